@@ -1,0 +1,59 @@
+/*
+ * output.h — a run document (schema "solbench.run/1") and its renderings:
+ * JSON, CSV and human tables.
+ */
+#ifndef SOLBENCH_OUTPUT_H
+#define SOLBENCH_OUTPUT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "solbench/bench.h"
+#include "solbench/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SB_SCHEMA "solbench.run/1"
+
+typedef struct sb_run {
+    char run_id[40];
+    char started_at[32]; /* UTC ISO-8601 */
+    char ended_at[32];
+    json_t *system;      /* fingerprint (owned) */
+    json_t *config;      /* what must match for a fair comparison (owned) */
+    json_t *tags;        /* object of strings (owned) */
+    sb_result_list results;
+} sb_run;
+
+void sb_run_init(sb_run *run);
+void sb_run_free(sb_run *run);
+/* Makes a new run id: UTC time + random suffix. */
+void sb_run_new_id(char *out, int len);
+void sb_utc_now(char *out, int len);
+
+/* The config of a run: everything that must match for a fair comparison
+ * (see config.c). New reference. */
+json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
+                      const sb_pset *user);
+
+json_t *sb_result_to_json(const sb_result *r);
+json_t *sb_run_to_json(const sb_run *run);
+/* Parses a run document; checks every required field, with the JSON path
+ * of the first wrong one in the error. */
+int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err);
+int sb_run_write_json(const sb_run *run, const char *path, sb_err *err);
+int sb_run_read_json(const char *path, sb_run *run, sb_err *err);
+int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err);
+
+/* Human tables, one per area, then the machine profile. */
+void sb_print_results(FILE *f, const sb_result_list *l);
+void sb_print_profile(FILE *f, const sb_ceilings *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * runner.h — runs benchmarks: expands parameter points, checks them all
+ * before any allocation, calibrates the inner iteration count so every
+ * sample lasts >= 100x the clock resolution, warms up, samples until
+ * --min-time and --repeat are both met, verifies, derives metrics.
+ */
+#ifndef SOLBENCH_RUNNER_H
+#define SOLBENCH_RUNNER_H
+
+#include "solbench/bench.h"
+#include "solbench/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Minimum sample duration in units of the clock resolution. */
+#define SB_MIN_SAMPLE_TICKS 100.0
+/* Samples are sized to at least this long (seconds), so the per-sample
+ * overhead of reading the clock stays under 0.01 %. */
+#define SB_MIN_SAMPLE_S 1e-3
+
+typedef struct sb_selection {
+    const sb_bench **benches;
+    int n;
+} sb_selection;
+
+/* Selects benchmarks by areas and names (comma-separated lists, either may
+ * be NULL), suite and backend ("cpu", "cuda", or NULL for all present). */
+int sb_select(const char *areas, const char *names, sb_suite suite,
+              const char *backend, sb_selection *sel, sb_err *err);
+void sb_selection_free(sb_selection *sel);
+
+/* Expands and checks every point of every selected benchmark (the user's
+ * -p applies to each bench that declares the key; a key no selected bench
+ * declares is an error). Nothing is allocated for the kernels. */
+typedef struct sb_plan_item {
+    const sb_bench *bench;
+    sb_params point;
+} sb_plan_item;
+
+typedef struct sb_plan {
+    sb_plan_item *items;
+    int n;
+} sb_plan;
+
+int sb_plan_build(const sb_selection *sel, const sb_pset *user,
+                  const sb_ctx *ctx, sb_plan *plan, sb_err *err);
+void sb_plan_free(sb_plan *plan);
+
+/* The timing loop every benchmark shares: picks the inner iteration count
+ * so one sample lasts >= max(SB_MIN_SAMPLE_TICKS x resolution,
+ * SB_MIN_SAMPLE_S), runs ctx->warmup untimed samples, then samples until
+ * ctx->min_time has elapsed and ctx->repeat samples exist. Appends seconds
+ * per iteration to r->samples_s and computes r->stats. */
+int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
+                   const sb_ctx *ctx, sb_result *r, sb_err *err);
+
+/* Runs one point, appending its result(s) to out. */
+int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
+                 sb_result_list *out, sb_err *err);
+
+/* Runs a whole plan; a failed verification does not stop the run (the
+ * result is kept with valid=false); other errors do. */
+int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
+                sb_err *err);
+
+/* Fills ctx with defaults: threads = cores, min_time 0.2 s, repeat 5... */
+void sb_ctx_defaults(sb_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * util.h — small shared helpers: page-aligned allocation, thread binding,
+ * a fast deterministic random generator, string helpers.
+ */
+#ifndef SOLBENCH_UTIL_H
+#define SOLBENCH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Page-aligned (4 KiB; 2 MiB for >= 64 MiB with THP advice); NULL on
+ * failure. Free with sb_free_aligned. Not touched: callers first-touch in
+ * the threads that will use the memory. */
+void *sb_alloc_aligned(size_t bytes);
+void sb_free_aligned(void *p);
+
+/* Sets the OpenMP thread count and binds thread i to core i (hwloc) in
+ * the next parallel regions. Returns the count in effect. */
+int sb_threads_setup(int threads);
+/* Physical cores as hwloc sees them. */
+int sb_cores(void);
+double sb_phys_mem(void);
+
+/* splitmix64: deterministic per-seed stream. */
+static inline uint64_t sb_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+/* Uniform double in [0, 1). */
+static inline double sb_rng_unif(uint64_t *s)
+{
+    return (double)(sb_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Keeps the compiler from removing a computed value. */
+#define SB_KEEP(x) __asm__ volatile("" : : "r,m"(x) : "memory")
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian packages solbench builds and tests with. Idempotent:
+# packages already present are not touched, and nothing runs when all are.
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake pkg-config        # toolchain
+  libhwloc-dev hwloc                      # topology and thread binding
+  libopenblas-openmp-dev                  # CBLAS (OpenMP flavour)
+  libjansson-dev                          # JSON
+  libsqlite3-dev sqlite3                  # results store
+  libopenmpi-dev openmpi-bin              # network area (MPI)
+  libxml2-utils                           # xmllint, for the JUnit test
+  python3                                 # test scripts
+  clang libclang-rt-14-dev                # the sanitizer build of the tests
+  chromium                                # renders the HTML report in its test
+)
+# Extra packages can be asked for: SOLBENCH_EXTRA_PKGS="likwid mpich".
+if [ -n "${SOLBENCH_EXTRA_PKGS:-}" ]; then
+  read -r -a extra <<<"$SOLBENCH_EXTRA_PKGS"
+  pkgs+=("${extra[@]}")
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+    missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=sudo
+  else
+    echo "install-deps: these Debian packages are missing: ${missing[*]}" >&2
+    echo "install-deps: run as root (or install them) and try again" >&2
+    exit 1
+  fi
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

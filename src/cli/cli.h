@@ -1,0 +1,33 @@
+/*
+ * cli.h — what the subcommands share: the command table entry type and
+ * small argument helpers. Each subcommand lives in src/cli/cmd_<name>.c as
+ * `int sb_cmd_<name>(int argc, char **argv)` (argv[0] is the subcommand
+ * name) and returns the process exit code: 0 success, 1 a check failed,
+ * 2 bad usage or bad input (after printing one line to stderr).
+ */
+#ifndef SOLBENCH_CLI_H
+#define SOLBENCH_CLI_H
+
+#include "solbench/error.h"
+
+typedef int (*sb_cmd_fn)(int argc, char **argv);
+
+#define SB_CMD(name, summary) int sb_cmd_##name(int argc, char **argv);
+#include "cli/commands_core.def"
+#include "cli/commands_store.def"
+#include "cli/commands_model.def"
+#undef SB_CMD
+
+/* Prints "solbench: <msg>" on stderr and returns the exit code for err. */
+int sb_cli_error(const sb_err *err);
+/* Prints "solbench <cmd>: <fmt...>" on stderr and returns 2. */
+int sb_cli_usage(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Option parsing helper: if argv[*i] is `--name VALUE` or `--name=VALUE`
+ * sets *value and advances *i past it and returns 1; returns -1 (after a
+ * usage message) when the value is missing, 0 when it is another option. */
+int sb_cli_opt(int argc, char **argv, int *i, const char *name,
+               const char **value);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * cmd_list.c — `solbench list [--area A]`: every benchmark with its
+ * parameters, their defaults and what the suites set.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/bench.h"
+
+static const char *type_name(sb_ptype t)
+{
+    switch (t) {
+    case SB_P_INT: return "int";
+    case SB_P_SIZE: return "size";
+    case SB_P_FLOAT: return "float";
+    case SB_P_BOOL: return "bool";
+    default: return "string";
+    }
+}
+
+int sb_cmd_list(int argc, char **argv)
+{
+    const char *area = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int m = sb_cli_opt(argc, argv, &i, "--area", &v);
+        if (m < 0)
+            return 2;
+        if (m > 0) {
+            area = v;
+            continue;
+        }
+        if (strcmp(argv[i], "--help") == 0) {
+            puts("usage: solbench list [--area A]");
+            return 0;
+        }
+        return sb_cli_usage("list", "unknown option '%s'", argv[i]);
+    }
+    if (area) {
+        bool known = false;
+        for (const char *const *a = sb_areas(); *a; a++)
+            known |= strcmp(*a, area) == 0;
+        if (!known)
+            return sb_cli_usage("list", "--area %s: unknown area", area);
+    }
+    for (const char *const *a = sb_areas(); *a; a++) {
+        if (area && strcmp(*a, area) != 0)
+            continue;
+        bool header = false;
+        for (const sb_bench *const *b = sb_registry(); *b; b++) {
+            if (strcmp((*b)->area, *a) != 0)
+                continue;
+            if (!header) {
+                printf("== %s\n", *a);
+                header = true;
+            }
+            const char *be = (*b)->backend ? (*b)->backend : "cpu";
+            printf("%-26s [%s%s%s] %s\n", (*b)->name, be,
+                   (*b)->flags & SB_BF_QUICK ? ", quick" : "",
+                   (*b)->flags & (SB_BF_QUICK | SB_BF_FULL) ? ", full" : "",
+                   (*b)->desc ? (*b)->desc : "");
+            for (const sb_param_def *d = (*b)->params; d && d->name; d++) {
+                printf("    %-14s %-6s default %-18s %s", d->name,
+                       type_name(d->type), d->def ? d->def : "-",
+                       d->help ? d->help : "");
+                if (d->choices)
+                    printf(" (%s)", d->choices);
+                putchar('\n');
+            }
+            if ((*b)->quick)
+                printf("    quick suite: %s\n", (*b)->quick);
+            if ((*b)->full)
+                printf("    full suite:  %s\n", (*b)->full);
+        }
+        if (!header && strcmp(*a, "network") == 0) {
+#ifndef SB_HAVE_MPI
+            printf("== network\n  (not built: MPI was not found when this "
+                   "solbench was built)\n");
+#endif
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,260 @@
+/*
+ * cmd_run.c — `solbench run`: select, plan (every point checked before any
+ * allocation), measure, print, export and store.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/output.h"
+#include "solbench/runner.h"
+#include "solbench/store.h"
+#include "solbench/sysinfo.h"
+#ifdef SB_HAVE_MPI
+#include "solbench/net.h"
+#endif
+
+static const char run_help[] =
+    "usage: solbench run [options]\n"
+    "  --area A,...        areas: compute, memory, transfer, attention, moe,\n"
+    "                      ops, network\n"
+    "  --bench NAME,...    benchmarks by name (see 'solbench list')\n"
+    "  --suite quick|full  default parameter set and selection (quick)\n"
+    "  -p key=value        a parameter; lists a,b,c and ranges lo..hi:x2\n"
+    "  --threads N         threads for CPU kernels (default: one per core)\n"
+    "  --repeat N          at least N samples per point (default 5)\n"
+    "  --min-time S        at least S seconds of samples per point\n"
+    "                      (default 0.2 quick, 0.5 full)\n"
+    "  --warmup N          untimed runs before sampling (default 1)\n"
+    "  --backend cpu|cuda  only this backend (default: every one present)\n"
+    "  --timeout S         per-point limit for network benchmarks\n"
+    "  --json FILE         write the run document (schema solbench.run/1)\n"
+    "  --csv FILE          write one CSV row per result\n"
+    "  --db PATH           results database (default $SOLBENCH_DB, else\n"
+    "                      $XDG_DATA_HOME/solbench/results.db)\n"
+    "  --no-store          do not store the run\n"
+    "  --tag key=value     label the run (image=..., driver=...)\n"
+    "  --quiet             no tables on stdout\n";
+
+static int parse_int(const char *cmd, const char *opt, const char *s, int lo,
+                     int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return sb_cli_usage(cmd, "%s %s: expected an integer in [%d, %d]", opt,
+                            s, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_seconds(const char *cmd, const char *opt, const char *s,
+                         double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= 0) || v > 86400)
+        return sb_cli_usage(cmd, "%s %s: expected seconds in [0, 86400]", opt, s);
+    *out = v;
+    return 0;
+}
+
+int sb_cmd_run(int argc, char **argv)
+{
+    const char *areas = NULL, *names = NULL, *json_path = NULL,
+               *csv_path = NULL, *db_path = NULL, *backend = NULL;
+    bool no_store = false, quiet = false, min_time_set = false;
+    sb_pset user = {0};
+    sb_err err = {0};
+    sb_ctx ctx;
+    sb_ctx_defaults(&ctx);
+    json_t *tags = json_object();
+    int rc = 2;
+
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(run_help, stdout);
+            json_decref(tags);
+            return 0;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--area", &v))) {
+            if (m < 0) goto out;
+            areas = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--bench", &v))) {
+            if (m < 0) goto out;
+            names = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--suite", &v))) {
+            if (m < 0) goto out;
+            if (strcmp(v, "quick") == 0)
+                ctx.suite = SB_SUITE_QUICK;
+            else if (strcmp(v, "full") == 0)
+                ctx.suite = SB_SUITE_FULL;
+            else {
+                sb_cli_usage("run", "--suite %s: expected quick or full", v);
+                goto out;
+            }
+        } else if ((m = sb_cli_opt(argc, argv, &i, "-p", &v)) ||
+                   (m = sb_cli_opt(argc, argv, &i, "--param", &v))) {
+            if (m < 0) goto out;
+            if (sb_pset_add(&user, v, &err)) {
+                rc = sb_cli_error(&err);
+                goto out;
+            }
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--threads", &v))) {
+            if (m < 0 || parse_int("run", "--threads", v, 1, 4096, &ctx.threads))
+                goto out;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--repeat", &v))) {
+            if (m < 0 || parse_int("run", "--repeat", v, 1, 100000, &ctx.repeat))
+                goto out;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--warmup", &v))) {
+            if (m < 0 || parse_int("run", "--warmup", v, 0, 1000, &ctx.warmup))
+                goto out;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--min-time", &v))) {
+            if (m < 0 || parse_seconds("run", "--min-time", v, &ctx.min_time))
+                goto out;
+            min_time_set = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--timeout", &v))) {
+            if (m < 0 || parse_seconds("run", "--timeout", v, &ctx.timeout_s))
+                goto out;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--backend", &v))) {
+            if (m < 0) goto out;
+            backend = v;
+            snprintf(ctx.backend, sizeof ctx.backend, "%s", v);
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
+            if (m < 0) goto out;
+            json_path = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--csv", &v))) {
+            if (m < 0) goto out;
+            csv_path = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
+            if (m < 0) goto out;
+            db_path = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--tag", &v))) {
+            if (m < 0) goto out;
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v) {
+                sb_cli_usage("run", "--tag %s: expected key=value", v);
+                goto out;
+            }
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+            json_object_set_new(tags, key, json_string(eq + 1));
+        } else if (strcmp(argv[i], "--no-store") == 0) {
+            no_store = true;
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = true;
+        } else {
+            sb_cli_usage("run", "unknown option '%s' (see 'solbench run --help')",
+                         argv[i]);
+            goto out;
+        }
+    }
+    if (!min_time_set && ctx.suite == SB_SUITE_FULL)
+        ctx.min_time = 0.5;
+
+    bool want_net = (areas && strstr(areas, "network")) ||
+                    (names && strstr(names, "network."));
+#ifdef SB_HAVE_MPI
+    if (sb_mpi_begin(&argc, &argv, want_net, &ctx, &err)) {
+        rc = sb_cli_error(&err);
+        goto out;
+    }
+#else
+    (void)want_net;
+#endif
+
+    /* Selection and plan are the same on every rank (same arguments): all
+     * fail together, and rank 0 alone says why. */
+    sb_selection sel;
+    if (sb_select(areas, names, ctx.suite, backend, &sel, &err)) {
+        rc = ctx.rank == 0 ? sb_cli_error(&err) : sb_exit_code(err.code);
+        goto out_mpi;
+    }
+    sb_plan plan;
+    if (sb_plan_build(&sel, &user, &ctx, &plan, &err)) {
+        sb_selection_free(&sel);
+        rc = ctx.rank == 0 ? sb_cli_error(&err) : sb_exit_code(err.code);
+        goto out_mpi;
+    }
+
+    /* Open the store before measuring, so a bad --db fails in a moment,
+     * not after the whole run. */
+    sb_store *st = NULL;
+    char db_file[1024] = "";
+    if (!no_store && ctx.rank == 0 &&
+        (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
+         sb_store_open(db_file, &st, &err))) {
+#ifdef SB_HAVE_MPI
+        if (ctx.nranks > 1) /* the other ranks would wait for rank 0 */
+            sb_mpi_abort(err.msg, 2);
+#endif
+        sb_plan_free(&plan);
+        sb_selection_free(&sel);
+        rc = sb_cli_error(&err);
+        goto out_mpi;
+    }
+
+    sb_run run;
+    sb_run_init(&run);
+    sb_run_new_id(run.run_id, sizeof run.run_id);
+    sb_utc_now(run.started_at, sizeof run.started_at);
+    sb_sysinfo si;
+    sb_sysinfo_collect(&si, true);
+    json_decref(run.system);
+    run.system = sb_sysinfo_json(&si);
+    json_decref(run.config);
+    run.config = sb_run_config(&ctx, areas, names, &user);
+    json_decref(run.tags);
+    run.tags = json_incref(tags);
+
+    int run_rc = sb_run_plan(&plan, &ctx, &run.results, &err);
+    sb_utc_now(run.ended_at, sizeof run.ended_at);
+    rc = 0;
+    if (ctx.rank == 0) {
+        if (!quiet) {
+            printf("solbench %s  run %s  threads %d\n", sb_version(),
+                   run.run_id, ctx.threads);
+            sb_print_results(stdout, &run.results);
+            sb_print_profile(stdout, &ctx.ceil);
+        }
+        if (run_rc) {
+            rc = sb_cli_error(&err);
+        } else {
+            for (size_t i = 0; i < run.results.n; i++)
+                if (!run.results.items[i].valid && !run.results.items[i].skipped) {
+                    fprintf(stderr, "solbench: %s failed its verification\n",
+                            run.results.items[i].bench);
+                    rc = 1;
+                }
+        }
+        if (json_path && sb_run_write_json(&run, json_path, &err))
+            rc = sb_cli_error(&err);
+        if (csv_path && sb_run_write_csv(&run, csv_path, &err))
+            rc = sb_cli_error(&err);
+        if (st && run.results.n > 0) {
+            if (sb_store_save_run(st, &run, &err))
+                rc = sb_cli_error(&err);
+            else if (!quiet)
+                printf("\nstored as run %s in %s\n", run.run_id, db_file);
+        }
+    } else if (run_rc) {
+        rc = sb_exit_code(err.code);
+    }
+    if (st)
+        sb_store_close(st);
+    sb_run_free(&run);
+    sb_plan_free(&plan);
+    sb_selection_free(&sel);
+out_mpi:
+#ifdef SB_HAVE_MPI
+    sb_mpi_end();
+#endif
+out:
+    json_decref(tags);
+    return rc;
+}

@@ -1,0 +1,96 @@
+/*
+ * main.c — the solbench command: one dispatch table by command name. Each
+ * command parses its own arguments, calls libsolbench and prints.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/sysinfo.h"
+
+typedef struct sb_command {
+    const char *name;
+    sb_cmd_fn fn;
+    const char *summary;
+} sb_command;
+
+#define SB_CMD(n, s) {#n, sb_cmd_##n, s},
+static const sb_command commands[] = {
+#include "cli/commands_core.def"
+#include "cli/commands_store.def"
+#include "cli/commands_model.def"
+    {NULL, NULL, NULL}};
+#undef SB_CMD
+
+int sb_cli_error(const sb_err *err)
+{
+    fprintf(stderr, "solbench: %s\n", err->msg[0] ? err->msg : "error");
+    return sb_exit_code(err->code ? err->code : SB_EINVAL);
+}
+
+int sb_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "solbench %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 2;
+}
+
+int sb_cli_opt(int argc, char **argv, int *i, const char *name,
+               const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc || argv[*i + 1] == NULL) {
+        sb_cli_usage(argv[0], "%s needs a value", name);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: solbench <command> [options]\n\n"
+               "Finds the bottleneck of LLM training and inference by "
+               "measurement.\n\ncommands:\n");
+    for (const sb_command *c = commands; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "\n'solbench <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
+        strcmp(name, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("solbench %s (%s)\n", sb_version(), sb_git_commit());
+        return 0;
+    }
+    for (const sb_command *c = commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c->fn(argc - 1, argv + 1);
+    fprintf(stderr, "solbench: unknown command '%s' (see 'solbench --help')\n",
+            name);
+    return 2;
+}

@@ -1,0 +1,55 @@
+/*
+ * config.c — the part of a run that must match for a fair comparison:
+ * selection, parameters, threads, ranks and topology, backend, and the
+ * software stack (compiler, flags, BLAS). Two runs whose configs differ
+ * are not compared as if they were alike.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "solbench/output.h"
+#include "solbench/sysinfo.h"
+
+char *openblas_get_config(void);
+char *openblas_get_corename(void);
+
+json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
+                      const sb_pset *user)
+{
+    json_t *c = json_object();
+    json_object_set_new(c, "suite", json_string(ctx->suite == SB_SUITE_FULL
+                                                    ? "full" : "quick"));
+    json_object_set_new(c, "areas", json_string(areas ? areas : ""));
+    json_object_set_new(c, "benches", json_string(names ? names : ""));
+    json_t *p = json_object();
+    for (int i = 0; user && i < user->n; i++)
+        json_object_set_new(p, user->kv[i].key, json_string(user->kv[i].value));
+    json_object_set_new(c, "params", p);
+    json_object_set_new(c, "threads", json_integer(ctx->threads));
+    json_object_set_new(c, "min_time_s", json_real(ctx->min_time));
+    json_object_set_new(c, "repeat", json_integer(ctx->repeat));
+    json_object_set_new(c, "warmup", json_integer(ctx->warmup));
+    json_object_set_new(c, "backend", json_string(ctx->backend[0] ? ctx->backend
+                                                                  : "all"));
+    json_t *topo = json_object();
+    json_object_set_new(topo, "ranks", json_integer(ctx->nranks));
+    json_object_set_new(topo, "hosts", json_integer(ctx->hosts));
+    json_object_set_new(topo, "ranks_per_host", json_integer(ctx->ranks_per_host));
+    json_object_set_new(topo, "mpi_library", json_string(ctx->mpi_library));
+    json_object_set_new(topo, "transport", json_string(ctx->transport));
+    json_object_set_new(c, "topology", topo);
+    json_t *sw = json_object();
+    json_object_set_new(sw, "solbench", json_string(sb_version()));
+#if defined(__clang__)
+    json_object_set_new(sw, "compiler", json_string("clang " __clang_version__));
+#elif defined(__GNUC__)
+    json_object_set_new(sw, "compiler", json_string("gcc " __VERSION__));
+#endif
+#ifdef SB_CFLAGS
+    json_object_set_new(sw, "cflags", json_string(SB_CFLAGS));
+#endif
+    json_object_set_new(sw, "blas", json_string(openblas_get_config()));
+    json_object_set_new(sw, "blas_core", json_string(openblas_get_corename()));
+    json_object_set_new(c, "software", sw);
+    return c;
+}

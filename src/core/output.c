@@ -1,0 +1,559 @@
+/*
+ * output.c — the run document (schema "solbench.run/1") in JSON and CSV,
+ * and the human tables printed after a run.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "solbench/output.h"
+#include "solbench/timer.h"
+#include "solbench/util.h"
+
+/* ---- the run ------------------------------------------------------------- */
+
+void sb_run_init(sb_run *run)
+{
+    memset(run, 0, sizeof *run);
+    run->system = json_object();
+    run->config = json_object();
+    run->tags = json_object();
+}
+
+void sb_run_free(sb_run *run)
+{
+    json_decref(run->system);
+    json_decref(run->config);
+    json_decref(run->tags);
+    sb_results_free(&run->results);
+    memset(run, 0, sizeof *run);
+}
+
+void sb_utc_now(char *out, int len)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, (size_t)len, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
+}
+
+void sb_run_new_id(char *out, int len)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y%m%dT%H%M%SZ", &tm);
+    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^
+                    sb_now_ns();
+    snprintf(out, (size_t)len, "%s-%06llx", base,
+             (unsigned long long)(sb_rng_next(&seed) & 0xffffff));
+}
+
+/* ---- results to JSON ----------------------------------------------------- */
+
+/* JSON has no NaN or infinity: those become null. */
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *params_to_json(const sb_params *p)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < p->n; i++) {
+        const sb_pval *v = &p->v[i];
+        json_t *j;
+        switch (v->type) {
+        case SB_P_INT:
+        case SB_P_SIZE: j = json_integer((json_int_t)v->num); break;
+        case SB_P_FLOAT: j = num(v->num); break;
+        case SB_P_BOOL: j = json_boolean(v->num != 0.0); break;
+        default: j = json_string(v->text); break;
+        }
+        json_object_set_new(o, v->name, j);
+    }
+    return o;
+}
+
+json_t *sb_result_to_json(const sb_result *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "bench", json_string(r->bench));
+    json_object_set_new(o, "area", json_string(r->area));
+    json_object_set_new(o, "backend", json_string(r->backend));
+    json_object_set_new(o, "params", params_to_json(&r->params));
+    json_t *s = json_array();
+    for (size_t i = 0; i < r->n_samples; i++)
+        json_array_append_new(s, num(r->samples_s[i]));
+    json_object_set_new(o, "samples_s", s);
+    json_t *st = json_object();
+    json_object_set_new(st, "n", json_integer((json_int_t)r->stats.n));
+    json_object_set_new(st, "min", num(r->stats.min));
+    json_object_set_new(st, "p50", num(r->stats.p50));
+    json_object_set_new(st, "p90", num(r->stats.p90));
+    json_object_set_new(st, "p99", num(r->stats.p99));
+    json_object_set_new(st, "max", num(r->stats.max));
+    json_object_set_new(st, "mean", num(r->stats.mean));
+    json_object_set_new(st, "stddev", num(r->stats.stddev));
+    json_object_set_new(st, "cv", num(r->stats.cv));
+    json_object_set_new(o, "stats", st);
+    json_t *m = json_object();
+    for (int i = 0; i < r->n_metrics; i++) {
+        json_t *mv = json_object();
+        json_object_set_new(mv, "value", num(r->metrics[i].value));
+        json_object_set_new(mv, "unit", json_string(r->metrics[i].unit));
+        json_object_set_new(m, r->metrics[i].name, mv);
+    }
+    json_object_set_new(o, "metrics", m);
+    json_object_set_new(o, "valid", json_boolean(r->valid));
+    json_object_set_new(o, "skipped", json_boolean(r->skipped));
+    json_t *n = json_array();
+    for (int i = 0; i < r->n_notes; i++)
+        json_array_append_new(n, json_string(r->notes[i]));
+    json_object_set_new(o, "notes", n);
+    return o;
+}
+
+json_t *sb_run_to_json(const sb_run *run)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string(SB_SCHEMA));
+    json_object_set_new(o, "run_id", json_string(run->run_id));
+    json_object_set_new(o, "started_at", json_string(run->started_at));
+    json_object_set_new(o, "ended_at", json_string(run->ended_at));
+    json_object_set(o, "system", run->system ? run->system : json_object());
+    json_object_set(o, "config", run->config ? run->config : json_object());
+    json_object_set(o, "tags", run->tags ? run->tags : json_object());
+    json_t *a = json_array();
+    for (size_t i = 0; i < run->results.n; i++)
+        json_array_append_new(a, sb_result_to_json(&run->results.items[i]));
+    json_object_set_new(o, "results", a);
+    return o;
+}
+
+/* ---- JSON to results ----------------------------------------------------- */
+
+static int need(json_t *o, const char *key, json_type t, const char *path,
+                json_t **out, sb_err *err)
+{
+    static const char *tn[] = {"an object", "an array", "a string",
+                               "an integer", "a number", "true", "false",
+                               "null"};
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        return sb_fail(err, SB_EINVAL, "%s.%s: missing", path, key);
+    bool ok = json_typeof(v) == t ||
+              (t == JSON_REAL && json_is_number(v)) ||
+              (t == JSON_TRUE && json_is_boolean(v));
+    if (!ok)
+        return sb_fail(err, SB_EINVAL, "%s.%s: expected %s", path, key,
+                       t == JSON_TRUE ? "a boolean" : tn[t]);
+    *out = v;
+    return 0;
+}
+
+static double jnum(json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
+
+static int result_from_json(json_t *o, const char *path, sb_result *r,
+                            sb_err *err)
+{
+    json_t *v = NULL;
+    if (!json_is_object(o))
+        return sb_fail(err, SB_EINVAL, "%s: expected an object", path);
+    if (need(o, "bench", JSON_STRING, path, &v, err))
+        return SB_EINVAL;
+    const char *bench = json_string_value(v);
+    if (need(o, "area", JSON_STRING, path, &v, err))
+        return SB_EINVAL;
+    const char *area = json_string_value(v);
+    json_t *be = json_object_get(o, "backend");
+    sb_result_init(r, bench, area, json_is_string(be) ? json_string_value(be)
+                                                       : "cpu");
+    json_t *params;
+    if (need(o, "params", JSON_OBJECT, path, &params, err))
+        return SB_EINVAL;
+    const char *key;
+    json_t *pv;
+    json_object_foreach(params, key, pv) {
+        if (r->params.n >= SB_MAX_PARAMS)
+            return sb_fail(err, SB_EINVAL, "%s.params: too many", path);
+        sb_pval *p = &r->params.v[r->params.n++];
+        snprintf(p->name, sizeof p->name, "%s", key);
+        if (json_is_integer(pv)) {
+            p->type = SB_P_INT;
+            p->num = (double)json_integer_value(pv);
+            snprintf(p->text, sizeof p->text, "%.0f", p->num);
+        } else if (json_is_real(pv)) {
+            p->type = SB_P_FLOAT;
+            p->num = json_real_value(pv);
+            if (p->num == floor(p->num) && fabs(p->num) < 9e15)
+                snprintf(p->text, sizeof p->text, "%.0f", p->num);
+            else
+                snprintf(p->text, sizeof p->text, "%.17g", p->num);
+        } else if (json_is_boolean(pv)) {
+            p->type = SB_P_BOOL;
+            p->num = json_is_true(pv) ? 1.0 : 0.0;
+            snprintf(p->text, sizeof p->text, "%s", p->num ? "true" : "false");
+        } else if (json_is_string(pv)) {
+            p->type = SB_P_STR;
+            snprintf(p->text, sizeof p->text, "%s", json_string_value(pv));
+        } else {
+            return sb_fail(err, SB_EINVAL, "%s.params.%s: expected a number, "
+                           "boolean or string", path, key);
+        }
+    }
+    json_t *samples;
+    if (need(o, "samples_s", JSON_ARRAY, path, &samples, err))
+        return SB_EINVAL;
+    size_t i;
+    json_array_foreach(samples, i, v) {
+        if (!json_is_number(v))
+            return sb_fail(err, SB_EINVAL, "%s.samples_s[%zu]: expected a "
+                           "number", path, i);
+        if (sb_result_add_sample(r, json_number_value(v)))
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+    }
+    json_t *stats;
+    if (need(o, "stats", JSON_OBJECT, path, &stats, err))
+        return SB_EINVAL;
+    sb_result_finish_stats(r);
+    json_t *metrics;
+    if (need(o, "metrics", JSON_OBJECT, path, &metrics, err))
+        return SB_EINVAL;
+    json_object_foreach(metrics, key, v) {
+        if (!json_is_object(v))
+            return sb_fail(err, SB_EINVAL, "%s.metrics.%s: expected an object",
+                           path, key);
+        json_t *u = json_object_get(v, "unit");
+        sb_result_metric(r, key, jnum(json_object_get(v, "value")),
+                         json_is_string(u) ? json_string_value(u) : "");
+    }
+    if (need(o, "valid", JSON_TRUE, path, &v, err))
+        return SB_EINVAL;
+    r->valid = json_is_true(v);
+    json_t *sk = json_object_get(o, "skipped");
+    r->skipped = json_is_true(sk);
+    json_t *notes;
+    if (need(o, "notes", JSON_ARRAY, path, &notes, err))
+        return SB_EINVAL;
+    json_array_foreach(notes, i, v)
+        if (json_is_string(v))
+            sb_result_note(r, "%s", json_string_value(v));
+    return 0;
+}
+
+int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err)
+{
+    sb_run_init(run);
+    json_t *v = NULL;
+    if (!json_is_object(doc))
+        return sb_fail(err, SB_EINVAL, "$: expected a run object");
+    if (need(doc, "schema", JSON_STRING, "$", &v, err))
+        goto fail;
+    if (strcmp(json_string_value(v), SB_SCHEMA) != 0) {
+        sb_fail(err, SB_EINVAL, "$.schema: '%s' is not %s", json_string_value(v),
+                SB_SCHEMA);
+        goto fail;
+    }
+    if (need(doc, "run_id", JSON_STRING, "$", &v, err))
+        goto fail;
+    snprintf(run->run_id, sizeof run->run_id, "%s", json_string_value(v));
+    if (need(doc, "started_at", JSON_STRING, "$", &v, err))
+        goto fail;
+    snprintf(run->started_at, sizeof run->started_at, "%s", json_string_value(v));
+    v = json_object_get(doc, "ended_at");
+    if (json_is_string(v))
+        snprintf(run->ended_at, sizeof run->ended_at, "%s", json_string_value(v));
+    const char *objs[] = {"system", "config", "tags"};
+    json_t **dst[] = {&run->system, &run->config, &run->tags};
+    for (int k = 0; k < 3; k++) {
+        if (need(doc, objs[k], JSON_OBJECT, "$", &v, err))
+            goto fail;
+        json_decref(*dst[k]);
+        *dst[k] = json_deep_copy(v);
+    }
+    json_t *results;
+    if (need(doc, "results", JSON_ARRAY, "$", &results, err))
+        goto fail;
+    size_t i;
+    json_array_foreach(results, i, v) {
+        char path[48];
+        snprintf(path, sizeof path, "$.results[%zu]", i);
+        sb_result *r = sb_results_push(&run->results);
+        if (!r) {
+            sb_fail(err, SB_ENOMEM, "out of memory");
+            goto fail;
+        }
+        if (result_from_json(v, path, r, err))
+            goto fail;
+    }
+    return 0;
+fail:
+    sb_run_free(run);
+    sb_run_init(run);
+    return SB_EINVAL;
+}
+
+int sb_run_write_json(const sb_run *run, const char *path, sb_err *err)
+{
+    json_t *doc = sb_run_to_json(run);
+    int rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_SORT_KEYS |
+                            JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    if (rc)
+        return sb_fail(err, SB_EIO, "%s: cannot write the JSON results", path);
+    return 0;
+}
+
+int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    if (!doc) {
+        sb_run_init(run);
+        return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line,
+                       je.column, je.text);
+    }
+    sb_err inner = {0};
+    int rc = sb_run_from_json(doc, run, &inner);
+    json_decref(doc);
+    if (rc)
+        return sb_fail(err, rc, "%s: %s", path, inner.msg);
+    return 0;
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return sb_fail(err, SB_EIO, "%s: cannot write the CSV results", path);
+    static const char *cols[] = {"GBps", "GBps_best", "GFLOPs", "GFLOPs_best",
+                                 "latency_us", "algbw_GBps", "busbw_GBps"};
+    fputs("run_id,bench,area,backend,params,valid,skipped,n,p50_s,min_s,"
+          "max_s,mean_s,cv,headline,headline_value,headline_unit", f);
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+        fprintf(f, ",%s", cols[c]);
+    fputs(",notes\n", f);
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        char pbuf[512];
+        pbuf[0] = 0;
+        for (int k = 0; k < r->params.n; k++) {
+            size_t l = strlen(pbuf);
+            snprintf(pbuf + l, sizeof pbuf - l, "%s%s=%s", k ? ";" : "",
+                     r->params.v[k].name, r->params.v[k].text);
+        }
+        csv_field(f, run->run_id);
+        fputc(',', f);
+        csv_field(f, r->bench);
+        fprintf(f, ",%s,%s,", r->area, r->backend);
+        csv_field(f, pbuf);
+        fprintf(f, ",%s,%s,%zu,%.9g,%.9g,%.9g,%.9g,%.6g,",
+                r->valid ? "true" : "false", r->skipped ? "true" : "false",
+                r->stats.n, r->stats.p50, r->stats.min, r->stats.max,
+                r->stats.mean, r->stats.cv);
+        const sb_metric *h = sb_result_headline(r, NULL);
+        if (h)
+            fprintf(f, "%s,%.9g,%s", h->name, h->value, h->unit);
+        else
+            fputs(",,", f);
+        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+            const sb_metric *m = sb_result_get(r, cols[c]);
+            if (m)
+                fprintf(f, ",%.9g", m->value);
+            else
+                fputc(',', f);
+        }
+        fputc(',', f);
+        char notes[2048] = "";
+        for (int k = 0; k < r->n_notes; k++) {
+            if (k)
+                strncat(notes, " | ", sizeof notes - strlen(notes) - 1);
+            strncat(notes, r->notes[k], sizeof notes - strlen(notes) - 1);
+        }
+        csv_field(f, notes);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0)
+        return sb_fail(err, SB_EIO, "%s: write failed", path);
+    return 0;
+}
+
+/* ---- human tables -------------------------------------------------------- */
+
+static void fmt_value(char *buf, size_t len, double v)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "-");
+    else if (fabs(v) >= 1000)
+        snprintf(buf, len, "%.0f", v);
+    else if (fabs(v) >= 10)
+        snprintf(buf, len, "%.1f", v);
+    else
+        snprintf(buf, len, "%.3g", v);
+}
+
+/* The parameters worth showing in a table: those whose value is not the
+ * benchmark's single default (a list default always shows). */
+static const char *table_params(const sb_result *r, char *buf, int len)
+{
+    const sb_bench *b = sb_bench_find(r->bench, r->backend);
+    sb_params shown = {0};
+    for (int i = 0; i < r->params.n; i++) {
+        const sb_pval *v = &r->params.v[i];
+        const sb_param_def *d = NULL;
+        for (const sb_param_def *k = b ? b->params : NULL; k && k->name; k++)
+            if (strcmp(k->name, v->name) == 0)
+                d = k;
+        bool show = true;
+        if (d && d->def && !strchr(d->def, ',') && !strstr(d->def, "..")) {
+            sb_pval dv;
+            if (sb_parse_value(d, d->def, &dv, NULL) == 0 &&
+                strcmp(dv.text, v->text) == 0)
+                show = false;
+        }
+        if (show)
+            shown.v[shown.n++] = *v;
+    }
+    return sb_params_fmt(&shown, buf, len);
+}
+
+void sb_print_results(FILE *f, const sb_result_list *l)
+{
+    const char *const *areas = sb_areas();
+    for (const char *const *a = areas; *a; a++) {
+        bool header = false;
+        for (size_t i = 0; i < l->n; i++) {
+            const sb_result *r = &l->items[i];
+            if (strcmp(r->area, *a) != 0)
+                continue;
+            if (!header) {
+                fprintf(f, "\n== %s\n", *a);
+                fprintf(f, "%-24s %-40s %14s %-8s %12s %7s %5s %s\n", "bench",
+                        "params", "median", "unit", "best", "cv%", "n",
+                        "valid");
+                header = true;
+            }
+            char pbuf[400];
+            table_params(r, pbuf, sizeof pbuf);
+            char name[40];
+            snprintf(name, sizeof name, "%s%s%s", r->bench,
+                     strcmp(r->backend, "cpu") ? "@" : "",
+                     strcmp(r->backend, "cpu") ? r->backend : "");
+            if (r->skipped) {
+                /* Consecutive points skipped for one reason: one line. */
+                const char *why = r->n_notes ? r->notes[0] : "skipped";
+                size_t j = i + 1;
+                while (j < l->n && l->items[j].skipped &&
+                       strcmp(l->items[j].bench, r->bench) == 0 &&
+                       strcmp(l->items[j].backend, r->backend) == 0 &&
+                       l->items[j].n_notes && strcmp(l->items[j].notes[0], why) == 0)
+                    j++;
+                if (j - i > 1) {
+                    fprintf(f, "%-24s %-40s %s\n", name, "(all points)", why);
+                    i = j - 1;
+                } else {
+                    fprintf(f, "%-24s %-40s %s\n", name, pbuf, why);
+                }
+                continue;
+            }
+            bool hb = true;
+            const sb_metric *h = sb_result_headline(r, &hb);
+            char med[32] = "-", best[32] = "-";
+            const char *unit = "";
+            if (h) {
+                fmt_value(med, sizeof med, h->value);
+                unit = h->unit;
+                char bname[48];
+                snprintf(bname, sizeof bname, "%s_best", h->name);
+                const sb_metric *b = sb_result_get(r, bname);
+                if (b)
+                    fmt_value(best, sizeof best, b->value);
+                else if (strcmp(h->name, "latency_us") == 0 && r->stats.n)
+                    fmt_value(best, sizeof best, r->stats.min * 1e6);
+            }
+            fprintf(f, "%-24s %-40s %14s %-8s %12s %7.2f %5zu %s\n", name, pbuf,
+                    med, unit, best, 100.0 * r->stats.cv, r->stats.n,
+                    r->valid ? "yes" : "NO");
+        }
+    }
+    /* Notes, each distinct (bench, note) once: a sweep repeats them. */
+    for (size_t i = 0; i < l->n; i++) {
+        const sb_result *r = &l->items[i];
+        for (int k = 0; k < r->n_notes && !r->skipped; k++) {
+            bool seen = false;
+            for (size_t j = 0; j < i && !seen; j++) {
+                const sb_result *q = &l->items[j];
+                if (q->skipped || strcmp(q->bench, r->bench) != 0)
+                    continue;
+                for (int m = 0; m < q->n_notes && !seen; m++)
+                    seen = strcmp(q->notes[m], r->notes[k]) == 0;
+            }
+            if (!seen)
+                fprintf(f, "  note: %s: %s\n", r->bench, r->notes[k]);
+        }
+    }
+}
+
+void sb_print_profile(FILE *f, const sb_ceilings *c)
+{
+    if (c->n == 0)
+        return;
+    fprintf(f, "\n== machine profile (ceilings measured in this run)\n");
+    for (int i = 0; i < c->n; i++) {
+        const sb_ceiling *e = &c->c[i];
+        if (strncmp(e->name, "peak.", 5) == 0 || strncmp(e->name, "gemm.", 5) == 0)
+            fprintf(f, "  %-28s %12.1f GFLOP/s  (%s)\n", e->name,
+                    e->value * 1e-9, e->source);
+        else if (strncmp(e->name, "bw.", 3) == 0 || strncmp(e->name, "host.", 5) == 0)
+            fprintf(f, "  %-28s %12.1f GB/s     (%s)\n", e->name,
+                    e->value * 1e-9, e->source);
+        else if (strstr(e->name, "alpha_s"))
+            fprintf(f, "  %-28s %12.2f us       (%s)\n", e->name,
+                    e->value * 1e6, e->source);
+        else if (strstr(e->name, "beta_Bps"))
+            fprintf(f, "  %-28s %12.2f GB/s     (%s)\n", e->name,
+                    e->value * 1e-9, e->source);
+        else
+            fprintf(f, "  %-28s %12.4g          (%s)\n", e->name, e->value,
+                    e->source);
+    }
+    /* Ridge points: where each compute peak meets each bandwidth roof. */
+    bool any = false;
+    for (int i = 0; i < c->n; i++) {
+        if (strncmp(c->c[i].name, "peak.", 5) != 0 || strstr(c->c[i].name, "theoretical"))
+            continue;
+        for (int j = 0; j < c->n; j++) {
+            if (strncmp(c->c[j].name, "bw.", 3) != 0 || c->c[j].value <= 0)
+                continue;
+            if (!any)
+                fprintf(f, "  ridge points (FLOP/byte where compute meets "
+                        "bandwidth):\n");
+            any = true;
+            fprintf(f, "    %-12s / %-10s %8.2f\n", c->c[i].name + 5,
+                    c->c[j].name + 3, c->c[i].value / c->c[j].value);
+        }
+    }
+}

@@ -1,0 +1,447 @@
+/*
+ * runner.c — selection, planning and the timing loop every benchmark shares.
+ *
+ * The runner, not the kernels, owns timing: it picks the inner iteration
+ * count so one sample lasts at least 100 clock ticks (and 1 ms, so reading
+ * the clock costs < 0.01 %), warms up, samples until both --min-time and
+ * --repeat are met, and stores seconds per iteration for every sample. A
+ * whole plan is checked before anything is allocated.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "solbench/device.h"
+#include "solbench/runner.h"
+#include "solbench/timer.h"
+#include "solbench/util.h"
+
+/* Samples per point never exceed this, whatever --min-time asks. */
+#define SB_MAX_SAMPLES 100000
+
+void sb_ctx_defaults(sb_ctx *ctx)
+{
+    memset(ctx, 0, sizeof *ctx);
+    sb_clock_info ci;
+    sb_clock_measure(&ci);
+    ctx->threads = sb_cores();
+    ctx->min_time = 0.2;
+    ctx->repeat = 5;
+    ctx->warmup = 1;
+    ctx->suite = SB_SUITE_QUICK;
+    ctx->tick_s = ci.resolution_s > ci.overhead_s ? ci.resolution_s
+                                                  : ci.overhead_s;
+    ctx->phys_mem = sb_phys_mem();
+    ctx->rank = 0;
+    ctx->nranks = 1;
+    ctx->hosts = 1;
+    ctx->ranks_per_host = 1;
+    ctx->progress = isatty(2);
+}
+
+/* ---- selection ----------------------------------------------------------- */
+
+static bool in_list(const char *list, const char *item)
+{
+    if (!list)
+        return false;
+    size_t n = strlen(item);
+    const char *p = list;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && strncmp(p, item, n) == 0)
+            return true;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return false;
+}
+
+/* Calls fn(item) for each element of a comma-separated list; stops at the
+ * first non-zero return. */
+static int each_item(const char *list, int (*fn)(const char *, void *),
+                     void *arg)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int rc = fn(t, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int check_area(const char *a, void *arg)
+{
+    sb_err *err = arg;
+    for (const char *const *k = sb_areas(); *k; k++)
+        if (strcmp(*k, a) == 0)
+            return 0;
+    return sb_fail(err, SB_EINVAL, "--area %s: unknown area (areas: compute, "
+                   "memory, transfer, attention, moe, ops, network)", a);
+}
+
+static int check_name(const char *n, void *arg)
+{
+    sb_err *err = arg;
+    for (const sb_bench *const *b = sb_registry(); *b; b++)
+        if (strcmp((*b)->name, n) == 0)
+            return 0;
+    if (strncmp(n, "network.", 8) == 0)
+        return sb_fail(err, SB_EINVAL, "--bench %s: this build has no network "
+                       "area (MPI was not found when it was built)", n);
+    return sb_fail(err, SB_EINVAL, "--bench %s: unknown benchmark (see "
+                   "'solbench list')", n);
+}
+
+int sb_select(const char *areas, const char *names, sb_suite suite,
+              const char *backend, sb_selection *sel, sb_err *err)
+{
+    memset(sel, 0, sizeof *sel);
+    if (areas && each_item(areas, check_area, err))
+        return SB_EINVAL;
+    if (names && each_item(names, check_name, err))
+        return SB_EINVAL;
+    if (backend && *backend && strcmp(backend, "cpu") != 0 &&
+        strcmp(backend, "cuda") != 0)
+        return sb_fail(err, SB_EINVAL, "--backend %s: unknown backend (cpu, "
+                       "cuda)", backend);
+
+    int cap = 0;
+    for (const sb_bench *const *b = sb_registry(); *b; b++)
+        cap++;
+    sel->benches = calloc((size_t)cap + 1, sizeof *sel->benches);
+    if (!sel->benches)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    unsigned want = suite == SB_SUITE_FULL ? (SB_BF_QUICK | SB_BF_FULL)
+                                           : SB_BF_QUICK;
+    for (const sb_bench *const *b = sb_registry(); *b; b++) {
+        const char *be = (*b)->backend ? (*b)->backend : "cpu";
+        /* The cpu backend includes what runs on the host without an
+         * accelerator: MPI collectives and host-to-host transfers. */
+        bool host_side = strcmp(be, "mpi") == 0 || strcmp(be, "host") == 0;
+        if (backend && *backend && strcmp(be, backend) != 0 &&
+            !(strcmp(backend, "cpu") == 0 && host_side))
+            continue;
+#ifdef SB_HAVE_CUDA
+        /* "Every backend present": without a CUDA device the cuda
+         * benchmarks run only when --backend cuda asks for them (and then
+         * report why they are skipped). */
+        if ((!backend || !*backend) && strcmp(be, "cuda") == 0 &&
+            sb_cuda_device_count() == 0)
+            continue;
+#endif
+        bool pick;
+        if (names)
+            pick = in_list(names, (*b)->name) ||
+                   (areas && in_list(areas, (*b)->area));
+        else if (areas)
+            pick = in_list(areas, (*b)->area) && ((*b)->flags & want);
+        else
+            pick = ((*b)->flags & want) != 0;
+        if (pick)
+            sel->benches[sel->n++] = *b;
+    }
+    if (sel->n == 0) {
+        sb_selection_free(sel);
+        return sb_fail(err, SB_EINVAL, "no benchmark matches the selection%s",
+                       backend && *backend ? " and backend" : "");
+    }
+    return 0;
+}
+
+void sb_selection_free(sb_selection *sel)
+{
+    free(sel->benches);
+    memset(sel, 0, sizeof *sel);
+}
+
+/* ---- planning ------------------------------------------------------------ */
+
+static bool bench_declares(const sb_bench *b, const char *key)
+{
+    for (const sb_param_def *d = b->params; d && d->name; d++)
+        if (strcmp(d->name, key) == 0)
+            return true;
+    return false;
+}
+
+int sb_plan_build(const sb_selection *sel, const sb_pset *user,
+                  const sb_ctx *ctx, sb_plan *plan, sb_err *err)
+{
+    memset(plan, 0, sizeof *plan);
+    /* Every -p key must mean something to at least one selected bench. */
+    for (int k = 0; user && k < user->n; k++) {
+        bool used = false;
+        for (int i = 0; i < sel->n && !used; i++)
+            used = bench_declares(sel->benches[i], user->kv[k].key);
+        if (!used) {
+            if (sel->n == 1) {
+                char names[400] = "";
+                for (const sb_param_def *d = sel->benches[0]->params; d && d->name; d++) {
+                    if (names[0])
+                        strncat(names, ", ", sizeof names - strlen(names) - 1);
+                    strncat(names, d->name, sizeof names - strlen(names) - 1);
+                }
+                return sb_fail(err, SB_EINVAL, "-p %s: unknown parameter '%s' "
+                               "for %s (it takes: %s)", user->kv[k].key,
+                               user->kv[k].key, sel->benches[0]->name,
+                               names[0] ? names : "no parameters");
+            }
+            return sb_fail(err, SB_EINVAL, "-p %s: no selected benchmark takes "
+                           "a parameter '%s' (see 'solbench list')",
+                           user->kv[k].key, user->kv[k].key);
+        }
+    }
+
+    int cap = 0;
+    for (int i = 0; i < sel->n; i++) {
+        const sb_bench *b = sel->benches[i];
+        sb_pset suite_defaults = {0};
+        const char *spec = ctx->suite == SB_SUITE_FULL && b->full ? b->full
+                                                                   : b->quick;
+        if (sb_pset_add_all(&suite_defaults, spec, err))
+            goto fail;
+        const sb_pset *layers[2] = {&suite_defaults, user};
+        const bool lenient[2] = {false, true};
+        sb_params *pts = NULL;
+        int npts = 0;
+        if (sb_params_expand(b->name, b->params, layers, lenient, 2, &pts,
+                             &npts, err))
+            goto fail;
+        for (int j = 0; j < npts; j++) {
+            char where[512], pbuf[400];
+            sb_params_fmt(&pts[j], pbuf, sizeof pbuf);
+            snprintf(where, sizeof where, "%s %s", b->name, pbuf);
+            if (b->check && b->check(&pts[j], ctx, err)) {
+                free(pts);
+                goto fail;
+            }
+            double need = b->footprint ? b->footprint(&pts[j], ctx) : 0.0;
+            if (ctx->phys_mem > 0 && need > 0.9 * ctx->phys_mem) {
+                char a[32], m[32];
+                sb_fmt_size(need, a, sizeof a);
+                sb_fmt_size(ctx->phys_mem, m, sizeof m);
+                sb_fail(err, SB_EINVAL, "%s: needs %s of memory, more than "
+                        "this machine's %s allows", where, a, m);
+                free(pts);
+                goto fail;
+            }
+            if (plan->n == cap) {
+                cap = cap ? 2 * cap : 32;
+                sb_plan_item *it = realloc(plan->items, (size_t)cap * sizeof *it);
+                if (!it) {
+                    free(pts);
+                    sb_fail(err, SB_ENOMEM, "out of memory");
+                    goto fail;
+                }
+                plan->items = it;
+            }
+            plan->items[plan->n].bench = b;
+            plan->items[plan->n].point = pts[j];
+            plan->n++;
+        }
+        free(pts);
+    }
+    return 0;
+fail:
+    sb_plan_free(plan);
+    return err ? (err->code ? err->code : SB_EINVAL) : SB_EINVAL;
+}
+
+void sb_plan_free(sb_plan *plan)
+{
+    free(plan->items);
+    memset(plan, 0, sizeof *plan);
+}
+
+/* ---- timing -------------------------------------------------------------- */
+
+int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
+                   const sb_ctx *ctx, sb_result *r, sb_err *err)
+{
+    double target = SB_MIN_SAMPLE_TICKS * ctx->tick_s;
+    if (target < SB_MIN_SAMPLE_S)
+        target = SB_MIN_SAMPLE_S;
+
+    /* Calibration: grow the inner count until one sample reaches the
+     * target. These runs also warm caches, pages and frequency. The first
+     * call of a kernel may pay one-off costs (the thread pool starting,
+     * pages faulting in) and any call may be preempted: a slow outlier
+     * would fix the inner count too low, so each candidate is timed twice
+     * and the faster time decides, after one untimed call. */
+    uint64_t iters = 1;
+    run(state, 1);
+    for (;;) {
+        double t = 0;
+        for (int rep = 0; rep < 2; rep++) {
+            double t0 = sb_now();
+            run(state, iters);
+            double dt = sb_now() - t0;
+            if (rep == 0 || dt < t)
+                t = dt;
+            if (dt >= 4 * target)
+                break; /* long enough that one timing says it */
+        }
+        if (t >= target)
+            break;
+        double grow = t > 0 ? 1.25 * target / t : 16.0;
+        if (grow < 2.0)
+            grow = 2.0;
+        if (grow > 1000.0)
+            grow = 1000.0;
+        uint64_t next = (uint64_t)ceil((double)iters * grow);
+        if (next <= iters || next > (1ull << 40))
+            return sb_fail(err, SB_EINVAL, "%s: the kernel takes no measurable "
+                           "time", r->bench);
+        iters = next;
+    }
+    for (int w = 0; w < ctx->warmup; w++)
+        run(state, iters);
+
+    double start = sb_now();
+    while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
+        double t0 = sb_now();
+        run(state, iters);
+        double t1 = sb_now();
+        if (sb_result_add_sample(r, (t1 - t0) / (double)iters))
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+        if (r->n_samples >= SB_MAX_SAMPLES)
+            break;
+    }
+    sb_result_metric(r, "inner_iters", (double)iters, "");
+    sb_result_finish_stats(r);
+    return 0;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+/* The metrics every timed result gets from its work per iteration. */
+static void add_standard_metrics(const sb_bench *b, const sb_params *p,
+                                 sb_result *r)
+{
+    if (r->n_samples == 0)
+        return;
+    double med = r->stats.p50, best = r->stats.min;
+    sb_result_metric(r, "latency_us", med * 1e6, "us");
+    double bytes = b->bytes ? b->bytes(p) : 0.0;
+    double flops = b->flops ? b->flops(p) : 0.0;
+    if (bytes > 0 && med > 0) {
+        sb_result_metric(r, "bytes", bytes, "B");
+        sb_result_metric(r, "GBps", bytes / med * 1e-9, "GB/s");
+        sb_result_metric(r, "GBps_best", bytes / best * 1e-9, "GB/s");
+    }
+    if (flops > 0 && med > 0) {
+        sb_result_metric(r, "flops", flops, "FLOP");
+        sb_result_metric(r, "GFLOPs", flops / med * 1e-9, "GFLOP/s");
+        sb_result_metric(r, "GFLOPs_best", flops / best * 1e-9, "GFLOP/s");
+    }
+    if (bytes > 0 && flops > 0)
+        sb_result_metric(r, "AI", flops / bytes, "FLOP/B");
+}
+
+int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
+                 sb_result_list *out, sb_err *err)
+{
+    bool needs_mpi = (b->flags & SB_BF_NEEDS_MPI) != 0;
+    if (ctx->nranks > 1 && !needs_mpi && ctx->rank != 0)
+        return 0; /* node-local benches run on rank 0 only */
+
+    if (b->drive) {
+        if (needs_mpi && ctx->nranks < 2)
+            goto skip_mpi;
+        sb_threads_setup(ctx->threads);
+        return b->drive(p, ctx, out, err);
+    }
+
+    sb_result *r = sb_results_push(out);
+    if (!r)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    sb_result_init(r, b->name, b->area, b->backend);
+    r->params = *p;
+
+    if (needs_mpi && ctx->nranks < 2) {
+        r->skipped = true;
+        sb_result_note(r, "skipped: needs 2 or more ranks — run under mpirun");
+        return 0;
+    }
+
+    sb_threads_setup(ctx->threads);
+    void *state = NULL;
+    sb_err serr = {0};
+    int rc = b->setup ? b->setup(p, ctx, &state, &serr) : 0;
+    if (rc == SB_EUNSUP) {
+        r->skipped = true;
+        sb_result_note(r, "skipped: %s", serr.msg);
+        return 0;
+    }
+    if (rc) {
+        out->n--; /* drop the empty slot */
+        sb_result_free(&out->items[out->n]);
+        return sb_fail(err, rc, "%s: %s", b->name, serr.msg);
+    }
+
+    if (b->measure)
+        rc = b->measure(state, ctx, r, err);
+    else
+        rc = sb_sample_loop(b->run, state, ctx, r, err);
+    if (rc == 0) {
+        if (b->verify) {
+            rc = b->verify(state, r);
+            if (rc)
+                sb_fail(err, rc, "%s: verification could not run", b->name);
+        } else {
+            r->valid = false;
+            sb_result_note(r, "no verification defined");
+        }
+    }
+    if (rc == 0) {
+        add_standard_metrics(b, p, r);
+        if (b->report)
+            b->report(state, p, ctx, r);
+    }
+    if (b->teardown)
+        b->teardown(state);
+    return rc;
+
+skip_mpi: {
+        sb_result *s = sb_results_push(out);
+        if (!s)
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+        sb_result_init(s, b->name, b->area, b->backend);
+        s->params = *p;
+        s->skipped = true;
+        sb_result_note(s, "skipped: needs 2 or more ranks — run under mpirun");
+        return 0;
+    }
+}
+
+int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
+                sb_err *err)
+{
+    bool show = ctx->progress && ctx->rank == 0;
+    for (int i = 0; i < plan->n; i++) {
+        const sb_plan_item *it = &plan->items[i];
+        if (show) {
+            char pbuf[200];
+            fprintf(stderr, "\r\033[K[%d/%d] %s %s", i + 1, plan->n,
+                    it->bench->name, sb_params_fmt(&it->point, pbuf, sizeof pbuf));
+            fflush(stderr);
+        }
+        int rc = sb_run_point(it->bench, &it->point, ctx, out, err);
+        if (rc) {
+            if (show)
+                fprintf(stderr, "\r\033[K");
+            return rc;
+        }
+    }
+    if (show)
+        fprintf(stderr, "\r\033[K");
+    return 0;
+}

@@ -1,0 +1,91 @@
+/*
+ * util.c — aligned allocation, thread count and binding, machine size.
+ *
+ * Threads are bound one per physical core through hwloc from inside an
+ * OpenMP parallel region: libgomp keeps the same worker threads for later
+ * regions of the same size, so the binding holds for the kernels (and for
+ * OpenBLAS's OpenMP build, which shares the pool).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+#include <omp.h>
+
+#include "solbench/util.h"
+
+#define SB_HUGE_THRESHOLD (64ull << 20)
+#define SB_HUGE_ALIGN (2ull << 20)
+
+void *sb_alloc_aligned(size_t bytes)
+{
+    size_t align = bytes >= SB_HUGE_THRESHOLD ? SB_HUGE_ALIGN : 4096;
+    size_t size = (bytes + align - 1) / align * align;
+    if (size == 0)
+        size = align;
+    void *p = NULL;
+    if (posix_memalign(&p, align, size) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= SB_HUGE_THRESHOLD)
+        madvise(p, size, MADV_HUGEPAGE); /* advice only: failure is fine */
+#endif
+    return p;
+}
+
+void sb_free_aligned(void *p) { free(p); }
+
+/* The topology is loaded once and never changes while the process runs. */
+static hwloc_topology_t sb__topology(void)
+{
+    static hwloc_topology_t topo;
+    static int loaded;
+    if (!loaded) {
+        loaded = 1;
+        if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0)
+            topo = NULL;
+    }
+    return topo;
+}
+
+int sb_cores(void)
+{
+    hwloc_topology_t t = sb__topology();
+    int n = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
+    if (n <= 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c > 0 ? (int)c : 1;
+    }
+    return n;
+}
+
+double sb_phys_mem(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psize > 0)
+        return (double)pages * (double)psize;
+    return 0.0;
+}
+
+int sb_threads_setup(int threads)
+{
+    if (threads < 1)
+        threads = 1;
+    omp_set_dynamic(0);
+    omp_set_num_threads(threads);
+    hwloc_topology_t t = sb__topology();
+    int ncores = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
+    if (ncores <= 0 || getenv("SOLBENCH_NO_BIND"))
+        return threads;
+#pragma omp parallel num_threads(threads)
+    {
+        int tid = omp_get_thread_num();
+        hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, tid % ncores);
+        if (core && core->cpuset)
+            hwloc_set_cpubind(t, core->cpuset, HWLOC_CPUBIND_THREAD);
+    }
+    return threads;
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Bad input gets exit code 2 and one line on stderr naming the problem,
+# before anything is allocated or measured.
+set -u
+sb=$1
+fail=0 pass=0
+expect() { # expect WORD -- args...
+  local word=$1; shift; shift
+  local err rc
+  err=$("$sb" "$@" 2>&1 >/dev/null); rc=$?
+  local lines
+  lines=$(printf '%s\n' "$err" | grep -c .)
+  if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && printf '%s' "$err" | grep -q -- "$word"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: solbench $* -> rc=$rc, stderr: $err (wanted '$word' on one line)"
+  fi
+}
+expect "no.such"      -- run --no-store --bench no.such
+expect "bogus"        -- run --no-store --bench memory.triad -p bogus=1
+expect "12XB"         -- run --no-store --bench memory.triad -p size=12XB
+expect "threads"      -- run --no-store --threads -1
+expect "threads"      -- run --no-store --threads 0
+expect "size"         -- run --no-store --bench memory.triad -p size=1PiB
+expect "suite"        -- run --no-store --suite medium
+expect "area"         -- run --no-store --area nowhere
+expect "min-time"     -- run --no-store --min-time -3
+expect "key=value"    -- run --no-store -p size
+expect "unknown option" -- run --no-store --frobnicate
+expect "unknown command" -- frobnicate
+expect "area"         -- list --area nowhere
+# A bad size must not have been preceded by any measurement: the whole plan
+# is checked first, so a good point before a bad one runs nothing.
+out=$("$sb" run --no-store --bench memory.triad -p size=1MiB,1PiB 2>&1); rc=$?
+if [ $rc -eq 2 ] && ! printf '%s' "$out" | grep -q "GB/s"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAIL: plan not checked before running: $out"; fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
