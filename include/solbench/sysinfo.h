@@ -1,0 +1,87 @@
+/*
+ * sysinfo.h — the machine fingerprint: CPU, topology, caches, memory, ISA,
+ * measured clock, OS, compiler, libraries, performance-relevant environment,
+ * and a stable hash of the parts that define the machine.
+ */
+#ifndef SOLBENCH_SYSINFO_H
+#define SOLBENCH_SYSINFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sb_isa {
+    bool sse42, avx, avx2, fma, avx512f, avx512bw, avx512vl, avx512_bf16,
+        avx512_fp16, amx_tile, amx_bf16, amx_int8;
+} sb_isa;
+
+typedef struct sb_sysinfo {
+    char cpu_model[128];
+    char vendor[32];
+    int sockets, cores, threads; /* physical cores, hardware threads */
+    int numa_nodes;
+    double cache_bytes[5];       /* [1]=L1d per core, [2]=L2, [3]=L3 (per
+                                    instance); 0 if unknown */
+    int cache_shared_by[5];      /* cores sharing one instance */
+    double mem_bytes;
+    sb_isa isa;
+    double ghz_measured;         /* dependent-add chain, one core */
+    char os[64], kernel[128], hostname[128];
+    char compiler[96], cflags[256];
+    char openblas_core[48], openblas_config[160];
+    int openblas_threads;
+    char hwloc_version[24], jansson_version[24];
+    /* Identification beyond the model name, and where the figures above
+     * came from. */
+    char arch[32];               /* uname machine: "x86_64" */
+    int cpu_family, cpu_model_id, cpu_stepping; /* cpuid; -1 unknown */
+    char hypervisor[16];         /* cpuid hypervisor vendor; "" bare metal */
+    int cache_instances[5];      /* how many instances of each level */
+    double numa_mem_bytes;       /* sum over NUMA nodes (hwloc) */
+    sb_isa isa_cpu;              /* what the CPU implements, OS or not */
+    uint64_t xcr0;               /* OS-enabled register state (XGETBV) */
+    char sqlite_version[24];
+    char mpi_version[128];       /* first line; "" without MPI */
+} sb_sysinfo;
+
+/* Fills si. Measuring the clock takes ~50 ms. */
+void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock);
+void sb_isa_detect(sb_isa *isa);
+/* Measures the core clock with a dependent chain of adds (1 cycle each). */
+double sb_measure_ghz(void);
+
+/* The fingerprint as JSON (new reference). Includes "fingerprint": a hex
+ * hash of CPU model, topology, caches, memory (rounded to GiB), ISA and
+ * OS kernel — not of clocks, load or environment. */
+json_t *sb_sysinfo_json(const sb_sysinfo *si);
+/* FNV-1a 64-bit hex of a string. */
+void sb_hash_hex(const char *s, char out[17]);
+/* The canonical string the fingerprint hashes (see docs/SYSINFO.md).
+ * Returns the length it needs, like snprintf. */
+int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len);
+/* A readable summary of a fingerprint document (from sb_sysinfo_json or
+ * the "system" of a stored run). */
+void sb_sysinfo_print(FILE *f, const json_t *doc);
+/* Asks the kernel for permission to use the AMX tile registers in this
+ * process (Linux needs it before the first tile instruction). 0 when
+ * granted, SB_EUNSUP otherwise. */
+int sb_amx_request(void);
+/* Accelerator fields of the fingerprint: the CUDA backend defines it when
+ * SB_HAVE_CUDA (a weak default returns NULL); a new JSON value or NULL. */
+json_t *sb_sysinfo_devices_json(void);
+
+/* Version of solbench and the git commit it was built from. */
+const char *sb_version(void);
+const char *sb_git_commit(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

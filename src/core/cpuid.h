@@ -1,0 +1,47 @@
+/*
+ * cpuid.h — internal interface of cpuid.c: what the processor says about
+ * itself (vendor, brand string, family/model, hypervisor) and the pure
+ * function that turns raw cpuid registers and XCR0 into ISA flags, kept
+ * apart from the instructions themselves so tests can feed it synthetic
+ * registers (a CPU with AVX-512 under an OS that does not enable it).
+ */
+#ifndef SOLBENCH_CORE_CPUID_H
+#define SOLBENCH_CORE_CPUID_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "solbench/sysinfo.h"
+
+/* XCR0 (XFEATURE_ENABLED_MASK) state components the OS must enable. */
+#define SB_XCR0_AVX 0x6ull        /* SSE + YMM upper halves */
+#define SB_XCR0_AVX512 0xe0ull    /* opmask, ZMM_Hi256, Hi16_ZMM */
+#define SB_XCR0_AMX 0x60000ull    /* XTILECFG, XTILEDATA */
+
+/* The cpuid words the ISA flags come from. */
+typedef struct sb__cpuid_regs {
+    uint32_t l1_ecx;    /* leaf 1 */
+    uint32_t l7_ebx;    /* leaf 7 sub-leaf 0 */
+    uint32_t l7_edx;
+    uint32_t l7s1_eax;  /* leaf 7 sub-leaf 1 (0 when absent) */
+} sb__cpuid_regs;
+
+typedef struct sb__cpu_ident {
+    char vendor[16];     /* "GenuineIntel", "AuthenticAMD", ... */
+    char brand[64];      /* leaves 0x80000002-4, spaces trimmed */
+    int family, model, stepping; /* display values; -1 when unknown */
+    char hypervisor[16]; /* leaf 0x40000000 signature; "" on bare metal */
+} sb__cpu_ident;
+
+/* Reads the registers and XCR0 (0 when the OS has not set OSXSAVE).
+ * Returns false on a processor without cpuid (non-x86). */
+bool sb__cpuid_read(sb__cpuid_regs *r, uint64_t *xcr0);
+
+/* What the CPU implements (cpu) and what this process may use (usable:
+ * the CPU has it and the OS saves its register state). Either may be NULL. */
+void sb__isa_from_regs(const sb__cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
+                       sb_isa *usable);
+
+void sb__cpu_identify(sb__cpu_ident *id);
+
+#endif

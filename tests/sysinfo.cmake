@@ -1,0 +1,10 @@
+# `solbench sysinfo`: the JSON document parses and has every group, the
+# summary shows the same fingerprint, and bad arguments exit 2.
+add_test(NAME cli.sysinfo.json
+  COMMAND bash ${SB_TEST_DIR}/scripts/sysinfo_cli.sh ${SOLBENCH} json)
+add_test(NAME cli.sysinfo.human
+  COMMAND bash ${SB_TEST_DIR}/scripts/sysinfo_cli.sh ${SOLBENCH} human)
+add_test(NAME cli.sysinfo.bad_args
+  COMMAND bash ${SB_TEST_DIR}/scripts/sysinfo_cli.sh ${SOLBENCH} bad)
+set_tests_properties(cli.sysinfo.json cli.sysinfo.human cli.sysinfo.bad_args
+  PROPERTIES TIMEOUT 60)
