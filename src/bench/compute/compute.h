@@ -1,0 +1,150 @@
+/*
+ * compute.h — internals of the compute area (compute.peak, compute.gemm)
+ * shared by its source files and its unit tests: ISA and dtype names, the
+ * FMA-throughput kernels and their closed-form results, the FLOPs-per-cycle
+ * table of known microarchitectures, the OpenBLAS kernel-width check, and
+ * the GEMM state with its verification.
+ *
+ * Nothing here is public API: names carry the internal `sb__` prefix.
+ */
+#ifndef SOLBENCH_COMPUTE_H
+#define SOLBENCH_COMPUTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "solbench/bench.h"
+
+/* ---- ISAs and dtypes ---------------------------------------------------- */
+
+enum { SB__ISA_SCALAR = 0, SB__ISA_AVX2, SB__ISA_AVX512, SB__ISA_N };
+enum { SB__DT_FP64 = 0, SB__DT_FP32, SB__DT_BF16, SB__DT_N };
+
+/* "scalar", "avx2", "avx512"; "fp64", "fp32", "bf16". */
+const char *sb__isa_name(int isa);
+const char *sb__dtype_name(int dt);
+/* Index by name, -1 when unknown ("auto" is handled by callers). */
+int sb__isa_parse(const char *s);
+int sb__dtype_parse(const char *s);
+
+/* Bit (1 << isa) set for every ISA this CPU and OS can run (cpuid with the
+ * OS's saved-register state: AVX-512 needs the kernel to save ZMM). */
+unsigned sb__isa_supported_mask(void);
+/* The widest ISA in mask; SB__ISA_SCALAR when mask is empty. */
+int sb__isa_best(unsigned mask);
+
+/* ---- FMA-throughput kernels (peak.c) ------------------------------------- */
+
+/* Each kernel keeps SB__PEAK_ACC independent accumulators in vector
+ * registers and applies x = x * 1 + 1 to each, SB__PEAK_UNROLL times per
+ * loop trip. One "trip" is one iteration of compute.peak per thread. */
+#define SB__PEAK_ACC 12
+#define SB__PEAK_UNROLL 4
+#define SB__PEAK_FMAS_PER_TRIP (SB__PEAK_ACC * SB__PEAK_UNROLL)
+/* Trips between two exactness checks: keeps every fp32 accumulator an
+ * exact integer (below 2^24) however long the run is. */
+#define SB__PEAK_CHUNK (1u << 20)
+
+/* Lanes of one vector of dtype under isa (scalar: 1). */
+int sb__peak_lanes(int isa, int dt);
+/* FLOPs of one trip on every thread: threads x FMAs per trip x lanes x 2.
+ * One iteration of the sampling loop is a block of trips sized to ~20 ms
+ * (the "flops" metric of a result is the FLOPs of that block). */
+double sb__peak_flops_per_trip(int isa, int dt, int threads);
+
+/* What one thread's kernel left behind: the sum, over every accumulator
+ * lane, of its growth (final - initial), and how many lane checks missed
+ * the closed form. */
+typedef struct sb__peak_tally {
+    double growth;
+    uint64_t bad;
+} sb__peak_tally;
+
+/* Runs `trips` trips of the isa/dt kernel on the calling thread and adds
+ * to *t. The caller checks the ISA is supported. */
+void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t);
+/* The closed form of tally.growth after `trips` trips: every lane of every
+ * accumulator grows by exactly 1 per FMA, so trips x FMAs/trip x lanes. */
+double sb__peak_expected_growth(int isa, int dt, uint64_t trips);
+
+/* compute.peak's driver with an explicit ISA mask, so tests can pretend an
+ * ISA is missing. Appends one result per point. */
+int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+                        sb_err *err, unsigned supported_mask);
+
+/* ---- microarchitecture (cpu_model.c) ------------------------------------- */
+
+typedef struct sb__uarch {
+    char name[48];      /* "Zen 3", "Skylake-SP", "unknown x86-64" */
+    int family, model;  /* cpuid display family and model */
+    /* FLOPs per cycle per core for [isa][dt] (dt fp64 or fp32); 0 where
+     * the ISA is not available. */
+    double fpc[SB__ISA_N][2];
+    /* Why: "2 FMA pipes x 256-bit (AMD Zen 3 optimisation guide)". */
+    char source[SB__ISA_N][160];
+} sb__uarch;
+
+void sb__uarch_detect(sb__uarch *u);
+/* The table lookup itself, for tests: fills u for a vendor ("AMD",
+ * "Intel", other) and cpuid family/model, given the ISA mask. */
+void sb__uarch_lookup(sb__uarch *u, const char *vendor, int family,
+                      int model, unsigned isa_mask);
+
+/* ---- OpenBLAS kernel width (cpu_model.c) --------------------------------- */
+
+/* Vector width in bits of the kernels of an OpenBLAS core name
+ * (openblas_get_corename()): 512 for SkylakeX/Cooperlake/SapphireRapids,
+ * 256 for Haswell/Zen/SandyBridge/Excavator..., 128 otherwise. */
+int sb__blas_core_width(const char *core);
+/* Vector width in bits the CPU supports for FMA kernels (512/256/128). */
+int sb__cpu_vector_width(unsigned isa_mask);
+/* Writes a note when the BLAS core is narrower than the CPU (or forced by
+ * OPENBLAS_CORETYPE): returns true and fills buf, else false. */
+bool sb__blas_width_note(const char *core, const char *coretype_env,
+                         unsigned isa_mask, char *buf, size_t len);
+
+/* ---- GEMM (gemm.c) -------------------------------------------------------- */
+
+#define SB__GEMM_SAMPLES 64
+
+typedef struct sb__gemm {
+    int dt;               /* SB__DT_* */
+    int64_t m, n, k;      /* C[m x n] = A[m x k] B[k x n], row-major */
+    void *a, *b;          /* double, float, or uint16_t (bf16) */
+    void *c;              /* double for fp64, float otherwise */
+    int threads;
+    uint64_t seed;
+    /* Where the verification samples C (fixed at setup). */
+    int64_t si[SB__GEMM_SAMPLES], sj[SB__GEMM_SAMPLES];
+    /* Filled by the check: worst sampled error / tolerance scale. */
+    double max_rel_err;
+    double max_colsum_err;
+} sb__gemm;
+
+/* Allocates and fills A, B (random in [-1, 1), rounded to bf16 for bf16)
+ * and C; picks the sample points. Returns 0 or a negative code. */
+int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
+                    uint64_t seed, sb__gemm **out, sb_err *err);
+void sb__gemm_destroy(sb__gemm *g);
+/* C = A B once (through the BLAS). */
+void sb__gemm_once(sb__gemm *g);
+/* Checks C: the sampled elements against a double-precision reference
+ * and every column sum against (1^T A) B. Returns the number of failures
+ * (0 = right) and writes the first one's description into why. */
+int sb__gemm_check(sb__gemm *g, char *why, size_t len);
+/* Unit roundoff of the accumulation for dt (2^-53 fp64, 2^-24 otherwise). */
+double sb__gemm_unit_roundoff(int dt);
+/* True when this BLAS has cblas_sbgemm. */
+bool sb__gemm_have_bf16(void);
+/* Element of C as double, and setting one (tests plant wrong values). */
+double sb__gemm_c_get(const sb__gemm *g, int64_t i, int64_t j);
+void sb__gemm_c_set(sb__gemm *g, int64_t i, int64_t j, double v);
+/* Round-to-nearest-even float -> bf16 bits, and back. */
+uint16_t sb__bf16_from_float(float f);
+float sb__bf16_to_float(uint16_t h);
+/* M, N, K of a point (shape square or llm), or a negative code. */
+int sb__gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
+                  sb_err *err);
+
+#endif

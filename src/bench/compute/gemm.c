@@ -1,0 +1,535 @@
+/*
+ * gemm.c — compute.gemm: C = A B through CBLAS (dgemm, sgemm, and sbgemm
+ * for bf16 where the library has it), row-major, square or LLM-shaped
+ * (tokens x d_model times d_model x 4 d_model, the FFN up-projection).
+ * FLOPs = 2 M N K. Reports MFU against the measured all-core peak of the
+ * same precision (compute.peak, earlier in the run) and against the
+ * theoretical one, and says which BLAS kernels ran — and when they are
+ * narrower than the CPU, because that caps GEMM without any other sign.
+ *
+ * Verification, after the timed runs: 64 sampled elements of C (the four
+ * corners and 60 random ones) recomputed in double precision from the very
+ * inputs the BLAS saw, and every column sum of C checked against
+ * (1^T A) B. The bound is the classical worst case of a K-term dot product,
+ * |error| <= (K + 2) u sum_k |a_ik b_kj| with u the unit roundoff of the
+ * accumulation (2^-53 fp64, 2^-24 fp32 and bf16 with fp32 accumulation),
+ * plus the double-precision reference's own rounding. docs/METRICS.md
+ * states the bounds.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "bench/compute/compute.h"
+#include "solbench/runner.h"
+#include "solbench/util.h"
+
+/* Not every OpenBLAS build exports sbgemm (it needs BUILD_BFLOAT16): a
+ * weak reference is NULL where it is missing instead of failing the link. */
+#pragma weak cblas_sbgemm
+
+bool sb__gemm_have_bf16(void)
+{
+    return cblas_sbgemm != NULL;
+}
+
+/* ---- bf16 ------------------------------------------------------------------- */
+
+uint16_t sb__bf16_from_float(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays a quiet NaN */
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest, ties to even */
+    return (uint16_t)(u >> 16);
+}
+
+float sb__bf16_to_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+static size_t in_size(int dt)
+{
+    return dt == SB__DT_FP64 ? 8 : dt == SB__DT_FP32 ? 4 : 2;
+}
+
+static size_t out_size(int dt)
+{
+    return dt == SB__DT_FP64 ? 8 : 4;
+}
+
+double sb__gemm_unit_roundoff(int dt)
+{
+    return dt == SB__DT_FP64 ? ldexp(1.0, -53) : ldexp(1.0, -24);
+}
+
+static double in_get(const sb__gemm *g, const void *x, int64_t idx)
+{
+    switch (g->dt) {
+    case SB__DT_FP64:
+        return ((const double *)x)[idx];
+    case SB__DT_FP32:
+        return ((const float *)x)[idx];
+    default:
+        return sb__bf16_to_float(((const uint16_t *)x)[idx]);
+    }
+}
+
+double sb__gemm_c_get(const sb__gemm *g, int64_t i, int64_t j)
+{
+    int64_t idx = i * g->n + j;
+    return g->dt == SB__DT_FP64 ? ((const double *)g->c)[idx]
+                                : ((const float *)g->c)[idx];
+}
+
+void sb__gemm_c_set(sb__gemm *g, int64_t i, int64_t j, double v)
+{
+    int64_t idx = i * g->n + j;
+    if (g->dt == SB__DT_FP64)
+        ((double *)g->c)[idx] = v;
+    else
+        ((float *)g->c)[idx] = (float)v;
+}
+
+/* Fills rows x cols of x with uniform values in [-1, 1), each row from
+ * its own seed, so the values do not depend on the thread count; the rows
+ * are first-touched by the threads of a static schedule. */
+static void fill_random(int dt, void *x, int64_t rows, int64_t cols,
+                        uint64_t seed)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        uint64_t s = seed ^ ((uint64_t)(r + 1) * 0x9e3779b97f4a7c15ULL);
+        for (int64_t c = 0; c < cols; c++) {
+            double v = 2.0 * sb_rng_unif(&s) - 1.0;
+            int64_t idx = r * cols + c;
+            if (dt == SB__DT_FP64)
+                ((double *)x)[idx] = v;
+            else if (dt == SB__DT_FP32)
+                ((float *)x)[idx] = (float)v;
+            else
+                ((uint16_t *)x)[idx] = sb__bf16_from_float((float)v);
+        }
+    }
+}
+
+/* C starts as NaN: an element the BLAS never writes fails the check. */
+static void fill_nan(int dt, void *x, int64_t rows, int64_t cols)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            if (dt == SB__DT_FP64)
+                ((double *)x)[r * cols + c] = NAN;
+            else
+                ((float *)x)[r * cols + c] = NAN;
+        }
+}
+
+int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
+                    uint64_t seed, sb__gemm **out, sb_err *err)
+{
+    *out = NULL;
+    if (dt < 0 || dt >= SB__DT_N || m < 1 || n < 1 || k < 1 ||
+        m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: M=%lld N=%lld K=%lld: each must be in "
+                       "1..%d", (long long)m, (long long)n, (long long)k,
+                       INT_MAX);
+    if (dt == SB__DT_BF16 && !sb__gemm_have_bf16())
+        return sb_fail(err, SB_EUNSUP,
+                       "compute.gemm: unsupported: this BLAS has no "
+                       "cblas_sbgemm");
+    sb__gemm *g = calloc(1, sizeof *g);
+    if (!g)
+        return sb_fail(err, SB_ENOMEM, "compute.gemm: out of memory");
+    g->dt = dt;
+    g->m = m;
+    g->n = n;
+    g->k = k;
+    g->threads = threads > 0 ? threads : 1;
+    g->seed = seed;
+    g->a = sb_alloc_aligned((size_t)m * (size_t)k * in_size(dt));
+    g->b = sb_alloc_aligned((size_t)k * (size_t)n * in_size(dt));
+    g->c = sb_alloc_aligned((size_t)m * (size_t)n * out_size(dt));
+    if (!g->a || !g->b || !g->c) {
+        sb__gemm_destroy(g);
+        return sb_fail(err, SB_ENOMEM,
+                       "compute.gemm: cannot allocate %lldx%lldx%lld "
+                       "matrices", (long long)m, (long long)n, (long long)k);
+    }
+    fill_random(dt, g->a, m, k, seed);
+    fill_random(dt, g->b, k, n, seed ^ 0xb0b0b0b0b0b0b0b0ULL);
+    fill_nan(dt, g->c, m, n);
+
+    /* The corners catch edge-tile bugs; the rest are spread at random. */
+    uint64_t s = seed ^ 0x5a5a5a5a5a5a5a5aULL;
+    int64_t ci[4] = {0, 0, m - 1, m - 1}, cj[4] = {0, n - 1, 0, n - 1};
+    for (int q = 0; q < SB__GEMM_SAMPLES; q++) {
+        if (q < 4) {
+            g->si[q] = ci[q];
+            g->sj[q] = cj[q];
+        } else {
+            g->si[q] = (int64_t)(sb_rng_next(&s) % (uint64_t)m);
+            g->sj[q] = (int64_t)(sb_rng_next(&s) % (uint64_t)n);
+        }
+    }
+    *out = g;
+    return 0;
+}
+
+void sb__gemm_destroy(sb__gemm *g)
+{
+    if (!g)
+        return;
+    sb_free_aligned(g->a);
+    sb_free_aligned(g->b);
+    sb_free_aligned(g->c);
+    free(g);
+}
+
+void sb__gemm_once(sb__gemm *g)
+{
+    const int m = (int)g->m, n = (int)g->n, k = (int)g->k;
+    switch (g->dt) {
+    case SB__DT_FP64:
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
+                    g->a, k, g->b, n, 0.0, g->c, n);
+        break;
+    case SB__DT_FP32:
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                    g->a, k, g->b, n, 0.0f, g->c, n);
+        break;
+    default:
+        if (cblas_sbgemm)
+            cblas_sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                         1.0f, g->a, k, g->b, n, 0.0f, g->c, n);
+        break;
+    }
+}
+
+/* ---- verification ---------------------------------------------------------- */
+
+int sb__gemm_check(sb__gemm *g, char *why, size_t len)
+{
+    const int64_t m = g->m, n = g->n, k = g->k;
+    const double u = sb__gemm_unit_roundoff(g->dt);
+    const double ud = ldexp(1.0, -53);
+    int bad = 0;
+    if (why && len)
+        why[0] = 0;
+    g->max_rel_err = 0;
+    g->max_colsum_err = 0;
+
+    /* Sampled elements against a double-precision dot product. */
+    const double tol_el = (double)(k + 2) * u + (double)(k + 2) * ud;
+    for (int q = 0; q < SB__GEMM_SAMPLES; q++) {
+        int64_t i = g->si[q], j = g->sj[q];
+        double ref = 0, mag = 0;
+        for (int64_t p = 0; p < k; p++) {
+            double t = in_get(g, g->a, i * k + p) * in_get(g, g->b, p * n + j);
+            ref += t;
+            mag += fabs(t);
+        }
+        double c = sb__gemm_c_get(g, i, j);
+        double e = fabs(c - ref);
+        double rel = mag > 0 ? e / mag : e;
+        if (!(rel <= g->max_rel_err))
+            g->max_rel_err = isnan(rel) ? INFINITY : rel;
+        if (!(e <= tol_el * mag + 1e-300)) {
+            if (!bad && why)
+                snprintf(why, len,
+                         "C[%lld][%lld] = %.9g, reference %.9g (error %.3g "
+                         "> bound %.3g)", (long long)i, (long long)j, c, ref,
+                         e, tol_el * mag);
+            bad++;
+        }
+    }
+
+    /* Every column sum of C against (1^T A) B: catches a wrong element
+     * anywhere, to the precision the bound allows. */
+    double *s = calloc((size_t)k, sizeof *s);
+    double *sa = calloc((size_t)k, sizeof *sa);
+    double *cs = calloc((size_t)n, sizeof *cs);
+    if (!s || !sa || !cs) {
+        free(s);
+        free(sa);
+        free(cs);
+        if (why && !bad)
+            snprintf(why, len, "out of memory for the column-sum check");
+        return bad + 1;
+    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = 0; p < k; p++) {
+            double a = in_get(g, g->a, i * k + p);
+            s[p] += a;
+            sa[p] += fabs(a);
+        }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            cs[j] += sb__gemm_c_get(g, i, j);
+    const double tol_col =
+        (double)(k + 2) * u + (double)(2 * k + 2 * m + 4) * ud;
+    for (int64_t j = 0; j < n; j++) {
+        double ref = 0, mag = 0;
+        for (int64_t p = 0; p < k; p++) {
+            double b = in_get(g, g->b, p * n + j);
+            ref += s[p] * b;
+            mag += sa[p] * fabs(b);
+        }
+        double e = fabs(cs[j] - ref);
+        double rel = mag > 0 ? e / mag : e;
+        if (!(rel <= g->max_colsum_err))
+            g->max_colsum_err = isnan(rel) ? INFINITY : rel;
+        if (!(e <= tol_col * mag + 1e-300)) {
+            if (!bad && why)
+                snprintf(why, len,
+                         "column %lld of C sums to %.9g, reference %.9g "
+                         "(error %.3g > bound %.3g)", (long long)j, cs[j],
+                         ref, e, tol_col * mag);
+            bad++;
+        }
+    }
+    free(s);
+    free(sa);
+    free(cs);
+    return bad;
+}
+
+/* ---- parameters ------------------------------------------------------------ */
+
+static const sb_param_def gemm_params[] = {
+    {"dtype", SB_P_STR, "fp64,fp32,bf16", 0, 0, "fp64|fp32|bf16",
+     "precision: dgemm, sgemm, sbgemm (bf16 in, fp32 accumulate and out)"},
+    {"shape", SB_P_STR, "square", 0, 0, "square|llm",
+     "square: M = N = K = n; llm: M = tokens, K = d_model, N = 4 d_model"},
+    {"n", SB_P_INT, "1024", 1, 1048576, NULL, "square: the matrix order"},
+    {"m", SB_P_INT, "0", 0, 16777216, NULL,
+     "square: rows of A and C when not n (0 = n)"},
+    {"k", SB_P_INT, "0", 0, 1048576, NULL,
+     "square: inner dimension when not n (0 = n)"},
+    {"tokens", SB_P_INT, "256", 1, 16777216, NULL,
+     "llm: tokens in the batch (M); a full-size layer is 2048"},
+    {"d_model", SB_P_INT, "1024", 1, 262144, NULL,
+     "llm: model width (K), N = 4 d_model; a full-size layer is 4096"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+int sb__gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
+                  sb_err *err)
+{
+    if (strcmp(sb_p_str(p, "shape"), "llm") == 0) {
+        if (sb_p_int(p, "m") != 0 || sb_p_int(p, "k") != 0)
+            return sb_fail(err, SB_EINVAL,
+                           "compute.gemm: parameters m and k apply to "
+                           "shape=square; shape=llm takes tokens and "
+                           "d_model");
+        *m = sb_p_int(p, "tokens");
+        *k = sb_p_int(p, "d_model");
+        *n = 4 * *k;
+    } else {
+        *n = sb_p_int(p, "n");
+        *m = sb_p_int(p, "m") ? sb_p_int(p, "m") : *n;
+        *k = sb_p_int(p, "k") ? sb_p_int(p, "k") : *n;
+    }
+    if (*m < 1 || *n < 1 || *k < 1 || *m > INT_MAX || *n > INT_MAX ||
+        *k > INT_MAX)
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: M=%lld N=%lld K=%lld out of range",
+                       (long long)*m, (long long)*n, (long long)*k);
+    return 0;
+}
+
+static int gemm_dtype(const sb_params *p)
+{
+    return sb__dtype_parse(sb_p_str(p, "dtype"));
+}
+
+static int gemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+{
+    (void)ctx;
+    int64_t m = 0, n = 0, k = 0;
+    if (gemm_dtype(p) < 0)
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: parameter dtype=%s: expected fp64, "
+                       "fp32 or bf16", sb_p_str(p, "dtype"));
+    return sb__gemm_dims(p, &m, &n, &k, err);
+}
+
+static double gemm_footprint(const sb_params *p, const sb_ctx *ctx)
+{
+    (void)ctx;
+    int64_t m = 0, n = 0, k = 0;
+    int dt = gemm_dtype(p);
+    if (dt < 0 || sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+        return 0;
+    return ((double)m * k + (double)k * n) * in_size(dt) +
+           (double)m * n * out_size(dt);
+}
+
+static double gemm_flops(const sb_params *p)
+{
+    int64_t m = 0, n = 0, k = 0;
+    if (sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+        return 0;
+    return 2.0 * (double)m * (double)n * (double)k;
+}
+
+/* ---- the benchmark ------------------------------------------------------- */
+
+static int gemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+                      sb_err *err)
+{
+    int64_t m = 0, n = 0, k = 0;
+    int rc = sb__gemm_dims(p, &m, &n, &k, err);
+    if (rc < 0)
+        return rc;
+    int threads = ctx->threads > 0 ? ctx->threads : 1;
+    /* The BLAS's own parallel regions use the run's thread count. */
+    openblas_set_num_threads(threads);
+    sb__gemm *g;
+    rc = sb__gemm_create(gemm_dtype(p), m, n, k, threads,
+                         0x9e3779b97f4a7c15ULL ^ (uint64_t)(m * 31 + n * 7 + k),
+                         &g, err);
+    if (rc < 0)
+        return rc;
+    *state = g;
+    return 0;
+}
+
+static void gemm_run(void *state, uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++)
+        sb__gemm_once(state);
+}
+
+static int gemm_verify(void *state, sb_result *r)
+{
+    sb__gemm *g = state;
+    char why[256];
+    int bad = sb__gemm_check(g, why, sizeof why);
+    r->valid = bad == 0;
+    if (bad)
+        sb_result_note(r, "verification failed (%d of %d checks): %s", bad,
+                       SB__GEMM_SAMPLES + (int)g->n, why);
+    sb_result_metric(r, "max_rel_err", g->max_rel_err, "");
+    return 0;
+}
+
+static void gemm_report(void *state, const sb_params *p, sb_ctx *ctx,
+                        sb_result *r)
+{
+    sb__gemm *g = state;
+    (void)p;
+    const char *dt = sb__dtype_name(g->dt);
+    double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+    if (r->stats.p50 > 0) {
+        double achieved = flops / r->stats.p50;
+        char name[48];
+        /* The best GEMM rate of each dtype is a ceiling of its own: the
+         * primitives built on GEMM (attention, MoE) report against it. */
+        snprintf(name, sizeof name, "gemm.%s", dt);
+        if (r->valid && flops / r->stats.min > sb_ceil_get(&ctx->ceil, name))
+            sb_ceil_set(&ctx->ceil, name, flops / r->stats.min, "measured");
+        snprintf(name, sizeof name, "peak.%s", dt);
+        double peak = sb_ceil_get(&ctx->ceil, name);
+        snprintf(name, sizeof name, "peak.%s.theoretical", dt);
+        double theo = sb_ceil_get(&ctx->ceil, name);
+        if (peak > 0)
+            sb_result_metric(r, "MFU", achieved / peak, "ratio");
+        if (theo > 0)
+            sb_result_metric(r, "MFU_theoretical", achieved / theo, "ratio");
+        if (peak > 0 || theo > 0)
+            sb_result_note(r,
+                           "MFU against peak.%s = %.1f GFLOP/s (measured by "
+                           "compute.peak, all cores, this run); "
+                           "MFU_theoretical against peak.%s.theoretical = "
+                           "%.1f GFLOP/s", dt, peak * 1e-9, dt, theo * 1e-9);
+        else
+            sb_result_note(r,
+                           "no MFU: no peak.%s ceiling in this run (run "
+                           "compute.peak with dtype=%s first)", dt, dt);
+    }
+
+    char *core = openblas_get_corename();
+    char *cfg = openblas_get_config();
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    sb_result_note(r, "BLAS: OpenBLAS core %s%s%s%s, %d threads; %s",
+                   core ? core : "?",
+                   forced && *forced ? " (OPENBLAS_CORETYPE=" : "",
+                   forced && *forced ? forced : "",
+                   forced && *forced ? " in the environment)" : "",
+                   openblas_get_num_threads(), cfg ? cfg : "?");
+    char buf[256];
+    if (sb__blas_width_note(core, forced,
+                            sb__isa_supported_mask(), buf, sizeof buf))
+        sb_result_note(r, "%s", buf);
+}
+
+static void gemm_teardown(void *state)
+{
+    sb__gemm_destroy(state);
+}
+
+static const sb_bench gemm_inner = {
+    .name = "compute.gemm",
+    .area = "compute",
+    .backend = "cpu",
+    .desc = "CBLAS GEMM",
+    .params = gemm_params,
+    .flops = gemm_flops,
+    .setup = gemm_setup,
+    .run = gemm_run,
+    .verify = gemm_verify,
+    .report = gemm_report,
+    .teardown = gemm_teardown,
+};
+
+/* Points the library cannot run (bf16 without sbgemm) become skipped
+ * results; the rest go through the runner's shared timing loop. */
+static int gemm_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+                      sb_err *err)
+{
+    if (gemm_dtype(p) == SB__DT_BF16 && !sb__gemm_have_bf16()) {
+        sb_result *r = sb_results_push(out);
+        if (!r)
+            return sb_fail(err, SB_ENOMEM, "compute.gemm: out of memory");
+        sb_result_init(r, "compute.gemm", "compute", "cpu");
+        r->params = *p;
+        r->skipped = true;
+        r->valid = false;
+        sb_result_note(r, "unsupported: bf16 needs cblas_sbgemm, which this "
+                          "OpenBLAS build (%s) does not export",
+                       openblas_get_config());
+        return 0;
+    }
+    return sb_run_point(&gemm_inner, p, ctx, out, err);
+}
+
+const sb_bench compute_gemm = {
+    .name = "compute.gemm",
+    .area = "compute",
+    .backend = "cpu",
+    .desc = "CBLAS dgemm/sgemm/sbgemm, square and LLM shapes, with MFU",
+    .params = gemm_params,
+    .quick = "dtype=fp64,fp32,bf16 shape=square,llm n=1024 tokens=256 "
+             "d_model=1024",
+    .full = "dtype=fp64,fp32,bf16 shape=square,llm n=2048 tokens=1024 "
+            "d_model=2048",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = gemm_check,
+    .footprint = gemm_footprint,
+    .flops = gemm_flops,
+    .drive = gemm_drive,
+};

@@ -1,0 +1,478 @@
+/*
+ * peak.c — compute.peak: the FMA throughput of one core or every core, per
+ * ISA (scalar, AVX2+FMA, AVX-512) and precision (fp64, fp32), beside the
+ * theoretical peak of the same cores (cores x measured GHz x FLOPs/cycle of
+ * the ISA on this microarchitecture).
+ *
+ * Each thread keeps 12 independent accumulators in vector registers — more
+ * than FMA latency x FMA pipes (4 x 2 on every current x86 core) — and
+ * applies x = x * a + c to each, where a = 1 and c = 1 are hidden from the
+ * compiler so it cannot turn the FMA into an add. The loop is inline
+ * assembly so the instruction, its width and the dependency chains are
+ * exactly those stated. The AVX-512 kernel is compiled with a target
+ * attribute so it builds everywhere; a kernel the CPU cannot run is never
+ * called and its point is reported as skipped.
+ *
+ * Verification is in closed form: every lane starts at a distinct integer
+ * and grows by exactly 1 per FMA. Every 2^20 trips the kernel checks each
+ * lane (still an exact integer below 2^24, so fp32 is exact too), adds its
+ * growth to a per-thread total and restarts; verify() compares each
+ * thread's total with trips x 48 x lanes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "bench/compute/compute.h"
+#include "solbench/runner.h"
+#include "solbench/sysinfo.h"
+#include "solbench/timer.h"
+#include "solbench/util.h"
+
+_Static_assert(SB__PEAK_ACC == 12 && SB__PEAK_UNROLL == 4,
+               "the assembly below spells out 12 accumulators x 4");
+
+/* ---- kernels ---------------------------------------------------------------- */
+
+int sb__peak_lanes(int isa, int dt)
+{
+    int bytes = dt == SB__DT_FP64 ? 8 : 4;
+    switch (isa) {
+    case SB__ISA_AVX2:
+        return 32 / bytes;
+    case SB__ISA_AVX512:
+        return 64 / bytes;
+    default:
+        return 1;
+    }
+}
+
+double sb__peak_flops_per_trip(int isa, int dt, int threads)
+{
+    return (double)threads * SB__PEAK_FMAS_PER_TRIP *
+           sb__peak_lanes(isa, dt) * 2.0;
+}
+
+double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
+{
+    return (double)trips * SB__PEAK_FMAS_PER_TRIP * sb__peak_lanes(isa, dt);
+}
+
+#if defined(__x86_64__)
+
+#define SB__FMA12(I)                                                         \
+    I " %[c], %[a], %[x0]\n\t" I " %[c], %[a], %[x1]\n\t"                    \
+    I " %[c], %[a], %[x2]\n\t" I " %[c], %[a], %[x3]\n\t"                    \
+    I " %[c], %[a], %[x4]\n\t" I " %[c], %[a], %[x5]\n\t"                    \
+    I " %[c], %[a], %[x6]\n\t" I " %[c], %[a], %[x7]\n\t"                    \
+    I " %[c], %[a], %[x8]\n\t" I " %[c], %[a], %[x9]\n\t"                    \
+    I " %[c], %[a], %[x10]\n\t" I " %[c], %[a], %[x11]\n\t"
+
+/* vfmadd213 x, a, c (Intel order) is x = a * x + c: the multiply is on the
+ * accumulator, so each chain is a true FMA dependency chain. */
+#define SB__PEAK_LOOP(I)                                                     \
+    "1:\n\t" SB__FMA12(I) SB__FMA12(I) SB__FMA12(I) SB__FMA12(I)             \
+    "dec %[n]\n\t"                                                           \
+    "jnz 1b\n\t"
+
+/* One kernel per (ISA, dtype). VT is the register type, ET the element. */
+#define SB__DEFINE_PEAK(FN, TARGET, VT, ET, INSN)                            \
+    __attribute__((target(TARGET), noinline)) static void FN(                \
+        uint64_t trips, sb__peak_tally *t)                                   \
+    {                                                                        \
+        enum { L = sizeof(VT) / sizeof(ET) };                                \
+        ET init[SB__PEAK_ACC][L], fin[SB__PEAK_ACC][L], ones[L];             \
+        for (int i = 0; i < SB__PEAK_ACC; i++)                               \
+            for (int l = 0; l < L; l++)                                      \
+                init[i][l] = (ET)(i * L + l + 1);                            \
+        for (int l = 0; l < L; l++)                                          \
+            ones[l] = (ET)1;                                                 \
+        VT a, c, x[SB__PEAK_ACC];                                            \
+        memcpy(&a, ones, sizeof a);                                          \
+        memcpy(&c, ones, sizeof c);                                          \
+        /* Hide a and c: fma(x, 1, c) must not become an add. */            \
+        __asm__("" : "+v"(a), "+v"(c));                                      \
+        while (trips > 0) {                                                  \
+            uint64_t n = trips < SB__PEAK_CHUNK ? trips : SB__PEAK_CHUNK;    \
+            uint64_t cnt = n;                                                \
+            trips -= n;                                                      \
+            memcpy(x, init, sizeof x);                                       \
+            __asm__ volatile(SB__PEAK_LOOP(INSN)                             \
+                             : [x0] "+v"(x[0]), [x1] "+v"(x[1]),             \
+                               [x2] "+v"(x[2]), [x3] "+v"(x[3]),             \
+                               [x4] "+v"(x[4]), [x5] "+v"(x[5]),             \
+                               [x6] "+v"(x[6]), [x7] "+v"(x[7]),             \
+                               [x8] "+v"(x[8]), [x9] "+v"(x[9]),             \
+                               [x10] "+v"(x[10]), [x11] "+v"(x[11]),         \
+                               [n] "+r"(cnt)                                 \
+                             : [a] "v"(a), [c] "v"(c)                        \
+                             : "cc");                                        \
+            memcpy(fin, x, sizeof fin);                                      \
+            /* Each lane took n x UNROLL steps of +1. */                     \
+            double chunk_want = (double)n * SB__PEAK_UNROLL;                 \
+            for (int i = 0; i < SB__PEAK_ACC; i++)                           \
+                for (int l = 0; l < L; l++) {                                \
+                    double g = (double)fin[i][l] - (double)init[i][l];       \
+                    t->growth += g;                                          \
+                    if (!(g == chunk_want))                                  \
+                        t->bad++;                                            \
+                }                                                            \
+        }                                                                    \
+    }
+
+typedef double sb__v4d __attribute__((vector_size(32)));
+typedef float sb__v8f __attribute__((vector_size(32)));
+typedef double sb__v8d __attribute__((vector_size(64)));
+typedef float sb__v16f __attribute__((vector_size(64)));
+
+SB__DEFINE_PEAK(peak_scalar_fp64, "fma", double, double, "vfmadd213sd")
+SB__DEFINE_PEAK(peak_scalar_fp32, "fma", float, float, "vfmadd213ss")
+SB__DEFINE_PEAK(peak_avx2_fp64, "avx2,fma", sb__v4d, double, "vfmadd213pd")
+SB__DEFINE_PEAK(peak_avx2_fp32, "avx2,fma", sb__v8f, float, "vfmadd213ps")
+SB__DEFINE_PEAK(peak_avx512_fp64, "avx512f", sb__v8d, double, "vfmadd213pd")
+SB__DEFINE_PEAK(peak_avx512_fp32, "avx512f", sb__v16f, float, "vfmadd213ps")
+
+void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
+{
+    bool d = dt == SB__DT_FP64;
+    switch (isa) {
+    case SB__ISA_AVX512:
+        d ? peak_avx512_fp64(trips, t) : peak_avx512_fp32(trips, t);
+        break;
+    case SB__ISA_AVX2:
+        d ? peak_avx2_fp64(trips, t) : peak_avx2_fp32(trips, t);
+        break;
+    default:
+        d ? peak_scalar_fp64(trips, t) : peak_scalar_fp32(trips, t);
+        break;
+    }
+}
+
+#else /* not x86-64: a portable scalar kernel with the same closed form */
+
+#define SB__DEFINE_PEAK_C(FN, ET, FMA)                                       \
+    static void FN(uint64_t trips, sb__peak_tally *t)                        \
+    {                                                                        \
+        ET init[SB__PEAK_ACC], x[SB__PEAK_ACC], a = 1, c = 1;                \
+        __asm__("" : "+r"(a), "+r"(c));                                      \
+        for (int i = 0; i < SB__PEAK_ACC; i++)                               \
+            init[i] = (ET)(i + 1);                                           \
+        while (trips > 0) {                                                  \
+            uint64_t n = trips < SB__PEAK_CHUNK ? trips : SB__PEAK_CHUNK;    \
+            trips -= n;                                                      \
+            memcpy(x, init, sizeof x);                                       \
+            for (uint64_t s = 0; s < n * SB__PEAK_UNROLL; s++)               \
+                for (int i = 0; i < SB__PEAK_ACC; i++)                       \
+                    x[i] = FMA(a, x[i], c);                                  \
+            for (int i = 0; i < SB__PEAK_ACC; i++) {                         \
+                double g = (double)x[i] - (double)init[i];                   \
+                t->growth += g;                                              \
+                if (!(g == (double)n * SB__PEAK_UNROLL))                     \
+                    t->bad++;                                                \
+            }                                                                \
+        }                                                                    \
+    }
+SB__DEFINE_PEAK_C(peak_c_fp64, double, __builtin_fma)
+SB__DEFINE_PEAK_C(peak_c_fp32, float, __builtin_fmaf)
+
+void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
+{
+    (void)isa;
+    dt == SB__DT_FP64 ? peak_c_fp64(trips, t) : peak_c_fp32(trips, t);
+}
+#endif
+
+/* ---- the benchmark ------------------------------------------------------- */
+
+/* Per-thread tallies on their own cache lines. */
+typedef struct peak_slot {
+    sb__peak_tally t;
+    char pad[64 - sizeof(sb__peak_tally)];
+} peak_slot;
+
+typedef struct peak_state {
+    int isa, dt, threads;
+    bool all_cores;
+    uint64_t trips;       /* trips run so far, by every thread */
+    uint64_t block;       /* trips per iteration of the sampling loop */
+    int short_threads;    /* parallel regions that got fewer threads */
+    peak_slot *slot;
+} peak_state;
+
+static const sb_param_def peak_params[] = {
+    {"dtype", SB_P_STR, "fp64,fp32", 0, 0, "fp64|fp32",
+     "precision of the FMAs"},
+    {"isa", SB_P_STR, "auto", 0, 0, "auto|scalar|avx2|avx512",
+     "instruction set; auto = the widest this CPU runs"},
+    {"cores", SB_P_STR, "all", 0, 0, "1|all",
+     "one thread, or all of --threads (one per core by default)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+/* The ISA a point asks for, "auto" resolved against mask. */
+static int peak_isa(const sb_params *p, unsigned mask)
+{
+    const char *s = sb_p_str(p, "isa");
+    return strcmp(s, "auto") == 0 ? sb__isa_best(mask) : sb__isa_parse(s);
+}
+
+static int peak_threads(const sb_params *p, const sb_ctx *ctx)
+{
+    if (strcmp(sb_p_str(p, "cores"), "1") == 0)
+        return 1;
+    return ctx->threads > 0 ? ctx->threads : 1;
+}
+
+static int peak_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+{
+    (void)ctx;
+    if (sb__dtype_parse(sb_p_str(p, "dtype")) < 0 ||
+        sb__dtype_parse(sb_p_str(p, "dtype")) == SB__DT_BF16)
+        return sb_fail(err, SB_EINVAL,
+                       "compute.peak: parameter dtype=%s: expected fp64 or "
+                       "fp32", sb_p_str(p, "dtype"));
+    if (peak_isa(p, sb__isa_supported_mask()) < 0)
+        return sb_fail(err, SB_EINVAL,
+                       "compute.peak: parameter isa=%s: expected auto, "
+                       "scalar, avx2 or avx512", sb_p_str(p, "isa"));
+    return 0;
+}
+
+static int peak_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+                      sb_err *err)
+{
+    unsigned mask = sb__isa_supported_mask();
+    int isa = peak_isa(p, mask);
+    if (isa < 0 || !(mask & (1u << isa)))
+        return sb_fail(err, SB_EUNSUP,
+                       "compute.peak: unsupported: %s not available on this "
+                       "CPU", sb_p_str(p, "isa"));
+    peak_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(err, SB_ENOMEM, "compute.peak: out of memory");
+    s->isa = isa;
+    s->dt = sb__dtype_parse(sb_p_str(p, "dtype"));
+    s->threads = peak_threads(p, ctx);
+    s->all_cores = s->threads == (ctx->threads > 0 ? ctx->threads : 1);
+    s->slot = sb_alloc_aligned(sizeof(peak_slot) * (size_t)s->threads);
+    if (!s->slot) {
+        free(s);
+        return sb_fail(err, SB_ENOMEM, "compute.peak: out of memory");
+    }
+    memset(s->slot, 0, sizeof(peak_slot) * (size_t)s->threads);
+    /* One thread per core, bound, as for every CPU kernel; then one empty
+     * parallel region, so creating the thread pool is never timed. */
+    sb_threads_setup(s->threads);
+    int woke = 0;
+#pragma omp parallel num_threads(s->threads) reduction(+ : woke)
+    woke += 1;
+    SB_KEEP(woke);
+    *state = s;
+    return 0;
+}
+
+static void peak_run(void *state, uint64_t iters)
+{
+    peak_state *s = state;
+    int got = s->threads;
+#pragma omp parallel num_threads(s->threads)
+    {
+        sb__peak_kernel(s->isa, s->dt, iters,
+                        &s->slot[omp_get_thread_num()].t);
+        if (omp_get_thread_num() == 0)
+            got = omp_get_num_threads();
+    }
+    if (got != s->threads)
+        s->short_threads++;
+    s->trips += iters;
+}
+
+/* Peak samples last at least this long. Every sample is one fork/join of
+ * all threads, so a sample that waits on one thread the OS descheduled for
+ * a time slice (~4 ms) is slow as a whole; 20 ms samples keep that, and
+ * the fork/join itself (a few microseconds), to a small share. */
+#define SB__PEAK_SAMPLE_S 20e-3
+
+/* One iteration of the shared sampling loop is a block of trips. */
+static void peak_run_blocks(void *state, uint64_t iters)
+{
+    peak_state *s = state;
+    peak_run(state, iters * s->block);
+}
+
+/* Sizes the block so one sample lasts SB__PEAK_SAMPLE_S, timing every
+ * candidate twice and keeping the faster: one call slowed by preemption or
+ * a waking thread must not fix a tiny block (then every sample would be
+ * mostly fork/join). Then the runner's own loop samples whole blocks. */
+static int peak_measure(void *state, const sb_ctx *ctx, sb_result *r,
+                        sb_err *err)
+{
+    peak_state *s = state;
+    uint64_t b = 256;
+    for (;;) {
+        double t = INFINITY;
+        for (int k = 0; k < 2; k++) {
+            double t0 = sb_now();
+            peak_run(s, b);
+            double dt = sb_now() - t0;
+            if (dt < t)
+                t = dt;
+        }
+        if (t >= SB__PEAK_SAMPLE_S || b >= (1ull << 40))
+            break;
+        double grow = t > 0 ? 1.1 * SB__PEAK_SAMPLE_S / t : 1000.0;
+        grow = grow < 2.0 ? 2.0 : grow > 1000.0 ? 1000.0 : grow;
+        b = (uint64_t)ceil((double)b * grow);
+    }
+    s->block = b;
+    return sb_sample_loop(peak_run_blocks, state, ctx, r, err);
+}
+
+static int peak_verify(void *state, sb_result *r)
+{
+    peak_state *s = state;
+    double want = sb__peak_expected_growth(s->isa, s->dt, s->trips);
+    r->valid = s->trips > 0 && s->short_threads == 0;
+    if (s->short_threads)
+        sb_result_note(r, "verification: OpenMP ran fewer than %d threads",
+                       s->threads);
+    for (int t = 0; t < s->threads; t++) {
+        const sb__peak_tally *tl = &s->slot[t].t;
+        if (tl->bad || tl->growth != want) {
+            if (r->valid)
+                sb_result_note(r,
+                               "verification: thread %d accumulators grew "
+                               "by %.17g, closed form %.17g (%llu lanes "
+                               "off)",
+                               t, tl->growth, want,
+                               (unsigned long long)tl->bad);
+            r->valid = false;
+        }
+    }
+    return 0;
+}
+
+static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
+                        sb_result *r)
+{
+    peak_state *s = state;
+    if (r->stats.p50 <= 0 || r->stats.min <= 0)
+        return;
+    double flops = sb__peak_flops_per_trip(s->isa, s->dt, s->threads) *
+                   (double)s->block;
+    double achieved = flops / r->stats.p50;
+    double best = flops / r->stats.min;
+    sb_result_metric(r, "flops", flops, "FLOP");
+    sb_result_metric(r, "GFLOPs", achieved * 1e-9, "GFLOP/s");
+    sb_result_metric(r, "GFLOPs_best", best * 1e-9, "GFLOP/s");
+    if (strcmp(sb_p_str(p, "isa"), "auto") == 0)
+        sb_result_note(r, "isa=auto ran the %s kernel", sb__isa_name(s->isa));
+
+    /* The clock of every core used, measured at once on all of them (an
+     * all-core clock can be lower than a one-core one). */
+    double ghz_sum = 0;
+#pragma omp parallel num_threads(s->threads) reduction(+ : ghz_sum)
+    ghz_sum += sb_measure_ghz();
+    double ghz = ghz_sum / s->threads;
+    int cores = sb_cores();
+    int used = (cores > 0 && s->threads > cores) ? cores : s->threads;
+
+    sb__uarch u;
+    sb__uarch_detect(&u);
+    double fpc = u.fpc[s->isa][s->dt == SB__DT_FP64 ? 0 : 1];
+    const char *dt = sb__dtype_name(s->dt);
+    char name[48];
+    if (ghz > 0 && fpc > 0) {
+        double theo = used * ghz * 1e9 * fpc;
+        sb_result_metric(r, "theoretical_GFLOPs", theo * 1e-9, "GFLOP/s");
+        sb_result_metric(r, "pct_of_theoretical", 100.0 * achieved / theo,
+                         "%");
+        sb_result_note(r,
+                       "theoretical = %d core%s x %.3f GHz (measured, "
+                       "dependent-add chain) x %g FLOP/cycle (%s %s: %s)",
+                       used, used == 1 ? "" : "s", ghz, fpc, u.name,
+                       sb__isa_name(s->isa), u.source[s->isa]);
+        if (s->all_cores) {
+            snprintf(name, sizeof name, "peak.%s.theoretical", dt);
+            if (theo > sb_ceil_get(&ctx->ceil, name))
+                sb_ceil_set(&ctx->ceil, name, theo, "theoretical");
+        }
+    }
+    sb_result_metric(r, "GHz", ghz, "GHz");
+    sb_result_metric(r, "flops_per_cycle", fpc, "FLOP/cycle");
+    /* The all-core figure is the ceiling later benches compare against: a
+     * speed of light, so the best sample (the least disturbed one) of the
+     * best ISA measured. */
+    if (s->all_cores && r->valid) {
+        snprintf(name, sizeof name, "peak.%s", dt);
+        if (best > sb_ceil_get(&ctx->ceil, name))
+            sb_ceil_set(&ctx->ceil, name, best, "measured");
+    }
+}
+
+static void peak_teardown(void *state)
+{
+    peak_state *s = state;
+    if (!s)
+        return;
+    sb_free_aligned(s->slot);
+    free(s);
+}
+
+/* The runner drives this one once the point is known to be runnable. */
+static const sb_bench peak_inner = {
+    .name = "compute.peak",
+    .area = "compute",
+    .backend = "cpu",
+    .desc = "FMA throughput per ISA and precision",
+    .params = peak_params,
+    .setup = peak_setup,
+    .run = peak_run,
+    .measure = peak_measure,
+    .verify = peak_verify,
+    .report = peak_report,
+    .teardown = peak_teardown,
+};
+
+int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+                        sb_err *err, unsigned mask)
+{
+    int isa = peak_isa(p, mask);
+    if (isa < 0)
+        return sb_fail(err, SB_EINVAL, "compute.peak: parameter isa=%s: "
+                       "unknown", sb_p_str(p, "isa"));
+    if (!(mask & (1u << isa))) {
+        sb_result *r = sb_results_push(out);
+        if (!r)
+            return sb_fail(err, SB_ENOMEM, "compute.peak: out of memory");
+        sb_result_init(r, "compute.peak", "compute", "cpu");
+        r->params = *p;
+        r->skipped = true;
+        r->valid = false;
+        sb_result_note(r, "unsupported: %s not available on this CPU",
+                       sb__isa_name(isa));
+        return 0;
+    }
+    return sb_run_point(&peak_inner, p, ctx, out, err);
+}
+
+static int peak_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+                      sb_err *err)
+{
+    return sb__peak_drive_mask(p, ctx, out, err, sb__isa_supported_mask());
+}
+
+const sb_bench compute_peak = {
+    .name = "compute.peak",
+    .area = "compute",
+    .backend = "cpu",
+    .desc = "FMA throughput (scalar, AVX2, AVX-512; fp64, fp32) vs the "
+            "theoretical peak",
+    .params = peak_params,
+    .quick = "isa=auto cores=all dtype=fp64,fp32",
+    .full = "isa=scalar,avx2,avx512 cores=1,all dtype=fp64,fp32",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = peak_check,
+    .drive = peak_drive,
+};

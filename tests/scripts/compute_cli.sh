@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# compute_cli.sh SOLBENCH — the compute area end to end: compute.peak then
+# compute.gemm in one run, checked through the JSON document (valid
+# results, the metrics and ceilings they promise, MFU against the peak the
+# same run measured, the BLAS note), and bad compute parameters exiting 2
+# with a line that names the parameter.
+set -u
+sb=$1
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail=0
+die() { echo "FAIL: $*" >&2; fail=1; }
+
+"$sb" run --no-store --quiet --backend cpu --bench compute.peak,compute.gemm \
+    -p dtype=fp64 -p shape=square -p n=192 -p cores=all \
+    --min-time 0.05 --json "$d/r.json" >"$d/out" 2>&1 ||
+    { cat "$d/out"; die "run exited $?"; }
+python3 - "$d/r.json" <<'PY' || fail=1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+res = doc["results"]
+bad = []
+peak = [r for r in res if r["bench"] == "compute.peak"]
+gemm = [r for r in res if r["bench"] == "compute.gemm"]
+if len(peak) != 1 or len(gemm) != 1:
+    bad.append("want one peak and one gemm result, got %d, %d" % (len(peak), len(gemm)))
+for r in peak + gemm:
+    if not r["valid"]:
+        bad.append("%s not valid: %s" % (r["bench"], r["notes"]))
+if peak:
+    m = peak[0]["metrics"]
+    for k in ("GFLOPs", "GFLOPs_best", "theoretical_GFLOPs", "pct_of_theoretical", "GHz"):
+        if k not in m or not m[k]["value"] > 0:
+            bad.append("compute.peak metric %s missing or not positive" % k)
+    if "GFLOPs" in m and "GFLOPs_best" in m and m["GFLOPs_best"]["value"] < m["GFLOPs"]["value"]:
+        bad.append("best below median")
+if gemm and peak:
+    m = gemm[0]["metrics"]
+    flops = 2 * 192 ** 3
+    p50 = gemm[0]["stats"]["p50"]
+    if abs(m["GFLOPs"]["value"] - flops / p50 * 1e-9) > 1e-6 * m["GFLOPs"]["value"]:
+        bad.append("GFLOPs is not 2MNK / median")
+    best = peak[0]["metrics"]["GFLOPs_best"]["value"]
+    if "MFU" not in m:
+        bad.append("no MFU although compute.peak ran first")
+    elif abs(m["MFU"]["value"] - m["GFLOPs"]["value"] / best) > 1e-9:
+        bad.append("MFU %g != GFLOPs / peak.fp64 %g" % (m["MFU"]["value"], m["GFLOPs"]["value"] / best))
+    if not any("BLAS: OpenBLAS core" in n for n in gemm[0]["notes"]):
+        bad.append("no BLAS note")
+for b in bad:
+    print("FAIL:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+
+# An ISA the CPU lacks is a skipped result with a reason, and exit 0.
+if ! grep -q avx512f /proc/cpuinfo 2>/dev/null; then
+    "$sb" run --no-store --backend cpu --bench compute.peak -p isa=avx512 \
+        -p dtype=fp32 --min-time 0.01 >"$d/out" 2>&1 ||
+        die "isa=avx512 on a CPU without it exited $?"
+    grep -q "unsupported: avx512 not available on this CPU" "$d/out" ||
+        die "no 'unsupported' line for isa=avx512: $(cat "$d/out")"
+fi
+
+# Bad input: exit 2, one line naming the parameter.
+expect2() {
+    local what=$1; shift
+    "$sb" run --no-store --quiet --backend cpu "$@" >"$d/out" 2>"$d/err"
+    local rc=$?
+    [ $rc -eq 2 ] || die "$* exited $rc, want 2"
+    grep -q "$what" "$d/err" || die "$*: stderr does not name $what: $(cat "$d/err")"
+}
+expect2 "isa=avx3" --bench compute.peak -p isa=avx3
+expect2 "dtype=fp16" --bench compute.peak -p dtype=fp16
+expect2 "cores=3" --bench compute.peak -p cores=3
+expect2 "dtype=int8" --bench compute.gemm -p dtype=int8
+expect2 "n=-5" --bench compute.gemm -p n=-5
+expect2 "shape=square" --bench compute.gemm -p shape=llm -p m=64
+expect2 "n=2000000" --bench compute.gemm -p n=2000000
+exit $fail
