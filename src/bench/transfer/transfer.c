@@ -1,0 +1,358 @@
+/*
+ * transfer.c — the Host-transfer area: transfer.h2d, transfer.d2h and
+ * transfer.bidir (both directions at once, on two streams, each direction
+ * reported), against the device interface (device.h).
+ *
+ * Timing follows nvbandwidth: a sample is one batch of `reps` copies queued
+ * back to back on a stream and timed around the whole batch (CUDA events on
+ * the cuda backend, the monotonic clock on the host backend), so launch
+ * overhead is spread over the batch. Validation copies the data back and
+ * compares every byte with the pattern that was sent.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/transfer/transfer.h"
+#include "solbench/runner.h"
+#include "solbench/timer.h"
+#include "solbench/util.h"
+
+static const sb_param_def xfer_params[] = {
+    {"size", SB_P_SIZE, "64MiB", 1, 64.0 * 1073741824.0, NULL,
+     "bytes per copy"},
+    {"host", SB_P_STR, "pageable,pinned", 0, 0, "pageable|pinned|wc",
+     "host memory: pageable, pinned (page-locked) or write-combined"},
+    {"device", SB_P_INT, "0", 0, 1024, NULL, "device index"},
+    {"numa", SB_P_INT, "-1", -1, 4096, NULL,
+     "host backend: NUMA node of the device buffer (-1: first touch)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static sb_host_kind kind_of(const char *s)
+{
+    if (strcmp(s, "pinned") == 0)
+        return SB_HOST_PINNED;
+    if (strcmp(s, "wc") == 0)
+        return SB_HOST_WC;
+    return SB_HOST_PAGEABLE;
+}
+
+static void fill_pattern(uint64_t *p, size_t words, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < words; i++)
+        p[i] = sb_rng_next(&s);
+}
+
+size_t sb_xfer_count_wrong(const void *got, size_t bytes, uint64_t seed)
+{
+    const uint64_t *g = got;
+    uint64_t s = seed;
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes / 8; i++)
+        wrong += g[i] != sb_rng_next(&s);
+    /* A tail shorter than a word is compared byte by byte. */
+    size_t tail = bytes % 8;
+    if (tail) {
+        uint64_t w = sb_rng_next(&s);
+        const unsigned char *gb = (const unsigned char *)got + bytes - tail;
+        for (size_t i = 0; i < tail; i++)
+            wrong += gb[i] != (unsigned char)(w >> (8 * i));
+    }
+    return wrong;
+}
+
+static void fill_bytes(void *p, size_t bytes, uint64_t seed)
+{
+    fill_pattern(p, bytes / 8, seed);
+    size_t tail = bytes % 8;
+    if (tail) {
+        uint64_t s = seed;
+        uint64_t w = 0;
+        for (size_t i = 0; i <= bytes / 8; i++)
+            w = sb_rng_next(&s);
+        unsigned char *pb = (unsigned char *)p + bytes - tail;
+        for (size_t i = 0; i < tail; i++)
+            pb[i] = (unsigned char)(w >> (8 * i));
+    }
+}
+
+#define SEED_H2D 0x1234567ull
+#define SEED_D2H 0x7654321ull
+
+void sb_xfer_teardown(void *state)
+{
+    sb_xfer_state *s = state;
+    if (!s)
+        return;
+    if (s->dev) {
+        s->ops->host_free(s->dev, s->h_src, s->bytes, s->kind);
+        s->ops->host_free(s->dev, s->h_dst, s->bytes, s->kind);
+        free(s->h_check);
+        s->ops->dev_free(s->dev, s->d_a);
+        s->ops->dev_free(s->dev, s->d_b);
+        s->ops->close(s->dev);
+    }
+    free(s->dir_samples[0]);
+    free(s->dir_samples[1]);
+    free(s);
+}
+
+int sb_xfer_setup_with(const sb_dev_ops *ops, sb_xfer_mode mode,
+                       const sb_params *p, void **state, sb_err *err)
+{
+    sb_xfer_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    s->ops = ops;
+    s->mode = mode;
+    s->bytes = (size_t)sb_p_num(p, "size");
+    s->kind = kind_of(sb_p_str(p, "host"));
+    int rc = ops->open((int)sb_p_int(p, "device"), (int)sb_p_int(p, "numa"),
+                       &s->dev, err);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    ops->describe(s->dev, s->where, sizeof s->where);
+    bool need_h2d = mode != SB_XFER_D2H, need_d2h = mode != SB_XFER_H2D;
+    if (need_h2d) {
+        if (!(s->h_src = ops->host_alloc(s->dev, s->bytes, s->kind, err)) ||
+            !(s->d_a = ops->dev_alloc(s->dev, s->bytes, err)))
+            goto fail;
+        fill_bytes(s->h_src, s->bytes, SEED_H2D);
+    }
+    if (need_d2h) {
+        if (!(s->h_dst = ops->host_alloc(s->dev, s->bytes, s->kind, err)) ||
+            !(s->d_b = ops->dev_alloc(s->dev, s->bytes, err)))
+            goto fail;
+        /* The device source of D2H holds a known pattern. */
+        void *pat = malloc(s->bytes);
+        if (!pat) {
+            sb_fail(err, SB_ENOMEM, "out of memory");
+            goto fail;
+        }
+        fill_bytes(pat, s->bytes, SEED_D2H);
+        rc = ops->copy(s->dev, s->d_b, pat, s->bytes, SB_H2D, err);
+        free(pat);
+        if (rc)
+            goto fail;
+    }
+    s->h_check = malloc(s->bytes);
+    if (!s->h_check) {
+        sb_fail(err, SB_ENOMEM, "out of memory");
+        goto fail;
+    }
+    *state = s;
+    return 0;
+fail:
+    rc = err->code ? err->code : SB_ENOMEM;
+    sb_xfer_teardown(s);
+    return rc;
+}
+
+/* The copy jobs of one sample. */
+static int make_jobs(sb_xfer_state *s, int reps, sb_copy_job *jobs)
+{
+    int n = 0;
+    if (s->mode != SB_XFER_D2H)
+        jobs[n++] = (sb_copy_job){s->d_a, s->h_src, s->bytes, SB_H2D, reps};
+    if (s->mode != SB_XFER_H2D)
+        jobs[n++] = (sb_copy_job){s->h_dst, s->d_b, s->bytes, SB_D2H, reps};
+    return n;
+}
+
+static int push_dir(sb_xfer_state *s, int d, double v)
+{
+    if (s->n_dir[d] == s->cap_dir[d]) {
+        size_t cap = s->cap_dir[d] ? 2 * s->cap_dir[d] : 64;
+        double *x = realloc(s->dir_samples[d], cap * sizeof *x);
+        if (!x)
+            return SB_ENOMEM;
+        s->dir_samples[d] = x;
+        s->cap_dir[d] = cap;
+    }
+    s->dir_samples[d][s->n_dir[d]++] = v;
+    return 0;
+}
+
+int sb_xfer_measure(void *state, const sb_ctx *ctx, sb_result *r, sb_err *err)
+{
+    sb_xfer_state *s = state;
+    sb_copy_job jobs[2];
+    double secs[2];
+    double target = SB_MIN_SAMPLE_TICKS * ctx->tick_s;
+    if (target < SB_MIN_SAMPLE_S)
+        target = SB_MIN_SAMPLE_S;
+
+    /* Calibrate the batch so one sample lasts at least the target; each
+     * candidate is timed twice and the faster time decides, so one slow
+     * first call does not fix the batch too small (see runner.c). */
+    int reps = 1;
+    for (;;) {
+        double t = 0;
+        for (int rep = 0; rep < 2; rep++) {
+            int n = make_jobs(s, reps, jobs);
+            if (s->ops->timed_copies(s->dev, jobs, n, secs, err))
+                return err->code ? err->code : SB_EIO;
+            double dt = n == 2 && secs[1] > secs[0] ? secs[1] : secs[0];
+            if (rep == 0 || dt < t)
+                t = dt;
+        }
+        if (t >= target || reps >= (1 << 20))
+            break;
+        double grow = t > 0 ? 1.25 * target / t : 16.0;
+        reps = (int)fmin((double)(1 << 20), ceil(reps * fmax(2.0, fmin(grow, 1000.0))));
+    }
+    for (int w = 0; w < ctx->warmup; w++) {
+        int n = make_jobs(s, reps, jobs);
+        if (s->ops->timed_copies(s->dev, jobs, n, secs, err))
+            return err->code ? err->code : SB_EIO;
+    }
+    double start = sb_now();
+    while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
+        int n = make_jobs(s, reps, jobs);
+        if (s->ops->timed_copies(s->dev, jobs, n, secs, err))
+            return err->code ? err->code : SB_EIO;
+        /* A bidirectional sample is the pair's span: the slower stream. */
+        double t = n == 2 && secs[1] > secs[0] ? secs[1] : secs[0];
+        if (sb_result_add_sample(r, t / reps))
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+        for (int j = 0; j < n; j++)
+            if (push_dir(s, jobs[j].dir == SB_H2D ? 0 : 1, secs[j] / reps))
+                return sb_fail(err, SB_ENOMEM, "out of memory");
+        if (r->n_samples >= 100000)
+            break;
+    }
+    sb_result_metric(r, "inner_iters", reps, "");
+    sb_result_finish_stats(r);
+    return 0;
+}
+
+int sb_xfer_verify(void *state, sb_result *r)
+{
+    sb_xfer_state *s = state;
+    sb_err err = {0};
+    size_t wrong = 0;
+    if (s->mode != SB_XFER_D2H) {
+        /* What the timed H2D copies left on the device. */
+        if (s->ops->copy(s->dev, s->h_check, s->d_a, s->bytes, SB_D2H, &err))
+            return err.code;
+        size_t w = sb_xfer_count_wrong(s->h_check, s->bytes, SEED_H2D);
+        if (w)
+            sb_result_note(r, "h2d: %zu wrong words after the copy", w);
+        wrong += w;
+    }
+    if (s->mode != SB_XFER_H2D) {
+        size_t w = sb_xfer_count_wrong(s->h_dst, s->bytes, SEED_D2H);
+        if (w)
+            sb_result_note(r, "d2h: %zu wrong words after the copy", w);
+        wrong += w;
+    }
+    sb_result_metric(r, "wrong", (double)wrong, "words");
+    r->valid = wrong == 0;
+    return 0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void sb_xfer_report(void *state, const sb_params *p, sb_ctx *ctx, sb_result *r)
+{
+    sb_xfer_state *s = state;
+    static const char *names[2] = {"h2d", "d2h"};
+    for (int d = 0; d < 2; d++) {
+        if (s->n_dir[d] == 0)
+            continue;
+        qsort(s->dir_samples[d], s->n_dir[d], sizeof(double), cmp_d);
+        double med = sb_percentile_sorted(s->dir_samples[d], s->n_dir[d], 0.5);
+        double best = s->dir_samples[d][0];
+        char m[32];
+        snprintf(m, sizeof m, "%s_GBps", names[d]);
+        sb_result_metric(r, m, s->bytes / med * 1e-9, "GB/s");
+        snprintf(m, sizeof m, "%s_GBps_best", names[d]);
+        sb_result_metric(r, m, s->bytes / best * 1e-9, "GB/s");
+        if (strcmp(s->ops->name, "host") != 0) {
+            char key[40];
+            snprintf(key, sizeof key, "host.%s.%s", names[d],
+                     sb_host_kind_name(s->kind));
+            double prev = sb_ceil_get(&ctx->ceil, key);
+            if (s->bytes / best > prev)
+                sb_ceil_set(&ctx->ceil, key, s->bytes / best, "measured");
+        }
+    }
+    sb_result_note(r, "%s", s->where);
+}
+
+double sb_xfer_footprint(const sb_params *p, const sb_ctx *ctx)
+{
+    /* Two host buffers, two device buffers and a check buffer at most; on
+     * the host backend the device buffers are host memory too. */
+    return 5.0 * sb_p_num(p, "size");
+}
+
+static double bytes_one(const sb_params *p) { return sb_p_num(p, "size"); }
+static double bytes_two(const sb_params *p) { return 2.0 * sb_p_num(p, "size"); }
+
+static int setup_h2d(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+{
+    return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_H2D, p, st, e);
+}
+static int setup_d2h(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+{
+    return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_D2H, p, st, e);
+}
+static int setup_bidir(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+{
+    return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_BIDIR, p, st, e);
+}
+
+#define XFER_QUICK "size=1MiB,64MiB host=pageable,pinned"
+#define XFER_FULL "size=4KiB..1GiB:x4 host=pageable,pinned,wc"
+
+#define XFER_BENCH(sym, nm, dsc, setupfn, bytesfn, be)                       \
+    const sb_bench sym = {                                                   \
+        .name = nm, .area = "transfer", .backend = be, .desc = dsc,          \
+        .params = xfer_params, .quick = XFER_QUICK, .full = XFER_FULL,       \
+        .flags = SB_BF_QUICK | SB_BF_FULL, .footprint = sb_xfer_footprint,   \
+        .bytes = bytesfn, .setup = setupfn, .measure = sb_xfer_measure,      \
+        .verify = sb_xfer_verify, .report = sb_xfer_report,                  \
+        .teardown = sb_xfer_teardown}
+
+XFER_BENCH(sb_bench_transfer_h2d, "transfer.h2d",
+           "host to device copies (host backend: host-to-host memcpy)",
+           setup_h2d, bytes_one, "host");
+XFER_BENCH(sb_bench_transfer_d2h, "transfer.d2h",
+           "device to host copies (host backend: host-to-host memcpy)",
+           setup_d2h, bytes_one, "host");
+XFER_BENCH(sb_bench_transfer_bidir, "transfer.bidir",
+           "both directions at once on two streams, each direction reported",
+           setup_bidir, bytes_two, "host");
+
+#ifdef SB_HAVE_CUDA
+static int csetup_h2d(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+{
+    return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_H2D, p, st, e);
+}
+static int csetup_d2h(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+{
+    return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_D2H, p, st, e);
+}
+static int csetup_bidir(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+{
+    return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_BIDIR, p, st, e);
+}
+XFER_BENCH(sb_bench_cuda_transfer_h2d, "transfer.h2d",
+           "host to device copies over the copy engine (CUDA events)",
+           csetup_h2d, bytes_one, "cuda");
+XFER_BENCH(sb_bench_cuda_transfer_d2h, "transfer.d2h",
+           "device to host copies over the copy engine (CUDA events)",
+           csetup_d2h, bytes_one, "cuda");
+XFER_BENCH(sb_bench_cuda_transfer_bidir, "transfer.bidir",
+           "both directions at once on two streams (CUDA events)",
+           csetup_bidir, bytes_two, "cuda");
+#endif
