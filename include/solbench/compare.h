@@ -1,0 +1,152 @@
+/*
+ * compare.h — comparing two runs point by point: the two-sided
+ * Mann–Whitney U test on raw samples, verdicts (improved, regressed,
+ * unchanged, not comparable), the like-with-like check of configs and
+ * machine fingerprints, and the renderings of a comparison (table, JSON,
+ * JUnit XML, Markdown). docs/STORE.md explains the statistics.
+ */
+#ifndef SOLBENCH_COMPARE_H
+#define SOLBENCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "solbench/error.h"
+#include "solbench/output.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Mann–Whitney U ------------------------------------------------------ */
+
+/* Largest sample size per side for which the exact null distribution is
+ * used (when there are no ties); above it, the normal approximation. */
+#define SB_MWU_EXACT_MAX 20
+
+typedef struct sb_mwu {
+    size_t n1, n2;
+    double u1;  /* U of the first sample: pairs (a > b) + half the ties */
+    double z;   /* normal approximation's statistic (0 when exact) */
+    double p;   /* two-sided p-value */
+    bool exact; /* exact distribution used */
+    bool ties;  /* the pooled samples hold ties */
+} sb_mwu;
+
+/* Two-sided test of a against b. Exact when both sizes are at most
+ * SB_MWU_EXACT_MAX and there are no ties; otherwise normal approximation
+ * with tie correction and continuity correction. SB_EINVAL when a side
+ * is empty or a value is not finite. */
+int sb_mwu_test(const double *a, size_t na, const double *b, size_t nb,
+                sb_mwu *out);
+/* Exact P(U <= u) under the null for sizes n1, n2 (no ties); negative
+ * when the sizes are too large for the table (n1 * n2 > 10000). */
+double sb_mwu_exact_cdf(size_t n1, size_t n2, double u);
+
+/* ---- verdicts ------------------------------------------------------------ */
+
+#define SB_CMP_ALPHA 0.01    /* default significance level */
+#define SB_CMP_THRESHOLD 5.0 /* default minimal change, percent */
+#define SB_CMP_MIN_SAMPLES 5 /* fewer per side: "too few samples" */
+
+typedef enum sb_verdict {
+    SB_VERDICT_UNCHANGED = 0,
+    SB_VERDICT_IMPROVED,
+    SB_VERDICT_REGRESSED,
+    SB_VERDICT_NOT_COMPARABLE
+} sb_verdict;
+
+const char *sb_verdict_name(sb_verdict v);
+
+typedef struct sb_cmp_opts {
+    double alpha;         /* p below this counts as significant */
+    double threshold_pct; /* |change| must exceed this, percent */
+    bool allow_mismatch;  /* compare anyway, mark lines "mismatched" */
+} sb_cmp_opts;
+
+void sb_cmp_opts_default(sb_cmp_opts *o);
+
+/* One matched (or unmatched) point. */
+typedef struct sb_cmp_line {
+    char bench[64];
+    char backend[16];
+    char params[256]; /* human text of the point */
+    char key[512];    /* sb_point_key */
+    char metric[40];  /* headline metric compared */
+    char unit[16];
+    bool higher_better;
+    double a_value, b_value; /* headline figures (median based) */
+    double change_pct;       /* (b - a) / a * 100 of the headline */
+    size_t na, nb;           /* samples per side */
+    sb_mwu test;
+    bool tested;      /* the U test ran */
+    bool few_samples; /* fewer than SB_CMP_MIN_SAMPLES on a side */
+    bool mismatched;  /* the runs' configs or machines differ */
+    sb_verdict verdict;
+    char why[160]; /* reason for not comparable, or a warning */
+    int ia, ib;    /* index in A's and B's results, -1 absent */
+} sb_cmp_line;
+
+typedef struct sb_cmp {
+    sb_cmp_line *lines;
+    size_t n;
+    int count[4]; /* lines per verdict */
+    bool mismatched;
+    double alpha, threshold_pct;
+    char a_id[64], b_id[64]; /* run ids (or file names) */
+} sb_cmp;
+
+void sb_cmp_free(sb_cmp *c);
+
+/* Judges one line from raw samples (seconds per iteration). Uses
+ * line->higher_better and, when both are > 0, line->a_value/b_value for
+ * the change; otherwise fills them with the sample medians (seconds). */
+void sb_cmp_judge(sb_cmp_line *line, const double *a, size_t na,
+                  const double *b, size_t nb, const sb_cmp_opts *o);
+
+/* Judges one pair of results of the same point: not comparable when one
+ * is invalid or skipped; else compares their headline metric (as
+ * sb_result_headline picks it, direction included) and their samples. */
+void sb_cmp_judge_results(sb_cmp_line *line, const sb_result *a,
+                          const sb_result *b, const sb_cmp_opts *o);
+/* Recounts c->count after verdicts were changed. */
+void sb_cmp_recount(sb_cmp *c);
+
+/* Matches every point of A with B (same bench, backend and parameters;
+ * repeated points in order of appearance) and judges each pair. Points
+ * found on one side only are "not comparable". */
+int sb_compare_runs(const sb_run *a, const sb_run *b, const sb_cmp_opts *o,
+                    sb_cmp *out, sb_err *err);
+
+/* ---- like with like ------------------------------------------------------ */
+
+typedef struct sb_diff_list {
+    char **lines; /* "config.threads: 2 vs 1" (owned) */
+    size_t n, cap;
+} sb_diff_list;
+
+void sb_diff_free(sb_diff_list *d);
+/* Appends a line for every JSON path where a and b differ (objects walked
+ * by key, arrays by index). `path` prefixes the lines. */
+void sb_json_diff(const json_t *a, const json_t *b, const char *path,
+                  sb_diff_list *d);
+/* The fields that make two runs not comparable: every difference of the
+ * configs, and, when the machine fingerprints differ, that and every
+ * differing field of the system descriptions. Returns the count. */
+size_t sb_runs_mismatch(const sb_run *a, const sb_run *b, sb_diff_list *d);
+
+/* ---- renderings ---------------------------------------------------------- */
+
+void sb_cmp_print(FILE *f, const sb_cmp *c);
+int sb_cmp_write_json(const sb_cmp *c, const char *path, sb_err *err);
+int sb_cmp_write_junit(const sb_cmp *c, const char *suite, double seconds,
+                       const char *path, sb_err *err);
+int sb_cmp_write_markdown(const sb_cmp *c, const char *title, const char *path,
+                          sb_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * store.h — the results store (SQLite): every run kept as a baseline.
+ *
+ * One database file holds every run ever stored: the run document as it
+ * was written (JSON, schema "solbench.run/1"), and normalised tables of
+ * runs, results and raw samples for queries (history, baselines). Writes
+ * are one transaction per run in WAL mode with a busy timeout, so a run
+ * killed at any moment leaves the database valid and two runs writing at
+ * once both land. docs/STORE.md describes the schema and its versions.
+ */
+#ifndef SOLBENCH_STORE_H
+#define SOLBENCH_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "solbench/error.h"
+#include "solbench/output.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the database layout this build writes; a database with a
+ * higher version was written by a newer solbench and is refused. */
+#define SB_STORE_SCHEMA_VERSION 1
+
+typedef struct sb_store sb_store;
+
+/* The database path: `explicit` if non-NULL, else $SOLBENCH_DB, else
+ * $XDG_DATA_HOME/solbench/results.db, else ~/.local/share/solbench/
+ * results.db. Creates the parent folder. */
+int sb_store_path(const char *explicit_path, char *out, size_t len,
+                  sb_err *err);
+/* Opens (creating if needed) and checks the database: a file that is not
+ * a SQLite database, is damaged, belongs to another program or was
+ * written by a newer solbench gives SB_EINVAL with a message naming it. */
+int sb_store_open(const char *path, sb_store **st, sb_err *err);
+/* Stores a whole run in one transaction. A run whose run_id is already
+ * stored is left as it is (not duplicated). */
+int sb_store_save_run(sb_store *st, const sb_run *run, sb_err *err);
+/* Like sb_store_save_run, for runs from elsewhere (import): the version
+ * and commit recorded are the run's own, never this build's. *inserted
+ * (may be NULL) tells whether the run was new. */
+int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
+                        sb_err *err);
+void sb_store_close(sb_store *st);
+/* sb_store_path then sb_store_open; the path used goes to path_out (may
+ * be NULL). */
+int sb_store_open_default(const char *explicit_path, sb_store **st,
+                          char *path_out, size_t len, sb_err *err);
+
+/* Resolves a run reference — "last", a baseline name, a run id or an
+ * unambiguous prefix of one — to a run id. SB_EINVAL when none or
+ * several match. */
+int sb_store_resolve(sb_store *st, const char *ref, char *run_id, size_t len,
+                     sb_err *err);
+/* Loads a stored run (by reference, as above) into run, which needs no
+ * sb_run_init beforehand (it is overwritten); sb_run_free it after, also
+ * on failure. */
+int sb_store_load_run(sb_store *st, const char *ref, sb_run *run, sb_err *err);
+/* Number of stored runs (for tests and summaries); negative on error. */
+long sb_store_count_runs(sb_store *st, sb_err *err);
+
+/* ---- history ------------------------------------------------------------- */
+
+/* One result of one run, newest run first, results in run order. */
+typedef struct sb_store_hist_row {
+    const char *run_id;
+    const char *started_at;
+    const char *tags; /* compact JSON object */
+    const char *bench;
+    const char *backend;
+    const char *params; /* "size=67108864 nt=0" */
+    const char *metric; /* headline metric name, "" if none */
+    const char *unit;
+    double value; /* headline value */
+    double cv;    /* of the samples */
+    long n_samples;
+    bool valid, skipped;
+} sb_store_hist_row;
+
+typedef int (*sb_store_hist_fn)(const sb_store_hist_row *row, void *arg);
+
+/* Calls fn for every result of the `last_runs` newest runs (0: all) that
+ * have a result of `bench` (NULL: any; only that bench's rows are given).
+ * A non-zero return from fn stops the walk and is returned. */
+int sb_store_history(sb_store *st, const char *bench, int last_runs,
+                     sb_store_hist_fn fn, void *arg, sb_err *err);
+
+/* ---- baselines ----------------------------------------------------------- */
+
+/* Names a run (a reference as for sb_store_resolve; NULL means "last") as
+ * baseline `name`, replacing an earlier baseline of that name. */
+int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
+                          sb_err *err);
+/* SB_EINVAL when there is no such baseline. */
+int sb_store_baseline_rm(sb_store *st, const char *name, sb_err *err);
+
+typedef struct sb_store_baseline {
+    const char *name;
+    const char *run_id;
+    const char *created_at; /* when the name was set */
+    const char *started_at; /* of the run */
+    const char *tags;
+    long n_results;
+} sb_store_baseline;
+
+typedef int (*sb_store_baseline_fn)(const sb_store_baseline *b, void *arg);
+int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
+                           sb_err *err);
+
+/* ---- helpers shared with compare ----------------------------------------- */
+
+/* The canonical key of a measured point: "bench|backend|k=v k=v" with the
+ * parameters sorted by name and in canonical text. */
+const char *sb_point_key(const sb_result *r, char *buf, size_t len);
+/* Human text of a point ("size=64MiB nt=false"); sizes are shown with
+ * units also for a result read back from JSON, by the registered bench's
+ * parameter definitions. */
+const char *sb_point_text(const sb_result *r, char *buf, size_t len);
+/* FNV-1a hex of the canonical (sorted keys, compact) JSON of config. */
+void sb_config_hash(const json_t *config, char out[17]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

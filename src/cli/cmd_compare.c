@@ -1,0 +1,157 @@
+/*
+ * cmd_compare.c — `solbench compare A B`: per benchmark and parameter
+ * point, A's and B's headline figures, the change, the p-value of a
+ * two-sided Mann–Whitney U test on the raw samples and a verdict. Runs
+ * whose configs or machines differ are refused (exit 2) with the list of
+ * differing fields, unless --allow-mismatch.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "solbench/compare.h"
+#include "solbench/store.h"
+
+static const char compare_help[] =
+    "usage: solbench compare A B [options]\n"
+    "  A, B: a run id (or a unique prefix), a baseline name, 'last', or a\n"
+    "        JSON run document (a path to an existing file)\n"
+    "  --alpha P          significance level of the U test (default 0.01)\n"
+    "  --threshold PCT    minimal change that counts, percent (default 5)\n"
+    "  --allow-mismatch   compare runs whose config or machine differ; every\n"
+    "                     line is then marked 'mismatched'\n"
+    "  --json FILE        write the comparison (schema solbench.compare/1)\n"
+    "  --db PATH          results database\n"
+    "The exit code is 0 when the comparison was made, whatever the verdicts\n"
+    "(use 'solbench check' to gate), 2 on bad input or refused runs.\n";
+
+static int parse_real(const char *opt, const char *s, double lo, double hi,
+                      double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v > lo) || !(v < hi))
+        return sb_cli_usage("compare", "%s %s: expected a number in (%g, %g)",
+                            opt, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* Loads one side: an existing file is a JSON run document; anything else
+ * is looked up in the store (opened on first need). */
+static int load_side(const char *ref, const char *db, sb_store **st,
+                     sb_run *run, sb_err *err)
+{
+    struct stat sb;
+    if (stat(ref, &sb) == 0 && S_ISREG(sb.st_mode))
+        return sb_run_read_json(ref, run, err);
+    if (!*st) {
+        int rc = sb_store_open_default(db, st, NULL, 0, err);
+        if (rc) {
+            sb_run_init(run); /* so the caller can free it */
+            return rc;
+        }
+    }
+    return sb_store_load_run(*st, ref, run, err); /* initialises run */
+}
+
+int sb_cmd_compare(int argc, char **argv)
+{
+    const char *db = NULL, *json = NULL, *refs[2] = {NULL, NULL};
+    sb_cmp_opts o;
+    sb_cmp_opts_default(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(compare_help, stdout);
+            return 0;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
+            if (m < 0)
+                return 2;
+            db = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
+            if (m < 0)
+                return 2;
+            json = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
+            if (m < 0 || parse_real("--alpha", v, 0.0, 1.0, &o.alpha))
+                return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--threshold", &v))) {
+            if (m < 0 ||
+                parse_real("--threshold", v, -1e-300, 1e6, &o.threshold_pct))
+                return 2;
+        } else if (strcmp(argv[i], "--allow-mismatch") == 0) {
+            o.allow_mismatch = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return sb_cli_usage("compare",
+                                "unknown option '%s' (see 'solbench compare "
+                                "--help')",
+                                argv[i]);
+        } else if (!refs[0]) {
+            refs[0] = argv[i];
+        } else if (!refs[1]) {
+            refs[1] = argv[i];
+        } else {
+            return sb_cli_usage("compare", "two runs expected; '%s' is extra",
+                                argv[i]);
+        }
+    }
+    if (!refs[1])
+        return sb_cli_usage("compare", "two runs expected (usage: compare A "
+                                       "B)");
+
+    sb_err err = {0};
+    sb_store *st = NULL;
+    sb_run a, b;
+    sb_run_init(&b);
+    int rc = 0;
+    if (load_side(refs[0], db, &st, &a, &err)) {
+        rc = sb_cli_error(&err);
+        goto out;
+    }
+    sb_run_free(&b); /* load_side initialises it again */
+    if (load_side(refs[1], db, &st, &b, &err)) {
+        rc = sb_cli_error(&err);
+        goto out;
+    }
+
+    sb_diff_list diffs = {0};
+    if (sb_runs_mismatch(&a, &b, &diffs) > 0) {
+        FILE *f = o.allow_mismatch ? stdout : stderr;
+        fprintf(f, "%s: runs %s and %s differ in %zu field%s (A vs B):\n",
+                o.allow_mismatch ? "warning" : "solbench compare", a.run_id,
+                b.run_id, diffs.n, diffs.n == 1 ? "" : "s");
+        for (size_t i = 0; i < diffs.n; i++)
+            fprintf(f, "  %s\n", diffs.lines[i]);
+        if (!o.allow_mismatch) {
+            fprintf(stderr, "solbench compare: refusing to compare unlike "
+                            "runs (use --allow-mismatch to compare "
+                            "anyway)\n");
+            sb_diff_free(&diffs);
+            rc = 2;
+            goto out;
+        }
+        putchar('\n');
+    }
+    sb_diff_free(&diffs);
+
+    sb_cmp c;
+    if (sb_compare_runs(&a, &b, &o, &c, &err)) {
+        rc = sb_cli_error(&err);
+        goto out;
+    }
+    sb_cmp_print(stdout, &c);
+    if (json && sb_cmp_write_json(&c, json, &err))
+        rc = sb_cli_error(&err);
+    sb_cmp_free(&c);
+out:
+    sb_run_free(&a);
+    sb_run_free(&b);
+    sb_store_close(st);
+    return rc;
+}

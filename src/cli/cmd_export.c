@@ -1,0 +1,58 @@
+/*
+ * cmd_export.c — `solbench export RUN --json FILE`: writes a stored run as
+ * its run document (schema solbench.run/1), e.g. to merge elsewhere with
+ * `solbench import`.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/store.h"
+
+static const char export_help[] =
+    "usage: solbench export RUN --json FILE [--db PATH]\n"
+    "  RUN is a run id (or a unique prefix), a baseline name or 'last'.\n";
+
+int sb_cmd_export(int argc, char **argv)
+{
+    const char *db = NULL, *json = NULL, *ref = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(export_help, stdout);
+            return 0;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
+            if (m < 0)
+                return 2;
+            db = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
+            if (m < 0)
+                return 2;
+            json = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return sb_cli_usage("export", "unknown option '%s'", argv[i]);
+        } else if (!ref) {
+            ref = argv[i];
+        } else {
+            return sb_cli_usage("export", "one run at a time ('%s' is extra)",
+                                argv[i]);
+        }
+    }
+    if (!ref || !json)
+        return sb_cli_usage("export", "usage: export RUN --json FILE");
+    sb_err err = {0};
+    sb_store *st;
+    if (sb_store_open_default(db, &st, NULL, 0, &err))
+        return sb_cli_error(&err);
+    sb_run run;
+    int rc = sb_store_load_run(st, ref, &run, &err);
+    sb_store_close(st);
+    if (!rc)
+        rc = sb_run_write_json(&run, json, &err);
+    if (!rc)
+        printf("run %s (%zu results) written to %s\n", run.run_id,
+               run.results.n, json);
+    sb_run_free(&run);
+    return rc ? sb_cli_error(&err) : 0;
+}

@@ -1,0 +1,99 @@
+/*
+ * cmd_import.c — `solbench import FILE...`: merges run documents (from
+ * `run --json` or `export`, possibly from other machines) into the store.
+ * Every file is read and checked before anything is written, so a bad
+ * file imports nothing; a run already stored is not duplicated.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/store.h"
+
+static const char import_help[] =
+    "usage: solbench import FILE... [--db PATH]\n"
+    "  FILE is a run document (schema solbench.run/1). A run whose id is\n"
+    "  already stored is skipped.\n";
+
+int sb_cmd_import(int argc, char **argv)
+{
+    const char *db = NULL;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    int nfiles = 0, rc = 0;
+    if (!files)
+        return 2;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(import_help, stdout);
+            free(files);
+            return 0;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
+            if (m < 0) {
+                free(files);
+                return 2;
+            }
+            db = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            free(files);
+            return sb_cli_usage("import", "unknown option '%s'", argv[i]);
+        } else {
+            files[nfiles++] = argv[i];
+        }
+    }
+    if (nfiles == 0) {
+        free(files);
+        return sb_cli_usage("import", "no file given (usage: import FILE...)");
+    }
+
+    sb_err err = {0};
+    sb_run *runs = calloc((size_t)nfiles, sizeof *runs);
+    int loaded = 0;
+    if (!runs) {
+        free(files);
+        return 2;
+    }
+    for (; loaded < nfiles; loaded++) {
+        if (sb_run_read_json(files[loaded], &runs[loaded], &err)) {
+            sb_run_free(&runs[loaded]);
+            rc = sb_cli_error(&err);
+            goto out;
+        }
+        if (!runs[loaded].run_id[0]) {
+            sb_run_free(&runs[loaded]);
+            rc = sb_cli_usage("import", "%s: the run has an empty run_id",
+                              files[loaded]);
+            goto out;
+        }
+    }
+
+    sb_store *st;
+    char path[4096];
+    if (sb_store_open_default(db, &st, path, sizeof path, &err)) {
+        rc = sb_cli_error(&err);
+        goto out;
+    }
+    int added = 0;
+    for (int i = 0; i < nfiles; i++) {
+        bool inserted = false;
+        if (sb_store_import_run(st, &runs[i], &inserted, &err)) {
+            rc = sb_cli_error(&err);
+            break;
+        }
+        added += inserted;
+        printf("%s: run %s (%zu results) %s\n", files[i], runs[i].run_id,
+               runs[i].results.n,
+               inserted ? "imported" : "already stored, skipped");
+    }
+    sb_store_close(st);
+    if (!rc)
+        printf("%d of %d runs imported into %s\n", added, nfiles, path);
+out:
+    for (int i = 0; i < loaded; i++)
+        sb_run_free(&runs[i]);
+    free(runs);
+    free(files);
+    return rc;
+}

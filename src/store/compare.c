@@ -1,0 +1,377 @@
+/*
+ * compare.c — comparing two runs: matching points, judging each pair of
+ * sample sets (U test + threshold), and finding the config and machine
+ * fields that make two runs unfit to compare.
+ *
+ * A verdict other than "unchanged" needs two things at once: statistical
+ * evidence (p < alpha, so noise alone rarely triggers it) and a change
+ * large enough to matter (|change| > threshold, so a real but tiny shift
+ * does not fail a build). docs/STORE.md explains the choice.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solbench/compare.h"
+#include "solbench/stats.h"
+#include "solbench/store.h"
+
+const char *sb_verdict_name(sb_verdict v)
+{
+    switch (v) {
+    case SB_VERDICT_UNCHANGED:
+        return "unchanged";
+    case SB_VERDICT_IMPROVED:
+        return "improved";
+    case SB_VERDICT_REGRESSED:
+        return "regressed";
+    case SB_VERDICT_NOT_COMPARABLE:
+        return "not comparable";
+    }
+    return "?";
+}
+
+void sb_cmp_opts_default(sb_cmp_opts *o)
+{
+    o->alpha = SB_CMP_ALPHA;
+    o->threshold_pct = SB_CMP_THRESHOLD;
+    o->allow_mismatch = false;
+}
+
+void sb_cmp_free(sb_cmp *c)
+{
+    free(c->lines);
+    memset(c, 0, sizeof *c);
+}
+
+static double median_of(const double *x, size_t n)
+{
+    sb_stats s;
+    sb_stats_compute(x, n, &s);
+    return s.p50;
+}
+
+void sb_cmp_judge(sb_cmp_line *L, const double *a, size_t na, const double *b,
+                  size_t nb, const sb_cmp_opts *o)
+{
+    L->na = na;
+    L->nb = nb;
+    L->tested = false;
+    L->few_samples = na < SB_CMP_MIN_SAMPLES || nb < SB_CMP_MIN_SAMPLES;
+    if (na == 0 || nb == 0) {
+        /* Headline figures without samples (e.g. a sweep's fit summary)
+         * are still shown: give them their true change, not 0. */
+        L->change_pct = L->a_value > 0.0 && L->b_value > 0.0
+                            ? (L->b_value - L->a_value) / L->a_value * 100.0
+                            : 0.0;
+        L->verdict = SB_VERDICT_NOT_COMPARABLE;
+        snprintf(L->why, sizeof L->why, "no samples in %s",
+                 na == 0 ? "A" : "B");
+        return;
+    }
+    if (!(L->a_value > 0.0 && L->b_value > 0.0)) {
+        /* No headline figure: compare the median times themselves. */
+        L->a_value = median_of(a, na);
+        L->b_value = median_of(b, nb);
+        L->higher_better = false;
+        snprintf(L->metric, sizeof L->metric, "median_time");
+        snprintf(L->unit, sizeof L->unit, "s");
+    }
+    L->change_pct =
+        L->a_value > 0.0 ? (L->b_value - L->a_value) / L->a_value * 100.0 : 0.0;
+    if (sb_mwu_test(a, na, b, nb, &L->test) != 0) {
+        L->verdict = SB_VERDICT_NOT_COMPARABLE;
+        snprintf(L->why, sizeof L->why, "samples not finite");
+        return;
+    }
+    L->tested = true;
+    bool significant = L->test.p < o->alpha;
+    bool large = fabs(L->change_pct) > o->threshold_pct;
+    if (significant && large) {
+        bool worse =
+            L->higher_better ? L->change_pct < 0.0 : L->change_pct > 0.0;
+        L->verdict = worse ? SB_VERDICT_REGRESSED : SB_VERDICT_IMPROVED;
+    } else {
+        L->verdict = SB_VERDICT_UNCHANGED;
+    }
+    if (L->few_samples)
+        snprintf(L->why, sizeof L->why,
+                 "too few samples for the test (%zu and %zu; %d per side "
+                 "needed)",
+                 na, nb, SB_CMP_MIN_SAMPLES);
+}
+
+/* ---- matching runs ------------------------------------------------------- */
+
+static sb_cmp_line *push_line(sb_cmp *c, size_t *cap)
+{
+    if (c->n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        sb_cmp_line *l = realloc(c->lines, nc * sizeof *l);
+        if (!l)
+            return NULL;
+        c->lines = l;
+        *cap = nc;
+    }
+    sb_cmp_line *L = &c->lines[c->n++];
+    memset(L, 0, sizeof *L);
+    L->ia = L->ib = -1;
+    return L;
+}
+
+static void fill_ident(sb_cmp_line *L, const sb_result *r)
+{
+    snprintf(L->bench, sizeof L->bench, "%s", r->bench);
+    snprintf(L->backend, sizeof L->backend, "%s", r->backend);
+    sb_point_text(r, L->params, sizeof L->params);
+    sb_point_key(r, L->key, sizeof L->key);
+}
+
+/* Index of the occurrence `nth` (0-based) of key among results, skipping
+ * none; -1 when absent. */
+static int find_nth(const sb_result_list *l, const char *key, int nth)
+{
+    char k[512];
+    for (size_t i = 0; i < l->n; i++) {
+        sb_point_key(&l->items[i], k, sizeof k);
+        if (strcmp(k, key) == 0 && nth-- == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static int count_before(const sb_result_list *l, size_t upto, const char *key)
+{
+    char k[512];
+    int n = 0;
+    for (size_t i = 0; i < upto; i++) {
+        sb_point_key(&l->items[i], k, sizeof k);
+        if (strcmp(k, key) == 0)
+            n++;
+    }
+    return n;
+}
+
+static const char *unusable(const sb_result *r)
+{
+    if (r->skipped)
+        return "skipped";
+    if (!r->valid)
+        return "invalid";
+    return NULL;
+}
+
+void sb_cmp_judge_results(sb_cmp_line *L, const sb_result *ra,
+                          const sb_result *rb, const sb_cmp_opts *o)
+{
+    const char *ua = unusable(ra), *ub = unusable(rb);
+    L->na = ra->n_samples;
+    L->nb = rb->n_samples;
+    if (ua || ub) {
+        L->verdict = SB_VERDICT_NOT_COMPARABLE;
+        if (ua && ub)
+            snprintf(L->why, sizeof L->why, "%s in A, %s in B", ua, ub);
+        else
+            snprintf(L->why, sizeof L->why, "%s in %s", ua ? ua : ub,
+                     ua ? "A" : "B");
+        return;
+    }
+    bool hb = false;
+    const sb_metric *ma = sb_result_headline(ra, &hb);
+    const sb_metric *mb = ma ? sb_result_get(rb, ma->name) : NULL;
+    if (ma && mb && isfinite(ma->value) && isfinite(mb->value)) {
+        snprintf(L->metric, sizeof L->metric, "%s", ma->name);
+        snprintf(L->unit, sizeof L->unit, "%s", ma->unit);
+        L->higher_better = hb;
+        L->a_value = ma->value;
+        L->b_value = mb->value;
+    }
+    sb_cmp_judge(L, ra->samples_s, ra->n_samples, rb->samples_s, rb->n_samples,
+                 o);
+}
+
+int sb_compare_runs(const sb_run *a, const sb_run *b, const sb_cmp_opts *o,
+                    sb_cmp *out, sb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->alpha = o->alpha;
+    out->threshold_pct = o->threshold_pct;
+    snprintf(out->a_id, sizeof out->a_id, "%s", a->run_id);
+    snprintf(out->b_id, sizeof out->b_id, "%s", b->run_id);
+    size_t cap = 0;
+    bool *used = calloc(b->results.n + 1, sizeof *used);
+    if (!used)
+        return sb_fail(err, SB_ENOMEM, "out of memory comparing runs");
+
+    for (size_t i = 0; i < a->results.n; i++) {
+        const sb_result *ra = &a->results.items[i];
+        sb_cmp_line *L = push_line(out, &cap);
+        if (!L)
+            goto oom;
+        fill_ident(L, ra);
+        L->ia = (int)i;
+        int j =
+            find_nth(&b->results, L->key, count_before(&a->results, i, L->key));
+        if (j < 0) {
+            L->verdict = SB_VERDICT_NOT_COMPARABLE;
+            L->na = ra->n_samples;
+            snprintf(L->why, sizeof L->why, "missing in B");
+            continue;
+        }
+        used[j] = true;
+        L->ib = j;
+        sb_cmp_judge_results(L, ra, &b->results.items[j], o);
+    }
+    for (size_t j = 0; j < b->results.n; j++) {
+        if (used[j])
+            continue;
+        sb_cmp_line *L = push_line(out, &cap);
+        if (!L)
+            goto oom;
+        fill_ident(L, &b->results.items[j]);
+        L->ib = (int)j;
+        L->nb = b->results.items[j].n_samples;
+        L->verdict = SB_VERDICT_NOT_COMPARABLE;
+        snprintf(L->why, sizeof L->why, "missing in A");
+    }
+    free(used);
+    sb_diff_list diffs = {0};
+    out->mismatched = sb_runs_mismatch(a, b, &diffs) > 0;
+    sb_diff_free(&diffs);
+    for (size_t i = 0; i < out->n; i++)
+        out->lines[i].mismatched = out->mismatched;
+    sb_cmp_recount(out);
+    return 0;
+oom:
+    free(used);
+    sb_cmp_free(out);
+    return sb_fail(err, SB_ENOMEM, "out of memory comparing runs");
+}
+
+void sb_cmp_recount(sb_cmp *c)
+{
+    memset(c->count, 0, sizeof c->count);
+    for (size_t i = 0; i < c->n; i++)
+        c->count[c->lines[i].verdict]++;
+}
+
+/* ---- like with like ------------------------------------------------------ */
+
+void sb_diff_free(sb_diff_list *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->lines[i]);
+    free(d->lines);
+    memset(d, 0, sizeof *d);
+}
+
+static void diff_add(sb_diff_list *d, const char *line)
+{
+    if (d->n == d->cap) {
+        size_t nc = d->cap ? 2 * d->cap : 16;
+        char **l = realloc(d->lines, nc * sizeof *l);
+        if (!l)
+            return;
+        d->lines = l;
+        d->cap = nc;
+    }
+    char *s = strdup(line);
+    if (s)
+        d->lines[d->n++] = s;
+}
+
+/* Compact JSON text of a value, "(absent)" for a missing one, cut to fit
+ * one line. */
+static void show(const json_t *v, char *buf, size_t len)
+{
+    if (!v) {
+        snprintf(buf, len, "(absent)");
+        return;
+    }
+    char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+                                JSON_REAL_PRECISION(15));
+    if (!s) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    if (strlen(s) >= len && len > 4)
+        snprintf(buf, len, "%.*s...", (int)len - 4, s);
+    else
+        snprintf(buf, len, "%s", s);
+    free(s);
+}
+
+static bool leaf_equal(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    return json_equal((json_t *)a, (json_t *)b);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+void sb_json_diff(const json_t *a, const json_t *b, const char *path,
+                  sb_diff_list *d)
+{
+    char sub[512];
+    if (json_is_object(a) && json_is_object(b)) {
+        size_t n = json_object_size(a) + json_object_size(b), k = 0;
+        const char **keys = malloc((n + 1) * sizeof *keys);
+        if (!keys)
+            return;
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)a, key, v) keys[k++] = key;
+        json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key))
+            keys[k++] = key;
+        qsort(keys, k, sizeof *keys, cmp_str);
+        for (size_t i = 0; i < k; i++) {
+            snprintf(sub, sizeof sub, "%s.%s", path, keys[i]);
+            sb_json_diff(json_object_get(a, keys[i]),
+                         json_object_get(b, keys[i]), sub, d);
+        }
+        free(keys);
+        return;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        size_t na = json_array_size(a), nb = json_array_size(b);
+        for (size_t i = 0; i < (na > nb ? na : nb); i++) {
+            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+            sb_json_diff(json_array_get(a, i), json_array_get(b, i), sub, d);
+        }
+        return;
+    }
+    if (a && b && leaf_equal(a, b))
+        return;
+    if (!a && !b)
+        return;
+    char va[160], vb[160], line[640];
+    show(a, va, sizeof va);
+    show(b, vb, sizeof vb);
+    snprintf(line, sizeof line, "%s: %s vs %s", path, va, vb);
+    diff_add(d, line);
+}
+
+size_t sb_runs_mismatch(const sb_run *a, const sb_run *b, sb_diff_list *d)
+{
+    size_t before = d->n;
+    sb_json_diff(a->config, b->config, "config", d);
+    const json_t *fa = json_object_get(a->system, "fingerprint");
+    const json_t *fb = json_object_get(b->system, "fingerprint");
+    if ((fa || fb) && !(fa && fb && leaf_equal(fa, fb))) {
+        /* Different machines: name the fingerprint, then every field of
+         * the descriptions that differs, so the reader sees why. */
+        sb_json_diff(fa, fb, "system.fingerprint", d);
+        json_t *sa = json_deep_copy(a->system),
+               *sbj = json_deep_copy(b->system);
+        json_object_del(sa, "fingerprint");
+        json_object_del(sbj, "fingerprint");
+        sb_json_diff(sa, sbj, "system", d);
+        json_decref(sa);
+        json_decref(sbj);
+    }
+    return d->n - before;
+}

@@ -1,0 +1,988 @@
+/*
+ * store.c — the SQLite results store: opening and checking a database,
+ * its schema and forward migrations, saving a run in one transaction,
+ * loading runs back, history and baselines.
+ *
+ * The run document (JSON) is stored whole in runs.doc: it is the source of
+ * truth when a run is loaded back, so nothing is lost to the normalised
+ * tables. Those tables (runs, results, samples) exist for queries and for
+ * other tools reading the database with plain SQL; docs/STORE.md lists
+ * their columns. Durability comes from SQLite itself: WAL mode and one
+ * transaction per run mean a process killed at any moment leaves either
+ * the whole run or none of it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <sqlite3.h>
+
+#include "solbench/bench.h"
+#include "solbench/store.h"
+#include "solbench/sysinfo.h"
+
+/* "solb": marks a database as ours, so a foreign SQLite file is refused
+ * instead of being written into. */
+#define SB_STORE_APP_ID 0x736f6c62
+
+/* Wait this long for another writer before giving up (ms). A run holds
+ * the write lock only while its rows are inserted, well under a second. */
+#define SB_STORE_BUSY_MS 30000
+
+struct sb_store {
+    sqlite3 *db;
+    char path[4096];
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static int store_fail(sb_store *st, sb_err *err, const char *what)
+{
+    int rc = sqlite3_extended_errcode(st->db);
+    int prim = rc & 0xff;
+    if (prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT)
+        return sb_fail(err, SB_EINVAL,
+                       "database %s: not a SQLite database, or a damaged "
+                       "one (%s: %s)",
+                       st->path, what, sqlite3_errmsg(st->db));
+    return sb_fail(err, SB_EIO, "database %s: %s: %s", st->path, what,
+                   sqlite3_errmsg(st->db));
+}
+
+static int exec_sql(sb_store *st, const char *sql, sb_err *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        char what[96];
+        snprintf(what, sizeof what, "%.80s", sql);
+        int rc = store_fail(st, err, what);
+        sqlite3_free(msg);
+        return rc;
+    }
+    return 0;
+}
+
+static int prepare(sb_store *st, const char *sql, sqlite3_stmt **s, sb_err *err)
+{
+    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK) {
+        *s = NULL;
+        return store_fail(st, err, "preparing a query");
+    }
+    return 0;
+}
+
+/* Like exec_sql, retrying while another process holds a lock that the
+ * busy handler does not wait for (switching a new database to WAL, or
+ * two processes creating the schema at once), for up to the busy
+ * timeout. */
+static int exec_retry(sb_store *st, const char *sql, sb_err *err)
+{
+    for (int waited_ms = 0;; waited_ms += 20) {
+        int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            return 0;
+        int prim = sqlite3_extended_errcode(st->db) & 0xff;
+        if ((prim != SQLITE_BUSY && prim != SQLITE_LOCKED) ||
+            waited_ms >= SB_STORE_BUSY_MS)
+            return exec_sql(st, sql, err);
+        sqlite3_sleep(20);
+    }
+}
+
+/* Runs a query that returns one integer (a PRAGMA, a count). */
+static int query_int(sb_store *st, const char *sql, long *out, sb_err *err)
+{
+    sqlite3_stmt *s;
+    int rc = prepare(st, sql, &s, err);
+    if (rc)
+        return rc;
+    int step = sqlite3_step(s);
+    if (step == SQLITE_ROW) {
+        *out = (long)sqlite3_column_int64(s, 0);
+        rc = 0;
+    } else if (step == SQLITE_DONE) {
+        *out = 0;
+        rc = 0;
+    } else {
+        rc = store_fail(st, err, sql);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *t)
+{
+    if (t)
+        sqlite3_bind_text(s, i, t, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+static const char *col_text(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    return t ? (const char *)t : "";
+}
+
+/* Creates every missing folder of a path (mkdir -p of its parent). */
+static int make_parent(const char *path, sb_err *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return sb_fail(err, SB_EINVAL, "database path too long: %.80s...",
+                       path);
+    char *slash = strrchr(buf, '/');
+    if (!slash || slash == buf)
+        return 0;
+    *slash = '\0';
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return sb_fail(err, SB_EIO, "cannot create folder %s: %s", buf,
+                           strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return sb_fail(err, SB_EIO, "cannot create folder %s: %s", buf,
+                       strerror(errno));
+    return 0;
+}
+
+int sb_store_path(const char *explicit_path, char *out, size_t len, sb_err *err)
+{
+    const char *env = getenv("SOLBENCH_DB");
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (explicit_path && *explicit_path)
+        n = snprintf(out, len, "%s", explicit_path);
+    else if (env && *env)
+        n = snprintf(out, len, "%s", env);
+    else if (xdg && *xdg)
+        n = snprintf(out, len, "%s/solbench/results.db", xdg);
+    else if (home && *home)
+        n = snprintf(out, len, "%s/.local/share/solbench/results.db", home);
+    else
+        return sb_fail(err, SB_EINVAL,
+                       "no database path: give --db PATH or set "
+                       "SOLBENCH_DB (HOME is not set)");
+    if (n < 0 || (size_t)n >= len)
+        return sb_fail(err, SB_EINVAL, "database path too long");
+    return make_parent(out, err);
+}
+
+/* ---- schema and migrations ----------------------------------------------- */
+
+/* migrations[i] takes a database from version i to version i + 1. Never
+ * edit a released step: add a new one and raise SB_STORE_SCHEMA_VERSION. */
+static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
+    /* 0 -> 1: the first layout. */
+    "CREATE TABLE schema_version ("
+    "  version INTEGER PRIMARY KEY,"
+    "  applied_at TEXT NOT NULL,"
+    "  solbench_version TEXT);"
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id TEXT NOT NULL UNIQUE,"
+    "  started_at TEXT NOT NULL,"
+    "  ended_at TEXT,"
+    "  fingerprint TEXT,"
+    "  config_hash TEXT NOT NULL,"
+    "  config TEXT NOT NULL,"
+    "  system TEXT NOT NULL,"
+    "  tags TEXT NOT NULL,"
+    "  version TEXT,"
+    "  git_commit TEXT,"
+    "  stored_at TEXT NOT NULL,"
+    "  doc TEXT NOT NULL);"
+    "CREATE INDEX runs_started ON runs(started_at);"
+    "CREATE TABLE results ("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,"
+    "  idx INTEGER NOT NULL,"
+    "  bench TEXT NOT NULL,"
+    "  area TEXT NOT NULL,"
+    "  backend TEXT NOT NULL,"
+    "  params TEXT NOT NULL,"
+    "  params_text TEXT NOT NULL,"
+    "  point_key TEXT NOT NULL,"
+    "  valid INTEGER NOT NULL,"
+    "  skipped INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL,"
+    "  min REAL, p50 REAL, p90 REAL, p99 REAL, max REAL,"
+    "  mean REAL, stddev REAL, cv REAL,"
+    "  headline TEXT, headline_value REAL, headline_unit TEXT,"
+    "  higher_better INTEGER,"
+    "  metrics TEXT NOT NULL,"
+    "  notes TEXT NOT NULL,"
+    "  UNIQUE (run_id, idx));"
+    "CREATE INDEX results_bench ON results(bench);"
+    "CREATE INDEX results_point ON results(point_key);"
+    "CREATE TABLE samples ("
+    "  result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,"
+    "  i INTEGER NOT NULL,"
+    "  seconds REAL NOT NULL,"
+    "  PRIMARY KEY (result_id, i)) WITHOUT ROWID;"
+    "CREATE TABLE baselines ("
+    "  name TEXT PRIMARY KEY,"
+    "  run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,"
+    "  created_at TEXT NOT NULL);",
+};
+
+static int migrate(sb_store *st, sb_err *err)
+{
+    long ver = 0, app = 0, ntables = 0;
+    int rc;
+
+    /* IMMEDIATE takes the write lock first, so two processes creating the
+     * same new database cannot both run the migrations. */
+    if ((rc = exec_retry(st, "BEGIN IMMEDIATE", err)))
+        return rc;
+    if ((rc = query_int(st, "PRAGMA user_version", &ver, err)) ||
+        (rc = query_int(st, "PRAGMA application_id", &app, err)) ||
+        (rc = query_int(st, "SELECT count(*) FROM sqlite_master", &ntables,
+                        err)))
+        goto fail;
+
+    if (app != SB_STORE_APP_ID && (app != 0 || ver != 0 || ntables != 0)) {
+        rc = sb_fail(err, SB_EINVAL,
+                     "database %s: not a solbench results database (it "
+                     "holds other data: application_id %ld, %ld schema "
+                     "objects)",
+                     st->path, app, ntables);
+        goto fail;
+    }
+    if (ver > SB_STORE_SCHEMA_VERSION) {
+        rc = sb_fail(err, SB_EINVAL,
+                     "database %s: written by a newer solbench (schema "
+                     "version %ld; this build reads up to %d): upgrade "
+                     "solbench or use another --db",
+                     st->path, ver, SB_STORE_SCHEMA_VERSION);
+        goto fail;
+    }
+    for (long v = ver; v < SB_STORE_SCHEMA_VERSION; v++) {
+        char sql[256];
+        if ((rc = exec_sql(st, migrations[v], err)))
+            goto fail;
+        sqlite3_stmt *s;
+        if ((rc = prepare(st,
+                          "INSERT INTO schema_version(version, applied_at,"
+                          " solbench_version) VALUES (?, ?, ?)",
+                          &s, err)))
+            goto fail;
+        char now[32];
+        sb_utc_now(now, sizeof now);
+        sqlite3_bind_int64(s, 1, v + 1);
+        bind_text(s, 2, now);
+        bind_text(s, 3, sb_version());
+        int step = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (step != SQLITE_DONE) {
+            rc = store_fail(st, err, "recording the schema version");
+            goto fail;
+        }
+        snprintf(sql, sizeof sql,
+                 "PRAGMA user_version = %ld; PRAGMA application_id = %d", v + 1,
+                 SB_STORE_APP_ID);
+        if ((rc = exec_sql(st, sql, err)))
+            goto fail;
+    }
+    return exec_sql(st, "COMMIT", err);
+fail:
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Databases up to this size get a full quick_check when opened. */
+#define SB_STORE_QUICK_CHECK_MAX (16L << 20)
+
+/* A database file shorter than the page count its header records was cut
+ * short (header: page size at offset 16, big-endian, 1 meaning 65536; page
+ * count at 28, valid when the counter at 92 equals the one at 24). */
+static int check_not_truncated(const char *path, sb_err *err)
+{
+    unsigned char h[100];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0; /* a new, empty database */
+    size_t got = fread(h, 1, sizeof h, f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    if (got == 0)
+        return 0;
+    if (got < sizeof h)
+        return sb_fail(err, SB_EINVAL, "database %s: truncated (%zu bytes)",
+                       path, got);
+    uint32_t psize = (uint32_t)h[16] << 8 | h[17];
+    if (psize == 1)
+        psize = 65536;
+    uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 |
+                     (uint32_t)h[30] << 8 | h[31];
+    bool valid = memcmp(h + 24, h + 92, 4) == 0;
+    if (valid && pages > 0 && (double)size < (double)pages * psize)
+        return sb_fail(err, SB_EINVAL, "database %s: truncated (%ld bytes, "
+                       "its header records %u pages of %u bytes)", path, size,
+                       pages, psize);
+    return 0;
+}
+
+int sb_store_open(const char *path, sb_store **out, sb_err *err)
+{
+    *out = NULL;
+    struct stat sbuf;
+    if (stat(path, &sbuf) == 0 && !S_ISREG(sbuf.st_mode))
+        return sb_fail(err, SB_EINVAL, "database %s: not a regular file", path);
+
+    sb_store *st = calloc(1, sizeof *st);
+    if (!st)
+        return sb_fail(err, SB_ENOMEM, "out of memory opening %s", path);
+    snprintf(st->path, sizeof st->path, "%s", path);
+
+    int rc;
+    if (sqlite3_open_v2(path, &st->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        NULL) != SQLITE_OK) {
+        rc = st->db ? store_fail(st, err, "opening")
+                    : sb_fail(err, SB_ENOMEM, "out of memory opening %s", path);
+        goto fail;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    sqlite3_busy_timeout(st->db, SB_STORE_BUSY_MS);
+
+    /* The first read finds a file that is not SQLite at all (NOTADB). A
+     * file cut short is found from its header, which costs nothing at any
+     * size; a full quick_check, which reads every page, runs only on small
+     * databases, so that commands do not slow down as the store grows.
+     * Damage found later by SQLite still ends the command with exit 2. */
+    long n = 0;
+    if ((rc = query_int(st, "SELECT count(*) FROM sqlite_master", &n, err)))
+        goto fail;
+    /* A header that disagrees with the file size can also be a checkpoint
+     * of another process caught half-way: then quick_check decides. */
+    sb_err trunc = {0};
+    bool suspect = check_not_truncated(path, &trunc) != 0;
+    if (suspect ||
+        (stat(path, &sbuf) == 0 && sbuf.st_size <= SB_STORE_QUICK_CHECK_MAX)) {
+        sqlite3_stmt *s;
+        if ((rc = prepare(st, "PRAGMA quick_check", &s, err)))
+            goto fail;
+        int step = sqlite3_step(s);
+        if (step != SQLITE_ROW) {
+            rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc.msg)
+                         : store_fail(st, err, "checking integrity");
+            sqlite3_finalize(s);
+            goto fail;
+        }
+        if (strcmp(col_text(s, 0), "ok") != 0) {
+            rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc.msg)
+                         : sb_fail(err, SB_EINVAL,
+                                   "database %s: damaged (quick_check: %.200s)",
+                                   path, col_text(s, 0));
+            sqlite3_finalize(s);
+            goto fail;
+        }
+        sqlite3_finalize(s);
+    }
+
+    /* WAL: readers never block the writer and a killed writer leaves the
+     * last committed state. synchronous=NORMAL is safe against a killed
+     * process (only a power loss may drop the newest commits). */
+    if ((rc = exec_retry(st, "PRAGMA journal_mode = WAL", err)) ||
+        (rc = exec_sql(st, "PRAGMA synchronous = NORMAL", err)) ||
+        (rc = exec_sql(st, "PRAGMA foreign_keys = ON", err)))
+        goto fail;
+    if ((rc = migrate(st, err)))
+        goto fail;
+    *out = st;
+    return 0;
+fail:
+    sqlite3_close(st->db);
+    free(st);
+    return rc;
+}
+
+int sb_store_open_default(const char *explicit_path, sb_store **st,
+                          char *path_out, size_t len, sb_err *err)
+{
+    char path[4096];
+    *st = NULL;
+    int rc = sb_store_path(explicit_path, path, sizeof path, err);
+    if (rc)
+        return rc;
+    if (path_out && len)
+        snprintf(path_out, len, "%s", path);
+    return sb_store_open(path, st, err);
+}
+
+void sb_store_close(sb_store *st)
+{
+    if (!st)
+        return;
+    sqlite3_close(st->db);
+    free(st);
+}
+
+/* ---- keys and hashes ----------------------------------------------------- */
+
+static int cmp_pval(const void *a, const void *b)
+{
+    return strcmp(((const sb_pval *)a)->name, ((const sb_pval *)b)->name);
+}
+
+/* The canonical text of a value, identical for a point measured now and
+ * the same point read back from JSON (where sizes and integers come back
+ * as numbers and booleans as true/false). */
+static const char *canon_value(const sb_pval *v, char *buf, size_t len)
+{
+    switch (v->type) {
+    case SB_P_BOOL:
+        return v->num != 0.0 ? "true" : "false";
+    case SB_P_STR:
+        return v->text;
+    default:
+        if (v->num == floor(v->num) && fabs(v->num) < 9e15)
+            snprintf(buf, len, "%.0f", v->num);
+        else
+            snprintf(buf, len, "%.17g", v->num);
+        return buf;
+    }
+}
+
+const char *sb_point_key(const sb_result *r, char *buf, size_t len)
+{
+    sb_pval v[SB_MAX_PARAMS];
+    int n = r->params.n;
+    if (n < 0)
+        n = 0;
+    if (n > SB_MAX_PARAMS)
+        n = SB_MAX_PARAMS;
+    memcpy(v, r->params.v, (size_t)n * sizeof v[0]);
+    qsort(v, (size_t)n, sizeof v[0], cmp_pval);
+    size_t off = 0;
+    int w = snprintf(buf, len, "%s|%s|", r->bench, r->backend);
+    off = w > 0 ? (size_t)w : 0;
+    for (int i = 0; i < n && off < len; i++) {
+        char tmp[40];
+        w = snprintf(buf + off, len - off, "%s%s=%s", i ? " " : "", v[i].name,
+                     canon_value(&v[i], tmp, sizeof tmp));
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+    return buf;
+}
+
+/* Human text of a point. A run read back from JSON has lost the types
+ * of its parameters (a size is just an integer there); when the bench is
+ * registered in this build its definitions give them back, so sizes
+ * print with their unit. */
+const char *sb_point_text(const sb_result *r, char *buf, size_t len)
+{
+    sb_params p = r->params;
+    const sb_bench *b = sb_bench_find(r->bench, r->backend);
+    if (!b)
+        b = sb_bench_find(r->bench, NULL);
+    for (int i = 0; b && b->params && i < p.n; i++)
+        for (const sb_param_def *d = b->params; d->name; d++)
+            if (strcmp(d->name, p.v[i].name) == 0 && d->type == SB_P_SIZE &&
+                (p.v[i].type == SB_P_INT || p.v[i].type == SB_P_FLOAT))
+                p.v[i].type = SB_P_SIZE;
+    return sb_params_fmt(&p, buf, (int)len);
+}
+
+void sb_config_hash(const json_t *config, char out[17])
+{
+    char *s = config ? json_dumps(config, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+    sb_hash_hex(s ? s : "null", out);
+    free(s);
+}
+
+/* A string member of obj, trying several names; NULL if none. */
+static const char *json_str_any(const json_t *obj, const char *const *names)
+{
+    if (!json_is_object(obj))
+        return NULL;
+    for (; *names; names++) {
+        const char *s = json_string_value(json_object_get(obj, *names));
+        if (s)
+            return s;
+    }
+    return NULL;
+}
+
+/* ---- saving -------------------------------------------------------------- */
+
+static char *dump_or(const json_t *j, const char *fallback)
+{
+    char *s = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY)
+                : NULL;
+    return s ? s : strdup(fallback);
+}
+
+static int save_results(sb_store *st, const sb_run *run, sb_err *err)
+{
+    sqlite3_stmt *res = NULL, *smp = NULL;
+    int rc;
+    if ((rc = prepare(st,
+                      "INSERT INTO results(run_id, idx, bench, area, "
+                      "backend, params, params_text, point_key, valid, "
+                      "skipped, n, min, p50, p90, p99, max, mean, stddev, "
+                      "cv, headline, headline_value, headline_unit, "
+                      "higher_better, metrics, notes) VALUES (?,?,?,?,?,?,"
+                      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      &res, err)) ||
+        (rc = prepare(st,
+                      "INSERT INTO samples(result_id, i, seconds) VALUES "
+                      "(?,?,?)",
+                      &smp, err)))
+        goto done;
+
+    for (size_t k = 0; k < run->results.n; k++) {
+        const sb_result *r = &run->results.items[k];
+        char key[1024], ptext[512];
+        json_t *params = json_object(), *metrics = json_object(),
+               *notes = json_array();
+        for (int i = 0; i < r->params.n; i++) {
+            char tmp[40];
+            json_object_set_new(
+                params, r->params.v[i].name,
+                json_string(canon_value(&r->params.v[i], tmp, sizeof tmp)));
+        }
+        for (int i = 0; i < r->n_metrics; i++) {
+            json_t *m = json_object();
+            json_object_set_new(m, "value", json_real(r->metrics[i].value));
+            json_object_set_new(m, "unit", json_string(r->metrics[i].unit));
+            json_object_set_new(metrics, r->metrics[i].name, m);
+        }
+        for (int i = 0; i < r->n_notes; i++)
+            json_array_append_new(notes, json_string(r->notes[i]));
+        char *ps = dump_or(params, "{}"), *ms = dump_or(metrics, "{}"),
+             *ns = dump_or(notes, "[]");
+        json_decref(params);
+        json_decref(metrics);
+        json_decref(notes);
+
+        bool hb = false;
+        const sb_metric *h = sb_result_headline(r, &hb);
+        sb_point_key(r, key, sizeof key);
+        sb_point_text(r, ptext, sizeof ptext);
+
+        sqlite3_reset(res);
+        sqlite3_clear_bindings(res);
+        bind_text(res, 1, run->run_id);
+        sqlite3_bind_int64(res, 2, (sqlite3_int64)k);
+        bind_text(res, 3, r->bench);
+        bind_text(res, 4, r->area);
+        bind_text(res, 5, r->backend);
+        bind_text(res, 6, ps);
+        bind_text(res, 7, ptext);
+        bind_text(res, 8, key);
+        sqlite3_bind_int(res, 9, r->valid);
+        sqlite3_bind_int(res, 10, r->skipped);
+        sqlite3_bind_int64(res, 11, (sqlite3_int64)r->n_samples);
+        const double st_vals[] = {r->stats.min,    r->stats.p50, r->stats.p90,
+                                  r->stats.p99,    r->stats.max, r->stats.mean,
+                                  r->stats.stddev, r->stats.cv};
+        for (int i = 0; i < 8; i++)
+            sqlite3_bind_double(res, 12 + i, st_vals[i]);
+        if (h) {
+            bind_text(res, 20, h->name);
+            sqlite3_bind_double(res, 21, h->value);
+            bind_text(res, 22, h->unit);
+            sqlite3_bind_int(res, 23, hb);
+        }
+        bind_text(res, 24, ms);
+        bind_text(res, 25, ns);
+        int step = sqlite3_step(res);
+        free(ps);
+        free(ms);
+        free(ns);
+        if (step != SQLITE_DONE) {
+            rc = store_fail(st, err, "storing a result");
+            goto done;
+        }
+        sqlite3_int64 rid = sqlite3_last_insert_rowid(st->db);
+        for (size_t i = 0; i < r->n_samples; i++) {
+            sqlite3_reset(smp);
+            sqlite3_bind_int64(smp, 1, rid);
+            sqlite3_bind_int64(smp, 2, (sqlite3_int64)i);
+            sqlite3_bind_double(smp, 3, r->samples_s[i]);
+            if (sqlite3_step(smp) != SQLITE_DONE) {
+                rc = store_fail(st, err, "storing a sample");
+                goto done;
+            }
+        }
+    }
+    rc = 0;
+done:
+    sqlite3_finalize(res);
+    sqlite3_finalize(smp);
+    return rc;
+}
+
+static int save(sb_store *st, const sb_run *run, bool imported, bool *inserted,
+                sb_err *err)
+{
+    static const char *const ver_keys[] = {"version", "solbench_version", NULL};
+    static const char *const commit_keys[] = {"git_commit", "commit", NULL};
+    if (inserted)
+        *inserted = false;
+    if (!run->run_id[0])
+        return sb_fail(err, SB_EINVAL,
+                       "a run without a run_id cannot be "
+                       "stored");
+
+    json_t *doc = sb_run_to_json(run);
+    if (!doc)
+        return sb_fail(err, SB_ENOMEM, "cannot encode run %s as JSON",
+                       run->run_id);
+    char *docs = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    char *cfg = dump_or(run->config, "{}");
+    char *sys = dump_or(run->system, "{}");
+    char *tags = dump_or(run->tags, "{}");
+    char hash[17], now[32];
+    sb_config_hash(run->config, hash);
+    sb_utc_now(now, sizeof now);
+    const char *fp =
+        json_str_any(run->system, (const char *const[]){"fingerprint", NULL});
+    /* The measuring solbench: system.solbench.{version,git_commit}, or
+     * flat fields in older or foreign documents. */
+    const json_t *who = json_object_get(run->system, "solbench");
+    const char *ver = json_str_any(who, ver_keys);
+    const char *commit = json_str_any(who, commit_keys);
+    if (!ver)
+        ver = json_str_any(run->system, ver_keys);
+    if (!commit)
+        commit = json_str_any(run->system, commit_keys);
+    if (!imported) {
+        if (!ver)
+            ver = sb_version();
+        if (!commit)
+            commit = sb_git_commit();
+    }
+
+    int rc;
+    sqlite3_stmt *s = NULL;
+    if (!docs) {
+        rc = sb_fail(err, SB_ENOMEM, "cannot encode run %s", run->run_id);
+        goto out;
+    }
+    if ((rc = exec_retry(st, "BEGIN IMMEDIATE", err)))
+        goto out;
+    if ((rc = prepare(st,
+                      "INSERT OR IGNORE INTO runs(run_id, started_at, "
+                      "ended_at, fingerprint, config_hash, config, system, "
+                      "tags, version, git_commit, stored_at, doc) VALUES "
+                      "(?,?,?,?,?,?,?,?,?,?,?,?)",
+                      &s, err)))
+        goto rollback;
+    bind_text(s, 1, run->run_id);
+    bind_text(s, 2, run->started_at);
+    bind_text(s, 3, run->ended_at[0] ? run->ended_at : NULL);
+    bind_text(s, 4, fp);
+    bind_text(s, 5, hash);
+    bind_text(s, 6, cfg);
+    bind_text(s, 7, sys);
+    bind_text(s, 8, tags);
+    bind_text(s, 9, ver);
+    bind_text(s, 10, commit);
+    bind_text(s, 11, now);
+    bind_text(s, 12, docs);
+    if (sqlite3_step(s) != SQLITE_DONE) {
+        rc = store_fail(st, err, "storing the run");
+        goto rollback;
+    }
+    if (sqlite3_changes(st->db) == 1) {
+        if ((rc = save_results(st, run, err)))
+            goto rollback;
+        if (inserted)
+            *inserted = true;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if ((rc = exec_sql(st, "COMMIT", err)))
+        goto rollback;
+    goto out;
+rollback:
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+out:
+    sqlite3_finalize(s);
+    free(docs);
+    free(cfg);
+    free(sys);
+    free(tags);
+    return rc;
+}
+
+int sb_store_save_run(sb_store *st, const sb_run *run, sb_err *err)
+{
+    return save(st, run, false, NULL, err);
+}
+
+int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
+                        sb_err *err)
+{
+    return save(st, run, true, inserted, err);
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* Looks up one run id with a query taking ref as ?1; 1 found, 0 none,
+ * 2 ambiguous, negative on error. */
+static int lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
+                  size_t len, sb_err *err)
+{
+    sqlite3_stmt *s;
+    int rc = prepare(st, sql, &s, err);
+    if (rc)
+        return rc;
+    bind_text(s, 1, ref);
+    int found = 0;
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            found = store_fail(st, err, "looking up a run");
+            break;
+        }
+        if (++found == 1)
+            snprintf(run_id, len, "%s", col_text(s, 0));
+        if (found == 2)
+            break;
+    }
+    sqlite3_finalize(s);
+    return found;
+}
+
+int sb_store_resolve(sb_store *st, const char *ref, char *run_id, size_t len,
+                     sb_err *err)
+{
+    int f;
+    if (!ref || !*ref)
+        return sb_fail(err, SB_EINVAL, "empty run reference");
+    if (strcmp(ref, "last") == 0) {
+        f = lookup(st,
+                   "SELECT run_id FROM runs WHERE ?1 IS NOT NULL "
+                   "ORDER BY started_at DESC, id DESC LIMIT 1",
+                   ref, run_id, len, err);
+        if (f < 0)
+            return f;
+        if (f == 0)
+            return sb_fail(err, SB_EINVAL,
+                           "run 'last': database %s holds no runs yet",
+                           st->path);
+        return 0;
+    }
+    f = lookup(st, "SELECT run_id FROM baselines WHERE name = ?1", ref, run_id,
+               len, err);
+    if (f)
+        return f < 0 ? f : 0;
+    f = lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", ref, run_id,
+               len, err);
+    if (f)
+        return f < 0 ? f : 0;
+    f = lookup(st,
+               "SELECT run_id FROM runs WHERE substr(run_id, 1, "
+               "length(?1)) = ?1 LIMIT 2",
+               ref, run_id, len, err);
+    if (f < 0)
+        return f;
+    if (f == 2)
+        return sb_fail(err, SB_EINVAL,
+                       "run '%s': ambiguous, several run ids start with it",
+                       ref);
+    if (f == 0)
+        return sb_fail(err, SB_EINVAL,
+                       "run '%s': no such run id or baseline in %s", ref,
+                       st->path);
+    return 0;
+}
+
+int sb_store_load_run(sb_store *st, const char *ref, sb_run *run, sb_err *err)
+{
+    char id[64];
+    sb_run_init(run);
+    int rc = sb_store_resolve(st, ref, id, sizeof id, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s;
+    if ((rc = prepare(st, "SELECT doc FROM runs WHERE run_id = ?", &s, err)))
+        return rc;
+    bind_text(s, 1, id);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        rc = store_fail(st, err, "reading a run");
+        sqlite3_finalize(s);
+        return rc;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loads(col_text(s, 0), 0, &jerr);
+    sqlite3_finalize(s);
+    /* sb_run_from_json initialises the run itself. */
+    sb_run_free(run);
+    if (!doc) {
+        sb_run_init(run);
+        return sb_fail(err, SB_EINVAL,
+                       "database %s: run %s: stored document does not "
+                       "parse (line %d column %d: %s)",
+                       st->path, id, jerr.line, jerr.column, jerr.text);
+    }
+    rc = sb_run_from_json(doc, run, err);
+    json_decref(doc);
+    if (rc) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "bad document");
+        return sb_fail(err, rc, "database %s: run %s: %s", st->path, id, why);
+    }
+    return 0;
+}
+
+long sb_store_count_runs(sb_store *st, sb_err *err)
+{
+    long n = 0;
+    int rc = query_int(st, "SELECT count(*) FROM runs", &n, err);
+    return rc ? rc : n;
+}
+
+/* ---- history ------------------------------------------------------------- */
+
+int sb_store_history(sb_store *st, const char *bench, int last_runs,
+                     sb_store_hist_fn fn, void *arg, sb_err *err)
+{
+    sqlite3_stmt *s;
+    int rc = prepare(
+        st,
+        "WITH r AS (SELECT id, run_id, started_at, tags FROM runs "
+        "  WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM results x "
+        "    WHERE x.run_id = runs.run_id AND x.bench GLOB ?1) "
+        "  ORDER BY started_at DESC, id DESC LIMIT ?2) "
+        "SELECT r.run_id, r.started_at, r.tags, s.bench, s.backend, "
+        "  s.params_text, s.headline, s.headline_unit, s.headline_value, "
+        "  s.cv, s.n, s.valid, s.skipped "
+        "FROM r JOIN results s ON s.run_id = r.run_id "
+        "WHERE ?1 IS NULL OR s.bench GLOB ?1 "
+        "ORDER BY r.started_at DESC, r.id DESC, s.idx",
+        &s, err);
+    if (rc)
+        return rc;
+    bind_text(s, 1, bench);
+    sqlite3_bind_int(s, 2, last_runs > 0 ? last_runs : -1);
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_fail(st, err, "reading history");
+            break;
+        }
+        sb_store_hist_row row = {
+            .run_id = col_text(s, 0),
+            .started_at = col_text(s, 1),
+            .tags = col_text(s, 2),
+            .bench = col_text(s, 3),
+            .backend = col_text(s, 4),
+            .params = col_text(s, 5),
+            .metric = col_text(s, 6),
+            .unit = col_text(s, 7),
+            .value = sqlite3_column_double(s, 8),
+            .cv = sqlite3_column_double(s, 9),
+            .n_samples = (long)sqlite3_column_int64(s, 10),
+            .valid = sqlite3_column_int(s, 11) != 0,
+            .skipped = sqlite3_column_int(s, 12) != 0,
+        };
+        if ((rc = fn(&row, arg)))
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* ---- baselines ----------------------------------------------------------- */
+
+int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
+                          sb_err *err)
+{
+    char id[64], now[32];
+    if (!name || !*name)
+        return sb_fail(err, SB_EINVAL, "baseline: empty name");
+    if (strcmp(name, "last") == 0)
+        return sb_fail(err, SB_EINVAL,
+                       "baseline name 'last' is reserved (it means the "
+                       "newest run)");
+    int rc = sb_store_resolve(st, ref ? ref : "last", id, sizeof id, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s;
+    if ((rc = prepare(st,
+                      "INSERT OR REPLACE INTO baselines(name, run_id, "
+                      "created_at) VALUES (?,?,?)",
+                      &s, err)))
+        return rc;
+    sb_utc_now(now, sizeof now);
+    bind_text(s, 1, name);
+    bind_text(s, 2, id);
+    bind_text(s, 3, now);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_fail(st, err, "setting a baseline");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int sb_store_baseline_rm(sb_store *st, const char *name, sb_err *err)
+{
+    sqlite3_stmt *s;
+    int rc = prepare(st, "DELETE FROM baselines WHERE name = ?", &s, err);
+    if (rc)
+        return rc;
+    bind_text(s, 1, name);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_fail(st, err, "removing a baseline");
+    else if (sqlite3_changes(st->db) == 0)
+        rc = sb_fail(err, SB_EINVAL, "baseline '%s': no such baseline in %s",
+                     name, st->path);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
+                           sb_err *err)
+{
+    sqlite3_stmt *s;
+    int rc = prepare(st,
+                     "SELECT b.name, b.run_id, b.created_at, r.started_at, "
+                     "r.tags, (SELECT count(*) FROM results x WHERE "
+                     "x.run_id = b.run_id) FROM baselines b JOIN runs r "
+                     "ON r.run_id = b.run_id ORDER BY b.name",
+                     &s, err);
+    if (rc)
+        return rc;
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_fail(st, err, "listing baselines");
+            break;
+        }
+        sb_store_baseline b = {
+            .name = col_text(s, 0),
+            .run_id = col_text(s, 1),
+            .created_at = col_text(s, 2),
+            .started_at = col_text(s, 3),
+            .tags = col_text(s, 4),
+            .n_results = (long)sqlite3_column_int64(s, 5),
+        };
+        if ((rc = fn(&b, arg)))
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}

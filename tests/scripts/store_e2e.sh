@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# store_e2e.sh SOLBENCH PART — end-to-end tests of the results store and
+# the regression gate, against the real tool and a real benchmark.
+#   gate:  baseline of memory.triad on all threads; `check` on a quiet
+#          machine exits 0 (right after the baseline, so that the load of
+#          a shared machine drifts least; one retry with --confirm
+#          allowed); `check` while other processes keep every core busy
+#          exits 1 and names the point; the JUnit XML is well-formed; runs
+#          with another --threads are refused, naming config.threads.
+#   crash: SIGKILL in the middle of runs leaves a database that passes
+#          PRAGMA integrity_check with every earlier run intact; two runs
+#          at once are both stored.
+#   io:    export/import round trip without duplicates; truncated and
+#          foreign files given to import or --db exit 2 with a message; a
+#          database from a newer solbench is refused.
+set -u
+S=$1
+PART=$2
+W=$(mktemp -d)
+BUSY=()
+cleanup() {
+    for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$W"
+}
+trap cleanup EXIT
+export SOLBENCH_DB=$W/results.db
+FAILS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+ok() { echo "ok: $*"; }
+expect_rc() { # expected actual what
+    if [ "$1" -eq "$2" ]; then ok "$3 (exit $2)"; else fail "$3: exit $2, expected $1"; fi
+}
+runs() { sqlite3 "$SOLBENCH_DB" "SELECT count(*) FROM runs"; }
+
+TRIAD=(--bench memory.triad -p size=64MiB --min-time 0.5 --repeat 20)
+
+case "$PART" in
+gate)
+    "$S" run "${TRIAD[@]}" --quiet --tag image=base >"$W/base.out" 2>&1
+    expect_rc 0 $? "baseline run"
+    "$S" baseline set base >/dev/null
+    expect_rc 0 $? "baseline set"
+
+    # Both checks use a 15 % threshold: wide enough that the drift of a
+    # shared virtual machine between two quiet runs is not a regression,
+    # far below the slowdown that busy cores cause (about -50 % or more).
+    "$S" check --baseline base --threshold 15 --junit "$W/quiet.xml" >"$W/quiet.out" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        cat "$W/quiet.out"
+        echo "retrying the quiet check once with --confirm (shared machine)"
+        sleep 2
+        "$S" check --baseline base --threshold 15 --confirm >"$W/quiet.out" 2>&1
+        rc=$?
+    fi
+    cat "$W/quiet.out"
+    expect_rc 0 $rc "check on a quiet machine"
+    xmllint --noout "$W/quiet.xml" && ok "JUnit XML (pass) well-formed" ||
+        fail "JUnit XML (pass) not well-formed"
+
+    # Keep every core busy: 3 spinning processes per core take most of the
+    # time slices from the benchmark's threads (same config, real slowdown).
+    ncpu=$(nproc)
+    for _ in $(seq $((3 * ncpu))); do
+        (while :; do :; done) &
+        BUSY+=($!)
+    done
+    sleep 0.3
+    "$S" check --baseline base --threshold 15 --junit "$W/busy.xml" --markdown "$W/busy.md" \
+        >"$W/busy.out" 2>&1
+    rc=$?
+    for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    BUSY=()
+    cat "$W/busy.out"
+    expect_rc 1 $rc "check under load"
+    grep -q "REGRESSED: memory.triad size=" "$W/busy.out" &&
+        ok "check names the regressed point" || fail "no REGRESSED line"
+    xmllint --noout "$W/busy.xml" && ok "JUnit XML well-formed" ||
+        fail "JUnit XML not well-formed"
+    grep -q '<failure type="regression" message="regressed: GBps' "$W/busy.xml" &&
+        ok "JUnit failure carries the figures" || fail "JUnit failure message"
+    grep -q '| memory.triad |' "$W/busy.md" && ok "Markdown table" ||
+        fail "Markdown table"
+
+    # Like with like: another thread count is refused, naming the field.
+    "$S" run "${TRIAD[@]}" --quiet --threads 1 --min-time 0.05 >/dev/null 2>&1
+    "$S" compare base last >"$W/mm.out" 2>"$W/mm.err"
+    rc=$?
+    cat "$W/mm.err"
+    expect_rc 2 $rc "compare of unlike runs"
+    grep -q "config.threads: [0-9]* vs 1" "$W/mm.err" &&
+        ok "mismatch names config.threads" || fail "mismatch field not listed"
+    "$S" compare base last --allow-mismatch >"$W/mm2.out" 2>&1
+    expect_rc 0 $? "compare --allow-mismatch"
+    grep -q "mismatched" "$W/mm2.out" && ok "lines marked mismatched" ||
+        fail "no mismatched mark"
+    ;;
+
+crash)
+    tiny=(--bench memory.triad -p size=4MiB --min-time 0.02 --repeat 3 --quiet)
+    "$S" run "${tiny[@]}" --tag n=1 >/dev/null 2>&1
+    "$S" run "${tiny[@]}" --tag n=2 >/dev/null 2>&1
+    before=$(runs)
+    [ "$before" -eq 2 ] && ok "two runs stored" || fail "stored $before runs"
+    "$S" export last --json "$W/before.json" >/dev/null ||
+        fail "export before the kills"
+
+    # One long run killed in the middle of its measurement...
+    "$S" run --bench memory.triad -p size=64MiB --min-time 5 --quiet \
+        >/dev/null 2>&1 &
+    pid=$!
+    sleep 1.5
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    # ...and short runs killed at staggered moments, so that some die while
+    # their run is being written.
+    for d in 0.05 0.1 0.15 0.2 0.25 0.3 0.35 0.4; do
+        "$S" run "${tiny[@]}" >/dev/null 2>&1 &
+        pid=$!
+        sleep $d
+        kill -9 $pid 2>/dev/null
+        wait $pid 2>/dev/null
+    done
+    ic=$(sqlite3 "$SOLBENCH_DB" "PRAGMA integrity_check")
+    [ "$ic" = "ok" ] && ok "integrity_check after SIGKILLs" ||
+        fail "integrity_check: $ic"
+    after=$(runs)
+    [ "$after" -ge "$before" ] && ok "earlier runs intact ($before -> $after)" ||
+        fail "runs lost: $before -> $after"
+    # Every stored run is whole: its result rows match its document.
+    bad=$(sqlite3 "$SOLBENCH_DB" "SELECT count(*) FROM runs r WHERE
+        json_array_length(json_extract(r.doc, '\$.results')) !=
+        (SELECT count(*) FROM results x WHERE x.run_id = r.run_id)")
+    [ "$bad" -eq 0 ] && ok "no partial run" || fail "$bad partial runs"
+    "$S" history --bench memory.triad --last 0 >"$W/hist.out" 2>&1
+    expect_rc 0 $? "history after the kills"
+    grep -q "tags {\"n\":\"1\"}" "$W/hist.out" && ok "first run still listed" ||
+        fail "first run missing from history"
+
+    # Two runs at once: both stored (WAL + busy timeout).
+    before=$(runs)
+    "$S" run "${tiny[@]}" --tag c=1 >/dev/null 2>"$W/c1.err" &
+    p1=$!
+    "$S" run "${tiny[@]}" --tag c=2 >/dev/null 2>"$W/c2.err" &
+    p2=$!
+    wait $p1
+    r1=$?
+    wait $p2
+    r2=$?
+    cat "$W/c1.err" "$W/c2.err"
+    [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && ok "concurrent runs exit 0" ||
+        fail "concurrent runs exit $r1 $r2"
+    after=$(runs)
+    [ "$after" -eq $((before + 2)) ] && ok "both concurrent runs stored" ||
+        fail "concurrent: $before -> $after"
+
+    # Several processes creating the same new database at once.
+    bad=0
+    for t in 1 2 3 4 5; do
+        pids=()
+        for i in 1 2 3 4 5 6; do
+            "$S" history --db "$W/new$t.db" >/dev/null 2>>"$W/new.err" &
+            pids+=($!)
+        done
+        for p in "${pids[@]}"; do wait "$p" || bad=$((bad + 1)); done
+    done
+    cat "$W/new.err"
+    [ $bad -eq 0 ] && ok "concurrent creation of a database" ||
+        fail "$bad of 30 concurrent opens failed"
+    ;;
+
+io)
+    tiny=(--bench memory.triad -p size=4MiB --min-time 0.02 --repeat 5 --quiet)
+    "$S" run "${tiny[@]}" >/dev/null 2>&1
+    "$S" export last --json "$W/r.json" >/dev/null
+    expect_rc 0 $? "export"
+    id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run_id'])" "$W/r.json")
+    # Import into another database, twice: one run.
+    "$S" import "$W/r.json" --db "$W/other.db" >/dev/null
+    expect_rc 0 $? "import"
+    "$S" import "$W/r.json" --db "$W/other.db" >"$W/imp2.out"
+    expect_rc 0 $? "import again"
+    grep -q "already stored" "$W/imp2.out" && ok "second import skipped" ||
+        fail "second import not reported as skipped"
+    n=$(sqlite3 "$W/other.db" "SELECT count(*) FROM runs WHERE run_id = '$id'")
+    [ "$n" -eq 1 ] && ok "no duplicate after two imports" || fail "$n copies"
+    # The imported run compares with the original: same samples, unchanged.
+    "$S" compare "$id" "$W/r.json" --db "$W/other.db" >"$W/same.out" 2>&1
+    expect_rc 0 $? "compare stored run with its JSON"
+    grep -q "0 regressed, 0 improved, 1 unchanged" "$W/same.out" &&
+        ok "identical runs unchanged" || { cat "$W/same.out"; fail "identical runs"; }
+
+    # Bad files given to import: exit 2, a message naming file and place.
+    head -c 300 "$W/r.json" >"$W/cut.json"
+    "$S" import "$W/cut.json" --db "$W/other.db" 2>"$W/e1"
+    rc=$?
+    cat "$W/e1"
+    expect_rc 2 $rc "import of a truncated file"
+    grep -q "cut.json:[0-9]*:[0-9]*" "$W/e1" && ok "message has file:line:column" ||
+        fail "truncated-import message"
+    echo '{"hello": "world"}' >"$W/foreign.json"
+    "$S" import "$W/foreign.json" --db "$W/other.db" 2>"$W/e2"
+    rc=$?
+    cat "$W/e2"
+    expect_rc 2 $rc "import of a foreign JSON file"
+    grep -q "foreign.json" "$W/e2" && ok "foreign-import message names the file" ||
+        fail "foreign-import message"
+    "$S" import /bin/sh --db "$W/other.db" 2>"$W/e3"
+    expect_rc 2 $? "import of a binary file"
+    n=$(sqlite3 "$W/other.db" "SELECT count(*) FROM runs")
+    [ "$n" -eq 1 ] && ok "failed imports wrote nothing" || fail "$n runs"
+
+    # Bad files given as --db.
+    "$S" history --db "$W/foreign.json" 2>"$W/e4"
+    rc=$?
+    cat "$W/e4"
+    expect_rc 2 $rc "history --db on a JSON file"
+    grep -q "foreign.json" "$W/e4" && ok "--db message names the file" ||
+        fail "--db message"
+    "$S" run "${tiny[@]}" --db "$W/foreign.json" 2>"$W/e5"
+    expect_rc 2 $? "run --db on a foreign file"
+    cp "$SOLBENCH_DB" "$W/cut.db"
+    sqlite3 "$W/cut.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+    size=$(stat -c %s "$W/cut.db")
+    head -c $((size / 2)) "$W/cut.db" >"$W/half.db"
+    "$S" history --db "$W/half.db" 2>"$W/e6"
+    rc=$?
+    cat "$W/e6"
+    expect_rc 2 $rc "history --db on a truncated database"
+    sqlite3 "$W/x.db" "CREATE TABLE t(x)"
+    "$S" history --db "$W/x.db" 2>"$W/e7"
+    rc=$?
+    cat "$W/e7"
+    expect_rc 2 $rc "history --db on another program's database"
+    sqlite3 "$W/cut.db" "PRAGMA user_version = 42"
+    "$S" history --db "$W/cut.db" 2>"$W/e8"
+    rc=$?
+    cat "$W/e8"
+    expect_rc 2 $rc "history --db on a newer database"
+    grep -q "newer solbench" "$W/e8" && ok "newer database named as such" ||
+        fail "newer-database message"
+
+    # Usage errors.
+    "$S" compare last 2>/dev/null
+    expect_rc 2 $? "compare with one run"
+    "$S" compare last nosuchrun 2>"$W/e9"
+    expect_rc 2 $? "compare with an unknown run"
+    "$S" check 2>/dev/null
+    expect_rc 2 $? "check without --baseline"
+    "$S" check --baseline nosuch 2>/dev/null
+    expect_rc 2 $? "check with an unknown baseline"
+    "$S" baseline rm nosuch 2>/dev/null
+    expect_rc 2 $? "baseline rm of an unknown name"
+    "$S" compare last last --alpha 2 2>/dev/null
+    expect_rc 2 $? "compare --alpha 2"
+    ;;
+*)
+    echo "unknown part $PART"
+    exit 2
+    ;;
+esac
+
+if [ $FAILS -ne 0 ]; then
+    echo "$FAILS check(s) failed"
+    exit 1
+fi
+echo "all checks passed"
