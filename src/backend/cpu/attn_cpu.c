@@ -1,0 +1,834 @@
+/*
+ * attn_cpu.c — CPU kernels of the attention primitives (definitions in
+ * include/solbench/attention.h).
+ *
+ * Prefill is flash-style: each (batch, head, tile of SB_PREFILL_BR queries)
+ * is one OpenMP work item that walks the keys in blocks of SB_PREFILL_BC,
+ * computes S = Q·Kᵀ with cblas_sgemm, updates a running max and sum per row
+ * (online softmax, scores kept in base 2 so one exp2 per score) and adds
+ * P·V into the output rows with a second cblas_sgemm. The BLAS runs single
+ * threaded inside our parallel region. Causal masking is applied only to
+ * the blocks that cross the diagonal; blocks past it are never computed.
+ *
+ * Paged decode is memory-bound with small products (a few query rows per KV
+ * head), where a BLAS call costs more than the work, so it has its own
+ * AVX2/FMA micro-kernels: 4 query rows x 2 keys for Q·Kᵀ (dot products
+ * reduced with hadd), 4 rows x 24 columns for P·V, with scalar loops as the
+ * portable path. Each work item is one (sequence, KV head, tile of query
+ * rows): all query heads of a KV head share every K and V row it loads,
+ * so the pool is read once per iteration.
+ */
+#include "backend/cpu/attn_cpu.h"
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define SB_ATTN_AVX2 1
+#endif
+
+#include "solbench/util.h"
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t iclamp(int64_t x, int64_t lo, int64_t hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* 2^x for x in [-126, 127], written so `omp simd` vectorises it: round to
+ * the nearest integer with the 1.5·2^23 trick, a degree-7 Taylor polynomial
+ * of 2^f on |f| <= 0.5 (truncation error < 1e-8, below fp32 rounding) and
+ * the exponent added through the bits. */
+static inline float sb__exp2f(float x)
+{
+    x = x < -126.0f ? -126.0f : (x > 127.0f ? 127.0f : x);
+    float j = (x + 12582912.0f) - 12582912.0f;
+    float f = x - j;
+    float p = 1.525273380405984e-05f;
+    p = p * f + 1.5403530393381606e-04f;
+    p = p * f + 1.3333558146428443e-03f;
+    p = p * f + 9.618129107628477e-03f;
+    p = p * f + 5.550410866482158e-02f;
+    p = p * f + 2.402265069591007e-01f;
+    p = p * f + 6.931471805599453e-01f;
+    p = p * f + 1.0f;
+    int32_t bits = ((int32_t)j + 127) << 23;
+    float sc;
+    memcpy(&sc, &bits, sizeof sc);
+    return p * sc;
+}
+
+#ifdef SB_ATTN_AVX2
+/* sb__exp2f on 8 lanes, the same steps in intrinsics: compilers leave the
+ * scalar loop unvectorised once it is inlined into the kernels. */
+static inline __m256 exp2_avx2(__m256 x)
+{
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(127.0f)),
+                      _mm256_set1_ps(-126.0f));
+    __m256 j = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_sub_ps(x, j);
+    __m256 p = _mm256_set1_ps(1.525273380405984e-05f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.5403530393381606e-04f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-03f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618129107628477e-03f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550410866482158e-02f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402265069591007e-01f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471805599453e-01f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_cvtps_epi32(j), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+#endif
+
+/* One row of the online softmax over a block of n scores (base-2, already
+ * scaled), of which the first lim are visible. Overwrites the row with the
+ * unnormalised probabilities (0 where masked), and rescales the output row
+ * when the running max grows. */
+static inline void softmax_row(float *row, int64_t lim, int64_t n, float *m,
+                               float *l, float *orow, int64_t d)
+{
+    if (lim <= 0) {
+        memset(row, 0, (size_t)n * sizeof *row);
+        return;
+    }
+    float mx = -INFINITY, sum = 0.0f;
+    int64_t x = 0;
+#ifdef SB_ATTN_AVX2
+    __m256 vmx = _mm256_set1_ps(-INFINITY);
+    for (; x + 8 <= lim; x += 8)
+        vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(row + x));
+    float lanes[8];
+    _mm256_storeu_ps(lanes, vmx);
+    for (int i = 0; i < 8; i++)
+        mx = lanes[i] > mx ? lanes[i] : mx;
+#endif
+    for (; x < lim; x++)
+        mx = row[x] > mx ? row[x] : mx;
+    float mold = *m, mnew = mx > mold ? mx : mold;
+    x = 0;
+#ifdef SB_ATTN_AVX2
+    __m256 vm = _mm256_set1_ps(mnew), vs = _mm256_setzero_ps();
+    for (; x + 8 <= lim; x += 8) {
+        __m256 e = exp2_avx2(_mm256_sub_ps(_mm256_loadu_ps(row + x), vm));
+        _mm256_storeu_ps(row + x, e);
+        vs = _mm256_add_ps(vs, e);
+    }
+    _mm256_storeu_ps(lanes, vs);
+    for (int i = 0; i < 8; i++)
+        sum += lanes[i];
+#endif
+    for (; x < lim; x++) {
+        float e = sb__exp2f(row[x] - mnew);
+        row[x] = e;
+        sum += e;
+    }
+    for (x = lim; x < n; x++)
+        row[x] = 0.0f;
+    if (mold != -INFINITY && mold != mnew) {
+        float corr = sb__exp2f(mold - mnew);
+        *l *= corr;
+#pragma omp simd
+        for (int64_t c = 0; c < d; c++)
+            orow[c] *= corr;
+    }
+    *l += sum;
+    *m = mnew;
+}
+
+/* ---- batched matmul -------------------------------------------------------- */
+
+void sb_cpu_bmm_f32(const sb_bmm_shape *s, const float *a, const float *b,
+                    float *c)
+{
+    const int m = (int)s->m, n = (int)s->n, k = (int)s->k;
+    const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+    if (s->batch >= omp_get_max_threads()) {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < s->batch; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                        1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+    } else {
+        for (int64_t i = 0; i < s->batch; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                        1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+    }
+}
+
+typedef void (*sbgemm_fn)(int order, int ta, int tb, int m, int n, int k,
+                          float alpha, const uint16_t *a, int lda,
+                          const uint16_t *b, int ldb, float beta, float *c,
+                          int ldc);
+
+/* cblas_sbgemm is declared by the header of every recent OpenBLAS but only
+ * exported when the library was built with bfloat16 support, so it is
+ * looked up at run time instead of linked. */
+static sbgemm_fn find_sbgemm(void)
+{
+    void *f = dlsym(RTLD_DEFAULT, "cblas_sbgemm");
+    sbgemm_fn fn;
+    memcpy(&fn, &f, sizeof fn);
+    return fn;
+}
+
+bool sb_cpu_have_sbgemm(void) { return find_sbgemm() != NULL; }
+
+void sb_cpu_bmm_bf16(const sb_bmm_shape *s, const uint16_t *a,
+                     const uint16_t *b, float *c)
+{
+    sbgemm_fn fn = find_sbgemm();
+    if (!fn)
+        return;
+    const int m = (int)s->m, n = (int)s->n, k = (int)s->k;
+    const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+    if (s->batch >= omp_get_max_threads()) {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < s->batch; i++)
+            fn(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+               a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+    } else {
+        for (int64_t i = 0; i < s->batch; i++)
+            fn(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+               a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+    }
+}
+
+uint16_t sb_f32_to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays a quiet NaN */
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float sb_bf16_to_f32(uint16_t x)
+{
+    uint32_t u = (uint32_t)x << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* ---- workspaces -------------------------------------------------------------- */
+
+static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+static int ws_alloc(sb_attn_ws *ws, int nthreads, int64_t per_thread,
+                    sb_err *err)
+{
+    ws->nthreads = nthreads < 1 ? 1 : nthreads;
+    ws->per_thread = round16(per_thread);
+    ws->buf = sb_alloc_aligned((size_t)ws->nthreads *
+                               (size_t)ws->per_thread * sizeof(float));
+    if (!ws->buf)
+        return sb_fail(err, SB_ENOMEM, "attention: workspace allocation failed");
+    memset(ws->buf, 0, (size_t)ws->nthreads * (size_t)ws->per_thread *
+                           sizeof(float));
+    return 0;
+}
+
+int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads,
+                      sb_attn_ws *ws, sb_err *err)
+{
+    memset(ws, 0, sizeof *ws);
+    (void)s;
+    return ws_alloc(ws, nthreads,
+                    (int64_t)SB_PREFILL_BR * SB_PREFILL_BC + 2 * SB_PREFILL_BR,
+                    err);
+}
+
+static int64_t paged_block_keys(int64_t page_size)
+{
+    return page_size >= SB_PAGED_KB ? page_size
+                                    : (SB_PAGED_KB / page_size) * page_size;
+}
+
+/* Work items sorted by cost (rows x keys), heaviest first, so the dynamic
+ * schedule does not end on one long sequence. */
+#define ITEM_W 8
+#define GROUP_W 6
+/* Fewer base items than this many per thread: split the key ranges. */
+#define SPLIT_ITEMS_PER_THREAD 4
+/* No split part is shorter than this many keys. */
+#define SPLIT_MIN_KEYS 256
+
+static int item_cmp(const void *pa, const void *pb)
+{
+    const int64_t *a = pa, *b = pb;
+    return a[7] < b[7] ? 1 : (a[7] > b[7] ? -1 : 0);
+}
+
+int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
+                    sb_err *err)
+{
+    memset(ws, 0, sizeof *ws);
+    int64_t kb = paged_block_keys(s->page_size);
+    int64_t rt = SB_PAGED_RT, g = s->hq / s->hkv, d = s->d;
+    int rc = ws_alloc(ws, nthreads, 2 * rt * d + rt * kb + 2 * rt, err);
+    if (rc)
+        return rc;
+    int64_t nbase = 0;
+    for (int64_t i = 0; i < s->batch; i++)
+        nbase += s->hkv * ((sb_paged_qlen(s, i) * g + rt - 1) / rt);
+    int64_t target = (int64_t)SPLIT_ITEMS_PER_THREAD * ws->nthreads;
+    int64_t want = nbase < target ? (target + nbase - 1) / nbase : 1;
+    int64_t min_keys = (SPLIT_MIN_KEYS + kb - 1) / kb * kb;
+
+    /* Two passes: count items, groups and scratch, then fill. */
+    int64_t nitems = 0, ngroups = 0, nscratch = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        nitems = ngroups = nscratch = 0;
+        for (int64_t i = 0; i < s->batch; i++) {
+            int64_t rows = sb_paged_qlen(s, i) * g;
+            for (int64_t h = 0; h < s->hkv; h++)
+                for (int64_t r0 = 0; r0 < rows; r0 += rt) {
+                    int64_t r1 = imin(rows, r0 + rt), R = r1 - r0;
+                    int64_t kmax = sb_paged_keys(s, i, (r1 - 1) / g);
+                    int64_t parts = imin(want, (kmax + min_keys - 1) / min_keys);
+                    int64_t chunk = kmax;
+                    if (parts > 1) {
+                        chunk = (kmax + parts - 1) / parts;
+                        chunk = (chunk + kb - 1) / kb * kb;
+                        parts = (kmax + chunk - 1) / chunk;
+                    }
+                    if (parts < 1)
+                        parts = 1;
+                    int64_t off = parts > 1 ? nscratch : -1;
+                    if (pass == 1 && parts > 1) {
+                        int64_t *gr = ws->groups + GROUP_W * ngroups;
+                        gr[0] = i;
+                        gr[1] = h;
+                        gr[2] = r0;
+                        gr[3] = r1;
+                        gr[4] = off;
+                        gr[5] = parts;
+                    }
+                    for (int64_t p = 0; p < parts; p++) {
+                        if (pass == 1) {
+                            int64_t *it = ws->items + ITEM_W * nitems;
+                            it[0] = i;
+                            it[1] = h;
+                            it[2] = r0;
+                            it[3] = r1;
+                            it[4] = parts > 1 ? p * chunk : 0;
+                            it[5] = parts > 1 ? imin(kmax, (p + 1) * chunk) : kmax;
+                            it[6] = parts > 1 ? off + p * R * (d + 2) : -1;
+                            it[7] = R * (it[5] - it[4] + 1);
+                        }
+                        nitems++;
+                    }
+                    if (parts > 1) {
+                        ngroups++;
+                        nscratch += parts * R * (d + 2);
+                    }
+                }
+        }
+        if (pass == 0) {
+            ws->items = malloc((size_t)(nitems > 0 ? nitems : 1) * ITEM_W *
+                               sizeof(int64_t));
+            ws->groups = malloc((size_t)(ngroups > 0 ? ngroups : 1) * GROUP_W *
+                                sizeof(int64_t));
+            ws->scratch = nscratch > 0
+                              ? sb_alloc_aligned((size_t)nscratch * sizeof(float))
+                              : NULL;
+            if (!ws->items || !ws->groups || (nscratch > 0 && !ws->scratch)) {
+                sb_attn_ws_free(ws);
+                return sb_fail(err, SB_ENOMEM, "attention: out of memory");
+            }
+        }
+    }
+    ws->n_items = nitems;
+    ws->n_groups = ngroups;
+    qsort(ws->items, (size_t)nitems, ITEM_W * sizeof(int64_t), item_cmp);
+    return 0;
+}
+
+void sb_attn_ws_free(sb_attn_ws *ws)
+{
+    sb_free_aligned(ws->buf);
+    sb_free_aligned(ws->scratch);
+    free(ws->items);
+    free(ws->groups);
+    memset(ws, 0, sizeof *ws);
+}
+
+/* ---- prefill ------------------------------------------------------------------ */
+
+void sb_cpu_prefill(const sb_prefill_shape *s, const float *q,
+                    const float *k, const float *v, float *o,
+                    const sb_attn_ws *ws)
+{
+    const int64_t hq = s->hq, hkv = s->hkv, sq = s->sq, skv = s->skv;
+    const int64_t d = s->d, g = hq / hkv;
+    const int64_t BR = SB_PREFILL_BR, BC = SB_PREFILL_BC;
+    const int64_t ntile = (sq + BR - 1) / BR;
+    const int64_t items = s->batch * hq * ntile;
+    const bool causal = s->causal;
+    /* Scores in base 2: exp(x/sqrt(d)) = 2^(x·log2(e)/sqrt(d)). */
+    const float alpha = (float)(1.4426950408889634 / sqrt((double)d));
+
+#pragma omp parallel num_threads(ws->nthreads)
+    {
+        float *S = ws->buf + (int64_t)omp_get_thread_num() * ws->per_thread;
+        float *mrow = S + BR * BC, *lrow = mrow + BR;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < items; it++) {
+            /* Last query tiles first: under a causal mask they are the
+             * longest. */
+            int64_t tile = ntile - 1 - it % ntile, bh = it / ntile;
+            int64_t b = bh / hq, kvh = (bh % hq) / g;
+            int64_t i0 = tile * BR, m = imin(BR, sq - i0);
+            const float *qt = q + (bh * sq + i0) * d;
+            float *ot = o + (bh * sq + i0) * d;
+            const float *kb = k + (b * hkv + kvh) * skv * d;
+            const float *vb = v + (b * hkv + kvh) * skv * d;
+            int64_t kend = causal ? sb_attn_causal_keys(i0 + m - 1, sq, skv)
+                                  : skv;
+            memset(ot, 0, (size_t)(m * d) * sizeof *ot);
+            for (int64_t r = 0; r < m; r++) {
+                mrow[r] = -INFINITY;
+                lrow[r] = 0.0f;
+            }
+            for (int64_t j0 = 0; j0 < kend; j0 += BC) {
+                int64_t n = imin(BC, kend - j0);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m,
+                            (int)n, (int)d, alpha, qt, (int)d, kb + j0 * d,
+                            (int)d, 0.0f, S, (int)BC);
+                for (int64_t r = 0; r < m; r++) {
+                    int64_t lim = n;
+                    if (causal)
+                        lim = iclamp(sb_attn_causal_keys(i0 + r, sq, skv) - j0,
+                                     0, n);
+                    softmax_row(S + r * BC, lim, n, &mrow[r], &lrow[r],
+                                ot + r * d, d);
+                }
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+                            (int)d, (int)n, 1.0f, S, (int)BC, vb + j0 * d,
+                            (int)d, 1.0f, ot, (int)d);
+            }
+            for (int64_t r = 0; r < m; r++) {
+                float inv = lrow[r] > 0.0f ? 1.0f / lrow[r] : 0.0f;
+#pragma omp simd
+                for (int64_t c = 0; c < d; c++)
+                    ot[r * d + c] *= inv;
+            }
+        }
+    }
+}
+
+/* ---- paged micro-kernels ----------------------------------------------------- */
+
+#ifdef SB_ATTN_AVX2
+/* Pins a loaded vector to a register. Without it GCC folds the load into
+ * every FMA that uses it (a K row shared by 4 query rows loaded 4 times),
+ * which makes the loops load-port bound instead of FMA bound. */
+#define SB_IN_REG(v) __asm__("" : "+x"(v))
+
+/* Sums of four vectors, lane i = sum of vector i. */
+static inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 e)
+{
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, e));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+static inline float hsum1(__m256 a)
+{
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_add_ss(x, _mm_movehdup_ps(x));
+    return _mm_cvtss_f32(x);
+}
+#endif
+
+/* Pages ahead whose K and V rows are prefetched: far enough to cover the
+ * memory latency, near enough that V is still in L2 when P·V needs it. */
+#ifndef PF_AHEAD
+#define PF_AHEAD 2
+#endif
+#ifndef PF_HINT
+#define PF_HINT _MM_HINT_T0
+#endif
+
+/* Prefetches the K and V rows [t0, t1) of a page that a later step reads:
+ * pages are scattered through the pool, so the hardware prefetcher loses
+ * the stream at every page boundary. */
+static inline void prefetch_rows(const float *kp, const float *vp, int64_t t0,
+                                 int64_t t1, int64_t d)
+{
+#ifdef SB_ATTN_AVX2
+    if (!kp)
+        return;
+    for (int64_t x = t0 * d; x < t1 * d; x += 16) {
+        _mm_prefetch((const char *)(kp + x), PF_HINT);
+        _mm_prefetch((const char *)(vp + x), PF_HINT);
+    }
+#else
+    (void)kp;
+    (void)vp;
+    (void)t0;
+    (void)t1;
+    (void)d;
+#endif
+}
+
+/* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns). While it
+ * runs it prefetches rows of the page pair (pk, pv) (nt_pf tokens), NULL
+ * for none. */
+static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
+                    int64_t d, float *S, int64_t lds, const float *pk,
+                    const float *pv, int64_t nt_pf)
+{
+    int64_t r = 0;
+#ifdef SB_ATTN_AVX2
+    if (d % 8 == 0) {
+        /* Spread the prefetches over the first row block's key loop. */
+        int64_t pf_step = nt > 0 ? (nt_pf + nt - 1) / nt * 3 : nt_pf;
+        int64_t pf_at = 0;
+        for (; r + 4 <= R; r += 4) {
+            const float *q0 = Qs + r * d, *q1 = q0 + d, *q2 = q1 + d,
+                        *q3 = q2 + d;
+            int64_t t = 0;
+            for (; t + 3 <= nt; t += 3) {
+                if (pf_at < nt_pf) {
+                    int64_t e = imin(nt_pf, pf_at + pf_step);
+                    prefetch_rows(pk, pv, pf_at, e, d);
+                    pf_at = e;
+                }
+                const float *k0 = kp + t * d, *k1 = k0 + d, *k2 = k1 + d;
+                __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00,
+                       a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00,
+                       a22 = a00, a30 = a00, a31 = a00, a32 = a00;
+                for (int64_t c = 0; c < d; c += 8) {
+                    __m256 kv0 = _mm256_loadu_ps(k0 + c);
+                    __m256 kv1 = _mm256_loadu_ps(k1 + c);
+                    __m256 kv2 = _mm256_loadu_ps(k2 + c);
+                    SB_IN_REG(kv0);
+                    SB_IN_REG(kv1);
+                    SB_IN_REG(kv2);
+                    __m256 x = _mm256_loadu_ps(q0 + c);
+                    SB_IN_REG(x);
+                    a00 = _mm256_fmadd_ps(x, kv0, a00);
+                    a01 = _mm256_fmadd_ps(x, kv1, a01);
+                    a02 = _mm256_fmadd_ps(x, kv2, a02);
+                    x = _mm256_loadu_ps(q1 + c);
+                    SB_IN_REG(x);
+                    a10 = _mm256_fmadd_ps(x, kv0, a10);
+                    a11 = _mm256_fmadd_ps(x, kv1, a11);
+                    a12 = _mm256_fmadd_ps(x, kv2, a12);
+                    x = _mm256_loadu_ps(q2 + c);
+                    SB_IN_REG(x);
+                    a20 = _mm256_fmadd_ps(x, kv0, a20);
+                    a21 = _mm256_fmadd_ps(x, kv1, a21);
+                    a22 = _mm256_fmadd_ps(x, kv2, a22);
+                    x = _mm256_loadu_ps(q3 + c);
+                    SB_IN_REG(x);
+                    a30 = _mm256_fmadd_ps(x, kv0, a30);
+                    a31 = _mm256_fmadd_ps(x, kv1, a31);
+                    a32 = _mm256_fmadd_ps(x, kv2, a32);
+                }
+                float s0[4], s1[4], s2[4];
+                _mm_storeu_ps(s0, hsum4(a00, a10, a20, a30));
+                _mm_storeu_ps(s1, hsum4(a01, a11, a21, a31));
+                _mm_storeu_ps(s2, hsum4(a02, a12, a22, a32));
+                for (int i = 0; i < 4; i++) {
+                    float *srow = S + (r + i) * lds + t;
+                    srow[0] = s0[i];
+                    srow[1] = s1[i];
+                    srow[2] = s2[i];
+                }
+            }
+            for (; t < nt; t++) {
+                const float *k0 = kp + t * d;
+                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+                for (int64_t c = 0; c < d; c += 8) {
+                    __m256 kv0 = _mm256_loadu_ps(k0 + c);
+                    SB_IN_REG(kv0);
+                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv0, a0);
+                    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv0, a1);
+                    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + c), kv0, a2);
+                    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + c), kv0, a3);
+                }
+                float s0[4];
+                _mm_storeu_ps(s0, hsum4(a0, a1, a2, a3));
+                for (int i = 0; i < 4; i++)
+                    S[(r + i) * lds + t] = s0[i];
+            }
+        }
+        if (pf_at < nt_pf)
+            prefetch_rows(pk, pv, pf_at, nt_pf, d);
+        /* Leftover rows (MHA decode has one row per item): 1 row x 4 keys,
+         * so four independent FMA chains hide the latency. */
+        for (; r < R; r++) {
+            const float *q0 = Qs + r * d;
+            int64_t t = 0;
+            for (; t + 4 <= nt; t += 4) {
+                const float *k0 = kp + t * d, *k1 = k0 + d, *k2 = k1 + d,
+                            *k3 = k2 + d;
+                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+                for (int64_t c = 0; c < d; c += 8) {
+                    __m256 x = _mm256_loadu_ps(q0 + c);
+                    SB_IN_REG(x);
+                    a0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k0 + c), a0);
+                    a1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k1 + c), a1);
+                    a2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k2 + c), a2);
+                    a3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k3 + c), a3);
+                }
+                _mm_storeu_ps(S + r * lds + t, hsum4(a0, a1, a2, a3));
+            }
+            for (; t < nt; t++) {
+                const float *k0 = kp + t * d;
+                __m256 a0 = _mm256_setzero_ps();
+                for (int64_t c = 0; c < d; c += 8)
+                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c),
+                                         _mm256_loadu_ps(k0 + c), a0);
+                S[r * lds + t] = hsum1(a0);
+            }
+        }
+        return;
+    }
+#endif
+    prefetch_rows(pk, pv, 0, nt_pf, d);
+    for (; r < R; r++)
+        for (int64_t t = 0; t < nt; t++) {
+            float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+            for (int64_t c = 0; c < d; c++)
+                acc += Qs[r * d + c] * kp[t * d + c];
+            S[r * lds + t] = acc;
+        }
+}
+
+/* Oa[r][c] += Σ_t P[r·lds + t] · V[t][c] for R rows, nt keys, d columns. */
+static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
+                    int64_t nt, int64_t d, float *Oa)
+{
+    int64_t r = 0;
+#ifdef SB_ATTN_AVX2
+    if (d % 8 == 0) {
+        for (; r + 4 <= R; r += 4) {
+            const float *p0 = P + r * lds, *p1 = p0 + lds, *p2 = p1 + lds,
+                        *p3 = p2 + lds;
+            float *o0 = Oa + r * d, *o1 = o0 + d, *o2 = o1 + d, *o3 = o2 + d;
+            int64_t c = 0;
+            /* 4 rows x 16 columns: 8 accumulators cover the FMA latency
+             * and 128 or 64 columns leave no tail. */
+            for (; c + 16 <= d; c += 16) {
+                __m256 a00 = _mm256_loadu_ps(o0 + c), a01 = _mm256_loadu_ps(o0 + c + 8);
+                __m256 a10 = _mm256_loadu_ps(o1 + c), a11 = _mm256_loadu_ps(o1 + c + 8);
+                __m256 a20 = _mm256_loadu_ps(o2 + c), a21 = _mm256_loadu_ps(o2 + c + 8);
+                __m256 a30 = _mm256_loadu_ps(o3 + c), a31 = _mm256_loadu_ps(o3 + c + 8);
+                for (int64_t t = 0; t < nt; t++) {
+                    const float *vr = vp + t * d + c;
+                    __m256 v0 = _mm256_loadu_ps(vr), v1 = _mm256_loadu_ps(vr + 8);
+                    SB_IN_REG(v0);
+                    SB_IN_REG(v1);
+                    __m256 p = _mm256_broadcast_ss(p0 + t);
+                    a00 = _mm256_fmadd_ps(p, v0, a00);
+                    a01 = _mm256_fmadd_ps(p, v1, a01);
+                    p = _mm256_broadcast_ss(p1 + t);
+                    a10 = _mm256_fmadd_ps(p, v0, a10);
+                    a11 = _mm256_fmadd_ps(p, v1, a11);
+                    p = _mm256_broadcast_ss(p2 + t);
+                    a20 = _mm256_fmadd_ps(p, v0, a20);
+                    a21 = _mm256_fmadd_ps(p, v1, a21);
+                    p = _mm256_broadcast_ss(p3 + t);
+                    a30 = _mm256_fmadd_ps(p, v0, a30);
+                    a31 = _mm256_fmadd_ps(p, v1, a31);
+                }
+                _mm256_storeu_ps(o0 + c, a00);
+                _mm256_storeu_ps(o0 + c + 8, a01);
+                _mm256_storeu_ps(o1 + c, a10);
+                _mm256_storeu_ps(o1 + c + 8, a11);
+                _mm256_storeu_ps(o2 + c, a20);
+                _mm256_storeu_ps(o2 + c + 8, a21);
+                _mm256_storeu_ps(o3 + c, a30);
+                _mm256_storeu_ps(o3 + c + 8, a31);
+            }
+            for (; c < d; c += 8) {
+                __m256 a0 = _mm256_loadu_ps(o0 + c), a1 = _mm256_loadu_ps(o1 + c),
+                       a2 = _mm256_loadu_ps(o2 + c), a3 = _mm256_loadu_ps(o3 + c);
+                for (int64_t t = 0; t < nt; t++) {
+                    __m256 v0 = _mm256_loadu_ps(vp + t * d + c);
+                    SB_IN_REG(v0);
+                    a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + t), v0, a0);
+                    a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(p1 + t), v0, a1);
+                    a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(p2 + t), v0, a2);
+                    a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(p3 + t), v0, a3);
+                }
+                _mm256_storeu_ps(o0 + c, a0);
+                _mm256_storeu_ps(o1 + c, a1);
+                _mm256_storeu_ps(o2 + c, a2);
+                _mm256_storeu_ps(o3 + c, a3);
+            }
+        }
+        /* Leftover rows: 1 row x 64 columns in registers, 8 chains. */
+        for (; r < R; r++) {
+            const float *pr = P + r * lds;
+            float *orow = Oa + r * d;
+            int64_t c = 0;
+            for (; c + 64 <= d; c += 64) {
+                __m256 a[8];
+                for (int i = 0; i < 8; i++)
+                    a[i] = _mm256_loadu_ps(orow + c + 8 * i);
+                for (int64_t t = 0; t < nt; t++) {
+                    __m256 p = _mm256_broadcast_ss(pr + t);
+                    SB_IN_REG(p);
+                    const float *vr = vp + t * d + c;
+                    for (int i = 0; i < 8; i++)
+                        a[i] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + 8 * i),
+                                               a[i]);
+                }
+                for (int i = 0; i < 8; i++)
+                    _mm256_storeu_ps(orow + c + 8 * i, a[i]);
+            }
+            for (; c < d; c += 8) {
+                __m256 a0 = _mm256_loadu_ps(orow + c);
+                for (int64_t t = 0; t < nt; t++)
+                    a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + t),
+                                         _mm256_loadu_ps(vp + t * d + c), a0);
+                _mm256_storeu_ps(orow + c, a0);
+            }
+        }
+    }
+#endif
+    for (; r < R; r++)
+        for (int64_t t = 0; t < nt; t++) {
+            float p = P[r * lds + t];
+#pragma omp simd
+            for (int64_t c = 0; c < d; c++)
+                Oa[r * d + c] += p * vp[t * d + c];
+        }
+}
+
+/* ---- paged attention ----------------------------------------------------------- */
+
+
+void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
+                  const float *vpool, const int32_t *table, float *o,
+                  const sb_attn_ws *ws)
+{
+    const int64_t d = s->d, P = s->page_size, hq = s->hq, hkv = s->hkv;
+    const int64_t g = hq / hkv, RT = SB_PAGED_RT;
+    const int64_t KB = paged_block_keys(P);
+    const float scale = (float)(1.4426950408889634 / sqrt((double)d));
+
+#pragma omp parallel num_threads(ws->nthreads)
+    {
+        float *Qs = ws->buf + (int64_t)omp_get_thread_num() * ws->per_thread;
+        float *Oa = Qs + RT * d, *S = Oa + RT * d;
+        float *mrow = S + RT * KB, *lrow = mrow + RT;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < ws->n_items; it++) {
+            const int64_t *item = ws->items + ITEM_W * it;
+            int64_t seq = item[0], kvh = item[1], r0 = item[2], r1 = item[3];
+            int64_t k0 = item[4], kend = item[5], soff = item[6];
+            int64_t R = r1 - r0, q0 = s->cu_q[seq];
+            /* Gather the rows (token u, head kvh·g + j) of this KV head,
+             * scaled into base-2 scores. */
+            for (int64_t r = 0; r < R; r++) {
+                int64_t u = (r0 + r) / g, j = (r0 + r) % g;
+                const float *src = q + ((q0 + u) * hq + kvh * g + j) * d;
+#pragma omp simd
+                for (int64_t c = 0; c < d; c++) {
+                    Qs[r * d + c] = src[c] * scale;
+                    Oa[r * d + c] = 0.0f;
+                }
+                mrow[r] = -INFINITY;
+                lrow[r] = 0.0f;
+            }
+            const int32_t *pt = table + s->cu_pages[seq];
+            for (int64_t j0 = k0; j0 < kend; j0 += KB) {
+                int64_t n = imin(KB, kend - j0);
+                for (int64_t pj = 0; pj < n; pj += P) {
+                    int64_t pi = (j0 + pj) / P;
+                    int64_t page = pt[pi];
+                    const float *kp = kpool + (page * hkv + kvh) * P * d;
+                    /* Prefetch K and V of the page PF_AHEAD pages on. */
+                    const float *pk = NULL, *pv = NULL;
+                    int64_t npf = 0;
+                    if ((pi + PF_AHEAD) * P < kend) {
+                        int64_t pf = pt[pi + PF_AHEAD];
+                        pk = kpool + (pf * hkv + kvh) * P * d;
+                        pv = vpool + (pf * hkv + kvh) * P * d;
+                        npf = imin(P, kend - (pi + PF_AHEAD) * P);
+                    }
+                    qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, KB, pk, pv,
+                            npf);
+                }
+                for (int64_t r = 0; r < R; r++) {
+                    int64_t lim = iclamp(
+                        sb_paged_keys(s, seq, (r0 + r) / g) - j0, 0, n);
+                    softmax_row(S + r * KB, lim, n, &mrow[r], &lrow[r],
+                                Oa + r * d, d);
+                }
+                for (int64_t pj = 0; pj < n; pj += P) {
+                    int64_t page = pt[(j0 + pj) / P];
+                    const float *vp = vpool + (page * hkv + kvh) * P * d;
+                    pv_tile(S + pj, KB, R, vp, imin(P, n - pj), d, Oa);
+                }
+            }
+            if (soff >= 0) { /* one part of a split range: merged below */
+                float *part = ws->scratch + soff;
+                memcpy(part, Oa, (size_t)(R * d) * sizeof *part);
+                memcpy(part + R * d, mrow, (size_t)R * sizeof *part);
+                memcpy(part + R * d + R, lrow, (size_t)R * sizeof *part);
+                continue;
+            }
+            for (int64_t r = 0; r < R; r++) {
+                int64_t u = (r0 + r) / g, j = (r0 + r) % g;
+                float *dst = o + ((q0 + u) * hq + kvh * g + j) * d;
+                float inv = lrow[r] > 0.0f ? 1.0f / lrow[r] : 0.0f;
+#pragma omp simd
+                for (int64_t c = 0; c < d; c++)
+                    dst[c] = Oa[r * d + c] * inv;
+            }
+        }
+        /* Merge the parts of split ranges: rescale each part to the common
+         * max, sum outputs and sums, normalise. */
+#pragma omp for schedule(static)
+        for (int64_t gi = 0; gi < ws->n_groups; gi++) {
+            const int64_t *gr = ws->groups + GROUP_W * gi;
+            int64_t seq = gr[0], kvh = gr[1], r0 = gr[2], r1 = gr[3];
+            int64_t R = r1 - r0, parts = gr[5], q0 = s->cu_q[seq];
+            const float *base = ws->scratch + gr[4];
+            int64_t pstride = R * (d + 2);
+            for (int64_t r = 0; r < R; r++) {
+                int64_t u = (r0 + r) / g, j = (r0 + r) % g;
+                float *dst = o + ((q0 + u) * hq + kvh * g + j) * d;
+                float mx = -INFINITY, l = 0.0f;
+                for (int64_t p = 0; p < parts; p++) {
+                    float mp = base[p * pstride + R * d + r];
+                    mx = mp > mx ? mp : mx;
+                }
+                for (int64_t c = 0; c < d; c++)
+                    dst[c] = 0.0f;
+                if (mx == -INFINITY)
+                    continue; /* no visible key in any part */
+                for (int64_t p = 0; p < parts; p++) {
+                    const float *part = base + p * pstride;
+                    float mp = part[R * d + r];
+                    if (mp == -INFINITY)
+                        continue;
+                    float w = sb__exp2f(mp - mx);
+                    l += w * part[R * d + R + r];
+#pragma omp simd
+                    for (int64_t c = 0; c < d; c++)
+                        dst[c] += w * part[r * d + c];
+                }
+                float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma omp simd
+                for (int64_t c = 0; c < d; c++)
+                    dst[c] *= inv;
+            }
+        }
+    }
+}

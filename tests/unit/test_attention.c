@@ -1,0 +1,422 @@
+/*
+ * test_attention.c — the attention primitives: FLOP and byte formulas
+ * against hand-computed values, the CPU kernels against the double
+ * reference on random inputs (MHA, GQA, MQA, causal with Sq < Skv and
+ * Sq > Skv, ragged paged batches with lengths 0, 1, not a multiple of the
+ * page size, a single page, prefill chunks), planted wrong elements caught
+ * by the verification, and bad parameters refused by check() with the
+ * parameter named.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#include "backend/cpu/attn_cpu.h"
+#include "solbench/attention.h"
+#include "solbench/bench.h"
+#include "solbench/runner.h"
+
+/* ---- formulas ----------------------------------------------------------- */
+
+static double pairs_brute(int64_t sq, int64_t skv, bool causal)
+{
+    double t = 0;
+    for (int64_t i = 0; i < sq; i++)
+        t += causal ? (double)sb_attn_causal_keys(i, sq, skv) : (double)skv;
+    return t;
+}
+
+static void test_formulas(void)
+{
+    /* Causal pairs: closed form against the loop, all regimes. */
+    static const int64_t cases[][2] = {{1, 1},   {4, 4},  {2, 5},  {5, 2},
+                                       {7, 100}, {100, 7}, {128, 128},
+                                       {300, 517}, {517, 300}, {1, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int c = 0; c < 2; c++)
+            CHECK_NEAR(sb_attn_pairs(cases[i][0], cases[i][1], c),
+                       pairs_brute(cases[i][0], cases[i][1], c), 0);
+    CHECK_NEAR(sb_attn_pairs(4, 4, true), 10, 0);  /* 1+2+3+4 */
+    CHECK_NEAR(sb_attn_pairs(2, 5, true), 9, 0);   /* 4+5 */
+    CHECK_NEAR(sb_attn_pairs(5, 2, true), 3, 0);   /* 0+0+0+1+2 */
+
+    sb_bmm_shape b = {2, 3, 4, 5};
+    CHECK_NEAR(sb_bmm_flops(&b), 240, 0);          /* 2*2*3*4*5 */
+    CHECK_NEAR(sb_bmm_bytes(&b, 4), 376, 0);       /* 2*(15+20+12)*4 */
+    CHECK_NEAR(sb_bmm_bytes(&b, 2), 188, 0);
+
+    sb_prefill_shape p = {1, 2, 1, 4, 4, 8, false};
+    CHECK_NEAR(sb_prefill_flops(&p), 1024, 0);     /* 4*1*2*4*4*8 */
+    CHECK_NEAR(sb_prefill_bytes(&p), 768, 0);      /* 4*(2*64 + 2*32) */
+    p.causal = true;
+    CHECK_NEAR(sb_prefill_flops(&p), 640, 0);      /* 4*2*8*10 */
+    p.sq = 2;
+    p.skv = 5;
+    CHECK_NEAR(sb_prefill_flops(&p), 4.0 * 2 * 8 * 9, 0);
+
+    int64_t len[4] = {0, 1, 17, 32};
+    sb_paged_shape s;
+    sb_err err;
+    CHECK(sb_paged_shape_init(&s, 4, len, 4, 2, 8, 16, 0, 4, &err) == 0);
+    CHECK(s.total_q == 4 && s.total_pages == 5 && s.total_keys == 50);
+    CHECK(s.max_len == 32);
+    CHECK_NEAR(sb_paged_flops(&s), 6400, 0);       /* 4*4*8*50 */
+    CHECK_NEAR(sb_paged_bytes(&s), 7444, 0);       /* 4*(1600+256)+4*5 */
+    sb_paged_shape_free(&s);
+    /* Chunks of 8 on every second sequence: seq 0 (len 0) keeps one
+     * query, seq 2 (len 17) has 8 queries seeing 10..17 keys. */
+    CHECK(sb_paged_shape_init(&s, 4, len, 4, 2, 8, 16, 8, 2, &err) == 0);
+    CHECK(s.total_q == 11);
+    CHECK(sb_paged_qlen(&s, 2) == 8 && sb_paged_keys(&s, 2, 0) == 10);
+    CHECK_NEAR(sb_paged_flops(&s), 4.0 * 4 * 8 * (0 + 1 + 108 + 32), 0);
+    sb_paged_shape_free(&s);
+}
+
+static void test_lens_and_table(void)
+{
+    int64_t len[SB_PAGED_MAX_BATCH], batch;
+    sb_err err;
+    batch = 0;
+    CHECK(sb_paged_parse_lens("1/17/300", &batch, 1, len, "lens", &err) == 0);
+    CHECK(batch == 3 && len[0] == 1 && len[1] == 17 && len[2] == 300);
+    batch = 5;
+    CHECK(sb_paged_parse_lens("1/17/300", &batch, 1, len, "lens", &err) ==
+          SB_EINVAL);
+    CHECK(strstr(err.msg, "lens") != NULL);
+    batch = 64;
+    CHECK(sb_paged_parse_lens("uniform:3:9", &batch, 7, len, "lens", &err) == 0);
+    int64_t lo = 100, hi = 0;
+    for (int i = 0; i < 64; i++) {
+        lo = len[i] < lo ? len[i] : lo;
+        hi = len[i] > hi ? len[i] : hi;
+    }
+    CHECK(lo >= 3 && hi <= 9 && hi > lo);
+    CHECK(sb_paged_parse_lens("uniform:9:3", &batch, 7, len, "lens", &err) ==
+          SB_EINVAL);
+    CHECK(sb_paged_parse_lens("lots", &batch, 7, len, "lens", &err) ==
+          SB_EINVAL);
+
+    int32_t t[200];
+    sb_paged_shuffle_table(t, 200, 3);
+    int seen[200] = {0}, fixed = 0;
+    for (int i = 0; i < 200; i++) {
+        if (t[i] >= 0 && t[i] < 200)
+            seen[t[i]]++;
+        fixed += t[i] == i;
+    }
+    int perm = 1;
+    for (int i = 0; i < 200; i++)
+        perm &= seen[i] == 1;
+    CHECK(perm);
+    CHECK(fixed < 20); /* shuffled, not contiguous */
+}
+
+/* ---- prefill -------------------------------------------------------------- */
+
+/* Runs the CPU prefill on random inputs and checks every row; with
+ * `plant` also checks that one wrong element is caught. Returns bad. */
+static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
+                           int64_t skv, int64_t d, bool causal, float qscale,
+                           bool plant)
+{
+    sb_prefill_shape s = {b, hq, hkv, sq, skv, d, causal};
+    size_t nq = (size_t)(b * hq * sq * d), nk = (size_t)(b * hkv * skv * d);
+    float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4),
+          *o = malloc(nq * 4);
+    sb_attn_fill(q, nq, 11);
+    sb_attn_fill(k, nk, 12);
+    sb_attn_fill(v, nk, 13);
+    for (size_t i = 0; i < nq; i++)
+        q[i] *= qscale;
+    sb_attn_ws ws;
+    sb_err err;
+    CHECK(sb_cpu_prefill_ws(&s, 2, &ws, &err) == 0);
+    sb_cpu_prefill(&s, q, k, v, o, &ws);
+    sb_attn_check c;
+    sb_prefill_verify(&s, q, k, v, o, 1 << 30, 1, &c);
+    CHECK(c.checked == (int64_t)nq);
+    int64_t bad = c.bad;
+    if (bad)
+        fprintf(stderr, "prefill b=%lld hq=%lld hkv=%lld sq=%lld skv=%lld "
+                "d=%lld causal=%d: %lld bad, max abs %g\n", (long long)b,
+                (long long)hq, (long long)hkv, (long long)sq, (long long)skv,
+                (long long)d, causal, (long long)c.bad, c.max_abs);
+    /* Queries that see no key (causal, Sq > Skv) output zeros. */
+    if (causal && sq > skv)
+        CHECK(o[0] == 0.0f && o[d - 1] == 0.0f);
+    if (plant) {
+        size_t at = nq / 2 + 3;
+        o[at] += 0.01f;
+        sb_prefill_verify(&s, q, k, v, o, 1 << 30, 1, &c);
+        CHECK(c.bad == 1 && c.first_bad == (int64_t)at);
+        o[at] = NAN;
+        sb_prefill_verify(&s, q, k, v, o, 1 << 30, 1, &c);
+        CHECK(c.bad == 1);
+    }
+    sb_attn_ws_free(&ws);
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    return bad;
+}
+
+static void test_prefill(void)
+{
+    CHECK(run_prefill(1, 4, 4, 200, 200, 64, false, 1, true) == 0);   /* MHA */
+    CHECK(run_prefill(2, 8, 2, 130, 130, 128, true, 1, false) == 0);  /* GQA */
+    CHECK(run_prefill(1, 4, 1, 257, 257, 64, false, 1, false) == 0);  /* MQA */
+    CHECK(run_prefill(1, 2, 1, 100, 517, 64, true, 1, true) == 0);    /* chunk */
+    CHECK(run_prefill(1, 2, 2, 300, 40, 64, true, 1, false) == 0);    /* Sq>Skv */
+    CHECK(run_prefill(1, 2, 2, 1, 1, 128, true, 1, false) == 0);      /* 1 */
+    CHECK(run_prefill(1, 1, 1, 1, 700, 40, false, 1, false) == 0);    /* odd D */
+    /* Large scores: the running max must keep exp() in range. */
+    CHECK(run_prefill(1, 2, 1, 150, 600, 64, true, 30, false) == 0);
+}
+
+/* ---- paged ---------------------------------------------------------------- */
+
+static int64_t run_paged(const int64_t *len, int64_t batch, int64_t hq,
+                         int64_t hkv, int64_t d, int64_t ps, int64_t chunk,
+                         bool plant)
+{
+    sb_paged_shape s;
+    sb_err err;
+    CHECK(sb_paged_shape_init(&s, batch, len, hq, hkv, d, ps, chunk, 2, &err)
+          == 0);
+    size_t np = (size_t)((s.total_pages + 1) * hkv * ps * d);
+    size_t nq = (size_t)(s.total_q * hq * d);
+    float *kp = malloc(np * 4), *vp = malloc(np * 4), *q = malloc(nq * 4),
+          *o = malloc(nq * 4);
+    int32_t *t = malloc((size_t)(s.total_pages + 1) * 4);
+    sb_paged_shuffle_table(t, s.total_pages, 5);
+    sb_attn_fill(kp, np, 21);
+    sb_attn_fill(vp, np, 22);
+    sb_attn_fill(q, nq, 23);
+    for (size_t i = 0; i < nq; i++)
+        o[i] = 99.0f; /* every element must be written */
+    sb_attn_ws ws;
+    CHECK(sb_cpu_paged_ws(&s, 2, &ws, &err) == 0);
+    sb_cpu_paged(&s, q, kp, vp, t, o, &ws);
+    sb_attn_check c;
+    sb_paged_verify(&s, q, kp, vp, t, o, 1 << 30, 1, &c);
+    CHECK(c.checked == (int64_t)nq);
+    int64_t bad = c.bad;
+    if (bad)
+        fprintf(stderr, "paged batch=%lld hq=%lld hkv=%lld d=%lld ps=%lld "
+                "chunk=%lld: %lld bad, max abs %g\n", (long long)batch,
+                (long long)hq, (long long)hkv, (long long)d, (long long)ps,
+                (long long)chunk, (long long)c.bad, c.max_abs);
+    /* A sequence of length 0 outputs exactly zeros. */
+    for (int64_t i = 0; i < batch; i++)
+        if (len[i] == 0) {
+            const float *row = o + s.cu_q[i] * hq * d;
+            int zero = 1;
+            for (int64_t x = 0; x < hq * d; x++)
+                zero &= row[x] == 0.0f;
+            CHECK(zero);
+        }
+    if (plant) {
+        size_t at = nq - 5;
+        o[at] -= 0.02f;
+        sb_paged_verify(&s, q, kp, vp, t, o, 1 << 30, 1, &c);
+        CHECK(c.bad == 1 && c.first_bad == (int64_t)at);
+    }
+    sb_attn_ws_free(&ws);
+    sb_paged_shape_free(&s);
+    free(kp);
+    free(vp);
+    free(q);
+    free(o);
+    free(t);
+    return bad;
+}
+
+static void test_paged(void)
+{
+    static const int64_t ragged[] = {0, 1, 15, 16, 17, 100, 333, 2};
+    /* Decode, GQA, lengths 0 and 1 and not multiples of the page. */
+    CHECK(run_paged(ragged, 8, 32, 8, 128, 16, 0, true) == 0);
+    /* MQA: every query head shares one KV head; D = 64. */
+    CHECK(run_paged(ragged, 8, 8, 1, 64, 16, 0, false) == 0);
+    /* A single page per sequence, and a page larger than a block. */
+    static const int64_t one_page[] = {5, 16, 1};
+    CHECK(run_paged(one_page, 3, 4, 2, 64, 16, 0, false) == 0);
+    CHECK(run_paged(ragged, 8, 4, 4, 64, 128, 0, false) == 0);
+    /* Odd page sizes, and a D the vector kernels do not take. */
+    CHECK(run_paged(ragged, 8, 6, 3, 40, 7, 0, false) == 0);
+    /* MHA (one query row per KV head) and chunks of 3: the leftover-row
+     * kernels, D = 128 and 64. */
+    CHECK(run_paged(ragged, 8, 8, 8, 128, 16, 3, true) == 0);
+    CHECK(run_paged(ragged, 8, 2, 2, 64, 16, 0, false) == 0);
+    CHECK(run_paged(ragged, 8, 4, 2, 64, 1, 0, false) == 0);
+    /* Mixed batch: prefill chunks of 24 tokens (ragged query lengths,
+     * causal within the chunk) beside decode tokens; rows span several
+     * work items (24 x 4 > 64). */
+    CHECK(run_paged(ragged, 8, 32, 8, 128, 16, 24, true) == 0);
+    CHECK(run_paged(ragged, 8, 4, 1, 64, 16, 100, false) == 0);
+    /* Few (sequence, KV head) items for the threads: key ranges split in
+     * parts and merged (one long MQA sequence; a long chunked sequence
+     * whose early rows see nothing in the last parts). */
+    static const int64_t one_long[] = {3001};
+    CHECK(run_paged(one_long, 1, 4, 1, 128, 16, 0, true) == 0);
+    static const int64_t long_chunk[] = {2000, 5};
+    CHECK(run_paged(long_chunk, 2, 2, 1, 64, 16, 100, true) == 0);
+}
+
+/* The split is planned as described: one long sequence and one KV head
+ * become several parts over disjoint key ranges that cover all keys. */
+static void test_split_plan(void)
+{
+    int64_t len[1] = {3001};
+    sb_paged_shape s;
+    sb_err err;
+    CHECK(sb_paged_shape_init(&s, 1, len, 4, 1, 128, 16, 0, 4, &err) == 0);
+    sb_attn_ws ws;
+    CHECK(sb_cpu_paged_ws(&s, 2, &ws, &err) == 0);
+    CHECK(ws.n_groups == 1 && ws.n_items > 1);
+    int64_t covered = 0;
+    for (int64_t i = 0; i < ws.n_items; i++)
+        covered += ws.items[8 * i + 5] - ws.items[8 * i + 4];
+    CHECK(covered == 3001);
+    sb_attn_ws_free(&ws);
+    sb_paged_shape_free(&s);
+}
+
+/* ---- bmm ------------------------------------------------------------------ */
+
+static void test_bmm(void)
+{
+    sb_bmm_shape s = {3, 37, 29, 65};
+    size_t na = 3 * 37 * 65, nb = 3 * 65 * 29, nc = 3 * 37 * 29;
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4);
+    sb_attn_fill(a, na, 1);
+    sb_attn_fill(b, nb, 2);
+    sb_cpu_bmm_f32(&s, a, b, c);
+    sb_attn_check r;
+    sb_bmm_verify(&s, a, b, c, 1 << 30, 1, &r);
+    CHECK(r.checked == (int64_t)nc && r.bad == 0);
+    c[nc - 1] *= 1.001f;
+    c[nc - 1] += 0.001f;
+    sb_bmm_verify(&s, a, b, c, 1 << 30, 1, &r);
+    CHECK(r.bad == 1 && r.first_bad == (int64_t)nc - 1);
+    /* Sampled verification finds a whole wrong matrix. */
+    memset(c, 0, nc / 3 * 4);
+    sb_bmm_verify(&s, a, b, c, 64, 9, &r);
+    CHECK(r.checked == 64 && r.bad > 0);
+    free(a);
+    free(b);
+    free(c);
+
+    CHECK(sb_f32_to_bf16(1.0f) == 0x3f80);
+    CHECK(sb_bf16_to_f32(0x3f80) == 1.0f);
+    CHECK(sb_f32_to_bf16(1.00390625f) == 0x3f80); /* tie rounds to even */
+    CHECK(sb_f32_to_bf16(1.01171875f) == 0x3f82); /* tie rounds to even */
+    CHECK(fabsf(sb_bf16_to_f32(sb_f32_to_bf16(3.14159f)) - 3.14159f) < 0.01f);
+}
+
+/* ---- the benchmarks through the registry ----------------------------------- */
+
+static int point_of(const sb_bench *b, const char *const *kv, int n,
+                    sb_params *out)
+{
+    sb_pset ps;
+    memset(&ps, 0, sizeof ps);
+    sb_err err;
+    for (int i = 0; i < n; i++)
+        if (sb_pset_add(&ps, kv[i], &err))
+            return -1;
+    const sb_pset *layers[1] = {&ps};
+    bool lenient[1] = {false};
+    sb_params *pts = NULL;
+    int np = 0;
+    if (sb_params_expand(b->name, b->params, layers, lenient, 1, &pts, &np,
+                         &err) || np != 1) {
+        free(pts);
+        return -1;
+    }
+    *out = pts[0];
+    free(pts);
+    return 0;
+}
+
+static void expect_refused(const char *bench, const char *kv0,
+                           const char *kv1, const char *name)
+{
+    const sb_bench *b = sb_bench_find(bench, NULL);
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    const char *kv[2] = {kv0, kv1};
+    sb_params p;
+    sb_ctx ctx;
+    sb_ctx_defaults(&ctx);
+    sb_err err;
+    memset(&err, 0, sizeof err);
+    CHECK(point_of(b, kv, kv1 ? 2 : 1, &p) == 0);
+    CHECK(b->check(&p, &ctx, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, name) != NULL);
+    if (!strstr(err.msg, name))
+        fprintf(stderr, "message for %s %s: %s\n", bench, kv0, err.msg);
+}
+
+static void run_bench(const char *bench, const char *const *kv, int n)
+{
+    const sb_bench *b = sb_bench_find(bench, NULL);
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    sb_params p;
+    sb_ctx ctx;
+    sb_ctx_defaults(&ctx);
+    sb_err err;
+    CHECK(point_of(b, kv, n, &p) == 0);
+    CHECK(b->check(&p, &ctx, &err) == 0);
+    void *st = NULL;
+    CHECK(b->setup(&p, &ctx, &st, &err) == 0);
+    if (!st)
+        return;
+    b->run(st, 2);
+    sb_result r;
+    sb_result_init(&r, b->name, b->area, "cpu");
+    CHECK(b->verify(st, &r) == 0);
+    CHECK(r.valid);
+    CHECK(b->flops(&p) > 0 && b->bytes(&p) > 0);
+    b->teardown(st);
+    sb_result_free(&r);
+}
+
+static void test_benches(void)
+{
+    expect_refused("attention.prefill", "q_heads=8", "kv_heads=3", "kv_heads");
+    expect_refused("attention.prefill", "kv_heads=0", NULL, "kv_heads");
+    expect_refused("attention.paged_decode", "kv_heads=5", NULL, "kv_heads");
+    expect_refused("attention.paged_decode", "page_size=0", NULL, "page_size");
+    expect_refused("attention.paged_decode", "lens=uniform:5:1", NULL, "lens");
+    expect_refused("attention.paged_decode", "lens=1/2/3", "batch=4", "lens");
+
+    static const char *const pf[] = {"q_heads=4", "kv_heads=2", "sq=96",
+                                     "skv=160", "head_dim=64", "causal=1"};
+    run_bench("attention.prefill", pf, 6);
+    static const char *const pd[] = {"batch=0", "lens=0/1/17/40",
+                                     "q_heads=8", "kv_heads=2", "head_dim=64",
+                                     "chunk=8"};
+    run_bench("attention.paged_decode", pd, 6);
+    static const char *const bm[] = {"batch=3", "shape=pv", "seq=64",
+                                     "head_dim=32"};
+    run_bench("attention.bmm", bm, 4);
+}
+
+int main(void)
+{
+    test_formulas();
+    test_lens_and_table();
+    test_prefill();
+    test_paged();
+    test_split_plan();
+    test_bmm();
+    test_benches();
+    return sb_check_done();
+}
