@@ -1,0 +1,99 @@
+/*
+ * hw.h — the machine model: hardware specs read from data/hw/<name>.json (each
+ * with its source), the data folder they live in, and the ceilings
+ * (sb_ceilings, bench.h) built from a spec, from a measured run, or from a
+ * spec overridden by measurements.
+ *
+ * Ceiling names beyond those of bench.h: "bw.HBM" (B/s, accelerator main
+ * memory), "mem.bytes" (capacity per chip), "host.h2d" (B/s per chip),
+ * "net.scaleup.beta_Bps" (per chip, per direction), "net.scaleup.alpha_s",
+ * "net.scaleup.domain" (chips reachable over the scale-up fabric),
+ * "net.scaleout.beta_Bps" (per chip), "net.scaleout.alpha_s",
+ * "price.chip_hour" (USD).
+ */
+#ifndef SOLBENCH_HW_H
+#define SOLBENCH_HW_H
+
+#include <stddef.h>
+
+#include "solbench/bench.h"
+#include "solbench/error.h"
+#include "solbench/output.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SB_HW_MAX_PEAKS 8
+#define SB_HW_MAX_LEVELS 6
+
+typedef struct sb_hw_spec {
+    char name[48];        /* file stem: "h100-sxm" */
+    char title[96];       /* "NVIDIA H100 SXM5 80 GB" */
+    char kind[16];        /* "gpu", "tpu", "cpu" */
+    int n_peaks;
+    struct { char dtype[8]; double flops; } peak[SB_HW_MAX_PEAKS];
+    int n_levels;         /* fastest first; the last one is main memory */
+    struct { char level[12]; double bw_Bps; double bytes; } level[SB_HW_MAX_LEVELS];
+    double mem_bytes;     /* main memory per chip */
+    char scaleup_name[32];
+    double scaleup_Bps;   /* per chip, per direction */
+    double scaleup_alpha_s;
+    int scaleup_domain;   /* chips in one scale-up domain */
+    char host_link[32];
+    double host_Bps;      /* per chip, host to device */
+    char scaleout_name[48];
+    double scaleout_Bps_node; /* per node (host) */
+    int chips_per_node;
+    double scaleout_alpha_s;
+    double price_chip_hour; /* USD, 0 when unknown */
+    char source[768];
+    char notes[512];
+} sb_hw_spec;
+
+/* The data folder: $SOLBENCH_DATA, else <exe>/../share/solbench/data,
+ * else SB_DATADIR (the source tree's data/), the first that exists. */
+int sb_datadir(char *out, size_t len);
+/* Path of data/<sub>/<name>.json; `name` may also be a path to a file. */
+int sb_data_file(const char *sub, const char *name, char *out, size_t len,
+                 sb_err *err);
+
+/* Loads data/hw/<name>.json (or a path). Errors name the file and the JSON
+ * path of the wrong field. */
+int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err);
+/* Names of the specs in data/hw, sorted; *names is malloc'ed (free each
+ * and the array). */
+int sb_hw_list(char ***names, int *n, sb_err *err);
+/* Peak FLOP/s of a dtype, 0 when the spec has none. */
+double sb_hw_peak(const sb_hw_spec *hw, const char *dtype);
+
+/* Ceilings from a spec (source "datasheet"). */
+void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c);
+/* Ceilings from a run's results (source "measured"): peak.<dtype> from
+ * compute.peak / compute.gemm (best), bw.<level> from memory.sweep
+ * summaries, bw.triad / bw.read / bw.DRAM from STREAM kernels, host.h2d
+ * from transfer results, net.<coll>.alpha_s / beta_Bps from fits. Values
+ * already in c are replaced by measured ones. Returns how many were set. */
+int sb_ceil_from_run(const sb_run *run, sb_ceilings *c);
+/* Main-memory bandwidth: bw.HBM, else bw.DRAM, bw.read, bw.triad (0 when
+ * none). *name receives which one. */
+double sb_ceil_main_bw(const sb_ceilings *c, const char **name);
+/* Best compute peak for a dtype: peak.<dtype>, falling back to the next
+ * wider type (bf16 → fp32 → fp64) on machines without it. */
+double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name);
+
+/* The machine model of a command: the spec `hw` (NULL: none), then the
+ * measured ceilings of a run read from `results` (a JSON file) or from the
+ * store by `run_ref` (id, prefix, baseline name or "last"), which replace
+ * the spec's figures of the same name. At least one source is required.
+ * When `run` is non-NULL the run is kept there (*have_run says whether;
+ * sb_run_free it). `desc` receives a one-line account of the sources. */
+int sb_machine_load(const char *hw, const char *results, const char *run_ref,
+                    sb_ceilings *c, sb_hw_spec *spec, sb_run *run,
+                    int *have_run, char *desc, size_t len, sb_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * predict.h — what `solbench predict` does with a workload prediction: the
+ * phase table and totals, the interventions that fit the dominant classes
+ * (with the phase and the time at stake), JSON output, and variants for
+ * sweeps (--set / --sweep with the parallelism kept consistent).
+ */
+#ifndef SOLBENCH_PREDICT_H
+#define SOLBENCH_PREDICT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "solbench/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Applies `n` key=value settings to a workload document. When they change
+ * topology.chips or a parallel degree so that data x fsdp x tensor x
+ * pipeline no longer equals chips, the outermost sharded data axis (fsdp
+ * when > 1, else data) that was not set explicitly absorbs the change; a
+ * mesh that no longer matches is dropped. */
+int sb_workload_apply(json_t *doc, const char *const *sets, int n,
+                      sb_err *err);
+
+#define SB_MAX_INTERVENTIONS 24
+typedef struct sb_intervention {
+    sb_bound cls;
+    char phase[40];
+    char stage[12];
+    double t_s;       /* the phase's time */
+    double at_stake_s;/* what reaching the next roof would save */
+    double share;     /* of its stage */
+    char what[240];   /* the interventions, in order of relevance */
+} sb_intervention;
+
+/* Interventions for the phases of the dominant classes, largest time at
+ * stake first. Returns the count. */
+int sb_interventions(const sb_prediction *p, sb_intervention *out, int max);
+
+void sb_predict_print(FILE *f, const sb_prediction *p);
+void sb_interventions_print(FILE *f, const sb_prediction *p);
+json_t *sb_predict_to_json(const sb_prediction *p);
+/* Short class name for tables: compute, memory, network, host, latency. */
+const char *sb_class_name(sb_bound b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

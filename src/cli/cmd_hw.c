@@ -1,0 +1,95 @@
+/*
+ * cmd_hw.c — `solbench hw list` and `solbench hw show NAME`: the hardware
+ * specs in data/hw with their sources.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/hw.h"
+
+static void sb__show(const sb_hw_spec *h)
+{
+    printf("%s — %s (%s)\n", h->name, h->title, h->kind);
+    printf("  dense peaks:");
+    for (int i = 0; i < h->n_peaks; i++)
+        printf("%s %s %.4g TFLOP/s", i ? "," : "", h->peak[i].dtype,
+               h->peak[i].flops / 1e12);
+    printf("\n");
+    for (int i = 0; i < h->n_levels; i++) {
+        printf("  memory %-5s %8.0f GB/s", h->level[i].level,
+               h->level[i].bw_Bps / 1e9);
+        if (h->level[i].bytes > 0)
+            printf(", %.0f GB", h->level[i].bytes / 1e9);
+        double peak = h->n_peaks ? h->peak[0].flops : 0;
+        if (peak > 0)
+            printf("   (ridge for %s: %.0f FLOP/B)", h->peak[0].dtype,
+                   peak / h->level[i].bw_Bps);
+        printf("\n");
+    }
+    if (h->scaleup_Bps > 0)
+        printf("  scale-up  %s: %.0f GB/s per chip per direction, %.1f us, "
+               "%d chips per domain\n", h->scaleup_name, h->scaleup_Bps / 1e9,
+               h->scaleup_alpha_s * 1e6, h->scaleup_domain);
+    if (h->host_Bps > 0)
+        printf("  host link %s: %.0f GB/s per chip\n", h->host_link,
+               h->host_Bps / 1e9);
+    if (h->scaleout_Bps_node > 0)
+        printf("  scale-out %s: %.0f GB/s per node of %d chips (%.1f GB/s "
+               "per chip), %.1f us\n", h->scaleout_name,
+               h->scaleout_Bps_node / 1e9, h->chips_per_node,
+               h->scaleout_Bps_node / 1e9 / h->chips_per_node,
+               h->scaleout_alpha_s * 1e6);
+    if (h->price_chip_hour > 0)
+        printf("  price     $%.2f per chip-hour (indicative)\n",
+               h->price_chip_hour);
+    printf("  source: %s\n  notes: %s\n", h->source, h->notes);
+}
+
+int sb_cmd_hw(int argc, char **argv)
+{
+    sb_err err = {0};
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
+                     strcmp(argv[1], "-h") == 0)) {
+        printf("usage: solbench hw list        the hardware specs in data/hw\n"
+               "       solbench hw show NAME   one spec: dense peaks, memory, "
+               "links, price, sources\n");
+        return 0;
+    }
+    if (argc < 2 || strcmp(argv[1], "list") == 0) {
+        if (argc > 2)
+            return sb_cli_usage("hw", "unexpected argument '%s' (usage: hw "
+                                "list | hw show NAME)", argv[2]);
+        char **names;
+        int n;
+        if (sb_hw_list(&names, &n, &err) != 0)
+            return sb_cli_error(&err);
+        printf("%-12s %-32s %10s %10s %8s %12s\n", "name", "title",
+               "bf16 TF/s", "mem GB/s", "mem GB", "link GB/s/dir");
+        for (int i = 0; i < n; i++) {
+            sb_hw_spec h;
+            if (sb_hw_load(names[i], &h, &err) == 0)
+                printf("%-12s %-32s %10.0f %10.0f %8.0f %12.0f\n", h.name,
+                       h.title, sb_hw_peak(&h, "bf16") / 1e12,
+                       h.level[h.n_levels - 1].bw_Bps / 1e9, h.mem_bytes / 1e9,
+                       h.scaleup_Bps / 1e9);
+            else
+                fprintf(stderr, "solbench: %s\n", err.msg);
+            free(names[i]);
+        }
+        free(names);
+        return 0;
+    }
+    if (strcmp(argv[1], "show") == 0) {
+        if (argc != 3)
+            return sb_cli_usage("hw", "usage: hw show NAME (see hw list)");
+        sb_hw_spec h;
+        if (sb_hw_load(argv[2], &h, &err) != 0)
+            return sb_cli_error(&err);
+        sb__show(&h);
+        return 0;
+    }
+    return sb_cli_usage("hw", "unknown subcommand '%s' (list | show NAME)",
+                        argv[1]);
+}

@@ -1,0 +1,258 @@
+/*
+ * cmd_predict.c — `solbench predict WORKLOAD [--hw NAME | --run ID |
+ * --results FILE] [--set key=value ...] [--sweep key=v1,v2,...]
+ * [--overlap none|full] [--json FILE]`: the phase table, totals and
+ * interventions of a workload, or one row per variant with --sweep.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/hw.h"
+#include "solbench/predict.h"
+
+#define SB_MAX_SETS 32
+
+typedef struct sb__popts {
+    const char *file, *hw, *run, *results, *sweep, *json;
+    const char *sets[SB_MAX_SETS + 2];
+    int n_sets;
+} sb__popts;
+
+/* Reads the workload with the settings applied and builds its machine. */
+static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
+                       sb_workload *w, sb_ceilings *c, char *desc, size_t dlen,
+                       sb_err *err)
+{
+    char path[4400];
+    json_t *doc;
+    int rc = sb_workload_load_doc(o->file, &doc, path, sizeof path, err);
+    if (rc)
+        return rc;
+    const char *sets[SB_MAX_SETS + 2];
+    int n = 0;
+    for (int i = 0; i < o->n_sets; i++)
+        sets[n++] = o->sets[i];
+    if (extra)
+        sets[n++] = extra;
+    if ((rc = sb_workload_apply(doc, sets, n, err)) == 0 &&
+        (rc = sb_workload_read_file(doc, path, w, err)) == 0) {
+        /* --run/--results alone mean "on the measured machine"; with --hw
+         * too, the spec overridden by the measurements. */
+        const char *hw = o->hw                    ? o->hw
+                         : (o->run || o->results) ? NULL
+                         : w->hw_spec[0]          ? w->hw_spec
+                                                  : NULL;
+        const char *res = o->results ? o->results
+                          : (!o->run && !o->hw && w->hw_run[0]) ? w->hw_run
+                                                                : NULL;
+        rc = sb_machine_load(hw, res, o->run, c, NULL, NULL, NULL, desc, dlen,
+                             err);
+        if (rc == 0)
+            rc = sb_workload_check_machine(w, c, path, err);
+    }
+    if (doc_out && rc == 0)
+        *doc_out = doc;
+    else
+        json_decref(doc);
+    return rc;
+}
+
+static const char *sb__dominant(const sb_prediction *p, const char *stage)
+{
+    double by[6] = {0};
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->ph[i].stage, stage) == 0 && p->ph[i].bound < 6)
+            by[p->ph[i].bound] += p->ph[i].t;
+    int best = 1;
+    for (int i = 2; i < 6; i++)
+        if (by[i] > by[best])
+            best = i;
+    return sb_class_name((sb_bound)best);
+}
+
+static int sb__sweep(const sb__popts *o, json_t *out)
+{
+    const char *eq = strchr(o->sweep, '=');
+    if (!eq || !eq[1])
+        return sb_cli_usage("predict", "--sweep '%s': expected key=v1,v2,...",
+                            o->sweep);
+    char key[64];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - o->sweep), o->sweep);
+    char vals[1024];
+    snprintf(vals, sizeof vals, "%s", eq + 1);
+    int kw = (int)strlen(key) > 12 ? (int)strlen(key) : 12;
+    json_t *rows = json_array();
+    int code = 0, first = 1;
+    char *save = NULL;
+    for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+        char kv[256], desc[256];
+        snprintf(kv, sizeof kv, "%s=%s", key, v);
+        sb_workload w;
+        sb_ceilings c;
+        sb_err err = {0};
+        sb_prediction *p = malloc(sizeof *p);
+        if (!p) {
+            json_decref(rows);
+            return 2;
+        }
+        int rc = sb__prepare(o, kv, NULL, &w, &c, desc, sizeof desc, &err);
+        if (rc == 0)
+            rc = sb_predict(&w, &c, p, &err);
+        if (first) {
+            printf("sweep of %s (%s):\n", key, o->file);
+            if (rc == 0 && p->w.kind == SB_JOB_TRAIN)
+                printf("  %-*s %6s %-22s %10s %8s %12s %12s %9s  %s\n", kw, key,
+                       "chips", "data/fsdp/tp/ep/pp", "step", "MFU",
+                       "tokens/s", "$/Mtok", "GB/chip", "dominant");
+            else if (rc == 0)
+                printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s  %s\n", kw, key,
+                       "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
+                       "tokens/s", "$/Mtok", "GB/chip",
+                       p->w.kind == SB_JOB_TRAIN ? "dominant"
+                                                 : "dominant (prefill/decode)");
+            first = 0;
+        }
+        if (rc) {
+            printf("  %-*s invalid: %s\n", kw, v, err.msg);
+            code = 2;
+            free(p);
+            continue;
+        }
+        /* The class holding most of the time, per stage. */
+        char dom[40];
+        if (w.kind == SB_JOB_TRAIN)
+            snprintf(dom, sizeof dom, "%s", sb__dominant(p, "step"));
+        else
+            snprintf(dom, sizeof dom, "%s/%s", sb__dominant(p, "prefill"),
+                     sb__dominant(p, "decode"));
+        char par[40];
+        snprintf(par, sizeof par, "%d/%d/%d/%d/%d", w.data, w.fsdp, w.tensor,
+                 w.expert, w.pipeline);
+        if (w.kind == SB_JOB_TRAIN)
+            printf("  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f  "
+                   "%s%s\n", kw, v, w.chips, par, p->step_s, 100 * p->mfu,
+                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, dom,
+                   p->mem.fits ? "" : "  (does not fit)");
+        else
+            printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f  "
+                   "%s%s\n", kw, v, w.chips, par, p->ttft_s * 1e3,
+                   p->tpot_s * 1e3, p->decode_tokens_per_s, p->cost_per_mtok,
+                   p->mem.total / 1e9, dom,
+                   p->mem.fits ? "" : "  (does not fit)");
+        json_t *j = sb_predict_to_json(p);
+        json_object_set_new(j, "variant", json_string(kv));
+        json_array_append_new(rows, j);
+        free(p);
+    }
+    if (first) { /* "key=,," names no value */
+        json_decref(rows);
+        return sb_cli_usage("predict", "--sweep '%s': expected key=v1,v2,...",
+                            o->sweep);
+    }
+    json_object_set_new(out, "sweep", rows);
+    return code;
+}
+
+int sb_cmd_predict(int argc, char **argv)
+{
+    sb__popts o = {0};
+    char overlap_kv[32];
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: solbench predict WORKLOAD [--hw NAME | --run ID | "
+                   "--results FILE]\n"
+                   "                        [--set key=value ...] [--sweep "
+                   "key=v1,v2,...]\n"
+                   "                        [--overlap none|full] [--json "
+                   "FILE]\n"
+                   "  WORKLOAD        a workload file or a preset of "
+                   "data/models (docs/WORKLOAD.md)\n"
+                   "  --set k=v       change a field (JSON path or alias: "
+                   "chips, tensor, fsdp, batch, remat, hw...)\n"
+                   "  --sweep k=v,... one row per value: step time, MFU, "
+                   "cost per million tokens\n");
+            return 0;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--hw", &o.hw)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--run", &o.run)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--results", &o.results)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--sweep", &o.sweep)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--json", &o.json)) != 0) {
+            if (r < 0)
+                return 2;
+            continue;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--set", &v)) != 0) {
+            if (r < 0)
+                return 2;
+            if (o.n_sets >= SB_MAX_SETS)
+                return sb_cli_usage("predict", "too many --set (at most %d)",
+                                    SB_MAX_SETS);
+            o.sets[o.n_sets++] = v;
+            continue;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--overlap", &v)) != 0) {
+            if (r < 0)
+                return 2;
+            if (strcmp(v, "none") != 0 && strcmp(v, "full") != 0)
+                return sb_cli_usage("predict", "--overlap '%s': none or full",
+                                    v);
+            snprintf(overlap_kv, sizeof overlap_kv, "overlap=\"%s\"", v);
+            if (o.n_sets < SB_MAX_SETS)
+                o.sets[o.n_sets++] = overlap_kv;
+            continue;
+        }
+        if (argv[i][0] == '-')
+            return sb_cli_usage("predict", "unknown option '%s'", argv[i]);
+        if (o.file)
+            return sb_cli_usage("predict", "one workload file only ('%s' "
+                                "and '%s')", o.file, argv[i]);
+        o.file = argv[i];
+    }
+    if (!o.file)
+        return sb_cli_usage("predict", "usage: predict WORKLOAD [--hw NAME | "
+                            "--run ID | --results FILE] [--set k=v ...] "
+                            "[--sweep k=v1,v2] [--overlap none|full] "
+                            "[--json FILE]");
+    sb_err err = {0};
+    sb_workload w;
+    sb_ceilings c;
+    char desc[256];
+    json_t *doc = NULL;
+    int rc = sb__prepare(&o, NULL, &doc, &w, &c, desc, sizeof desc, &err);
+    if (rc)
+        return sb_cli_error(&err);
+    json_decref(doc);
+    sb_prediction *p = malloc(sizeof *p);
+    if (!p)
+        return 2;
+    if ((rc = sb_predict(&w, &c, p, &err)) != 0) {
+        free(p);
+        return sb_cli_error(&err);
+    }
+    json_t *out;
+    int code = 0;
+    if (o.sweep) {
+        out = json_object();
+        json_object_set_new(out, "schema", json_string("solbench.predict/1"));
+        json_object_set_new(out, "machine", json_string(desc));
+        code = sb__sweep(&o, out);
+    } else {
+        printf("machine model: %s\n", desc);
+        sb_predict_print(stdout, p);
+        sb_interventions_print(stdout, p);
+        out = sb_predict_to_json(p);
+        json_object_set_new(out, "machine", json_string(desc));
+    }
+    if (o.json && json_dump_file(out, o.json, JSON_INDENT(2)) != 0) {
+        fprintf(stderr, "solbench predict: cannot write %s\n", o.json);
+        code = 2;
+    }
+    json_decref(out);
+    free(p);
+    return code;
+}

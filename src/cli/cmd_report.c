@@ -1,0 +1,121 @@
+/*
+ * cmd_report.c — `solbench report [--run ID | --results FILE] [--hw NAME]
+ * [--workload FILE [--set k=v ...]] -o report.html`: one self-contained
+ * HTML file with the machine profile, roofline, bandwidth and collective
+ * curves, validation status, workload phases and fingerprint.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "solbench/hw.h"
+#include "solbench/predict.h"
+#include "solbench/report.h"
+
+int sb_cmd_report(int argc, char **argv)
+{
+    const char *run = NULL, *results = NULL, *hw = NULL, *wl = NULL,
+               *out = NULL;
+    const char *sets[32];
+    int nsets = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: solbench report [--run ID | --results FILE] "
+                   "[--hw NAME] [--workload FILE [--set k=v ...]] -o "
+                   "report.html\n"
+                   "  one self-contained HTML file: machine profile, "
+                   "roofline, bandwidth and collective\n"
+                   "  curves, validation, workload phases, fingerprint\n");
+            return 0;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--run", &run)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--results", &results)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--hw", &hw)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--workload", &wl)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "-o", &out)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--output", &out)) != 0) {
+            if (r < 0)
+                return 2;
+            continue;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--set", &v)) != 0) {
+            if (r < 0)
+                return 2;
+            if (nsets == 32)
+                return sb_cli_usage("report", "too many --set");
+            sets[nsets++] = v;
+            continue;
+        }
+        return sb_cli_usage("report", "unknown argument '%s' (usage: report "
+                            "[--run ID | --results FILE] [--hw NAME] "
+                            "[--workload FILE] -o report.html)", argv[i]);
+    }
+    if (!out)
+        return sb_cli_usage("report", "-o FILE is required");
+    if (!run && !results && !hw && !wl)
+        return sb_cli_usage("report", "nothing to report: give --run ID, "
+                            "--results FILE, --hw NAME or --workload FILE");
+    sb_err err = {0};
+    sb_ceilings c = {0};
+    sb_run r;
+    int have = 0;
+    char desc[256] = "";
+    int rc;
+    /* The machine of the measurements (and of the roofline). */
+    if (run || results || hw) {
+        if ((rc = sb_machine_load(hw, results, run, &c, NULL, &r, &have, desc,
+                                  sizeof desc, &err)) != 0)
+            return sb_cli_error(&err);
+    }
+    /* The workload's own machine: its spec (or --hw), or the run. */
+    sb_prediction *p = NULL;
+    if (wl) {
+        json_t *doc;
+        char path[4400];
+        sb_workload w;
+        sb_ceilings wc;
+        char wdesc[256];
+        p = malloc(sizeof *p);
+        rc = p ? sb_workload_load_doc(wl, &doc, path, sizeof path, &err)
+               : sb_fail(&err, SB_ENOMEM, "out of memory");
+        if (rc == 0) {
+            rc = sb_workload_apply(doc, sets, nsets, &err);
+            if (rc == 0)
+                rc = sb_workload_read_file(doc, path, &w, &err);
+            json_decref(doc);
+        }
+        if (rc == 0) {
+            const char *spec = hw ? hw : w.hw_spec[0] ? w.hw_spec : NULL;
+            const char *res = w.hw_run[0] ? w.hw_run
+                              : spec       ? NULL
+                                           : results;
+            rc = sb_machine_load(spec, res, spec || res ? NULL : run, &wc,
+                                 NULL, NULL, NULL, wdesc, sizeof wdesc, &err);
+            if (rc == 0)
+                rc = sb_workload_check_machine(&w, &wc, path, &err);
+            if (rc == 0)
+                rc = sb_predict(&w, &wc, p, &err);
+            if (rc == 0 && !desc[0]) {
+                c = wc;
+                snprintf(desc, sizeof desc, "%s", wdesc);
+            }
+        }
+        if (rc) {
+            free(p);
+            if (have)
+                sb_run_free(&r);
+            return sb_cli_error(&err);
+        }
+    }
+    rc = sb_report_html(out, have ? &r : NULL, &c, desc, p, &err);
+    free(p);
+    if (have)
+        sb_run_free(&r);
+    if (rc)
+        return sb_cli_error(&err);
+    printf("report written to %s\n", out);
+    return 0;
+}

@@ -1,0 +1,133 @@
+/*
+ * cmd_roofline.c — `solbench roofline [--run ID | --results FILE]
+ * [--hw NAME] [--svg FILE] [--png FILE]`: every measured kernel with its
+ * arithmetic intensity, achieved and attainable performance, % of SOL,
+ * binding ceiling and class, and the hierarchical roofline chart.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "solbench/hw.h"
+#include "solbench/report.h"
+
+/* PNG through a headless Chromium screenshot of the SVG (no raster library
+ * is linked). */
+static int sb__png(const char *svg_path, const char *png, int w, int h,
+                   sb_err *err)
+{
+    static const char *browsers[] = {"chromium", "chromium-browser",
+                                     "google-chrome"};
+    const char *path = getenv("PATH");
+    const char *found = NULL;
+    char cand[4096];
+    for (int i = 0; i < 3 && !found && path; i++) {
+        const char *p = path;
+        while (*p && !found) {
+            size_t l = strcspn(p, ":");
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)l, p, browsers[i]);
+            if (access(cand, X_OK) == 0)
+                found = cand;
+            p += l + (p[l] == ':');
+        }
+    }
+    if (!found)
+        return sb_fail(err, SB_EUNSUP, "--png needs chromium on PATH (Debian "
+                       "package chromium); --svg works without it");
+    char shot[4200], size[64], url[4200], abs[4096];
+    if (!realpath(svg_path, abs))
+        return sb_fail(err, SB_EIO, "%s: cannot resolve", svg_path);
+    snprintf(shot, sizeof shot, "--screenshot=%s", png);
+    snprintf(size, sizeof size, "--window-size=%d,%d", w, h);
+    snprintf(url, sizeof url, "file://%s", abs);
+    pid_t pid = fork();
+    if (pid < 0)
+        return sb_fail(err, SB_EIO, "fork failed");
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        freopen("/dev/null", "w", stdout);
+        execl(found, found, "--headless", "--no-sandbox", "--disable-gpu",
+              "--hide-scrollbars", shot, size, url, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(png, R_OK) != 0)
+        return sb_fail(err, SB_EIO, "%s: the browser did not write it", png);
+    return 0;
+}
+
+int sb_cmd_roofline(int argc, char **argv)
+{
+    const char *run = NULL, *results = NULL, *hw = NULL, *svg = NULL,
+               *png = NULL;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: solbench roofline [--run ID | --results FILE] "
+                   "[--hw NAME] [--svg FILE] [--png FILE]\n"
+                   "  --run ID        a stored run (id, prefix, baseline, last)\n"
+                   "  --results FILE  a run document (solbench run --json)\n"
+                   "  --hw NAME       a hardware spec (solbench hw list); the "
+                   "run's measurements override it\n"
+                   "  --svg FILE      write the hierarchical roofline chart\n"
+                   "  --png FILE      the same as PNG (needs chromium)\n");
+            return 0;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--run", &run)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--results", &results)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--hw", &hw)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--svg", &svg)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--png", &png)) != 0) {
+            if (r < 0)
+                return 2;
+            continue;
+        }
+        return sb_cli_usage("roofline", "unknown argument '%s' (usage: "
+                            "roofline [--run ID | --results FILE] [--hw NAME]"
+                            " [--svg FILE] [--png FILE])", argv[i]);
+    }
+    sb_err err = {0};
+    sb_ceilings c;
+    sb_run r;
+    int have = 0;
+    char desc[256];
+    if (sb_machine_load(hw, results, run, &c, NULL, &r, &have, desc,
+                        sizeof desc, &err) != 0)
+        return sb_cli_error(&err);
+    sb_roof_row *rows = NULL;
+    int n = 0;
+    if (have)
+        sb_roof_table(&r, &c, &rows, &n);
+    printf("machine model: %s\n", desc);
+    sb_roof_print(stdout, rows, n, &c);
+    int code = 0;
+    if (svg || png) {
+        sb_buf b = {0};
+        sb_svg_roofline(&b, &c, rows, n, 1000, 600);
+        char tmp[64] = "";
+        const char *out = svg;
+        if (!out) {
+            snprintf(tmp, sizeof tmp, "/tmp/solbench-roofline-XXXXXX.svg");
+            int fd = mkstemps(tmp, 4);
+            if (fd >= 0)
+                close(fd);
+            out = tmp;
+        }
+        if (b.oom || sb_svg_write(out, &b, &err) != 0) {
+            code = sb_cli_error(&err);
+        } else if (png && sb__png(out, png, 1000, 600, &err) != 0) {
+            code = sb_cli_error(&err);
+        }
+        if (tmp[0])
+            unlink(tmp);
+        sb_buf_free(&b);
+    }
+    free(rows);
+    if (have)
+        sb_run_free(&r);
+    return code;
+}

@@ -1,0 +1,446 @@
+/*
+ * hw.c — hardware specs (data/hw/<name>.json) and the ceilings built from them
+ * or from a measured run. A spec gives datasheet figures with their source;
+ * a run gives measured ones; measured figures replace datasheet ones of the
+ * same name, so "a spec overridden by measurements" is just both in order.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "solbench/hw.h"
+
+#ifndef SB_DATADIR
+#define SB_DATADIR "data"
+#endif
+
+static int sb__is_dir(const char *p)
+{
+    struct stat st;
+    return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int sb_datadir(char *out, size_t len)
+{
+    const char *env = getenv("SOLBENCH_DATA");
+    if (sb__is_dir(env)) {
+        snprintf(out, len, "%s", env);
+        return 0;
+    }
+    /* Installed layout: <prefix>/bin/solbench and <prefix>/share/solbench. */
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            char cand[4200];
+            snprintf(cand, sizeof cand, "%s/../share/solbench/data", exe);
+            if (sb__is_dir(cand)) {
+                snprintf(out, len, "%s", cand);
+                return 0;
+            }
+        }
+    }
+    snprintf(out, len, "%s", SB_DATADIR);
+    return sb__is_dir(out) ? 0 : SB_EIO;
+}
+
+int sb_data_file(const char *sub, const char *name, char *out, size_t len,
+                 sb_err *err)
+{
+    if (!name || !*name)
+        return sb_fail(err, SB_EINVAL, "empty %s name", sub);
+    struct stat st;
+    if (strchr(name, '/') || (strlen(name) > 5 &&
+                              strcmp(name + strlen(name) - 5, ".json") == 0)) {
+        if (stat(name, &st) != 0)
+            return sb_fail(err, SB_EINVAL, "%s file %s: not found", sub, name);
+        snprintf(out, len, "%s", name);
+        return 0;
+    }
+    char dir[4096];
+    if (sb_datadir(dir, sizeof dir) != 0)
+        return sb_fail(err, SB_EIO,
+                       "data folder not found (set SOLBENCH_DATA; looked "
+                       "in %s)", dir);
+    snprintf(out, len, "%s/%s/%s.json", dir, sub, name);
+    if (stat(out, &st) != 0)
+        return sb_fail(err, SB_EINVAL, "unknown %s '%s' (no %s)",
+                       strcmp(sub, "hw") == 0 ? "hardware spec"
+                                              : "workload preset",
+                       name, out);
+    return 0;
+}
+
+/* ---- spec files ---------------------------------------------------------- */
+
+static int sb__num(json_t *o, const char *key, double *v, const char *file,
+                   const char *path, int required, sb_err *err)
+{
+    json_t *x = json_object_get(o, key);
+    if (!x) {
+        if (!required)
+            return 0;
+        return sb_fail(err, SB_EINVAL, "%s: %s.%s: missing", file, path, key);
+    }
+    if (!json_is_number(x) || json_number_value(x) < 0)
+        return sb_fail(err, SB_EINVAL, "%s: %s.%s: must be a number >= 0",
+                       file, path, key);
+    *v = json_number_value(x);
+    return 0;
+}
+
+static void sb__str(json_t *o, const char *key, char *out, size_t len)
+{
+    json_t *x = json_object_get(o, key);
+    if (json_is_string(x))
+        snprintf(out, len, "%s", json_string_value(x));
+}
+
+int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
+{
+    char path[4400];
+    int rc = sb_data_file("hw", name, path, sizeof path, err);
+    if (rc)
+        return rc;
+    memset(hw, 0, sizeof *hw);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    if (!doc)
+        return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line,
+                       je.column, je.text);
+    rc = SB_EINVAL;
+    if (!json_is_object(doc)) {
+        sb_fail(err, SB_EINVAL, "%s: $: must be an object", path);
+        goto out;
+    }
+    sb__str(doc, "name", hw->name, sizeof hw->name);
+    if (!hw->name[0]) {
+        const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+        snprintf(hw->name, sizeof hw->name, "%.*s", (int)strcspn(base, "."),
+                 base);
+    }
+    sb__str(doc, "title", hw->title, sizeof hw->title);
+    sb__str(doc, "kind", hw->kind, sizeof hw->kind);
+    sb__str(doc, "source", hw->source, sizeof hw->source);
+    sb__str(doc, "notes", hw->notes, sizeof hw->notes);
+    json_t *pk = json_object_get(doc, "peak_tflops");
+    if (!json_is_object(pk) || json_object_size(pk) == 0) {
+        sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: missing or empty", path);
+        goto out;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(pk, k, v) {
+        if (hw->n_peaks >= SB_HW_MAX_PEAKS)
+            break;
+        if (!json_is_number(v) || json_number_value(v) <= 0) {
+            sb_fail(err, SB_EINVAL, "%s: $.peak_tflops.%s: must be a number "
+                    "> 0", path, k);
+            goto out;
+        }
+        snprintf(hw->peak[hw->n_peaks].dtype, sizeof hw->peak[0].dtype, "%s",
+                 k);
+        hw->peak[hw->n_peaks++].flops = json_number_value(v) * 1e12;
+    }
+    json_t *mem = json_object_get(doc, "memory");
+    if (!json_is_array(mem) || json_array_size(mem) == 0) {
+        sb_fail(err, SB_EINVAL, "%s: $.memory: must be a non-empty array",
+                path);
+        goto out;
+    }
+    size_t i;
+    json_array_foreach(mem, i, v) {
+        if (hw->n_levels >= SB_HW_MAX_LEVELS)
+            break;
+        char p[32];
+        snprintf(p, sizeof p, "$.memory[%zu]", i);
+        double gbps = 0, gb = 0;
+        if (sb__num(v, "GBps", &gbps, path, p, 1, err) ||
+            sb__num(v, "GB", &gb, path, p, 0, err))
+            goto out;
+        sb__str(v, "level", hw->level[hw->n_levels].level,
+                sizeof hw->level[0].level);
+        hw->level[hw->n_levels].bw_Bps = gbps * 1e9;
+        hw->level[hw->n_levels].bytes = gb * 1e9;
+        hw->n_levels++;
+    }
+    hw->mem_bytes = hw->level[hw->n_levels - 1].bytes;
+    json_t *o = json_object_get(doc, "scaleup");
+    if (json_is_object(o)) {
+        double gbps = 0, lat = 0, dom = 1;
+        if (sb__num(o, "GBps_per_direction", &gbps, path, "$.scaleup", 1,
+                    err) ||
+            sb__num(o, "latency_us", &lat, path, "$.scaleup", 0, err) ||
+            sb__num(o, "domain_chips", &dom, path, "$.scaleup", 0, err))
+            goto out;
+        sb__str(o, "name", hw->scaleup_name, sizeof hw->scaleup_name);
+        hw->scaleup_Bps = gbps * 1e9;
+        hw->scaleup_alpha_s = lat * 1e-6;
+        /* Clamped: a double past INT_MAX does not convert to an int. */
+        hw->scaleup_domain = dom >= 1 ? (int)fmin(dom, 1e9) : 1;
+    } else {
+        hw->scaleup_domain = 1;
+    }
+    o = json_object_get(doc, "host_link");
+    if (json_is_object(o)) {
+        double gbps = 0;
+        if (sb__num(o, "GBps", &gbps, path, "$.host_link", 1, err))
+            goto out;
+        sb__str(o, "name", hw->host_link, sizeof hw->host_link);
+        hw->host_Bps = gbps * 1e9;
+    }
+    o = json_object_get(doc, "scaleout");
+    if (json_is_object(o)) {
+        double gbps = 0, cpn = 1, lat = 0;
+        if (sb__num(o, "GBps_per_node", &gbps, path, "$.scaleout", 1, err) ||
+            sb__num(o, "chips_per_node", &cpn, path, "$.scaleout", 0, err) ||
+            sb__num(o, "latency_us", &lat, path, "$.scaleout", 0, err))
+            goto out;
+        sb__str(o, "name", hw->scaleout_name, sizeof hw->scaleout_name);
+        hw->scaleout_Bps_node = gbps * 1e9;
+        hw->chips_per_node = cpn >= 1 ? (int)fmin(cpn, 1e9) : 1;
+        hw->scaleout_alpha_s = lat * 1e-6;
+    } else {
+        hw->chips_per_node = 1;
+    }
+    if (sb__num(doc, "price_per_chip_hour", &hw->price_chip_hour, path, "$",
+                0, err))
+        goto out;
+    rc = 0;
+out:
+    json_decref(doc);
+    return rc;
+}
+
+static int sb__cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sb_hw_list(char ***names, int *n, sb_err *err)
+{
+    char dir[4096], hwdir[4200];
+    *names = NULL;
+    *n = 0;
+    if (sb_datadir(dir, sizeof dir) != 0)
+        return sb_fail(err, SB_EIO, "data folder not found (set "
+                       "SOLBENCH_DATA)");
+    snprintf(hwdir, sizeof hwdir, "%s/hw", dir);
+    DIR *d = opendir(hwdir);
+    if (!d)
+        return sb_fail(err, SB_EIO, "%s: cannot open", hwdir);
+    struct dirent *e;
+    int cap = 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l < 6 || strcmp(e->d_name + l - 5, ".json") != 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = realloc(*names, (size_t)cap * sizeof *nn);
+            if (!nn)
+                break;
+            *names = nn;
+        }
+        (*names)[*n] = strndup(e->d_name, l - 5);
+        if ((*names)[*n])
+            (*n)++;
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(*names, (size_t)*n, sizeof **names, sb__cmp_str);
+    return 0;
+}
+
+double sb_hw_peak(const sb_hw_spec *hw, const char *dtype)
+{
+    for (int i = 0; i < hw->n_peaks; i++)
+        if (strcmp(hw->peak[i].dtype, dtype) == 0)
+            return hw->peak[i].flops;
+    return 0;
+}
+
+/* ---- ceilings -------------------------------------------------------------- */
+
+void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c)
+{
+    char name[40];
+    for (int i = 0; i < hw->n_peaks; i++) {
+        snprintf(name, sizeof name, "peak.%s", hw->peak[i].dtype);
+        sb_ceil_set(c, name, hw->peak[i].flops, "datasheet");
+    }
+    for (int i = 0; i < hw->n_levels; i++) {
+        snprintf(name, sizeof name, "bw.%s", hw->level[i].level);
+        sb_ceil_set(c, name, hw->level[i].bw_Bps, "datasheet");
+    }
+    if (hw->mem_bytes > 0)
+        sb_ceil_set(c, "mem.bytes", hw->mem_bytes, "datasheet");
+    if (hw->host_Bps > 0)
+        sb_ceil_set(c, "host.h2d", hw->host_Bps, "datasheet");
+    if (hw->scaleup_Bps > 0) {
+        sb_ceil_set(c, "net.scaleup.beta_Bps", hw->scaleup_Bps, "datasheet");
+        sb_ceil_set(c, "net.scaleup.alpha_s", hw->scaleup_alpha_s,
+                    "datasheet");
+        sb_ceil_set(c, "net.scaleup.domain", hw->scaleup_domain, "datasheet");
+    }
+    if (hw->scaleout_Bps_node > 0) {
+        sb_ceil_set(c, "net.scaleout.beta_Bps",
+                    hw->scaleout_Bps_node / hw->chips_per_node, "datasheet");
+        sb_ceil_set(c, "net.scaleout.alpha_s", hw->scaleout_alpha_s,
+                    "datasheet");
+        sb_ceil_set(c, "net.chips_per_node", hw->chips_per_node, "datasheet");
+    }
+    if (hw->price_chip_hour > 0)
+        sb_ceil_set(c, "price.chip_hour", hw->price_chip_hour, "datasheet");
+}
+
+static double sb__metric(const sb_result *r, const char *name)
+{
+    const sb_metric *m = sb_result_get(r, name);
+    return m ? m->value : 0;
+}
+
+/* Sets a measured ceiling to the larger of what this run already set and v
+ * (the best figure of several results of the same kind). */
+static void sb__best(sb_ceilings *c, sb_ceilings *seen, const char *name,
+                     double v, int *count)
+{
+    if (!(v > 0))
+        return;
+    if (sb_ceil_get(seen, name) >= v)
+        return;
+    sb_ceil_set(seen, name, v, "measured");
+    sb_ceil_set(c, name, v, "measured");
+    (*count)++;
+}
+
+int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
+{
+    sb_ceilings seen = {0};
+    int count = 0;
+    char name[40];
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        if (r->skipped || !r->valid)
+            continue;
+        const sb_pval *dt = sb_p_find(&r->params, "dtype");
+        const char *dtype = dt ? dt->text : "fp64";
+        if (strcmp(r->bench, "compute.peak") == 0 ||
+            strcmp(r->bench, "compute.gemm") == 0) {
+            double f = sb__metric(r, "GFLOPs_best");
+            if (!(f > 0))
+                f = sb__metric(r, "GFLOPs");
+            if (!(f > 0))
+                f = sb__metric(r, "TFLOPs") * 1e3;
+            snprintf(name, sizeof name, "peak.%s", dtype);
+            sb__best(c, &seen, name, f * 1e9, &count);
+        } else if (strcmp(r->bench, "memory.sweep") == 0) {
+            static const char *lv[] = {"L1", "L2", "L3", "DRAM"};
+            const sb_pval *kern = sb_p_find(&r->params, "kernel");
+            /* Read-bandwidth plateaus define the memory roofs. */
+            if (kern && strcmp(kern->text, "read") != 0)
+                continue;
+            for (int l = 0; l < 4; l++) {
+                char m[24];
+                snprintf(m, sizeof m, "%s_GBps", lv[l]);
+                snprintf(name, sizeof name, "bw.%s", lv[l]);
+                sb__best(c, &seen, name, sb__metric(r, m) * 1e9, &count);
+            }
+        } else if (strcmp(r->bench, "memory.triad") == 0) {
+            sb__best(c, &seen, "bw.triad", sb__metric(r, "GBps_best") * 1e9,
+                     &count);
+        } else if (strcmp(r->bench, "memory.read") == 0) {
+            sb__best(c, &seen, "bw.read", sb__metric(r, "GBps_best") * 1e9,
+                     &count);
+        } else if (strcmp(r->area, "transfer") == 0) {
+            if (strstr(r->bench, "h2d"))
+                sb__best(c, &seen, "host.h2d", sb__metric(r, "GBps") * 1e9,
+                         &count);
+        } else if (strcmp(r->area, "network") == 0) {
+            const sb_pval *sz = sb_p_find(&r->params, "size");
+            double a = sb__metric(r, "alpha_us"), b = sb__metric(r, "beta_GBps");
+            if (!(a > 0 || b > 0) || (sz && strcmp(sz->text, "fit") != 0))
+                continue;
+            const char *coll = strchr(r->bench, '.') ? strchr(r->bench, '.') + 1
+                                                     : r->bench;
+            /* A fit without a finite beta (time flat in size) says
+             * nothing about bandwidth: keep only its alpha. */
+            snprintf(name, sizeof name, "net.%s.alpha_s", coll);
+            sb_ceil_set(c, name, a > 0 ? a * 1e-6 : 0, "measured");
+            count++;
+            if (b > 0) {
+                snprintf(name, sizeof name, "net.%s.beta_Bps", coll);
+                sb_ceil_set(c, name, b * 1e9, "measured");
+                count++;
+            }
+        }
+    }
+    /* The host's memory is the capacity of a CPU run's only "chip"; a
+     * spec's capacity (an accelerator's) is left alone. */
+    double mem = json_number_value(json_object_get(
+        json_object_get(run->system, "memory"), "bytes"));
+    if (mem > 0 && !(sb_ceil_get(c, "mem.bytes") > 0)) {
+        sb_ceil_set(c, "mem.bytes", mem, "sysinfo");
+        count++;
+    }
+    return count;
+}
+
+double sb_ceil_main_bw(const sb_ceilings *c, const char **name)
+{
+    static const char *order[] = {"bw.HBM", "bw.DRAM", "bw.read", "bw.triad"};
+    for (int i = 0; i < 4; i++) {
+        double v = sb_ceil_get(c, order[i]);
+        if (v > 0) {
+            if (name)
+                *name = order[i];
+            return v;
+        }
+    }
+    if (name)
+        *name = "none";
+    return 0;
+}
+
+double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name)
+{
+    static const char *chain[] = {"fp8", "bf16", "fp16", "tf32", "fp32",
+                                  "fp64"};
+    int start = 0;
+    for (int i = 0; i < 6; i++)
+        if (strcmp(chain[i], dtype) == 0)
+            start = i;
+    char nm[40];
+    snprintf(nm, sizeof nm, "peak.%s", dtype);
+    double v = sb_ceil_get(c, nm);
+    if (v > 0) {
+        if (name) {
+            for (int i = 0; i < c->n; i++)
+                if (strcmp(c->c[i].name, nm) == 0)
+                    *name = c->c[i].name;
+        }
+        return v;
+    }
+    for (int i = start; i < 6; i++) {
+        snprintf(nm, sizeof nm, "peak.%s", chain[i]);
+        v = sb_ceil_get(c, nm);
+        if (v > 0) {
+            for (int j = 0; j < c->n; j++)
+                if (strcmp(c->c[j].name, nm) == 0 && name)
+                    *name = c->c[j].name;
+            return v;
+        }
+    }
+    if (name)
+        *name = "none";
+    return 0;
+}

@@ -1,0 +1,670 @@
+/*
+ * model.c — the workload model's arithmetic: per-chip FLOPs, main-memory
+ * bytes, collective bytes and host bytes of every phase of a training step
+ * or of an inference request (prefill and one decode step), their times
+ * against the ceilings, their class (the largest term), and the totals
+ * (step time, MFU, HFU, TTFT, TPOT, memory per chip, cost).
+ *
+ * Conventions (docs/METRICS.md, section "model", has every formula and its
+ * source): FLOPs of a matmul = 2 x tokens x parameters; training = forward
+ * + backward (2x forward) + a second forward under full rematerialisation
+ * (the attention core also under selective); causal attention counts the
+ * S(S+1)/2 unmasked query-key pairs exactly. Mesh axes from the innermost:
+ * tensor, fsdp (experts shard over the data axes starting there), data,
+ * pipeline; a collective whose span fits the scale-up domain runs on the
+ * scale-up fabric, otherwise on the scale-out network.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "solbench/hw.h"
+#include "solbench/workload.h"
+
+/* Queries per main-memory pass over K and V in tiled attention. */
+#define SB_ATTN_Q_REUSE 512.0
+
+/* Everything the phase builders need, derived once. */
+typedef struct sb__ctx {
+    const sb_workload *w;
+    const sb_ceilings *c;
+    sb_prediction *p;
+    double peak, bw, host_bw;
+    double mats;              /* 3 gated, 2 plain */
+    double dqk, dv;           /* per-head widths of scores and values */
+    double p_qkv, p_o;        /* per layer */
+    int Ls;                   /* layers per pipeline stage */
+    double dense_layers_chip, moe_layers_chip;
+    int fsdp_e, dp_e;         /* expert weights: FSDP and replica groups */
+    const char *stage;
+} sb__ctx;
+
+/* ---- collectives ----------------------------------------------------------- */
+
+static double sb__factor(const char *coll, int g)
+{
+    if (g <= 1)
+        return 0;
+    if (strcmp(coll, "allreduce") == 0)
+        return 2.0 * (g - 1) / g;
+    if (strcmp(coll, "sendrecv") == 0)
+        return 1.0;
+    return (double)(g - 1) / g;
+}
+
+/* Fills the network terms of a phase. `stride` is the product of the mesh
+ * axes inside this one (the group's chips are `stride` apart). */
+static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll,
+                    int group, int stride, double S_total, double calls)
+{
+    snprintf(ph->collective, sizeof ph->collective, "%s", coll);
+    ph->group = group;
+    ph->n_coll = (int)(calls + 0.5);
+    ph->comm_bytes = S_total;
+    if (group <= 1 || S_total <= 0)
+        return;
+    char nm[40];
+    snprintf(nm, sizeof nm, "net.%s.beta_Bps", coll);
+    double beta = sb_ceil_get(x->c, nm);
+    snprintf(nm, sizeof nm, "net.%s.alpha_s", coll);
+    double alpha = sb_ceil_get(x->c, nm);
+    if (beta > 0) {
+        /* Measured fit: t = alpha + S / beta for S as nccl-tests defines. */
+        ph->t_network = S_total / beta;
+        ph->t_latency = calls * alpha;
+        snprintf(ph->ceiling, sizeof ph->ceiling, "net.%s (measured)", coll);
+        return;
+    }
+    double domain = sb_ceil_get(x->c, "net.scaleup.domain");
+    double up = sb_ceil_get(x->c, "net.scaleup.beta_Bps");
+    double out = sb_ceil_get(x->c, "net.scaleout.beta_Bps");
+    bool inside = up > 0 && (double)group * stride <= (domain > 0 ? domain : 1);
+    if (!inside && !(out > 0))
+        inside = up > 0;
+    double b = inside ? up : out;
+    double a = sb_ceil_get(x->c, inside ? "net.scaleup.alpha_s"
+                                        : "net.scaleout.alpha_s");
+    snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
+             inside ? "net.scaleup" : "net.scaleout");
+    if (!(b > 0)) {
+        /* No network in the machine model: a single host; say so. */
+        snprintf(ph->ceiling, sizeof ph->ceiling, "net (unknown)");
+        b = 1e30;
+    }
+    ph->t_network = S_total * sb__factor(coll, group) / b;
+    ph->t_latency = calls * a;
+}
+
+/* ---- phases ------------------------------------------------------------------ */
+
+static sb_phase *sb__add(sb__ctx *x, const char *name)
+{
+    sb_prediction *p = x->p;
+    if (p->n >= SB_WL_MAX_PHASES)
+        return NULL;
+    sb_phase *ph = &p->ph[p->n++];
+    memset(ph, 0, sizeof *ph);
+    snprintf(ph->name, sizeof ph->name, "%s", name);
+    snprintf(ph->stage, sizeof ph->stage, "%s", x->stage);
+    return ph;
+}
+
+/* A matmul applied to `tokens` tokens (per chip) in `layers` layers with a
+ * per-chip weight of din x dout. Training multiplies FLOPs and activation
+ * traffic by fwd+bwd(+remat) and adds weight-gradient writes. */
+static void sb__linear(sb__ctx *x, sb_phase *ph, double tokens, double din,
+                       double dout, double layers, double weight_reads)
+{
+    const sb_workload *w = x->w;
+    bool train = w->kind == SB_JOB_TRAIN;
+    double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+    ph->flops += 2.0 * tokens * din * dout * layers * mult;
+    double wbytes = din * dout * layers;
+    double acts = tokens * (din + dout) * layers * w->a_bytes * mult;
+    if (train)
+        ph->bytes += wbytes * (w->w_bytes * weight_reads *
+                                   (2.0 + (w->remat == SB_REMAT_FULL)) +
+                               w->g_bytes * 2.0 * weight_reads /* accumulate
+                                   per microbatch: read + write */) +
+                     acts;
+    else
+        ph->bytes += wbytes * w->w_bytes * weight_reads + acts;
+}
+
+/* Attention core (scores, softmax, weighted values) over `seqs` sequences
+ * of `sq` queries against `skv` keys (causal when sq == skv). */
+static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
+                          double skv, bool causal)
+{
+    const sb_workload *w = x->w;
+    bool train = w->kind == SB_JOB_TRAIN;
+    double hq = (double)w->q_heads / w->tensor;
+    double hkv = w->mla ? hq : fmax(1.0, (double)w->kv_heads / w->tensor);
+    double pairs = causal ? sq * (sq + 1) / 2.0 : sq * skv;
+    double mult = train ? 3.0 + (w->remat != SB_REMAT_NONE) : 1.0;
+    double layers = x->Ls;
+    ph->flops += 2.0 * pairs * hq * (x->dqk + x->dv) * seqs * layers * mult;
+    double io;
+    if (w->kind == SB_JOB_INFER && sq == 1) {
+        /* Decode: read the whole KV cache of the context once. */
+        double kv_shard = w->mla ? 1.0 : fmin((double)w->tensor, w->kv_heads);
+        double kv_layer = w->mla ? (w->kv_lora_rank + w->rope_dim) * w->kv_bytes
+                                 : 2.0 * w->kv_heads * w->head_dim * w->kv_bytes;
+        io = skv * kv_layer / kv_shard + hq * (x->dqk + x->dv) * w->a_bytes;
+    } else {
+        /* Flash-style tiling: Q and O once, K and V once per block of
+         * SB_ATTN_Q_REUSE queries (half of the blocks on average under the
+         * causal mask). Kernels run 128-query tiles, but the tiles of one
+         * head run side by side and share K/V tiles through the on-chip
+         * cache, so main memory sees about one K/V pass per 512 queries. */
+        double tiles = ceil(sq / SB_ATTN_Q_REUSE);
+        double kv_passes = causal ? (tiles + 1) / 2.0 : tiles;
+        io = (sq * hq * (x->dqk + x->dv) +
+              kv_passes * skv * hkv * (x->dqk + x->dv)) * w->a_bytes;
+        if (strcmp(w->attention_kernel, "naive") == 0)
+            /* Scores materialised: fp32 S written and read, P written and
+             * read at the activation width, for all sq x skv entries. */
+            io += hq * sq * skv * (2 * 4.0 + 2 * w->a_bytes);
+        if (w->kind == SB_JOB_INFER) /* prefill writes the KV cache */
+            io += skv * (w->mla ? (w->kv_lora_rank + w->rope_dim)
+                                : 2.0 * hkv * w->head_dim) * w->kv_bytes;
+    }
+    ph->bytes += io * seqs * layers * mult;
+}
+
+/* Times and classifies a phase. */
+static void sb__time(const sb__ctx *x, sb_phase *ph)
+{
+    const sb_workload *w = x->w;
+    ph->t_compute = ph->flops / x->peak;
+    ph->t_memory = ph->bytes / x->bw;
+    if (ph->host_bytes > 0 && x->host_bw > 0)
+        ph->t_host = ph->host_bytes / x->host_bw;
+    double net = ph->t_network + ph->t_latency;
+    if (w->overlap == SB_OVERLAP_FULL)
+        ph->t = fmax(fmax(ph->t_compute, ph->t_memory), fmax(net, ph->t_host));
+    else
+        ph->t = fmax(ph->t_compute, ph->t_memory) + net + ph->t_host;
+    double terms[5] = {ph->t_compute, ph->t_memory, ph->t_network,
+                       ph->t_host, ph->t_latency};
+    sb_bound kinds[5] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY, SB_BOUND_NETWORK,
+                         SB_BOUND_HOST, SB_BOUND_LATENCY};
+    int best = 0;
+    for (int i = 1; i < 5; i++)
+        if (terms[i] > terms[best])
+            best = i;
+    ph->bound = terms[best] > 0 ? kinds[best] : SB_BOUND_UNKNOWN;
+    char keep[40];
+    snprintf(keep, sizeof keep, "%s", ph->ceiling);
+    switch (ph->bound) {
+    case SB_BOUND_COMPUTE:
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", x->p->peak_name);
+        break;
+    case SB_BOUND_MEMORY:
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", x->p->bw_name);
+        break;
+    case SB_BOUND_HOST:
+        snprintf(ph->ceiling, sizeof ph->ceiling, "host.h2d");
+        break;
+    case SB_BOUND_LATENCY:
+        if (!keep[0])
+            snprintf(ph->ceiling, sizeof ph->ceiling, "pipeline schedule");
+        else
+            snprintf(ph->ceiling, sizeof ph->ceiling, "%.30s alpha", keep);
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < w->n_measured; i++)
+        if (strcmp(w->measured[i].phase, ph->name) == 0) {
+            ph->measured_s = w->measured[i].s;
+            ph->pct_sol = 100.0 * ph->t / ph->measured_s;
+        }
+}
+
+/* The phases of one forward (or forward+backward) pass over `tokens`
+ * tokens per tensor-parallel group, in `seqs` sequences of length `sq`
+ * against `skv` keys, `mb` microbatches. */
+static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
+                     double skv, double mb, bool decode)
+{
+    const sb_workload *w = x->w;
+    bool train = w->kind == SB_JOB_TRAIN;
+    double T = w->tensor, d = w->d_model;
+    double tok_sp = tokens / T; /* sequence-parallel share */
+    double fb = train ? 2.0 + (w->remat == SB_REMAT_FULL) : 1.0; /* passes
+        that need communication: fwd, bwd, and the recomputed fwd */
+    sb_phase *ph;
+
+    if ((ph = sb__add(x, "input transfer"))) {
+        ph->host_bytes = tokens * (train ? 8.0 : 4.0); /* int32 ids+labels */
+    }
+    if ((ph = sb__add(x, "embedding"))) {
+        ph->bytes = tok_sp * d * (w->w_bytes + w->a_bytes) *
+                    (train ? 2.0 : 1.0) / w->pipeline;
+        if (train) /* scatter-add of the gradient rows */
+            ph->bytes += tok_sp * d * (w->a_bytes + 2 * w->g_bytes) /
+                         w->pipeline;
+    }
+    if ((ph = sb__add(x, "qkv projection")))
+        sb__linear(x, ph, tokens, d, x->p_qkv / d / T, x->Ls, mb);
+    if ((ph = sb__add(x, "attention core"))) {
+        sb__attention(x, ph, seqs, sq, skv, !decode);
+    }
+    if ((ph = sb__add(x, "output projection")))
+        sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb);
+    if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp")))
+        sb__linear(x, ph, tokens, d, x->mats * w->ffn / T,
+                   x->dense_layers_chip, mb);
+    if (x->moe_layers_chip > 0) {
+        double E = w->experts, k = w->top_k, ep = w->expert;
+        if ((ph = sb__add(x, "router"))) {
+            double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+            ph->flops = 2.0 * tok_sp * d * E * x->moe_layers_chip * mult;
+            /* hidden in, fp32 logits out and back, then the local
+             * permutation of k copies of each token and its inverse */
+            ph->bytes = tok_sp * (d * w->a_bytes + 2 * 4.0 * E +
+                                  4.0 * k * d * w->a_bytes) *
+                        x->moe_layers_chip * mult;
+        }
+        if (ep > 1 && (ph = sb__add(x, "moe dispatch all-to-all"))) {
+            double S = tok_sp * k * w->capacity_factor * d * w->a_bytes;
+            sb__net(x, ph, "alltoall", w->expert, w->tensor,
+                    S * x->moe_layers_chip * fb, x->moe_layers_chip * fb * mb);
+        }
+        if ((ph = sb__add(x, "experts"))) {
+            double eff = w->expert_ffn;
+            double routed = tokens * k * w->capacity_factor;
+            double per_chip_experts = E / ep;
+            double touched = per_chip_experts;
+            if (decode) /* experts hit by b tokens from ep replicas */
+                touched = per_chip_experts *
+                          (1.0 - pow(1.0 - k / E, tokens * ep));
+            /* FLOPs and activations: the routed tokens (capacity factor
+             * included); weights: the experts those tokens touch. */
+            double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+            double L = x->moe_layers_chip;
+            ph->flops += 2.0 * routed * d * x->mats * eff / T * L * mult;
+            ph->bytes += routed * (2 * d + x->mats * eff / T) * w->a_bytes *
+                         L * mult;
+            double wts = touched * x->mats * d * eff / T * L;
+            ph->bytes += train ? wts * (w->w_bytes * mb *
+                                            (2.0 + (w->remat == SB_REMAT_FULL)) +
+                                        2.0 * w->g_bytes)
+                               : wts * w->w_bytes * mb;
+            if (w->shared_experts > 0)
+                sb__linear(x, ph, tokens, d,
+                           w->shared_experts * x->mats * eff / T,
+                           x->moe_layers_chip, mb);
+        }
+        if (ep > 1 && (ph = sb__add(x, "moe combine all-to-all"))) {
+            double S = tok_sp * k * w->capacity_factor * d * w->a_bytes;
+            sb__net(x, ph, "alltoall", w->expert, w->tensor,
+                    S * x->moe_layers_chip * fb, x->moe_layers_chip * fb * mb);
+        }
+    }
+    if ((ph = sb__add(x, "norms & elementwise"))) {
+        double ffn_act = 0;
+        if (x->dense_layers_chip > 0)
+            ffn_act += x->dense_layers_chip * w->ffn;
+        if (x->moe_layers_chip > 0)
+            ffn_act += x->moe_layers_chip *
+                       (w->top_k * w->capacity_factor + w->shared_experts) *
+                       w->expert_ffn;
+        double per_tok = x->Ls * (4 * d + 6 * d +
+                                  2.0 * (w->q_heads + w->kv_heads) *
+                                      w->head_dim) +
+                         ffn_act * (w->gated ? 3.0 : 2.0);
+        double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+        ph->bytes = tok_sp * per_tok * w->a_bytes * mult;
+        ph->flops = tok_sp * per_tok * 2.0 * mult;
+    }
+    if ((ph = sb__add(x, "lm head"))) {
+        double lm_tokens = train ? tokens : seqs; /* inference: last token */
+        sb__linear(x, ph, lm_tokens / w->pipeline, d, (double)w->vocab / T,
+                   1, mb / w->pipeline);
+        /* softmax / cross-entropy over the logits (fp32) */
+        ph->bytes += lm_tokens / w->pipeline * w->vocab / T * 4.0 *
+                     (train ? 3.0 : 1.0);
+    }
+    if (w->pipeline > 1 && (ph = sb__add(x, "pipeline send/recv"))) {
+        /* Activations forward and their gradients backward across each
+         * stage boundary, once per microbatch (sequence-parallel share). */
+        double S = tok_sp * d * w->a_bytes * (train ? 2.0 : 1.0);
+        sb__net(x, ph, "sendrecv", 2, w->tensor * w->fsdp * w->data, S,
+                mb * (train ? 2.0 : 1.0));
+    }
+    if (T > 1 && (ph = sb__add(x, "tensor all-reduce"))) {
+        double S = tokens * d * w->a_bytes;
+        double per_layer = 2.0 * fb;
+        sb__net(x, ph, "allreduce", w->tensor, 1, S * x->Ls * per_layer,
+                x->Ls * per_layer * mb);
+    }
+}
+
+static void sb__train(sb__ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    const sb_wl_sizes *s = &p->sizes;
+    double R = (double)w->data * w->fsdp;
+    double tokens_step = (double)w->global_batch * w->seq_len;
+    double tokens = tokens_step / R; /* per tensor x pipeline group */
+    double seqs = (double)w->global_batch / R;
+    double mb = w->microbatches;
+    double T = w->tensor, PP = w->pipeline;
+    x->stage = "step";
+    sb__pass(x, tokens, seqs, w->seq_len, w->seq_len, mb, false);
+
+    /* Weights per chip before FSDP sharding (what an all-gather rebuilds). */
+    double dense_unsh = s->params_dense / (T * PP);
+    double exp_unsh = s->params_expert / (T * PP * w->expert);
+    sb_phase *ph;
+    if (w->fsdp > 1 && (ph = sb__add(x, "fsdp all-gather"))) {
+        double passes = 2.0; /* forward and backward */
+        sb__net(x, ph, "allgather", w->fsdp, w->tensor,
+                dense_unsh * w->w_bytes * passes * mb,
+                x->Ls * passes * mb);
+        if (x->fsdp_e > 1 && exp_unsh > 0) {
+            sb_phase e = *ph;
+            e.t_network = e.t_latency = 0;
+            sb__net(x, &e, "allgather", x->fsdp_e, w->tensor * w->expert,
+                    exp_unsh * w->w_bytes * passes * mb, 0);
+            ph->t_network += e.t_network;
+            ph->comm_bytes += e.comm_bytes;
+        }
+    }
+    if (w->fsdp > 1 && (ph = sb__add(x, "fsdp reduce-scatter"))) {
+        sb__net(x, ph, "reduce_scatter", w->fsdp, w->tensor,
+                dense_unsh * w->g_bytes * mb, x->Ls * mb);
+        if (x->fsdp_e > 1 && exp_unsh > 0) {
+            sb_phase e = *ph;
+            e.t_network = e.t_latency = 0;
+            sb__net(x, &e, "reduce_scatter", x->fsdp_e,
+                    w->tensor * w->expert, exp_unsh * w->g_bytes * mb, 0);
+            ph->t_network += e.t_network;
+            ph->comm_bytes += e.comm_bytes;
+        }
+    }
+    double dense_chip = dense_unsh / w->fsdp;
+    double exp_chip = exp_unsh / x->fsdp_e;
+    if ((w->data > 1 || (x->dp_e > 1 && exp_chip > 0)) &&
+        (ph = sb__add(x, "data-parallel gradient all-reduce"))) {
+        if (w->data > 1)
+            sb__net(x, ph, "allreduce", w->data, w->tensor * w->fsdp,
+                    dense_chip * w->g_bytes, x->Ls);
+        if (x->dp_e > 1 && exp_chip > 0) {
+            sb_phase e = *ph;
+            e.t_network = e.t_latency = 0;
+            sb__net(x, &e, "allreduce", x->dp_e,
+                    w->tensor * w->expert * x->fsdp_e, exp_chip * w->g_bytes,
+                    x->Ls);
+            ph->t_network += e.t_network;
+            ph->t_latency = fmax(ph->t_latency, e.t_latency);
+            ph->comm_bytes += e.comm_bytes;
+            ph->group = ph->group ? ph->group : e.group;
+            snprintf(ph->collective, sizeof ph->collective, "allreduce");
+        }
+    }
+    if ((ph = sb__add(x, "optimizer update"))) {
+        double params_chip = dense_chip + exp_chip;
+        double states = strcmp(w->optimizer, "adam") == 0 ? 2.0 :
+                        strcmp(w->optimizer, "sgd") == 0 ? 1.0 : 0.1;
+        double master = w->w_bytes < 4 ? w->opt_bytes : 0;
+        ph->bytes = params_chip * (2.0 * (states * w->opt_bytes + master) +
+                                   w->g_bytes + w->w_bytes);
+        ph->flops = params_chip * (states >= 2 ? 12.0 : 4.0);
+    }
+    /* Time every phase, then the pipeline bubble over the compute stream. */
+    double comp = 0;
+    for (int i = 0; i < p->n; i++) {
+        sb__time(x, &p->ph[i]);
+        if (p->ph[i].comm_bytes <= 0 && p->ph[i].host_bytes <= 0)
+            comp += p->ph[i].t;
+    }
+    if (PP > 1 && (ph = sb__add(x, "pipeline bubble"))) {
+        ph->t_latency = comp * (PP - 1) / mb;
+        sb__time(x, ph);
+    }
+    p->tokens_per_step = tokens_step;
+}
+
+static void sb__infer(sb__ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    double R = (double)w->data * w->fsdp;
+    double b = ceil(w->concurrency / R);
+    x->stage = "prefill";
+    int first = p->n;
+    sb__pass(x, w->prompt_len, 1, w->prompt_len, w->prompt_len, 1, false);
+    for (int i = first; i < p->n; i++)
+        sb__time(x, &p->ph[i]);
+    x->stage = "decode";
+    p->context = w->prompt_len + w->output_len / 2.0;
+    first = p->n;
+    sb__pass(x, b, b, 1, p->context, 1, true);
+    for (int i = first; i < p->n; i++)
+        sb__time(x, &p->ph[i]);
+}
+
+/* Stage total under the overlap assumption. */
+static double sb__total(const sb_prediction *p, const char *stage)
+{
+    double comp = 0, net = 0, host = 0, sum = 0;
+    for (int i = 0; i < p->n; i++) {
+        const sb_phase *ph = &p->ph[i];
+        if (strcmp(ph->stage, stage) != 0)
+            continue;
+        sum += ph->t;
+        if (ph->comm_bytes > 0)
+            net += ph->t;
+        else if (ph->host_bytes > 0)
+            host += ph->t;
+        else
+            comp += ph->t;
+    }
+    if (p->w.overlap == SB_OVERLAP_FULL)
+        return fmax(comp, fmax(net, host));
+    return sum;
+}
+
+/* Memory per chip. */
+static void sb__memory(sb__ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    const sb_wl_sizes *s = &p->sizes;
+    double T = w->tensor, PP = w->pipeline;
+    double params_chip = s->params_dense / (T * PP * w->fsdp) +
+                         s->params_expert / (T * PP * w->expert * x->fsdp_e);
+    sb_mem_use *m = &p->mem;
+    m->weights = params_chip * w->w_bytes;
+    double d = w->d_model;
+    if (w->kind == SB_JOB_TRAIN) {
+        m->grads = params_chip * w->g_bytes;
+        double states = strcmp(w->optimizer, "adam") == 0 ? 2.0 :
+                        strcmp(w->optimizer, "sgd") == 0 ? 1.0 : 0.1;
+        m->optimizer = params_chip * (states * w->opt_bytes +
+                                      (w->w_bytes < 4 ? w->opt_bytes : 0));
+        double R = (double)w->data * w->fsdp;
+        double tok_mb = (double)w->global_batch * w->seq_len /
+                        (R * w->microbatches);
+        double ffn_act = 0;
+        int nl = w->layers;
+        double moe_frac = (double)s->moe_layers / nl;
+        ffn_act = (1 - moe_frac) * w->ffn +
+                  moe_frac * (w->top_k * w->capacity_factor +
+                              w->shared_experts) * w->expert_ffn;
+        double qkv = (w->q_heads + 2.0 * w->kv_heads) * w->head_dim;
+        double attn_int = qkv + w->q_heads * (double)w->head_dim;
+        if (strcmp(w->attention_kernel, "naive") == 0)
+            attn_int += w->q_heads * (double)w->seq_len * (1 + 4 / w->a_bytes);
+        double full_set = 4 * d + attn_int + w->q_heads * (double)w->head_dim +
+                          x->mats * ffn_act +
+                          moe_frac * w->top_k * d * 2; /* dispatch buffers */
+        double per_layer;
+        if (w->remat == SB_REMAT_FULL)
+            per_layer = d;
+        else if (w->remat == SB_REMAT_SELECTIVE)
+            per_layer = full_set - attn_int;
+        else
+            per_layer = full_set;
+        double in_flight = fmin(PP, w->microbatches);
+        m->activations = tok_mb / T * (x->Ls * per_layer +
+                                       (w->remat == SB_REMAT_FULL ? full_set
+                                                                  : 0)) *
+                             w->a_bytes * in_flight +
+                         tok_mb * w->vocab / T * 4.0 / PP; /* fp32 logits */
+    } else {
+        double R = (double)w->data * w->fsdp;
+        double b = ceil(w->concurrency / R);
+        double len = ceil((double)(w->prompt_len + w->output_len) /
+                          w->kv_page) * w->kv_page;
+        double kv_shard = w->mla ? 1.0 : fmin((double)T, w->kv_heads);
+        m->kv_cache = b * len * s->kv_bytes_per_token / (PP * kv_shard);
+        m->activations = w->prompt_len *
+                         (4 * d + x->mats * fmax(w->ffn, w->expert_ffn) / T) *
+                         w->a_bytes;
+    }
+    m->total = m->weights + m->grads + m->optimizer + m->activations +
+               m->kv_cache;
+    m->capacity = sb_ceil_get(x->c, "mem.bytes");
+    m->fits = !(m->capacity > 0) || m->total <= m->capacity;
+}
+
+int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
+               sb_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->w = *w;
+    sb_workload_sizes(w, &p->sizes);
+    sb__ctx x = {0};
+    x.w = &p->w;
+    x.c = c;
+    x.p = p;
+    const char *pk_name = "none", *bw_name = "none";
+    x.peak = sb_ceil_peak(c, w->a_dtype, &pk_name);
+    x.bw = sb_ceil_main_bw(c, &bw_name);
+    snprintf(p->peak_name, sizeof p->peak_name, "%s", pk_name);
+    snprintf(p->bw_name, sizeof p->bw_name, "%s", bw_name);
+    x.host_bw = sb_ceil_get(c, "host.h2d");
+    if (!(x.peak > 0))
+        return sb_fail(err, SB_EINVAL, "the machine model has no compute "
+                       "peak for %s (nor a wider type)", w->a_dtype);
+    if (!(x.bw > 0))
+        return sb_fail(err, SB_EINVAL, "the machine model has no memory "
+                       "bandwidth (bw.HBM / bw.DRAM / bw.read / bw.triad)");
+    p->peak_flops = x.peak;
+    p->mem_bw = x.bw;
+    x.mats = w->gated ? 3.0 : 2.0;
+    x.dqk = w->head_dim + (w->mla ? w->rope_dim : 0);
+    x.dv = w->head_dim;
+    double d = w->d_model;
+    x.p_o = (double)w->q_heads * w->head_dim * d;
+    x.p_qkv = p->sizes.params_attn_layer - x.p_o;
+    x.Ls = w->layers / w->pipeline;
+    x.moe_layers_chip = (double)p->sizes.moe_layers / w->pipeline;
+    x.dense_layers_chip = x.Ls - x.moe_layers_chip;
+    if (w->fsdp % w->expert == 0) {
+        x.fsdp_e = w->fsdp / w->expert;
+        x.dp_e = w->data;
+    } else {
+        x.fsdp_e = 1;
+        x.dp_e = w->data * w->fsdp / w->expert;
+    }
+    if (w->kind == SB_JOB_TRAIN)
+        sb__train(&x);
+    else
+        sb__infer(&x);
+    sb__memory(&x);
+
+    p->price_chip_hour = w->price_chip_hour > 0
+                             ? w->price_chip_hour
+                             : sb_ceil_get(c, "price.chip_hour");
+    double chips = w->chips;
+    const sb_wl_sizes *s = &p->sizes;
+    if (w->kind == SB_JOB_TRAIN) {
+        p->step_s = sb__total(p, "step");
+        p->tokens_per_s = p->tokens_per_step / p->step_s;
+        /* PaLM (Chowdhery et al. 2022, appendix B): 6N + 12 L H Q T. */
+        p->model_flops_per_token =
+            6.0 * s->n_for_mfu +
+            12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
+        p->mfu = p->model_flops_per_token * p->tokens_per_s /
+                 (chips * x.peak);
+        double hw = 0;
+        for (int i = 0; i < p->n; i++)
+            hw += p->ph[i].flops;
+        p->hw_flops_per_token = hw * chips / p->tokens_per_step;
+        p->hfu = hw / (p->step_s * x.peak);
+        p->cost_per_step = p->price_chip_hour * chips * p->step_s / 3600.0;
+        p->cost_per_mtok = p->cost_per_step / p->tokens_per_step * 1e6;
+        for (int i = 0; i < p->n; i++)
+            if (p->step_s > 0)
+                p->ph[i].share = p->ph[i].t / p->step_s;
+        p->measured_step_s = w->measured_step_s;
+        if (w->measured_step_s > 0)
+            p->pct_sol = 100.0 * p->step_s / w->measured_step_s;
+    } else {
+        double PP = w->pipeline;
+        double pre = sb__total(p, "prefill"), dec = sb__total(p, "decode");
+        p->ttft_s = pre * PP;
+        p->tpot_s = dec * PP;
+        double R = (double)w->data * w->fsdp;
+        double b = ceil(w->concurrency / R);
+        /* Lower bound of one decode step: weights + KV read once. */
+        double kv_shard = w->mla ? 1.0 : fmin((double)w->tensor, w->kv_heads);
+        p->tpot_bound_s = (p->mem.weights + b * p->context *
+                                                s->kv_bytes_per_token /
+                                                (PP * kv_shard)) /
+                          x.bw * PP;
+        p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
+        p->request_s = p->ttft_s + w->output_len * p->tpot_s;
+        p->tokens_per_s = p->decode_tokens_per_s;
+        double cost_s = p->price_chip_hour * chips / 3600.0;
+        p->cost_per_mtok = cost_s / p->decode_tokens_per_s * 1e6;
+        p->model_flops_per_token = 2.0 * s->n_for_mfu;
+        p->mfu = p->model_flops_per_token * p->decode_tokens_per_s /
+                 (chips * x.peak);
+        for (int i = 0; i < p->n; i++) {
+            double tot = strcmp(p->ph[i].stage, "prefill") == 0 ? pre : dec;
+            p->ph[i].share = tot > 0 ? p->ph[i].t / tot : 0;
+        }
+    }
+    if (!p->mem.fits && p->n_warnings < 4)
+        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                 "does not fit: needs %.1f GB per chip, the chip has %.1f GB "
+                 "(raise sharding, remat, or chips)",
+                 p->mem.total / 1e9, p->mem.capacity / 1e9);
+    if (!(x.host_bw > 0) && p->n_warnings < 4)
+        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                 "no host-link ceiling: input transfer not timed");
+    return 0;
+}
+
+int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,
+                              const char *where, sb_err *err)
+{
+    sb_wl_sizes s;
+    sb_workload_sizes(w, &s);
+    double cap = sb_ceil_get(c, "mem.bytes");
+    if (!(cap > 0))
+        return 0;
+    int ep_shard = w->expert > 0 ? w->expert : 1;
+    double chip = (s.params_dense / ((double)w->tensor * w->pipeline *
+                                     w->fsdp) +
+                   s.params_expert / ((double)w->tensor * w->pipeline *
+                                      (w->fsdp > ep_shard ? w->fsdp
+                                                          : ep_shard))) *
+                  w->w_bytes;
+    if (chip > SB_WL_ABSURD_FIT * cap)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: $.topology.chips: the weights alone need %.3g GB "
+                       "per chip (%.3g B parameters over %d chips) but a chip "
+                       "has %.3g GB: more than %.0fx its memory; raise "
+                       "topology.chips and the sharding degrees",
+                       where, chip / 1e9, s.params_total, w->chips, cap / 1e9,
+                       SB_WL_ABSURD_FIT);
+    return 0;
+}

@@ -1,0 +1,449 @@
+/*
+ * predict.c — presenting a workload prediction: the phase table, totals,
+ * interventions per dominant class, JSON, and the consistent application of
+ * --set/--sweep changes to a workload document.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solbench/predict.h"
+
+const char *sb_class_name(sb_bound b)
+{
+    switch (b) {
+    case SB_BOUND_COMPUTE: return "compute";
+    case SB_BOUND_MEMORY: return "memory";
+    case SB_BOUND_NETWORK: return "network";
+    case SB_BOUND_HOST: return "host";
+    case SB_BOUND_LATENCY: return "latency";
+    default: return "-";
+    }
+}
+
+/* ---- --set / --sweep ----------------------------------------------------- */
+
+static long sb__geti(json_t *doc, const char *obj, const char *key, long def)
+{
+    json_t *v = json_object_get(json_object_get(doc, obj), key);
+    double x = json_is_number(v) ? json_number_value(v) : (double)def;
+    /* Out of any valid range (and of a long): the reader reports it. */
+    return x >= -2147483648.0 && x <= 2147483647.0 ? (long)x : def;
+}
+
+static bool sb__sets_key(const char *const *sets, int n, const char *a,
+                         const char *b)
+{
+    for (int i = 0; i < n; i++) {
+        size_t l = strcspn(sets[i], "=");
+        if ((strlen(a) == l && strncmp(sets[i], a, l) == 0) ||
+            (strlen(b) == l && strncmp(sets[i], b, l) == 0))
+            return true;
+    }
+    return false;
+}
+
+int sb_workload_apply(json_t *doc, const char *const *sets, int n,
+                      sb_err *err)
+{
+    if (n == 0)
+        return 0;
+    long chips0 = sb__geti(doc, "topology", "chips", 0);
+    for (int i = 0; i < n; i++) {
+        int rc = sb_workload_doc_set(doc, sets[i], err);
+        if (rc)
+            return rc;
+    }
+    long chips = sb__geti(doc, "topology", "chips", 0);
+    long dp = sb__geti(doc, "parallelism", "data", 1),
+         fs = sb__geti(doc, "parallelism", "fsdp", 1),
+         tp = sb__geti(doc, "parallelism", "tensor", 1),
+         pp = sb__geti(doc, "parallelism", "pipeline", 1);
+    if (chips != chips0)
+        json_object_del(json_object_get(doc, "topology"), "mesh");
+    /* Products in double: four degrees of up to 2^31 overflow a long. */
+    if (chips <= 0 || (double)dp * fs * tp * pp == (double)chips)
+        return 0;
+    bool set_fs = sb__sets_key(sets, n, "fsdp", "parallelism.fsdp");
+    bool set_dp = sb__sets_key(sets, n, "data", "parallelism.data") ||
+                  sb__sets_key(sets, n, "dp", "dp");
+    const char *axis = NULL;
+    double others_d = 0;
+    if (fs > 1 && !set_fs) {
+        axis = "fsdp";
+        others_d = (double)dp * tp * pp;
+    } else if (!set_dp) {
+        axis = "data";
+        others_d = (double)fs * tp * pp;
+    }
+    if (!axis || !(others_d > 0) || others_d > (double)chips)
+        return 0; /* the reader reports the mismatch with its path */
+    long others = (long)others_d;
+    if (chips % others != 0)
+        return 0;
+    json_t *par = json_object_get(doc, "parallelism");
+    if (!par) {
+        par = json_object();
+        json_object_set_new(doc, "parallelism", par);
+    }
+    json_object_set_new(par, axis, json_integer(chips / others));
+    /* Expert parallelism cannot exceed the data axes it shards over. */
+    long ep = sb__geti(doc, "parallelism", "expert", 1);
+    long dfs = sb__geti(doc, "parallelism", "data", 1) *
+               sb__geti(doc, "parallelism", "fsdp", 1);
+    if (ep > 1 && dfs % ep != 0 &&
+        !sb__sets_key(sets, n, "expert", "parallelism.expert")) {
+        long e = ep;
+        while (e > 1 && dfs % e != 0)
+            e /= 2;
+        json_object_set_new(par, "expert", json_integer(e < 1 ? 1 : e));
+    }
+    return 0;
+}
+
+/* ---- interventions -------------------------------------------------------- */
+
+static const char *sb__advice(sb_bound cls, const sb_phase *ph,
+                              const sb_workload *w)
+{
+    switch (cls) {
+    case SB_BOUND_COMPUTE:
+        if (w->kind == SB_JOB_INFER)
+            return "kernel selection (the fastest GEMM/fused kernel for "
+                   "these shapes); shape alignment to the matrix unit (dims "
+                   "multiples of 128 for TPU MXUs, 64-128 for tensor cores); "
+                   "fewer FLOPs (lower precision such as fp8)";
+        return "kernel selection (the fastest GEMM/fused kernel for these "
+               "shapes); shape alignment to the matrix unit (dims multiples "
+               "of 128 for TPU MXUs, 64-128 for tensor cores); fewer FLOPs "
+               "(lower precision such as fp8, less rematerialisation)";
+    case SB_BOUND_MEMORY:
+        if (strcmp(ph->name, "attention core") == 0)
+            return w->kind == SB_JOB_INFER
+                       ? "attention kernel (flash/paged decoding: K/V read "
+                         "once, no score matrix in memory); activation "
+                         "layout (KV cache in the layout the kernel reads); "
+                         "data locality (quantised KV cache)"
+                       : "attention kernel (fused/flash attention: no score "
+                         "matrix in memory, K/V reused per tile); "
+                         "rematerialisation policy; activation layout; data "
+                         "locality";
+        if (w->kind == SB_JOB_INFER) /* no rematerialisation to tune */
+            return "activation layout (fuse elementwise ops, keep the KV "
+                   "cache in the layout the kernel reads); data locality "
+                   "(more tokens per weight read: larger decode batch, "
+                   "quantised weights and KV cache)";
+        return "rematerialisation policy (recompute only what is cheap); "
+               "activation layout (fuse elementwise ops into the matmuls, "
+               "avoid transposes); data locality (more tokens per weight "
+               "read)";
+    case SB_BOUND_NETWORK:
+        return "sharding strategy (other tensor/fsdp/expert degrees, fewer "
+               "bytes per step); topology (keep the group inside the "
+               "scale-up domain, map axes to the torus); overlapping "
+               "communication with compute; collective offload";
+    case SB_BOUND_HOST:
+        return "input pipeline (more loader workers, pre-tokenised data); "
+               "prefetching (next batch during this step); pinned "
+               "transfers";
+    case SB_BOUND_LATENCY:
+        if (strcmp(ph->name, "pipeline bubble") == 0)
+            return "more microbatches or an interleaved pipeline schedule; "
+                   "fewer pipeline stages";
+        return "fewer, larger collectives (bucketing, fusing per-layer "
+               "reductions); overlapping communication with compute; "
+               "collective offload";
+    default:
+        return "";
+    }
+}
+
+static int sb__cmp_iv(const void *a, const void *b)
+{
+    const sb_intervention *x = a, *y = b;
+    return (x->at_stake_s < y->at_stake_s) - (x->at_stake_s > y->at_stake_s);
+}
+
+int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < p->n && n < max; i++) {
+        const sb_phase *ph = &p->ph[i];
+        /* A phase under 3 % of its stage is not where the time goes. */
+        if (ph->share < 0.03 || ph->bound == SB_BOUND_UNKNOWN)
+            continue;
+        double terms[5] = {ph->t_compute, ph->t_memory, ph->t_network,
+                           ph->t_host, ph->t_latency};
+        double top = 0, second = 0;
+        for (int k = 0; k < 5; k++) {
+            if (terms[k] > top) {
+                second = top;
+                top = terms[k];
+            } else if (terms[k] > second) {
+                second = terms[k];
+            }
+        }
+        sb_intervention *iv = &out[n++];
+        memset(iv, 0, sizeof *iv);
+        iv->cls = ph->bound;
+        snprintf(iv->phase, sizeof iv->phase, "%s", ph->name);
+        snprintf(iv->stage, sizeof iv->stage, "%s", ph->stage);
+        iv->t_s = ph->t;
+        iv->share = ph->share;
+        iv->at_stake_s = p->w.overlap == SB_OVERLAP_FULL ? top - second
+                                                         : ph->t - second;
+        if (iv->at_stake_s < 0)
+            iv->at_stake_s = 0;
+        snprintf(iv->what, sizeof iv->what, "%s",
+                 sb__advice(ph->bound, ph, &p->w));
+    }
+    qsort(out, (size_t)n, sizeof *out, sb__cmp_iv);
+    return n;
+}
+
+/* ---- printing --------------------------------------------------------------- */
+
+static const char *sb__t(double s, char *buf, size_t len)
+{
+    if (s <= 0)
+        snprintf(buf, len, "0");
+    else if (s < 1e-3)
+        snprintf(buf, len, "%.1f us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, len, "%.2f ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3f s", s);
+    return buf;
+}
+
+static const char *sb__eng(double v, char *buf, size_t len)
+{
+    const char *u[] = {"", "K", "M", "G", "T", "P", "E"};
+    int i = 0;
+    while (fabs(v) >= 1000 && i < 6) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(buf, len, "%.3g%s", v, u[i]);
+    return buf;
+}
+
+static void sb__phase_table(FILE *f, const sb_prediction *p,
+                            const char *stage)
+{
+    char a[32], b[32], c[32], d[32], e[32];
+    fprintf(f, "  %-34s %10s %10s %10s %10s %10s %6s  %-8s %s\n", "phase",
+            "FLOPs", "bytes", "comm B", "host B", "time", "share", "class",
+            "binding ceiling");
+    for (int i = 0; i < p->n; i++) {
+        const sb_phase *ph = &p->ph[i];
+        if (strcmp(ph->stage, stage) != 0)
+            continue;
+        fprintf(f, "  %-34s %10s %10s %10s %10s %10s %5.1f%%  %-8s %s",
+                ph->name, sb__eng(ph->flops, a, sizeof a),
+                sb__eng(ph->bytes, b, sizeof b),
+                sb__eng(ph->comm_bytes, c, sizeof c),
+                sb__eng(ph->host_bytes, d, sizeof d),
+                sb__t(ph->t, e, sizeof e), 100 * ph->share,
+                sb_class_name(ph->bound), ph->ceiling);
+        if (ph->measured_s > 0)
+            fprintf(f, "  (measured %s: %.0f%% of SOL)",
+                    sb__t(ph->measured_s, a, sizeof a), ph->pct_sol);
+        fputc('\n', f);
+    }
+}
+
+void sb_predict_print(FILE *f, const sb_prediction *p)
+{
+    const sb_workload *w = &p->w;
+    const sb_wl_sizes *s = &p->sizes;
+    char a[32], b[32];
+    fprintf(f, "workload %s: %s, %.2fB parameters (%.2fB active), %d chips "
+            "(data %d, fsdp %d, tensor %d, expert %d, pipeline %d)\n",
+            w->name, w->kind == SB_JOB_TRAIN ? "training" : "inference",
+            s->params_total / 1e9, s->params_active / 1e9, w->chips, w->data,
+            w->fsdp, w->tensor, w->expert, w->pipeline);
+    fprintf(f, "machine: peak %s FLOP/s (%s), memory %s B/s (%s); overlap "
+            "assumption: %s\n", sb__eng(p->peak_flops, a, sizeof a),
+            p->peak_name, sb__eng(p->mem_bw, b, sizeof b), p->bw_name,
+            w->overlap == SB_OVERLAP_FULL
+                ? "full (phase = max of its terms; communication hidden "
+                  "behind compute)"
+                : "none (phase = max(compute, memory) + network + host; "
+                  "phases in sequence)");
+    if (w->kind == SB_JOB_TRAIN) {
+        fprintf(f, "\ntraining step (per chip):\n");
+        sb__phase_table(f, p, "step");
+        fprintf(f, "\ntotals:\n");
+        fprintf(f, "  step time        %s", sb__t(p->step_s, a, sizeof a));
+        if (p->measured_step_s > 0)
+            fprintf(f, "   (measured %s: %.0f%% of SOL)",
+                    sb__t(p->measured_step_s, b, sizeof b), p->pct_sol);
+        fprintf(f, "\n  tokens/s         %.4g (%.0f tokens per step)\n",
+                p->tokens_per_s, p->tokens_per_step);
+        fprintf(f, "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
+                "FLOP/token)\n", 100 * p->mfu, p->model_flops_per_token);
+        fprintf(f, "  HFU              %.1f%% (%.3g FLOP/token executed, "
+                "remat %s)\n", 100 * p->hfu, p->hw_flops_per_token,
+                w->remat == SB_REMAT_FULL ? "full" :
+                w->remat == SB_REMAT_SELECTIVE ? "selective" : "none");
+        fprintf(f, "  cost             $%.4g per step, $%.4g per million "
+                "tokens ($%.2f per chip-hour)\n", p->cost_per_step,
+                p->cost_per_mtok, p->price_chip_hour);
+    } else {
+        fprintf(f, "\nprefill of one %d-token prompt (per chip):\n",
+                w->prompt_len);
+        sb__phase_table(f, p, "prefill");
+        fprintf(f, "\ndecode step, %d concurrent requests, context %.0f "
+                "(per chip):\n", w->concurrency, p->context);
+        sb__phase_table(f, p, "decode");
+        fprintf(f, "\ntotals:\n");
+        fprintf(f, "  TTFT             %s\n", sb__t(p->ttft_s, a, sizeof a));
+        fprintf(f, "  TPOT             %s (lower bound weights+KV over "
+                "memory bandwidth: %s)\n", sb__t(p->tpot_s, a, sizeof a),
+                sb__t(p->tpot_bound_s, b, sizeof b));
+        fprintf(f, "  throughput       %.4g output tokens/s (%.4g per chip)\n",
+                p->decode_tokens_per_s, p->decode_tokens_per_s / w->chips);
+        fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
+                sb__t(p->request_s, a, sizeof a), w->output_len);
+        fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
+        fprintf(f, "  cost             $%.4g per million output tokens "
+                "($%.2f per chip-hour)\n", p->cost_per_mtok,
+                p->price_chip_hour);
+    }
+    const sb_mem_use *m = &p->mem;
+    fprintf(f, "  memory per chip  %.2f GB: weights %.2f, gradients %.2f, "
+            "optimizer %.2f, activations %.2f, KV cache %.2f",
+            m->total / 1e9, m->weights / 1e9, m->grads / 1e9,
+            m->optimizer / 1e9, m->activations / 1e9, m->kv_cache / 1e9);
+    if (m->capacity > 0)
+        fprintf(f, " (of %.0f GB: %s)", m->capacity / 1e9,
+                m->fits ? "fits" : "DOES NOT FIT");
+    fputc('\n', f);
+    for (int i = 0; i < p->n_warnings; i++)
+        fprintf(f, "warning: %s\n", p->warnings[i]);
+}
+
+void sb_interventions_print(FILE *f, const sb_prediction *p)
+{
+    sb_intervention iv[SB_MAX_INTERVENTIONS];
+    int n = sb_interventions(p, iv, SB_MAX_INTERVENTIONS);
+    if (n == 0)
+        return;
+    char a[32], b[32];
+    fprintf(f, "\ninterventions (largest time at stake first):\n");
+    for (int i = 0; i < n && i < 8; i++) {
+        char label[64];
+        if (p->w.kind == SB_JOB_INFER)
+            snprintf(label, sizeof label, "%s (%s)", iv[i].phase, iv[i].stage);
+        else
+            snprintf(label, sizeof label, "%s", iv[i].phase);
+        fprintf(f, "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n"
+                "     -> %s\n", i + 1, sb_class_name(iv[i].cls), label,
+                sb__t(iv[i].t_s, a, sizeof a), 100 * iv[i].share,
+                p->w.kind == SB_JOB_TRAIN ? "step" : iv[i].stage,
+                sb__t(iv[i].at_stake_s, b, sizeof b), iv[i].what);
+    }
+}
+
+json_t *sb_predict_to_json(const sb_prediction *p)
+{
+    const sb_workload *w = &p->w;
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string("solbench.predict/1"));
+    json_object_set_new(o, "workload", json_string(w->name));
+    json_object_set_new(o, "kind", json_string(w->kind == SB_JOB_TRAIN
+                                                   ? "training"
+                                                   : "inference"));
+    json_object_set_new(o, "chips", json_integer(w->chips));
+    json_object_set_new(o, "overlap", json_string(
+        w->overlap == SB_OVERLAP_FULL ? "full" : "none"));
+    json_object_set_new(o, "params_total", json_real(p->sizes.params_total));
+    json_object_set_new(o, "params_active", json_real(p->sizes.params_active));
+    json_object_set_new(o, "kv_bytes_per_token",
+                        json_real(p->sizes.kv_bytes_per_token));
+    json_object_set_new(o, "peak_flops", json_real(p->peak_flops));
+    json_object_set_new(o, "peak_name", json_string(p->peak_name));
+    json_object_set_new(o, "mem_bw", json_real(p->mem_bw));
+    json_t *ph = json_array();
+    for (int i = 0; i < p->n; i++) {
+        const sb_phase *x = &p->ph[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "name", json_string(x->name));
+        json_object_set_new(j, "stage", json_string(x->stage));
+        json_object_set_new(j, "flops", json_real(x->flops));
+        json_object_set_new(j, "bytes", json_real(x->bytes));
+        json_object_set_new(j, "comm_bytes", json_real(x->comm_bytes));
+        if (x->collective[0]) {
+            json_object_set_new(j, "collective", json_string(x->collective));
+            json_object_set_new(j, "group", json_integer(x->group));
+        }
+        json_object_set_new(j, "host_bytes", json_real(x->host_bytes));
+        json_object_set_new(j, "t_compute_s", json_real(x->t_compute));
+        json_object_set_new(j, "t_memory_s", json_real(x->t_memory));
+        json_object_set_new(j, "t_network_s", json_real(x->t_network));
+        json_object_set_new(j, "t_latency_s", json_real(x->t_latency));
+        json_object_set_new(j, "t_host_s", json_real(x->t_host));
+        json_object_set_new(j, "time_s", json_real(x->t));
+        json_object_set_new(j, "share", json_real(x->share));
+        json_object_set_new(j, "class", json_string(sb_class_name(x->bound)));
+        json_object_set_new(j, "ceiling", json_string(x->ceiling));
+        if (x->measured_s > 0) {
+            json_object_set_new(j, "measured_s", json_real(x->measured_s));
+            json_object_set_new(j, "pct_sol", json_real(x->pct_sol));
+        }
+        json_array_append_new(ph, j);
+    }
+    json_object_set_new(o, "phases", ph);
+    json_t *t = json_object();
+    if (w->kind == SB_JOB_TRAIN) {
+        json_object_set_new(t, "step_s", json_real(p->step_s));
+        json_object_set_new(t, "tokens_per_step", json_real(p->tokens_per_step));
+        json_object_set_new(t, "mfu", json_real(p->mfu));
+        json_object_set_new(t, "hfu", json_real(p->hfu));
+        json_object_set_new(t, "model_flops_per_token",
+                            json_real(p->model_flops_per_token));
+        json_object_set_new(t, "cost_per_step", json_real(p->cost_per_step));
+    } else {
+        json_object_set_new(t, "ttft_s", json_real(p->ttft_s));
+        json_object_set_new(t, "tpot_s", json_real(p->tpot_s));
+        json_object_set_new(t, "tpot_bound_s", json_real(p->tpot_bound_s));
+        json_object_set_new(t, "request_s", json_real(p->request_s));
+        json_object_set_new(t, "context", json_real(p->context));
+        json_object_set_new(t, "mfu", json_real(p->mfu));
+    }
+    json_object_set_new(t, "tokens_per_s", json_real(p->tokens_per_s));
+    json_object_set_new(t, "cost_per_mtok", json_real(p->cost_per_mtok));
+    json_object_set_new(t, "price_chip_hour", json_real(p->price_chip_hour));
+    json_t *m = json_object();
+    json_object_set_new(m, "weights", json_real(p->mem.weights));
+    json_object_set_new(m, "grads", json_real(p->mem.grads));
+    json_object_set_new(m, "optimizer", json_real(p->mem.optimizer));
+    json_object_set_new(m, "activations", json_real(p->mem.activations));
+    json_object_set_new(m, "kv_cache", json_real(p->mem.kv_cache));
+    json_object_set_new(m, "total", json_real(p->mem.total));
+    json_object_set_new(m, "capacity", json_real(p->mem.capacity));
+    json_object_set_new(m, "fits", json_boolean(p->mem.fits));
+    json_object_set_new(t, "memory_per_chip", m);
+    json_object_set_new(o, "totals", t);
+    json_t *iv = json_array();
+    sb_intervention ivs[SB_MAX_INTERVENTIONS];
+    int n = sb_interventions(p, ivs, SB_MAX_INTERVENTIONS);
+    for (int i = 0; i < n; i++) {
+        json_t *j = json_object();
+        json_object_set_new(j, "class", json_string(sb_class_name(ivs[i].cls)));
+        json_object_set_new(j, "phase", json_string(ivs[i].phase));
+        json_object_set_new(j, "stage", json_string(ivs[i].stage));
+        json_object_set_new(j, "time_s", json_real(ivs[i].t_s));
+        json_object_set_new(j, "at_stake_s", json_real(ivs[i].at_stake_s));
+        json_object_set_new(j, "interventions", json_string(ivs[i].what));
+        json_array_append_new(iv, j);
+    }
+    json_object_set_new(o, "interventions", iv);
+    json_t *wa = json_array();
+    for (int i = 0; i < p->n_warnings; i++)
+        json_array_append_new(wa, json_string(p->warnings[i]));
+    json_object_set_new(o, "warnings", wa);
+    return o;
+}

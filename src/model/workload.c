@@ -1,0 +1,704 @@
+/*
+ * workload.c — reading and checking workload files (docs/WORKLOAD.md) and
+ * the model's parameter counts. Every error names the file and the JSON
+ * path of the offending field ("$.model.kv_heads"), with line:column from
+ * the parser for syntax errors and from the file's text for a field whose
+ * key appears once.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solbench/hw.h"
+#include "solbench/workload.h"
+
+double sb_dtype_bytes(const char *d)
+{
+    static const struct { const char *n; double b; } t[] = {
+        {"fp64", 8}, {"fp32", 4}, {"tf32", 4}, {"bf16", 2}, {"fp16", 2},
+        {"fp8", 1}, {"int8", 1}, {"int4", 0.5}, {"fp4", 0.5}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(d, t[i].n) == 0)
+            return t[i].b;
+    return 0;
+}
+
+/* ---- reading context ------------------------------------------------------ */
+
+typedef struct sb__rd {
+    const char *where;  /* file name for messages */
+    const char *text;   /* the file's text, for line:column (may be NULL) */
+    sb_err *err;
+} sb__rd;
+
+/* Line and column of `"key"` when it occurs exactly once in the text. */
+static void sb__locate(const sb__rd *rd, const char *path, char *out,
+                       size_t len)
+{
+    out[0] = '\0';
+    if (!rd->text)
+        return;
+    const char *key = strrchr(path, '.');
+    key = key ? key + 1 : path;
+    char pat[80];
+    snprintf(pat, sizeof pat, "\"%.*s\"", (int)strcspn(key, "["), key);
+    const char *hit = strstr(rd->text, pat);
+    if (!hit || strstr(hit + 1, pat))
+        return;
+    int line = 1, col = 1;
+    for (const char *q = rd->text; q < hit; q++) {
+        if (*q == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    snprintf(out, len, " (line %d, column %d)", line, col);
+}
+
+static int sb__bad(const sb__rd *rd, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int sb__bad(const sb__rd *rd, const char *path, const char *fmt, ...)
+{
+    char what[300], loc[48];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    sb__locate(rd, path, loc, sizeof loc);
+    return sb_fail(rd->err, SB_EINVAL, "%s: %s: %s%s", rd->where, path, what,
+                   loc);
+}
+
+static json_t *sb__obj(const sb__rd *rd, json_t *parent, const char *key,
+                       const char *path, bool required, int *rc)
+{
+    json_t *o = json_object_get(parent, key);
+    if (!o) {
+        if (required)
+            *rc = sb__bad(rd, path, "missing (an object is required)");
+        return NULL;
+    }
+    if (!json_is_object(o)) {
+        *rc = sb__bad(rd, path, "must be an object");
+        return NULL;
+    }
+    return o;
+}
+
+/* Integer field in [lo, hi]; absent → def when !required. */
+static int sb__int(const sb__rd *rd, json_t *o, const char *key,
+                   const char *ppath, bool required, long lo, long hi,
+                   int def, int *out)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s.%s", ppath, key);
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (!v) {
+        if (required)
+            return sb__bad(rd, path, "missing (an integer is required)");
+        *out = def;
+        return 0;
+    }
+    if (!json_is_integer(v)) {
+        if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)))
+            ; /* 4096.0 is accepted as 4096 */
+        else
+            return sb__bad(rd, path, "must be an integer, not %s",
+                           json_is_string(v) ? "a string" :
+                           json_is_real(v) ? "a fraction" :
+                           json_is_boolean(v) ? "a boolean" : "this value");
+    }
+    double x = json_number_value(v);
+    if (x < lo)
+        return sb__bad(rd, path, "%.0f is %s; must be >= %ld", x,
+                       x < 0 ? "negative" : "too small", lo);
+    if (x > hi)
+        return sb__bad(rd, path, "%.0f is too large; must be <= %ld", x, hi);
+    *out = (int)x;
+    return 0;
+}
+
+static int sb__num(const sb__rd *rd, json_t *o, const char *key,
+                   const char *ppath, double lo, double hi, double def,
+                   double *out)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s.%s", ppath, key);
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_number(v))
+        return sb__bad(rd, path, "must be a number");
+    double x = json_number_value(v);
+    if (!(x >= lo))
+        return sb__bad(rd, path, "%g is %s; must be >= %g", x,
+                       x < 0 ? "negative" : "too small", lo);
+    if (x > hi)
+        return sb__bad(rd, path, "%g is too large; must be <= %g", x, hi);
+    *out = x;
+    return 0;
+}
+
+static int sb__bool(const sb__rd *rd, json_t *o, const char *key,
+                    const char *ppath, bool def, bool *out)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s.%s", ppath, key);
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_boolean(v))
+        return sb__bad(rd, path, "must be true or false");
+    *out = json_is_true(v);
+    return 0;
+}
+
+/* String field; `choices` is "a|b|c" or NULL for free text. */
+static int sb__str(const sb__rd *rd, json_t *o, const char *key,
+                   const char *ppath, const char *choices, const char *def,
+                   char *out, size_t len)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s.%s", ppath, key);
+    json_t *v = o ? json_object_get(o, key) : NULL;
+    if (!v) {
+        snprintf(out, len, "%s", def ? def : "");
+        return 0;
+    }
+    if (!json_is_string(v))
+        return sb__bad(rd, path, "must be a string%s%s",
+                       choices ? ", one of " : "", choices ? choices : "");
+    const char *s = json_string_value(v);
+    if (choices) {
+        size_t n = strlen(s);
+        const char *c = choices;
+        bool ok = false;
+        while (*c) {
+            size_t l = strcspn(c, "|");
+            if (l == n && strncmp(c, s, n) == 0)
+                ok = true;
+            c += l + (c[l] == '|');
+        }
+        if (!ok)
+            return sb__bad(rd, path, "'%s' is not one of %s", s, choices);
+    }
+    if (strlen(s) >= len)
+        return sb__bad(rd, path, "too long (at most %zu characters)", len - 1);
+    snprintf(out, len, "%s", s);
+    return 0;
+}
+
+static int sb__dtype(const sb__rd *rd, json_t *o, const char *key,
+                     const char *def, char *out, double *bytes)
+{
+    int rc = sb__str(rd, o, key, "$.dtypes",
+                     "fp64|fp32|tf32|bf16|fp16|fp8|int8|int4|fp4", def, out, 8);
+    if (rc)
+        return rc;
+    *bytes = sb_dtype_bytes(out);
+    return 0;
+}
+
+/* Refuses keys the format does not define: a misspelt optional field
+ * would otherwise be ignored without a word. */
+static int sb__known(const sb__rd *rd, json_t *o, const char *path,
+                     const char *keys)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        size_t n = strlen(k);
+        const char *c = keys;
+        bool ok = false;
+        while (*c && !ok) {
+            size_t l = strcspn(c, "|");
+            ok = l == n && strncmp(c, k, n) == 0;
+            c += l + (c[l] == '|');
+        }
+        if (!ok) {
+            char p2[128];
+            snprintf(p2, sizeof p2, "%s.%s", path, k);
+            return sb__bad(rd, p2, "unknown field (known here: %s)", keys);
+        }
+    }
+    return 0;
+}
+
+/* ---- the document ---------------------------------------------------------- */
+
+#define TRY(x)                                                               \
+    do {                                                                     \
+        if ((rc = (x)) != 0)                                                 \
+            return rc;                                                       \
+    } while (0)
+
+static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
+{
+    int rc = 0;
+    const long BIG = 1L << 30;
+    memset(w, 0, sizeof *w);
+    if (!json_is_object(doc))
+        return sb__bad(rd, "$", "a workload must be a JSON object");
+    TRY(sb__known(rd, doc, "$", "name|description|source|model|dtypes|job|"
+                  "parallelism|topology|hardware|overlap|measured"));
+    TRY(sb__str(rd, doc, "name", "$", NULL, "workload", w->name,
+                sizeof w->name));
+
+    json_t *m = sb__obj(rd, doc, "model", "$.model", true, &rc);
+    if (!m)
+        return rc;
+    TRY(sb__known(rd, m, "$.model", "layers|d_model|q_heads|kv_heads|head_dim|"
+                  "ffn|gated_mlp|vocab|tied_embeddings|attention|moe"));
+    TRY(sb__int(rd, m, "layers", "$.model", true, 1, 100000, 0, &w->layers));
+    TRY(sb__int(rd, m, "d_model", "$.model", true, 1, BIG, 0, &w->d_model));
+    TRY(sb__int(rd, m, "q_heads", "$.model", true, 1, BIG, 0, &w->q_heads));
+    TRY(sb__int(rd, m, "kv_heads", "$.model", false, 1, BIG, w->q_heads,
+                &w->kv_heads));
+    TRY(sb__int(rd, m, "head_dim", "$.model", false, 1, BIG,
+                w->d_model / w->q_heads, &w->head_dim));
+    TRY(sb__int(rd, m, "ffn", "$.model", true, 0, BIG, 0, &w->ffn));
+    TRY(sb__bool(rd, m, "gated_mlp", "$.model", true, &w->gated));
+    TRY(sb__int(rd, m, "vocab", "$.model", true, 1, BIG, 0, &w->vocab));
+    TRY(sb__bool(rd, m, "tied_embeddings", "$.model", false,
+                 &w->tied_embeddings));
+    if (w->head_dim < 1)
+        return sb__bad(rd, "$.model.head_dim", "missing and d_model / q_heads "
+                       "is 0");
+    if (w->q_heads % w->kv_heads != 0)
+        return sb__bad(rd, "$.model.kv_heads",
+                       "%d does not divide q_heads (%d): grouped-query "
+                       "attention needs whole groups", w->kv_heads,
+                       w->q_heads);
+    json_t *at = sb__obj(rd, m, "attention", "$.model.attention", false, &rc);
+    if (rc)
+        return rc;
+    if (at) {
+        char type[8];
+        TRY(sb__known(rd, at, "$.model.attention",
+                      "type|q_lora_rank|kv_lora_rank|rope_dim"));
+        TRY(sb__str(rd, at, "type", "$.model.attention", "gqa|mla", "gqa",
+                    type, sizeof type));
+        w->mla = strcmp(type, "mla") == 0;
+        if (w->mla) {
+            TRY(sb__int(rd, at, "q_lora_rank", "$.model.attention", false, 0,
+                        BIG, 0, &w->q_lora_rank));
+            TRY(sb__int(rd, at, "kv_lora_rank", "$.model.attention", true, 1,
+                        BIG, 0, &w->kv_lora_rank));
+            TRY(sb__int(rd, at, "rope_dim", "$.model.attention", false, 0,
+                        BIG, 64, &w->rope_dim));
+        }
+    }
+    json_t *moe = sb__obj(rd, m, "moe", "$.model.moe", false, &rc);
+    if (rc)
+        return rc;
+    w->capacity_factor = 1.0;
+    w->moe_every = 1;
+    if (moe) {
+        TRY(sb__known(rd, moe, "$.model.moe", "experts|top_k|shared_experts|"
+                      "expert_ffn|first_layer|every|capacity_factor"));
+        TRY(sb__int(rd, moe, "experts", "$.model.moe", true, 1, 1 << 20, 0,
+                    &w->experts));
+        TRY(sb__int(rd, moe, "top_k", "$.model.moe", true, 1, 1 << 20, 0,
+                    &w->top_k));
+        TRY(sb__int(rd, moe, "shared_experts", "$.model.moe", false, 0,
+                    1 << 20, 0, &w->shared_experts));
+        TRY(sb__int(rd, moe, "expert_ffn", "$.model.moe", true, 1, BIG, 0,
+                    &w->expert_ffn));
+        TRY(sb__int(rd, moe, "first_layer", "$.model.moe", false, 0,
+                    w->layers - 1, 0, &w->moe_first_layer));
+        TRY(sb__int(rd, moe, "every", "$.model.moe", false, 1, w->layers, 1,
+                    &w->moe_every));
+        TRY(sb__num(rd, moe, "capacity_factor", "$.model.moe", 1.0, 16.0, 1.0,
+                    &w->capacity_factor));
+        if (w->top_k > w->experts)
+            return sb__bad(rd, "$.model.moe.top_k", "%d is more than the %d "
+                           "experts", w->top_k, w->experts);
+    }
+    if (w->ffn == 0 && !moe)
+        return sb__bad(rd, "$.model.ffn", "0 with no MoE: the model has no "
+                       "MLP");
+
+    json_t *dt = sb__obj(rd, doc, "dtypes", "$.dtypes", false, &rc);
+    if (rc)
+        return rc;
+    if (dt)
+        TRY(sb__known(rd, dt, "$.dtypes", "weights|activations|kv_cache|"
+                      "optimizer|gradients"));
+    TRY(sb__dtype(rd, dt, "weights", "bf16", w->w_dtype, &w->w_bytes));
+    TRY(sb__dtype(rd, dt, "activations", w->w_dtype, w->a_dtype,
+                  &w->a_bytes));
+    TRY(sb__dtype(rd, dt, "kv_cache", w->a_dtype, w->kv_dtype, &w->kv_bytes));
+    TRY(sb__dtype(rd, dt, "optimizer", "fp32", w->opt_dtype, &w->opt_bytes));
+    TRY(sb__dtype(rd, dt, "gradients", "fp32", w->g_dtype, &w->g_bytes));
+
+    json_t *job = sb__obj(rd, doc, "job", "$.job", true, &rc);
+    if (!job)
+        return rc;
+    char type[16], remat[16];
+    TRY(sb__str(rd, job, "type", "$.job", "training|inference", NULL, type,
+                sizeof type));
+    TRY(sb__known(rd, job, "$.job",
+                  strcmp(type, "inference") == 0
+                      ? "type|prompt_len|output_len|concurrency|kv_page|"
+                        "attention_kernel"
+                      : "type|global_batch|seq_len|microbatches|optimizer|"
+                        "remat|attention_kernel"));
+    if (!type[0])
+        return sb__bad(rd, "$.job.type", "missing (training or inference)");
+    w->kind = strcmp(type, "training") == 0 ? SB_JOB_TRAIN : SB_JOB_INFER;
+    TRY(sb__str(rd, job, "attention_kernel", "$.job", "flash|naive", "flash",
+                w->attention_kernel, sizeof w->attention_kernel));
+    if (w->kind == SB_JOB_TRAIN) {
+        TRY(sb__int(rd, job, "global_batch", "$.job", true, 1, BIG, 0,
+                    &w->global_batch));
+        TRY(sb__int(rd, job, "seq_len", "$.job", true, 1, BIG, 0,
+                    &w->seq_len));
+        TRY(sb__int(rd, job, "microbatches", "$.job", false, 1, BIG, 1,
+                    &w->microbatches));
+        TRY(sb__str(rd, job, "optimizer", "$.job", "adam|adafactor|sgd",
+                    "adam", w->optimizer, sizeof w->optimizer));
+        TRY(sb__str(rd, job, "remat", "$.job", "none|selective|full", "none",
+                    remat, sizeof remat));
+        w->remat = strcmp(remat, "full") == 0 ? SB_REMAT_FULL :
+                   strcmp(remat, "selective") == 0 ? SB_REMAT_SELECTIVE :
+                                                     SB_REMAT_NONE;
+    } else {
+        TRY(sb__int(rd, job, "prompt_len", "$.job", true, 1, BIG, 0,
+                    &w->prompt_len));
+        TRY(sb__int(rd, job, "output_len", "$.job", true, 1, BIG, 0,
+                    &w->output_len));
+        TRY(sb__int(rd, job, "concurrency", "$.job", false, 1, BIG, 1,
+                    &w->concurrency));
+        TRY(sb__int(rd, job, "kv_page", "$.job", false, 1, 1 << 20, 16,
+                    &w->kv_page));
+        w->microbatches = 1;
+    }
+
+    json_t *par = sb__obj(rd, doc, "parallelism", "$.parallelism", false, &rc);
+    if (rc)
+        return rc;
+    if (par)
+        TRY(sb__known(rd, par, "$.parallelism",
+                      "data|fsdp|tensor|expert|pipeline"));
+    TRY(sb__int(rd, par, "data", "$.parallelism", false, 1, BIG, 1, &w->data));
+    TRY(sb__int(rd, par, "fsdp", "$.parallelism", false, 1, BIG, 1, &w->fsdp));
+    TRY(sb__int(rd, par, "tensor", "$.parallelism", false, 1, BIG, 1,
+                &w->tensor));
+    TRY(sb__int(rd, par, "expert", "$.parallelism", false, 1, BIG, 1,
+                &w->expert));
+    TRY(sb__int(rd, par, "pipeline", "$.parallelism", false, 1, BIG, 1,
+                &w->pipeline));
+    json_t *top = sb__obj(rd, doc, "topology", "$.topology", true, &rc);
+    if (!top)
+        return rc;
+    TRY(sb__known(rd, top, "$.topology", "chips|chips_per_host|mesh"));
+    TRY(sb__int(rd, top, "chips", "$.topology", true, 1, 1 << 24, 0,
+                &w->chips));
+    TRY(sb__int(rd, top, "chips_per_host", "$.topology", false, 1, 1 << 16,
+                w->chips < 8 ? w->chips : 8, &w->chips_per_host));
+    TRY(sb__str(rd, top, "mesh", "$.topology", NULL, "", w->mesh,
+                sizeof w->mesh));
+
+    json_t *hw = sb__obj(rd, doc, "hardware", "$.hardware", true, &rc);
+    if (!hw)
+        return rc;
+    TRY(sb__known(rd, hw, "$.hardware", "spec|run|price_per_chip_hour"));
+    TRY(sb__str(rd, hw, "spec", "$.hardware", NULL, "", w->hw_spec,
+                sizeof w->hw_spec));
+    TRY(sb__str(rd, hw, "run", "$.hardware", NULL, "", w->hw_run,
+                sizeof w->hw_run));
+    if (!w->hw_spec[0] && !w->hw_run[0])
+        return sb__bad(rd, "$.hardware.spec", "missing (a data/hw spec name, "
+                       "or hardware.run: a results file)");
+    TRY(sb__num(rd, hw, "price_per_chip_hour", "$.hardware", 0, 1e6, 0,
+                &w->price_chip_hour));
+    char ov[8];
+    TRY(sb__str(rd, doc, "overlap", "$", "none|full", "none", ov, sizeof ov));
+    w->overlap = strcmp(ov, "full") == 0 ? SB_OVERLAP_FULL : SB_OVERLAP_NONE;
+
+    json_t *meas = sb__obj(rd, doc, "measured", "$.measured", false, &rc);
+    if (rc)
+        return rc;
+    if (meas) {
+        TRY(sb__known(rd, meas, "$.measured", "step_time_s|phases"));
+        TRY(sb__num(rd, meas, "step_time_s", "$.measured", 0, 1e9, 0,
+                    &w->measured_step_s));
+        json_t *ph = sb__obj(rd, meas, "phases", "$.measured.phases", false,
+                             &rc);
+        if (rc)
+            return rc;
+        const char *k;
+        json_t *v;
+        json_object_foreach(ph, k, v) {
+            char path[96];
+            snprintf(path, sizeof path, "$.measured.phases.%s", k);
+            if (!json_is_number(v) || json_number_value(v) <= 0)
+                return sb__bad(rd, path, "must be a time in seconds > 0");
+            if (w->n_measured < 16) {
+                snprintf(w->measured[w->n_measured].phase,
+                         sizeof w->measured[0].phase, "%s", k);
+                w->measured[w->n_measured++].s = json_number_value(v);
+            }
+        }
+    }
+
+    /* ---- consistency ---- */
+    /* In double: four degrees of up to 2^30 each overflow a long. */
+    double prod = (double)w->data * w->fsdp * w->tensor * w->pipeline;
+    if (prod != (double)w->chips)
+        return sb__bad(rd, "$.parallelism", "data x fsdp x tensor x pipeline "
+                       "= %d x %d x %d x %d = %.0f, but topology.chips is %d",
+                       w->data, w->fsdp, w->tensor, w->pipeline, prod,
+                       w->chips);
+    if (w->q_heads % w->tensor != 0)
+        return sb__bad(rd, "$.parallelism.tensor", "%d does not divide "
+                       "model.q_heads (%d)", w->tensor, w->q_heads);
+    if (w->layers % w->pipeline != 0)
+        return sb__bad(rd, "$.parallelism.pipeline", "%d does not divide "
+                       "model.layers (%d)", w->pipeline, w->layers);
+    if (w->expert > 1) {
+        if (!w->experts)
+            return sb__bad(rd, "$.parallelism.expert", "%d but the model has "
+                           "no MoE", w->expert);
+        if (w->experts % w->expert != 0)
+            return sb__bad(rd, "$.parallelism.expert", "%d does not divide "
+                           "model.moe.experts (%d)", w->expert, w->experts);
+        if ((w->data * w->fsdp) % w->expert != 0)
+            return sb__bad(rd, "$.parallelism.expert", "%d does not divide "
+                           "data x fsdp (%d): experts are sharded over the "
+                           "data axes", w->expert, w->data * w->fsdp);
+    }
+    if (w->kind == SB_JOB_TRAIN) {
+        if (w->global_batch % (w->data * w->fsdp) != 0)
+            return sb__bad(rd, "$.job.global_batch", "%d is not a multiple "
+                           "of data x fsdp (%d)", w->global_batch,
+                           w->data * w->fsdp);
+        if ((w->global_batch / (w->data * w->fsdp)) % w->microbatches != 0)
+            return sb__bad(rd, "$.job.microbatches", "%d does not divide the "
+                           "%d sequences per replica", w->microbatches,
+                           w->global_batch / (w->data * w->fsdp));
+    }
+    if (w->mesh[0]) {
+        long mp = 1;
+        const char *s = w->mesh;
+        while (*s) {
+            char *end;
+            long d = strtol(s, &end, 10);
+            if (end == s || d < 1)
+                return sb__bad(rd, "$.topology.mesh", "'%s' is not a shape "
+                               "like 4x4x4", w->mesh);
+            mp *= d;
+            s = end;
+            if (*s == 'x' || *s == 'X')
+                s++;
+            else if (*s)
+                return sb__bad(rd, "$.topology.mesh", "'%s' is not a shape "
+                               "like 4x4x4", w->mesh);
+        }
+        if (mp != w->chips)
+            return sb__bad(rd, "$.topology.mesh", "'%s' has %ld chips but "
+                           "topology.chips is %d", w->mesh, mp, w->chips);
+    }
+    return 0;
+}
+
+int sb_workload_from_json(json_t *doc, const char *where, sb_workload *w,
+                          sb_err *err)
+{
+    sb__rd rd = {where ? where : "workload", NULL, err};
+    return sb__read(&rd, doc, w);
+}
+
+static char *sb__slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            if (cap > (64u << 20))
+                break; /* a workload file is small; stop reading junk */
+            char *nb = realloc(buf, cap);
+            if (!nb)
+                break;
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, 4096, f);
+        n += r;
+        if (r < 4096)
+            break;
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+int sb_workload_load_doc(const char *file, json_t **doc, char *path_out,
+                         int path_len, sb_err *err)
+{
+    char path[4400];
+    int rc = sb_data_file("models", file, path, sizeof path, err);
+    if (rc)
+        return rc;
+    if (path_out)
+        snprintf(path_out, (size_t)path_len, "%s", path);
+    json_error_t je;
+    *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!*doc)
+        return sb_fail(err, SB_EINVAL, "%s: line %d, column %d: %s", path,
+                       je.line, je.column, je.text);
+    return 0;
+}
+
+int sb_workload_read_file(json_t *doc, const char *path, sb_workload *w,
+                           sb_err *err)
+{
+    char *text = sb__slurp(path);
+    sb__rd rd = {path, text, err};
+    int rc = sb__read(&rd, doc, w);
+    free(text);
+    return rc;
+}
+
+/* ---- --set ------------------------------------------------------------------ */
+
+static const struct { const char *alias, *path; } sb__aliases[] = {
+    {"chips", "topology.chips"},        {"mesh", "topology.mesh"},
+    {"chips_per_host", "topology.chips_per_host"},
+    {"data", "parallelism.data"},       {"fsdp", "parallelism.fsdp"},
+    {"tensor", "parallelism.tensor"},   {"tp", "parallelism.tensor"},
+    {"expert", "parallelism.expert"},   {"ep", "parallelism.expert"},
+    {"pipeline", "parallelism.pipeline"}, {"pp", "parallelism.pipeline"},
+    {"dp", "parallelism.data"},
+    {"batch", "job.global_batch"},      {"global_batch", "job.global_batch"},
+    {"seq", "job.seq_len"},             {"seq_len", "job.seq_len"},
+    {"microbatches", "job.microbatches"}, {"remat", "job.remat"},
+    {"optimizer", "job.optimizer"},     {"prompt", "job.prompt_len"},
+    {"prompt_len", "job.prompt_len"},   {"output", "job.output_len"},
+    {"output_len", "job.output_len"},   {"concurrency", "job.concurrency"},
+    {"attention_kernel", "job.attention_kernel"},
+    {"hw", "hardware.spec"},            {"spec", "hardware.spec"},
+    {"price", "hardware.price_per_chip_hour"},
+    {"weights", "dtypes.weights"},      {"activations", "dtypes.activations"},
+    {"kv_cache", "dtypes.kv_cache"},    {"layers", "model.layers"},
+    {"d_model", "model.d_model"},       {"experts", "model.moe.experts"},
+    {"top_k", "model.moe.top_k"},       {"capacity_factor", "model.moe.capacity_factor"},
+};
+
+int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return sb_fail(err, SB_EINVAL, "--set '%s': expected key=value", kv);
+    char key[128];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+    const char *path = key;
+    for (size_t i = 0; i < sizeof sb__aliases / sizeof sb__aliases[0]; i++)
+        if (strcmp(key, sb__aliases[i].alias) == 0)
+            path = sb__aliases[i].path;
+    json_error_t je;
+    json_t *val = json_loads(eq + 1, JSON_DECODE_ANY, &je);
+    if (!val)
+        val = json_string(eq + 1);
+    if (!val)
+        return sb_fail(err, SB_ENOMEM, "--set %s: out of memory", key);
+    /* Walk (and create) the objects along the path. */
+    json_t *o = doc;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *save = NULL, *tok = strtok_r(buf, ".", &save);
+    while (tok) {
+        char *next = strtok_r(NULL, ".", &save);
+        if (!next) {
+            json_object_set_new(o, tok, val);
+            break;
+        }
+        json_t *child = json_object_get(o, tok);
+        if (!child) {
+            child = json_object();
+            json_object_set_new(o, tok, child);
+        } else if (!json_is_object(child)) {
+            json_decref(val);
+            return sb_fail(err, SB_EINVAL, "--set %s: $.%s is not an object",
+                           key, tok);
+        }
+        o = child;
+        tok = next;
+    }
+    return 0;
+}
+
+/* ---- sizes ------------------------------------------------------------------- */
+
+static bool sb__is_moe_layer(const sb_workload *w, int l)
+{
+    return w->experts > 0 && l >= w->moe_first_layer &&
+           (l - w->moe_first_layer) % w->moe_every == 0;
+}
+
+void sb_workload_sizes(const sb_workload *w, sb_wl_sizes *s)
+{
+    memset(s, 0, sizeof *s);
+    double d = w->d_model, hq = w->q_heads, hkv = w->kv_heads,
+           hd = w->head_dim;
+    double attn;
+    if (w->mla) {
+        /* DeepSeek-V2/V3 MLA: q down/up, kv down (+ shared rope key), kv up
+         * to per-head no-rope keys and values, output projection. */
+        double qdim = hq * (hd + w->rope_dim);
+        double q = w->q_lora_rank > 0
+                       ? d * w->q_lora_rank + w->q_lora_rank * qdim +
+                             w->q_lora_rank
+                       : d * qdim;
+        attn = q + d * (w->kv_lora_rank + w->rope_dim) + w->kv_lora_rank +
+               (double)w->kv_lora_rank * hq * (hd + hd) + hq * hd * d;
+        s->kv_bytes_per_token =
+            w->layers * (double)(w->kv_lora_rank + w->rope_dim) * w->kv_bytes;
+    } else {
+        attn = d * hq * hd + 2 * d * hkv * hd + hq * hd * d;
+        s->kv_bytes_per_token = 2.0 * w->layers * hkv * hd * w->kv_bytes;
+    }
+    s->params_attn_layer = attn;
+    double mats = w->gated ? 3 : 2;
+    double dense_mlp = mats * d * w->ffn;
+    double expert = mats * d * w->expert_ffn;
+    double norms = 2 * d;
+    double total = 0, active = 0, routed = 0;
+    for (int l = 0; l < w->layers; l++) {
+        double layer = attn + norms, act = attn + norms;
+        if (sb__is_moe_layer(w, l)) {
+            s->moe_layers++;
+            double router = d * w->experts;
+            layer += router + (w->experts + w->shared_experts) * expert;
+            act += router + (w->top_k + w->shared_experts) * expert;
+            routed += w->experts * expert;
+        } else {
+            layer += dense_mlp;
+            act += dense_mlp;
+        }
+        total += layer;
+        active += act;
+    }
+    double emb = (double)w->vocab * d;
+    s->params_embedding = emb;
+    double head = w->tied_embeddings ? 0 : emb;
+    s->params_total = total + emb + head + d; /* + final norm */
+    s->params_active = active + emb + head + d;
+    s->params_expert = routed;
+    s->params_dense = s->params_total - routed;
+    /* Matmul parameters per token: the LM head is a matmul (tied or not);
+     * the input lookup is not. */
+    s->n_for_mfu = active + emb + d;
+}

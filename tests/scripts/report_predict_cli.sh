@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# report_predict_cli.sh — the model's commands end to end: hw list/show,
+# predict on every preset, sweeps, roofline from a results file, and bad
+# workload files (missing field, wrong type, heads that do not divide,
+# negative size, syntax error, a 10-TB model on one chip), each of which
+# must exit 2 and name the JSON path (and line/column where there is one).
+# Usage: report_predict_cli.sh SOLBENCH
+set -u
+SB=${1:?usage: $0 SOLBENCH}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+# expect CODE PATTERN -- command...: exit code and a pattern in its output.
+expect() {
+    local code=$1 pat=$2
+    shift 3
+    "$@" >"$T/out" 2>&1
+    local rc=$?
+    if [ "$rc" -ne "$code" ]; then
+        bad "$* -> exit $rc, want $code"; sed 's/^/    /' "$T/out" | head -5
+    elif ! grep -qE -- "$pat" "$T/out"; then
+        bad "$* -> output lacks /$pat/"; sed 's/^/    /' "$T/out" | head -5
+    else
+        ok "$* (exit $rc, /$pat/)"
+    fi
+}
+
+expect 0 'h100-sxm .*989' -- "$SB" hw list
+expect 0 'tpu7x' -- "$SB" hw list
+expect 0 'fp8 4614 TFLOP/s' -- "$SB" hw show tpu7x
+expect 0 'Dense peaks only' -- "$SB" hw show h100-sxm
+expect 2 "unknown hardware spec 'nosuch'" -- "$SB" hw show nosuch
+
+for c in hw roofline predict report; do
+    expect 0 "usage: solbench $c" -- "$SB" $c --help
+done
+expect 2 '-o FILE is required' -- "$SB" report --hw h100-sxm
+expect 0 'MFU +[0-9.]+%' -- "$SB" predict llama3-8b
+expect 0 'TPOT +[0-9.]+ ms' -- "$SB" predict llama3-70b
+expect 0 'experts' -- "$SB" predict mixtral-8x7b
+expect 0 'moe dispatch all-to-all' -- "$SB" predict deepseek-v3
+expect 0 'interventions' -- "$SB" predict moe-110b-tpu7x-4x4x4
+expect 0 'overlap assumption: full' -- "$SB" predict llama3-8b --overlap full
+expect 0 'DOES NOT FIT' -- "$SB" predict llama3-70b --set chips=1 --set tensor=1 --hw h100-sxm
+
+# Sweeps: one row per value, with step time, MFU and cost.
+"$SB" predict llama3-8b --sweep tensor=1,2,4,8 --json "$T/sw.json" >"$T/sw" 2>&1
+rows=$(grep -cE '^  [1248] +8 ' "$T/sw")
+[ "$rows" -eq 4 ] && ok "sweep tensor: 4 rows" || { bad "sweep tensor: $rows rows"; cat "$T/sw"; }
+python3 -c "import json,sys; d=json.load(open('$T/sw.json')); assert len(d['sweep'])==4; assert all(r['totals']['step_s']>0 for r in d['sweep'])" \
+    && ok "sweep JSON" || bad "sweep JSON"
+expect 0 ' 64 +1/64/1/8/1' -- "$SB" predict moe-110b-tpu7x-4x4x4 --sweep chips=16,32,64
+
+# JSON of a prediction.
+"$SB" predict llama3-8b --json "$T/p.json" >/dev/null 2>&1
+python3 - "$T/p.json" <<'PY' && ok "predict JSON" || bad "predict JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "solbench.predict/1"
+names = [p["name"] for p in d["phases"]]
+for n in ("qkv projection", "attention core", "mlp", "fsdp all-gather", "optimizer update"):
+    assert n in names, n
+assert 0 < d["totals"]["mfu"] < 1 and d["totals"]["step_s"] > 0
+assert d["interventions"] and d["interventions"][0]["phase"] in names
+PY
+
+# ---- bad workload files ----------------------------------------------------
+P=$(dirname "$0")/../../data/models/llama3-8b.json
+mk() { python3 - "$P" "$T/$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+}
+mk missing 'del d["model"]["layers"]'
+mk type 'd["model"]["d_model"] = "4096"'
+mk heads 'd["model"]["kv_heads"] = 5'
+mk negative 'd["job"]["seq_len"] = -8192'
+mk huge 'd["model"].update(layers=1200, d_model=16384, q_heads=128, kv_heads=128, ffn=65536); d["topology"]["chips"] = 1; d["parallelism"] = {"fsdp": 1}'
+mk unknown 'd["job"]["remats"] = "full"'
+mk tensor 'd["parallelism"] = {"fsdp": 2, "tensor": 3}; d["topology"]["chips"] = 6'
+printf '{\n  "model": {\n    "layers": 32,\n    "d_model": 4096\n  ,,\n}\n' >"$T/syntax.json"
+expect 2 '\$\.model\.layers: missing' -- "$SB" predict "$T/missing.json"
+expect 2 '\$\.model\.d_model: must be an integer.*line [0-9]+, column [0-9]+' -- "$SB" predict "$T/type.json"
+expect 2 '\$\.model\.kv_heads: 5 does not divide' -- "$SB" predict "$T/heads.json"
+expect 2 '\$\.job\.seq_len: -8192 is negative' -- "$SB" predict "$T/negative.json"
+expect 2 '\$\.topology\.chips: the weights alone need' -- "$SB" predict "$T/huge.json"
+expect 2 '\$\.parallelism\.tensor: 3 does not divide' -- "$SB" predict "$T/tensor.json"
+expect 2 'line 5, column' -- "$SB" predict "$T/syntax.json"
+expect 2 '\$\.job\.remats: unknown field' -- "$SB" predict "$T/unknown.json"
+expect 2 'unknown workload preset' -- "$SB" predict nosuchpreset
+expect 2 'unknown hardware spec' -- "$SB" predict llama3-8b --hw nosuch
+expect 2 'unknown option' -- "$SB" predict llama3-8b --bogus
+
+# ---- roofline from a results file ------------------------------------------
+cat >"$T/run.json" <<'JSON'
+{"schema":"solbench.run/1","run_id":"test-roofline","started_at":"2026-01-01T00:00:00Z",
+ "ended_at":"2026-01-01T00:00:01Z","system":{"fingerprint":"0123456789abcdef"},"config":{},"tags":{},
+ "results":[
+  {"bench":"compute.peak","area":"compute","backend":"cpu","params":{"dtype":"fp64"},"samples_s":[0.001],
+   "stats":{"n":1,"min":0.001,"p50":0.001,"p90":0.001,"p99":0.001,"max":0.001,"mean":0.001,"stddev":0,"cv":0},
+   "metrics":{"GFLOPs":{"value":100,"unit":"GFLOP/s"}},"valid":true,"notes":[]},
+  {"bench":"memory.triad","area":"memory","backend":"cpu","params":{"size":"1073741824"},"samples_s":[0.0716],
+   "stats":{"n":1,"min":0.0716,"p50":0.0716,"p90":0.0716,"p99":0.0716,"max":0.0716,"mean":0.0716,"stddev":0,"cv":0},
+   "metrics":{"GBps":{"value":15,"unit":"GB/s"},"GBps_best":{"value":20,"unit":"GB/s"},"latency_us":{"value":71600,"unit":"us"}},
+   "valid":true,"notes":[]}
+ ]}
+JSON
+if "$SB" roofline --results "$T/run.json" --svg "$T/roof.svg" >"$T/roof" 2>&1; then
+    if grep -qE 'memory.triad .* bw\.(triad|DRAM) +memory' "$T/roof" && grep -q '<svg' "$T/roof.svg"; then
+        ok "roofline --results --svg"
+    else
+        bad "roofline output"; cat "$T/roof"
+    fi
+else
+    # The run reader belongs to the core; show why it refused the file.
+    bad "roofline --results exit $?"; cat "$T/roof"
+fi
+expect 0 'peak.bf16 +989' -- "$SB" roofline --hw h100-sxm
+
+# ---- a real (tiny) run, from a file and from the store ----------------------
+export SOLBENCH_DB="$T/results.db"
+if "$SB" run --bench memory.triad -p size=4MiB --min-time 0.02 --repeat 3 \
+        --json "$T/real.json" >"$T/run.out" 2>&1; then
+    expect 0 'memory.triad .* memory' -- "$SB" roofline --results "$T/real.json"
+    expect 0 'memory.triad .* memory' -- "$SB" roofline --run last
+    expect 0 'report written' -- "$SB" report --run last --workload llama3-8b -o "$T/r.html"
+    grep -q 'id="sb-status"' "$T/r.html" && ok "report from the store" || bad "report from the store"
+    expect 0 'overridden by run' -- "$SB" predict llama3-8b --hw h100-sxm --run last
+else
+    bad "solbench run failed"; tail -5 "$T/run.out"
+fi
+expect 2 'unknown argument' -- "$SB" roofline --bogus
+exit $fail

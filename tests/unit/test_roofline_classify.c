@@ -1,0 +1,283 @@
+/*
+ * test_roofline_classify.c — the roofline table on a labelled set of
+ * kernels with hand-computed ceilings: STREAM kernels memory-bound, a
+ * large GEMM compute-bound, a small (GEMV-shaped) GEMM and an elementwise
+ * op memory-bound, a small all-reduce latency-bound and a large one
+ * network-bound, a host transfer host-bound; ridge points by hand; the
+ * memory level chosen by working set; ceilings rebuilt from a run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "solbench/hw.h"
+#include "solbench/report.h"
+
+static void param(sb_result *r, const char *name, const char *text,
+                  sb_ptype type, double num)
+{
+    sb_pval *v = &r->params.v[r->params.n++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    snprintf(v->text, sizeof v->text, "%s", text);
+    v->type = type;
+    v->num = num;
+}
+
+static void mk(sb_result *r, const char *bench, const char *area)
+{
+    sb_result_init(r, bench, area, "cpu");
+    r->valid = true;
+}
+
+int main(void)
+{
+    /* Ceilings: fp64 100 GFLOP/s, fp32 200 GFLOP/s; L1 400, L2 200,
+     * L3 100, DRAM 20 GB/s; all-reduce alpha 5 us, beta 10 GB/s; host link
+     * 25 GB/s. */
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.fp64", 100e9, "measured");
+    sb_ceil_set(&c, "peak.fp32", 200e9, "measured");
+    sb_ceil_set(&c, "bw.L1", 400e9, "measured");
+    sb_ceil_set(&c, "bw.L2", 200e9, "measured");
+    sb_ceil_set(&c, "bw.L3", 100e9, "measured");
+    sb_ceil_set(&c, "bw.DRAM", 20e9, "measured");
+    sb_ceil_set(&c, "net.allreduce.alpha_s", 5e-6, "measured");
+    sb_ceil_set(&c, "net.allreduce.beta_Bps", 10e9, "measured");
+    sb_ceil_set(&c, "host.h2d", 25e9, "measured");
+    sb_cache_sizes cs = {{64 * 1024.0, 1024 * 1024.0, 32 * 1048576.0}};
+
+    /* Ridge points by hand: 100e9 / 20e9 = 5 FLOP/B (fp64 vs DRAM),
+     * 200e9 / 20e9 = 10 (fp32), 100e9 / 400e9 = 0.25 (fp64 vs L1). */
+    sb_roof_point rp;
+    CHECK(sb_roofline_place(1e9, 1e9, 1.0, 100e9, 20e9, &rp) == 0);
+    CHECK_NEAR(rp.ridge, 5.0, 1e-12);
+    CHECK(sb_roofline_place(1e9, 1e9, 1.0, 200e9, 20e9, &rp) == 0);
+    CHECK_NEAR(rp.ridge, 10.0, 1e-12);
+    CHECK(sb_roofline_place(1e9, 1e9, 1.0, 100e9, 400e9, &rp) == 0);
+    CHECK_NEAR(rp.ridge, 0.25, 1e-12);
+
+    sb_roof_row o;
+    sb_result r;
+
+    /* STREAM triad, 1 GiB of arrays at 15 GB/s: DRAM, 75 % of SOL. */
+    mk(&r, "memory.triad", "memory");
+    param(&r, "size", "1073741824", SB_P_SIZE, 1073741824.0);
+    sb_result_metric(&r, "GBps", 15.0, "GB/s");
+    sb_result_metric(&r, "latency_us", 1073741824.0 / 15e9 * 1e6, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_MEMORY);
+    CHECK(strcmp(o.ceiling, "bw.DRAM") == 0);
+    CHECK_NEAR(o.pct_sol, 75.0, 1e-9);
+    /* The same with its 2 FLOPs per 24 bytes: AI 1/12, still memory. */
+    sb_result_metric(&r, "GFLOPs", 15.0 / 12.0, "GFLOP/s");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_MEMORY);
+    CHECK_NEAR(o.ai, 1.0 / 12.0, 1e-9);
+    CHECK_NEAR(o.attainable, 20e9 / 12.0, 1e-6);
+    CHECK(o.on_chart);
+    sb_result_free(&r);
+
+    /* STREAM copy with a 512 KiB working set at 150 GB/s: lives in L2. */
+    mk(&r, "memory.copy", "memory");
+    sb_result_metric(&r, "GBps", 150.0, "GB/s");
+    sb_result_metric(&r, "latency_us", 524288.0 / 150e9 * 1e6, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(strcmp(o.ceiling, "bw.L2") == 0);
+    CHECK_NEAR(o.pct_sol, 75.0, 1e-6);
+    /* Without cache sizes: the slowest level not below what it achieved. */
+    CHECK(sb_roof_classify(&r, &c, NULL, &o) == 0);
+    CHECK(strcmp(o.ceiling, "bw.L2") == 0);
+    sb_result_free(&r);
+
+    /* Large GEMM, fp64, n = 4096 in 1.5 s: AI = 2n^3 / (3 n^2 8) = 341,
+     * far right of the ridge: compute-bound at 91.6 % of peak. */
+    mk(&r, "compute.gemm", "compute");
+    param(&r, "dtype", "fp64", SB_P_STR, 0);
+    param(&r, "shape", "square", SB_P_STR, 0);
+    param(&r, "n", "4096", SB_P_INT, 4096);
+    param(&r, "m", "0", SB_P_INT, 0);
+    param(&r, "k", "0", SB_P_INT, 0);
+    double fl = 2.0 * 4096.0 * 4096.0 * 4096.0;
+    sb_result_metric(&r, "GFLOPs", fl / 1.5 / 1e9, "GFLOP/s");
+    sb_result_metric(&r, "latency_us", 1.5e6, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_COMPUTE);
+    CHECK(strcmp(o.ceiling, "peak.fp64") == 0);
+    CHECK_NEAR(o.ai, 4096.0 / 12.0, 1e-9);
+    CHECK_NEAR(o.pct_sol, 100.0 * fl / 1.5 / 100e9, 1e-9);
+    sb_result_free(&r);
+
+    /* Small GEMM (GEMV-shaped, M = 1, N = K = 4096, fp32): AI about 0.5
+     * FLOP/B, below the fp32 ridge of 10: memory-bound. */
+    mk(&r, "compute.gemm", "compute");
+    param(&r, "dtype", "fp32", SB_P_STR, 0);
+    param(&r, "shape", "square", SB_P_STR, 0);
+    param(&r, "n", "4096", SB_P_INT, 4096);
+    param(&r, "m", "1", SB_P_INT, 1);
+    param(&r, "k", "0", SB_P_INT, 0);
+    double gb = (4096.0 + 4096.0 * 4096.0) * 4 + 4096.0 * 4;
+    double t = gb / 15e9;
+    sb_result_metric(&r, "GFLOPs", 2.0 * 4096 * 4096 / t / 1e9, "GFLOP/s");
+    sb_result_metric(&r, "latency_us", t * 1e6, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_MEMORY);
+    CHECK(strcmp(o.ceiling, "bw.DRAM") == 0);
+    CHECK_NEAR(o.ai, 2.0 * 4096 * 4096 / gb, 1e-9);
+    CHECK_NEAR(o.pct_sol, 75.0, 1e-6);
+    sb_result_free(&r);
+
+    /* Elementwise add (1 FLOP per 12 bytes in fp32), 64 MiB: memory. */
+    mk(&r, "ops.add", "ops");
+    param(&r, "dtype", "fp32", SB_P_STR, 0);
+    sb_result_metric(&r, "GBps", 12.0, "GB/s");
+    sb_result_metric(&r, "GFLOPs", 1.0, "GFLOP/s");
+    sb_result_metric(&r, "latency_us", 67108864.0 / 12e9 * 1e6, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_MEMORY);
+    sb_result_free(&r);
+
+    /* All-reduce of 8 B in 6 us: alpha (5 us) >> S / beta (0.8 ns):
+     * latency-bound; SOL = model time / measured. */
+    mk(&r, "network.allreduce", "network");
+    param(&r, "size", "8", SB_P_SIZE, 8);
+    sb_result_metric(&r, "latency_us", 6.0, "us");
+    sb_result_metric(&r, "busbw_GBps", 8.0 / 6e-6 / 1e9, "GB/s");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_LATENCY);
+    CHECK_NEAR(o.pct_sol, 100.0 * (5e-6 + 8.0 / 10e9) / 6e-6, 1e-9);
+    sb_result_free(&r);
+
+    /* All-reduce of 64 MiB in 8 ms: S / beta = 6.7 ms >> alpha:
+     * network-bound. The crossover is S = alpha x beta = 50 kB. */
+    mk(&r, "network.allreduce", "network");
+    param(&r, "size", "67108864", SB_P_SIZE, 67108864.0);
+    sb_result_metric(&r, "latency_us", 8000.0, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_NETWORK);
+    CHECK_NEAR(o.pct_sol, 100.0 * (5e-6 + 67108864.0 / 10e9) / 8e-3, 1e-9);
+    sb_result_free(&r);
+    mk(&r, "network.allreduce", "network");
+    param(&r, "size", "40000", SB_P_SIZE, 40000.0); /* below 50 kB */
+    sb_result_metric(&r, "latency_us", 10.0, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_LATENCY);
+    sb_result_free(&r);
+    mk(&r, "network.allreduce", "network");
+    param(&r, "size", "60000", SB_P_SIZE, 60000.0); /* above 50 kB */
+    sb_result_metric(&r, "latency_us", 12.0, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_NETWORK);
+    sb_result_free(&r);
+
+    /* Host to device at 20 GB/s over a 25 GB/s link: host-bound, 80 %. */
+    mk(&r, "transfer.h2d", "transfer");
+    sb_result_metric(&r, "GBps", 20.0, "GB/s");
+    sb_result_metric(&r, "latency_us", 100.0, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_HOST);
+    CHECK_NEAR(o.pct_sol, 80.0, 1e-9);
+    sb_result_free(&r);
+
+    /* FMA peak: no bytes, compute-bound against its dtype. */
+    mk(&r, "compute.peak", "compute");
+    param(&r, "dtype", "fp32", SB_P_STR, 0);
+    sb_result_metric(&r, "GFLOPs", 150.0, "GFLOP/s");
+    sb_result_metric(&r, "latency_us", 10.0, "us");
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 0);
+    CHECK(o.bound == SB_BOUND_COMPUTE);
+    CHECK_NEAR(o.pct_sol, 75.0, 1e-9);
+    sb_result_free(&r);
+
+    /* Not kernels: skipped results and sweep summaries are left out. */
+    mk(&r, "compute.gemm", "compute");
+    r.skipped = true;
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 1);
+    sb_result_free(&r);
+    mk(&r, "network.allreduce", "network");
+    param(&r, "size", "fit", SB_P_STR, 0);
+    CHECK(sb_roof_classify(&r, &c, &cs, &o) == 1);
+    sb_result_free(&r);
+
+    /* No network ceilings at all: a collective cannot be placed. */
+    sb_ceilings bare = {0};
+    sb_ceil_set(&bare, "peak.fp64", 1e9, "measured");
+    mk(&r, "network.allreduce", "network");
+    param(&r, "size", "8", SB_P_SIZE, 8);
+    sb_result_metric(&r, "latency_us", 6.0, "us");
+    CHECK(sb_roof_classify(&r, &bare, &cs, &o) < 0);
+    sb_result_free(&r);
+
+    /* Ceilings rebuilt from a run's results: the best of each kind. */
+    sb_run run;
+    sb_run_init(&run);
+    sb_result *a = sb_results_push(&run.results);
+    mk(a, "compute.peak", "compute");
+    param(a, "dtype", "fp64", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs", 80.0, "GFLOP/s");
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp64", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs", 70.0, "GFLOP/s");
+    sb_result_metric(a, "GFLOPs_best", 90.0, "GFLOP/s");
+    a = sb_results_push(&run.results);
+    mk(a, "memory.sweep", "memory");
+    param(a, "kernel", "read", SB_P_STR, 0);
+    sb_result_metric(a, "L1_GBps", 300.0, "GB/s");
+    sb_result_metric(a, "DRAM_GBps", 18.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "network.allreduce", "network");
+    param(a, "size", "fit", SB_P_STR, 0);
+    sb_result_metric(a, "alpha_us", 4.0, "us");
+    sb_result_metric(a, "beta_GBps", 12.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "compute.peak", "compute"); /* invalid: must not count */
+    a->valid = false;
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs", 999.0, "GFLOP/s");
+    sb_ceilings m = {0};
+    sb_ceil_set(&m, "peak.fp64", 1.0, "datasheet");
+    int nset = sb_ceil_from_run(&run, &m);
+    CHECK(nset >= 5);
+    CHECK_NEAR(sb_ceil_get(&m, "peak.fp64"), 90e9, 1e-9);
+    CHECK(sb_ceil_get(&m, "peak.fp32") == 0);
+    CHECK_NEAR(sb_ceil_get(&m, "bw.L1"), 300e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&m, "bw.DRAM"), 18e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&m, "net.allreduce.alpha_s"), 4e-6, 1e-12);
+    CHECK_NEAR(sb_ceil_get(&m, "net.allreduce.beta_Bps"), 12e9, 1e-9);
+    sb_roof_row *rows;
+    int n;
+    CHECK(sb_roof_table(&run, &m, &rows, &n) == 0);
+    /* two peaks (one invalid, flagged) and the GEMM; no sweep, no fit */
+    CHECK(n == 3);
+    for (int i = 0; n != 3 && i < n; i++)
+        fprintf(stderr, "  row %s %s\n", rows[i].bench, rows[i].ceiling);
+    CHECK(n == 3 && !rows[2].valid); /* the invalid one stays, flagged */
+    free(rows);
+    sb_run_free(&run);
+
+    /* The chart: an SVG with one roof per level and per dtype. */
+    sb_buf b = {0};
+    sb_roof_row pts[1];
+    memset(pts, 0, sizeof pts);
+    snprintf(pts[0].bench, sizeof pts[0].bench, "compute.gemm");
+    pts[0].on_chart = true;
+    pts[0].ai = 341;
+    pts[0].achieved = 91e9;
+    pts[0].bound = SB_BOUND_COMPUTE;
+    sb_svg_roofline(&b, &c, pts, 1, 800, 500);
+    CHECK(b.s && strstr(b.s, "<svg") && strstr(b.s, "</svg>"));
+    CHECK(b.s && strstr(b.s, "L3 100 GB/s"));
+    CHECK(b.s && strstr(b.s, "fp32 200 GFLOP/s"));
+    CHECK(b.s && strstr(b.s, "<circle"));
+    CHECK(b.s && strstr(b.s, "Arithmetic intensity (FLOP/byte)"));
+    sb_buf_free(&b);
+
+    /* Text from results goes into the HTML escaped. */
+    sb_buf e = {0};
+    sb_buf_esc(&e, "<script>\"a&b\"</script>");
+    CHECK(e.s && strcmp(e.s, "&lt;script&gt;&quot;a&amp;b&quot;&lt;/script&gt;")
+                     == 0);
+    sb_buf_free(&e);
+    return sb_check_done();
+}

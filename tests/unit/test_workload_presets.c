@@ -1,0 +1,281 @@
+/*
+ * test_workload_presets.c — the workload model against hand calculations:
+ * parameter counts of the presets against their published sizes (Llama-3
+ * 8B 8.03B and 70B 70.6B within 2 %, Mixtral 46.7B/12.9B active,
+ * DeepSeek-V3 671B/37B active), the 8B KV cache per token (131072 B
+ * exactly), per-phase FLOPs and bytes of a training step, MFU per PaLM,
+ * the decode lower bound, memory per chip and its warnings, the overlap
+ * assumption, --set/--sweep rebalancing, and errors with JSON paths.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "solbench/hw.h"
+#include "solbench/predict.h"
+
+static int load(const char *name, const char *const *sets, int nsets,
+                sb_workload *w, sb_err *err)
+{
+    json_t *doc;
+    char path[4400];
+    int rc = sb_workload_load_doc(name, &doc, path, sizeof path, err);
+    if (rc)
+        return rc;
+    rc = sb_workload_apply(doc, sets, nsets, err);
+    if (rc == 0)
+        rc = sb_workload_read_file(doc, path, w, err);
+    json_decref(doc);
+    return rc;
+}
+
+static int from_text(const char *text, sb_workload *w, sb_err *err)
+{
+    json_error_t je;
+    json_t *doc = json_loads(text, 0, &je);
+    if (!doc)
+        return -100;
+    int rc = sb_workload_from_json(doc, "t.json", w, err);
+    json_decref(doc);
+    return rc;
+}
+
+static const sb_phase *phase(const sb_prediction *p, const char *stage,
+                             const char *name)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->ph[i].name, name) == 0 &&
+            strcmp(p->ph[i].stage, stage) == 0)
+            return &p->ph[i];
+    return NULL;
+}
+
+static void machine(const char *hw, sb_ceilings *c)
+{
+    sb_hw_spec s;
+    sb_err e;
+    memset(c, 0, sizeof *c);
+    if (sb_hw_load(hw, &s, &e) == 0)
+        sb_ceil_from_spec(&s, c);
+    else
+        fprintf(stderr, "%s\n", e.msg);
+}
+
+int main(void)
+{
+    sb_err err = {0};
+    sb_workload w;
+    sb_wl_sizes s;
+    static sb_prediction p;
+    sb_ceilings c;
+
+    /* ---- Llama-3-8B ----------------------------------------------------- */
+    CHECK(load("llama3-8b", NULL, 0, &w, &err) == 0);
+    sb_workload_sizes(&w, &s);
+    /* By hand: per layer q (4096x4096) + k, v (4096x1024 each) + o
+     * (4096x4096) + SwiGLU 3 x 4096 x 14336 + 2 norms; embeddings and the
+     * LM head 128256 x 4096 each; a final norm. */
+    double d = 4096, L = 32, V = 128256;
+    double layer = d * d + 2 * d * 1024 + d * d + 3 * d * 14336 + 2 * d;
+    double n8 = L * layer + 2 * V * d + d;
+    CHECK_NEAR(s.params_total, n8, 1e-12);
+    CHECK(fabs(s.params_total / 8.03e9 - 1) < 0.02);
+    CHECK(s.kv_bytes_per_token == 131072.0); /* 2 x 32 x 8 x 128 x 2 B */
+    CHECK_NEAR(s.params_active, s.params_total, 1e-12);
+
+    /* Training step on 8 H100 with FSDP, hand-checked phases. */
+    machine("h100-sxm", &c);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    double tok_chip = 64.0 * 8192 / 8; /* tokens per chip per step */
+    double mult = 3.0;                 /* selective remat: fwd + 2x bwd */
+    const sb_phase *ph = phase(&p, "step", "mlp");
+    CHECK(ph != NULL);
+    if (ph)
+        CHECK_NEAR(ph->flops, 2 * tok_chip * 3 * d * 14336 * L * mult, 1e-12);
+    ph = phase(&p, "step", "attention core");
+    CHECK(ph != NULL);
+    /* causal: S(S+1)/2 pairs, 2 FLOPs each for QK^T and PV per head dim;
+     * 8 sequences per chip; selective remat recomputes it (x4). */
+    double pairs = 8192.0 * 8193 / 2;
+    if (ph)
+        CHECK_NEAR(ph->flops, 2 * pairs * 32 * 256 * 8 * L * 4, 1e-12);
+    ph = phase(&p, "step", "fsdp all-gather");
+    CHECK(ph != NULL);
+    /* weights gathered forward and backward per microbatch (8) in bf16 */
+    if (ph) {
+        CHECK_NEAR(ph->comm_bytes, s.params_dense * 2 * 2 * 8, 1e-12);
+        CHECK_NEAR(ph->t_network, ph->comm_bytes * 7.0 / 8 / 450e9, 1e-9);
+        CHECK(ph->bound == SB_BOUND_NETWORK);
+    }
+    ph = phase(&p, "step", "optimizer update");
+    CHECK(ph && ph->bound == SB_BOUND_MEMORY);
+    /* Adam with fp32 master weights: read+write of 3 x 4 B plus grad read
+     * (4 B) and the bf16 weight write, per parameter shard. */
+    if (ph)
+        CHECK_NEAR(ph->bytes, s.params_total / 8 * (2 * 12 + 4 + 2), 1e-12);
+    /* MFU per PaLM: (6N + 12 L H Q T) x tokens/s / (chips x peak). */
+    double n_mfu = s.params_total - V * d; /* input lookup is no matmul */
+    double mf = 6 * n_mfu + 12 * L * 32 * 128 * 8192;
+    CHECK_NEAR(p.model_flops_per_token, mf, 1e-12);
+    CHECK_NEAR(p.mfu, mf * p.tokens_per_s / (8 * 989.4e12), 1e-12);
+    CHECK(p.mfu > 0.2 && p.mfu < 1.0);
+    /* No overlap: the step is the sum of its phases. */
+    double sum = 0;
+    for (int i = 0; i < p.n; i++)
+        sum += p.ph[i].t;
+    CHECK_NEAR(p.step_s, sum, 1e-12);
+    CHECK(p.mem.fits);
+    CHECK_NEAR(p.cost_per_step, 3.0 * 8 * p.step_s / 3600, 1e-12);
+    CHECK_NEAR(p.cost_per_mtok, p.cost_per_step / (64.0 * 8192) * 1e6, 1e-12);
+    double step_none = p.step_s;
+    /* Full overlap: communication hidden, so the step gets shorter. */
+    const char *full[] = {"overlap=\"full\""};
+    CHECK(load("llama3-8b", full, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    CHECK(p.step_s < step_none);
+    /* Full remat runs the forward again: HFU rises, MFU drops. */
+    double mfu_sel = p.mfu;
+    const char *remat[] = {"overlap=\"full\"", "remat=full"};
+    CHECK(load("llama3-8b", remat, 2, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    CHECK(p.mfu < mfu_sel);
+    CHECK(p.hfu > p.mfu);
+
+    /* Independent check of the phase sum: with no rematerialisation the
+     * FLOPs executed per token are 6N (Kaplan et al. 2020) plus causal
+     * attention, 6 L Hq D (S+1), within 2 % (norms, optimizer). */
+    const char *plain[] = {"remat=none"};
+    CHECK(load("llama3-8b", plain, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    sb_workload_sizes(&w, &s);
+    double six_n = 6 * s.n_for_mfu + 6.0 * 32 * 32 * 128 * 8193;
+    CHECK(fabs(p.hw_flops_per_token / six_n - 1) < 0.02);
+    /* % of SOL against a measured step. */
+    const char *meas[] = {"measured.step_time_s=10"};
+    CHECK(load("llama3-8b", meas, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    CHECK_NEAR(p.pct_sol, 100.0 * p.step_s / 10.0, 1e-12);
+
+    /* ---- Llama-3-70B, inference -------------------------------------- */
+    CHECK(load("llama3-70b", NULL, 0, &w, &err) == 0);
+    sb_workload_sizes(&w, &s);
+    d = 8192;
+    L = 80;
+    layer = d * d + 2 * d * 1024 + d * d + 3 * d * 28672 + 2 * d;
+    CHECK_NEAR(s.params_total, L * layer + 2 * V * d + d, 1e-12);
+    CHECK(fabs(s.params_total / 70.6e9 - 1) < 0.02);
+    CHECK(s.kv_bytes_per_token == 2.0 * 80 * 8 * 128 * 2);
+    machine("h200-sxm", &c);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    /* Decode lower bound: (weights + batch x context x KV) / HBM bw, with
+     * weights and KV heads split 8 ways. */
+    double ctx = 2048 + 512 / 2.0;
+    double bound = (s.params_total * 2 / 8 +
+                    64 * ctx * s.kv_bytes_per_token / 8) / 4.8e12;
+    CHECK_NEAR(p.tpot_bound_s, bound, 1e-9);
+    CHECK(p.tpot_s >= p.tpot_bound_s);
+    CHECK(p.tpot_s < 2 * p.tpot_bound_s);
+    CHECK(p.ttft_s > 0);
+    ph = phase(&p, "decode", "mlp");
+    CHECK(ph && ph->bound == SB_BOUND_MEMORY); /* decode reads weights */
+    ph = phase(&p, "prefill", "mlp");
+    CHECK(ph && ph->bound == SB_BOUND_COMPUTE); /* 2048 tokens per read */
+    CHECK_NEAR(p.decode_tokens_per_s, 64 / p.tpot_s, 1e-9);
+    CHECK_NEAR(p.request_s, p.ttft_s + 512 * p.tpot_s, 1e-12);
+    /* A decode step executes about 2N FLOPs per token (forward only) plus
+     * attention over the context, 4 L Hq D ctx: within 2 %. */
+    double dec = 0;
+    for (int i = 0; i < p.n; i++)
+        if (strcmp(p.ph[i].stage, "decode") == 0)
+            dec += p.ph[i].flops;
+    dec = dec * 8 / 64; /* all chips, per sequence */
+    CHECK(fabs(dec / (2 * s.n_for_mfu + 4.0 * 80 * 64 * 128 * ctx) - 1) <
+          0.02);
+    /* 70B on one H100: does not fit (a warning), but is not absurd. */
+    const char *one[] = {"chips=1", "tensor=1", "hw=h100-sxm"};
+    CHECK(load("llama3-70b", one, 3, &w, &err) == 0);
+    machine("h100-sxm", &c);
+    CHECK(sb_workload_check_machine(&w, &c, "t", &err) == 0);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    CHECK(!p.mem.fits);
+    CHECK(p.n_warnings >= 1 && strstr(p.warnings[0], "does not fit"));
+
+    /* ---- MoE presets ----------------------------------------------------- */
+    CHECK(load("mixtral-8x7b", NULL, 0, &w, &err) == 0);
+    sb_workload_sizes(&w, &s);
+    CHECK(fabs(s.params_total / 46.7e9 - 1) < 0.02);
+    CHECK(fabs(s.params_active / 12.9e9 - 1) < 0.02);
+    CHECK(load("deepseek-v3", NULL, 0, &w, &err) == 0);
+    sb_workload_sizes(&w, &s);
+    CHECK(fabs(s.params_total / 671e9 - 1) < 0.02);
+    CHECK(fabs(s.params_active / 37e9 - 1) < 0.03);
+    /* MLA caches the latent (512) and the rope key (64) per layer. */
+    CHECK(s.kv_bytes_per_token == 61.0 * (512 + 64) * 2);
+    CHECK(s.moe_layers == 58);
+
+    CHECK(load("moe-110b-tpu7x-4x4x4", NULL, 0, &w, &err) == 0);
+    sb_workload_sizes(&w, &s);
+    CHECK(fabs(s.params_total / 110e9 - 1) < 0.05);
+    machine("tpu7x", &c);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    CHECK(phase(&p, "step", "moe dispatch all-to-all") != NULL);
+    ph = phase(&p, "step", "router");
+    CHECK(ph && ph->bound == SB_BOUND_MEMORY);
+    CHECK(p.step_s > 0 && p.mfu > 0 && p.mfu < 1);
+
+    /* ---- --set / --sweep keep the parallelism consistent -------------- */
+    const char *c16[] = {"chips=16"};
+    CHECK(load("moe-110b-tpu7x-4x4x4", c16, 1, &w, &err) == 0);
+    CHECK(w.chips == 16 && w.fsdp == 16 && w.expert == 8 && !w.mesh[0]);
+    const char *t4[] = {"tensor=4"};
+    CHECK(load("llama3-8b", t4, 1, &w, &err) == 0);
+    CHECK(w.tensor == 4 && w.fsdp == 2 && w.chips == 8);
+    const char *bad[] = {"tensor=3"};
+    CHECK(load("llama3-8b", bad, 1, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.parallelism") != NULL);
+    /* Degrees whose product overflows a long, and one past any int: a
+     * clean error (the sanitizer build aborts on the overflow itself). */
+    const char *huge[] = {"data=1073741824", "fsdp=1073741824",
+                          "tensor=1073741824", "pipeline=1073741824"};
+    CHECK(load("llama3-8b", huge, 4, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.parallelism") != NULL);
+    const char *past[] = {"tensor=1e30"};
+    CHECK(load("llama3-8b", past, 1, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.parallelism.tensor") != NULL);
+
+    /* ---- errors carry the JSON path ------------------------------------ */
+    const char *base =
+        "{\"model\":{\"layers\":2,\"d_model\":%s,\"q_heads\":8,"
+        "\"kv_heads\":%s,\"ffn\":64,\"gated_mlp\":true,\"vocab\":100},"
+        "\"job\":{\"type\":\"training\",\"global_batch\":8,\"seq_len\":%s},"
+        "\"topology\":{\"chips\":1},\"hardware\":{\"spec\":\"h100-sxm\"}}";
+    char doc[1024];
+    snprintf(doc, sizeof doc, base, "64", "2", "128");
+    CHECK(from_text(doc, &w, &err) == 0);
+    snprintf(doc, sizeof doc, base, "\"64\"", "2", "128");
+    CHECK(from_text(doc, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.model.d_model") && strstr(err.msg, "integer"));
+    snprintf(doc, sizeof doc, base, "64", "3", "128");
+    CHECK(from_text(doc, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.model.kv_heads") && strstr(err.msg, "divide"));
+    snprintf(doc, sizeof doc, base, "64", "2", "-128");
+    CHECK(from_text(doc, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.job.seq_len") && strstr(err.msg, "negative"));
+    CHECK(from_text("{\"job\":{}}", &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.model") != NULL);
+    /* A 10 TB model on one chip is refused with the path to change. */
+    snprintf(doc, sizeof doc, base, "64", "2", "128");
+    CHECK(from_text(doc, &w, &err) == 0);
+    w.layers = 1200;
+    w.d_model = 16384;
+    w.q_heads = w.kv_heads = 128;
+    w.head_dim = 128;
+    w.ffn = 65536;
+    sb_workload_sizes(&w, &s);
+    CHECK(s.params_total * 2 > 10e12);
+    machine("h100-sxm", &c);
+    CHECK(sb_workload_check_machine(&w, &c, "t.json", &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.topology.chips") != NULL);
+    return sb_check_done();
+}
