@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# gpu-check.sh — the device run of the CUDA backend, in one command and
+# under six minutes on one GPU: builds solbench (Release, SOLBENCH_CUDA=ON),
+# then
+#   1. correctness: every CUDA kernel and every GEMM dtype at small sizes
+#      must verify (exit 0), and each with plant_error=1 must fail its
+#      verification (exit 1): a planted wrong element is caught;
+#   2. compute-sanitizer memcheck of the hand-written kernels at tiny
+#      sizes, when the tool is there;
+#   3. the reference points: D2D copy (cudaMemcpy and kernel) and triad at
+#      4 GiB, read at 4 GiB, bf16 and fp8 GEMM at 8192^3, pinned and
+#      pageable H2D/D2H at 256 MiB, paged decode at a large batch;
+# writing every JSON document and log to $OUT (else ./gpu-check-out) and a
+# short table last.
+#
+# Usage: scripts/gpu-check.sh [--no-build] [--build-dir DIR]
+#        scripts/gpu-check.sh --fetch-debs DIR   (on a machine with apt)
+# A machine without the build's libraries (hwloc, jansson, sqlite,
+# OpenBLAS, pkg-config) can take them as .deb files fetched elsewhere with
+# --fetch-debs into .gpu-debs/ of the checkout: they are unpacked into
+# .gpu-deps/ and used from there.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUTDIR=${OUT:-$ROOT/gpu-check-out}
+BUILD=$ROOT/build-gpu-check
+DO_BUILD=1
+DEBS=$ROOT/.gpu-debs
+PKGS="pkgconf pkgconf-bin libpkgconf3 libhwloc-dev libhwloc15 libjansson-dev libjansson4
+      libsqlite3-dev libsqlite3-0 libopenblas-dev libopenblas0 libopenblas-openmp-dev
+      libopenblas0-openmp libgfortran5"
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --no-build) DO_BUILD=0 ;;
+    --build-dir) BUILD=$2; shift ;;
+    --fetch-debs)
+        mkdir -p "$2" && cd "$2" && apt-get download $PKGS
+        exit $? ;;
+    *) echo "gpu-check.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+mkdir -p "$OUTDIR"
+LOG=$OUTDIR/gpu-check.log
+: >"$LOG"
+say() { echo "$*" | tee -a "$LOG"; }
+T0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - T0 )); }
+
+# ---- dependencies from carried .deb files, when the machine lacks them ----
+CMAKE_EXTRA=()
+if ! { command -v pkg-config >/dev/null && pkg-config --exists hwloc jansson sqlite3; } &&
+   ls "$DEBS"/*.deb >/dev/null 2>&1; then
+    P=$ROOT/.gpu-deps
+    mkdir -p "$P"
+    for f in "$DEBS"/*.deb; do dpkg -x "$f" "$P"; done
+    A=x86_64-linux-gnu
+    export PATH=$P/usr/bin:$PATH
+    export PKG_CONFIG_LIBDIR=$P/usr/lib/$A/pkgconfig:$P/usr/share/pkgconfig
+    export PKG_CONFIG_SYSROOT_DIR=$P
+    export LD_LIBRARY_PATH=$P/usr/lib/$A:$P/usr/lib/$A/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    [ -x "$P/usr/bin/pkg-config" ] || ln -sf pkgconf "$P/usr/bin/pkg-config"
+    CMAKE_EXTRA+=(-DCBLAS_INCLUDE_DIR=$P/usr/include/$A/openblas-openmp
+                  -DOPENBLAS_LIB=$P/usr/lib/$A/openblas-openmp/libopenblas.so)
+    say "using libraries unpacked from $DEBS into $P"
+fi
+
+# ---- build ----------------------------------------------------------------------
+if [ $DO_BUILD = 1 ]; then
+    say "== build ($(nvcc --version 2>/dev/null | tail -1))"
+    if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSOLBENCH_CUDA=ON \
+             -DSOLBENCH_NATIVE=OFF "${CMAKE_EXTRA[@]}" >>"$LOG" 2>&1 ||
+       ! cmake --build "$BUILD" -j"$(nproc)" >>"$LOG" 2>&1; then
+        tail -30 "$LOG"
+        say "BUILD FAILED (log: $LOG)"
+        exit 2
+    fi
+fi
+SB=$BUILD/solbench
+[ -x "$SB" ] || { say "no $SB"; exit 2; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv >>"$LOG" 2>&1
+"$SB" sysinfo --json >"$OUTDIR/sysinfo.json" 2>>"$LOG"
+say "build done at $(elapsed) s"
+if ! python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])).get("devices")
+sys.exit(0 if isinstance(d, list) and d else 1)' "$OUTDIR/sysinfo.json"; then
+    say "no CUDA device visible ($(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1])).get("devices"))' "$OUTDIR/sysinfo.json" 2>&1)): the device checks need one"
+    exit 2
+fi
+
+FAILS=0
+run() { # name expect_rc args...: runs solbench, checks the exit code
+    local name=$1 want=$2
+    shift 2
+    "$SB" run --no-store --quiet --backend cuda --json "$OUTDIR/$name.json" "$@" \
+        >>"$LOG" 2>&1
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        say "FAIL $name: exit $rc, expected $want ($*)"
+        FAILS=$((FAILS + 1))
+        return
+    fi
+    # Every measured point must agree with the exit code: all valid, or
+    # (planted errors) all invalid; a run where everything skipped fails.
+    if ! python3 - "$OUTDIR/$name.json" "$want" >>"$LOG" 2>&1 <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+ran = [r for r in res if not r.get("skipped")]
+want_valid = sys.argv[2] == "0"
+bad = [r["bench"] + " " + json.dumps(r["params"]) for r in ran
+       if bool(r.get("valid")) != want_valid]
+skipped = [r["bench"] + ": " + (r.get("notes") or ["?"])[0] for r in res
+           if r.get("skipped")]
+for s in skipped:
+    print("skipped:", s)
+for b in bad:
+    print("wrong validity:", b)
+sys.exit(1 if bad or not ran else 0)
+PY
+    then
+        say "FAIL $name: a point's validity disagrees, or nothing ran (see $LOG)"
+        FAILS=$((FAILS + 1))
+    else
+        say "ok   $name (exit $rc)"
+    fi
+}
+
+# ---- 1. correctness and planted errors (small sizes, short) ----------------------
+say "== correctness"
+Q=(--min-time 0.02 --repeat 3)
+CHECKS=(
+  "memory.copy  -p size=8MiB,96MiB -p method=kernel,memcpy -p dtype=fp32,fp64"
+  "memory.read  -p size=8MiB,96MiB -p dtype=fp32,fp64"
+  "memory.write -p size=8MiB,96MiB -p dtype=fp32,fp64"
+  "memory.triad -p size=8MiB,96MiB -p dtype=fp32,fp64"
+  "compute.gemm -p dtype=fp32,tf32,fp16,bf16,fp8,fp8_f32 -p n=1024"
+  "compute.gemm -p dtype=bf16,fp8 -p shape=llm -p tokens=512 -p d_model=1024"
+  "attention.bmm -p batch=4 -p shape=qk,pv -p seq=512 -p head_dim=128 -p dtype=fp32,bf16"
+  "attention.paged_decode -p batch=16 -p lens=uniform:1:2048 -p chunk=0,16 -p head_dim=64,128,256"
+  "attention.paged_decode -p batch=8 -p lens=0/1/17/300/5000/9000/1/33 -p q_heads=32 -p kv_heads=1 -p page_size=1,16"
+)
+i=0
+for c in "${CHECKS[@]}"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    run "check$i" 0 --bench $c "${Q[@]}"
+    # shellcheck disable=SC2086
+    run "plant$i" 1 --bench $c -p plant_error=1 "${Q[@]}"
+done
+if "$SB" list 2>/dev/null | grep -q "^network.allreduce .*cuda"; then
+    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+        run collectives 0 --area network -p size=1MiB,64MiB "${Q[@]}"
+        run plant-collectives 1 --area network -p size=1MiB -p plant_error=1 "${Q[@]}"
+    elif "$SB" run --no-store --backend cuda --bench network.allreduce -p size=1MiB \
+            2>&1 | grep -q "collectives need two or more CUDA devices (found 1)"; then
+        say "ok   collectives skip on one GPU with the reason"
+    else
+        say "FAIL collectives: no 'need two or more CUDA devices (found 1)' on one GPU"
+        FAILS=$((FAILS + 1))
+    fi
+fi
+say "correctness done at $(elapsed) s"
+
+# ---- 2. memcheck of the hand-written kernels ------------------------------------
+if command -v compute-sanitizer >/dev/null; then
+    say "== compute-sanitizer memcheck"
+    for c in "memory.triad -p size=1MiB -p dtype=fp64" \
+             "attention.paged_decode -p batch=4 -p lens=0/3/40/700 -p chunk=8 -p chunk_every=2"; do
+        # shellcheck disable=SC2086
+        if timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
+               "$SB" run --no-store --quiet --backend cuda --bench $c \
+               --min-time 0 --repeat 1 >>"$LOG" 2>&1; then
+            say "ok   memcheck $c"
+        else
+            say "FAIL memcheck $c (exit $?)"
+            FAILS=$((FAILS + 1))
+        fi
+    done
+fi
+
+# ---- 3. the reference points -----------------------------------------------------
+say "== reference points"
+run ref-memory 0 --bench memory.copy,memory.read,memory.triad -p size=4GiB \
+    -p method=memcpy,kernel --min-time 0.5
+run ref-gemm 0 --bench compute.gemm -p dtype=bf16,fp8 -p shape=square -p n=8192 --min-time 1
+run ref-transfer 0 --bench transfer.h2d,transfer.d2h -p size=256MiB \
+    -p host=pageable,pinned --min-time 0.5
+run ref-decode 0 --bench memory.read,attention.paged_decode -p size=4GiB \
+    -p batch=256 -p lens=uniform:1024:4096 -p chunk=0 --min-time 0.5
+say "reference points done at $(elapsed) s"
+
+# ---- the table -------------------------------------------------------------------
+python3 - "$OUTDIR" <<'PY' | tee "$OUTDIR/table.txt" | tee -a "$LOG"
+import json, os, sys
+out = sys.argv[1]
+print(f"{'bench':24} {'params':44} {'median':>10} {'best':>10} {'unit':8} valid")
+for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-decode"):
+    try:
+        doc = json.load(open(os.path.join(out, name + ".json")))
+    except Exception as e:
+        print(name, "no results:", e)
+        continue
+    for r in doc["results"]:
+        m = r.get("metrics", {})
+        p = r.get("params", {})
+        keep = ("size", "method", "dtype", "n", "host", "batch")
+        ps = " ".join(f"{k}={p[k]}" for k in keep if k in p)
+        for key, best, scale, unit in (("TFLOPs", "TFLOPs_best", 1, "TFLOP/s"),
+                                       ("GBps", "GBps_best", 1e-3, "TB/s")):
+            if key in m:
+                v = m[key]["value"] * scale
+                b = m.get(best, {"value": 0})["value"] * scale
+                print(f"{r['bench']:24} {ps[:44]:44} {v:10.3f} {b:10.3f} {unit:8} "
+                      f"{r.get('valid')}")
+                break
+        else:
+            print(f"{r['bench']:24} {ps[:44]:44} {'-':>10} {'-':>10} {'':8} "
+                  f"{'skipped' if r.get('skipped') else r.get('valid')}")
+print("targets (H200, PyTorch): D2D copy ~4.3 TB/s (read + written), bf16 8192^3 ~790 TFLOP/s; aim >= 95 %")
+PY
+say "total $(elapsed) s, $FAILS failed checks"
+[ $FAILS = 0 ]

@@ -1,0 +1,726 @@
+/*
+ * cuda_attn.cu — the attention primitives on the GPU, computing what
+ * include/solbench/attention.h defines (shapes, layouts, FLOPs, bytes) and
+ * checked by its double-precision reference (sb_bmm_verify,
+ * sb_paged_verify), exactly as the CPU kernels are:
+ *
+ *   attention.bmm          cublasGemmStridedBatchedEx, fp32 (pure fp32
+ *                          compute, no tf32) or bf16 inputs with fp32
+ *                          accumulation and output;
+ *   attention.paged_decode a split-KV ("flash-decoding") CUDA kernel over
+ *                          the shuffled page pool: one block per (query
+ *                          token, KV head, group of up to 8 query heads,
+ *                          split of up to 256 keys) computes an online
+ *                          softmax of its keys with every query head of the
+ *                          GQA group sharing each K and V row it loads; a
+ *                          second kernel merges the splits. Memory-bound:
+ *                          the report compares GB/s with bw.HBM.
+ *
+ * Inputs are the CPU benchmarks' (sb_attn_fill, same seeds), uploaded once.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "backend/cuda/cuda_common.h"
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_table.h"
+
+extern "C" {
+#include "solbench/attention.h"
+#include "solbench/util.h"
+}
+
+#define WORKSPACE (32u << 20)
+static const uint64_t seed_q = 0x51ULL, seed_k = 0x4bULL, seed_v = 0x56ULL;
+
+static int blas_fail(sb_err *err, cublasStatus_t st, const char *what)
+{
+    return sb_fail(err, SB_EIO, "%s: %s", what, cublasGetStatusString(st));
+}
+
+static int mem_check(const char *bench, double need, const char *dev,
+                     sb_err *err)
+{
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    if (e)
+        return sb__cuda_fail(err, e, "cudaMemGetInfo");
+    if (need > 0.95 * (double)free_b)
+        return sb_fail(err, SB_EINVAL, "%s: needs %.2f GiB of device memory, "
+                       "%s has %.2f GiB free", bench, need / 1073741824.0, dev,
+                       free_b / 1073741824.0);
+    return 0;
+}
+
+/* ==== attention.bmm ========================================================== */
+
+typedef struct cbmm_state {
+    sb__cuda_base base;
+    sb_bmm_shape s;
+    bool bf16;
+    float *a, *b, *c;       /* host: the values the product uses; C read back */
+    void *da, *db;
+    float *dc;
+    void *ws;
+    cublasHandle_t h;
+    float alpha, beta;
+} cbmm_state;
+
+static int bmm_enqueue(void *state, int iters, sb_err *err)
+{
+    cbmm_state *s = (cbmm_state *)state;
+    const sb_bmm_shape *x = &s->s;
+    cudaDataType_t t = s->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    /* Row-major C = A B is column-major C^T = B^T A^T. */
+    for (int it = 0; it < iters; it++) {
+        cublasStatus_t st = cublasGemmStridedBatchedEx(
+            s->h, CUBLAS_OP_N, CUBLAS_OP_N, (int)x->n, (int)x->m, (int)x->k,
+            &s->alpha, s->db, t, (int)x->n, (long long)(x->k * x->n), s->da, t,
+            (int)x->k, (long long)(x->m * x->k), &s->beta, s->dc, CUDA_R_32F,
+            (int)x->n, (long long)(x->m * x->n), (int)x->batch,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return blas_fail(err, st, "cublasGemmStridedBatchedEx");
+    }
+    return 0;
+}
+
+extern "C" void sb__cbmm_teardown(void *state)
+{
+    cbmm_state *s = (cbmm_state *)state;
+    if (!s)
+        return;
+    if (s->h)
+        cublasDestroy(s->h);
+    cudaFree(s->da);
+    cudaFree(s->db);
+    cudaFree(s->dc);
+    cudaFree(s->ws);
+    sb_free_aligned(s->a);
+    sb_free_aligned(s->b);
+    sb_free_aligned(s->c);
+    sb__cuda_base_free(&s->base);
+    free(s);
+}
+
+/* Uploads x[0..n) as fp32, or as bf16 after rounding x in place (so the
+ * reference sees exactly what the GPU multiplies). */
+static int upload(float *x, size_t n, bool bf16, void **dst, sb_err *err)
+{
+    cudaError_t e;
+    if (!bf16) {
+        if ((e = cudaMalloc(dst, n * 4)) ||
+            (e = cudaMemcpy(*dst, x, n * 4, cudaMemcpyHostToDevice)))
+            return sb__cuda_fail(err, e, "uploading an operand");
+        return 0;
+    }
+    uint16_t *h = (uint16_t *)malloc(n * 2);
+    if (!h)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        h[i] = sb__cu_float_to_bf16(x[i]);
+        x[i] = sb__cu_bf16_to_float(h[i]);
+    }
+    if (!(e = cudaMalloc(dst, n * 2)))
+        e = cudaMemcpy(*dst, h, n * 2, cudaMemcpyHostToDevice);
+    free(h);
+    return sb__cuda_fail(err, e, "uploading an operand");
+}
+
+extern "C" int sb__cbmm_setup(const sb_params *p, void **state, sb_err *err)
+{
+    cbmm_state *s = (cbmm_state *)calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
+                                bmm_enqueue, true, err);
+    if (rc)
+        goto fail;
+    s->base.plant_error = sb_p_bool(p, "plant_error");
+    s->bf16 = strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
+    s->alpha = 1.0f;
+    s->beta = 0.0f;
+    {
+        int64_t seq = sb_p_int(p, "seq"), d = sb_p_int(p, "head_dim");
+        const char *shape = sb_p_str(p, "shape");
+        s->s.batch = sb_p_int(p, "batch");
+        s->s.m = sb_p_int(p, "m");
+        s->s.n = sb_p_int(p, "n");
+        s->s.k = sb_p_int(p, "k");
+        if (strcmp(shape, "qk") == 0) {
+            s->s.m = seq;
+            s->s.n = seq;
+            s->s.k = d;
+        } else if (strcmp(shape, "pv") == 0) {
+            s->s.m = seq;
+            s->s.n = d;
+            s->s.k = seq;
+        }
+    }
+    {
+        size_t na = (size_t)(s->s.batch * s->s.m * s->s.k);
+        size_t nb = (size_t)(s->s.batch * s->s.k * s->s.n);
+        size_t nc = (size_t)(s->s.batch * s->s.m * s->s.n);
+        double need = (double)(na + nb) * (s->bf16 ? 2 : 4) + 4.0 * nc + WORKSPACE;
+        if ((rc = mem_check("attention.bmm", need, s->base.devname, err)))
+            goto fail;
+        s->a = (float *)sb_alloc_aligned(na * 4);
+        s->b = (float *)sb_alloc_aligned(nb * 4);
+        s->c = (float *)sb_alloc_aligned(nc * 4);
+        if (!s->a || !s->b || !s->c) {
+            rc = sb_fail(err, SB_ENOMEM, "attention.bmm: out of host memory");
+            goto fail;
+        }
+        sb_attn_fill(s->a, na, seed_q);
+        sb_attn_fill(s->b, nb, seed_k);
+        cudaError_t e;
+        if ((rc = upload(s->a, na, s->bf16, &s->da, err)) ||
+            (rc = upload(s->b, nb, s->bf16, &s->db, err)))
+            goto fail;
+        if ((e = cudaMalloc((void **)&s->dc, nc * 4)) ||
+            (e = cudaMemset(s->dc, 0x3f, nc * 4)) ||
+            (e = cudaMalloc(&s->ws, WORKSPACE))) {
+            rc = sb__cuda_fail(err, e, "cudaMalloc");
+            goto fail;
+        }
+    }
+    {
+        cublasStatus_t st;
+        if ((st = cublasCreate(&s->h)) ||
+            (st = cublasSetStream(s->h, s->base.stream)) ||
+            (st = cublasSetWorkspace(s->h, s->ws, WORKSPACE)) ||
+            (st = cublasSetMathMode(s->h, CUBLAS_DEFAULT_MATH))) {
+            rc = blas_fail(err, st, "cuBLAS setup");
+            goto fail;
+        }
+    }
+    /* Uploads through the legacy stream may still be in flight (pageable
+     * copies return once staged); the benchmark's own stream does not wait
+     * for them, so wait here. */
+    {
+        cudaError_t se = cudaDeviceSynchronize();
+        if (se) {
+            rc = sb__cuda_fail(err, se, "finishing the uploads");
+            goto fail;
+        }
+    }
+    *state = s;
+    return 0;
+fail:
+    sb__cbmm_teardown(s);
+    return rc;
+}
+
+extern "C" int sb__cbmm_verify(void *state, sb_result *r)
+{
+    cbmm_state *s = (cbmm_state *)state;
+    sb_err err = {};
+    size_t nc = (size_t)(s->s.batch * s->s.m * s->s.n);
+    cudaError_t e;
+    int rc = 0;
+    if ((e = cudaMemsetAsync(s->dc, 0xff, nc * 4, s->base.stream))) {
+        rc = sb__cuda_fail(&err, e, "poisoning C");
+        goto out;
+    }
+    if ((rc = bmm_enqueue(s, 1, &err)) ||
+        (rc = sb__cuda_sync(&s->base, &err, "the verified product")))
+        goto out;
+    if (s->base.plant_error) {
+        /* The first element sb_bmm_verify samples (its generator). */
+        uint64_t st = 0x5eedULL ^ 0x626d6dULL;
+        size_t at = nc <= 512 ? 0 : (size_t)(sb_rng_next(&st) % (uint64_t)nc);
+        float wrong = 1000.0f;
+        if ((e = cudaMemcpy(s->dc + at, &wrong, 4, cudaMemcpyHostToDevice))) {
+            rc = sb__cuda_fail(&err, e, "planting an error");
+            goto out;
+        }
+    }
+    if ((e = cudaMemcpy(s->c, s->dc, nc * 4, cudaMemcpyDeviceToHost))) {
+        rc = sb__cuda_fail(&err, e, "reading C back");
+        goto out;
+    }
+    {
+        sb_attn_check c;
+        sb_bmm_verify(&s->s, s->a, s->b, s->c, 512, 0x5eedULL, &c);
+        r->valid = c.checked > 0 && c.bad == 0;
+        sb_result_metric(r, "max_abs_err", c.max_abs, "");
+        if (c.bad)
+            sb_result_note(r, "verification: %lld of %lld elements outside "
+                           "|err| <= 1e-5 * sum|a*b| (first at flat index %lld)",
+                           (long long)c.bad, (long long)c.checked,
+                           (long long)c.first_bad);
+        else
+            sb_result_note(r, "verified %lld elements against the double "
+                           "reference (|err| <= 1e-5 * sum|a*b|; max |err| %.3g)",
+                           (long long)c.checked, c.max_abs);
+    }
+out:
+    if (rc)
+        sb_result_note(r, "%s", err.msg);
+    return rc;
+}
+
+extern "C" void sb__cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
+                                sb_result *r)
+{
+    cbmm_state *s = (cbmm_state *)state;
+    (void)p;
+    (void)ctx;
+    sb__cuda_note(&s->base, r);
+    sb_result_note(r, "cublasGemmStridedBatchedEx, %s inputs, fp32 compute "
+                   "(CUBLAS_COMPUTE_32F: no tf32) and output",
+                   s->bf16 ? "bf16" : "fp32");
+}
+
+/* ==== attention.paged_decode ================================================== */
+
+#define PD_WARPS 4
+#define PD_SPLIT 256
+#define PD_ROW_PAD 4 /* floats after a row's d values: m, l, padding */
+
+typedef struct cpaged_state {
+    sb__cuda_base base;
+    sb_paged_shape s;
+    float *q, *kp, *vp, *o;          /* host copies (reference) */
+    int32_t *table;
+    float *dq, *dkp, *dvp, *dout, *pacc, *pml;
+    int32_t *dtable, *dkeys, *dbase;
+    int split, max_splits, nv, gm, nsub;
+    size_t npool, nq;
+} cpaged_state;
+
+/* Block: one (token t, KV head g, sub-group of <= GM query heads, split of
+ * keys). Each warp takes every PD_WARPS-th key of the split, two keys per
+ * step so two K and two V rows are in flight; lane l holds elements
+ * [4l, 4l + 4) of each 128-wide chunk of the head dimension. */
+template <int NV, int GM>
+__global__ void __launch_bounds__(PD_WARPS * 32)
+k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
+                const float *__restrict__ vp, const int32_t *__restrict__ table,
+                const int32_t *__restrict__ tok_keys,
+                const int32_t *__restrict__ tok_base, int hq, int hkv, int d,
+                int P, int G, int nsub, float scale, int split, int max_splits,
+                float *__restrict__ pacc, float *__restrict__ pml)
+{
+    /* [PD_WARPS][GM][d + 4]: d values, then m and l; rows of d + 4 floats
+     * keep every row 16-byte aligned for the float4 stores (d % 4 == 0). */
+    extern __shared__ float4 sm4[];
+    float *sm = (float *)sm4;
+    const int t = blockIdx.x, g = blockIdx.y / nsub, sub = blockIdx.y % nsub;
+    const int sp = blockIdx.z;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int nkeys = tok_keys[t];
+    const int k0 = sp * split;
+    if (k0 >= nkeys)
+        return;
+    const int k1 = min(k0 + split, nkeys);
+    const int h0 = g * G + sub * GM;
+    const int nh = min(GM, G - sub * GM);
+    const int base = tok_base[t];
+
+    float4 qv[GM][NV], acc[GM][NV];
+    float m[GM], l[GM];
+#pragma unroll
+    for (int h = 0; h < GM; h++) {
+        m[h] = -INFINITY;
+        l[h] = 0.f;
+#pragma unroll
+        for (int c = 0; c < NV; c++) {
+            int e = c * 128 + lane * 4;
+            acc[h][c] = make_float4(0.f, 0.f, 0.f, 0.f);
+            qv[h][c] = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (h < nh && e < d)
+                qv[h][c] = *(const float4 *)(q + ((size_t)t * hq + h0 + h) * d + e);
+        }
+    }
+    for (int j = k0 + warp; j < k1; j += 2 * PD_WARPS) {
+        float4 kv[2][NV], vv[2][NV];
+        bool ok[2] = {true, j + PD_WARPS < k1};
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            int jj = j + u * PD_WARPS;
+            size_t row = 0;
+            if (ok[u]) {
+                int page = table[base + jj / P];
+                row = (((size_t)page * hkv + g) * P + (size_t)(jj % P)) * d;
+            }
+#pragma unroll
+            for (int c = 0; c < NV; c++) {
+                int e = c * 128 + lane * 4;
+                kv[u][c] = vv[u][c] = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (ok[u] && e < d) {
+                    kv[u][c] = *(const float4 *)(kp + row + e);
+                    vv[u][c] = *(const float4 *)(vp + row + e);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            if (!ok[u])
+                break;
+#pragma unroll
+            for (int h = 0; h < GM; h++) {
+                float dot = 0.f;
+#pragma unroll
+                for (int c = 0; c < NV; c++)
+                    dot += qv[h][c].x * kv[u][c].x + qv[h][c].y * kv[u][c].y +
+                           qv[h][c].z * kv[u][c].z + qv[h][c].w * kv[u][c].w;
+#pragma unroll
+                for (int off = 16; off > 0; off >>= 1)
+                    dot += __shfl_xor_sync(0xffffffffu, dot, off);
+                float sc = dot * scale;
+                float mn = fmaxf(m[h], sc);
+                float corr = expf(m[h] - mn), pr = expf(sc - mn);
+                l[h] = l[h] * corr + pr;
+#pragma unroll
+                for (int c = 0; c < NV; c++) {
+                    acc[h][c].x = acc[h][c].x * corr + pr * vv[u][c].x;
+                    acc[h][c].y = acc[h][c].y * corr + pr * vv[u][c].y;
+                    acc[h][c].z = acc[h][c].z * corr + pr * vv[u][c].z;
+                    acc[h][c].w = acc[h][c].w * corr + pr * vv[u][c].w;
+                }
+                m[h] = mn;
+            }
+        }
+    }
+    /* Merge the warps through shared memory. */
+    const int rs = d + PD_ROW_PAD;
+#pragma unroll
+    for (int h = 0; h < GM; h++) {
+        float *row = sm + ((size_t)warp * GM + h) * rs;
+#pragma unroll
+        for (int c = 0; c < NV; c++) {
+            int e = c * 128 + lane * 4;
+            if (e < d)
+                *(float4 *)(row + e) = acc[h][c];
+        }
+        if (lane == 0) {
+            row[d] = m[h];
+            row[d + 1] = l[h];
+        }
+    }
+    __syncthreads();
+    for (int h = 0; h < nh; h++) {
+        float M = -INFINITY;
+        for (int w = 0; w < PD_WARPS; w++)
+            M = fmaxf(M, sm[((size_t)w * GM + h) * rs + d]);
+        float L = 0.f;
+        for (int w = 0; w < PD_WARPS; w++) {
+            const float *row = sm + ((size_t)w * GM + h) * rs;
+            if (row[d] > -INFINITY)
+                L += row[d + 1] * expf(row[d] - M);
+        }
+        size_t slot = ((size_t)t * hq + h0 + h) * max_splits + sp;
+        for (int e = threadIdx.x; e < d; e += blockDim.x) {
+            float a = 0.f;
+            for (int w = 0; w < PD_WARPS; w++) {
+                const float *row = sm + ((size_t)w * GM + h) * rs;
+                if (row[d] > -INFINITY)
+                    a += row[e] * expf(row[d] - M);
+            }
+            pacc[slot * d + e] = a;
+        }
+        if (threadIdx.x == 0) {
+            pml[slot * 2] = M;
+            pml[slot * 2 + 1] = L;
+        }
+    }
+}
+
+/* One block per (token, query head): merges the splits into O. A token
+ * that sees no key gets O = 0 (attention.h's definition). */
+__global__ void k_paged_combine(const float *__restrict__ pacc,
+                                const float *__restrict__ pml,
+                                const int32_t *__restrict__ tok_keys, int hq,
+                                int d, int split, int max_splits,
+                                float *__restrict__ out)
+{
+    const int t = blockIdx.x / hq, h = blockIdx.x % hq;
+    const int nk = tok_keys[t];
+    const int ns = (nk + split - 1) / split;
+    float *o = out + ((size_t)t * hq + h) * d;
+    if (ns == 0) {
+        for (int e = threadIdx.x; e < d; e += blockDim.x)
+            o[e] = 0.f;
+        return;
+    }
+    const size_t slot0 = ((size_t)t * hq + h) * max_splits;
+    float M = -INFINITY, L = 0.f;
+    for (int s = 0; s < ns; s++)
+        M = fmaxf(M, pml[(slot0 + s) * 2]);
+    for (int s = 0; s < ns; s++)
+        L += pml[(slot0 + s) * 2 + 1] * expf(pml[(slot0 + s) * 2] - M);
+    for (int e = threadIdx.x; e < d; e += blockDim.x) {
+        float a = 0.f;
+        for (int s = 0; s < ns; s++)
+            a += pacc[(slot0 + s) * d + e] * expf(pml[(slot0 + s) * 2] - M);
+        o[e] = a / L;
+    }
+}
+
+static int paged_enqueue(void *state, int iters, sb_err *err)
+{
+    cpaged_state *s = (cpaged_state *)state;
+    const sb_paged_shape *x = &s->s;
+    int hq = (int)x->hq, hkv = (int)x->hkv, d = (int)x->d, P = (int)x->page_size;
+    int G = hq / hkv;
+    float scale = (float)(1.0 / sqrt((double)d));
+    dim3 grid((unsigned)x->total_q, (unsigned)(hkv * s->nsub), (unsigned)s->max_splits);
+    size_t smem = (size_t)PD_WARPS * s->gm * (d + PD_ROW_PAD) * sizeof(float);
+    for (int it = 0; it < iters; it++) {
+        if (x->total_q == 0)
+            break;
+        if (s->nv == 1)
+            k_paged_partial<1, 8><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(
+                s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d,
+                P, G, s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml);
+        else
+            k_paged_partial<2, 4><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(
+                s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d,
+                P, G, s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml);
+        k_paged_combine<<<(unsigned)(x->total_q * hq), 128, 0, s->base.stream>>>(
+            s->pacc, s->pml, s->dkeys, hq, d, s->split, s->max_splits, s->dout);
+        cudaError_t e = cudaGetLastError();
+        if (e)
+            return sb__cuda_fail(err, e, "paged attention launch");
+    }
+    return 0;
+}
+
+extern "C" void sb__cpaged_teardown(void *state)
+{
+    cpaged_state *s = (cpaged_state *)state;
+    if (!s)
+        return;
+    cudaFree(s->dq);
+    cudaFree(s->dkp);
+    cudaFree(s->dvp);
+    cudaFree(s->dout);
+    cudaFree(s->pacc);
+    cudaFree(s->pml);
+    cudaFree(s->dtable);
+    cudaFree(s->dkeys);
+    cudaFree(s->dbase);
+    sb_free_aligned(s->q);
+    sb_free_aligned(s->kp);
+    sb_free_aligned(s->vp);
+    sb_free_aligned(s->o);
+    sb_free_aligned(s->table);
+    sb_paged_shape_free(&s->s);
+    sb__cuda_base_free(&s->base);
+    free(s);
+}
+
+static int up(void **dst, const void *src, size_t bytes, sb_err *err)
+{
+    cudaError_t e = cudaMalloc(dst, bytes ? bytes : 16);
+    if (!e && bytes)
+        e = cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice);
+    return sb__cuda_fail(err, e, "uploading the paged attention inputs");
+}
+
+extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
+{
+    cpaged_state *s = (cpaged_state *)calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int64_t *len = NULL, batch = sb_p_int(p, "batch");
+    uint64_t seed = (uint64_t)sb_p_int(p, "seed");
+    int32_t *keys = NULL, *base = NULL;
+    int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
+                                paged_enqueue, true, err);
+    if (rc)
+        goto fail;
+    s->base.plant_error = sb_p_bool(p, "plant_error");
+    len = (int64_t *)malloc(SB_PAGED_MAX_BATCH * sizeof *len);
+    if (!len) {
+        rc = sb_fail(err, SB_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch, seed, len,
+                                  "lens", err)) ||
+        (rc = sb_paged_shape_init(&s->s, batch, len, sb_p_int(p, "q_heads"),
+                                  sb_p_int(p, "kv_heads"), sb_p_int(p, "head_dim"),
+                                  sb_p_int(p, "page_size"), sb_p_int(p, "chunk"),
+                                  sb_p_int(p, "chunk_every"), err)))
+        goto fail;
+    {
+        const sb_paged_shape *x = &s->s;
+        if (x->d % 4 || x->d > 256) {
+            rc = sb_fail(err, SB_EUNSUP, "attention.paged_decode on cuda: "
+                         "head_dim=%lld must be a multiple of 4 and <= 256",
+                         (long long)x->d);
+            goto fail;
+        }
+        s->nv = x->d > 128 ? 2 : 1;
+        s->gm = s->nv == 1 ? 8 : 4;
+        int G = (int)(x->hq / x->hkv);
+        s->nsub = (G + s->gm - 1) / s->gm;
+        /* Splits of 256 keys, fewer and longer past 8192 keys. */
+        s->split = PD_SPLIT;
+        if (x->max_len > 32 * PD_SPLIT)
+            s->split = (int)((x->max_len + 31) / 32);
+        s->max_splits = x->max_len > 0 ? (int)((x->max_len + s->split - 1) / s->split) : 1;
+        s->npool = (size_t)(x->total_pages * x->hkv * x->page_size * x->d);
+        s->nq = (size_t)(x->total_q * x->hq * x->d);
+        size_t nslot = (size_t)x->total_q * x->hq * s->max_splits;
+        double need = 4.0 * (2.0 * s->npool + 2.0 * s->nq + nslot * (x->d + 2.0)) +
+                      4.0 * (x->total_pages + 2.0 * x->total_q);
+        if ((rc = mem_check("attention.paged_decode", need, s->base.devname, err)))
+            goto fail;
+        size_t pool = s->npool ? s->npool : 1;
+        s->kp = (float *)sb_alloc_aligned(pool * 4);
+        s->vp = (float *)sb_alloc_aligned(pool * 4);
+        s->q = (float *)sb_alloc_aligned((s->nq ? s->nq : 1) * 4);
+        s->o = (float *)sb_alloc_aligned((s->nq ? s->nq : 1) * 4);
+        s->table = (int32_t *)sb_alloc_aligned((size_t)(x->total_pages + 1) * 4);
+        keys = (int32_t *)malloc((size_t)(x->total_q + 1) * 4);
+        base = (int32_t *)malloc((size_t)(x->total_q + 1) * 4);
+        if (!s->kp || !s->vp || !s->q || !s->o || !s->table || !keys || !base) {
+            rc = sb_fail(err, SB_ENOMEM, "attention.paged_decode: out of host memory");
+            goto fail;
+        }
+        sb_paged_shuffle_table(s->table, x->total_pages, seed);
+        sb_attn_fill(s->kp, pool, seed_k ^ seed);
+        sb_attn_fill(s->vp, pool, seed_v ^ seed);
+        sb_attn_fill(s->q, s->nq ? s->nq : 1, seed_q ^ seed);
+        for (int64_t sq = 0, t = 0; sq < x->batch; sq++)
+            for (int64_t u = 0; u < sb_paged_qlen(x, sq); u++, t++) {
+                keys[t] = (int32_t)sb_paged_keys(x, sq, u);
+                base[t] = (int32_t)x->cu_pages[sq];
+            }
+        cudaError_t e;
+        if ((rc = up((void **)&s->dq, s->q, s->nq * 4, err)) ||
+            (rc = up((void **)&s->dkp, s->kp, s->npool * 4, err)) ||
+            (rc = up((void **)&s->dvp, s->vp, s->npool * 4, err)) ||
+            (rc = up((void **)&s->dtable, s->table, (size_t)x->total_pages * 4, err)) ||
+            (rc = up((void **)&s->dkeys, keys, (size_t)x->total_q * 4, err)) ||
+            (rc = up((void **)&s->dbase, base, (size_t)x->total_q * 4, err)))
+            goto fail;
+        if ((e = cudaMalloc((void **)&s->dout, (s->nq ? s->nq : 1) * 4)) ||
+            (e = cudaMalloc((void **)&s->pacc, (nslot ? nslot : 1) * x->d * 4)) ||
+            (e = cudaMalloc((void **)&s->pml, (nslot ? nslot : 1) * 2 * 4))) {
+            rc = sb__cuda_fail(err, e, "cudaMalloc");
+            goto fail;
+        }
+        size_t smem = (size_t)PD_WARPS * s->gm * (x->d + PD_ROW_PAD) * sizeof(float);
+        if (smem > 48 * 1024) {
+            e = s->nv == 1
+                    ? cudaFuncSetAttribute(k_paged_partial<1, 8>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)smem)
+                    : cudaFuncSetAttribute(k_paged_partial<2, 4>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)smem);
+            if (e) {
+                rc = sb__cuda_fail(err, e, "cudaFuncSetAttribute");
+                goto fail;
+            }
+        }
+    }
+    /* Uploads through the legacy stream may still be in flight (pageable
+     * copies return once staged); the benchmark's own stream does not wait
+     * for them, so wait here. */
+    {
+        cudaError_t se = cudaDeviceSynchronize();
+        if (se) {
+            rc = sb__cuda_fail(err, se, "finishing the uploads");
+            goto fail;
+        }
+    }
+    free(len);
+    free(keys);
+    free(base);
+    *state = s;
+    return 0;
+fail:
+    free(len);
+    free(keys);
+    free(base);
+    sb__cpaged_teardown(s);
+    return rc;
+}
+
+extern "C" int sb__cpaged_verify(void *state, sb_result *r)
+{
+    cpaged_state *s = (cpaged_state *)state;
+    sb_err err = {};
+    cudaError_t e;
+    int rc = 0;
+    size_t bytes = s->nq * 4;
+    if (bytes && (e = cudaMemsetAsync(s->dout, 0xff, bytes, s->base.stream))) {
+        rc = sb__cuda_fail(&err, e, "poisoning O");
+        goto out;
+    }
+    if ((rc = paged_enqueue(s, 1, &err)) ||
+        (rc = sb__cuda_sync(&s->base, &err, "the verified run")))
+        goto out;
+    if (s->base.plant_error && bytes) {
+        /* Row 0 is always among the rows sb_paged_verify checks. */
+        float wrong = 1000.0f;
+        if ((e = cudaMemcpy(s->dout, &wrong, 4, cudaMemcpyHostToDevice))) {
+            rc = sb__cuda_fail(&err, e, "planting an error");
+            goto out;
+        }
+    }
+    if (bytes && (e = cudaMemcpy(s->o, s->dout, bytes, cudaMemcpyDeviceToHost))) {
+        rc = sb__cuda_fail(&err, e, "reading O back");
+        goto out;
+    }
+    {
+        sb_attn_check c;
+        sb_paged_verify(&s->s, s->q, s->kp, s->vp, s->table, s->o, 64,
+                        0x5eedULL, &c);
+        r->valid = c.checked > 0 && c.bad == 0;
+        sb_result_metric(r, "max_abs_err", c.max_abs, "");
+        if (c.bad)
+            sb_result_note(r, "verification: %lld of %lld elements outside "
+                           "|err| <= 1e-4 + 1e-3*|ref| (first at flat index "
+                           "%lld, max |err| %.3g)", (long long)c.bad,
+                           (long long)c.checked, (long long)c.first_bad,
+                           c.max_abs);
+        else
+            sb_result_note(r, "verified %lld elements against the double "
+                           "reference (|err| <= 1e-4 + 1e-3*|ref|; max |err| "
+                           "%.3g)", (long long)c.checked, c.max_abs);
+    }
+out:
+    if (rc)
+        sb_result_note(r, "%s", err.msg);
+    return rc;
+}
+
+extern "C" void sb__cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
+                                  sb_result *r)
+{
+    cpaged_state *s = (cpaged_state *)state;
+    (void)p;
+    sb__cuda_note(&s->base, r);
+    double bytes = sb_paged_bytes(&s->s);
+    sb_result_metric(r, "sequences", (double)s->s.batch, "");
+    sb_result_metric(r, "query_tokens", (double)s->s.total_q, "");
+    sb_result_metric(r, "kv_cache", 8.0 * (double)s->npool, "B");
+    sb_result_note(r, "split-KV kernel: splits of %d keys (at most %d per "
+                   "token), %d query heads per block", s->split, s->max_splits,
+                   s->gm);
+    if (r->stats.p50 <= 0)
+        return;
+    sb_result_metric(r, "tokens_per_s", (double)s->s.total_q / r->stats.p50,
+                     "tok/s");
+    double bw = sb_ceil_get(&ctx->ceil, "bw.HBM");
+    if (bw > 0) {
+        sb_result_metric(r, "pct_hbm", 100.0 * bytes / r->stats.p50 / bw, "%");
+        sb_result_note(r, "memory ceiling: bw.HBM = %.1f GB/s (measured by "
+                       "memory.copy/read on this device earlier in the run)",
+                       bw * 1e-9);
+    } else {
+        sb_result_note(r, "no pct_hbm: no bw.HBM ceiling in this run (run "
+                       "memory.read or memory.copy with --backend cuda at a "
+                       "size >= 4x the L2 first)");
+    }
+}

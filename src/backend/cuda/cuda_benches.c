@@ -1,0 +1,554 @@
+/*
+ * cuda_benches.c — the benchmark tables of the CUDA backend (backend
+ * "cuda", the same names as the CPU benchmarks): memory.copy/read/write/
+ * triad, compute.gemm, attention.bmm, attention.paged_decode and, where
+ * NCCL was found, network.allreduce/allgather/reduce_scatter/alltoall/
+ * bcast. Parameters, checks, work counts and the MFU arithmetic live here;
+ * kernels and library calls in the .cu files (cuda_kernels.h).
+ *
+ * Every benchmark's setup returns SB_EUNSUP with "no CUDA device (<the
+ * driver's reason>)" when there is no device, which the runner reports as
+ * a skipped result; nothing is asked of a device before that check.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda_common.h"
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_table.h"
+#include "bench/compute/compute.h"
+#include "solbench/attention.h"
+#include "solbench/hw.h"
+#include "solbench/netmodel.h"
+
+/* ==== memory.* ================================================================ */
+
+#define CMEM_PARAMS_COMMON                                                   \
+    {"size", SB_P_SIZE, "64MiB", 16, 1099511627776.0, NULL,                  \
+     "total bytes of all arrays of the kernel (device memory)"},             \
+    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|fp64",                           \
+     "element type (16-byte vectors: float4 or double2)"},                   \
+    SB__CUDA_P_DEVICE, SB__CUDA_P_PLANT
+
+static const sb_param_def cmem_params[] = {
+    CMEM_PARAMS_COMMON, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def cmem_copy_params[] = {
+    CMEM_PARAMS_COMMON,
+    {"method", SB_P_STR, "kernel", 0, 0, "kernel|memcpy",
+     "kernel: grid-stride float4/double2 copy; memcpy: cudaMemcpyAsync "
+     "device to device"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static size_t cmem_elem(const sb_params *p)
+{
+    return strcmp(sb_p_str(p, "dtype"), "fp64") == 0 ? 8 : 4;
+}
+
+static int cmem_check(int kernel, const char *name, const sb_params *p,
+                      sb_err *err)
+{
+    if (sb__cmem_elems(kernel, sb_p_num(p, "size"), cmem_elem(p)) == 0)
+        return sb_fail(err, SB_EINVAL, "%s: parameter size=%s B holds no "
+                       "16-byte vector per array (at least %d B)", name,
+                       sb_p_str(p, "size"), 16 * sb__cmem_arrays(kernel));
+    return 0;
+}
+
+#define CMEM_BENCH(K, NAME, PARAMS, QUICK, DESC)                             \
+    static int cmem_##NAME##_check(const sb_params *p, const sb_ctx *ctx,    \
+                                   sb_err *err)                              \
+    {                                                                        \
+        return cmem_check(K, "memory." #NAME, p, err);                       \
+    }                                                                        \
+    static double cmem_##NAME##_bytes(const sb_params *p)                    \
+    {                                                                        \
+        return sb__cmem_bytes(K, sb_p_num(p, "size"), cmem_elem(p));         \
+    }                                                                        \
+    static int cmem_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,    \
+                                   void **state, sb_err *err)                \
+    {                                                                        \
+        return sb__cmem_setup(K, p, state, err);                             \
+    }                                                                        \
+    const sb_bench sb_bench_cuda_memory_##NAME = {                           \
+        .name = "memory." #NAME,                                             \
+        .area = "memory",                                                    \
+        .backend = "cuda",                                                   \
+        .desc = DESC,                                                        \
+        .params = PARAMS,                                                    \
+        .quick = QUICK,                                                      \
+        .full = "size=4MiB..8GiB:x2",                                        \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                   \
+        .check = cmem_##NAME##_check,                                        \
+        .bytes = cmem_##NAME##_bytes,                                        \
+        .setup = cmem_##NAME##_setup,                                        \
+        .measure = sb__cuda_measure,                                         \
+        .verify = sb__cmem_verify,                                           \
+        .report = sb__cmem_report,                                           \
+        .teardown = sb__cmem_teardown,                                       \
+    };
+
+CMEM_BENCH(SB__CMEM_COPY, copy, cmem_copy_params,
+           "size=64MiB,1GiB method=kernel,memcpy",
+           "device copy c = a: float4 kernel or cudaMemcpy D2D (2 words)")
+CMEM_BENCH(SB__CMEM_READ, read, cmem_params, "size=64MiB,1GiB",
+           "device read: per-block sums of a (1 word)")
+CMEM_BENCH(SB__CMEM_WRITE, write, cmem_params, "size=64MiB,1GiB",
+           "device write: a = f(i) (1 word)")
+CMEM_BENCH(SB__CMEM_TRIAD, triad, cmem_params, "size=64MiB,1GiB",
+           "device STREAM triad a = b + s*c (3 words)")
+
+/* ==== compute.gemm ============================================================= */
+
+static const sb_param_def cgemm_params[] = {
+    {"dtype", SB_P_STR, "bf16", 0, 0, "fp32|tf32|fp16|bf16|fp8|fp8_f32",
+     "cuBLASLt: fp32, tf32 (fp32 in/out, tf32 tensor cores), fp16 and bf16 "
+     "(same type out), fp8 (e4m3 in, bf16 out), fp8_f32 (e4m3 in, fp32 "
+     "out); fp32 accumulation"},
+    {"shape", SB_P_STR, "square", 0, 0, "square|llm",
+     "square: M = N = K = n; llm: M = tokens, K = d_model, N = 4 d_model"},
+    {"n", SB_P_INT, "4096", 1, 1048576, NULL, "square: the matrix order"},
+    {"m", SB_P_INT, "0", 0, 16777216, NULL,
+     "square: rows of A and C when not n (0 = n)"},
+    {"k", SB_P_INT, "0", 0, 1048576, NULL,
+     "square: inner dimension when not n (0 = n)"},
+    {"tokens", SB_P_INT, "4096", 1, 16777216, NULL, "llm: tokens (M)"},
+    {"d_model", SB_P_INT, "4096", 1, 262144, NULL,
+     "llm: model width (K), N = 4 d_model"},
+    SB__CUDA_P_DEVICE,
+    SB__CUDA_P_PLANT,
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static int cgemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+{
+    int64_t m = 0, n = 0, k = 0;
+    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
+    if (!dt)
+        return sb_fail(err, SB_EINVAL, "compute.gemm: parameter dtype=%s: "
+                       "unknown on cuda", sb_p_str(p, "dtype"));
+    int rc = sb__gemm_dims(p, &m, &n, &k, err);
+    if (rc)
+        return rc;
+    if (dt->scale_ptrs && (m % 16 || n % 16 || k % 16))
+        return sb_fail(err, SB_EINVAL, "compute.gemm dtype=%s: M=%lld N=%lld "
+                       "K=%lld must be multiples of 16 (cuBLASLt fp8)",
+                       dt->name, (long long)m, (long long)n, (long long)k);
+    return 0;
+}
+
+static double cgemm_flops(const sb_params *p)
+{
+    int64_t m = 0, n = 0, k = 0;
+    if (sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+        return 0;
+    return 2.0 * (double)m * (double)n * (double)k;
+}
+
+static double cgemm_bytes(const sb_params *p)
+{
+    int64_t m = 0, n = 0, k = 0;
+    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
+    if (!dt || sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+        return 0;
+    return ((double)m * k + (double)k * n) * dt->in_bytes +
+           (double)m * n * dt->out_bytes;
+}
+
+static int cgemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+                       sb_err *err)
+{
+    int64_t m = 0, n = 0, k = 0;
+    int rc = sb__gemm_dims(p, &m, &n, &k, err);
+    if (rc)
+        return rc;
+    return sb__cgemm_setup(sb_p_str(p, "dtype"), m, n, k, p, state, err);
+}
+
+/* The dense datasheet peak of the device for a peak key: data/hw/<spec>
+ * when it has one, else the built-in table. */
+static double datasheet_peak(const char *devname, const char *key,
+                             char *src, size_t len)
+{
+    const char *spec = "";
+    double table = sb__cu_datasheet_peak(devname, key, &spec);
+    if (spec[0]) {
+        sb_hw_spec hw;
+        sb_err e = {0};
+        if (sb_hw_load(spec, &hw, &e) == 0) {
+            double v = sb_hw_peak(&hw, key);
+            if (v > 0) {
+                snprintf(src, len, "data/hw/%s.json", spec);
+                return v;
+            }
+        }
+    }
+    if (table > 0)
+        snprintf(src, len, "the built-in datasheet table (%s)", spec);
+    return table;
+}
+
+static void cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
+                         sb_result *r)
+{
+    const sb__cuda_base *b = state;
+    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
+    sb__cgemm_report(state, p, ctx, r);
+    double flops = cgemm_flops(p);
+    if (!dt || r->stats.p50 <= 0 || flops <= 0)
+        return;
+    double achieved = flops / r->stats.p50, best = flops / r->stats.min;
+    /* No bytes() in the table: the headline of a GEMM is TFLOP/s, not
+     * the GB/s the runner would derive; the bytes still give the AI. */
+    double bytes = cgemm_bytes(p);
+    sb_result_metric(r, "bytes", bytes, "B");
+    if (bytes > 0)
+        sb_result_metric(r, "AI", flops / bytes, "FLOP/B");
+    sb_result_metric(r, "TFLOPs", achieved * 1e-12, "TFLOP/s");
+    sb_result_metric(r, "TFLOPs_best", best * 1e-12, "TFLOP/s");
+    char src[96] = "";
+    double peak = datasheet_peak(b->devname, dt->peak, src, sizeof src);
+    if (peak > 0) {
+        sb_result_metric(r, "MFU", achieved / peak, "ratio");
+        sb_result_note(r, "MFU against the dense %s datasheet peak of %s, "
+                       "%.1f TFLOP/s, from %s", dt->peak, b->devname,
+                       peak * 1e-12, src);
+    } else {
+        sb_result_note(r, "no datasheet MFU: %s has no %s peak in data/hw or "
+                       "the built-in table", b->devname, dt->peak);
+    }
+    if (!r->valid)
+        return;
+    char key[40];
+    snprintf(key, sizeof key, "peak.%s", dt->peak);
+    double prev = sb_ceil_get(&ctx->ceil, key);
+    if (best > prev)
+        sb_ceil_set(&ctx->ceil, key, best, "measured");
+    double top = best > prev ? best : prev;
+    sb_result_metric(r, "MFU_measured", achieved / top, "ratio");
+    sb_result_note(r, "MFU_measured against %s = %.1f TFLOP/s, the best %s "
+                   "GEMM measured on this device in this run", key,
+                   top * 1e-12, dt->peak);
+}
+
+const sb_bench sb_bench_cuda_compute_gemm = {
+    .name = "compute.gemm",
+    .area = "compute",
+    .backend = "cuda",
+    .desc = "cuBLASLt GEMM fp32/tf32/fp16/bf16/fp8, square and LLM shapes, "
+            "TFLOP/s and MFU",
+    .params = cgemm_params,
+    .quick = "dtype=fp32,tf32,bf16,fp8 shape=square,llm n=4096 tokens=4096 "
+             "d_model=4096",
+    .full = "dtype=fp32,tf32,fp16,bf16,fp8,fp8_f32 shape=square,llm "
+            "n=2048,4096,8192,16384 tokens=2048,8192 d_model=4096,8192",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = cgemm_check,
+    .flops = cgemm_flops,
+    .setup = cgemm_setup,
+    .measure = sb__cuda_measure,
+    .verify = sb__cgemm_verify,
+    .report = cgemm_report,
+    .teardown = sb__cgemm_teardown,
+};
+
+/* ==== attention.bmm ============================================================ */
+
+static const sb_param_def cbmm_params[] = {
+    {"batch", SB_P_INT, "8", 1, 65536, NULL, "number of matrix products"},
+    {"shape", SB_P_STR, "qk", 0, 0, "qk|pv|mnk",
+     "qk: [seq,head_dim]x[head_dim,seq]; pv: [seq,seq]x[seq,head_dim]; "
+     "mnk: m, n, k as given"},
+    {"seq", SB_P_INT, "512", 1, 1 << 20, NULL, "sequence length (qk, pv)"},
+    {"head_dim", SB_P_INT, "128", 1, 4096, NULL, "head dimension (qk, pv)"},
+    {"m", SB_P_INT, "256", 1, 1 << 20, NULL, "rows of A and C (mnk)"},
+    {"n", SB_P_INT, "256", 1, 1 << 20, NULL, "columns of B and C (mnk)"},
+    {"k", SB_P_INT, "256", 1, 1 << 20, NULL, "inner dimension (mnk)"},
+    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",
+     "fp32, or bf16 inputs with fp32 accumulation and output"},
+    SB__CUDA_P_DEVICE,
+    SB__CUDA_P_PLANT,
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static sb_bmm_shape cbmm_shape(const sb_params *p)
+{
+    sb_bmm_shape s = {sb_p_int(p, "batch"), sb_p_int(p, "m"), sb_p_int(p, "n"),
+                      sb_p_int(p, "k")};
+    const char *shape = sb_p_str(p, "shape");
+    int64_t seq = sb_p_int(p, "seq"), d = sb_p_int(p, "head_dim");
+    if (strcmp(shape, "qk") == 0) {
+        s.m = seq;
+        s.n = seq;
+        s.k = d;
+    } else if (strcmp(shape, "pv") == 0) {
+        s.m = seq;
+        s.n = d;
+        s.k = seq;
+    }
+    return s;
+}
+
+static bool cbmm_bf16(const sb_params *p)
+{
+    return strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
+}
+
+static int cbmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+{
+    sb_bmm_shape s = cbmm_shape(p);
+    const double imax = 2147483647.0;
+    if ((double)s.m * s.k > imax || (double)s.k * s.n > imax ||
+        (double)s.m * s.n > imax)
+        return sb_fail(err, SB_EINVAL, "attention.bmm: one matrix of "
+                       "%lldx%lldx%lld exceeds 2^31 elements (parameters m, "
+                       "n, k or seq)", (long long)s.m, (long long)s.n,
+                       (long long)s.k);
+    return 0;
+}
+
+static double cbmm_footprint(const sb_params *p, const sb_ctx *ctx)
+{
+    sb_bmm_shape s = cbmm_shape(p);
+    return 4.0 * sb_bmm_bytes(&s, 1); /* host copies of A, B and C */
+}
+
+static double cbmm_flops(const sb_params *p)
+{
+    sb_bmm_shape s = cbmm_shape(p);
+    return sb_bmm_flops(&s);
+}
+
+static double cbmm_bytes(const sb_params *p)
+{
+    sb_bmm_shape s = cbmm_shape(p);
+    /* bf16 inputs, fp32 output: attention.c's count. */
+    return sb_bmm_bytes(&s, cbmm_bf16(p) ? 2 : 4) +
+           (cbmm_bf16(p) ? 2.0 * (double)s.batch * s.m * s.n : 0.0);
+}
+
+static int cbmm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+                      sb_err *err)
+{
+    return sb__cbmm_setup(p, state, err);
+}
+
+static void cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
+                        sb_result *r)
+{
+    sb__cbmm_report(state, p, ctx, r);
+    const sb_metric *g = sb_result_get(r, "GFLOPs");
+    if (g)
+        sb_result_metric(r, "TFLOPs", g->value * 1e-3, "TFLOP/s");
+    double peak = sb_ceil_get(&ctx->ceil, cbmm_bf16(p) ? "peak.bf16" : "peak.fp32");
+    if (g && peak > 0)
+        sb_result_metric(r, "pct_gemm", 100.0 * g->value * 1e9 / peak, "%");
+}
+
+const sb_bench sb_bench_cuda_attention_bmm = {
+    .name = "attention.bmm",
+    .area = "attention",
+    .backend = "cuda",
+    .desc = "batched matmul (cublasGemmStridedBatchedEx) in the shapes of "
+            "QK^T and PV, fp32 or bf16 inputs",
+    .params = cbmm_params,
+    .quick = "batch=32 shape=qk,pv seq=2048 head_dim=128 dtype=fp32,bf16",
+    .full = "batch=64 shape=qk,pv seq=2048,8192 head_dim=128 dtype=fp32,bf16",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = cbmm_check,
+    .footprint = cbmm_footprint,
+    .flops = cbmm_flops,
+    .bytes = cbmm_bytes,
+    .setup = cbmm_setup,
+    .measure = sb__cuda_measure,
+    .verify = sb__cbmm_verify,
+    .report = cbmm_report,
+    .teardown = sb__cbmm_teardown,
+};
+
+/* ==== attention.paged_decode ===================================================== */
+
+static const sb_param_def cpaged_params[] = {
+    {"batch", SB_P_INT, "16", 0, SB_PAGED_MAX_BATCH, NULL,
+     "sequences (0: as many as the lens list has)"},
+    {"lens", SB_P_STR, "uniform:1:1024", 0, 0, NULL,
+     "context lengths: uniform:LO:HI (random per sequence) or a list "
+     "L1/L2/... (',' would make a sweep)"},
+    {"q_heads", SB_P_INT, "32", 0, 1024, NULL, "query heads"},
+    {"kv_heads", SB_P_INT, "8", 0, 1024, NULL,
+     "key/value heads (must divide q_heads)"},
+    {"head_dim", SB_P_INT, "128", 0, 1024, NULL,
+     "head dimension D (cuda: a multiple of 4, <= 256)"},
+    {"page_size", SB_P_INT, "16", 0, 65536, NULL, "tokens per KV page"},
+    {"chunk", SB_P_INT, "0", 0, 1 << 20, NULL,
+     "query tokens of a prefill chunk carried by every chunk_every-th "
+     "sequence (0: pure decode)"},
+    {"chunk_every", SB_P_INT, "4", 1, SB_PAGED_MAX_BATCH, NULL,
+     "sequences i with i % chunk_every == 0 carry the chunk"},
+    {"seed", SB_P_INT, "1", 0, 1e15, NULL,
+     "seed of the lengths and the page shuffle"},
+    SB__CUDA_P_DEVICE,
+    SB__CUDA_P_PLANT,
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+/* The shape of a point (attention.c's rules); the caller frees it. */
+static int cpaged_shape(const sb_params *p, sb_paged_shape *s, sb_err *err)
+{
+    memset(s, 0, sizeof *s);
+    int64_t hq = sb_p_int(p, "q_heads"), hkv = sb_p_int(p, "kv_heads");
+    int64_t d = sb_p_int(p, "head_dim"), ps = sb_p_int(p, "page_size");
+    const char *b = "attention.paged_decode";
+    if (hq < 1 || hkv < 1 || hq % hkv)
+        return sb_fail(err, SB_EINVAL, "%s: parameters q_heads=%lld, "
+                       "kv_heads=%lld: both >= 1 and kv_heads must divide "
+                       "q_heads", b, (long long)hq, (long long)hkv);
+    if (d < 1 || ps < 1)
+        return sb_fail(err, SB_EINVAL, "%s: parameters head_dim=%lld, "
+                       "page_size=%lld: must be >= 1", b, (long long)d,
+                       (long long)ps);
+    int64_t *len = malloc(SB_PAGED_MAX_BATCH * sizeof *len);
+    if (!len)
+        return sb_fail(err, SB_ENOMEM, "%s: out of memory", b);
+    int64_t batch = sb_p_int(p, "batch");
+    int rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
+                                 (uint64_t)sb_p_int(p, "seed"), len, "lens",
+                                 err);
+    if (!rc)
+        rc = sb_paged_shape_init(s, batch, len, hq, hkv, d, ps,
+                                 sb_p_int(p, "chunk"),
+                                 sb_p_int(p, "chunk_every"), err);
+    free(len);
+    return rc;
+}
+
+static int cpaged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+{
+    sb_paged_shape s;
+    int rc = cpaged_shape(p, &s, err);
+    if (rc)
+        return rc;
+    if (s.total_pages >= 2147483647LL || s.total_q >= 2147483647LL)
+        rc = sb_fail(err, SB_EINVAL, "attention.paged_decode: %lld pages "
+                     "exceed the 32-bit page table (parameters lens, "
+                     "page_size)", (long long)s.total_pages);
+    /* The kernel's limits (cuda_attn.cu), refused here so that bad input
+     * exits 2 before any device is asked for: 16-byte loads of head_dim
+     * floats, at most two 128-wide chunks, and the launch grids (y: KV
+     * heads x groups of 8 query heads, 4 past head_dim 128; x of the
+     * merge: tokens x q heads). */
+    else if (s.d % 4 || s.d > 256)
+        rc = sb_fail(err, SB_EINVAL, "attention.paged_decode on cuda: "
+                     "parameter head_dim=%lld must be a multiple of 4 and "
+                     "<= 256", (long long)s.d);
+    else if (s.hkv * ((s.hq / s.hkv + (s.d > 128 ? 3 : 7)) /
+                      (s.d > 128 ? 4 : 8)) > 65535 ||
+             s.total_q * s.hq > 2147483647LL)
+        rc = sb_fail(err, SB_EINVAL, "attention.paged_decode on cuda: "
+                     "parameters q_heads=%lld, kv_heads=%lld with %lld query "
+                     "tokens exceed the kernel's launch grid", (long long)s.hq,
+                     (long long)s.hkv, (long long)s.total_q);
+    sb_paged_shape_free(&s);
+    return rc;
+}
+
+static double cpaged_footprint(const sb_params *p, const sb_ctx *ctx)
+{
+    sb_paged_shape s;
+    if (cpaged_shape(p, &s, NULL))
+        return 0;
+    double pool = (double)s.total_pages * s.hkv * s.page_size * s.d;
+    double f = 4.0 * (2.0 * pool + 2.0 * (double)s.total_q * s.hq * s.d) +
+               4.0 * (double)s.total_pages;
+    sb_paged_shape_free(&s);
+    return f;
+}
+
+static double cpaged_flops(const sb_params *p)
+{
+    sb_paged_shape s;
+    if (cpaged_shape(p, &s, NULL))
+        return 0;
+    double f = sb_paged_flops(&s);
+    sb_paged_shape_free(&s);
+    return f;
+}
+
+static double cpaged_bytes(const sb_params *p)
+{
+    sb_paged_shape s;
+    if (cpaged_shape(p, &s, NULL))
+        return 0;
+    double b = sb_paged_bytes(&s);
+    sb_paged_shape_free(&s);
+    return b;
+}
+
+static int cpaged_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+                        sb_err *err)
+{
+    return sb__cpaged_setup(p, state, err);
+}
+
+const sb_bench sb_bench_cuda_attention_paged_decode = {
+    .name = "attention.paged_decode",
+    .area = "attention",
+    .backend = "cuda",
+    .desc = "ragged paged attention on the GPU: split-KV kernel over a "
+            "shuffled page pool, GQA, decode tokens and prefill chunks",
+    .params = cpaged_params,
+    .quick = "batch=16 lens=uniform:1:2048 q_heads=32 kv_heads=8 "
+             "head_dim=128 chunk=0,16",
+    .full = "batch=64,256 lens=uniform:512:8192 q_heads=32 kv_heads=8 "
+            "head_dim=128 chunk=0,256",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = cpaged_check,
+    .footprint = cpaged_footprint,
+    .flops = cpaged_flops,
+    .bytes = cpaged_bytes,
+    .setup = cpaged_setup,
+    .measure = sb__cuda_measure,
+    .verify = sb__cpaged_verify,
+    .report = sb__cpaged_report,
+    .teardown = sb__cpaged_teardown,
+};
+
+/* ==== network.* over NCCL ========================================================= */
+
+#ifdef SB_HAVE_NCCL
+static const sb_param_def cnccl_params[] = {
+    {"size", SB_P_SIZE, "64MiB", 4, 17179869184.0, NULL,
+     "bytes of the operation's buffer (nccl-tests' S)"},
+    {"gpus", SB_P_INT, "0", 0, 16, NULL, "GPUs to use (0: all)"},
+    SB__CUDA_P_PLANT,
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+#define CNCCL_BENCH(OP, NAME, DESC)                                          \
+    static int cnccl_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,   \
+                                    void **state, sb_err *err)               \
+    {                                                                        \
+        return sb__cnccl_setup(OP, p, state, err);                           \
+    }                                                                        \
+    const sb_bench sb_bench_cuda_net_##NAME = {                              \
+        .name = "network." #NAME,                                            \
+        .area = "network",                                                   \
+        .backend = "cuda",                                                   \
+        .desc = DESC,                                                        \
+        .params = cnccl_params,                                              \
+        .quick = "size=1MiB,64MiB",                                          \
+        .full = "size=4KiB..1GiB:x4",                                        \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                   \
+        .setup = cnccl_##NAME##_setup,                                       \
+        .measure = sb__cnccl_measure,                                        \
+        .verify = sb__cnccl_verify,                                          \
+        .report = sb__cnccl_report,                                          \
+        .teardown = sb__cnccl_teardown,                                      \
+    };
+
+CNCCL_BENCH(SB_NET_ALLREDUCE, allreduce,
+            "ncclAllReduce over the node's GPUs; busbw = algbw x 2(n-1)/n")
+CNCCL_BENCH(SB_NET_ALLGATHER, allgather,
+            "ncclAllGather; S = output buffer; busbw = algbw x (n-1)/n")
+CNCCL_BENCH(SB_NET_REDUCE_SCATTER, reduce_scatter,
+            "ncclReduceScatter; S = input buffer; busbw = algbw x (n-1)/n")
+CNCCL_BENCH(SB_NET_ALLTOALL, alltoall,
+            "all-to-all as grouped ncclSend/ncclRecv; busbw x (n-1)/n")
+CNCCL_BENCH(SB_NET_BCAST, bcast, "ncclBroadcast from GPU 0; busbw = algbw")
+#endif

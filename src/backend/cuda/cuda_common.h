@@ -1,0 +1,83 @@
+/*
+ * cuda_common.h — what every CUDA benchmark shares (cuda_common.cu): opening
+ * a device (or saying why there is none), the state header with its stream
+ * and events, and the measurement loop that times batches of launches with
+ * CUDA events, replayed from a CUDA graph so launch gaps stay out of the
+ * figures.
+ *
+ * The benchmark tables live in C (cuda_benches.c); the kernels and library
+ * calls in the .cu files. Every CUDA call is checked: a failure becomes an
+ * sb_err naming the call and the driver's message.
+ */
+#ifndef SOLBENCH_BACKEND_CUDA_COMMON_H
+#define SOLBENCH_BACKEND_CUDA_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "solbench/bench.h"
+
+/* Enqueues `iters` back-to-back runs of the kernel on b->stream (no
+ * synchronisation). Returns 0 or a negative code with err set. */
+typedef int (*sb__cuda_enqueue_fn)(void *state, int iters, sb_err *err);
+
+/* The first member of every CUDA benchmark state. */
+typedef struct sb__cuda_base {
+    int device;
+    cudaStream_t stream;
+    cudaEvent_t ev[2];
+    sb__cuda_enqueue_fn enqueue;
+    bool use_graph;     /* capture the batch into a graph (else direct) */
+    bool plant_error;   /* verify() corrupts one output element first */
+    int iters;          /* launches per sample, set by the measurement */
+    int passes;         /* repetitions of the work inside one launch (0 or
+                           1: one); a sample is divided by iters x passes */
+    char how[96];       /* how the samples were timed, for a note */
+    char devname[256];
+    int cc;             /* compute capability x 10 */
+    int sms;
+    double l2_bytes;
+} sb__cuda_base;
+
+/* Checks that a CUDA device exists and selects it. SB_EUNSUP with
+ * "no CUDA device (<driver's reason>)" when none; SB_EINVAL when `device`
+ * is past the last one. Calls nothing that can wait on a device. */
+int sb__cuda_open(int device, sb_err *err);
+/* Opens the device and creates the stream and events. */
+int sb__cuda_base_init(sb__cuda_base *b, int device, sb__cuda_enqueue_fn fn,
+                       bool use_graph, sb_err *err);
+void sb__cuda_base_free(sb__cuda_base *b);
+/* 0, or SB_EIO with "what: message (name)" when e is an error. */
+int sb__cuda_fail(sb_err *err, cudaError_t e, const char *what);
+/* Waits for the stream and reports any error a kernel left behind. */
+int sb__cuda_sync(sb__cuda_base *b, sb_err *err, const char *what);
+/* The runner's `measure` hook for any state that begins with
+ * sb__cuda_base: calibrates launches per sample (>= 1 ms), captures them
+ * in a graph when allowed, warms up, then samples (event time / launches)
+ * until --repeat and --min-time are met. */
+int sb__cuda_measure(void *state, const sb_ctx *ctx, sb_result *r,
+                     sb_err *err);
+/* Adds the device and timing-method notes to a result. */
+void sb__cuda_note(const sb__cuda_base *b, sb_result *r);
+/* Devices visible to the runtime, or a negative code with err set. */
+int sb__cuda_count(int *n, sb_err *err);
+
+/* "plant_error" parameter shared by the CUDA benches (tests). */
+#define SB__CUDA_P_PLANT                                                     \
+    {"plant_error", SB_P_BOOL, "0", 0, 0, NULL,                              \
+     "testing: corrupt one output element before verification (the run "    \
+     "must then fail)"}
+#define SB__CUDA_P_DEVICE                                                    \
+    {"device", SB_P_INT, "0", 0, 1024, NULL, "CUDA device index"}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

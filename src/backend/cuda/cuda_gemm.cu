@@ -1,0 +1,387 @@
+/*
+ * cuda_gemm.cu — compute.gemm on the GPU through cuBLASLt: D = A B for the
+ * dtypes of the table in cuda_table.c (fp32, tf32, fp16, bf16, fp8 e4m3
+ * with bf16 or fp32 output), in the "TN" layout fp8 requires (A stored
+ * K x M, B K x N, D M x N column-major), fp32 accumulation, one heuristic
+ * algorithm chosen once with a 32 MiB workspace.
+ *
+ * Inputs are uniform in [-1, 1) from an integer hash, converted on the
+ * device to the input type. Verification poisons D (NaN bytes), runs the
+ * product once more, copies 16 sampled rows of A and 16 columns of B back
+ * exactly as the GPU read them (decoded on the host), and checks the 256
+ * elements of D they meet against a double reference (cuda_table.h gives
+ * the tolerance of each dtype).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include "backend/cuda/cuda_common.h"
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_table.h"
+
+extern "C" {
+#include "solbench/util.h"
+}
+
+#define NS 16                        /* sampled rows and columns */
+#define WORKSPACE (32u << 20)        /* cuBLASLt's advice for Hopper */
+#define SEED_A 0xa11ceULL
+#define SEED_B 0xb0bULL
+
+typedef struct cgemm_state {
+    sb__cuda_base base;
+    const sb__cu_dtype *dt;
+    int64_t m, n, k;
+    void *a, *b, *d, *ws;
+    float *scale;                    /* fp8: the A and B scales (1.0) */
+    float alpha, beta;
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulHeuristicResult_t heur;
+    int64_t rows[NS], cols[NS];
+} cgemm_state;
+
+static int lt_fail(sb_err *err, cublasStatus_t st, const char *what)
+{
+    return sb_fail(err, SB_EIO, "%s: %s", what, cublasLtGetStatusString(st));
+}
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+__device__ __forceinline__ float unif(uint64_t i, uint64_t seed)
+{
+    uint64_t h = sb__cmem_mix(i + seed * 0x9e3779b97f4a7c15ULL);
+    return (float)(h >> 40) * (2.0f / 16777216.0f) - 1.0f; /* [-1, 1) */
+}
+
+__global__ void k_fill(void *x, size_t n, int type, uint64_t seed)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float v = unif(i, seed);
+        switch (type) {
+        case CUDA_R_16F: ((__half *)x)[i] = __float2half_rn(v); break;
+        case CUDA_R_16BF: ((__nv_bfloat16 *)x)[i] = __float2bfloat16_rn(v); break;
+        case CUDA_R_8F_E4M3: ((__nv_fp8_e4m3 *)x)[i] = __nv_fp8_e4m3(v); break;
+        default: ((float *)x)[i] = v;
+        }
+    }
+}
+
+/* Adds 1000 to one element of D: far outside any tolerance. */
+__global__ void k_plant(void *x, size_t i, int type)
+{
+    switch (type) {
+    case CUDA_R_16F: {
+        __half *h = (__half *)x;
+        h[i] = __float2half_rn(__half2float(h[i]) + 1000.0f);
+        break;
+    }
+    case CUDA_R_16BF: {
+        __nv_bfloat16 *h = (__nv_bfloat16 *)x;
+        h[i] = __float2bfloat16_rn(__bfloat162float(h[i]) + 1000.0f);
+        break;
+    }
+    default: ((float *)x)[i] += 1000.0f;
+    }
+}
+
+/* ---- host side ------------------------------------------------------------------ */
+
+static int enqueue(void *state, int iters, sb_err *err)
+{
+    cgemm_state *s = (cgemm_state *)state;
+    for (int it = 0; it < iters; it++) {
+        cublasStatus_t st = cublasLtMatmul(
+            s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb, &s->beta, s->d,
+            s->ld, s->d, s->ld, &s->heur.algo, s->ws, WORKSPACE, s->base.stream);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return lt_fail(err, st, "cublasLtMatmul");
+    }
+    return 0;
+}
+
+extern "C" void sb__cgemm_teardown(void *state)
+{
+    cgemm_state *s = (cgemm_state *)state;
+    if (!s)
+        return;
+    if (s->la)
+        cublasLtMatrixLayoutDestroy(s->la);
+    if (s->lb)
+        cublasLtMatrixLayoutDestroy(s->lb);
+    if (s->ld)
+        cublasLtMatrixLayoutDestroy(s->ld);
+    if (s->op)
+        cublasLtMatmulDescDestroy(s->op);
+    if (s->lt)
+        cublasLtDestroy(s->lt);
+    cudaFree(s->a);
+    cudaFree(s->b);
+    cudaFree(s->d);
+    cudaFree(s->ws);
+    cudaFree(s->scale);
+    sb__cuda_base_free(&s->base);
+    free(s);
+}
+
+static int fill(cgemm_state *s, void *x, size_t n, cudaDataType_t t,
+                uint64_t seed, sb_err *err)
+{
+    k_fill<<<s->base.sms * 8, 256, 0, s->base.stream>>>(x, n, (int)t, seed);
+    return sb__cuda_sync(&s->base, err, "filling the matrices");
+}
+
+/* Creates the cuBLASLt descriptors and picks the algorithm. */
+static int lt_setup(cgemm_state *s, sb_err *err)
+{
+    const sb__cu_dtype *dt = s->dt;
+    cublasStatus_t st;
+    if ((st = cublasLtCreate(&s->lt)))
+        return lt_fail(err, st, "cublasLtCreate");
+    if ((st = cublasLtMatmulDescCreate(&s->op, dt->compute, dt->scale)))
+        return lt_fail(err, st, "cublasLtMatmulDescCreate");
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    if ((st = cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA,
+                                             &ta, sizeof ta)) ||
+        (st = cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSB,
+                                             &tb, sizeof tb)))
+        return lt_fail(err, st, "cublasLtMatmulDescSetAttribute(TRANS)");
+    if (dt->scale_ptrs) {
+        const float *sa = s->scale, *sb = s->scale + 1;
+        if ((st = cublasLtMatmulDescSetAttribute(
+                 s->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa)) ||
+            (st = cublasLtMatmulDescSetAttribute(
+                 s->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb)))
+            return lt_fail(err, st, "cublasLtMatmulDescSetAttribute(SCALE)");
+    }
+    uint64_t m = (uint64_t)s->m, n = (uint64_t)s->n, k = (uint64_t)s->k;
+    if ((st = cublasLtMatrixLayoutCreate(&s->la, dt->a, k, m, (int64_t)k)) ||
+        (st = cublasLtMatrixLayoutCreate(&s->lb, dt->b, k, n, (int64_t)k)) ||
+        (st = cublasLtMatrixLayoutCreate(&s->ld, dt->c, m, n, (int64_t)m)))
+        return lt_fail(err, st, "cublasLtMatrixLayoutCreate");
+    cublasLtMatmulPreference_t pref = NULL;
+    if ((st = cublasLtMatmulPreferenceCreate(&pref)))
+        return lt_fail(err, st, "cublasLtMatmulPreferenceCreate");
+    size_t wsb = WORKSPACE;
+    st = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
+    int found = 0;
+    if (!st)
+        st = cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, s->la, s->lb, s->ld,
+                                            s->ld, pref, 1, &s->heur, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st && st != CUBLAS_STATUS_NOT_SUPPORTED)
+        return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
+    if (st || found < 1)
+        return sb_fail(err, SB_EUNSUP, "cuBLASLt has no algorithm for dtype "
+                       "%s at M=%lld N=%lld K=%lld on %s", dt->name,
+                       (long long)s->m, (long long)s->n, (long long)s->k,
+                       s->base.devname);
+    return 0;
+}
+
+extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
+                               int64_t k, const sb_params *p, void **state,
+                               sb_err *err)
+{
+    const sb__cu_dtype *dt = sb__cu_dtype_find(dtype);
+    if (!dt)
+        return sb_fail(err, SB_EINVAL, "compute.gemm: unknown dtype %s", dtype);
+    cgemm_state *s = (cgemm_state *)calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"), enqueue,
+                                true, err);
+    if (rc)
+        goto fail;
+    s->dt = dt;
+    s->m = m;
+    s->n = n;
+    s->k = k;
+    s->alpha = 1.0f;
+    s->beta = 0.0f;
+    s->base.plant_error = sb_p_bool(p, "plant_error");
+    if (s->base.cc < dt->min_cc) {
+        rc = sb_fail(err, SB_EUNSUP, "dtype %s needs compute capability >= "
+                     "%d.%d; %s has %d.%d", dt->name, dt->min_cc / 10,
+                     dt->min_cc % 10, s->base.devname, s->base.cc / 10,
+                     s->base.cc % 10);
+        goto fail;
+    }
+    {
+        size_t na = (size_t)m * k, nb = (size_t)k * n, nd = (size_t)m * n;
+        double need = (double)(na + nb) * dt->in_bytes + (double)nd * dt->out_bytes +
+                      WORKSPACE;
+        size_t free_b = 0, total_b = 0;
+        cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+        if (e) {
+            rc = sb__cuda_fail(err, e, "cudaMemGetInfo");
+            goto fail;
+        }
+        if (need > 0.95 * (double)free_b) {
+            rc = sb_fail(err, SB_EINVAL, "compute.gemm M=%lld N=%lld K=%lld "
+                         "dtype=%s: needs %.1f GiB of device memory, %s has "
+                         "%.1f GiB free", (long long)m, (long long)n,
+                         (long long)k, dt->name, need / 1073741824.0,
+                         s->base.devname, free_b / 1073741824.0);
+            goto fail;
+        }
+        float ones[2] = {1.0f, 1.0f};
+        if ((e = cudaMalloc(&s->a, na * dt->in_bytes)) ||
+            (e = cudaMalloc(&s->b, nb * dt->in_bytes)) ||
+            (e = cudaMalloc(&s->d, nd * dt->out_bytes)) ||
+            (e = cudaMalloc(&s->ws, WORKSPACE)) ||
+            (e = cudaMalloc(&s->scale, 2 * sizeof(float))) ||
+            (e = cudaMemcpy(s->scale, ones, sizeof ones, cudaMemcpyHostToDevice))) {
+            rc = sb__cuda_fail(err, e, "allocating the matrices");
+            goto fail;
+        }
+        if ((rc = fill(s, s->a, na, dt->a, SEED_A ^ (uint64_t)m, err)) ||
+            (rc = fill(s, s->b, nb, dt->b, SEED_B ^ (uint64_t)n, err)) ||
+            (rc = fill(s, s->d, nd, dt->c, 0xdULL, err)))
+            goto fail;
+    }
+    if ((rc = lt_setup(s, err)))
+        goto fail;
+    {
+        /* The sampled rows and columns: first, last and random ones. */
+        uint64_t rng = 0x9e37ULL ^ (uint64_t)(m * 131 + n * 7 + k);
+        for (int i = 0; i < NS; i++) {
+            s->rows[i] = i == 0 ? 0 : i == 1 ? m - 1 : (int64_t)(sb_rng_next(&rng) % (uint64_t)m);
+            s->cols[i] = i == 0 ? 0 : i == 1 ? n - 1 : (int64_t)(sb_rng_next(&rng) % (uint64_t)n);
+        }
+    }
+    /* Uploads through the legacy stream may still be in flight (pageable
+     * copies return once staged); the benchmark's own stream does not wait
+     * for them, so wait here. */
+    {
+        cudaError_t se = cudaDeviceSynchronize();
+        if (se) {
+            rc = sb__cuda_fail(err, se, "finishing the uploads");
+            goto fail;
+        }
+    }
+    *state = s;
+    return 0;
+fail:
+    sb__cgemm_teardown(s);
+    return rc;
+}
+
+extern "C" int sb__cgemm_verify(void *state, sb_result *r)
+{
+    cgemm_state *s = (cgemm_state *)state;
+    const sb__cu_dtype *dt = s->dt;
+    sb_err err = {};
+    int rc = 0;
+    size_t kb = (size_t)s->k * dt->in_bytes;
+    unsigned char *ra = (unsigned char *)malloc(NS * kb);
+    unsigned char *cb = (unsigned char *)malloc(NS * kb);
+    cudaError_t e;
+    if (!ra || !cb) {
+        free(ra);
+        free(cb);
+        return SB_ENOMEM;
+    }
+    if ((e = cudaMemsetAsync(s->d, 0xff, (size_t)s->m * s->n * dt->out_bytes,
+                             s->base.stream))) {
+        rc = sb__cuda_fail(&err, e, "poisoning D");
+        goto out;
+    }
+    if ((rc = enqueue(s, 1, &err)) ||
+        (rc = sb__cuda_sync(&s->base, &err, "the verified product")))
+        goto out;
+    if (s->base.plant_error) {
+        k_plant<<<1, 1, 0, s->base.stream>>>(
+            s->d, (size_t)(s->rows[3] + s->cols[5] * s->m), (int)dt->c);
+        if ((rc = sb__cuda_sync(&s->base, &err, "planting an error")))
+            goto out;
+    }
+    /* Row i of A and column j of B are contiguous K-vectors. */
+    for (int t = 0; t < NS; t++) {
+        if ((e = cudaMemcpy(ra + t * kb, (char *)s->a + (size_t)s->rows[t] * kb,
+                            kb, cudaMemcpyDeviceToHost)) ||
+            (e = cudaMemcpy(cb + t * kb, (char *)s->b + (size_t)s->cols[t] * kb,
+                            kb, cudaMemcpyDeviceToHost))) {
+            rc = sb__cuda_fail(&err, e, "reading A and B back");
+            goto out;
+        }
+    }
+    {
+        int bad = 0;
+        double worst = 0;
+        for (int i = 0; i < NS; i++) {
+            for (int j = 0; j < NS; j++) {
+                unsigned char dv[4];
+                size_t at = (size_t)(s->rows[i] + s->cols[j] * s->m);
+                if ((e = cudaMemcpy(dv, (char *)s->d + at * dt->out_bytes,
+                                    dt->out_bytes, cudaMemcpyDeviceToHost))) {
+                    rc = sb__cuda_fail(&err, e, "reading D back");
+                    goto out;
+                }
+                double ref = 0, l2 = 0;
+                for (int64_t q = 0; q < s->k; q++) {
+                    double x = sb__cu_get(ra + i * kb, dt->a, (size_t)q) *
+                               sb__cu_get(cb + j * kb, dt->b, (size_t)q);
+                    ref += x;
+                    l2 += x * x;
+                }
+                l2 = sqrt(l2);
+                double d = sb__cu_get(dv, dt->c, 0);
+                double rel = fabs(d - ref) / (fabs(ref) + l2 + 1e-300);
+                if (!sb__cu_gemm_ok(d, ref, l2, dt->tol)) {
+                    if (!bad)
+                        sb_result_note(r, "verification: D[%lld,%lld] = %.8g, "
+                                       "reference %.8g (tolerance %g x (|ref| + "
+                                       "%.4g))", (long long)s->rows[i],
+                                       (long long)s->cols[j], d, ref, dt->tol, l2);
+                    bad++;
+                }
+                if (rel > worst || isnan(rel))
+                    worst = isnan(rel) ? INFINITY : rel;
+            }
+        }
+        r->valid = bad == 0;
+        sb_result_metric(r, "max_rel_err", worst, "");
+        if (!bad)
+            sb_result_note(r, "verified %d elements of D (16 rows x 16 columns, "
+                           "first and last included) against a double "
+                           "reference: max error %.3g of |ref| + ||a.b||, "
+                           "tolerance %g", NS * NS, worst, dt->tol);
+        else
+            sb_result_note(r, "verification failed: %d of %d sampled elements",
+                           bad, NS * NS);
+    }
+out:
+    free(ra);
+    free(cb);
+    if (rc)
+        sb_result_note(r, "%s", err.msg);
+    return rc;
+}
+
+extern "C" void sb__cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
+                                 sb_result *r)
+{
+    cgemm_state *s = (cgemm_state *)state;
+    (void)p;
+    (void)ctx;
+    sb__cuda_note(&s->base, r);
+    sb_result_note(r, "cuBLASLt %s: A %dB, B %dB, D %dB per element, TN "
+                   "layout, fp32 accumulation%s, heuristic algorithm 1 of 1, "
+                   "%u MiB workspace", s->dt->name, s->dt->in_bytes,
+                   s->dt->in_bytes, s->dt->out_bytes,
+                   s->dt->compute == CUBLAS_COMPUTE_32F_FAST_TF32
+                       ? " (inputs rounded to tf32)" : "",
+                   WORKSPACE >> 20);
+}

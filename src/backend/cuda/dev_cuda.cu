@@ -1,0 +1,285 @@
+/*
+ * dev_cuda.cu — the CUDA implementation of the device interface
+ * (device.h). Copies run on the copy engines through cudaMemcpyAsync; a
+ * timed region is a batch of copies queued back to back on one stream per
+ * job, timed with CUDA events recorded before the first and after the last
+ * copy (nvbandwidth's method), so launch overhead is spread over the batch.
+ * Host memory is placed on the GPU's NUMA node where the node can be read
+ * from sysfs: pageable and pinned buffers are allocated bound to that node
+ * with hwloc (pinned ones then page-locked with cudaHostRegister), so the
+ * copies do not cross the socket interconnect; write-combined buffers come
+ * from cudaHostAlloc, which places them itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#include <hwloc.h>
+
+extern "C" {
+#include "solbench/device.h"
+#include "solbench/util.h"
+}
+
+struct sb_dev {
+    int index;
+    int numa;                  /* the GPU's NUMA node, -1 if unknown */
+    cudaStream_t stream[2];
+    cudaEvent_t ev[2][2];      /* [stream][start, stop] */
+    char name[256];
+    hwloc_topology_t topo;     /* NULL when the node is unknown */
+    hwloc_obj_t node;          /* the GPU's NUMA node in topo */
+};
+
+static int cuda_fail(sb_err *err, int code, const char *what, cudaError_t e)
+{
+    return sb_fail(err, code, "%s: %s (%s)", what, cudaGetErrorString(e),
+                   cudaGetErrorName(e));
+}
+
+/* The NUMA node of a PCI device, from sysfs; -1 when not known. */
+static int gpu_numa_node(int index)
+{
+    char bus[32];
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, index) != cudaSuccess)
+        return -1;
+    for (char *c = bus; *c; c++)
+        if (*c >= 'A' && *c <= 'F')
+            *c = (char)(*c - 'A' + 'a');
+    char path[128];
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/numa_node", bus);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int node = -1;
+    if (fscanf(f, "%d", &node) != 1)
+        node = -1;
+    fclose(f);
+    return node;
+}
+
+static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+        return sb_fail(err, SB_EUNSUP, "no CUDA device (%s)",
+                       cudaGetErrorString(e));
+    if (count == 0)
+        return sb_fail(err, SB_EUNSUP, "no CUDA device (the driver reports 0)");
+    if (index >= count)
+        return sb_fail(err, SB_EINVAL, "parameter device=%d: there are %d "
+                       "CUDA devices", index, count);
+    if ((e = cudaSetDevice(index)) != cudaSuccess)
+        return cuda_fail(err, SB_EUNSUP, "cudaSetDevice", e);
+    sb_dev *d = (sb_dev *)calloc(1, sizeof *d);
+    if (!d)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    d->index = index;
+    d->numa = gpu_numa_node(index);
+    if (d->numa >= 0) {
+        if (hwloc_topology_init(&d->topo) == 0 && hwloc_topology_load(d->topo) == 0)
+            d->node = hwloc_get_numanode_obj_by_os_index(d->topo, (unsigned)d->numa);
+        if (!d->node) {
+            if (d->topo)
+                hwloc_topology_destroy(d->topo);
+            d->topo = NULL;
+            d->numa = -1;
+        }
+    }
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, index) == cudaSuccess)
+        snprintf(d->name, sizeof d->name, "%s", prop.name);
+    for (int s = 0; s < 2; s++) {
+        if ((e = cudaStreamCreateWithFlags(&d->stream[s], cudaStreamNonBlocking)) ||
+            (e = cudaEventCreate(&d->ev[s][0])) ||
+            (e = cudaEventCreate(&d->ev[s][1]))) {
+            /* What was created before the failure goes too. */
+            for (int k = 0; k <= s; k++) {
+                if (d->ev[k][0])
+                    cudaEventDestroy(d->ev[k][0]);
+                if (d->ev[k][1])
+                    cudaEventDestroy(d->ev[k][1]);
+                if (d->stream[k])
+                    cudaStreamDestroy(d->stream[k]);
+            }
+            if (d->topo)
+                hwloc_topology_destroy(d->topo);
+            free(d);
+            return cuda_fail(err, SB_EIO, "creating streams and events", e);
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+static void cuda_close(sb_dev *d)
+{
+    if (!d)
+        return;
+    for (int s = 0; s < 2; s++) {
+        cudaEventDestroy(d->ev[s][0]);
+        cudaEventDestroy(d->ev[s][1]);
+        cudaStreamDestroy(d->stream[s]);
+    }
+    if (d->topo)
+        hwloc_topology_destroy(d->topo);
+    free(d);
+}
+
+static void cuda_describe(sb_dev *d, char *buf, size_t len)
+{
+    if (d->node)
+        snprintf(buf, len, "cuda device %d (%s); pageable and pinned host "
+                 "memory bound to the GPU's NUMA node %d (hwloc), "
+                 "write-combined placed by the driver", d->index, d->name,
+                 d->numa);
+    else
+        snprintf(buf, len, "cuda device %d (%s); host memory placed by first "
+                 "touch (GPU NUMA node unknown)", d->index, d->name);
+}
+
+static void *cuda_dev_alloc(sb_dev *d, size_t bytes, sb_err *err)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+        cuda_fail(err, SB_ENOMEM, "cudaMalloc", e);
+        return NULL;
+    }
+    if ((e = cudaMemset(p, 0x5a, bytes)) != cudaSuccess) {
+        cudaFree(p);
+        cuda_fail(err, SB_EIO, "cudaMemset", e);
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_dev_free(sb_dev *d, void *p)
+{
+    if (p)
+        cudaFree(p);
+}
+
+static void *cuda_host_alloc(sb_dev *d, size_t bytes, sb_host_kind kind,
+                             sb_err *err)
+{
+    void *p = NULL;
+    if (d->node && kind != SB_HOST_WC) {
+        /* Bound to the GPU's node (hwloc falls back to a plain mapping where
+         * the OS cannot bind); the first touch below faults the pages in
+         * there. Pinned memory is then page-locked where it lies. */
+        p = hwloc_alloc_membind(d->topo, bytes, d->node->nodeset,
+                                HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
+        if (!p) {
+            sb_fail(err, SB_ENOMEM, "cannot allocate %zu bytes of host memory "
+                    "on NUMA node %d", bytes, d->numa);
+            return NULL;
+        }
+        memset(p, 0x33, bytes);
+        if (kind == SB_HOST_PINNED) {
+            cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+            if (e != cudaSuccess) {
+                hwloc_free(d->topo, p, bytes);
+                cuda_fail(err, SB_ENOMEM, "cudaHostRegister", e);
+                return NULL;
+            }
+        }
+        return p;
+    }
+    if (kind == SB_HOST_PAGEABLE) {
+        p = sb_alloc_aligned(bytes);
+        if (!p) {
+            sb_fail(err, SB_ENOMEM, "cannot allocate %zu bytes", bytes);
+            return NULL;
+        }
+        memset(p, 0x33, bytes);
+        return p;
+    }
+    unsigned flags = cudaHostAllocPortable;
+    if (kind == SB_HOST_WC)
+        flags |= cudaHostAllocWriteCombined;
+    cudaError_t e = cudaHostAlloc(&p, bytes, flags);
+    if (e != cudaSuccess) {
+        cuda_fail(err, SB_ENOMEM, "cudaHostAlloc", e);
+        return NULL;
+    }
+    memset(p, 0x33, bytes);
+    return p;
+}
+
+static void cuda_host_free(sb_dev *d, void *p, size_t bytes, sb_host_kind kind)
+{
+    if (!p)
+        return;
+    if (d->node && kind != SB_HOST_WC) {
+        if (kind == SB_HOST_PINNED)
+            cudaHostUnregister(p);
+        hwloc_free(d->topo, p, bytes);
+    } else if (kind == SB_HOST_PAGEABLE)
+        sb_free_aligned(p);
+    else
+        cudaFreeHost(p);
+}
+
+static cudaMemcpyKind kind_of(sb_dir dir)
+{
+    switch (dir) {
+    case SB_H2D: return cudaMemcpyHostToDevice;
+    case SB_D2H: return cudaMemcpyDeviceToHost;
+    default: return cudaMemcpyDeviceToDevice;
+    }
+}
+
+static int cuda_copy(sb_dev *d, void *dst, const void *src, size_t bytes,
+                     sb_dir dir, sb_err *err)
+{
+    cudaError_t e = cudaMemcpy(dst, src, bytes, kind_of(dir));
+    /* A pageable host-to-device cudaMemcpy returns once the data is staged;
+     * the copy streams do not wait for it, so wait here. */
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
+    return e == cudaSuccess ? 0 : cuda_fail(err, SB_EIO, "cudaMemcpy", e);
+}
+
+static int cuda_timed_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
+                             double *seconds, sb_err *err)
+{
+    cudaError_t e;
+    if (njobs > 2)
+        return sb_fail(err, SB_EINVAL, "at most two concurrent copy streams");
+    /* Queue every job before waiting on any, so the streams overlap. */
+    for (int j = 0; j < njobs; j++) {
+        cudaStream_t s = d->stream[j];
+        if ((e = cudaEventRecord(d->ev[j][0], s)))
+            return cuda_fail(err, SB_EIO, "cudaEventRecord", e);
+        for (int r = 0; r < jobs[j].reps; r++)
+            if ((e = cudaMemcpyAsync(jobs[j].dst, jobs[j].src, jobs[j].bytes,
+                                     kind_of(jobs[j].dir), s)))
+                return cuda_fail(err, SB_EIO, "cudaMemcpyAsync", e);
+        if ((e = cudaEventRecord(d->ev[j][1], s)))
+            return cuda_fail(err, SB_EIO, "cudaEventRecord", e);
+    }
+    for (int j = 0; j < njobs; j++) {
+        float ms = 0;
+        if ((e = cudaEventSynchronize(d->ev[j][1])) ||
+            (e = cudaEventElapsedTime(&ms, d->ev[j][0], d->ev[j][1])))
+            return cuda_fail(err, SB_EIO, "timing the copies", e);
+        seconds[j] = 1e-3 * (double)ms;
+    }
+    return 0;
+}
+
+extern "C" const sb_dev_ops sb_dev_cuda_ops = {
+    "cuda",
+    cuda_open,
+    cuda_close,
+    cuda_describe,
+    cuda_dev_alloc,
+    cuda_dev_free,
+    cuda_host_alloc,
+    cuda_host_free,
+    cuda_copy,
+    cuda_timed_copies,
+};

@@ -1,0 +1,11 @@
+# The CUDA backend without a GPU (CI): every CUDA benchmark skips with the
+# driver's reason and exit code 0, the fingerprint's devices entry says
+# why, and bad input exits 2 before any device is asked for. The dtype
+# table and the host-side arithmetic are unit.test_cuda_table.
+if(SB_HAVE_CUDA)
+  foreach(check skip sysinfo errors)
+    add_test(NAME cli.cuda.${check}
+      COMMAND bash ${SB_TEST_DIR}/scripts/cuda_cli.sh ${SOLBENCH} ${check})
+    set_tests_properties(cli.cuda.${check} PROPERTIES TIMEOUT 120)
+  endforeach()
+endif()
