@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# primitives-targets.sh — measures the LLM primitives against the ceilings
+# they are judged by, on this machine, and prints the ratios:
+#   attention.prefill (Sq = Skv = 4096, D = 128, non-causal) GFLOP/s over
+#     compute.gemm fp32 GFLOP/s (target >= 0.50), measured in one run;
+#   attention.paged_decode GB/s with a KV cache many times the LLC over
+#     memory.read GB/s (target >= 0.70), measured in one run.
+# Each pair is one `solbench run` (the reference first, then the kernel),
+# so both see the same machine state. Timings are noisy on a shared
+# machine: run it when the machine is quiet.
+#
+# Usage: scripts/primitives-targets.sh [path/to/solbench]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+sb=${1:-$here/build/solbench}
+if [[ ! -x $sb ]]; then
+    echo "primitives-targets.sh: no solbench at $sb (build first or pass its path)" >&2
+    exit 2
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# metric FILE BENCH METRIC: the metric of the first result of BENCH.
+metric() {
+    python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for r in doc["results"]:
+    if r["bench"] == sys.argv[2] and sys.argv[3] in r["metrics"]:
+        print(r["metrics"][sys.argv[3]]["value"]); break
+else:
+    print("nan")
+EOF
+}
+
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print('%.3f' % (a/b) if b > 0 else 'nan')" "$1" "$2"; }
+
+# ---- attention: prefill against fp32 GEMM -----------------------------------
+attn_prefill_cmd=("$sb" run --no-store --bench compute.gemm,attention.prefill
+    -p dtype=fp32 -p n=2048
+    -p batch=1 -p q_heads=8 -p kv_heads=2 -p head_dim=128 -p sq=4096 -p causal=0
+    --repeat 3 --min-time 0.5 --json "$out/prefill.json")
+echo "# ${attn_prefill_cmd[*]}"
+"${attn_prefill_cmd[@]}" >"$out/prefill.txt"
+gemm=$(metric "$out/prefill.json" compute.gemm GFLOPs)
+pre=$(metric "$out/prefill.json" attention.prefill GFLOPs)
+echo "compute.gemm fp32 n=2048          GFLOP/s  $gemm"
+echo "attention.prefill 4096/128 nc     GFLOP/s  $pre"
+echo "prefill / gemm                    ratio    $(ratio "$pre" "$gemm")   (target >= 0.50)"
+
+# ---- attention: paged decode against DRAM read bandwidth -------------------
+attn_paged_cmd=("$sb" run --no-store --bench memory.read,attention.paged_decode
+    -p size=1GiB
+    -p batch=64 -p lens=uniform:1024:8192 -p q_heads=32 -p kv_heads=8
+    -p head_dim=128 -p page_size=16 -p chunk=0
+    --repeat 5 --min-time 0.5 --json "$out/paged.json")
+echo "# ${attn_paged_cmd[*]}"
+"${attn_paged_cmd[@]}" >"$out/paged.txt"
+rd=$(metric "$out/paged.json" memory.read GBps)
+pd=$(metric "$out/paged.json" attention.paged_decode GBps)
+kv=$(metric "$out/paged.json" attention.paged_decode kv_cache)
+echo "memory.read 1 GiB                 GB/s     $rd"
+echo "attention.paged_decode (KV $(python3 -c "print('%.2f GB' % (float('$kv')/1e9))"))  GB/s     $pd"
+echo "paged_decode / read               ratio    $(ratio "$pd" "$rd")   (target >= 0.70)"
+
+# ---- elementwise ops against triad bandwidth ---------------------------------
+# ops.* over [32768, 4096] (512 MiB per fp32 array, 16x the largest cache
+# here) against memory.triad over 1.5 GiB, target >= 0.70 each. fp32 runs
+# beside triad in one run; bf16 storage in a second run (memory.triad has
+# no bf16), compared with the same triad figure.
+ops_cmd=("$sb" run --no-store --bench memory.triad,ops.rmsnorm,ops.swiglu,ops.rope,ops.softmax
+    -p size=1536MiB -p dtype=fp32 -p tokens=32768 -p d=4096
+    --repeat 5 --min-time 0.5 --json "$out/ops.json")
+echo "# ${ops_cmd[*]}"
+"${ops_cmd[@]}" >"$out/ops.txt"
+ops_bf_cmd=("$sb" run --no-store --bench ops.rmsnorm,ops.swiglu,ops.rope,ops.softmax
+    -p dtype=bf16 -p tokens=32768 -p d=4096
+    --repeat 5 --min-time 0.5 --json "$out/ops_bf16.json")
+echo "# ${ops_bf_cmd[*]}"
+"${ops_bf_cmd[@]}" >"$out/ops_bf16.txt"
+triad=$(metric "$out/ops.json" memory.triad GBps)
+echo "memory.triad fp32 1.5 GiB         GB/s     $triad"
+for op in rmsnorm swiglu rope softmax; do
+    for dt in fp32 bf16; do
+        f=$out/ops.json
+        [[ $dt == bf16 ]] && f=$out/ops_bf16.json
+        g=$(metric "$f" "ops.$op" GBps)
+        printf '%-33s GB/s     %-8.2f ratio %s   (target >= 0.70)\n' \
+            "ops.$op $dt 32768x4096" "$g" "$(ratio "$g" "$triad")"
+    done
+done

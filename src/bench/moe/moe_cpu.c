@@ -1,0 +1,693 @@
+/*
+ * moe_cpu.c — the MoE benchmarks on the CPU: moe.route, moe.dispatch,
+ * moe.combine and moe.grouped_gemm, with their OpenMP + CBLAS kernels.
+ *
+ * What each kernel computes, its FLOP and byte counts, the routing
+ * generator and the verifiers live in moe_def.c (include/solbench/moe.h);
+ * this file only supplies the CPU kernels, allocates and initialises their
+ * buffers, and wires them into the registry.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "bench/moe/moe_cpu.h"
+#include "solbench/bench.h"
+#include "solbench/roofline.h"
+#include "solbench/util.h"
+
+/* ---- kernels ----------------------------------------------------------------- */
+
+void sb_moe_cpu_route(const sb_moe_shape *s, const float *x, const float *wr,
+                      const float *bias, float *probs, int *idx, float *w)
+{
+    const int E = s->experts, k = s->topk;
+    const int64_t T = s->tokens, D = s->d_model;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, E, (int)D,
+                1.0f, x, (int)D, wr, E, 0.0f, probs, E);
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++) {
+        float *p = probs + t * E;
+        float mx = -INFINITY, sum = 0.0f;
+        for (int e = 0; e < E; e++) {
+            p[e] += bias[e];
+            mx = p[e] > mx ? p[e] : mx;
+        }
+        for (int e = 0; e < E; e++) {
+            p[e] = expf(p[e] - mx);
+            sum += p[e];
+        }
+        float inv = 1.0f / sum;
+        for (int e = 0; e < E; e++)
+            p[e] *= inv;
+        float top[SB_MOE_MAX_EXPERTS];
+        sb_moe_topk_f(p, E, k, idx + t * k, top);
+        float ts = 0.0f;
+        for (int j = 0; j < k; j++)
+            ts += top[j];
+        float tinv = 1.0f / ts;
+        for (int j = 0; j < k; j++)
+            w[t * k + j] = top[j] * tinv;
+    }
+}
+
+/* Per-thread histograms padded to whole cache lines (8 int64), so two
+ * threads never count into one line. */
+static int64_t sb__hist_stride(int experts) { return (experts + 7) / 8 * 8; }
+
+size_t sb_moe_cpu_dispatch_scratch(const sb_moe_shape *s)
+{
+    return sizeof(int64_t) * (size_t)omp_get_max_threads() *
+           (size_t)sb__hist_stride(s->experts);
+}
+
+void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx,
+                         const float *x, float *xp, int64_t *offsets,
+                         int64_t *pos, int64_t *row_token, int64_t *scratch)
+{
+    const int E = s->experts, k = s->topk;
+    const int64_t T = s->tokens, D = s->d_model, hs = sb__hist_stride(E);
+    /* Each thread owns a contiguous chunk of tokens. Its histogram gives
+     * it a private cursor per expert, placed after the rows of the earlier
+     * chunks: the sort is stable (ascending token inside each group) and
+     * needs no atomics. */
+#pragma omp parallel
+    {
+        const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
+        const int64_t lo = T * tid / nth, hi = T * (tid + 1) / nth;
+        int64_t *hist = scratch + tid * hs;
+        for (int e = 0; e < E; e++)
+            hist[e] = 0;
+        for (int64_t i = lo * k; i < hi * k; i++)
+            hist[idx[i]]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t run = 0;
+            for (int e = 0; e < E; e++) {
+                offsets[e] = run;
+                for (int th = 0; th < nth; th++) {
+                    int64_t c = scratch[th * hs + e];
+                    scratch[th * hs + e] = run;
+                    run += c;
+                }
+            }
+            offsets[E] = run;
+        } /* implicit barrier: cursors are ready */
+        for (int64_t t = lo; t < hi; t++) {
+            const float *src = x + t * D;
+            for (int j = 0; j < k; j++) {
+                int64_t r = hist[idx[t * k + j]]++;
+                pos[t * k + j] = r;
+                row_token[r] = t;
+                memcpy(xp + r * D, src, sizeof(float) * (size_t)D);
+            }
+        }
+    }
+}
+
+void sb_moe_cpu_combine(const sb_moe_shape *s, const float *y,
+                        const int64_t *pos, const float *w, float *out)
+{
+    const int k = s->topk;
+    const int64_t T = s->tokens, D = s->d_model;
+    /* The scatter-add written as a gather per token: each output row has
+     * one owner, so threads never collide. */
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++) {
+        float *o = out + t * D;
+        const float *y0 = y + pos[t * k] * D;
+        const float w0 = w[t * k];
+#pragma omp simd
+        for (int64_t d = 0; d < D; d++)
+            o[d] = w0 * y0[d];
+        for (int j = 1; j < k; j++) {
+            const float *yj = y + pos[t * k + j] * D;
+            const float wj = w[t * k + j];
+#pragma omp simd
+            for (int64_t d = 0; d < D; d++)
+                o[d] += wj * yj[d];
+        }
+    }
+}
+
+/* One expert's group: a single GEMM, or gate, up, silu·mul and down. The
+ * BLAS threads itself when called outside a parallel region and runs on
+ * the calling thread inside one (so does the elementwise loop). */
+static void sb__expert(const sb_moe_shape *s, int e, const int64_t *offsets,
+                       const float *xp, const float *w_up,
+                       const float *w_gate, const float *w_down, float *g,
+                       float *h, float *out)
+{
+    const int D = (int)s->d_model, F = (int)s->ffn;
+    const int64_t r0 = offsets[e];
+    const int n = (int)(offsets[e + 1] - r0);
+    const float *xe = xp + r0 * D;
+    const float *wu = w_up + (int64_t)e * D * F;
+    if (!s->gated) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, F, D, 1.0f,
+                    xe, D, wu, F, 0.0f, out + r0 * F, F);
+        return;
+    }
+    const float *wg = w_gate + (int64_t)e * D * F;
+    const float *wd = w_down + (int64_t)e * F * D;
+    float *ge = g + r0 * F, *he = h + r0 * F;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, F, D, 1.0f, xe,
+                D, wg, F, 0.0f, ge, F);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, F, D, 1.0f, xe,
+                D, wu, F, 0.0f, he, F);
+    const int64_t m = (int64_t)n * F;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; i++)
+        he[i] = ge[i] / (1.0f + expf(-ge[i])) * he[i];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, F, 1.0f, he,
+                F, wd, D, 0.0f, out + r0 * D, D);
+}
+
+void sb_moe_cpu_gemm(const sb_moe_shape *s, const int64_t *offsets,
+                     const float *xp, const float *w_up, const float *w_gate,
+                     const float *w_down, float *g, float *h, float *out)
+{
+    const int E = s->experts;
+    const int nth = omp_get_max_threads();
+    const int64_t share = offsets[E] / (nth > 0 ? nth : 1);
+    /* A group larger than one thread's fair share of the rows gets every
+     * thread (threaded BLAS, one group after another). The smaller groups
+     * run side by side, one per thread, largest first: many small
+     * threaded GEMMs in a row pay for starting and joining threads each
+     * time (8 groups of 128 rows, D = F = 512, 2 cores: 1.1-1.2x slower
+     * on a quiet machine, 2.5x with other work running). */
+    int order[SB_MOE_MAX_EXPERTS];
+    int nsmall = 0;
+    for (int e = 0; e < E; e++) {
+        const int64_t n = offsets[e + 1] - offsets[e];
+        if (n == 0)
+            continue;
+        if (nth > 1 && n > share) {
+            sb__expert(s, e, offsets, xp, w_up, w_gate, w_down, g, h, out);
+            continue;
+        }
+        int i = nsmall++;
+        while (i > 0 && offsets[order[i - 1] + 1] - offsets[order[i - 1]] < n) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = e;
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int i = 0; i < nsmall; i++)
+        sb__expert(s, order[i], offsets, xp, w_up, w_gate, w_down, g, h, out);
+}
+
+/* ---- benchmark plumbing --------------------------------------------------------- */
+
+enum { SB_MOE_ROUTE, SB_MOE_DISPATCH, SB_MOE_COMBINE, SB_MOE_GEMM };
+
+typedef struct sb_moe_state {
+    sb_moe_shape s;
+    int kind;
+    float *x, *wr, *bias, *probs, *w, *xp, *y, *out, *wu, *wg, *wd, *g, *h;
+    int *idx;
+    int64_t *offsets, *pos, *row_token, *scratch, *counts;
+} sb_moe_state;
+
+static const sb_param_def sb__moe_params[] = {
+    {"tokens", SB_P_INT, "512", 1, SB_MOE_MAX_TOKENS, NULL,
+     "tokens in the batch (T)"},
+    {"d_model", SB_P_INT, "512", 1, SB_MOE_MAX_DIM, NULL,
+     "model width (D)"},
+    {"experts", SB_P_INT, "8", 1, SB_MOE_MAX_EXPERTS, NULL,
+     "experts (E)"},
+    {"topk", SB_P_INT, "2", 1, SB_MOE_MAX_EXPERTS, NULL,
+     "experts per token (k <= E)"},
+    {"skew", SB_P_FLOAT, "0", 0, 1, NULL,
+     "routing skew: 0 uniform .. 1 Zipf exponent 4 (most tokens on a few "
+     "experts)"},
+    {"force_expert", SB_P_INT, "-1", -1, SB_MOE_MAX_EXPERTS - 1, NULL,
+     "-1, or an expert every token picks first"},
+    {"seed", SB_P_INT, "1", 0, 2147483647.0, NULL,
+     "seed of the inputs and the synthetic routing"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static const sb_param_def sb__moe_gemm_params[] = {
+    {"tokens", SB_P_INT, "512", 1, SB_MOE_MAX_TOKENS, NULL,
+     "tokens in the batch (T)"},
+    {"d_model", SB_P_INT, "512", 1, SB_MOE_MAX_DIM, NULL,
+     "model width (D)"},
+    {"ffn", SB_P_INT, "512", 1, 4 * SB_MOE_MAX_DIM, NULL,
+     "expert FFN size (F)"},
+    {"experts", SB_P_INT, "8", 1, SB_MOE_MAX_EXPERTS, NULL,
+     "experts (E)"},
+    {"topk", SB_P_INT, "2", 1, SB_MOE_MAX_EXPERTS, NULL,
+     "experts per token (k <= E)"},
+    {"skew", SB_P_FLOAT, "0", 0, 1, NULL,
+     "routing skew: 0 uniform .. 1 Zipf exponent 4"},
+    {"force_expert", SB_P_INT, "-1", -1, SB_MOE_MAX_EXPERTS - 1, NULL,
+     "-1, or an expert every token picks first"},
+    {"gated", SB_P_BOOL, "0", 0, 0, NULL,
+     "gated MLP down(silu(gate(x))*up(x)) instead of one GEMM"},
+    {"seed", SB_P_INT, "1", 0, 2147483647.0, NULL,
+     "seed of the inputs and the synthetic routing"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static void sb__moe_shape(const sb_params *p, sb_moe_shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->tokens = sb_p_int(p, "tokens");
+    s->d_model = sb_p_int(p, "d_model");
+    s->experts = (int)sb_p_int(p, "experts");
+    s->topk = (int)sb_p_int(p, "topk");
+    s->skew = sb_p_num(p, "skew");
+    s->force_expert = (int)sb_p_int(p, "force_expert");
+    s->seed = (uint64_t)sb_p_int(p, "seed");
+    s->ffn = sb_p_find(p, "ffn") ? sb_p_int(p, "ffn") : 1;
+    s->gated = sb_p_find(p, "gated") ? sb_p_bool(p, "gated") : false;
+}
+
+static int sb__moe_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+{
+    (void)ctx;
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    return sb_moe_check(&s, err);
+}
+
+/* Deterministic uniform values in [-a, a): element i depends only on
+ * (seed, i), and the static schedule first-touches each page in the
+ * thread that later works on it. */
+static void sb__fill(float *v, int64_t n, uint64_t seed, float a)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t st = seed * 0x2545f4914f6cdd1dULL + (uint64_t)i;
+        v[i] = (float)((2.0 * sb_rng_unif(&st) - 1.0) * a);
+    }
+}
+
+static void sb__zero(void *v, size_t bytes)
+{
+    char *c = v;
+    const int64_t n = (int64_t)bytes;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i += 4096)
+        memset(c + i, 0, (size_t)(n - i < 4096 ? n - i : 4096));
+}
+
+static void *sb__alloc(size_t bytes, int *fail)
+{
+    void *p = sb_alloc_aligned(bytes ? bytes : 1);
+    if (!p)
+        *fail = 1;
+    else
+        sb__zero(p, bytes);
+    return p;
+}
+
+static double sb__moe_footprint_kind(const sb_params *p, int kind)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    double T = (double)s.tokens, D = (double)s.d_model, E = s.experts,
+           k = s.topk, F = (double)s.ffn, R = T * k;
+    switch (kind) {
+    case SB_MOE_ROUTE:
+        return 4.0 * (T * D + D * E + E + T * E) + 8.0 * T * k;
+    case SB_MOE_DISPATCH:
+        return 4.0 * (T * D + R * D) + 8.0 * T * k + 16.0 * R +
+               8.0 * (E + 1) * (1.0 + omp_get_max_threads());
+    case SB_MOE_COMBINE:
+        return 4.0 * (R * D + T * D) + 8.0 * T * k + 16.0 * R + 8.0 * E;
+    default:
+        return 4.0 * R * D + 4.0 * E * D * F * (s.gated ? 3.0 : 1.0) +
+               4.0 * R * (s.gated ? 2.0 * F + D : F) + 8.0 * T * k +
+               16.0 * R + 8.0 * E;
+    }
+}
+
+static void sb__moe_teardown(void *state)
+{
+    sb_moe_state *st = state;
+    if (!st)
+        return;
+    void *bufs[] = {st->x,    st->wr,      st->bias,      st->probs,
+                    st->w,    st->xp,      st->y,         st->out,
+                    st->wu,   st->wg,      st->wd,        st->g,
+                    st->h,    st->idx,     st->offsets,   st->pos,
+                    st->row_token, st->scratch};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        sb_free_aligned(bufs[i]);
+    free(st->counts);
+    free(st);
+}
+
+static int sb__moe_setup_kind(const sb_params *p, int kind, void **state,
+                              sb_err *err)
+{
+    sb_moe_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return sb_fail(err, SB_ENOMEM, "moe: out of memory");
+    sb__moe_shape(p, &st->s);
+    st->kind = kind;
+    const sb_moe_shape *s = &st->s;
+    const int64_t T = s->tokens, D = s->d_model, F = s->ffn, R = T * s->topk;
+    const int E = s->experts;
+    int fail = 0;
+    st->counts = calloc((size_t)E, sizeof(int64_t));
+    fail |= st->counts == NULL;
+    st->idx = sb__alloc(sizeof(int) * (size_t)R, &fail);
+    st->w = sb__alloc(sizeof(float) * (size_t)R, &fail);
+    if (kind == SB_MOE_ROUTE) {
+        st->x = sb__alloc(sizeof(float) * (size_t)(T * D), &fail);
+        st->wr = sb__alloc(sizeof(float) * (size_t)(D * E), &fail);
+        st->bias = sb__alloc(sizeof(float) * (size_t)E, &fail);
+        st->probs = sb__alloc(sizeof(float) * (size_t)(T * E), &fail);
+        if (!fail) {
+            sb__fill(st->x, T * D, s->seed * 4 + 1, 1.0f);
+            /* logits of standard deviation ~1: var = D·(1/3)·(a²/3) */
+            sb__fill(st->wr, D * E, s->seed * 4 + 2,
+                     (float)(3.0 / sqrt((double)D)));
+            for (int e = 0; e < E; e++)
+                st->bias[e] = (float)sb_moe_router_bias(s, e);
+        }
+    } else {
+        st->offsets = sb__alloc(sizeof(int64_t) * (size_t)(E + 1), &fail);
+        st->pos = sb__alloc(sizeof(int64_t) * (size_t)R, &fail);
+        st->row_token = sb__alloc(sizeof(int64_t) * (size_t)R, &fail);
+        if (!fail) {
+            sb_moe_synth_route(s, st->idx, st->w);
+            if (kind != SB_MOE_DISPATCH)
+                sb_moe_dispatch_ref(s, st->idx, st->offsets, st->pos,
+                                    st->row_token);
+        }
+        if (kind == SB_MOE_DISPATCH) {
+            st->x = sb__alloc(sizeof(float) * (size_t)(T * D), &fail);
+            st->xp = sb__alloc(sizeof(float) * (size_t)(R * D), &fail);
+            st->scratch = sb__alloc(sb_moe_cpu_dispatch_scratch(s), &fail);
+            if (!fail)
+                sb__fill(st->x, T * D, s->seed * 4 + 1, 1.0f);
+        } else if (kind == SB_MOE_COMBINE) {
+            st->y = sb__alloc(sizeof(float) * (size_t)(R * D), &fail);
+            st->out = sb__alloc(sizeof(float) * (size_t)(T * D), &fail);
+            if (!fail)
+                sb__fill(st->y, R * D, s->seed * 4 + 3, 1.0f);
+        } else {
+            const int64_t wn = (int64_t)E * D * F;
+            st->xp = sb__alloc(sizeof(float) * (size_t)(R * D), &fail);
+            st->wu = sb__alloc(sizeof(float) * (size_t)wn, &fail);
+            if (s->gated) {
+                st->wg = sb__alloc(sizeof(float) * (size_t)wn, &fail);
+                st->wd = sb__alloc(sizeof(float) * (size_t)wn, &fail);
+                st->g = sb__alloc(sizeof(float) * (size_t)(R * F), &fail);
+                st->h = sb__alloc(sizeof(float) * (size_t)(R * F), &fail);
+            }
+            st->out = sb__alloc(sizeof(float) * (size_t)(R * (s->gated ? D : F)),
+                                &fail);
+            if (!fail) {
+                /* weights of variance 1/fan-in keep outputs of order 1 */
+                float a_in = (float)sqrt(3.0 / (double)D);
+                sb__fill(st->xp, R * D, s->seed * 4 + 1, 1.0f);
+                sb__fill(st->wu, wn, s->seed * 4 + 2, a_in);
+                if (s->gated) {
+                    sb__fill(st->wg, wn, s->seed * 4 + 3, a_in);
+                    sb__fill(st->wd, wn, s->seed * 4 + 4,
+                             (float)sqrt(3.0 / (double)F));
+                }
+            }
+        }
+    }
+    if (fail) {
+        sb__moe_teardown(st);
+        return sb_fail(err, SB_ENOMEM,
+                       "moe: could not allocate the buffers of this point");
+    }
+    if (kind != SB_MOE_ROUTE)
+        sb_moe_counts(st->idx, T, s->topk, E, st->counts);
+    *state = st;
+    return 0;
+}
+
+static void sb__moe_run(void *state, uint64_t iters)
+{
+    sb_moe_state *st = state;
+    const sb_moe_shape *s = &st->s;
+    for (uint64_t it = 0; it < iters; it++) {
+        switch (st->kind) {
+        case SB_MOE_ROUTE:
+            sb_moe_cpu_route(s, st->x, st->wr, st->bias, st->probs, st->idx,
+                             st->w);
+            break;
+        case SB_MOE_DISPATCH:
+            sb_moe_cpu_dispatch(s, st->idx, st->x, st->xp, st->offsets,
+                                st->pos, st->row_token, st->scratch);
+            break;
+        case SB_MOE_COMBINE:
+            sb_moe_cpu_combine(s, st->y, st->pos, st->w, st->out);
+            break;
+        default:
+            sb_moe_cpu_gemm(s, st->offsets, st->xp, st->wu, st->wg, st->wd,
+                            st->g, st->h, st->out);
+        }
+        SB_KEEP(st->idx[0]);
+    }
+}
+
+static int sb__moe_verify(void *state, sb_result *r)
+{
+    sb_moe_state *st = state;
+    const sb_moe_shape *s = &st->s;
+    char why[320] = "";
+    int64_t bad;
+    switch (st->kind) {
+    case SB_MOE_ROUTE:
+        bad = sb_moe_route_verify(s, st->x, st->wr, st->bias, st->probs,
+                                  st->idx, st->w, why, sizeof why);
+        break;
+    case SB_MOE_DISPATCH:
+        bad = sb_moe_dispatch_verify(s, st->idx, st->x, st->xp, st->offsets,
+                                     st->pos, st->row_token, why, sizeof why);
+        break;
+    case SB_MOE_COMBINE:
+        bad = sb_moe_combine_verify(s, st->y, st->pos, st->w, st->out, why,
+                                    sizeof why);
+        break;
+    default: {
+        int64_t rows[32];
+        int n = sb_moe_gemm_sample_rows(s, st->offsets, rows, 32);
+        bad = sb_moe_gemm_verify(s, st->offsets, st->xp, st->wu, st->wg,
+                                 st->wd, st->out, rows, n, why, sizeof why);
+        if (!bad)
+            sb_result_note(r, "verified %d sampled rows (all columns) "
+                              "against a double-precision reference", n);
+    }
+    }
+    r->valid = bad == 0;
+    if (bad)
+        sb_result_note(r, "verification failed: %s", why);
+    return 0;
+}
+
+static double sb__route_flops(const sb_params *p)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    return sb_moe_route_flops(&s);
+}
+static double sb__route_bytes(const sb_params *p)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    return sb_moe_route_bytes(&s);
+}
+static double sb__dispatch_bytes(const sb_params *p)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    return sb_moe_dispatch_bytes(&s);
+}
+static double sb__combine_flops(const sb_params *p)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    return sb_moe_combine_flops(&s);
+}
+static double sb__combine_bytes(const sb_params *p)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    return sb_moe_combine_bytes(&s);
+}
+static double sb__gemm_flops(const sb_params *p)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    return sb_moe_gemm_flops(&s);
+}
+/* The weights read depend on how many experts receive tokens: the
+ * synthetic routing is deterministic, so the count is exact. */
+static double sb__gemm_bytes(const sb_params *p)
+{
+    sb_moe_shape s;
+    sb__moe_shape(p, &s);
+    if (sb_moe_check(&s, NULL) != 0)
+        return 0.0;
+    int64_t *counts = calloc((size_t)s.experts, sizeof(int64_t));
+    if (!counts)
+        return 0.0;
+    sb_moe_synth_counts(&s, counts);
+    int active = sb_moe_active(counts, s.experts);
+    free(counts);
+    return sb_moe_gemm_bytes(&s, active);
+}
+
+static double sb__route_fp(const sb_params *p, const sb_ctx *c)
+{
+    (void)c;
+    return sb__moe_footprint_kind(p, SB_MOE_ROUTE);
+}
+static double sb__dispatch_fp(const sb_params *p, const sb_ctx *c)
+{
+    (void)c;
+    return sb__moe_footprint_kind(p, SB_MOE_DISPATCH);
+}
+static double sb__combine_fp(const sb_params *p, const sb_ctx *c)
+{
+    (void)c;
+    return sb__moe_footprint_kind(p, SB_MOE_COMBINE);
+}
+static double sb__gemm_fp(const sb_params *p, const sb_ctx *c)
+{
+    (void)c;
+    return sb__moe_footprint_kind(p, SB_MOE_GEMM);
+}
+
+static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
+                           sb_result *r)
+{
+    sb_moe_state *st = state;
+    const sb_moe_shape *s = &st->s;
+    if (st->kind == SB_MOE_ROUTE)
+        sb_moe_counts(st->idx, s->tokens, s->topk, s->experts, st->counts);
+    int active = sb_moe_active(st->counts, s->experts);
+    sb_result_metric(r, "imbalance", sb_moe_imbalance(st->counts, s->experts),
+                     "x");
+    sb_result_metric(r, "active_experts", active, "experts");
+    double t = r->stats.p50;
+    if (t > 0)
+        sb_result_metric(r, "tokens_per_s", (double)s->tokens / t, "tok/s");
+    double flops, bytes;
+    switch (st->kind) {
+    case SB_MOE_ROUTE:
+        flops = sb_moe_route_flops(s);
+        bytes = sb_moe_route_bytes(s);
+        break;
+    case SB_MOE_DISPATCH:
+        flops = 0.0;
+        bytes = sb_moe_dispatch_bytes(s);
+        break;
+    case SB_MOE_COMBINE:
+        flops = sb_moe_combine_flops(s);
+        bytes = sb_moe_combine_bytes(s);
+        break;
+    default:
+        flops = sb_moe_gemm_flops(s);
+        bytes = sb_moe_gemm_bytes(s, active);
+    }
+    (void)p;
+    sb_roofline_annotate(r, ctx, "fp32", flops, bytes);
+}
+
+#define SB__MOE_SETUP(name, kind)                                            \
+    static int name(const sb_params *p, const sb_ctx *ctx, void **state,     \
+                    sb_err *err)                                             \
+    {                                                                        \
+        (void)ctx;                                                           \
+        return sb__moe_setup_kind(p, kind, state, err);                      \
+    }
+SB__MOE_SETUP(sb__route_setup, SB_MOE_ROUTE)
+SB__MOE_SETUP(sb__dispatch_setup, SB_MOE_DISPATCH)
+SB__MOE_SETUP(sb__combine_setup, SB_MOE_COMBINE)
+SB__MOE_SETUP(sb__gemm_setup, SB_MOE_GEMM)
+
+#define SB__MOE_QUICK "tokens=512 d_model=512 experts=8 topk=2"
+#define SB__MOE_FULL "tokens=4096 d_model=4096 experts=8,64 topk=2,8"
+
+const sb_bench sb_bench_moe_route = {
+    .name = "moe.route",
+    .area = "moe",
+    .desc = "router: logits = X·Wr (sgemm) + bias, softmax, top-k, weights "
+            "renormalised over the k",
+    .params = sb__moe_params,
+    .quick = SB__MOE_QUICK,
+    .full = SB__MOE_FULL,
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = sb__moe_check,
+    .footprint = sb__route_fp,
+    .flops = sb__route_flops,
+    .bytes = sb__route_bytes,
+    .setup = sb__route_setup,
+    .run = sb__moe_run,
+    .verify = sb__moe_verify,
+    .report = sb__moe_report,
+    .teardown = sb__moe_teardown,
+};
+
+const sb_bench sb_bench_moe_dispatch = {
+    .name = "moe.dispatch",
+    .area = "moe",
+    .desc = "permute token rows into per-expert groups (counting sort + "
+            "gather)",
+    .params = sb__moe_params,
+    .quick = SB__MOE_QUICK,
+    .full = SB__MOE_FULL,
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = sb__moe_check,
+    .footprint = sb__dispatch_fp,
+    .bytes = sb__dispatch_bytes,
+    .setup = sb__dispatch_setup,
+    .run = sb__moe_run,
+    .verify = sb__moe_verify,
+    .report = sb__moe_report,
+    .teardown = sb__moe_teardown,
+};
+
+const sb_bench sb_bench_moe_combine = {
+    .name = "moe.combine",
+    .area = "moe",
+    .desc = "weighted scatter-add of expert outputs back in token order",
+    .params = sb__moe_params,
+    .quick = SB__MOE_QUICK,
+    .full = SB__MOE_FULL,
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = sb__moe_check,
+    .footprint = sb__combine_fp,
+    .flops = sb__combine_flops,
+    .bytes = sb__combine_bytes,
+    .setup = sb__combine_setup,
+    .run = sb__moe_run,
+    .verify = sb__moe_verify,
+    .report = sb__moe_report,
+    .teardown = sb__moe_teardown,
+};
+
+const sb_bench sb_bench_moe_grouped_gemm = {
+    .name = "moe.grouped_gemm",
+    .area = "moe",
+    .desc = "one sgemm per expert on its ragged group (ragged_dot), or the "
+            "gated expert MLP",
+    .params = sb__moe_gemm_params,
+    .quick = SB__MOE_QUICK " ffn=512",
+    .full = "tokens=256 d_model=4096 ffn=1408 experts=8,64 topk=2,8 gated=1",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = sb__moe_check,
+    .footprint = sb__gemm_fp,
+    .flops = sb__gemm_flops,
+    .bytes = sb__gemm_bytes,
+    .setup = sb__gemm_setup,
+    .run = sb__moe_run,
+    .verify = sb__moe_verify,
+    .report = sb__moe_report,
+    .teardown = sb__moe_teardown,
+};

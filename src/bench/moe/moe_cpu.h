@@ -1,0 +1,36 @@
+/*
+ * moe_cpu.h — the CPU (OpenMP + CBLAS) kernels of the MoE primitives,
+ * declared for the benchmarks in moe_cpu.c and for the unit tests. What
+ * they compute is defined in include/solbench/moe.h.
+ */
+#ifndef SOLBENCH_BENCH_MOE_CPU_H
+#define SOLBENCH_BENCH_MOE_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "solbench/moe.h"
+
+/* probs [T·E] = softmax(x·wr + bias); idx, w [T·k]: top-k, renormalised. */
+void sb_moe_cpu_route(const sb_moe_shape *s, const float *x, const float *wr,
+                      const float *bias, float *probs, int *idx, float *w);
+
+/* Scratch the dispatch kernel needs: per-thread histograms. */
+size_t sb_moe_cpu_dispatch_scratch(const sb_moe_shape *s);
+/* Stable counting sort of the (token, slot) pairs by expert and the gather
+ * of rows: offsets [E+1], pos [T·k], row_token [T·k], xp [T·k·D]. */
+void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx,
+                         const float *x, float *xp, int64_t *offsets,
+                         int64_t *pos, int64_t *row_token, int64_t *scratch);
+
+/* out [T·D] = sum_j w[t,j] · y[pos[t,j]]. */
+void sb_moe_cpu_combine(const sb_moe_shape *s, const float *y,
+                        const int64_t *pos, const float *w, float *out);
+
+/* Plain: out [R·F] = xp_e · w_up_e per group. Gated: g, h [R·F] scratch,
+ * out [R·D] = (silu(xp_e·w_gate_e) * (xp_e·w_up_e)) · w_down_e. */
+void sb_moe_cpu_gemm(const sb_moe_shape *s, const int64_t *offsets,
+                     const float *xp, const float *w_up, const float *w_gate,
+                     const float *w_down, float *g, float *h, float *out);
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * ops_cpu.c — the elementwise ops on the CPU (ops.rmsnorm, ops.swiglu,
+ * ops.rope, ops.softmax) in fp32 and bf16 storage: OpenMP over rows, the
+ * inner loops written so the compiler vectorises them (an exp that
+ * vectorises, explicit simd reductions), each row read from memory once
+ * and written once. Definitions, accounting and verification: ops_def.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "bench/ops/ops_cpu.h"
+#include "solbench/bench.h"
+#include "solbench/roofline.h"
+#include "solbench/util.h"
+
+/* e^x in fp32 without a library call, so loops around it vectorise:
+ * x = n·ln2 + r with n = round(x·log2e) (the 1.5·2^23 shifter), |r| <=
+ * ln2/2, e^r by its degree-6 Taylor polynomial (truncation error
+ * |r|^7/7! < 1.2e-7 relative), 2^n built in the exponent bits. One FMA
+ * reduces x (ln2 rounded to fp32 adds at most 2.4e-7 relative at
+ * |n| = 126): ~3e-7 relative error overall, far inside the verifier's
+ * 1e-5. Inputs outside [lo, hi] = [-87, 88] are clamped (e^-87 ~ 1.6e-38,
+ * the smallest normal float; e^88 is near FLT_MAX). The bounds come from
+ * SB__EXP_BOUNDS, not literals: with literal bounds GCC splits the loop
+ * into below/inside/above paths and either keeps branches (no
+ * vectorisation) or computes the division once per path; opaque bounds
+ * become one vmaxps and one vminps. */
+#define SB__EXP_BOUNDS(lo, hi)                                               \
+    float lo = -87.0f, hi = 88.0f;                                           \
+    __asm__("" : "+m"(lo), "+m"(hi))
+
+static inline float sb__expf(float x, float lo, float hi)
+{
+    x = x < lo ? lo : x;
+    x = x > hi ? hi : x;
+    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = x - n * 0.693147180559945309f;
+    float p = 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t e = ((int32_t)n + 127) << 23;
+    float sc;
+    memcpy(&sc, &e, sizeof sc);
+    return p * sc;
+}
+
+/* Storage access: the same kernel text serves fp32 and bf16 rows. */
+#define SB__LD_F32(a, i) ((a)[i])
+#define SB__ST_F32(a, i, v) ((a)[i] = (v))
+#define SB__LD_BF16(a, i) sb_bf16_to_f32((a)[i])
+#define SB__ST_BF16(a, i, v) ((a)[i] = sb_bf16_from_f32(v))
+
+/* The row reductions (rmsnorm, softmax) read a row from memory in their
+ * first pass and work on it from cache after that; alone, that leaves
+ * the memory idle while a thread computes. So the compute passes run in
+ * chunks of SB__CHUNK elements, and before each chunk the same span of the
+ * next row (and of its output, which will be written) is prefetched. */
+#define SB__CHUNK 256
+static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
+{
+    const char *a = in;
+    char *b = out;
+    for (size_t o = 0; o < bytes; o += 64) {
+        __builtin_prefetch(a + o, 0, 3);
+        __builtin_prefetch(b + o, 1, 3);
+    }
+}
+
+#define SB__DEFINE_OPS(SUF, TY, LD, ST)                                      \
+    static void sb__rmsnorm_##SUF(const sb_ops_shape *s, const TY *x,        \
+                                  const TY *g, TY *y)                        \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d;                               \
+        _Pragma("omp parallel for schedule(static)")                         \
+        for (int64_t t = 0; t < T; t++) {                                    \
+            const TY *xr = x + t * d;                                        \
+            TY *yr = y + t * d;                                              \
+            /* 32 partial sums (four vectors): one accumulator would make \
+             * the add latency, not memory, the limit. */                  \
+            float acc[32], ss = 0.0f;                                        \
+            int64_t i0 = 0;                                                  \
+            for (int l = 0; l < 32; l++)                                     \
+                acc[l] = 0.0f;                                               \
+            for (; i0 + 32 <= d; i0 += 32)                                   \
+                _Pragma("omp simd")                                          \
+                for (int l = 0; l < 32; l++) {                               \
+                    float v = LD(xr, i0 + l);                                \
+                    acc[l] += v * v;                                         \
+                }                                                            \
+            for (; i0 < d; i0++) {                                           \
+                float v = LD(xr, i0);                                        \
+                ss += v * v;                                                 \
+            }                                                                \
+            for (int l = 0; l < 32; l++)                                     \
+                ss += acc[l];                                                \
+            float rs = 1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS);      \
+            for (int64_t c0 = 0; c0 < d; c0 += SB__CHUNK) {                  \
+                const int64_t c1 = c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;  \
+                if (t + 1 < T)                                               \
+                    sb__prefetch_span(xr + d + c0, yr + d + c0,              \
+                                      sizeof(TY) * (size_t)(c1 - c0));       \
+                _Pragma("omp simd")                                          \
+                for (int64_t i = c0; i < c1; i++)                            \
+                    ST(yr, i, LD(xr, i) * rs * LD(g, i));                    \
+            }                                                                \
+        }                                                                    \
+    }                                                                        \
+    static void sb__swiglu_##SUF(const sb_ops_shape *s, const TY *x, TY *y)  \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d;                               \
+        SB__EXP_BOUNDS(lo, hi);                                              \
+        _Pragma("omp parallel for schedule(static) firstprivate(lo, hi)")    \
+        for (int64_t t = 0; t < T; t++) {                                    \
+            const TY *a = x + 2 * t * d, *b = a + d;                         \
+            TY *yr = y + t * d;                                              \
+            _Pragma("omp simd")                                              \
+            for (int64_t i = 0; i < d; i++) {                                \
+                float av = LD(a, i);                                         \
+                ST(yr, i, av / (1.0f + sb__expf(-av, lo, hi)) * LD(b, i));   \
+            }                                                                \
+        }                                                                    \
+    }                                                                        \
+    static void sb__rope_##SUF(const sb_ops_shape *s, const TY *x,           \
+                               const float *ct, const float *st, TY *y)      \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d;                               \
+        const int hd = s->head_dim, h = hd / 2;                              \
+        _Pragma("omp parallel for schedule(static)")                         \
+        for (int64_t t = 0; t < T; t++) {                                    \
+            const float *c = ct + t * h, *sn = st + t * h;                   \
+            for (int64_t hb = 0; hb < d; hb += hd) {                         \
+                const TY *lo = x + t * d + hb, *hi = lo + h;                 \
+                TY *ylo = y + t * d + hb, *yhi = ylo + h;                    \
+                _Pragma("omp simd")                                          \
+                for (int i = 0; i < h; i++) {                                \
+                    float l = LD(lo, i), u = LD(hi, i);                      \
+                    ST(ylo, i, l * c[i] - u * sn[i]);                        \
+                    ST(yhi, i, u * c[i] + l * sn[i]);                        \
+                }                                                            \
+            }                                                                \
+        }                                                                    \
+    }                                                                        \
+    static void sb__softmax_##SUF(const sb_ops_shape *s, const TY *x, TY *y, \
+                                  float *scratch)                            \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d;                               \
+        SB__EXP_BOUNDS(lo, hi);                                              \
+        _Pragma("omp parallel firstprivate(lo, hi)")                         \
+        {                                                                    \
+            float *e = scratch + (int64_t)omp_get_thread_num() * d;          \
+            _Pragma("omp for schedule(static)")                              \
+            for (int64_t t = 0; t < T; t++) {                                \
+                const TY *xr = x + t * d;                                    \
+                TY *yr = y + t * d;                                          \
+                /* Eight running maxima, one per lane: a float max is no  \
+                 * reduction a compiler may reorder on its own (NaN), but  \
+                 * eight independent ones vectorise as they stand. */      \
+                float m8[8], acc[32], mx = -INFINITY, sum = 0.0f;            \
+                int64_t i0 = 0;                                              \
+                for (int l = 0; l < 8; l++)                                  \
+                    m8[l] = -INFINITY;                                       \
+                for (int l = 0; l < 32; l++)                                 \
+                    acc[l] = 0.0f; /* 32 partial sums, as in rmsnorm */      \
+                for (; i0 + 8 <= d; i0 += 8)                                 \
+                    _Pragma("omp simd")                                      \
+                    for (int l = 0; l < 8; l++) {                            \
+                        float v = LD(xr, i0 + l);                            \
+                        m8[l] = v > m8[l] ? v : m8[l];                       \
+                    }                                                        \
+                for (; i0 < d; i0++) {                                       \
+                    float v = LD(xr, i0);                                    \
+                    mx = v > mx ? v : mx;                                    \
+                }                                                            \
+                for (int l = 0; l < 8; l++)                                  \
+                    mx = m8[l] > mx ? m8[l] : mx;                            \
+                for (int64_t c0 = 0; c0 < d; c0 += SB__CHUNK) {              \
+                    const int64_t c1 =                                       \
+                        c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;             \
+                    if (t + 1 < T)                                           \
+                        sb__prefetch_span(xr + d + c0, yr + d + c0,          \
+                                          sizeof(TY) * (size_t)(c1 - c0));   \
+                    int64_t i = c0;                                          \
+                    for (; i + 32 <= c1; i += 32)                            \
+                        _Pragma("omp simd")                                  \
+                        for (int l = 0; l < 32; l++) {                       \
+                            float ev = sb__expf(LD(xr, i + l) - mx, lo, hi); \
+                            e[i + l] = ev;                                   \
+                            acc[l] += ev;                                    \
+                        }                                                    \
+                    for (; i < c1; i++) {                                    \
+                        e[i] = sb__expf(LD(xr, i) - mx, lo, hi);             \
+                        sum += e[i];                                         \
+                    }                                                        \
+                }                                                            \
+                for (int l = 0; l < 32; l++)                                 \
+                    sum += acc[l];                                           \
+                float inv = 1.0f / sum;                                      \
+                _Pragma("omp simd")                                          \
+                for (int64_t i = 0; i < d; i++)                              \
+                    ST(yr, i, e[i] * inv);                                   \
+            }                                                                \
+        }                                                                    \
+    }
+
+SB__DEFINE_OPS(f32, float, SB__LD_F32, SB__ST_F32)
+SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
+
+size_t sb_ops_cpu_scratch(const sb_ops_shape *s)
+{
+    return s->op == SB_OP_SOFTMAX
+               ? sizeof(float) * (size_t)s->d * (size_t)omp_get_max_threads()
+               : 0;
+}
+
+void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
+                    const float *cos_t, const float *sin_t, void *y,
+                    float *scratch)
+{
+    if (!s->bf16) {
+        switch (s->op) {
+        case SB_OP_RMSNORM: sb__rmsnorm_f32(s, x, g, y); break;
+        case SB_OP_SWIGLU: sb__swiglu_f32(s, x, y); break;
+        case SB_OP_ROPE: sb__rope_f32(s, x, cos_t, sin_t, y); break;
+        case SB_OP_SOFTMAX: sb__softmax_f32(s, x, y, scratch); break;
+        }
+    } else {
+        switch (s->op) {
+        case SB_OP_RMSNORM: sb__rmsnorm_bf16(s, x, g, y); break;
+        case SB_OP_SWIGLU: sb__swiglu_bf16(s, x, y); break;
+        case SB_OP_ROPE: sb__rope_bf16(s, x, cos_t, sin_t, y); break;
+        case SB_OP_SOFTMAX: sb__softmax_bf16(s, x, y, scratch); break;
+        }
+    }
+}
+
+/* ---- benchmark plumbing --------------------------------------------------------- */
+
+typedef struct sb_ops_state {
+    sb_ops_shape s;
+    void *x, *g, *y;
+    float *cos_t, *sin_t, *scratch;
+} sb_ops_state;
+
+#define SB__OPS_COMMON_PARAMS                                                \
+    {"tokens", SB_P_INT, "256", 1, SB_OPS_MAX_TOKENS, NULL,                  \
+     "rows of the [tokens, d] matrix"},                                      \
+        {"d", SB_P_INT, "4096", 1, SB_OPS_MAX_D, NULL, "row width"},         \
+        {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",                       \
+         "storage type (arithmetic is fp32)"}
+
+static const sb_param_def sb__ops_params[] = {
+    SB__OPS_COMMON_PARAMS, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def sb__rope_params[] = {
+    SB__OPS_COMMON_PARAMS,
+    {"head_dim", SB_P_INT, "128", 2, 65536, NULL,
+     "head size (even, divides d)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static void sb__ops_shape(const sb_params *p, sb_op_kind op, sb_ops_shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->op = op;
+    s->tokens = sb_p_int(p, "tokens");
+    s->d = sb_p_int(p, "d");
+    s->bf16 = strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
+    s->head_dim = op == SB_OP_ROPE ? (int)sb_p_int(p, "head_dim") : 2;
+}
+
+static double sb__ops_footprint_shape(const sb_ops_shape *s)
+{
+    double S = sb_ops_elem_bytes(s);
+    return S * ((double)sb_ops_in_elems(s) + (double)sb_ops_out_elems(s) +
+                (double)s->d) +
+           4.0 * (double)s->tokens * s->head_dim +
+           4.0 * (double)s->d * omp_get_max_threads();
+}
+
+static void sb__ops_teardown(void *state)
+{
+    sb_ops_state *st = state;
+    if (!st)
+        return;
+    sb_free_aligned(st->x);
+    sb_free_aligned(st->g);
+    sb_free_aligned(st->y);
+    sb_free_aligned(st->cos_t);
+    sb_free_aligned(st->sin_t);
+    sb_free_aligned(st->scratch);
+    free(st);
+}
+
+/* Inputs: uniform in [-2, 2) (rmsnorm weights in [0.5, 1.5)), rounded to
+ * bf16 when stored so. Rows are touched first by the thread of the
+ * kernel's static schedule. */
+static void sb__ops_fill(void *a, int64_t rows, int64_t width, bool bf16,
+                         uint64_t seed, double lo, double hi)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < rows; t++)
+        for (int64_t i = 0; i < width; i++) {
+            uint64_t st = seed * 0x2545f4914f6cdd1dULL + (uint64_t)(t * width + i);
+            float v = (float)(lo + (hi - lo) * sb_rng_unif(&st));
+            if (bf16)
+                ((uint16_t *)a)[t * width + i] = sb_bf16_from_f32(v);
+            else
+                ((float *)a)[t * width + i] = v;
+        }
+}
+
+int sb_ops_cpu_setup(const sb_ops_shape *s, void **state, sb_err *err)
+{
+    int rc = sb_ops_check(s, err);
+    if (rc)
+        return rc;
+    sb_ops_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return sb_fail(err, SB_ENOMEM, "ops: out of memory");
+    st->s = *s;
+    const size_t S = (size_t)sb_ops_elem_bytes(s);
+    const int64_t T = s->tokens, d = s->d;
+    const int64_t in_w = sb_ops_in_elems(s) / T;
+    st->x = sb_alloc_aligned(S * (size_t)sb_ops_in_elems(s));
+    st->y = sb_alloc_aligned(S * (size_t)sb_ops_out_elems(s));
+    st->g = sb_alloc_aligned(S * (size_t)d);
+    int fail = !st->x || !st->y || !st->g;
+    if (s->op == SB_OP_ROPE) {
+        size_t tb = sizeof(float) * (size_t)T * (size_t)(s->head_dim / 2);
+        st->cos_t = sb_alloc_aligned(tb);
+        st->sin_t = sb_alloc_aligned(tb);
+        fail |= !st->cos_t || !st->sin_t;
+    }
+    if (s->op == SB_OP_SOFTMAX) {
+        st->scratch = sb_alloc_aligned(sb_ops_cpu_scratch(s));
+        fail |= !st->scratch;
+    }
+    if (fail) {
+        sb__ops_teardown(st);
+        return sb_fail(err, SB_ENOMEM,
+                       "ops.%s: could not allocate the buffers of this point",
+                       sb_ops_name(s->op));
+    }
+    sb__ops_fill(st->x, T, in_w, s->bf16, 11, -2.0, 2.0);
+    /* the output too, so its pages are placed before the timed runs */
+    sb__ops_fill(st->y, T, d, s->bf16, 12, -1.0, 1.0);
+    sb__ops_fill(st->g, 1, d, s->bf16, 13, 0.5, 1.5);
+    if (s->op == SB_OP_ROPE)
+        sb_ops_rope_tables(s, st->cos_t, st->sin_t);
+    *state = st;
+    return 0;
+}
+
+void sb_ops_cpu_state_buffers(void *state, void **x, void **g, void **y,
+                              float **cos_t, float **sin_t)
+{
+    sb_ops_state *st = state;
+    *x = st->x;
+    *g = st->g;
+    *y = st->y;
+    *cos_t = st->cos_t;
+    *sin_t = st->sin_t;
+}
+
+void sb_ops_cpu_free(void *state) { sb__ops_teardown(state); }
+
+static void sb__ops_run(void *state, uint64_t iters)
+{
+    sb_ops_state *st = state;
+    for (uint64_t it = 0; it < iters; it++) {
+        sb_ops_cpu_run(&st->s, st->x, st->g, st->cos_t, st->sin_t, st->y,
+                       st->scratch);
+        SB_KEEP(st->y);
+    }
+}
+
+int64_t sb_ops_cpu_verify_state(void *state, char *why, int why_len)
+{
+    sb_ops_state *st = state;
+    return sb_ops_verify(&st->s, st->x, st->g, st->cos_t, st->sin_t, st->y,
+                         why, why_len);
+}
+
+static int sb__ops_verify(void *state, sb_result *r)
+{
+    char why[320] = "";
+    int64_t bad = sb_ops_cpu_verify_state(state, why, sizeof why);
+    r->valid = bad == 0;
+    if (bad)
+        sb_result_note(r, "verification failed: %s", why);
+    return 0;
+}
+
+static void sb__ops_report(void *state, const sb_params *p, sb_ctx *ctx,
+                           sb_result *r)
+{
+    sb_ops_state *st = state;
+    (void)p;
+    sb_roofline_annotate(r, ctx, "fp32", sb_ops_flops(&st->s),
+                         sb_ops_bytes(&st->s));
+}
+
+#define SB__OPS_BENCH(OPNAME, KIND, PARAMS, DESC)                            \
+    static int sb__##OPNAME##_check(const sb_params *p, const sb_ctx *ctx,   \
+                                    sb_err *err)                             \
+    {                                                                        \
+        (void)ctx;                                                           \
+        sb_ops_shape s;                                                      \
+        sb__ops_shape(p, KIND, &s);                                          \
+        return sb_ops_check(&s, err);                                        \
+    }                                                                        \
+    static double sb__##OPNAME##_fp(const sb_params *p, const sb_ctx *ctx)   \
+    {                                                                        \
+        (void)ctx;                                                           \
+        sb_ops_shape s;                                                      \
+        sb__ops_shape(p, KIND, &s);                                          \
+        return sb__ops_footprint_shape(&s);                                  \
+    }                                                                        \
+    static double sb__##OPNAME##_flops(const sb_params *p)                   \
+    {                                                                        \
+        sb_ops_shape s;                                                      \
+        sb__ops_shape(p, KIND, &s);                                          \
+        return sb_ops_flops(&s);                                             \
+    }                                                                        \
+    static double sb__##OPNAME##_bytes(const sb_params *p)                   \
+    {                                                                        \
+        sb_ops_shape s;                                                      \
+        sb__ops_shape(p, KIND, &s);                                          \
+        return sb_ops_bytes(&s);                                             \
+    }                                                                        \
+    static int sb__##OPNAME##_setup(const sb_params *p, const sb_ctx *ctx,   \
+                                    void **state, sb_err *err)               \
+    {                                                                        \
+        (void)ctx;                                                           \
+        sb_ops_shape s;                                                      \
+        sb__ops_shape(p, KIND, &s);                                          \
+        return sb_ops_cpu_setup(&s, state, err);                             \
+    }                                                                        \
+    const sb_bench sb_bench_ops_##OPNAME = {                                 \
+        .name = "ops." #OPNAME,                                              \
+        .area = "ops",                                                       \
+        .desc = DESC,                                                        \
+        .params = PARAMS,                                                    \
+        .quick = "tokens=256 d=4096 dtype=fp32",                             \
+        .full = "tokens=16384 d=4096 dtype=fp32,bf16",                       \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                   \
+        .check = sb__##OPNAME##_check,                                       \
+        .footprint = sb__##OPNAME##_fp,                                      \
+        .flops = sb__##OPNAME##_flops,                                       \
+        .bytes = sb__##OPNAME##_bytes,                                       \
+        .setup = sb__##OPNAME##_setup,                                       \
+        .run = sb__ops_run,                                                  \
+        .verify = sb__ops_verify,                                            \
+        .report = sb__ops_report,                                            \
+        .teardown = sb__ops_teardown,                                        \
+    };
+
+SB__OPS_BENCH(rmsnorm, SB_OP_RMSNORM, sb__ops_params,
+              "RMSNorm over rows: x / sqrt(mean(x^2) + eps) * g")
+SB__OPS_BENCH(swiglu, SB_OP_SWIGLU, sb__ops_params,
+              "SwiGLU: silu(gate) * up, input rows [gate | up]")
+SB__OPS_BENCH(rope, SB_OP_ROPE, sb__rope_params,
+              "rotary position embedding (rotate-half), fp32 cos/sin tables")
+SB__OPS_BENCH(softmax, SB_OP_SOFTMAX, sb__ops_params,
+              "row softmax: exp(x - max) / sum")

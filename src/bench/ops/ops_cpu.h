@@ -1,0 +1,29 @@
+/*
+ * ops_cpu.h — the CPU kernels of the elementwise ops, declared for the
+ * benchmarks in ops_cpu.c and for the unit tests. What they compute is
+ * defined in include/solbench/ops.h.
+ */
+#ifndef SOLBENCH_BENCH_OPS_CPU_H
+#define SOLBENCH_BENCH_OPS_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "solbench/ops.h"
+
+/* Bytes of per-thread scratch the op needs (softmax: one fp32 row). */
+size_t sb_ops_cpu_scratch(const sb_ops_shape *s);
+/* Runs the op once: x, g, y fp32 or uint16 by s->bf16. */
+void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
+                    const float *cos_t, const float *sin_t, void *y,
+                    float *scratch);
+
+/* The benchmark's state, for tests: allocate and fill inputs as the
+ * benchmark does, reach its buffers, verify, free. */
+int sb_ops_cpu_setup(const sb_ops_shape *s, void **state, sb_err *err);
+void sb_ops_cpu_state_buffers(void *state, void **x, void **g, void **y,
+                              float **cos_t, float **sin_t);
+int64_t sb_ops_cpu_verify_state(void *state, char *why, int why_len);
+void sb_ops_cpu_free(void *state);
+
+#endif

@@ -1,0 +1,224 @@
+/*
+ * test_ops.c — the elementwise ops: bf16 round-to-nearest-even, FLOP and
+ * byte formulas against hand-computed values, every op in fp32 and bf16
+ * against its verifier (including widths that leave vector tails), the
+ * verifier catching a planted wrong element, known values (softmax rows
+ * sum to 1, rmsnorm of a constant row), parameter checks, and the
+ * benchmarks run through the registry.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "bench/ops/ops_cpu.h"
+#include "check.h"
+#include "solbench/bench.h"
+#include "solbench/ops.h"
+
+static float f_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static void test_bf16(void)
+{
+    CHECK(sb_bf16_from_f32(1.0f) == 0x3f80);
+    CHECK(sb_bf16_from_f32(-2.0f) == 0xc000);
+    /* exactly halfway: ties go to the even neighbour */
+    CHECK(sb_bf16_from_f32(f_of(0x3f808000u)) == 0x3f80);
+    CHECK(sb_bf16_from_f32(f_of(0x3f818000u)) == 0x3f82);
+    /* just above halfway rounds up, just below rounds down */
+    CHECK(sb_bf16_from_f32(f_of(0x3f808001u)) == 0x3f81);
+    CHECK(sb_bf16_from_f32(f_of(0x3f807fffu)) == 0x3f80);
+    CHECK(sb_bf16_from_f32(INFINITY) == 0x7f80);
+    CHECK(sb_bf16_from_f32(f_of(0x7f7fffffu)) == 0x7f80); /* FLT_MAX: inf */
+    uint16_t n = sb_bf16_from_f32(NAN);
+    CHECK((n & 0x7f80) == 0x7f80 && (n & 0x7f) != 0);
+    CHECK(sb_bf16_to_f32(0x4049) == 3.140625f);
+    int roundtrip = 1;
+    for (uint32_t h = 0; h < 0x7f80; h += 7)
+        roundtrip &= sb_bf16_from_f32(sb_bf16_to_f32((uint16_t)h)) == h;
+    CHECK(roundtrip);
+}
+
+static void test_accounting(void)
+{
+    sb_ops_shape s = {SB_OP_RMSNORM, 3, 8, 4, false};
+    CHECK_NEAR(sb_ops_bytes(&s), 224.0, 0); /* 4·(2·24 + 8) */
+    CHECK_NEAR(sb_ops_flops(&s), 105.0, 0); /* 4·24 + 3·3 */
+    s.bf16 = true;
+    CHECK_NEAR(sb_ops_bytes(&s), 112.0, 0);
+    s.op = SB_OP_SWIGLU;
+    s.bf16 = false;
+    CHECK_NEAR(sb_ops_bytes(&s), 288.0, 0); /* 3·4·24 */
+    CHECK_NEAR(sb_ops_flops(&s), 96.0, 0);
+    CHECK(sb_ops_in_elems(&s) == 48 && sb_ops_out_elems(&s) == 24);
+    s.op = SB_OP_ROPE;
+    CHECK_NEAR(sb_ops_bytes(&s), 240.0, 0); /* 2·4·24 + 4·3·4 */
+    CHECK_NEAR(sb_ops_flops(&s), 72.0, 0);
+    s.bf16 = true;
+    CHECK_NEAR(sb_ops_bytes(&s), 144.0, 0); /* 2·2·24 + 48 */
+    s.op = SB_OP_SOFTMAX;
+    s.bf16 = false;
+    CHECK_NEAR(sb_ops_bytes(&s), 192.0, 0);
+    CHECK_NEAR(sb_ops_flops(&s), 123.0, 0); /* 5·24 + 3 */
+}
+
+static void test_check(void)
+{
+    sb_err err = {0, ""};
+    sb_ops_shape s = {SB_OP_ROPE, 4, 256, 6, false};
+    CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "head_dim"));
+    s.head_dim = 3;
+    CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "head_dim"));
+    s.head_dim = 64;
+    CHECK(sb_ops_check(&s, &err) == 0);
+    s.d = 0;
+    CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "d=0"));
+    s = (sb_ops_shape){SB_OP_SOFTMAX, 0, 16, 2, false};
+    CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "tokens"));
+}
+
+/* Runs one op on the benchmark's own inputs, verifies, then plants a
+ * wrong element and checks that exactly it is reported. */
+static void test_op(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd)
+{
+    sb_ops_shape s = {op, T, d, hd, bf16};
+    void *st = NULL;
+    sb_err err = {0, ""};
+    CHECK(sb_ops_cpu_setup(&s, &st, &err) == 0);
+    if (!st)
+        return;
+    void *x, *g, *y;
+    float *ct, *sn;
+    sb_ops_cpu_state_buffers(st, &x, &g, &y, &ct, &sn);
+    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
+    sb_ops_cpu_run(&s, x, g, ct, sn, y, scratch);
+    char why[320] = "";
+    int64_t bad = sb_ops_cpu_verify_state(st, why, sizeof why);
+    CHECK(bad == 0);
+    if (bad)
+        fprintf(stderr, "%s %s T=%lld d=%lld: %s\n", sb_ops_name(op),
+                bf16 ? "bf16" : "fp32", (long long)T, (long long)d, why);
+    const int64_t at = (T / 2) * d + d / 3;
+    if (bf16) {
+        uint16_t *yy = y, keep = yy[at];
+        /* two bf16 ulps up (>= 2^-7 relative) are beyond the tolerance
+         * (2^-8); one ulp can be 2^-8 at the top of a binade */
+        yy[at] = (uint16_t)(keep + 2);
+        CHECK(sb_ops_cpu_verify_state(st, why, sizeof why) == 1);
+        yy[at] = keep;
+    } else {
+        float *yy = y, keep = yy[at];
+        yy[at] = keep + 1e-3f * (1.0f + fabsf(keep));
+        CHECK(sb_ops_cpu_verify_state(st, why, sizeof why) == 1);
+        char want[64];
+        snprintf(want, sizeof want, "[token %lld][%lld]", (long long)(T / 2),
+                 (long long)(d / 3));
+        CHECK(strstr(why, want) != NULL);
+        yy[at] = keep;
+    }
+    CHECK(sb_ops_cpu_verify_state(st, NULL, 0) == 0);
+    /* known values */
+    if (op == SB_OP_SOFTMAX) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < d; i++)
+            sum += bf16 ? sb_bf16_to_f32(((uint16_t *)y)[i]) : ((float *)y)[i];
+        CHECK_NEAR(sum, 1.0, bf16 ? 1e-2 : 1e-5);
+    }
+    if (op == SB_OP_ROPE && !bf16) {
+        /* position 0: cos = 1, sin = 0, the row is unchanged */
+        CHECK(memcmp(x, y, sizeof(float) * (size_t)d) == 0);
+    }
+    free(scratch);
+    sb_ops_cpu_free(st);
+}
+
+static void test_rmsnorm_constant(void)
+{
+    /* a constant row c with g = 1 normalises to c / sqrt(c² + eps) ≈ ±1 */
+    const int64_t d = 300;
+    sb_ops_shape s = {SB_OP_RMSNORM, 1, d, 2, false};
+    float *x = malloc(sizeof(float) * d), *g = malloc(sizeof(float) * d),
+          *y = malloc(sizeof(float) * d);
+    for (int64_t i = 0; i < d; i++) {
+        x[i] = -3.0f;
+        g[i] = 1.0f;
+    }
+    sb_ops_cpu_run(&s, x, g, NULL, NULL, y, NULL);
+    CHECK_NEAR(y[0], -3.0 / sqrt(9.0 + SB_OPS_EPS), 1e-6);
+    CHECK_NEAR(y[d - 1], -1.0, 1e-6);
+    free(x), free(g), free(y);
+}
+
+static void run_bench(const char *name, const char *spec, bool want_ok)
+{
+    const sb_bench *b = sb_bench_find(name, "cpu");
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    sb_pset ps;
+    memset(&ps, 0, sizeof ps);
+    sb_err err = {0, ""};
+    CHECK(sb_pset_add_all(&ps, spec, &err) == 0);
+    const sb_pset *layers[1] = {&ps};
+    bool lenient[1] = {false};
+    sb_params *pts = NULL;
+    int np = 0;
+    CHECK(sb_params_expand(name, b->params, layers, lenient, 1, &pts, &np,
+                           &err) == 0);
+    if (np != 1) {
+        CHECK(np == 1);
+        free(pts);
+        return;
+    }
+    sb_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.threads = 2;
+    int rc = b->check(&pts[0], &ctx, &err);
+    CHECK((rc == 0) == want_ok);
+    if (rc == 0) {
+        CHECK(b->flops(&pts[0]) > 0 && b->bytes(&pts[0]) > 0);
+        void *st = NULL;
+        CHECK(b->setup(&pts[0], &ctx, &st, &err) == 0);
+        if (st) {
+            b->run(st, 3);
+            sb_result r;
+            sb_result_init(&r, name, "ops", "cpu");
+            CHECK(b->verify(st, &r) == 0);
+            CHECK(r.valid);
+            sb_result_free(&r);
+            b->teardown(st);
+        }
+    } else {
+        CHECK(err.code == SB_EINVAL && strstr(err.msg, "head_dim"));
+    }
+    free(pts);
+}
+
+int main(void)
+{
+    omp_set_num_threads(2);
+    test_bf16();
+    test_accounting();
+    test_check();
+    test_rmsnorm_constant();
+    const sb_op_kind ops[] = {SB_OP_RMSNORM, SB_OP_SWIGLU, SB_OP_ROPE,
+                              SB_OP_SOFTMAX};
+    for (int i = 0; i < 4; i++)
+        for (int bf = 0; bf < 2; bf++) {
+            test_op(ops[i], bf, 37, 256, 64);
+            test_op(ops[i], bf, 5, 78, 26); /* tails: not a multiple of 8 */
+        }
+    test_op(SB_OP_SOFTMAX, false, 3, 1, 2); /* one element: exactly 1 */
+    run_bench("ops.rmsnorm", "tokens=16 d=96 dtype=bf16", true);
+    run_bench("ops.swiglu", "tokens=16 d=96", true);
+    run_bench("ops.rope", "tokens=16 d=96 head_dim=32 dtype=bf16", true);
+    run_bench("ops.softmax", "tokens=16 d=96", true);
+    run_bench("ops.rope", "tokens=16 d=96 head_dim=40", false);
+    return sb_check_done();
+}
