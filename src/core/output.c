@@ -540,20 +540,31 @@ void sb_print_profile(FILE *f, const sb_ceilings *c)
             fprintf(f, "  %-28s %12.4g          (%s)\n", e->name, e->value,
                     e->source);
     }
-    /* Ridge points: where each compute peak meets each bandwidth roof. */
-    bool any = false;
+    /* Ridge points: where each measured compute peak meets each memory
+     * roof, one line per peak. */
+    static const char *roofs[] = {"bw.DRAM", "bw.L3", "bw.L2", "bw.L1",
+                                  "bw.HBM", "bw.read", "bw.triad"};
+    bool header = false;
     for (int i = 0; i < c->n; i++) {
-        if (strncmp(c->c[i].name, "peak.", 5) != 0 || strstr(c->c[i].name, "theoretical"))
+        if (strncmp(c->c[i].name, "peak.", 5) != 0 ||
+            strstr(c->c[i].name, "theoretical"))
             continue;
-        for (int j = 0; j < c->n; j++) {
-            if (strncmp(c->c[j].name, "bw.", 3) != 0 || c->c[j].value <= 0)
-                continue;
-            if (!any)
-                fprintf(f, "  ridge points (FLOP/byte where compute meets "
-                        "bandwidth):\n");
-            any = true;
-            fprintf(f, "    %-12s / %-10s %8.2f\n", c->c[i].name + 5,
-                    c->c[j].name + 3, c->c[i].value / c->c[j].value);
+        char line[256] = "";
+        bool dram = sb_ceil_get(c, "bw.DRAM") > 0;
+        for (size_t k = 0; k < sizeof roofs / sizeof roofs[0]; k++) {
+            double bw = sb_ceil_get(c, roofs[k]);
+            if (bw <= 0 || (dram && k >= 5))
+                continue; /* read/triad only stand in for a missing DRAM */
+            size_t l = strlen(line);
+            snprintf(line + l, sizeof line - l, "%s%s %.2f", l ? ", " : "",
+                     roofs[k] + 3, c->c[i].value / bw);
         }
+        if (!line[0])
+            continue;
+        if (!header)
+            fprintf(f, "  ridge points (FLOP/byte where the peak meets each "
+                    "memory roof):\n");
+        header = true;
+        fprintf(f, "    %-10s %s\n", c->c[i].name + 5, line);
     }
 }

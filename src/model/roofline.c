@@ -56,26 +56,51 @@ void sb_roofline_annotate(sb_result *r, const sb_ctx *ctx, const char *dtype,
     char key[48];
     snprintf(key, sizeof key, "peak.%s", dtype ? dtype : "fp32");
     double peak = sb_ceil_get(&ctx->ceil, key);
-    const char *bw_name = "bw.DRAM";
-    double bw = sb_ceil_get(&ctx->ceil, bw_name);
-    if (bw <= 0) {
-        bw_name = "bw.read";
-        bw = sb_ceil_get(&ctx->ceil, bw_name);
-    }
-    if (bw <= 0) {
-        bw_name = "bw.triad";
-        bw = sb_ceil_get(&ctx->ceil, bw_name);
-    }
-    sb_roof_point rp;
-    if (r->stats.p50 <= 0 ||
-        sb_roofline_place(flops, bytes, r->stats.p50, peak, bw, &rp) != 0)
+    if (r->stats.p50 <= 0)
         return;
-    sb_result_metric(r, "attainable", flops > 0 ? rp.attainable * 1e-9
-                                                : rp.attainable * 1e-9,
-                     flops > 0 ? "GFLOP/s" : "GB/s");
+
+    /* The memory roofs from the slowest level up. A kernel that beats a
+     * roof got its data from a faster level (its working set fits in a
+     * cache): it is placed under the slowest roof it does not exceed. */
+    static const char *levels[] = {"bw.DRAM", "bw.L3", "bw.L2", "bw.L1"};
+    static const char *fallback[] = {"bw.read", "bw.triad"};
+    const char *names[6];
+    double bws[6];
+    int n = 0;
+    for (int i = 0; i < 4; i++) {
+        double bw = sb_ceil_get(&ctx->ceil, levels[i]);
+        if (bw > 0) {
+            names[n] = levels[i];
+            bws[n++] = bw;
+        }
+    }
+    if (n == 0)
+        for (int i = 0; i < 2 && n == 0; i++) {
+            double bw = sb_ceil_get(&ctx->ceil, fallback[i]);
+            if (bw > 0) {
+                names[n] = fallback[i];
+                bws[n++] = bw;
+            }
+        }
+    sb_roof_point rp;
+    int chosen = -1;
+    for (int i = 0; i < n; i++) {
+        if (sb_roofline_place(flops, bytes, r->stats.p50, peak, bws[i], &rp) != 0)
+            return;
+        chosen = i;
+        if (rp.pct_sol <= 100.0 || rp.bound == SB_BOUND_COMPUTE)
+            break;
+    }
+    if (chosen < 0)
+        return;
+    const char *unit = flops > 0 ? "GFLOP/s" : "GB/s";
+    sb_result_metric(r, "attainable", rp.attainable * 1e-9, unit);
     sb_result_metric(r, "pct_SOL", rp.pct_sol, "%");
-    sb_result_note(r, "roofline: %s-bound against %s%s%s (%.1f%% of the "
-                   "attainable %.1f %s)", sb_bound_name(rp.bound), bw_name,
-                   flops > 0 ? " and " : "", flops > 0 ? key : "", rp.pct_sol,
-                   rp.attainable * 1e-9, flops > 0 ? "GFLOP/s" : "GB/s");
+    sb_result_note(r, "roofline: %s-bound under %s%s%s (%.1f%% of the "
+                   "attainable %.1f %s)%s", sb_bound_name(rp.bound),
+                   names[chosen], flops > 0 ? " and " : "",
+                   flops > 0 ? key : "", rp.pct_sol, rp.attainable * 1e-9,
+                   unit,
+                   chosen > 0 ? "; faster than the slower memory roofs, so "
+                                "its data came from a cache" : "");
 }
