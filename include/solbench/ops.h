@@ -45,6 +45,7 @@ typedef struct sb_ops_shape {
     int64_t d;      /* row width (of the output) */
     int head_dim;   /* rope only: even, divides d */
     bool bf16;      /* storage: bf16 (uint16) instead of fp32 */
+    bool nt;        /* CPU: rows leave through non-temporal stores */
 } sb_ops_shape;
 
 /* Checks a shape; SB_EINVAL naming the parameter on failure. */

@@ -24,6 +24,8 @@ int sb_threads_setup(int threads);
 /* Physical cores as hwloc sees them. */
 int sb_cores(void);
 double sb_phys_mem(void);
+/* Bytes of the largest cache (one instance), 0 when unknown. */
+double sb_llc_bytes(void);
 
 /* splitmix64: deterministic per-seed stream. */
 static inline uint64_t sb_rng_next(uint64_t *s)

@@ -70,6 +70,22 @@ double sb_phys_mem(void)
     return 0.0;
 }
 
+double sb_llc_bytes(void)
+{
+    hwloc_topology_t t = sb__topology();
+    double best = 0;
+    for (hwloc_obj_t o = t ? hwloc_get_next_obj_by_type(t, HWLOC_OBJ_L3CACHE, NULL)
+                           : NULL;
+         o; o = NULL)
+        best = (double)o->attr->cache.size;
+    if (best == 0 && t) {
+        hwloc_obj_t o = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_L2CACHE, NULL);
+        if (o)
+            best = (double)o->attr->cache.size;
+    }
+    return best;
+}
+
 int sb_threads_setup(int threads)
 {
     if (threads < 1)

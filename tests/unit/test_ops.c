@@ -47,7 +47,7 @@ static void test_bf16(void)
 
 static void test_accounting(void)
 {
-    sb_ops_shape s = {SB_OP_RMSNORM, 3, 8, 4, false};
+    sb_ops_shape s = {SB_OP_RMSNORM, 3, 8, 4, false, false};
     CHECK_NEAR(sb_ops_bytes(&s), 224.0, 0); /* 4·(2·24 + 8) */
     CHECK_NEAR(sb_ops_flops(&s), 105.0, 0); /* 4·24 + 3·3 */
     s.bf16 = true;
@@ -71,7 +71,7 @@ static void test_accounting(void)
 static void test_check(void)
 {
     sb_err err = {0, ""};
-    sb_ops_shape s = {SB_OP_ROPE, 4, 256, 6, false};
+    sb_ops_shape s = {SB_OP_ROPE, 4, 256, 6, false, false};
     CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "head_dim"));
     s.head_dim = 3;
     CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "head_dim"));
@@ -79,15 +79,16 @@ static void test_check(void)
     CHECK(sb_ops_check(&s, &err) == 0);
     s.d = 0;
     CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "d=0"));
-    s = (sb_ops_shape){SB_OP_SOFTMAX, 0, 16, 2, false};
+    s = (sb_ops_shape){SB_OP_SOFTMAX, 0, 16, 2, false, false};
     CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "tokens"));
 }
 
 /* Runs one op on the benchmark's own inputs, verifies, then plants a
  * wrong element and checks that exactly it is reported. */
-static void test_op(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd)
+static void test_op_nt(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd,
+                       bool nt)
 {
-    sb_ops_shape s = {op, T, d, hd, bf16};
+    sb_ops_shape s = {op, T, d, hd, bf16, nt};
     void *st = NULL;
     sb_err err = {0, ""};
     CHECK(sb_ops_cpu_setup(&s, &st, &err) == 0);
@@ -138,11 +139,19 @@ static void test_op(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd)
     sb_ops_cpu_free(st);
 }
 
+/* Each op with normal stores, and with rows streamed out through
+ * non-temporal stores (the path taken for outputs beyond the caches). */
+static void test_op(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd)
+{
+    test_op_nt(op, bf16, T, d, hd, false);
+    test_op_nt(op, bf16, T, d, hd, true);
+}
+
 static void test_rmsnorm_constant(void)
 {
     /* a constant row c with g = 1 normalises to c / sqrt(c² + eps) ≈ ±1 */
     const int64_t d = 300;
-    sb_ops_shape s = {SB_OP_RMSNORM, 1, d, 2, false};
+    sb_ops_shape s = {SB_OP_RMSNORM, 1, d, 2, false, false};
     float *x = malloc(sizeof(float) * d), *g = malloc(sizeof(float) * d),
           *y = malloc(sizeof(float) * d);
     for (int64_t i = 0; i < d; i++) {

@@ -10,6 +10,10 @@
 #include <string.h>
 
 #include <omp.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+#include <stdint.h>
 
 #include "bench/ops/ops_cpu.h"
 #include "solbench/bench.h"
@@ -73,15 +77,55 @@ static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
     }
 }
 
+/* An output row far larger in total than the caches is better written
+ * around them: a normal store first reads the line it writes (write
+ * allocate), one more memory transfer per line. With `nt`, a row is
+ * computed into a per-thread buffer that stays in L1/L2 and leaves with
+ * 32-byte streaming stores, fenced so the row is visible to every thread
+ * when the parallel loop ends. */
+static void sb__stream_row(void *dst, const void *src, size_t bytes)
+{
+#if defined(__AVX__)
+    if (((uintptr_t)dst & 31) == 0) {
+        size_t i = 0;
+        for (; i + 32 <= bytes; i += 32)
+            _mm256_stream_si256((__m256i *)((char *)dst + i),
+                                _mm256_loadu_si256((const __m256i *)((const char *)src + i)));
+        if (i < bytes)
+            memcpy((char *)dst + i, (const char *)src + i, bytes - i);
+        _mm_sfence();
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
+}
+
+/* The per-thread row buffer of a kernel with `nt` (NULL without): after
+ * the softmax exponentials when the op has them, 64-byte aligned. */
+static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
+{
+    size_t e = s->op == SB_OP_SOFTMAX ? sizeof(float) * (size_t)s->d : 0;
+    e = (e + 63) / 64 * 64;
+    size_t row = s->nt ? (s->bf16 ? 2u : 4u) * (size_t)s->d : 0;
+    if (row_off)
+        *row_off = e;
+    return (e + row + 63) / 64 * 64;
+}
+
+#define SB__ROWBUF(TY, s, scratch)                                               ((s)->nt ? (TY *)((char *)(scratch) +                                                          sb__scratch_stride(s, NULL) *                                                    (size_t)omp_get_thread_num() + sb__row_off)                     : NULL)
+
 #define SB__DEFINE_OPS(SUF, TY, LD, ST)                                      \
     static void sb__rmsnorm_##SUF(const sb_ops_shape *s, const TY *x,        \
-                                  const TY *g, TY *y)                        \
+                                  const TY *g, TY *y, float *scratch)        \
     {                                                                        \
         const int64_t T = s->tokens, d = s->d;                               \
+        size_t sb__row_off;                                                  \
+        sb__scratch_stride(s, &sb__row_off);                                 \
         _Pragma("omp parallel for schedule(static)")                         \
         for (int64_t t = 0; t < T; t++) {                                    \
             const TY *xr = x + t * d;                                        \
-            TY *yr = y + t * d;                                              \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
+            TY *yr = rowbuf ? rowbuf : y + t * d;                            \
             /* 32 partial sums (four vectors): one accumulator would make \
              * the add latency, not memory, the limit. */                  \
             float acc[32], ss = 0.0f;                                        \
@@ -104,40 +148,53 @@ static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
             for (int64_t c0 = 0; c0 < d; c0 += SB__CHUNK) {                  \
                 const int64_t c1 = c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;  \
                 if (t + 1 < T)                                               \
-                    sb__prefetch_span(xr + d + c0, yr + d + c0,              \
+                    sb__prefetch_span(xr + d + c0, y + (t + 1) * d + c0,     \
                                       sizeof(TY) * (size_t)(c1 - c0));       \
                 _Pragma("omp simd")                                          \
                 for (int64_t i = c0; i < c1; i++)                            \
                     ST(yr, i, LD(xr, i) * rs * LD(g, i));                    \
             }                                                                \
+            if (rowbuf)                                                      \
+                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);   \
         }                                                                    \
     }                                                                        \
-    static void sb__swiglu_##SUF(const sb_ops_shape *s, const TY *x, TY *y)  \
+    static void sb__swiglu_##SUF(const sb_ops_shape *s, const TY *x, TY *y,  \
+                                 float *scratch)                             \
     {                                                                        \
         const int64_t T = s->tokens, d = s->d;                               \
+        size_t sb__row_off;                                                  \
+        sb__scratch_stride(s, &sb__row_off);                                 \
         SB__EXP_BOUNDS(lo, hi);                                              \
         _Pragma("omp parallel for schedule(static) firstprivate(lo, hi)")    \
         for (int64_t t = 0; t < T; t++) {                                    \
             const TY *a = x + 2 * t * d, *b = a + d;                         \
-            TY *yr = y + t * d;                                              \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
+            TY *yr = rowbuf ? rowbuf : y + t * d;                            \
             _Pragma("omp simd")                                              \
             for (int64_t i = 0; i < d; i++) {                                \
                 float av = LD(a, i);                                         \
                 ST(yr, i, av / (1.0f + sb__expf(-av, lo, hi)) * LD(b, i));   \
             }                                                                \
+            if (rowbuf)                                                      \
+                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);   \
         }                                                                    \
     }                                                                        \
     static void sb__rope_##SUF(const sb_ops_shape *s, const TY *x,           \
-                               const float *ct, const float *st, TY *y)      \
+                               const float *ct, const float *st, TY *y,      \
+                               float *scratch)                               \
     {                                                                        \
         const int64_t T = s->tokens, d = s->d;                               \
         const int hd = s->head_dim, h = hd / 2;                              \
+        size_t sb__row_off;                                                  \
+        sb__scratch_stride(s, &sb__row_off);                                 \
         _Pragma("omp parallel for schedule(static)")                         \
         for (int64_t t = 0; t < T; t++) {                                    \
             const float *c = ct + t * h, *sn = st + t * h;                   \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
+            TY *yrow = rowbuf ? rowbuf : y + t * d;                          \
             for (int64_t hb = 0; hb < d; hb += hd) {                         \
                 const TY *lo = x + t * d + hb, *hi = lo + h;                 \
-                TY *ylo = y + t * d + hb, *yhi = ylo + h;                    \
+                TY *ylo = yrow + hb, *yhi = ylo + h;                         \
                 _Pragma("omp simd")                                          \
                 for (int i = 0; i < h; i++) {                                \
                     float l = LD(lo, i), u = LD(hi, i);                      \
@@ -145,20 +202,26 @@ static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
                     ST(yhi, i, u * c[i] + l * sn[i]);                        \
                 }                                                            \
             }                                                                \
+            if (rowbuf)                                                      \
+                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);   \
         }                                                                    \
     }                                                                        \
     static void sb__softmax_##SUF(const sb_ops_shape *s, const TY *x, TY *y, \
                                   float *scratch)                            \
     {                                                                        \
         const int64_t T = s->tokens, d = s->d;                               \
+        size_t sb__row_off;                                                  \
+        const size_t stride = sb__scratch_stride(s, &sb__row_off);           \
         SB__EXP_BOUNDS(lo, hi);                                              \
         _Pragma("omp parallel firstprivate(lo, hi)")                         \
         {                                                                    \
-            float *e = scratch + (int64_t)omp_get_thread_num() * d;          \
+            float *e = (float *)((char *)scratch +                           \
+                                 stride * (size_t)omp_get_thread_num());     \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
             _Pragma("omp for schedule(static)")                              \
             for (int64_t t = 0; t < T; t++) {                                \
                 const TY *xr = x + t * d;                                    \
-                TY *yr = y + t * d;                                          \
+                TY *yr = rowbuf ? rowbuf : y + t * d;                        \
                 /* Eight running maxima, one per lane: a float max is no  \
                  * reduction a compiler may reorder on its own (NaN), but  \
                  * eight independent ones vectorise as they stand. */      \
@@ -184,7 +247,7 @@ static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
                     const int64_t c1 =                                       \
                         c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;             \
                     if (t + 1 < T)                                           \
-                        sb__prefetch_span(xr + d + c0, yr + d + c0,          \
+                        sb__prefetch_span(xr + d + c0, y + (t + 1) * d + c0, \
                                           sizeof(TY) * (size_t)(c1 - c0));   \
                     int64_t i = c0;                                          \
                     for (; i + 32 <= c1; i += 32)                            \
@@ -205,6 +268,9 @@ static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
                 _Pragma("omp simd")                                          \
                 for (int64_t i = 0; i < d; i++)                              \
                     ST(yr, i, e[i] * inv);                                   \
+                if (rowbuf)                                                  \
+                    sb__stream_row(y + t * d, rowbuf,                        \
+                                   sizeof(TY) * (size_t)d);                  \
             }                                                                \
         }                                                                    \
     }
@@ -214,9 +280,7 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
 
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s)
 {
-    return s->op == SB_OP_SOFTMAX
-               ? sizeof(float) * (size_t)s->d * (size_t)omp_get_max_threads()
-               : 0;
+    return sb__scratch_stride(s, NULL) * (size_t)omp_get_max_threads();
 }
 
 void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
@@ -225,16 +289,16 @@ void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
 {
     if (!s->bf16) {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_f32(s, x, g, y); break;
-        case SB_OP_SWIGLU: sb__swiglu_f32(s, x, y); break;
-        case SB_OP_ROPE: sb__rope_f32(s, x, cos_t, sin_t, y); break;
+        case SB_OP_RMSNORM: sb__rmsnorm_f32(s, x, g, y, scratch); break;
+        case SB_OP_SWIGLU: sb__swiglu_f32(s, x, y, scratch); break;
+        case SB_OP_ROPE: sb__rope_f32(s, x, cos_t, sin_t, y, scratch); break;
         case SB_OP_SOFTMAX: sb__softmax_f32(s, x, y, scratch); break;
         }
     } else {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_bf16(s, x, g, y); break;
-        case SB_OP_SWIGLU: sb__swiglu_bf16(s, x, y); break;
-        case SB_OP_ROPE: sb__rope_bf16(s, x, cos_t, sin_t, y); break;
+        case SB_OP_RMSNORM: sb__rmsnorm_bf16(s, x, g, y, scratch); break;
+        case SB_OP_SWIGLU: sb__swiglu_bf16(s, x, y, scratch); break;
+        case SB_OP_ROPE: sb__rope_bf16(s, x, cos_t, sin_t, y, scratch); break;
         case SB_OP_SOFTMAX: sb__softmax_bf16(s, x, y, scratch); break;
         }
     }
@@ -253,7 +317,10 @@ typedef struct sb_ops_state {
      "rows of the [tokens, d] matrix"},                                      \
         {"d", SB_P_INT, "4096", 1, SB_OPS_MAX_D, NULL, "row width"},         \
         {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",                       \
-         "storage type (arithmetic is fp32)"}
+         "storage type (arithmetic is fp32)"},                              \
+        {"nt", SB_P_STR, "auto", 0, 0, "auto|on|off",                        \
+         "non-temporal stores of the output; auto: on when the output "     \
+         "exceeds the last-level cache"}
 
 static const sb_param_def sb__ops_params[] = {
     SB__OPS_COMMON_PARAMS, {NULL, 0, NULL, 0, 0, NULL, NULL}};
@@ -271,6 +338,11 @@ static void sb__ops_shape(const sb_params *p, sb_op_kind op, sb_ops_shape *s)
     s->d = sb_p_int(p, "d");
     s->bf16 = strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
     s->head_dim = op == SB_OP_ROPE ? (int)sb_p_int(p, "head_dim") : 2;
+    const char *nt = sb_p_str(p, "nt");
+    double out = sb_ops_elem_bytes(s) * (double)sb_ops_out_elems(s);
+    double llc = sb_llc_bytes();
+    s->nt = strcmp(nt, "on") == 0 ||
+            (strcmp(nt, "auto") == 0 && llc > 0 && out > llc);
 }
 
 static double sb__ops_footprint_shape(const sb_ops_shape *s)
@@ -336,7 +408,7 @@ int sb_ops_cpu_setup(const sb_ops_shape *s, void **state, sb_err *err)
         st->sin_t = sb_alloc_aligned(tb);
         fail |= !st->cos_t || !st->sin_t;
     }
-    if (s->op == SB_OP_SOFTMAX) {
+    if (sb_ops_cpu_scratch(s) > 0) {
         st->scratch = sb_alloc_aligned(sb_ops_cpu_scratch(s));
         fail |= !st->scratch;
     }
@@ -401,6 +473,9 @@ static void sb__ops_report(void *state, const sb_params *p, sb_ctx *ctx,
 {
     sb_ops_state *st = state;
     (void)p;
+    if (st->s.nt)
+        sb_result_note(r, "output rows written with non-temporal stores "
+                       "(no write-allocate read)");
     sb_roofline_annotate(r, ctx, "fp32", sb_ops_flops(&st->s),
                          sb_ops_bytes(&st->s));
 }
