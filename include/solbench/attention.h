@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "solbench/error.h"
+#include "solbench/param.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +77,9 @@ double sb_attn_pairs(int64_t sq, int64_t skv, bool causal);
 /* ---- FLOP and byte accounting --------------------------------------------- */
 
 /* 2·B·M·N·K. */
+/* The shape a point asks for: `shape` qk ([seq, d] x [d, seq]), pv
+ * ([seq, seq] x [seq, d]) or mnk (m, n, k as given), over `batch`. */
+sb_bmm_shape sb_bmm_shape_of(const sb_params *p);
 double sb_bmm_flops(const sb_bmm_shape *s);
 /* (B·M·K + B·K·N + B·M·N) · elem_bytes. */
 double sb_bmm_bytes(const sb_bmm_shape *s, int elem_bytes);

@@ -269,23 +269,6 @@ static const sb_param_def cbmm_params[] = {
     SB__CUDA_P_PLANT,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-static sb_bmm_shape cbmm_shape(const sb_params *p)
-{
-    sb_bmm_shape s = {sb_p_int(p, "batch"), sb_p_int(p, "m"), sb_p_int(p, "n"),
-                      sb_p_int(p, "k")};
-    const char *shape = sb_p_str(p, "shape");
-    int64_t seq = sb_p_int(p, "seq"), d = sb_p_int(p, "head_dim");
-    if (strcmp(shape, "qk") == 0) {
-        s.m = seq;
-        s.n = seq;
-        s.k = d;
-    } else if (strcmp(shape, "pv") == 0) {
-        s.m = seq;
-        s.n = d;
-        s.k = seq;
-    }
-    return s;
-}
 
 static bool cbmm_bf16(const sb_params *p)
 {
@@ -294,7 +277,7 @@ static bool cbmm_bf16(const sb_params *p)
 
 static int cbmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 {
-    sb_bmm_shape s = cbmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     const double imax = 2147483647.0;
     if ((double)s.m * s.k > imax || (double)s.k * s.n > imax ||
         (double)s.m * s.n > imax)
@@ -307,19 +290,19 @@ static int cbmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 
 static double cbmm_footprint(const sb_params *p, const sb_ctx *ctx)
 {
-    sb_bmm_shape s = cbmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     return 4.0 * sb_bmm_bytes(&s, 1); /* host copies of A, B and C */
 }
 
 static double cbmm_flops(const sb_params *p)
 {
-    sb_bmm_shape s = cbmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     return sb_bmm_flops(&s);
 }
 
 static double cbmm_bytes(const sb_params *p)
 {
-    sb_bmm_shape s = cbmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     /* bf16 inputs, fp32 output: attention.c's count. */
     return sb_bmm_bytes(&s, cbmm_bf16(p) ? 2 : 4) +
            (cbmm_bf16(p) ? 2.0 * (double)s.batch * s.m * s.n : 0.0);

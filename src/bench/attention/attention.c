@@ -80,23 +80,6 @@ static const sb_param_def bmm_params[] = {
      "fp32, or bf16 storage with fp32 accumulation (cblas_sbgemm)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-static sb_bmm_shape bmm_shape(const sb_params *p)
-{
-    sb_bmm_shape s = {sb_p_int(p, "batch"), sb_p_int(p, "m"), sb_p_int(p, "n"),
-                      sb_p_int(p, "k")};
-    const char *shape = sb_p_str(p, "shape");
-    int64_t seq = sb_p_int(p, "seq"), d = sb_p_int(p, "head_dim");
-    if (strcmp(shape, "qk") == 0) {
-        s.m = seq;
-        s.n = seq;
-        s.k = d;
-    } else if (strcmp(shape, "pv") == 0) {
-        s.m = seq;
-        s.n = d;
-        s.k = seq;
-    }
-    return s;
-}
 
 static bool bmm_bf16(const sb_params *p)
 {
@@ -105,7 +88,7 @@ static bool bmm_bf16(const sb_params *p)
 
 static double bmm_footprint(const sb_params *p, const sb_ctx *ctx)
 {
-    sb_bmm_shape s = bmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     double elems = sb_bmm_bytes(&s, 1);
     double in = (double)s.batch * ((double)s.m * s.k + (double)s.k * s.n);
     return 4.0 * elems + (bmm_bf16(p) ? 2.0 * in : 0.0);
@@ -113,7 +96,7 @@ static double bmm_footprint(const sb_params *p, const sb_ctx *ctx)
 
 static int bmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 {
-    sb_bmm_shape s = bmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     if ((double)s.m * s.k > BLAS_MAX || (double)s.k * s.n > BLAS_MAX ||
         (double)s.m * s.n > BLAS_MAX)
         return sb_fail(err, SB_EINVAL,
@@ -125,13 +108,13 @@ static int bmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 
 static double bmm_flops(const sb_params *p)
 {
-    sb_bmm_shape s = bmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     return sb_bmm_flops(&s);
 }
 
 static double bmm_bytes(const sb_params *p)
 {
-    sb_bmm_shape s = bmm_shape(p);
+    sb_bmm_shape s = sb_bmm_shape_of(p);
     return sb_bmm_bytes(&s, bmm_bf16(p) ? 2 : 4) +
            (bmm_bf16(p) ? 2.0 * (double)s.batch * s.m * s.n : 0.0);
 }
@@ -162,7 +145,7 @@ static int bmm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
     bmm_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "attention.bmm: out of memory");
-    st->s = bmm_shape(p);
+    st->s = sb_bmm_shape_of(p);
     st->bf16 = bmm_bf16(p);
     if (st->bf16 && !sb_cpu_have_sbgemm()) {
         free(st);

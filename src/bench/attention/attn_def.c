@@ -41,6 +41,24 @@ double sb_attn_pairs(int64_t sq, int64_t skv, bool causal)
     return total;
 }
 
+sb_bmm_shape sb_bmm_shape_of(const sb_params *p)
+{
+    sb_bmm_shape s = {sb_p_int(p, "batch"), sb_p_int(p, "m"), sb_p_int(p, "n"),
+                      sb_p_int(p, "k")};
+    const char *shape = sb_p_str(p, "shape");
+    int64_t seq = sb_p_int(p, "seq"), d = sb_p_int(p, "head_dim");
+    if (strcmp(shape, "qk") == 0) {
+        s.m = seq;
+        s.n = seq;
+        s.k = d;
+    } else if (strcmp(shape, "pv") == 0) {
+        s.m = seq;
+        s.n = d;
+        s.k = seq;
+    }
+    return s;
+}
+
 double sb_bmm_flops(const sb_bmm_shape *s)
 {
     return 2.0 * (double)s->batch * (double)s->m * (double)s->n * (double)s->k;
