@@ -30,4 +30,12 @@ int sb_cli_usage(const char *cmd, const char *fmt, ...)
 int sb_cli_opt(int argc, char **argv, int *i, const char *name,
                const char **value);
 
+/* A number option in [lo, hi] (inclusive); prints a usage line naming the
+ * option and returns 2 on anything else, 0 when *out is set. */
+int sb_cli_number(const char *cmd, const char *opt, const char *s, double lo,
+                  double hi, double *out);
+/* The same for an integer option. */
+int sb_cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi,
+               int *out);
+
 #endif

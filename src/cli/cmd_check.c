@@ -50,19 +50,6 @@ typedef struct check_opts {
     json_t *tags;
 } check_opts;
 
-static int parse_num(const char *opt, const char *s, double lo, double hi,
-                     double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= lo) || !(v <= hi))
-        return sb_cli_usage("check", "%s %s: expected a number in [%g, %g]",
-                            opt, s, lo, hi);
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, check_opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -93,25 +80,20 @@ static int parse_args(int argc, char **argv, check_opts *o)
                 return -1;
             o->json = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
-            if (m < 0 || parse_num("--alpha", v, 1e-300, 0.999999, &d))
+            if (m < 0 || sb_cli_number("check", "--alpha", v, 1e-300, 0.999999, &d))
                 return -1;
             o->cmp.alpha = d;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--threshold", &v))) {
-            if (m < 0 || parse_num("--threshold", v, 0, 1e6, &d))
+            if (m < 0 || sb_cli_number("check", "--threshold", v, 0, 1e6, &d))
                 return -1;
             o->cmp.threshold_pct = d;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--min-time", &v))) {
-            if (m < 0 || parse_num("--min-time", v, 0, 86400, &d))
+            if (m < 0 || sb_cli_number("check", "--min-time", v, 0, 86400, &d))
                 return -1;
             o->min_time = d;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--repeat", &v))) {
-            if (m < 0 || parse_num("--repeat", v, 1, 100000, &d))
+            if (m < 0 || sb_cli_int("check", "--repeat", v, 1, 100000, &o->repeat))
                 return -1;
-            if (d != (int)d) {
-                sb_cli_usage("check", "--repeat %s: expected an integer", v);
-                return -1;
-            }
-            o->repeat = (int)d;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--tag", &v))) {
             if (m < 0)
                 return -1;

@@ -28,19 +28,6 @@ static const char compare_help[] =
     "The exit code is 0 when the comparison was made, whatever the verdicts\n"
     "(use 'solbench check' to gate), 2 on bad input or refused runs.\n";
 
-static int parse_real(const char *opt, const char *s, double lo, double hi,
-                      double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v > lo) || !(v < hi))
-        return sb_cli_usage("compare", "%s %s: expected a number in (%g, %g)",
-                            opt, s, lo, hi);
-    *out = v;
-    return 0;
-}
-
 /* Loads one side: an existing file is a JSON run document; anything else
  * is looked up in the store (opened on first need). */
 static int load_side(const char *ref, const char *db, sb_store **st,
@@ -79,11 +66,11 @@ int sb_cmd_compare(int argc, char **argv)
                 return 2;
             json = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
-            if (m < 0 || parse_real("--alpha", v, 0.0, 1.0, &o.alpha))
+            if (m < 0 || sb_cli_number("compare", "--alpha", v, 1e-300, 0.999999, &o.alpha))
                 return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--threshold", &v))) {
             if (m < 0 ||
-                parse_real("--threshold", v, -1e-300, 1e6, &o.threshold_pct))
+                sb_cli_number("compare", "--threshold", v, 0, 1e6, &o.threshold_pct))
                 return 2;
         } else if (strcmp(argv[i], "--allow-mismatch") == 0) {
             o.allow_mismatch = true;

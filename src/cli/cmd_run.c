@@ -38,31 +38,6 @@ static const char run_help[] =
     "  --tag key=value     label the run (image=..., driver=...)\n"
     "  --quiet             no tables on stdout\n";
 
-static int parse_int(const char *cmd, const char *opt, const char *s, int lo,
-                     int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi)
-        return sb_cli_usage(cmd, "%s %s: expected an integer in [%d, %d]", opt,
-                            s, lo, hi);
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_seconds(const char *cmd, const char *opt, const char *s,
-                         double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= 0) || v > 86400)
-        return sb_cli_usage(cmd, "%s %s: expected seconds in [0, 86400]", opt, s);
-    *out = v;
-    return 0;
-}
-
 int sb_cmd_run(int argc, char **argv)
 {
     const char *areas = NULL, *names = NULL, *json_path = NULL,
@@ -106,20 +81,20 @@ int sb_cmd_run(int argc, char **argv)
                 goto out;
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--threads", &v))) {
-            if (m < 0 || parse_int("run", "--threads", v, 1, 4096, &ctx.threads))
+            if (m < 0 || sb_cli_int("run", "--threads", v, 1, 4096, &ctx.threads))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--repeat", &v))) {
-            if (m < 0 || parse_int("run", "--repeat", v, 1, 100000, &ctx.repeat))
+            if (m < 0 || sb_cli_int("run", "--repeat", v, 1, 100000, &ctx.repeat))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--warmup", &v))) {
-            if (m < 0 || parse_int("run", "--warmup", v, 0, 1000, &ctx.warmup))
+            if (m < 0 || sb_cli_int("run", "--warmup", v, 0, 1000, &ctx.warmup))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--min-time", &v))) {
-            if (m < 0 || parse_seconds("run", "--min-time", v, &ctx.min_time))
+            if (m < 0 || sb_cli_number("run", "--min-time", v, 0, 86400, &ctx.min_time))
                 goto out;
             min_time_set = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--timeout", &v))) {
-            if (m < 0 || parse_seconds("run", "--timeout", v, &ctx.timeout_s))
+            if (m < 0 || sb_cli_number("run", "--timeout", v, 0, 86400, &ctx.timeout_s))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--backend", &v))) {
             if (m < 0) goto out;

@@ -2,7 +2,9 @@
  * main.c — the solbench command: one dispatch table by command name. Each
  * command parses its own arguments, calls libsolbench and prints.
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +61,32 @@ int sb_cli_opt(int argc, char **argv, int *i, const char *name,
     }
     *value = argv[++*i];
     return 1;
+}
+
+int sb_cli_number(const char *cmd, const char *opt, const char *s, double lo,
+                  double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo) || !(v <= hi))
+        return sb_cli_usage(cmd, "%s %s: expected a number in [%g, %g]", opt,
+                            s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int sb_cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi,
+               int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return sb_cli_usage(cmd, "%s %s: expected an integer in [%d, %d]", opt,
+                            s, lo, hi);
+    *out = (int)v;
+    return 0;
 }
 
 static void usage(FILE *f)
