@@ -54,6 +54,7 @@ int main(void)
     for (int i = 0; i < 1000000; i++)
         acc += i;
     double t1 = sb_now();
+    CHECK(acc > 0);
     CHECK(t1 > t0);
     CHECK(sb_now_ns() > 0);
     return sb_check_done();
