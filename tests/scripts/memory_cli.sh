@@ -58,8 +58,19 @@ for kern in ("read", "triad"):
         bad.append("%s sweep sizes %s" % (kern, sizes))
     if any(not r["valid"] or r["metrics"]["GBps"]["value"] <= 0 for r in pts):
         bad.append("%s sweep point not valid" % kern)
-    if len(summ) != 1 or not any(k.endswith("_GBps") for k in summ[0]["metrics"]):
-        bad.append("%s sweep: no summary with a level bandwidth" % kern)
+    # One summary per (kernel, threads). Whether a 7-point curve measured
+    # in milliseconds on a shared machine shows clean plateaus is up to the
+    # machine (detection itself is tested on synthetic curves in
+    # unit.test_plateau): the summary names its levels or says none was found.
+    if len(summ) != 1:
+        bad.append("%s sweep: %d summaries, want 1" % (kern, len(summ)))
+    else:
+        levels = [k for k in summ[0]["metrics"] if k.endswith("_GBps")]
+        said = any("no plateau found" in n for n in summ[0]["notes"])
+        if not levels and not said:
+            bad.append("%s sweep: summary has no level and does not say why" % kern)
+        if any(summ[0]["metrics"][k]["value"] <= 0 for k in levels):
+            bad.append("%s sweep: a level bandwidth is not positive" % kern)
 for b in bad:
     print("FAIL:", b, file=sys.stderr)
 sys.exit(1 if bad else 0)
