@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "solbench/error.h"
+#include "solbench/bench.h"
 #include "solbench/param.h"
 
 #ifdef __cplusplus
@@ -80,6 +81,15 @@ double sb_attn_pairs(int64_t sq, int64_t skv, bool causal);
 /* The shape a point asks for: `shape` qk ([seq, d] x [d, seq]), pv
  * ([seq, seq] x [seq, d]) or mnk (m, n, k as given), over `batch`. */
 sb_bmm_shape sb_bmm_shape_of(const sb_params *p);
+/* The paged-decode shape a point asks for (q_heads, kv_heads, head_dim,
+ * page_size, batch, lens, seed, chunk, chunk_every), checked: SB_EINVAL
+ * naming the parameter. Free with sb_paged_shape_free. */
+int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err);
+/* FLOPs, bytes and allocated bytes of one paged-decode point (0 when the
+ * point is invalid): what every backend's bench declares. */
+double sb_paged_flops_of(const sb_params *p);
+double sb_paged_bytes_of(const sb_params *p);
+double sb_paged_footprint_of(const sb_params *p, const sb_ctx *ctx);
 double sb_bmm_flops(const sb_bmm_shape *s);
 /* (B·M·K + B·K·N + B·M·N) · elem_bytes. */
 double sb_bmm_bytes(const sb_bmm_shape *s, int elem_bytes);

@@ -529,7 +529,6 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
     cpaged_state *s = (cpaged_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    int64_t *len = NULL, batch = sb_p_int(p, "batch");
     uint64_t seed = (uint64_t)sb_p_int(p, "seed");
     int32_t *keys = NULL, *base = NULL;
     int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
@@ -537,17 +536,7 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
     if (rc)
         goto fail;
     s->base.plant_error = sb_p_bool(p, "plant_error");
-    len = (int64_t *)malloc(SB_PAGED_MAX_BATCH * sizeof *len);
-    if (!len) {
-        rc = sb_fail(err, SB_ENOMEM, "out of memory");
-        goto fail;
-    }
-    if ((rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch, seed, len,
-                                  "lens", err)) ||
-        (rc = sb_paged_shape_init(&s->s, batch, len, sb_p_int(p, "q_heads"),
-                                  sb_p_int(p, "kv_heads"), sb_p_int(p, "head_dim"),
-                                  sb_p_int(p, "page_size"), sb_p_int(p, "chunk"),
-                                  sb_p_int(p, "chunk_every"), err)))
+    if ((rc = sb_paged_shape_of(p, &s->s, err)))
         goto fail;
     {
         const sb_paged_shape *x = &s->s;
@@ -633,13 +622,11 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
             goto fail;
         }
     }
-    free(len);
     free(keys);
     free(base);
     *state = s;
     return 0;
 fail:
-    free(len);
     free(keys);
     free(base);
     sb__cpaged_teardown(s);

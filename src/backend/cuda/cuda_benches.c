@@ -373,39 +373,11 @@ static const sb_param_def cpaged_params[] = {
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* The shape of a point (attention.c's rules); the caller frees it. */
-static int cpaged_shape(const sb_params *p, sb_paged_shape *s, sb_err *err)
-{
-    memset(s, 0, sizeof *s);
-    int64_t hq = sb_p_int(p, "q_heads"), hkv = sb_p_int(p, "kv_heads");
-    int64_t d = sb_p_int(p, "head_dim"), ps = sb_p_int(p, "page_size");
-    const char *b = "attention.paged_decode";
-    if (hq < 1 || hkv < 1 || hq % hkv)
-        return sb_fail(err, SB_EINVAL, "%s: parameters q_heads=%lld, "
-                       "kv_heads=%lld: both >= 1 and kv_heads must divide "
-                       "q_heads", b, (long long)hq, (long long)hkv);
-    if (d < 1 || ps < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameters head_dim=%lld, "
-                       "page_size=%lld: must be >= 1", b, (long long)d,
-                       (long long)ps);
-    int64_t *len = malloc(SB_PAGED_MAX_BATCH * sizeof *len);
-    if (!len)
-        return sb_fail(err, SB_ENOMEM, "%s: out of memory", b);
-    int64_t batch = sb_p_int(p, "batch");
-    int rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
-                                 (uint64_t)sb_p_int(p, "seed"), len, "lens",
-                                 err);
-    if (!rc)
-        rc = sb_paged_shape_init(s, batch, len, hq, hkv, d, ps,
-                                 sb_p_int(p, "chunk"),
-                                 sb_p_int(p, "chunk_every"), err);
-    free(len);
-    return rc;
-}
 
 static int cpaged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 {
     sb_paged_shape s;
-    int rc = cpaged_shape(p, &s, err);
+    int rc = sb_paged_shape_of(p, &s, err);
     if (rc)
         return rc;
     if (s.total_pages >= 2147483647LL || s.total_q >= 2147483647LL)
@@ -432,37 +404,8 @@ static int cpaged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     return rc;
 }
 
-static double cpaged_footprint(const sb_params *p, const sb_ctx *ctx)
-{
-    sb_paged_shape s;
-    if (cpaged_shape(p, &s, NULL))
-        return 0;
-    double pool = (double)s.total_pages * s.hkv * s.page_size * s.d;
-    double f = 4.0 * (2.0 * pool + 2.0 * (double)s.total_q * s.hq * s.d) +
-               4.0 * (double)s.total_pages;
-    sb_paged_shape_free(&s);
-    return f;
-}
 
-static double cpaged_flops(const sb_params *p)
-{
-    sb_paged_shape s;
-    if (cpaged_shape(p, &s, NULL))
-        return 0;
-    double f = sb_paged_flops(&s);
-    sb_paged_shape_free(&s);
-    return f;
-}
 
-static double cpaged_bytes(const sb_params *p)
-{
-    sb_paged_shape s;
-    if (cpaged_shape(p, &s, NULL))
-        return 0;
-    double b = sb_paged_bytes(&s);
-    sb_paged_shape_free(&s);
-    return b;
-}
 
 static int cpaged_setup(const sb_params *p, const sb_ctx *ctx, void **state,
                         sb_err *err)
@@ -483,9 +426,9 @@ const sb_bench sb_bench_cuda_attention_paged_decode = {
             "head_dim=128 chunk=0,256",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = cpaged_check,
-    .footprint = cpaged_footprint,
-    .flops = cpaged_flops,
-    .bytes = cpaged_bytes,
+    .footprint = sb_paged_footprint_of,
+    .flops = sb_paged_flops_of,
+    .bytes = sb_paged_bytes_of,
     .setup = cpaged_setup,
     .measure = sb__cuda_measure,
     .verify = sb__cpaged_verify,

@@ -441,30 +441,6 @@ static const sb_param_def paged_params[] = {
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* Builds the shape of a point; the caller frees it. */
-static int paged_shape(const sb_params *p, sb_paged_shape *s, sb_err *err)
-{
-    memset(s, 0, sizeof *s);
-    int64_t hq = sb_p_int(p, "q_heads"), hkv = sb_p_int(p, "kv_heads");
-    int64_t d = sb_p_int(p, "head_dim"), ps = sb_p_int(p, "page_size");
-    int rc = check_heads("attention.paged_decode", hq, hkv, d, err);
-    if (rc)
-        return rc;
-    if (ps < 1)
-        return sb_fail(err, SB_EINVAL, "attention.paged_decode: parameter "
-                       "page_size=%lld: must be >= 1", (long long)ps);
-    int64_t *len = malloc(SB_PAGED_MAX_BATCH * sizeof *len);
-    if (!len)
-        return sb_fail(err, SB_ENOMEM, "attention.paged_decode: out of memory");
-    int64_t batch = sb_p_int(p, "batch");
-    rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
-                             (uint64_t)sb_p_int(p, "seed"), len, "lens", err);
-    if (!rc)
-        rc = sb_paged_shape_init(s, batch, len, hq, hkv, d, ps,
-                                 sb_p_int(p, "chunk"),
-                                 sb_p_int(p, "chunk_every"), err);
-    free(len);
-    return rc;
-}
 
 static double paged_pool_floats(const sb_paged_shape *s)
 {
@@ -474,7 +450,7 @@ static double paged_pool_floats(const sb_paged_shape *s)
 static int paged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 {
     sb_paged_shape s;
-    int rc = paged_shape(p, &s, err);
+    int rc = sb_paged_shape_of(p, &s, err);
     if (rc)
         return rc;
     if (s.total_pages >= 2147483647LL)
@@ -485,37 +461,8 @@ static int paged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     return rc;
 }
 
-static double paged_footprint(const sb_params *p, const sb_ctx *ctx)
-{
-    sb_paged_shape s;
-    if (paged_shape(p, &s, NULL))
-        return 0;
-    double f = 4.0 * (2.0 * paged_pool_floats(&s) +
-                      2.0 * (double)s.total_q * s.hq * s.d) +
-               4.0 * (double)s.total_pages;
-    sb_paged_shape_free(&s);
-    return f;
-}
 
-static double paged_flops(const sb_params *p)
-{
-    sb_paged_shape s;
-    if (paged_shape(p, &s, NULL))
-        return 0;
-    double f = sb_paged_flops(&s);
-    sb_paged_shape_free(&s);
-    return f;
-}
 
-static double paged_bytes(const sb_params *p)
-{
-    sb_paged_shape s;
-    if (paged_shape(p, &s, NULL))
-        return 0;
-    double b = sb_paged_bytes(&s);
-    sb_paged_shape_free(&s);
-    return b;
-}
 
 typedef struct paged_state {
     sb_paged_shape s;
@@ -545,7 +492,7 @@ static int paged_setup(const sb_params *p, const sb_ctx *ctx, void **state,
     paged_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "attention.paged_decode: out of memory");
-    int rc = paged_shape(p, &st->s, err);
+    int rc = sb_paged_shape_of(p, &st->s, err);
     if (rc) {
         free(st);
         return rc;
@@ -639,9 +586,9 @@ const sb_bench sb_bench_attention_paged_decode = {
             "head_dim=128 chunk=0,64",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = paged_check,
-    .footprint = paged_footprint,
-    .flops = paged_flops,
-    .bytes = paged_bytes,
+    .footprint = sb_paged_footprint_of,
+    .flops = sb_paged_flops_of,
+    .bytes = sb_paged_bytes_of,
     .setup = paged_setup,
     .run = paged_run,
     .verify = paged_verify,

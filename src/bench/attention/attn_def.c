@@ -59,6 +59,77 @@ sb_bmm_shape sb_bmm_shape_of(const sb_params *p)
     return s;
 }
 
+int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err)
+{
+    static const char b[] = "attention.paged_decode";
+    memset(s, 0, sizeof *s);
+    int64_t hq = sb_p_int(p, "q_heads"), hkv = sb_p_int(p, "kv_heads");
+    int64_t d = sb_p_int(p, "head_dim"), ps = sb_p_int(p, "page_size");
+    if (hq < 1)
+        return sb_fail(err, SB_EINVAL, "%s: parameter q_heads=%lld: must be "
+                       ">= 1", b, (long long)hq);
+    if (hkv < 1)
+        return sb_fail(err, SB_EINVAL, "%s: parameter kv_heads=%lld: must be "
+                       ">= 1", b, (long long)hkv);
+    if (hq % hkv)
+        return sb_fail(err, SB_EINVAL, "%s: parameter kv_heads=%lld must "
+                       "divide q_heads=%lld (GQA groups)", b, (long long)hkv,
+                       (long long)hq);
+    if (d < 1)
+        return sb_fail(err, SB_EINVAL, "%s: parameter head_dim=%lld: must be "
+                       ">= 1", b, (long long)d);
+    if (ps < 1)
+        return sb_fail(err, SB_EINVAL, "%s: parameter page_size=%lld: must be "
+                       ">= 1", b, (long long)ps);
+    int64_t *len = malloc(SB_PAGED_MAX_BATCH * sizeof *len);
+    if (!len)
+        return sb_fail(err, SB_ENOMEM, "%s: out of memory", b);
+    int64_t batch = sb_p_int(p, "batch");
+    int rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
+                                 (uint64_t)sb_p_int(p, "seed"), len, "lens",
+                                 err);
+    if (!rc)
+        rc = sb_paged_shape_init(s, batch, len, hq, hkv, d, ps,
+                                 sb_p_int(p, "chunk"),
+                                 sb_p_int(p, "chunk_every"), err);
+    free(len);
+    return rc;
+}
+
+double sb_paged_flops_of(const sb_params *p)
+{
+    sb_paged_shape s;
+    if (sb_paged_shape_of(p, &s, NULL))
+        return 0;
+    double f = sb_paged_flops(&s);
+    sb_paged_shape_free(&s);
+    return f;
+}
+
+double sb_paged_bytes_of(const sb_params *p)
+{
+    sb_paged_shape s;
+    if (sb_paged_shape_of(p, &s, NULL))
+        return 0;
+    double b = sb_paged_bytes(&s);
+    sb_paged_shape_free(&s);
+    return b;
+}
+
+double sb_paged_footprint_of(const sb_params *p, const sb_ctx *ctx)
+{
+    (void)ctx;
+    sb_paged_shape s;
+    if (sb_paged_shape_of(p, &s, NULL))
+        return 0;
+    /* K and V pools, Q and O, and the page table. */
+    double pool = (double)s.total_pages * s.hkv * s.page_size * s.d;
+    double f = 4.0 * (2.0 * pool + 2.0 * (double)s.total_q * s.hq * s.d) +
+               4.0 * (double)s.total_pages;
+    sb_paged_shape_free(&s);
+    return f;
+}
+
 double sb_bmm_flops(const sb_bmm_shape *s)
 {
     return 2.0 * (double)s->batch * (double)s->m * (double)s->n * (double)s->k;
