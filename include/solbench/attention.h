@@ -78,6 +78,42 @@ double sb_attn_pairs(int64_t sq, int64_t skv, bool causal);
 /* ---- FLOP and byte accounting --------------------------------------------- */
 
 /* 2·B·M·N·K. */
+/* The parameters of attention.bmm and attention.paged_decode that every
+ * backend takes; a backend's table lists these, then its own, then the
+ * terminator. */
+#define SB_BMM_PARAMS                                                        \
+    {"batch", SB_P_INT, "8", 1, 65536, NULL, "number of matrix products"},   \
+    {"shape", SB_P_STR, "qk", 0, 0, "qk|pv|mnk",                             \
+     "qk: [seq,head_dim]x[head_dim,seq]; pv: [seq,seq]x[seq,head_dim]; "    \
+     "mnk: m, n, k as given"},                                               \
+    {"seq", SB_P_INT, "512", 1, 1 << 20, NULL, "sequence length (qk, pv)"},  \
+    {"head_dim", SB_P_INT, "128", 1, 4096, NULL, "head dimension (qk, pv)"}, \
+    {"m", SB_P_INT, "256", 1, 1 << 20, NULL, "rows of A and C (mnk)"},       \
+    {"n", SB_P_INT, "256", 1, 1 << 20, NULL, "columns of B and C (mnk)"},    \
+    {"k", SB_P_INT, "256", 1, 1 << 20, NULL, "inner dimension (mnk)"},       \
+    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",                           \
+     "fp32, or bf16 inputs with fp32 accumulation and output"}
+
+#define SB_PAGED_PARAMS                                                      \
+    {"batch", SB_P_INT, "16", 0, SB_PAGED_MAX_BATCH, NULL,                   \
+     "sequences (0: as many as the lens list has)"},                         \
+    {"lens", SB_P_STR, "uniform:1:1024", 0, 0, NULL,                         \
+     "context lengths: uniform:LO:HI (random per sequence) or a list "      \
+     "L1/L2/... (',' would make a sweep)"},                                  \
+    {"q_heads", SB_P_INT, "32", 0, 1024, NULL, "query heads"},               \
+    {"kv_heads", SB_P_INT, "8", 0, 1024, NULL,                               \
+     "key/value heads (must divide q_heads)"},                               \
+    {"head_dim", SB_P_INT, "128", 0, 1024, NULL,                             \
+     "head dimension D (cuda: a multiple of 4, <= 256)"},                    \
+    {"page_size", SB_P_INT, "16", 0, 65536, NULL, "tokens per KV page"},     \
+    {"chunk", SB_P_INT, "0", 0, 1 << 20, NULL,                               \
+     "query tokens of a prefill chunk carried by every chunk_every-th "     \
+     "sequence (0: pure decode)"},                                           \
+    {"chunk_every", SB_P_INT, "4", 1, SB_PAGED_MAX_BATCH, NULL,              \
+     "sequences i with i % chunk_every == 0 carry the chunk"},               \
+    {"seed", SB_P_INT, "1", 0, 1e15, NULL,                                   \
+     "seed of the lengths and the page shuffle"}
+
 /* The shape a point asks for: `shape` qk ([seq, d] x [d, seq]), pv
  * ([seq, seq] x [seq, d]) or mnk (m, n, k as given), over `batch`. */
 sb_bmm_shape sb_bmm_shape_of(const sb_params *p);

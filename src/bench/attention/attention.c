@@ -67,17 +67,7 @@ static void *alloc_floats(double n) /* NULL on failure or n == 0 */
 /* ==== attention.bmm ======================================================== */
 
 static const sb_param_def bmm_params[] = {
-    {"batch", SB_P_INT, "8", 1, 65536, NULL, "number of matrix products"},
-    {"shape", SB_P_STR, "qk", 0, 0, "qk|pv|mnk",
-     "qk: [seq,head_dim]x[head_dim,seq]; pv: [seq,seq]x[seq,head_dim]; "
-     "mnk: m, n, k as given"},
-    {"seq", SB_P_INT, "512", 1, 1 << 20, NULL, "sequence length (qk, pv)"},
-    {"head_dim", SB_P_INT, "128", 1, 4096, NULL, "head dimension (qk, pv)"},
-    {"m", SB_P_INT, "256", 1, 1 << 20, NULL, "rows of A and C (mnk)"},
-    {"n", SB_P_INT, "256", 1, 1 << 20, NULL, "columns of B and C (mnk)"},
-    {"k", SB_P_INT, "256", 1, 1 << 20, NULL, "inner dimension (mnk)"},
-    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",
-     "fp32, or bf16 storage with fp32 accumulation (cblas_sbgemm)"},
+    SB_BMM_PARAMS,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 
@@ -421,23 +411,7 @@ const sb_bench sb_bench_attention_prefill = {
 /* ==== attention.paged_decode ================================================= */
 
 static const sb_param_def paged_params[] = {
-    {"batch", SB_P_INT, "16", 0, SB_PAGED_MAX_BATCH, NULL,
-     "sequences (0: as many as the lens list has)"},
-    {"lens", SB_P_STR, "uniform:1:1024", 0, 0, NULL,
-     "context lengths: uniform:LO:HI (random per sequence) or a list "
-     "L1/L2/... (',' would make a sweep)"},
-    {"q_heads", SB_P_INT, "32", 0, 1024, NULL, "query heads"},
-    {"kv_heads", SB_P_INT, "8", 0, 1024, NULL,
-     "key/value heads (must divide q_heads)"},
-    {"head_dim", SB_P_INT, "128", 0, 1024, NULL, "head dimension D"},
-    {"page_size", SB_P_INT, "16", 0, 65536, NULL, "tokens per KV page"},
-    {"chunk", SB_P_INT, "0", 0, 1 << 20, NULL,
-     "query tokens of a prefill chunk carried by every chunk_every-th "
-     "sequence (0: pure decode)"},
-    {"chunk_every", SB_P_INT, "4", 1, SB_PAGED_MAX_BATCH, NULL,
-     "sequences i with i % chunk_every == 0 carry the chunk"},
-    {"seed", SB_P_INT, "1", 0, 1e15, NULL,
-     "seed of the lengths and the page shuffle"},
+    SB_PAGED_PARAMS,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* Builds the shape of a point; the caller frees it. */
