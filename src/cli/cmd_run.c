@@ -211,7 +211,9 @@ int sb_cmd_run(int argc, char **argv)
             rc = sb_cli_error(&err);
         if (csv_path && sb_run_write_csv(&run, csv_path, &err))
             rc = sb_cli_error(&err);
-        if (st && run.results.n > 0) {
+        /* A run stopped by an error is not stored: a baseline must be a
+         * whole run. */
+        if (st && run.results.n > 0 && run_rc == 0) {
             if (sb_store_save_run(st, &run, &err))
                 rc = sb_cli_error(&err);
             else if (!quiet)
