@@ -9,6 +9,7 @@ BUILD_TYPE ?= Release
 CMAKE_ARGS ?=
 RUN_ARGS   ?= --suite quick
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+MAKEFLAGS  += --no-print-directory
 # CI builds with warnings as errors.
 ifneq ($(CI),)
   CMAKE_ARGS += -DSOLBENCH_WERROR=ON
