@@ -20,7 +20,7 @@
 # --fetch-debs into .gpu-debs/ of the checkout: they are unpacked into
 # .gpu-deps/ and used from there.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 OUTDIR=${OUT:-$ROOT/gpu-check-out}
 BUILD=$ROOT/build-gpu-check
@@ -61,8 +61,8 @@ if ! { command -v pkg-config >/dev/null && pkg-config --exists hwloc jansson sql
     export PKG_CONFIG_SYSROOT_DIR=$P
     export LD_LIBRARY_PATH=$P/usr/lib/$A:$P/usr/lib/$A/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     [ -x "$P/usr/bin/pkg-config" ] || ln -sf pkgconf "$P/usr/bin/pkg-config"
-    CMAKE_EXTRA+=(-DCBLAS_INCLUDE_DIR=$P/usr/include/$A/openblas-openmp
-                  -DOPENBLAS_LIB=$P/usr/lib/$A/openblas-openmp/libopenblas.so)
+    CMAKE_EXTRA+=("-DCBLAS_INCLUDE_DIR=$P/usr/include/$A/openblas-openmp"
+                  "-DOPENBLAS_LIB=$P/usr/lib/$A/openblas-openmp/libopenblas.so")
     say "using libraries unpacked from $DEBS into $P"
 fi
 
