@@ -196,15 +196,9 @@ static void cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
     double flops = cgemm_flops(p);
     if (!dt || r->stats.p50 <= 0 || flops <= 0)
         return;
+    /* bytes, AI, GFLOPs and TFLOPs come from the runner; a GEMM's AI puts
+     * TFLOP/s first in its headline. */
     double achieved = flops / r->stats.p50, best = flops / r->stats.min;
-    /* No bytes() in the table: the headline of a GEMM is TFLOP/s, not
-     * the GB/s the runner would derive; the bytes still give the AI. */
-    double bytes = cgemm_bytes(p);
-    sb_result_metric(r, "bytes", bytes, "B");
-    if (bytes > 0)
-        sb_result_metric(r, "AI", flops / bytes, "FLOP/B");
-    sb_result_metric(r, "TFLOPs", achieved * 1e-12, "TFLOP/s");
-    sb_result_metric(r, "TFLOPs_best", best * 1e-12, "TFLOP/s");
     char src[96] = "";
     double peak = datasheet_peak(b->devname, dt->peak, src, sizeof src);
     if (peak > 0) {
@@ -244,6 +238,7 @@ const sb_bench sb_bench_cuda_compute_gemm = {
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = cgemm_check,
     .flops = cgemm_flops,
+    .bytes = cgemm_bytes,
     .setup = cgemm_setup,
     .measure = sb__cuda_measure,
     .verify = sb__cgemm_verify,
@@ -309,8 +304,6 @@ static void cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 {
     sb__cbmm_report(state, p, ctx, r);
     const sb_metric *g = sb_result_get(r, "GFLOPs");
-    if (g)
-        sb_result_metric(r, "TFLOPs", g->value * 1e-3, "TFLOP/s");
     double peak = sb_ceil_get(&ctx->ceil, cbmm_bf16(p) ? "peak.bf16" : "peak.fp32");
     if (g && peak > 0)
         sb_result_metric(r, "pct_gemm", 100.0 * g->value * 1e9 / peak, "%");
