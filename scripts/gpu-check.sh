@@ -5,16 +5,20 @@
 #   1. correctness: every CUDA kernel and every GEMM dtype at small sizes
 #      must verify (exit 0), and each with plant_error=1 must fail its
 #      verification (exit 1): a planted wrong element is caught;
-#   2. compute-sanitizer memcheck of the hand-written kernels at tiny
-#      sizes, when the tool is there;
-#   3. the reference points: D2D copy (cudaMemcpy and kernel) and triad at
+#   2. the reference points: D2D copy (cudaMemcpy and kernel) and triad at
 #      4 GiB, read at 4 GiB, bf16 and fp8 GEMM at 8192^3, pinned and
 #      pageable H2D/D2H at 256 MiB, paged decode at a large batch;
+#   3. compute-sanitizer memcheck of the hand-written kernels at tiny
+#      sizes, when the tool is there;
 # writing every JSON document and log to $OUT (else ./gpu-check-out) and a
 # short table last.
 #
 # Usage: scripts/gpu-check.sh [--no-build] [--build-dir DIR]
+#        scripts/gpu-check.sh --prebuilt DIR
 #        scripts/gpu-check.sh --fetch-debs DIR   (on a machine with apt)
+# --prebuilt DIR runs DIR/solbench, built elsewhere, with the libraries it
+# needs beside it in DIR/lib (the CUDA libraries too large to copy, cuBLAS
+# and NCCL, are looked for on the machine); see docs/REFERENCE-GPU.md.
 # A machine without the build's libraries (hwloc, jansson, sqlite,
 # OpenBLAS, pkg-config) can take them as .deb files fetched elsewhere with
 # --fetch-debs into .gpu-debs/ of the checkout: they are unpacked into
@@ -25,6 +29,7 @@ ROOT=$PWD
 OUTDIR=${OUT:-$ROOT/gpu-check-out}
 BUILD=$ROOT/build-gpu-check
 DO_BUILD=1
+PREBUILT=
 DEBS=$ROOT/.gpu-debs
 PKGS="pkgconf pkgconf-bin libpkgconf3 libhwloc-dev libhwloc15 libjansson-dev libjansson4
       libsqlite3-dev libsqlite3-0 libopenblas-dev libopenblas0 libopenblas-openmp-dev
@@ -34,6 +39,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --no-build) DO_BUILD=0 ;;
     --build-dir) BUILD=$2; shift ;;
+    --prebuilt) PREBUILT=$(cd "$2" && pwd) || exit 2; DO_BUILD=0; shift ;;
     --fetch-debs)
         mkdir -p "$2" && cd "$2" && apt-get download $PKGS
         exit $? ;;
@@ -42,6 +48,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 mkdir -p "$OUTDIR"
+SCRATCH=$(mktemp -d)
 LOG=$OUTDIR/gpu-check.log
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
@@ -78,11 +85,29 @@ if [ $DO_BUILD = 1 ]; then
     fi
 fi
 SB=$BUILD/solbench
+if [ -n "$PREBUILT" ]; then
+    SB=$PREBUILT/solbench
+    export LD_LIBRARY_PATH=$PREBUILT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    # Libraries still missing (cuBLAS, NCCL) are looked for where CUDA
+    # toolkits and Python wheels keep them.
+    for lib in $(ldd "$SB" 2>/dev/null | awk '/not found/ {print $1}'); do
+        hit=$(find /usr/local /opt /usr/lib /usr/lib64 -name "$lib" 2>/dev/null | head -1)
+        if [ -n "$hit" ]; then
+            export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$hit")
+            say "found $lib at $hit"
+        fi
+    done
+    if ldd "$SB" | grep -q "not found"; then
+        ldd "$SB" | grep "not found" | tee -a "$LOG"
+        say "the prebuilt solbench lacks libraries on this machine"
+        exit 2
+    fi
+fi
 [ -x "$SB" ] || { say "no $SB"; exit 2; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv >>"$LOG" 2>&1
 "$SB" sysinfo --json >"$OUTDIR/sysinfo.json" 2>>"$LOG"
-say "build done at $(elapsed) s"
+say "solbench ready at $(elapsed) s"
 if ! python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])).get("devices")
 sys.exit(0 if isinstance(d, list) and d else 1)' "$OUTDIR/sysinfo.json"; then
@@ -95,7 +120,11 @@ FAILS=0
 run() { # name expect_rc args...: runs solbench, checks the exit code
     local name=$1 want=$2
     shift 2
-    "$SB" run --no-store --quiet --backend cuda --json "$OUTDIR/$name.json" "$@" \
+    # Only the reference points' documents go to $OUTDIR (a device run
+    # brings back few files); the checks' stay in $SCRATCH.
+    local doc=$SCRATCH/$name.json
+    case $name in ref-*) doc=$OUTDIR/$name.json ;; esac
+    timeout 90 "$SB" run --no-store --quiet --backend cuda --json "$doc" "$@" \
         >>"$LOG" 2>&1
     local rc=$?
     if [ "$rc" != "$want" ]; then
@@ -105,7 +134,7 @@ run() { # name expect_rc args...: runs solbench, checks the exit code
     fi
     # Every measured point must agree with the exit code: all valid, or
     # (planted errors) all invalid; a run where everything skipped fails.
-    if ! python3 - "$OUTDIR/$name.json" "$want" >>"$LOG" 2>&1 <<'PY'
+    if ! python3 - "$doc" "$want" >>"$LOG" 2>&1 <<'PY'
 import json, sys
 res = json.load(open(sys.argv[1]))["results"]
 ran = [r for r in res if not r.get("skipped")]
@@ -164,24 +193,7 @@ if "$SB" list 2>/dev/null | grep -q "^network.allreduce .*cuda"; then
 fi
 say "correctness done at $(elapsed) s"
 
-# ---- 2. memcheck of the hand-written kernels ------------------------------------
-if command -v compute-sanitizer >/dev/null; then
-    say "== compute-sanitizer memcheck"
-    for c in "memory.triad -p size=1MiB -p dtype=fp64" \
-             "attention.paged_decode -p batch=4 -p lens=0/3/40/700 -p chunk=8 -p chunk_every=2"; do
-        # shellcheck disable=SC2086
-        if timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 \
-               "$SB" run --no-store --quiet --backend cuda --bench $c \
-               --min-time 0 --repeat 1 >>"$LOG" 2>&1; then
-            say "ok   memcheck $c"
-        else
-            say "FAIL memcheck $c (exit $?)"
-            FAILS=$((FAILS + 1))
-        fi
-    done
-fi
-
-# ---- 3. the reference points -----------------------------------------------------
+# ---- 2. the reference points -----------------------------------------------------
 say "== reference points"
 run ref-memory 0 --bench memory.copy,memory.read,memory.triad -p size=4GiB \
     -p method=memcpy,kernel --min-time 0.5
@@ -191,6 +203,23 @@ run ref-transfer 0 --bench transfer.h2d,transfer.d2h -p size=256MiB \
 run ref-decode 0 --bench memory.read,attention.paged_decode -p size=4GiB \
     -p batch=256 -p lens=uniform:1024:4096 -p chunk=0 --min-time 0.5
 say "reference points done at $(elapsed) s"
+
+# ---- 3. memcheck of the hand-written kernels ------------------------------------
+if command -v compute-sanitizer >/dev/null; then
+    say "== compute-sanitizer memcheck"
+    for c in "memory.triad -p size=1MiB -p dtype=fp64" \
+             "attention.paged_decode -p batch=4 -p lens=0/3/40/700 -p chunk=8 -p chunk_every=2"; do
+        # shellcheck disable=SC2086
+        if timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 \
+               "$SB" run --no-store --quiet --backend cuda --bench $c \
+               --min-time 0 --repeat 1 >>"$LOG" 2>&1; then
+            say "ok   memcheck $c"
+        else
+            say "FAIL memcheck $c (exit $?)"
+            FAILS=$((FAILS + 1))
+        fi
+    done
+fi
 
 # ---- the table -------------------------------------------------------------------
 python3 - "$OUTDIR" <<'PY' | tee "$OUTDIR/table.txt" | tee -a "$LOG"
@@ -208,8 +237,13 @@ for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-decode"):
         p = r.get("params", {})
         keep = ("size", "method", "dtype", "n", "host", "batch")
         ps = " ".join(f"{k}={p[k]}" for k in keep if k in p)
-        for key, best, scale, unit in (("TFLOPs", "TFLOPs_best", 1, "TFLOP/s"),
-                                       ("GBps", "GBps_best", 1e-3, "TB/s")):
+        # The headline rule of the result table: a rate of FLOPs at an
+        # arithmetic intensity of 8 FLOP/B or more, else bytes.
+        order = [("TFLOPs", "TFLOPs_best", 1, "TFLOP/s"),
+                 ("GBps", "GBps_best", 1e-3, "TB/s")]
+        if m.get("AI", {"value": 8})["value"] < 8:
+            order.reverse()
+        for key, best, scale, unit in order:
             if key in m:
                 v = m[key]["value"] * scale
                 b = m.get(best, {"value": 0})["value"] * scale

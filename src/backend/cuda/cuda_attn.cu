@@ -279,8 +279,12 @@ extern "C" void sb__cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 
 /* ==== attention.paged_decode ================================================== */
 
+#ifndef PD_WARPS
 #define PD_WARPS 4
+#endif
+#ifndef PD_SPLIT
 #define PD_SPLIT 256
+#endif
 #define PD_ROW_PAD 4 /* floats after a row's d values: m, l, padding */
 
 typedef struct cpaged_state {
@@ -295,9 +299,15 @@ typedef struct cpaged_state {
 } cpaged_state;
 
 /* Block: one (token t, KV head g, sub-group of <= GM query heads, split of
- * keys). Each warp takes every PD_WARPS-th key of the split, two keys per
- * step so two K and two V rows are in flight; lane l holds elements
- * [4l, 4l + 4) of each 128-wide chunk of the head dimension. */
+ * keys). Each warp takes every PD_WARPS-th key of the split, UN keys per
+ * step so that several K and V rows are in flight (2, or 4 for groups of
+ * 8 heads, where the longer work per key leaves fewer loads in flight);
+ * lane l holds elements [4l, 4l + 4) of each 128-wide chunk of the head
+ * dimension. GM is the
+ * query heads of one KV head rounded up to a power of two (at most 8), so
+ * no lane computes for a head that does not exist. Scores are kept in
+ * base 2 (scale includes log2(e)): exp2f is one special-function
+ * instruction where expf is several. */
 template <int NV, int GM>
 __global__ void __launch_bounds__(PD_WARPS * 32)
 k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
@@ -324,11 +334,12 @@ k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
     const int base = tok_base[t];
 
     float4 qv[GM][NV], acc[GM][NV];
-    float m[GM], l[GM];
+    /* The running maximum and sum of head lane >> SH live on that lane. */
+    constexpr int SH = GM == 1 ? 5 : GM == 2 ? 4 : GM == 4 ? 3 : 2;
+    constexpr int UN = GM >= 8 ? 4 : 2;
+    float m_own = -INFINITY, l_own = 0.f;
 #pragma unroll
     for (int h = 0; h < GM; h++) {
-        m[h] = -INFINITY;
-        l[h] = 0.f;
 #pragma unroll
         for (int c = 0; c < NV; c++) {
             int e = c * 128 + lane * 4;
@@ -338,11 +349,14 @@ k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
                 qv[h][c] = *(const float4 *)(q + ((size_t)t * hq + h0 + h) * d + e);
         }
     }
-    for (int j = k0 + warp; j < k1; j += 2 * PD_WARPS) {
-        float4 kv[2][NV], vv[2][NV];
-        bool ok[2] = {true, j + PD_WARPS < k1};
+    for (int j = k0 + warp; j < k1; j += UN * PD_WARPS) {
+        float4 kv[UN][NV], vv[UN][NV];
+        bool ok[UN];
 #pragma unroll
-        for (int u = 0; u < 2; u++) {
+        for (int u = 0; u < UN; u++)
+            ok[u] = j + u * PD_WARPS < k1;
+#pragma unroll
+        for (int u = 0; u < UN; u++) {
             int jj = j + u * PD_WARPS;
             size_t row = 0;
             if (ok[u]) {
@@ -360,31 +374,64 @@ k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
             }
         }
 #pragma unroll
-        for (int u = 0; u < 2; u++) {
+        for (int u = 0; u < UN; u++) {
             if (!ok[u])
                 break;
+            /* Partial dots of the lane's elements, one per head. */
+            float v[GM];
 #pragma unroll
             for (int h = 0; h < GM; h++) {
-                float dot = 0.f;
+                v[h] = 0.f;
 #pragma unroll
                 for (int c = 0; c < NV; c++)
-                    dot += qv[h][c].x * kv[u][c].x + qv[h][c].y * kv[u][c].y +
-                           qv[h][c].z * kv[u][c].z + qv[h][c].w * kv[u][c].w;
+                    v[h] += qv[h][c].x * kv[u][c].x + qv[h][c].y * kv[u][c].y +
+                            qv[h][c].z * kv[u][c].z + qv[h][c].w * kv[u][c].w;
+            }
+            /* Reduce-scatter butterfly: each step halves the values a lane
+             * keeps, so GM dots cost GM - 1 + 5 - log2(GM) shuffles, not
+             * 5 * GM; lane l ends with the whole dot of head l >> SH. */
 #pragma unroll
-                for (int off = 16; off > 0; off >>= 1)
-                    dot += __shfl_xor_sync(0xffffffffu, dot, off);
-                float sc = dot * scale;
-                float mn = fmaxf(m[h], sc);
-                float corr = expf(m[h] - mn), pr = expf(sc - mn);
-                l[h] = l[h] * corr + pr;
+            for (int w = GM, off = 16; w > 1; w >>= 1, off >>= 1) {
+                const bool hi = lane & off;
+#pragma unroll
+                for (int i = 0; i < w / 2; i++) {
+                    float send = hi ? v[i] : v[i + w / 2];
+                    float keep = hi ? v[i + w / 2] : v[i];
+                    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+                }
+            }
+#pragma unroll
+            for (int off = 16 / GM; off > 0; off >>= 1)
+                v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
+            /* The online softmax of the lane's own head ... */
+            float sc = v[0] * scale;
+            float mn = fmaxf(m_own, sc);
+            float corr = exp2f(m_own - mn), pr = exp2f(sc - mn);
+            l_own = l_own * corr + pr;
+            m_own = mn;
+            /* ... broadcast to every lane for the V update. corr is exactly
+             * 1 unless the head's maximum rose (rare after the first keys),
+             * and the branch is the same for the whole warp. */
+#pragma unroll
+            for (int h = 0; h < GM; h++) {
+                const float ch = __shfl_sync(0xffffffffu, corr, h << SH);
+                const float ph = __shfl_sync(0xffffffffu, pr, h << SH);
+                if (ch != 1.f) {
+#pragma unroll
+                    for (int c = 0; c < NV; c++) {
+                        acc[h][c].x *= ch;
+                        acc[h][c].y *= ch;
+                        acc[h][c].z *= ch;
+                        acc[h][c].w *= ch;
+                    }
+                }
 #pragma unroll
                 for (int c = 0; c < NV; c++) {
-                    acc[h][c].x = acc[h][c].x * corr + pr * vv[u][c].x;
-                    acc[h][c].y = acc[h][c].y * corr + pr * vv[u][c].y;
-                    acc[h][c].z = acc[h][c].z * corr + pr * vv[u][c].z;
-                    acc[h][c].w = acc[h][c].w * corr + pr * vv[u][c].w;
+                    acc[h][c].x += ph * vv[u][c].x;
+                    acc[h][c].y += ph * vv[u][c].y;
+                    acc[h][c].z += ph * vv[u][c].z;
+                    acc[h][c].w += ph * vv[u][c].w;
                 }
-                m[h] = mn;
             }
         }
     }
@@ -399,9 +446,9 @@ k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
             if (e < d)
                 *(float4 *)(row + e) = acc[h][c];
         }
-        if (lane == 0) {
-            row[d] = m[h];
-            row[d + 1] = l[h];
+        if (lane == h << SH) {
+            row[d] = m_own;
+            row[d + 1] = l_own;
         }
     }
     __syncthreads();
@@ -413,7 +460,7 @@ k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
         for (int w = 0; w < PD_WARPS; w++) {
             const float *row = sm + ((size_t)w * GM + h) * rs;
             if (row[d] > -INFINITY)
-                L += row[d + 1] * expf(row[d] - M);
+                L += row[d + 1] * exp2f(row[d] - M);
         }
         size_t slot = ((size_t)t * hq + h0 + h) * max_splits + sp;
         for (int e = threadIdx.x; e < d; e += blockDim.x) {
@@ -421,7 +468,7 @@ k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
             for (int w = 0; w < PD_WARPS; w++) {
                 const float *row = sm + ((size_t)w * GM + h) * rs;
                 if (row[d] > -INFINITY)
-                    a += row[e] * expf(row[d] - M);
+                    a += row[e] * exp2f(row[d] - M);
             }
             pacc[slot * d + e] = a;
         }
@@ -454,11 +501,11 @@ __global__ void k_paged_combine(const float *__restrict__ pacc,
     for (int s = 0; s < ns; s++)
         M = fmaxf(M, pml[(slot0 + s) * 2]);
     for (int s = 0; s < ns; s++)
-        L += pml[(slot0 + s) * 2 + 1] * expf(pml[(slot0 + s) * 2] - M);
+        L += pml[(slot0 + s) * 2 + 1] * exp2f(pml[(slot0 + s) * 2] - M);
     for (int e = threadIdx.x; e < d; e += blockDim.x) {
         float a = 0.f;
         for (int s = 0; s < ns; s++)
-            a += pacc[(slot0 + s) * d + e] * expf(pml[(slot0 + s) * 2] - M);
+            a += pacc[(slot0 + s) * d + e] * exp2f(pml[(slot0 + s) * 2] - M);
         o[e] = a / L;
     }
 }
@@ -469,20 +516,27 @@ static int paged_enqueue(void *state, int iters, sb_err *err)
     const sb_paged_shape *x = &s->s;
     int hq = (int)x->hq, hkv = (int)x->hkv, d = (int)x->d, P = (int)x->page_size;
     int G = hq / hkv;
-    float scale = (float)(1.0 / sqrt((double)d));
+    /* 1/sqrt(d) in base 2: the kernels use exp2. */
+    float scale = (float)(1.4426950408889634 / sqrt((double)d));
     dim3 grid((unsigned)x->total_q, (unsigned)(hkv * s->nsub), (unsigned)s->max_splits);
     size_t smem = (size_t)PD_WARPS * s->gm * (d + PD_ROW_PAD) * sizeof(float);
     for (int it = 0; it < iters; it++) {
         if (x->total_q == 0)
             break;
-        if (s->nv == 1)
-            k_paged_partial<1, 8><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(
-                s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d,
-                P, G, s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml);
-        else
-            k_paged_partial<2, 4><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(
-                s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d,
-                P, G, s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml);
+#define PD_LAUNCH(nv_, gm_)                                                    \
+    k_paged_partial<nv_, gm_><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(   \
+        s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d, P, G, \
+        s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml)
+        switch (s->nv * 16 + s->gm) {
+        case 16 + 1: PD_LAUNCH(1, 1); break;
+        case 16 + 2: PD_LAUNCH(1, 2); break;
+        case 16 + 4: PD_LAUNCH(1, 4); break;
+        case 16 + 8: PD_LAUNCH(1, 8); break;
+        case 32 + 1: PD_LAUNCH(2, 1); break;
+        case 32 + 2: PD_LAUNCH(2, 2); break;
+        default: PD_LAUNCH(2, 4); break;
+        }
+#undef PD_LAUNCH
         k_paged_combine<<<(unsigned)(x->total_q * hq), 128, 0, s->base.stream>>>(
             s->pacc, s->pml, s->dkeys, hq, d, s->split, s->max_splits, s->dout);
         cudaError_t e = cudaGetLastError();
@@ -547,8 +601,10 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
             goto fail;
         }
         s->nv = x->d > 128 ? 2 : 1;
-        s->gm = s->nv == 1 ? 8 : 4;
         int G = (int)(x->hq / x->hkv);
+        int gmax = s->nv == 1 ? 8 : 4;
+        for (s->gm = 1; s->gm < G && s->gm < gmax; s->gm *= 2) {
+        }
         s->nsub = (G + s->gm - 1) / s->gm;
         /* Splits of 256 keys, fewer and longer past 8192 keys. */
         s->split = PD_SPLIT;

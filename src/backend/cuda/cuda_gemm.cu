@@ -33,6 +33,11 @@ extern "C" {
 
 #define NS 16                        /* sampled rows and columns */
 #define WORKSPACE (32u << 20)        /* cuBLASLt's advice for Hopper */
+/* The B scale sits 256 bytes after the A scale. With the two scales 4 bytes
+ * apart, cuBLASLt 13.1 on an H200 refused every fp8 algorithm its heuristic
+ * offered ("not supported" at the call); 256 bytes apart, as cudaMalloc
+ * aligns separate allocations, they run. */
+#define SCALE_B 64
 #define SEED_A 0xa11ceULL
 #define SEED_B 0xb0bULL
 
@@ -41,12 +46,13 @@ typedef struct cgemm_state {
     const sb__cu_dtype *dt;
     int64_t m, n, k;
     void *a, *b, *d, *ws;
-    float *scale;                    /* fp8: the A and B scales (1.0) */
+    float *scale;   /* fp8: the A scale (1.0) at [0], B's at [SCALE_B] */
     float alpha, beta;
     cublasLtHandle_t lt;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, ld;
     cublasLtMatmulHeuristicResult_t heur;
+    int algo_rank, algo_offered;     /* which offered algorithm runs */
     int64_t rows[NS], cols[NS];
 } cgemm_state;
 
@@ -102,8 +108,9 @@ static int enqueue(void *state, int iters, sb_err *err)
     cgemm_state *s = (cgemm_state *)state;
     for (int it = 0; it < iters; it++) {
         cublasStatus_t st = cublasLtMatmul(
-            s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb, &s->beta, s->d,
-            s->ld, s->d, s->ld, &s->heur.algo, s->ws, WORKSPACE, s->base.stream);
+            s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb, &s->beta,
+            s->d, s->ld, s->d, s->ld, &s->heur.algo, s->ws, WORKSPACE,
+            s->base.stream);
         if (st != CUBLAS_STATUS_SUCCESS)
             return lt_fail(err, st, "cublasLtMatmul");
     }
@@ -157,7 +164,7 @@ static int lt_setup(cgemm_state *s, sb_err *err)
                                              &tb, sizeof tb)))
         return lt_fail(err, st, "cublasLtMatmulDescSetAttribute(TRANS)");
     if (dt->scale_ptrs) {
-        const float *sa = s->scale, *sb = s->scale + 1;
+        const float *sa = s->scale, *sb = s->scale + SCALE_B;
         if ((st = cublasLtMatmulDescSetAttribute(
                  s->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa)) ||
             (st = cublasLtMatmulDescSetAttribute(
@@ -175,19 +182,36 @@ static int lt_setup(cgemm_state *s, sb_err *err)
     size_t wsb = WORKSPACE;
     st = cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
+    /* The heuristic may offer an algorithm the call then refuses ("not
+     * supported"); each offered one is tried once, in the heuristic's
+     * order, and the first that runs is kept. */
+    enum { TRIES = 8 };
+    cublasLtMatmulHeuristicResult_t offered[TRIES];
     int found = 0;
     if (!st)
         st = cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, s->la, s->lb, s->ld,
-                                            s->ld, pref, 1, &s->heur, &found);
+                                            s->ld, pref, TRIES, offered, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st && st != CUBLAS_STATUS_NOT_SUPPORTED)
         return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
-    if (st || found < 1)
-        return sb_fail(err, SB_EUNSUP, "cuBLASLt has no algorithm for dtype "
-                       "%s at M=%lld N=%lld K=%lld on %s", dt->name,
-                       (long long)s->m, (long long)s->n, (long long)s->k,
-                       s->base.devname);
-    return 0;
+    for (int i = 0; !st && i < found; i++) {
+        s->heur = offered[i];
+        cublasStatus_t run = cublasLtMatmul(
+            s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb, &s->beta,
+            s->d, s->ld, s->d, s->ld, &s->heur.algo, s->ws, WORKSPACE,
+            s->base.stream);
+        if (run == CUBLAS_STATUS_SUCCESS) {
+            s->algo_rank = i + 1;
+            s->algo_offered = found;
+            return sb__cuda_sync(&s->base, err, "the first product");
+        }
+        if (run != CUBLAS_STATUS_NOT_SUPPORTED)
+            return lt_fail(err, run, "cublasLtMatmul");
+    }
+    return sb_fail(err, SB_EUNSUP, "cuBLASLt has no algorithm for dtype "
+                   "%s at M=%lld N=%lld K=%lld on %s (%d offered, none ran)",
+                   dt->name, (long long)s->m, (long long)s->n, (long long)s->k,
+                   s->base.devname, found);
 }
 
 extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
@@ -241,8 +265,10 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
             (e = cudaMalloc(&s->b, nb * dt->in_bytes)) ||
             (e = cudaMalloc(&s->d, nd * dt->out_bytes)) ||
             (e = cudaMalloc(&s->ws, WORKSPACE)) ||
-            (e = cudaMalloc(&s->scale, 2 * sizeof(float))) ||
-            (e = cudaMemcpy(s->scale, ones, sizeof ones, cudaMemcpyHostToDevice))) {
+            (e = cudaMalloc(&s->scale, 2 * SCALE_B * sizeof(float))) ||
+            (e = cudaMemcpy(s->scale, ones, sizeof(float), cudaMemcpyHostToDevice)) ||
+            (e = cudaMemcpy(s->scale + SCALE_B, ones + 1, sizeof(float),
+                            cudaMemcpyHostToDevice))) {
             rc = sb__cuda_fail(err, e, "allocating the matrices");
             goto fail;
         }
@@ -378,10 +404,11 @@ extern "C" void sb__cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
     (void)ctx;
     sb__cuda_note(&s->base, r);
     sb_result_note(r, "cuBLASLt %s: A %dB, B %dB, D %dB per element, TN "
-                   "layout, fp32 accumulation%s, heuristic algorithm 1 of 1, "
-                   "%u MiB workspace", s->dt->name, s->dt->in_bytes,
-                   s->dt->in_bytes, s->dt->out_bytes,
+                   "layout, fp32 accumulation%s, the heuristic's algorithm %d "
+                   "of %d offered (the first that ran), %u MiB workspace",
+                   s->dt->name, s->dt->in_bytes, s->dt->in_bytes,
+                   s->dt->out_bytes,
                    s->dt->compute == CUBLAS_COMPUTE_32F_FAST_TF32
                        ? " (inputs rounded to tf32)" : "",
-                   WORKSPACE >> 20);
+                   s->algo_rank, s->algo_offered, WORKSPACE >> 20);
 }
