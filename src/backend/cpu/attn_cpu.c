@@ -449,101 +449,109 @@ static inline float hsum1(__m256 a)
 }
 #endif
 
-/* Pages ahead whose K and V rows are prefetched: far enough to cover the
- * memory latency, near enough that V is still in L2 when P·V needs it. */
+/* Pages ahead whose K (during Q·Kᵀ) and V (during P·V) rows are
+ * prefetched: far enough to cover the memory latency, near enough that
+ * the rows are still in L2 when they are used. */
 #ifndef PF_AHEAD
 #define PF_AHEAD 2
 #endif
-#ifndef PF_HINT
-#define PF_HINT _MM_HINT_T0
-#endif
 
-/* Prefetches the K and V rows [t0, t1) of a page that a later step reads:
- * pages are scattered through the pool, so the hardware prefetcher loses
- * the stream at every page boundary. */
-static inline void prefetch_rows(const float *kp, const float *vp, int64_t t0,
-                                 int64_t t1, int64_t d)
+/* A prefetch stream over one page's rows (K or V), issued a few lines per
+ * step of a micro-kernel's key loop, so the prefetches keep pace with the
+ * arithmetic instead of arriving in bursts that fill the miss buffers and
+ * stall it. */
+typedef struct pf_stream {
+    const char *p;
+    int64_t left, per; /* lines still to prefetch, lines per step */
+} pf_stream;
+
+/* The stream over the rows of KV head kvh in page pi of a sequence's page
+ * table pt (keys below kend), from the pool (K or V); empty past the end. */
+static inline pf_stream pf_page(const float *pool, const int32_t *pt,
+                                int64_t pi, int64_t kend,
+                                const sb_paged_shape *s, int64_t kvh)
+{
+    const int64_t P = s->page_size, d = s->d;
+    pf_stream f = {NULL, 0, 0};
+    if (pi * P < kend) {
+        f.p = (const char *)(pool + (pt[pi] * s->hkv + kvh) * P * d);
+        f.left = (imin(P, kend - pi * P) * d * 4 + 63) / 64;
+    }
+    return f;
+}
+
+/* Spread what is left over `steps` steps. */
+static inline void pf_pace(pf_stream *f, int64_t steps)
+{
+    f->per = steps > 0 ? (f->left + steps - 1) / steps : f->left;
+}
+
+static inline void pf_step(pf_stream *f)
 {
 #ifdef SB_ATTN_AVX2
-    if (!kp)
-        return;
-    for (int64_t x = t0 * d; x < t1 * d; x += 16) {
-        _mm_prefetch((const char *)(kp + x), PF_HINT);
-        _mm_prefetch((const char *)(vp + x), PF_HINT);
-    }
+    int64_t n = f->per < f->left ? f->per : f->left;
+    for (int64_t i = 0; i < n; i++)
+        _mm_prefetch(f->p + 64 * i, _MM_HINT_T0);
+    f->p += 64 * n;
+    f->left -= n;
 #else
-    (void)kp;
-    (void)vp;
-    (void)t0;
-    (void)t1;
-    (void)d;
+    (void)f;
 #endif
 }
 
-/* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns). While it
- * runs it prefetches rows of the page pair (pk, pv) (nt_pf tokens), NULL
- * for none. */
+static inline void pf_finish(pf_stream *f)
+{
+    f->per = f->left;
+    pf_step(f);
+}
+
+/* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns), issuing
+ * the prefetch stream pf as it goes. */
 static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
-                    int64_t d, float *S, int64_t lds, const float *pk,
-                    const float *pv, int64_t nt_pf)
+                    int64_t d, float *S, int64_t lds, pf_stream *pf)
 {
     int64_t r = 0;
 #ifdef SB_ATTN_AVX2
     if (d % 8 == 0) {
-        /* Spread the prefetches over the first row block's key loop. */
-        int64_t pf_step = nt > 0 ? (nt_pf + nt - 1) / nt * 3 : nt_pf;
-        int64_t pf_at = 0;
+        /* The stream is spread over the first row block's key loop, or
+         * over the single-row loop when there is no block of 4 rows. */
+        pf_pace(pf, R >= 4 ? (nt + 1) / 2 : (nt + 3) / 4);
+        /* 4 rows x 2 keys: 8 accumulators, 2 K vectors and 1 Q vector stay
+         * in 11 of the 16 registers. (4 x 3 needs all 16, and GCC spilled
+         * an accumulator to the stack, a store-to-load chain through every
+         * step that halved the kernel's speed.) */
         for (; r + 4 <= R; r += 4) {
             const float *q0 = Qs + r * d, *q1 = q0 + d, *q2 = q1 + d,
                         *q3 = q2 + d;
             int64_t t = 0;
-            for (; t + 3 <= nt; t += 3) {
-                if (pf_at < nt_pf) {
-                    int64_t e = imin(nt_pf, pf_at + pf_step);
-                    prefetch_rows(pk, pv, pf_at, e, d);
-                    pf_at = e;
-                }
-                const float *k0 = kp + t * d, *k1 = k0 + d, *k2 = k1 + d;
-                __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00,
-                       a10 = a00, a11 = a00, a12 = a00, a20 = a00, a21 = a00,
-                       a22 = a00, a30 = a00, a31 = a00, a32 = a00;
+            for (; t + 2 <= nt; t += 2) {
+                pf_step(pf);
+                const float *k0 = kp + t * d, *k1 = k0 + d;
+                __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00,
+                       a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
                 for (int64_t c = 0; c < d; c += 8) {
                     __m256 kv0 = _mm256_loadu_ps(k0 + c);
                     __m256 kv1 = _mm256_loadu_ps(k1 + c);
-                    __m256 kv2 = _mm256_loadu_ps(k2 + c);
-                    SB_IN_REG(kv0);
-                    SB_IN_REG(kv1);
-                    SB_IN_REG(kv2);
                     __m256 x = _mm256_loadu_ps(q0 + c);
-                    SB_IN_REG(x);
                     a00 = _mm256_fmadd_ps(x, kv0, a00);
                     a01 = _mm256_fmadd_ps(x, kv1, a01);
-                    a02 = _mm256_fmadd_ps(x, kv2, a02);
                     x = _mm256_loadu_ps(q1 + c);
-                    SB_IN_REG(x);
                     a10 = _mm256_fmadd_ps(x, kv0, a10);
                     a11 = _mm256_fmadd_ps(x, kv1, a11);
-                    a12 = _mm256_fmadd_ps(x, kv2, a12);
                     x = _mm256_loadu_ps(q2 + c);
-                    SB_IN_REG(x);
                     a20 = _mm256_fmadd_ps(x, kv0, a20);
                     a21 = _mm256_fmadd_ps(x, kv1, a21);
-                    a22 = _mm256_fmadd_ps(x, kv2, a22);
                     x = _mm256_loadu_ps(q3 + c);
-                    SB_IN_REG(x);
                     a30 = _mm256_fmadd_ps(x, kv0, a30);
                     a31 = _mm256_fmadd_ps(x, kv1, a31);
-                    a32 = _mm256_fmadd_ps(x, kv2, a32);
                 }
-                float s0[4], s1[4], s2[4];
+                float s0[4], s1[4];
                 _mm_storeu_ps(s0, hsum4(a00, a10, a20, a30));
                 _mm_storeu_ps(s1, hsum4(a01, a11, a21, a31));
-                _mm_storeu_ps(s2, hsum4(a02, a12, a22, a32));
                 for (int i = 0; i < 4; i++) {
                     float *srow = S + (r + i) * lds + t;
                     srow[0] = s0[i];
                     srow[1] = s1[i];
-                    srow[2] = s2[i];
                 }
             }
             for (; t < nt; t++) {
@@ -563,14 +571,13 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                     S[(r + i) * lds + t] = s0[i];
             }
         }
-        if (pf_at < nt_pf)
-            prefetch_rows(pk, pv, pf_at, nt_pf, d);
         /* Leftover rows (MHA decode has one row per item): 1 row x 4 keys,
          * so four independent FMA chains hide the latency. */
         for (; r < R; r++) {
             const float *q0 = Qs + r * d;
             int64_t t = 0;
             for (; t + 4 <= nt; t += 4) {
+                pf_step(pf);
                 const float *k0 = kp + t * d, *k1 = k0 + d, *k2 = k1 + d,
                             *k3 = k2 + d;
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -593,10 +600,11 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                 S[r * lds + t] = hsum1(a0);
             }
         }
+        pf_finish(pf);
         return;
     }
 #endif
-    prefetch_rows(pk, pv, 0, nt_pf, d);
+    pf_finish(pf);
     for (; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float acc = 0.0f;
@@ -607,13 +615,15 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
         }
 }
 
-/* Oa[r][c] += Σ_t P[r·lds + t] · V[t][c] for R rows, nt keys, d columns. */
+/* Oa[r][c] += Σ_t P[r·lds + t] · V[t][c] for R rows, nt keys, d columns,
+ * issuing the prefetch stream pf as it goes. */
 static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
-                    int64_t nt, int64_t d, float *Oa)
+                    int64_t nt, int64_t d, float *Oa, pf_stream *pf)
 {
     int64_t r = 0;
 #ifdef SB_ATTN_AVX2
     if (d % 8 == 0) {
+        pf_pace(pf, R >= 4 ? (d + 15) / 16 : nt * (d / 64 > 0 ? d / 64 : 1));
         for (; r + 4 <= R; r += 4) {
             const float *p0 = P + r * lds, *p1 = p0 + lds, *p2 = p1 + lds,
                         *p3 = p2 + lds;
@@ -622,6 +632,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
             /* 4 rows x 16 columns: 8 accumulators cover the FMA latency
              * and 128 or 64 columns leave no tail. */
             for (; c + 16 <= d; c += 16) {
+                pf_step(pf);
                 __m256 a00 = _mm256_loadu_ps(o0 + c), a01 = _mm256_loadu_ps(o0 + c + 8);
                 __m256 a10 = _mm256_loadu_ps(o1 + c), a11 = _mm256_loadu_ps(o1 + c + 8);
                 __m256 a20 = _mm256_loadu_ps(o2 + c), a21 = _mm256_loadu_ps(o2 + c + 8);
@@ -680,6 +691,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
                 for (int i = 0; i < 8; i++)
                     a[i] = _mm256_loadu_ps(orow + c + 8 * i);
                 for (int64_t t = 0; t < nt; t++) {
+                    pf_step(pf);
                     __m256 p = _mm256_broadcast_ss(pr + t);
                     SB_IN_REG(p);
                     const float *vr = vp + t * d + c;
@@ -700,6 +712,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
         }
     }
 #endif
+    pf_finish(pf);
     for (; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float p = P[r * lds + t];
@@ -752,17 +765,9 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                     int64_t pi = (j0 + pj) / P;
                     int64_t page = pt[pi];
                     const float *kp = kpool + (page * hkv + kvh) * P * d;
-                    /* Prefetch K and V of the page PF_AHEAD pages on. */
-                    const float *pk = NULL, *pv = NULL;
-                    int64_t npf = 0;
-                    if ((pi + PF_AHEAD) * P < kend) {
-                        int64_t pf = pt[pi + PF_AHEAD];
-                        pk = kpool + (pf * hkv + kvh) * P * d;
-                        pv = vpool + (pf * hkv + kvh) * P * d;
-                        npf = imin(P, kend - (pi + PF_AHEAD) * P);
-                    }
-                    qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, KB, pk, pv,
-                            npf);
+                    /* Prefetch K of the page PF_AHEAD pages on. */
+                    pf_stream pf = pf_page(kpool, pt, pi + PF_AHEAD, kend, s, kvh);
+                    qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, KB, &pf);
                 }
                 for (int64_t r = 0; r < R; r++) {
                     int64_t lim = iclamp(
@@ -771,9 +776,11 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                                 Oa + r * d, d);
                 }
                 for (int64_t pj = 0; pj < n; pj += P) {
-                    int64_t page = pt[(j0 + pj) / P];
-                    const float *vp = vpool + (page * hkv + kvh) * P * d;
-                    pv_tile(S + pj, KB, R, vp, imin(P, n - pj), d, Oa);
+                    int64_t pi = (j0 + pj) / P;
+                    const float *vp = vpool + (pt[pi] * hkv + kvh) * P * d;
+                    /* Prefetch V of the page PF_AHEAD pages on. */
+                    pf_stream pf = pf_page(vpool, pt, pi + PF_AHEAD, kend, s, kvh);
+                    pv_tile(S + pj, KB, R, vp, imin(P, n - pj), d, Oa, &pf);
                 }
             }
             if (soff >= 0) { /* one part of a split range: merged below */
