@@ -70,12 +70,13 @@ double sb_ops_bytes(const sb_ops_shape *s);
  * NaN; overflow rounds to infinity as IEEE rounding does. */
 static inline uint16_t sb_bf16_from_f32(float f)
 {
+    /* Branch-free (a select, not an early return), so loops of it
+     * vectorise. */
     uint32_t u;
     memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t quiet = (u >> 16) | 0x40u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
 }
 
 static inline float sb_bf16_to_f32(uint16_t h)

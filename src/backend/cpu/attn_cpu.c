@@ -480,11 +480,13 @@ static inline pf_stream pf_page(const float *pool, const int32_t *pt,
     return f;
 }
 
+#ifdef SB_ATTN_AVX2
 /* Spread what is left over `steps` steps. */
 static inline void pf_pace(pf_stream *f, int64_t steps)
 {
     f->per = steps > 0 ? (f->left + steps - 1) / steps : f->left;
 }
+#endif
 
 static inline void pf_step(pf_stream *f)
 {

@@ -67,6 +67,7 @@ static inline float sb__expf(float x, float lo, float hi)
  * chunks of SB__CHUNK elements, and before each chunk the same span of the
  * next row (and of its output, which will be written) is prefetched. */
 #define SB__CHUNK 256
+#if !(defined(__AVX2__) && defined(__FMA__))
 static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
 {
     const char *a = in;
@@ -76,7 +77,9 @@ static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
         __builtin_prefetch(b + o, 1, 3);
     }
 }
+#endif
 
+#if !(defined(__AVX2__) && defined(__FMA__))
 /* An output row far larger in total than the caches is better written
  * around them: a normal store first reads the line it writes (write
  * allocate), one more memory transfer per line. With `nt`, a row is
@@ -99,6 +102,7 @@ static void sb__stream_row(void *dst, const void *src, size_t bytes)
 #endif
     memcpy(dst, src, bytes);
 }
+#endif
 
 /* The per-thread row buffer of a kernel with `nt` (NULL without): after
  * the softmax exponentials when the op has them, 64-byte aligned. */
@@ -275,8 +279,335 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
         }                                                                    \
     }
 
+#if !(defined(__AVX2__) && defined(__FMA__))
+/* Without AVX2 and FMA these portable kernels run (the AVX2 ones below
+ * replace them otherwise; unit.test_ops_portable builds and checks them). */
 SB__DEFINE_OPS(f32, float, SB__LD_F32, SB__ST_F32)
 SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
+#endif
+
+/* ---- softmax with AVX2 and FMA ------------------------------------------------------
+ * The generic softmax above keeps its 32 partial sums in an array GCC
+ * leaves on the stack next to the exponential's constants, so every step
+ * waits on a store-to-load round trip. This version keeps everything in
+ * registers: four running maxima, two exponentials of 8 per step into two
+ * sums, and writes the normalised row straight to its destination
+ * (streaming stores with `nt`), one pass fewer than a row buffer. The
+ * exponential is sb__expf's formula, 8 lanes at a time. */
+#if defined(__AVX2__) && defined(__FMA__)
+#define SB__OPS_AVX2 1
+
+static inline __m256 sb__exp8(__m256 x, __m256 lo, __m256 hi)
+{
+    const __m256 shifter = _mm256_set1_ps(12582912.0f);
+    x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 n = _mm256_sub_ps(
+        _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter),
+        shifter);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693147180559945309f), x);
+    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* 8 bf16 -> 8 fp32, and back with sb_bf16_from_f32's rounding (to
+ * nearest, ties to even; NaN stays a quiet NaN). */
+static inline __m256 sb__ld8_bf16(const uint16_t *p)
+{
+    __m128i h = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+static inline __m128i sb__cvt8_bf16(__m256 v)
+{
+    __m256i u = _mm256_castps_si256(v);
+    __m256i hi16 = _mm256_srli_epi32(u, 16);
+    __m256i bias = _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+                                    _mm256_and_si256(hi16, _mm256_set1_epi32(1)));
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
+    __m256i quiet = _mm256_or_si256(hi16, _mm256_set1_epi32(0x40));
+    __m256i nan = _mm256_cmpgt_epi32(
+        _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+        _mm256_set1_epi32(0x7f800000));
+    __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);
+    return _mm_packus_epi32(_mm256_castsi256_si128(r),
+                            _mm256_extracti128_si256(r, 1));
+}
+
+/* 16 elements of a row: load (fp32 or bf16 storage) ... */
+static inline void sb__ld16_f32(const float *p, __m256 *a, __m256 *b)
+{
+    *a = _mm256_loadu_ps(p);
+    *b = _mm256_loadu_ps(p + 8);
+}
+static inline void sb__ld16_bf16(const uint16_t *p, __m256 *a, __m256 *b)
+{
+    *a = sb__ld8_bf16(p);
+    *b = sb__ld8_bf16(p + 8);
+}
+/* ... and store, streaming when nt (dst 32-byte aligned then). */
+static inline void sb__st16_f32(float *p, __m256 a, __m256 b, bool nt)
+{
+    if (nt) {
+        _mm256_stream_ps(p, a);
+        _mm256_stream_ps(p + 8, b);
+    } else {
+        _mm256_storeu_ps(p, a);
+        _mm256_storeu_ps(p + 8, b);
+    }
+}
+static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
+{
+    __m256i v = _mm256_set_m128i(sb__cvt8_bf16(b), sb__cvt8_bf16(a));
+    if (nt)
+        _mm256_stream_si256((__m256i *)p, v);
+    else
+        _mm256_storeu_si256((__m256i *)p, v);
+}
+
+#define SB__DEFINE_SOFTMAX_AVX2(SUF, TY, LD, ST)                             \
+    static void sb__softmax_avx2_##SUF(const sb_ops_shape *s, const TY *x,   \
+                                       TY *y, float *scratch)                \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
+        const size_t stride = sb__scratch_stride(s, NULL);                   \
+        SB__EXP_BOUNDS(lo_s, hi_s);                                          \
+        const __m256 lo = _mm256_set1_ps(lo_s), hi = _mm256_set1_ps(hi_s);  \
+        _Pragma("omp parallel")                                              \
+        {                                                                    \
+            float *e = (float *)((char *)scratch +                           \
+                                 stride * (size_t)omp_get_thread_num());     \
+            _Pragma("omp for schedule(static)")                              \
+            for (int64_t t = 0; t < T; t++) {                                \
+                const TY *xr = x + t * d;                                    \
+                TY *yr = y + t * d;                                          \
+                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
+                __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, a, b;        \
+                int64_t i = 0;                                               \
+                for (; i < d16; i += 16) {                                   \
+                    LD(xr + i, &a, &b);                                      \
+                    m0 = _mm256_max_ps(m0, a);                               \
+                    m1 = _mm256_max_ps(m1, b);                               \
+                }                                                            \
+                m0 = _mm256_max_ps(m0, m1);                                  \
+                float m8[8], mx = -INFINITY;                                 \
+                _mm256_storeu_ps(m8, m0);                                    \
+                for (int l = 0; l < 8; l++)                                  \
+                    mx = m8[l] > mx ? m8[l] : mx;                            \
+                for (int64_t k = i; k < d; k++) {                            \
+                    float v = SB__LD_##SUF(xr, k);                           \
+                    mx = v > mx ? v : mx;                                    \
+                }                                                            \
+                /* While this row is exponentiated, the next row's input  \
+                 * is prefetched at the pace it is read: one line a step  \
+                 * (and its output too when it is stored through the       \
+                 * caches; streamed, it is never read). */                 \
+                const char *px = (const char *)(xr + d);                     \
+                char *py = (char *)(yr + d);                                 \
+                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
+                const __m256 vm = _mm256_set1_ps(mx);                        \
+                __m256 s0 = _mm256_setzero_ps(), s1 = s0;                    \
+                for (i = 0; i < d16; i += 16) {                              \
+                    if (pf)                                                  \
+                        __builtin_prefetch(px + i * sizeof(TY), 0, 3);       \
+                    if (pfy)                                                 \
+                        __builtin_prefetch(py + i * sizeof(TY), 1, 3);       \
+                    LD(xr + i, &a, &b);                                      \
+                    a = sb__exp8(_mm256_sub_ps(a, vm), lo, hi);              \
+                    b = sb__exp8(_mm256_sub_ps(b, vm), lo, hi);              \
+                    _mm256_storeu_ps(e + i, a);                              \
+                    _mm256_storeu_ps(e + i + 8, b);                          \
+                    s0 = _mm256_add_ps(s0, a);                               \
+                    s1 = _mm256_add_ps(s1, b);                               \
+                }                                                            \
+                s0 = _mm256_add_ps(s0, s1);                                  \
+                float s8[8], sum = 0.0f;                                     \
+                _mm256_storeu_ps(s8, s0);                                    \
+                for (int l = 0; l < 8; l++)                                  \
+                    sum += s8[l];                                            \
+                for (int64_t k = i; k < d; k++) {                            \
+                    e[k] = sb__expf(SB__LD_##SUF(xr, k) - mx, lo_s, hi_s);   \
+                    sum += e[k];                                             \
+                }                                                            \
+                const float inv = 1.0f / sum;                                \
+                const __m256 vi = _mm256_set1_ps(inv);                       \
+                for (i = 0; i < d16; i += 16)                                \
+                    ST(yr + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), vi),    \
+                       _mm256_mul_ps(_mm256_loadu_ps(e + i + 8), vi), nt);   \
+                for (int64_t k = i; k < d; k++)                              \
+                    SB__ST_##SUF(yr, k, e[k] * inv);                         \
+            }                                                                \
+            _mm_sfence();                                                    \
+        }                                                                    \
+    }
+
+/* rmsnorm, swiglu and rope in the same style: 16 elements a step in
+ * registers, the next row prefetched at the pace this one is read, the
+ * output stored straight to its place (streamed with `nt`). */
+#define SB__PF_NEXT(ptr, bytes_ahead, write)                                 \
+    __builtin_prefetch((const char *)(ptr) + (bytes_ahead), write, 3)
+
+#define SB__DEFINE_OPS_AVX2(SUF, TY, LD, ST)                                 \
+    static void sb__rmsnorm_avx2_##SUF(const sb_ops_shape *s, const TY *x,   \
+                                       const TY *g, TY *y)                   \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
+        _Pragma("omp parallel")                                              \
+        {                                                                    \
+            _Pragma("omp for schedule(static)")                              \
+            for (int64_t t = 0; t < T; t++) {                                \
+                const TY *xr = x + t * d;                                    \
+                TY *yr = y + t * d;                                          \
+                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
+                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
+                __m256 s0 = _mm256_setzero_ps(), s1 = s0, a, b, ga, gb;      \
+                int64_t i = 0;                                               \
+                for (; i < d16; i += 16) {                                   \
+                    LD(xr + i, &a, &b);                                      \
+                    s0 = _mm256_fmadd_ps(a, a, s0);                          \
+                    s1 = _mm256_fmadd_ps(b, b, s1);                          \
+                }                                                            \
+                float s8[8], ss = 0.0f;                                      \
+                _mm256_storeu_ps(s8, _mm256_add_ps(s0, s1));                 \
+                for (int l = 0; l < 8; l++)                                  \
+                    ss += s8[l];                                             \
+                for (int64_t k = i; k < d; k++) {                            \
+                    float v = SB__LD_##SUF(xr, k);                           \
+                    ss += v * v;                                             \
+                }                                                            \
+                const float rs = 1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS); \
+                const __m256 vr = _mm256_set1_ps(rs);                        \
+                for (i = 0; i < d16; i += 16) {                              \
+                    if (pf)                                                  \
+                        SB__PF_NEXT(xr + i, d * sizeof(TY), 0);              \
+                    if (pfy)                                                 \
+                        SB__PF_NEXT(yr + i, d * sizeof(TY), 1);              \
+                    LD(xr + i, &a, &b);                                      \
+                    LD(g + i, &ga, &gb);                                     \
+                    ST(yr + i, _mm256_mul_ps(_mm256_mul_ps(a, vr), ga),      \
+                       _mm256_mul_ps(_mm256_mul_ps(b, vr), gb), nt);         \
+                }                                                            \
+                for (int64_t k = i; k < d; k++)                              \
+                    SB__ST_##SUF(yr, k, SB__LD_##SUF(xr, k) * rs *           \
+                                            SB__LD_##SUF(g, k));             \
+            }                                                                \
+            _mm_sfence();                                                    \
+        }                                                                    \
+    }                                                                        \
+    static void sb__swiglu_avx2_##SUF(const sb_ops_shape *s, const TY *x,    \
+                                      TY *y)                                 \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
+        SB__EXP_BOUNDS(lo_s, hi_s);                                          \
+        const __m256 lo = _mm256_set1_ps(lo_s), hi = _mm256_set1_ps(hi_s);  \
+        const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f), \
+                     neg = _mm256_set1_ps(-0.0f);                            \
+        _Pragma("omp parallel")                                              \
+        {                                                                    \
+            _Pragma("omp for schedule(static)")                              \
+            for (int64_t t = 0; t < T; t++) {                                \
+                const TY *ar = x + 2 * t * d, *br = ar + d;                  \
+                TY *yr = y + t * d;                                          \
+                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
+                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
+                __m256 a0, a1, b0, b1;                                       \
+                int64_t i = 0;                                               \
+                for (; i < d16; i += 16) {                                   \
+                    if (pf) {                                                \
+                        SB__PF_NEXT(ar + i, 2 * d * sizeof(TY), 0);          \
+                        SB__PF_NEXT(br + i, 2 * d * sizeof(TY), 0);          \
+                    }                                                        \
+                    if (pfy)                                                 \
+                        SB__PF_NEXT(yr + i, d * sizeof(TY), 1);              \
+                    LD(ar + i, &a0, &a1);                                    \
+                    LD(br + i, &b0, &b1);                                    \
+                    __m256 e0 = sb__exp8(_mm256_xor_ps(a0, neg), lo, hi);    \
+                    __m256 e1 = sb__exp8(_mm256_xor_ps(a1, neg), lo, hi);    \
+                    /* a / (1 + e^-a): a reciprocal estimate and one      \
+                     * Newton step (relative error ~1e-7), where a       \
+                     * division would hold the divider 3.5 cycles a vector. */\
+                    __m256 q0 = _mm256_add_ps(one, e0),                      \
+                           q1 = _mm256_add_ps(one, e1);                      \
+                    __m256 r0 = _mm256_rcp_ps(q0), r1 = _mm256_rcp_ps(q1);   \
+                    r0 = _mm256_mul_ps(r0, _mm256_fnmadd_ps(q0, r0, two));   \
+                    r1 = _mm256_mul_ps(r1, _mm256_fnmadd_ps(q1, r1, two));   \
+                    a0 = _mm256_mul_ps(a0, r0);                              \
+                    a1 = _mm256_mul_ps(a1, r1);                              \
+                    ST(yr + i, _mm256_mul_ps(a0, b0), _mm256_mul_ps(a1, b1), nt); \
+                }                                                            \
+                for (; i < d; i++) {                                         \
+                    float av = SB__LD_##SUF(ar, i);                          \
+                    SB__ST_##SUF(yr, i, av / (1.0f + sb__expf(-av, lo_s, hi_s)) * \
+                                            SB__LD_##SUF(br, i));            \
+                }                                                            \
+            }                                                                \
+            _mm_sfence();                                                    \
+        }                                                                    \
+    }                                                                        \
+    static void sb__rope_avx2_##SUF(const sb_ops_shape *s, const TY *x,      \
+                                    const float *ct, const float *st, TY *y) \
+    {                                                                        \
+        const int64_t T = s->tokens, d = s->d;                               \
+        const int hd = s->head_dim, h = hd / 2, h16 = h / 16 * 16;           \
+        _Pragma("omp parallel")                                              \
+        {                                                                    \
+            _Pragma("omp for schedule(static)")                              \
+            for (int64_t t = 0; t < T; t++) {                                \
+                const float *c = ct + t * h, *sn = st + t * h;               \
+                TY *yr = y + t * d;                                          \
+                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0 &&        \
+                                h % 16 == 0;                                 \
+                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
+                for (int64_t hb = 0; hb < d; hb += hd) {                     \
+                    const TY *lo = x + t * d + hb, *hi = lo + h;             \
+                    TY *ylo = yr + hb, *yhi = ylo + h;                       \
+                    __m256 l0, l1, u0, u1;                                   \
+                    int i = 0;                                               \
+                    for (; i < h16; i += 16) {                               \
+                        if (pf) {                                            \
+                            SB__PF_NEXT(lo + i, d * sizeof(TY), 0);          \
+                            SB__PF_NEXT(hi + i, d * sizeof(TY), 0);          \
+                        }                                                    \
+                        if (pfy) {                                           \
+                            SB__PF_NEXT(ylo + i, d * sizeof(TY), 1);         \
+                            SB__PF_NEXT(yhi + i, d * sizeof(TY), 1);         \
+                        }                                                    \
+                        LD(lo + i, &l0, &l1);                                \
+                        LD(hi + i, &u0, &u1);                                \
+                        __m256 c0 = _mm256_loadu_ps(c + i),                  \
+                               c1 = _mm256_loadu_ps(c + i + 8),              \
+                               s0 = _mm256_loadu_ps(sn + i),                 \
+                               s1 = _mm256_loadu_ps(sn + i + 8);             \
+                        ST(ylo + i,                                          \
+                           _mm256_fmsub_ps(l0, c0, _mm256_mul_ps(u0, s0)),   \
+                           _mm256_fmsub_ps(l1, c1, _mm256_mul_ps(u1, s1)), nt); \
+                        ST(yhi + i,                                          \
+                           _mm256_fmadd_ps(u0, c0, _mm256_mul_ps(l0, s0)),   \
+                           _mm256_fmadd_ps(u1, c1, _mm256_mul_ps(l1, s1)), nt); \
+                    }                                                        \
+                    for (; i < h; i++) {                                     \
+                        float l = SB__LD_##SUF(lo, i), u = SB__LD_##SUF(hi, i); \
+                        SB__ST_##SUF(ylo, i, l * c[i] - u * sn[i]);          \
+                        SB__ST_##SUF(yhi, i, u * c[i] + l * sn[i]);          \
+                    }                                                        \
+                }                                                            \
+            }                                                                \
+            _mm_sfence();                                                    \
+        }                                                                    \
+    }
+
+SB__DEFINE_SOFTMAX_AVX2(F32, float, sb__ld16_f32, sb__st16_f32)
+SB__DEFINE_SOFTMAX_AVX2(BF16, uint16_t, sb__ld16_bf16, sb__st16_bf16)
+SB__DEFINE_OPS_AVX2(F32, float, sb__ld16_f32, sb__st16_f32)
+SB__DEFINE_OPS_AVX2(BF16, uint16_t, sb__ld16_bf16, sb__st16_bf16)
+#endif
 
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s)
 {
@@ -287,6 +618,23 @@ void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
                     const float *cos_t, const float *sin_t, void *y,
                     float *scratch)
 {
+#ifdef SB__OPS_AVX2
+    if (!s->bf16) {
+        switch (s->op) {
+        case SB_OP_RMSNORM: sb__rmsnorm_avx2_F32(s, x, g, y); break;
+        case SB_OP_SWIGLU: sb__swiglu_avx2_F32(s, x, y); break;
+        case SB_OP_ROPE: sb__rope_avx2_F32(s, x, cos_t, sin_t, y); break;
+        case SB_OP_SOFTMAX: sb__softmax_avx2_F32(s, x, y, scratch); break;
+        }
+    } else {
+        switch (s->op) {
+        case SB_OP_RMSNORM: sb__rmsnorm_avx2_BF16(s, x, g, y); break;
+        case SB_OP_SWIGLU: sb__swiglu_avx2_BF16(s, x, y); break;
+        case SB_OP_ROPE: sb__rope_avx2_BF16(s, x, cos_t, sin_t, y); break;
+        case SB_OP_SOFTMAX: sb__softmax_avx2_BF16(s, x, y, scratch); break;
+        }
+    }
+#else
     if (!s->bf16) {
         switch (s->op) {
         case SB_OP_RMSNORM: sb__rmsnorm_f32(s, x, g, y, scratch); break;
@@ -302,6 +650,7 @@ void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
         case SB_OP_SOFTMAX: sb__softmax_bf16(s, x, y, scratch); break;
         }
     }
+#endif
 }
 
 /* ---- benchmark plumbing --------------------------------------------------------- */
