@@ -297,51 +297,103 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
 #if defined(__AVX2__) && defined(__FMA__)
 #define SB__OPS_AVX2 1
 
-static inline __m256 sb__exp8(__m256 x, __m256 lo, __m256 hi)
+/* 2^t for 8 lanes: t = n + f with n = round(t) (the 1.5·2^23 shifter,
+ * whose low mantissa bits then hold n), |f| <= 1/2, 2^f by a degree-5
+ * polynomial fitted for relative error (1.2e-7 on [-1/2, 1/2]), 2^n built
+ * in the exponent bits of the same shifted sum. t is clamped to [-126,
+ * 127] (normal floats). Overall about 2.5e-7 relative, as sb__expf. */
+static inline __m256 sb__exp2_8(__m256 t)
 {
     const __m256 shifter = _mm256_set1_ps(12582912.0f);
-    x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
-    __m256 n = _mm256_sub_ps(
-        _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter),
-        shifter);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693147180559945309f), x);
-    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(-126.0f)),
+                      _mm256_set1_ps(127.0f));
+    __m256 ti = _mm256_add_ps(t, shifter);
+    __m256 f = _mm256_sub_ps(t, _mm256_sub_ps(ti, shifter));
+    __m256 p = _mm256_set1_ps(1.330882482e-3f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.671516374e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550582455e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402224203e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931470917e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
     __m256i e = _mm256_slli_epi32(
-        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+        _mm256_add_epi32(_mm256_castps_si256(ti), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-/* 8 bf16 -> 8 fp32, and back with sb_bf16_from_f32's rounding (to
- * nearest, ties to even; NaN stays a quiet NaN). */
+/* The same for four vectors, stage by stage: the four dependency chains
+ * advance together, so a loop of them keeps the units busy instead of
+ * waiting on one chain of some 40 cycles at a time. */
+static inline void sb__exp2_8x4(__m256 t[4])
+{
+    const __m256 shifter = _mm256_set1_ps(12582912.0f);
+    __m256 ti[4], f[4], p[4];
+    for (int k = 0; k < 4; k++) {
+        t[k] = _mm256_min_ps(_mm256_max_ps(t[k], _mm256_set1_ps(-126.0f)),
+                             _mm256_set1_ps(127.0f));
+        ti[k] = _mm256_add_ps(t[k], shifter);
+    }
+    for (int k = 0; k < 4; k++)
+        f[k] = _mm256_sub_ps(t[k], _mm256_sub_ps(ti[k], shifter));
+    for (int k = 0; k < 4; k++)
+        p[k] = _mm256_fmadd_ps(_mm256_set1_ps(1.330882482e-3f), f[k],
+                               _mm256_set1_ps(9.671516374e-3f));
+    for (int k = 0; k < 4; k++)
+        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(5.550582455e-2f));
+    for (int k = 0; k < 4; k++)
+        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(2.402224203e-1f));
+    for (int k = 0; k < 4; k++)
+        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(6.931470917e-1f));
+    for (int k = 0; k < 4; k++)
+        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(1.0f));
+    for (int k = 0; k < 4; k++)
+        t[k] = _mm256_mul_ps(p[k], _mm256_castsi256_ps(_mm256_slli_epi32(
+                   _mm256_add_epi32(_mm256_castps_si256(ti[k]),
+                                    _mm256_set1_epi32(127)), 23)));
+}
+
+#define SB__LOG2E 1.44269504088896341f
+
+/* bf16 storage, 16 elements at a time. Natural order: 8 bf16 widened
+ * to 8 fp32 lanes in order. Lane order ("p" variants): one 32-byte load
+ * split by unpacking each 16-bit value into the high half of a 32-bit
+ * lane, which is its fp32 bit pattern already: one instruction per 8
+ * elements instead of three, with the elements in the order AVX2 unpacks
+ * them ({0-3, 8-11} and {4-7, 12-15}); the matching store packs them back
+ * into natural order. Ops whose 16 elements meet no fp32 data laid out
+ * in natural order (rmsnorm with its bf16 weights, swiglu, softmax and its
+ * own scratch) use those; rope, with fp32 tables, the natural ones.
+ * Rounding is sb_bf16_from_f32's (to nearest, ties to even); a NaN, found
+ * by one compare per 16, takes the exact path that keeps it quiet. */
 static inline __m256 sb__ld8_bf16(const uint16_t *p)
 {
     __m128i h = _mm_loadu_si128((const __m128i *)p);
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-static inline __m128i sb__cvt8_bf16(__m256 v)
+/* The rounded bf16 of each lane, in the low 16 bits of the lane. */
+static inline __m256i sb__bf16_bits8(__m256 v)
 {
     __m256i u = _mm256_castps_si256(v);
-    __m256i hi16 = _mm256_srli_epi32(u, 16);
-    __m256i bias = _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
-                                    _mm256_and_si256(hi16, _mm256_set1_epi32(1)));
-    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
-    __m256i quiet = _mm256_or_si256(hi16, _mm256_set1_epi32(0x40));
-    __m256i nan = _mm256_cmpgt_epi32(
-        _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-        _mm256_set1_epi32(0x7f800000));
-    __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);
-    return _mm_packus_epi32(_mm256_castsi256_si128(r),
-                            _mm256_extracti128_si256(r, 1));
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+    return _mm256_srli_epi32(r, 16);
 }
 
-/* 16 elements of a row: load (fp32 or bf16 storage) ... */
+static inline bool sb__any_nan16(__m256 a, __m256 b)
+{
+    return _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q),
+                                           _mm256_cmp_ps(b, b, _CMP_UNORD_Q))) != 0;
+}
+
+static inline void sb__st16_bf16_scalar(uint16_t *p, __m256 a, __m256 b)
+{
+    float t[16];
+    _mm256_storeu_ps(t, a);
+    _mm256_storeu_ps(t + 8, b);
+    for (int l = 0; l < 16; l++)
+        p[l] = sb_bf16_from_f32(t[l]);
+}
+
 static inline void sb__ld16_f32(const float *p, __m256 *a, __m256 *b)
 {
     *a = _mm256_loadu_ps(p);
@@ -352,24 +404,54 @@ static inline void sb__ld16_bf16(const uint16_t *p, __m256 *a, __m256 *b)
     *a = sb__ld8_bf16(p);
     *b = sb__ld8_bf16(p + 8);
 }
-/* ... and store, streaming when nt (dst 32-byte aligned then). */
-static inline void sb__st16_f32(float *p, __m256 a, __m256 b, bool nt)
+static inline void sb__ld16_bf16p(const uint16_t *p, __m256 *a, __m256 *b)
 {
-    if (nt) {
-        _mm256_stream_ps(p, a);
-        _mm256_stream_ps(p + 8, b);
-    } else {
-        _mm256_storeu_ps(p, a);
-        _mm256_storeu_ps(p + 8, b);
-    }
+    __m256i v = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
+    *a = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, v));
+    *b = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, v));
 }
-static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
+
+/* Stores, streaming when nt (dst 32-byte aligned then). */
+static inline void sb__st32b(void *p, __m256i v, bool nt)
 {
-    __m256i v = _mm256_set_m128i(sb__cvt8_bf16(b), sb__cvt8_bf16(a));
     if (nt)
         _mm256_stream_si256((__m256i *)p, v);
     else
         _mm256_storeu_si256((__m256i *)p, v);
+}
+static inline void sb__st16_f32(float *p, __m256 a, __m256 b, bool nt)
+{
+    sb__st32b(p, _mm256_castps_si256(a), nt);
+    sb__st32b(p + 8, _mm256_castps_si256(b), nt);
+}
+static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
+{
+    if (sb__any_nan16(a, b)) {
+        sb__st16_bf16_scalar(p, a, b);
+        return;
+    }
+    /* packus interleaves 128-bit halves; the permute restores the order */
+    __m256i v = _mm256_packus_epi32(sb__bf16_bits8(a), sb__bf16_bits8(b));
+    sb__st32b(p, _mm256_permute4x64_epi64(v, 0xd8), nt);
+}
+static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
+{
+    if (sb__any_nan16(a, b)) {
+        /* back to natural order: a holds {0-3, 8-11}, b {4-7, 12-15} */
+        float ta[8], tb[8], t[16];
+        _mm256_storeu_ps(ta, a);
+        _mm256_storeu_ps(tb, b);
+        for (int l = 0; l < 4; l++) {
+            t[l] = ta[l];
+            t[4 + l] = tb[l];
+            t[8 + l] = ta[4 + l];
+            t[12 + l] = tb[4 + l];
+        }
+        for (int l = 0; l < 16; l++)
+            p[l] = sb_bf16_from_f32(t[l]);
+        return;
+    }
+    sb__st32b(p, _mm256_packus_epi32(sb__bf16_bits8(a), sb__bf16_bits8(b)), nt);
 }
 
 #define SB__DEFINE_SOFTMAX_AVX2(SUF, TY, LD, ST)                             \
@@ -379,7 +461,6 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
         const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
         const size_t stride = sb__scratch_stride(s, NULL);                   \
         SB__EXP_BOUNDS(lo_s, hi_s);                                          \
-        const __m256 lo = _mm256_set1_ps(lo_s), hi = _mm256_set1_ps(hi_s);  \
         _Pragma("omp parallel")                                              \
         {                                                                    \
             float *e = (float *)((char *)scratch +                           \
@@ -412,16 +493,37 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
                 const char *px = (const char *)(xr + d);                     \
                 char *py = (char *)(yr + d);                                 \
                 const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
-                const __m256 vm = _mm256_set1_ps(mx);                        \
+                const __m256 vl = _mm256_set1_ps(SB__LOG2E),                 \
+                             vm = _mm256_set1_ps(-mx * SB__LOG2E);           \
                 __m256 s0 = _mm256_setzero_ps(), s1 = s0;                    \
-                for (i = 0; i < d16; i += 16) {                              \
+                for (i = 0; i + 32 <= d; i += 32) {                          \
+                    if (pf) {                                                \
+                        __builtin_prefetch(px + i * sizeof(TY), 0, 3);       \
+                        __builtin_prefetch(px + (i + 16) * sizeof(TY), 0, 3);\
+                    }                                                        \
+                    if (pfy) {                                               \
+                        __builtin_prefetch(py + i * sizeof(TY), 1, 3);       \
+                        __builtin_prefetch(py + (i + 16) * sizeof(TY), 1, 3);\
+                    }                                                        \
+                    __m256 v[4];                                             \
+                    LD(xr + i, &v[0], &v[1]);                                \
+                    LD(xr + i + 16, &v[2], &v[3]);                           \
+                    for (int k = 0; k < 4; k++)                              \
+                        v[k] = _mm256_fmadd_ps(v[k], vl, vm);                \
+                    sb__exp2_8x4(v);                                         \
+                    for (int k = 0; k < 4; k++)                              \
+                        _mm256_storeu_ps(e + i + 8 * k, v[k]);               \
+                    s0 = _mm256_add_ps(s0, _mm256_add_ps(v[0], v[2]));       \
+                    s1 = _mm256_add_ps(s1, _mm256_add_ps(v[1], v[3]));       \
+                }                                                            \
+                for (; i < d16; i += 16) {                                   \
                     if (pf)                                                  \
                         __builtin_prefetch(px + i * sizeof(TY), 0, 3);       \
                     if (pfy)                                                 \
                         __builtin_prefetch(py + i * sizeof(TY), 1, 3);       \
                     LD(xr + i, &a, &b);                                      \
-                    a = sb__exp8(_mm256_sub_ps(a, vm), lo, hi);              \
-                    b = sb__exp8(_mm256_sub_ps(b, vm), lo, hi);              \
+                    a = sb__exp2_8(_mm256_fmadd_ps(a, vl, vm));              \
+                    b = sb__exp2_8(_mm256_fmadd_ps(b, vl, vm));              \
                     _mm256_storeu_ps(e + i, a);                              \
                     _mm256_storeu_ps(e + i + 8, b);                          \
                     s0 = _mm256_add_ps(s0, a);                               \
@@ -454,7 +556,7 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
 #define SB__PF_NEXT(ptr, bytes_ahead, write)                                 \
     __builtin_prefetch((const char *)(ptr) + (bytes_ahead), write, 3)
 
-#define SB__DEFINE_OPS_AVX2(SUF, TY, LD, ST)                                 \
+#define SB__DEFINE_OPS_AVX2(SUF, TY, LD, ST, LDN, STN)                       \
     static void sb__rmsnorm_avx2_##SUF(const sb_ops_shape *s, const TY *x,   \
                                        const TY *g, TY *y)                   \
     {                                                                        \
@@ -506,9 +608,8 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
     {                                                                        \
         const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
         SB__EXP_BOUNDS(lo_s, hi_s);                                          \
-        const __m256 lo = _mm256_set1_ps(lo_s), hi = _mm256_set1_ps(hi_s);  \
         const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f), \
-                     neg = _mm256_set1_ps(-0.0f);                            \
+                     nl2e = _mm256_set1_ps(-SB__LOG2E);                      \
         _Pragma("omp parallel")                                              \
         {                                                                    \
             _Pragma("omp for schedule(static)")                              \
@@ -519,6 +620,35 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
                 const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
                 __m256 a0, a1, b0, b1;                                       \
                 int64_t i = 0;                                               \
+                for (; i + 32 <= d; i += 32) {                               \
+                    if (pf) {                                                \
+                        SB__PF_NEXT(ar + i, 2 * d * sizeof(TY), 0);          \
+                        SB__PF_NEXT(br + i, 2 * d * sizeof(TY), 0);          \
+                    }                                                        \
+                    if (pfy)                                                 \
+                        SB__PF_NEXT(yr + i, d * sizeof(TY), 1);              \
+                    __m256 av[4], bv[4], ev[4], r[4];                        \
+                    LD(ar + i, &av[0], &av[1]);                              \
+                    LD(ar + i + 16, &av[2], &av[3]);                         \
+                    LD(br + i, &bv[0], &bv[1]);                              \
+                    LD(br + i + 16, &bv[2], &bv[3]);                         \
+                    for (int k = 0; k < 4; k++)                              \
+                        ev[k] = _mm256_mul_ps(av[k], nl2e);                  \
+                    sb__exp2_8x4(ev);                                        \
+                    /* a / (1 + e^-a): a reciprocal estimate and one      \
+                     * Newton step (relative error ~1e-7), where a       \
+                     * division would hold the divider 3.5 cycles a vector. */\
+                    for (int k = 0; k < 4; k++) {                            \
+                        ev[k] = _mm256_add_ps(one, ev[k]);                   \
+                        r[k] = _mm256_rcp_ps(ev[k]);                         \
+                    }                                                        \
+                    for (int k = 0; k < 4; k++)                              \
+                        r[k] = _mm256_mul_ps(r[k], _mm256_fnmadd_ps(ev[k], r[k], two)); \
+                    for (int k = 0; k < 4; k++)                              \
+                        av[k] = _mm256_mul_ps(_mm256_mul_ps(av[k], r[k]), bv[k]); \
+                    ST(yr + i, av[0], av[1], nt);                            \
+                    ST(yr + i + 16, av[2], av[3], nt);                       \
+                }                                                            \
                 for (; i < d16; i += 16) {                                   \
                     if (pf) {                                                \
                         SB__PF_NEXT(ar + i, 2 * d * sizeof(TY), 0);          \
@@ -528,11 +658,8 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
                         SB__PF_NEXT(yr + i, d * sizeof(TY), 1);              \
                     LD(ar + i, &a0, &a1);                                    \
                     LD(br + i, &b0, &b1);                                    \
-                    __m256 e0 = sb__exp8(_mm256_xor_ps(a0, neg), lo, hi);    \
-                    __m256 e1 = sb__exp8(_mm256_xor_ps(a1, neg), lo, hi);    \
-                    /* a / (1 + e^-a): a reciprocal estimate and one      \
-                     * Newton step (relative error ~1e-7), where a       \
-                     * division would hold the divider 3.5 cycles a vector. */\
+                    __m256 e0 = sb__exp2_8(_mm256_mul_ps(a0, nl2e));         \
+                    __m256 e1 = sb__exp2_8(_mm256_mul_ps(a1, nl2e));         \
                     __m256 q0 = _mm256_add_ps(one, e0),                      \
                            q1 = _mm256_add_ps(one, e1);                      \
                     __m256 r0 = _mm256_rcp_ps(q0), r1 = _mm256_rcp_ps(q1);   \
@@ -579,16 +706,16 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
                             SB__PF_NEXT(ylo + i, d * sizeof(TY), 1);         \
                             SB__PF_NEXT(yhi + i, d * sizeof(TY), 1);         \
                         }                                                    \
-                        LD(lo + i, &l0, &l1);                                \
-                        LD(hi + i, &u0, &u1);                                \
+                        LDN(lo + i, &l0, &l1);                               \
+                        LDN(hi + i, &u0, &u1);                               \
                         __m256 c0 = _mm256_loadu_ps(c + i),                  \
                                c1 = _mm256_loadu_ps(c + i + 8),              \
                                s0 = _mm256_loadu_ps(sn + i),                 \
                                s1 = _mm256_loadu_ps(sn + i + 8);             \
-                        ST(ylo + i,                                          \
+                        STN(ylo + i,                                         \
                            _mm256_fmsub_ps(l0, c0, _mm256_mul_ps(u0, s0)),   \
                            _mm256_fmsub_ps(l1, c1, _mm256_mul_ps(u1, s1)), nt); \
-                        ST(yhi + i,                                          \
+                        STN(yhi + i,                                         \
                            _mm256_fmadd_ps(u0, c0, _mm256_mul_ps(l0, s0)),   \
                            _mm256_fmadd_ps(u1, c1, _mm256_mul_ps(l1, s1)), nt); \
                     }                                                        \
@@ -604,9 +731,11 @@ static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
     }
 
 SB__DEFINE_SOFTMAX_AVX2(F32, float, sb__ld16_f32, sb__st16_f32)
-SB__DEFINE_SOFTMAX_AVX2(BF16, uint16_t, sb__ld16_bf16, sb__st16_bf16)
-SB__DEFINE_OPS_AVX2(F32, float, sb__ld16_f32, sb__st16_f32)
-SB__DEFINE_OPS_AVX2(BF16, uint16_t, sb__ld16_bf16, sb__st16_bf16)
+SB__DEFINE_SOFTMAX_AVX2(BF16, uint16_t, sb__ld16_bf16p, sb__st16_bf16p)
+SB__DEFINE_OPS_AVX2(F32, float, sb__ld16_f32, sb__st16_f32, sb__ld16_f32,
+                    sb__st16_f32)
+SB__DEFINE_OPS_AVX2(BF16, uint16_t, sb__ld16_bf16p, sb__st16_bf16p,
+                    sb__ld16_bf16, sb__st16_bf16)
 #endif
 
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s)
