@@ -340,6 +340,16 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
     if (stat(path, &sbuf) == 0 && !S_ISREG(sbuf.st_mode))
         return sb_fail(err, SB_EINVAL, "database %s: not a regular file", path);
 
+    /* The header is read before SQLite opens the file: closing any
+     * descriptor of a file drops every POSIX lock this process holds on it,
+     * SQLite's included, and a connection that lost its locks may
+     * checkpoint and reset the WAL under another process's fresh commit
+     * (two concurrent runs, one of them lost, is how this showed). A
+     * header that disagrees with the file size can also be a checkpoint of
+     * another process caught half-way: then quick_check decides. */
+    sb_err trunc = {0};
+    bool suspect = check_not_truncated(path, &trunc) != 0;
+
     sb_store *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "out of memory opening %s", path);
@@ -364,10 +374,6 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
     long n = 0;
     if ((rc = query_int(st, "SELECT count(*) FROM sqlite_master", &n, err)))
         goto fail;
-    /* A header that disagrees with the file size can also be a checkpoint
-     * of another process caught half-way: then quick_check decides. */
-    sb_err trunc = {0};
-    bool suspect = check_not_truncated(path, &trunc) != 0;
     if (suspect ||
         (stat(path, &sbuf) == 0 && sbuf.st_size <= SB_STORE_QUICK_CHECK_MAX)) {
         sqlite3_stmt *s;
@@ -705,6 +711,23 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool *inserted,
             goto rollback;
         if (inserted)
             *inserted = true;
+    } else if (!imported) {
+        /* Storing or importing the same run twice is a no-op; a different
+         * run whose id is taken must not vanish without a word. */
+        sqlite3_finalize(s);
+        s = NULL;
+        if ((rc = prepare(st, "SELECT count(*) FROM runs WHERE run_id = ? "
+                              "AND started_at = ? AND config_hash = ?",
+                          &s, err)))
+            goto rollback;
+        bind_text(s, 1, run->run_id);
+        bind_text(s, 2, run->started_at);
+        bind_text(s, 3, hash);
+        if (sqlite3_step(s) != SQLITE_ROW || sqlite3_column_int64(s, 0) != 1) {
+            rc = sb_fail(err, SB_EIO, "run id %s is already in the store for "
+                         "another run; this run was not stored", run->run_id);
+            goto rollback;
+        }
     }
     sqlite3_finalize(s);
     s = NULL;

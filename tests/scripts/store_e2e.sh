@@ -157,8 +157,12 @@ crash)
     [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && ok "concurrent runs exit 0" ||
         fail "concurrent runs exit $r1 $r2"
     after=$(runs)
-    [ "$after" -eq $((before + 2)) ] && ok "both concurrent runs stored" ||
+    if [ "$after" -eq $((before + 2)) ]; then
+        ok "both concurrent runs stored"
+    else
         fail "concurrent: $before -> $after"
+        sqlite3 "$SOLBENCH_DB" "SELECT run_id, tags, stored_at FROM runs"
+    fi
 
     # Several processes creating the same new database at once.
     bad=0
