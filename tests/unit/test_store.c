@@ -111,6 +111,18 @@ static void test_save_load(void)
     CHECK(sb_store_import_run(st, &r1, &inserted, &err) == 0);
     CHECK(!inserted);
     CHECK(sb_store_count_runs(st, &err) == 2);
+    /* Another run under a taken id is refused with a message, not dropped
+     * without a word. */
+    {
+        sb_run other;
+        make_run(&other, "run-aaa-1", 2, 2, 7, 1e-3, 3);
+        snprintf(other.started_at, sizeof other.started_at, "%s",
+                 "2031-01-01T00:00:00.000Z");
+        CHECK(sb_store_save_run(st, &other, &err) == SB_EIO);
+        CHECK(strstr(err.msg, "run-aaa-1") && strstr(err.msg, "not stored"));
+        CHECK(sb_store_count_runs(st, &err) == 2);
+        sb_run_free(&other);
+    }
 
     char id[64];
     CHECK(sb_store_resolve(st, "last", id, sizeof id, &err) == 0);
