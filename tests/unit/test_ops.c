@@ -209,6 +209,41 @@ static void run_bench(const char *name, const char *spec, bool want_ok)
     free(pts);
 }
 
+/* A NaN in a bf16 input row comes out as quiet NaNs where it reaches
+ * (the vector store's NaN path), and leaves the other rows alone. */
+static void test_bf16_nan(sb_op_kind op)
+{
+    sb_ops_shape s = {op, 4, 64, 32, true, false};
+    void *st = NULL;
+    sb_err err = {0, ""};
+    CHECK(sb_ops_cpu_setup(&s, &st, &err) == 0);
+    if (!st)
+        return;
+    void *x, *g, *y;
+    float *ct, *sn;
+    sb_ops_cpu_state_buffers(st, &x, &g, &y, &ct, &sn);
+    uint16_t *xx = x, *yy = y;
+    xx[5] = 0x7fc1; /* row 0, element 5 (also the a half of swiglu's row) */
+    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
+    sb_ops_cpu_run(&s, x, g, ct, sn, y, scratch);
+    int nan0 = 0, nan1 = 0;
+    for (int i = 0; i < 64; i++) {
+        nan0 += (yy[i] & 0x7fff) > 0x7f80;
+        nan1 += (yy[64 + i] & 0x7fff) > 0x7f80;
+        if ((yy[i] & 0x7fff) > 0x7f80)
+            CHECK(yy[i] & 0x40); /* quiet */
+    }
+    /* rmsnorm and softmax: the whole row; swiglu: that element; rope: the
+     * element and its partner in the other half of the head */
+    int want = op == SB_OP_SWIGLU ? 1 : op == SB_OP_ROPE ? 2 : 64;
+    CHECK(nan0 == want);
+    if (nan0 != want)
+        fprintf(stderr, "%s: %d NaNs in row 0, want %d\n", sb_ops_name(op), nan0, want);
+    CHECK(nan1 == 0);
+    free(scratch);
+    sb_ops_cpu_free(st);
+}
+
 int main(void)
 {
     omp_set_num_threads(2);
@@ -224,6 +259,8 @@ int main(void)
             test_op(ops[i], bf, 5, 78, 26); /* tails: not a multiple of 8 */
         }
     test_op(SB_OP_SOFTMAX, false, 3, 1, 2); /* one element: exactly 1 */
+    for (int i = 0; i < 4; i++)
+        test_bf16_nan(ops[i]);
     run_bench("ops.rmsnorm", "tokens=16 d=96 dtype=bf16", true);
     run_bench("ops.swiglu", "tokens=16 d=96", true);
     run_bench("ops.rope", "tokens=16 d=96 head_dim=32 dtype=bf16", true);

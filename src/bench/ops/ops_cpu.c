@@ -471,20 +471,30 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
                 TY *yr = y + t * d;                                          \
                 const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
                 __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, a, b;        \
+                __m256 un = _mm256_setzero_ps(); /* NaN seen (vmaxps      \
+                                                    drops them) */         \
                 int64_t i = 0;                                               \
                 for (; i < d16; i += 16) {                                   \
                     LD(xr + i, &a, &b);                                      \
                     m0 = _mm256_max_ps(m0, a);                               \
                     m1 = _mm256_max_ps(m1, b);                               \
+                    un = _mm256_or_ps(un, _mm256_cmp_ps(a, b, _CMP_UNORD_Q)); \
                 }                                                            \
                 m0 = _mm256_max_ps(m0, m1);                                  \
                 float m8[8], mx = -INFINITY;                                 \
                 _mm256_storeu_ps(m8, m0);                                    \
                 for (int l = 0; l < 8; l++)                                  \
                     mx = m8[l] > mx ? m8[l] : mx;                            \
+                bool row_nan = _mm256_movemask_ps(un) != 0;                  \
                 for (int64_t k = i; k < d; k++) {                            \
                     float v = SB__LD_##SUF(xr, k);                           \
                     mx = v > mx ? v : mx;                                    \
+                    row_nan |= v != v;                                       \
+                }                                                            \
+                if (row_nan) { /* a NaN anywhere makes every output NaN */  \
+                    for (int64_t k = 0; k < d; k++)                          \
+                        SB__ST_##SUF(yr, k, NAN);                            \
+                    continue;                                                \
                 }                                                            \
                 /* While this row is exponentiated, the next row's input  \
                  * is prefetched at the pace it is read: one line a step  \
