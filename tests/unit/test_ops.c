@@ -83,20 +83,35 @@ static void test_check(void)
     CHECK(sb_ops_check(&s, &err) == SB_EINVAL && strstr(err.msg, "tokens"));
 }
 
+/* The benchmark's own state for shape s and its buffers; NULL (with a
+ * failed check) if it cannot be set up. */
+typedef struct op_bufs {
+    void *x, *g, *y;
+    float *ct, *sn;
+} op_bufs;
+
+static void *op_state(const sb_ops_shape *s, op_bufs *b)
+{
+    void *st = NULL;
+    sb_err err = {0, ""};
+    CHECK(sb_ops_cpu_setup(s, &st, &err) == 0);
+    if (st)
+        sb_ops_cpu_state_buffers(st, &b->x, &b->g, &b->y, &b->ct, &b->sn);
+    return st;
+}
+
 /* Runs one op on the benchmark's own inputs, verifies, then plants a
  * wrong element and checks that exactly it is reported. */
 static void test_op_nt(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd,
                        bool nt)
 {
     sb_ops_shape s = {op, T, d, hd, bf16, nt};
-    void *st = NULL;
-    sb_err err = {0, ""};
-    CHECK(sb_ops_cpu_setup(&s, &st, &err) == 0);
+    op_bufs bb;
+    void *st = op_state(&s, &bb);
     if (!st)
         return;
-    void *x, *g, *y;
-    float *ct, *sn;
-    sb_ops_cpu_state_buffers(st, &x, &g, &y, &ct, &sn);
+    void *x = bb.x, *g = bb.g, *y = bb.y;
+    float *ct = bb.ct, *sn = bb.sn;
     float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
     sb_ops_cpu_run(&s, x, g, ct, sn, y, scratch);
     char why[320] = "";
@@ -214,18 +229,14 @@ static void run_bench(const char *name, const char *spec, bool want_ok)
 static void test_bf16_nan(sb_op_kind op)
 {
     sb_ops_shape s = {op, 4, 64, 32, true, false};
-    void *st = NULL;
-    sb_err err = {0, ""};
-    CHECK(sb_ops_cpu_setup(&s, &st, &err) == 0);
+    op_bufs bb;
+    void *st = op_state(&s, &bb);
     if (!st)
         return;
-    void *x, *g, *y;
-    float *ct, *sn;
-    sb_ops_cpu_state_buffers(st, &x, &g, &y, &ct, &sn);
-    uint16_t *xx = x, *yy = y;
+    uint16_t *xx = bb.x, *yy = bb.y;
     xx[5] = 0x7fc1; /* row 0, element 5 (also the a half of swiglu's row) */
     float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
-    sb_ops_cpu_run(&s, x, g, ct, sn, y, scratch);
+    sb_ops_cpu_run(&s, bb.x, bb.g, bb.ct, bb.sn, bb.y, scratch);
     int nan0 = 0, nan1 = 0;
     for (int i = 0; i < 64; i++) {
         nan0 += (yy[i] & 0x7fff) > 0x7f80;

@@ -19,6 +19,7 @@
  * so the pool is read once per iteration.
  */
 #include "backend/cpu/attn_cpu.h"
+#include "backend/cpu/vexp.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -65,28 +66,6 @@ static inline float sb__exp2f(float x)
     return p * sc;
 }
 
-#ifdef SB_ATTN_AVX2
-/* sb__exp2f on 8 lanes, the same steps in intrinsics: compilers leave the
- * scalar loop unvectorised once it is inlined into the kernels. */
-static inline __m256 exp2_avx2(__m256 x)
-{
-    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(127.0f)),
-                      _mm256_set1_ps(-126.0f));
-    __m256 j = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 f = _mm256_sub_ps(x, j);
-    __m256 p = _mm256_set1_ps(1.525273380405984e-05f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.5403530393381606e-04f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-03f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618129107628477e-03f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550410866482158e-02f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402265069591007e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471805599453e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-    __m256i e = _mm256_slli_epi32(
-        _mm256_add_epi32(_mm256_cvtps_epi32(j), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-#endif
 
 /* One row of the online softmax over a block of n scores (base-2, already
  * scaled), of which the first lim are visible. Overwrites the row with the
@@ -117,7 +96,7 @@ static inline void softmax_row(float *row, int64_t lim, int64_t n, float *m,
 #ifdef SB_ATTN_AVX2
     __m256 vm = _mm256_set1_ps(mnew), vs = _mm256_setzero_ps();
     for (; x + 8 <= lim; x += 8) {
-        __m256 e = exp2_avx2(_mm256_sub_ps(_mm256_loadu_ps(row + x), vm));
+        __m256 e = sb_vexp2(_mm256_sub_ps(_mm256_loadu_ps(row + x), vm));
         _mm256_storeu_ps(row + x, e);
         vs = _mm256_add_ps(vs, e);
     }

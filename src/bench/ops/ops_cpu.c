@@ -15,6 +15,7 @@
 #endif
 #include <stdint.h>
 
+#include "backend/cpu/vexp.h"
 #include "bench/ops/ops_cpu.h"
 #include "solbench/bench.h"
 #include "solbench/roofline.h"
@@ -297,60 +298,6 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
 #if defined(__AVX2__) && defined(__FMA__)
 #define SB__OPS_AVX2 1
 
-/* 2^t for 8 lanes: t = n + f with n = round(t) (the 1.5·2^23 shifter,
- * whose low mantissa bits then hold n), |f| <= 1/2, 2^f by a degree-5
- * polynomial fitted for relative error (1.2e-7 on [-1/2, 1/2]), 2^n built
- * in the exponent bits of the same shifted sum. t is clamped to [-126,
- * 127] (normal floats). Overall about 2.5e-7 relative, as sb__expf. */
-static inline __m256 sb__exp2_8(__m256 t)
-{
-    const __m256 shifter = _mm256_set1_ps(12582912.0f);
-    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(-126.0f)),
-                      _mm256_set1_ps(127.0f));
-    __m256 ti = _mm256_add_ps(t, shifter);
-    __m256 f = _mm256_sub_ps(t, _mm256_sub_ps(ti, shifter));
-    __m256 p = _mm256_set1_ps(1.330882482e-3f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.671516374e-3f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550582455e-2f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402224203e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931470917e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-    __m256i e = _mm256_slli_epi32(
-        _mm256_add_epi32(_mm256_castps_si256(ti), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-
-/* The same for four vectors, stage by stage: the four dependency chains
- * advance together, so a loop of them keeps the units busy instead of
- * waiting on one chain of some 40 cycles at a time. */
-static inline void sb__exp2_8x4(__m256 t[4])
-{
-    const __m256 shifter = _mm256_set1_ps(12582912.0f);
-    __m256 ti[4], f[4], p[4];
-    for (int k = 0; k < 4; k++) {
-        t[k] = _mm256_min_ps(_mm256_max_ps(t[k], _mm256_set1_ps(-126.0f)),
-                             _mm256_set1_ps(127.0f));
-        ti[k] = _mm256_add_ps(t[k], shifter);
-    }
-    for (int k = 0; k < 4; k++)
-        f[k] = _mm256_sub_ps(t[k], _mm256_sub_ps(ti[k], shifter));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(_mm256_set1_ps(1.330882482e-3f), f[k],
-                               _mm256_set1_ps(9.671516374e-3f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(5.550582455e-2f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(2.402224203e-1f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(6.931470917e-1f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(1.0f));
-    for (int k = 0; k < 4; k++)
-        t[k] = _mm256_mul_ps(p[k], _mm256_castsi256_ps(_mm256_slli_epi32(
-                   _mm256_add_epi32(_mm256_castps_si256(ti[k]),
-                                    _mm256_set1_epi32(127)), 23)));
-}
-
 #define SB__LOG2E 1.44269504088896341f
 
 /* bf16 storage, 16 elements at a time. Natural order: 8 bf16 widened
@@ -520,7 +467,7 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
                     LD(xr + i + 16, &v[2], &v[3]);                           \
                     for (int k = 0; k < 4; k++)                              \
                         v[k] = _mm256_fmadd_ps(v[k], vl, vm);                \
-                    sb__exp2_8x4(v);                                         \
+                    sb_vexp2_x4(v);                                         \
                     for (int k = 0; k < 4; k++)                              \
                         _mm256_storeu_ps(e + i + 8 * k, v[k]);               \
                     s0 = _mm256_add_ps(s0, _mm256_add_ps(v[0], v[2]));       \
@@ -532,8 +479,8 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
                     if (pfy)                                                 \
                         __builtin_prefetch(py + i * sizeof(TY), 1, 3);       \
                     LD(xr + i, &a, &b);                                      \
-                    a = sb__exp2_8(_mm256_fmadd_ps(a, vl, vm));              \
-                    b = sb__exp2_8(_mm256_fmadd_ps(b, vl, vm));              \
+                    a = sb_vexp2(_mm256_fmadd_ps(a, vl, vm));              \
+                    b = sb_vexp2(_mm256_fmadd_ps(b, vl, vm));              \
                     _mm256_storeu_ps(e + i, a);                              \
                     _mm256_storeu_ps(e + i + 8, b);                          \
                     s0 = _mm256_add_ps(s0, a);                               \
@@ -616,7 +563,7 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
     static void sb__swiglu_avx2_##SUF(const sb_ops_shape *s, const TY *x,    \
                                       TY *y)                                 \
     {                                                                        \
-        const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
+        const int64_t T = s->tokens, d = s->d;                               \
         SB__EXP_BOUNDS(lo_s, hi_s);                                          \
         const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f), \
                      nl2e = _mm256_set1_ps(-SB__LOG2E);                      \
@@ -628,8 +575,8 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
                 TY *yr = y + t * d;                                          \
                 const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
                 const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
-                __m256 a0, a1, b0, b1;                                       \
                 int64_t i = 0;                                               \
+                /* 32 elements a step; the rest (d % 32) one by one. */     \
                 for (; i + 32 <= d; i += 32) {                               \
                     if (pf) {                                                \
                         SB__PF_NEXT(ar + i, 2 * d * sizeof(TY), 0);          \
@@ -644,7 +591,7 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
                     LD(br + i + 16, &bv[2], &bv[3]);                         \
                     for (int k = 0; k < 4; k++)                              \
                         ev[k] = _mm256_mul_ps(av[k], nl2e);                  \
-                    sb__exp2_8x4(ev);                                        \
+                    sb_vexp2_x4(ev);                                        \
                     /* a / (1 + e^-a): a reciprocal estimate and one      \
                      * Newton step (relative error ~1e-7), where a       \
                      * division would hold the divider 3.5 cycles a vector. */\
@@ -658,26 +605,6 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
                         av[k] = _mm256_mul_ps(_mm256_mul_ps(av[k], r[k]), bv[k]); \
                     ST(yr + i, av[0], av[1], nt);                            \
                     ST(yr + i + 16, av[2], av[3], nt);                       \
-                }                                                            \
-                for (; i < d16; i += 16) {                                   \
-                    if (pf) {                                                \
-                        SB__PF_NEXT(ar + i, 2 * d * sizeof(TY), 0);          \
-                        SB__PF_NEXT(br + i, 2 * d * sizeof(TY), 0);          \
-                    }                                                        \
-                    if (pfy)                                                 \
-                        SB__PF_NEXT(yr + i, d * sizeof(TY), 1);              \
-                    LD(ar + i, &a0, &a1);                                    \
-                    LD(br + i, &b0, &b1);                                    \
-                    __m256 e0 = sb__exp2_8(_mm256_mul_ps(a0, nl2e));         \
-                    __m256 e1 = sb__exp2_8(_mm256_mul_ps(a1, nl2e));         \
-                    __m256 q0 = _mm256_add_ps(one, e0),                      \
-                           q1 = _mm256_add_ps(one, e1);                      \
-                    __m256 r0 = _mm256_rcp_ps(q0), r1 = _mm256_rcp_ps(q1);   \
-                    r0 = _mm256_mul_ps(r0, _mm256_fnmadd_ps(q0, r0, two));   \
-                    r1 = _mm256_mul_ps(r1, _mm256_fnmadd_ps(q1, r1, two));   \
-                    a0 = _mm256_mul_ps(a0, r0);                              \
-                    a1 = _mm256_mul_ps(a1, r1);                              \
-                    ST(yr + i, _mm256_mul_ps(a0, b0), _mm256_mul_ps(a1, b1), nt); \
                 }                                                            \
                 for (; i < d; i++) {                                         \
                     float av = SB__LD_##SUF(ar, i);                          \
