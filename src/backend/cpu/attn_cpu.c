@@ -50,7 +50,8 @@ static inline int64_t iclamp(int64_t x, int64_t lo, int64_t hi)
 static inline float sb__exp2f(float x)
 {
     x = x < -126.0f ? -126.0f : (x > 127.0f ? 127.0f : x);
-    float j = (x + 12582912.0f) - 12582912.0f;
+    float tj = x + 12582912.0f; /* its low mantissa bits hold round(x) */
+    float j = tj - 12582912.0f;
     float f = x - j;
     float p = 1.525273380405984e-05f;
     p = p * f + 1.5403530393381606e-04f;
@@ -60,7 +61,11 @@ static inline float sb__exp2f(float x)
     p = p * f + 2.402265069591007e-01f;
     p = p * f + 6.931471805599453e-01f;
     p = p * f + 1.0f;
-    int32_t bits = ((int32_t)j + 127) << 23;
+    /* 2^j from the bits of the shifted sum: no float-to-int conversion,
+     * which a NaN would make undefined (a NaN stays NaN through p). */
+    uint32_t bits;
+    memcpy(&bits, &tj, sizeof bits);
+    bits = (bits + 127u) << 23;
     float sc;
     memcpy(&sc, &bits, sizeof sc);
     return p * sc;
@@ -471,6 +476,8 @@ static inline void pf_step(pf_stream *f)
 {
 #ifdef SB_ATTN_AVX2
     int64_t n = f->per < f->left ? f->per : f->left;
+    if (n <= 0)
+        return; /* an empty stream has no pointer to advance */
     for (int64_t i = 0; i < n; i++)
         _mm_prefetch(f->p + 64 * i, _MM_HINT_T0);
     f->p += 64 * n;

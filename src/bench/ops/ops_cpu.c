@@ -41,7 +41,8 @@ static inline float sb__expf(float x, float lo, float hi)
 {
     x = x < lo ? lo : x;
     x = x > hi ? hi : x;
-    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float tn = x * 1.44269504088896341f + 12582912.0f; /* low bits: n */
+    float n = tn - 12582912.0f;
     float r = x - n * 0.693147180559945309f;
     float p = 1.0f / 720.0f;
     p = p * r + 1.0f / 120.0f;
@@ -50,7 +51,11 @@ static inline float sb__expf(float x, float lo, float hi)
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    int32_t e = ((int32_t)n + 127) << 23;
+    /* 2^n from the bits of the shifted sum: no float-to-int conversion,
+     * which a NaN would make undefined (a NaN stays NaN through p). */
+    uint32_t e;
+    memcpy(&e, &tn, sizeof e);
+    e = (e + 127u) << 23;
     float sc;
     memcpy(&sc, &e, sizeof sc);
     return p * sc;
