@@ -7,12 +7,23 @@
 #     memory.read GB/s (target >= 0.70), measured in one run.
 # Each pair is one `solbench run` (the reference first, then the kernel),
 # so both see the same machine state. Timings are noisy on a shared
-# machine: run it when the machine is quiet.
+# machine: run it when the machine is quiet, and with --runs N (default 1)
+# the whole set is measured N times and a last table gives each ratio's
+# median, min and max over the runs.
 #
-# Usage: scripts/primitives-targets.sh [path/to/solbench]
+# Usage: scripts/primitives-targets.sh [--runs N] [path/to/solbench]
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+runs=1
+if [[ ${1:-} == --runs ]]; then
+    runs=${2:-}
+    if ! [[ $runs =~ ^[1-9][0-9]?$ ]]; then
+        echo "primitives-targets.sh: --runs takes a count from 1 to 99" >&2
+        exit 2
+    fi
+    shift 2
+fi
 sb=${1:-$here/build/solbench}
 if [[ ! -x $sb ]]; then
     echo "primitives-targets.sh: no solbench at $sb (build first or pass its path)" >&2
@@ -36,6 +47,7 @@ EOF
 
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print('%.3f' % (a/b) if b > 0 else 'nan')" "$1" "$2"; }
 
+measure() {
 # ---- attention: prefill against fp32 GEMM -----------------------------------
 attn_prefill_cmd=("$sb" run --no-store --bench compute.gemm,attention.prefill
     -p dtype=fp32 -p n=2048
@@ -47,7 +59,9 @@ gemm=$(metric "$out/prefill.json" compute.gemm GFLOPs)
 pre=$(metric "$out/prefill.json" attention.prefill GFLOPs)
 echo "compute.gemm fp32 n=2048          GFLOP/s  $gemm"
 echo "attention.prefill 4096/128 nc     GFLOP/s  $pre"
-echo "prefill / gemm                    ratio    $(ratio "$pre" "$gemm")   (target >= 0.50)"
+r=$(ratio "$pre" "$gemm")
+echo "prefill / gemm                    ratio    $r   (target >= 0.50)"
+echo "prefill/gemm 0.50 $r" >>"$out/ratios"
 
 # ---- attention: paged decode against DRAM read bandwidth -------------------
 attn_paged_cmd=("$sb" run --no-store --bench memory.read,attention.paged_decode
@@ -62,7 +76,9 @@ pd=$(metric "$out/paged.json" attention.paged_decode GBps)
 kv=$(metric "$out/paged.json" attention.paged_decode kv_cache)
 echo "memory.read 1 GiB                 GB/s     $rd"
 echo "attention.paged_decode (KV $(python3 -c "print('%.2f GB' % (float('$kv')/1e9))"))  GB/s     $pd"
-echo "paged_decode / read               ratio    $(ratio "$pd" "$rd")   (target >= 0.70)"
+r=$(ratio "$pd" "$rd")
+echo "paged_decode / read               ratio    $r   (target >= 0.70)"
+echo "paged_decode/read 0.70 $r" >>"$out/ratios"
 
 # ---- elementwise ops against triad bandwidth ---------------------------------
 # ops.* over [32768, 4096] (512 MiB per fp32 array, 16x the largest cache
@@ -86,7 +102,30 @@ for op in rmsnorm swiglu rope softmax; do
         f=$out/ops.json
         [[ $dt == bf16 ]] && f=$out/ops_bf16.json
         g=$(metric "$f" "ops.$op" GBps)
+        r=$(ratio "$g" "$triad")
         printf '%-33s GB/s     %-8.2f ratio %s   (target >= 0.70)\n' \
-            "ops.$op $dt 32768x4096" "$g" "$(ratio "$g" "$triad")"
+            "ops.$op $dt 32768x4096" "$g" "$r"
+        echo "ops.$op.$dt/triad 0.70 $r" >>"$out/ratios"
     done
 done
+}
+
+for ((run = 1; run <= runs; run++)); do
+    [[ $runs -gt 1 ]] && echo "## run $run of $runs ($(date -u +%H:%M:%S) UTC)"
+    measure
+done
+
+if [[ $runs -gt 1 ]]; then
+    echo "## median (min-max) of $runs runs"
+    python3 - "$out/ratios" <<'EOF'
+import statistics, sys
+seen = {}
+for line in open(sys.argv[1]):
+    name, target, r = line.split()
+    seen.setdefault(name, (float(target), []))[1].append(float(r))
+for name, (target, rs) in seen.items():
+    med = statistics.median(rs)
+    verdict = 'met' if med >= target else 'NOT met'
+    print(f'{name:26} {med:.3f} ({min(rs):.3f}-{max(rs):.3f})  target >= {target:.2f}: {verdict}')
+EOF
+fi
