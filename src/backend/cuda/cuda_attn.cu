@@ -199,16 +199,8 @@ extern "C" int sb__cbmm_setup(const sb_params *p, void **state, sb_err *err)
             goto fail;
         }
     }
-    /* Uploads through the legacy stream may still be in flight (pageable
-     * copies return once staged); the benchmark's own stream does not wait
-     * for them, so wait here. */
-    {
-        cudaError_t se = cudaDeviceSynchronize();
-        if (se) {
-            rc = sb__cuda_fail(err, se, "finishing the uploads");
-            goto fail;
-        }
-    }
+    if ((rc = sb__cuda_uploads_done(err)))
+        goto fail;
     *state = s;
     return 0;
 fail:
@@ -668,16 +660,8 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
             }
         }
     }
-    /* Uploads through the legacy stream may still be in flight (pageable
-     * copies return once staged); the benchmark's own stream does not wait
-     * for them, so wait here. */
-    {
-        cudaError_t se = cudaDeviceSynchronize();
-        if (se) {
-            rc = sb__cuda_fail(err, se, "finishing the uploads");
-            goto fail;
-        }
-    }
+    if ((rc = sb__cuda_uploads_done(err)))
+        goto fail;
     free(keys);
     free(base);
     *state = s;

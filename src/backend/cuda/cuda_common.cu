@@ -130,6 +130,11 @@ extern "C" int sb__cuda_sync(sb__cuda_base *b, sb_err *err, const char *what)
     return sb__cuda_fail(err, e, what);
 }
 
+extern "C" int sb__cuda_uploads_done(sb_err *err)
+{
+    return sb__cuda_fail(err, cudaDeviceSynchronize(), "finishing the uploads");
+}
+
 /* ---- measurement ------------------------------------------------------------ */
 
 /* One batch: an executable graph of `iters` launches, or direct launches

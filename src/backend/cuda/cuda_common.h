@@ -57,6 +57,10 @@ void sb__cuda_base_free(sb__cuda_base *b);
 int sb__cuda_fail(sb_err *err, cudaError_t e, const char *what);
 /* Waits for the stream and reports any error a kernel left behind. */
 int sb__cuda_sync(sb__cuda_base *b, sb_err *err, const char *what);
+/* Waits for the setup's uploads on the current device: uploads through
+ * the legacy stream may still be in flight (pageable copies return once
+ * staged), and a benchmark's own stream does not wait for them. */
+int sb__cuda_uploads_done(sb_err *err);
 /* The runner's `measure` hook for any state that begins with
  * sb__cuda_base: calibrates launches per sample (>= 1 ms), captures them
  * in a graph when allowed, warms up, then samples (event time / launches)

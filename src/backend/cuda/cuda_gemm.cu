@@ -103,14 +103,19 @@ __global__ void k_plant(void *x, size_t i, int type)
 
 /* ---- host side ------------------------------------------------------------------ */
 
+/* One product D = A·B with the chosen algorithm, queued on the stream. */
+static cublasStatus_t matmul(cgemm_state *s)
+{
+    return cublasLtMatmul(s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb,
+                          &s->beta, s->d, s->ld, s->d, s->ld, &s->heur.algo,
+                          s->ws, WORKSPACE, s->base.stream);
+}
+
 static int enqueue(void *state, int iters, sb_err *err)
 {
     cgemm_state *s = (cgemm_state *)state;
     for (int it = 0; it < iters; it++) {
-        cublasStatus_t st = cublasLtMatmul(
-            s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb, &s->beta,
-            s->d, s->ld, s->d, s->ld, &s->heur.algo, s->ws, WORKSPACE,
-            s->base.stream);
+        cublasStatus_t st = matmul(s);
         if (st != CUBLAS_STATUS_SUCCESS)
             return lt_fail(err, st, "cublasLtMatmul");
     }
@@ -196,10 +201,7 @@ static int lt_setup(cgemm_state *s, sb_err *err)
         return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; !st && i < found; i++) {
         s->heur = offered[i];
-        cublasStatus_t run = cublasLtMatmul(
-            s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb, &s->beta,
-            s->d, s->ld, s->d, s->ld, &s->heur.algo, s->ws, WORKSPACE,
-            s->base.stream);
+        cublasStatus_t run = matmul(s);
         if (run == CUBLAS_STATUS_SUCCESS) {
             s->algo_rank = i + 1;
             s->algo_offered = found;
@@ -287,16 +289,8 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
             s->cols[i] = i == 0 ? 0 : i == 1 ? n - 1 : (int64_t)(sb_rng_next(&rng) % (uint64_t)n);
         }
     }
-    /* Uploads through the legacy stream may still be in flight (pageable
-     * copies return once staged); the benchmark's own stream does not wait
-     * for them, so wait here. */
-    {
-        cudaError_t se = cudaDeviceSynchronize();
-        if (se) {
-            rc = sb__cuda_fail(err, se, "finishing the uploads");
-            goto fail;
-        }
-    }
+    if ((rc = sb__cuda_uploads_done(err)))
+        goto fail;
     *state = s;
     return 0;
 fail:

@@ -194,13 +194,9 @@ extern "C" int sb__cnccl_setup(int op, const sb_params *p, void **state,
     }
     /* Pageable uploads return once staged: wait for them on every GPU. */
     for (int d = 0; d < ndev; d++) {
-        cudaError_t se = cudaSetDevice(d);
-        if (!se)
-            se = cudaDeviceSynchronize();
-        if (se) {
-            rc = sb__cuda_fail(err, se, "finishing the uploads");
+        if ((rc = sb__cuda_fail(err, cudaSetDevice(d), "cudaSetDevice")) ||
+            (rc = sb__cuda_uploads_done(err)))
             goto fail;
-        }
     }
     cudaSetDevice(0);
     *state = s;

@@ -489,42 +489,21 @@ static int sb__moe_verify(void *state, sb_result *r)
     return 0;
 }
 
-static double sb__route_flops(const sb_params *p)
-{
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    return sb_moe_route_flops(&s);
-}
-static double sb__route_bytes(const sb_params *p)
-{
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    return sb_moe_route_bytes(&s);
-}
-static double sb__dispatch_bytes(const sb_params *p)
-{
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    return sb_moe_dispatch_bytes(&s);
-}
-static double sb__combine_flops(const sb_params *p)
-{
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    return sb_moe_combine_flops(&s);
-}
-static double sb__combine_bytes(const sb_params *p)
-{
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    return sb_moe_combine_bytes(&s);
-}
-static double sb__gemm_flops(const sb_params *p)
-{
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    return sb_moe_gemm_flops(&s);
-}
+/* The runner's FLOP and byte hooks: the shape from the parameters, then
+ * the shared accounting of moe.h. */
+#define SB__MOE_ACCOUNT(name, fn)                                            \
+    static double name(const sb_params *p)                                   \
+    {                                                                        \
+        sb_moe_shape s;                                                      \
+        sb__moe_shape(p, &s);                                                \
+        return fn(&s);                                                       \
+    }
+SB__MOE_ACCOUNT(sb__route_flops, sb_moe_route_flops)
+SB__MOE_ACCOUNT(sb__route_bytes, sb_moe_route_bytes)
+SB__MOE_ACCOUNT(sb__dispatch_bytes, sb_moe_dispatch_bytes)
+SB__MOE_ACCOUNT(sb__combine_flops, sb_moe_combine_flops)
+SB__MOE_ACCOUNT(sb__combine_bytes, sb_moe_combine_bytes)
+SB__MOE_ACCOUNT(sb__gemm_flops, sb_moe_gemm_flops)
 /* The weights read depend on how many experts receive tokens: the
  * synthetic routing is deterministic, so the count is exact. */
 static double sb__gemm_bytes(const sb_params *p)

@@ -21,6 +21,12 @@
 #include "solbench/roofline.h"
 #include "solbench/util.h"
 
+/* With AVX2 and FMA the intrinsic kernels run (SB__DEFINE_OPS_AVX2 and
+ * SB__DEFINE_SOFTMAX_AVX2 below); otherwise the portable ones. */
+#if defined(__AVX2__) && defined(__FMA__)
+#define SB__OPS_AVX2 1
+#endif
+
 /* e^x in fp32 without a library call, so loops around it vectorise:
  * x = n·ln2 + r with n = round(x·log2e) (the 1.5·2^23 shifter), |r| <=
  * ln2/2, e^r by its degree-6 Taylor polynomial (truncation error
@@ -73,7 +79,7 @@ static inline float sb__expf(float x, float lo, float hi)
  * chunks of SB__CHUNK elements, and before each chunk the same span of the
  * next row (and of its output, which will be written) is prefetched. */
 #define SB__CHUNK 256
-#if !(defined(__AVX2__) && defined(__FMA__))
+#ifndef SB__OPS_AVX2
 static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
 {
     const char *a = in;
@@ -85,7 +91,7 @@ static inline void sb__prefetch_span(const void *in, void *out, size_t bytes)
 }
 #endif
 
-#if !(defined(__AVX2__) && defined(__FMA__))
+#ifndef SB__OPS_AVX2
 /* An output row far larger in total than the caches is better written
  * around them: a normal store first reads the line it writes (write
  * allocate), one more memory transfer per line. With `nt`, a row is
@@ -110,13 +116,17 @@ static void sb__stream_row(void *dst, const void *src, size_t bytes)
 }
 #endif
 
-/* The per-thread row buffer of a kernel with `nt` (NULL without): after
- * the softmax exponentials when the op has them, 64-byte aligned. */
+/* Per-thread scratch: the softmax exponentials when the op has them, then
+ * (portable kernels with `nt` only) the row buffer, 64-byte aligned. */
 static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
 {
     size_t e = s->op == SB_OP_SOFTMAX ? sizeof(float) * (size_t)s->d : 0;
     e = (e + 63) / 64 * 64;
+#ifdef SB__OPS_AVX2
+    size_t row = 0; /* the intrinsic kernels stream rows straight out */
+#else
     size_t row = s->nt ? (s->bf16 ? 2u : 4u) * (size_t)s->d : 0;
+#endif
     if (row_off)
         *row_off = e;
     return (e + row + 63) / 64 * 64;
@@ -285,7 +295,7 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
         }                                                                    \
     }
 
-#if !(defined(__AVX2__) && defined(__FMA__))
+#ifndef SB__OPS_AVX2
 /* Without AVX2 and FMA these portable kernels run (the AVX2 ones below
  * replace them otherwise; unit.test_ops_portable builds and checks them). */
 SB__DEFINE_OPS(f32, float, SB__LD_F32, SB__ST_F32)
@@ -300,8 +310,7 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
  * sums, and writes the normalised row straight to its destination
  * (streaming stores with `nt`), one pass fewer than a row buffer. The
  * exponential is sb__expf's formula, 8 lanes at a time. */
-#if defined(__AVX2__) && defined(__FMA__)
-#define SB__OPS_AVX2 1
+#ifdef SB__OPS_AVX2
 
 #define SB__LOG2E 1.44269504088896341f
 
