@@ -38,6 +38,12 @@ void sb_utc_now(char *out, int len);
  * (see config.c). New reference. */
 json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
                       const sb_pset *user);
+/* Starts a new run in an initialised `run`: a fresh id, the start time,
+ * the machine's fingerprint (sysinfo), the config as above, and `tags`
+ * (a new reference is taken). `solbench run` and `check` both start runs
+ * this way, so their runs compare like with like. */
+void sb_run_begin(sb_run *run, const sb_ctx *ctx, const char *areas,
+                  const char *names, const sb_pset *user, json_t *tags);
 
 json_t *sb_result_to_json(const sb_result *r);
 json_t *sb_run_to_json(const sb_run *run);

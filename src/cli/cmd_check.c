@@ -416,17 +416,8 @@ int sb_cmd_check(int argc, char **argv)
     fflush(stdout);
 
     /* The new run, made exactly as `solbench run` makes one. */
-    sb_run_new_id(now.run_id, sizeof now.run_id);
-    sb_utc_now(now.started_at, sizeof now.started_at);
-    sb_sysinfo si;
-    sb_sysinfo_collect(&si, true);
-    json_decref(now.system);
-    now.system = sb_sysinfo_json(&si);
-    json_decref(now.config);
-    now.config = sb_run_config(&ctx, areas, names, &bc.user);
     json_object_set_new(o.tags, "check_baseline", json_string(o.baseline));
-    json_decref(now.tags);
-    now.tags = json_incref(o.tags);
+    sb_run_begin(&now, &ctx, areas, names, &bc.user, o.tags);
     double t0 = sb_now();
     if (run_items(&plan, &ctx, &now.results, &item_of, &err)) {
         rc = sb_cli_error(&err);

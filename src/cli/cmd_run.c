@@ -176,16 +176,7 @@ int sb_cmd_run(int argc, char **argv)
 
     sb_run run;
     sb_run_init(&run);
-    sb_run_new_id(run.run_id, sizeof run.run_id);
-    sb_utc_now(run.started_at, sizeof run.started_at);
-    sb_sysinfo si;
-    sb_sysinfo_collect(&si, true);
-    json_decref(run.system);
-    run.system = sb_sysinfo_json(&si);
-    json_decref(run.config);
-    run.config = sb_run_config(&ctx, areas, names, &user);
-    json_decref(run.tags);
-    run.tags = json_incref(tags);
+    sb_run_begin(&run, &ctx, areas, names, &user, tags);
 
     int run_rc = sb_run_plan(&plan, &ctx, &run.results, &err);
     sb_utc_now(run.ended_at, sizeof run.ended_at);

@@ -53,3 +53,18 @@ json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
     json_object_set_new(c, "software", sw);
     return c;
 }
+
+void sb_run_begin(sb_run *run, const sb_ctx *ctx, const char *areas,
+                  const char *names, const sb_pset *user, json_t *tags)
+{
+    sb_run_new_id(run->run_id, sizeof run->run_id);
+    sb_utc_now(run->started_at, sizeof run->started_at);
+    sb_sysinfo si;
+    sb_sysinfo_collect(&si, true);
+    json_decref(run->system);
+    run->system = sb_sysinfo_json(&si);
+    json_decref(run->config);
+    run->config = sb_run_config(ctx, areas, names, user);
+    json_decref(run->tags);
+    run->tags = json_incref(tags);
+}
