@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "solbench/error.h"
+#include "solbench/util.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,27 +66,6 @@ int sb_ops_elem_bytes(const sb_ops_shape *s);
  * rmsnorm 4Td + 3T, swiglu 4Td, rope 3Td, softmax 5Td + T. */
 double sb_ops_flops(const sb_ops_shape *s);
 double sb_ops_bytes(const sb_ops_shape *s);
-
-/* bf16 <-> fp32. Rounding is to nearest, ties to even; NaN stays a quiet
- * NaN; overflow rounds to infinity as IEEE rounding does. */
-static inline uint16_t sb_bf16_from_f32(float f)
-{
-    /* Branch-free (a select, not an early return), so loops of it
-     * vectorise. */
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    uint32_t quiet = (u >> 16) | 0x40u;
-    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
-}
-
-static inline float sb_bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* The RoPE tables: cos_t, sin_t [T · head_dim/2], computed in double. */
 void sb_ops_rope_tables(const sb_ops_shape *s, float *cos_t, float *sin_t);

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +42,32 @@ static inline double sb_rng_unif(uint64_t *s)
 {
     return (double)(sb_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
 }
+
+/* bf16 <-> fp32. Rounding is to nearest, ties to even; NaN stays a quiet
+ * NaN; overflow rounds to infinity as IEEE rounding does. */
+static inline uint16_t sb_bf16_from_f32(float f)
+{
+    /* Branch-free (a select, not an early return), so loops of it
+     * vectorise. */
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t quiet = (u >> 16) | 0x40u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+}
+
+static inline float sb_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* True when the loaded BLAS exports cblas_sbgemm (bf16 in, fp32 out): every
+ * recent OpenBLAS header declares it, but only builds with bfloat16
+ * support export it, so callers reference it weakly. */
+bool sb_blas_have_sbgemm(void);
 
 /* Keeps the compiler from removing a computed value. */
 #define SB_KEEP(x) __asm__ volatile("" : : "r,m"(x) : "memory")

@@ -15,6 +15,8 @@
 #include <hwloc.h>
 #include <omp.h>
 
+#include <cblas.h>
+
 #include "solbench/util.h"
 
 #define SB_HUGE_THRESHOLD (64ull << 20)
@@ -104,4 +106,12 @@ int sb_threads_setup(int threads)
             hwloc_set_cpubind(t, core->cpuset, HWLOC_CPUBIND_THREAD);
     }
     return threads;
+}
+
+/* A weak reference: NULL where this OpenBLAS build lacks the symbol,
+ * instead of a failed link. */
+#pragma weak cblas_sbgemm
+bool sb_blas_have_sbgemm(void)
+{
+    return cblas_sbgemm != NULL;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "solbench/util.h"
 
 #include "backend/cpu/attn_cpu.h"
 #include "solbench/attention.h"
@@ -310,11 +311,11 @@ static void test_bmm(void)
     free(b);
     free(c);
 
-    CHECK(sb_f32_to_bf16(1.0f) == 0x3f80);
+    CHECK(sb_bf16_from_f32(1.0f) == 0x3f80);
     CHECK(sb_bf16_to_f32(0x3f80) == 1.0f);
-    CHECK(sb_f32_to_bf16(1.00390625f) == 0x3f80); /* tie rounds to even */
-    CHECK(sb_f32_to_bf16(1.01171875f) == 0x3f82); /* tie rounds to even */
-    CHECK(fabsf(sb_bf16_to_f32(sb_f32_to_bf16(3.14159f)) - 3.14159f) < 0.01f);
+    CHECK(sb_bf16_from_f32(1.00390625f) == 0x3f80); /* tie rounds to even */
+    CHECK(sb_bf16_from_f32(1.01171875f) == 0x3f82); /* tie rounds to even */
+    CHECK(fabsf(sb_bf16_to_f32(sb_bf16_from_f32(3.14159f)) - 3.14159f) < 0.01f);
 }
 
 /* ---- the benchmarks through the registry ----------------------------------- */

@@ -11,6 +11,7 @@
 
 #include "bench/compute/compute.h"
 #include "check.h"
+#include "solbench/util.h"
 #include "solbench/runner.h"
 
 extern const sb_bench compute_gemm;
@@ -132,18 +133,18 @@ int main(void)
     CHECK(expand("n=0", &p, &err) != 0);
 
     /* ---- bf16 rounding: nearest, ties to even */
-    CHECK(sb__bf16_from_float(1.0f) == 0x3f80);
-    CHECK(sb__bf16_from_float(-2.5f) == 0xc020);
-    CHECK(sb__bf16_from_float(1.0f + ldexpf(1.0f, -8)) == 0x3f80);
-    CHECK(sb__bf16_from_float(1.0f + 3 * ldexpf(1.0f, -8)) == 0x3f82);
-    CHECK(sb__bf16_from_float(1.0f + ldexpf(1.0f, -7)) == 0x3f81);
-    CHECK(sb__bf16_to_float(0x3f81) == 1.0f + ldexpf(1.0f, -7));
-    CHECK(isnan(sb__bf16_to_float(sb__bf16_from_float(NAN))));
+    CHECK(sb_bf16_from_f32(1.0f) == 0x3f80);
+    CHECK(sb_bf16_from_f32(-2.5f) == 0xc020);
+    CHECK(sb_bf16_from_f32(1.0f + ldexpf(1.0f, -8)) == 0x3f80);
+    CHECK(sb_bf16_from_f32(1.0f + 3 * ldexpf(1.0f, -8)) == 0x3f82);
+    CHECK(sb_bf16_from_f32(1.0f + ldexpf(1.0f, -7)) == 0x3f81);
+    CHECK(sb_bf16_to_f32(0x3f81) == 1.0f + ldexpf(1.0f, -7));
+    CHECK(isnan(sb_bf16_to_f32(sb_bf16_from_f32(NAN))));
 
     /* ---- verification catches wrong elements */
     check_planted(SB__DT_FP64, 1e-9, 1e-6);
     check_planted(SB__DT_FP32, 1e-2, 1.0);
-    if (sb__gemm_have_bf16())
+    if (sb_blas_have_sbgemm())
         check_planted(SB__DT_BF16, 1e-2, 1.0);
 
     /* ---- whole points through the runner */
@@ -192,7 +193,7 @@ int main(void)
     CHECK(sb_run_point(&compute_gemm, &p, &ctx, &out, &err) == 0);
     CHECK(out.n == 1);
     if (out.n == 1) {
-        if (sb__gemm_have_bf16()) {
+        if (sb_blas_have_sbgemm()) {
             CHECK(out.items[0].valid);
         } else {
             CHECK(out.items[0].skipped);

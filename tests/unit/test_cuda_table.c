@@ -92,14 +92,14 @@ static void test_narrow_types(void)
     CHECK(sb__cu_fp16_to_float(0x0001) == ldexpf(1.0f, -24));
     CHECK(isinf(sb__cu_fp16_to_float(0x7c00)) && isnan(sb__cu_fp16_to_float(0x7e00)));
 
-    CHECK(sb__cu_float_to_bf16(1.0f) == 0x3f80);
-    CHECK(sb__cu_bf16_to_float(0x3f80) == 1.0f);
-    CHECK(sb__cu_bf16_to_float(0xc040) == -3.0f);
+    CHECK(sb_bf16_from_f32(1.0f) == 0x3f80);
+    CHECK(sb_bf16_to_f32(0x3f80) == 1.0f);
+    CHECK(sb_bf16_to_f32(0xc040) == -3.0f);
     /* Round to nearest, ties to even. */
-    CHECK(sb__cu_float_to_bf16(1.0f + ldexpf(1.0f, -8)) == 0x3f80);
-    CHECK(sb__cu_float_to_bf16(1.0f + 3 * ldexpf(1.0f, -8)) == 0x3f82);
-    CHECK(sb__cu_float_to_bf16(1.0f + ldexpf(1.0f, -7) + ldexpf(1.0f, -9)) == 0x3f81);
-    CHECK(isnan(sb__cu_bf16_to_float(sb__cu_float_to_bf16(NAN))));
+    CHECK(sb_bf16_from_f32(1.0f + ldexpf(1.0f, -8)) == 0x3f80);
+    CHECK(sb_bf16_from_f32(1.0f + 3 * ldexpf(1.0f, -8)) == 0x3f82);
+    CHECK(sb_bf16_from_f32(1.0f + ldexpf(1.0f, -7) + ldexpf(1.0f, -9)) == 0x3f81);
+    CHECK(isnan(sb_bf16_to_f32(sb_bf16_from_f32(NAN))));
 
     uint16_t h[2] = {0x3f80, 0xc000};
     uint8_t q[2] = {0x38, 0x7e};

@@ -22,7 +22,6 @@
 #include "backend/cpu/vexp.h"
 
 #include <cblas.h>
-#include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -146,61 +145,31 @@ void sb_cpu_bmm_f32(const sb_bmm_shape *s, const float *a, const float *b,
     }
 }
 
-typedef void (*sbgemm_fn)(int order, int ta, int tb, int m, int n, int k,
-                          float alpha, const uint16_t *a, int lda,
-                          const uint16_t *b, int ldb, float beta, float *c,
-                          int ldc);
-
-/* cblas_sbgemm is declared by the header of every recent OpenBLAS but only
- * exported when the library was built with bfloat16 support, so it is
- * looked up at run time instead of linked. */
-static sbgemm_fn find_sbgemm(void)
-{
-    void *f = dlsym(RTLD_DEFAULT, "cblas_sbgemm");
-    sbgemm_fn fn;
-    memcpy(&fn, &f, sizeof fn);
-    return fn;
-}
-
-bool sb_cpu_have_sbgemm(void) { return find_sbgemm() != NULL; }
+/* cblas_sbgemm is referenced weakly (sb_blas_have_sbgemm): callers check
+ * for it before timing anything. */
+#pragma weak cblas_sbgemm
 
 void sb_cpu_bmm_bf16(const sb_bmm_shape *s, const uint16_t *a,
                      const uint16_t *b, float *c)
 {
-    sbgemm_fn fn = find_sbgemm();
-    if (!fn)
+    if (!sb_blas_have_sbgemm())
         return;
     const int m = (int)s->m, n = (int)s->n, k = (int)s->k;
     const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
     if (s->batch >= omp_get_max_threads()) {
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < s->batch; i++)
-            fn(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-               a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+            cblas_sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                         1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc,
+                         n);
     } else {
         for (int64_t i = 0; i < s->batch; i++)
-            fn(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-               a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+            cblas_sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                         1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc,
+                         n);
     }
 }
 
-uint16_t sb_f32_to_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays a quiet NaN */
-        return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-float sb_bf16_to_f32(uint16_t x)
-{
-    uint32_t u = (uint32_t)x << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* ---- workspaces -------------------------------------------------------------- */
 

@@ -24,12 +24,8 @@ void sb_cpu_bmm_f32(const sb_bmm_shape *s, const float *a, const float *b,
 
 /* bf16 storage, fp32 accumulation: OpenBLAS cblas_sbgemm when the loaded
  * library exports it (looked up at run time). */
-bool sb_cpu_have_sbgemm(void);
 void sb_cpu_bmm_bf16(const sb_bmm_shape *s, const uint16_t *a,
                      const uint16_t *b, float *c);
-/* Round-to-nearest-even float -> bf16 and back. */
-uint16_t sb_f32_to_bf16(float x);
-float sb_bf16_to_f32(uint16_t x);
 
 /* ---- workspace -------------------------------------------------------------- */
 

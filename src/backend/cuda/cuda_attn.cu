@@ -123,8 +123,8 @@ static int upload(float *x, size_t n, bool bf16, void **dst, sb_err *err)
     if (!h)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        h[i] = sb__cu_float_to_bf16(x[i]);
-        x[i] = sb__cu_bf16_to_float(h[i]);
+        h[i] = sb_bf16_from_f32(x[i]);
+        x[i] = sb_bf16_to_f32(h[i]);
     }
     if (!(e = cudaMalloc(dst, n * 2)))
         e = cudaMemcpy(*dst, h, n * 2, cudaMemcpyHostToDevice);

@@ -69,24 +69,6 @@ int sb__cu_type_bytes(cudaDataType_t t)
 
 /* ---- narrow types ----------------------------------------------------------- */
 
-float sb__cu_bf16_to_float(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-uint16_t sb__cu_float_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays a quiet NaN */
-        return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
 float sb__cu_fp16_to_float(uint16_t h)
 {
     int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
@@ -120,7 +102,7 @@ double sb__cu_get(const void *buf, cudaDataType_t t, size_t idx)
     switch (t) {
     case CUDA_R_32F: return ((const float *)buf)[idx];
     case CUDA_R_16F: return sb__cu_fp16_to_float(((const uint16_t *)buf)[idx]);
-    case CUDA_R_16BF: return sb__cu_bf16_to_float(((const uint16_t *)buf)[idx]);
+    case CUDA_R_16BF: return sb_bf16_to_f32(((const uint16_t *)buf)[idx]);
     case CUDA_R_8F_E4M3: return sb__cu_e4m3_to_float(((const uint8_t *)buf)[idx]);
     default: return NAN;
     }

@@ -20,6 +20,8 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
+#include "solbench/util.h" /* bf16: sb_bf16_to_f32, sb_bf16_from_f32 */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,8 +50,6 @@ int sb__cu_type_bytes(cudaDataType_t t);
 
 /* ---- narrow types ----------------------------------------------------------- */
 
-float sb__cu_bf16_to_float(uint16_t h);
-uint16_t sb__cu_float_to_bf16(float f); /* round to nearest even */
 float sb__cu_fp16_to_float(uint16_t h);
 float sb__cu_e4m3_to_float(uint8_t v);  /* NaN for 0x7f / 0xff */
 /* Element idx of a buffer of type t, as double. */

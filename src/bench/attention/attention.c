@@ -137,7 +137,7 @@ static int bmm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
         return sb_fail(err, SB_ENOMEM, "attention.bmm: out of memory");
     st->s = sb_bmm_shape_of(p);
     st->bf16 = bmm_bf16(p);
-    if (st->bf16 && !sb_cpu_have_sbgemm()) {
+    if (st->bf16 && !sb_blas_have_sbgemm()) {
         free(st);
         return sb_fail(err, SB_EUNSUP,
                        "attention.bmm dtype=bf16: the loaded BLAS has no "
@@ -164,12 +164,12 @@ static int bmm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
         /* The reference sees exactly the rounded inputs. */
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < (size_t)na; i++) {
-            st->a16[i] = sb_f32_to_bf16(st->a[i]);
+            st->a16[i] = sb_bf16_from_f32(st->a[i]);
             st->a[i] = sb_bf16_to_f32(st->a16[i]);
         }
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < (size_t)nb; i++) {
-            st->b16[i] = sb_f32_to_bf16(st->b[i]);
+            st->b16[i] = sb_bf16_from_f32(st->b[i]);
             st->b[i] = sb_bf16_to_f32(st->b16[i]);
         }
     }

@@ -135,14 +135,9 @@ void sb__gemm_once(sb__gemm *g);
 int sb__gemm_check(sb__gemm *g, char *why, size_t len);
 /* Unit roundoff of the accumulation for dt (2^-53 fp64, 2^-24 otherwise). */
 double sb__gemm_unit_roundoff(int dt);
-/* True when this BLAS has cblas_sbgemm. */
-bool sb__gemm_have_bf16(void);
 /* Element of C as double, and setting one (tests plant wrong values). */
 double sb__gemm_c_get(const sb__gemm *g, int64_t i, int64_t j);
 void sb__gemm_c_set(sb__gemm *g, int64_t i, int64_t j, double v);
-/* Round-to-nearest-even float -> bf16 bits, and back. */
-uint16_t sb__bf16_from_float(float f);
-float sb__bf16_to_float(uint16_t h);
 /* M, N, K of a point (shape square or llm), or a negative code. */
 int sb__gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
                   sb_err *err);

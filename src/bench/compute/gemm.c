@@ -33,30 +33,8 @@
  * weak reference is NULL where it is missing instead of failing the link. */
 #pragma weak cblas_sbgemm
 
-bool sb__gemm_have_bf16(void)
-{
-    return cblas_sbgemm != NULL;
-}
-
 /* ---- bf16 ------------------------------------------------------------------- */
 
-uint16_t sb__bf16_from_float(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays a quiet NaN */
-        return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest, ties to even */
-    return (uint16_t)(u >> 16);
-}
-
-float sb__bf16_to_float(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* ---- state ------------------------------------------------------------------ */
 
@@ -83,7 +61,7 @@ static double in_get(const sb__gemm *g, const void *x, int64_t idx)
     case SB__DT_FP32:
         return ((const float *)x)[idx];
     default:
-        return sb__bf16_to_float(((const uint16_t *)x)[idx]);
+        return sb_bf16_to_f32(((const uint16_t *)x)[idx]);
     }
 }
 
@@ -120,7 +98,7 @@ static void fill_random(int dt, void *x, int64_t rows, int64_t cols,
             else if (dt == SB__DT_FP32)
                 ((float *)x)[idx] = (float)v;
             else
-                ((uint16_t *)x)[idx] = sb__bf16_from_float((float)v);
+                ((uint16_t *)x)[idx] = sb_bf16_from_f32((float)v);
         }
     }
 }
@@ -148,7 +126,7 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
                        "compute.gemm: M=%lld N=%lld K=%lld: each must be in "
                        "1..%d", (long long)m, (long long)n, (long long)k,
                        INT_MAX);
-    if (dt == SB__DT_BF16 && !sb__gemm_have_bf16())
+    if (dt == SB__DT_BF16 && !sb_blas_have_sbgemm())
         return sb_fail(err, SB_EUNSUP,
                        "compute.gemm: unsupported: this BLAS has no "
                        "cblas_sbgemm");
@@ -501,7 +479,7 @@ static const sb_bench gemm_inner = {
 static int gemm_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                       sb_err *err)
 {
-    if (gemm_dtype(p) == SB__DT_BF16 && !sb__gemm_have_bf16()) {
+    if (gemm_dtype(p) == SB__DT_BF16 && !sb_blas_have_sbgemm()) {
         sb_result *r = sb_results_push(out);
         if (!r)
             return sb_fail(err, SB_ENOMEM, "compute.gemm: out of memory");
