@@ -2,10 +2,11 @@
 # the CUDA backend, without a device, skips with the driver's reason and
 # the run still succeeds.
 add_test(NAME cli.transfer_host COMMAND bash -c
-  "${SOLBENCH} run --no-store --area transfer --backend cpu -p size=1MiB --min-time 0.02 | grep -q 'transfer.bidir@host.*yes'")
+  "set -o pipefail; ${SOLBENCH} run --no-store --area transfer --backend cpu -p size=1MiB --min-time 0.02 | grep -q 'transfer.bidir@host.*yes'")
 if(SB_HAVE_CUDA)
 add_test(NAME cli.transfer_cuda_skip COMMAND bash -c
-  "if nvidia-smi -L >/dev/null 2>&1; then echo 'a GPU is present: skip path not exercised'; exit 0; fi; \
+  "if nvidia-smi -L >/dev/null 2>&1; then echo 'a GPU is present: skip path not exercised'; exit 77; fi; \
    out=$(${SOLBENCH} run --no-store --backend cuda --bench transfer.h2d -p size=4KiB,1MiB) || exit 1; \
    echo \"$out\" | grep -q 'skipped: no CUDA device'")
+set_tests_properties(cli.transfer_cuda_skip PROPERTIES SKIP_RETURN_CODE 77)
 endif()

@@ -168,7 +168,7 @@ int main(void)
         CHECK_NEAR(g, 2.0 * 96 * 96 * 96 / r->stats.p50 * 1e-9, 1e-12);
         CHECK_NEAR(metric(r, "MFU"), g * 1e9 / 1e12, 1e-12);
         CHECK_NEAR(metric(r, "MFU_theoretical"), g * 1e9 / 2e12, 1e-12);
-        CHECK(metric(r, "max_rel_err") >= 0);
+        CHECK(metric(r, "max_rel_err") >= 0 && metric(r, "max_rel_err") < 1e-12);
         CHECK(has_note(r, "BLAS: OpenBLAS core"));
         CHECK(has_note(r, "MFU against peak.fp64"));
     }

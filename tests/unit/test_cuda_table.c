@@ -208,7 +208,10 @@ static void test_memory_arithmetic(void)
     CHECK(ok);
     CHECK(same < 10);
     CHECK(sb__cmem_value_f(5, 0, 7) != sb__cmem_value_f(5, 0, 8));
-    CHECK(sb__cmem_value_f(5, 0, 7) == sb__cmem_value_f(5, 0, 7));
+    /* float and double inputs come from the same hash: the float is the
+     * double cut to 23 mantissa bits */
+    double vd = sb__cmem_value_d(5, 0, 7), vf = sb__cmem_value_f(5, 0, 7);
+    CHECK(vd - vf >= 0.0 && vd - vf < 1.0 / 8388608.0);
 }
 
 int main(void)
@@ -226,7 +229,7 @@ int main(void)
 int main(void)
 {
     printf("built without the CUDA backend: nothing to check\n");
-    return sb_check_done();
+    return 77; /* ctest: skipped (SKIP_RETURN_CODE) */
 }
 
 #endif
