@@ -68,10 +68,6 @@ int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len);
 /* A readable summary of a fingerprint document (from sb_sysinfo_json or
  * the "system" of a stored run). */
 void sb_sysinfo_print(FILE *f, const json_t *doc);
-/* Asks the kernel for permission to use the AMX tile registers in this
- * process (Linux needs it before the first tile instruction). 0 when
- * granted, SB_EUNSUP otherwise. */
-int sb_amx_request(void);
 /* Accelerator fields of the fingerprint: the CUDA backend defines it when
  * SB_HAVE_CUDA (a weak default returns NULL); a new JSON value or NULL. */
 json_t *sb_sysinfo_devices_json(void);

@@ -23,9 +23,6 @@
 #include <cpuid.h>
 #define SB__X86 1
 #endif
-#if defined(__linux__) && defined(__x86_64__)
-#include <sys/syscall.h>
-#endif
 
 #include "core/cpuid.h"
 #include "solbench/error.h"
@@ -220,24 +217,6 @@ void sb__cpu_identify(sb__cpu_ident *id)
                 name = known[k][1];
         strncpy(id->hypervisor, name, sizeof id->hypervisor - 1);
     }
-#endif
-}
-
-/* ---- AMX permission -------------------------------------------------------- */
-
-int sb_amx_request(void)
-{
-#if defined(__linux__) && defined(__x86_64__) && defined(SYS_arch_prctl)
-    enum { ARCH_REQ_XCOMP_PERM_ = 0x1023, XFEATURE_XTILEDATA_ = 18 };
-    sb_isa isa;
-    sb_isa_detect(&isa);
-    if (!isa.amx_tile)
-        return SB_EUNSUP;
-    if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM_, XFEATURE_XTILEDATA_) != 0)
-        return SB_EUNSUP;
-    return 0;
-#else
-    return SB_EUNSUP;
 #endif
 }
 

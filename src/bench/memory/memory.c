@@ -80,11 +80,6 @@ int sb_mem_kernel_from_name(const char *name)
     return -1;
 }
 
-const char *sb_mem_kernel_name(sb_mem_kernel k)
-{
-    return k < SB_MEM_NKERNELS ? kernel_names[k] : "?";
-}
-
 int sb_mem_arrays(sb_mem_kernel k)
 {
     switch (k) {

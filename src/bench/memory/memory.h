@@ -44,7 +44,6 @@ typedef struct sb_mem_state {
 /* Kernel by name ("copy", "scale", "add", "triad", "read", "write");
  * -1 when unknown. */
 int sb_mem_kernel_from_name(const char *name);
-const char *sb_mem_kernel_name(sb_mem_kernel k);
 /* Arrays a kernel touches (1, 2 or 3). */
 int sb_mem_arrays(sb_mem_kernel k);
 /* STREAM bytes per element of one array: arrays read + arrays written. */
