@@ -64,6 +64,13 @@ typedef struct sb_result_list {
 
 /* Appends a zeroed slot and returns it (NULL on allocation failure). */
 sb_result *sb_results_push(sb_result_list *l);
+/* Appends a skipped result for point p of a benchmark, with one note (the
+ * reason, printf-style). SB_ENOMEM (and err filled) when the list cannot
+ * grow, else 0. */
+int sb_results_push_skipped(sb_result_list *l, const char *bench,
+                            const char *area, const char *backend,
+                            const sb_params *p, sb_err *err, const char *fmt,
+                            ...) __attribute__((format(printf, 7, 8)));
 void sb_results_free(sb_result_list *l);
 
 /* Headline metric of a result: the name and whether higher is better.

@@ -101,6 +101,26 @@ sb_result *sb_results_push(sb_result_list *l)
     return r;
 }
 
+int sb_results_push_skipped(sb_result_list *l, const char *bench,
+                            const char *area, const char *backend,
+                            const sb_params *p, sb_err *err, const char *fmt,
+                            ...)
+{
+    sb_result *r = sb_results_push(l);
+    if (!r)
+        return sb_fail(err, SB_ENOMEM, "%s: out of memory", bench);
+    sb_result_init(r, bench, area, backend);
+    r->params = *p;
+    r->skipped = true;
+    char why[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    sb_result_note(r, "%s", why);
+    return 0;
+}
+
 void sb_results_free(sb_result_list *l)
 {
     for (size_t i = 0; i < l->n; i++)

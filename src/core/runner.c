@@ -358,9 +358,11 @@ int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
     if (ctx->nranks > 1 && !needs_mpi && ctx->rank != 0)
         return 0; /* node-local benches run on rank 0 only */
 
+    if (needs_mpi && ctx->nranks < 2)
+        return sb_results_push_skipped(
+            out, b->name, b->area, b->backend, p, err,
+            "skipped: needs 2 or more ranks — run under mpirun");
     if (b->drive) {
-        if (needs_mpi && ctx->nranks < 2)
-            goto skip_mpi;
         sb_threads_setup(ctx->threads);
         return b->drive(p, ctx, out, err);
     }
@@ -370,12 +372,6 @@ int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
         return sb_fail(err, SB_ENOMEM, "out of memory");
     sb_result_init(r, b->name, b->area, b->backend);
     r->params = *p;
-
-    if (needs_mpi && ctx->nranks < 2) {
-        r->skipped = true;
-        sb_result_note(r, "skipped: needs 2 or more ranks — run under mpirun");
-        return 0;
-    }
 
     sb_threads_setup(ctx->threads);
     void *state = NULL;
@@ -414,17 +410,6 @@ int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
     if (b->teardown)
         b->teardown(state);
     return rc;
-
-skip_mpi: {
-        sb_result *s = sb_results_push(out);
-        if (!s)
-            return sb_fail(err, SB_ENOMEM, "out of memory");
-        sb_result_init(s, b->name, b->area, b->backend);
-        s->params = *p;
-        s->skipped = true;
-        sb_result_note(s, "skipped: needs 2 or more ranks — run under mpirun");
-        return 0;
-    }
 }
 
 int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,

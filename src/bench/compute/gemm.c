@@ -479,19 +479,11 @@ static const sb_bench gemm_inner = {
 static int gemm_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                       sb_err *err)
 {
-    if (gemm_dtype(p) == SB__DT_BF16 && !sb_blas_have_sbgemm()) {
-        sb_result *r = sb_results_push(out);
-        if (!r)
-            return sb_fail(err, SB_ENOMEM, "compute.gemm: out of memory");
-        sb_result_init(r, "compute.gemm", "compute", "cpu");
-        r->params = *p;
-        r->skipped = true;
-        r->valid = false;
-        sb_result_note(r, "unsupported: bf16 needs cblas_sbgemm, which this "
-                          "OpenBLAS build (%s) does not export",
-                       openblas_get_config());
-        return 0;
-    }
+    if (gemm_dtype(p) == SB__DT_BF16 && !sb_blas_have_sbgemm())
+        return sb_results_push_skipped(
+            out, "compute.gemm", "compute", "cpu", p, err,
+            "unsupported: bf16 needs cblas_sbgemm, which this OpenBLAS build "
+            "(%s) does not export", openblas_get_config());
     return sb_run_point(&gemm_inner, p, ctx, out, err);
 }
 

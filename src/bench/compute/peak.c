@@ -442,18 +442,11 @@ int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
     if (isa < 0)
         return sb_fail(err, SB_EINVAL, "compute.peak: parameter isa=%s: "
                        "unknown", sb_p_str(p, "isa"));
-    if (!(mask & (1u << isa))) {
-        sb_result *r = sb_results_push(out);
-        if (!r)
-            return sb_fail(err, SB_ENOMEM, "compute.peak: out of memory");
-        sb_result_init(r, "compute.peak", "compute", "cpu");
-        r->params = *p;
-        r->skipped = true;
-        r->valid = false;
-        sb_result_note(r, "unsupported: %s not available on this CPU",
-                       sb__isa_name(isa));
-        return 0;
-    }
+    if (!(mask & (1u << isa)))
+        return sb_results_push_skipped(out, "compute.peak", "compute", "cpu",
+                                       p, err,
+                                       "unsupported: %s not available on this CPU",
+                                       sb__isa_name(isa));
     return sb_run_point(&peak_inner, p, ctx, out, err);
 }
 

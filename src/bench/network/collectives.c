@@ -937,15 +937,10 @@ static int net_drive(sb_netop op, const char *bname, const sb_params *p,
     if (st.dt == MPI_DATATYPE_NULL) {
         /* An MPI without the type: say so rather than fail. */
         watchdog_stop(&wd);
-        sb_result *sk = sb_results_push(out);
-        if (!sk)
-            return sb_fail(err, SB_ENOMEM, "out of memory");
-        sb_result_init(sk, bname, "network", "mpi");
-        sk->params = *p;
-        sk->skipped = true;
-        sb_result_note(sk, "skipped: this MPI has no datatype for dtype=%s",
-                       sb_p_str(p, "dtype"));
-        return 0;
+        return sb_results_push_skipped(
+            out, bname, "network", "mpi", p, err,
+            "skipped: this MPI has no datatype for dtype=%s",
+            sb_p_str(p, "dtype"));
     }
     sb_err serr = {0};
     int rc = net_alloc(&st, &serr);
