@@ -195,6 +195,12 @@ typedef struct sb_attn_check {
     int64_t first_bad; /* flat index of the first bad element, -1 if none */
 } sb_attn_check;
 
+/* Records a check on a result, the same on every backend: valid, the
+ * metrics max_abs_err and err_vs_tol, and a note naming the tolerance
+ * `tol` (and the first bad element when there is one). */
+void sb_attn_check_report(sb_result *r, const sb_attn_check *c,
+                          const char *tol);
+
 /* Checks C of a batched matmul on `samples` deterministic random elements
  * (all elements when samples >= B·M·N). Inputs are given as float (the
  * bf16 path passes the rounded values). */

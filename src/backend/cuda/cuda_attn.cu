@@ -239,17 +239,7 @@ extern "C" int sb__cbmm_verify(void *state, sb_result *r)
     {
         sb_attn_check c;
         sb_bmm_verify(&s->s, s->a, s->b, s->c, 512, 0x5eedULL, &c);
-        r->valid = c.checked > 0 && c.bad == 0;
-        sb_result_metric(r, "max_abs_err", c.max_abs, "");
-        if (c.bad)
-            sb_result_note(r, "verification: %lld of %lld elements outside "
-                           "|err| <= 1e-5 * sum|a*b| (first at flat index %lld)",
-                           (long long)c.bad, (long long)c.checked,
-                           (long long)c.first_bad);
-        else
-            sb_result_note(r, "verified %lld elements against the double "
-                           "reference (|err| <= 1e-5 * sum|a*b|; max |err| %.3g)",
-                           (long long)c.checked, c.max_abs);
+        sb_attn_check_report(r, &c, "|err| <= 1e-5 * sum|a*b|");
     }
 out:
     if (rc)
@@ -703,18 +693,7 @@ extern "C" int sb__cpaged_verify(void *state, sb_result *r)
         sb_attn_check c;
         sb_paged_verify(&s->s, s->q, s->kp, s->vp, s->table, s->o, 64,
                         0x5eedULL, &c);
-        r->valid = c.checked > 0 && c.bad == 0;
-        sb_result_metric(r, "max_abs_err", c.max_abs, "");
-        if (c.bad)
-            sb_result_note(r, "verification: %lld of %lld elements outside "
-                           "|err| <= 1e-4 + 1e-3*|ref| (first at flat index "
-                           "%lld, max |err| %.3g)", (long long)c.bad,
-                           (long long)c.checked, (long long)c.first_bad,
-                           c.max_abs);
-        else
-            sb_result_note(r, "verified %lld elements against the double "
-                           "reference (|err| <= 1e-4 + 1e-3*|ref|; max |err| "
-                           "%.3g)", (long long)c.checked, c.max_abs);
+        sb_attn_check_report(r, &c, "|err| <= 1e-4 + 1e-3*|ref|");
     }
 out:
     if (rc)

@@ -43,22 +43,6 @@ static void report_common(sb_result *r, const sb_ctx *ctx, double flops,
     sb_roofline_annotate(r, ctx, "fp32", flops, bytes);
 }
 
-static void note_check(sb_result *r, const sb_attn_check *c, const char *tol)
-{
-    r->valid = c->checked > 0 && c->bad == 0;
-    sb_result_metric(r, "max_abs_err", c->max_abs, "");
-    sb_result_metric(r, "err_vs_tol", c->max_rel, "");
-    if (c->bad)
-        sb_result_note(r, "verification: %lld of %lld elements outside %s "
-                       "(first at flat index %lld, max |err| %.3g)",
-                       (long long)c->bad, (long long)c->checked, tol,
-                       (long long)c->first_bad, c->max_abs);
-    else
-        sb_result_note(r, "verified %lld elements against the double "
-                       "reference (%s; max |err| %.3g)",
-                       (long long)c->checked, tol, c->max_abs);
-}
-
 static void *alloc_floats(double n) /* NULL on failure or n == 0 */
 {
     return n > 0 ? sb_alloc_aligned((size_t)n * sizeof(float)) : NULL;
@@ -193,7 +177,7 @@ static int bmm_verify(void *state, sb_result *r)
     bmm_state *st = state;
     sb_attn_check c;
     sb_bmm_verify(&st->s, st->a, st->b, st->c, VERIFY_ELEMS, 0x5eedULL, &c);
-    note_check(r, &c, "|err| <= 1e-5 * sum|a*b|");
+    sb_attn_check_report(r, &c, "|err| <= 1e-5 * sum|a*b|");
     return 0;
 }
 
@@ -372,7 +356,7 @@ static int prefill_verify(void *state, sb_result *r)
     sb_attn_check c;
     sb_prefill_verify(&st->s, st->q, st->k, st->v, st->o, VERIFY_ROWS,
                       0x5eedULL, &c);
-    note_check(r, &c, "|err| <= 1e-4 + 1e-3*|ref|");
+    sb_attn_check_report(r, &c, "|err| <= 1e-4 + 1e-3*|ref|");
     return 0;
 }
 
@@ -517,7 +501,7 @@ static int paged_verify(void *state, sb_result *r)
     sb_attn_check c;
     sb_paged_verify(&st->s, st->q, st->kp, st->vp, st->table, st->o,
                     VERIFY_ROWS, 0x5eedULL, &c);
-    note_check(r, &c, "|err| <= 1e-4 + 1e-3*|ref|");
+    sb_attn_check_report(r, &c, "|err| <= 1e-4 + 1e-3*|ref|");
     return 0;
 }
 

@@ -538,3 +538,20 @@ void sb_paged_verify(const sb_paged_shape *s, const float *q,
     free(c.kg);
     free(c.vg);
 }
+
+void sb_attn_check_report(sb_result *r, const sb_attn_check *c,
+                          const char *tol)
+{
+    r->valid = c->checked > 0 && c->bad == 0;
+    sb_result_metric(r, "max_abs_err", c->max_abs, "");
+    sb_result_metric(r, "err_vs_tol", c->max_rel, "");
+    if (c->bad)
+        sb_result_note(r, "verification: %lld of %lld elements outside %s "
+                       "(first at flat index %lld, max |err| %.3g)",
+                       (long long)c->bad, (long long)c->checked, tol,
+                       (long long)c->first_bad, c->max_abs);
+    else
+        sb_result_note(r, "verified %lld elements against the double "
+                       "reference (%s; max |err| %.3g)",
+                       (long long)c->checked, tol, c->max_abs);
+}
