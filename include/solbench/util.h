@@ -26,7 +26,9 @@ int sb_threads_setup(int threads);
 /* Physical cores as hwloc sees them. */
 int sb_cores(void);
 double sb_phys_mem(void);
-/* Bytes of the largest cache (one instance), 0 when unknown. */
+/* Bytes of the last cache level, all its instances together (L3, else
+ * L2): what data must exceed to come from memory, the same rule as the
+ * memory area's DRAM test. 0 when unknown. */
 double sb_llc_bytes(void);
 
 /* splitmix64: deterministic per-seed stream. */

@@ -75,17 +75,18 @@ double sb_phys_mem(void)
 double sb_llc_bytes(void)
 {
     hwloc_topology_t t = sb__topology();
-    double best = 0;
-    for (hwloc_obj_t o = t ? hwloc_get_next_obj_by_type(t, HWLOC_OBJ_L3CACHE, NULL)
-                           : NULL;
-         o; o = NULL)
-        best = (double)o->attr->cache.size;
-    if (best == 0 && t) {
-        hwloc_obj_t o = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_L2CACHE, NULL);
-        if (o)
-            best = (double)o->attr->cache.size;
+    if (!t)
+        return 0;
+    const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE};
+    for (int l = 0; l < 2; l++) {
+        double total = 0;
+        for (hwloc_obj_t o = hwloc_get_next_obj_by_type(t, levels[l], NULL); o;
+             o = hwloc_get_next_obj_by_type(t, levels[l], o))
+            total += (double)o->attr->cache.size;
+        if (total > 0)
+            return total;
     }
-    return best;
+    return 0;
 }
 
 int sb_threads_setup(int threads)
