@@ -30,6 +30,10 @@ double sb_phys_mem(void);
  * L2): what data must exceed to come from memory, the same rule as the
  * memory area's DRAM test. 0 when unknown. */
 double sb_llc_bytes(void);
+/* The machine's hwloc topology, loaded once per process and shared (never
+ * destroy it); NULL when hwloc cannot read it. (hwloc_topology_t is a
+ * pointer to this struct.) */
+struct hwloc_topology *sb_topology(void);
 
 /* splitmix64: deterministic per-seed stream. */
 static inline uint64_t sb_rng_next(uint64_t *s)

@@ -35,6 +35,7 @@
 
 #include "core/cpuid.h"
 #include "solbench/sysinfo.h"
+#include "solbench/util.h"
 
 #ifndef SB_VERSION
 #define SB_VERSION "unknown"
@@ -207,16 +208,9 @@ static void sb__topology(sb_sysinfo *si)
     si->threads = si->cores = online > 0 ? (int)online : 1;
     si->numa_nodes = 1;
 
-    hwloc_topology_t t;
-    if (hwloc_topology_init(&t) != 0)
+    hwloc_topology_t t = sb_topology(); /* shared: not destroyed here */
+    if (!t)
         return;
-    /* Only CPUs, caches and memory: no PCI or OS devices (whose plugins may
-     * initialise GPU drivers, slowly). */
-    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
-    if (hwloc_topology_load(t) != 0) {
-        hwloc_topology_destroy(t);
-        return;
-    }
     int n;
     if ((n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE)) > 0)
         si->sockets = n;
@@ -251,7 +245,6 @@ static void sb__topology(sb_sysinfo *si)
         if (node->attr)
             numa += (double)node->attr->numanode.local_memory;
     si->numa_mem_bytes = numa;
-    hwloc_topology_destroy(t);
 }
 
 static void sb__hwloc_version(char *out, size_t cap)

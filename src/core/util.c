@@ -41,21 +41,29 @@ void *sb_alloc_aligned(size_t bytes)
 void sb_free_aligned(void *p) { free(p); }
 
 /* The topology is loaded once and never changes while the process runs. */
-static hwloc_topology_t sb__topology(void)
+hwloc_topology_t sb_topology(void)
 {
     static hwloc_topology_t topo;
     static int loaded;
     if (!loaded) {
         loaded = 1;
-        if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0)
+        /* Only CPUs, caches and memory: no PCI or OS devices (whose
+         * plugins may initialise GPU drivers, slowly). */
+        if (hwloc_topology_init(&topo) != 0)
             topo = NULL;
+        else if (hwloc_topology_set_io_types_filter(topo,
+                                                    HWLOC_TYPE_FILTER_KEEP_NONE) ||
+                 hwloc_topology_load(topo) != 0) {
+            hwloc_topology_destroy(topo);
+            topo = NULL;
+        }
     }
     return topo;
 }
 
 int sb_cores(void)
 {
-    hwloc_topology_t t = sb__topology();
+    hwloc_topology_t t = sb_topology();
     int n = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
     if (n <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -74,7 +82,7 @@ double sb_phys_mem(void)
 
 double sb_llc_bytes(void)
 {
-    hwloc_topology_t t = sb__topology();
+    hwloc_topology_t t = sb_topology();
     if (!t)
         return 0;
     const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE};
@@ -95,7 +103,7 @@ int sb_threads_setup(int threads)
         threads = 1;
     omp_set_dynamic(0);
     omp_set_num_threads(threads);
-    hwloc_topology_t t = sb__topology();
+    hwloc_topology_t t = sb_topology();
     int ncores = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) : 0;
     if (ncores <= 0 || getenv("SOLBENCH_NO_BIND"))
         return threads;

@@ -44,12 +44,12 @@ static int host_open(int index, int numa, sb_dev **out, sb_err *err)
     if (!d)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     d->numa = numa;
-    if (hwloc_topology_init(&d->topo) || hwloc_topology_load(d->topo)) {
+    d->topo = sb_topology(); /* shared: not destroyed here */
+    if (!d->topo) {
         free(d);
         return sb_fail(err, SB_EIO, "hwloc could not read the topology");
     }
     if (numa >= 0 && !hwloc_get_numanode_obj_by_os_index(d->topo, (unsigned)numa)) {
-        hwloc_topology_destroy(d->topo);
         free(d);
         return sb_fail(err, SB_EINVAL, "parameter numa=%d: this machine has "
                        "no NUMA node %d", numa, numa);
@@ -62,7 +62,6 @@ static void host_close(sb_dev *d)
 {
     if (!d)
         return;
-    hwloc_topology_destroy(d->topo);
     free(d);
 }
 

@@ -79,11 +79,10 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
     d->index = index;
     d->numa = gpu_numa_node(index);
     if (d->numa >= 0) {
-        if (hwloc_topology_init(&d->topo) == 0 && hwloc_topology_load(d->topo) == 0)
+        d->topo = sb_topology(); /* shared: not destroyed here */
+        if (d->topo)
             d->node = hwloc_get_numanode_obj_by_os_index(d->topo, (unsigned)d->numa);
         if (!d->node) {
-            if (d->topo)
-                hwloc_topology_destroy(d->topo);
             d->topo = NULL;
             d->numa = -1;
         }
@@ -104,8 +103,6 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
                 if (d->stream[k])
                     cudaStreamDestroy(d->stream[k]);
             }
-            if (d->topo)
-                hwloc_topology_destroy(d->topo);
             free(d);
             return cuda_fail(err, SB_EIO, "creating streams and events", e);
         }
@@ -123,8 +120,6 @@ static void cuda_close(sb_dev *d)
         cudaEventDestroy(d->ev[s][1]);
         cudaStreamDestroy(d->stream[s]);
     }
-    if (d->topo)
-        hwloc_topology_destroy(d->topo);
     free(d);
 }
 
