@@ -71,7 +71,8 @@ int sb_parse_size(const char *s, double *bytes, const char *what, sb_err *err);
 /* Parses one scalar value of the given type, checking def's bounds. */
 int sb_parse_value(const sb_param_def *def, const char *s, sb_pval *out,
                    sb_err *err);
-/* Formats a byte count with a binary unit: "64 MiB", "1.5 GiB", "512 B". */
+/* Formats a byte count with a binary unit: "64MiB", "1.5GiB", "512B" (the
+ * way parameters are written, so the text parses back). */
 const char *sb_fmt_size(double bytes, char *buf, int len);
 
 /* ---- sweeps -------------------------------------------------------------- */

@@ -202,8 +202,10 @@ int sb_cmd_predict(int argc, char **argv)
                 return sb_cli_usage("predict", "--overlap '%s': none or full",
                                     v);
             snprintf(overlap_kv, sizeof overlap_kv, "overlap=\"%s\"", v);
-            if (o.n_sets < SB_MAX_SETS)
-                o.sets[o.n_sets++] = overlap_kv;
+            if (o.n_sets >= SB_MAX_SETS)
+                return sb_cli_usage("predict", "too many --set (at most %d, "
+                                    "--overlap counts as one)", SB_MAX_SETS);
+            o.sets[o.n_sets++] = overlap_kv;
             continue;
         }
         if (argv[i][0] == '-')
@@ -228,8 +230,10 @@ int sb_cmd_predict(int argc, char **argv)
         return sb_cli_error(&err);
     json_decref(doc);
     sb_prediction *p = malloc(sizeof *p);
-    if (!p)
-        return 2;
+    if (!p) {
+        sb_fail(&err, SB_ENOMEM, "predict: out of memory");
+        return sb_cli_error(&err);
+    }
     if ((rc = sb_predict(&w, &c, p, &err)) != 0) {
         free(p);
         return sb_cli_error(&err);
