@@ -74,6 +74,10 @@ int sb_parse_value(const sb_param_def *def, const char *s, sb_pval *out,
 /* Formats a byte count with a binary unit: "64MiB", "1.5GiB", "512B" (the
  * way parameters are written, so the text parses back). */
 const char *sb_fmt_size(double bytes, char *buf, int len);
+/* Formats a value with a decimal SI prefix and `sig` significant digits:
+ * "1.23 GFLOP/s" for (1.23e9, "FLOP/s", 3). */
+const char *sb_fmt_si(double v, const char *unit, int sig, char *buf,
+                      size_t len);
 
 /* ---- sweeps -------------------------------------------------------------- */
 

@@ -82,6 +82,19 @@ const char *sb_fmt_size(double bytes, char *buf, int len)
     return buf;
 }
 
+const char *sb_fmt_si(double v, const char *unit, int sig, char *buf,
+                      size_t len)
+{
+    const char *pre[] = {"", "K", "M", "G", "T", "P"};
+    int i = 0;
+    while (fabs(v) >= 1000 && i < 5) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(buf, len, "%.*g %s%s", sig, v, pre[i], unit);
+    return buf;
+}
+
 static int parse_bool(const char *s, bool *out)
 {
     static const char *yes[] = {"1", "true", "yes", "on"};

@@ -285,18 +285,6 @@ int sb_roof_table(const sb_run *run, const sb_ceilings *c, sb_roof_row **rows,
     return 0;
 }
 
-static const char *sb__si(double v, const char *unit, char *buf, size_t len)
-{
-    const char *pre[] = {"", "K", "M", "G", "T", "P"};
-    int i = 0;
-    while (fabs(v) >= 1000 && i < 5) {
-        v /= 1000;
-        i++;
-    }
-    snprintf(buf, len, "%.3g %s%s", v, pre[i], unit);
-    return buf;
-}
-
 void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
                    const sb_ceilings *c)
 {
@@ -310,8 +298,8 @@ void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
                                 strcmp(x->name, "host.h2d") == 0 ? "B/s" :
                         strstr(x->name, "alpha") ? "s" :
                         strcmp(x->name, "mem.bytes") == 0 ? "B" : "";
-        fprintf(f, "  %-28s %14s  %s\n", x->name, sb__si(x->value, u, a,
-                sizeof a), x->source);
+        fprintf(f, "  %-28s %14s  %s\n", x->name,
+                sb_fmt_si(x->value, u, 3, a, sizeof a), x->source);
     }
     const char *bwn;
     double main_bw = sb_ceil_main_bw(c, &bwn);
@@ -332,8 +320,8 @@ void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
             snprintf(ai, sizeof ai, "-");
         fprintf(f, "%-22s %-44.44s %9s %14s %14s %6.1f%%  %-18s %s%s\n",
                 r->bench, r->params, ai,
-                sb__si(r->achieved, r->unit, a, sizeof a),
-                sb__si(r->attainable, r->unit, b, sizeof b), r->pct_sol,
+                sb_fmt_si(r->achieved, r->unit, 3, a, sizeof a),
+                sb_fmt_si(r->attainable, r->unit, 3, b, sizeof b), r->pct_sol,
                 r->ceiling, sb_class_name(r->bound),
                 r->valid ? "" : "  (INVALID result)");
     }

@@ -46,18 +46,6 @@ static double sb__pnum(const sb_pval *v)
 
 static void sb__h(sb_buf *b, const char *s) { sb_buf_esc(b, s); }
 
-static const char *sb__si(double v, const char *u, char *buf, size_t len)
-{
-    const char *pre[] = {"", "K", "M", "G", "T", "P"};
-    int i = 0;
-    while (fabs(v) >= 1000 && i < 5) {
-        v /= 1000;
-        i++;
-    }
-    snprintf(buf, len, "%.4g %s%s", v, pre[i], u);
-    return buf;
-}
-
 static const char *sb__unit(const char *name)
 {
     if (strncmp(name, "peak.", 5) == 0)
@@ -101,8 +89,8 @@ static void sb__profile(sb_buf *b, const sb_run *run, const sb_ceilings *c,
         sb_buf_printf(b, "<tr><td>");
         sb__h(b, c->c[i].name);
         sb_buf_printf(b, "</td><td class=\"n\">%s</td><td>",
-                      sb__si(c->c[i].value, sb__unit(c->c[i].name), t,
-                             sizeof t));
+                      sb_fmt_si(c->c[i].value, sb__unit(c->c[i].name), 4, t,
+                                sizeof t));
         sb__h(b, c->c[i].source);
         sb_buf_printf(b, "</td></tr>\n");
     }
@@ -147,8 +135,8 @@ static void sb__roofline(sb_buf *b, const sb_run *run, const sb_ceilings *c)
                 sb_buf_printf(b, "</td><td class=\"n\">-");
             sb_buf_printf(b, "</td><td class=\"n\">%s</td><td class=\"n\">%s"
                           "</td><td class=\"n\">%.1f</td><td>",
-                          sb__si(r->achieved, r->unit, a, sizeof a),
-                          sb__si(r->attainable, r->unit, d, sizeof d),
+                          sb_fmt_si(r->achieved, r->unit, 4, a, sizeof a),
+                          sb_fmt_si(r->attainable, r->unit, 4, d, sizeof d),
                           r->pct_sol);
             sb__h(b, r->ceiling);
             sb_buf_printf(b, "</td><td class=\"c-%s\">%s</td></tr>\n",
@@ -352,10 +340,10 @@ static void sb__phase_rows(sb_buf *b, const sb_prediction *p,
                       "<td class=\"n\">%s</td><td class=\"n\">%s</td>"
                       "<td class=\"n\">%s</td><td class=\"n\">%.1f%%</td>"
                       "<td class=\"c-%s\">%s</td><td>",
-                      sb__si(ph->flops, "", t1, sizeof t1),
-                      sb__si(ph->bytes, "B", t2, sizeof t2),
-                      sb__si(ph->comm_bytes, "B", t3, sizeof t3),
-                      sb__si(ph->host_bytes, "B", t4, sizeof t4),
+                      sb_fmt_si(ph->flops, "", 4, t1, sizeof t1),
+                      sb_fmt_si(ph->bytes, "B", 4, t2, sizeof t2),
+                      sb_fmt_si(ph->comm_bytes, "B", 4, t3, sizeof t3),
+                      sb_fmt_si(ph->host_bytes, "B", 4, t4, sizeof t4),
                       sb__time(ph->t, t5, sizeof t5), 100 * ph->share,
                       sb_class_name(ph->bound), sb_class_name(ph->bound));
         sb__h(b, ph->ceiling);
