@@ -8,6 +8,8 @@
 #ifndef SOLBENCH_CLI_H
 #define SOLBENCH_CLI_H
 
+#include <stdbool.h>
+
 #include "solbench/error.h"
 
 typedef int (*sb_cmd_fn)(int argc, char **argv);
@@ -37,5 +39,15 @@ int sb_cli_number(const char *cmd, const char *opt, const char *s, double lo,
 /* The same for an integer option. */
 int sb_cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi,
                int *out);
+
+struct sb_run;
+/* Like with like, for compare and check: when runs a and b differ in what
+ * must match (sb_runs_mismatch), lists each differing JSON path under
+ * "<pair> differ in N fields (<order>):" — as a warning on stdout when
+ * `allow`, else on stderr followed by the refusal. Returns 0 when they
+ * match, 1 when they differ but `allow`, 2 when refused. */
+int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
+                          const struct sb_run *b, const char *pair,
+                          const char *order, bool allow);
 
 #endif

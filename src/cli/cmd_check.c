@@ -441,26 +441,14 @@ int sb_cmd_check(int argc, char **argv)
     /* Like with like. */
     sb_run view = now; /* shares now's members; never freed */
     view.config = comparable_config(&base, &now, &o);
-    sb_diff_list diffs = {0};
-    if (sb_runs_mismatch(&base, &view, &diffs) > 0) {
-        FILE *f = o.cmp.allow_mismatch ? stdout : stderr;
-        fprintf(f,
-                "%s: baseline %s and this run differ in %zu field%s "
-                "(baseline vs now):\n",
-                o.cmp.allow_mismatch ? "warning" : "solbench check", o.baseline,
-                diffs.n, diffs.n == 1 ? "" : "s");
-        for (size_t i = 0; i < diffs.n; i++)
-            fprintf(f, "  %s\n", diffs.lines[i]);
-        if (!o.cmp.allow_mismatch) {
-            fprintf(stderr, "solbench check: refusing to compare unlike runs "
-                            "(use --allow-mismatch to compare anyway)\n");
-            sb_diff_free(&diffs);
-            json_decref(view.config);
-            rc = 2;
-            goto out;
-        }
+    char pair[160];
+    snprintf(pair, sizeof pair, "baseline %s and this run", o.baseline);
+    if (sb_cli_like_with_like("check", &base, &view, pair, "baseline vs now",
+                              o.cmp.allow_mismatch) == 2) {
+        json_decref(view.config);
+        rc = 2;
+        goto out;
     }
-    sb_diff_free(&diffs);
     sb_cmp c;
     int crc = sb_compare_runs(&base, &view, &o.cmp, &c, &err);
     json_decref(view.config);

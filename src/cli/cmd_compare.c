@@ -107,25 +107,16 @@ int sb_cmd_compare(int argc, char **argv)
         goto out;
     }
 
-    sb_diff_list diffs = {0};
-    if (sb_runs_mismatch(&a, &b, &diffs) > 0) {
-        FILE *f = o.allow_mismatch ? stdout : stderr;
-        fprintf(f, "%s: runs %s and %s differ in %zu field%s (A vs B):\n",
-                o.allow_mismatch ? "warning" : "solbench compare", a.run_id,
-                b.run_id, diffs.n, diffs.n == 1 ? "" : "s");
-        for (size_t i = 0; i < diffs.n; i++)
-            fprintf(f, "  %s\n", diffs.lines[i]);
-        if (!o.allow_mismatch) {
-            fprintf(stderr, "solbench compare: refusing to compare unlike "
-                            "runs (use --allow-mismatch to compare "
-                            "anyway)\n");
-            sb_diff_free(&diffs);
-            rc = 2;
-            goto out;
-        }
-        putchar('\n');
+    char pair[160];
+    snprintf(pair, sizeof pair, "runs %s and %s", a.run_id, b.run_id);
+    int like = sb_cli_like_with_like("compare", &a, &b, pair, "A vs B",
+                                     o.allow_mismatch);
+    if (like == 2) {
+        rc = 2;
+        goto out;
     }
-    sb_diff_free(&diffs);
+    if (like == 1)
+        putchar('\n');
 
     sb_cmp c;
     if (sb_compare_runs(&a, &b, &o, &c, &err)) {

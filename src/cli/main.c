@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "solbench/compare.h"
 #include "solbench/sysinfo.h"
 
 typedef struct sb_command {
@@ -121,4 +122,32 @@ int main(int argc, char **argv)
     fprintf(stderr, "solbench: unknown command '%s' (see 'solbench --help')\n",
             name);
     return 2;
+}
+
+int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
+                          const struct sb_run *b, const char *pair,
+                          const char *order, bool allow)
+{
+    sb_diff_list diffs = {0};
+    int rc = 0;
+    if (sb_runs_mismatch(a, b, &diffs) > 0) {
+        FILE *f = allow ? stdout : stderr;
+        if (allow)
+            fprintf(f, "warning: ");
+        else
+            fprintf(f, "solbench %s: ", cmd);
+        fprintf(f, "%s differ in %zu field%s (%s):\n", pair, diffs.n,
+                diffs.n == 1 ? "" : "s", order);
+        for (size_t i = 0; i < diffs.n; i++)
+            fprintf(f, "  %s\n", diffs.lines[i]);
+        rc = 1;
+        if (!allow) {
+            fprintf(stderr, "solbench %s: refusing to compare unlike runs "
+                            "(use --allow-mismatch to compare anyway)\n",
+                    cmd);
+            rc = 2;
+        }
+    }
+    sb_diff_free(&diffs);
+    return rc;
 }
