@@ -265,6 +265,47 @@ static void test_paged(void)
     CHECK(run_paged(one_long, 1, 4, 1, 128, 16, 0, true) == 0);
     static const int64_t long_chunk[] = {2000, 5};
     CHECK(run_paged(long_chunk, 2, 2, 1, 64, 16, 100, true) == 0);
+    /* Split parts that each take several KV heads (GQA decode, one long
+     * sequence): the merge walks every head of the group. */
+    CHECK(run_paged(one_long, 1, 16, 4, 128, 16, 0, true) == 0);
+}
+
+/* Decode items take all KV heads of a sequence together (the page's rows
+ * of consecutive heads are adjacent), and rows of a long prefill chunk,
+ * whose running state is large, one head at a time; every (sequence, KV
+ * head, row) is covered exactly once. */
+static void test_head_groups(void)
+{
+    int64_t len[3] = {40, 300, 7};
+    sb_paged_shape s;
+    sb_err err;
+    /* batch 3, 32 query heads, 8 KV heads, D 128, pages of 16, chunk 20
+     * for the third sequence only (chunk applies where len > chunk). */
+    CHECK(sb_paged_shape_init(&s, 3, len, 32, 8, 128, 16, 20, 4, &err) == 0);
+    sb_attn_ws ws;
+    CHECK(sb_cpu_paged_ws(&s, 1, &ws, &err) == 0);
+    int64_t rows[3][8] = {{0}};
+    int multi = 0, single = 0;
+    for (int64_t i = 0; i < ws.n_items; i++) {
+        const int64_t *it = ws.items + SB_PAGED_ITEM_W * i;
+        int64_t b = it[0], h0 = it[1], r0 = it[2], r1 = it[3], h1 = it[8];
+        CHECK(b >= 0 && b < 3 && h0 >= 0 && h0 < h1 && h1 <= 8);
+        /* one thread, enough items: no split, all keys the rows see */
+        CHECK(it[4] == 0 && it[5] == sb_paged_keys(&s, b, (r1 - 1) / 4));
+        CHECK(it[6] == -1);
+        multi += h1 - h0 > 1;
+        single += r1 - r0 == 64 && h1 - h0 == 1;
+        for (int64_t h = h0; h < h1; h++)
+            rows[b][h] += r1 - r0;
+    }
+    /* decode sequences: one item of all 8 heads each; the chunk's 64-row
+     * tile: one head per item */
+    CHECK(multi >= 2 && single == 8);
+    for (int64_t b = 0; b < 3; b++)
+        for (int64_t h = 0; h < 8; h++)
+            CHECK(rows[b][h] == 4 * sb_paged_qlen(&s, b));
+    sb_attn_ws_free(&ws);
+    sb_paged_shape_free(&s);
 }
 
 /* The split is planned as described: one long sequence and one KV head
@@ -280,7 +321,8 @@ static void test_split_plan(void)
     CHECK(ws.n_groups == 1 && ws.n_items > 1);
     int64_t covered = 0;
     for (int64_t i = 0; i < ws.n_items; i++)
-        covered += ws.items[8 * i + 5] - ws.items[8 * i + 4];
+        covered += ws.items[SB_PAGED_ITEM_W * i + 5] -
+                   ws.items[SB_PAGED_ITEM_W * i + 4];
     CHECK(covered == 3001);
     sb_attn_ws_free(&ws);
     sb_paged_shape_free(&s);
@@ -417,6 +459,7 @@ int main(void)
     test_prefill();
     test_paged();
     test_split_plan();
+    test_head_groups();
     test_bmm();
     test_benches();
     return sb_check_done();

@@ -206,13 +206,18 @@ static int64_t paged_block_keys(int64_t page_size)
 }
 
 /* Work items sorted by cost (rows x keys), heaviest first, so the dynamic
- * schedule does not end on one long sequence. */
-#define ITEM_W 8
-#define GROUP_W 6
+ * schedule does not end on one long sequence. An item is (sequence, KV
+ * heads [h0, h1), rows [r0, r1), keys [k0, k1), scratch offset, cost). */
+#define ITEM_W SB_PAGED_ITEM_W
+#define GROUP_W 7
 /* Fewer base items than this many per thread: split the key ranges. */
 #define SPLIT_ITEMS_PER_THREAD 4
 /* No split part is shorter than this many keys. */
 #define SPLIT_MIN_KEYS 256
+/* Running state (scaled Q, output, max, sum) of the KV heads one item
+ * walks together, at most this many bytes: small enough to stay in L1/L2
+ * beside the pages streaming through. */
+#define HEADS_STATE_BYTES 65536
 
 static int item_cmp(const void *pa, const void *pb)
 {
@@ -220,20 +225,44 @@ static int item_cmp(const void *pa, const void *pb)
     return a[7] < b[7] ? 1 : (a[7] > b[7] ? -1 : 0);
 }
 
+/* Floats of running state per KV head for R rows: Q, O, max, sum. */
+static int64_t head_state(int64_t R, int64_t d) { return R * (2 * d + 2); }
+
+/* KV heads one item walks together for R rows: as many as the state
+ * budget holds (at least one). A page holds the rows of all KV heads of
+ * its tokens back to back ([page][kv_head][slot][D]), so an item that
+ * takes every head of a page in turn reads K and V as runs of
+ * hkv·page_size·D values that the hardware prefetcher follows; an item of
+ * one head jumps to another page every page_size·D values. */
+static int64_t heads_per_item(const sb_paged_shape *s, int64_t R)
+{
+    int64_t per = head_state(R, s->d) * (int64_t)sizeof(float);
+    int64_t n = HEADS_STATE_BYTES / (per > 0 ? per : 1);
+    return n < 1 ? 1 : (n > s->hkv ? s->hkv : n);
+}
+
 int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                     sb_err *err)
 {
     memset(ws, 0, sizeof *ws);
+    int nth = nthreads < 1 ? 1 : nthreads;
     int64_t kb = paged_block_keys(s->page_size);
     int64_t rt = SB_PAGED_RT, g = s->hq / s->hkv, d = s->d;
-    int rc = ws_alloc(ws, nthreads, 2 * rt * d + rt * kb + 2 * rt, err);
+    int64_t nbase = 0, state = 0;
+    for (int64_t i = 0; i < s->batch; i++) {
+        int64_t rows = sb_paged_qlen(s, i) * g;
+        for (int64_t r0 = 0; r0 < rows; r0 += rt) {
+            int64_t R = imin(rows, r0 + rt) - r0, hg = heads_per_item(s, R);
+            nbase += (s->hkv + hg - 1) / hg;
+            if (hg * head_state(R, d) > state)
+                state = hg * head_state(R, d);
+        }
+    }
+    int rc = ws_alloc(ws, nth, state + rt * kb, err);
     if (rc)
         return rc;
-    int64_t nbase = 0;
-    for (int64_t i = 0; i < s->batch; i++)
-        nbase += s->hkv * ((sb_paged_qlen(s, i) * g + rt - 1) / rt);
-    int64_t target = (int64_t)SPLIT_ITEMS_PER_THREAD * ws->nthreads;
-    int64_t want = nbase < target ? (target + nbase - 1) / nbase : 1;
+    int64_t target = (int64_t)SPLIT_ITEMS_PER_THREAD * nth;
+    int64_t want = nbase < target && nbase > 0 ? (target + nbase - 1) / nbase : 1;
     int64_t min_keys = (SPLIT_MIN_KEYS + kb - 1) / kb * kb;
 
     /* Two passes: count items, groups and scratch, then fill. */
@@ -242,9 +271,11 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
         nitems = ngroups = nscratch = 0;
         for (int64_t i = 0; i < s->batch; i++) {
             int64_t rows = sb_paged_qlen(s, i) * g;
-            for (int64_t h = 0; h < s->hkv; h++)
-                for (int64_t r0 = 0; r0 < rows; r0 += rt) {
-                    int64_t r1 = imin(rows, r0 + rt), R = r1 - r0;
+            for (int64_t r0 = 0; r0 < rows; r0 += rt) {
+                int64_t r1 = imin(rows, r0 + rt), R = r1 - r0;
+                int64_t hg = heads_per_item(s, R);
+                for (int64_t h0 = 0; h0 < s->hkv; h0 += hg) {
+                    int64_t h1 = imin(s->hkv, h0 + hg), nh = h1 - h0;
                     int64_t kmax = sb_paged_keys(s, i, (r1 - 1) / g);
                     int64_t parts = imin(want, (kmax + min_keys - 1) / min_keys);
                     int64_t chunk = kmax;
@@ -256,34 +287,38 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                     if (parts < 1)
                         parts = 1;
                     int64_t off = parts > 1 ? nscratch : -1;
+                    int64_t per_part = nh * R * (d + 2);
                     if (pass == 1 && parts > 1) {
                         int64_t *gr = ws->groups + GROUP_W * ngroups;
                         gr[0] = i;
-                        gr[1] = h;
+                        gr[1] = h0;
                         gr[2] = r0;
                         gr[3] = r1;
                         gr[4] = off;
                         gr[5] = parts;
+                        gr[6] = h1;
                     }
                     for (int64_t p = 0; p < parts; p++) {
                         if (pass == 1) {
                             int64_t *it = ws->items + ITEM_W * nitems;
                             it[0] = i;
-                            it[1] = h;
+                            it[1] = h0;
                             it[2] = r0;
                             it[3] = r1;
                             it[4] = parts > 1 ? p * chunk : 0;
                             it[5] = parts > 1 ? imin(kmax, (p + 1) * chunk) : kmax;
-                            it[6] = parts > 1 ? off + p * R * (d + 2) : -1;
-                            it[7] = R * (it[5] - it[4] + 1);
+                            it[6] = parts > 1 ? off + p * per_part : -1;
+                            it[7] = nh * R * (it[5] - it[4] + 1);
+                            it[8] = h1;
                         }
                         nitems++;
                     }
                     if (parts > 1) {
                         ngroups++;
-                        nscratch += parts * R * (d + 2);
+                        nscratch += parts * per_part;
                     }
                 }
+            }
         }
         if (pass == 0) {
             ws->items = malloc((size_t)(nitems > 0 ? nitems : 1) * ITEM_W *
@@ -409,70 +444,35 @@ static inline float hsum1(__m256 a)
 #define PF_AHEAD 2
 #endif
 
-/* A prefetch stream over one page's rows (K or V), issued a few lines per
- * step of a micro-kernel's key loop, so the prefetches keep pace with the
- * arithmetic instead of arriving in bursts that fill the miss buffers and
- * stall it. */
-typedef struct pf_stream {
-    const char *p;
-    int64_t left, per; /* lines still to prefetch, lines per step */
-} pf_stream;
-
-/* The stream over the rows of KV head kvh in page pi of a sequence's page
- * table pt (keys below kend), from the pool (K or V); empty past the end. */
-static inline pf_stream pf_page(const float *pool, const int32_t *pt,
-                                int64_t pi, int64_t kend,
-                                const sb_paged_shape *s, int64_t kvh)
+/* Prefetching: while a micro-kernel uses the rows of one page it
+ * prefetches the same bytes of the page `ahead` pages on, a line for each
+ * line it loads, so the prefetches keep the pace of the arithmetic (a
+ * page's worth at once fills the miss buffers and stalls it) and walk the
+ * next page in the order it will be read. pf_rows gives that page's rows
+ * of KV head kvh (K or V pool), or the current rows, already in cache, past
+ * the end of the keys. */
+static inline const char *pf_rows(const float *pool, const int32_t *pt,
+                                  int64_t pi, int64_t kend,
+                                  const sb_paged_shape *s, int64_t kvh,
+                                  const float *here)
 {
-    const int64_t P = s->page_size, d = s->d;
-    pf_stream f = {NULL, 0, 0};
-    if (pi * P < kend) {
-        f.p = (const char *)(pool + (pt[pi] * s->hkv + kvh) * P * d);
-        f.left = (imin(P, kend - pi * P) * d * 4 + 63) / 64;
-    }
-    return f;
+    if (pi * s->page_size >= kend)
+        return (const char *)here;
+    return (const char *)(pool + (pt[pi] * s->hkv + kvh) * s->page_size * s->d);
 }
 
 #ifdef SB_ATTN_AVX2
-/* Spread what is left over `steps` steps. */
-static inline void pf_pace(pf_stream *f, int64_t steps)
-{
-    f->per = steps > 0 ? (f->left + steps - 1) / steps : f->left;
-}
+#define PF(p) _mm_prefetch((p), _MM_HINT_T0)
 #endif
 
-static inline void pf_step(pf_stream *f)
-{
-#ifdef SB_ATTN_AVX2
-    int64_t n = f->per < f->left ? f->per : f->left;
-    if (n <= 0)
-        return; /* an empty stream has no pointer to advance */
-    for (int64_t i = 0; i < n; i++)
-        _mm_prefetch(f->p + 64 * i, _MM_HINT_T0);
-    f->p += 64 * n;
-    f->left -= n;
-#else
-    (void)f;
-#endif
-}
-
-static inline void pf_finish(pf_stream *f)
-{
-    f->per = f->left;
-    pf_step(f);
-}
-
-/* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns), issuing
- * the prefetch stream pf as it goes. */
+/* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns), prefetching
+ * the same bytes at pf. */
 static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
-                    int64_t d, float *S, int64_t lds, pf_stream *pf)
+                    int64_t d, float *S, int64_t lds, const char *pf)
 {
     int64_t r = 0;
 #ifdef SB_ATTN_AVX2
     if (d % 8 == 0) {
-        /* The stream is spread over the first row block's key loop, or
-         * over the single-row loop when there is no block of 4 rows. */
-        pf_pace(pf, R >= 4 ? (nt + 1) / 2 : (nt + 3) / 4);
         /* 4 rows x 2 keys: 8 accumulators, 2 K vectors and 1 Q vector stay
          * in 11 of the 16 registers. (4 x 3 needs all 16, and GCC spilled
          * an accumulator to the stack, a store-to-load chain through every
@@ -482,23 +482,33 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                         *q3 = q2 + d;
             int64_t t = 0;
             for (; t + 2 <= nt; t += 2) {
-                pf_step(pf);
+                const char *pk = pf + 4 * t * d;
                 const float *k0 = kp + t * d, *k1 = k0 + d;
                 __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00,
                        a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
                 for (int64_t c = 0; c < d; c += 8) {
+                    PF(pk + 8 * c); /* 2 rows: a line per step */
                     __m256 kv0 = _mm256_loadu_ps(k0 + c);
                     __m256 kv1 = _mm256_loadu_ps(k1 + c);
+                    /* Each vector loaded once: GCC otherwise folds the
+                     * loads into the FMAs, 10 or 12 loads a step where 6
+                     * do (two 256-bit loads a cycle on Zen 3). */
+                    SB_IN_REG(kv0);
+                    SB_IN_REG(kv1);
                     __m256 x = _mm256_loadu_ps(q0 + c);
+                    SB_IN_REG(x);
                     a00 = _mm256_fmadd_ps(x, kv0, a00);
                     a01 = _mm256_fmadd_ps(x, kv1, a01);
                     x = _mm256_loadu_ps(q1 + c);
+                    SB_IN_REG(x);
                     a10 = _mm256_fmadd_ps(x, kv0, a10);
                     a11 = _mm256_fmadd_ps(x, kv1, a11);
                     x = _mm256_loadu_ps(q2 + c);
+                    SB_IN_REG(x);
                     a20 = _mm256_fmadd_ps(x, kv0, a20);
                     a21 = _mm256_fmadd_ps(x, kv1, a21);
                     x = _mm256_loadu_ps(q3 + c);
+                    SB_IN_REG(x);
                     a30 = _mm256_fmadd_ps(x, kv0, a30);
                     a31 = _mm256_fmadd_ps(x, kv1, a31);
                 }
@@ -515,6 +525,7 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                 const float *k0 = kp + t * d;
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
                 for (int64_t c = 0; c < d; c += 8) {
+                    PF(pf + 4 * (t * d + c));
                     __m256 kv0 = _mm256_loadu_ps(k0 + c);
                     SB_IN_REG(kv0);
                     a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv0, a0);
@@ -534,11 +545,13 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
             const float *q0 = Qs + r * d;
             int64_t t = 0;
             for (; t + 4 <= nt; t += 4) {
-                pf_step(pf);
+                const char *pk = pf + 4 * t * d;
                 const float *k0 = kp + t * d, *k1 = k0 + d, *k2 = k1 + d,
                             *k3 = k2 + d;
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
                 for (int64_t c = 0; c < d; c += 8) {
+                    PF(pk + 16 * c); /* 4 rows: two lines per step */
+                    PF(pk + 16 * c + 64);
                     __m256 x = _mm256_loadu_ps(q0 + c);
                     SB_IN_REG(x);
                     a0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k0 + c), a0);
@@ -551,17 +564,18 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
             for (; t < nt; t++) {
                 const float *k0 = kp + t * d;
                 __m256 a0 = _mm256_setzero_ps();
-                for (int64_t c = 0; c < d; c += 8)
+                for (int64_t c = 0; c < d; c += 8) {
+                    PF(pf + 4 * (t * d + c));
                     a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c),
                                          _mm256_loadu_ps(k0 + c), a0);
+                }
                 S[r * lds + t] = hsum1(a0);
             }
         }
-        pf_finish(pf);
         return;
     }
 #endif
-    pf_finish(pf);
+    (void)pf;
     for (; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float acc = 0.0f;
@@ -573,14 +587,13 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
 }
 
 /* Oa[r][c] += Σ_t P[r·lds + t] · V[t][c] for R rows, nt keys, d columns,
- * issuing the prefetch stream pf as it goes. */
+ * prefetching the same bytes at pf. */
 static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
-                    int64_t nt, int64_t d, float *Oa, pf_stream *pf)
+                    int64_t nt, int64_t d, float *Oa, const char *pf)
 {
     int64_t r = 0;
 #ifdef SB_ATTN_AVX2
     if (d % 8 == 0) {
-        pf_pace(pf, R >= 4 ? (d + 15) / 16 : nt * (d / 64 > 0 ? d / 64 : 1));
         for (; r + 4 <= R; r += 4) {
             const float *p0 = P + r * lds, *p1 = p0 + lds, *p2 = p1 + lds,
                         *p3 = p2 + lds;
@@ -589,13 +602,13 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
             /* 4 rows x 16 columns: 8 accumulators cover the FMA latency
              * and 128 or 64 columns leave no tail. */
             for (; c + 16 <= d; c += 16) {
-                pf_step(pf);
                 __m256 a00 = _mm256_loadu_ps(o0 + c), a01 = _mm256_loadu_ps(o0 + c + 8);
                 __m256 a10 = _mm256_loadu_ps(o1 + c), a11 = _mm256_loadu_ps(o1 + c + 8);
                 __m256 a20 = _mm256_loadu_ps(o2 + c), a21 = _mm256_loadu_ps(o2 + c + 8);
                 __m256 a30 = _mm256_loadu_ps(o3 + c), a31 = _mm256_loadu_ps(o3 + c + 8);
                 for (int64_t t = 0; t < nt; t++) {
                     const float *vr = vp + t * d + c;
+                    PF(pf + 4 * (t * d + c)); /* the line loaded next */
                     __m256 v0 = _mm256_loadu_ps(vr), v1 = _mm256_loadu_ps(vr + 8);
                     SB_IN_REG(v0);
                     SB_IN_REG(v1);
@@ -625,6 +638,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
                 __m256 a0 = _mm256_loadu_ps(o0 + c), a1 = _mm256_loadu_ps(o1 + c),
                        a2 = _mm256_loadu_ps(o2 + c), a3 = _mm256_loadu_ps(o3 + c);
                 for (int64_t t = 0; t < nt; t++) {
+                    PF(pf + 4 * (t * d + c));
                     __m256 v0 = _mm256_loadu_ps(vp + t * d + c);
                     SB_IN_REG(v0);
                     a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + t), v0, a0);
@@ -648,7 +662,11 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
                 for (int i = 0; i < 8; i++)
                     a[i] = _mm256_loadu_ps(orow + c + 8 * i);
                 for (int64_t t = 0; t < nt; t++) {
-                    pf_step(pf);
+                    const char *pv = pf + 4 * (t * d + c);
+                    PF(pv); /* 64 columns: four lines */
+                    PF(pv + 64);
+                    PF(pv + 128);
+                    PF(pv + 192);
                     __m256 p = _mm256_broadcast_ss(pr + t);
                     SB_IN_REG(p);
                     const float *vr = vp + t * d + c;
@@ -661,15 +679,17 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
             }
             for (; c < d; c += 8) {
                 __m256 a0 = _mm256_loadu_ps(orow + c);
-                for (int64_t t = 0; t < nt; t++)
+                for (int64_t t = 0; t < nt; t++) {
+                    PF(pf + 4 * (t * d + c));
                     a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + t),
                                          _mm256_loadu_ps(vp + t * d + c), a0);
+                }
                 _mm256_storeu_ps(orow + c, a0);
             }
         }
     }
 #endif
-    pf_finish(pf);
+    (void)pf;
     for (; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float p = P[r * lds + t];
@@ -693,67 +713,84 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
 
 #pragma omp parallel num_threads(ws->nthreads)
     {
-        float *Qs = ws->buf + (int64_t)omp_get_thread_num() * ws->per_thread;
-        float *Oa = Qs + RT * d, *S = Oa + RT * d;
-        float *mrow = S + RT * KB, *lrow = mrow + RT;
+        float *S = ws->buf + (int64_t)omp_get_thread_num() * ws->per_thread;
+        float *st = S + RT * KB; /* per head: Qs[R·d], Oa[R·d], m[R], l[R] */
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < ws->n_items; it++) {
             const int64_t *item = ws->items + ITEM_W * it;
-            int64_t seq = item[0], kvh = item[1], r0 = item[2], r1 = item[3];
-            int64_t k0 = item[4], kend = item[5], soff = item[6];
-            int64_t R = r1 - r0, q0 = s->cu_q[seq];
-            /* Gather the rows (token u, head kvh·g + j) of this KV head,
+            int64_t seq = item[0], h0 = item[1], r0 = item[2], r1 = item[3];
+            int64_t k0 = item[4], kend = item[5], soff = item[6], h1 = item[8];
+            int64_t R = r1 - r0, q0 = s->cu_q[seq], nh = h1 - h0;
+            int64_t hs = head_state(R, d);
+            /* Several heads: a block is one page, every head in turn, and
+             * the same page's rows one page on are prefetched (the run of
+             * the page after is read in the same order). One head: blocks
+             * of KB keys, pages PF_AHEAD on. */
+            int64_t kb = nh > 1 ? P : KB, ahead = nh > 1 ? 1 : PF_AHEAD;
+            /* Gather the rows (token u, head kvh·g + j) of each KV head,
              * scaled into base-2 scores. */
-            for (int64_t r = 0; r < R; r++) {
-                int64_t u = (r0 + r) / g, j = (r0 + r) % g;
-                const float *src = q + ((q0 + u) * hq + kvh * g + j) * d;
+            for (int64_t hh = 0; hh < nh; hh++) {
+                float *Qs = st + hh * hs, *Oa = Qs + R * d;
+                float *mrow = Oa + R * d, *lrow = mrow + R;
+                int64_t kvh = h0 + hh;
+                for (int64_t r = 0; r < R; r++) {
+                    int64_t u = (r0 + r) / g, j = (r0 + r) % g;
+                    const float *src = q + ((q0 + u) * hq + kvh * g + j) * d;
 #pragma omp simd
-                for (int64_t c = 0; c < d; c++) {
-                    Qs[r * d + c] = src[c] * scale;
-                    Oa[r * d + c] = 0.0f;
+                    for (int64_t c = 0; c < d; c++) {
+                        Qs[r * d + c] = src[c] * scale;
+                        Oa[r * d + c] = 0.0f;
+                    }
+                    mrow[r] = -INFINITY;
+                    lrow[r] = 0.0f;
                 }
-                mrow[r] = -INFINITY;
-                lrow[r] = 0.0f;
             }
             const int32_t *pt = table + s->cu_pages[seq];
-            for (int64_t j0 = k0; j0 < kend; j0 += KB) {
-                int64_t n = imin(KB, kend - j0);
-                for (int64_t pj = 0; pj < n; pj += P) {
-                    int64_t pi = (j0 + pj) / P;
-                    int64_t page = pt[pi];
-                    const float *kp = kpool + (page * hkv + kvh) * P * d;
-                    /* Prefetch K of the page PF_AHEAD pages on. */
-                    pf_stream pf = pf_page(kpool, pt, pi + PF_AHEAD, kend, s, kvh);
-                    qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, KB, &pf);
+            for (int64_t j0 = k0; j0 < kend; j0 += kb) {
+                int64_t n = imin(kb, kend - j0);
+                for (int64_t hh = 0; hh < nh; hh++) {
+                    float *Qs = st + hh * hs, *Oa = Qs + R * d;
+                    float *mrow = Oa + R * d, *lrow = mrow + R;
+                    int64_t kvh = h0 + hh;
+                    for (int64_t pj = 0; pj < n; pj += P) {
+                        int64_t pi = (j0 + pj) / P;
+                        const float *kp = kpool + (pt[pi] * hkv + kvh) * P * d;
+                        qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, kb,
+                                pf_rows(kpool, pt, pi + ahead, kend, s, kvh, kp));
+                    }
+                    for (int64_t r = 0; r < R; r++) {
+                        int64_t lim = iclamp(
+                            sb_paged_keys(s, seq, (r0 + r) / g) - j0, 0, n);
+                        softmax_row(S + r * kb, lim, n, &mrow[r], &lrow[r],
+                                    Oa + r * d, d);
+                    }
+                    for (int64_t pj = 0; pj < n; pj += P) {
+                        int64_t pi = (j0 + pj) / P;
+                        const float *vp = vpool + (pt[pi] * hkv + kvh) * P * d;
+                        pv_tile(S + pj, kb, R, vp, imin(P, n - pj), d, Oa,
+                                pf_rows(vpool, pt, pi + ahead, kend, s, kvh, vp));
+                    }
+                }
+            }
+            for (int64_t hh = 0; hh < nh; hh++) {
+                const float *Oa = st + hh * hs + R * d;
+                const float *mrow = Oa + R * d, *lrow = mrow + R;
+                int64_t kvh = h0 + hh;
+                if (soff >= 0) { /* one part of a split range: merged below */
+                    float *part = ws->scratch + soff + hh * R * (d + 2);
+                    memcpy(part, Oa, (size_t)(R * d) * sizeof *part);
+                    memcpy(part + R * d, mrow, (size_t)R * sizeof *part);
+                    memcpy(part + R * d + R, lrow, (size_t)R * sizeof *part);
+                    continue;
                 }
                 for (int64_t r = 0; r < R; r++) {
-                    int64_t lim = iclamp(
-                        sb_paged_keys(s, seq, (r0 + r) / g) - j0, 0, n);
-                    softmax_row(S + r * KB, lim, n, &mrow[r], &lrow[r],
-                                Oa + r * d, d);
-                }
-                for (int64_t pj = 0; pj < n; pj += P) {
-                    int64_t pi = (j0 + pj) / P;
-                    const float *vp = vpool + (pt[pi] * hkv + kvh) * P * d;
-                    /* Prefetch V of the page PF_AHEAD pages on. */
-                    pf_stream pf = pf_page(vpool, pt, pi + PF_AHEAD, kend, s, kvh);
-                    pv_tile(S + pj, KB, R, vp, imin(P, n - pj), d, Oa, &pf);
-                }
-            }
-            if (soff >= 0) { /* one part of a split range: merged below */
-                float *part = ws->scratch + soff;
-                memcpy(part, Oa, (size_t)(R * d) * sizeof *part);
-                memcpy(part + R * d, mrow, (size_t)R * sizeof *part);
-                memcpy(part + R * d + R, lrow, (size_t)R * sizeof *part);
-                continue;
-            }
-            for (int64_t r = 0; r < R; r++) {
-                int64_t u = (r0 + r) / g, j = (r0 + r) % g;
-                float *dst = o + ((q0 + u) * hq + kvh * g + j) * d;
-                float inv = lrow[r] > 0.0f ? 1.0f / lrow[r] : 0.0f;
+                    int64_t u = (r0 + r) / g, j = (r0 + r) % g;
+                    float *dst = o + ((q0 + u) * hq + kvh * g + j) * d;
+                    float inv = lrow[r] > 0.0f ? 1.0f / lrow[r] : 0.0f;
 #pragma omp simd
-                for (int64_t c = 0; c < d; c++)
-                    dst[c] = Oa[r * d + c] * inv;
+                    for (int64_t c = 0; c < d; c++)
+                        dst[c] = Oa[r * d + c] * inv;
+                }
             }
         }
         /* Merge the parts of split ranges: rescale each part to the common
@@ -761,37 +798,39 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
 #pragma omp for schedule(static)
         for (int64_t gi = 0; gi < ws->n_groups; gi++) {
             const int64_t *gr = ws->groups + GROUP_W * gi;
-            int64_t seq = gr[0], kvh = gr[1], r0 = gr[2], r1 = gr[3];
+            int64_t seq = gr[0], h0 = gr[1], r0 = gr[2], r1 = gr[3], h1 = gr[6];
             int64_t R = r1 - r0, parts = gr[5], q0 = s->cu_q[seq];
-            const float *base = ws->scratch + gr[4];
-            int64_t pstride = R * (d + 2);
-            for (int64_t r = 0; r < R; r++) {
-                int64_t u = (r0 + r) / g, j = (r0 + r) % g;
-                float *dst = o + ((q0 + u) * hq + kvh * g + j) * d;
-                float mx = -INFINITY, l = 0.0f;
-                for (int64_t p = 0; p < parts; p++) {
-                    float mp = base[p * pstride + R * d + r];
-                    mx = mp > mx ? mp : mx;
-                }
-                for (int64_t c = 0; c < d; c++)
-                    dst[c] = 0.0f;
-                if (mx == -INFINITY)
-                    continue; /* no visible key in any part */
-                for (int64_t p = 0; p < parts; p++) {
-                    const float *part = base + p * pstride;
-                    float mp = part[R * d + r];
-                    if (mp == -INFINITY)
-                        continue;
-                    float w = sb__exp2f(mp - mx);
-                    l += w * part[R * d + R + r];
+            int64_t pstride = (h1 - h0) * R * (d + 2);
+            for (int64_t kvh = h0; kvh < h1; kvh++) {
+                const float *base = ws->scratch + gr[4] + (kvh - h0) * R * (d + 2);
+                for (int64_t r = 0; r < R; r++) {
+                    int64_t u = (r0 + r) / g, j = (r0 + r) % g;
+                    float *dst = o + ((q0 + u) * hq + kvh * g + j) * d;
+                    float mx = -INFINITY, l = 0.0f;
+                    for (int64_t p = 0; p < parts; p++) {
+                        float mp = base[p * pstride + R * d + r];
+                        mx = mp > mx ? mp : mx;
+                    }
+                    for (int64_t c = 0; c < d; c++)
+                        dst[c] = 0.0f;
+                    if (mx == -INFINITY)
+                        continue; /* no visible key in any part */
+                    for (int64_t p = 0; p < parts; p++) {
+                        const float *part = base + p * pstride;
+                        float mp = part[R * d + r];
+                        if (mp == -INFINITY)
+                            continue;
+                        float w = sb__exp2f(mp - mx);
+                        l += w * part[R * d + R + r];
+#pragma omp simd
+                        for (int64_t c = 0; c < d; c++)
+                            dst[c] += w * part[r * d + c];
+                    }
+                    float inv = l > 0.0f ? 1.0f / l : 0.0f;
 #pragma omp simd
                     for (int64_t c = 0; c < d; c++)
-                        dst[c] += w * part[r * d + c];
+                        dst[c] *= inv;
                 }
-                float inv = l > 0.0f ? 1.0f / l : 0.0f;
-#pragma omp simd
-                for (int64_t c = 0; c < d; c++)
-                    dst[c] *= inv;
             }
         }
     }

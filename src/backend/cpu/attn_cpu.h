@@ -33,12 +33,14 @@ typedef struct sb_attn_ws {
     int nthreads;
     int64_t per_thread; /* floats per thread */
     float *buf;         /* nthreads * per_thread floats */
-    /* paged: work items (sequence, KV head, rows [r0, r1), keys [k0, k1),
-     * scratch offset or -1, cost), heaviest first. When there are fewer
-     * (sequence, KV head) items than a few per thread, long key ranges are
-     * split (flash-decoding): each part writes its unnormalised output,
-     * max and sum to scratch, and a merge pass combines the parts of each
-     * group (sequence, KV head, rows, first scratch offset, parts). */
+    /* paged: work items of SB_PAGED_ITEM_W values (sequence, first KV
+     * head h0, rows [r0, r1), keys [k0, k1), scratch offset or -1, cost,
+     * end KV head h1), heaviest first. An item takes KV heads [h0, h1)
+     * together, as many as a small running state holds. When there are
+     * fewer items than a few per thread, long key ranges are split
+     * (flash-decoding): each part writes its unnormalised output, max and
+     * sum to scratch, and a merge pass combines the parts of each group
+     * (sequence, h0, rows, first scratch offset, parts, h1). */
     int64_t n_items;
     int64_t *items;
     int64_t n_groups;
@@ -52,6 +54,7 @@ typedef struct sb_attn_ws {
 /* Query rows (token x head) per paged work item, keys per paged block. */
 #define SB_PAGED_RT 64
 #define SB_PAGED_KB 64
+#define SB_PAGED_ITEM_W 9
 
 int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads,
                       sb_attn_ws *ws, sb_err *err);
