@@ -20,5 +20,6 @@ if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang" AND
   target_include_directories(test_ops_portable PRIVATE ${CMAKE_SOURCE_DIR}/src
     ${SB_TEST_DIR})
   target_link_libraries(test_ops_portable PRIVATE solbench_lib)
+  target_compile_definitions(test_ops_portable PRIVATE SB_TEST_PORTABLE_OPS)
   add_test(NAME unit.test_ops_portable COMMAND test_ops_portable)
 endif()
