@@ -35,10 +35,12 @@ static inline __m256 sb_vexp2(__m256 t)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-/* The same for four vectors in place, stage by stage: the four dependency
- * chains advance together, so a loop of them keeps the units busy instead
- * of waiting on one chain of some 40 cycles at a time. */
-static inline void sb_vexp2_x4(__m256 t[4])
+/* Four vectors in place, stage by stage: the four dependency chains
+ * advance together, so a loop of them keeps the units busy instead of
+ * waiting on one chain of some 40 cycles at a time. 2^f by the polynomial
+ * c[0] + c[1]·f + ... + c[deg]·f^deg (Horner); inlined with constant
+ * coefficients, as the two callers below are. */
+static inline void sb__vexp2_x4_poly(__m256 t[4], const float *c, int deg)
 {
     const __m256 shifter = _mm256_set1_ps(SB_VEXP_SHIFTER);
     __m256 ti[4], f[4], p[4];
@@ -47,56 +49,40 @@ static inline void sb_vexp2_x4(__m256 t[4])
                              _mm256_set1_ps(127.0f));
         ti[k] = _mm256_add_ps(t[k], shifter);
     }
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         f[k] = _mm256_sub_ps(t[k], _mm256_sub_ps(ti[k], shifter));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(_mm256_set1_ps(1.330882482e-3f), f[k],
-                               _mm256_set1_ps(9.671516374e-3f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(5.550582455e-2f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(2.402224203e-1f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(6.931470917e-1f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(1.0f));
+        p[k] = _mm256_set1_ps(c[deg]);
+    }
+    for (int j = deg - 1; j >= 0; j--)
+        for (int k = 0; k < 4; k++)
+            p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(c[j]));
     for (int k = 0; k < 4; k++)
         t[k] = _mm256_mul_ps(p[k], _mm256_castsi256_ps(_mm256_slli_epi32(
                    _mm256_add_epi32(_mm256_castps_si256(ti[k]),
                                     _mm256_set1_epi32(127)), 23)));
 }
 
-/* 2^t to 2.7e-6 relative, for results stored in bf16: the same reduction
- * and clamp as sb_vexp2_x4, 2^f by a degree-4 fit (relative error 2.6e-6
- * on [-1/2, 1/2]), one FMA fewer per vector and a dependency chain 4
- * cycles shorter. The bf16 verifier allows half an ulp (2^-9 relative at
- * most) plus 1e-5 relative, so the result still rounds to within it;
- * degree 3 (7.5e-5) would not: a value that close to a rounding midpoint
- * can round the wrong way, one ulp off. */
+/* sb_vexp2's degree-5 fit (1.2e-7), four vectors at a time. */
+static inline void sb_vexp2_x4(__m256 t[4])
+{
+    static const float c[6] = {1.0f, 6.931470917e-1f, 2.402224203e-1f,
+                               5.550582455e-2f, 9.671516374e-3f,
+                               1.330882482e-3f};
+    sb__vexp2_x4_poly(t, c, 5);
+}
+
+/* 2^t to 2.7e-6 relative, for results stored in bf16: a degree-4 fit
+ * (relative error 2.6e-6 on [-1/2, 1/2]), one FMA fewer per vector and a
+ * dependency chain 4 cycles shorter. The bf16 verifier allows half an ulp
+ * (2^-9 relative at most) plus 1e-5 relative, so the result still rounds
+ * to within it; degree 3 (7.5e-5) would not: a value that close to a
+ * rounding midpoint can round the wrong way, one ulp off. */
 static inline void sb_vexp2_x4_bf16(__m256 t[4])
 {
-    const __m256 shifter = _mm256_set1_ps(SB_VEXP_SHIFTER);
-    __m256 ti[4], f[4], p[4];
-    for (int k = 0; k < 4; k++) {
-        t[k] = _mm256_min_ps(_mm256_max_ps(t[k], _mm256_set1_ps(-126.0f)),
-                             _mm256_set1_ps(127.0f));
-        ti[k] = _mm256_add_ps(t[k], shifter);
-    }
-    for (int k = 0; k < 4; k++)
-        f[k] = _mm256_sub_ps(t[k], _mm256_sub_ps(ti[k], shifter));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(_mm256_set1_ps(9.57004725933075e-3f), f[k],
-                               _mm256_set1_ps(5.5917747318744659e-2f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(2.40247443318367e-1f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(6.931218504905701e-1f));
-    for (int k = 0; k < 4; k++)
-        p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(9.999992847442627e-1f));
-    for (int k = 0; k < 4; k++)
-        t[k] = _mm256_mul_ps(p[k], _mm256_castsi256_ps(_mm256_slli_epi32(
-                   _mm256_add_epi32(_mm256_castps_si256(ti[k]),
-                                    _mm256_set1_epi32(127)), 23)));
+    static const float c[5] = {9.999992847442627e-1f, 6.931218504905701e-1f,
+                               2.40247443318367e-1f, 5.5917747318744659e-2f,
+                               9.57004725933075e-3f};
+    sb__vexp2_x4_poly(t, c, 4);
 }
 #endif
 
