@@ -279,8 +279,9 @@ static void test_head_groups(void)
     int64_t len[3] = {40, 300, 7};
     sb_paged_shape s;
     sb_err err;
-    /* batch 3, 32 query heads, 8 KV heads, D 128, pages of 16, chunk 20
-     * for the third sequence only (chunk applies where len > chunk). */
+    /* batch 3, 32 query heads, 8 KV heads, D 128, pages of 16; a chunk
+     * of 20 query tokens every 4th sequence: sequence 0 only (80 rows: a
+     * tile of 64 and one of 16), the others decode (4 rows). */
     CHECK(sb_paged_shape_init(&s, 3, len, 32, 8, 128, 16, 20, 4, &err) == 0);
     sb_attn_ws ws;
     CHECK(sb_cpu_paged_ws(&s, 1, &ws, &err) == 0);

@@ -689,11 +689,11 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
  * silu(a) = a / (1 + e^-a) comes from a table of all of them (computed in
  * double, rounded to fp32: more exact than the polynomial), times the up
  * value, rounded to bf16. No exponential at run time, and the op is a
- * stream again. The lookups are scalar loads: on Zen 3 they ran 1.5-2x
- * faster than two vgatherdps per 16 elements. The table is 256 KiB; the
+ * stream again. The lookups are scalar loads: on Zen 3 they ran 1.4-2.4x
+ * faster than two vgatherdps per 16 elements (docs/PRIMITIVES.md). The table is 256 KiB; the
  * codes real activations take (and the benchmark's inputs) are a few
- * thousand, which stay in L1/L2. Built once per process on first use (~1
- * ms, in the runner's warm-up, outside the timed samples). As on the other
+ * thousand, which stay in L1/L2. Built once per process (~1 ms) when the
+ * first bf16 swiglu point is set up. As on the other
  * bf16 paths a NaN gives NaN (the table holds it) and rounding is to
  * nearest even. */
 static float sb__silu_tab[65536];
@@ -707,10 +707,15 @@ static void sb__silu_build(void)
     }
 }
 
+/* Builds the table if this process has not yet: the benchmark's setup
+ * calls it, so no timed call pays for it; the kernel calls it too for
+ * callers without a setup (the unit tests), where it is one atomic load. */
+static void sb__silu_ready(void) { pthread_once(&sb__silu_once, sb__silu_build); }
+
 static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
                                 uint16_t *y)
 {
-    pthread_once(&sb__silu_once, sb__silu_build);
+    sb__silu_ready();
     const int64_t T = s->tokens, d = s->d;
     _Pragma("omp parallel")
     {
@@ -907,6 +912,10 @@ int sb_ops_cpu_setup(const sb_ops_shape *s, void **state, sb_err *err)
         st->scratch = sb_alloc_aligned(sb_ops_cpu_scratch(s));
         fail |= !st->scratch;
     }
+#ifdef SB__OPS_AVX2
+    if (s->op == SB_OP_SWIGLU && s->bf16)
+        sb__silu_ready();
+#endif
     if (fail) {
         sb__ops_teardown(st);
         return sb_fail(err, SB_ENOMEM,
