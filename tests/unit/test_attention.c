@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/util.h"
 
@@ -363,50 +364,29 @@ static void test_bmm(void)
 
 /* ---- the benchmarks through the registry ----------------------------------- */
 
-static int point_of(const sb_bench *b, const char *const *kv, int n,
-                    sb_params *out)
-{
-    sb_pset ps;
-    memset(&ps, 0, sizeof ps);
-    sb_err err;
-    for (int i = 0; i < n; i++)
-        if (sb_pset_add(&ps, kv[i], &err))
-            return -1;
-    const sb_pset *layers[1] = {&ps};
-    bool lenient[1] = {false};
-    sb_params *pts = NULL;
-    int np = 0;
-    if (sb_params_expand(b->name, b->params, layers, lenient, 1, &pts, &np,
-                         &err) || np != 1) {
-        free(pts);
-        return -1;
-    }
-    *out = pts[0];
-    free(pts);
-    return 0;
-}
-
-static void expect_refused(const char *bench, const char *kv0,
-                           const char *kv1, const char *name)
+static void expect_refused(const char *bench, const char *spec,
+                           const char *name)
 {
     const sb_bench *b = sb_bench_find(bench, NULL);
     CHECK(b != NULL);
     if (!b)
         return;
-    const char *kv[2] = {kv0, kv1};
     sb_params p;
     sb_ctx ctx;
     sb_ctx_defaults(&ctx);
     sb_err err;
     memset(&err, 0, sizeof err);
-    CHECK(point_of(b, kv, kv1 ? 2 : 1, &p) == 0);
+    bool planned = sb_test_point(b, spec, &p, &err) == 0;
+    CHECK(planned);
+    if (!planned)
+        return;
     CHECK(b->check(&p, &ctx, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, name) != NULL);
     if (!strstr(err.msg, name))
-        fprintf(stderr, "message for %s %s: %s\n", bench, kv0, err.msg);
+        fprintf(stderr, "message for %s %s: %s\n", bench, spec, err.msg);
 }
 
-static void run_bench(const char *bench, const char *const *kv, int n)
+static void run_bench(const char *bench, const char *spec)
 {
     const sb_bench *b = sb_bench_find(bench, NULL);
     CHECK(b != NULL);
@@ -416,41 +396,29 @@ static void run_bench(const char *bench, const char *const *kv, int n)
     sb_ctx ctx;
     sb_ctx_defaults(&ctx);
     sb_err err;
-    CHECK(point_of(b, kv, n, &p) == 0);
-    CHECK(b->check(&p, &ctx, &err) == 0);
-    void *st = NULL;
-    CHECK(b->setup(&p, &ctx, &st, &err) == 0);
-    if (!st)
+    bool planned = sb_test_point(b, spec, &p, &err) == 0;
+    CHECK(planned);
+    if (!planned)
         return;
-    b->run(st, 2);
-    sb_result r;
-    sb_result_init(&r, b->name, b->area, "cpu");
-    CHECK(b->verify(st, &r) == 0);
-    CHECK(r.valid);
+    CHECK(b->check(&p, &ctx, &err) == 0);
     CHECK(b->flops(&p) > 0 && b->bytes(&p) > 0);
-    b->teardown(st);
-    sb_result_free(&r);
+    sb_test_run_valid(b, &p, &ctx, 2);
 }
 
 static void test_benches(void)
 {
-    expect_refused("attention.prefill", "q_heads=8", "kv_heads=3", "kv_heads");
-    expect_refused("attention.prefill", "kv_heads=0", NULL, "kv_heads");
-    expect_refused("attention.paged_decode", "kv_heads=5", NULL, "kv_heads");
-    expect_refused("attention.paged_decode", "page_size=0", NULL, "page_size");
-    expect_refused("attention.paged_decode", "lens=uniform:5:1", NULL, "lens");
-    expect_refused("attention.paged_decode", "lens=1/2/3", "batch=4", "lens");
+    expect_refused("attention.prefill", "q_heads=8 kv_heads=3", "kv_heads");
+    expect_refused("attention.prefill", "kv_heads=0", "kv_heads");
+    expect_refused("attention.paged_decode", "kv_heads=5", "kv_heads");
+    expect_refused("attention.paged_decode", "page_size=0", "page_size");
+    expect_refused("attention.paged_decode", "lens=uniform:5:1", "lens");
+    expect_refused("attention.paged_decode", "lens=1/2/3 batch=4", "lens");
 
-    static const char *const pf[] = {"q_heads=4", "kv_heads=2", "sq=96",
-                                     "skv=160", "head_dim=64", "causal=1"};
-    run_bench("attention.prefill", pf, 6);
-    static const char *const pd[] = {"batch=0", "lens=0/1/17/40",
-                                     "q_heads=8", "kv_heads=2", "head_dim=64",
-                                     "chunk=8"};
-    run_bench("attention.paged_decode", pd, 6);
-    static const char *const bm[] = {"batch=3", "shape=pv", "seq=64",
-                                     "head_dim=32"};
-    run_bench("attention.bmm", bm, 4);
+    run_bench("attention.prefill",
+              "q_heads=4 kv_heads=2 sq=96 skv=160 head_dim=64 causal=1");
+    run_bench("attention.paged_decode", "batch=0 lens=0/1/17/40 q_heads=8 "
+                                        "kv_heads=2 head_dim=64 chunk=8");
+    run_bench("attention.bmm", "batch=3 shape=pv seq=64 head_dim=32");
 }
 
 int main(void)

@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "bench/moe/moe_cpu.h"
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/bench.h"
 #include "solbench/moe.h"
@@ -321,53 +322,31 @@ static void test_gemm(bool gated, int force, int k)
 }
 
 /* The benchmarks through the registry: plan a point from text, check,
- * set up, run, verify, report-free teardown. */
+ * and when it passes: footprint and bytes, then set up, run, verify. */
 static void run_bench(const char *name, const char *spec, bool want_ok)
 {
     const sb_bench *b = sb_bench_find(name, "cpu");
     CHECK(b != NULL);
     if (!b)
         return;
-    sb_pset ps;
-    memset(&ps, 0, sizeof ps);
     sb_err err = {0, ""};
-    CHECK(sb_pset_add_all(&ps, spec, &err) == 0);
-    const sb_pset *layers[1] = {&ps};
-    bool lenient[1] = {false};
-    sb_params *pts = NULL;
-    int np = 0;
-    CHECK(sb_params_expand(name, b->params, layers, lenient, 1, &pts, &np,
-                           &err) == 0);
-    if (np != 1) {
-        CHECK(np == 1);
-        free(pts);
+    sb_params p;
+    bool planned = sb_test_point(b, spec, &p, &err) == 0;
+    CHECK(planned);
+    if (!planned)
         return;
-    }
     sb_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.threads = 2;
-    int rc = b->check(&pts[0], &ctx, &err);
+    int rc = b->check(&p, &ctx, &err);
     CHECK((rc == 0) == want_ok);
     if (rc == 0) {
-        CHECK(b->footprint(&pts[0], &ctx) > 0);
-        CHECK(b->bytes(&pts[0]) > 0);
-        void *st = NULL;
-        CHECK(b->setup(&pts[0], &ctx, &st, &err) == 0);
-        if (st) {
-            b->run(st, 2);
-            sb_result r;
-            sb_result_init(&r, name, "moe", "cpu");
-            CHECK(b->verify(st, &r) == 0);
-            CHECK(r.valid);
-            if (!r.valid && r.n_notes)
-                fprintf(stderr, "%s: %s\n", name, r.notes[0]);
-            sb_result_free(&r);
-            b->teardown(st);
-        }
+        CHECK(b->footprint(&p, &ctx) > 0);
+        CHECK(b->bytes(&p) > 0);
+        sb_test_run_valid(b, &p, &ctx, 2);
     } else {
         CHECK(err.code == SB_EINVAL);
     }
-    free(pts);
 }
 
 int main(void)

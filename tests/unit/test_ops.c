@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "bench/ops/ops_cpu.h"
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/bench.h"
 #include "solbench/ops.h"
@@ -185,43 +186,23 @@ static void run_bench(const char *name, const char *spec, bool want_ok)
     CHECK(b != NULL);
     if (!b)
         return;
-    sb_pset ps;
-    memset(&ps, 0, sizeof ps);
     sb_err err = {0, ""};
-    CHECK(sb_pset_add_all(&ps, spec, &err) == 0);
-    const sb_pset *layers[1] = {&ps};
-    bool lenient[1] = {false};
-    sb_params *pts = NULL;
-    int np = 0;
-    CHECK(sb_params_expand(name, b->params, layers, lenient, 1, &pts, &np,
-                           &err) == 0);
-    if (np != 1) {
-        CHECK(np == 1);
-        free(pts);
+    sb_params p;
+    bool planned = sb_test_point(b, spec, &p, &err) == 0;
+    CHECK(planned);
+    if (!planned)
         return;
-    }
     sb_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.threads = 2;
-    int rc = b->check(&pts[0], &ctx, &err);
+    int rc = b->check(&p, &ctx, &err);
     CHECK((rc == 0) == want_ok);
     if (rc == 0) {
-        CHECK(b->flops(&pts[0]) > 0 && b->bytes(&pts[0]) > 0);
-        void *st = NULL;
-        CHECK(b->setup(&pts[0], &ctx, &st, &err) == 0);
-        if (st) {
-            b->run(st, 3);
-            sb_result r;
-            sb_result_init(&r, name, "ops", "cpu");
-            CHECK(b->verify(st, &r) == 0);
-            CHECK(r.valid);
-            sb_result_free(&r);
-            b->teardown(st);
-        }
+        CHECK(b->flops(&p) > 0 && b->bytes(&p) > 0);
+        sb_test_run_valid(b, &p, &ctx, 3);
     } else {
         CHECK(err.code == SB_EINVAL && strstr(err.msg, "head_dim"));
     }
-    free(pts);
 }
 
 /* A NaN in a bf16 input row comes out as quiet NaNs where it reaches
