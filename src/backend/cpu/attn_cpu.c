@@ -232,8 +232,9 @@ static int64_t head_state(int64_t R, int64_t d) { return R * (2 * d + 2); }
  * budget holds (at least one). A page holds the rows of all KV heads of
  * its tokens back to back ([page][kv_head][slot][D]), so an item that
  * takes every head of a page in turn reads K and V as runs of
- * hkv·page_size·D values that the hardware prefetcher follows; an item of
- * one head jumps to another page every page_size·D values. */
+ * hkv·page_size·D values; an item of one head jumps to another page every
+ * page_size·D values, and random jumps of 8 KiB held even a plain read to
+ * ~0.8 of a sequential one on Zen 3 (docs/PRIMITIVES.md). */
 static int64_t heads_per_item(const sb_paged_shape *s, int64_t R)
 {
     int64_t per = head_state(R, s->d) * (int64_t)sizeof(float);
@@ -437,9 +438,11 @@ static inline float hsum1(__m256 a)
 }
 #endif
 
-/* Pages ahead whose K (during Q·Kᵀ) and V (during P·V) rows are
- * prefetched: far enough to cover the memory latency, near enough that
- * the rows are still in L2 when they are used. */
+/* Pages ahead whose K (during Q·Kᵀ) and V (during P·V) rows an item of
+ * one KV head prefetches: far enough to cover the memory latency, near
+ * enough that the rows are still in L2 when they are used. An item of
+ * several heads prefetches one page ahead: its heads' turns on the
+ * current page already put all of the page's rows in between. */
 #ifndef PF_AHEAD
 #define PF_AHEAD 2
 #endif
