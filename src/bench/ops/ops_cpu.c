@@ -627,75 +627,74 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
         }                                                                    \
     }
 
-/* swiglu in fp32; bf16 inputs take sb__swiglu_lut_bf16 below. */
-#define SB__DEFINE_SWIGLU_AVX2(SUF, TY, LD, ST, EXP4)                        \
-    static void sb__swiglu_avx2_##SUF(const sb_ops_shape *s, const TY *x,    \
-                                      TY *y)                                 \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d;                               \
-        SB__EXP_BOUNDS(lo_s, hi_s);                                          \
-        const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f), \
-                     nl2e = _mm256_set1_ps(-SB__LOG2E);                      \
-        _Pragma("omp parallel")                                              \
-        {                                                                    \
-            _Pragma("omp for schedule(static)")                              \
-            for (int64_t t = 0; t < T; t++) {                                \
-                const TY *ar = x + 2 * t * d, *br = ar + d;                  \
-                TY *yr = y + t * d;                                          \
-                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
-                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
-                int64_t i = 0;                                               \
-                /* 32 elements a step; the rest (d % 32) one by one. */     \
-                for (; i + 32 <= d; i += 32) {                               \
-                    if (pf) {                                                \
-                        SB__PF_NEXT(ar + i, 2 * d * sizeof(TY), 0);          \
-                        SB__PF_NEXT(br + i, 2 * d * sizeof(TY), 0);          \
-                    }                                                        \
-                    if (pfy)                                                 \
-                        SB__PF_NEXT(yr + i, d * sizeof(TY), 1);              \
-                    __m256 av[4], bv[4], ev[4], r[4];                        \
-                    LD(ar + i, &av[0], &av[1]);                              \
-                    LD(ar + i + 16, &av[2], &av[3]);                         \
-                    LD(br + i, &bv[0], &bv[1]);                              \
-                    LD(br + i + 16, &bv[2], &bv[3]);                         \
-                    for (int k = 0; k < 4; k++)                              \
-                        ev[k] = _mm256_mul_ps(av[k], nl2e);                  \
-                    EXP4(ev);                                               \
-                    /* a / (1 + e^-a): a reciprocal estimate and one      \
-                     * Newton step (relative error ~1e-7), where a       \
-                     * division would hold the divider 3.5 cycles a vector. */\
-                    for (int k = 0; k < 4; k++) {                            \
-                        ev[k] = _mm256_add_ps(one, ev[k]);                   \
-                        r[k] = _mm256_rcp_ps(ev[k]);                         \
-                    }                                                        \
-                    for (int k = 0; k < 4; k++)                              \
-                        r[k] = _mm256_mul_ps(r[k], _mm256_fnmadd_ps(ev[k], r[k], two)); \
-                    for (int k = 0; k < 4; k++)                              \
-                        av[k] = _mm256_mul_ps(_mm256_mul_ps(av[k], r[k]), bv[k]); \
-                    ST(yr + i, av[0], av[1], nt);                            \
-                    ST(yr + i + 16, av[2], av[3], nt);                       \
-                }                                                            \
-                for (; i < d; i++) {                                         \
-                    float av = SB__LD_##SUF(ar, i);                          \
-                    SB__ST_##SUF(yr, i, av / (1.0f + sb__expf(-av, lo_s, hi_s)) * \
-                                            SB__LD_##SUF(br, i));            \
-                }                                                            \
-            }                                                                \
-            _mm_sfence();                                                    \
-        }                                                                    \
+/* swiglu in fp32 (bf16 inputs take sb__swiglu_lut_bf16 below). */
+static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x,
+                                float *y)
+{
+    const int64_t T = s->tokens, d = s->d;
+    SB__EXP_BOUNDS(lo_s, hi_s);
+    const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f),
+                 nl2e = _mm256_set1_ps(-SB__LOG2E);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < T; t++) {
+            const float *ar = x + 2 * t * d, *br = ar + d;
+            float *yr = y + t * d;
+            const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;
+            int64_t i = 0;
+            /* 32 elements a step; the rest (d % 32) one by one. */
+            for (; i + 32 <= d; i += 32) {
+                if (pf) {
+                    SB__PF_NEXT(ar + i, 2 * d * sizeof(float), 0);
+                    SB__PF_NEXT(br + i, 2 * d * sizeof(float), 0);
+                }
+                if (pfy)
+                    SB__PF_NEXT(yr + i, d * sizeof(float), 1);
+                __m256 av[4], bv[4], ev[4], r[4];
+                sb__ld16_f32(ar + i, &av[0], &av[1]);
+                sb__ld16_f32(ar + i + 16, &av[2], &av[3]);
+                sb__ld16_f32(br + i, &bv[0], &bv[1]);
+                sb__ld16_f32(br + i + 16, &bv[2], &bv[3]);
+                for (int k = 0; k < 4; k++)
+                    ev[k] = _mm256_mul_ps(av[k], nl2e);
+                sb_vexp2_x4(ev);
+                /* a / (1 + e^-a): a reciprocal estimate and one
+                 * Newton step (relative error ~1e-7), where a
+                 * division would hold the divider 3.5 cycles a vector. */
+                for (int k = 0; k < 4; k++) {
+                    ev[k] = _mm256_add_ps(one, ev[k]);
+                    r[k] = _mm256_rcp_ps(ev[k]);
+                }
+                for (int k = 0; k < 4; k++)
+                    r[k] = _mm256_mul_ps(r[k], _mm256_fnmadd_ps(ev[k], r[k], two));
+                for (int k = 0; k < 4; k++)
+                    av[k] = _mm256_mul_ps(_mm256_mul_ps(av[k], r[k]), bv[k]);
+                sb__st16_f32(yr + i, av[0], av[1], nt);
+                sb__st16_f32(yr + i + 16, av[2], av[3], nt);
+            }
+            for (; i < d; i++) {
+                float av = SB__LD_F32(ar, i);
+                SB__ST_F32(yr, i, av / (1.0f + sb__expf(-av, lo_s, hi_s)) *
+                                        SB__LD_F32(br, i));
+            }
+        }
+        _mm_sfence();
     }
+}
 
 /* swiglu with bf16 inputs: a bf16 gate value is one of 65536 codes, so
  * silu(a) = a / (1 + e^-a) comes from a table of all of them (computed in
  * double, rounded to fp32: more exact than the polynomial), times the up
  * value, rounded to bf16. No exponential at run time, and the op is a
  * stream again. The lookups are scalar loads: on Zen 3 they ran 1.4-2.4x
- * faster than two vgatherdps per 16 elements (docs/PRIMITIVES.md). The table is 256 KiB; the
- * codes real activations take (and the benchmark's inputs) are a few
- * thousand, which stay in L1/L2. Built once per process (~1 ms) when the
- * first bf16 swiglu point is set up. As on the other
- * bf16 paths a NaN gives NaN (the table holds it) and rounding is to
- * nearest even. */
+ * faster than two vgatherdps per 16 elements (docs/PRIMITIVES.md). The
+ * table is 256 KiB; the codes real activations take (and the benchmark's
+ * inputs) are a few thousand, which stay in L1/L2. Built once per process
+ * (~1 ms) when the first bf16 swiglu point is set up. As on the other bf16
+ * paths a NaN gives NaN (the table holds it) and rounding is to nearest
+ * even. */
 static float sb__silu_tab[65536];
 static pthread_once_t sb__silu_once = PTHREAD_ONCE_INIT;
 
@@ -717,9 +716,9 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
 {
     sb__silu_ready();
     const int64_t T = s->tokens, d = s->d;
-    _Pragma("omp parallel")
+#pragma omp parallel
     {
-        _Pragma("omp for schedule(static)")
+#pragma omp for schedule(static)
         for (int64_t t = 0; t < T; t++) {
             const uint16_t *ar = x + 2 * t * d, *br = ar + d;
             uint16_t *yr = y + t * d;
@@ -757,7 +756,6 @@ SB__DEFINE_OPS_AVX2(F32, float, sb__ld16_f32, sb__st16_f32, sb__ld16_f32,
                     sb__st16_f32)
 SB__DEFINE_OPS_AVX2(BF16, uint16_t, sb__ld16_bf16p, sb__st16_bf16p,
                     sb__ld16_bf16, sb__st16_bf16)
-SB__DEFINE_SWIGLU_AVX2(F32, float, sb__ld16_f32, sb__st16_f32, sb_vexp2_x4)
 #endif
 
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s)
