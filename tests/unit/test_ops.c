@@ -3,7 +3,8 @@
  * byte formulas against hand-computed values, every op in fp32 and bf16
  * against its verifier (including widths that leave vector tails), the
  * verifier catching a planted wrong element, known values (softmax rows
- * sum to 1, rmsnorm of a constant row), parameter checks, and the
+ * sum to 1, softmax of infinities, NaN and far-apart values, rmsnorm of a
+ * constant row), parameter checks, and the
  * benchmarks run through the registry.
  */
 #include <math.h>
@@ -236,6 +237,63 @@ static void test_bf16_nan(sb_op_kind op)
     sb_ops_cpu_free(st);
 }
 
+/* Softmax rows with special values, fp32 and bf16, through the dispatch
+ * the benchmark uses (d = 50: one 32-element step, one 16-element step and
+ * a scalar tail of 2, so every path sees them):
+ *   row 0: -inf at 3 (vector) and 49 (tail), the rest 0: exactly 0 there,
+ *          1/48 elsewhere;
+ *   row 1: +inf at 20: its x - max is NaN, so the whole row is NaN;
+ *   row 2: NaN in the tail (48): the whole row is NaN;
+ *   row 3: one element 200 above the rest: 1 there, exactly 0 elsewhere
+ *          (e^-200 is below every float);
+ *   row 4: all equal, large (1e30): exactly uniform 1/50 (to bf16). */
+static void test_softmax_specials(bool bf16)
+{
+    enum { T = 5, D = 50 };
+    sb_ops_shape s = {SB_OP_SOFTMAX, T, D, 2, bf16, false};
+    float in[T][D], out[T][D];
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < D; i++)
+            in[t][i] = t == 4 ? 1e30f : 0.0f;
+    in[0][3] = in[0][49] = -INFINITY;
+    in[1][20] = INFINITY;
+    in[2][48] = NAN;
+    in[3][17] = 200.0f;
+    uint16_t xb[T * D], yb[T * D];
+    for (int k = 0; k < T * D; k++)
+        xb[k] = sb_bf16_from_f32(in[k / D][k % D]);
+    if (bf16) /* the row-4 input as the kernel sees it */
+        for (int i = 0; i < D; i++)
+            in[4][i] = sb_bf16_to_f32(xb[4 * D + i]);
+    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
+    if (bf16) {
+        sb_ops_cpu_run(&s, xb, NULL, NULL, NULL, yb, scratch);
+        for (int k = 0; k < T * D; k++)
+            out[k / D][k % D] = sb_bf16_to_f32(yb[k]);
+    } else {
+        sb_ops_cpu_run(&s, in, NULL, NULL, NULL, out, scratch);
+    }
+    const double rel = bf16 ? 1.0 / 256 : 1e-6;
+    int zeros = 0, nans1 = 0, nans2 = 0, row0 = 1, row3 = 1, row4 = 1;
+    for (int i = 0; i < D; i++) {
+        if (i == 3 || i == 49)
+            zeros += out[0][i] == 0.0f;
+        else
+            row0 &= fabs(out[0][i] - 1.0 / 48) <= rel / 48;
+        nans1 += isnan(out[1][i]);
+        nans2 += isnan(out[2][i]);
+        row3 &= i == 17 ? out[3][i] == 1.0f : out[3][i] == 0.0f;
+        row4 &= fabs(out[4][i] - 1.0 / 50) <= rel / 50;
+    }
+    CHECK(zeros == 2);
+    CHECK(row0);
+    CHECK(nans1 == D);
+    CHECK(nans2 == D);
+    CHECK(row3);
+    CHECK(row4);
+    free(scratch);
+}
+
 /* bf16 swiglu over every gate code (up = 1): each output is the bf16
  * rounding of silu(a) computed in double and rounded to fp32, bit for bit
  * (a NaN gate, and -inf, give NaN) in the AVX2 build, which looks silu up
@@ -301,6 +359,10 @@ int main(void)
             test_op(ops[i], bf, 5, 78, 26); /* tails: not a multiple of 8 */
         }
     test_op(SB_OP_SOFTMAX, false, 3, 1, 2); /* one element: exactly 1 */
+    for (int bf = 0; bf < 2; bf++) {
+        test_op(SB_OP_SOFTMAX, bf, 7, 50, 2); /* 32 + 16 + a tail of 2 */
+        test_softmax_specials(bf);
+    }
     for (int i = 0; i < 4; i++)
         test_bf16_nan(ops[i]);
     run_bench("ops.rmsnorm", "tokens=16 d=96 dtype=bf16", true);

@@ -22,8 +22,8 @@
 #include "solbench/roofline.h"
 #include "solbench/util.h"
 
-/* With AVX2 and FMA the intrinsic kernels run (SB__DEFINE_OPS_AVX2 and
- * SB__DEFINE_SOFTMAX_AVX2 below); otherwise the portable ones. */
+/* With AVX2 and FMA the intrinsic kernels run (SB__DEFINE_OPS_AVX2
+ * and the softmax functions below); otherwise the portable ones. */
 #if defined(__AVX2__) && defined(__FMA__)
 #define SB__OPS_AVX2 1
 #endif
@@ -34,14 +34,15 @@
  * |r|^7/7! < 1.2e-7 relative), 2^n built in the exponent bits. One FMA
  * reduces x (ln2 rounded to fp32 adds at most 2.4e-7 relative at
  * |n| = 126): ~3e-7 relative error overall, far inside the verifier's
- * 1e-5. Inputs outside [lo, hi] = [-87, 88] are clamped (e^-87 ~ 1.6e-38,
- * the smallest normal float; e^88 is near FLT_MAX). The bounds come from
- * SB__EXP_BOUNDS, not literals: with literal bounds GCC splits the loop
- * into below/inside/above paths and either keeps branches (no
- * vectorisation) or computes the division once per path; opaque bounds
- * become one vmaxps and one vminps. */
+ * 1e-5. Inputs outside [lo, hi] = [-88, 88] are clamped: below -87.68, n
+ * is -127, the exponent field 0 and the result exactly 0 (e^-inf is 0;
+ * what only a denormal could hold flushes to 0); e^88 is near FLT_MAX.
+ * The bounds come from SB__EXP_BOUNDS, not literals: with literal bounds
+ * GCC splits the loop into below/inside/above paths and either keeps
+ * branches (no vectorisation) or computes the division once per path;
+ * opaque bounds become one vmaxps and one vminps. */
 #define SB__EXP_BOUNDS(lo, hi)                                               \
-    float lo = -87.0f, hi = 88.0f;                                           \
+    float lo = -88.0f, hi = 88.0f;                                           \
     __asm__("" : "+m"(lo), "+m"(hi))
 
 static inline float sb__expf(float x, float lo, float hi)
@@ -310,8 +311,28 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
  * registers: four running maxima, two exponentials of 8 per step into two
  * sums, and writes the normalised row straight to its destination
  * (streaming stores with `nt`), one pass fewer than a row buffer. The
- * exponential is sb__expf's formula, 8 lanes at a time. */
+ * exponential is sb__expf's formula, 8 lanes at a time, of t = (x - max)
+ * ·log2e as sb__scaled_diff computes it. */
 #ifdef SB__OPS_AVX2
+
+/* t = (x - max)·log2e, one FMA x·log2e - max·log2e where that is exact
+ * enough: the FMA rounds once, and the rounding of max·log2e shifts every
+ * t of the row alike, a common factor of the row's exponentials that the
+ * normalisation cancels, as long as it is small: |max| < 2^20 keeps it
+ * within 1/16 (half an ulp of |max·log2e| < 2^21). Beyond that (or for an
+ * infinite or NaN max, whose row is NaN), the difference is taken first,
+ * one instruction more: with the FMA alone a row of equal values of 1e30
+ * came out as garbage (test_softmax_specials). */
+static inline __m256 sb__scaled_diff_vm(float mx, bool *fma_ok)
+{
+    *fma_ok = fabsf(mx) < 0x1p20f;
+    return _mm256_set1_ps(*fma_ok ? -mx * 1.44269504088896341f : mx);
+}
+static inline __m256 sb__scaled_diff(__m256 x, __m256 vl, __m256 vm, bool fma_ok)
+{
+    return fma_ok ? _mm256_fmadd_ps(x, vl, vm)
+                  : _mm256_mul_ps(_mm256_sub_ps(x, vm), vl);
+}
 
 #define SB__LOG2E 1.44269504088896341f
 
@@ -416,111 +437,130 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
     sb__st32b(p, _mm256_packus_epi32(sb__bf16_bits8(a), sb__bf16_bits8(b)), nt);
 }
 
-#define SB__DEFINE_SOFTMAX_AVX2(SUF, TY, LD, ST, EXP4)                           \
-    static void sb__softmax_avx2_##SUF(const sb_ops_shape *s, const TY *x,   \
-                                       TY *y, float *scratch)                \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
-        const size_t stride = sb__scratch_stride(s, NULL);                   \
-        SB__EXP_BOUNDS(lo_s, hi_s);                                          \
-        _Pragma("omp parallel")                                              \
-        {                                                                    \
-            float *e = (float *)((char *)scratch +                           \
-                                 stride * (size_t)omp_get_thread_num());     \
-            _Pragma("omp for schedule(static)")                              \
-            for (int64_t t = 0; t < T; t++) {                                \
-                const TY *xr = x + t * d;                                    \
-                TY *yr = y + t * d;                                          \
-                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
-                __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, a, b;        \
-                __m256 un = _mm256_setzero_ps(); /* NaN seen (vmaxps      \
-                                                    drops them) */         \
-                int64_t i = 0;                                               \
-                for (; i < d16; i += 16) {                                   \
-                    LD(xr + i, &a, &b);                                      \
-                    m0 = _mm256_max_ps(m0, a);                               \
-                    m1 = _mm256_max_ps(m1, b);                               \
-                    un = _mm256_or_ps(un, _mm256_cmp_ps(a, b, _CMP_UNORD_Q)); \
-                }                                                            \
-                m0 = _mm256_max_ps(m0, m1);                                  \
-                float m8[8], mx = -INFINITY;                                 \
-                _mm256_storeu_ps(m8, m0);                                    \
-                for (int l = 0; l < 8; l++)                                  \
-                    mx = m8[l] > mx ? m8[l] : mx;                            \
-                bool row_nan = _mm256_movemask_ps(un) != 0;                  \
-                for (int64_t k = i; k < d; k++) {                            \
-                    float v = SB__LD_##SUF(xr, k);                           \
-                    mx = v > mx ? v : mx;                                    \
-                    row_nan |= v != v;                                       \
-                }                                                            \
-                if (row_nan) { /* a NaN anywhere makes every output NaN */  \
-                    for (int64_t k = 0; k < d; k++)                          \
-                        SB__ST_##SUF(yr, k, NAN);                            \
-                    continue;                                                \
-                }                                                            \
-                /* While this row is exponentiated, the next row's input  \
-                 * is prefetched at the pace it is read: one line a step  \
-                 * (and its output too when it is stored through the       \
-                 * caches; streamed, it is never read). */                 \
-                const char *px = (const char *)(xr + d);                     \
-                char *py = (char *)(yr + d);                                 \
-                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
-                const __m256 vl = _mm256_set1_ps(SB__LOG2E),                 \
-                             vm = _mm256_set1_ps(-mx * SB__LOG2E);           \
-                __m256 s0 = _mm256_setzero_ps(), s1 = s0;                    \
-                for (i = 0; i + 32 <= d; i += 32) {                          \
-                    if (pf) {                                                \
-                        __builtin_prefetch(px + i * sizeof(TY), 0, 3);       \
-                        __builtin_prefetch(px + (i + 16) * sizeof(TY), 0, 3);\
-                    }                                                        \
-                    if (pfy) {                                               \
-                        __builtin_prefetch(py + i * sizeof(TY), 1, 3);       \
-                        __builtin_prefetch(py + (i + 16) * sizeof(TY), 1, 3);\
-                    }                                                        \
-                    __m256 v[4];                                             \
-                    LD(xr + i, &v[0], &v[1]);                                \
-                    LD(xr + i + 16, &v[2], &v[3]);                           \
-                    for (int k = 0; k < 4; k++)                              \
-                        v[k] = _mm256_fmadd_ps(v[k], vl, vm);                \
-                    EXP4(v);                                                \
-                    for (int k = 0; k < 4; k++)                              \
-                        _mm256_storeu_ps(e + i + 8 * k, v[k]);               \
-                    s0 = _mm256_add_ps(s0, _mm256_add_ps(v[0], v[2]));       \
-                    s1 = _mm256_add_ps(s1, _mm256_add_ps(v[1], v[3]));       \
-                }                                                            \
-                for (; i < d16; i += 16) {                                   \
-                    if (pf)                                                  \
-                        __builtin_prefetch(px + i * sizeof(TY), 0, 3);       \
-                    if (pfy)                                                 \
-                        __builtin_prefetch(py + i * sizeof(TY), 1, 3);       \
-                    LD(xr + i, &a, &b);                                      \
-                    a = sb_vexp2(_mm256_fmadd_ps(a, vl, vm));              \
-                    b = sb_vexp2(_mm256_fmadd_ps(b, vl, vm));              \
-                    _mm256_storeu_ps(e + i, a);                              \
-                    _mm256_storeu_ps(e + i + 8, b);                          \
-                    s0 = _mm256_add_ps(s0, a);                               \
-                    s1 = _mm256_add_ps(s1, b);                               \
-                }                                                            \
-                s0 = _mm256_add_ps(s0, s1);                                  \
-                float s8[8], sum = 0.0f;                                     \
-                _mm256_storeu_ps(s8, s0);                                    \
-                for (int l = 0; l < 8; l++)                                  \
-                    sum += s8[l];                                            \
-                for (int64_t k = i; k < d; k++) {                            \
-                    e[k] = sb__expf(SB__LD_##SUF(xr, k) - mx, lo_s, hi_s);   \
-                    sum += e[k];                                             \
-                }                                                            \
-                const float inv = 1.0f / sum;                                \
-                const __m256 vi = _mm256_set1_ps(inv);                       \
-                for (i = 0; i < d16; i += 16)                                \
-                    ST(yr + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), vi),    \
-                       _mm256_mul_ps(_mm256_loadu_ps(e + i + 8), vi), nt);   \
-                for (int64_t k = i; k < d; k++)                              \
-                    SB__ST_##SUF(yr, k, e[k] * inv);                         \
-            }                                                                \
-            _mm_sfence();                                                    \
-        }                                                                    \
+/* The fp32 softmax's exponential pass over the first d16 elements of a
+ * row: e = 2^((x - max)·log2e) into the scratch row, the next row's input
+ * (and output when stored through the caches) prefetched at the pace this
+ * one is read; returns the 8 lanes of the sum. `fma` is a constant at each
+ * call (sb__scaled_diff), so each call inlines as its own loop. */
+static inline __attribute__((always_inline)) __m256
+sb__softmax_exp_f32(const float *xr, float *e, int64_t d16, __m256 vl,
+                    __m256 vm, bool fma, const char *px, char *py, bool pf,
+                    bool pfy)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, a, b;
+    int64_t i = 0;
+    for (; i + 32 <= d16; i += 32) {
+        if (pf) {
+            __builtin_prefetch(px + 4 * i, 0, 3);
+            __builtin_prefetch(px + 4 * (i + 16), 0, 3);
+        }
+        if (pfy) {
+            __builtin_prefetch(py + 4 * i, 1, 3);
+            __builtin_prefetch(py + 4 * (i + 16), 1, 3);
+        }
+        __m256 v[4];
+        sb__ld16_f32(xr + i, &v[0], &v[1]);
+        sb__ld16_f32(xr + i + 16, &v[2], &v[3]);
+        for (int k = 0; k < 4; k++)
+            v[k] = sb__scaled_diff(v[k], vl, vm, fma);
+        sb_vexp2_x4(v);
+        for (int k = 0; k < 4; k++)
+            _mm256_storeu_ps(e + i + 8 * k, v[k]);
+        s0 = _mm256_add_ps(s0, _mm256_add_ps(v[0], v[2]));
+        s1 = _mm256_add_ps(s1, _mm256_add_ps(v[1], v[3]));
     }
+    for (; i < d16; i += 16) {
+        if (pf)
+            __builtin_prefetch(px + 4 * i, 0, 3);
+        if (pfy)
+            __builtin_prefetch(py + 4 * i, 1, 3);
+        sb__ld16_f32(xr + i, &a, &b);
+        a = sb_vexp2(sb__scaled_diff(a, vl, vm, fma));
+        b = sb_vexp2(sb__scaled_diff(b, vl, vm, fma));
+        _mm256_storeu_ps(e + i, a);
+        _mm256_storeu_ps(e + i + 8, b);
+        s0 = _mm256_add_ps(s0, a);
+        s1 = _mm256_add_ps(s1, b);
+    }
+    return _mm256_add_ps(s0, s1);
+}
+
+static float sb__hsum8(__m256 v)
+{
+    float l8[8], sum = 0.0f;
+    _mm256_storeu_ps(l8, v);
+    for (int l = 0; l < 8; l++)
+        sum += l8[l];
+    return sum;
+}
+
+static float sb__hmax8(__m256 v)
+{
+    float l8[8], mx = -INFINITY;
+    _mm256_storeu_ps(l8, v);
+    for (int l = 0; l < 8; l++)
+        mx = l8[l] > mx ? l8[l] : mx;
+    return mx;
+}
+
+static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
+                                 float *y, float *scratch)
+{
+    const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;
+    const size_t stride = sb__scratch_stride(s, NULL);
+    SB__EXP_BOUNDS(lo_s, hi_s);
+#pragma omp parallel
+    {
+        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < T; t++) {
+            const float *xr = x + t * d;
+            float *yr = y + t * d;
+            const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;
+            __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, a, b;
+            __m256 un = _mm256_setzero_ps(); /* NaN seen (vmaxps drops them) */
+            int64_t i = 0;
+            for (; i < d16; i += 16) {
+                sb__ld16_f32(xr + i, &a, &b);
+                m0 = _mm256_max_ps(m0, a);
+                m1 = _mm256_max_ps(m1, b);
+                un = _mm256_or_ps(un, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+            }
+            float mx = sb__hmax8(_mm256_max_ps(m0, m1));
+            bool row_nan = _mm256_movemask_ps(un) != 0;
+            for (int64_t k = i; k < d; k++) {
+                mx = xr[k] > mx ? xr[k] : mx;
+                row_nan |= xr[k] != xr[k];
+            }
+            if (row_nan) { /* a NaN anywhere makes every output NaN */
+                for (int64_t k = 0; k < d; k++)
+                    yr[k] = NAN;
+                continue;
+            }
+            const char *px = (const char *)(xr + d);
+            char *py = (char *)(yr + d);
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;
+            bool fma;
+            const __m256 vl = _mm256_set1_ps(SB__LOG2E),
+                         vm = sb__scaled_diff_vm(mx, &fma);
+            float sum = sb__hsum8(
+                fma ? sb__softmax_exp_f32(xr, e, d16, vl, vm, true, px, py, pf, pfy)
+                    : sb__softmax_exp_f32(xr, e, d16, vl, vm, false, px, py, pf, pfy));
+            for (int64_t k = d16; k < d; k++) {
+                e[k] = sb__expf(xr[k] - mx, lo_s, hi_s);
+                sum += e[k];
+            }
+            const float inv = 1.0f / sum;
+            const __m256 vi = _mm256_set1_ps(inv);
+            for (i = 0; i < d16; i += 16)
+                sb__st16_f32(yr + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), vi),
+                             _mm256_mul_ps(_mm256_loadu_ps(e + i + 8), vi), nt);
+            for (int64_t k = i; k < d; k++)
+                yr[k] = e[k] * inv;
+        }
+        _mm_sfence();
+    }
+}
 
 /* rmsnorm, swiglu and rope in the same style: 16 elements a step in
  * registers, the next row prefetched at the pace this one is read, the
@@ -748,10 +788,141 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
     }
 }
 
-/* bf16 softmax outputs take the degree-4 exponential (vexp.h). */
-SB__DEFINE_SOFTMAX_AVX2(F32, float, sb__ld16_f32, sb__st16_f32, sb_vexp2_x4)
-SB__DEFINE_SOFTMAX_AVX2(BF16, uint16_t, sb__ld16_bf16p, sb__st16_bf16p,
-                        sb_vexp2_x4_bf16)
+/* 16 values of [0, 1] (lane order of sb__ld16_bf16p) as bf16, rounded
+ * half up, back in natural order. */
+static inline void sb__st16_bf16p_unit(uint16_t *p, __m256 a, __m256 b, bool nt)
+{
+    const __m256i h = _mm256_set1_epi32(0x8000);
+    __m256i ua = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(a), h), 16);
+    __m256i ub = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(b), h), 16);
+    sb__st32b(p, _mm256_packus_epi32(ua, ub), nt);
+}
+
+/* ---- softmax with bf16 storage ----------------------------------------------------
+ * Half the bytes of fp32 per element for the same arithmetic, so this one
+ * is bound by its instructions more than by memory: the fp32 kernel's
+ * text took ~30 vector instructions per 8 elements and spilled (GCC kept
+ * the exponential's intermediates on the stack). This one keeps the three
+ * passes (max; exponentials into fp32 scratch and their sum; scale and
+ * store) and drops what softmax does not need:
+ *   - the exponential is sb_vexp2_neg_bf16 (vexp.h): t = (x - max)·log2e
+ *     <= 0 needs no upper clamp, and the bias rides in the shifter;
+ *   - no NaN test in the max pass: a NaN (or +inf, whose x - max is NaN)
+ *     comes out of the exponential as NaN, so the row's sum is NaN, and
+ *     one test of the sum sends the row to all-NaN, as the reference has
+ *     it;
+ *   - the stored values lie in [0, 1], finite: no NaN path in the store,
+ *     and the bf16 rounding is half-up (add 0x8000, keep the high half),
+ *     which differs from ties-to-even only on exact ties, where either is
+ *     half an ulp from the fp32 value (itself ~5e-6 from the exact one):
+ *     the same bound. */
+/* The bf16 softmax's exponential pass over the first d16 elements of a
+ * row, as sb__softmax_exp_f32 (e in the lane order of sb__ld16_bf16p). */
+static inline __attribute__((always_inline)) __m256
+sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vl,
+                     __m256 vm, bool fma, const char *px, char *py, bool pf,
+                     bool pfy)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, a, b, c, dd;
+    int64_t i = 0;
+    for (; i + 32 <= d16; i += 32) {
+        if (pf)
+            __builtin_prefetch(px + 2 * i, 0, 3);
+        if (pfy)
+            __builtin_prefetch(py + 2 * i, 1, 3);
+        sb__ld16_bf16p(xr + i, &a, &b);
+        sb__ld16_bf16p(xr + i + 16, &c, &dd);
+        a = sb_vexp2_neg_bf16(sb__scaled_diff(a, vl, vm, fma));
+        b = sb_vexp2_neg_bf16(sb__scaled_diff(b, vl, vm, fma));
+        c = sb_vexp2_neg_bf16(sb__scaled_diff(c, vl, vm, fma));
+        dd = sb_vexp2_neg_bf16(sb__scaled_diff(dd, vl, vm, fma));
+        _mm256_storeu_ps(e + i, a);
+        _mm256_storeu_ps(e + i + 8, b);
+        _mm256_storeu_ps(e + i + 16, c);
+        _mm256_storeu_ps(e + i + 24, dd);
+        s0 = _mm256_add_ps(s0, _mm256_add_ps(a, c));
+        s1 = _mm256_add_ps(s1, _mm256_add_ps(b, dd));
+    }
+    for (; i < d16; i += 16) {
+        if (pf)
+            __builtin_prefetch(px + 2 * i, 0, 3);
+        if (pfy)
+            __builtin_prefetch(py + 2 * i, 1, 3);
+        sb__ld16_bf16p(xr + i, &a, &b);
+        a = sb_vexp2_neg_bf16(sb__scaled_diff(a, vl, vm, fma));
+        b = sb_vexp2_neg_bf16(sb__scaled_diff(b, vl, vm, fma));
+        _mm256_storeu_ps(e + i, a);
+        _mm256_storeu_ps(e + i + 8, b);
+        s0 = _mm256_add_ps(s0, a);
+        s1 = _mm256_add_ps(s1, b);
+    }
+    return _mm256_add_ps(s0, s1);
+}
+
+static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
+                                  uint16_t *y, float *scratch)
+{
+    const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16, d32 = d / 32 * 32;
+    const size_t stride = sb__scratch_stride(s, NULL);
+    SB__EXP_BOUNDS(lo_s, hi_s);
+#pragma omp parallel
+    {
+        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < T; t++) {
+            const uint16_t *xr = x + t * d;
+            uint16_t *yr = y + t * d;
+            const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;
+            __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0, a, b;
+            int64_t i = 0;
+            for (; i < d32; i += 32) {
+                sb__ld16_bf16p(xr + i, &a, &b);
+                m0 = _mm256_max_ps(m0, a);
+                m1 = _mm256_max_ps(m1, b);
+                sb__ld16_bf16p(xr + i + 16, &a, &b);
+                m2 = _mm256_max_ps(m2, a);
+                m3 = _mm256_max_ps(m3, b);
+            }
+            for (; i < d16; i += 16) {
+                sb__ld16_bf16p(xr + i, &a, &b);
+                m0 = _mm256_max_ps(m0, a);
+                m1 = _mm256_max_ps(m1, b);
+            }
+            float mx = sb__hmax8(
+                _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
+            for (int64_t k = i; k < d; k++) {
+                float v = sb_bf16_to_f32(xr[k]);
+                mx = v > mx ? v : mx;
+            }
+            const char *px = (const char *)(xr + d);
+            char *py = (char *)(yr + d);
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;
+            bool fma;
+            const __m256 vl = _mm256_set1_ps(SB__LOG2E),
+                         vm = sb__scaled_diff_vm(mx, &fma);
+            float sum = sb__hsum8(
+                fma ? sb__softmax_exp_bf16(xr, e, d16, vl, vm, true, px, py, pf, pfy)
+                    : sb__softmax_exp_bf16(xr, e, d16, vl, vm, false, px, py, pf, pfy));
+            for (int64_t k = d16; k < d; k++) {
+                e[k] = sb__expf(sb_bf16_to_f32(xr[k]) - mx, lo_s, hi_s);
+                sum += e[k];
+            }
+            if (sum != sum) { /* a NaN or +inf in the row: all NaN */
+                for (int64_t k = 0; k < d; k++)
+                    yr[k] = sb_bf16_from_f32(NAN);
+                continue;
+            }
+            const __m256 vi = _mm256_set1_ps(1.0f / sum);
+            const float inv = 1.0f / sum;
+            for (i = 0; i < d16; i += 16)
+                sb__st16_bf16p_unit(yr + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), vi),
+                                    _mm256_mul_ps(_mm256_loadu_ps(e + i + 8), vi), nt);
+            for (int64_t k = i; k < d; k++)
+                yr[k] = sb_bf16_from_f32(e[k] * inv);
+        }
+        _mm_sfence();
+    }
+}
 SB__DEFINE_OPS_AVX2(F32, float, sb__ld16_f32, sb__st16_f32, sb__ld16_f32,
                     sb__st16_f32)
 SB__DEFINE_OPS_AVX2(BF16, uint16_t, sb__ld16_bf16p, sb__st16_bf16p,
