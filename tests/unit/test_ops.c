@@ -244,8 +244,10 @@ static void test_bf16_nan(sb_op_kind op)
  *          1/48 elsewhere;
  *   row 1: +inf at 20: its x - max is NaN, so the whole row is NaN;
  *   row 2: NaN in the tail (48): the whole row is NaN;
- *   row 3: one element 200 above the rest: 1 there, exactly 0 elsewhere
- *          (e^-200 is below every float);
+ *   row 3: one element 200 above the rest, past the first 32 (the bf16
+ *          kernel's guess of the max is 200 too low: it must start
+ *          again): 1 there, exactly 0 elsewhere (e^-200 is below every
+ *          float);
  *   row 4: all equal, large (1e30): exactly uniform 1/50 (to bf16). */
 static void test_softmax_specials(bool bf16)
 {
@@ -258,7 +260,7 @@ static void test_softmax_specials(bool bf16)
     in[0][3] = in[0][49] = -INFINITY;
     in[1][20] = INFINITY;
     in[2][48] = NAN;
-    in[3][17] = 200.0f;
+    in[3][40] = 200.0f;
     uint16_t xb[T * D], yb[T * D];
     for (int k = 0; k < T * D; k++)
         xb[k] = sb_bf16_from_f32(in[k / D][k % D]);
@@ -282,7 +284,7 @@ static void test_softmax_specials(bool bf16)
             row0 &= fabs(out[0][i] - 1.0 / 48) <= rel / 48;
         nans1 += isnan(out[1][i]);
         nans2 += isnan(out[2][i]);
-        row3 &= i == 17 ? out[3][i] == 1.0f : out[3][i] == 0.0f;
+        row3 &= i == 40 ? out[3][i] == 1.0f : out[3][i] == 0.0f;
         row4 &= fabs(out[4][i] - 1.0 / 50) <= rel / 50;
     }
     CHECK(zeros == 2);

@@ -65,23 +65,23 @@ static inline void sb_vexp2_x4(__m256 t[4])
                                     _mm256_set1_epi32(127)), 23)));
 }
 
-/* 2^t for t <= 0 (a softmax's scaled x - max), to 2.7e-6 relative, for
- * results stored in bf16:
+/* 2^t for t <= 127 (a softmax's scaled x - max, or x minus a guess of
+ * the max), to 2.7e-6 relative, for results stored in bf16:
  *   - 2^f by a degree-4 fit (relative error 2.6e-6 on [-1/2, 1/2]).
  *     Softmax divides each value by the sum of all of them, so a row's
  *     outputs carry the spread of the fit's error, up to twice its
  *     maximum: 5.2e-6 here, against the bf16 verifier's 1e-4 beyond half
  *     an ulp. Degree 3 (7.5e-5, a spread of 1.5e-4) would not fit: the
  *     verifier caught one value rounded the wrong way;
- *   - no upper clamp (t <= 0); the lower clamp is -127, where the
- *     exponent field built below is 0 and the result exactly 0 (e^-inf
- *     is 0, not 2^-126);
+ *   - no upper clamp (the caller keeps t <= 127); the lower clamp is
+ *     -127, where the exponent field built below is 0 and the result
+ *     exactly 0 (e^-inf is 0, not 2^-126);
  *   - the exponent bias 127 rides in the rounding shifter (1.5·2^23 +
  *     127: the shifted sum's low bits are n + 127, shifted into place as
  *     they are; the rest of the sum's bits shift out);
  *   - a NaN passes the clamp (vmaxps returns its second operand when one
  *     is NaN) and comes out NaN. */
-static inline __m256 sb_vexp2_neg_bf16(__m256 t)
+static inline __m256 sb_vexp2_bf16(__m256 t)
 {
     static const float c[5] = {9.999992847442627e-1f, 6.931218504905701e-1f,
                                2.40247443318367e-1f, 5.5917747318744659e-2f,
