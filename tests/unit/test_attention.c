@@ -247,8 +247,11 @@ static void test_paged(void)
     static const int64_t one_page[] = {5, 16, 1};
     CHECK(run_paged(one_page, 3, 4, 2, 64, 16, 0, false) == 0);
     CHECK(run_paged(ragged, 8, 4, 4, 64, 128, 0, false) == 0);
-    /* Odd page sizes, and a D the vector kernels do not take. */
+    /* Odd page sizes, and D = 40 (not a multiple of 16: column tails). */
     CHECK(run_paged(ragged, 8, 6, 3, 40, 7, 0, false) == 0);
+    /* The 4-row P·V kernel with a key block of 8 plus 4 (pages of 12)
+     * and a column tail (D = 40: 32 + 8). */
+    CHECK(run_paged(ragged, 8, 8, 2, 40, 12, 5, false) == 0);
     /* MHA (one query row per KV head) and chunks of 3: the leftover-row
      * kernels, D = 128 and 64. */
     CHECK(run_paged(ragged, 8, 8, 8, 128, 16, 3, true) == 0);
