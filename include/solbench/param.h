@@ -83,14 +83,26 @@ const char *sb_fmt_si(double v, const char *unit, int sig, char *buf,
 
 #define SB_MAX_SWEEP_VALUES 256
 
-/* The user's `-p key=value` settings, unparsed until a benchmark is known. */
+/* The user's `-p key=value` settings, unparsed until a benchmark is known.
+ * A key may carry a scope, "SCOPE:key", SCOPE a benchmark name
+ * (ops.softmax) or an area (ops): the setting applies to those
+ * benchmarks only, and over an unscoped setting of the same key. */
+#define SB_PKEY_LEN 64
 typedef struct sb_pset {
     int n;
-    struct { char key[SB_PNAME_LEN]; char value[256]; } kv[SB_MAX_PARAMS];
+    struct { char key[SB_PKEY_LEN]; char value[256]; } kv[SB_MAX_PARAMS];
 } sb_pset;
 
 /* Adds "key=value" text to a set; a later setting of the same key wins. */
 int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err);
+/* Splits a set key into its scope (empty when it has none) and name. */
+void sb_pset_key_split(const char *key, char *scope, size_t scope_len,
+                       const char **name);
+/* Whether a scope (as above; empty: every benchmark) covers a benchmark. */
+bool sb_pscope_covers(const char *scope, const char *bench);
+/* The settings that apply to one benchmark, scopes taken off: unscoped
+ * keys first, then the scoped ones that cover it (which win). */
+void sb_pset_for_bench(const sb_pset *user, const char *bench, sb_pset *out);
 /* Adds "k1=v1 k2=v2" (space separated; the form suites use). */
 int sb_pset_add_all(sb_pset *ps, const char *spec, sb_err *err);
 

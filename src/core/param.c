@@ -286,8 +286,12 @@ int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err)
     if (!eq || eq == kv)
         return sb_fail(err, SB_EINVAL, "-p %s: expected key=value", kv);
     size_t klen = (size_t)(eq - kv);
-    if (klen >= SB_PNAME_LEN)
+    if (klen >= SB_PKEY_LEN)
         return sb_fail(err, SB_EINVAL, "-p %s: key too long", kv);
+    const char *colon = memchr(kv, ':', klen);
+    if (colon && (colon == kv || colon + 1 == eq || memchr(colon + 1, ':', (size_t)(eq - colon - 1))))
+        return sb_fail(err, SB_EINVAL, "-p %s: expected SCOPE:key=value "
+                       "(a benchmark or an area, then the key)", kv);
     if (strlen(eq + 1) >= sizeof ps->kv[0].value)
         return sb_fail(err, SB_EINVAL, "-p %.*s: value too long", (int)klen, kv);
     if (!eq[1])
@@ -304,6 +308,45 @@ int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err)
     snprintf(ps->kv[slot].key, sizeof ps->kv[slot].key, "%.*s", (int)klen, kv);
     snprintf(ps->kv[slot].value, sizeof ps->kv[slot].value, "%s", eq + 1);
     return 0;
+}
+
+void sb_pset_key_split(const char *key, char *scope, size_t scope_len,
+                       const char **name)
+{
+    const char *colon = strchr(key, ':');
+    size_t n = colon ? (size_t)(colon - key) : 0;
+    snprintf(scope, scope_len, "%.*s", (int)n, key);
+    *name = colon ? colon + 1 : key;
+}
+
+bool sb_pscope_covers(const char *scope, const char *bench)
+{
+    if (!scope[0] || strcmp(scope, bench) == 0)
+        return true;
+    size_t n = strlen(scope);
+    return strncmp(scope, bench, n) == 0 && bench[n] == '.'; /* its area */
+}
+
+void sb_pset_for_bench(const sb_pset *user, const char *bench, sb_pset *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int pass = 0; pass < 2 && user; pass++)
+        for (int k = 0; k < user->n; k++) {
+            char scope[SB_PKEY_LEN];
+            const char *name;
+            sb_pset_key_split(user->kv[k].key, scope, sizeof scope, &name);
+            if ((pass == 0) != (scope[0] == 0) || !sb_pscope_covers(scope, bench))
+                continue;
+            int slot = out->n;
+            for (int i = 0; i < out->n; i++)
+                if (strcmp(out->kv[i].key, name) == 0)
+                    slot = i;
+            if (slot == out->n)
+                out->n++;
+            snprintf(out->kv[slot].key, sizeof out->kv[slot].key, "%s", name);
+            snprintf(out->kv[slot].value, sizeof out->kv[slot].value, "%s",
+                     user->kv[k].value);
+        }
 }
 
 int sb_pset_add_all(sb_pset *ps, const char *spec, sb_err *err)

@@ -176,11 +176,25 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                   const sb_ctx *ctx, sb_plan *plan, sb_err *err)
 {
     memset(plan, 0, sizeof *plan);
-    /* Every -p key must mean something to at least one selected bench. */
+    /* Every -p key must mean something to at least one selected bench
+     * (that its scope, if it has one, covers). */
     for (int k = 0; user && k < user->n; k++) {
-        bool used = false;
-        for (int i = 0; i < sel->n && !used; i++)
-            used = bench_declares(sel->benches[i], user->kv[k].key);
+        bool used = false, covered = false;
+        char scope[SB_PKEY_LEN];
+        const char *name;
+        sb_pset_key_split(user->kv[k].key, scope, sizeof scope, &name);
+        for (int i = 0; i < sel->n && !used; i++) {
+            bool c = sb_pscope_covers(scope, sel->benches[i]->name);
+            covered |= c;
+            used = c && bench_declares(sel->benches[i], name);
+        }
+        if (!used && scope[0])
+            return sb_fail(err, SB_EINVAL, covered
+                               ? "-p %s: no selected benchmark in '%s' takes a "
+                                 "parameter '%s' (see 'solbench list')"
+                               : "-p %s: no selected benchmark is or belongs to "
+                                 "'%s'%.0s",
+                           user->kv[k].key, scope, name);
         if (!used) {
             if (sel->n == 1) {
                 char names[400] = "";
@@ -208,7 +222,9 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                                                                    : b->quick;
         if (sb_pset_add_all(&suite_defaults, spec, err))
             goto fail;
-        const sb_pset *layers[2] = {&suite_defaults, user};
+        sb_pset mine;
+        sb_pset_for_bench(user, b->name, &mine);
+        const sb_pset *layers[2] = {&suite_defaults, &mine};
         const bool lenient[2] = {false, true};
         sb_params *pts = NULL;
         int npts = 0;
