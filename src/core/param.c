@@ -288,8 +288,9 @@ int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err)
     size_t klen = (size_t)(eq - kv);
     if (klen >= SB_PKEY_LEN)
         return sb_fail(err, SB_EINVAL, "-p %s: key too long", kv);
-    const char *colon = memchr(kv, ':', klen);
-    if (colon && (colon == kv || colon + 1 == eq || memchr(colon + 1, ':', (size_t)(eq - colon - 1))))
+    const char *colon = memchr(kv, ':', klen); /* SCOPE:key */
+    if (colon && (colon == kv || colon + 1 == eq ||
+                  memchr(colon + 1, ':', (size_t)(eq - colon - 1))))
         return sb_fail(err, SB_EINVAL, "-p %s: expected SCOPE:key=value "
                        "(a benchmark or an area, then the key)", kv);
     if (strlen(eq + 1) >= sizeof ps->kv[0].value)

@@ -188,12 +188,12 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
             covered |= c;
             used = c && bench_declares(sel->benches[i], name);
         }
+        if (!used && scope[0] && !covered)
+            return sb_fail(err, SB_EINVAL, "-p %s: no selected benchmark is "
+                           "or belongs to '%s'", user->kv[k].key, scope);
         if (!used && scope[0])
-            return sb_fail(err, SB_EINVAL, covered
-                               ? "-p %s: no selected benchmark in '%s' takes a "
-                                 "parameter '%s' (see 'solbench list')"
-                               : "-p %s: no selected benchmark is or belongs to "
-                                 "'%s'%.0s",
+            return sb_fail(err, SB_EINVAL, "-p %s: no selected benchmark in "
+                           "'%s' takes a parameter '%s' (see 'solbench list')",
                            user->kv[k].key, scope, name);
         if (!used) {
             if (sel->n == 1) {
