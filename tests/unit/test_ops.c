@@ -248,10 +248,13 @@ static void test_bf16_nan(sb_op_kind op)
  *          kernel's guess of the max is 200 too low: it must start
  *          again): 1 there, exactly 0 elsewhere (e^-200 is below every
  *          float);
- *   row 4: all equal, large (1e30): exactly uniform 1/50 (to bf16). */
+ *   row 4: all equal, large (1e30): exactly uniform 1/50 (to bf16);
+ *   row 5: 100000 + i/4 (fp32; in bf16 all equal): every element, the
+ *          scalar tail's too, within 1e-5 of a double softmax (the tail
+ *          once missed the vector part's shift of t and was 0.5 % off). */
 static void test_softmax_specials(bool bf16)
 {
-    enum { T = 5, D = 50 };
+    enum { T = 6, D = 50 };
     sb_ops_shape s = {SB_OP_SOFTMAX, T, D, 2, bf16, false};
     float in[T][D], out[T][D];
     for (int t = 0; t < T; t++)
@@ -261,12 +264,14 @@ static void test_softmax_specials(bool bf16)
     in[1][20] = INFINITY;
     in[2][48] = NAN;
     in[3][40] = 200.0f;
+    for (int i = 0; i < D; i++)
+        in[5][i] = 100000.0f + 0.25f * (float)i;
     uint16_t xb[T * D], yb[T * D];
     for (int k = 0; k < T * D; k++)
         xb[k] = sb_bf16_from_f32(in[k / D][k % D]);
-    if (bf16) /* the row-4 input as the kernel sees it */
-        for (int i = 0; i < D; i++)
-            in[4][i] = sb_bf16_to_f32(xb[4 * D + i]);
+    if (bf16) /* the inputs as the kernel sees them */
+        for (int k = 0; k < T * D; k++)
+            in[k / D][k % D] = sb_bf16_to_f32(xb[k]);
     float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
     if (bf16) {
         sb_ops_cpu_run(&s, xb, NULL, NULL, NULL, yb, scratch);
@@ -276,7 +281,12 @@ static void test_softmax_specials(bool bf16)
         sb_ops_cpu_run(&s, in, NULL, NULL, NULL, out, scratch);
     }
     const double rel = bf16 ? 1.0 / 256 : 1e-6;
-    int zeros = 0, nans1 = 0, nans2 = 0, row0 = 1, row3 = 1, row4 = 1;
+    int zeros = 0, nans1 = 0, nans2 = 0, row0 = 1, row3 = 1, row4 = 1, row5 = 1;
+    double mx5 = in[5][0], sum5 = 0.0;
+    for (int i = 0; i < D; i++)
+        mx5 = in[5][i] > mx5 ? in[5][i] : mx5;
+    for (int i = 0; i < D; i++)
+        sum5 += exp((double)in[5][i] - mx5);
     for (int i = 0; i < D; i++) {
         if (i == 3 || i == 49)
             zeros += out[0][i] == 0.0f;
@@ -286,6 +296,8 @@ static void test_softmax_specials(bool bf16)
         nans2 += isnan(out[2][i]);
         row3 &= i == 40 ? out[3][i] == 1.0f : out[3][i] == 0.0f;
         row4 &= fabs(out[4][i] - 1.0 / 50) <= rel / 50;
+        double want5 = exp((double)in[5][i] - mx5) / sum5;
+        row5 &= fabs(out[5][i] - want5) <= (bf16 ? rel : 1e-5) * want5;
     }
     CHECK(zeros == 2);
     CHECK(row0);
@@ -293,6 +305,7 @@ static void test_softmax_specials(bool bf16)
     CHECK(nans2 == D);
     CHECK(row3);
     CHECK(row4);
+    CHECK(row5);
     free(scratch);
 }
 

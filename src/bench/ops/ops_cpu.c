@@ -308,7 +308,7 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
  * The generic softmax above keeps its 32 partial sums in an array GCC
  * leaves on the stack next to the exponential's constants, so every step
  * waits on a store-to-load round trip. This version keeps everything in
- * registers: four running maxima, two exponentials of 8 per step into two
+ * registers: two running maxima, four exponentials of 8 per step into two
  * sums, and writes the normalised row straight to its destination
  * (streaming stores with `nt`), one pass fewer than a row buffer. The
  * exponential is sb__expf's formula, 8 lanes at a time, of t = (x - max)
@@ -332,6 +332,15 @@ static inline __m256 sb__scaled_diff(__m256 x, __m256 vl, __m256 vm, bool fma_ok
 {
     return fma_ok ? _mm256_fmadd_ps(x, vl, vm)
                   : _mm256_mul_ps(_mm256_sub_ps(x, vm), vl);
+}
+/* The same t for a row's scalar tail, and 2^t: the tail must carry the
+ * vector part's shift of t (which the normalisation cancels only if every
+ * element has it; e^(x - max) there was 0.5 % off at logits of 1e5). */
+static inline float sb__exp2_tail(float x, __m256 vm, bool fma_ok)
+{
+    const float m = _mm256_cvtss_f32(vm);
+    return exp2f(fma_ok ? fmaf(x, 1.44269504088896341f, m)
+                        : (x - m) * 1.44269504088896341f);
 }
 
 #define SB__LOG2E 1.44269504088896341f
@@ -508,7 +517,6 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
 {
     const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;
     const size_t stride = sb__scratch_stride(s, NULL);
-    SB__EXP_BOUNDS(lo_s, hi_s);
 #pragma omp parallel
     {
         float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
@@ -547,7 +555,7 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
                 fma ? sb__softmax_exp_f32(xr, e, d16, vl, vm, true, px, py, pf, pfy)
                     : sb__softmax_exp_f32(xr, e, d16, vl, vm, false, px, py, pf, pfy));
             for (int64_t k = d16; k < d; k++) {
-                e[k] = sb__expf(xr[k] - mx, lo_s, hi_s);
+                e[k] = sb__exp2_tail(xr[k], vm, fma);
                 sum += e[k];
             }
             const float inv = 1.0f / sum;
@@ -872,8 +880,7 @@ sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vl,
  * sum; *xmax is the row's true max. */
 static float sb__softmax_exp_row_bf16(const uint16_t *xr, float *e, int64_t d,
                                       int64_t d16, float mx, const char *px,
-                                      char *py, bool pf, bool pfy, float lo_s,
-                                      float hi_s, float *xmax)
+                                      char *py, bool pf, bool pfy, float *xmax)
 {
     bool fma;
     const __m256 vl = _mm256_set1_ps(SB__LOG2E), vm = sb__scaled_diff_vm(mx, &fma);
@@ -883,7 +890,7 @@ static float sb__softmax_exp_row_bf16(const uint16_t *xr, float *e, int64_t d,
     for (int64_t k = d16; k < d; k++) {
         float v = sb_bf16_to_f32(xr[k]);
         *xmax = v > *xmax ? v : *xmax;
-        e[k] = sb__expf(v - mx, lo_s, hi_s);
+        e[k] = sb__exp2_tail(v, vm, fma);
         sum += e[k];
     }
     return sum;
@@ -921,7 +928,6 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
 {
     const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16, d32 = d / 32 * 32;
     const size_t stride = sb__scratch_stride(s, NULL);
-    SB__EXP_BOUNDS(lo_s, hi_s);
 #pragma omp parallel
     {
         float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
@@ -947,12 +953,12 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
                 sb__ld16_bf16p(xr + 16, &c, &dd);
                 mx = sb__hmax8(_mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, dd)));
                 sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, px, py, pf, pfy,
-                                               lo_s, hi_s, &got);
+                                               &got);
             }
             if (!(sum == sum && got <= mx + 64.0f)) {
                 mx = sb__softmax_max_bf16(xr, d, d16, d32);
                 sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, px, py, pf, pfy,
-                                               lo_s, hi_s, &got);
+                                               &got);
             }
             if (sum != sum) { /* a NaN or +inf in the row: all NaN */
                 for (int64_t k = 0; k < d; k++)
