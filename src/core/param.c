@@ -280,6 +280,25 @@ int sb_p_set(sb_params *p, const char *name, const char *text, sb_err *err)
 
 /* ---- user settings ------------------------------------------------------- */
 
+/* Sets key (its first klen characters) to value, over an earlier setting
+ * of the same key; false when the set is full. */
+static bool pset_put(sb_pset *ps, const char *key, size_t klen,
+                     const char *value)
+{
+    int slot = ps->n;
+    for (int i = 0; i < ps->n; i++)
+        if (strlen(ps->kv[i].key) == klen && strncmp(ps->kv[i].key, key, klen) == 0)
+            slot = i;
+    if (slot == ps->n) {
+        if (ps->n >= SB_MAX_PARAMS)
+            return false;
+        ps->n++;
+    }
+    snprintf(ps->kv[slot].key, sizeof ps->kv[slot].key, "%.*s", (int)klen, key);
+    snprintf(ps->kv[slot].value, sizeof ps->kv[slot].value, "%s", value);
+    return true;
+}
+
 int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err)
 {
     const char *eq = strchr(kv, '=');
@@ -297,17 +316,8 @@ int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err)
         return sb_fail(err, SB_EINVAL, "-p %.*s: value too long", (int)klen, kv);
     if (!eq[1])
         return sb_fail(err, SB_EINVAL, "-p %s: empty value", kv);
-    int slot = ps->n;
-    for (int i = 0; i < ps->n; i++)
-        if (strlen(ps->kv[i].key) == klen && strncmp(ps->kv[i].key, kv, klen) == 0)
-            slot = i;
-    if (slot == ps->n) {
-        if (ps->n >= SB_MAX_PARAMS)
-            return sb_fail(err, SB_EINVAL, "too many -p settings");
-        ps->n++;
-    }
-    snprintf(ps->kv[slot].key, sizeof ps->kv[slot].key, "%.*s", (int)klen, kv);
-    snprintf(ps->kv[slot].value, sizeof ps->kv[slot].value, "%s", eq + 1);
+    if (!pset_put(ps, kv, klen, eq + 1))
+        return sb_fail(err, SB_EINVAL, "too many -p settings");
     return 0;
 }
 
@@ -336,17 +346,9 @@ void sb_pset_for_bench(const sb_pset *user, const char *bench, sb_pset *out)
             char scope[SB_PKEY_LEN];
             const char *name;
             sb_pset_key_split(user->kv[k].key, scope, sizeof scope, &name);
-            if ((pass == 0) != (scope[0] == 0) || !sb_pscope_covers(scope, bench))
-                continue;
-            int slot = out->n;
-            for (int i = 0; i < out->n; i++)
-                if (strcmp(out->kv[i].key, name) == 0)
-                    slot = i;
-            if (slot == out->n)
-                out->n++;
-            snprintf(out->kv[slot].key, sizeof out->kv[slot].key, "%s", name);
-            snprintf(out->kv[slot].value, sizeof out->kv[slot].value, "%s",
-                     user->kv[k].value);
+            /* out never holds more keys than user: always room */
+            if ((pass == 0) == (scope[0] == 0) && sb_pscope_covers(scope, bench))
+                (void)pset_put(out, name, strlen(name), user->kv[k].value);
         }
 }
 

@@ -45,11 +45,13 @@
     float lo = -88.0f, hi = 88.0f;                                           \
     __asm__("" : "+m"(lo), "+m"(hi))
 
+#define SB__LOG2E 1.44269504088896341f
+
 static inline float sb__expf(float x, float lo, float hi)
 {
     x = x < lo ? lo : x;
     x = x > hi ? hi : x;
-    float tn = x * 1.44269504088896341f + 12582912.0f; /* low bits: n */
+    float tn = x * SB__LOG2E + 12582912.0f; /* low bits: n */
     float n = tn - 12582912.0f;
     float r = x - n * 0.693147180559945309f;
     float p = 1.0f / 720.0f;
@@ -326,7 +328,7 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
 static inline __m256 sb__scaled_diff_vm(float mx, bool *fma_ok)
 {
     *fma_ok = fabsf(mx) < 0x1p20f;
-    return _mm256_set1_ps(*fma_ok ? -mx * 1.44269504088896341f : mx);
+    return _mm256_set1_ps(*fma_ok ? -mx * SB__LOG2E : mx);
 }
 static inline __m256 sb__scaled_diff(__m256 x, __m256 vl, __m256 vm, bool fma_ok)
 {
@@ -335,15 +337,13 @@ static inline __m256 sb__scaled_diff(__m256 x, __m256 vl, __m256 vm, bool fma_ok
 }
 /* The same t for a row's scalar tail, and 2^t: the tail must carry the
  * vector part's shift of t (which the normalisation cancels only if every
- * element has it; e^(x - max) there was 0.5 % off at logits of 1e5). */
+ * element has it; e^(x - max) there could be up to 0.5 % off at logits
+ * of 1e5, half an ulp of max·log2e being 1/128). */
 static inline float sb__exp2_tail(float x, __m256 vm, bool fma_ok)
 {
     const float m = _mm256_cvtss_f32(vm);
-    return exp2f(fma_ok ? fmaf(x, 1.44269504088896341f, m)
-                        : (x - m) * 1.44269504088896341f);
+    return exp2f(fma_ok ? fmaf(x, SB__LOG2E, m) : (x - m) * SB__LOG2E);
 }
-
-#define SB__LOG2E 1.44269504088896341f
 
 /* bf16 storage, 16 elements at a time. Natural order: 8 bf16 widened
  * to 8 fp32 lanes in order. Lane order ("p" variants): one 32-byte load
@@ -596,10 +596,7 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
                     s0 = _mm256_fmadd_ps(a, a, s0);                          \
                     s1 = _mm256_fmadd_ps(b, b, s1);                          \
                 }                                                            \
-                float s8[8], ss = 0.0f;                                      \
-                _mm256_storeu_ps(s8, _mm256_add_ps(s0, s1));                 \
-                for (int l = 0; l < 8; l++)                                  \
-                    ss += s8[l];                                             \
+                float ss = sb__hsum8(_mm256_add_ps(s0, s1));                 \
                 for (int64_t k = i; k < d; k++) {                            \
                     float v = SB__LD_##SUF(xr, k);                           \
                     ss += v * v;                                             \
