@@ -9,7 +9,6 @@ add_test(NAME cli.list_area COMMAND bash -c
 add_test(NAME cli.help COMMAND bash -c
   "set -o pipefail; ${SOLBENCH} --help | tr '\\n' ' ' | grep -q 'run.*list.*sysinfo'")
 add_test(NAME cli.bad_input COMMAND bash ${SB_TEST_DIR}/scripts/cli_errors.sh ${SOLBENCH})
-add_test(NAME cli.param_scope COMMAND bash ${SB_TEST_DIR}/scripts/param_scope.sh ${SOLBENCH})
 add_test(NAME cli.json_schema COMMAND bash -c
   "set -e; d=$(mktemp -d); trap 'rm -rf $d' EXIT; \
    ${SOLBENCH} run --no-store --quiet --bench memory.triad -p size=64MiB --min-time 0.1 --json $d/r.json --csv $d/r.csv; \

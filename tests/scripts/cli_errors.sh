@@ -30,6 +30,13 @@ expect "key=value"    -- run --no-store -p size
 expect "unknown option" -- run --no-store --frobnicate
 expect "unknown command" -- frobnicate
 expect "area"         -- list --area nowhere
+# scoped parameters (-p SCOPE:key=value): a scope that covers no selected
+# benchmark, one whose benchmarks lack the key, a malformed one
+expect "'ops'"        -- run --no-store --bench memory.triad -p ops:dtype=bf16
+expect "'tokens'"     -- run --no-store --bench memory.triad,ops.softmax -p memory:tokens=3
+expect "SCOPE:key=value" -- run --no-store --bench memory.triad -p :dtype=fp32
+expect "SCOPE:key=value" -- run --no-store --bench memory.triad -p memory:=fp32
+expect "'mem'"        -- run --no-store --bench memory.triad -p mem:dtype=fp32
 # A bad size must not have been preceded by any measurement: the whole plan
 # is checked first, so a good point before a bad one runs nothing.
 out=$("$sb" run --no-store --bench memory.triad -p size=1MiB,1PiB 2>&1); rc=$?

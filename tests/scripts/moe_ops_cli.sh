@@ -3,7 +3,8 @@
 # benchmark runs on small shapes and validates, the JSON carries the
 # metrics they promise (imbalance, FLOPs and bytes by the documented
 # formulas), one-expert routing reports imbalance = experts, and bad
-# parameters exit 2 with a line naming the parameter.
+# parameters exit 2 with a line naming the parameter; and scoped
+# parameters (-p ops:tokens=..., -p ops.softmax:dtype=...) beside a triad.
 set -u
 sb=$1
 d=$(mktemp -d)
@@ -67,6 +68,34 @@ for r in json.load(open(sys.argv[2]))["results"]:
                    (r["bench"], m(r, "imbalance"), m(r, "active_experts")))
 for b in bad:
     print("FAIL:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+
+# Scoped parameters: an op's dtype and the area's tokens beside a triad
+# run in the same command (-p SCOPE:key=value: one benchmark or one area
+# only, over the unscoped dtype=fp32 whatever the order).
+"$sb" run --no-store --quiet --bench memory.triad,ops.softmax,ops.rmsnorm \
+    -p size=1MiB -p ops.softmax:dtype=bf16 -p ops:tokens=16 -p d=64 \
+    -p dtype=fp32 --min-time 0.01 --repeat 2 --json "$d/scope.json" >"$d/out2" 2>&1 ||
+    { cat "$d/out2"; die "scoped run exited $?"; }
+python3 - "$d/scope.json" <<'PY' || fail=1
+import json, sys
+res = {r["bench"]: r for r in json.load(open(sys.argv[1]))["results"]}
+bad = []
+for b, dt in {"memory.triad": "fp32", "ops.softmax": "bf16",
+              "ops.rmsnorm": "fp32"}.items():
+    if b not in res:
+        bad.append("scoped: %s did not run" % b)
+        continue
+    p = res[b]["params"]
+    if p.get("dtype") != dt:
+        bad.append("scoped: %s dtype %s, want %s" % (b, p.get("dtype"), dt))
+    if b.startswith("ops.") and str(p.get("tokens")) != "16":
+        bad.append("scoped: %s tokens %s, want 16" % (b, p.get("tokens")))
+    if not res[b]["valid"]:
+        bad.append("scoped: %s not valid" % b)
+for x in bad:
+    print("FAIL:", x, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
 

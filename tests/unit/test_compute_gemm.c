@@ -10,28 +10,17 @@
 #include <string.h>
 
 #include "bench/compute/compute.h"
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/util.h"
 #include "solbench/runner.h"
 
 extern const sb_bench compute_gemm;
 
+/* The one point spec plans for compute.gemm (bench_point.h). */
 static int expand(const char *spec, sb_params *out, sb_err *err)
 {
-    sb_pset ps;
-    memset(&ps, 0, sizeof ps);
-    if (sb_pset_add_all(&ps, spec, err))
-        return -1;
-    const sb_pset *layers[1] = {&ps};
-    bool lenient[1] = {false};
-    sb_params *pts = NULL;
-    int n = 0;
-    int rc = sb_params_expand("compute.gemm", compute_gemm.params, layers,
-                              lenient, 1, &pts, &n, err);
-    if (rc == 0 && n == 1)
-        *out = pts[0];
-    free(pts);
-    return rc == 0 && n == 1 ? 0 : -1;
+    return sb_test_point(&compute_gemm, spec, out, err);
 }
 
 static bool has_note(const sb_result *r, const char *text)

@@ -251,7 +251,7 @@ static void test_bf16_nan(sb_op_kind op)
  *   row 4: all equal, large (1e30): exactly uniform 1/50 (to bf16);
  *   row 5: 100000 + i/4 (fp32; in bf16 all equal): every element, the
  *          scalar tail's too, within 1e-5 of a double softmax (the tail
- *          once missed the vector part's shift of t and was 0.5 % off). */
+ *          once missed the vector part's shift of t, up to 0.5 % off). */
 static void test_softmax_specials(bool bf16)
 {
     enum { T = 6, D = 50 };
