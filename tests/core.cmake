@@ -15,3 +15,22 @@ add_test(NAME cli.json_schema COMMAND bash -c
    python3 ${SB_TEST_DIR}/scripts/check_schema.py $d/r.json memory.triad; \
    head -1 $d/r.csv | grep -q '^run_id,bench,area' && test $(wc -l < $d/r.csv) -eq 2")
 set_tests_properties(cli.json_schema PROPERTIES TIMEOUT 120)
+
+# --interleave: the points take their samples in rounds (every point the
+# same count, at least --repeat), all verify, and the run's config says so;
+# a run one point after the other has no "sampling" key (its config is as
+# before the option).
+add_test(NAME cli.interleave COMMAND bash -c
+  "set -e; d=$(mktemp -d); trap 'rm -rf $d' EXIT; \
+   ${SOLBENCH} run --no-store --quiet --interleave --bench memory.triad,memory.read,ops.rmsnorm \
+     -p size=8MiB -p tokens=64 -p d=512 --repeat 7 --min-time 0.05 --json $d/i.json; \
+   ${SOLBENCH} run --no-store --quiet --bench memory.read -p size=8MiB --repeat 3 \
+     --min-time 0 --json $d/s.json; \
+   python3 -c \"import json, sys; i = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2])); \
+n = [len(r['samples_s']) for r in i['results']]; \
+assert [r['bench'] for r in i['results']] == ['memory.triad', 'memory.read', 'ops.rmsnorm'], i['results']; \
+assert all(r['valid'] and r['metrics']['GBps']['value'] > 0 for r in i['results']); \
+assert len(set(n)) == 1 and n[0] >= 7, n; \
+assert i['config']['sampling'] == 'interleaved'; \
+assert 'sampling' not in s['config']\" $d/i.json $d/s.json")
+set_tests_properties(cli.interleave PROPERTIES TIMEOUT 120)

@@ -56,6 +56,7 @@ typedef struct sb_ctx {
     int rank, nranks;     /* MPI rank and size (0/1 without MPI) */
     bool progress;        /* progress lines allowed (stderr is a terminal) */
     double timeout_s;     /* per-point limit (network), 0 = none */
+    bool interleave;      /* sample all points in rounds, not one by one */
     /* Topology, for the config (filled by sb_mpi_begin under MPI). */
     int hosts, ranks_per_host;
     char mpi_library[96];

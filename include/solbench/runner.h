@@ -61,7 +61,14 @@ int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
                  sb_result_list *out, sb_err *err);
 
 /* Runs a whole plan; a failed verification does not stop the run (the
- * result is kept with valid=false); other errors do. */
+ * result is kept with valid=false); other errors do. With ctx->interleave
+ * every point is set up and calibrated first, then sampled in rounds (one
+ * sample of each point a round, the order reversed every other round)
+ * until each has ctx->repeat samples and ctx->min_time of them, so points
+ * compared as a ratio see the same stretches of machine time; then each
+ * is verified and reported in plan order. sb_plan_build refuses such a
+ * plan if a point takes its own samples or the points do not fit in
+ * memory together. */
 int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
                 sb_err *err);
 

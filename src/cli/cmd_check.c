@@ -209,6 +209,13 @@ static int config_to_ctx(const json_t *cfg, const char *base, sb_ctx *ctx,
                        "baseline %s: config sampling fields "
                        "out of range",
                        base);
+    /* Absent: one point after the other (runs from before the option). */
+    json_t *smp = json_object_get(cfg, "sampling");
+    if (smp && !(json_is_string(smp) &&
+                 strcmp(json_string_value(smp), "interleaved") == 0))
+        return sb_fail(err, SB_EINVAL, "baseline %s: config.sampling is "
+                       "neither absent nor \"interleaved\"", base);
+    ctx->interleave = smp != NULL;
     if (cfg_get(cfg, "backend", JSON_STRING, &v, base, err))
         return SB_EINVAL;
     const char *be = json_string_value(v);
@@ -228,6 +235,20 @@ static int run_items(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
 {
     size_t cap = 0;
     *item_of = NULL;
+    if (ctx->interleave) { /* the baseline's points were sampled in rounds */
+        size_t before = out->n;
+        int rc = sb_run_plan(plan, ctx, out, err);
+        if (rc)
+            return rc;
+        /* one result per point: interleaving takes no benchmark that
+         * drives several */
+        *item_of = malloc((out->n + 1) * sizeof **item_of);
+        if (!*item_of)
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+        for (size_t k = before; k < out->n; k++)
+            (*item_of)[k] = (int)(k - before);
+        return 0;
+    }
     for (int i = 0; i < plan->n; i++) {
         size_t before = out->n;
         int rc = sb_run_point(plan->items[i].bench, &plan->items[i].point, ctx,

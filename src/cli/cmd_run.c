@@ -30,6 +30,9 @@ static const char run_help[] =
     "  --min-time S        at least S seconds of samples per point\n"
     "                      (default 0.2 quick, 0.5 full)\n"
     "  --warmup N          untimed runs before sampling (default 1)\n"
+    "  --interleave        set up every point first, then sample them in\n"
+    "                      rounds (one sample each), so points compared\n"
+    "                      as a ratio see the same stretches of time\n"
     "  --backend cpu|cuda  only this backend (default: every one present)\n"
     "  --timeout S         per-point limit for network benchmarks\n"
     "  --json FILE         write the run document (schema solbench.run/1)\n"
@@ -121,6 +124,8 @@ int sb_cmd_run(int argc, char **argv)
             char key[128];
             snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
             json_object_set_new(tags, key, json_string(eq + 1));
+        } else if (strcmp(argv[i], "--interleave") == 0) {
+            ctx.interleave = true;
         } else if (strcmp(argv[i], "--no-store") == 0) {
             no_store = true;
         } else if (strcmp(argv[i], "--quiet") == 0) {

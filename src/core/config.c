@@ -29,6 +29,10 @@ json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
     json_object_set_new(c, "min_time_s", json_real(ctx->min_time));
     json_object_set_new(c, "repeat", json_integer(ctx->repeat));
     json_object_set_new(c, "warmup", json_integer(ctx->warmup));
+    /* Only when interleaved: runs from before the option keep their
+     * config, and one by one stays comparable with them. */
+    if (ctx->interleave)
+        json_object_set_new(c, "sampling", json_string("interleaved"));
     json_object_set_new(c, "backend", json_string(ctx->backend[0] ? ctx->backend
                                                                   : "all"));
     json_t *topo = json_object();

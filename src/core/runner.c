@@ -215,8 +215,15 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
     }
 
     int cap = 0;
+    double together = 0.0; /* bytes the points hold at once, interleaved */
     for (int i = 0; i < sel->n; i++) {
         const sb_bench *b = sel->benches[i];
+        if (ctx->interleave && (!b->run || b->drive || b->measure ||
+                                (b->flags & SB_BF_NEEDS_MPI))) {
+            sb_fail(err, SB_EINVAL, "--interleave: %s takes its own samples, "
+                    "so it cannot share rounds with other points", b->name);
+            goto fail;
+        }
         sb_pset suite_defaults = {0};
         const char *spec = ctx->suite == SB_SUITE_FULL && b->full ? b->full
                                                                    : b->quick;
@@ -246,6 +253,18 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                 sb_fmt_size(ctx->phys_mem, m, sizeof m);
                 sb_fail(err, SB_EINVAL, "%s: needs %s of memory, more than "
                         "this machine's %s allows", where, a, m);
+                free(pts);
+                goto fail;
+            }
+            together += need;
+            if (ctx->interleave && ctx->phys_mem > 0 &&
+                together > 0.9 * ctx->phys_mem) {
+                char a[32], m[32];
+                sb_fmt_size(together, a, sizeof a);
+                sb_fmt_size(ctx->phys_mem, m, sizeof m);
+                sb_fail(err, SB_EINVAL, "--interleave: the points up to %s "
+                        "need %s of memory together, more than this "
+                        "machine's %s allows", where, a, m);
                 free(pts);
                 goto fail;
             }
@@ -279,8 +298,10 @@ void sb_plan_free(sb_plan *plan)
 
 /* ---- timing -------------------------------------------------------------- */
 
-int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
-                   const sb_ctx *ctx, sb_result *r, sb_err *err)
+/* The inner count for run, then ctx->warmup untimed calls of it. */
+static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
+                     const sb_ctx *ctx, const sb_result *r, uint64_t *out,
+                     sb_err *err)
 {
     double target = SB_MIN_SAMPLE_TICKS * ctx->tick_s;
     if (target < SB_MIN_SAMPLE_S)
@@ -320,7 +341,17 @@ int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
     }
     for (int w = 0; w < ctx->warmup; w++)
         run(state, iters);
+    *out = iters;
+    return 0;
+}
 
+int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
+                   const sb_ctx *ctx, sb_result *r, sb_err *err)
+{
+    uint64_t iters;
+    int rc = calibrate(run, state, ctx, r, &iters, err);
+    if (rc)
+        return rc;
     double start = sb_now();
     while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
         double t0 = sb_now();
@@ -367,6 +398,9 @@ static void add_standard_metrics(const sb_bench *b, const sb_params *p,
         sb_result_metric(r, "AI", flops / bytes, "FLOP/B");
 }
 
+static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
+                        sb_result *r, void *state, int rc, sb_err *err);
+
 int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
                  sb_result_list *out, sb_err *err)
 {
@@ -408,6 +442,14 @@ int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
         rc = b->measure(state, ctx, r, err);
     else
         rc = sb_sample_loop(b->run, state, ctx, r, err);
+    return finish_point(b, p, ctx, r, state, rc, err);
+}
+
+/* After the samples (rc: how taking them went): verify, the standard
+ * metrics and the bench's own report, then teardown. */
+static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
+                        sb_result *r, void *state, int rc, sb_err *err)
+{
     if (rc == 0) {
         if (b->verify) {
             rc = b->verify(state, r);
@@ -428,9 +470,140 @@ int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
     return rc;
 }
 
+/* ---- interleaved sampling -------------------------------------------------
+ * Memory bandwidth and clock speed on a shared machine change by tens of
+ * percent over seconds; points measured one after another can land in
+ * different stretches of it, and a ratio of two of them then says more
+ * about the machine than about the kernels. Interleaved, every point is
+ * set up (sb_plan_build checked that they fit in memory together) and
+ * calibrated, then takes one sample a round: A B, B A, A B, ... (reversed
+ * every other round, so no point always runs right after the same one)
+ * until every point has its --repeat samples and --min-time of them. */
+typedef struct {
+    size_t res;      /* index of its result in out */
+    void *state;
+    uint64_t iters;
+    double spent;    /* seconds of samples so far */
+    bool live;       /* set up, not skipped */
+} sb__slot;
+
+static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
+                           sb_result_list *out, sb_err *err)
+{
+    if (ctx->nranks > 1 && ctx->rank != 0)
+        return 0; /* node-local benches run on rank 0 only */
+    bool show = ctx->progress && ctx->rank == 0;
+    sb__slot *sl = calloc((size_t)(plan->n > 0 ? plan->n : 1), sizeof *sl);
+    if (!sl)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    size_t first = out->n;
+    int rc = 0, n = 0;
+    sb_threads_setup(ctx->threads);
+    for (; n < plan->n && rc == 0; n++) {
+        const sb_plan_item *it = &plan->items[n];
+        if (show) {
+            char pbuf[200];
+            fprintf(stderr, "\r\033[K[set up %d/%d] %s %s", n + 1, plan->n,
+                    it->bench->name, sb_params_fmt(&it->point, pbuf, sizeof pbuf));
+            fflush(stderr);
+        }
+        sb_result *r = sb_results_push(out);
+        if (!r) {
+            rc = sb_fail(err, SB_ENOMEM, "out of memory");
+            break;
+        }
+        sb_result_init(r, it->bench->name, it->bench->area, it->bench->backend);
+        r->params = it->point;
+        sl[n].res = out->n - 1;
+        sb_err serr = {0};
+        int src = it->bench->setup ? it->bench->setup(&it->point, ctx,
+                                                      &sl[n].state, &serr)
+                                   : 0;
+        if (src == SB_EUNSUP) {
+            r->skipped = true;
+            sb_result_note(r, "skipped: %s", serr.msg);
+        } else if (src) {
+            rc = sb_fail(err, src, "%s: %s", it->bench->name, serr.msg);
+        } else {
+            sl[n].live = true;
+        }
+    }
+    for (int i = 0; i < n && rc == 0; i++)
+        if (sl[i].live)
+            rc = calibrate(plan->items[i].bench->run, sl[i].state, ctx,
+                           &out->items[sl[i].res], &sl[i].iters, err);
+    if (rc) { /* a run stopped by an error keeps none of these results */
+        for (int i = 0; i < n; i++)
+            if (sl[i].live && plan->items[i].bench->teardown)
+                plan->items[i].bench->teardown(sl[i].state);
+        while (out->n > first)
+            sb_result_free(&out->items[--out->n]);
+        free(sl);
+        if (show)
+            fprintf(stderr, "\r\033[K");
+        return rc;
+    }
+
+    for (int round = 0;; round++) {
+        bool more = false, full = false;
+        for (int i = 0; i < n; i++) {
+            const sb_result *r = &out->items[sl[i].res];
+            if (sl[i].live && ((int)r->n_samples < ctx->repeat ||
+                               sl[i].spent < ctx->min_time))
+                more = true;
+            if (r->n_samples >= SB_MAX_SAMPLES)
+                full = true;
+        }
+        if (!more || full)
+            break;
+        if (show && round % 16 == 0) {
+            fprintf(stderr, "\r\033[K[round %d] %d points interleaved",
+                    round + 1, n);
+            fflush(stderr);
+        }
+        for (int k = 0; k < n && rc == 0; k++) {
+            int i = round % 2 ? n - 1 - k : k;
+            if (!sl[i].live)
+                continue;
+            double t0 = sb_now();
+            plan->items[i].bench->run(sl[i].state, sl[i].iters);
+            double t1 = sb_now();
+            sl[i].spent += t1 - t0;
+            if (sb_result_add_sample(&out->items[sl[i].res],
+                                     (t1 - t0) / (double)sl[i].iters))
+                rc = sb_fail(err, SB_ENOMEM, "out of memory");
+        }
+        if (rc)
+            break;
+    }
+    if (show)
+        fprintf(stderr, "\r\033[K");
+
+    /* Verify and report in plan order, so a point's report sees the
+     * ceilings of the points before it, as one by one. */
+    for (int i = 0; i < n; i++) {
+        const sb_bench *b = plan->items[i].bench;
+        if (!sl[i].live)
+            continue;
+        sb_result *r = &out->items[sl[i].res];
+        if (rc == 0) {
+            sb_result_metric(r, "inner_iters", (double)sl[i].iters, "");
+            sb_result_finish_stats(r);
+        }
+        int frc = finish_point(b, &plan->items[i].point, ctx, r, sl[i].state,
+                               rc, err);
+        if (rc == 0)
+            rc = frc;
+    }
+    free(sl);
+    return rc;
+}
+
 int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
                 sb_err *err)
 {
+    if (ctx->interleave)
+        return run_interleaved(plan, ctx, out, err);
     bool show = ctx->progress && ctx->rank == 0;
     for (int i = 0; i < plan->n; i++) {
         const sb_plan_item *it = &plan->items[i];

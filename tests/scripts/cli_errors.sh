@@ -37,6 +37,12 @@ expect "'tokens'"     -- run --no-store --bench memory.triad,ops.softmax -p memo
 expect "SCOPE:key=value" -- run --no-store --bench memory.triad -p :dtype=fp32
 expect "SCOPE:key=value" -- run --no-store --bench memory.triad -p memory:=fp32
 expect "'mem'"        -- run --no-store --bench memory.triad -p mem:dtype=fp32
+# --interleave: a benchmark that takes its own samples; points that fit in
+# memory one at a time (0.4 of it each) but not all three together
+expect "compute.gemm" -- run --no-store --interleave --bench memory.triad,compute.gemm
+tenth=$(awk '/^MemTotal:/ {print int($2 / 10240)}' /proc/meminfo)
+big="$((4 * tenth))MiB"
+expect "together"     -- run --no-store --interleave --bench memory.triad -p size=$big,$big,$big
 # A bad size must not have been preceded by any measurement: the whole plan
 # is checked first, so a good point before a bad one runs nothing.
 out=$("$sb" run --no-store --bench memory.triad -p size=1MiB,1PiB 2>&1); rc=$?

@@ -262,6 +262,19 @@ io)
     grep -q "newer solbench" "$W/e8" && ok "newer database named as such" ||
         fail "newer-database message"
 
+    # An interleaved baseline (config.sampling): check re-runs it
+    # interleaved, so the configs match and the points are compared.
+    "$S" run --quiet --interleave --bench memory.read,memory.triad -p size=4MiB \
+        --repeat 10 --min-time 0.2 >"$W/inter.out" 2>&1
+    expect_rc 0 $? "interleaved run"
+    "$S" baseline set inter >/dev/null
+    "$S" check --baseline inter --threshold 50 --confirm >"$W/inter.out" 2>&1
+    rc=$?
+    expect_rc 0 $rc "check of an interleaved baseline"
+    [ $rc -eq 0 ] || cat "$W/inter.out"
+    [ "$(grep -c '^ *memory\.\(read\|triad\) ' "$W/inter.out")" -ge 2 ] &&
+        ok "both interleaved points compared" || { cat "$W/inter.out"; fail "points not compared"; }
+
     # Usage errors.
     "$S" compare last 2>/dev/null
     expect_rc 2 $? "compare with one run"

@@ -1,0 +1,244 @@
+/*
+ * test_runner.c — the runner's two ways of taking samples, with fake
+ * benchmarks that log every call: one point after the other, and
+ * interleaved (--interleave: all points set up and calibrated first, then
+ * one sample of each a round, the order reversed every other round). Also
+ * what sb_plan_build refuses for an interleaved run, and that a failed
+ * set-up leaves no results and nothing allocated behind.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "solbench/runner.h"
+#include "solbench/timer.h"
+
+static char calls[8192];
+static int ncalls, setups, teardowns;
+
+typedef struct {
+    char tag;
+} fake;
+
+static void spin(double s)
+{
+    double t0 = sb_now();
+    while (sb_now() - t0 < s)
+        ;
+}
+
+static void fake_run(void *state, uint64_t iters)
+{
+    const fake *f = state;
+    if (ncalls < (int)sizeof calls - 1) /* stays a string */
+        calls[ncalls++] = f->tag;
+    spin(20e-6 * (double)iters);
+}
+
+static int fake_setup(char tag, void **state)
+{
+    fake *f = malloc(sizeof *f);
+    if (!f)
+        return SB_ENOMEM;
+    f->tag = tag;
+    *state = f;
+    setups++;
+    return 0;
+}
+static int setup_a(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+{
+    (void)p, (void)c, (void)e;
+    return fake_setup('a', s);
+}
+static int setup_b(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+{
+    (void)p, (void)c, (void)e;
+    return fake_setup('b', s);
+}
+static int setup_unsup(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+{
+    (void)p, (void)c, (void)s;
+    return sb_fail(e, SB_EUNSUP, "not on this machine");
+}
+static int setup_fail(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+{
+    (void)p, (void)c, (void)s;
+    return sb_fail(e, SB_EINVAL, "cannot set up");
+}
+static int fake_verify(void *state, sb_result *r)
+{
+    (void)state;
+    r->valid = true;
+    return 0;
+}
+static void fake_teardown(void *state)
+{
+    free(state);
+    teardowns++;
+}
+static double half_memory(const sb_params *p, const sb_ctx *ctx)
+{
+    (void)p;
+    return 0.5 * ctx->phys_mem;
+}
+static int fake_drive(const sb_params *p, sb_ctx *c, sb_result_list *o, sb_err *e)
+{
+    (void)p, (void)c, (void)o, (void)e;
+    return 0;
+}
+
+#define FAKE(nm, su)                                                         \
+    {.name = nm, .area = "fake", .desc = "a fake", .setup = su,             \
+     .run = fake_run, .verify = fake_verify, .teardown = fake_teardown}
+static const sb_bench bench_a = FAKE("fake.a", setup_a);
+static const sb_bench bench_b = FAKE("fake.b", setup_b);
+static const sb_bench bench_unsup = FAKE("fake.unsup", setup_unsup);
+static const sb_bench bench_fail = FAKE("fake.fail", setup_fail);
+
+static void context(sb_ctx *ctx, bool interleave)
+{
+    sb_ctx_defaults(ctx);
+    ctx->threads = 1;
+    ctx->repeat = 6;
+    ctx->min_time = 0.0;
+    ctx->warmup = 0;
+    ctx->progress = false;
+    ctx->interleave = interleave;
+}
+
+/* Runs the benches as a plan of one point each; the log starts empty. */
+static int run(const sb_bench *const *b, int n, bool interleave,
+               sb_result_list *out, sb_err *err)
+{
+    sb_plan plan = {calloc((size_t)n, sizeof(sb_plan_item)), n};
+    for (int i = 0; i < n; i++)
+        plan.items[i].bench = b[i];
+    sb_ctx ctx;
+    context(&ctx, interleave);
+    memset(out, 0, sizeof *out);
+    ncalls = setups = teardowns = 0;
+    memset(calls, 0, sizeof calls);
+    int rc = sb_run_plan(&plan, &ctx, out, err);
+    free(plan.items);
+    return rc;
+}
+
+static void test_interleaved_rounds(void)
+{
+    const sb_bench *b[] = {&bench_a, &bench_b};
+    sb_result_list out;
+    sb_err err = {0};
+    CHECK(run(b, 2, true, &out, &err) == 0);
+    CHECK(out.n == 2);
+    if (out.n != 2)
+        return;
+    /* both stop together: the round that gives each its 6th sample */
+    CHECK(out.items[0].n_samples == 6 && out.items[1].n_samples == 6);
+    CHECK(out.items[0].valid && out.items[1].valid);
+    CHECK(strcmp(out.items[0].bench, "fake.a") == 0);
+    /* the last 12 calls are the rounds: ab ba ab ba ab ba */
+    CHECK(ncalls >= 12);
+    if (ncalls >= 12)
+        CHECK(memcmp(calls + ncalls - 12, "abbaabbaabba", 12) == 0);
+    /* the calibration calls come first, a's then b's, in plan order */
+    int first_b = (int)(strchr(calls, 'b') - calls);
+    for (int i = 0; i < first_b; i++)
+        CHECK(calls[i] == 'a');
+    CHECK(setups == 2 && teardowns == 2);
+    CHECK(sb_result_get(&out.items[0], "inner_iters") != NULL);
+    sb_results_free(&out);
+}
+
+static void test_sequential(void)
+{
+    const sb_bench *b[] = {&bench_a, &bench_b};
+    sb_result_list out;
+    sb_err err = {0};
+    CHECK(run(b, 2, false, &out, &err) == 0);
+    CHECK(out.n == 2 && out.items[0].n_samples == 6 && out.items[1].n_samples == 6);
+    /* every call of a before any of b */
+    const char *last_a = strrchr(calls, 'a'), *first_b = strchr(calls, 'b');
+    CHECK(last_a && first_b && last_a < first_b);
+    CHECK(setups == 2 && teardowns == 2);
+    sb_results_free(&out);
+}
+
+static void test_skipped_point(void)
+{
+    const sb_bench *b[] = {&bench_a, &bench_unsup, &bench_b};
+    sb_result_list out;
+    sb_err err = {0};
+    CHECK(run(b, 3, true, &out, &err) == 0);
+    CHECK(out.n == 3);
+    if (out.n != 3)
+        return;
+    CHECK(out.items[1].skipped && out.items[1].n_samples == 0);
+    CHECK(out.items[0].n_samples == 6 && out.items[2].n_samples == 6);
+    CHECK(ncalls >= 12 && memcmp(calls + ncalls - 12, "abbaabbaabba", 12) == 0);
+    CHECK(setups == 2 && teardowns == 2);
+    sb_results_free(&out);
+}
+
+static void test_failed_setup(void)
+{
+    const sb_bench *b[] = {&bench_a, &bench_fail, &bench_b};
+    sb_result_list out;
+    sb_err err = {0};
+    CHECK(run(b, 3, true, &out, &err) == SB_EINVAL);
+    CHECK(out.n == 0);       /* a stopped run keeps no results */
+    CHECK(ncalls == 0);      /* nothing was timed */
+    CHECK(setups == 1 && teardowns == 1);  /* a was set up, and torn down */
+    CHECK(strstr(err.msg, "fake.fail") && strstr(err.msg, "cannot set up"));
+    sb_results_free(&out);
+}
+
+static void test_plan_refusals(void)
+{
+    sb_ctx ctx;
+    sb_plan plan;
+    sb_err err = {0};
+    /* a bench that takes its own samples */
+    static const sb_bench driven = {.name = "fake.driven", .area = "fake",
+                                    .desc = "drives", .drive = fake_drive};
+    const sb_bench *d[] = {&bench_a, &driven};
+    sb_selection sel = {d, 2};
+    context(&ctx, true);
+    CHECK(sb_plan_build(&sel, NULL, &ctx, &plan, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "--interleave") && strstr(err.msg, "fake.driven"));
+    context(&ctx, false);
+    CHECK(sb_plan_build(&sel, NULL, &ctx, &plan, &err) == 0 && plan.n == 2);
+    sb_plan_free(&plan);
+
+    /* two points of half the memory each: one by one they fit, together
+     * they do not */
+    static const sb_bench big1 = {.name = "fake.big1", .area = "fake",
+                                  .desc = "big", .footprint = half_memory,
+                                  .run = fake_run};
+    static const sb_bench big2 = {.name = "fake.big2", .area = "fake",
+                                  .desc = "big", .footprint = half_memory,
+                                  .run = fake_run};
+    const sb_bench *g[] = {&big1, &big2};
+    sb_selection gsel = {g, 2};
+    context(&ctx, false);
+    CHECK(ctx.phys_mem > 0);
+    CHECK(sb_plan_build(&gsel, NULL, &ctx, &plan, &err) == 0 && plan.n == 2);
+    sb_plan_free(&plan);
+    context(&ctx, true);
+    memset(&err, 0, sizeof err);
+    CHECK(sb_plan_build(&gsel, NULL, &ctx, &plan, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "together") && strstr(err.msg, "fake.big2"));
+    const sb_bench *one[] = {&big1};
+    sb_selection osel = {one, 1};
+    CHECK(sb_plan_build(&osel, NULL, &ctx, &plan, &err) == 0 && plan.n == 1);
+    sb_plan_free(&plan);
+}
+
+int main(void)
+{
+    test_interleaved_rounds();
+    test_sequential();
+    test_skipped_point();
+    test_failed_setup();
+    test_plan_refusals();
+    return sb_check_done();
+}
