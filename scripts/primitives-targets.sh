@@ -13,7 +13,9 @@
 # measured over the same stretches of time (on this kind of shared machine
 # the bandwidth a run gets moves by tens of percent within seconds).
 # compute.gemm takes its own samples (it picks its best blocking first), so
-# the prefill ratio is measured one point after the other. Run it when the
+# the prefill ratio is measured one point after the other. The interleaved
+# runs take the CPU backend only (--backend cpu: a CUDA benchmark is timed
+# by the device and cannot share rounds). Run it when the
 # machine is quiet; with --runs N (default 1) the whole set is measured N
 # times and a last table gives each ratio's median, min and max.
 #
@@ -70,7 +72,7 @@ echo "prefill / gemm                    ratio    $r   (target >= 0.50)"
 echo "prefill/gemm 0.50 $r" >>"$out/ratios"
 
 # ---- attention: paged decode against DRAM read bandwidth -------------------
-attn_paged_cmd=("$sb" run --no-store --interleave --bench memory.read,attention.paged_decode
+attn_paged_cmd=("$sb" run --no-store --backend cpu --interleave --bench memory.read,attention.paged_decode
     -p size=1GiB
     -p batch=64 -p lens=uniform:1024:8192 -p q_heads=32 -p kv_heads=8
     -p head_dim=128 -p page_size=16 -p chunk=0
@@ -94,7 +96,7 @@ echo "paged_decode/read 0.70 $r" >>"$out/ratios"
 # of one process: on this guest the bandwidth a process gets swings by
 # 1.5x from one process to the next.
 for dt in fp32 bf16; do
-    ops_cmd=("$sb" run --no-store --interleave --bench memory.triad,ops.rmsnorm,ops.swiglu,ops.rope,ops.softmax
+    ops_cmd=("$sb" run --no-store --backend cpu --interleave --bench memory.triad,ops.rmsnorm,ops.swiglu,ops.rope,ops.softmax
         -p size=1536MiB -p ops:dtype=$dt -p tokens=32768 -p d=4096
         --repeat 5 --min-time 0.5 --json "$out/ops_$dt.json")
     echo "# ${ops_cmd[*]}"

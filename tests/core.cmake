@@ -22,7 +22,7 @@ set_tests_properties(cli.json_schema PROPERTIES TIMEOUT 120)
 # before the option).
 add_test(NAME cli.interleave COMMAND bash -c
   "set -e; d=$(mktemp -d); trap 'rm -rf $d' EXIT; \
-   ${SOLBENCH} run --no-store --quiet --interleave --bench memory.triad,memory.read,ops.rmsnorm \
+   ${SOLBENCH} run --no-store --quiet --backend cpu --interleave --bench memory.triad,memory.read,ops.rmsnorm \
      -p size=8MiB -p tokens=64 -p d=512 --repeat 7 --min-time 0.05 --json $d/i.json; \
    ${SOLBENCH} run --no-store --quiet --bench memory.read -p size=8MiB --repeat 3 \
      --min-time 0 --json $d/s.json; \

@@ -286,15 +286,23 @@ static int confirm_regressions(sb_cmp *c, const sb_run *base,
         sb_cmp_line *L = &c->lines[i];
         if (L->verdict != SB_VERDICT_REGRESSED || L->ib < 0 || L->ia < 0)
             continue;
-        int item = item_of[L->ib];
+        /* Interleaved, a point is re-measured as it was measured: the
+         * whole plan once more in rounds (alone it would run faster or
+         * slower than beside the others), into again[0]. */
+        int item = ctx->interleave ? 0 : item_of[L->ib];
         if (!done[item]) {
             done[item] = 1;
-            if (!o->quiet)
+            if (!o->quiet && ctx->interleave)
+                printf("confirming: all %d points again, interleaved ...\n",
+                       plan->n);
+            else if (!o->quiet)
                 printf("confirming %s %s ...\n", L->bench, L->params);
             fflush(stdout);
-            if ((rc = sb_run_point(plan->items[item].bench,
-                                   &plan->items[item].point, ctx, &again[item],
-                                   err)))
+            if ((rc = ctx->interleave
+                          ? sb_run_plan(plan, ctx, &again[0], err)
+                          : sb_run_point(plan->items[item].bench,
+                                         &plan->items[item].point, ctx,
+                                         &again[item], err)))
                 goto out;
         }
         /* The re-measured result of this point. */

@@ -220,8 +220,11 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
         const sb_bench *b = sel->benches[i];
         if (ctx->interleave && (!b->run || b->drive || b->measure ||
                                 (b->flags & SB_BF_NEEDS_MPI))) {
-            sb_fail(err, SB_EINVAL, "--interleave: %s takes its own samples, "
-                    "so it cannot share rounds with other points", b->name);
+            bool cpu = !b->backend || strcmp(b->backend, "cpu") == 0;
+            sb_fail(err, SB_EINVAL, "--interleave: %s%s%s takes its own "
+                    "samples, so it cannot share rounds with other points%s",
+                    b->name, cpu ? "" : " on ", cpu ? "" : b->backend,
+                    cpu || ctx->backend[0] ? "" : " (--backend cpu leaves it out)");
             goto fail;
         }
         sb_pset suite_defaults = {0};
@@ -298,7 +301,7 @@ void sb_plan_free(sb_plan *plan)
 
 /* ---- timing -------------------------------------------------------------- */
 
-/* The inner count for run, then ctx->warmup untimed calls of it. */
+/* The inner count for run (its calls warm it up, too). */
 static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
                      const sb_ctx *ctx, const sb_result *r, uint64_t *out,
                      sb_err *err)
@@ -339,8 +342,6 @@ static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
                            "time", r->bench);
         iters = next;
     }
-    for (int w = 0; w < ctx->warmup; w++)
-        run(state, iters);
     *out = iters;
     return 0;
 }
@@ -352,6 +353,8 @@ int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
     int rc = calibrate(run, state, ctx, r, &iters, err);
     if (rc)
         return rc;
+    for (int w = 0; w < ctx->warmup; w++)
+        run(state, iters);
     double start = sb_now();
     while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
         double t0 = sb_now();
@@ -543,6 +546,12 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             fprintf(stderr, "\r\033[K");
         return rc;
     }
+    /* --warmup once every point is calibrated: the first round finds each
+     * as warm as one by one would. */
+    for (int w = 0; w < ctx->warmup; w++)
+        for (int i = 0; i < n; i++)
+            if (sl[i].live)
+                plan->items[i].bench->run(sl[i].state, sl[i].iters);
 
     for (int round = 0;; round++) {
         bool more = false, full = false;
@@ -580,20 +589,27 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         fprintf(stderr, "\r\033[K");
 
     /* Verify and report in plan order, so a point's report sees the
-     * ceilings of the points before it, as one by one. */
+     * ceilings of the points before it, as one by one. A verification
+     * that cannot run stops the run (its error is returned) but the other
+     * points are still finished, so no result is left half made. */
+    const int sampled = rc;
     for (int i = 0; i < n; i++) {
         const sb_bench *b = plan->items[i].bench;
         if (!sl[i].live)
             continue;
         sb_result *r = &out->items[sl[i].res];
-        if (rc == 0) {
+        if (sampled == 0) {
             sb_result_metric(r, "inner_iters", (double)sl[i].iters, "");
             sb_result_finish_stats(r);
         }
+        sb_err ferr = {0};
         int frc = finish_point(b, &plan->items[i].point, ctx, r, sl[i].state,
-                               rc, err);
-        if (rc == 0)
+                               sampled, &ferr);
+        if (rc == 0 && frc) {
             rc = frc;
+            if (err)
+                *err = ferr;
+        }
     }
     free(sl);
     return rc;

@@ -75,6 +75,12 @@ gate)
     xmllint --noout "$W/quiet.xml" && ok "JUnit XML (pass) well-formed" ||
         fail "JUnit XML (pass) not well-formed"
 
+    # An interleaved baseline, for the confirmation under load below.
+    "$S" run --quiet --backend cpu --interleave --bench memory.read,memory.triad \
+        -p size=8MiB --min-time 0.5 --repeat 20 >"$W/ibase.out" 2>&1
+    expect_rc 0 $? "interleaved baseline run"
+    "$S" baseline set ibase >/dev/null
+
     # Keep every core busy: 3 spinning processes per core take most of the
     # time slices from the benchmark's threads (same config, real slowdown).
     ncpu=$(nproc)
@@ -86,6 +92,10 @@ gate)
     "$S" check --baseline base --threshold 15 --junit "$W/busy.xml" --markdown "$W/busy.md" \
         >"$W/busy.out" 2>&1
     rc=$?
+    # Confirming an interleaved baseline re-measures the points as they
+    # were measured: all of them again, in rounds.
+    "$S" check --baseline ibase --threshold 15 --confirm >"$W/ibusy.out" 2>&1
+    irc=$?
     for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done
     wait 2>/dev/null
     BUSY=()
@@ -99,6 +109,11 @@ gate)
         ok "JUnit failure carries the figures" || fail "JUnit failure message"
     grep -q '| memory.triad |' "$W/busy.md" && ok "Markdown table" ||
         fail "Markdown table"
+    cat "$W/ibusy.out"
+    expect_rc 1 $irc "interleaved check under load"
+    grep -q "confirming: all 2 points again, interleaved" "$W/ibusy.out" &&
+        grep -q "confirmed: re-measured" "$W/ibusy.out" &&
+        ok "confirmed by an interleaved re-run" || fail "no interleaved confirmation"
 
     # Like with like: another thread count is refused, naming the field.
     "$S" run "${TRIAD[@]}" --quiet --threads 1 --min-time 0.05 >/dev/null 2>&1
@@ -264,7 +279,7 @@ io)
 
     # An interleaved baseline (config.sampling): check re-runs it
     # interleaved, so the configs match and the points are compared.
-    "$S" run --quiet --interleave --bench memory.read,memory.triad -p size=4MiB \
+    "$S" run --quiet --backend cpu --interleave --bench memory.read,memory.triad -p size=4MiB \
         --repeat 10 --min-time 0.2 >"$W/inter.out" 2>&1
     expect_rc 0 $? "interleaved run"
     "$S" baseline set inter >/dev/null

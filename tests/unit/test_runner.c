@@ -71,6 +71,15 @@ static int fake_verify(void *state, sb_result *r)
     r->valid = true;
     return 0;
 }
+static int verify_cannot(void *state, sb_result *r)
+{
+    (void)state, (void)r;
+    return SB_EINVAL;
+}
+static void no_time(void *state, uint64_t iters)
+{
+    (void)state, (void)iters;
+}
 static void fake_teardown(void *state)
 {
     free(state);
@@ -95,6 +104,13 @@ static const sb_bench bench_b = FAKE("fake.b", setup_b);
 static const sb_bench bench_unsup = FAKE("fake.unsup", setup_unsup);
 static const sb_bench bench_fail = FAKE("fake.fail", setup_fail);
 
+static const sb_bench bench_noverify = {
+    .name = "fake.noverify", .area = "fake", .desc = "a fake", .setup = setup_b,
+    .run = fake_run, .verify = verify_cannot, .teardown = fake_teardown};
+static const sb_bench bench_notime = {
+    .name = "fake.notime", .area = "fake", .desc = "a fake", .setup = setup_b,
+    .run = no_time, .verify = fake_verify, .teardown = fake_teardown};
+
 static void context(sb_ctx *ctx, bool interleave)
 {
     sb_ctx_defaults(ctx);
@@ -107,6 +123,8 @@ static void context(sb_ctx *ctx, bool interleave)
 }
 
 /* Runs the benches as a plan of one point each; the log starts empty. */
+static double min_time = 0.0;
+
 static int run(const sb_bench *const *b, int n, bool interleave,
                sb_result_list *out, sb_err *err)
 {
@@ -115,6 +133,7 @@ static int run(const sb_bench *const *b, int n, bool interleave,
         plan.items[i].bench = b[i];
     sb_ctx ctx;
     context(&ctx, interleave);
+    ctx.min_time = min_time;
     memset(out, 0, sizeof *out);
     ncalls = setups = teardowns = 0;
     memset(calls, 0, sizeof calls);
@@ -192,6 +211,64 @@ static void test_failed_setup(void)
     sb_results_free(&out);
 }
 
+/* --min-time counts each point's own sample time: the rounds go on until
+ * every point has that much, beyond --repeat. */
+static void test_min_time(void)
+{
+    const sb_bench *b[] = {&bench_a, &bench_b};
+    sb_result_list out;
+    sb_err err = {0};
+    min_time = 0.05;
+    CHECK(run(b, 2, true, &out, &err) == 0);
+    min_time = 0.0;
+    CHECK(out.n == 2);
+    if (out.n != 2)
+        return;
+    CHECK(out.items[0].n_samples == out.items[1].n_samples);
+    CHECK(out.items[0].n_samples > 6); /* 6 rounds of ~1 ms are not enough */
+    for (int i = 0; i < 2; i++) {
+        const sb_metric *it = sb_result_get(&out.items[i], "inner_iters");
+        double spent = 0.0;
+        for (size_t k = 0; k < out.items[i].n_samples; k++)
+            spent += out.items[i].samples_s[k];
+        CHECK(it && spent * it->value >= 0.05);
+    }
+    sb_results_free(&out);
+}
+
+/* A verification that cannot run stops the run with its error, and every
+ * other point is still finished: stats, verdict, teardown. */
+static void test_verify_error(void)
+{
+    const sb_bench *b[] = {&bench_a, &bench_noverify, &bench_b};
+    sb_result_list out;
+    sb_err err = {0};
+    CHECK(run(b, 3, true, &out, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "fake.noverify") != NULL);
+    CHECK(out.n == 3);
+    if (out.n == 3) {
+        CHECK(out.items[0].valid && out.items[2].valid);
+        CHECK(out.items[2].n_samples == 6 && out.items[2].stats.p50 > 0);
+        CHECK(sb_result_get(&out.items[2], "inner_iters") != NULL);
+    }
+    CHECK(setups == 3 && teardowns == 3);
+    sb_results_free(&out);
+}
+
+/* A kernel that takes no measurable time fails its calibration: the run
+ * stops with nothing kept and everything torn down. */
+static void test_calibration_error(void)
+{
+    const sb_bench *b[] = {&bench_a, &bench_notime};
+    sb_result_list out;
+    sb_err err = {0};
+    CHECK(run(b, 2, true, &out, &err) != 0);
+    CHECK(strstr(err.msg, "no measurable time") != NULL);
+    CHECK(out.n == 0);
+    CHECK(setups == 2 && teardowns == 2);
+    sb_results_free(&out);
+}
+
 static void test_plan_refusals(void)
 {
     sb_ctx ctx;
@@ -239,6 +316,9 @@ int main(void)
     test_sequential();
     test_skipped_point();
     test_failed_setup();
+    test_min_time();
+    test_verify_error();
+    test_calibration_error();
     test_plan_refusals();
     return sb_check_done();
 }
