@@ -404,6 +404,54 @@ static void add_standard_metrics(const sb_bench *b, const sb_params *p,
 static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
                         sb_result *r, void *state, int rc, sb_err *err);
 
+/* Appends the point's result and sets the bench up. *live: set up, to be
+ * measured; a point the machine cannot run (SB_EUNSUP) stays as a skipped
+ * result, not live. On an error its result is dropped again. */
+static int start_point(const sb_bench *b, const sb_params *p,
+                       const sb_ctx *ctx, sb_result_list *out, void **state,
+                       bool *live, sb_err *err)
+{
+    *state = NULL;
+    *live = false;
+    sb_result *r = sb_results_push(out);
+    if (!r)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    sb_result_init(r, b->name, b->area, b->backend);
+    r->params = *p;
+    sb_err serr = {0};
+    int rc = b->setup ? b->setup(p, ctx, state, &serr) : 0;
+    if (rc == SB_EUNSUP) {
+        r->skipped = true;
+        sb_result_note(r, "skipped: %s", serr.msg);
+        return 0;
+    }
+    if (rc) {
+        out->n--; /* drop the empty slot */
+        sb_result_free(&out->items[out->n]);
+        return sb_fail(err, rc, "%s: %s", b->name, serr.msg);
+    }
+    *live = true;
+    return 0;
+}
+
+/* The progress line (stderr a terminal): the point about to run, or
+ * cleared when it is NULL. */
+static void show_progress(const sb_ctx *ctx, const char *stage, int i,
+                          const sb_plan *plan)
+{
+    if (!ctx->progress || ctx->rank != 0)
+        return;
+    if (!stage) {
+        fprintf(stderr, "\r\033[K");
+        return;
+    }
+    const sb_plan_item *it = &plan->items[i];
+    char pbuf[200];
+    fprintf(stderr, "\r\033[K[%s%d/%d] %s %s", stage, i + 1, plan->n,
+            it->bench->name, sb_params_fmt(&it->point, pbuf, sizeof pbuf));
+    fflush(stderr);
+}
+
 int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
                  sb_result_list *out, sb_err *err)
 {
@@ -420,27 +468,13 @@ int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
         return b->drive(p, ctx, out, err);
     }
 
-    sb_result *r = sb_results_push(out);
-    if (!r)
-        return sb_fail(err, SB_ENOMEM, "out of memory");
-    sb_result_init(r, b->name, b->area, b->backend);
-    r->params = *p;
-
     sb_threads_setup(ctx->threads);
-    void *state = NULL;
-    sb_err serr = {0};
-    int rc = b->setup ? b->setup(p, ctx, &state, &serr) : 0;
-    if (rc == SB_EUNSUP) {
-        r->skipped = true;
-        sb_result_note(r, "skipped: %s", serr.msg);
-        return 0;
-    }
-    if (rc) {
-        out->n--; /* drop the empty slot */
-        sb_result_free(&out->items[out->n]);
-        return sb_fail(err, rc, "%s: %s", b->name, serr.msg);
-    }
-
+    void *state;
+    bool live;
+    int rc = start_point(b, p, ctx, out, &state, &live, err);
+    if (rc || !live)
+        return rc;
+    sb_result *r = &out->items[out->n - 1];
     if (b->measure)
         rc = b->measure(state, ctx, r, err);
     else
@@ -500,36 +534,16 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
     if (!sl)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     size_t first = out->n;
-    int rc = 0, n = 0;
+    int rc = 0, n = 0; /* n: points set up (or skipped) so far */
     sb_threads_setup(ctx->threads);
-    for (; n < plan->n && rc == 0; n++) {
+    for (; n < plan->n; n++) {
         const sb_plan_item *it = &plan->items[n];
-        if (show) {
-            char pbuf[200];
-            fprintf(stderr, "\r\033[K[set up %d/%d] %s %s", n + 1, plan->n,
-                    it->bench->name, sb_params_fmt(&it->point, pbuf, sizeof pbuf));
-            fflush(stderr);
-        }
-        sb_result *r = sb_results_push(out);
-        if (!r) {
-            rc = sb_fail(err, SB_ENOMEM, "out of memory");
+        show_progress(ctx, "set up ", n, plan);
+        rc = start_point(it->bench, &it->point, ctx, out, &sl[n].state,
+                         &sl[n].live, err);
+        if (rc)
             break;
-        }
-        sb_result_init(r, it->bench->name, it->bench->area, it->bench->backend);
-        r->params = it->point;
         sl[n].res = out->n - 1;
-        sb_err serr = {0};
-        int src = it->bench->setup ? it->bench->setup(&it->point, ctx,
-                                                      &sl[n].state, &serr)
-                                   : 0;
-        if (src == SB_EUNSUP) {
-            r->skipped = true;
-            sb_result_note(r, "skipped: %s", serr.msg);
-        } else if (src) {
-            rc = sb_fail(err, src, "%s: %s", it->bench->name, serr.msg);
-        } else {
-            sl[n].live = true;
-        }
     }
     for (int i = 0; i < n && rc == 0; i++)
         if (sl[i].live)
@@ -542,8 +556,7 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         while (out->n > first)
             sb_result_free(&out->items[--out->n]);
         free(sl);
-        if (show)
-            fprintf(stderr, "\r\033[K");
+        show_progress(ctx, NULL, 0, plan);
         return rc;
     }
     /* --warmup once every point is calibrated: the first round finds each
@@ -585,8 +598,7 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         if (rc)
             break;
     }
-    if (show)
-        fprintf(stderr, "\r\033[K");
+    show_progress(ctx, NULL, 0, plan);
 
     /* Verify and report in plan order, so a point's report sees the
      * ceilings of the points before it, as one by one. A verification
@@ -620,23 +632,12 @@ int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
 {
     if (ctx->interleave)
         return run_interleaved(plan, ctx, out, err);
-    bool show = ctx->progress && ctx->rank == 0;
-    for (int i = 0; i < plan->n; i++) {
-        const sb_plan_item *it = &plan->items[i];
-        if (show) {
-            char pbuf[200];
-            fprintf(stderr, "\r\033[K[%d/%d] %s %s", i + 1, plan->n,
-                    it->bench->name, sb_params_fmt(&it->point, pbuf, sizeof pbuf));
-            fflush(stderr);
-        }
-        int rc = sb_run_point(it->bench, &it->point, ctx, out, err);
-        if (rc) {
-            if (show)
-                fprintf(stderr, "\r\033[K");
-            return rc;
-        }
+    int rc = 0;
+    for (int i = 0; i < plan->n && rc == 0; i++) {
+        show_progress(ctx, "", i, plan);
+        rc = sb_run_point(plan->items[i].bench, &plan->items[i].point, ctx,
+                          out, err);
     }
-    if (show)
-        fprintf(stderr, "\r\033[K");
-    return 0;
+    show_progress(ctx, NULL, 0, plan);
+    return rc;
 }
