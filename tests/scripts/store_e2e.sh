@@ -77,10 +77,10 @@ gate)
     xmllint --noout "$W/quiet.xml" && ok "JUnit XML (pass) well-formed" ||
         fail "JUnit XML (pass) not well-formed"
 
-    # Keep every core busy: 3 spinning processes per core take most of the
+    # Keep every core busy: 6 spinning processes per core take most of the
     # time slices from the benchmark's threads (same config, real slowdown).
     ncpu=$(nproc)
-    for _ in $(seq $((3 * ncpu))); do
+    for _ in $(seq $((6 * ncpu))); do
         (while :; do :; done) &
         BUSY+=($!)
     done
