@@ -354,8 +354,19 @@ static inline float sb__exp2_tail(float x, __m256 vm, bool fma_ok)
  * into natural order. Ops whose 16 elements meet no fp32 data laid out
  * in natural order (rmsnorm with its bf16 weights, swiglu, softmax and its
  * own scratch) use those; rope, with fp32 tables, the natural ones.
- * Rounding is sb_bf16_from_f32's (to nearest, ties to even); a NaN, found
- * by one compare per 16, takes the exact path that keeps it quiet. */
+ * Rounding is sb_bf16_from_f32's (to nearest, ties to even: add 0x7fff
+ * and the kept half's lowest bit, keep the high half), with no test for
+ * NaN: the carry of that add can only reach the kept half from low bits
+ * that are not all zero, and every NaN these kernels make has them all
+ * zero. Their NaNs come from a bf16 input (its bits in the high half),
+ * from the default NaN of an invalid operation (0xffc00000), or from the
+ * silu table, which holds each NaN code's own fp32 value; x86 arithmetic
+ * passes a NaN operand's payload on unchanged but for the quiet bit, which
+ * is in the high half. So a NaN stays a quiet NaN, an infinity stays
+ * infinite and a finite value past the largest bf16 rounds to infinity,
+ * as sb_bf16_from_f32 has it (unit.test_ops, test_bf16_specials, every
+ * NaN code through every bf16 op). The per-16 test it replaces (two
+ * compares, an or, a movemask and a branch) cost the bf16 swiglu 2-8 %. */
 static inline __m256 sb__ld8_bf16(const uint16_t *p)
 {
     __m128i h = _mm_loadu_si128((const __m128i *)p);
@@ -369,21 +380,6 @@ static inline __m256i sb__bf16_bits8(__m256 v)
     __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
     __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
     return _mm256_srli_epi32(r, 16);
-}
-
-static inline bool sb__any_nan16(__m256 a, __m256 b)
-{
-    return _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q),
-                                           _mm256_cmp_ps(b, b, _CMP_UNORD_Q))) != 0;
-}
-
-static inline void sb__st16_bf16_scalar(uint16_t *p, __m256 a, __m256 b)
-{
-    float t[16];
-    _mm256_storeu_ps(t, a);
-    _mm256_storeu_ps(t + 8, b);
-    for (int l = 0; l < 16; l++)
-        p[l] = sb_bf16_from_f32(t[l]);
 }
 
 static inline void sb__ld16_f32(const float *p, __m256 *a, __m256 *b)
@@ -418,31 +414,12 @@ static inline void sb__st16_f32(float *p, __m256 a, __m256 b, bool nt)
 }
 static inline void sb__st16_bf16(uint16_t *p, __m256 a, __m256 b, bool nt)
 {
-    if (sb__any_nan16(a, b)) {
-        sb__st16_bf16_scalar(p, a, b);
-        return;
-    }
     /* packus interleaves 128-bit halves; the permute restores the order */
     __m256i v = _mm256_packus_epi32(sb__bf16_bits8(a), sb__bf16_bits8(b));
     sb__st32b(p, _mm256_permute4x64_epi64(v, 0xd8), nt);
 }
 static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
 {
-    if (sb__any_nan16(a, b)) {
-        /* back to natural order: a holds {0-3, 8-11}, b {4-7, 12-15} */
-        float ta[8], tb[8], t[16];
-        _mm256_storeu_ps(ta, a);
-        _mm256_storeu_ps(tb, b);
-        for (int l = 0; l < 4; l++) {
-            t[l] = ta[l];
-            t[4 + l] = tb[l];
-            t[8 + l] = ta[4 + l];
-            t[12 + l] = tb[4 + l];
-        }
-        for (int l = 0; l < 16; l++)
-            p[l] = sb_bf16_from_f32(t[l]);
-        return;
-    }
     sb__st32b(p, _mm256_packus_epi32(sb__bf16_bits8(a), sb__bf16_bits8(b)), nt);
 }
 
@@ -589,14 +566,26 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
                 TY *yr = y + t * d;                                          \
                 const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
                 const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
-                __m256 s0 = _mm256_setzero_ps(), s1 = s0, a, b, ga, gb;      \
+                /* four sums: one FMA a step on each of two chains was \
+                 * bound by the FMA latency (4 cycles a step) */         \
+                __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;  \
+                __m256 a, b, c, e, ga, gb;                                   \
                 int64_t i = 0;                                               \
+                for (; i + 32 <= d16; i += 32) {                             \
+                    LD(xr + i, &a, &b);                                      \
+                    LD(xr + i + 16, &c, &e);                                 \
+                    s0 = _mm256_fmadd_ps(a, a, s0);                          \
+                    s1 = _mm256_fmadd_ps(b, b, s1);                          \
+                    s2 = _mm256_fmadd_ps(c, c, s2);                          \
+                    s3 = _mm256_fmadd_ps(e, e, s3);                          \
+                }                                                            \
                 for (; i < d16; i += 16) {                                   \
                     LD(xr + i, &a, &b);                                      \
                     s0 = _mm256_fmadd_ps(a, a, s0);                          \
                     s1 = _mm256_fmadd_ps(b, b, s1);                          \
                 }                                                            \
-                float ss = sb__hsum8(_mm256_add_ps(s0, s1));                 \
+                float ss = sb__hsum8(_mm256_add_ps(_mm256_add_ps(s0, s2),    \
+                                                   _mm256_add_ps(s1, s3)));  \
                 for (int64_t k = i; k < d; k++) {                            \
                     float v = SB__LD_##SUF(xr, k);                           \
                     ss += v * v;                                             \
@@ -746,8 +735,11 @@ static pthread_once_t sb__silu_once = PTHREAD_ONCE_INIT;
 static void sb__silu_build(void)
 {
     for (uint32_t c = 0; c < 65536; c++) {
-        double a = sb_bf16_to_f32((uint16_t)c);
-        sb__silu_tab[c] = (float)(a / (1.0 + exp(-a)));
+        float f = sb_bf16_to_f32((uint16_t)c);
+        double a = f;
+        /* a NaN code keeps its own value (its bits in the high half, as
+         * the store's rounding needs; see sb__bf16_bits8) */
+        sb__silu_tab[c] = a != a ? f : (float)(a / (1.0 + exp(-a)));
     }
 }
 
@@ -777,13 +769,23 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
                 }
                 if (pfy && i % 32 == 0)
                     SB__PF_NEXT(yr + i, d * sizeof *yr, 1);
-                float f[16];
-                for (int k = 0; k < 16; k++)
-                    f[k] = sb__silu_tab[ar[i + k]];
+                /* the looked-up values in the lane order of the up
+                 * values (sb__ld16_bf16p: {0-3, 8-11}, {4-7, 12-15}), so
+                 * the up row takes one load and two unpacks and the store
+                 * no permute */
+                const uint16_t *c = ar + i;
+                const __m256 fa = _mm256_setr_ps(
+                    sb__silu_tab[c[0]], sb__silu_tab[c[1]], sb__silu_tab[c[2]],
+                    sb__silu_tab[c[3]], sb__silu_tab[c[8]], sb__silu_tab[c[9]],
+                    sb__silu_tab[c[10]], sb__silu_tab[c[11]]);
+                const __m256 fb = _mm256_setr_ps(
+                    sb__silu_tab[c[4]], sb__silu_tab[c[5]], sb__silu_tab[c[6]],
+                    sb__silu_tab[c[7]], sb__silu_tab[c[12]], sb__silu_tab[c[13]],
+                    sb__silu_tab[c[14]], sb__silu_tab[c[15]]);
                 __m256 ba, bb;
-                sb__ld16_bf16(br + i, &ba, &bb);
-                sb__st16_bf16(yr + i, _mm256_mul_ps(_mm256_loadu_ps(f), ba),
-                              _mm256_mul_ps(_mm256_loadu_ps(f + 8), bb), nt);
+                sb__ld16_bf16p(br + i, &ba, &bb);
+                sb__st16_bf16p(yr + i, _mm256_mul_ps(fa, ba),
+                               _mm256_mul_ps(fb, bb), nt);
             }
             for (; i < d; i++)
                 yr[i] = sb_bf16_from_f32(sb__silu_tab[ar[i]] *
