@@ -467,14 +467,36 @@ static inline const char *pf_rows(const float *pool, const int32_t *pt,
     return (const char *)(pool + (pt[pi] * s->hkv + kvh) * s->page_size * s->d);
 }
 
+/* Each line is prefetched twice: far, as above, and near, at the rows the
+ * item reads right after the current ones (the next KV head's rows of
+ * the same page; after an item's last head, or for an item of one head,
+ * the first head's rows of the next page), which the far prefetch asked
+ * for a page earlier. On Zen 3 some of the far prefetches evidently do
+ * not land in time (or at all): with the second one, two threads read
+ * 2-15 % more at 2.3 GB of KV, median +11 % over eleven interleaved runs
+ * against the far prefetch alone; the near one alone read less than
+ * either (docs/PRIMITIVES.md). next_rows gives those rows. */
+static inline const char *next_rows(const float *pool, const int32_t *pt,
+                                    int64_t pi, int64_t kend,
+                                    const sb_paged_shape *s, int64_t kvh,
+                                    int64_t h0, int64_t h1, const float *here)
+{
+    if (kvh + 1 < h1)
+        return (const char *)(here + s->page_size * s->d);
+    return pf_rows(pool, pt, pi + 1, kend, s, h0, here);
+}
+
 #ifdef SB_ATTN_AVX2
 #define PF(p) _mm_prefetch((p), _MM_HINT_T0)
+/* each line twice: at the far rows pf and at pf + near (below) */
+#define PF2(p) (PF(p), PF((p) + near))
 #endif
 
 /* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns), prefetching
  * the same bytes at pf. */
 static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
-                    int64_t d, float *S, int64_t lds, const char *pf)
+                    int64_t d, float *S, int64_t lds, const char *pf,
+                    ptrdiff_t near)
 {
     int64_t r = 0;
 #ifdef SB_ATTN_AVX2
@@ -493,7 +515,7 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                 __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00,
                        a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
                 for (int64_t c = 0; c < d; c += 8) {
-                    PF(pk + 8 * c); /* 2 rows: a line per step */
+                    PF2(pk + 8 * c); /* 2 rows: a line per step */
                     __m256 kv0 = _mm256_loadu_ps(k0 + c);
                     __m256 kv1 = _mm256_loadu_ps(k1 + c);
                     /* Each vector loaded once: GCC otherwise folds the
@@ -531,7 +553,7 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                 const float *k0 = kp + t * d;
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
                 for (int64_t c = 0; c < d; c += 8) {
-                    PF(pf + 4 * (t * d + c));
+                    PF2(pf + 4 * (t * d + c));
                     __m256 kv0 = _mm256_loadu_ps(k0 + c);
                     SB_IN_REG(kv0);
                     a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv0, a0);
@@ -556,8 +578,8 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                             *k3 = k2 + d;
                 __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
                 for (int64_t c = 0; c < d; c += 8) {
-                    PF(pk + 16 * c); /* 4 rows: two lines per step */
-                    PF(pk + 16 * c + 64);
+                    PF2(pk + 16 * c); /* 4 rows: two lines per step */
+                    PF2(pk + 16 * c + 64);
                     __m256 x = _mm256_loadu_ps(q0 + c);
                     SB_IN_REG(x);
                     a0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k0 + c), a0);
@@ -571,7 +593,7 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                 const float *k0 = kp + t * d;
                 __m256 a0 = _mm256_setzero_ps();
                 for (int64_t c = 0; c < d; c += 8) {
-                    PF(pf + 4 * (t * d + c));
+                    PF2(pf + 4 * (t * d + c));
                     a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c),
                                          _mm256_loadu_ps(k0 + c), a0);
                 }
@@ -582,6 +604,7 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
     }
 #endif
     (void)pf;
+    (void)near;
     for (; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float acc = 0.0f;
@@ -600,7 +623,8 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
 #define PV_TB 8
 #endif
 static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
-                    int64_t nt, int64_t d, float *Oa, const char *pf)
+                    int64_t nt, int64_t d, float *Oa, const char *pf,
+                    ptrdiff_t near)
 {
     int64_t r = 0;
 #ifdef SB_ATTN_AVX2
@@ -628,7 +652,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
                         /* One line per step, in address order (line
                          * t0·d/16 + (c/16)·tb + t - t0 of the tile): a
                          * stream the hardware prefetcher can follow. */
-                        PF(pf + 64 * (t0 * (d16 / 16) + (c / 16) * tb + (t - t0)));
+                        PF2(pf + 64 * (t0 * (d16 / 16) + (c / 16) * tb + (t - t0)));
                         __m256 v0 = _mm256_loadu_ps(vr), v1 = _mm256_loadu_ps(vr + 8);
                         SB_IN_REG(v0);
                         SB_IN_REG(v1);
@@ -660,7 +684,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
                 __m256 a0 = _mm256_loadu_ps(o0 + c), a1 = _mm256_loadu_ps(o1 + c),
                        a2 = _mm256_loadu_ps(o2 + c), a3 = _mm256_loadu_ps(o3 + c);
                 for (int64_t t = 0; t < nt; t++) {
-                    PF(pf + 4 * (t * d + c));
+                    PF2(pf + 4 * (t * d + c));
                     __m256 v0 = _mm256_loadu_ps(vp + t * d + c);
                     SB_IN_REG(v0);
                     a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + t), v0, a0);
@@ -687,10 +711,10 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
                     /* 64 columns: four lines a step, in address order
                      * as above */
                     const char *pv = pf + 64 * ((c / 64) * 4 * nt + 4 * t);
-                    PF(pv);
-                    PF(pv + 64);
-                    PF(pv + 128);
-                    PF(pv + 192);
+                    PF2(pv);
+                    PF2(pv + 64);
+                    PF2(pv + 128);
+                    PF2(pv + 192);
                     __m256 p = _mm256_broadcast_ss(pr + t);
                     SB_IN_REG(p);
                     const float *vr = vp + t * d + c;
@@ -704,7 +728,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
             for (; c < d; c += 8) {
                 __m256 a0 = _mm256_loadu_ps(orow + c);
                 for (int64_t t = 0; t < nt; t++) {
-                    PF(pf + 4 * (t * d + c));
+                    PF2(pf + 4 * (t * d + c));
                     a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + t),
                                          _mm256_loadu_ps(vp + t * d + c), a0);
                 }
@@ -714,6 +738,7 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
     }
 #endif
     (void)pf;
+    (void)near;
     for (; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float p = P[r * lds + t];
@@ -779,8 +804,9 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                     for (int64_t pj = 0; pj < n; pj += P) {
                         int64_t pi = (j0 + pj) / P;
                         const float *kp = kpool + (pt[pi] * hkv + kvh) * P * d;
-                        qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, kb,
-                                pf_rows(kpool, pt, pi + ahead, kend, s, kvh, kp));
+                        const char *far = pf_rows(kpool, pt, pi + ahead, kend, s, kvh, kp);
+                        qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, kb, far,
+                                next_rows(kpool, pt, pi, kend, s, kvh, h0, h1, kp) - far);
                     }
                     for (int64_t r = 0; r < R; r++) {
                         int64_t lim = iclamp(
@@ -791,8 +817,9 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                     for (int64_t pj = 0; pj < n; pj += P) {
                         int64_t pi = (j0 + pj) / P;
                         const float *vp = vpool + (pt[pi] * hkv + kvh) * P * d;
-                        pv_tile(S + pj, kb, R, vp, imin(P, n - pj), d, Oa,
-                                pf_rows(vpool, pt, pi + ahead, kend, s, kvh, vp));
+                        const char *far = pf_rows(vpool, pt, pi + ahead, kend, s, kvh, vp);
+                        pv_tile(S + pj, kb, R, vp, imin(P, n - pj), d, Oa, far,
+                                next_rows(vpool, pt, pi, kend, s, kvh, h0, h1, vp) - far);
                     }
                 }
             }
