@@ -473,8 +473,8 @@ static inline const char *pf_rows(const float *pool, const int32_t *pt,
  * the first head's rows of the next page), which the far prefetch asked
  * for a page earlier. On Zen 3 some of the far prefetches evidently do
  * not land in time (or at all): with the second one, two threads read
- * 2-15 % more at 2.3 GB of KV, median +11 % over eleven interleaved runs
- * against the far prefetch alone; the near one alone read less than
+ * 0-15 % more at 2.3 GB of KV, median +9 % over fourteen interleaved
+ * runs against the far prefetch alone; the near one alone read less than
  * either (docs/PRIMITIVES.md). next_rows gives those rows. */
 static inline const char *next_rows(const float *pool, const int32_t *pt,
                                     int64_t pi, int64_t kend,
