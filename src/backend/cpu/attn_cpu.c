@@ -748,6 +748,69 @@ static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
         }
 }
 
+#ifdef SB_ATTN_AVX2
+/* softmax_row for four rows at once whose n keys are all visible, n a
+ * multiple of 8: the four maxima and sums are reduced together by
+ * shuffles instead of eight scalar steps each, and one vector exponential
+ * gives the four rescaling factors. Per page and head of GQA-4 decode
+ * this is the whole softmax (docs/PRIMITIVES.md: +2 to +10 % at DRAM
+ * sizes). */
+static inline void softmax_rows4(float *S, int64_t lds, int64_t n, float *m,
+                                 float *l, float *Oa, int64_t d)
+{
+    __m256 mv[4];
+    for (int r = 0; r < 4; r++) {
+        const float *row = S + r * lds;
+        mv[r] = _mm256_loadu_ps(row);
+        for (int64_t x = 8; x < n; x += 8)
+            mv[r] = _mm256_max_ps(mv[r], _mm256_loadu_ps(row + x));
+    }
+    /* the four maxima: pairs of rows interleaved, then pairs of pairs,
+     * then the two 128-bit halves */
+    __m256 a = _mm256_max_ps(_mm256_unpacklo_ps(mv[0], mv[1]),
+                             _mm256_unpackhi_ps(mv[0], mv[1]));
+    __m256 b = _mm256_max_ps(_mm256_unpacklo_ps(mv[2], mv[3]),
+                             _mm256_unpackhi_ps(mv[2], mv[3]));
+    __m256 c = _mm256_max_ps(_mm256_shuffle_ps(a, b, 0x44),
+                             _mm256_shuffle_ps(a, b, 0xee));
+    __m128 hm = _mm_max_ps(_mm256_castps256_ps128(c), _mm256_extractf128_ps(c, 1));
+    const __m128 mold = _mm_loadu_ps(m), mnew = _mm_max_ps(hm, mold);
+    _mm_storeu_ps(m, mnew);
+    /* as softmax_row: a row is rescaled when its max grew from a finite one */
+    const __m128 grow = _mm_and_ps(_mm_cmpneq_ps(mold, mnew),
+                                   _mm_cmpneq_ps(mold, _mm_set1_ps(-INFINITY)));
+    __m128 corr = _mm256_castps256_ps128(
+        sb_vexp2(_mm256_castps128_ps256(_mm_sub_ps(mold, mnew))));
+    corr = _mm_blendv_ps(_mm_set1_ps(1.0f), corr, grow);
+    __m256 vs[4];
+    for (int r = 0; r < 4; r++) {
+        float *row = S + r * lds;
+        const __m256 vm = _mm256_broadcast_ss(m + r);
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t x = 0; x < n; x += 8) {
+            __m256 e = sb_vexp2(_mm256_sub_ps(_mm256_loadu_ps(row + x), vm));
+            _mm256_storeu_ps(row + x, e);
+            acc = _mm256_add_ps(acc, e);
+        }
+        vs[r] = acc;
+    }
+    _mm_storeu_ps(l, _mm_fmadd_ps(_mm_loadu_ps(l), corr,
+                                  hsum4(vs[0], vs[1], vs[2], vs[3])));
+    const int gm = _mm_movemask_ps(grow);
+    if (gm) {
+        float cr[4];
+        _mm_storeu_ps(cr, corr);
+        for (int r = 0; r < 4; r++)
+            if (gm >> r & 1) {
+                float *orow = Oa + r * d;
+#pragma omp simd
+                for (int64_t cc = 0; cc < d; cc++)
+                    orow[cc] *= cr[r];
+            }
+    }
+}
+#endif
+
 /* ---- paged attention ----------------------------------------------------------- */
 
 
@@ -808,7 +871,22 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                         qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, kb, far,
                                 next_rows(kpool, pt, pi, kend, s, kvh, h0, h1, kp) - far);
                     }
-                    for (int64_t r = 0; r < R; r++) {
+                    int64_t r = 0;
+#ifdef SB_ATTN_AVX2
+                    /* four rows at a time while all their keys are
+                     * visible: a row's visible keys do not decrease with
+                     * its token, so the first and the last row tell */
+                    if (n % 8 == 0)
+                        for (; r + 4 <= R; r += 4) {
+                            int64_t u0 = (r0 + r) / g, u3 = (r0 + r + 3) / g;
+                            if (sb_paged_keys(s, seq, u0) - j0 < n ||
+                                sb_paged_keys(s, seq, u3) - j0 < n)
+                                break;
+                            softmax_rows4(S + r * kb, kb, n, mrow + r, lrow + r,
+                                          Oa + r * d, d);
+                        }
+#endif
+                    for (; r < R; r++) {
                         int64_t lim = iclamp(
                             sb_paged_keys(s, seq, (r0 + r) / g) - j0, 0, n);
                         softmax_row(S + r * kb, lim, n, &mrow[r], &lrow[r],
