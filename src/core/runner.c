@@ -346,6 +346,28 @@ static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
     return 0;
 }
 
+/* One timed sample of iters calls: its time per call joins r; *spent
+ * (when given) grows by its seconds. */
+static int take_sample(void (*run)(void *state, uint64_t iters), void *state,
+                       uint64_t iters, sb_result *r, double *spent, sb_err *err)
+{
+    double t0 = sb_now();
+    run(state, iters);
+    double t1 = sb_now();
+    if (spent)
+        *spent += t1 - t0;
+    if (sb_result_add_sample(r, (t1 - t0) / (double)iters))
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* After the last sample: the inner count and the statistics. */
+static void close_samples(sb_result *r, uint64_t iters)
+{
+    sb_result_metric(r, "inner_iters", (double)iters, "");
+    sb_result_finish_stats(r);
+}
+
 int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
                    const sb_ctx *ctx, sb_result *r, sb_err *err)
 {
@@ -357,16 +379,12 @@ int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
         run(state, iters);
     double start = sb_now();
     while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
-        double t0 = sb_now();
-        run(state, iters);
-        double t1 = sb_now();
-        if (sb_result_add_sample(r, (t1 - t0) / (double)iters))
-            return sb_fail(err, SB_ENOMEM, "out of memory");
+        if ((rc = take_sample(run, state, iters, r, NULL, err)))
+            return rc;
         if (r->n_samples >= SB_MAX_SAMPLES)
             break;
     }
-    sb_result_metric(r, "inner_iters", (double)iters, "");
-    sb_result_finish_stats(r);
+    close_samples(r, iters);
     return 0;
 }
 
@@ -587,13 +605,9 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             int i = round % 2 ? n - 1 - k : k;
             if (!sl[i].live)
                 continue;
-            double t0 = sb_now();
-            plan->items[i].bench->run(sl[i].state, sl[i].iters);
-            double t1 = sb_now();
-            sl[i].spent += t1 - t0;
-            if (sb_result_add_sample(&out->items[sl[i].res],
-                                     (t1 - t0) / (double)sl[i].iters))
-                rc = sb_fail(err, SB_ENOMEM, "out of memory");
+            rc = take_sample(plan->items[i].bench->run, sl[i].state,
+                             sl[i].iters, &out->items[sl[i].res],
+                             &sl[i].spent, err);
         }
         if (rc)
             break;
@@ -610,10 +624,8 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         if (!sl[i].live)
             continue;
         sb_result *r = &out->items[sl[i].res];
-        if (sampled == 0) {
-            sb_result_metric(r, "inner_iters", (double)sl[i].iters, "");
-            sb_result_finish_stats(r);
-        }
+        if (sampled == 0)
+            close_samples(r, sl[i].iters);
         sb_err ferr = {0};
         int frc = finish_point(b, &plan->items[i].point, ctx, r, sl[i].state,
                                sampled, &ferr);

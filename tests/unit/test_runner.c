@@ -140,6 +140,14 @@ static int run(const sb_bench *const *b, int n, bool interleave,
     return rc;
 }
 
+/* run() over the benches listed, e.g. RUN(true, 0.0, &out, &err, &bench_a,
+ * &bench_b). */
+#define RUN(interleave, min_time, out, err, ...)                             \
+    run((const sb_bench *const[]){__VA_ARGS__},                              \
+        (int)(sizeof((const sb_bench *const[]){__VA_ARGS__}) /               \
+              sizeof(const sb_bench *)),                                     \
+        interleave, min_time, out, err)
+
 /* The log's last calls are these. */
 static bool log_ends_with(const char *tail)
 {
@@ -149,17 +157,17 @@ static bool log_ends_with(const char *tail)
 
 static void test_interleaved_rounds(void)
 {
-    const sb_bench *b[] = {&bench_a, &bench_b};
     sb_result_list out;
     sb_err err = {0};
-    CHECK(run(b, 2, true, 0.0, &out, &err) == 0);
+    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_b) == 0);
     CHECK(out.n == 2);
-    if (out.n != 2)
-        return;
-    /* both stop together: the round that gives each its 6th sample */
-    CHECK(out.items[0].n_samples == 6 && out.items[1].n_samples == 6);
-    CHECK(out.items[0].valid && out.items[1].valid);
-    CHECK(strcmp(out.items[0].bench, "fake.a") == 0);
+    if (out.n == 2) {
+        /* both stop together: the round that gives each its 6th sample */
+        CHECK(out.items[0].n_samples == 6 && out.items[1].n_samples == 6);
+        CHECK(out.items[0].valid && out.items[1].valid);
+        CHECK(strcmp(out.items[0].bench, "fake.a") == 0);
+        CHECK(sb_result_get(&out.items[0], "inner_iters") != NULL);
+    }
     /* the last 12 calls are the rounds: ab ba ab ba ab ba */
     CHECK(log_ends_with("abbaabbaabba"));
     /* the calibration calls come first, a's then b's, in plan order */
@@ -167,16 +175,14 @@ static void test_interleaved_rounds(void)
     for (int i = 0; i < first_b; i++)
         CHECK(calls[i] == 'a');
     CHECK(setups == 2 && teardowns == 2);
-    CHECK(sb_result_get(&out.items[0], "inner_iters") != NULL);
     sb_results_free(&out);
 }
 
 static void test_sequential(void)
 {
-    const sb_bench *b[] = {&bench_a, &bench_b};
     sb_result_list out;
     sb_err err = {0};
-    CHECK(run(b, 2, false, 0.0, &out, &err) == 0);
+    CHECK(RUN(false, 0.0, &out, &err, &bench_a, &bench_b) == 0);
     CHECK(out.n == 2 && out.items[0].n_samples == 6 && out.items[1].n_samples == 6);
     /* every call of a before any of b */
     const char *last_a = strrchr(calls, 'a'), *first_b = strchr(calls, 'b');
@@ -187,15 +193,14 @@ static void test_sequential(void)
 
 static void test_skipped_point(void)
 {
-    const sb_bench *b[] = {&bench_a, &bench_unsup, &bench_b};
     sb_result_list out;
     sb_err err = {0};
-    CHECK(run(b, 3, true, 0.0, &out, &err) == 0);
+    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_unsup, &bench_b) == 0);
     CHECK(out.n == 3);
-    if (out.n != 3)
-        return;
-    CHECK(out.items[1].skipped && out.items[1].n_samples == 0);
-    CHECK(out.items[0].n_samples == 6 && out.items[2].n_samples == 6);
+    if (out.n == 3) {
+        CHECK(out.items[1].skipped && out.items[1].n_samples == 0);
+        CHECK(out.items[0].n_samples == 6 && out.items[2].n_samples == 6);
+    }
     CHECK(log_ends_with("abbaabbaabba"));
     CHECK(setups == 2 && teardowns == 2);
     sb_results_free(&out);
@@ -203,10 +208,9 @@ static void test_skipped_point(void)
 
 static void test_failed_setup(void)
 {
-    const sb_bench *b[] = {&bench_a, &bench_fail, &bench_b};
     sb_result_list out;
     sb_err err = {0};
-    CHECK(run(b, 3, true, 0.0, &out, &err) == SB_EINVAL);
+    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_fail, &bench_b) == SB_EINVAL);
     CHECK(out.n == 0);       /* a stopped run keeps no results */
     CHECK(ncalls == 0);      /* nothing was timed */
     CHECK(setups == 1 && teardowns == 1);  /* a was set up, and torn down */
@@ -218,16 +222,15 @@ static void test_failed_setup(void)
  * every point has that much, beyond --repeat. */
 static void test_min_time(void)
 {
-    const sb_bench *b[] = {&bench_a, &bench_b};
     sb_result_list out;
     sb_err err = {0};
-    CHECK(run(b, 2, true, 0.05, &out, &err) == 0);
+    CHECK(RUN(true, 0.05, &out, &err, &bench_a, &bench_b) == 0);
     CHECK(out.n == 2);
-    if (out.n != 2)
-        return;
-    CHECK(out.items[0].n_samples == out.items[1].n_samples);
-    CHECK(out.items[0].n_samples > 6); /* 6 rounds of ~1 ms are not enough */
-    for (int i = 0; i < 2; i++) {
+    if (out.n == 2) {
+        CHECK(out.items[0].n_samples == out.items[1].n_samples);
+        CHECK(out.items[0].n_samples > 6); /* 6 rounds of ~1 ms are not enough */
+    }
+    for (size_t i = 0; i < out.n; i++) {
         const sb_metric *it = sb_result_get(&out.items[i], "inner_iters");
         double spent = 0.0;
         for (size_t k = 0; k < out.items[i].n_samples; k++)
@@ -241,10 +244,9 @@ static void test_min_time(void)
  * other point is still finished: stats, verdict, teardown. */
 static void test_verify_error(void)
 {
-    const sb_bench *b[] = {&bench_a, &bench_noverify, &bench_b};
     sb_result_list out;
     sb_err err = {0};
-    CHECK(run(b, 3, true, 0.0, &out, &err) == SB_EINVAL);
+    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_noverify, &bench_b) == SB_EINVAL);
     CHECK(strstr(err.msg, "fake.noverify") != NULL);
     CHECK(out.n == 3);
     if (out.n == 3) {
@@ -260,10 +262,9 @@ static void test_verify_error(void)
  * stops with nothing kept and everything torn down. */
 static void test_calibration_error(void)
 {
-    const sb_bench *b[] = {&bench_a, &bench_notime};
     sb_result_list out;
     sb_err err = {0};
-    CHECK(run(b, 2, true, 0.0, &out, &err) != 0);
+    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_notime) != 0);
     CHECK(strstr(err.msg, "no measurable time") != NULL);
     CHECK(out.n == 0);
     CHECK(setups == 2 && teardowns == 2);
