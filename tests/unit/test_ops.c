@@ -279,7 +279,10 @@ static void test_bf16_specials(sb_op_kind op, int up_half)
 
 /* Softmax rows with special values, fp32 and bf16, through the dispatch
  * the benchmark uses (d = 50: one 32-element step, one 16-element step and
- * a scalar tail of 2, so every path sees them):
+ * a scalar tail of 2, so every path sees them). Two threads take rows 0-5
+ * and 6-11: the bf16 kernel drops its clamp until a row needs it, and then
+ * keeps it for the thread's later rows, so rows 6-8 run without it, row
+ * 9 finds it needs it and rows 10 and 11 keep it:
  *   row 0: -inf at 3 (vector) and 49 (tail), the rest 0: exactly 0 there,
  *          1/48 elsewhere;
  *   row 1: +inf at 20: its x - max is NaN, so the whole row is NaN;
@@ -290,11 +293,24 @@ static void test_bf16_specials(sb_op_kind op, int up_half)
  *          float);
  *   row 4: all equal, large (1e30): exactly uniform 1/50 (to bf16);
  *   row 5: 100000 + i/4 (fp32; in bf16 all equal): every element, the
- *          scalar tail's too, within 1e-5 of a double softmax (the tail
- *          once missed the vector part's shift of t, up to 0.5 % off). */
+ *          scalar tail's too, within 1e-5 (bf16: half an ulp) of a double
+ *          softmax (the tail once missed the vector part's shift of t, up
+ *          to 0.5 % off);
+ *   row 6: all under -64: -180 + i/8 but for 32-47 (the 16-element
+ *          step), -80 + (i - 32)/8, ~100 above the others (the bf16
+ *          kernel's 16-bit max sees only values >= 0: with a guess under
+ *          -64 it must take the true max first, or those overflow): 32-47
+ *          as row 5, the others (e^-95 and less) at most 1e-38;
+ *   row 7: the first 32 at -30 + i/4, the rest up to +21 (above the
+ *          guess, within 64 of it): as row 5;
+ *   row 8: NaN at 20 (vector): all NaN;
+ *   row 9: as row 0, after rows run without the clamp;
+ *   row 10: a NaN with the sign set at 10 (vector; the clamp must let it
+ *          through): all NaN;
+ *   row 11: all 0: exactly uniform 1/50. */
 static void test_softmax_specials(bool bf16)
 {
-    enum { T = 6, D = 50 };
+    enum { T = 12, D = 50 };
     sb_ops_shape s = {SB_OP_SOFTMAX, T, D, 2, bf16, false};
     float in[T][D], out[T][D];
     for (int t = 0; t < T; t++)
@@ -304,8 +320,14 @@ static void test_softmax_specials(bool bf16)
     in[1][20] = INFINITY;
     in[2][48] = NAN;
     in[3][40] = 200.0f;
-    for (int i = 0; i < D; i++)
+    for (int i = 0; i < D; i++) {
         in[5][i] = 100000.0f + 0.25f * (float)i;
+        in[6][i] = i >= 32 && i < 48 ? -80.0f + 0.125f * (float)(i - 32) : -180.0f + 0.125f * (float)i;
+        in[7][i] = i < 32 ? -30.0f + 0.25f * (float)i : 0.5f * (float)(i - 8);
+    }
+    in[8][20] = NAN;
+    in[9][3] = in[9][49] = -INFINITY;
+    in[10][10] = -NAN;
     uint16_t xb[T * D], yb[T * D];
     for (int k = 0; k < T * D; k++)
         xb[k] = sb_bf16_from_f32(in[k / D][k % D]);
@@ -321,31 +343,49 @@ static void test_softmax_specials(bool bf16)
         sb_ops_cpu_run(&s, in, NULL, NULL, NULL, out, scratch);
     }
     const double rel = bf16 ? 1.0 / 256 : 1e-6;
-    int zeros = 0, nans1 = 0, nans2 = 0, row0 = 1, row3 = 1, row4 = 1, row5 = 1;
-    double mx5 = in[5][0], sum5 = 0.0;
-    for (int i = 0; i < D; i++)
-        mx5 = in[5][i] > mx5 ? in[5][i] : mx5;
-    for (int i = 0; i < D; i++)
-        sum5 += exp((double)in[5][i] - mx5);
+    int zeros = 0, nans[4] = {0}, row0 = 1, row3 = 1, row4 = 1, near[3] = {1, 1, 1},
+        row9 = 1, row11 = 1;
+    for (int r = 0; r < 3; r++) { /* rows 5, 6, 7 against double */
+        const int t = 5 + r;
+        double mx = in[t][0], sum = 0.0;
+        for (int i = 0; i < D; i++)
+            mx = in[t][i] > mx ? in[t][i] : mx;
+        for (int i = 0; i < D; i++)
+            sum += exp((double)in[t][i] - mx);
+        for (int i = 0; i < D; i++) {
+            double want = exp((double)in[t][i] - mx) / sum;
+            if (t == 6 && !(i >= 32 && i < 48))
+                near[r] &= out[t][i] >= 0.0f && out[t][i] <= 1e-38f;
+            else
+                near[r] &= fabs(out[t][i] - want) <= (bf16 ? rel : 1e-5) * want;
+        }
+    }
     for (int i = 0; i < D; i++) {
-        if (i == 3 || i == 49)
+        if (i == 3 || i == 49) {
             zeros += out[0][i] == 0.0f;
-        else
+            row9 &= out[9][i] == 0.0f;
+        } else {
             row0 &= fabs(out[0][i] - 1.0 / 48) <= rel / 48;
-        nans1 += isnan(out[1][i]);
-        nans2 += isnan(out[2][i]);
+            row9 &= fabs(out[9][i] - 1.0 / 48) <= rel / 48;
+        }
+        nans[0] += isnan(out[1][i]);
+        nans[1] += isnan(out[2][i]);
+        nans[2] += isnan(out[8][i]);
+        nans[3] += isnan(out[10][i]);
         row3 &= i == 40 ? out[3][i] == 1.0f : out[3][i] == 0.0f;
         row4 &= fabs(out[4][i] - 1.0 / 50) <= rel / 50;
-        double want5 = exp((double)in[5][i] - mx5) / sum5;
-        row5 &= fabs(out[5][i] - want5) <= (bf16 ? rel : 1e-5) * want5;
+        row11 &= fabs(out[11][i] - 1.0 / 50) <= rel / 50;
     }
     CHECK(zeros == 2);
     CHECK(row0);
-    CHECK(nans1 == D);
-    CHECK(nans2 == D);
+    for (int k = 0; k < 4; k++)
+        CHECK(nans[k] == D);
     CHECK(row3);
     CHECK(row4);
-    CHECK(row5);
+    for (int r = 0; r < 3; r++)
+        CHECK(near[r]);
+    CHECK(row9);
+    CHECK(row11);
     free(scratch);
 }
 

@@ -65,37 +65,69 @@ static inline void sb_vexp2_x4(__m256 t[4])
                                     _mm256_set1_epi32(127)), 23)));
 }
 
-/* 2^t for t <= 127 (a softmax's scaled x - max, or x minus a guess of
- * the max), to 2.7e-6 relative, for results stored in bf16:
- *   - 2^f by a degree-4 fit (relative error 2.6e-6 on [-1/2, 1/2]).
- *     Softmax divides each value by the sum of all of them, so a row's
- *     outputs carry the spread of the fit's error, up to twice its
- *     maximum: 5.2e-6 here, against the bf16 verifier's 1e-4 beyond half
- *     an ulp. Degree 3 (7.5e-5, a spread of 1.5e-4) would not fit: the
- *     verifier caught one value rounded the wrong way;
- *   - no upper clamp (the caller keeps t <= 127); the lower clamp is
- *     -127, where the exponent field built below is 0 and the result
- *     exactly 0 (e^-inf is 0, not 2^-126);
- *   - the exponent bias 127 rides in the rounding shifter (1.5·2^23 +
- *     127: the shifted sum's low bits are n + 127, shifted into place as
- *     they are; the rest of the sum's bits shift out);
- *   - a NaN passes the clamp (vmaxps returns its second operand when one
- *     is NaN) and comes out NaN. */
-static inline __m256 sb_vexp2_bf16(__m256 t)
+/* 2^t with t = x·log2e + R for a softmax, whose rows may take any
+ * constant R from x: here an integer-valued float, |R| < 2^22, near
+ * -max·log2e, which the caller folds into vr = R + 1.5·2^23 + 127
+ * (sb_vexp2_fused_vr):
+ *   - the range reduction is two FMAs: ti = x·log2e + vr rounds to
+ *     n + vr (n = round(t)) in one step, and f = x·log2e + (vr - ti) is
+ *     t - n rounded once (vr - ti is exact: both lie in [2^23, 2^24)).
+ *     The usual form (t, t + shifter, minus the shifter, t minus that)
+ *     takes four, and rounds t first;
+ *   - the exponent bias 127 rides in vr: ti's low bits are n + 127,
+ *     shifted into the exponent field as they are (the rest of ti's bits
+ *     shift out);
+ *   - no clamp: n must lie in [-127, 127]. At n = -127 the exponent field
+ *     is 0 and the result exactly 0; below, the field wraps. The caller
+ *     knows its x are in range or raises x to sb_vexp2_fused_lo first
+ *     (2^t exactly 0 there: e^-inf is 0, not 2^-126);
+ *   - a NaN comes out NaN.
+ * sb_vexp2_fused takes sb_vexp2's degree-5 fit (fp32 results);
+ * sb_vexp2_bf16 a degree-4 fit (relative error 2.6e-6 on [-1/2, 1/2]),
+ * for results stored in bf16. Softmax divides each value by the sum of
+ * all of them, so a row's outputs carry the spread of the fit's error, up
+ * to twice its maximum: 5.2e-6 there, against the bf16 verifier's 1e-4
+ * beyond half an ulp. Degree 3 (7.5e-5, a spread of 1.5e-4) would not
+ * fit: the verifier caught one value rounded the wrong way. */
+static inline __m256 sb_vexp2_fused_vr(float r)
 {
-    static const float c[5] = {9.999992847442627e-1f, 6.931218504905701e-1f,
-                               2.40247443318367e-1f, 5.5917747318744659e-2f,
-                               9.57004725933075e-3f};
-    const __m256 sh = _mm256_set1_ps(SB_VEXP_SHIFTER + 127.0f);
-    t = _mm256_max_ps(_mm256_set1_ps(-127.0f), t);
-    const __m256 ti = _mm256_add_ps(t, sh);
-    const __m256 f = _mm256_sub_ps(t, _mm256_sub_ps(ti, sh));
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(c[4]), f, _mm256_set1_ps(c[3]));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(c[2]));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(c[1]));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(c[0]));
+    return _mm256_set1_ps(r + (SB_VEXP_SHIFTER + 127.0f));
+}
+static inline float sb_vexp2_fused_lo(float r)
+{
+    return (-126.75f - r) * 0.6931471805599453f; /* t = -126.75: n = -127 */
+}
+static inline __m256 sb__vexp2_fused_f(__m256 x, __m256 vr, __m256 *ti)
+{
+    const __m256 vl = _mm256_set1_ps(1.44269504088896341f);
+    *ti = _mm256_fmadd_ps(x, vl, vr);
+    return _mm256_fmadd_ps(x, vl, _mm256_sub_ps(vr, *ti));
+}
+static inline __m256 sb__vexp2_fused_scale(__m256 p, __m256 ti)
+{
     return _mm256_mul_ps(
         p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(ti), 23)));
+}
+static inline __m256 sb_vexp2_fused(__m256 x, __m256 vr)
+{
+    __m256 ti, f = sb__vexp2_fused_f(x, vr, &ti);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.330882482e-3f), f,
+                               _mm256_set1_ps(9.671516374e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550582455e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402224203e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931470917e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    return sb__vexp2_fused_scale(p, ti);
+}
+static inline __m256 sb_vexp2_bf16(__m256 x, __m256 vr)
+{
+    __m256 ti, f = sb__vexp2_fused_f(x, vr, &ti);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(9.57004725933075e-3f), f,
+                               _mm256_set1_ps(5.5917747318744659e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.40247443318367e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931218504905701e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.999992847442627e-1f));
+    return sb__vexp2_fused_scale(p, ti);
 }
 #endif
 

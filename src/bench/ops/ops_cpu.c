@@ -313,36 +313,30 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
  * registers: two running maxima, four exponentials of 8 per step into two
  * sums, and writes the normalised row straight to its destination
  * (streaming stores with `nt`), one pass fewer than a row buffer. The
- * exponential is sb__expf's formula, 8 lanes at a time, of t = (x - max)
- * ·log2e as sb__scaled_diff computes it. */
+ * exponential is sb__expf's fit, 8 lanes at a time, with the range
+ * reduction of sb_vexp2_fused (vexp.h). */
 #ifdef SB__OPS_AVX2
 
-/* t = (x - max)·log2e, one FMA x·log2e - max·log2e where that is exact
- * enough: the FMA rounds once, and the rounding of max·log2e shifts every
- * t of the row alike, a common factor of the row's exponentials that the
- * normalisation cancels, as long as it is small: |max| < 2^20 keeps it
- * within 1/16 (half an ulp of |max·log2e| < 2^21). Beyond that (or for an
- * infinite or NaN max, whose row is NaN), the difference is taken first,
- * one instruction more: with the FMA alone a row of equal values of 1e30
- * came out as garbage (test_softmax_specials). */
-static inline __m256 sb__scaled_diff_vm(float mx, bool *fma_ok)
+/* Both softmax kernels take t = x·log2e + R with the row's constant R
+ * an integer near -max·log2e (softmax is the same whatever constant it
+ * takes from x, and an integer one is exact: the rounding of max·log2e
+ * once made a row of equal values of 1e30 garbage), folded into the
+ * exponential's rounding shifter (sb_vexp2_fused). R must be below 2^22
+ * for that: from a max of 2^20 on (or an infinite or NaN one, whose row is
+ * NaN), the difference x - max is taken first and R = 0
+ * (test_softmax_specials). sb__row_r gives R and whether to take the
+ * difference; sb__exp2_tail is the same t for a row's scalar tail, and
+ * 2^t: the tail must carry the vector part's shift of t (which the
+ * normalisation cancels only if every element has it; e^(x - max) there
+ * could be up to 0.5 % off at logits of 1e5). */
+static inline float sb__row_r(float mx, bool *diff)
 {
-    *fma_ok = fabsf(mx) < 0x1p20f;
-    return _mm256_set1_ps(*fma_ok ? -mx * SB__LOG2E : mx);
+    *diff = !(fabsf(mx) < 0x1p20f);
+    return *diff ? 0.0f : nearbyintf(-mx * SB__LOG2E);
 }
-static inline __m256 sb__scaled_diff(__m256 x, __m256 vl, __m256 vm, bool fma_ok)
+static inline float sb__exp2_tail(float x, float mx, float r, bool diff)
 {
-    return fma_ok ? _mm256_fmadd_ps(x, vl, vm)
-                  : _mm256_mul_ps(_mm256_sub_ps(x, vm), vl);
-}
-/* The same t for a row's scalar tail, and 2^t: the tail must carry the
- * vector part's shift of t (which the normalisation cancels only if every
- * element has it; e^(x - max) there could be up to 0.5 % off at logits
- * of 1e5, half an ulp of max·log2e being 1/128). */
-static inline float sb__exp2_tail(float x, __m256 vm, bool fma_ok)
-{
-    const float m = _mm256_cvtss_f32(vm);
-    return exp2f(fma_ok ? fmaf(x, SB__LOG2E, m) : (x - m) * SB__LOG2E);
+    return exp2f(diff ? (x - mx) * SB__LOG2E : fmaf(x, SB__LOG2E, r));
 }
 
 /* bf16 storage, 16 elements at a time. Natural order: 8 bf16 widened
@@ -426,16 +420,19 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
 }
 
 /* The fp32 softmax's exponential pass over the first d16 elements of a
- * row: e = 2^((x - max)·log2e) into the scratch row, the next row's input
- * (and output when stored through the caches) prefetched at the pace this
- * one is read; returns the 8 lanes of the sum. `fma` is a constant at each
- * call (sb__scaled_diff), so each call inlines as its own loop. */
+ * row: e = 2^(x·log2e + R) (sb_vexp2_fused, vr from sb_vexp2_fused_vr)
+ * into the scratch row, each x first raised to vlo (where 2^t is exactly
+ * 0; the row's max is known, so t <= 1/2 and no upper clamp), or with
+ * `diff` (a max of 2^20 or more, where R would not be exact: R = 0 then)
+ * 2^((x - mx)·log2e); the next row's input (and output when stored
+ * through the caches) prefetched at the pace this one is read; returns
+ * the 8 lanes of the sum. */
 static inline __attribute__((always_inline)) __m256
-sb__softmax_exp_f32(const float *xr, float *e, int64_t d16, __m256 vl,
-                    __m256 vm, bool fma, const char *px, char *py, bool pf,
-                    bool pfy)
+sb__softmax_exp_f32(const float *xr, float *e, int64_t d16, __m256 vr,
+                    __m256 vlo, __m256 vmx, bool diff, const char *px, char *py,
+                    bool pf, bool pfy)
 {
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, a, b;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, v[4];
     int64_t i = 0;
     for (; i + 32 <= d16; i += 32) {
         if (pf) {
@@ -446,14 +443,14 @@ sb__softmax_exp_f32(const float *xr, float *e, int64_t d16, __m256 vl,
             __builtin_prefetch(py + 4 * i, 1, 3);
             __builtin_prefetch(py + 4 * (i + 16), 1, 3);
         }
-        __m256 v[4];
         sb__ld16_f32(xr + i, &v[0], &v[1]);
         sb__ld16_f32(xr + i + 16, &v[2], &v[3]);
-        for (int k = 0; k < 4; k++)
-            v[k] = sb__scaled_diff(v[k], vl, vm, fma);
-        sb_vexp2_x4(v);
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 4; k++) {
+            if (diff)
+                v[k] = _mm256_sub_ps(v[k], vmx);
+            v[k] = sb_vexp2_fused(_mm256_max_ps(vlo, v[k]), vr);
             _mm256_storeu_ps(e + i + 8 * k, v[k]);
+        }
         s0 = _mm256_add_ps(s0, _mm256_add_ps(v[0], v[2]));
         s1 = _mm256_add_ps(s1, _mm256_add_ps(v[1], v[3]));
     }
@@ -462,13 +459,15 @@ sb__softmax_exp_f32(const float *xr, float *e, int64_t d16, __m256 vl,
             __builtin_prefetch(px + 4 * i, 0, 3);
         if (pfy)
             __builtin_prefetch(py + 4 * i, 1, 3);
-        sb__ld16_f32(xr + i, &a, &b);
-        a = sb_vexp2(sb__scaled_diff(a, vl, vm, fma));
-        b = sb_vexp2(sb__scaled_diff(b, vl, vm, fma));
-        _mm256_storeu_ps(e + i, a);
-        _mm256_storeu_ps(e + i + 8, b);
-        s0 = _mm256_add_ps(s0, a);
-        s1 = _mm256_add_ps(s1, b);
+        sb__ld16_f32(xr + i, &v[0], &v[1]);
+        for (int k = 0; k < 2; k++) {
+            if (diff)
+                v[k] = _mm256_sub_ps(v[k], vmx);
+            v[k] = sb_vexp2_fused(_mm256_max_ps(vlo, v[k]), vr);
+            _mm256_storeu_ps(e + i + 8 * k, v[k]);
+        }
+        s0 = _mm256_add_ps(s0, v[0]);
+        s1 = _mm256_add_ps(s1, v[1]);
     }
     return _mm256_add_ps(s0, s1);
 }
@@ -527,14 +526,17 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
             const char *px = (const char *)(xr + d);
             char *py = (char *)(yr + d);
             const bool pf = t + 1 < T, pfy = pf && !s->nt;
-            bool fma;
-            const __m256 vl = _mm256_set1_ps(SB__LOG2E),
-                         vm = sb__scaled_diff_vm(mx, &fma);
+            bool diff;
+            const float r = sb__row_r(mx, &diff);
+            const __m256 vr = sb_vexp2_fused_vr(r),
+                         vlo = _mm256_set1_ps(sb_vexp2_fused_lo(r)),
+                         vmx = _mm256_set1_ps(mx);
             float sum = sb__hsum8(
-                fma ? sb__softmax_exp_f32(xr, e, d16, vl, vm, true, px, py, pf, pfy)
-                    : sb__softmax_exp_f32(xr, e, d16, vl, vm, false, px, py, pf, pfy));
+                diff ? sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, true, px, py, pf, pfy)
+                     : sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, false, px, py, pf,
+                                           pfy));
             for (int64_t k = d16; k < d; k++) {
-                e[k] = sb__exp2_tail(xr[k], vm, fma);
+                e[k] = sb__exp2_tail(xr[k], mx, r, diff);
                 sum += e[k];
             }
             const float inv = 1.0f / sum;
@@ -812,11 +814,15 @@ static inline void sb__st16_bf16p_unit(uint16_t *p, __m256 a, __m256 b, bool nt)
  * is bound by its instructions more than by memory: the fp32 kernel's
  * text took ~30 vector instructions per 8 elements and spilled (GCC kept
  * the exponential's intermediates on the stack). This one makes two
- * passes over a row (exponentials into fp32 scratch, their sum and the
- * row's max; scale and store) and drops what softmax does not need:
+ * passes over a row (exponentials into fp32 scratch, their sum; scale and
+ * store) and drops what softmax does not need:
  *   - no pass for the max (below, in the kernel);
- *   - the exponential is sb_vexp2_bf16 (vexp.h): no upper clamp, the bias
- *     in the shifter;
+ *   - the exponential is sb_vexp2_bf16 (vexp.h): two FMAs of range
+ *     reduction, with the row's constant (an integer R near -max·log2e)
+ *     folded into the rounding shifter, and no clamp unless the row needs
+ *     one (sb__softmax_exp_row_bf16);
+ *   - the checks on the row's values are made on the bf16 codes, 16 to an
+ *     instruction (sb__softmax_exp_bf16);
  *   - no NaN test on the inputs: a NaN (or +inf, whose x - max is NaN)
  *     comes out of the exponential as NaN, so the row's sum is NaN, and
  *     one test of the sum sends the row to all-NaN, as the reference has
@@ -825,76 +831,137 @@ static inline void sb__st16_bf16p_unit(uint16_t *p, __m256 a, __m256 b, bool nt)
  *     and the bf16 rounding is half-up (add 0x8000, keep the high half),
  *     which differs from ties-to-even only on exact ties, where either is
  *     half an ulp from the fp32 value (itself ~5e-6 from the exact one):
- *     the same bound. */
+ *     the same bound.
+ * With the two-FMA reduction, the 16-bit checks and the clamp dropped,
+ * the exponential pass takes ~26 vector instructions per 16 elements
+ * where it took ~30: +10 % on the best samples in cache, +6 to +8 % on
+ * the medians at DRAM sizes (docs/PRIMITIVES.md). */
 
 /* The bf16 softmax's exponential pass over the first d16 elements of a
- * row, as sb__softmax_exp_f32 (e in the lane order of sb__ld16_bf16p);
- * *xmax is the max of those elements. */
-static inline __attribute__((always_inline)) __m256
-sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vl,
-                     __m256 vm, bool fma, const char *px, char *py, bool pf,
-                     bool pfy, float *xmax)
+ * row: e = 2^(x·log2e + R) (vr from sb_vexp2_fused_vr) into the scratch
+ * row, in the lane order of sb__ld16_bf16p, returning the 8 lanes of the
+ * sum. With `diff` (a max of 2^20 or more, where R would not be exact:
+ * R = 0 then) the exponent is (x - mx)·log2e (sb__row_r).
+ * With `clamp` each x (or x - mx) is first raised to vlo, where 2^t is
+ * exactly 0. Beside the sum it keeps two maxima of the bf16 codes
+ * themselves, one instruction per 16 elements each:
+ *   - *hi16, signed: the largest code of a value >= +0 (a positive NaN
+ *     above every number), which is the row's max when that is >= 0;
+ *   - *lo16, unsigned, without the clamp only: the largest code with the
+ *     sign set, which is the most negative value (a negative NaN above
+ *     -inf).
+ * In fp32 the max took one instruction per 8 elements, and so did the
+ * clamp. */
+static inline __attribute__((always_inline)) void
+sb__softmax_exp16_bf16(__m256i c, float *e, __m256 vr, __m256 vlo, __m256 vmx,
+                       bool clamp, bool diff, __m256 *a, __m256 *b)
 {
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, a, b, c, dd;
-    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+    const __m256i z = _mm256_setzero_si256();
+    __m256 v[2] = {_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, c)),
+                   _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, c))};
+    for (int k = 0; k < 2; k++) {
+        if (diff)
+            v[k] = _mm256_sub_ps(v[k], vmx);
+        if (clamp)
+            v[k] = _mm256_max_ps(vlo, v[k]); /* a NaN passes */
+        v[k] = sb_vexp2_bf16(v[k], vr);
+        _mm256_storeu_ps(e + 8 * k, v[k]);
+    }
+    *a = v[0];
+    *b = v[1];
+}
+static inline __attribute__((always_inline)) float
+sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vr,
+                     __m256 vlo, __m256 vmx, bool clamp, bool diff,
+                     const char *px, char *py, bool pf, bool pfy,
+                     int16_t *hi16, uint16_t *lo16)
+{
+    __m256 s = _mm256_setzero_ps(), a, b, c, dd;
+    __m256i hi = _mm256_set1_epi16(INT16_MIN), lo = _mm256_setzero_si256();
     int64_t i = 0;
     for (; i + 32 <= d16; i += 32) {
         if (pf)
             __builtin_prefetch(px + 2 * i, 0, 3);
         if (pfy)
             __builtin_prefetch(py + 2 * i, 1, 3);
-        sb__ld16_bf16p(xr + i, &a, &b);
-        sb__ld16_bf16p(xr + i + 16, &c, &dd);
-        m0 = _mm256_max_ps(m0, _mm256_max_ps(a, c));
-        m1 = _mm256_max_ps(m1, _mm256_max_ps(b, dd));
-        a = sb_vexp2_bf16(sb__scaled_diff(a, vl, vm, fma));
-        b = sb_vexp2_bf16(sb__scaled_diff(b, vl, vm, fma));
-        c = sb_vexp2_bf16(sb__scaled_diff(c, vl, vm, fma));
-        dd = sb_vexp2_bf16(sb__scaled_diff(dd, vl, vm, fma));
-        _mm256_storeu_ps(e + i, a);
-        _mm256_storeu_ps(e + i + 8, b);
-        _mm256_storeu_ps(e + i + 16, c);
-        _mm256_storeu_ps(e + i + 24, dd);
-        s0 = _mm256_add_ps(s0, _mm256_add_ps(a, c));
-        s1 = _mm256_add_ps(s1, _mm256_add_ps(b, dd));
+        const __m256i c0 = _mm256_loadu_si256((const __m256i *)(xr + i));
+        const __m256i c1 = _mm256_loadu_si256((const __m256i *)(xr + i + 16));
+        hi = _mm256_max_epi16(hi, _mm256_max_epi16(c0, c1));
+        if (!clamp)
+            lo = _mm256_max_epu16(lo, _mm256_max_epu16(c0, c1));
+        sb__softmax_exp16_bf16(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
+        sb__softmax_exp16_bf16(c1, e + i + 16, vr, vlo, vmx, clamp, diff, &c, &dd);
+        s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a, c), _mm256_add_ps(b, dd)));
     }
-    for (; i < d16; i += 16) {
+    if (i < d16) {
         if (pf)
             __builtin_prefetch(px + 2 * i, 0, 3);
         if (pfy)
             __builtin_prefetch(py + 2 * i, 1, 3);
-        sb__ld16_bf16p(xr + i, &a, &b);
-        m0 = _mm256_max_ps(m0, a);
-        m1 = _mm256_max_ps(m1, b);
-        a = sb_vexp2_bf16(sb__scaled_diff(a, vl, vm, fma));
-        b = sb_vexp2_bf16(sb__scaled_diff(b, vl, vm, fma));
-        _mm256_storeu_ps(e + i, a);
-        _mm256_storeu_ps(e + i + 8, b);
-        s0 = _mm256_add_ps(s0, a);
-        s1 = _mm256_add_ps(s1, b);
+        const __m256i c0 = _mm256_loadu_si256((const __m256i *)(xr + i));
+        hi = _mm256_max_epi16(hi, c0);
+        if (!clamp)
+            lo = _mm256_max_epu16(lo, c0);
+        sb__softmax_exp16_bf16(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
+        s = _mm256_add_ps(s, _mm256_add_ps(a, b));
     }
-    *xmax = sb__hmax8(_mm256_max_ps(m0, m1));
-    return _mm256_add_ps(s0, s1);
+    int16_t hl[16];
+    uint16_t ll[16];
+    _mm256_storeu_si256((__m256i *)hl, hi);
+    _mm256_storeu_si256((__m256i *)ll, lo);
+    *hi16 = INT16_MIN;
+    *lo16 = 0;
+    for (int k = 0; k < 16; k++) {
+        *hi16 = hl[k] > *hi16 ? hl[k] : *hi16;
+        *lo16 = ll[k] > *lo16 ? ll[k] : *lo16;
+    }
+    return sb__hsum8(s);
 }
 
-/* The exponentials of a row of bf16 against mx into e, returning their
- * sum; *xmax is the row's true max. */
+/* The exponentials of a row of bf16 against its max or a guess mx into e,
+ * returning their sum; *hi is the row's max if that is >= 0 (else -inf; a
+ * NaN if the row has a positive NaN). Without the clamp the values must
+ * keep n >= -127: the row is checked after the pass (its most negative
+ * value against sb_vexp2_fused_lo) and done again with the clamp if one
+ * is below (-inf, a large negative logit, a masked position) or a
+ * negative NaN: *clamp then turns true, and the thread's later rows start
+ * with the clamp (rows of one tensor tend to be alike). */
 static float sb__softmax_exp_row_bf16(const uint16_t *xr, float *e, int64_t d,
-                                      int64_t d16, float mx, const char *px,
-                                      char *py, bool pf, bool pfy, float *xmax)
+                                      int64_t d16, float mx, bool *clamp,
+                                      const char *px, char *py, bool pf,
+                                      bool pfy, float *hi)
 {
-    bool fma;
-    const __m256 vl = _mm256_set1_ps(SB__LOG2E), vm = sb__scaled_diff_vm(mx, &fma);
-    float sum = sb__hsum8(
-        fma ? sb__softmax_exp_bf16(xr, e, d16, vl, vm, true, px, py, pf, pfy, xmax)
-            : sb__softmax_exp_bf16(xr, e, d16, vl, vm, false, px, py, pf, pfy, xmax));
-    for (int64_t k = d16; k < d; k++) {
-        float v = sb_bf16_to_f32(xr[k]);
-        *xmax = v > *xmax ? v : *xmax;
-        e[k] = sb__exp2_tail(v, vm, fma);
-        sum += e[k];
+    bool diff;
+    const float r = sb__row_r(mx, &diff);
+    const float xlo = sb_vexp2_fused_lo(r);
+    const __m256 vr = sb_vexp2_fused_vr(r), vlo = _mm256_set1_ps(xlo),
+                 vmx = _mm256_set1_ps(mx);
+    /* without the clamp only the negatives are checked: x >= 0 must be
+     * safe (xlo <= 0), as it is for any max under ~88 */
+    bool cl = *clamp || diff || !(xlo <= 0.0f);
+    for (;;) {
+        int16_t hc;
+        uint16_t lc;
+        float sum = diff ? sb__softmax_exp_bf16(xr, e, d16, vr, vlo, vmx, true, true,
+                                                px, py, pf, pfy, &hc, &lc)
+                    : cl ? sb__softmax_exp_bf16(xr, e, d16, vr, vlo, vmx, true, false,
+                                                px, py, pf, pfy, &hc, &lc)
+                         : sb__softmax_exp_bf16(xr, e, d16, vr, vlo, vmx, false, false,
+                                                px, py, pf, pfy, &hc, &lc);
+        *hi = hc >= 0 ? sb_bf16_to_f32((uint16_t)hc) : -INFINITY;
+        float lo = lc >= 0x8000 ? sb_bf16_to_f32(lc) : 0.0f;
+        if (!cl && !(lo >= xlo)) {
+            *clamp = cl = true;
+            continue;
+        }
+        for (int64_t k = d16; k < d; k++) {
+            const float v = sb_bf16_to_f32(xr[k]);
+            *hi = v > *hi ? v : *hi;
+            e[k] = sb__exp2_tail(v, mx, r, diff);
+            sum += e[k];
+        }
+        return sum;
     }
-    return sum;
 }
 
 /* The max of a row of bf16. */
@@ -932,6 +999,7 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
 #pragma omp parallel
     {
         float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+        bool clamp = false;
 #pragma omp for schedule(static)
         for (int64_t t = 0; t < T; t++) {
             const uint16_t *xr = x + t * d;
@@ -942,24 +1010,30 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
             const bool pf = t + 1 < T, pfy = pf && !s->nt;
             /* Softmax is the same whatever constant is taken from x, as
              * long as no exponential overflows: first with the max of the
-             * first 32 values, finding the true max on the way, with no
+             * first 32 values, checking the row's max on the way, with no
              * pass of its own; if that is no more than 64 above the guess
-             * (no t beyond 92, where 2^t is still a normal float), the
-             * row is done. Otherwise (or with a NaN), again with the true
-             * max. One pass over the row fewer, ~5 % in cache. */
-            float sum = NAN, mx = NAN, got = NAN;
+             * (no t beyond 93, where 2^t is still a normal float), the
+             * row is done. Otherwise (or with a positive NaN, or a guess
+             * under -64, where the 16-bit max of the values >= 0 says
+             * nothing), again with the true max. One pass over the row
+             * fewer, ~5 % in cache. */
+            float sum = NAN, mx = NAN, hi = NAN;
+            bool done = false;
             if (d32 > 0) {
                 __m256 a, b, c, dd;
                 sb__ld16_bf16p(xr, &a, &b);
                 sb__ld16_bf16p(xr + 16, &c, &dd);
                 mx = sb__hmax8(_mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, dd)));
-                sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, px, py, pf, pfy,
-                                               &got);
+                if (mx >= -64.0f) {
+                    sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp, px, py,
+                                                   pf, pfy, &hi);
+                    done = hi <= mx + 64.0f;
+                }
             }
-            if (!(sum == sum && got <= mx + 64.0f)) {
+            if (!done) {
                 mx = sb__softmax_max_bf16(xr, d, d16, d32);
-                sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, px, py, pf, pfy,
-                                               &got);
+                sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp, px, py, pf,
+                                               pfy, &hi);
             }
             if (sum != sum) { /* a NaN or +inf in the row: all NaN */
                 for (int64_t k = 0; k < d; k++)
