@@ -7,7 +7,11 @@
 #     memory.read GB/s (target >= 0.70), measured in one run;
 #   ops.* GB/s (fp32 and bf16, [32768, 4096]) over memory.triad GB/s
 #     (target >= 0.70), one run per dtype.
-# Each ratio comes from one `solbench run`. The paged-decode and ops runs
+# Each ratio comes from one `solbench run`. The verdict is on the ratio of
+# the two medians; beside it the ratio of the two best samples, what the
+# kernel gets out of the machine when the host leaves it the cores (on a
+# shared guest the compute-bound kernels' medians fall 30-40 % under their
+# best samples, the bandwidth figures' far less). The paged-decode and ops runs
 # are --interleave: every point is set up first and the reference and the
 # kernels take their samples in rounds, so both sides of a ratio are
 # measured over the same stretches of time (on this kind of shared machine
@@ -68,8 +72,9 @@ pre=$(metric "$out/prefill.json" attention.prefill GFLOPs)
 echo "compute.gemm fp32 n=2048          GFLOP/s  $gemm"
 echo "attention.prefill 4096/128 nc     GFLOP/s  $pre"
 r=$(ratio "$pre" "$gemm")
-echo "prefill / gemm                    ratio    $r   (target >= 0.50)"
-echo "prefill/gemm 0.50 $r" >>"$out/ratios"
+rb=$(ratio "$(metric "$out/prefill.json" attention.prefill GFLOPs_best)" "$(metric "$out/prefill.json" compute.gemm GFLOPs_best)")
+echo "prefill / gemm                    ratio    $r   (target >= 0.50; best/best $rb)"
+echo "prefill/gemm 0.50 $r $rb" >>"$out/ratios"
 
 # ---- attention: paged decode against DRAM read bandwidth -------------------
 attn_paged_cmd=("$sb" run --no-store --backend cpu --interleave --bench memory.read,attention.paged_decode
@@ -85,8 +90,9 @@ kv=$(metric "$out/paged.json" attention.paged_decode kv_cache)
 echo "memory.read 1 GiB                 GB/s     $rd"
 echo "attention.paged_decode (KV $(python3 -c "print('%.2f GB' % (float('$kv')/1e9))"))  GB/s     $pd"
 r=$(ratio "$pd" "$rd")
-echo "paged_decode / read               ratio    $r   (target >= 0.70)"
-echo "paged_decode/read 0.70 $r" >>"$out/ratios"
+rb=$(ratio "$(metric "$out/paged.json" attention.paged_decode GBps_best)" "$(metric "$out/paged.json" memory.read GBps_best)")
+echo "paged_decode / read               ratio    $r   (target >= 0.70; best/best $rb)"
+echo "paged_decode/read 0.70 $r $rb" >>"$out/ratios"
 
 # ---- elementwise ops against triad bandwidth ---------------------------------
 # ops.* over [32768, 4096] (512 MiB per fp32 array, 16x the largest cache
@@ -102,13 +108,15 @@ for dt in fp32 bf16; do
     echo "# ${ops_cmd[*]}"
     "${ops_cmd[@]}" >"$out/ops_$dt.txt"
     triad=$(metric "$out/ops_$dt.json" memory.triad GBps)
+    triad_best=$(metric "$out/ops_$dt.json" memory.triad GBps_best)
     echo "memory.triad fp32 1.5 GiB         GB/s     $triad   (the $dt run)"
     for op in rmsnorm swiglu rope softmax; do
         g=$(metric "$out/ops_$dt.json" "ops.$op" GBps)
         r=$(ratio "$g" "$triad")
-        printf '%-33s GB/s     %-8.2f ratio %s   (target >= 0.70)\n' \
-            "ops.$op $dt 32768x4096" "$g" "$r"
-        echo "ops.$op.$dt/triad 0.70 $r" >>"$out/ratios"
+        rb=$(ratio "$(metric "$out/ops_$dt.json" "ops.$op" GBps_best)" "$triad_best")
+        printf '%-33s GB/s     %-8.2f ratio %s   (target >= 0.70; best/best %s)\n' \
+            "ops.$op $dt 32768x4096" "$g" "$r" "$rb"
+        echo "ops.$op.$dt/triad 0.70 $r $rb" >>"$out/ratios"
     done
 done
 }
@@ -124,11 +132,14 @@ if [[ $runs -gt 1 ]]; then
 import statistics, sys
 seen = {}
 for line in open(sys.argv[1]):
-    name, target, r = line.split()
-    seen.setdefault(name, (float(target), []))[1].append(float(r))
-for name, (target, rs) in seen.items():
+    name, target, r, rb = line.split()
+    e = seen.setdefault(name, (float(target), [], []))
+    e[1].append(float(r))
+    e[2].append(float(rb))
+for name, (target, rs, rbs) in seen.items():
     med = statistics.median(rs)
     verdict = 'met' if med >= target else 'NOT met'
-    print(f'{name:26} {med:.3f} ({min(rs):.3f}-{max(rs):.3f})  target >= {target:.2f}: {verdict}')
+    print(f'{name:26} {med:.3f} ({min(rs):.3f}-{max(rs):.3f})  target >= {target:.2f}: {verdict}'
+          f'   [best/best {statistics.median(rbs):.3f}]')
 EOF
 fi

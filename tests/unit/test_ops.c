@@ -456,6 +456,7 @@ int main(void)
     test_op(SB_OP_SOFTMAX, false, 3, 1, 2); /* one element: exactly 1 */
     for (int bf = 0; bf < 2; bf++) {
         test_op(SB_OP_SOFTMAX, bf, 7, 50, 2); /* 32 + 16 + a tail of 2 */
+        test_op(SB_OP_SWIGLU, bf, 7, 50, 2);
         test_softmax_specials(bf);
     }
     for (int i = 0; i < 4; i++)
