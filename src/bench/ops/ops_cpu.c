@@ -946,10 +946,10 @@ sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vr,
 /* The exponentials of a row of bf16 against its max or a guess mx into e,
  * returning their sum; *hi is the row's max if that is >= 0 (else -inf,
  * or the scalar tail's max: the tail's values count whatever their sign;
- * a NaN if the vector part has a positive NaN). Without the clamp the values must
- * keep n >= -127: the row is checked after the pass (its most negative
- * value against sb_vexp2_fused_lo) and done again with the clamp if one
- * is below (-inf, a large negative logit, a masked position) or a
+ * a NaN if the vector part has a positive NaN). Without the clamp the
+ * values must keep n >= -127: the row is checked after the pass (its most
+ * negative value against sb_vexp2_fused_lo) and done again with the clamp
+ * if one is below (-inf, a large negative logit, a masked position) or a
  * negative NaN: *clamp then turns true, and the thread's later rows start
  * with the clamp (rows of one tensor tend to be alike). */
 static float sb__softmax_exp_row_bf16(const uint16_t *xr, float *e, int64_t d,
