@@ -322,7 +322,8 @@ static void test_softmax_specials(bool bf16)
     in[3][40] = 200.0f;
     for (int i = 0; i < D; i++) {
         in[5][i] = 100000.0f + 0.25f * (float)i;
-        in[6][i] = i >= 32 && i < 48 ? -80.0f + 0.125f * (float)(i - 32) : -180.0f + 0.125f * (float)i;
+        in[6][i] = i >= 32 && i < 48 ? -80.0f + 0.125f * (float)(i - 32)
+                                     : -180.0f + 0.125f * (float)i;
         in[7][i] = i < 32 ? -30.0f + 0.25f * (float)i : 0.5f * (float)(i - 8);
     }
     in[8][20] = NAN;
@@ -343,8 +344,8 @@ static void test_softmax_specials(bool bf16)
         sb_ops_cpu_run(&s, in, NULL, NULL, NULL, out, scratch);
     }
     const double rel = bf16 ? 1.0 / 256 : 1e-6;
-    int zeros = 0, nans[4] = {0}, row0 = 1, row3 = 1, row4 = 1, near[3] = {1, 1, 1},
-        row9 = 1, row11 = 1;
+    int zeros = 0, nans[4] = {0}, row0 = 1, row3 = 1, row4 = 1, row9 = 1,
+        row11 = 1, near[3] = {1, 1, 1};
     for (int r = 0; r < 3; r++) { /* rows 5, 6, 7 against double */
         const int t = 5 + r;
         double mx = in[t][0], sum = 0.0;
@@ -412,7 +413,8 @@ static uint32_t rnd(uint32_t n)
 }
 static void test_softmax_random(int shapes)
 {
-    static const double offs[] = {0, -100, 100, 1e5, -1e5, 1e30, -1e30, -70, 90};
+    static const double offs[] = {0,    -100,  100, 1e5, -1e5,
+                                  1e30, -1e30, -70, 90};
     int64_t bad = 0, rows = 0;
     for (int it = 0; it < shapes; it++) {
         const int T = 1 + (int)rnd(9), d = 1 + (int)rnd(300);
@@ -450,8 +452,9 @@ static void test_softmax_random(int shapes)
             for (int i = 0; i < d; i++)
                 sum += exp((double)xr[i] - mx);
             for (int i = 0; i < d; i++) {
-                const double got = bf ? sb_bf16_to_f32(yb[t * d + i]) : y[t * d + i],
-                             ref = exp((double)xr[i] - mx) / sum;
+                const double got = bf ? sb_bf16_to_f32(yb[t * d + i])
+                                      : y[t * d + i];
+                const double ref = exp((double)xr[i] - mx) / sum;
                 if (nan || ref != ref)
                     off |= got == got;
                 else

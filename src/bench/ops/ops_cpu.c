@@ -532,9 +532,10 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
                          vlo = _mm256_set1_ps(sb_vexp2_fused_lo(r)),
                          vmx = _mm256_set1_ps(mx);
             float sum = sb__hsum8(
-                diff ? sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, true, px, py, pf, pfy)
-                     : sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, false, px, py, pf,
-                                           pfy));
+                diff ? sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, true, px,
+                                           py, pf, pfy)
+                     : sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, false, px,
+                                           py, pf, pfy));
             for (int64_t k = d16; k < d; k++) {
                 e[k] = sb__exp2_tail(xr[k], mx, r, diff);
                 sum += e[k];
@@ -813,9 +814,10 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
             const bool pf = t + 1 < T;
             /* the next row's gate and up lie 2·d elements on, its output d */
             const int64_t pf_bytes = pf ? 2 * d * (int64_t)sizeof *ar : 0;
-            int64_t i = nt      ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, false, true)
-                        : s->nt ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, false, false)
-                                : sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, pf, false);
+            int64_t i =
+                nt      ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, 0, 1)
+                : s->nt ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, 0, 0)
+                        : sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, pf, 0);
             for (; i < d; i++)
                 yr[i] = sb_bf16_from_f32(sb__silu_tab[ar[i]] *
                                          sb_bf16_to_f32(br[i]));
@@ -915,8 +917,10 @@ sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vr,
         if (!clamp)
             lo = _mm256_max_epu16(lo, _mm256_max_epu16(c0, c1));
         sb__softmax_exp16_bf16(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
-        sb__softmax_exp16_bf16(c1, e + i + 16, vr, vlo, vmx, clamp, diff, &c, &dd);
-        s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a, c), _mm256_add_ps(b, dd)));
+        sb__softmax_exp16_bf16(c1, e + i + 16, vr, vlo, vmx, clamp, diff, &c,
+                               &dd);
+        s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a, c),
+                                           _mm256_add_ps(b, dd)));
     }
     if (i < d16) {
         if (pf)
@@ -968,12 +972,13 @@ static float sb__softmax_exp_row_bf16(const uint16_t *xr, float *e, int64_t d,
     for (;;) {
         int16_t hc;
         uint16_t lc;
-        float sum = diff ? sb__softmax_exp_bf16(xr, e, d16, vr, vlo, vmx, true, true,
-                                                px, py, pf, pfy, &hc, &lc)
-                    : cl ? sb__softmax_exp_bf16(xr, e, d16, vr, vlo, vmx, true, false,
-                                                px, py, pf, pfy, &hc, &lc)
-                         : sb__softmax_exp_bf16(xr, e, d16, vr, vlo, vmx, false, false,
-                                                px, py, pf, pfy, &hc, &lc);
+#define SB__EXP_PASS(CLAMP, DIFF)                                              \
+    sb__softmax_exp_bf16(xr, e, d16, vr, vlo, vmx, CLAMP, DIFF, px, py, pf,    \
+                         pfy, &hc, &lc)
+        float sum = diff ? SB__EXP_PASS(true, true)
+                    : cl ? SB__EXP_PASS(true, false)
+                         : SB__EXP_PASS(false, false);
+#undef SB__EXP_PASS
         *hi = hc >= 0 ? sb_bf16_to_f32((uint16_t)hc) : -INFINITY;
         float lo = lc >= 0x8000 ? sb_bf16_to_f32(lc) : 0.0f;
         if (!cl && !(lo >= xlo)) {
@@ -1051,15 +1056,15 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
                 sb__ld16_bf16p(xr + 16, &c, &dd);
                 mx = sb__hmax8(_mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, dd)));
                 if (mx >= -64.0f) {
-                    sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp, px, py,
-                                                   pf, pfy, &hi);
+                    sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp,
+                                                   px, py, pf, pfy, &hi);
                     done = hi <= mx + 64.0f;
                 }
             }
             if (!done) {
                 mx = sb__softmax_max_bf16(xr, d, d16, d32);
-                sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp, px, py, pf,
-                                               pfy, &hi);
+                sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp, px,
+                                               py, pf, pfy, &hi);
             }
             if (sum != sum) { /* a NaN or +inf in the row: all NaN */
                 for (int64_t k = 0; k < d; k++)
