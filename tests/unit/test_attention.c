@@ -180,9 +180,11 @@ static void test_prefill(void)
 
 /* ---- paged ---------------------------------------------------------------- */
 
-static int64_t run_paged(const int64_t *len, int64_t batch, int64_t hq,
-                         int64_t hkv, int64_t d, int64_t ps, int64_t chunk,
-                         bool plant)
+/* kscale multiplies every K value: 1 for the usual scores, larger for
+ * rows whose scores lie hundreds apart in base 2 (nearly one-hot). */
+static int64_t run_paged_k(const int64_t *len, int64_t batch, int64_t hq,
+                           int64_t hkv, int64_t d, int64_t ps, int64_t chunk,
+                           bool plant, float kscale)
 {
     sb_paged_shape s;
     sb_err err;
@@ -195,6 +197,8 @@ static int64_t run_paged(const int64_t *len, int64_t batch, int64_t hq,
     int32_t *t = malloc((size_t)(s.total_pages + 1) * 4);
     sb_paged_shuffle_table(t, s.total_pages, 5);
     sb_attn_fill(kp, np, 21);
+    for (size_t i = 0; kscale != 1.0f && i < np; i++)
+        kp[i] *= kscale;
     sb_attn_fill(vp, np, 22);
     sb_attn_fill(q, nq, 23);
     for (size_t i = 0; i < nq; i++)
@@ -236,6 +240,13 @@ static int64_t run_paged(const int64_t *len, int64_t batch, int64_t hq,
     return bad;
 }
 
+static int64_t run_paged(const int64_t *len, int64_t batch, int64_t hq,
+                         int64_t hkv, int64_t d, int64_t ps, int64_t chunk,
+                         bool plant)
+{
+    return run_paged_k(len, batch, hq, hkv, d, ps, chunk, plant, 1.0f);
+}
+
 static void test_paged(void)
 {
     static const int64_t ragged[] = {0, 1, 15, 16, 17, 100, 333, 2};
@@ -272,6 +283,12 @@ static void test_paged(void)
     /* Split parts that each take several KV heads (GQA decode, one long
      * sequence): the merge walks every head of the group. */
     CHECK(run_paged(one_long, 1, 16, 4, 128, 16, 0, true) == 0);
+    /* Scores hundreds apart (K times 200): most exponentials fall below
+     * 2^-127, where the exponential's lower clamp must make them 0 (the
+     * exponent field wraps without it), in GQA-4 decode (the four-row
+     * softmax) and in a chunk (the row at a time). */
+    CHECK(run_paged_k(ragged, 8, 32, 8, 128, 16, 0, false, 200.0f) == 0);
+    CHECK(run_paged_k(ragged, 8, 32, 8, 128, 16, 24, false, 200.0f) == 0);
 }
 
 /* Decode items take all KV heads of a sequence together (the page's rows
