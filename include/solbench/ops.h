@@ -47,6 +47,8 @@ typedef struct sb_ops_shape {
     int head_dim;   /* rope only: even, divides d */
     bool bf16;      /* storage: bf16 (uint16) instead of fp32 */
     bool nt;        /* CPU: rows leave through non-temporal stores */
+    int64_t chunk;  /* CPU: rows per chunk of a dynamic schedule; 0: static
+                       (one block of rows per thread, as first touched) */
 } sb_ops_shape;
 
 /* Checks a shape; SB_EINVAL naming the parameter on failure. */

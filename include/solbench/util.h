@@ -30,6 +30,8 @@ double sb_phys_mem(void);
  * L2): what data must exceed to come from memory, the same rule as the
  * memory area's DRAM test. 0 when unknown. */
 double sb_llc_bytes(void);
+/* NUMA nodes as hwloc sees them; 0 when unknown. */
+int sb_numa_nodes(void);
 /* The machine's hwloc topology, loaded once per process and shared (never
  * destroy it); NULL when hwloc cannot read it. (hwloc_topology_t is a
  * pointer to this struct.) */

@@ -97,6 +97,13 @@ double sb_llc_bytes(void)
     return 0;
 }
 
+int sb_numa_nodes(void)
+{
+    hwloc_topology_t t = sb_topology();
+    int n = t ? hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) : 0;
+    return n > 0 ? n : 0;
+}
+
 int sb_threads_setup(int threads)
 {
     if (threads < 1)

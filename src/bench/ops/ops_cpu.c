@@ -145,7 +145,7 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
         const int64_t T = s->tokens, d = s->d;                               \
         size_t sb__row_off;                                                  \
         sb__scratch_stride(s, &sb__row_off);                                 \
-        _Pragma("omp parallel for schedule(static)")                         \
+        _Pragma("omp parallel for schedule(runtime)")                        \
         for (int64_t t = 0; t < T; t++) {                                    \
             const TY *xr = x + t * d;                                        \
             TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
@@ -189,7 +189,7 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
         size_t sb__row_off;                                                  \
         sb__scratch_stride(s, &sb__row_off);                                 \
         SB__EXP_BOUNDS(lo, hi);                                              \
-        _Pragma("omp parallel for schedule(static) firstprivate(lo, hi)")    \
+        _Pragma("omp parallel for schedule(runtime) firstprivate(lo, hi)")   \
         for (int64_t t = 0; t < T; t++) {                                    \
             const TY *a = x + 2 * t * d, *b = a + d;                         \
             TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
@@ -211,7 +211,7 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
         const int hd = s->head_dim, h = hd / 2;                              \
         size_t sb__row_off;                                                  \
         sb__scratch_stride(s, &sb__row_off);                                 \
-        _Pragma("omp parallel for schedule(static)")                         \
+        _Pragma("omp parallel for schedule(runtime)")                        \
         for (int64_t t = 0; t < T; t++) {                                    \
             const float *c = ct + t * h, *sn = st + t * h;                   \
             TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
@@ -242,7 +242,7 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
             float *e = (float *)((char *)scratch +                           \
                                  stride * (size_t)omp_get_thread_num());     \
             TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
-            _Pragma("omp for schedule(static)")                              \
+            _Pragma("omp for schedule(runtime)")                             \
             for (int64_t t = 0; t < T; t++) {                                \
                 const TY *xr = x + t * d;                                    \
                 TY *yr = rowbuf ? rowbuf : y + t * d;                        \
@@ -498,7 +498,7 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
 #pragma omp parallel
     {
         float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
-#pragma omp for schedule(static)
+#pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
             const float *xr = x + t * d;
             float *yr = y + t * d;
@@ -565,7 +565,7 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
         const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
         _Pragma("omp parallel")                                              \
         {                                                                    \
-            _Pragma("omp for schedule(static)")                              \
+            _Pragma("omp for schedule(runtime)")                             \
             for (int64_t t = 0; t < T; t++) {                                \
                 const TY *xr = x + t * d;                                    \
                 TY *yr = y + t * d;                                          \
@@ -621,7 +621,7 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
         const int hd = s->head_dim, h = hd / 2, h16 = h / 16 * 16;           \
         _Pragma("omp parallel")                                              \
         {                                                                    \
-            _Pragma("omp for schedule(static)")                              \
+            _Pragma("omp for schedule(runtime)")                             \
             for (int64_t t = 0; t < T; t++) {                                \
                 const float *c = ct + t * h, *sn = st + t * h;               \
                 TY *yr = y + t * d;                                          \
@@ -676,7 +676,7 @@ static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x,
                  nl2e = _mm256_set1_ps(-SB__LOG2E);
 #pragma omp parallel
     {
-#pragma omp for schedule(static)
+#pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
             const float *ar = x + 2 * t * d, *br = ar + d;
             float *yr = y + t * d;
@@ -806,7 +806,7 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
     const int64_t T = s->tokens, d = s->d;
 #pragma omp parallel
     {
-#pragma omp for schedule(static)
+#pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
             const uint16_t *ar = x + 2 * t * d, *br = ar + d;
             uint16_t *yr = y + t * d;
@@ -1031,7 +1031,7 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
     {
         float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
         bool clamp = false;
-#pragma omp for schedule(static)
+#pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
             const uint16_t *xr = x + t * d;
             uint16_t *yr = y + t * d;
@@ -1098,6 +1098,11 @@ void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
                     const float *cos_t, const float *sin_t, void *y,
                     float *scratch)
 {
+    /* every kernel's row loop is schedule(runtime): this one */
+    if (s->chunk > 0)
+        omp_set_schedule(omp_sched_dynamic, (int)s->chunk);
+    else
+        omp_set_schedule(omp_sched_static, 0);
 #ifdef SB__OPS_AVX2
     if (!s->bf16) {
         switch (s->op) {
@@ -1149,7 +1154,10 @@ typedef struct sb_ops_state {
          "storage type (arithmetic is fp32)"},                              \
         {"nt", SB_P_STR, "auto", 0, 0, "auto|on|off",                        \
          "non-temporal stores of the output; auto: on when the output "     \
-         "exceeds the last-level cache"}
+         "exceeds the last-level cache"},                                   \
+        {"schedule", SB_P_STR, "auto", 0, 0, "auto|static|dynamic",          \
+         "rows to threads: one block each (static, as first touched) or "   \
+         "chunks of up to 128 (dynamic); auto: dynamic on one NUMA node"}
 
 static const sb_param_def sb__ops_params[] = {
     SB__OPS_COMMON_PARAMS, {NULL, 0, NULL, 0, 0, NULL, NULL}};
@@ -1158,6 +1166,22 @@ static const sb_param_def sb__rope_params[] = {
     {"head_dim", SB_P_INT, "128", 2, 65536, NULL,
      "head size (even, divides d)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+/* Rows are handed out in chunks of up to 128 (a thread that finishes its
+ * chunk takes the next) where the machine has one NUMA node (schedule=auto)
+ * or when asked (schedule=dynamic): on a shared host one core is often
+ * slowed while the other is not, and with one block of rows per thread the
+ * fast one then waits for the slow one at the end. At least 8 chunks per
+ * thread, so small shapes still spread. On several NUMA nodes the static
+ * schedule keeps each thread on the rows it touched first (sb__ops_fill),
+ * in its own node's memory. */
+static int64_t sb__ops_chunk(int64_t tokens, bool dynamic)
+{
+    if (!dynamic && sb_numa_nodes() != 1)
+        return 0;
+    int64_t c = tokens / (8 * (int64_t)omp_get_max_threads());
+    return c < 1 ? 1 : c > 128 ? 128 : c;
+}
 
 static void sb__ops_shape(const sb_params *p, sb_op_kind op, sb_ops_shape *s)
 {
@@ -1172,6 +1196,9 @@ static void sb__ops_shape(const sb_params *p, sb_op_kind op, sb_ops_shape *s)
     double llc = sb_llc_bytes();
     s->nt = strcmp(nt, "on") == 0 ||
             (strcmp(nt, "auto") == 0 && llc > 0 && out > llc);
+    const char *sched = sb_p_str(p, "schedule");
+    s->chunk = strcmp(sched, "static") == 0 ? 0
+               : sb__ops_chunk(s->tokens, strcmp(sched, "dynamic") == 0);
 }
 
 static double sb__ops_footprint_shape(const sb_ops_shape *s)
