@@ -419,6 +419,22 @@ static inline void sb__st16_bf16p(uint16_t *p, __m256 a, __m256 b, bool nt)
     sb__st32b(p, _mm256_packus_epi32(sb__bf16_bits8(a), sb__bf16_bits8(b)), nt);
 }
 
+/* One step of both softmax kernels' exponential pass, 8 values: x - mx
+ * first with `diff` (sb__row_r), raised to vlo with `clamp` (a NaN passes:
+ * vmaxps returns its second operand when one is NaN), then 2^(x·log2e +
+ * R) to fp32 accuracy, or to the bf16 kernels' (sb_vexp2_bf16) with
+ * `bf16`. All three are constants at each call. */
+static inline __attribute__((always_inline)) __m256
+sb__softmax_exp8(__m256 x, __m256 vr, __m256 vlo, __m256 vmx, bool clamp,
+                 bool diff, bool bf16)
+{
+    if (diff)
+        x = _mm256_sub_ps(x, vmx);
+    if (clamp)
+        x = _mm256_max_ps(vlo, x);
+    return bf16 ? sb_vexp2_bf16(x, vr) : sb_vexp2_fused(x, vr);
+}
+
 /* The fp32 softmax's exponential pass over the first d16 elements of a
  * row: e = 2^(x·log2e + R) (sb_vexp2_fused, vr from sb_vexp2_fused_vr)
  * into the scratch row, each x first raised to vlo (where 2^t is exactly
@@ -446,9 +462,7 @@ sb__softmax_exp_f32(const float *xr, float *e, int64_t d16, __m256 vr,
         sb__ld16_f32(xr + i, &v[0], &v[1]);
         sb__ld16_f32(xr + i + 16, &v[2], &v[3]);
         for (int k = 0; k < 4; k++) {
-            if (diff)
-                v[k] = _mm256_sub_ps(v[k], vmx);
-            v[k] = sb_vexp2_fused(_mm256_max_ps(vlo, v[k]), vr);
+            v[k] = sb__softmax_exp8(v[k], vr, vlo, vmx, true, diff, false);
             _mm256_storeu_ps(e + i + 8 * k, v[k]);
         }
         s0 = _mm256_add_ps(s0, _mm256_add_ps(v[0], v[2]));
@@ -461,9 +475,7 @@ sb__softmax_exp_f32(const float *xr, float *e, int64_t d16, __m256 vr,
             __builtin_prefetch(py + 4 * i, 1, 3);
         sb__ld16_f32(xr + i, &v[0], &v[1]);
         for (int k = 0; k < 2; k++) {
-            if (diff)
-                v[k] = _mm256_sub_ps(v[k], vmx);
-            v[k] = sb_vexp2_fused(_mm256_max_ps(vlo, v[k]), vr);
+            v[k] = sb__softmax_exp8(v[k], vr, vlo, vmx, true, diff, false);
             _mm256_storeu_ps(e + i + 8 * k, v[k]);
         }
         s0 = _mm256_add_ps(s0, v[0]);
@@ -814,10 +826,15 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
             const bool pf = t + 1 < T;
             /* the next row's gate and up lie 2·d elements on, its output d */
             const int64_t pf_bytes = pf ? 2 * d * (int64_t)sizeof *ar : 0;
-            int64_t i =
-                nt      ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, 0, 1)
-                : s->nt ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, 0, 0)
-                        : sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, pf, 0);
+            /* prefetch the next output row only when it is stored
+             * through the caches */
+            const bool pfy = pf && !s->nt;
+            int64_t i = nt ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes,
+                                                 false, true)
+                      : pfy ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes,
+                                                  true, false)
+                            : sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes,
+                                                  false, false);
             for (; i < d; i++)
                 yr[i] = sb_bf16_from_f32(sb__silu_tab[ar[i]] *
                                          sb_bf16_to_f32(br[i]));
@@ -861,8 +878,8 @@ static inline void sb__st16_bf16p_unit(uint16_t *p, __m256 a, __m256 b, bool nt)
  *     the same bound.
  * With the two-FMA reduction, the 16-bit checks and the clamp dropped,
  * the exponential pass takes ~26 vector instructions per 16 elements
- * where it took ~30: +10 % on the best samples in cache, +6 to +8 % on
- * the medians at DRAM sizes (docs/PRIMITIVES.md). */
+ * where it took ~30: +11 to +13 % on the best samples in cache, +6 to
+ * +8 % on the medians at DRAM sizes (docs/PRIMITIVES.md). */
 
 /* The bf16 softmax's exponential pass over the first d16 elements of a
  * row: e = 2^(x·log2e + R) (vr from sb_vexp2_fused_vr) into the scratch
@@ -887,11 +904,7 @@ sb__softmax_exp16_bf16(__m256i c, float *e, __m256 vr, __m256 vlo, __m256 vmx,
     __m256 v[2] = {_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, c)),
                    _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, c))};
     for (int k = 0; k < 2; k++) {
-        if (diff)
-            v[k] = _mm256_sub_ps(v[k], vmx);
-        if (clamp)
-            v[k] = _mm256_max_ps(vlo, v[k]); /* a NaN passes */
-        v[k] = sb_vexp2_bf16(v[k], vr);
+        v[k] = sb__softmax_exp8(v[k], vr, vlo, vmx, clamp, diff, true);
         _mm256_storeu_ps(e + 8 * k, v[k]);
     }
     *a = v[0];
