@@ -119,8 +119,19 @@ static int check_bounds(const sb_param_def *d, double v, const char *s,
             sb_fmt_size(d->min, lo, sizeof lo);
             sb_fmt_size(d->max, hi, sizeof hi);
         } else {
-            snprintf(lo, sizeof lo, "%g", d->min);
-            snprintf(hi, sizeof hi, "%g", d->max);
+            /* the shortest text that reads back as the bound */
+            snprintf(lo, sizeof lo, "%.17g", d->min);
+            snprintf(hi, sizeof hi, "%.17g", d->max);
+            for (int prec = 15; prec <= 17; prec++) {
+                char a[32], b[32];
+                snprintf(a, sizeof a, "%.*g", prec, d->min);
+                snprintf(b, sizeof b, "%.*g", prec, d->max);
+                if (strtod(a, NULL) == d->min && strtod(b, NULL) == d->max) {
+                    snprintf(lo, sizeof lo, "%s", a);
+                    snprintf(hi, sizeof hi, "%s", b);
+                    break;
+                }
+            }
         }
         return sb_fail(err, SB_EINVAL, "parameter %s=%s: out of range [%s, %s]",
                        d->name, s, lo, hi);
@@ -142,6 +153,29 @@ static bool choice_ok(const char *choices, const char *s)
     return false;
 }
 
+/* A decimal number as strtod reads it, with nothing after it but
+ * spaces; not the hexadecimal forms, infinities or NaNs strtod also takes
+ * ("0x10", "inf"). *range: the number is beyond a double (too large, or
+ * too small to be a normal one). */
+static bool parse_decimal(const char *s, double *v, bool *range)
+{
+    *range = false;
+    for (const char *c = s; *c; c++)
+        if (!strchr("0123456789+-.eE ", *c))
+            return false;
+    errno = 0;
+    char *end;
+    *v = strtod(s, &end);
+    if (end == s)
+        return false;
+    while (*end == ' ')
+        end++;
+    if (*end)
+        return false;
+    *range = errno == ERANGE;
+    return true;
+}
+
 int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
                    sb_err *err)
 {
@@ -151,16 +185,18 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
     while (*s == ' ')
         s++;
     if (strlen(s) >= SB_PTEXT_LEN)
-        return sb_fail(err, SB_EINVAL, "parameter %s: value too long", d->name);
+        return sb_fail(err, SB_EINVAL, "parameter %s: value too long (at most "
+                       "%d characters)", d->name, SB_PTEXT_LEN - 1);
+    double v;
+    bool range;
     switch (d->type) {
     case SB_P_INT: {
-        errno = 0;
-        char *end;
-        double v = strtod(s, &end);
-        if (end == s || *end || errno == ERANGE || v != floor(v) ||
-            fabs(v) > 9.0e15)
+        if (!parse_decimal(s, &v, &range) || (!range && v != floor(v)))
             return sb_fail(err, SB_EINVAL,
                            "parameter %s=%s: not an integer", d->name, s);
+        if (range || fabs(v) > 9.0e15)
+            return sb_fail(err, SB_EINVAL, "parameter %s=%s: too large for "
+                           "an integer parameter", d->name, s);
         if (check_bounds(d, v, s, err))
             return SB_EINVAL;
         out->num = v;
@@ -180,12 +216,12 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
         return 0;
     }
     case SB_P_FLOAT: {
-        errno = 0;
-        char *end;
-        double v = strtod(s, &end);
-        if (end == s || *end || errno == ERANGE || !isfinite(v))
+        if (!parse_decimal(s, &v, &range))
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: not a number",
                            d->name, s);
+        if (range)
+            return sb_fail(err, SB_EINVAL, "parameter %s=%s: outside the "
+                           "normal range of a double", d->name, s);
         if (check_bounds(d, v, s, err))
             return SB_EINVAL;
         out->num = v;
@@ -313,7 +349,9 @@ int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err)
         return sb_fail(err, SB_EINVAL, "-p %s: expected SCOPE:key=value "
                        "(a benchmark or an area, then the key)", kv);
     if (strlen(eq + 1) >= sizeof ps->kv[0].value)
-        return sb_fail(err, SB_EINVAL, "-p %.*s: value too long", (int)klen, kv);
+        return sb_fail(err, SB_EINVAL, "-p %.*s: value too long (at most %zu "
+                       "characters)", (int)klen, kv,
+                       sizeof ps->kv[0].value - 1);
     if (!eq[1])
         return sb_fail(err, SB_EINVAL, "-p %s: empty value", kv);
     if (!pset_put(ps, kv, klen, eq + 1))
@@ -368,6 +406,8 @@ int sb_pset_add_all(sb_pset *ps, const char *spec, sb_err *err)
 
 /* ---- lists and ranges ---------------------------------------------------- */
 
+#define SB__RANGE_STEPS 65536
+
 /* Expands one "lo..hi[:xF|:+S]" item. */
 static int expand_range(const sb_param_def *d, const char *item,
                         const char *dots, sb_pval *out, int max_out, int *n,
@@ -395,26 +435,23 @@ static int expand_range(const sb_param_def *d, const char *item,
     bool geometric = d->type == SB_P_SIZE;
     double step = geometric ? 2.0 : 1.0;
     if (step_s[0]) {
-        char *end;
+        bool ok = true, range = false;
         if (step_s[0] == 'x' || step_s[0] == '*') {
             geometric = true;
-            step = strtod(step_s + 1, &end);
+            ok = parse_decimal(step_s + 1, &step, &range);
         } else if (step_s[0] == '+') {
             geometric = false;
             if (d->type == SB_P_SIZE) {
-                double b;
-                if (sb_parse_size(step_s + 1, &b, d->name, err))
+                if (sb_parse_size(step_s + 1, &step, d->name, err))
                     return SB_EINVAL;
-                step = b;
-                end = (char *)"";
             } else {
-                step = strtod(step_s + 1, &end);
+                ok = parse_decimal(step_s + 1, &step, &range);
             }
         } else {
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: step must be "
                            "xFACTOR or +STEP", d->name, item);
         }
-        if (*end || !isfinite(step))
+        if (!ok || range)
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: bad step '%s'",
                            d->name, item, step_s);
     }
@@ -422,6 +459,15 @@ static int expand_range(const sb_param_def *d, const char *item,
         return sb_fail(err, SB_EINVAL, "parameter %s=%s: the range does not "
                        "advance (factor must be > 1 from a positive start, "
                        "step > 0)", d->name, item);
+    /* Steps so small that the range would take more than SB__RANGE_STEPS of
+     * them (most rounding to values already taken, for an integer) are
+     * refused before the walk: 1..16:+1e-20 would never end. */
+    const double steps = geometric ? log(hi.num / lo.num) / log(step)
+                                   : (hi.num - lo.num) / step;
+    if (!(steps <= SB__RANGE_STEPS))
+        return sb_fail(err, SB_EINVAL, "parameter %s=%s: the step is too "
+                       "small (%.3g steps; at most %d)", d->name, item, steps,
+                       SB__RANGE_STEPS);
     double v = lo.num;
     double last = -1;
     while (v <= hi.num * (1 + 1e-12)) {
@@ -439,7 +485,11 @@ static int expand_range(const sb_param_def *d, const char *item,
             (*n)++;
             last = x;
         }
-        v = geometric ? v * step : v + step;
+        const double next = geometric ? v * step : v + step;
+        if (next == v)
+            return sb_fail(err, SB_EINVAL, "parameter %s=%s: the step is "
+                           "below the precision of %.17g", d->name, item, v);
+        v = next;
     }
     return 0;
 }
@@ -449,13 +499,17 @@ int sb_expand_values(const sb_param_def *d, const char *spec, sb_pval *out,
 {
     char buf[512];
     if (strlen(spec) >= sizeof buf)
-        return sb_fail(err, SB_EINVAL, "parameter %s: value list too long",
-                       d->name);
+        return sb_fail(err, SB_EINVAL, "parameter %s: value list too long "
+                       "(at most %zu characters)", d->name, sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", spec);
     int n = 0;
     /* A free-text string parameter is one value even with commas in it
      * only when it declares no choices and is not a list type; lists are
      * the common case, so commas always split. */
+    if (buf[0] && (buf[0] == ',' || buf[strlen(buf) - 1] == ',' ||
+                   strstr(buf, ",,")))
+        return sb_fail(err, SB_EINVAL, "parameter %s=%s: an empty item in "
+                       "the list", d->name, spec);
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item;
          item = strtok_r(NULL, ",", &save)) {

@@ -15,6 +15,8 @@ static const sb_param_def defs[] = {
     {"mode", SB_P_STR, "a", 0, 0, "a|b|c", "a choice"},
     {"nt", SB_P_BOOL, "false", 0, 0, NULL, "a flag"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def big = {"tokens", SB_P_INT, "1", 1, 16777216, NULL,
+                                 "rows"};
 
 static double size_of(const char *s)
 {
@@ -58,6 +60,22 @@ int main(void)
     CHECK(strstr(err.msg, "n=0") != NULL);
     CHECK(sb_parse_value(&defs[1], "3.5", &v, &err) == SB_EINVAL);
     CHECK(sb_parse_value(&defs[1], "abc", &v, &err) == SB_EINVAL);
+    /* Decimal only, with spaces around it; a huge integer says so. */
+    CHECK(sb_parse_value(&defs[1], "0x10", &v, &err) == SB_EINVAL);
+    CHECK(sb_parse_value(&defs[1], "inf", &v, &err) == SB_EINVAL);
+    CHECK(sb_parse_value(&defs[1], " 16 ", &v, &err) == 0 && v.num == 16);
+    CHECK(sb_parse_value(&defs[1], "1e2", &v, &err) == 0 && v.num == 100);
+    CHECK(sb_parse_value(&defs[1], "99999999999999999999", &v, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "too large") != NULL);
+    CHECK(sb_parse_value(&defs[1], "1e999", &v, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "too large") != NULL);
+    CHECK(sb_parse_value(&defs[2], "1e-320", &v, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "normal range") != NULL);
+    CHECK(sb_parse_value(&defs[2], "nan", &v, &err) == SB_EINVAL);
+    CHECK(sb_parse_value(&defs[2], "-2.5e-3", &v, &err) == 0 && v.num == -2.5e-3);
+    /* The bounds in the message are exact, not rounded by %g. */
+    CHECK(sb_parse_value(&big, "16777217", &v, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "[1, 16777216]") != NULL);
     CHECK(sb_parse_value(&defs[2], "1e-3", &v, &err) == 0 && v.num == 1e-3);
     CHECK(strcmp(v.text, "0.001") == 0);
     CHECK(sb_parse_value(&defs[3], "b", &v, &err) == 0);
@@ -81,6 +99,24 @@ int main(void)
     CHECK(sb_expand_values(&defs[0], "4KiB..64KiB:x1", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
     CHECK(sb_expand_values(&defs[0], "1B..1PiB:x1.01", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
     CHECK(sb_expand_values(&defs[3], "a..c", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    /* Steps too small to walk (they once spun for ever: a step below the
+     * value's precision, or integers rounding back to the last one). */
+    CHECK(sb_expand_values(&defs[1], "1..16:+1e-20", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "too small") != NULL && strstr(err.msg, "n=1..16") != NULL);
+    CHECK(sb_expand_values(&defs[1], "1..16:+1e-9", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(sb_expand_values(&defs[1], "1..16:x1.000000000001", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(sb_expand_values(&defs[2], "0..1:+1e-320", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(sb_expand_values(&defs[2], "0..1:+0x1p-4", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    /* ...while a fine step over a short range still walks: 0.25 rounds
+     * every value of the integer range once. */
+    n = sb_expand_values(&defs[1], "1..3:+0.25", out, SB_MAX_SWEEP_VALUES, &err);
+    CHECK(n == 3 && out[2].num == 3);
+    /* Empty items in a list are an error, not skipped. */
+    CHECK(sb_expand_values(&defs[1], "4,,8", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "empty item") != NULL && strstr(err.msg, "4,,8") != NULL);
+    CHECK(sb_expand_values(&defs[1], "4,", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(sb_expand_values(&defs[1], ",4", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(sb_expand_values(&defs[1], "4,8", out, SB_MAX_SWEEP_VALUES, &err) == 2);
 
     /* Sweep expansion: defaults, layers, unknown keys. */
     sb_pset user = {0};

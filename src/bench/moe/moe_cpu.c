@@ -421,7 +421,7 @@ static int sb__moe_setup_kind(const sb_params *p, int kind, void **state,
     if (fail) {
         sb__moe_teardown(st);
         return sb_fail(err, SB_ENOMEM,
-                       "moe: could not allocate the buffers of this point");
+                       "could not allocate the buffers of this point");
     }
     if (kind != SB_MOE_ROUTE)
         sb_moe_counts(st->idx, T, s->topk, E, st->counts);

@@ -1288,8 +1288,7 @@ int sb_ops_cpu_setup(const sb_ops_shape *s, void **state, sb_err *err)
     if (fail) {
         sb__ops_teardown(st);
         return sb_fail(err, SB_ENOMEM,
-                       "ops.%s: could not allocate the buffers of this point",
-                       sb_ops_name(s->op));
+                       "could not allocate the buffers of this point");
     }
     sb__ops_fill(st->x, T, in_w, s->bf16, 11, -2.0, 2.0);
     /* the output too, so its pages are placed before the timed runs */
