@@ -263,6 +263,10 @@ static void test_paged(void)
     /* The 4-row P·V kernel with a key block of 8 plus 4 (pages of 12)
      * and a column tail (D = 40: 32 + 8). */
     CHECK(run_paged(ragged, 8, 8, 2, 40, 12, 5, false) == 0);
+    /* D not a multiple of 8: the portable Q·Kᵀ and P·V loops, in GQA-4
+     * decode (with a planted error) and with chunks of 5. */
+    CHECK(run_paged(ragged, 8, 8, 2, 100, 16, 0, true) == 0);
+    CHECK(run_paged(ragged, 8, 4, 1, 36, 7, 5, false) == 0);
     /* MHA (one query row per KV head) and chunks of 3: the leftover-row
      * kernels, D = 128 and 64. */
     CHECK(run_paged(ragged, 8, 8, 8, 128, 16, 3, true) == 0);
