@@ -74,7 +74,9 @@ void sb_ops_rope_tables(const sb_ops_shape *s, float *cos_t, float *sin_t);
 
 /* Checks every output element against a double-precision reference
  * computed from the same (decoded) inputs. x, g, out are fp32 or uint16
- * arrays by s->bf16; g is used by rmsnorm, the tables by rope. Tolerance:
+ * arrays by s->bf16; g is used by rmsnorm; rope's angles are computed
+ * here in double from the position and theta, not read from the tables
+ * the kernel uses (a wrong table is caught). Tolerance:
  * |y - ref| <= rtol·scale + stol·|ref| + atol, with scale the magnitude of
  * the element's terms (|ref| except for rope: |x_i·c| + |x_j·s|); rtol
  * 1e-4 for rmsnorm and softmax (a row reduction), 1e-5 for swiglu and
@@ -83,7 +85,6 @@ void sb_ops_rope_tables(const sb_ops_shape *s, float *cos_t, float *sin_t);
  * 1e-6·|b| swiglu).
  * Returns the number of wrong elements; `why` gets the first. */
 int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
-                      const float *cos_t, const float *sin_t,
                       const void *out, char *why, int why_len);
 
 #ifdef __cplusplus

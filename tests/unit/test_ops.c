@@ -160,6 +160,53 @@ static void test_op_nt(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd,
  * non-temporal stores (the path taken for outputs beyond the caches). */
 /* Each with streaming stores off and on, and the rows in one block per
  * thread or in chunks of 3 under a dynamic schedule. */
+/* The RoPE tables against hand-computed angles (pos · 10000^(-2i/hd)),
+ * and the verifier against a wrong table: it computes its own angles. */
+static void test_rope_tables(void)
+{
+    sb_ops_shape t = {SB_OP_ROPE, 3, 8, 4, false, false, 0};
+    float ct[6], sn[6];
+    sb_ops_rope_tables(&t, ct, sn);
+    CHECK(ct[0] == 1.0f && sn[0] == 0.0f);     /* token 0 */
+    CHECK_NEAR(ct[1 * 2 + 1], cos(0.01), 1e-7); /* token 1, i = 1 */
+    CHECK_NEAR(sn[1 * 2 + 1], sin(0.01), 1e-7);
+    CHECK_NEAR(sn[2 * 2 + 0], sin(2.0), 1e-7);  /* token 2, i = 0 */
+
+    for (int bf = 0; bf < 2; bf++) {
+        sb_ops_shape s = {SB_OP_ROPE, 37, 256, 64, bf, false, 0};
+        op_bufs b;
+        void *st = op_state(&s, &b);
+        if (!st)
+            return;
+        float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
+        b.ct[5 * 32 + 3] += 0.05f; /* token 5, i = 3: 4 heads x 2 values */
+        sb_ops_cpu_run(&s, b.x, b.g, b.ct, b.sn, b.y, scratch);
+        char why[320] = "";
+        const int64_t bad = sb_ops_cpu_verify_state(st, why, sizeof why);
+        CHECK(bad >= 4 && bad <= 8);
+        CHECK(strstr(why, "[token 5][3]") != NULL);
+        free(scratch);
+        sb_ops_cpu_free(st);
+    }
+}
+
+/* Softmax of one element is exactly 1, whatever the element. */
+static void test_softmax_one(bool bf16)
+{
+    sb_ops_shape s = {SB_OP_SOFTMAX, 3, 1, 2, bf16, false, 0};
+    op_bufs b;
+    void *st = op_state(&s, &b);
+    if (!st)
+        return;
+    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
+    sb_ops_cpu_run(&s, b.x, b.g, b.ct, b.sn, b.y, scratch);
+    for (int t = 0; t < 3; t++)
+        CHECK(bf16 ? ((uint16_t *)b.y)[t] == 0x3f80
+                   : ((float *)b.y)[t] == 1.0f);
+    free(scratch);
+    sb_ops_cpu_free(st);
+}
+
 static void test_op(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd)
 {
     for (int64_t chunk = 0; chunk <= 3; chunk += 3) {
@@ -544,7 +591,10 @@ int main(void)
             test_op(ops[i], bf, 37, 256, 64);
             test_op(ops[i], bf, 5, 78, 26); /* tails: not a multiple of 8 */
         }
-    test_op(SB_OP_SOFTMAX, false, 3, 1, 2); /* one element: exactly 1 */
+    test_op(SB_OP_SOFTMAX, false, 3, 1, 2); /* one element */
+    test_softmax_one(false);
+    test_softmax_one(true);
+    test_rope_tables();
     for (int bf = 0; bf < 2; bf++) {
         test_op(SB_OP_SOFTMAX, bf, 7, 50, 2); /* 32 + 16 + a tail of 2 */
         test_op(SB_OP_SWIGLU, bf, 7, 50, 2);

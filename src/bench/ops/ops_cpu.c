@@ -1326,7 +1326,7 @@ static void sb__ops_run(void *state, uint64_t iters)
 int64_t sb_ops_cpu_verify_state(void *state, char *why, int why_len)
 {
     sb_ops_state *st = state;
-    return sb_ops_verify(&st->s, st->x, st->g, st->cos_t, st->sin_t, st->y,
+    return sb_ops_verify(&st->s, st->x, st->g, st->y,
                          why, why_len);
 }
 

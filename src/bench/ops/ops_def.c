@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "solbench/ops.h"
 
@@ -102,7 +103,6 @@ typedef struct sb__ops_first {
 } sb__ops_first;
 
 int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
-                      const float *cos_t, const float *sin_t,
                       const void *out, char *why, int why_len)
 {
     const int bf = s->bf16;
@@ -114,6 +114,20 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
                             ? 1e-4
                             : 1e-5;
     const double stol = bf ? 1.0 / 256.0 : 0.0;
+    /* rope: the frequencies theta^(-2i/head_dim) in double, once */
+    double *freq = NULL;
+    if (s->op == SB_OP_ROPE) {
+        const int h = s->head_dim / 2;
+        freq = malloc(sizeof *freq * (size_t)h);
+        if (!freq) {
+            if (why && why_len > 0)
+                snprintf(why, (size_t)why_len, "rope: no memory for the "
+                         "reference's frequencies");
+            return T * d;
+        }
+        for (int i = 0; i < h; i++)
+            freq[i] = pow(SB_OPS_ROPE_THETA, -2.0 * i / (double)s->head_dim);
+    }
     int64_t bad = 0;
     sb__ops_first first = {INT64_MAX, 0, 0};
 #pragma omp parallel for schedule(static) reduction(+ : bad)
@@ -157,7 +171,8 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
                 const int64_t head = i / hd * hd;
                 const int j = (int)(i - head);
                 const int ii = j < h ? j : j - h;
-                double c = cos_t[t * h + ii], sn = sin_t[t * h + ii];
+                const double a = (double)t * freq[ii];
+                const double c = cos(a), sn = sin(a);
                 double lo = sb__ld(x, bf, in0 + head + ii),
                        hi = sb__ld(x, bf, in0 + head + ii + h);
                 if (j < h) {
@@ -188,6 +203,7 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
             }
         }
     }
+    free(freq);
     if (bad && why && why_len > 0)
         snprintf(why, (size_t)why_len,
                  "%lld wrong; first: %s out[token %lld][%lld] = %.8g, "
