@@ -149,9 +149,10 @@ int64_t sb_moe_gemm_verify(const sb_moe_shape *s, const int64_t *offsets,
                            const float *w_gate, const float *w_down,
                            const float *out, const int64_t *rows, int nrows,
                            char *why, int why_len);
-/* The rows sb_moe_gemm_verify should check: the first and last row of
- * each active group, then evenly spread rows, at most `max` (>= 2).
- * Returns the count written to rows. */
+/* The rows sb_moe_gemm_verify should check: every row when there are at
+ * most `max`; else the first and last row of each active group, then
+ * evenly spread rows, at most `max` (>= 2), all distinct. Returns the
+ * count written to rows. */
 int sb_moe_gemm_sample_rows(const sb_moe_shape *s, const int64_t *offsets,
                             int64_t *rows, int max);
 

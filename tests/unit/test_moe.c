@@ -312,6 +312,23 @@ static void test_gemm(bool gated, int force, int k)
                              sizeof why) >= 1);
     CHECK(strstr(why, "out[row 0") != NULL);
     out[3] -= 0.05f;
+    /* Sampled rows are distinct; with no more rows than the sample holds,
+     * every row is checked (a spread of `max` over fewer rows once bunched
+     * at the start and left late rows out). */
+    int distinct = 1;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            distinct &= rows[i] != rows[j];
+    CHECK(distinct);
+    n = sb_moe_gemm_sample_rows(&s, off, rows, (int)R);
+    int every = n == (int)R;
+    for (int i = 0; every && i < n; i++)
+        every &= rows[i] == i;
+    CHECK(every);
+    out[(R - 2) * ncol + 1] += 0.5f;
+    CHECK(sb_moe_gemm_verify(&s, off, xp, wu, wg, wd, out, rows, n, NULL,
+                             0) == 1);
+    out[(R - 2) * ncol + 1] -= 0.5f;
     for (int64_t r = 0; r < R; r++)
         rows[r] = r;
     out[(R - 1) * ncol + ncol - 1] += 0.5f;

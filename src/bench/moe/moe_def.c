@@ -643,7 +643,14 @@ int sb_moe_gemm_sample_rows(const sb_moe_shape *s, const int64_t *offsets,
     int n = 0;
     if (R <= 0 || max < 1)
         return 0;
-    /* Group edges catch offset mistakes; spread rows catch the rest. */
+    if (R <= max) { /* every row */
+        for (int64_t r = 0; r < R; r++)
+            rows[n++] = r;
+        return n;
+    }
+    /* Group edges catch offset mistakes; spread rows catch the rest (R >
+     * max >= spread: distinct rows, the last within R / spread of the
+     * end). */
     for (int e = 0; e < E && n + 2 <= max / 2; e++) {
         if (offsets[e + 1] == offsets[e])
             continue;
@@ -651,8 +658,14 @@ int sb_moe_gemm_sample_rows(const sb_moe_shape *s, const int64_t *offsets,
         if (offsets[e + 1] - 1 != offsets[e])
             rows[n++] = offsets[e + 1] - 1;
     }
-    int spread = max - n;
-    for (int i = 0; i < spread && i < R; i++)
-        rows[n++] = (int64_t)((double)R * (i + 0.5) / spread);
+    const int edges = n, spread = max - n;
+    for (int i = 0; i < spread; i++) {
+        const int64_t r = (int64_t)((double)R * (i + 0.5) / spread);
+        bool seen = false;
+        for (int j = 0; j < edges; j++)
+            seen |= rows[j] == r;
+        if (!seen)
+            rows[n++] = r;
+    }
     return n;
 }
