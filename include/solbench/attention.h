@@ -187,7 +187,8 @@ void sb_attn_ref_row(const float *q, const float *k, const float *v,
 
 /* Verification summary. */
 typedef struct sb_attn_check {
-    int64_t checked;   /* output elements compared */
+    int64_t total;     /* output elements in all */
+    int64_t checked;   /* output elements compared (a sample when less) */
     int64_t bad;       /* elements outside tolerance */
     double max_abs;    /* largest |o - ref| */
     double max_rel;    /* largest |o - ref| as a fraction of its own
@@ -208,12 +209,14 @@ void sb_bmm_verify(const sb_bmm_shape *s, const float *a, const float *b,
                    const float *c, int64_t samples, uint64_t seed,
                    sb_attn_check *out);
 /* Checks prefill output rows: all rows when rows <= max_rows, otherwise
- * the first and last row of (b, h) groups for half of max_rows and random
- * rows for the rest. */
+ * the first and last row of (b, h) groups spread evenly over all of them
+ * for half of max_rows and random rows for the rest. */
 void sb_prefill_verify(const sb_prefill_shape *s, const float *q,
                        const float *k, const float *v, const float *o,
                        int64_t max_rows, uint64_t seed, sb_attn_check *out);
-/* Checks paged output rows (token, head) the same way. */
+/* Checks paged output rows (token, head) the same way, a group being
+ * the heads of one query token (its first and last head; tokens spread
+ * evenly over the batch). */
 void sb_paged_verify(const sb_paged_shape *s, const float *q,
                      const float *kpool, const float *vpool,
                      const int32_t *table, const float *o, int64_t max_rows,

@@ -229,6 +229,12 @@ static int64_t run_paged_k(const int64_t *len, int64_t batch, int64_t hq,
         o[at] -= 0.02f;
         sb_paged_verify(&s, q, kp, vp, t, o, 1 << 30, 1, &c);
         CHECK(c.bad == 1 && c.first_bad == (int64_t)at);
+        /* The benchmark's sample of 64 rows reaches the batch's last
+         * token (its last head): the edge rows run from the first token
+         * to the last, not over the first 16 tokens only. */
+        sb_paged_verify(&s, q, kp, vp, t, o, 64, 1, &c);
+        CHECK(c.bad == 1 && c.first_bad == (int64_t)at);
+        CHECK(c.total == (int64_t)nq && c.checked <= c.total);
     }
     sb_attn_ws_free(&ws);
     sb_paged_shape_free(&s);
