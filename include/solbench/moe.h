@@ -113,10 +113,11 @@ double sb_moe_gemm_bytes(const sb_moe_shape *s, int active);
 
 /* Route: x [T·D], wr [D·E] (row-major D×E), bias [E]; checks probs
  * [T·E] (the full softmax) and idx/w [T·k] against logits recomputed in
- * double. A chosen expert whose reference
- * logit ties the true k-th within a tolerance is accepted (fp32 rounding
- * may reorder near-ties); weights must equal the softmax over the chosen
- * experts' reference logits within 1e-4 relative. */
+ * double. A chosen expert whose reference logit lies within τ_c + τmax
+ * of the true k-th is accepted (fp32 rounding of either may reorder
+ * near-ties; τ_e = 1e-5·Σ_d |x_d·w_de| + 1e-6, τmax the largest);
+ * weights must equal the softmax over the chosen experts' reference
+ * logits within 1e-4 + 4τmax absolute, and not increase. */
 int64_t sb_moe_route_verify(const sb_moe_shape *s, const float *x,
                             const float *wr, const float *bias,
                             const float *probs, const int *idx,
