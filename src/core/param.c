@@ -39,7 +39,7 @@ int sb_parse_size(const char *s, double *bytes, const char *what, sb_err *err)
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(v))
+    if (end == s || errno == ERANGE || !isfinite(v) || strpbrk(s, "xX"))
         return sb_fail(err, SB_EINVAL, "%s: '%s' is not a size", w, s);
     while (*end == ' ')
         end++;

@@ -45,6 +45,7 @@ int main(void)
     CHECK(size_of("") == -1);
     CHECK(size_of("MiB") == -1);
     CHECK(size_of("0.3B") == -1);
+    CHECK(size_of("0x10KiB") == -1); /* decimal only, as other numbers */
     CHECK(sb_parse_size("12XB", &(double){0}, "parameter size", &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "XB") != NULL && strstr(err.msg, "size") != NULL);
 
