@@ -397,6 +397,22 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
         sqlite3_finalize(s);
     }
 
+    /* Another program's database is refused before anything is written
+     * to it (switching to WAL rewrites the header); migrate() checks again
+     * under its lock. */
+    long app = 0, ver = 0;
+    if ((rc = query_int(st, "PRAGMA application_id", &app, err)) ||
+        (rc = query_int(st, "PRAGMA user_version", &ver, err)))
+        goto fail;
+    if (app != SB_STORE_APP_ID && (app != 0 || ver != 0 || n != 0)) {
+        rc = sb_fail(err, SB_EINVAL,
+                     "database %s: not a solbench results database (it "
+                     "holds other data: application_id %ld, %ld schema "
+                     "objects)",
+                     path, app, n);
+        goto fail;
+    }
+
     /* WAL: readers never block the writer and a killed writer leaves the
      * last committed state. synchronous=NORMAL is safe against a killed
      * process (only a power loss may drop the newest commits). */

@@ -216,8 +216,20 @@ static void test_refusals(void)
     sqlite3_exec(h, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", NULL, NULL,
                  NULL);
     sqlite3_close(h);
+    unsigned char before[100] = {0}, after[100] = {0};
+    FILE *hf = fopen(db, "rb");
+    CHECK(hf && fread(before, 1, sizeof before, hf) == sizeof before);
+    if (hf)
+        fclose(hf);
     CHECK(sb_store_open(db, &st, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "not a solbench results database") != NULL);
+    /* ...and left as it was: not switched to WAL (header bytes 18-19),
+     * its change counter (24-27) unmoved. */
+    hf = fopen(db, "rb");
+    CHECK(hf && fread(after, 1, sizeof after, hf) == sizeof after);
+    if (hf)
+        fclose(hf);
+    CHECK(memcmp(before, after, sizeof before) == 0);
 
     /* Written by a newer solbench. */
     tmp("newer.db", db, sizeof db);
