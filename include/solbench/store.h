@@ -24,6 +24,8 @@ extern "C" {
 /* Version of the database layout this build writes; a database with a
  * higher version was written by a newer solbench and is refused. */
 #define SB_STORE_SCHEMA_VERSION 1
+/* Longest baseline name. */
+#define SB_STORE_NAME_MAX 64
 
 typedef struct sb_store sb_store;
 

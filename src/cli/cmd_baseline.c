@@ -13,7 +13,8 @@ static const char baseline_help[] =
     "       solbench baseline list [--db PATH]\n"
     "       solbench baseline rm NAME [--db PATH]\n"
     "  RUN is a run id (or a unique prefix), another baseline's name or\n"
-    "  'last' (the default: the newest stored run).\n";
+    "  'last' (the default: the newest stored run). NAME: a letter, then\n"
+    "  letters, digits, '.', '_' or '-', at most 64 characters.\n";
 
 static int print_baseline(const sb_store_baseline *b, void *arg)
 {

@@ -11,6 +11,7 @@
  * transaction per run mean a process killed at any moment leaves either
  * the whole run or none of it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -956,6 +957,18 @@ int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
         return sb_fail(err, SB_EINVAL,
                        "baseline name 'last' is reserved (it means the "
                        "newest run)");
+    /* A letter first (run ids begin with a digit, so a name can never
+     * hide a run or a prefix of one), then letters, digits, '.', '_' or
+     * '-': a name prints in one cell and types without quoting. */
+    size_t nl = strlen(name);
+    bool ok = nl <= SB_STORE_NAME_MAX && isalpha((unsigned char)name[0]);
+    for (size_t i = 1; ok && i < nl; i++)
+        ok = isalnum((unsigned char)name[i]) || strchr("._-", name[i]);
+    if (!ok)
+        return sb_fail(err, SB_EINVAL,
+                       "baseline name '%.80s%s': use a letter, then letters, "
+                       "digits, '.', '_' or '-', at most %d characters",
+                       name, nl > 80 ? "..." : "", SB_STORE_NAME_MAX);
     int rc = sb_store_resolve(st, ref ? ref : "last", id, sizeof id, err);
     if (rc)
         return rc;

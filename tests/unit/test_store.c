@@ -169,6 +169,20 @@ static void test_save_load(void)
     CHECK(sb_store_baseline_set(st, "main", "run-aaa-1", &err) == 0);
     CHECK(sb_store_baseline_set(st, "last", NULL, &err) == SB_EINVAL);
     CHECK(sb_store_baseline_set(st, "x", "nope", &err) == SB_EINVAL);
+    /* Names that could hide a run id, break a table or need quoting. */
+    CHECK(sb_store_baseline_set(st, "2026", "run-aaa-1", &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "a letter") != NULL);
+    CHECK(sb_store_baseline_set(st, "a\nb", "run-aaa-1", &err) == SB_EINVAL);
+    CHECK(sb_store_baseline_set(st, "ab*", "run-aaa-1", &err) == SB_EINVAL);
+    char longname[80];
+    memset(longname, 'a', 65);
+    longname[65] = 0;
+    CHECK(sb_store_baseline_set(st, longname, "run-aaa-1", &err) == SB_EINVAL);
+    longname[64] = 0;
+    CHECK(sb_store_baseline_set(st, longname, "run-aaa-1", &err) == 0);
+    CHECK(sb_store_baseline_rm(st, longname, &err) == 0);
+    CHECK(sb_store_baseline_set(st, "rel-1.2_rc-3", "run-aaa-1", &err) == 0);
+    CHECK(sb_store_baseline_rm(st, "rel-1.2_rc-3", &err) == 0);
     CHECK(sb_store_resolve(st, "main", id, sizeof id, &err) == 0);
     CHECK(strcmp(id, "run-aaa-1") == 0);
     n = 0;
