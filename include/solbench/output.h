@@ -17,6 +17,11 @@ extern "C" {
 #endif
 
 #define SB_SCHEMA "solbench.run/1"
+/* Most samples a result holds (the runner stops taking them there), most
+ * results a run document may hold, and the largest run document read. */
+#define SB_RUN_MAX_SAMPLES 100000
+#define SB_RUN_MAX_RESULTS 100000
+#define SB_RUN_MAX_DOC_BYTES (64L << 20)
 
 typedef struct sb_run {
     char run_id[40];

@@ -2,10 +2,13 @@
  * output.c — the run document (schema "solbench.run/1") in JSON and CSV,
  * and the human tables printed after a run.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,6 +141,48 @@ json_t *sb_run_to_json(const sb_run *run)
 
 /* ---- JSON to results ----------------------------------------------------- */
 
+static bool sb__digits(const char *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+/* A run id: sb_run_new_id makes YYYYMMDDTHHMMSSZ-xxxxxx; a document
+ * written by hand may name its run otherwise, in up to 39 letters, digits,
+ * '.', '_', ':' or '-' (a letter or digit first): no path separators, no
+ * spaces or newlines, nothing cut short by the store's 40 bytes. */
+static bool sb__is_run_id(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 39 || !isalnum((unsigned char)s[0]))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._:-", s[i]))
+            return false;
+    return true;
+}
+
+/* YYYY-MM-DDTHH:MM:SS, then .mmm (any number of digits) or nothing, then Z,
+ * with the fields in range. */
+static bool sb__is_utc_time(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 20 || !sb__digits(s, 4) || s[4] != '-' || !sb__digits(s + 5, 2) ||
+        s[7] != '-' || !sb__digits(s + 8, 2) || s[10] != 'T' ||
+        !sb__digits(s + 11, 2) || s[13] != ':' || !sb__digits(s + 14, 2) ||
+        s[16] != ':' || !sb__digits(s + 17, 2) || s[n - 1] != 'Z')
+        return false;
+    if (n > 20 && (s[19] != '.' || n == 21 || n > 30 ||
+                   !sb__digits(s + 20, (int)(n - 21))))
+        return false;
+    const int mo = atoi(s + 5), dd = atoi(s + 8), hh = atoi(s + 11),
+              mi = atoi(s + 14), ss = atoi(s + 17);
+    return mo >= 1 && mo <= 12 && dd >= 1 && dd <= 31 && hh <= 23 &&
+           mi <= 59 && ss <= 60;
+}
+
 static int need(json_t *o, const char *key, json_type t, const char *path,
                 json_t **out, sb_err *err)
 {
@@ -210,11 +255,15 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
     json_t *samples;
     if (need(o, "samples_s", JSON_ARRAY, path, &samples, err))
         return SB_EINVAL;
+    if (json_array_size(samples) > SB_RUN_MAX_SAMPLES)
+        return sb_fail(err, SB_EINVAL, "%s.samples_s: %zu samples, more than "
+                       "the %d a result may hold", path,
+                       json_array_size(samples), SB_RUN_MAX_SAMPLES);
     size_t i;
     json_array_foreach(samples, i, v) {
-        if (!json_is_number(v))
+        if (!json_is_number(v) || !(json_number_value(v) >= 0))
             return sb_fail(err, SB_EINVAL, "%s.samples_s[%zu]: expected a "
-                           "number", path, i);
+                           "time in seconds (a number >= 0)", path, i);
         if (sb_result_add_sample(r, json_number_value(v)))
             return sb_fail(err, SB_ENOMEM, "out of memory");
     }
@@ -229,9 +278,15 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
         if (!json_is_object(v))
             return sb_fail(err, SB_EINVAL, "%s.metrics.%s: expected an object",
                            path, key);
-        json_t *u = json_object_get(v, "unit");
-        sb_result_metric(r, key, jnum(json_object_get(v, "value")),
-                         json_is_string(u) ? json_string_value(u) : "");
+        json_t *u = json_object_get(v, "unit"),
+               *val = json_object_get(v, "value");
+        if (!val || !(json_is_number(val) || json_is_null(val)))
+            return sb_fail(err, SB_EINVAL, "%s.metrics.%s.value: expected a "
+                           "number or null", path, key);
+        if (u && !json_is_string(u))
+            return sb_fail(err, SB_EINVAL, "%s.metrics.%s.unit: expected a "
+                           "string", path, key);
+        sb_result_metric(r, key, jnum(val), u ? json_string_value(u) : "");
     }
     if (need(o, "valid", JSON_TRUE, path, &v, err))
         return SB_EINVAL;
@@ -241,9 +296,12 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
     json_t *notes;
     if (need(o, "notes", JSON_ARRAY, path, &notes, err))
         return SB_EINVAL;
-    json_array_foreach(notes, i, v)
-        if (json_is_string(v))
-            sb_result_note(r, "%s", json_string_value(v));
+    json_array_foreach(notes, i, v) {
+        if (!json_is_string(v))
+            return sb_fail(err, SB_EINVAL, "%s.notes[%zu]: expected a string",
+                           path, i);
+        sb_result_note(r, "%s", json_string_value(v));
+    }
     return 0;
 }
 
@@ -262,12 +320,26 @@ int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err)
     }
     if (need(doc, "run_id", JSON_STRING, "$", &v, err))
         goto fail;
+    if (strlen(json_string_value(v)) >= sizeof run->run_id) {
+        sb_fail(err, SB_EINVAL, "$.run_id: longer than %zu characters",
+                sizeof run->run_id - 1);
+        goto fail;
+    }
     snprintf(run->run_id, sizeof run->run_id, "%s", json_string_value(v));
     if (need(doc, "started_at", JSON_STRING, "$", &v, err))
         goto fail;
+    if (strlen(json_string_value(v)) >= sizeof run->started_at) {
+        sb_fail(err, SB_EINVAL, "$.started_at: not a UTC time (too long)");
+        goto fail;
+    }
     snprintf(run->started_at, sizeof run->started_at, "%s", json_string_value(v));
     v = json_object_get(doc, "ended_at");
-    if (json_is_string(v))
+    if (v && !(json_is_string(v) &&
+               strlen(json_string_value(v)) < sizeof run->ended_at)) {
+        sb_fail(err, SB_EINVAL, "$.ended_at: expected a UTC time");
+        goto fail;
+    }
+    if (v)
         snprintf(run->ended_at, sizeof run->ended_at, "%s", json_string_value(v));
     const char *objs[] = {"system", "config", "tags"};
     json_t **dst[] = {&run->system, &run->config, &run->tags};
@@ -277,9 +349,20 @@ int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err)
         json_decref(*dst[k]);
         *dst[k] = json_deep_copy(v);
     }
+    const char *tk;
+    json_object_foreach(run->tags, tk, v)
+        if (!json_is_string(v)) {
+            sb_fail(err, SB_EINVAL, "$.tags.%.60s: expected a string", tk);
+            goto fail;
+        }
     json_t *results;
     if (need(doc, "results", JSON_ARRAY, "$", &results, err))
         goto fail;
+    if (json_array_size(results) > SB_RUN_MAX_RESULTS) {
+        sb_fail(err, SB_EINVAL, "$.results: %zu results, more than the %d a "
+                "run may hold", json_array_size(results), SB_RUN_MAX_RESULTS);
+        goto fail;
+    }
     size_t i;
     json_array_foreach(results, i, v) {
         char path[48];
@@ -313,6 +396,22 @@ int sb_run_write_json(const sb_run *run, const char *path, sb_err *err)
 int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
 {
     json_error_t je;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        sb_run_init(run);
+        return sb_fail(err, SB_EINVAL, "%s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        sb_run_init(run);
+        return sb_fail(err, SB_EINVAL, "%s: not a regular file", path);
+    }
+    if (st.st_size > SB_RUN_MAX_DOC_BYTES) {
+        sb_run_init(run);
+        return sb_fail(err, SB_EINVAL, "%s: %.1f MiB, more than the %ld MiB "
+                       "a run document may have", path,
+                       (double)st.st_size / 1048576.0,
+                       SB_RUN_MAX_DOC_BYTES >> 20);
+    }
     json_t *doc = json_load_file(path, 0, &je);
     if (!doc) {
         sb_run_init(run);
@@ -324,6 +423,23 @@ int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
     json_decref(doc);
     if (rc)
         return sb_fail(err, rc, "%s: %s", path, inner.msg);
+    /* A document from elsewhere names its run as solbench does: the id
+     * and times order the store's history and decide `last`. */
+    const char *bad = !sb__is_run_id(run->run_id)
+                          ? "$.run_id: not a run id (1-39 letters, digits, "
+                            "'.', '_', ':' or '-')"
+                      : !sb__is_utc_time(run->started_at)
+                          ? "$.started_at: not a UTC time "
+                            "(YYYY-MM-DDTHH:MM:SS[.mmm]Z)"
+                      : run->ended_at[0] && !sb__is_utc_time(run->ended_at)
+                          ? "$.ended_at: not a UTC time "
+                            "(YYYY-MM-DDTHH:MM:SS[.mmm]Z)"
+                          : NULL;
+    if (bad) {
+        sb_run_free(run);
+        sb_run_init(run);
+        return sb_fail(err, SB_EINVAL, "%s: %s", path, bad);
+    }
     return 0;
 }
 

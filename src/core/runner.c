@@ -14,12 +14,13 @@
 #include <unistd.h>
 
 #include "solbench/device.h"
+#include "solbench/output.h"
 #include "solbench/runner.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
 
 /* Samples per point never exceed this, whatever --min-time asks. */
-#define SB_MAX_SAMPLES 100000
+#define SB_MAX_SAMPLES SB_RUN_MAX_SAMPLES
 
 void sb_ctx_defaults(sb_ctx *ctx)
 {

@@ -969,6 +969,14 @@ int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
                        "baseline name '%.80s%s': use a letter, then letters, "
                        "digits, '.', '_' or '-', at most %d characters",
                        name, nl > 80 ? "..." : "", SB_STORE_NAME_MAX);
+    char other[64];
+    int f = lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", name,
+                   other, sizeof other, err);
+    if (f < 0)
+        return f;
+    if (f)
+        return sb_fail(err, SB_EINVAL, "baseline name '%s' is a stored run's "
+                       "id (it would hide that run)", name);
     int rc = sb_store_resolve(st, ref ? ref : "last", id, sizeof id, err);
     if (rc)
         return rc;

@@ -231,6 +231,40 @@ io)
         fail "foreign-import message"
     "$S" import /bin/sh --db "$W/other.db" 2>"$W/e3"
     expect_rc 2 $? "import of a binary file"
+    # Documents that parse but say wrong things: each refused with one
+    # line naming the field, none stored.
+    for bad in 'd["started_at"] = "yesterday"' \
+               'd["run_id"] = "../../etc/passwd"' \
+               'd["run_id"] = "x" * 100' \
+               'd["tags"]["who"] = 1' \
+               'd["results"][0]["metrics"]["GBps"]["value"] = "fast"' \
+               'd["results"][0]["metrics"]["GBps"]["unit"] = 7' \
+               'd["results"][0]["notes"] = [1, 2]' \
+               'd["results"][0]["samples_s"][0] = -1.0'; do
+        python3 - "$W/r.json" "$W/badf.json" "$bad" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["run_id"] = d["run_id"][:-1] + ("0" if d["run_id"][-1] != "0" else "1")
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+        "$S" import "$W/badf.json" --db "$W/other.db" 2>"$W/e5"
+        rc=$?
+        if [ $rc -eq 2 ] && [ "$(wc -l <"$W/e5")" -eq 1 ] && grep -q 'badf.json: \$\.' "$W/e5"; then
+            ok "refused: $bad ($(cat "$W/e5"))"
+        else
+            cat "$W/e5"; fail "import with $bad: exit $rc"
+        fi
+    done
+    mkdir -p "$W/adir"
+    "$S" import "$W/adir" --db "$W/other.db" 2>"$W/e6"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "adir: not a regular file" "$W/e6" &&
+        ok "import of a directory says so" || { cat "$W/e6"; fail "import of a directory"; }
+    "$S" import "$W/nope.json" --db "$W/other.db" 2>"$W/e7"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "nope.json: No such file" "$W/e7" &&
+        ok "import of a missing file says so" || { cat "$W/e7"; fail "import of a missing file"; }
     n=$(sqlite3 "$W/other.db" "SELECT count(*) FROM runs")
     [ "$n" -eq 1 ] && ok "failed imports wrote nothing" || fail "$n runs"
 
