@@ -78,8 +78,11 @@ int sb_workload_load_doc(const char *file, json_t **doc, char *path_out,
 int sb_workload_from_json(json_t *doc, const char *where, sb_workload *w,
                           sb_err *err);
 /* Same, with the file's text at hand so that errors in fields (not only
- * syntax errors) get a line and column when the key occurs once. */
-int sb_workload_read_file(json_t *doc, const char *path, sb_workload *w,
+ * syntax errors) get a line and column when the key occurs once; a field
+ * that one of the n `sets` (key=value, as sb_workload_apply took them)
+ * gave is named as set by --set instead. */
+int sb_workload_read_file(json_t *doc, const char *path,
+                          const char *const *sets, int nsets, sb_workload *w,
                           sb_err *err);
 /* Checks the workload against the machine: a model whose weights need more
  * than SB_WL_ABSURD_FIT x the chip's memory per chip is refused (exit 2);

@@ -37,7 +37,7 @@ static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
     if (extra)
         sets[n++] = extra;
     if ((rc = sb_workload_apply(doc, sets, n, err)) == 0 &&
-        (rc = sb_workload_read_file(doc, path, w, err)) == 0) {
+        (rc = sb_workload_read_file(doc, path, sets, n, w, err)) == 0) {
         /* --run/--results alone mean "on the measured machine"; with --hw
          * too, the spec overridden by the measurements. */
         const char *hw = o->hw                    ? o->hw
@@ -75,9 +75,14 @@ static const char *sb__dominant(const sb_prediction *p, const char *stage)
 static int sb__sweep(const sb__popts *o, json_t *out)
 {
     const char *eq = strchr(o->sweep, '=');
-    if (!eq || !eq[1])
-        return sb_cli_usage("predict", "--sweep '%s': expected key=v1,v2,...",
-                            o->sweep);
+    if (!eq || eq == o->sweep || !eq[1] || eq - o->sweep >= 64 ||
+        strlen(eq + 1) >= 1024)
+        return sb_cli_usage("predict", "--sweep '%.80s': expected key=v1,v2,... "
+                            "(a key of up to 63 characters, values of up to "
+                            "1023)", o->sweep);
+    if (eq[1] == ',' || eq[strlen(eq) - 1] == ',' || strstr(eq, ",,"))
+        return sb_cli_usage("predict", "--sweep '%s': an empty value in the "
+                            "list", o->sweep);
     char key[64];
     snprintf(key, sizeof key, "%.*s", (int)(eq - o->sweep), o->sweep);
     char vals[1024];
@@ -115,7 +120,10 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             first = 0;
         }
         if (rc) {
-            printf("  %-*s invalid: %s\n", kw, v, err.msg);
+            /* the row says which; the reason goes to stderr */
+            printf("  %-*s invalid (see the error)\n", kw, v);
+            fflush(stdout);
+            fprintf(stderr, "solbench: predict --sweep %s: %s\n", kv, err.msg);
             code = 2;
             free(p);
             continue;

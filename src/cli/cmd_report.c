@@ -58,6 +58,9 @@ int sb_cmd_report(int argc, char **argv)
     if (!run && !results && !hw && !wl)
         return sb_cli_usage("report", "nothing to report: give --run ID, "
                             "--results FILE, --hw NAME or --workload FILE");
+    if (nsets && !wl)
+        return sb_cli_usage("report", "--set changes a workload: give "
+                            "--workload FILE too");
     sb_err err = {0};
     sb_ceilings c = {0};
     sb_run r;
@@ -84,7 +87,7 @@ int sb_cmd_report(int argc, char **argv)
         if (rc == 0) {
             rc = sb_workload_apply(doc, sets, nsets, &err);
             if (rc == 0)
-                rc = sb_workload_read_file(doc, path, &w, &err);
+                rc = sb_workload_read_file(doc, path, sets, nsets, &w, &err);
             json_decref(doc);
         }
         if (rc == 0) {

@@ -5,6 +5,7 @@
  * the parser for syntax errors and from the file's text for a field whose
  * key appears once.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,13 +32,27 @@ typedef struct sb__rd {
     const char *where;  /* file name for messages */
     const char *text;   /* the file's text, for line:column (may be NULL) */
     sb_err *err;
+    const char *const *sets; /* --set key=value applied to the document */
+    int nsets;
 } sb__rd;
+
+static const char *sb__set_path(const char *key);
 
 /* Line and column of `"key"` when it occurs exactly once in the text. */
 static void sb__locate(const sb__rd *rd, const char *path, char *out,
                        size_t len)
 {
     out[0] = '\0';
+    for (int i = 0; i < rd->nsets; i++) {
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(rd->sets[i], "="),
+                 rd->sets[i]);
+        const char *sp = sb__set_path(key);
+        if (strncmp(path, "$.", 2) == 0 && strcmp(path + 2, sp) == 0) {
+            snprintf(out, len, " (from %.60s on the command line)", rd->sets[i]);
+            return;
+        }
+    }
     if (!rd->text)
         return;
     const char *key = strrchr(path, '.');
@@ -63,7 +78,7 @@ static int sb__bad(const sb__rd *rd, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int sb__bad(const sb__rd *rd, const char *path, const char *fmt, ...)
 {
-    char what[300], loc[48];
+    char what[300], loc[96];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
@@ -114,10 +129,10 @@ static int sb__int(const sb__rd *rd, json_t *o, const char *key,
     }
     double x = json_number_value(v);
     if (x < lo)
-        return sb__bad(rd, path, "%.0f is %s; must be >= %ld", x,
+        return sb__bad(rd, path, "%.15g is %s; must be >= %ld", x,
                        x < 0 ? "negative" : "too small", lo);
     if (x > hi)
-        return sb__bad(rd, path, "%.0f is too large; must be <= %ld", x, hi);
+        return sb__bad(rd, path, "%.15g is too large; must be <= %ld", x, hi);
     *out = (int)x;
     return 0;
 }
@@ -513,7 +528,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
 int sb_workload_from_json(json_t *doc, const char *where, sb_workload *w,
                           sb_err *err)
 {
-    sb__rd rd = {where ? where : "workload", NULL, err};
+    sb__rd rd = {where ? where : "workload", NULL, err, NULL, 0};
     return sb__read(&rd, doc, w);
 }
 
@@ -562,11 +577,12 @@ int sb_workload_load_doc(const char *file, json_t **doc, char *path_out,
     return 0;
 }
 
-int sb_workload_read_file(json_t *doc, const char *path, sb_workload *w,
-                           sb_err *err)
+int sb_workload_read_file(json_t *doc, const char *path,
+                          const char *const *sets, int nsets, sb_workload *w,
+                          sb_err *err)
 {
     char *text = sb__slurp(path);
-    sb__rd rd = {path, text, err};
+    sb__rd rd = {path, text, err, sets, nsets};
     int rc = sb__read(&rd, doc, w);
     free(text);
     return rc;
@@ -597,17 +613,35 @@ static const struct { const char *alias, *path; } sb__aliases[] = {
     {"top_k", "model.moe.top_k"},       {"capacity_factor", "model.moe.capacity_factor"},
 };
 
+/* The document path a --set key names: an alias's, or the key itself. */
+static const char *sb__set_path(const char *key)
+{
+    for (size_t i = 0; i < sizeof sb__aliases / sizeof sb__aliases[0]; i++)
+        if (strcmp(key, sb__aliases[i].alias) == 0)
+            return sb__aliases[i].path;
+    return key;
+}
+
 int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err)
 {
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv)
         return sb_fail(err, SB_EINVAL, "--set '%s': expected key=value", kv);
+    if (eq - kv >= 128)
+        return sb_fail(err, SB_EINVAL, "--set '%.40s...': key longer than 127 "
+                       "characters", kv);
     char key[128];
     snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-    const char *path = key;
-    for (size_t i = 0; i < sizeof sb__aliases / sizeof sb__aliases[0]; i++)
-        if (strcmp(key, sb__aliases[i].alias) == 0)
-            path = sb__aliases[i].path;
+    const char *path = sb__set_path(key);
+    /* dot-separated names of letters, digits and '_', none empty */
+    bool ok = path[0] != '.' && path[strlen(path) - 1] != '.' &&
+              !strstr(path, "..");
+    for (const char *c = path; ok && *c; c++)
+        ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.';
+    if (!ok)
+        return sb_fail(err, SB_EINVAL, "--set %s: the key must be a name or "
+                       "a dotted path of names (letters, digits, '_'), e.g. "
+                       "model.layers", key);
     json_error_t je;
     json_t *val = json_loads(eq + 1, JSON_DECODE_ANY, &je);
     if (!val)

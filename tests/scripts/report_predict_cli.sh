@@ -38,6 +38,26 @@ for c in hw roofline predict report; do
     expect 0 "usage: solbench $c" -- "$SB" $c --help
 done
 expect 2 '-o FILE is required' -- "$SB" report --hw h100-sxm
+expect 2 'give --workload FILE too' -- "$SB" report --hw h100-sxm --set layers=0 -o "$T/r.html"
+
+# Command-line settings: a bad value is blamed on the command line, not on
+# the preset file's line; a huge number is short and says why; keys must
+# be dotted names; a sweep's errors go to stderr, one per bad value.
+expect 2 'layers: 0 is too small; must be >= 1 \(from layers=0 on the command line\)' -- "$SB" predict llama3-8b --set layers=0
+expect 2 'layers: 1e\+300 is too large; must be <= 100000' -- "$SB" predict llama3-8b --set layers=1e300
+for k in . .. model..layers; do
+    expect 2 "--set $k: the key must be a name" -- "$SB" predict llama3-8b --set "$k=5"
+done
+expect 2 'an empty value in the list' -- "$SB" predict llama3-8b --sweep tensor=1,,2
+"$SB" predict llama3-8b --sweep tensor=1,abc >"$T/sw.out" 2>"$T/sw.err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$T/sw.err")" -eq 1 ] &&
+    grep -q 'predict --sweep tensor=abc: .*must be an integer' "$T/sw.err" &&
+    grep -q 'abc .*invalid' "$T/sw.out"; then
+    ok "a sweep's bad value: one line on stderr, its row marked"
+else
+    bad "sweep with a bad value: exit $rc"; cat "$T/sw.err" "$T/sw.out"
+fi
 expect 0 'MFU +[0-9.]+%' -- "$SB" predict llama3-8b
 expect 0 'TPOT +[0-9.]+ ms' -- "$SB" predict llama3-70b
 expect 0 'experts' -- "$SB" predict mixtral-8x7b

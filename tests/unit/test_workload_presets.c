@@ -25,7 +25,7 @@ static int load(const char *name, const char *const *sets, int nsets,
         return rc;
     rc = sb_workload_apply(doc, sets, nsets, err);
     if (rc == 0)
-        rc = sb_workload_read_file(doc, path, w, err);
+        rc = sb_workload_read_file(doc, path, NULL, 0, w, err);
     json_decref(doc);
     return rc;
 }
