@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,27 +83,54 @@ int sb_data_file(const char *sub, const char *name, char *out, size_t len,
 
 /* ---- spec files ---------------------------------------------------------- */
 
-static int sb__num(json_t *o, const char *key, double *v, const char *file,
-                   const char *path, int required, sb_err *err)
+/* A number in [lo, hi] (a datasheet figure: nothing past hi is a real
+ * chip, and a figure out of range would only print as inf or overflow a
+ * column); with `integer`, a whole one. */
+static int sb__num_in(json_t *o, const char *key, double *v, const char *file,
+                      const char *path, int required, double lo, double hi,
+                      bool integer, sb_err *err)
 {
+    if (!json_is_object(o))
+        return sb_fail(err, SB_EINVAL, "%s: %s: must be an object", file,
+                       path);
     json_t *x = json_object_get(o, key);
     if (!x) {
         if (!required)
             return 0;
         return sb_fail(err, SB_EINVAL, "%s: %s.%s: missing", file, path, key);
     }
-    if (!json_is_number(x) || json_number_value(x) < 0)
-        return sb_fail(err, SB_EINVAL, "%s: %s.%s: must be a number >= 0",
-                       file, path, key);
-    *v = json_number_value(x);
+    const double d = json_is_number(x) ? json_number_value(x) : NAN;
+    if (!(d >= lo && d <= hi) || (integer && d != floor(d)))
+        return sb_fail(err, SB_EINVAL, "%s: %s.%s: must be %s in [%g, %g]",
+                       file, path, key, integer ? "an integer" : "a number",
+                       lo, hi);
+    *v = d;
     return 0;
 }
 
-static void sb__str(json_t *o, const char *key, char *out, size_t len)
+/* An optional string field; present, it must be a string. */
+static int sb__str(json_t *o, const char *key, char *out, size_t len,
+                   const char *file, const char *path, sb_err *err)
 {
     json_t *x = json_object_get(o, key);
-    if (json_is_string(x))
-        snprintf(out, len, "%s", json_string_value(x));
+    if (!x)
+        return 0;
+    if (!json_is_string(x))
+        return sb_fail(err, SB_EINVAL, "%s: %s.%s: must be a string", file,
+                       path, key);
+    snprintf(out, len, "%s", json_string_value(x));
+    return 0;
+}
+
+/* An optional object field; present, it must be an object. */
+static int sb__obj(json_t *doc, const char *key, json_t **out,
+                   const char *file, sb_err *err)
+{
+    *out = json_object_get(doc, key);
+    if (*out && !json_is_object(*out))
+        return sb_fail(err, SB_EINVAL, "%s: $.%s: must be an object", file,
+                       key);
+    return 0;
 }
 
 int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
@@ -113,7 +141,7 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         return rc;
     memset(hw, 0, sizeof *hw);
     json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!doc)
         return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line,
                        je.column, je.text);
@@ -122,29 +150,35 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         sb_fail(err, SB_EINVAL, "%s: $: must be an object", path);
         goto out;
     }
-    sb__str(doc, "name", hw->name, sizeof hw->name);
+    if (sb__str(doc, "name", hw->name, sizeof hw->name, path, "$", err) ||
+        sb__str(doc, "title", hw->title, sizeof hw->title, path, "$", err) ||
+        sb__str(doc, "kind", hw->kind, sizeof hw->kind, path, "$", err) ||
+        sb__str(doc, "source", hw->source, sizeof hw->source, path, "$", err) ||
+        sb__str(doc, "notes", hw->notes, sizeof hw->notes, path, "$", err))
+        goto out;
     if (!hw->name[0]) {
         const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
         snprintf(hw->name, sizeof hw->name, "%.*s", (int)strcspn(base, "."),
                  base);
     }
-    sb__str(doc, "title", hw->title, sizeof hw->title);
-    sb__str(doc, "kind", hw->kind, sizeof hw->kind);
-    sb__str(doc, "source", hw->source, sizeof hw->source);
-    sb__str(doc, "notes", hw->notes, sizeof hw->notes);
     json_t *pk = json_object_get(doc, "peak_tflops");
     if (!json_is_object(pk) || json_object_size(pk) == 0) {
         sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: missing or empty", path);
         goto out;
     }
+    if (json_object_size(pk) > SB_HW_MAX_PEAKS) {
+        sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: more than %d dtypes",
+                path, SB_HW_MAX_PEAKS);
+        goto out;
+    }
     const char *k;
     json_t *v;
     json_object_foreach(pk, k, v) {
-        if (hw->n_peaks >= SB_HW_MAX_PEAKS)
-            break;
-        if (!json_is_number(v) || json_number_value(v) <= 0) {
+        /* 1 GFLOP/s to 1 EFLOP/s a chip */
+        if (!json_is_number(v) || !(json_number_value(v) >= 1e-3 &&
+                                    json_number_value(v) <= 1e6)) {
             sb_fail(err, SB_EINVAL, "%s: $.peak_tflops.%s: must be a number "
-                    "> 0", path, k);
+                    "in [0.001, 1e6] (TFLOP/s)", path, k);
             goto out;
         }
         snprintf(hw->peak[hw->n_peaks].dtype, sizeof hw->peak[0].dtype, "%s",
@@ -157,63 +191,81 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
                 path);
         goto out;
     }
+    if (json_array_size(mem) > SB_HW_MAX_LEVELS) {
+        sb_fail(err, SB_EINVAL, "%s: $.memory: more than %d levels", path,
+                SB_HW_MAX_LEVELS);
+        goto out;
+    }
     size_t i;
     json_array_foreach(mem, i, v) {
-        if (hw->n_levels >= SB_HW_MAX_LEVELS)
-            break;
         char p[32];
         snprintf(p, sizeof p, "$.memory[%zu]", i);
         double gbps = 0, gb = 0;
-        if (sb__num(v, "GBps", &gbps, path, p, 1, err) ||
-            sb__num(v, "GB", &gb, path, p, 0, err))
+        /* up to 1 PB/s and 1 PB */
+        if (sb__num_in(v, "GBps", &gbps, path, p, 1, 1e-3, 1e6, false, err) ||
+            sb__num_in(v, "GB", &gb, path, p, 0, 0.0, 1e6, false, err) ||
+            sb__str(v, "level", hw->level[hw->n_levels].level,
+                    sizeof hw->level[0].level, path, p, err))
             goto out;
-        sb__str(v, "level", hw->level[hw->n_levels].level,
-                sizeof hw->level[0].level);
         hw->level[hw->n_levels].bw_Bps = gbps * 1e9;
         hw->level[hw->n_levels].bytes = gb * 1e9;
         hw->n_levels++;
     }
     hw->mem_bytes = hw->level[hw->n_levels - 1].bytes;
-    json_t *o = json_object_get(doc, "scaleup");
-    if (json_is_object(o)) {
+    /* Links: up to 1 PB/s, latencies up to 1 s, domains and nodes of up to
+     * a million chips, prices up to 10^6 a chip-hour. */
+    json_t *o;
+    if (sb__obj(doc, "scaleup", &o, path, err))
+        goto out;
+    if (o) {
         double gbps = 0, lat = 0, dom = 1;
-        if (sb__num(o, "GBps_per_direction", &gbps, path, "$.scaleup", 1,
-                    err) ||
-            sb__num(o, "latency_us", &lat, path, "$.scaleup", 0, err) ||
-            sb__num(o, "domain_chips", &dom, path, "$.scaleup", 0, err))
+        if (sb__num_in(o, "GBps_per_direction", &gbps, path, "$.scaleup", 1,
+                       0.0, 1e6, false, err) ||
+            sb__num_in(o, "latency_us", &lat, path, "$.scaleup", 0, 0.0, 1e6,
+                       false, err) ||
+            sb__num_in(o, "domain_chips", &dom, path, "$.scaleup", 0, 1.0,
+                       1e6, true, err) ||
+            sb__str(o, "name", hw->scaleup_name, sizeof hw->scaleup_name, path,
+                    "$.scaleup", err))
             goto out;
-        sb__str(o, "name", hw->scaleup_name, sizeof hw->scaleup_name);
         hw->scaleup_Bps = gbps * 1e9;
         hw->scaleup_alpha_s = lat * 1e-6;
-        /* Clamped: a double past INT_MAX does not convert to an int. */
-        hw->scaleup_domain = dom >= 1 ? (int)fmin(dom, 1e9) : 1;
+        hw->scaleup_domain = (int)dom;
     } else {
         hw->scaleup_domain = 1;
     }
-    o = json_object_get(doc, "host_link");
-    if (json_is_object(o)) {
+    if (sb__obj(doc, "host_link", &o, path, err))
+        goto out;
+    if (o) {
         double gbps = 0;
-        if (sb__num(o, "GBps", &gbps, path, "$.host_link", 1, err))
+        if (sb__num_in(o, "GBps", &gbps, path, "$.host_link", 1, 0.0, 1e6,
+                       false, err) ||
+            sb__str(o, "name", hw->host_link, sizeof hw->host_link, path,
+                    "$.host_link", err))
             goto out;
-        sb__str(o, "name", hw->host_link, sizeof hw->host_link);
         hw->host_Bps = gbps * 1e9;
     }
-    o = json_object_get(doc, "scaleout");
-    if (json_is_object(o)) {
+    if (sb__obj(doc, "scaleout", &o, path, err))
+        goto out;
+    if (o) {
         double gbps = 0, cpn = 1, lat = 0;
-        if (sb__num(o, "GBps_per_node", &gbps, path, "$.scaleout", 1, err) ||
-            sb__num(o, "chips_per_node", &cpn, path, "$.scaleout", 0, err) ||
-            sb__num(o, "latency_us", &lat, path, "$.scaleout", 0, err))
+        if (sb__num_in(o, "GBps_per_node", &gbps, path, "$.scaleout", 1, 0.0,
+                       1e6, false, err) ||
+            sb__num_in(o, "chips_per_node", &cpn, path, "$.scaleout", 0, 1.0,
+                       1e6, true, err) ||
+            sb__num_in(o, "latency_us", &lat, path, "$.scaleout", 0, 0.0, 1e6,
+                       false, err) ||
+            sb__str(o, "name", hw->scaleout_name, sizeof hw->scaleout_name,
+                    path, "$.scaleout", err))
             goto out;
-        sb__str(o, "name", hw->scaleout_name, sizeof hw->scaleout_name);
         hw->scaleout_Bps_node = gbps * 1e9;
-        hw->chips_per_node = cpn >= 1 ? (int)fmin(cpn, 1e9) : 1;
+        hw->chips_per_node = (int)cpn;
         hw->scaleout_alpha_s = lat * 1e-6;
     } else {
         hw->chips_per_node = 1;
     }
-    if (sb__num(doc, "price_per_chip_hour", &hw->price_chip_hour, path, "$",
-                0, err))
+    if (sb__num_in(doc, "price_per_chip_hour", &hw->price_chip_hour, path,
+                   "$", 0, 0.0, 1e6, false, err))
         goto out;
     rc = 0;
 out:

@@ -34,6 +34,32 @@ expect 0 'fp8 4614 TFLOP/s' -- "$SB" hw show tpu7x
 expect 0 'Dense peaks only' -- "$SB" hw show h100-sxm
 expect 2 "unknown hardware spec 'nosuch'" -- "$SB" hw show nosuch
 
+# Hardware specs with figures no chip has, wrong types or a key twice:
+# exit 2 naming the field (they printed inf, MFU over 100 % or took the
+# last of two values).
+hwbad() { # NAME PYTHON-EDIT
+    python3 - "$(dirname "$SB")/../data/hw/h100-sxm.json" "$T/$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+open(sys.argv[2], "w").write(json.dumps(d))
+PY
+}
+hwbad peak 'd["peak_tflops"]["bf16"] = 1e300'
+hwbad tiny 'd["peak_tflops"]["bf16"] = 1e-300'
+hwbad dom0 'd["scaleup"]["domain_chips"] = 0'
+hwbad sustr 'd["scaleup"] = "nvlink"'
+hwbad lat 'd["scaleup"]["latency_us"] = 1e30'
+hwbad name 'd["name"] = 7'
+expect 2 'peak_tflops.bf16: must be a number in' -- "$SB" hw show "$T/peak.json"
+expect 2 'peak_tflops.bf16: must be a number in' -- "$SB" hw show "$T/tiny.json"
+expect 2 'scaleup.domain_chips: must be an integer in \[1,' -- "$SB" hw show "$T/dom0.json"
+expect 2 '\$\.scaleup: must be an object' -- "$SB" hw show "$T/sustr.json"
+expect 2 'scaleup.latency_us: must be a number in' -- "$SB" predict llama3-8b --hw "$T/lat.json"
+expect 2 '\$\.name: must be a string' -- "$SB" hw show "$T/name.json"
+sed 's/"fp16": 989.4/"bf16": 0.001/' "$(dirname "$SB")/../data/hw/h100-sxm.json" >"$T/dup.json"
+expect 2 'duplicate object key' -- "$SB" hw show "$T/dup.json"
+
 for c in hw roofline predict report; do
     expect 0 "usage: solbench $c" -- "$SB" $c --help
 done
