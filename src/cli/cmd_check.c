@@ -203,12 +203,17 @@ static int config_to_ctx(const json_t *cfg, const char *base, sb_ctx *ctx,
     if (cfg_get(cfg, "warmup", JSON_INTEGER, &v, base, err))
         return SB_EINVAL;
     ctx->warmup = (int)json_integer_value(v);
-    if (!(ctx->min_time >= 0 && ctx->min_time <= 86400) || ctx->repeat < 1 ||
-        ctx->repeat > 100000 || ctx->warmup < 0 || ctx->warmup > 1000)
-        return sb_fail(err, SB_EINVAL,
-                       "baseline %s: config sampling fields "
-                       "out of range",
-                       base);
+    const json_int_t rep = json_integer_value(json_object_get(cfg, "repeat")),
+                     wu = json_integer_value(json_object_get(cfg, "warmup"));
+    if (!(ctx->min_time >= 0 && ctx->min_time <= 86400))
+        return sb_fail(err, SB_EINVAL, "baseline %s: config.min_time_s %g "
+                       "is out of range [0, 86400]", base, ctx->min_time);
+    if (rep < 1 || rep > 100000)
+        return sb_fail(err, SB_EINVAL, "baseline %s: config.repeat %lld is "
+                       "out of range [1, 100000]", base, (long long)rep);
+    if (wu < 0 || wu > 1000)
+        return sb_fail(err, SB_EINVAL, "baseline %s: config.warmup %lld is "
+                       "out of range [0, 1000]", base, (long long)wu);
     /* Absent: one point after the other (runs from before the option). */
     json_t *smp = json_object_get(cfg, "sampling");
     if (smp && !(json_is_string(smp) &&
@@ -433,6 +438,10 @@ int sb_cmd_check(int argc, char **argv)
     if (sb_select(areas, names, ctx.suite, bc.has_backend ? ctx.backend : NULL,
                   &sel, &err) ||
         sb_plan_build(&sel, &bc.user, &ctx, &plan, &err)) {
+        /* what it names comes from the baseline's stored config */
+        sb_err inner = err;
+        sb_fail(&err, inner.code, "baseline %s (run %s), its config: %s",
+                o.baseline, base.run_id, inner.msg);
         rc = sb_cli_error(&err);
         goto out;
     }

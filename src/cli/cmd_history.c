@@ -70,7 +70,8 @@ int sb_cmd_history(int argc, char **argv)
             long n = strtol(v, &end, 10);
             if (end == v || *end || errno || n < 0 || n > 1000000000)
                 return sb_cli_usage("history",
-                                    "--last %s: expected a count >= 0", v);
+                                    "--last %s: expected a count from 0 "
+                                    "to 1000000000", v);
             last = (int)n;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
             if (m < 0)

@@ -49,6 +49,12 @@ static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
                                                                 : NULL;
         rc = sb_machine_load(hw, res, o->run, c, NULL, NULL, NULL, desc, dlen,
                              err);
+        if (rc && (hw == w->hw_spec || res == w->hw_run)) {
+            /* the workload named it: say where */
+            sb_err inner = *err;
+            rc = sb_fail(err, rc, "%s: $.hardware.%s: %s", path,
+                         hw == w->hw_spec ? "spec" : "run", inner.msg);
+        }
         if (rc == 0)
             rc = sb_workload_check_machine(w, c, path, err);
     }

@@ -64,6 +64,9 @@ int sb_data_file(const char *sub, const char *name, char *out, size_t len,
                               strcmp(name + strlen(name) - 5, ".json") == 0)) {
         if (stat(name, &st) != 0)
             return sb_fail(err, SB_EINVAL, "%s file %s: not found", sub, name);
+        if (!S_ISREG(st.st_mode))
+            return sb_fail(err, SB_EINVAL, "%s file %s: not a regular file",
+                           sub, name);
         snprintf(out, len, "%s", name);
         return 0;
     }

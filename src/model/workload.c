@@ -504,19 +504,21 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     if (w->mesh[0]) {
         long mp = 1;
         const char *s = w->mesh;
-        while (*s) {
+        /* whole numbers >= 1 joined by x: every x between two of them */
+        for (;;) {
             char *end;
-            long d = strtol(s, &end, 10);
-            if (end == s || d < 1)
+            long d = isdigit((unsigned char)*s) ? strtol(s, &end, 10) : 0;
+            if (d < 1 || d > 1000000 || mp > 1000000000L / d)
                 return sb__bad(rd, "$.topology.mesh", "'%s' is not a shape "
                                "like 4x4x4", w->mesh);
             mp *= d;
             s = end;
-            if (*s == 'x' || *s == 'X')
-                s++;
-            else if (*s)
+            if (!*s)
+                break;
+            if (*s != 'x' && *s != 'X')
                 return sb__bad(rd, "$.topology.mesh", "'%s' is not a shape "
                                "like 4x4x4", w->mesh);
+            s++;
         }
         if (mp != w->chips)
             return sb__bad(rd, "$.topology.mesh", "'%s' has %ld chips but "

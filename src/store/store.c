@@ -161,7 +161,9 @@ int sb_store_path(const char *explicit_path, char *out, size_t len, sb_err *err)
     const char *xdg = getenv("XDG_DATA_HOME");
     const char *home = getenv("HOME");
     int n;
-    if (explicit_path && *explicit_path)
+    if (explicit_path && !*explicit_path)
+        return sb_fail(err, SB_EINVAL, "--db: empty path");
+    if (explicit_path)
         n = snprintf(out, len, "%s", explicit_path);
     else if (env && *env)
         n = snprintf(out, len, "%s", env);

@@ -75,6 +75,9 @@ for k in . .. model..layers; do
     expect 2 "--set $k: the key must be a name" -- "$SB" predict llama3-8b --set "$k=5"
 done
 expect 2 'an empty value in the list' -- "$SB" predict llama3-8b --sweep tensor=1,,2
+expect 2 "mesh: '4x4x' is not a shape" -- "$SB" predict moe-110b-tpu7x-4x4x4 --set mesh=4x4x
+expect 2 'hardware.spec: unknown hardware spec' -- "$SB" predict llama3-8b --set spec=nosuch
+expect 2 'not a regular file' -- "$SB" predict "$T"
 "$SB" predict llama3-8b --sweep tensor=1,abc >"$T/sw.out" 2>"$T/sw.err"
 rc=$?
 if [ $rc -eq 2 ] && [ "$(wc -l <"$T/sw.err")" -eq 1 ] &&
