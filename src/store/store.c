@@ -238,6 +238,18 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
     "  created_at TEXT NOT NULL);",
 };
 
+/* A database that is neither ours nor empty belongs to another program. */
+static int refuse_foreign(const sb_store *st, long app, long ver,
+                          long ntables, sb_err *err)
+{
+    if (app == SB_STORE_APP_ID || (app == 0 && ver == 0 && ntables == 0))
+        return 0;
+    return sb_fail(err, SB_EINVAL,
+                   "database %s: not a solbench results database (it holds "
+                   "other data: application_id %ld, %ld schema objects)",
+                   st->path, app, ntables);
+}
+
 static int migrate(sb_store *st, sb_err *err)
 {
     long ver = 0, app = 0, ntables = 0;
@@ -253,14 +265,8 @@ static int migrate(sb_store *st, sb_err *err)
                         err)))
         goto fail;
 
-    if (app != SB_STORE_APP_ID && (app != 0 || ver != 0 || ntables != 0)) {
-        rc = sb_fail(err, SB_EINVAL,
-                     "database %s: not a solbench results database (it "
-                     "holds other data: application_id %ld, %ld schema "
-                     "objects)",
-                     st->path, app, ntables);
+    if ((rc = refuse_foreign(st, app, ver, ntables, err)))
         goto fail;
-    }
     if (ver > SB_STORE_SCHEMA_VERSION) {
         rc = sb_fail(err, SB_EINVAL,
                      "database %s: written by a newer solbench (schema "
@@ -407,14 +413,8 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
     if ((rc = query_int(st, "PRAGMA application_id", &app, err)) ||
         (rc = query_int(st, "PRAGMA user_version", &ver, err)))
         goto fail;
-    if (app != SB_STORE_APP_ID && (app != 0 || ver != 0 || n != 0)) {
-        rc = sb_fail(err, SB_EINVAL,
-                     "database %s: not a solbench results database (it "
-                     "holds other data: application_id %ld, %ld schema "
-                     "objects)",
-                     path, app, n);
+    if ((rc = refuse_foreign(st, app, ver, n, err)))
         goto fail;
-    }
 
     /* WAL: readers never block the writer and a killed writer leaves the
      * last committed state. synchronous=NORMAL is safe against a killed

@@ -102,6 +102,16 @@ static void *op_state(const sb_ops_shape *s, op_bufs *b)
     return st;
 }
 
+/* Runs the op once on the state's buffers. */
+static void op_exec(const sb_ops_shape *s, op_bufs *b)
+{
+    float *scratch = malloc(sb_ops_cpu_scratch(s) + 4);
+    CHECK(scratch != NULL);
+    if (scratch)
+        sb_ops_cpu_run(s, b->x, b->g, b->ct, b->sn, b->y, scratch);
+    free(scratch);
+}
+
 /* Runs one op on the benchmark's own inputs, verifies, then plants a
  * wrong element and checks that exactly it is reported. */
 static void test_op_nt(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd,
@@ -178,14 +188,12 @@ static void test_rope_tables(void)
         void *st = op_state(&s, &b);
         if (!st)
             return;
-        float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
         b.ct[5 * 32 + 3] += 0.05f; /* token 5, i = 3: 4 heads x 2 values */
-        sb_ops_cpu_run(&s, b.x, b.g, b.ct, b.sn, b.y, scratch);
+        op_exec(&s, &b);
         char why[320] = "";
         const int64_t bad = sb_ops_cpu_verify_state(st, why, sizeof why);
         CHECK(bad >= 4 && bad <= 8);
         CHECK(strstr(why, "[token 5][3]") != NULL);
-        free(scratch);
         sb_ops_cpu_free(st);
     }
 }
@@ -198,12 +206,10 @@ static void test_softmax_one(bool bf16)
     void *st = op_state(&s, &b);
     if (!st)
         return;
-    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
-    sb_ops_cpu_run(&s, b.x, b.g, b.ct, b.sn, b.y, scratch);
+    op_exec(&s, &b);
     for (int t = 0; t < 3; t++)
         CHECK(bf16 ? ((uint16_t *)b.y)[t] == 0x3f80
                    : ((float *)b.y)[t] == 1.0f);
-    free(scratch);
     sb_ops_cpu_free(st);
 }
 
