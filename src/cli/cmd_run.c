@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "solbench/output.h"
@@ -20,7 +21,8 @@ static const char run_help[] =
     "usage: solbench run [options]\n"
     "  --area A,...        areas: compute, memory, transfer, attention, moe,\n"
     "                      ops, network\n"
-    "  --bench NAME,...    benchmarks by name (see 'solbench list')\n"
+    "  --bench NAME,...    benchmarks by name (see 'solbench list'); a\n"
+    "                      repeated --bench or --area adds to the list\n"
     "  --suite quick|full  default parameter set and selection (quick)\n"
     "  -p key=value        a parameter; lists a,b,c and ranges lo..hi:x2;\n"
     "                      -p SCOPE:key=value for one benchmark or area\n"
@@ -43,10 +45,43 @@ static const char run_help[] =
     "  --tag key=value     label the run (image=..., driver=...)\n"
     "  --quiet             no tables on stdout\n";
 
+/* A repeated --bench or --area adds to the list: "a" then "b" is "a,b".
+ * NULL when the joined list does not fit. */
+static const char *sb__join(const char *have, const char *more, char *buf,
+                            size_t len)
+{
+    char prev[1024];
+    snprintf(prev, sizeof prev, "%s", have ? have : ""); /* have may be buf */
+    int n = have ? snprintf(buf, len, "%s,%s", prev, more)
+                 : snprintf(buf, len, "%s", more);
+    return n < 0 || (size_t)n >= len ? NULL : buf;
+}
+
+/* An output file must be writable before the run starts, not after it:
+ * opened for appending (nothing lost), and removed again if this made it. */
+static int sb__check_out(const char *opt, const char *path, sb_err *err)
+{
+    if (!*path)
+        return sb_fail(err, SB_EINVAL, "%s: empty path", opt);
+    struct stat st;
+    bool existed = stat(path, &st) == 0;
+    if (existed && S_ISDIR(st.st_mode))
+        return sb_fail(err, SB_EINVAL, "%s %s: is a directory", opt, path);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return sb_fail(err, SB_EINVAL, "%s %s: cannot write: %s", opt, path,
+                       strerror(errno));
+    fclose(f);
+    if (!existed)
+        remove(path);
+    return 0;
+}
+
 int sb_cmd_run(int argc, char **argv)
 {
     const char *areas = NULL, *names = NULL, *json_path = NULL,
                *csv_path = NULL, *db_path = NULL, *backend = NULL;
+    char area_buf[1024], name_buf[1024];
     bool no_store = false, quiet = false, min_time_set = false;
     sb_pset user = {0};
     sb_err err = {0};
@@ -64,10 +99,18 @@ int sb_cmd_run(int argc, char **argv)
             return 0;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--area", &v))) {
             if (m < 0) goto out;
-            areas = v;
+            if (!(areas = sb__join(areas, v, area_buf, sizeof area_buf))) {
+                sb_cli_usage("run", "--area: lists longer than %zu "
+                             "characters", sizeof area_buf - 1);
+                goto out;
+            }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--bench", &v))) {
             if (m < 0) goto out;
-            names = v;
+            if (!(names = sb__join(names, v, name_buf, sizeof name_buf))) {
+                sb_cli_usage("run", "--bench: lists longer than %zu "
+                             "characters", sizeof name_buf - 1);
+                goto out;
+            }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--suite", &v))) {
             if (m < 0) goto out;
             if (strcmp(v, "quick") == 0)
@@ -121,9 +164,23 @@ int sb_cmd_run(int argc, char **argv)
                 sb_cli_usage("run", "--tag %s: expected key=value", v);
                 goto out;
             }
+            if (eq - v > 127) {
+                sb_cli_usage("run", "--tag %.40s...: key longer than 127 "
+                             "characters", v);
+                goto out;
+            }
             char key[128];
             snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
-            json_object_set_new(tags, key, json_string(eq + 1));
+            if (json_object_get(tags, key)) {
+                sb_cli_usage("run", "--tag %s: given twice", key);
+                goto out;
+            }
+            json_t *val = json_string(eq + 1);
+            if (!val || json_object_set_new(tags, key, val)) {
+                sb_cli_usage("run", "--tag %s: key and value must be UTF-8 "
+                             "text", key);
+                goto out;
+            }
         } else if (strcmp(argv[i], "--interleave") == 0) {
             ctx.interleave = true;
         } else if (strcmp(argv[i], "--no-store") == 0) {
@@ -164,13 +221,19 @@ int sb_cmd_run(int argc, char **argv)
         goto out_mpi;
     }
 
-    /* Open the store before measuring, so a bad --db fails in a moment,
-     * not after the whole run. */
+    /* Open the store and try the output files before measuring, so a bad
+     * --db, --json or --csv fails in a moment, not after the whole run. */
     sb_store *st = NULL;
     char db_file[1024] = "";
-    if (!no_store && ctx.rank == 0 &&
-        (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
-         sb_store_open(db_file, &st, &err))) {
+    if (ctx.rank == 0 &&
+        ((json_path && sb__check_out("--json", json_path, &err)) ||
+         (csv_path && sb__check_out("--csv", csv_path, &err)) ||
+         (json_path && csv_path && strcmp(json_path, csv_path) == 0 &&
+          sb_fail(&err, SB_EINVAL, "--json and --csv name the same file "
+                  "%s", json_path)) ||
+         (!no_store &&
+          (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
+           sb_store_open(db_file, &st, &err))))) {
 #ifdef SB_HAVE_MPI
         if (ctx.nranks > 1) /* the other ranks would wait for rank 0 */
             sb_mpi_abort(err.msg, 2);

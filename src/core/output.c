@@ -513,7 +513,7 @@ int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
         fputc('\n', f);
     }
     if (fclose(f) != 0)
-        return sb_fail(err, SB_EIO, "%s: write failed", path);
+        return sb_fail(err, SB_EIO, "%s: cannot write the CSV results", path);
     return 0;
 }
 

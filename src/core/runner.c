@@ -101,17 +101,31 @@ static int check_name(const char *n, void *arg)
                    "'solbench list')", n);
 }
 
+/* A comma-separated list with no empty item, short enough to walk. */
+static int check_list(const char *opt, const char *list, sb_err *err)
+{
+    size_t n = strlen(list);
+    if (n >= 1024)
+        return sb_fail(err, SB_EINVAL, "%s: list longer than 1023 characters",
+                       opt);
+    if (n == 0 || list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,"))
+        return sb_fail(err, SB_EINVAL, "%s '%s': an empty item in the list",
+                       opt, list);
+    return 0;
+}
+
 int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err)
 {
     memset(sel, 0, sizeof *sel);
-    if (areas && each_item(areas, check_area, err))
+    if (areas && (check_list("--area", areas, err) ||
+                  each_item(areas, check_area, err)))
         return SB_EINVAL;
-    if (names && each_item(names, check_name, err))
+    if (names && (check_list("--bench", names, err) ||
+                  each_item(names, check_name, err)))
         return SB_EINVAL;
-    if (backend && *backend && strcmp(backend, "cpu") != 0 &&
-        strcmp(backend, "cuda") != 0)
-        return sb_fail(err, SB_EINVAL, "--backend %s: unknown backend (cpu, "
+    if (backend && strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0)
+        return sb_fail(err, SB_EINVAL, "--backend '%s': unknown backend (cpu, "
                        "cuda)", backend);
 
     int cap = 0;
@@ -222,10 +236,14 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
         if (ctx->interleave && (!b->run || b->drive || b->measure ||
                                 (b->flags & SB_BF_NEEDS_MPI))) {
             bool cpu = !b->backend || strcmp(b->backend, "cpu") == 0;
+            /* the cuda benchmarks leave with --backend cpu; the host's
+             * transfers and the MPI ones come with it, so name them */
+            bool cuda = b->backend && strcmp(b->backend, "cuda") == 0;
             sb_fail(err, SB_EINVAL, "--interleave: %s%s%s takes its own "
                     "samples, so it cannot share rounds with other points%s",
                     b->name, cpu ? "" : " on ", cpu ? "" : b->backend,
-                    cpu || ctx->backend[0] ? "" : " (--backend cpu leaves it out)");
+                    cuda && !ctx->backend[0] ? " (--backend cpu leaves it out)"
+                    : " (leave it out of --bench or --area)");
             goto fail;
         }
         sb_pset suite_defaults = {0};

@@ -30,6 +30,18 @@ expect "key=value"    -- run --no-store -p size
 expect "unknown option" -- run --no-store --frobnicate
 expect "unknown command" -- frobnicate
 expect "area"         -- list --area nowhere
+# lists with an empty item, an empty backend, output files that cannot be
+# written (refused before measuring), tags
+expect "empty item"   -- run --no-store --bench memory.copy,
+expect "empty item"   -- run --no-store --bench memory.copy --bench ,memory.read
+expect "empty item"   -- run --no-store --area memory,,compute
+expect "backend ''"   -- run --no-store --bench memory.copy --backend ''
+expect "is a directory" -- run --no-store --bench memory.copy --json /tmp
+expect "cannot write" -- run --no-store --bench memory.copy --json /nonexistent/dir/r.json
+expect "same file"    -- run --no-store --bench memory.copy --json /tmp/sb_same --csv /tmp/sb_same
+expect "given twice"  -- run --no-store --bench memory.copy --tag a=1 --tag a=2
+expect "127"          -- run --no-store --bench memory.copy --tag "$(printf 'k%.0s' $(seq 200))=1"
+expect "UTF-8"        -- run --no-store --bench memory.copy --tag "$(printf 'k\xff')=1"
 # scoped parameters (-p SCOPE:key=value): a scope that covers no selected
 # benchmark, one whose benchmarks lack the key, a malformed one
 expect "'ops'"        -- run --no-store --bench memory.triad -p ops:dtype=bf16
