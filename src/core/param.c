@@ -623,9 +623,15 @@ const char *sb_params_fmt(const sb_params *p, char *buf, int len)
     size_t used = 0;
     for (int i = 0; i < p->n && used + 1 < (size_t)len; i++) {
         char v[SB_PTEXT_LEN];
-        if (p->v[i].type == SB_P_SIZE)
+        if (p->v[i].type == SB_P_SIZE) {
+            /* a label must name the point exactly: 1025B is not 1KiB */
             sb_fmt_size(p->v[i].num, v, sizeof v);
-        else
+            double back;
+            sb_err ignore;
+            if (sb_parse_size(v, &back, NULL, &ignore) ||
+                back != p->v[i].num)
+                snprintf(v, sizeof v, "%.0fB", p->v[i].num);
+        } else
             snprintf(v, sizeof v, "%s", p->v[i].text);
         int w = snprintf(buf + used, (size_t)len - used, "%s%s=%s",
                          i ? " " : "", p->v[i].name, v);
