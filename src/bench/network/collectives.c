@@ -716,6 +716,21 @@ static int net_check(sb_netop op, const sb_params *p, const sb_ctx *ctx,
                        "network.%s: size=%s: more than 2^31 "
                        "elements",
                        sb_netop_name(op), sb_p_str(p, "size"));
+    /* A point that must move more than 4 TiB (its timed iterations, 20 at
+     * the least, times the traffic of one: size x window for bw) would
+     * run for minutes past any timeout: refused, not started. */
+    const double per = sb_net_bytes(op, st.count, st.elem, st.window);
+    const long long its = sb_p_int(p, "iters") > 0 ? sb_p_int(p, "iters") : 20;
+    char sz[32];
+    if (per * (double)its > 4398046511104.0)
+        return sb_fail(err, SB_EINVAL,
+                       "network.%s: size=%s%s: %lld iterations of %.3g GB "
+                       "each move more than 4 TiB; lower the size%s",
+                       sb_netop_name(op),
+                       sb_fmt_size((double)st.count * (double)st.elem, sz,
+                                   sizeof sz),
+                       st.window > 1 ? " with its window" : "", its,
+                       per / 1e9, st.window > 1 ? " or the window" : "");
     return 0;
 }
 
