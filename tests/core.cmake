@@ -7,7 +7,9 @@ add_test(NAME cli.list_area COMMAND bash -c
   "set -o pipefail; out=$(${SOLBENCH} list --area compute) && \
    echo \"$out\" | grep -q 'compute\\.gemm' && ! echo \"$out\" | grep -q 'memory\\.triad'")
 add_test(NAME cli.help COMMAND bash -c
-  "set -o pipefail; ${SOLBENCH} --help | tr '\\n' ' ' | grep -q 'run.*list.*sysinfo'")
+  "set -o pipefail; ${SOLBENCH} --help | tr '\\n' ' ' | grep -q 'run.*list.*sysinfo' && \
+   ${SOLBENCH} help run | grep -q '^usage: solbench run' && \
+   ${SOLBENCH} list -h | grep -q '^usage: solbench list'")
 add_test(NAME cli.bad_input COMMAND bash ${SB_TEST_DIR}/scripts/cli_errors.sh ${SOLBENCH})
 add_test(NAME cli.json_schema COMMAND bash -c
   "set -e; d=$(mktemp -d); trap 'rm -rf $d' EXIT; \

@@ -31,7 +31,7 @@ int sb_cmd_list(int argc, char **argv)
             area = v;
             continue;
         }
-        if (strcmp(argv[i], "--help") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             puts("usage: solbench list [--area A]");
             return 0;
         }

@@ -107,6 +107,16 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    if (strcmp(name, "help") == 0 && argc == 3) { /* help COMMAND */
+        for (const sb_command *c = commands; c->name; c++)
+            if (strcmp(c->name, argv[2]) == 0) {
+                char *hargv[] = {argv[2], "--help", NULL};
+                return c->fn(2, hargv);
+            }
+        fprintf(stderr, "solbench: help %s: unknown command (see 'solbench "
+                "--help')\n", argv[2]);
+        return 2;
+    }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
         strcmp(name, "help") == 0) {
         usage(stdout);

@@ -29,6 +29,7 @@ expect "min-time"     -- run --no-store --min-time -3
 expect "key=value"    -- run --no-store -p size
 expect "unknown option" -- run --no-store --frobnicate
 expect "unknown command" -- frobnicate
+expect "unknown command" -- help frobnicate
 expect "area"         -- list --area nowhere
 # lists with an empty item, an empty backend, output files that cannot be
 # written (refused before measuring), tags
