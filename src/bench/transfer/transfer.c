@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hwloc.h>
+
 #include "bench/transfer/transfer.h"
 #include "solbench/runner.h"
 #include "solbench/timer.h"
@@ -314,10 +316,26 @@ static int setup_bidir(const sb_params *p, const sb_ctx *c, void **st, sb_err *e
 #define XFER_QUICK "size=1MiB,64MiB host=pageable,pinned"
 #define XFER_FULL "size=4KiB..1GiB:x4 host=pageable,pinned,wc"
 
+/* A NUMA node that does not exist is refused at planning, before any
+ * point of the run is measured (setup would find it only when its turn
+ * came). */
+static int xfer_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+{
+    (void)ctx;
+    const long long numa = sb_p_int(p, "numa");
+    struct hwloc_topology *t = sb_topology();
+    if (numa >= 0 && t &&
+        !hwloc_get_numanode_obj_by_os_index(t, (unsigned)numa))
+        return sb_fail(err, SB_EINVAL, "parameter numa=%lld: this machine "
+                       "has no NUMA node %lld", numa, numa);
+    return 0;
+}
+
 #define XFER_BENCH(sym, nm, dsc, setupfn, bytesfn, be)                       \
     const sb_bench sym = {                                                   \
         .name = nm, .area = "transfer", .backend = be, .desc = dsc,          \
         .params = xfer_params, .quick = XFER_QUICK, .full = XFER_FULL,       \
+        .check = xfer_check,                                                 \
         .flags = SB_BF_QUICK | SB_BF_FULL, .footprint = sb_xfer_footprint,   \
         .bytes = bytesfn, .setup = setupfn, .measure = sb_xfer_measure,      \
         .verify = sb_xfer_verify, .report = sb_xfer_report,                  \
