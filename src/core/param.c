@@ -191,7 +191,8 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
     bool range;
     switch (d->type) {
     case SB_P_INT: {
-        if (!parse_decimal(s, &v, &range) || (!range && v != floor(v)))
+        if (!parse_decimal(s, &v, &range) || (!range && v != floor(v)) ||
+            (range && fabs(v) < 1.0)) /* 1e-400 underflows: no integer */
             return sb_fail(err, SB_EINVAL,
                            "parameter %s=%s: not an integer", d->name, s);
         if (range || fabs(v) > 9.0e15)
