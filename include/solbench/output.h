@@ -53,7 +53,9 @@ void sb_run_begin(sb_run *run, const sb_ctx *ctx, const char *areas,
 json_t *sb_result_to_json(const sb_result *r);
 json_t *sb_run_to_json(const sb_run *run);
 /* Parses a run document; checks every required field, with the JSON path
- * of the first wrong one in the error. */
+ * of the first wrong one in the error. Lenient on what the store itself
+ * wrote (a non-string note, unit or tag is skipped); sb_run_read_json,
+ * for documents from files, refuses those too (docs/SCHEMA.md). */
 int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err);
 int sb_run_write_json(const sb_run *run, const char *path, sb_err *err);
 int sb_run_read_json(const char *path, sb_run *run, sb_err *err);

@@ -52,8 +52,12 @@ static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
         if (rc && (hw == w->hw_spec || res == w->hw_run)) {
             /* the workload named it: say where */
             sb_err inner = *err;
-            rc = sb_fail(err, rc, "%s: $.hardware.%s: %s", path,
-                         hw == w->hw_spec ? "spec" : "run", inner.msg);
+            const bool spec = hw == w->hw_spec, wrun = res == w->hw_run;
+            rc = sb_fail(err, rc, "%s: $.hardware%s: %s", path,
+                         spec && wrun ? ""
+                         : spec       ? ".spec"
+                                      : ".run",
+                         inner.msg);
         }
         if (rc == 0)
             rc = sb_workload_check_machine(w, c, path, err);
@@ -98,7 +102,7 @@ static int sb__sweep(const sb__popts *o, json_t *out)
     int code = 0, first = 1;
     char *save = NULL;
     for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-        char kv[256], desc[256];
+        char kv[1200], desc[256];
         snprintf(kv, sizeof kv, "%s=%s", key, v);
         sb_workload w;
         sb_ceilings c;

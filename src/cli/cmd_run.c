@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "solbench/output.h"
@@ -57,24 +59,60 @@ static const char *sb__join(const char *have, const char *more, char *buf,
     return n < 0 || (size_t)n >= len ? NULL : buf;
 }
 
-/* An output file must be writable before the run starts, not after it:
- * opened for appending (nothing lost), and removed again if this made it. */
-static int sb__check_out(const char *opt, const char *path, sb_err *err)
+/* An output file must be writable before the run starts, not after it.
+ * A new file is made and removed again (O_EXCL: only what this call made);
+ * an existing one is opened for appending, which changes nothing; a
+ * symbolic link to nowhere is left as it is (the write will create its
+ * target). *id gets the file's device and inode when it exists. */
+static int sb__check_out(const char *opt, const char *path, struct stat *id,
+                         sb_err *err)
 {
+    memset(id, 0, sizeof *id);
     if (!*path)
         return sb_fail(err, SB_EINVAL, "%s: empty path", opt);
     struct stat st;
-    bool existed = stat(path, &st) == 0;
-    if (existed && S_ISDIR(st.st_mode))
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return sb_fail(err, SB_EINVAL, "%s %s: is a directory", opt, path);
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return sb_fail(err, SB_EINVAL, "%s %s: cannot write: %s", opt, path,
-                       strerror(errno));
-    fclose(f);
-    if (!existed)
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+        close(fd);
         remove(path);
-    return 0;
+        return 0;
+    }
+    if (errno == EEXIST) {
+        fd = open(path, O_WRONLY | O_APPEND);
+        if (fd >= 0) {
+            fstat(fd, id);
+            close(fd);
+            return 0;
+        }
+        if (errno == ENOENT) /* a dangling symbolic link */
+            return 0;
+    }
+    return sb_fail(err, SB_EINVAL, "%s %s: cannot write: %s", opt, path,
+                   strerror(errno));
+}
+
+/* Whether two output paths name one file: the same existing file, or the
+ * same name in the same folder. */
+static bool sb__same_out(const char *a, const struct stat *ia, const char *b,
+                         const struct stat *ib)
+{
+    if (ia->st_ino && ib->st_ino)
+        return ia->st_dev == ib->st_dev && ia->st_ino == ib->st_ino;
+    char ra[4096], rb[4096], da[4096], db[4096];
+    snprintf(da, sizeof da, "%s", a);
+    snprintf(db, sizeof db, "%s", b);
+    char *sa = strrchr(da, '/'), *sb = strrchr(db, '/');
+    const char *na = sa ? sa + 1 : da, *nb = sb ? sb + 1 : db;
+    if (sa)
+        *sa = 0;
+    if (sb)
+        *sb = 0;
+    if (!realpath(sa ? (da[0] ? da : "/") : ".", ra) ||
+        !realpath(sb ? (db[0] ? db : "/") : ".", rb))
+        return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
 }
 
 int sb_cmd_run(int argc, char **argv)
@@ -225,12 +263,14 @@ int sb_cmd_run(int argc, char **argv)
      * --db, --json or --csv fails in a moment, not after the whole run. */
     sb_store *st = NULL;
     char db_file[1024] = "";
+    struct stat jid, cid;
     if (ctx.rank == 0 &&
-        ((json_path && sb__check_out("--json", json_path, &err)) ||
-         (csv_path && sb__check_out("--csv", csv_path, &err)) ||
-         (json_path && csv_path && strcmp(json_path, csv_path) == 0 &&
-          sb_fail(&err, SB_EINVAL, "--json and --csv name the same file "
-                  "%s", json_path)) ||
+        ((json_path && sb__check_out("--json", json_path, &jid, &err)) ||
+         (csv_path && sb__check_out("--csv", csv_path, &cid, &err)) ||
+         (json_path && csv_path &&
+          sb__same_out(json_path, &jid, csv_path, &cid) &&
+          sb_fail(&err, SB_EINVAL, "--json %s and --csv %s name the same "
+                  "file", json_path, csv_path)) ||
          (!no_store &&
           (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
            sb_store_open(db_file, &st, &err))))) {

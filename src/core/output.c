@@ -204,8 +204,12 @@ static int need(json_t *o, const char *key, json_type t, const char *path,
 
 static double jnum(json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
 
+/* strict: a document read from a file (import, compare, roofline); the
+ * store's own rows are read leniently, as they were written (a run
+ * imported before these checks may hold a non-string note or tag, which
+ * would otherwise make it unreadable). */
 static int result_from_json(json_t *o, const char *path, sb_result *r,
-                            sb_err *err)
+                            bool strict, sb_err *err)
 {
     json_t *v = NULL;
     if (!json_is_object(o))
@@ -261,7 +265,7 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
                        json_array_size(samples), SB_RUN_MAX_SAMPLES);
     size_t i;
     json_array_foreach(samples, i, v) {
-        if (!json_is_number(v) || !(json_number_value(v) >= 0))
+        if (!json_is_number(v) || (strict && !(json_number_value(v) >= 0)))
             return sb_fail(err, SB_EINVAL, "%s.samples_s[%zu]: expected a "
                            "time in seconds (a number >= 0)", path, i);
         if (sb_result_add_sample(r, json_number_value(v)))
@@ -280,13 +284,14 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
                            path, key);
         json_t *u = json_object_get(v, "unit"),
                *val = json_object_get(v, "value");
-        if (!val || !(json_is_number(val) || json_is_null(val)))
+        if (strict && (!val || !(json_is_number(val) || json_is_null(val))))
             return sb_fail(err, SB_EINVAL, "%s.metrics.%s.value: expected a "
                            "number or null", path, key);
-        if (u && !json_is_string(u))
+        if (strict && u && !json_is_string(u))
             return sb_fail(err, SB_EINVAL, "%s.metrics.%s.unit: expected a "
                            "string", path, key);
-        sb_result_metric(r, key, jnum(val), u ? json_string_value(u) : "");
+        sb_result_metric(r, key, jnum(val),
+                         json_is_string(u) ? json_string_value(u) : "");
     }
     if (need(o, "valid", JSON_TRUE, path, &v, err))
         return SB_EINVAL;
@@ -297,15 +302,23 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
     if (need(o, "notes", JSON_ARRAY, path, &notes, err))
         return SB_EINVAL;
     json_array_foreach(notes, i, v) {
-        if (!json_is_string(v))
+        if (strict && !json_is_string(v))
             return sb_fail(err, SB_EINVAL, "%s.notes[%zu]: expected a string",
                            path, i);
-        sb_result_note(r, "%s", json_string_value(v));
+        if (json_is_string(v))
+            sb_result_note(r, "%s", json_string_value(v));
     }
     return 0;
 }
 
+static int run_from_json(json_t *doc, sb_run *run, bool strict, sb_err *err);
+
 int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err)
+{
+    return run_from_json(doc, run, false, err);
+}
+
+static int run_from_json(json_t *doc, sb_run *run, bool strict, sb_err *err)
 {
     sb_run_init(run);
     json_t *v = NULL;
@@ -351,7 +364,7 @@ int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err)
     }
     const char *tk;
     json_object_foreach(run->tags, tk, v)
-        if (!json_is_string(v)) {
+        if (strict && !json_is_string(v)) {
             sb_fail(err, SB_EINVAL, "$.tags.%.60s: expected a string", tk);
             goto fail;
         }
@@ -372,7 +385,7 @@ int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err)
             sb_fail(err, SB_ENOMEM, "out of memory");
             goto fail;
         }
-        if (result_from_json(v, path, r, err))
+        if (result_from_json(v, path, r, strict, err))
             goto fail;
     }
     return 0;
@@ -401,11 +414,11 @@ int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
         sb_run_init(run);
         return sb_fail(err, SB_EINVAL, "%s: %s", path, strerror(errno));
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
         sb_run_init(run);
-        return sb_fail(err, SB_EINVAL, "%s: not a regular file", path);
+        return sb_fail(err, SB_EINVAL, "%s: is a directory", path);
     }
-    if (st.st_size > SB_RUN_MAX_DOC_BYTES) {
+    if (S_ISREG(st.st_mode) && st.st_size > SB_RUN_MAX_DOC_BYTES) {
         sb_run_init(run);
         return sb_fail(err, SB_EINVAL, "%s: %.1f MiB, more than the %ld MiB "
                        "a run document may have", path,
@@ -419,7 +432,7 @@ int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
                        je.column, je.text);
     }
     sb_err inner = {0};
-    int rc = sb_run_from_json(doc, run, &inner);
+    int rc = run_from_json(doc, run, true, &inner);
     json_decref(doc);
     if (rc)
         return sb_fail(err, rc, "%s: %s", path, inner.msg);

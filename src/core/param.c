@@ -465,17 +465,26 @@ static int expand_range(const sb_param_def *d, const char *item,
      * refused before the walk: 1..16:+1e-20 would never end. */
     const double steps = geometric ? log(hi.num / lo.num) / log(step)
                                    : (hi.num - lo.num) / step;
+    /* every step a new value: a float, or whole steps of a whole range */
+    const bool distinct = d->type == SB_P_FLOAT ||
+                          (geometric ? lo.num * (step - 1.0) >= 1.0
+                                     : step >= 1.0);
+    if (distinct && steps + 1 > max_out - *n)
+        return sb_fail(err, SB_EINVAL, "parameter %s=%s: more than %d "
+                       "values", d->name, item, max_out);
     if (!(steps <= SB__RANGE_STEPS))
         return sb_fail(err, SB_EINVAL, "parameter %s=%s: the step is too "
                        "small (%.3g steps; at most %d)", d->name, item, steps,
                        SB__RANGE_STEPS);
     double v = lo.num;
-    double last = -1;
+    double last = 0.0;
+    bool first = true;
     while (v <= hi.num * (1 + 1e-12)) {
         double x = v;
         if (d->type != SB_P_FLOAT)
             x = floor(x + 0.5);
-        if (x != last) {
+        if (first || x != last) {
+            first = false;
             if (*n >= max_out)
                 return sb_fail(err, SB_EINVAL, "parameter %s=%s: more than "
                                "%d values", d->name, item, max_out);

@@ -43,7 +43,7 @@ static void sb__locate(const sb__rd *rd, const char *path, char *out,
                        size_t len)
 {
     out[0] = '\0';
-    for (int i = 0; i < rd->nsets; i++) {
+    for (int i = rd->nsets - 1; i >= 0; i--) { /* the last one applied */
         char key[128];
         snprintf(key, sizeof key, "%.*s", (int)strcspn(rd->sets[i], "="),
                  rd->sets[i]);

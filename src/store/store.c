@@ -769,9 +769,26 @@ int sb_store_save_run(sb_store *st, const sb_run *run, sb_err *err)
     return save(st, run, false, NULL, err);
 }
 
+static int lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
+                  size_t len, sb_err *err);
+
 int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
                         sb_err *err)
 {
+    /* An imported run may be named anything a document allows: not
+     * 'last', nor a baseline's name, which would hide it (names resolve
+     * before run ids). */
+    char other[64];
+    if (strcmp(run->run_id, "last") == 0)
+        return sb_fail(err, SB_EINVAL, "run id 'last' is reserved (it means "
+                       "the newest run)");
+    int f = lookup(st, "SELECT run_id FROM baselines WHERE name = ?1",
+                   run->run_id, other, sizeof other, err);
+    if (f < 0)
+        return f;
+    if (f)
+        return sb_fail(err, SB_EINVAL, "run id '%s' is a baseline's name (it "
+                       "would be hidden by it)", run->run_id);
     return save(st, run, true, inserted, err);
 }
 
@@ -966,11 +983,17 @@ int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
     bool ok = nl <= SB_STORE_NAME_MAX && isalpha((unsigned char)name[0]);
     for (size_t i = 1; ok && i < nl; i++)
         ok = isalnum((unsigned char)name[i]) || strchr("._-", name[i]);
-    if (!ok)
+    if (!ok) {
+        char shown[84]; /* printable, one line */
+        size_t k = 0;
+        for (; k < 80 && k < nl; k++)
+            shown[k] = isprint((unsigned char)name[k]) ? name[k] : '?';
+        shown[k] = 0;
         return sb_fail(err, SB_EINVAL,
-                       "baseline name '%.80s%s': use a letter, then letters, "
+                       "baseline name '%s%s': use a letter, then letters, "
                        "digits, '.', '_' or '-', at most %d characters",
-                       name, nl > 80 ? "..." : "", SB_STORE_NAME_MAX);
+                       shown, nl > 80 ? "..." : "", SB_STORE_NAME_MAX);
+    }
     char other[64];
     int f = lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", name,
                    other, sizeof other, err);

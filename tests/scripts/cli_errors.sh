@@ -40,7 +40,10 @@ expect "empty item"   -- run --no-store --area memory,,compute
 expect "backend ''"   -- run --no-store --bench memory.copy --backend ''
 expect "is a directory" -- run --no-store --bench memory.copy --json /tmp
 expect "cannot write" -- run --no-store --bench memory.copy --json /nonexistent/dir/r.json
-expect "same file"    -- run --no-store --bench memory.copy --json /tmp/sb_same --csv /tmp/sb_same
+tmpd=$(mktemp -d)
+trap 'rm -rf "$tmpd"' EXIT
+expect "same file"    -- run --no-store --bench memory.copy --json "$tmpd/same" --csv "$tmpd/same"
+expect "same file"    -- run --no-store --bench memory.copy --json "$tmpd/same" --csv "$tmpd/../$(basename "$tmpd")/same"
 expect "given twice"  -- run --no-store --bench memory.copy --tag a=1 --tag a=2
 expect "127"          -- run --no-store --bench memory.copy --tag "$(printf 'k%.0s' $(seq 200))=1"
 expect "UTF-8"        -- run --no-store --bench memory.copy --tag "$(printf 'k\xff')=1"

@@ -259,7 +259,7 @@ PY
     mkdir -p "$W/adir"
     "$S" import "$W/adir" --db "$W/other.db" 2>"$W/e6"
     rc=$?
-    [ $rc -eq 2 ] && grep -q "adir: not a regular file" "$W/e6" &&
+    [ $rc -eq 2 ] && grep -q "adir: is a directory" "$W/e6" &&
         ok "import of a directory says so" || { cat "$W/e6"; fail "import of a directory"; }
     "$S" import "$W/nope.json" --db "$W/other.db" 2>"$W/e7"
     rc=$?

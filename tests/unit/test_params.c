@@ -112,6 +112,12 @@ int main(void)
      * every value of the integer range once. */
     n = sb_expand_values(&defs[1], "1..3:+0.25", out, SB_MAX_SWEEP_VALUES, &err);
     CHECK(n == 3 && out[2].num == 3);
+    /* A range starting at -1 keeps it (-1 was once the "no value yet"
+     * mark); one that needs more values than a sweep holds says so. */
+    n = sb_expand_values(&defs[2], "-1..1:+0.5", out, SB_MAX_SWEEP_VALUES, &err);
+    CHECK(n == 5 && out[0].num == -1 && out[4].num == 1);
+    CHECK(sb_expand_values(&defs[1], "1..1000:+1", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "more than 256 values") != NULL);
     /* Empty items in a list are an error, not skipped. */
     CHECK(sb_expand_values(&defs[1], "4,,8", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "empty item") != NULL && strstr(err.msg, "4,,8") != NULL);

@@ -187,6 +187,19 @@ static void test_save_load(void)
     CHECK(sb_store_baseline_rm(st, "rel-1.2_rc-3", &err) == 0);
     CHECK(sb_store_resolve(st, "main", id, sizeof id, &err) == 0);
     CHECK(strcmp(id, "run-aaa-1") == 0);
+    /* An imported run may not take a baseline's name or 'last': names
+     * resolve first, so it could never be reached. */
+    {
+        sb_run named;
+        bool ins = false;
+        make_run(&named, "main", 2, 2, 7, 1e-3, 4);
+        CHECK(sb_store_import_run(st, &named, &ins, &err) == SB_EINVAL);
+        CHECK(strstr(err.msg, "baseline") != NULL && !ins);
+        snprintf(named.run_id, sizeof named.run_id, "last");
+        CHECK(sb_store_import_run(st, &named, &ins, &err) == SB_EINVAL);
+        CHECK(strstr(err.msg, "reserved") != NULL && !ins);
+        sb_run_free(&named);
+    }
     n = 0;
     CHECK(sb_store_baseline_list(st, count_bl, &n, &err) == 0);
     CHECK(n == 1);

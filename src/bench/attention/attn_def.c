@@ -418,19 +418,19 @@ void sb_bmm_verify(const sb_bmm_shape *s, const float *a, const float *b,
  * head late in the batch is reached), plus random ones, up to max_rows.
  * Calls fn per row. */
 typedef void (*row_fn)(void *ctx, int64_t row);
-static void for_sample_rows(int64_t rows, int64_t group, int64_t max_rows,
-                            uint64_t seed, row_fn fn, void *ctx)
+static int for_sample_rows(int64_t rows, int64_t group, int64_t max_rows,
+                           uint64_t seed, row_fn fn, void *ctx)
 {
     if (rows <= max_rows) {
         for (int64_t r = 0; r < rows; r++)
             fn(ctx, r);
-        return;
+        return 0;
     }
     /* Half the budget on group edges (first and last row of a head or a
      * token: where masks and page boundaries bite), half at random. */
     int64_t *seen = malloc((size_t)max_rows * sizeof *seen), done = 0;
     if (!seen)
-        return;
+        return -1;
     const int64_t ng = rows / group, ne = ng < max_rows / 4 ? ng : max_rows / 4;
     for (int64_t i = 0; i < ne; i++) {
         /* from the first group to the last, distinct as ne <= ng */
@@ -452,6 +452,7 @@ static void for_sample_rows(int64_t rows, int64_t group, int64_t max_rows,
     for (int64_t j = 0; j < done; j++)
         fn(ctx, seen[j]);
     free(seen);
+    return 0;
 }
 
 typedef struct prefill_vctx {
@@ -489,8 +490,9 @@ void sb_prefill_verify(const sb_prefill_shape *s, const float *q,
         return;
     }
     prefill_vctx c = {s, q, k, v, o, ref, out};
-    for_sample_rows(s->batch * s->hq * s->sq, s->sq, max_rows, seed,
-                    prefill_row, &c);
+    if (for_sample_rows(s->batch * s->hq * s->sq, s->sq, max_rows, seed,
+                        prefill_row, &c))
+        out->bad = 1; /* nothing checked: not valid */
     free(ref);
 }
 
@@ -547,11 +549,10 @@ void sb_paged_verify(const sb_paged_shape *s, const float *q,
     c.ref = malloc((size_t)s->d * sizeof *c.ref);
     c.kg = malloc(kvn * sizeof(float));
     c.vg = malloc(kvn * sizeof(float));
-    if (c.ref && c.kg && c.vg)
+    if (!c.ref || !c.kg || !c.vg ||
         for_sample_rows(s->total_q * s->hq, s->hq, max_rows, seed, paged_row,
-                        &c);
-    else
-        out->bad = 1;
+                        &c))
+        out->bad = 1; /* nothing checked: not valid */
     free(c.ref);
     free(c.kg);
     free(c.vg);
