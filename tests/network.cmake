@@ -56,6 +56,15 @@ if(SB_HAVE_MPI)
     COMMAND ${SB_NET_FAIL} 2 "root=5: must be below the number of ranks .2."
       60 ${MPIEXEC_EXECUTABLE} -np 2 ${SOLBENCH} run
       --bench network.bcast --no-store -p root=5 -p size=8B)
+  # A bad option under a launcher: every rank parses it the same, rank 0
+  # alone says so (one solbench line, not one per rank).
+  add_test(NAME network.bad_option_once
+    COMMAND bash -c "out=$(${MPIEXEC_EXECUTABLE} -np 2 ${SOLBENCH} run --no-store --bench network.pingpong --threads 0 2>&1); test $(printf '%s\\n' \"$out\" | grep -c '^solbench run: --threads 0') -eq 1")
+  # A point that would move more than 4 TiB is refused at planning.
+  add_test(NAME network.bw_too_big
+    COMMAND ${SB_NET_FAIL} 2 "more than 4 TiB; lower the size or the window"
+      60 ${MPIEXEC_EXECUTABLE} -np 2 ${SOLBENCH} run
+      --bench network.bw --no-store -p size=1GiB -p window=4096)
   # One rank, no launcher: skipped with the message, exit 0.
   add_test(NAME network.single_rank_skip
     COMMAND ${SB_NET_FAIL} 0 "skipped: needs 2 or more ranks — run under mpirun"
@@ -64,6 +73,7 @@ if(SB_HAVE_MPI)
   set_tests_properties(network.np2.shm network.np2.tcp network.np4.shm
     network.np4.tcp network.np3.variants network.np3.root network.np2.bw_slots
     network.plant_error network.timeout network.bad_root
+    network.bad_option_once network.bw_too_big
     network.single_rank_skip PROPERTIES ENVIRONMENT "${SB_NET_ENV}"
     TIMEOUT 120)
 endif()

@@ -32,8 +32,26 @@ int sb_cli_error(const sb_err *err)
     return sb_exit_code(err->code ? err->code : SB_EINVAL);
 }
 
+/* The rank a launcher gave this process, before MPI starts (a usage error
+ * comes from parsing, the same on every rank: rank 0 alone says it). */
+static long sb__launcher_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                       "PMI_RANK", NULL};
+    for (int i = 0; vars[i]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long r = v && *v ? strtol(v, &end, 10) : -1;
+        if (v && *v && !*end && r >= 0)
+            return r;
+    }
+    return 0;
+}
+
 int sb_cli_usage(const char *cmd, const char *fmt, ...)
 {
+    if (sb__launcher_rank() != 0)
+        return 2;
     va_list ap;
     fprintf(stderr, "solbench %s: ", cmd);
     va_start(ap, fmt);
