@@ -122,10 +122,8 @@ static void test_op_nt(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd,
     void *st = op_state(&s, &bb);
     if (!st)
         return;
-    void *x = bb.x, *g = bb.g, *y = bb.y;
-    float *ct = bb.ct, *sn = bb.sn;
-    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
-    sb_ops_cpu_run(&s, x, g, ct, sn, y, scratch);
+    void *x = bb.x, *y = bb.y;
+    op_exec(&s, &bb);
     char why[320] = "";
     int64_t bad = sb_ops_cpu_verify_state(st, why, sizeof why);
     CHECK(bad == 0);
@@ -162,14 +160,9 @@ static void test_op_nt(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd,
         /* position 0: cos = 1, sin = 0, the row is unchanged */
         CHECK(memcmp(x, y, sizeof(float) * (size_t)d) == 0);
     }
-    free(scratch);
     sb_ops_cpu_free(st);
 }
 
-/* Each op with normal stores, and with rows streamed out through
- * non-temporal stores (the path taken for outputs beyond the caches). */
-/* Each with streaming stores off and on, and the rows in one block per
- * thread or in chunks of 3 under a dynamic schedule. */
 /* The RoPE tables against hand-computed angles (pos · 10000^(-2i/hd)),
  * and the verifier against a wrong table: it computes its own angles. */
 static void test_rope_tables(void)
@@ -213,6 +206,10 @@ static void test_softmax_one(bool bf16)
     sb_ops_cpu_free(st);
 }
 
+/* Each op with normal stores, and with rows streamed out through
+ * non-temporal stores (the path taken for outputs beyond the caches), the
+ * rows in one block per thread or in chunks of 3 under a dynamic
+ * schedule. */
 static void test_op(sb_op_kind op, bool bf16, int64_t T, int64_t d, int hd)
 {
     for (int64_t chunk = 0; chunk <= 3; chunk += 3) {
@@ -291,8 +288,7 @@ static void test_bf16_specials(sb_op_kind op, int up_half)
         if (bf16_is_nan((uint16_t)c))
             xx[r++ * in_w + 5 + (up_half ? D : 0)] = (uint16_t)c;
     CHECK(r == NCODES);
-    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
-    sb_ops_cpu_run(&s, bb.x, bb.g, bb.ct, bb.sn, bb.y, scratch);
+    op_exec(&s, &bb);
     /* rmsnorm: the whole row; swiglu: that element; rope: the element and
      * its partner in the other half of its head */
     const int want = op == SB_OP_SWIGLU ? 1 : op == SB_OP_ROPE ? 2 : D;
@@ -321,7 +317,7 @@ static void test_bf16_specials(sb_op_kind op, int up_half)
             xx[k * in_w + 5] = gate[k];
             xx[k * in_w + D + 5] = up[k];
         }
-        sb_ops_cpu_run(&s, bb.x, bb.g, bb.ct, bb.sn, bb.y, scratch);
+        op_exec(&s, &bb);
         CHECK(yy[5] == 0x7f80);
         CHECK(bf16_is_nan(yy[D + 5]) && (yy[D + 5] & 0x40));
 #ifndef SB_TEST_PORTABLE_OPS
@@ -330,7 +326,6 @@ static void test_bf16_specials(sb_op_kind op, int up_half)
         CHECK(bf16_is_nan(yy[2 * D + 5]) && (yy[2 * D + 5] & 0x40));
 #endif
     }
-    free(scratch);
     sb_ops_cpu_free(st);
 }
 

@@ -18,6 +18,10 @@
 #include <immintrin.h>
 
 #define SB_VEXP_SHIFTER 12582912.0f
+/* log2(e) and ln(2) in fp32: a scalar tail that must match the vector
+ * part's t = x·log2e + R takes the same SB_VEXP_LOG2E. */
+#define SB_VEXP_LOG2E 1.44269504088896341f
+#define SB_VEXP_LN2 0.6931471805599453f
 
 /* 2^f on [-1/2, 1/2], coefficients from the constant term up: degree 5
  * (1.2e-7 relative, fp32 results) and degree 4 (2.6e-6, for results
@@ -111,11 +115,11 @@ static inline __m256 sb_vexp2_fused_vr(float r)
 }
 static inline float sb_vexp2_fused_lo(float r)
 {
-    return (-126.75f - r) * 0.6931471805599453f; /* t = -126.75: n = -127 */
+    return (-126.75f - r) * SB_VEXP_LN2; /* t = -126.75: n = -127 */
 }
 static inline __m256 sb__vexp2_fused_f(__m256 x, __m256 vr, __m256 *ti)
 {
-    const __m256 vl = _mm256_set1_ps(1.44269504088896341f);
+    const __m256 vl = _mm256_set1_ps(SB_VEXP_LOG2E);
     *ti = _mm256_fmadd_ps(x, vl, vr);
     return _mm256_fmadd_ps(x, vl, _mm256_sub_ps(vr, *ti));
 }

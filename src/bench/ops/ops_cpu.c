@@ -313,8 +313,8 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
  * registers: two running maxima, four exponentials of 8 per step into two
  * sums, and writes the normalised row straight to its destination
  * (streaming stores with `nt`), one pass fewer than a row buffer. The
- * exponential is sb__expf's fit, 8 lanes at a time, with the range
- * reduction of sb_vexp2_fused (vexp.h). */
+ * exponential is vexp.h's sb_vexp2_fused (its degree-5 fit of 2^f, with
+ * the two-FMA range reduction), 8 lanes at a time. */
 #ifdef SB__OPS_AVX2
 
 /* Both softmax kernels take t = x·log2e + R with the row's constant R
@@ -332,11 +332,11 @@ SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
 static inline float sb__row_r(float mx, bool *diff)
 {
     *diff = !(fabsf(mx) < 0x1p20f);
-    return *diff ? 0.0f : nearbyintf(-mx * SB__LOG2E);
+    return *diff ? 0.0f : nearbyintf(-mx * SB_VEXP_LOG2E);
 }
 static inline float sb__exp2_tail(float x, float mx, float r, bool diff)
 {
-    return exp2f(diff ? (x - mx) * SB__LOG2E : fmaf(x, SB__LOG2E, r));
+    return exp2f(diff ? (x - mx) * SB_VEXP_LOG2E : fmaf(x, SB_VEXP_LOG2E, r));
 }
 
 /* bf16 storage, 16 elements at a time. Natural order: 8 bf16 widened
@@ -388,11 +388,16 @@ static inline void sb__ld16_bf16(const uint16_t *p, __m256 *a, __m256 *b)
     *a = sb__ld8_bf16(p);
     *b = sb__ld8_bf16(p + 8);
 }
-static inline void sb__ld16_bf16p(const uint16_t *p, __m256 *a, __m256 *b)
+/* 16 bf16 codes already loaded, widened in lane order. */
+static inline void sb__unpack16_bf16p(__m256i v, __m256 *a, __m256 *b)
 {
-    __m256i v = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
+    const __m256i z = _mm256_setzero_si256();
     *a = _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, v));
     *b = _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, v));
+}
+static inline void sb__ld16_bf16p(const uint16_t *p, __m256 *a, __m256 *b)
+{
+    sb__unpack16_bf16p(_mm256_loadu_si256((const __m256i *)p), a, b);
 }
 
 /* Stores, streaming when nt (dst 32-byte aligned then). */
@@ -806,8 +811,10 @@ sb__swiglu_row_bf16(const uint16_t *ar, const uint16_t *br, uint16_t *yr,
         sb__swiglu16_bf16(ar, br, yr, i, nt);
         sb__swiglu16_bf16(ar, br, yr, i + 16, nt);
     }
-    for (; i + 16 <= d; i += 16)
+    if (i + 16 <= d) { /* at most one step of 16 after those of 32 */
         sb__swiglu16_bf16(ar, br, yr, i, nt);
+        i += 16;
+    }
     return i;
 }
 
@@ -900,9 +907,8 @@ static inline __attribute__((always_inline)) void
 sb__softmax_exp16_bf16(__m256i c, float *e, __m256 vr, __m256 vlo, __m256 vmx,
                        bool clamp, bool diff, __m256 *a, __m256 *b)
 {
-    const __m256i z = _mm256_setzero_si256();
-    __m256 v[2] = {_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, c)),
-                   _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, c))};
+    __m256 v[2];
+    sb__unpack16_bf16p(c, &v[0], &v[1]);
     for (int k = 0; k < 2; k++) {
         v[k] = sb__softmax_exp8(v[k], vr, vlo, vmx, clamp, diff, true);
         _mm256_storeu_ps(e + 8 * k, v[k]);
@@ -1075,7 +1081,13 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
                 }
             }
             if (!done) {
-                mx = sb__softmax_max_bf16(xr, d, d16, d32);
+                /* A guess that was made (>= -64) failed because the row's
+                 * max, which hi is then (>= 0), lies more than 64 above
+                 * it, or hi is a NaN, which makes the row NaN either way:
+                 * no pass for the max. Without a guess, the pass. */
+                mx = d32 > 0 && mx >= -64.0f
+                         ? hi
+                         : sb__softmax_max_bf16(xr, d, d16, d32);
                 sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp, px,
                                                py, pf, pfy, &hi);
             }
@@ -1084,8 +1096,8 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
                     yr[k] = sb_bf16_from_f32(NAN);
                 continue;
             }
-            const __m256 vi = _mm256_set1_ps(1.0f / sum);
             const float inv = 1.0f / sum;
+            const __m256 vi = _mm256_set1_ps(inv);
             int64_t i = 0;
             for (; i < d16; i += 16)
                 sb__st16_bf16p_unit(yr + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), vi),

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <omp.h>
+
 #include "solbench/ops.h"
 
 const char *sb_ops_name(sb_op_kind op)
@@ -114,15 +116,18 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
                             ? 1e-4
                             : 1e-5;
     const double stol = bf ? 1.0 / 256.0 : 0.0;
-    /* rope: the frequencies theta^(-2i/head_dim) in double, once */
+    /* rope: the frequencies theta^(-2i/head_dim) in double, once; then
+     * each thread's row of cos and sin (h of each), once a row: every head
+     * of the row and both halves of a head take the same angles. */
     double *freq = NULL;
+    const int h = s->head_dim / 2;
     if (s->op == SB_OP_ROPE) {
-        const int h = s->head_dim / 2;
-        freq = malloc(sizeof *freq * (size_t)h);
+        freq = malloc(sizeof *freq * (size_t)h *
+                      (1 + 2 * (size_t)omp_get_max_threads()));
         if (!freq) {
             if (why && why_len > 0)
                 snprintf(why, (size_t)why_len, "rope: no memory for the "
-                         "reference's frequencies");
+                         "reference's angles");
             return T * d;
         }
         for (int i = 0; i < h; i++)
@@ -134,7 +139,15 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
     for (int64_t t = 0; t < T; t++) {
         const int64_t in0 = t * d * (s->op == SB_OP_SWIGLU ? 2 : 1);
         double aux = 0.0, aux2 = 0.0;
-        if (s->op == SB_OP_RMSNORM) {
+        double *rc = NULL, *rs = NULL; /* rope: this row's cos, sin */
+        if (s->op == SB_OP_ROPE) {
+            rc = freq + (size_t)h * (1 + 2 * (size_t)omp_get_thread_num());
+            rs = rc + h;
+            for (int ii = 0; ii < h; ii++) {
+                rc[ii] = cos((double)t * freq[ii]);
+                rs[ii] = sin((double)t * freq[ii]);
+            }
+        } else if (s->op == SB_OP_RMSNORM) {
             for (int64_t i = 0; i < d; i++) {
                 double v = sb__ld(x, bf, in0 + i);
                 aux += v * v;
@@ -167,12 +180,11 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
                 break;
             }
             case SB_OP_ROPE: {
-                const int hd = s->head_dim, h = hd / 2;
+                const int hd = s->head_dim;
                 const int64_t head = i / hd * hd;
                 const int j = (int)(i - head);
                 const int ii = j < h ? j : j - h;
-                const double a = (double)t * freq[ii];
-                const double c = cos(a), sn = sin(a);
+                const double c = rc[ii], sn = rs[ii];
                 double lo = sb__ld(x, bf, in0 + head + ii),
                        hi = sb__ld(x, bf, in0 + head + ii + h);
                 if (j < h) {
