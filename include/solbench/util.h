@@ -32,6 +32,8 @@ double sb_phys_mem(void);
 double sb_llc_bytes(void);
 /* NUMA nodes as hwloc sees them; 0 when unknown. */
 int sb_numa_nodes(void);
+/* Whether the machine has a NUMA node of this OS index (hwloc). */
+bool sb_numa_node_exists(int os_index);
 /* The machine's hwloc topology, loaded once per process and shared (never
  * destroy it); NULL when hwloc cannot read it. (hwloc_topology_t is a
  * pointer to this struct.) */

@@ -199,12 +199,10 @@ static int config_to_ctx(const json_t *cfg, const char *base, sb_ctx *ctx,
     ctx->min_time = json_number_value(v);
     if (cfg_get(cfg, "repeat", JSON_INTEGER, &v, base, err))
         return SB_EINVAL;
-    ctx->repeat = (int)json_integer_value(v);
+    const json_int_t rep = json_integer_value(v);
     if (cfg_get(cfg, "warmup", JSON_INTEGER, &v, base, err))
         return SB_EINVAL;
-    ctx->warmup = (int)json_integer_value(v);
-    const json_int_t rep = json_integer_value(json_object_get(cfg, "repeat")),
-                     wu = json_integer_value(json_object_get(cfg, "warmup"));
+    const json_int_t wu = json_integer_value(v);
     if (!(ctx->min_time >= 0 && ctx->min_time <= 86400))
         return sb_fail(err, SB_EINVAL, "baseline %s: config.min_time_s %g "
                        "is out of range [0, 86400]", base, ctx->min_time);
@@ -214,6 +212,8 @@ static int config_to_ctx(const json_t *cfg, const char *base, sb_ctx *ctx,
     if (wu < 0 || wu > 1000)
         return sb_fail(err, SB_EINVAL, "baseline %s: config.warmup %lld is "
                        "out of range [0, 1000]", base, (long long)wu);
+    ctx->repeat = (int)rep;
+    ctx->warmup = (int)wu;
     /* Absent: one point after the other (runs from before the option). */
     json_t *smp = json_object_get(cfg, "sampling");
     if (smp && !(json_is_string(smp) &&

@@ -65,14 +65,8 @@ int sb_cmd_history(int argc, char **argv)
         } else if ((m = sb_cli_opt(argc, argv, &i, "--last", &v))) {
             if (m < 0)
                 return 2;
-            char *end;
-            errno = 0;
-            long n = strtol(v, &end, 10);
-            if (end == v || *end || errno || n < 0 || n > 1000000000)
-                return sb_cli_usage("history",
-                                    "--last %s: expected a count from 0 "
-                                    "to 1000000000", v);
-            last = (int)n;
+            if (sb_cli_int("history", "--last", v, 0, 1000000000, &last))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
             if (m < 0)
                 return 2;

@@ -20,7 +20,6 @@
 #include "solbench/util.h"
 
 /* Samples per point never exceed this, whatever --min-time asks. */
-#define SB_MAX_SAMPLES SB_RUN_MAX_SAMPLES
 
 void sb_ctx_defaults(sb_ctx *ctx)
 {
@@ -400,7 +399,7 @@ int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
     while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
         if ((rc = take_sample(run, state, iters, r, NULL, err)))
             return rc;
-        if (r->n_samples >= SB_MAX_SAMPLES)
+        if (r->n_samples >= SB_RUN_MAX_SAMPLES)
             break;
     }
     close_samples(r, iters);
@@ -610,7 +609,7 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             if (sl[i].live && ((int)r->n_samples < ctx->repeat ||
                                sl[i].spent < ctx->min_time))
                 more = true;
-            if (r->n_samples >= SB_MAX_SAMPLES)
+            if (r->n_samples >= SB_RUN_MAX_SAMPLES)
                 full = true;
         }
         if (!more || full)

@@ -104,6 +104,13 @@ int sb_numa_nodes(void)
     return n > 0 ? n : 0;
 }
 
+bool sb_numa_node_exists(int os_index)
+{
+    hwloc_topology_t t = sb_topology();
+    return os_index >= 0 && t &&
+           hwloc_get_numanode_obj_by_os_index(t, (unsigned)os_index) != NULL;
+}
+
 int sb_threads_setup(int threads)
 {
     if (threads < 1)

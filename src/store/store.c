@@ -976,9 +976,10 @@ int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
         return sb_fail(err, SB_EINVAL,
                        "baseline name 'last' is reserved (it means the "
                        "newest run)");
-    /* A letter first (run ids begin with a digit, so a name can never
-     * hide a run or a prefix of one), then letters, digits, '.', '_' or
-     * '-': a name prints in one cell and types without quoting. */
+    /* A letter first (the run ids solbench makes begin with a digit; a
+     * stored run's id, which an imported document may choose, is refused
+     * below), then letters, digits, '.', '_' or '-': a name prints in one
+     * cell and types without quoting. */
     size_t nl = strlen(name);
     bool ok = nl <= SB_STORE_NAME_MAX && isalpha((unsigned char)name[0]);
     for (size_t i = 1; ok && i < nl; i++)

@@ -49,7 +49,7 @@ static int host_open(int index, int numa, sb_dev **out, sb_err *err)
         free(d);
         return sb_fail(err, SB_EIO, "hwloc could not read the topology");
     }
-    if (numa >= 0 && !hwloc_get_numanode_obj_by_os_index(d->topo, (unsigned)numa)) {
+    if (numa >= 0 && !sb_numa_node_exists(numa)) {
         free(d);
         return sb_fail(err, SB_EINVAL, "parameter numa=%d: this machine has "
                        "no NUMA node %d", numa, numa);

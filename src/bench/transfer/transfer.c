@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hwloc.h>
-
 #include "bench/transfer/transfer.h"
 #include "solbench/runner.h"
 #include "solbench/timer.h"
@@ -323,9 +321,7 @@ static int xfer_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
     const long long numa = sb_p_int(p, "numa");
-    struct hwloc_topology *t = sb_topology();
-    if (numa >= 0 && t &&
-        !hwloc_get_numanode_obj_by_os_index(t, (unsigned)numa))
+    if (numa >= 0 && !sb_numa_node_exists((int)numa))
         return sb_fail(err, SB_EINVAL, "parameter numa=%lld: this machine "
                        "has no NUMA node %lld", numa, numa);
     return 0;
