@@ -65,6 +65,15 @@ const sb_pval *sb_p_find(const sb_params *p, const char *name);
 /* Sets a value in a point (parsing text by the point's type). */
 int sb_p_set(sb_params *p, const char *name, const char *text, sb_err *err);
 
+/* Whether a list of items joined by `sep` has an empty one (at either end
+ * or two separators in a row); an empty list has none. strtok_r skips
+ * empty items, so every list split with it is checked with this first. */
+bool sb_list_has_empty(const char *list, char sep);
+/* A decimal number (what strtod reads, but not its hexadecimal, inf or
+ * nan forms), spaces allowed around it; *range: beyond a double's normal
+ * range. False when s is not one. */
+bool sb_parse_decimal(const char *s, double *v, bool *range);
+
 /* Parses a size ("64MiB", "2GB", "4096") into bytes. `what` names the value
  * in the error message. */
 int sb_parse_size(const char *s, double *bytes, const char *what, sb_err *err);

@@ -90,7 +90,7 @@ static int sb__sweep(const sb__popts *o, json_t *out)
         return sb_cli_usage("predict", "--sweep '%.80s': expected key=v1,v2,... "
                             "(a key of up to 63 characters, values of up to "
                             "1023)", o->sweep);
-    if (eq[1] == ',' || eq[strlen(eq) - 1] == ',' || strstr(eq, ",,"))
+    if (sb_list_has_empty(eq + 1, ','))
         return sb_cli_usage("predict", "--sweep '%s': an empty value in the "
                             "list", o->sweep);
     char key[64];

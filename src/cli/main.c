@@ -85,10 +85,10 @@ int sb_cli_opt(int argc, char **argv, int *i, const char *name,
 int sb_cli_number(const char *cmd, const char *opt, const char *s, double lo,
                   double hi, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= lo) || !(v <= hi))
+    double v;
+    bool range;
+    if (!sb_parse_decimal(s, &v, &range) || range || !(v >= lo) ||
+        !(v <= hi))
         return sb_cli_usage(cmd, "%s %s: expected a number in [%g, %g]", opt,
                             s, lo, hi);
     *out = v;

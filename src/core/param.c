@@ -153,12 +153,22 @@ static bool choice_ok(const char *choices, const char *s)
     return false;
 }
 
+bool sb_list_has_empty(const char *list, char sep)
+{
+    const size_t n = strlen(list);
+    const char twice[3] = {sep, sep, 0};
+    return n > 0 && (list[0] == sep || list[n - 1] == sep ||
+                     strstr(list, twice) != NULL);
+}
+
 /* A decimal number as strtod reads it, with nothing after it but
  * spaces; not the hexadecimal forms, infinities or NaNs strtod also takes
  * ("0x10", "inf"). *range: the number is beyond a double (too large, or
  * too small to be a normal one). */
-static bool parse_decimal(const char *s, double *v, bool *range)
+bool sb_parse_decimal(const char *s, double *v, bool *range)
 {
+    while (*s == ' ')
+        s++;
     *range = false;
     for (const char *c = s; *c; c++)
         if (!strchr("0123456789+-.eE ", *c))
@@ -191,7 +201,7 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
     bool range;
     switch (d->type) {
     case SB_P_INT: {
-        if (!parse_decimal(s, &v, &range) || (!range && v != floor(v)) ||
+        if (!sb_parse_decimal(s, &v, &range) || (!range && v != floor(v)) ||
             (range && fabs(v) < 1.0)) /* 1e-400 underflows: no integer */
             return sb_fail(err, SB_EINVAL,
                            "parameter %s=%s: not an integer", d->name, s);
@@ -217,7 +227,7 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
         return 0;
     }
     case SB_P_FLOAT: {
-        if (!parse_decimal(s, &v, &range))
+        if (!sb_parse_decimal(s, &v, &range))
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: not a number",
                            d->name, s);
         if (range)
@@ -439,14 +449,14 @@ static int expand_range(const sb_param_def *d, const char *item,
         bool ok = true, range = false;
         if (step_s[0] == 'x' || step_s[0] == '*') {
             geometric = true;
-            ok = parse_decimal(step_s + 1, &step, &range);
+            ok = sb_parse_decimal(step_s + 1, &step, &range);
         } else if (step_s[0] == '+') {
             geometric = false;
             if (d->type == SB_P_SIZE) {
                 if (sb_parse_size(step_s + 1, &step, d->name, err))
                     return SB_EINVAL;
             } else {
-                ok = parse_decimal(step_s + 1, &step, &range);
+                ok = sb_parse_decimal(step_s + 1, &step, &range);
             }
         } else {
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: step must be "
@@ -516,8 +526,7 @@ int sb_expand_values(const sb_param_def *d, const char *spec, sb_pval *out,
     /* A free-text string parameter is one value even with commas in it
      * only when it declares no choices and is not a list type; lists are
      * the common case, so commas always split. */
-    if (buf[0] && (buf[0] == ',' || buf[strlen(buf) - 1] == ',' ||
-                   strstr(buf, ",,")))
+    if (sb_list_has_empty(buf, ','))
         return sb_fail(err, SB_EINVAL, "parameter %s=%s: an empty item in "
                        "the list", d->name, spec);
     char *save = NULL;

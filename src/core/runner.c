@@ -107,7 +107,7 @@ static int check_list(const char *opt, const char *list, sb_err *err)
     if (n >= 1024)
         return sb_fail(err, SB_EINVAL, "%s: list longer than 1023 characters",
                        opt);
-    if (n == 0 || list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,"))
+    if (n == 0 || sb_list_has_empty(list, ','))
         return sb_fail(err, SB_EINVAL, "%s '%s': an empty item in the list",
                        opt, list);
     return 0;

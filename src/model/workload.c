@@ -636,8 +636,7 @@ int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err)
     snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
     const char *path = sb__set_path(key);
     /* dot-separated names of letters, digits and '_', none empty */
-    bool ok = path[0] != '.' && path[strlen(path) - 1] != '.' &&
-              !strstr(path, "..");
+    bool ok = !sb_list_has_empty(path, '.');
     for (const char *c = path; ok && *c; c++)
         ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.';
     if (!ok)

@@ -124,6 +124,9 @@ int main(void)
     CHECK(sb_expand_values(&defs[1], "4,", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
     CHECK(sb_expand_values(&defs[1], ",4", out, SB_MAX_SWEEP_VALUES, &err) == SB_EINVAL);
     CHECK(sb_expand_values(&defs[1], "4,8", out, SB_MAX_SWEEP_VALUES, &err) == 2);
+    CHECK(sb_list_has_empty("a..b", '.') && sb_list_has_empty(".a", '.') &&
+          sb_list_has_empty("a.", '.') && !sb_list_has_empty("a.b", '.') &&
+          !sb_list_has_empty("", ','));
 
     /* Sweep expansion: defaults, layers, unknown keys. */
     sb_pset user = {0};
