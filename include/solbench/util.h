@@ -32,6 +32,11 @@ double sb_phys_mem(void);
 double sb_llc_bytes(void);
 /* NUMA nodes as hwloc sees them; 0 when unknown. */
 int sb_numa_nodes(void);
+/* The rank an MPI launcher gave this process, from its environment
+ * (before MPI starts); -1 when none says. */
+long sb_launcher_rank(void);
+/* Whether an MPI launcher started this process. */
+bool sb_launcher_present(void);
 /* Whether the machine has a NUMA node of this OS index (hwloc). */
 bool sb_numa_node_exists(int os_index);
 /* The machine's hwloc topology, loaded once per process and shared (never

@@ -40,6 +40,20 @@ int sb_cli_number(const char *cmd, const char *opt, const char *s, double lo,
 int sb_cli_int(const char *cmd, const char *opt, const char *s, int lo, int hi,
                int *out);
 
+struct stat;
+struct json_t;
+/* An output file (--json, --csv, --junit, ...) tried before a run starts:
+ * fails with a message naming `opt` when it cannot be written; *id gets
+ * the file's identity when it exists (see sb_cli_same_out). */
+int sb_cli_check_out(const char *opt, const char *path, struct stat *id,
+                     sb_err *err);
+/* Whether two output paths checked so name one file. */
+bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
+                     const struct stat *ib);
+/* --tag key=value into `tags` (a key of up to 127 characters, given once,
+ * UTF-8): 0, or 2 after a usage line. */
+int sb_cli_tag(const char *cmd, const char *v, struct json_t *tags);
+
 struct sb_run;
 /* Like with like, for compare and check: when runs a and b differ in what
  * must match (sb_runs_mismatch), lists each differing JSON path under

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "solbench/compare.h"
@@ -97,14 +98,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
         } else if ((m = sb_cli_opt(argc, argv, &i, "--tag", &v))) {
             if (m < 0)
                 return -1;
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v) {
-                sb_cli_usage("check", "--tag %s: expected key=value", v);
+            if (sb_cli_tag("check", v, o->tags))
                 return -1;
-            }
-            char key[128];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
-            json_object_set_new(o->tags, key, json_string(eq + 1));
         } else if (strcmp(argv[i], "--confirm") == 0) {
             o->confirm = true;
         } else if (strcmp(argv[i], "--allow-mismatch") == 0) {
@@ -394,6 +389,24 @@ int sb_cmd_check(int argc, char **argv)
     memset(&bc, 0, sizeof bc);
     char path[4096];
 
+    /* The reports' files are tried before measuring, not after. */
+    const char *outs[3] = {o.junit, o.markdown, o.json},
+               *opts[3] = {"--junit", "--markdown", "--json"};
+    struct stat ids[3];
+    for (int k = 0; k < 3; k++) {
+        if (!outs[k])
+            continue;
+        int bad = sb_cli_check_out(opts[k], outs[k], &ids[k], &err);
+        for (int j = 0; j < k && !bad; j++)
+            if (outs[j] && sb_cli_same_out(outs[j], &ids[j], outs[k], &ids[k]))
+                bad = sb_fail(&err, SB_EINVAL, "%s %s and %s %s name the same "
+                              "file", opts[j], outs[j], opts[k], outs[k]);
+        if (bad) {
+            sb_run_init(&base);
+            rc = sb_cli_error(&err);
+            goto out;
+        }
+    }
     if (sb_store_open_default(o.db, &st, path, sizeof path, &err)) {
         sb_run_init(&base);
         rc = sb_cli_error(&err);

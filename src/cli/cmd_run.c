@@ -6,9 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "solbench/output.h"
@@ -57,62 +55,6 @@ static const char *sb__join(const char *have, const char *more, char *buf,
     int n = have ? snprintf(buf, len, "%s,%s", prev, more)
                  : snprintf(buf, len, "%s", more);
     return n < 0 || (size_t)n >= len ? NULL : buf;
-}
-
-/* An output file must be writable before the run starts, not after it.
- * A new file is made and removed again (O_EXCL: only what this call made);
- * an existing one is opened for appending, which changes nothing; a
- * symbolic link to nowhere is left as it is (the write will create its
- * target). *id gets the file's device and inode when it exists. */
-static int sb__check_out(const char *opt, const char *path, struct stat *id,
-                         sb_err *err)
-{
-    memset(id, 0, sizeof *id);
-    if (!*path)
-        return sb_fail(err, SB_EINVAL, "%s: empty path", opt);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return sb_fail(err, SB_EINVAL, "%s %s: is a directory", opt, path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd >= 0) {
-        close(fd);
-        remove(path);
-        return 0;
-    }
-    if (errno == EEXIST) {
-        fd = open(path, O_WRONLY | O_APPEND);
-        if (fd >= 0) {
-            fstat(fd, id);
-            close(fd);
-            return 0;
-        }
-        if (errno == ENOENT) /* a dangling symbolic link */
-            return 0;
-    }
-    return sb_fail(err, SB_EINVAL, "%s %s: cannot write: %s", opt, path,
-                   strerror(errno));
-}
-
-/* Whether two output paths name one file: the same existing file, or the
- * same name in the same folder. */
-static bool sb__same_out(const char *a, const struct stat *ia, const char *b,
-                         const struct stat *ib)
-{
-    if (ia->st_ino && ib->st_ino)
-        return ia->st_dev == ib->st_dev && ia->st_ino == ib->st_ino;
-    char ra[4096], rb[4096], da[4096], db[4096];
-    snprintf(da, sizeof da, "%s", a);
-    snprintf(db, sizeof db, "%s", b);
-    char *sa = strrchr(da, '/'), *sb = strrchr(db, '/');
-    const char *na = sa ? sa + 1 : da, *nb = sb ? sb + 1 : db;
-    if (sa)
-        *sa = 0;
-    if (sb)
-        *sb = 0;
-    if (!realpath(sa ? (da[0] ? da : "/") : ".", ra) ||
-        !realpath(sb ? (db[0] ? db : "/") : ".", rb))
-        return strcmp(a, b) == 0;
-    return strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
 }
 
 int sb_cmd_run(int argc, char **argv)
@@ -197,28 +139,8 @@ int sb_cmd_run(int argc, char **argv)
             db_path = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--tag", &v))) {
             if (m < 0) goto out;
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v) {
-                sb_cli_usage("run", "--tag %s: expected key=value", v);
+            if (sb_cli_tag("run", v, tags))
                 goto out;
-            }
-            if (eq - v > 127) {
-                sb_cli_usage("run", "--tag %.40s...: key longer than 127 "
-                             "characters", v);
-                goto out;
-            }
-            char key[128];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
-            if (json_object_get(tags, key)) {
-                sb_cli_usage("run", "--tag %s: given twice", key);
-                goto out;
-            }
-            json_t *val = json_string(eq + 1);
-            if (!val || json_object_set_new(tags, key, val)) {
-                sb_cli_usage("run", "--tag %s: key and value must be UTF-8 "
-                             "text", key);
-                goto out;
-            }
         } else if (strcmp(argv[i], "--interleave") == 0) {
             ctx.interleave = true;
         } else if (strcmp(argv[i], "--no-store") == 0) {
@@ -265,10 +187,10 @@ int sb_cmd_run(int argc, char **argv)
     char db_file[1024] = "";
     struct stat jid, cid;
     if (ctx.rank == 0 &&
-        ((json_path && sb__check_out("--json", json_path, &jid, &err)) ||
-         (csv_path && sb__check_out("--csv", csv_path, &cid, &err)) ||
+        ((json_path && sb_cli_check_out("--json", json_path, &jid, &err)) ||
+         (csv_path && sb_cli_check_out("--csv", csv_path, &cid, &err)) ||
          (json_path && csv_path &&
-          sb__same_out(json_path, &jid, csv_path, &cid) &&
+          sb_cli_same_out(json_path, &jid, csv_path, &cid) &&
           sb_fail(&err, SB_EINVAL, "--json %s and --csv %s name the same "
                   "file", json_path, csv_path)) ||
          (!no_store &&

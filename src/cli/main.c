@@ -7,10 +7,16 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
 
 #include "cli/cli.h"
 #include "solbench/compare.h"
 #include "solbench/sysinfo.h"
+#include "solbench/util.h"
 
 typedef struct sb_command {
     const char *name;
@@ -32,25 +38,11 @@ int sb_cli_error(const sb_err *err)
     return sb_exit_code(err->code ? err->code : SB_EINVAL);
 }
 
-/* The rank a launcher gave this process, before MPI starts (a usage error
- * comes from parsing, the same on every rank: rank 0 alone says it). */
-static long sb__launcher_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-                                       "PMI_RANK", NULL};
-    for (int i = 0; vars[i]; i++) {
-        const char *v = getenv(vars[i]);
-        char *end;
-        long r = v && *v ? strtol(v, &end, 10) : -1;
-        if (v && *v && !*end && r >= 0)
-            return r;
-    }
-    return 0;
-}
-
 int sb_cli_usage(const char *cmd, const char *fmt, ...)
 {
-    if (sb__launcher_rank() != 0)
+    /* a usage error comes from parsing, the same on every rank of a
+     * launch: rank 0 alone says it */
+    if (sb_launcher_rank() > 0)
         return 2;
     va_list ap;
     fprintf(stderr, "solbench %s: ", cmd);
@@ -80,6 +72,83 @@ int sb_cli_opt(int argc, char **argv, int *i, const char *name,
     }
     *value = argv[++*i];
     return 1;
+}
+
+/* An output file must be writable before the run starts, not after it.
+ * A new file is made and removed again (O_EXCL: only what this call made);
+ * an existing one is opened for appending, which changes nothing; a
+ * symbolic link to nowhere is left as it is (the write will create its
+ * target). *id gets the file's device and inode when it exists. */
+int sb_cli_check_out(const char *opt, const char *path, struct stat *id,
+                         sb_err *err)
+{
+    memset(id, 0, sizeof *id);
+    if (!*path)
+        return sb_fail(err, SB_EINVAL, "%s: empty path", opt);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return sb_fail(err, SB_EINVAL, "%s %s: is a directory", opt, path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+        close(fd);
+        remove(path);
+        return 0;
+    }
+    if (errno == EEXIST) {
+        fd = open(path, O_WRONLY | O_APPEND);
+        if (fd >= 0) {
+            fstat(fd, id);
+            close(fd);
+            return 0;
+        }
+        if (errno == ENOENT) /* a dangling symbolic link */
+            return 0;
+    }
+    return sb_fail(err, SB_EINVAL, "%s %s: cannot write: %s", opt, path,
+                   strerror(errno));
+}
+
+/* Whether two output paths name one file: the same existing file, or the
+ * same name in the same folder. */
+bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
+                         const struct stat *ib)
+{
+    if (ia->st_ino && ib->st_ino)
+        return ia->st_dev == ib->st_dev && ia->st_ino == ib->st_ino;
+    char ra[4096], rb[4096], da[4096], db[4096];
+    snprintf(da, sizeof da, "%s", a);
+    snprintf(db, sizeof db, "%s", b);
+    char *sa = strrchr(da, '/'), *sb = strrchr(db, '/');
+    const char *na = sa ? sa + 1 : da, *nb = sb ? sb + 1 : db;
+    if (sa)
+        *sa = 0;
+    if (sb)
+        *sb = 0;
+    if (!realpath(sa ? (da[0] ? da : "/") : ".", ra) ||
+        !realpath(sb ? (db[0] ? db : "/") : ".", rb))
+        return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
+}
+
+/* --tag key=value into the object `tags`: a key of up to 127 characters,
+ * given once, key and value UTF-8 (jansson refuses other text). */
+int sb_cli_tag(const char *cmd, const char *v, json_t *tags)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v)
+        return sb_cli_usage(cmd, "--tag %s: expected key=value", v);
+    if (eq - v > 127)
+        return sb_cli_usage(cmd, "--tag %.40s...: key longer than 127 "
+                            "characters", v);
+    char key[128];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+    if (json_object_get(tags, key))
+        return sb_cli_usage(cmd, "--tag %s: given twice", key);
+    json_t *val = json_string(eq + 1);
+    if (!val || json_object_set_new(tags, key, val))
+        return sb_cli_usage(cmd, "--tag %s: key and value must be UTF-8 "
+                            "text", key);
+    return 0;
 }
 
 int sb_cli_number(const char *cmd, const char *opt, const char *s, double lo,

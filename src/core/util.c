@@ -104,6 +104,37 @@ int sb_numa_nodes(void)
     return n > 0 ? n : 0;
 }
 
+/* What MPI launchers put in a rank's environment: its rank (Open MPI,
+ * PMIx — Open MPI 4+ and Slurm —, PMI-1/2 — MPICH's hydra, Slurm), and
+ * other marks of a launch (MPICH's and Intel MPI's own). */
+static const char *const sb__rank_vars[] = {"OMPI_COMM_WORLD_RANK",
+                                            "PMIX_RANK", "PMI_RANK", NULL};
+static const char *const sb__launch_vars[] = {
+    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS", "HYDI_CONTROL_FD",
+    NULL};
+
+long sb_launcher_rank(void)
+{
+    for (int i = 0; sb__rank_vars[i]; i++) {
+        const char *v = getenv(sb__rank_vars[i]);
+        char *end;
+        long r = v && *v ? strtol(v, &end, 10) : -1;
+        if (v && *v && !*end && r >= 0)
+            return r;
+    }
+    return -1;
+}
+
+bool sb_launcher_present(void)
+{
+    if (sb_launcher_rank() >= 0)
+        return true;
+    for (int i = 0; sb__launch_vars[i]; i++)
+        if (getenv(sb__launch_vars[i]))
+            return true;
+    return false;
+}
+
 bool sb_numa_node_exists(int os_index)
 {
     hwloc_topology_t t = sb_topology();

@@ -46,6 +46,10 @@ trap 'rm -rf "$tmpd"' EXIT
 expect "same file"    -- run --no-store --bench memory.copy --json "$tmpd/same" --csv "$tmpd/same"
 expect "same file"    -- run --no-store --bench memory.copy --json "$tmpd/same" --csv "$tmpd/../$(basename "$tmpd")/same"
 expect "given twice"  -- run --no-store --bench memory.copy --tag a=1 --tag a=2
+# check shares run's tag and output checks (before the store is opened)
+expect "given twice"  -- check --baseline none --tag a=1 --tag a=2
+expect "is a directory" -- check --baseline none --junit /tmp
+expect "same file"    -- check --baseline none --junit "$tmpd/r" --json "$tmpd/../$(basename "$tmpd")/r"
 expect "127"          -- run --no-store --bench memory.copy --tag "$(printf 'k%.0s' $(seq 200))=1"
 expect "UTF-8"        -- run --no-store --bench memory.copy --tag "$(printf 'k\xff')=1"
 # scoped parameters (-p SCOPE:key=value): a scope that covers no selected

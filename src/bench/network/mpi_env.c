@@ -13,19 +13,9 @@
 #include <mpi.h>
 
 #include "solbench/net.h"
+#include "solbench/util.h"
 
-bool sb_mpi_launched(void)
-{
-    /* Open MPI, PMIx (Open MPI 4+, Slurm), PMI-1/2 (MPICH's hydra, Slurm),
-     * MPICH's and Intel MPI's own. */
-    static const char *const vars[] = {
-        "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",       "PMI_SIZE", "PMI_RANK",
-        "MPI_LOCALNRANKS",      "HYDI_CONTROL_FD", NULL};
-    for (int i = 0; vars[i]; i++)
-        if (getenv(vars[i]))
-            return true;
-    return false;
-}
+bool sb_mpi_launched(void) { return sb_launcher_present(); }
 
 /* First line of MPI_Get_library_version, blanks collapsed, Open MPI's
  * ", package: ..." tail dropped, and the MPI standard version added. */
