@@ -21,6 +21,26 @@ typedef struct sb_isa {
         avx512_fp16, amx_tile, amx_bf16, amx_int8;
 } sb_isa;
 
+/* Methods agreeing within this fraction give a clock; beyond it the clock
+ * is uncertain and no figure is given. */
+#define SB_CLOCK_AGREE 0.05
+
+/* The core clock of the calling thread's core, by every method this
+ * machine offers (docs/SYSINFO.md): each figure in GHz, 0 where the
+ * method is not available. */
+typedef struct sb_core_clock {
+    double ghz;        /* the mean of the methods when they agree; 0 when
+                          uncertain or none ran */
+    double ghz_add;    /* dependent `add reg, reg` chain (1 cycle each) */
+    double ghz_mul;    /* dependent integer multiply chain */
+    double ghz_perf;   /* hardware cycle counter over the add runs */
+    int mul_latency;   /* cycles per multiply assumed; 0 = not used */
+    int methods;       /* how many of the three ran */
+    double spread;     /* largest / smallest - 1 over the methods */
+    bool uncertain;    /* two or more methods disagree beyond SB_CLOCK_AGREE */
+    char method[96];   /* in words: which methods, agreeing or not */
+} sb_core_clock;
+
 typedef struct sb_sysinfo {
     char cpu_model[128];
     char vendor[32];
@@ -31,7 +51,8 @@ typedef struct sb_sysinfo {
     int cache_shared_by[5];      /* cores sharing one instance */
     double mem_bytes;
     sb_isa isa;
-    double ghz_measured;         /* dependent-add chain, one core */
+    double ghz_measured;         /* agreed core clock, one core; 0 when
+                                    not measured or uncertain */
     char os[64], kernel[128], hostname[128];
     char compiler[96], cflags[256];
     char openblas_core[48], openblas_config[160];
@@ -48,12 +69,18 @@ typedef struct sb_sysinfo {
     uint64_t xcr0;               /* OS-enabled register state (XGETBV) */
     char sqlite_version[24];
     char mpi_version[128];       /* first line; "" without MPI */
+    sb_core_clock clock;              /* every method's figure (when measured) */
 } sb_sysinfo;
 
 /* Fills si. Measuring the clock takes ~50 ms. */
 void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock);
 void sb_isa_detect(sb_isa *isa);
-/* Measures the core clock with a dependent chain of adds (1 cycle each). */
+/* Measures the core clock of the calling thread's core (~60 ms). */
+void sb_core_clock_measure(sb_core_clock *c);
+/* Fills c from given method figures (0 = not available) and decides as
+ * sb_core_clock_measure does: for tests and for documents read back. */
+void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul, double perf);
+/* sb_core_clock_measure's agreed figure: GHz, or 0 when uncertain. */
 double sb_measure_ghz(void);
 
 /* The fingerprint as JSON (new reference). Includes "fingerprint": a hex

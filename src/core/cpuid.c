@@ -1,23 +1,15 @@
 /*
- * cpuid.c — what the processor says about itself, and how fast its core
- * clock really runs.
+ * cpuid.c — what the processor says about itself.
  *
  * ISA features come from cpuid, but a feature is only usable when the OS
  * also saves and restores its registers on a context switch: the OS says
  * so in XCR0, read with XGETBV. A CPU with AVX-512 under a kernel or
  * hypervisor that does not enable the ZMM state must not run AVX-512
  * kernels (they would fault), so sb_isa_detect() reports the intersection;
- * the raw CPU view is kept beside it for the fingerprint.
- *
- * The core clock is measured, not read from /proc (which shows a nominal
- * or last-sampled frequency, and nothing at all in many virtual machines):
- * a chain of dependent integer adds retires one add per cycle on every
- * modern x86 and Arm core, so adds per second is cycles per second.
+ * the raw CPU view is kept beside it for the fingerprint. (The core clock
+ * is measured in clock.c.)
  */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <string.h>
-#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -25,9 +17,6 @@
 #endif
 
 #include "core/cpuid.h"
-#include "solbench/error.h"
-#include "solbench/timer.h"
-#include "solbench/util.h"
 
 /* ---- cpuid registers ------------------------------------------------------ */
 
@@ -220,95 +209,3 @@ void sb__cpu_identify(sb__cpu_ident *id)
 #endif
 }
 
-/* ---- measured core clock --------------------------------------------------- */
-
-enum { SB__ADDS_PER_ITER = 16 };
-
-/* Runs iters × 16 dependent adds. The loop counter is a second, independent
- * chain that the core retires in parallel (sub+jnz fuse into one op), so
- * the 16 adds set the pace: 16 cycles per iteration. Returns false where
- * there is no such loop for this architecture. */
-static bool sb__add_chain(uint64_t iters)
-{
-    uint64_t x = 0, n = iters;
-#if defined(__x86_64__)
-#define SB__A "add $1, %[x]\n\t"
-    __asm__ volatile(".p2align 4\n"
-                     "1:\n\t"
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
-                     "sub $1, %[n]\n\t"
-                     "jnz 1b\n\t"
-                     : [x] "+r"(x), [n] "+r"(n)
-                     :
-                     : "cc");
-#undef SB__A
-#elif defined(__aarch64__)
-#define SB__A "add %[x], %[x], #1\n\t"
-    __asm__ volatile(".p2align 4\n"
-                     "1:\n\t"
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
-                     "subs %[n], %[n], #1\n\t"
-                     "b.ne 1b\n\t"
-                     : [x] "+r"(x), [n] "+r"(n)
-                     :
-                     : "cc");
-#undef SB__A
-#else
-    (void)n;
-    return false;
-#endif
-    SB_KEEP(x);
-    return iters > 0;
-}
-
-double sb_measure_ghz(void)
-{
-    /* Stay on one core for the whole measurement: a migration in the
-     * middle would mix two cores' clocks. The caller's mask is restored. */
-    cpu_set_t saved;
-    bool pinned = false;
-    int cpu = sched_getcpu();
-    if (cpu >= 0 && cpu < CPU_SETSIZE &&
-        sched_getaffinity(0, sizeof saved, &saved) == 0) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        pinned = sched_setaffinity(0, sizeof one, &one) == 0;
-    }
-
-    double best = 0.0;
-    /* Calibration doubles the count until one run lasts 2 ms; it also
-     * spins the core long enough for its clock to leave any idle state. */
-    uint64_t n = 1u << 12;
-    double t = 0.0;
-    for (;;) {
-        double t0 = sb_now();
-        if (!sb__add_chain(n))
-            goto done;
-        t = sb_now() - t0;
-        if (t >= 2e-3 || n >= (1ull << 36))
-            break;
-        n *= 2;
-    }
-    /* Six runs of ~5 ms each; the fastest is the one least disturbed by
-     * interrupts, preemption or a stolen virtual CPU, which only ever make
-     * a run slower. */
-    if (t > 0.0)
-        n = (uint64_t)((double)n * (5e-3 / t)) + 1;
-    for (int run = 0; run < 6; run++) {
-        double t0 = sb_now();
-        sb__add_chain(n);
-        double dt = sb_now() - t0;
-        if (dt > 0.0) {
-            double hz = (double)n * SB__ADDS_PER_ITER / dt;
-            if (hz > best)
-                best = hz;
-        }
-    }
-done:
-    if (pinned)
-        sched_setaffinity(0, sizeof saved, &saved);
-    return best / 1e9;
-}

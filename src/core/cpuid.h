@@ -44,4 +44,8 @@ void sb__isa_from_regs(const sb__cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
 
 void sb__cpu_identify(sb__cpu_ident *id);
 
+/* Latency in cycles of a 64-bit MUL on an Arm core named by its MIDR
+ * implementer and part number; 0 when not known (clock.c). */
+int sb__arm_mul_latency(unsigned implementer, unsigned part);
+
 #endif

@@ -307,7 +307,9 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
     si->mem_bytes = pages > 0 && psize > 0 ? (double)pages * (double)psize
                                            : si->numa_mem_bytes;
 
-    si->ghz_measured = measure_clock ? sb_measure_ghz() : 0.0;
+    if (measure_clock)
+        sb_core_clock_measure(&si->clock);
+    si->ghz_measured = si->clock.ghz;
 
     struct utsname u;
     if (uname(&u) == 0) {
@@ -566,6 +568,15 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
                      sb__isa_names[i].label, (unsigned long long)si->xcr0);
             json_array_append_new(notes, sb__jstr(buf));
         }
+    if (si->clock.uncertain) {
+        snprintf(buf, sizeof buf,
+                 "the core clock is uncertain: add chain %.3f GHz, multiply "
+                 "chain %.3f GHz, cycle counter %.3f GHz (0 = not available) "
+                 "disagree by %.1f %%; no theoretical peak is computed",
+                 si->clock.ghz_add, si->clock.ghz_mul, si->clock.ghz_perf,
+                 100 * si->clock.spread);
+        json_array_append_new(notes, sb__jstr(buf));
+    }
     if (si->numa_mem_bytes > 0 && si->mem_bytes > 0 &&
         fabs(si->numa_mem_bytes - si->mem_bytes) > 0.1 * si->mem_bytes) {
         snprintf(buf, sizeof buf,
@@ -665,13 +676,30 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
     json_object_set_new(doc, "isa", isa);
 
     json_t *clock = json_object();
+    const sb_core_clock *ck = &si->clock;
     json_object_set_new(clock, "ghz_measured",
                         si->ghz_measured > 0
                             ? json_real(round(si->ghz_measured * 1000) / 1000)
                             : json_null());
     json_object_set_new(clock, "method",
-                        json_string("dependent integer add chain (1 cycle "
-                                    "each), best of 6 runs of ~5 ms, one core"));
+                        json_string(ck->methods ? ck->method : "not measured"));
+    json_object_set_new(clock, "uncertain", json_boolean(ck->uncertain));
+    json_object_set_new(clock, "spread",
+                        ck->methods >= 2
+                            ? json_real(round(ck->spread * 1e4) / 1e4)
+                            : json_null());
+    json_t *methods = json_object();
+    const double figs[3] = {ck->ghz_add, ck->ghz_mul, ck->ghz_perf};
+    static const char *const fig_names[3] = {"add_chain", "mul_chain",
+                                             "cycle_counter"};
+    for (int i = 0; i < 3; i++)
+        json_object_set_new(methods, fig_names[i],
+                            figs[i] > 0 ? json_real(round(figs[i] * 1000) / 1000)
+                                        : json_null());
+    json_object_set_new(methods, "mul_latency_cycles",
+                        ck->mul_latency > 0 ? json_integer(ck->mul_latency)
+                                            : json_null());
+    json_object_set_new(clock, "methods", methods);
     char khz[32];
     json_object_set_new(
         clock, "ghz_max_reported",
@@ -822,8 +850,18 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
     fprintf(f, "%s\n", json_array_size(usable) ? "" : " (none of those tracked)");
 
     double ghz = sb__n(doc, "clock", "ghz_measured");
+    const json_t *clk = json_object_get(doc, "clock");
     if (ghz > 0)
-        fprintf(f, "Clock        %.2f GHz measured (dependent adds, one core)\n", ghz);
+        fprintf(f, "Clock        %.2f GHz measured (%s)\n", ghz,
+                sb__s(clk, NULL, "method"));
+    else if (json_is_true(json_object_get(clk, "uncertain")))
+        fprintf(f, "Clock        uncertain: add chain %.2f GHz, multiply "
+                   "chain %.2f, cycle counter %.2f (0 = not available) "
+                   "disagree by %.0f %%; no theoretical peak is given\n",
+                sb__n(clk, "methods", "add_chain"),
+                sb__n(clk, "methods", "mul_chain"),
+                sb__n(clk, "methods", "cycle_counter"),
+                100 * json_number_value(json_object_get(clk, "spread")));
     else
         fprintf(f, "Clock        not measured\n");
 

@@ -15,7 +15,7 @@ json)
     OMP_NUM_THREADS=1 "$sb" sysinfo --json >"$tmp/out.json" 2>"$tmp/err" ||
         fail "sysinfo --json exited $?: $(cat "$tmp/err")"
     python3 - "$tmp/out.json" <<'PY' || exit 1
-import json, re, sys
+import json, platform, re, sys
 d = json.load(open(sys.argv[1]))
 need = {
     "cpu": ["model", "vendor", "family", "model_id", "stepping", "arch", "hypervisor"],
@@ -25,7 +25,7 @@ need = {
     "isa": ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
             "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
             "usable", "cpu", "xcr0"],
-    "clock": ["ghz_measured", "method"],
+    "clock": ["ghz_measured", "method", "uncertain", "spread", "methods"],
     "os": ["name", "kernel", "arch", "hostname"],
     "build": ["compiler", "cflags", "target_isa"],
     "libraries": ["openblas", "hwloc", "jansson", "sqlite", "mpi"],
@@ -48,6 +48,18 @@ if not (1 <= t.get("sockets", 0) <= t.get("cores", 0) <= t.get("threads", 0)):
 g = d.get("clock", {}).get("ghz_measured")
 if not (isinstance(g, (int, float)) and 0.5 < g < 7):
     bad.append("clock.ghz_measured=%r" % g)
+c = d.get("clock", {})
+m = c.get("methods", {})
+if c.get("uncertain") is not False:
+    bad.append("clock.uncertain=%r" % c.get("uncertain"))
+# Every method that ran agrees with the clock within 5 %.
+for k in ("add_chain", "mul_chain", "cycle_counter"):
+    v = m.get(k, "missing")
+    if v is not None and not (isinstance(v, (int, float)) and isinstance(g, (int, float))
+                              and abs(v / g - 1) <= 0.05):
+        bad.append("clock.methods.%s=%r" % (k, v))
+if platform.machine() == "x86_64" and (m.get("add_chain") is None or m.get("mul_chain") is None):
+    bad.append("clock.methods: x86-64 runs both chains")
 if d.get("env", {}).get("OMP_NUM_THREADS") != "1":
     bad.append("env.OMP_NUM_THREADS")
 for k in ("core", "version", "threads"):

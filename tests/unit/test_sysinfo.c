@@ -6,6 +6,7 @@
  * fingerprint's stability and what it does and does not depend on.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -287,10 +288,73 @@ static void test_topology(const sb_sysinfo *si)
 
 static void test_clock(const sb_sysinfo *si)
 {
-    printf("measured clock: %.3f GHz\n", si->ghz_measured);
+    const sb_core_clock *c = &si->clock;
+    printf("measured clock: %.3f GHz (add %.3f, mul %.3f, perf %.3f; %s)\n",
+           si->ghz_measured, c->ghz_add, c->ghz_mul, c->ghz_perf, c->method);
     CHECK(si->ghz_measured > 0.5 && si->ghz_measured < 7.0);
+    CHECK(si->ghz_measured == c->ghz);
+    CHECK(!c->uncertain && c->spread <= SB_CLOCK_AGREE);
+#if defined(__x86_64__)
+    /* Every x86 core has both chains: two methods at least, agreeing. */
+    CHECK(c->methods >= 2 && c->mul_latency == 3);
+    CHECK(c->ghz_add > 0 && c->ghz_mul > 0);
+    CHECK(fabs(c->ghz_add / c->ghz_mul - 1) <= SB_CLOCK_AGREE);
+#endif
     double again = sb_measure_ghz();
     CHECK(again > 0.5 && again < 7.0);
+}
+
+/* The decision on given figures: agreeing methods give their mean, a
+ * disagreeing pair gives no clock, one method is taken unconfirmed. */
+static void test_clock_decide(void)
+{
+    sb_core_clock c;
+    sb_core_clock_from_methods(&c, 3.0, 3.03, 0);
+    CHECK(!c.uncertain && c.methods == 2);
+    CHECK_NEAR(c.ghz, 3.015, 1e-12);
+    CHECK_NEAR(c.spread, 0.01, 1e-9);
+    /* An immediate-add chain folded at rename read 15.9 GHz on an
+     * Emerald Rapids guest; the multiply chain says 3.0. */
+    sb_core_clock_from_methods(&c, 15.9, 3.0, 0);
+    CHECK(c.uncertain && c.ghz == 0.0 && strstr(c.method, "disagreeing"));
+    sb_core_clock_from_methods(&c, 3.0, 3.0, 3.3);
+    CHECK(c.uncertain && c.ghz == 0.0 && c.methods == 3);
+    sb_core_clock_from_methods(&c, 3.0, 3.05, 2.98);
+    CHECK(!c.uncertain && c.methods == 3 && c.ghz > 2.98 && c.ghz < 3.05);
+    sb_core_clock_from_methods(&c, 2.5, 0, 0);
+    CHECK(!c.uncertain && c.methods == 1 && c.ghz == 2.5 &&
+          strstr(c.method, "unconfirmed"));
+    sb_core_clock_from_methods(&c, 0, 0, 0);
+    CHECK(c.methods == 0 && c.ghz == 0.0 && !c.uncertain);
+
+    /* An uncertain clock in the document: no figure, the flag, every
+     * method's figure and a note. */
+    sb_sysinfo si;
+    sb_sysinfo_collect(&si, false);
+    sb_core_clock_from_methods(&si.clock, 15.9, 3.0, 0);
+    si.ghz_measured = si.clock.ghz;
+    json_t *doc = sb_sysinfo_json(&si);
+    json_t *clk = json_object_get(doc, "clock");
+    CHECK(json_is_null(json_object_get(clk, "ghz_measured")));
+    CHECK(json_is_true(json_object_get(clk, "uncertain")));
+    CHECK_NEAR(json_number_value(json_object_get(
+                   json_object_get(clk, "methods"), "add_chain")), 15.9, 1e-9);
+    CHECK(json_is_null(json_object_get(json_object_get(clk, "methods"),
+                                       "cycle_counter")));
+    bool noted = false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(doc, "notes"), i, v)
+        noted |= json_string_value(v) &&
+                 strstr(json_string_value(v), "clock is uncertain") != NULL;
+    CHECK(noted);
+    json_decref(doc);
+
+    /* The Arm multiply latencies the chain may use; others are unknown. */
+    CHECK(sb__arm_mul_latency(0x41, 0xd0c) == 2); /* Neoverse N1 */
+    CHECK(sb__arm_mul_latency(0x41, 0xd4f) == 2); /* Neoverse V2 */
+    CHECK(sb__arm_mul_latency(0x61, 0x022) == 0); /* not Arm's design */
+    CHECK(sb__arm_mul_latency(0x41, 0x123) == 0);
 }
 
 static void test_fingerprint(const sb_sysinfo *measured)
@@ -443,6 +507,7 @@ int main(void)
     test_isa_vs_cpuinfo(&si);
     test_topology(&si);
     test_clock(&si);
+    test_clock_decide();
     test_fingerprint(&si);
     test_json(&si);
     return sb_check_done();

@@ -370,11 +370,33 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
         sb_result_note(r, "isa=auto ran the %s kernel", sb__isa_name(s->isa));
 
     /* The clock of every core used, measured at once on all of them (an
-     * all-core clock can be lower than a one-core one). */
+     * all-core clock can be lower than a one-core one). A core whose
+     * methods disagree leaves the clock, and the theoretical peak,
+     * unknown. */
     double ghz_sum = 0;
-#pragma omp parallel num_threads(s->threads) reduction(+ : ghz_sum)
-    ghz_sum += sb_measure_ghz();
-    double ghz = ghz_sum / s->threads;
+    int uncertain = 0;
+    sb_core_clock worst = {0}, first = {0};
+#pragma omp parallel num_threads(s->threads) reduction(+ : ghz_sum, uncertain)
+    {
+        sb_core_clock ck;
+        sb_core_clock_measure(&ck);
+        ghz_sum += ck.ghz;
+        if (omp_get_thread_num() == 0)
+            first = ck;
+        if (ck.uncertain || ck.ghz <= 0) {
+            uncertain++;
+#pragma omp critical(sb_peak_clock)
+            worst = ck;
+        }
+    }
+    double ghz = uncertain ? 0.0 : ghz_sum / s->threads;
+    if (uncertain)
+        sb_result_note(r,
+                       "no theoretical peak: the core clock is uncertain on "
+                       "%d of %d threads (e.g. add chain %.3f GHz, multiply "
+                       "chain %.3f, cycle counter %.3f; 0 = not available)",
+                       uncertain, s->threads, worst.ghz_add, worst.ghz_mul,
+                       worst.ghz_perf);
     int cores = sb_cores();
     int used = (cores > 0 && s->threads > cores) ? cores : s->threads;
 
@@ -389,9 +411,9 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
         sb_result_metric(r, "pct_of_theoretical", 100.0 * achieved / theo,
                          "%");
         sb_result_note(r,
-                       "theoretical = %d core%s x %.3f GHz (measured, "
-                       "dependent-add chain) x %g FLOP/cycle (%s %s: %s)",
-                       used, used == 1 ? "" : "s", ghz, fpc, u.name,
+                       "theoretical = %d core%s x %.3f GHz (measured: %s) "
+                       "x %g FLOP/cycle (%s %s: %s)",
+                       used, used == 1 ? "" : "s", ghz, first.method, fpc, u.name,
                        sb__isa_name(s->isa), u.source[s->isa]);
         if (s->all_cores) {
             snprintf(name, sizeof name, "peak.%s.theoretical", dt);
@@ -399,7 +421,8 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
                 sb_ceil_set(&ctx->ceil, name, theo, "theoretical");
         }
     }
-    sb_result_metric(r, "GHz", ghz, "GHz");
+    if (ghz > 0)
+        sb_result_metric(r, "GHz", ghz, "GHz");
     sb_result_metric(r, "flops_per_cycle", fpc, "FLOP/cycle");
     /* The all-core figure is the ceiling later benches compare against: a
      * speed of light, so the best sample (the least disturbed one) of the

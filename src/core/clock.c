@@ -1,0 +1,330 @@
+/*
+ * clock.c — how fast the core clock really runs, measured three ways that
+ * must agree before a theoretical peak is built on the figure.
+ *
+ * The clock is not read from /proc (a nominal or last-sampled frequency,
+ * and nothing at all in many virtual machines). Instead:
+ *
+ *  1. add chain: a loop of 16 dependent `add reg, reg` per iteration. A
+ *     register-register add has a latency of one cycle on every x86 and
+ *     Arm core, and no core eliminates it. (An `add $imm, reg` chain is
+ *     not safe: Golden Cove and its successors fold small immediates at
+ *     rename and retire several such adds per cycle, which read as a
+ *     15.9 GHz clock on an Emerald Rapids guest.)
+ *  2. multiply chain: 8 dependent integer multiplies per iteration, whose
+ *     latency is a documented constant — 3 cycles for `imul r64, r64` on
+ *     every Intel core since Nehalem and every AMD Zen; on Arm, the 64-bit
+ *     MUL latency of the Neoverse cores in sb__arm_mul_latency(). An
+ *     execution unit of another kind with another latency: a fault in one
+ *     method does not repeat in the other.
+ *  3. the hardware cycle counter (perf_event_open, user-mode cycles of this
+ *     thread) over the add-chain runs, where the kernel offers it (many
+ *     hypervisors do not).
+ *
+ * Each method is timed in runs of ~3 ms, interleaved (add, multiply, add,
+ * ...) so a change of clock or load between them hits both; of eight runs
+ * the fastest counts, because interrupts, preemption and a stolen virtual
+ * CPU only ever make a run slower. When the methods available disagree by
+ * more than SB_CLOCK_AGREE, the clock is uncertain and no figure is given:
+ * a theoretical peak from a wrong clock is worse than none.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#endif
+
+#include "core/cpuid.h"
+#include "solbench/sysinfo.h"
+#include "solbench/timer.h"
+#include "solbench/util.h"
+
+enum { SB__ADDS_PER_ITER = 16, SB__MULS_PER_ITER = 8, SB__RUNS = 8 };
+
+/* ---- the chains -------------------------------------------------------------- */
+
+/* Runs iters x 16 dependent register adds. The loop counter is a second,
+ * independent chain that the core retires in parallel (sub+jnz fuse into
+ * one op), so the adds set the pace: 16 cycles per iteration. */
+static bool sb__add_chain(uint64_t iters)
+{
+    uint64_t x = 0, one = 1, n = iters;
+    __asm__("" : "+r"(one)); /* a register the compiler cannot see is 1 */
+#if defined(__x86_64__)
+#define SB__A "add %[one], %[x]\n\t"
+    __asm__ volatile(".p2align 4\n"
+                     "1:\n\t"
+                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                     "sub $1, %[n]\n\t"
+                     "jnz 1b\n\t"
+                     : [x] "+r"(x), [n] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc");
+#undef SB__A
+#elif defined(__aarch64__)
+#define SB__A "add %[x], %[x], %[one]\n\t"
+    __asm__ volatile(".p2align 4\n"
+                     "1:\n\t"
+                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                     "subs %[n], %[n], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : [x] "+r"(x), [n] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc");
+#undef SB__A
+#else
+    (void)n;
+    (void)one;
+    return false;
+#endif
+    SB_KEEP(x);
+    return iters > 0;
+}
+
+/* Runs iters x 8 dependent 64-bit multiplies by an odd constant (x keeps
+ * changing; no multiply is by 0 or 1). */
+static bool sb__mul_chain(uint64_t iters)
+{
+    uint64_t x = 1, m = 0x9e3779b97f4a7c15ull, n = iters;
+    __asm__("" : "+r"(m));
+#if defined(__x86_64__)
+#define SB__M "imul %[m], %[x]\n\t"
+    __asm__ volatile(".p2align 4\n"
+                     "1:\n\t"
+                     SB__M SB__M SB__M SB__M SB__M SB__M SB__M SB__M
+                     "sub $1, %[n]\n\t"
+                     "jnz 1b\n\t"
+                     : [x] "+r"(x), [n] "+r"(n)
+                     : [m] "r"(m)
+                     : "cc");
+#undef SB__M
+#elif defined(__aarch64__)
+#define SB__M "mul %[x], %[x], %[m]\n\t"
+    __asm__ volatile(".p2align 4\n"
+                     "1:\n\t"
+                     SB__M SB__M SB__M SB__M SB__M SB__M SB__M SB__M
+                     "subs %[n], %[n], #1\n\t"
+                     "b.ne 1b\n\t"
+                     : [x] "+r"(x), [n] "+r"(n)
+                     : [m] "r"(m)
+                     : "cc");
+#undef SB__M
+#else
+    (void)n;
+    (void)m;
+    return false;
+#endif
+    SB_KEEP(x);
+    return iters > 0;
+}
+
+/* ---- latencies ----------------------------------------------------------------- */
+
+#if defined(__aarch64__)
+/* The MIDR of cpu0 on Linux/aarch64 (0 when unknown). */
+static unsigned sb__arm_midr(void)
+{
+    unsigned implementer = 0, part = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        if (strncmp(line, "CPU implementer", 15) == 0 && !implementer)
+            sscanf(colon + 1, "%x", &implementer);
+        else if (strncmp(line, "CPU part", 8) == 0 && !part)
+            sscanf(colon + 1, "%x", &part);
+    }
+    if (f)
+        fclose(f);
+    return implementer << 24 | part << 4;
+}
+#endif
+
+int sb__arm_mul_latency(unsigned implementer, unsigned part)
+{
+    /* 64-bit MUL (MADD X-form) latency, Arm's software optimisation
+     * guides: Neoverse N1, N2, V1, V2, V3 and the Cortex-A76/A77/A78/X1
+     * family they grew from, 2 cycles. Other cores: unknown, the method
+     * is not used. */
+    static const unsigned two[] = {0xd0b, 0xd0c, 0xd0d, 0xd41, 0xd44,
+                                   0xd40, 0xd49, 0xd4f, 0xd84, 0xd8e};
+    if (implementer != 0x41)
+        return 0;
+    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
+        if (part == two[i])
+            return 2;
+    return 0;
+}
+
+/* Cycles of one multiply on this core; 0 when not known. */
+static int sb__mul_latency(void)
+{
+#if defined(__x86_64__)
+    return 3;
+#elif defined(__aarch64__)
+    unsigned midr = sb__arm_midr();
+    return sb__arm_mul_latency(midr >> 24, (midr >> 4) & 0xfff);
+#else
+    return 0;
+#endif
+}
+
+/* ---- the hardware cycle counter ----------------------------------------------- */
+
+static int sb__perf_open(void)
+{
+#if defined(__linux__) && defined(SYS_perf_event_open)
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_CPU_CYCLES;
+    a.disabled = 1;
+    a.exclude_kernel = 1; /* allowed at perf_event_paranoid 2 */
+    a.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    return fd >= 0 ? (int)fd : -1;
+#else
+    return -1;
+#endif
+}
+
+static bool sb__perf_read(int fd, uint64_t *v)
+{
+    return fd >= 0 && read(fd, v, sizeof *v) == (ssize_t)sizeof *v;
+}
+
+/* ---- the measurement ------------------------------------------------------------ */
+
+/* Iterations of chain that last about `seconds` (doubling from a small
+ * count; the spinning also wakes the core from any idle frequency). */
+static uint64_t sb__calibrate(bool (*chain)(uint64_t), double seconds)
+{
+    uint64_t n = 1u << 10;
+    for (;;) {
+        double t0 = sb_now();
+        if (!chain(n))
+            return 0;
+        double t = sb_now() - t0;
+        if (t >= 1e-3 || n >= (1ull << 36))
+            return t > 0 ? (uint64_t)((double)n * (seconds / t)) + 1 : n;
+        n *= 2;
+    }
+}
+
+static void sb__clock_decide(sb_core_clock *c)
+{
+    double v[3];
+    int n = 0;
+    if (c->ghz_add > 0)
+        v[n++] = c->ghz_add;
+    if (c->ghz_mul > 0)
+        v[n++] = c->ghz_mul;
+    if (c->ghz_perf > 0)
+        v[n++] = c->ghz_perf;
+    c->methods = n;
+    if (n == 0) {
+        snprintf(c->method, sizeof c->method, "not measured (no chain for "
+                 "this architecture)");
+        return;
+    }
+    double lo = v[0], hi = v[0], sum = 0;
+    for (int i = 0; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+        sum += v[i];
+    }
+    c->spread = hi / lo - 1.0;
+    c->uncertain = n >= 2 && c->spread > SB_CLOCK_AGREE;
+    c->ghz = c->uncertain ? 0.0 : sum / n;
+    snprintf(c->method, sizeof c->method, "%s%s%s (%d method%s%s)",
+             c->ghz_add > 0 ? "add chain" : "",
+             c->ghz_mul > 0 ? ", multiply chain" : "",
+             c->ghz_perf > 0 ? ", cycle counter" : "", n, n == 1 ? "" : "s",
+             n == 1 ? ", unconfirmed"
+             : c->uncertain ? ", disagreeing" : ", agreeing");
+}
+
+void sb_core_clock_measure(sb_core_clock *c)
+{
+    memset(c, 0, sizeof *c);
+    /* Stay on one core for the whole measurement: a migration in the
+     * middle would mix two cores' clocks. The caller's mask is restored. */
+    cpu_set_t saved;
+    bool pinned = false;
+    int cpu = sched_getcpu();
+    if (cpu >= 0 && cpu < CPU_SETSIZE &&
+        sched_getaffinity(0, sizeof saved, &saved) == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pinned = sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+
+    int lat = sb__mul_latency();
+    uint64_t na = sb__calibrate(sb__add_chain, 3e-3);
+    uint64_t nm = lat > 0 ? sb__calibrate(sb__mul_chain, 3e-3) : 0;
+    int fd = na ? sb__perf_open() : -1;
+    if (fd >= 0)
+        ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    double best_add = 0, best_mul = 0, best_perf = 0;
+    for (int run = 0; na && run < SB__RUNS; run++) {
+        uint64_t c0 = 0, c1 = 0;
+        bool counted = sb__perf_read(fd, &c0);
+        double t0 = sb_now();
+        sb__add_chain(na);
+        double dt = sb_now() - t0;
+        counted = counted && sb__perf_read(fd, &c1) && c1 > c0;
+        if (dt > 0) {
+            double hz = (double)na * SB__ADDS_PER_ITER / dt;
+            best_add = hz > best_add ? hz : best_add;
+            if (counted && (double)(c1 - c0) / dt > best_perf)
+                best_perf = (double)(c1 - c0) / dt;
+        }
+        if (nm) {
+            t0 = sb_now();
+            sb__mul_chain(nm);
+            dt = sb_now() - t0;
+            double hz = (double)nm * SB__MULS_PER_ITER * lat / dt;
+            if (dt > 0 && hz > best_mul)
+                best_mul = hz;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    if (pinned)
+        sched_setaffinity(0, sizeof saved, &saved);
+
+    c->ghz_add = best_add / 1e9;
+    c->ghz_mul = best_mul / 1e9;
+    c->ghz_perf = best_perf / 1e9;
+    c->mul_latency = lat;
+    sb__clock_decide(c);
+}
+
+void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul, double perf)
+{
+    memset(c, 0, sizeof *c);
+    c->ghz_add = add > 0 ? add : 0;
+    c->ghz_mul = mul > 0 ? mul : 0;
+    c->ghz_perf = perf > 0 ? perf : 0;
+    sb__clock_decide(c);
+}
+
+double sb_measure_ghz(void)
+{
+    sb_core_clock c;
+    sb_core_clock_measure(&c);
+    return c.ghz;
+}
