@@ -7,6 +7,7 @@ pkgs=(
   build-essential cmake pkg-config        # toolchain
   libhwloc-dev hwloc                      # topology and thread binding
   libopenblas-openmp-dev                  # CBLAS (OpenMP flavour)
+  libdnnl-dev                             # oneDNN: the second GEMM library
   libjansson-dev                          # JSON
   libsqlite3-dev sqlite3                  # results store
   libopenmpi-dev openmpi-bin              # network area (MPI)

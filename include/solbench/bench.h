@@ -24,9 +24,11 @@ extern "C" {
 typedef enum sb_suite { SB_SUITE_QUICK = 0, SB_SUITE_FULL = 1 } sb_suite;
 
 /* Ceilings measured so far in this run (or loaded), keyed by name:
- * "peak.fp64", "peak.fp32", "peak.bf16" (FLOP/s), "bw.L1", "bw.L2",
- * "bw.L3", "bw.DRAM" (B/s, read), "bw.triad" (B/s), "net.<coll>.alpha_s",
- * "net.<coll>.beta_Bps", "host.h2d" (B/s). Values in SI base units. */
+ * "peak.fp64", "peak.fp32", "peak.bf16" (FLOP/s), "gemm.<dtype>" (FLOP/s,
+ * the best GEMM), "gemv.<dtype>" (B/s of weights, decode-shaped GEMM),
+ * "bw.L1", "bw.L2", "bw.L3", "bw.DRAM" (B/s, read), "bw.triad" (B/s),
+ * "net.<coll>.alpha_s", "net.<coll>.beta_Bps", "host.h2d" (B/s). Values
+ * in SI base units. */
 #define SB_MAX_CEILINGS 64
 typedef struct sb_ceiling {
     char name[40];
@@ -43,6 +45,8 @@ void sb_ceil_set(sb_ceilings *c, const char *name, double value,
                  const char *source);
 /* 0 when unknown. */
 double sb_ceil_get(const sb_ceilings *c, const char *name);
+/* The unit of a ceiling by its name: "FLOP/s", "B/s", "s", "B", or "". */
+const char *sb_ceil_unit(const char *name);
 
 /* Everything a benchmark may need to know about how it is run. */
 typedef struct sb_ctx {

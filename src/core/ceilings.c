@@ -31,3 +31,17 @@ double sb_ceil_get(const sb_ceilings *c, const char *name)
             return c->c[i].value;
     return 0.0;
 }
+
+const char *sb_ceil_unit(const char *name)
+{
+    if (strncmp(name, "peak.", 5) == 0 || strncmp(name, "gemm.", 5) == 0)
+        return "FLOP/s";
+    if (strncmp(name, "bw.", 3) == 0 || strncmp(name, "gemv.", 5) == 0 ||
+        strncmp(name, "host.", 5) == 0 || strstr(name, "Bps"))
+        return "B/s";
+    if (strstr(name, "alpha"))
+        return "s";
+    if (strcmp(name, "mem.bytes") == 0)
+        return "B";
+    return "";
+}

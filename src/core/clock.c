@@ -12,11 +12,11 @@
  *     rename and retire several such adds per cycle, which read as a
  *     15.9 GHz clock on an Emerald Rapids guest.)
  *  2. multiply chain: 8 dependent integer multiplies per iteration, whose
- *     latency is a documented constant — 3 cycles for `imul r64, r64` on
- *     every Intel core since Nehalem and every AMD Zen; on Arm, the 64-bit
- *     MUL latency of the Neoverse cores in sb__arm_mul_latency(). An
- *     execution unit of another kind with another latency: a fault in one
- *     method does not repeat in the other.
+ *     latency is a measured constant per core (sb__x86_mul_latency: 3
+ *     cycles for `imul r64, r64` on every Intel P-core since Sandy Bridge
+ *     and every AMD Zen, 4-5 on Intel's E-cores; sb__arm_mul_latency for
+ *     Arm). An execution unit of another kind with another latency: a
+ *     fault in one method does not repeat in the other.
  *  3. the hardware cycle counter (perf_event_open, user-mode cycles of this
  *     thread) over the add-chain runs, where the kernel offers it (many
  *     hypervisors do not).
@@ -35,6 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__linux__)
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -129,6 +132,40 @@ static bool sb__mul_chain(uint64_t iters)
 
 /* ---- latencies ----------------------------------------------------------------- */
 
+int sb__x86_mul_latency(bool intel, bool amd, int family, int model,
+                        int core_type)
+{
+    /* imul r64, r64, measured (AIDA64 InstLat dumps): 3 cycles on every
+     * Intel P-core from Sandy Bridge to Lion Cove and on AMD Zen 1-5; 5 on
+     * the Tremont, Gracemont and Crestmont E-cores, 4 on Skymont. Other
+     * cores: not known, the chain is not used. */
+    if (amd)
+        return family >= 0x17 && family <= 0x1a ? 3 : 0;
+    if (!intel || family != 6)
+        return 0;
+    static const int gracemont_crestmont_tremont[] = {
+        0xbe, 0xaf, 0xb6, 0x86, 0x96, 0x9c};
+    static const int skymont_hybrids[] = {0xc5, 0xc6, 0xb5, 0xbd};
+    static const int gracemont_crestmont_hybrids[] = {0x97, 0x9a, 0xb7,
+                                                      0xba, 0xbf, 0xaa,
+                                                      0xac};
+    for (size_t i = 0; i < sizeof gracemont_crestmont_tremont / sizeof(int); i++)
+        if (model == gracemont_crestmont_tremont[i])
+            return 5;
+    if (core_type == 0x20) { /* an E-core of a hybrid part */
+        for (size_t i = 0; i < sizeof skymont_hybrids / sizeof(int); i++)
+            if (model == skymont_hybrids[i])
+                return 4;
+        for (size_t i = 0; i < sizeof gracemont_crestmont_hybrids / sizeof(int); i++)
+            if (model == gracemont_crestmont_hybrids[i])
+                return 5;
+        return 0;
+    }
+    if (model == 0xdd || model == 0x8a) /* Darkmont, Lakefield: unmeasured */
+        return 0;
+    return model >= 0x2a ? 3 : 0; /* Sandy Bridge (0x2a) and later */
+}
+
 #if defined(__aarch64__)
 /* The MIDR of cpu0 on Linux/aarch64 (0 when unknown). */
 static unsigned sb__arm_midr(void)
@@ -153,25 +190,53 @@ static unsigned sb__arm_midr(void)
 
 int sb__arm_mul_latency(unsigned implementer, unsigned part)
 {
-    /* 64-bit MUL (MADD X-form) latency, Arm's software optimisation
-     * guides: Neoverse N1, N2, V1, V2, V3 and the Cortex-A76/A77/A78/X1
-     * family they grew from, 2 cycles. Other cores: unknown, the method
-     * is not used. */
-    static const unsigned two[] = {0xd0b, 0xd0c, 0xd0d, 0xd41, 0xd44,
-                                   0xd40, 0xd49, 0xd4f, 0xd84, 0xd8e};
-    if (implementer != 0x41)
-        return 0;
-    for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
-        if (part == two[i])
+    /* 64-bit MUL (chained through the multiplicand), from the scheduling
+     * models that transcribe Arm's software optimisation guides:
+     * Neoverse N1 4 cycles; N2, V1 and V2 2; AmpereOne 3. Other cores:
+     * unknown, the method is not used. */
+    if (implementer == 0x41) {
+        switch (part) {
+        case 0xd0c:
+            return 4;
+        case 0xd49:
+        case 0xd40:
+        case 0xd4f:
             return 2;
+        default:
+            return 0;
+        }
+    }
+    if (implementer == 0xc0 && (part == 0xac3 || part == 0xac4))
+        return 3;
     return 0;
 }
 
-/* Cycles of one multiply on this core; 0 when not known. */
+/* Cycles of one multiply on the core this thread is pinned to; 0 when
+ * not known. */
 static int sb__mul_latency(void)
 {
 #if defined(__x86_64__)
-    return 3;
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    unsigned max_leaf = a;
+    bool intel = b == 0x756e6547u; /* "Genu" */
+    bool amd = b == 0x68747541u;   /* "Auth" */
+    __get_cpuid(1, &a, &b, &c, &d);
+    int family = (int)((a >> 8) & 0xf), model = (int)((a >> 4) & 0xf);
+    if (family == 0xf)
+        family += (int)((a >> 20) & 0xff);
+    if (family == 6 || family >= 0xf)
+        model |= (int)((a >> 16) & 0xf) << 4;
+    int core_type = 0;
+    if (max_leaf >= 0x1a) {
+        __cpuid_count(7, 0, a, b, c, d);
+        if (d & (1u << 15)) { /* hybrid: which kind is this core */
+            __cpuid_count(0x1a, 0, a, b, c, d);
+            core_type = (int)(a >> 24);
+        }
+    }
+    return sb__x86_mul_latency(intel, amd, family, model, core_type);
 #elif defined(__aarch64__)
     unsigned midr = sb__arm_midr();
     return sb__arm_mul_latency(midr >> 24, (midr >> 4) & 0xfff);
@@ -272,7 +337,7 @@ void sb_core_clock_measure(sb_core_clock *c)
         pinned = sched_setaffinity(0, sizeof one, &one) == 0;
     }
 
-    int lat = sb__mul_latency();
+    int lat = sb__mul_latency(); /* of the core pinned to */
     uint64_t na = sb__calibrate(sb__add_chain, 3e-3);
     uint64_t nm = lat > 0 ? sb__calibrate(sb__mul_chain, 3e-3) : 0;
     int fd = na ? sb__perf_open() : -1;

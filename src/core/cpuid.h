@@ -44,8 +44,13 @@ void sb__isa_from_regs(const sb__cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
 
 void sb__cpu_identify(sb__cpu_ident *id);
 
-/* Latency in cycles of a 64-bit MUL on an Arm core named by its MIDR
- * implementer and part number; 0 when not known (clock.c). */
+/* Latency in cycles of a 64-bit integer multiply, for the clock's
+ * multiply chain (clock.c); 0 when not known. x86: by vendor, display
+ * family and model, and on a hybrid part the core type of cpuid leaf 1Ah
+ * (0x20 E-core, 0x40 P-core, 0 not hybrid). Arm: by MIDR implementer and
+ * part number. */
+int sb__x86_mul_latency(bool intel, bool amd, int family, int model,
+                        int core_type);
 int sb__arm_mul_latency(unsigned implementer, unsigned part);
 
 #endif

@@ -641,18 +641,17 @@ void sb_print_profile(FILE *f, const sb_ceilings *c)
     fprintf(f, "\n== machine profile (ceilings measured in this run)\n");
     for (int i = 0; i < c->n; i++) {
         const sb_ceiling *e = &c->c[i];
-        if (strncmp(e->name, "peak.", 5) == 0 || strncmp(e->name, "gemm.", 5) == 0)
+        const char *u = sb_ceil_unit(e->name);
+        if (strcmp(u, "FLOP/s") == 0)
             fprintf(f, "  %-28s %12.1f GFLOP/s  (%s)\n", e->name,
                     e->value * 1e-9, e->source);
-        else if (strncmp(e->name, "bw.", 3) == 0 || strncmp(e->name, "host.", 5) == 0)
-            fprintf(f, "  %-28s %12.1f GB/s     (%s)\n", e->name,
-                    e->value * 1e-9, e->source);
-        else if (strstr(e->name, "alpha_s"))
+        else if (strcmp(u, "B/s") == 0)
+            fprintf(f, strstr(e->name, "beta") ? "  %-28s %12.2f GB/s     (%s)\n"
+                                               : "  %-28s %12.1f GB/s     (%s)\n",
+                    e->name, e->value * 1e-9, e->source);
+        else if (strcmp(u, "s") == 0)
             fprintf(f, "  %-28s %12.2f us       (%s)\n", e->name,
                     e->value * 1e6, e->source);
-        else if (strstr(e->name, "beta_Bps"))
-            fprintf(f, "  %-28s %12.2f GB/s     (%s)\n", e->name,
-                    e->value * 1e-9, e->source);
         else
             fprintf(f, "  %-28s %12.4g          (%s)\n", e->name, e->value,
                     e->source);

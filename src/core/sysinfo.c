@@ -33,6 +33,7 @@
 #include <mpi.h>
 #endif
 
+#include "backend/cpu/cpu_gemm.h"
 #include "core/cpuid.h"
 #include "solbench/sysinfo.h"
 #include "solbench/util.h"
@@ -539,14 +540,6 @@ static json_t *sb__openblas_version(const char *config)
     return v[0] ? json_string(v) : json_null();
 }
 
-static bool sb__ieq(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
-            return false;
-    return *a == *b;
-}
-
 /* Facts a reader should not miss, in words. */
 static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
 {
@@ -584,22 +577,22 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
                  si->numa_mem_bytes / SB__GIB, si->mem_bytes / SB__GIB);
         json_array_append_new(notes, sb__jstr(buf));
     }
-    /* OpenBLAS picks its kernels by core name; these are the ones built on
-     * AVX-512. A lesser core on an AVX-512 CPU leaves half the FMA width
-     * unused in every GEMM. */
-    static const char *const avx512_cores[] = {"SkylakeX", "Cooperlake",
-                                               "SapphireRapids"};
-    bool core512 = false;
-    for (size_t i = 0; i < 3; i++)
-        core512 |= sb__ieq(si->openblas_core, avx512_cores[i]);
-    if (si->isa.avx512f && si->openblas_core[0] && !core512) {
+    /* OpenBLAS picks its kernels by core name. A core narrower than the
+     * CPU (a library older than the CPU falls back to its SSE kernels)
+     * caps every GEMM, without any other sign. */
+    const char *better = sb_gemm_core_for_isa(&si->isa,
+                                              strstr(si->vendor, "AMD") != NULL,
+                                              si->openblas_core);
+    if (si->openblas_core[0] && better) {
         json_t *forced = json_object_get(env, "OPENBLAS_CORETYPE");
         snprintf(buf, sizeof buf,
-                 "OpenBLAS runs its %s kernels (no AVX-512) on a CPU with "
-                 "AVX-512%s%s",
+                 "OpenBLAS runs its %s kernels (%d-bit) on a CPU its %s "
+                 "kernels match%s%s: OPENBLAS_CORETYPE=%s selects them "
+                 "(compute.gemm lib=onednn or lib=auto does not need it)",
                  si->openblas_core,
-                 forced ? ": forced by OPENBLAS_CORETYPE=" : "",
-                 forced ? json_string_value(forced) : "");
+                 sb_gemm_openblas_core_width(si->openblas_core), better,
+                 forced ? "; forced by OPENBLAS_CORETYPE=" : "",
+                 forced ? json_string_value(forced) : "", better);
         json_array_append_new(notes, sb__jstr(buf));
     }
     return notes;

@@ -45,8 +45,54 @@ if gemm and peak:
         bad.append("no MFU although compute.peak ran first")
     elif abs(m["MFU"]["value"] - m["GFLOPs"]["value"] / best) > 1e-9:
         bad.append("MFU %g != GFLOPs / peak.fp64 %g" % (m["MFU"]["value"], m["GFLOPs"]["value"] / best))
-    if not any("BLAS: OpenBLAS core" in n for n in gemm[0]["notes"]):
-        bad.append("no BLAS note")
+    if not any(n.startswith("library: ") and "kernel" in n for n in gemm[0]["notes"]):
+        bad.append("no library note")
+for b in bad:
+    print("FAIL:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+
+# Each library by name, and a decode point: valid or skipped with a
+# reason; a decode point reports the weights' rate and the gemv ceiling.
+"$sb" run --no-store --quiet --backend cpu --bench compute.gemm \
+    -p dtype=fp32,bf16 -p lib=openblas,onednn -p shape=square -p n=128 \
+    --min-time 0.02 --json "$d/l.json" >"$d/out" 2>&1 ||
+    { cat "$d/out"; die "lib run exited $?"; }
+"$sb" run --no-store --backend cpu --bench compute.gemm \
+    -p dtype=fp32 -p shape=decode -p d_model=512 -p batch=1,8 \
+    --min-time 0.05 --json "$d/dec.json" >"$d/out" 2>&1 ||
+    { cat "$d/out"; die "decode run exited $?"; }
+grep -Eq "gemv.fp32 +[0-9.]+ GB/s +\(measured\)" "$d/out" ||
+    die "no gemv.fp32 ceiling in the machine profile: $(cat "$d/out")"
+python3 - "$d/l.json" "$d/dec.json" <<'PY' || fail=1
+import json, sys
+bad = []
+res = json.load(open(sys.argv[1]))["results"]
+if len(res) != 4:
+    bad.append("want 4 lib results, got %d" % len(res))
+for r in res:
+    p = {k: v for k, v in r["params"].items()}
+    if r.get("skipped"):
+        if not any("unsupported" in n for n in r["notes"]):
+            bad.append("skipped without a reason: %r" % p)
+        if p.get("lib") == "openblas" and p.get("dtype") == "fp32":
+            bad.append("openblas fp32 skipped")
+        continue
+    if not r["valid"]:
+        bad.append("not valid: %r %s" % (p, r["notes"]))
+    lib = p.get("lib")
+    want = {"openblas": "library: openblas, kernel OpenBLAS core",
+            "onednn": "library: onednn, kernel oneDNN "}[lib]
+    if not any(n.startswith(want) for n in r["notes"]):
+        bad.append("%s: no note %r: %s" % (lib, want, r["notes"]))
+dec = json.load(open(sys.argv[2]))
+res = dec["results"]
+if len(res) != 2:
+    bad.append("want 2 decode results, got %d" % len(res))
+for r in res:
+    m = r["metrics"]
+    if not r["valid"] or "weight_GBps" not in m or not m["weight_GBps"]["value"] > 0:
+        bad.append("decode result without weight_GBps: %s" % r["notes"])
 for b in bad:
     print("FAIL:", b, file=sys.stderr)
 sys.exit(1 if bad else 0)
@@ -76,4 +122,6 @@ expect2 "dtype=int8" --bench compute.gemm -p dtype=int8
 expect2 "n=-5" --bench compute.gemm -p n=-5
 expect2 "shape=square" --bench compute.gemm -p shape=llm -p m=64
 expect2 "n=2000000" --bench compute.gemm -p n=2000000
+expect2 "lib" --bench compute.gemm -p lib=mkl
+expect2 "batch, d_model and ffn" --bench compute.gemm -p shape=decode -p k=5
 exit $fail

@@ -6,6 +6,7 @@
  * with MFU against a given peak.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,14 +48,16 @@ static bool sampled(const sb__gemm *g, int64_t i, int64_t j)
 
 /* A right product passes; a wrong element in a sampled position and one
  * in an unsampled position both fail; restoring them passes again. */
-static void check_planted(int dt, double small, double large)
+static void check_planted(int dt, int lib, double small, double large)
 {
     sb__gemm *g = NULL;
     sb_err err = {0};
     char why[256];
-    CHECK(sb__gemm_create(dt, 67, 45, 129, 1, 42, &g, &err) == 0);
+    printf("planted errors: %s %s\n", sb__dtype_name(dt), sb_gemm_lib_name(lib));
+    CHECK(sb__gemm_create(dt, 67, 45, 129, 1, 42, lib, &g, &err) == 0);
     if (!g)
         return;
+    CHECK(sb_gemm_plan_lib(g->plan) == lib);
     /* Nothing computed yet: C is NaN everywhere. */
     CHECK(sb__gemm_check(g, why, sizeof why) > 0);
     sb__gemm_once(g);
@@ -130,11 +133,106 @@ int main(void)
     CHECK(sb_bf16_to_f32(0x3f81) == 1.0f + ldexpf(1.0f, -7));
     CHECK(isnan(sb_bf16_to_f32(sb_bf16_from_f32(NAN))));
 
-    /* ---- verification catches wrong elements */
-    check_planted(SB__DT_FP64, 1e-9, 1e-6);
-    check_planted(SB__DT_FP32, 1e-2, 1.0);
-    if (sb_blas_have_sbgemm())
-        check_planted(SB__DT_BF16, 1e-2, 1.0);
+    /* ---- verification catches wrong elements, on every library and
+     * dtype this machine runs (OpenBLAS fp64 and fp32 everywhere) */
+    const double small[3] = {1e-9, 1e-2, 1e-2}, large[3] = {1e-6, 1.0, 1.0};
+    int planted = 0;
+    for (int lib = 0; lib < SB_GEMM_NLIBS; lib++)
+        for (int dt = SB__DT_FP64; dt <= SB__DT_BF16; dt++)
+            if (sb_gemm_lib_supports(lib, dt, NULL, 0)) {
+                check_planted(dt, lib, small[dt], large[dt]);
+                planted++;
+            }
+    CHECK(planted >= 2);
+    CHECK(sb_gemm_lib_supports(SB_GEMM_OPENBLAS, SB__DT_FP64, NULL, 0));
+    CHECK(sb_gemm_lib_supports(SB_GEMM_OPENBLAS, SB__DT_FP32, NULL, 0));
+#ifdef SB_HAVE_DNNL
+    /* oneDNN runs fp32 on every x86-64 and AArch64 CPU; never fp64. */
+    CHECK(sb_gemm_lib_supports(SB_GEMM_ONEDNN, SB__DT_FP32, NULL, 0));
+#endif
+    {
+        char why[192];
+        CHECK(!sb_gemm_lib_supports(SB_GEMM_ONEDNN, SB__DT_FP64, why,
+                                    sizeof why));
+        CHECK(why[0] != '\0');
+    }
+
+    /* ---- a plan with strides, Bᵀ, alpha and beta gives the same C on
+     * every library that runs it: C = 0.5 A Bᵀ + 2 C on a 5x7 window of
+     * larger buffers */
+    {
+        enum { M = 5, N = 7, K = 9, LDA = 12, LDB = 11, LDC = 10 };
+        float a[M * LDA], b[N * LDB], c0[M * LDC], c[M * LDC];
+        uint64_t seed = 7;
+        for (int i = 0; i < M * LDA; i++)
+            a[i] = (float)(2 * sb_rng_unif(&seed) - 1);
+        for (int i = 0; i < N * LDB; i++)
+            b[i] = (float)(2 * sb_rng_unif(&seed) - 1);
+        for (int i = 0; i < M * LDC; i++)
+            c0[i] = (float)(2 * sb_rng_unif(&seed) - 1);
+        sb_gemm_desc d = {.dt = SB_GEMM_F32, .m = M, .n = N, .k = K,
+                          .lda = LDA, .ldb = LDB, .ldc = LDC,
+                          .trans_b = true, .alpha = 0.5f, .beta = 2.0f};
+        for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
+            if (!sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
+                continue;
+            sb_gemm_plan *pl = NULL;
+            CHECK(sb_gemm_plan_create(lib, &d, 1, &pl, &err) == 0);
+            if (!pl)
+                continue;
+            memcpy(c, c0, sizeof c);
+            sb_gemm_run(pl, 0, a, b, c);
+            double worst = 0;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < LDC; j++) {
+                    double want = c0[i * LDC + j];
+                    if (j < N) {
+                        double dot = 0;
+                        for (int q = 0; q < K; q++)
+                            dot += (double)a[i * LDA + q] * b[j * LDB + q];
+                        want = 0.5 * dot + 2.0 * c0[i * LDC + j];
+                    }
+                    double e = fabs(c[i * LDC + j] - want);
+                    worst = e > worst ? e : worst;
+                }
+            printf("%s (%s): strided A Bt, alpha, beta: worst error %.3g\n",
+                   sb_gemm_lib_name(lib), sb_gemm_plan_kernel(pl), worst);
+            CHECK(worst < 1e-5); /* and columns past N untouched */
+            sb_gemm_plan_destroy(pl);
+        }
+        /* Leading dimensions smaller than the rows are refused. */
+        sb_gemm_desc bad = d;
+        bad.lda = 3;
+        sb_gemm_plan *pl = NULL;
+        CHECK(sb_gemm_plan_create(SB_GEMM_OPENBLAS, &bad, 1, &pl, &err) ==
+              SB_EINVAL && pl == NULL);
+    }
+
+    /* ---- OpenBLAS's core for the CPU: the OPENBLAS_CORETYPE to name */
+    {
+        sb_isa isa = {0};
+        isa.avx = isa.avx2 = isa.fma = true;
+        CHECK(sb_gemm_core_for_isa(&isa, true, "Zen") == NULL);
+        CHECK(strcmp(sb_gemm_core_for_isa(&isa, true, "Prescott"), "Zen") == 0);
+        CHECK(strcmp(sb_gemm_core_for_isa(&isa, false, "Prescott"),
+                     "Haswell") == 0);
+        isa.avx512f = isa.avx512bw = isa.avx512vl = true;
+        CHECK(strcmp(sb_gemm_core_for_isa(&isa, false, "Haswell"),
+                     "SkylakeX") == 0);
+        CHECK(sb_gemm_core_for_isa(&isa, false, "SkylakeX") == NULL);
+        isa.avx512_bf16 = true; /* Emerald Rapids under Debian's 0.3.21 */
+        CHECK(strcmp(sb_gemm_core_for_isa(&isa, false, "Prescott"),
+                     "Cooperlake") == 0);
+        CHECK(strcmp(sb_gemm_core_for_isa(&isa, false, "SkylakeX"),
+                     "Cooperlake") == 0);
+        CHECK(sb_gemm_core_for_isa(&isa, false, "Cooperlake") == NULL);
+        CHECK(sb_gemm_core_for_isa(&isa, false, "SapphireRapids") == NULL);
+        CHECK(sb_gemm_openblas_core_width("Cooperlake") == 512);
+        CHECK(sb_gemm_openblas_core_width("Zen") == 256);
+        CHECK(sb_gemm_openblas_core_width("Core2") == 128);
+        sb_isa none = {0};
+        CHECK(sb_gemm_core_for_isa(&none, false, "Prescott") == NULL);
+    }
 
     /* ---- whole points through the runner */
     sb_ctx ctx;
@@ -158,7 +256,9 @@ int main(void)
         CHECK_NEAR(metric(r, "MFU"), g * 1e9 / 1e12, 1e-12);
         CHECK_NEAR(metric(r, "MFU_theoretical"), g * 1e9 / 2e12, 1e-12);
         CHECK(metric(r, "max_rel_err") >= 0 && metric(r, "max_rel_err") < 1e-12);
-        CHECK(has_note(r, "BLAS: OpenBLAS core"));
+        CHECK(has_note(r, "library: "));
+        CHECK(has_note(r, "lib=auto: the fastest"));
+        CHECK(metric(r, "auto_openblas_GFLOPs") > 0);
         CHECK(has_note(r, "MFU against peak.fp64"));
     }
     sb_results_free(&out);
@@ -175,24 +275,78 @@ int main(void)
     }
     sb_results_free(&out);
 
-    /* bf16: measured and right where the BLAS has sbgemm, else a skipped
+    /* bf16: measured and right where a library runs it, else a skipped
      * result that says why — never a crash or a link failure. */
+    bool bf16_any = sb_gemm_lib_supports(SB_GEMM_OPENBLAS, SB__DT_BF16, NULL, 0) ||
+                    sb_gemm_lib_supports(SB_GEMM_ONEDNN, SB__DT_BF16, NULL, 0);
     memset(&out, 0, sizeof out);
     CHECK(expand("dtype=bf16 n=64", &p, &err) == 0);
     CHECK(sb_run_point(&compute_gemm, &p, &ctx, &out, &err) == 0);
     CHECK(out.n == 1);
     if (out.n == 1) {
-        if (sb_blas_have_sbgemm()) {
+        if (bf16_any) {
             CHECK(out.items[0].valid);
         } else {
             CHECK(out.items[0].skipped);
-            CHECK(has_note(&out.items[0], "unsupported: bf16"));
+            CHECK(has_note(&out.items[0], "unsupported: no library runs bf16"));
             sb__gemm *g = NULL;
-            CHECK(sb__gemm_create(SB__DT_BF16, 8, 8, 8, 1, 1, &g, &err) ==
+            CHECK(sb__gemm_create(SB__DT_BF16, 8, 8, 8, 1, 1, -1, &g, &err) ==
                   SB_EUNSUP);
             CHECK(g == NULL);
         }
     }
     sb_results_free(&out);
+    /* A library asked for by name that cannot run the point: skipped. */
+    memset(&out, 0, sizeof out);
+    CHECK(expand("dtype=fp64 n=32 lib=onednn", &p, &err) == 0);
+    CHECK(sb_run_point(&compute_gemm, &p, &ctx, &out, &err) == 0);
+    CHECK(out.n == 1 && out.items[0].skipped &&
+          has_note(&out.items[0], "unsupported: onednn fp64"));
+    sb_results_free(&out);
+    CHECK(expand("dtype=fp32 lib=mkl", &p, &err) != 0);
+    CHECK(strstr(err.msg, "mkl") != NULL);
+
+    /* ---- decode: tokens against weights 4x the last-level cache */
+    {
+        CHECK(expand("dtype=fp32 shape=decode d_model=64 ffn=256 batch=4", &p,
+                     &err) == 0);
+        CHECK(sb__gemm_dims(&p, &m, &n, &k, &err) == 0);
+        CHECK(m == 4 && k == 64 && n == 256);
+        CHECK(compute_gemm.flops(&p) == 2.0 * 4 * 256 * 64);
+        CHECK(compute_gemm.bytes(&p) == (4.0 * 64 + 64.0 * 256) * 4 + 4.0 * 256 * 4);
+        CHECK(expand("dtype=bf16 shape=decode d_model=1024", &p, &err) == 0);
+        CHECK(sb__gemm_dims(&p, &m, &n, &k, &err) == 0);
+        double llc = sb_llc_bytes() > 0 ? sb_llc_bytes() : 32.0 * 1048576;
+        CHECK(m == 1 && k == 1024 && n % 256 == 0);
+        CHECK((double)k * n * 2 >= 4 * llc && (double)k * (n - 256) * 2 < 4 * llc);
+        /* the square shape's m and k are refused, naming decode's own */
+        CHECK(expand("dtype=fp32 shape=decode m=4", &p, &err) == 0);
+        CHECK(compute_gemm.check(&p, NULL, &err) == SB_EINVAL &&
+              strstr(err.msg, "batch, d_model and ffn") != NULL);
+        /* square and llm report no bytes (FLOP/s is their headline) */
+        CHECK(expand("dtype=fp32 n=64", &p, &err) == 0);
+        CHECK(compute_gemm.bytes(&p) == 0);
+
+        memset(&out, 0, sizeof out);
+        CHECK(expand("dtype=fp32 shape=decode d_model=256 ffn=4096 batch=2",
+                     &p, &err) == 0);
+        CHECK(sb_run_point(&compute_gemm, &p, &ctx, &out, &err) == 0);
+        CHECK(out.n == 1);
+        if (out.n == 1) {
+            const sb_result *r = &out.items[0];
+            CHECK(r->valid);
+            double w = 256.0 * 4096 * 4;
+            CHECK_NEAR(metric(r, "weight_GBps"), w / r->stats.p50 * 1e-9, 1e-12);
+            CHECK_NEAR(sb_ceil_get(&ctx.ceil, "gemv.fp32"),
+                       w / r->stats.min, 1e-12);
+            bool hb = false;
+            CHECK(strcmp(sb_result_headline(r, &hb)->name, "GBps") == 0 && hb);
+            CHECK(has_note(r, "decode: 2 tokens x weights 256 x 4096"));
+            /* a decode point is no GEMM ceiling */
+            CHECK(sb_ceil_get(&ctx.ceil, "gemm.fp32") == 0 ||
+                  sb_ceil_get(&ctx.ceil, "gemm.fp32") != metric(r, "GFLOPs_best") * 1e9);
+        }
+        sb_results_free(&out);
+    }
     return sb_check_done();
 }

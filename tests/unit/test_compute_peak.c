@@ -1,9 +1,11 @@
 /*
  * test_compute_peak.c — compute.peak: FLOPs per iteration by hand, the
  * FMA kernels against their closed form (on every ISA this CPU runs), the
- * skipped result for an ISA the CPU lacks, the FLOPs-per-cycle table, the
- * BLAS kernel-width note, and one whole point through the runner.
+ * skipped result for an ISA (or the bf16 dot product) the CPU lacks, the
+ * FLOPs-per-cycle table on made-up CPUs, and one whole point through the
+ * runner.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +58,8 @@ int main(void)
     CHECK(sb__peak_lanes(SB__ISA_AVX2, SB__DT_FP32) == 8);
     CHECK(sb__peak_lanes(SB__ISA_AVX512, SB__DT_FP64) == 8);
     CHECK(sb__peak_lanes(SB__ISA_AVX512, SB__DT_FP32) == 16);
+    CHECK(sb__peak_lanes(SB__ISA_AVX512, SB__DT_BF16) == 32);
+    CHECK(sb__peak_flops_per_trip(SB__ISA_AVX512, SB__DT_BF16, 1) == 3072.0);
     CHECK(sb__peak_flops_per_trip(SB__ISA_AVX2, SB__DT_FP64, 2) == 768.0);
     CHECK(sb__peak_flops_per_trip(SB__ISA_SCALAR, SB__DT_FP32, 1) == 96.0);
     CHECK(sb__peak_flops_per_trip(SB__ISA_AVX512, SB__DT_FP32, 4) == 6144.0);
@@ -68,7 +72,10 @@ int main(void)
     for (int isa = 0; isa < SB__ISA_N; isa++) {
         if (!(mask & (1u << isa)))
             continue;
-        for (int dt = SB__DT_FP64; dt <= SB__DT_FP32; dt++) {
+        for (int dt = SB__DT_FP64; dt <= SB__DT_BF16; dt++) {
+            if (dt == SB__DT_BF16 &&
+                (isa != SB__ISA_AVX512 || !sb__bf16_dot_supported()))
+                continue;
             sb__peak_tally t = {0, 0};
             sb__peak_kernel(isa, dt, 1000, &t);
             CHECK(t.bad == 0);
@@ -89,42 +96,129 @@ int main(void)
         sb__peak_kernel(isa, SB__DT_FP32, trips, &t);
         CHECK(t.bad == 0);
         CHECK(t.growth == sb__peak_expected_growth(isa, SB__DT_FP32, trips));
+        if (isa == SB__ISA_AVX512 && sb__bf16_dot_supported()) {
+            sb__peak_tally tb = {0, 0};
+            sb__peak_kernel(isa, SB__DT_BF16, trips, &tb);
+            CHECK(tb.bad == 0);
+            CHECK(tb.growth ==
+                  sb__peak_expected_growth(isa, SB__DT_BF16, trips));
+        }
     }
 
-    /* ---- the FLOPs-per-cycle table */
+    /* ---- the FLOPs-per-cycle table, on made-up CPUs: vendor, family,
+     * model (and what else the table reads) -> FLOPs per cycle per core */
     unsigned m2 = (1u << SB__ISA_SCALAR) | (1u << SB__ISA_AVX2);
     unsigned m5 = m2 | (1u << SB__ISA_AVX512);
+    unsigned marm = (1u << SB__ISA_SCALAR) | (1u << SB__ISA_NEON) |
+                    (1u << SB__ISA_SVE);
     sb__uarch u;
-    sb__uarch_lookup(&u, "AMD", 0x19, 0x01, m2); /* EPYC Milan */
-    CHECK(strcmp(u.name, "Zen 3") == 0);
-    CHECK(u.fpc[SB__ISA_SCALAR][0] == 4 && u.fpc[SB__ISA_SCALAR][1] == 4);
-    CHECK(u.fpc[SB__ISA_AVX2][0] == 16 && u.fpc[SB__ISA_AVX2][1] == 32);
-    CHECK(u.fpc[SB__ISA_AVX512][0] == 0); /* not in the mask */
-    sb__uarch_lookup(&u, "AMD", 0x19, 0x11, m5); /* EPYC Genoa */
-    CHECK(strcmp(u.name, "Zen 4") == 0);
-    CHECK(u.fpc[SB__ISA_AVX512][0] == 16 && u.fpc[SB__ISA_AVX512][1] == 32);
-    sb__uarch_lookup(&u, "AMD", 0x17, 0x01, m2); /* Naples */
-    CHECK(u.fpc[SB__ISA_AVX2][0] == 8);
-    sb__uarch_lookup(&u, "Intel", 6, 0x55, m5); /* Skylake-SP */
-    CHECK(u.fpc[SB__ISA_AVX512][0] == 32 && u.fpc[SB__ISA_AVX512][1] == 64);
-    CHECK(u.fpc[SB__ISA_AVX2][0] == 16);
-    sb__uarch_lookup(&u, "Intel", 6, 0x7e, m5); /* Ice Lake client */
-    CHECK(u.fpc[SB__ISA_AVX512][0] == 16);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x01, 1, "", false,
+                                          m2, false, false}); /* Milan */
+    CHECK(strcmp(u.name, "Zen 3") == 0 && !u.assumed);
+    CHECK(u.fpc[SB__ISA_SCALAR][SB__DT_FP64] == 4 &&
+          u.fpc[SB__ISA_SCALAR][SB__DT_FP32] == 4);
+    CHECK(u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16 &&
+          u.fpc[SB__ISA_AVX2][SB__DT_FP32] == 32);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 0); /* not in the mask */
     CHECK(strstr(u.source[SB__ISA_AVX2], "256-bit") != NULL);
-
-    /* ---- the BLAS kernel-width note */
-    char buf[256];
-    CHECK(sb__blas_width_note("Haswell", "Haswell", m5, buf, sizeof buf));
-    CHECK(strstr(buf, "OPENBLAS_CORETYPE=Haswell") != NULL);
-    CHECK(strstr(buf, "AVX-512") != NULL && strstr(buf, "half") != NULL);
-    CHECK(sb__blas_width_note("Zen", NULL, m5, buf, sizeof buf));
-    CHECK(!sb__blas_width_note("SkylakeX", NULL, m5, buf, sizeof buf));
-    CHECK(!sb__blas_width_note("Zen", NULL, m2, buf, sizeof buf));
-    CHECK(!sb__blas_width_note("Haswell", NULL, m2, buf, sizeof buf));
-    CHECK(sb__blas_width_note("Prescott", NULL, m2, buf, sizeof buf));
-    CHECK(sb__blas_core_width("Cooperlake") == 512);
-    CHECK(sb__blas_core_width("Zen") == 256);
-    CHECK(sb__blas_core_width("Core2") == 128);
+    /* Zen 4: 512-bit ops double-pumped; vdpbf16ps zmm once a cycle. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x11, 1, "", false,
+                                          m5, true, false}); /* Genoa */
+    CHECK(strcmp(u.name, "Zen 4") == 0);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16 &&
+          u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 32);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 64);
+    CHECK(u.fpc[SB__ISA_AVX2][SB__DT_BF16] == 0);
+    /* Zen 5: full 512-bit where cpuid says FP512, half without. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x02, 0, "", true,
+                                          m5, true, false}); /* Turin */
+    CHECK(strcmp(u.name, "Zen 5") == 0);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
+          u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 128);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x24, 0, "", false,
+                                          m5, true, false}); /* Strix */
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16 &&
+          u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 64);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x01, 2, "", false,
+                                          m2, false, false}); /* Naples */
+    CHECK(u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 8);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x31, 0, "", false,
+                                          m2, false, false}); /* Rome */
+    CHECK(strcmp(u.name, "Zen 2") == 0 &&
+          u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
+    /* Skylake-SP: the 512-bit units by SKU, the name by stepping. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){
+        "Intel", 6, 0x55, 4, "Intel(R) Xeon(R) Platinum 8160 CPU @ 2.10GHz",
+        false, m5, false, false});
+    CHECK(strcmp(u.name, "Skylake-SP") == 0 && !u.assumed);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
+          u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 64);
+    CHECK(u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){
+        "Intel", 6, 0x55, 7, "Intel(R) Xeon(R) Gold 5218 CPU @ 2.30GHz",
+        false, m5, false, false});
+    CHECK(strcmp(u.name, "Cascade Lake") == 0);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){
+        "Intel", 6, 0x55, 7, "Intel Xeon Processor (Cascadelake)", false, m5,
+        false, false}); /* a hypervisor's name: SKU unknown */
+    CHECK(u.assumed && u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0x7e, 5, "", false,
+                                          m5, false, false}); /* ICL */
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16);
+    /* Emerald Rapids: 2 x 512-bit FMA, vdpbf16ps at half the fp32 rate,
+     * AMX tiles at 1024. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false,
+                                          m5, true, true});
+    CHECK(strcmp(u.name, "Sapphire/Emerald/Granite Rapids") == 0);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
+          u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 64 &&
+          u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 32);
+    CHECK(u.amx_bf16 == 1024);
+    CHECK(strstr(u.bf16_source, "inferred") != NULL);
+    /* The same part under a hypervisor that hides AMX and BF16. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false,
+                                          m5, false, false});
+    CHECK(u.amx_bf16 == 0 && u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 0);
+    /* Alder Lake: P-core figures, marked hybrid; Sierra Forest E-cores. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0x97, 2, "", false,
+                                          m2, false, false});
+    CHECK(u.hybrid && u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0xaf, 3, "", false,
+                                          m2, false, false});
+    CHECK(!u.hybrid && u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 8);
+    /* An unknown x86 core: two pipes of the widest width, assumed. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 19, 0x01, 0, "", false,
+                                          m5, false, false});
+    CHECK(u.assumed && strstr(u.name, "unknown") != NULL);
+    CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32);
+    /* Arm Neoverse: NEON and SVE pipes, bfmmla. */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd0c, 0, "", false,
+                                          marm, false, false}); /* N1 */
+    CHECK(strcmp(u.name, "Neoverse N1/Cortex-A76") == 0);
+    CHECK(u.fpc[SB__ISA_NEON][SB__DT_FP64] == 8 &&
+          u.fpc[SB__ISA_NEON][SB__DT_FP32] == 16);
+    CHECK(u.fpc[SB__ISA_SVE][SB__DT_FP64] == 0);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd40, 0, "", false,
+                                          marm, true, false}); /* V1 */
+    CHECK(u.fpc[SB__ISA_NEON][SB__DT_FP64] == 16 &&
+          u.fpc[SB__ISA_SVE][SB__DT_FP64] == 16 &&
+          u.fpc[SB__ISA_NEON][SB__DT_BF16] == 128);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd4f, 0, "", false,
+                                          marm, true, false}); /* V2 */
+    CHECK(u.fpc[SB__ISA_SVE][SB__DT_FP32] == 32 &&
+          u.fpc[SB__ISA_SCALAR][SB__DT_FP64] == 8);
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd49, 0, "", false,
+                                          marm, true, false}); /* N2 */
+    CHECK(u.fpc[SB__ISA_NEON][SB__DT_BF16] == 64 &&
+          u.fpc[SB__ISA_NEON][SB__DT_FP64] == 8);
+    /* This machine: a name and a figure for the widest ISA it runs. */
+    sb__uarch_detect(&u);
+    printf("this CPU: %s, %s %g FLOP/cycle fp64 (%s)\n", u.name,
+           sb__isa_name(sb__isa_best(mask)),
+           u.fpc[sb__isa_best(mask)][SB__DT_FP64],
+           u.source[sb__isa_best(mask)]);
+    CHECK(u.fpc[sb__isa_best(mask)][SB__DT_FP64] > 0);
 
     /* ---- an ISA the CPU lacks is a skipped result, never a crash: AVX-512
      * is pretended missing here even where the CPU has it. */
@@ -139,7 +233,7 @@ int main(void)
     sb_params p;
     CHECK(one_point("dtype=fp64 isa=avx512 cores=1", &p) == 0);
     int rc = sb__peak_drive_mask(&p, &ctx, &out, &err,
-                                 mask & ~(1u << SB__ISA_AVX512));
+                                 mask & ~(1u << SB__ISA_AVX512), true);
     CHECK(rc == 0);
     CHECK(out.n == 1);
     if (out.n == 1) {
@@ -151,6 +245,28 @@ int main(void)
         CHECK(strcmp(out.items[0].bench, "compute.peak") == 0);
     }
     sb_results_free(&out);
+    /* bf16 without the dot product: skipped, saying so. */
+    CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
+    memset(&out, 0, sizeof out);
+    CHECK(sb__peak_drive_mask(&p, &ctx, &out, &err, m5, false) == 0);
+    CHECK(out.n == 1 && out.items[0].skipped &&
+          has_note(&out.items[0], "unsupported: bf16 needs a bf16 dot product"));
+    sb_results_free(&out);
+    memset(&out, 0, sizeof out);
+    CHECK(one_point("dtype=bf16 isa=avx2 cores=1", &p) == 0);
+    CHECK(sb__peak_drive_mask(&p, &ctx, &out, &err, m5, true) == 0);
+    CHECK(out.n == 1 && out.items[0].skipped &&
+          has_note(&out.items[0], "isa=avx512"));
+    sb_results_free(&out);
+    /* Where the CPU has it: a valid bf16 point, counted in bf16 pairs. */
+    if (sb__bf16_dot_supported() && (mask & (1u << SB__ISA_AVX512))) {
+        memset(&out, 0, sizeof out);
+        CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
+        CHECK(sb_run_point(&compute_peak, &p, &ctx, &out, &err) == 0);
+        CHECK(out.n == 1 && out.items[0].valid);
+        CHECK(sb_ceil_get(&ctx.ceil, "peak.bf16") > 0);
+        sb_results_free(&out);
+    }
 
     /* ---- one whole point through the runner: valid, a sane figure, the
      * theoretical peak and the ceilings. */

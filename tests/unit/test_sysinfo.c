@@ -350,9 +350,22 @@ static void test_clock_decide(void)
     CHECK(noted);
     json_decref(doc);
 
-    /* The Arm multiply latencies the chain may use; others are unknown. */
-    CHECK(sb__arm_mul_latency(0x41, 0xd0c) == 2); /* Neoverse N1 */
+    /* The multiply latencies the chain may use; others are unknown. */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0xcf, 0) == 3); /* EMR */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0x55, 0) == 3); /* SKX */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0x97, 0x40) == 3); /* ADL P */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0x97, 0x20) == 5); /* ADL E */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0xc6, 0x20) == 4); /* ARL E */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0xaf, 0) == 5); /* SRF */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0xdd, 0) == 0); /* CWF */
+    CHECK(sb__x86_mul_latency(true, false, 19, 0x01, 0) == 0);
+    CHECK(sb__x86_mul_latency(false, true, 0x19, 0x01, 0) == 3); /* Zen 3 */
+    CHECK(sb__x86_mul_latency(false, true, 0x1a, 0x02, 0) == 3); /* Zen 5 */
+    CHECK(sb__x86_mul_latency(false, true, 0x15, 0x01, 0) == 0);
+    CHECK(sb__x86_mul_latency(false, false, 6, 0x55, 0) == 0);
+    CHECK(sb__arm_mul_latency(0x41, 0xd0c) == 4); /* Neoverse N1 */
     CHECK(sb__arm_mul_latency(0x41, 0xd4f) == 2); /* Neoverse V2 */
+    CHECK(sb__arm_mul_latency(0xc0, 0xac3) == 3); /* AmpereOne */
     CHECK(sb__arm_mul_latency(0x61, 0x022) == 0); /* not Arm's design */
     CHECK(sb__arm_mul_latency(0x41, 0x123) == 0);
 }

@@ -14,14 +14,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/cpu/cpu_gemm.h"
 #include "solbench/bench.h"
 
 /* ---- ISAs and dtypes ---------------------------------------------------- */
 
-enum { SB__ISA_SCALAR = 0, SB__ISA_AVX2, SB__ISA_AVX512, SB__ISA_N };
+/* x86: scalar FMA, AVX2+FMA, AVX-512; Arm: NEON and SVE (the table has
+ * their figures; the Arm peak kernel is the portable scalar one). */
+enum {
+    SB__ISA_SCALAR = 0,
+    SB__ISA_AVX2,
+    SB__ISA_AVX512,
+    SB__ISA_NEON,
+    SB__ISA_SVE,
+    SB__ISA_N
+};
 enum { SB__DT_FP64 = 0, SB__DT_FP32, SB__DT_BF16, SB__DT_N };
 
-/* "scalar", "avx2", "avx512"; "fp64", "fp32", "bf16". */
+/* "scalar", "avx2", "avx512", "neon", "sve"; "fp64", "fp32", "bf16". */
 const char *sb__isa_name(int isa);
 const char *sb__dtype_name(int dt);
 /* Index by name, -1 when unknown ("auto" is handled by callers). */
@@ -33,6 +43,9 @@ int sb__dtype_parse(const char *s);
 unsigned sb__isa_supported_mask(void);
 /* The widest ISA in mask; SB__ISA_SCALAR when mask is empty. */
 int sb__isa_best(unsigned mask);
+/* Whether this CPU and OS run a bf16 dot product compute.peak has a
+ * kernel for (x86: AVX512-BF16's vdpbf16ps). */
+bool sb__bf16_dot_supported(void);
 
 /* ---- FMA-throughput kernels (peak.c) ------------------------------------- */
 
@@ -68,45 +81,52 @@ void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t);
  * accumulator grows by exactly 1 per FMA, so trips x FMAs/trip x lanes. */
 double sb__peak_expected_growth(int isa, int dt, uint64_t trips);
 
-/* compute.peak's driver with an explicit ISA mask, so tests can pretend an
- * ISA is missing. Appends one result per point. */
+/* compute.peak's driver with an explicit ISA mask and bf16 dot product,
+ * so tests can pretend one is missing. Appends one result per point. */
 int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
-                        sb_err *err, unsigned supported_mask);
+                        sb_err *err, unsigned supported_mask, bool bf16_dot);
 
 /* ---- microarchitecture (cpu_model.c) ------------------------------------- */
 
+/* What the table is looked up by: detected here, made up in tests. */
+typedef struct sb__cpu_facts {
+    char vendor[16];    /* "Intel", "AMD", "Arm", else as cpuid says */
+    int family, model;  /* x86 display family and model; Arm: MIDR
+                           implementer and part number */
+    int stepping;
+    char brand[64];     /* the brand string (SKU: Skylake-SP FMA units) */
+    bool fp512;         /* AMD cpuid 8000001Ah EAX bit 3: 512-bit FP path */
+    unsigned isa_mask;  /* 1 << SB__ISA_* the CPU and OS run */
+    bool bf16_dot;      /* AVX512-BF16 (x86), FEAT_BF16 (Arm) */
+    bool amx_bf16;
+} sb__cpu_facts;
+
 typedef struct sb__uarch {
-    char name[48];      /* "Zen 3", "Skylake-SP", "unknown x86-64" */
-    int family, model;  /* cpuid display family and model */
-    /* FLOPs per cycle per core for [isa][dt] (dt fp64 or fp32); 0 where
-     * the ISA is not available. */
-    double fpc[SB__ISA_N][2];
-    /* Why: "2 FMA pipes x 256-bit (AMD Zen 3 optimisation guide)". */
-    char source[SB__ISA_N][160];
+    char name[48];      /* "Zen 3", "Sapphire/Emerald/Granite Rapids" */
+    int family, model;
+    /* FLOPs per cycle per core for [isa][dt]; 0 where the ISA or the
+     * dtype is not available. bf16 is the dot product of that ISA
+     * (AVX-512: vdpbf16ps; NEON: bfmmla). */
+    double fpc[SB__ISA_N][SB__DT_N];
+    /* Why: "2 FMA pipes x 256-bit (FP0, FP1; AMD 19h, IL)". */
+    char source[SB__ISA_N][200];
+    char bf16_source[160];
+    double amx_bf16;    /* AMX-BF16 tiles, FLOPs per cycle; 0 none */
+    char amx_source[64];
+    bool hybrid;        /* P-core figures on a CPU with slower E-cores */
+    bool assumed;       /* no entry, or an entry the SKU could change */
 } sb__uarch;
 
+void sb__cpu_facts_detect(sb__cpu_facts *f);
 void sb__uarch_detect(sb__uarch *u);
-/* The table lookup itself, for tests: fills u for a vendor ("AMD",
- * "Intel", other) and cpuid family/model, given the ISA mask. */
-void sb__uarch_lookup(sb__uarch *u, const char *vendor, int family,
-                      int model, unsigned isa_mask);
-
-/* ---- OpenBLAS kernel width (cpu_model.c) --------------------------------- */
-
-/* Vector width in bits of the kernels of an OpenBLAS core name
- * (openblas_get_corename()): 512 for SkylakeX/Cooperlake/SapphireRapids,
- * 256 for Haswell/Zen/SandyBridge/Excavator..., 128 otherwise. */
-int sb__blas_core_width(const char *core);
-/* Vector width in bits the CPU supports for FMA kernels (512/256/128). */
-int sb__cpu_vector_width(unsigned isa_mask);
-/* Writes a note when the BLAS core is narrower than the CPU (or forced by
- * OPENBLAS_CORETYPE): returns true and fills buf, else false. */
-bool sb__blas_width_note(const char *core, const char *coretype_env,
-                         unsigned isa_mask, char *buf, size_t len);
+/* The table lookup itself, for tests: fills u from facts. */
+void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f);
 
 /* ---- GEMM (gemm.c) -------------------------------------------------------- */
 
 #define SB__GEMM_SAMPLES 64
+
+
 
 typedef struct sb__gemm {
     int dt;               /* SB__DT_* */
@@ -120,14 +140,20 @@ typedef struct sb__gemm {
     /* Filled by the check: worst sampled error / tolerance scale. */
     double max_rel_err;
     double max_colsum_err;
+    sb_gemm_plan *plan;        /* the library's plan (cpu_gemm.h) */
+    bool lib_auto;        /* chosen by timing every library */
+    double lib_s[SB_GEMM_NLIBS]; /* auto: each library's best time (0: not run) */
 } sb__gemm;
 
 /* Allocates and fills A, B (random in [-1, 1), rounded to bf16 for bf16)
- * and C; picks the sample points. Returns 0 or a negative code. */
+ * and C; picks the sample points; makes the plan of library lib
+ * (SB_GEMM_OPENBLAS, SB_GEMM_ONEDNN), or of the fastest when lib < 0.
+ * Returns 0 or a negative code (SB_EUNSUP: no library asked for runs dt
+ * here). */
 int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
-                    uint64_t seed, sb__gemm **out, sb_err *err);
+                    uint64_t seed, int lib, sb__gemm **out, sb_err *err);
 void sb__gemm_destroy(sb__gemm *g);
-/* C = A B once (through the BLAS). */
+/* C = A B once (through the plan's library). */
 void sb__gemm_once(sb__gemm *g);
 /* Checks C: the sampled elements against a double-precision reference
  * and every column sum against (1^T A) B. Returns the number of failures

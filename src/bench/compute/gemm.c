@@ -1,15 +1,23 @@
 /*
- * gemm.c — compute.gemm: C = A B through CBLAS (dgemm, sgemm, and sbgemm
- * for bf16 where the library has it), row-major, square or LLM-shaped
- * (tokens x d_model times d_model x 4 d_model, the FFN up-projection).
+ * gemm.c — compute.gemm: C = A B from the best GEMM library on the
+ * machine (backend/cpu/cpu_gemm.h: OpenBLAS, oneDNN), row-major, in three
+ * shapes: square, LLM (tokens x d_model times d_model x 4 d_model, the
+ * FFN up-projection) and decode (a few tokens against a weight matrix
+ * four times the last-level cache: what one decode step's matmuls are).
  * FLOPs = 2 M N K. Reports MFU against the measured all-core peak of the
  * same precision (compute.peak, earlier in the run) and against the
- * theoretical one, and says which BLAS kernels ran — and when they are
- * narrower than the CPU, because that caps GEMM without any other sign.
+ * theoretical one; decode points add the weights' streaming rate, the
+ * gemv.<dtype> ceiling. Every result says which library and which of its
+ * kernels ran, and when OpenBLAS runs kernels narrower than the CPU,
+ * which OPENBLAS_CORETYPE would match it.
+ *
+ * lib=auto times the product once on every library that can run it (on
+ * the point's own buffers, outside the timed samples) and keeps the
+ * fastest; the others' times are recorded beside it.
  *
  * Verification, after the timed runs: 64 sampled elements of C (the four
  * corners and 60 random ones) recomputed in double precision from the very
- * inputs the BLAS saw, and every column sum of C checked against
+ * inputs the library saw, and every column sum of C checked against
  * (1^T A) B. The bound is the classical worst case of a K-term dot product,
  * |error| <= (K + 2) u sum_k |a_ik b_kj| with u the unit roundoff of the
  * accumulation (2^-53 fp64, 2^-24 fp32 and bf16 with fp32 accumulation),
@@ -25,16 +33,10 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "backend/cpu/cpu_gemm.h"
 #include "bench/compute/compute.h"
 #include "solbench/runner.h"
 #include "solbench/util.h"
-
-/* Not every OpenBLAS build exports sbgemm (it needs BUILD_BFLOAT16): a
- * weak reference is NULL where it is missing instead of failing the link. */
-#pragma weak cblas_sbgemm
-
-/* ---- bf16 ------------------------------------------------------------------- */
-
 
 /* ---- state ------------------------------------------------------------------ */
 
@@ -117,7 +119,7 @@ static void fill_nan(int dt, void *x, int64_t rows, int64_t cols)
 }
 
 int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
-                    uint64_t seed, sb__gemm **out, sb_err *err)
+                    uint64_t seed, int lib, sb__gemm **out, sb_err *err)
 {
     *out = NULL;
     if (dt < 0 || dt >= SB__DT_N || m < 1 || n < 1 || k < 1 ||
@@ -126,10 +128,15 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
                        "compute.gemm: M=%lld N=%lld K=%lld: each must be in "
                        "1..%d", (long long)m, (long long)n, (long long)k,
                        INT_MAX);
-    if (dt == SB__DT_BF16 && !sb_blas_have_sbgemm())
-        return sb_fail(err, SB_EUNSUP,
-                       "compute.gemm: unsupported: this BLAS has no "
-                       "cblas_sbgemm");
+    char why[192];
+    bool any = false;
+    for (int l = 0; l < SB_GEMM_NLIBS; l++)
+        if ((lib < 0 || l == lib) && sb_gemm_lib_supports(l, dt, why, sizeof why))
+            any = true;
+    if (!any)
+        return sb_fail(err, SB_EUNSUP, "unsupported: %s %s: %s",
+                       lib < 0 ? "no library runs" : sb_gemm_lib_name(lib),
+                       sb__dtype_name(dt), why);
     sb__gemm *g = calloc(1, sizeof *g);
     if (!g)
         return sb_fail(err, SB_ENOMEM, "compute.gemm: out of memory");
@@ -152,6 +159,19 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
     fill_random(dt, g->b, k, n, seed ^ 0xb0b0b0b0b0b0b0b0ULL);
     fill_nan(dt, g->c, m, n);
 
+    /* The library's plan, made once; auto times each library on these
+     * buffers (C is NaN again afterwards). */
+    sb_gemm_desc d = {.dt = dt, .m = m, .n = n, .k = k, .alpha = 1, .beta = 0};
+    int rc = lib >= 0 ? sb_gemm_plan_create(lib, &d, 1, &g->plan, err)
+                      : sb_gemm_plan_fastest(&d, 1, g->a, g->b, g->c, 3,
+                                             g->lib_s, &g->plan, err);
+    if (rc < 0) {
+        sb__gemm_destroy(g);
+        return rc;
+    }
+    g->lib_auto = lib < 0;
+    fill_nan(dt, g->c, m, n);
+
     /* The corners catch edge-tile bugs; the rest are spread at random. */
     uint64_t s = seed ^ 0x5a5a5a5a5a5a5a5aULL;
     int64_t ci[4] = {0, 0, m - 1, m - 1}, cj[4] = {0, n - 1, 0, n - 1};
@@ -172,6 +192,7 @@ void sb__gemm_destroy(sb__gemm *g)
 {
     if (!g)
         return;
+    sb_gemm_plan_destroy(g->plan);
     sb_free_aligned(g->a);
     sb_free_aligned(g->b);
     sb_free_aligned(g->c);
@@ -180,22 +201,7 @@ void sb__gemm_destroy(sb__gemm *g)
 
 void sb__gemm_once(sb__gemm *g)
 {
-    const int m = (int)g->m, n = (int)g->n, k = (int)g->k;
-    switch (g->dt) {
-    case SB__DT_FP64:
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0,
-                    g->a, k, g->b, n, 0.0, g->c, n);
-        break;
-    case SB__DT_FP32:
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                    g->a, k, g->b, n, 0.0f, g->c, n);
-        break;
-    default:
-        if (cblas_sbgemm)
-            cblas_sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                         1.0f, g->a, k, g->b, n, 0.0f, g->c, n);
-        break;
-    }
+    sb_gemm_run(g->plan, 0, g->a, g->b, g->c);
 }
 
 /* ---- verification ---------------------------------------------------------- */
@@ -290,9 +296,12 @@ int sb__gemm_check(sb__gemm *g, char *why, size_t len)
 
 static const sb_param_def gemm_params[] = {
     {"dtype", SB_P_STR, "fp64,fp32,bf16", 0, 0, "fp64|fp32|bf16",
-     "precision: dgemm, sgemm, sbgemm (bf16 in, fp32 accumulate and out)"},
-    {"shape", SB_P_STR, "square", 0, 0, "square|llm",
-     "square: M = N = K = n; llm: M = tokens, K = d_model, N = 4 d_model"},
+     "precision: fp64, fp32, bf16 (bf16 in, fp32 accumulate and out)"},
+    {"lib", SB_P_STR, "auto", 0, 0, "auto|openblas|onednn",
+     "GEMM library; auto = the fastest on this point, timed"},
+    {"shape", SB_P_STR, "square", 0, 0, "square|llm|decode",
+     "square: M = N = K = n; llm: M = tokens, K = d_model, N = 4 d_model; "
+     "decode: M = batch, K = d_model, N = ffn"},
     {"n", SB_P_INT, "1024", 1, 1048576, NULL, "square: the matrix order"},
     {"m", SB_P_INT, "0", 0, 16777216, NULL,
      "square: rows of A and C when not n (0 = n)"},
@@ -301,25 +310,62 @@ static const sb_param_def gemm_params[] = {
     {"tokens", SB_P_INT, "256", 1, 16777216, NULL,
      "llm: tokens in the batch (M); a full-size layer is 2048"},
     {"d_model", SB_P_INT, "1024", 1, 262144, NULL,
-     "llm: model width (K), N = 4 d_model; a full-size layer is 4096"},
+     "llm, decode: model width (K); a full-size layer is 4096"},
+    {"batch", SB_P_INT, "1", 1, 4096, NULL,
+     "decode: sequences decoding at once, one token each (M)"},
+    {"ffn", SB_P_INT, "0", 0, 1048576, NULL,
+     "decode: columns of the weight matrix (N); 0 = enough that the "
+     "weights are 4x the last-level cache"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static size_t in_size_dt(int dt) { return in_size(dt); }
+
+/* decode's N when ffn=0: the weights K x N fill four times the LLC (a
+ * multiple of 256 columns; 32 MiB taken when the LLC is unknown). */
+static int64_t decode_auto_n(int64_t k, int dt)
+{
+    double llc = sb_llc_bytes();
+    if (!(llc > 0))
+        llc = 32.0 * 1048576;
+    double n = 4.0 * llc / ((double)k * (double)in_size_dt(dt));
+    int64_t cols = ((int64_t)ceil(n) + 255) / 256 * 256;
+    return cols < 256 ? 256 : cols;
+}
+
+static bool is_decode(const sb_params *p)
+{
+    return strcmp(sb_p_str(p, "shape"), "decode") == 0;
+}
 
 int sb__gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
                   sb_err *err)
 {
-    if (strcmp(sb_p_str(p, "shape"), "llm") == 0) {
-        if (sb_p_int(p, "m") != 0 || sb_p_int(p, "k") != 0)
-            return sb_fail(err, SB_EINVAL,
-                           "compute.gemm: parameters m and k apply to "
-                           "shape=square; shape=llm takes tokens and "
-                           "d_model");
+    const char *shape = sb_p_str(p, "shape");
+    bool square = strcmp(shape, "square") == 0;
+    if (!square && (sb_p_int(p, "m") != 0 || sb_p_int(p, "k") != 0))
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: parameters m and k apply to "
+                       "shape=square; shape=%s takes %s", shape,
+                       strcmp(shape, "llm") == 0 ? "tokens and d_model"
+                                                 : "batch, d_model and ffn");
+    if (strcmp(shape, "llm") == 0) {
         *m = sb_p_int(p, "tokens");
         *k = sb_p_int(p, "d_model");
         *n = 4 * *k;
-    } else {
+    } else if (strcmp(shape, "decode") == 0) {
+        int dt = sb__dtype_parse(sb_p_str(p, "dtype"));
+        *m = sb_p_int(p, "batch");
+        *k = sb_p_int(p, "d_model");
+        *n = sb_p_int(p, "ffn") ? sb_p_int(p, "ffn")
+                                : decode_auto_n(*k, dt < 0 ? SB__DT_FP32 : dt);
+    } else if (square) {
         *n = sb_p_int(p, "n");
         *m = sb_p_int(p, "m") ? sb_p_int(p, "m") : *n;
         *k = sb_p_int(p, "k") ? sb_p_int(p, "k") : *n;
+    } else {
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: parameter shape=%s: expected square, "
+                       "llm or decode", shape);
     }
     if (*m < 1 || *n < 1 || *k < 1 || *m > INT_MAX || *n > INT_MAX ||
         *k > INT_MAX)
@@ -334,6 +380,16 @@ static int gemm_dtype(const sb_params *p)
     return sb__dtype_parse(sb_p_str(p, "dtype"));
 }
 
+/* The library a point asks for: -1 for auto, -2 when unknown. */
+static int gemm_lib(const sb_params *p)
+{
+    const char *s = sb_p_str(p, "lib");
+    if (strcmp(s, "auto") == 0)
+        return -1;
+    int lib = sb_gemm_lib_parse(s);
+    return lib >= 0 ? lib : -2;
+}
+
 static int gemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
@@ -342,6 +398,10 @@ static int gemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter dtype=%s: expected fp64, "
                        "fp32 or bf16", sb_p_str(p, "dtype"));
+    if (gemm_lib(p) == -2)
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: parameter lib=%s: expected auto, "
+                       "openblas or onednn", sb_p_str(p, "lib"));
     return sb__gemm_dims(p, &m, &n, &k, err);
 }
 
@@ -364,6 +424,16 @@ static double gemm_flops(const sb_params *p)
     return 2.0 * (double)m * (double)n * (double)k;
 }
 
+/* Decode points are read as memory traffic: the least a product can move
+ * (A and the weights read once, C written once). The other shapes are
+ * compute-bound and report FLOP/s alone. */
+static double gemm_bytes(const sb_params *p)
+{
+    if (!is_decode(p))
+        return 0;
+    return gemm_footprint(p, NULL);
+}
+
 /* ---- the benchmark ------------------------------------------------------- */
 
 static int gemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
@@ -374,12 +444,13 @@ static int gemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
     if (rc < 0)
         return rc;
     int threads = ctx->threads > 0 ? ctx->threads : 1;
-    /* The BLAS's own parallel regions use the run's thread count. */
+    /* The libraries' own parallel regions use the run's thread count. */
     openblas_set_num_threads(threads);
+    sb_threads_setup(threads);
     sb__gemm *g;
     rc = sb__gemm_create(gemm_dtype(p), m, n, k, threads,
                          0x9e3779b97f4a7c15ULL ^ (uint64_t)(m * 31 + n * 7 + k),
-                         &g, err);
+                         gemm_lib(p), &g, err);
     if (rc < 0)
         return rc;
     *state = g;
@@ -409,17 +480,37 @@ static void gemm_report(void *state, const sb_params *p, sb_ctx *ctx,
                         sb_result *r)
 {
     sb__gemm *g = state;
-    (void)p;
     const char *dt = sb__dtype_name(g->dt);
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+    char name[48];
     if (r->stats.p50 > 0) {
         double achieved = flops / r->stats.p50;
-        char name[48];
-        /* The best GEMM rate of each dtype is a ceiling of its own: the
-         * primitives built on GEMM (attention, MoE) report against it. */
-        snprintf(name, sizeof name, "gemm.%s", dt);
-        if (r->valid && flops / r->stats.min > sb_ceil_get(&ctx->ceil, name))
-            sb_ceil_set(&ctx->ceil, name, flops / r->stats.min, "measured");
+        if (is_decode(p)) {
+            /* The weights' streaming rate: a decode step reads every
+             * weight once whatever the batch; the best of it is the
+             * gemv.<dtype> ceiling (bytes per second of weights). */
+            double wbytes = (double)g->k * (double)g->n * in_size(g->dt);
+            sb_result_metric(r, "weight_GBps", wbytes / r->stats.p50 * 1e-9,
+                             "GB/s");
+            sb_result_metric(r, "weight_GBps_best",
+                             wbytes / r->stats.min * 1e-9, "GB/s");
+            snprintf(name, sizeof name, "gemv.%s", dt);
+            if (r->valid && wbytes / r->stats.min > sb_ceil_get(&ctx->ceil, name))
+                sb_ceil_set(&ctx->ceil, name, wbytes / r->stats.min,
+                            "measured");
+            sb_result_note(r, "decode: %lld token%s x weights %lld x %lld "
+                           "(%.0f MiB, %.1fx the last-level cache)",
+                           (long long)g->m, g->m == 1 ? "" : "s",
+                           (long long)g->k, (long long)g->n, wbytes / 1048576,
+                           sb_llc_bytes() > 0 ? wbytes / sb_llc_bytes() : 0.0);
+        } else {
+            /* The best GEMM rate of each dtype is a ceiling of its own:
+             * the primitives built on GEMM (attention, MoE) report
+             * against it. */
+            snprintf(name, sizeof name, "gemm.%s", dt);
+            if (r->valid && flops / r->stats.min > sb_ceil_get(&ctx->ceil, name))
+                sb_ceil_set(&ctx->ceil, name, flops / r->stats.min, "measured");
+        }
         snprintf(name, sizeof name, "peak.%s", dt);
         double peak = sb_ceil_get(&ctx->ceil, name);
         snprintf(name, sizeof name, "peak.%s.theoretical", dt);
@@ -440,19 +531,29 @@ static void gemm_report(void *state, const sb_params *p, sb_ctx *ctx,
                            "compute.peak with dtype=%s first)", dt, dt);
     }
 
+    int lib = sb_gemm_plan_lib(g->plan);
+    sb_result_note(r, "library: %s, kernel %s; %s, %d threads%s",
+                   sb_gemm_lib_name(lib), sb_gemm_plan_kernel(g->plan),
+                   sb_gemm_lib_version(lib), g->threads,
+                   g->lib_auto ? " (lib=auto: the fastest of those timed)"
+                               : "");
+    if (g->lib_auto)
+        for (int l = 0; l < SB_GEMM_NLIBS; l++)
+            if (g->lib_s[l] > 0) {
+                snprintf(name, sizeof name, "auto_%s_GFLOPs",
+                         sb_gemm_lib_name(l));
+                sb_result_metric(r, name, flops / g->lib_s[l] * 1e-9,
+                                 "GFLOP/s");
+            }
+    const char *better = sb_gemm_openblas_better_core();
     char *core = openblas_get_corename();
-    char *cfg = openblas_get_config();
-    const char *forced = getenv("OPENBLAS_CORETYPE");
-    sb_result_note(r, "BLAS: OpenBLAS core %s%s%s%s, %d threads; %s",
-                   core ? core : "?",
-                   forced && *forced ? " (OPENBLAS_CORETYPE=" : "",
-                   forced && *forced ? forced : "",
-                   forced && *forced ? " in the environment)" : "",
-                   openblas_get_num_threads(), cfg ? cfg : "?");
-    char buf[256];
-    if (sb__blas_width_note(core, forced,
-                            sb__isa_supported_mask(), buf, sizeof buf))
-        sb_result_note(r, "%s", buf);
+    if (better && (lib == SB_GEMM_OPENBLAS || g->lib_auto))
+        sb_result_note(r,
+                       "OpenBLAS runs its %s kernels (%d-bit) on a CPU "
+                       "whose ISA its %s kernels match: run with "
+                       "OPENBLAS_CORETYPE=%s to use them",
+                       core ? core : "?", sb_gemm_openblas_core_width(core),
+                       better, better);
 }
 
 static void gemm_teardown(void *state)
@@ -460,46 +561,25 @@ static void gemm_teardown(void *state)
     sb__gemm_destroy(state);
 }
 
-static const sb_bench gemm_inner = {
+const sb_bench compute_gemm = {
     .name = "compute.gemm",
     .area = "compute",
     .backend = "cpu",
-    .desc = "CBLAS GEMM",
+    .desc = "GEMM from OpenBLAS or oneDNN (the fastest, or as asked): "
+            "square, LLM and decode shapes, with MFU",
     .params = gemm_params,
+    .quick = "dtype=fp64,fp32,bf16 shape=square,llm,decode n=1024 "
+             "tokens=256 d_model=1024 batch=1",
+    .full = "dtype=fp64,fp32,bf16 shape=square,llm,decode n=2048 "
+            "tokens=1024 d_model=4096 batch=1,16,64",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .check = gemm_check,
+    .footprint = gemm_footprint,
     .flops = gemm_flops,
+    .bytes = gemm_bytes,
     .setup = gemm_setup,
     .run = gemm_run,
     .verify = gemm_verify,
     .report = gemm_report,
     .teardown = gemm_teardown,
-};
-
-/* Points the library cannot run (bf16 without sbgemm) become skipped
- * results; the rest go through the runner's shared timing loop. */
-static int gemm_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
-                      sb_err *err)
-{
-    if (gemm_dtype(p) == SB__DT_BF16 && !sb_blas_have_sbgemm())
-        return sb_results_push_skipped(
-            out, "compute.gemm", "compute", "cpu", p, err,
-            "unsupported: bf16 needs cblas_sbgemm, which this OpenBLAS build "
-            "(%s) does not export", openblas_get_config());
-    return sb_run_point(&gemm_inner, p, ctx, out, err);
-}
-
-const sb_bench compute_gemm = {
-    .name = "compute.gemm",
-    .area = "compute",
-    .backend = "cpu",
-    .desc = "CBLAS dgemm/sgemm/sbgemm, square and LLM shapes, with MFU",
-    .params = gemm_params,
-    .quick = "dtype=fp64,fp32,bf16 shape=square,llm n=1024 tokens=256 "
-             "d_model=1024",
-    .full = "dtype=fp64,fp32,bf16 shape=square,llm n=2048 tokens=1024 "
-            "d_model=2048",
-    .flags = SB_BF_QUICK | SB_BF_FULL,
-    .check = gemm_check,
-    .footprint = gemm_footprint,
-    .flops = gemm_flops,
-    .drive = gemm_drive,
 };

@@ -38,7 +38,8 @@ _Static_assert(SB__PEAK_ACC == 12 && SB__PEAK_UNROLL == 4,
 
 int sb__peak_lanes(int isa, int dt)
 {
-    int bytes = dt == SB__DT_FP64 ? 8 : 4;
+    /* bf16: elements of the bf16 pairs one dot product multiplies. */
+    int bytes = dt == SB__DT_FP64 ? 8 : dt == SB__DT_BF16 ? 2 : 4;
     switch (isa) {
     case SB__ISA_AVX2:
         return 32 / bytes;
@@ -77,8 +78,12 @@ double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
     "dec %[n]\n\t"                                                           \
     "jnz 1b\n\t"
 
-/* One kernel per (ISA, dtype). VT is the register type, ET the element. */
-#define SB__DEFINE_PEAK(FN, TARGET, VT, ET, INSN)                            \
+/* One kernel per (ISA, dtype). VT is the register type, ET the element of
+ * the accumulators, ONE the bits of a and c (1 in ET; for vdpbf16ps two
+ * bf16 ones, so a lane grows by 1 x 1 + 1 x 1 = GROW = 2 each time). */
+#define SB__DEFINE_PEAK(FN, TARGET, VT, ET, INSN) \
+    SB__DEFINE_PEAK_G(FN, TARGET, VT, ET, INSN, ones[l] = (ET)1, 1)
+#define SB__DEFINE_PEAK_G(FN, TARGET, VT, ET, INSN, ONE, GROW)              \
     __attribute__((target(TARGET), noinline)) static void FN(                \
         uint64_t trips, sb__peak_tally *t)                                   \
     {                                                                        \
@@ -88,7 +93,7 @@ double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
             for (int l = 0; l < L; l++)                                      \
                 init[i][l] = (ET)(i * L + l + 1);                            \
         for (int l = 0; l < L; l++)                                          \
-            ones[l] = (ET)1;                                                 \
+            ONE;                                                             \
         VT a, c, x[SB__PEAK_ACC];                                            \
         memcpy(&a, ones, sizeof a);                                          \
         memcpy(&c, ones, sizeof c);                                          \
@@ -110,8 +115,8 @@ double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
                              : [a] "v"(a), [c] "v"(c)                        \
                              : "cc");                                        \
             memcpy(fin, x, sizeof fin);                                      \
-            /* Each lane took n x UNROLL steps of +1. */                     \
-            double chunk_want = (double)n * SB__PEAK_UNROLL;                 \
+            /* Each lane took n x UNROLL steps of +GROW. */                  \
+            double chunk_want = (double)n * SB__PEAK_UNROLL * (GROW);        \
             for (int i = 0; i < SB__PEAK_ACC; i++)                           \
                 for (int l = 0; l < L; l++) {                                \
                     double g = (double)fin[i][l] - (double)init[i][l];       \
@@ -133,13 +138,22 @@ SB__DEFINE_PEAK(peak_avx2_fp64, "avx2,fma", sb__v4d, double, "vfmadd213pd")
 SB__DEFINE_PEAK(peak_avx2_fp32, "avx2,fma", sb__v8f, float, "vfmadd213ps")
 SB__DEFINE_PEAK(peak_avx512_fp64, "avx512f", sb__v8d, double, "vfmadd213pd")
 SB__DEFINE_PEAK(peak_avx512_fp32, "avx512f", sb__v16f, float, "vfmadd213ps")
+/* x += a·c over bf16 pairs into fp32 lanes (vdpbf16ps c, a, x in AT&T
+ * order): every lane grows by exactly 2, kept below 2^24 as fp32 is. */
+SB__DEFINE_PEAK_G(peak_avx512_bf16, "avx512f,avx512bf16", sb__v16f, float,
+                  "vdpbf16ps",
+                  do { uint32_t two_ones = 0x3f803f80u;
+                       memcpy(&ones[l], &two_ones, 4); } while (0), 2)
 
 void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
 {
     bool d = dt == SB__DT_FP64;
     switch (isa) {
     case SB__ISA_AVX512:
-        d ? peak_avx512_fp64(trips, t) : peak_avx512_fp32(trips, t);
+        if (dt == SB__DT_BF16)
+            peak_avx512_bf16(trips, t);
+        else
+            d ? peak_avx512_fp64(trips, t) : peak_avx512_fp32(trips, t);
         break;
     case SB__ISA_AVX2:
         d ? peak_avx2_fp64(trips, t) : peak_avx2_fp32(trips, t);
@@ -202,19 +216,26 @@ typedef struct peak_state {
 } peak_state;
 
 static const sb_param_def peak_params[] = {
-    {"dtype", SB_P_STR, "fp64,fp32", 0, 0, "fp64|fp32",
-     "precision of the FMAs"},
+    {"dtype", SB_P_STR, "fp64,fp32", 0, 0, "fp64|fp32|bf16",
+     "precision of the FMAs; bf16: the bf16 dot product into fp32 "
+     "(AVX512-BF16 vdpbf16ps)"},
     {"isa", SB_P_STR, "auto", 0, 0, "auto|scalar|avx2|avx512",
-     "instruction set; auto = the widest this CPU runs"},
+     "instruction set; auto = the widest this CPU runs (for bf16, the one "
+     "with the dot product)"},
     {"cores", SB_P_STR, "all", 0, 0, "1|all",
      "one thread, or all of --threads (one per core by default)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-/* The ISA a point asks for, "auto" resolved against mask. */
+/* The ISA a point asks for, "auto" resolved against mask (for bf16, the
+ * ISA of the dot product: AVX-512). */
 static int peak_isa(const sb_params *p, unsigned mask)
 {
     const char *s = sb_p_str(p, "isa");
-    return strcmp(s, "auto") == 0 ? sb__isa_best(mask) : sb__isa_parse(s);
+    if (strcmp(s, "auto") != 0)
+        return sb__isa_parse(s);
+    if (strcmp(sb_p_str(p, "dtype"), "bf16") == 0)
+        return SB__ISA_AVX512;
+    return sb__isa_best(mask);
 }
 
 static int peak_threads(const sb_params *p, const sb_ctx *ctx)
@@ -227,12 +248,12 @@ static int peak_threads(const sb_params *p, const sb_ctx *ctx)
 static int peak_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
-    if (sb__dtype_parse(sb_p_str(p, "dtype")) < 0 ||
-        sb__dtype_parse(sb_p_str(p, "dtype")) == SB__DT_BF16)
+    if (sb__dtype_parse(sb_p_str(p, "dtype")) < 0)
         return sb_fail(err, SB_EINVAL,
-                       "compute.peak: parameter dtype=%s: expected fp64 or "
-                       "fp32", sb_p_str(p, "dtype"));
-    if (peak_isa(p, sb__isa_supported_mask()) < 0)
+                       "compute.peak: parameter dtype=%s: expected fp64, "
+                       "fp32 or bf16", sb_p_str(p, "dtype"));
+    int isa = peak_isa(p, sb__isa_supported_mask());
+    if (isa < 0 || isa == SB__ISA_NEON || isa == SB__ISA_SVE)
         return sb_fail(err, SB_EINVAL,
                        "compute.peak: parameter isa=%s: expected auto, "
                        "scalar, avx2 or avx512", sb_p_str(p, "isa"));
@@ -402,7 +423,7 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
 
     sb__uarch u;
     sb__uarch_detect(&u);
-    double fpc = u.fpc[s->isa][s->dt == SB__DT_FP64 ? 0 : 1];
+    double fpc = u.fpc[s->isa][s->dt];
     const char *dt = sb__dtype_name(s->dt);
     char name[48];
     if (ghz > 0 && fpc > 0) {
@@ -413,8 +434,23 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
         sb_result_note(r,
                        "theoretical = %d core%s x %.3f GHz (measured: %s) "
                        "x %g FLOP/cycle (%s %s: %s)",
-                       used, used == 1 ? "" : "s", ghz, first.method, fpc, u.name,
-                       sb__isa_name(s->isa), u.source[s->isa]);
+                       used, used == 1 ? "" : "s", ghz, first.method, fpc,
+                       u.name, sb__isa_name(s->isa),
+                       s->dt == SB__DT_BF16 ? u.bf16_source
+                                            : u.source[s->isa]);
+        if (u.hybrid)
+            sb_result_note(r, "hybrid CPU: the figure is the P-cores'; "
+                           "threads on E-cores make the theoretical peak "
+                           "too high");
+        if (u.assumed)
+            sb_result_note(r, "the FLOPs per cycle are assumed, not known "
+                           "for this CPU (see the source above)");
+        if (s->dt == SB__DT_BF16 && u.amx_bf16 > 0)
+            sb_result_note(r, "this CPU also has AMX-BF16: %g FLOP/cycle "
+                           "per core with tiles (%s), which this kernel does "
+                           "not use; oneDNN's GEMM does", u.amx_bf16,
+                           u.amx_source);
+
         if (s->all_cores) {
             snprintf(name, sizeof name, "peak.%s.theoretical", dt);
             if (theo > sb_ceil_get(&ctx->ceil, name))
@@ -423,7 +459,8 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
     }
     if (ghz > 0)
         sb_result_metric(r, "GHz", ghz, "GHz");
-    sb_result_metric(r, "flops_per_cycle", fpc, "FLOP/cycle");
+    if (fpc > 0)
+        sb_result_metric(r, "flops_per_cycle", fpc, "FLOP/cycle");
     /* The all-core figure is the ceiling later benches compare against: a
      * speed of light, so the best sample (the least disturbed one) of the
      * best ISA measured. */
@@ -459,7 +496,7 @@ static const sb_bench peak_inner = {
 };
 
 int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
-                        sb_err *err, unsigned mask)
+                        sb_err *err, unsigned mask, bool bf16_dot)
 {
     int isa = peak_isa(p, mask);
     if (isa < 0)
@@ -470,24 +507,32 @@ int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                                        p, err,
                                        "unsupported: %s not available on this CPU",
                                        sb__isa_name(isa));
+    if (strcmp(sb_p_str(p, "dtype"), "bf16") == 0 &&
+        (isa != SB__ISA_AVX512 || !bf16_dot))
+        return sb_results_push_skipped(
+            out, "compute.peak", "compute", "cpu", p, err,
+            "unsupported: bf16 needs a bf16 dot product (AVX512-BF16 "
+            "vdpbf16ps)%s", isa != SB__ISA_AVX512 ? " and isa=avx512"
+                            : ", which this CPU does not have");
     return sb_run_point(&peak_inner, p, ctx, out, err);
 }
 
 static int peak_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                       sb_err *err)
 {
-    return sb__peak_drive_mask(p, ctx, out, err, sb__isa_supported_mask());
+    return sb__peak_drive_mask(p, ctx, out, err, sb__isa_supported_mask(),
+                               sb__bf16_dot_supported());
 }
 
 const sb_bench compute_peak = {
     .name = "compute.peak",
     .area = "compute",
     .backend = "cpu",
-    .desc = "FMA throughput (scalar, AVX2, AVX-512; fp64, fp32) vs the "
-            "theoretical peak",
+    .desc = "FMA throughput (scalar, AVX2, AVX-512; fp64, fp32; bf16 dot "
+            "product) vs the theoretical peak",
     .params = peak_params,
-    .quick = "isa=auto cores=all dtype=fp64,fp32",
-    .full = "isa=scalar,avx2,avx512 cores=1,all dtype=fp64,fp32",
+    .quick = "isa=auto cores=all dtype=fp64,fp32,bf16",
+    .full = "isa=scalar,avx2,avx512 cores=1,all dtype=fp64,fp32,bf16",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = peak_check,
     .drive = peak_drive,
