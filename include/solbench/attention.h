@@ -194,6 +194,7 @@ typedef struct sb_attn_check {
     double max_rel;    /* largest |o - ref| as a fraction of its own
                           tolerance (<= 1 passes) */
     int64_t first_bad; /* flat index of the first bad element, -1 if none */
+    double atol;       /* absolute tolerance when above the default's */
 } sb_attn_check;
 
 /* Records a check on a result, the same on every backend: valid, the
@@ -214,6 +215,12 @@ void sb_bmm_verify(const sb_bmm_shape *s, const float *a, const float *b,
 void sb_prefill_verify(const sb_prefill_shape *s, const float *q,
                        const float *k, const float *v, const float *o,
                        int64_t max_rows, uint64_t seed, sb_attn_check *out);
+/* The same with an absolute tolerance atol where it is above the
+ * default (bf16 products: the rounding of P). */
+void sb_prefill_verify_tol(const sb_prefill_shape *s, const float *q,
+                           const float *k, const float *v, const float *o,
+                           int64_t max_rows, uint64_t seed, double atol,
+                           sb_attn_check *out);
 /* Checks paged output rows (token, head) the same way, a group being
  * the heads of one query token (its first and last head; tokens spread
  * evenly over the batch). */

@@ -8,6 +8,8 @@
  * parameter named.
  */
 #include <math.h>
+#include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +121,21 @@ static void test_lens_and_table(void)
 
 /* Runs the CPU prefill on random inputs and checks every row; with
  * `plant` also checks that one wrong element is caught. Returns bad. */
+/* The library and dtype the prefill cases run with (test_prefill runs
+ * them on every library, and in bf16 where one runs it). */
+static int g_lib = SB_GEMM_OPENBLAS, g_dt = SB_GEMM_F32;
+
+/* bf16 copies of x, and x rounded to what they hold. */
+static uint16_t *to_bf16(float *x, size_t n)
+{
+    uint16_t *h = malloc(n * 2);
+    for (size_t i = 0; h && i < n; i++) {
+        h[i] = sb_bf16_from_f32(x[i]);
+        x[i] = sb_bf16_to_f32(h[i]);
+    }
+    return h;
+}
+
 static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
                            int64_t skv, int64_t d, bool causal, float qscale,
                            bool plant)
@@ -132,12 +149,20 @@ static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
     sb_attn_fill(v, nk, 13);
     for (size_t i = 0; i < nq; i++)
         q[i] *= qscale;
+    bool bf16 = g_dt == SB_GEMM_BF16;
+    uint16_t *q16 = bf16 ? to_bf16(q, nq) : NULL;
+    uint16_t *k16 = bf16 ? to_bf16(k, nk) : NULL;
+    uint16_t *v16 = bf16 ? to_bf16(v, nk) : NULL;
+    double atol = bf16 ? 2.0 / 256 : 0;
     sb_attn_ws ws;
     sb_err err;
-    CHECK(sb_cpu_prefill_ws(&s, 2, &ws, &err) == 0);
-    sb_cpu_prefill(&s, q, k, v, o, &ws);
+    CHECK(sb_cpu_prefill_ws(&s, 2, g_lib, g_dt, &ws, &err) == 0);
+    if (bf16)
+        sb_cpu_prefill(&s, q16, k16, v16, o, &ws);
+    else
+        sb_cpu_prefill(&s, q, k, v, o, &ws);
     sb_attn_check c;
-    sb_prefill_verify(&s, q, k, v, o, 1 << 30, 1, &c);
+    sb_prefill_verify_tol(&s, q, k, v, o, 1 << 30, 1, atol, &c);
     CHECK(c.checked == (int64_t)nq);
     int64_t bad = c.bad;
     if (bad)
@@ -150,13 +175,20 @@ static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
         CHECK(o[0] == 0.0f && o[d - 1] == 0.0f);
     if (plant) {
         size_t at = nq / 2 + 3;
-        o[at] += 0.01f;
-        sb_prefill_verify(&s, q, k, v, o, 1 << 30, 1, &c);
+        o[at] += bf16 ? 0.05f : 0.01f;
+        sb_prefill_verify_tol(&s, q, k, v, o, 1 << 30, 1, atol, &c);
         CHECK(c.bad == 1 && c.first_bad == (int64_t)at);
         o[at] = NAN;
-        sb_prefill_verify(&s, q, k, v, o, 1 << 30, 1, &c);
+        sb_prefill_verify_tol(&s, q, k, v, o, 1 << 30, 1, atol, &c);
         CHECK(c.bad == 1);
     }
+    if (bf16) /* how close bf16 P came, against the bound */
+        printf("prefill bf16 %s sq=%lld skv=%lld: max abs error %.3g "
+               "(bound %.3g)\n", sb_gemm_lib_name(g_lib), (long long)sq,
+               (long long)skv, c.max_abs, atol);
+    free(q16);
+    free(k16);
+    free(v16);
     sb_attn_ws_free(&ws);
     free(q);
     free(k);
@@ -165,7 +197,7 @@ static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
     return bad;
 }
 
-static void test_prefill(void)
+static void test_prefill_cases(void)
 {
     CHECK(run_prefill(1, 4, 4, 200, 200, 64, false, 1, true) == 0);   /* MHA */
     CHECK(run_prefill(2, 8, 2, 130, 130, 128, true, 1, false) == 0);  /* GQA */
@@ -176,6 +208,27 @@ static void test_prefill(void)
     CHECK(run_prefill(1, 1, 1, 1, 700, 40, false, 1, false) == 0);    /* odd D */
     /* Large scores: the running max must keep exp() in range. */
     CHECK(run_prefill(1, 2, 1, 150, 600, 64, true, 30, false) == 0);
+}
+
+/* Every case on every library this machine has, fp32 and (where a
+ * library runs it) bf16. */
+static void test_prefill(void)
+{
+    int runs = 0;
+    for (int lib = 0; lib < SB_GEMM_NLIBS; lib++)
+        for (int dt = SB_GEMM_F32; dt <= SB_GEMM_BF16; dt++) {
+            if (!sb_gemm_lib_supports(lib, dt, NULL, 0))
+                continue;
+            printf("prefill cases: %s %s\n", sb_gemm_lib_name(lib),
+                   dt == SB_GEMM_BF16 ? "bf16" : "fp32");
+            g_lib = lib;
+            g_dt = dt;
+            test_prefill_cases();
+            runs++;
+        }
+    CHECK(runs >= 1);
+    g_lib = SB_GEMM_OPENBLAS;
+    g_dt = SB_GEMM_F32;
 }
 
 /* ---- paged ---------------------------------------------------------------- */
@@ -372,8 +425,28 @@ static void test_bmm(void)
     float *a = malloc(na * 4), *b = malloc(nb * 4), *c = malloc(nc * 4);
     sb_attn_fill(a, na, 1);
     sb_attn_fill(b, nb, 2);
-    sb_cpu_bmm_f32(&s, a, b, c);
     sb_attn_check r;
+    /* Every library, batch-parallel (3 >= threads) and one by one. */
+    for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
+        if (!sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
+            continue;
+        for (int threads = 1; threads <= 4; threads += 3) {
+            omp_set_num_threads(threads);
+            sb_gemm_desc d = {.dt = SB_GEMM_F32, .m = 37, .n = 29, .k = 65,
+                              .alpha = 1};
+            sb_gemm_plan *pl = NULL;
+            sb_err err;
+            CHECK(sb_gemm_plan_create(lib, &d, 4, &pl, &err) == 0);
+            if (!pl)
+                continue;
+            memset(c, 0, nc * 4);
+            sb_cpu_bmm(&s, pl, a, b, c);
+            sb_bmm_verify(&s, a, b, c, 1 << 30, 1, &r);
+            CHECK(r.checked == (int64_t)nc && r.bad == 0);
+            sb_gemm_plan_destroy(pl);
+        }
+    }
+    omp_set_num_threads(2);
     sb_bmm_verify(&s, a, b, c, 1 << 30, 1, &r);
     CHECK(r.checked == (int64_t)nc && r.bad == 0);
     c[nc - 1] *= 1.001f;
@@ -452,6 +525,40 @@ static void test_benches(void)
     run_bench("attention.paged_decode", "batch=0 lens=0/1/17/40 q_heads=8 "
                                         "kv_heads=2 head_dim=64 chunk=8");
     run_bench("attention.bmm", "batch=3 shape=pv seq=64 head_dim=32");
+    /* Each library by name where it runs; bf16 where one runs it. */
+    for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
+        char spec[160];
+        if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0)) {
+            snprintf(spec, sizeof spec, "batch=2 shape=qk seq=48 head_dim=32 "
+                     "lib=%s", sb_gemm_lib_name(lib));
+            run_bench("attention.bmm", spec);
+            snprintf(spec, sizeof spec, "q_heads=2 kv_heads=1 sq=70 "
+                     "head_dim=32 causal=1 lib=%s", sb_gemm_lib_name(lib));
+            run_bench("attention.prefill", spec);
+        }
+        if (sb_gemm_lib_supports(lib, SB_GEMM_BF16, NULL, 0)) {
+            snprintf(spec, sizeof spec, "batch=2 shape=pv seq=48 head_dim=32 "
+                     "dtype=bf16 lib=%s", sb_gemm_lib_name(lib));
+            run_bench("attention.bmm", spec);
+            snprintf(spec, sizeof spec, "q_heads=2 kv_heads=1 sq=70 "
+                     "head_dim=32 causal=1 dtype=bf16 lib=%s",
+                     sb_gemm_lib_name(lib));
+            run_bench("attention.prefill", spec);
+        }
+    }
+    /* A library that cannot run the point: set-up says unsupported. */
+    if (!sb_gemm_lib_supports(SB_GEMM_OPENBLAS, SB_GEMM_BF16, NULL, 0)) {
+        const sb_bench *b = sb_bench_find("attention.bmm", NULL);
+        sb_params p;
+        sb_ctx ctx;
+        sb_ctx_defaults(&ctx);
+        sb_err err;
+        void *st = NULL;
+        CHECK(sb_test_point(b, "dtype=bf16 lib=openblas seq=32 head_dim=16",
+                            &p, &err) == 0);
+        CHECK(b->setup(&p, &ctx, &st, &err) == SB_EUNSUP && st == NULL);
+        CHECK(strstr(err.msg, "unsupported: openblas bf16") != NULL);
+    }
 }
 
 int main(void)

@@ -4,9 +4,11 @@
  *
  * Prefill is flash-style: each (batch, head, tile of SB_PREFILL_BR queries)
  * is one OpenMP work item that walks the keys in blocks of SB_PREFILL_BC,
- * computes S = Q·Kᵀ with cblas_sgemm, updates a running max and sum per row
- * (online softmax, scores kept in base 2 so one exp2 per score) and adds
- * P·V into the output rows with a second cblas_sgemm. The BLAS runs single
+ * computes S = Q·Kᵀ with the GEMM library's plan for that tile shape
+ * (cpu_gemm.h: OpenBLAS or oneDNN; fp32, or bf16 with fp32 accumulation),
+ * updates a running max and sum per row (online softmax, scores kept in
+ * base 2 so one exp2 per score) and adds P·V into the output rows with a
+ * second plan (for bf16, P rounded to bf16 first). The library runs single
  * threaded inside our parallel region. Causal masking is applied only to
  * the blocks that cross the diagonal; blocks past it are never computed.
  *
@@ -21,7 +23,6 @@
 #include "backend/cpu/attn_cpu.h"
 #include "backend/cpu/vexp.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -128,48 +129,24 @@ static inline void softmax_row(float *row, int64_t lim, int64_t n, float *m,
 
 /* ---- batched matmul -------------------------------------------------------- */
 
-void sb_cpu_bmm_f32(const sb_bmm_shape *s, const float *a, const float *b,
-                    float *c)
+void sb_cpu_bmm(const sb_bmm_shape *s, sb_gemm_plan *plan, const void *a,
+                const void *b, float *c)
 {
-    const int m = (int)s->m, n = (int)s->n, k = (int)s->k;
-    const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+    const size_t es = sb_gemm_plan_desc(plan)->dt == SB_GEMM_BF16 ? 2 : 4;
+    const size_t sa = (size_t)(s->m * s->k) * es, sb = (size_t)(s->k * s->n) * es;
+    const size_t sc = (size_t)(s->m * s->n);
+    const char *ab = a, *bb = b;
     if (s->batch >= omp_get_max_threads()) {
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < s->batch; i++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                        1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+            sb_gemm_run(plan, omp_get_thread_num(), ab + (size_t)i * sa,
+                        bb + (size_t)i * sb, c + (size_t)i * sc);
     } else {
         for (int64_t i = 0; i < s->batch; i++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                        1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc, n);
+            sb_gemm_run(plan, 0, ab + (size_t)i * sa, bb + (size_t)i * sb,
+                        c + (size_t)i * sc);
     }
 }
-
-/* cblas_sbgemm is referenced weakly (sb_blas_have_sbgemm): callers check
- * for it before timing anything. */
-#pragma weak cblas_sbgemm
-
-void sb_cpu_bmm_bf16(const sb_bmm_shape *s, const uint16_t *a,
-                     const uint16_t *b, float *c)
-{
-    if (!sb_blas_have_sbgemm())
-        return;
-    const int m = (int)s->m, n = (int)s->n, k = (int)s->k;
-    const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
-    if (s->batch >= omp_get_max_threads()) {
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < s->batch; i++)
-            cblas_sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                         1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc,
-                         n);
-    } else {
-        for (int64_t i = 0; i < s->batch; i++)
-            cblas_sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                         1.0f, a + i * sa, k, b + i * sb, n, 0.0f, c + i * sc,
-                         n);
-    }
-}
-
 
 /* ---- workspaces -------------------------------------------------------------- */
 
@@ -189,14 +166,81 @@ static int ws_alloc(sb_attn_ws *ws, int nthreads, int64_t per_thread,
     return 0;
 }
 
-int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads,
-                      sb_attn_ws *ws, sb_err *err)
+/* The tile shapes (query rows, keys) one prefill multiplies: a full
+ * tile's and the edges' (the last query tile, the last key block of each
+ * tile; under a causal mask each tile ends at its own key). */
+static int prefill_shapes(const sb_prefill_shape *s, int64_t **out)
+{
+    const int64_t BR = SB_PREFILL_BR, BC = SB_PREFILL_BC;
+    const int64_t ntile = (s->sq + BR - 1) / BR;
+    int64_t *sh = malloc((size_t)(2 * (ntile + 1) * 2) * sizeof *sh);
+    if (!sh)
+        return -1;
+    int n = 0;
+    for (int64_t tile = 0; tile < ntile; tile++) {
+        int64_t i0 = tile * BR, m = imin(BR, s->sq - i0);
+        int64_t kend = s->causal ? sb_attn_causal_keys(i0 + m - 1, s->sq, s->skv)
+                                 : s->skv;
+        int64_t cols[2] = {imin(BC, kend), kend % BC ? kend % BC : BC};
+        for (int c = 0; c < 2; c++) {
+            if (kend <= 0)
+                continue;
+            bool seen = false;
+            for (int j = 0; j < n && !seen; j++)
+                seen = sh[2 * j] == m && sh[2 * j + 1] == cols[c];
+            if (!seen) {
+                sh[2 * n] = m;
+                sh[2 * n + 1] = cols[c];
+                n++;
+            }
+        }
+    }
+    *out = sh;
+    return n;
+}
+
+int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads, int lib,
+                      int dt, sb_attn_ws *ws, sb_err *err)
 {
     memset(ws, 0, sizeof *ws);
-    (void)s;
-    return ws_alloc(ws, nthreads,
-                    (int64_t)SB_PREFILL_BR * SB_PREFILL_BC + 2 * SB_PREFILL_BR,
-                    err);
+    const int64_t BR = SB_PREFILL_BR, BC = SB_PREFILL_BC;
+    ws->dt = dt;
+    int64_t *sh = NULL;
+    int n = prefill_shapes(s, &sh);
+    if (n < 0)
+        return sb_fail(err, SB_ENOMEM, "attention: out of memory");
+    ws->n_plans = n;
+    ws->plan_shape = sh;
+    ws->qk = calloc((size_t)(n > 0 ? n : 1), sizeof *ws->qk);
+    ws->pv = calloc((size_t)(n > 0 ? n : 1), sizeof *ws->pv);
+    if (!ws->qk || !ws->pv) {
+        sb_attn_ws_free(ws);
+        return sb_fail(err, SB_ENOMEM, "attention: out of memory");
+    }
+    /* S = alpha Q Kᵀ (scores in base 2), then O += P V. */
+    const float alpha = (float)(1.4426950408889634 / sqrt((double)s->d));
+    for (int i = 0; i < n; i++) {
+        int64_t m = sh[2 * i], cols = sh[2 * i + 1];
+        sb_gemm_desc qk = {.dt = dt, .m = m, .n = cols, .k = s->d,
+                           .lda = s->d, .ldb = s->d, .ldc = BC,
+                           .trans_b = true, .alpha = alpha, .beta = 0};
+        sb_gemm_desc pv = {.dt = dt, .m = m, .n = s->d, .k = cols,
+                           .lda = BC, .ldb = s->d, .ldc = s->d,
+                           .alpha = 1, .beta = 1};
+        int rc = sb_gemm_plan_create(lib, &qk, nthreads, &ws->qk[i], err);
+        if (rc == 0)
+            rc = sb_gemm_plan_create(lib, &pv, nthreads, &ws->pv[i], err);
+        if (rc) {
+            sb_attn_ws_free(ws);
+            return rc;
+        }
+    }
+    /* S and the row max and sum; for bf16, P rounded to bf16 beside. */
+    int64_t per = BR * BC + 2 * BR + (dt == SB_GEMM_BF16 ? BR * BC / 2 : 0);
+    int rc = ws_alloc(ws, nthreads, per, err);
+    if (rc)
+        sb_attn_ws_free(ws);
+    return rc;
 }
 
 static int64_t paged_block_keys(int64_t page_size)
@@ -343,6 +387,15 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
 
 void sb_attn_ws_free(sb_attn_ws *ws)
 {
+    for (int i = 0; i < ws->n_plans; i++) {
+        if (ws->qk)
+            sb_gemm_plan_destroy(ws->qk[i]);
+        if (ws->pv)
+            sb_gemm_plan_destroy(ws->pv[i]);
+    }
+    free(ws->qk);
+    free(ws->pv);
+    free(ws->plan_shape);
     sb_free_aligned(ws->buf);
     sb_free_aligned(ws->scratch);
     free(ws->items);
@@ -352,23 +405,34 @@ void sb_attn_ws_free(sb_attn_ws *ws)
 
 /* ---- prefill ------------------------------------------------------------------ */
 
-void sb_cpu_prefill(const sb_prefill_shape *s, const float *q,
-                    const float *k, const float *v, float *o,
-                    const sb_attn_ws *ws)
+/* The plan index of tile shape (m, cols): a short linear search, once
+ * per block, beside a block's two matrix products. */
+static int prefill_plan(const sb_attn_ws *ws, int64_t m, int64_t cols)
+{
+    for (int i = 0; i < ws->n_plans; i++)
+        if (ws->plan_shape[2 * i] == m && ws->plan_shape[2 * i + 1] == cols)
+            return i;
+    return -1;
+}
+
+void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,
+                    const void *v, float *o, const sb_attn_ws *ws)
 {
     const int64_t hq = s->hq, hkv = s->hkv, sq = s->sq, skv = s->skv;
     const int64_t d = s->d, g = hq / hkv;
     const int64_t BR = SB_PREFILL_BR, BC = SB_PREFILL_BC;
     const int64_t ntile = (sq + BR - 1) / BR;
     const int64_t items = s->batch * hq * ntile;
-    const bool causal = s->causal;
-    /* Scores in base 2: exp(x/sqrt(d)) = 2^(x·log2(e)/sqrt(d)). */
-    const float alpha = (float)(1.4426950408889634 / sqrt((double)d));
+    const bool causal = s->causal, bf16 = ws->dt == SB_GEMM_BF16;
+    const size_t es = bf16 ? 2 : 4;
+    const char *qb = q, *kb0 = k, *vb0 = v;
 
 #pragma omp parallel num_threads(ws->nthreads)
     {
-        float *S = ws->buf + (int64_t)omp_get_thread_num() * ws->per_thread;
+        const int slot = omp_get_thread_num();
+        float *S = ws->buf + (int64_t)slot * ws->per_thread;
         float *mrow = S + BR * BC, *lrow = mrow + BR;
+        uint16_t *P16 = (uint16_t *)(lrow + BR);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < items; it++) {
             /* Last query tiles first: under a causal mask they are the
@@ -376,10 +440,10 @@ void sb_cpu_prefill(const sb_prefill_shape *s, const float *q,
             int64_t tile = ntile - 1 - it % ntile, bh = it / ntile;
             int64_t b = bh / hq, kvh = (bh % hq) / g;
             int64_t i0 = tile * BR, m = imin(BR, sq - i0);
-            const float *qt = q + (bh * sq + i0) * d;
+            const char *qt = qb + (size_t)((bh * sq + i0) * d) * es;
             float *ot = o + (bh * sq + i0) * d;
-            const float *kb = k + (b * hkv + kvh) * skv * d;
-            const float *vb = v + (b * hkv + kvh) * skv * d;
+            const char *kb = kb0 + (size_t)((b * hkv + kvh) * skv * d) * es;
+            const char *vb = vb0 + (size_t)((b * hkv + kvh) * skv * d) * es;
             int64_t kend = causal ? sb_attn_causal_keys(i0 + m - 1, sq, skv)
                                   : skv;
             memset(ot, 0, (size_t)(m * d) * sizeof *ot);
@@ -389,9 +453,9 @@ void sb_cpu_prefill(const sb_prefill_shape *s, const float *q,
             }
             for (int64_t j0 = 0; j0 < kend; j0 += BC) {
                 int64_t n = imin(BC, kend - j0);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m,
-                            (int)n, (int)d, alpha, qt, (int)d, kb + j0 * d,
-                            (int)d, 0.0f, S, (int)BC);
+                int pl = prefill_plan(ws, m, n);
+                sb_gemm_run(ws->qk[pl], slot, qt, kb + (size_t)(j0 * d) * es,
+                            S);
                 for (int64_t r = 0; r < m; r++) {
                     int64_t lim = n;
                     if (causal)
@@ -400,9 +464,18 @@ void sb_cpu_prefill(const sb_prefill_shape *s, const float *q,
                     softmax_row(S + r * BC, lim, n, &mrow[r], &lrow[r],
                                 ot + r * d, d);
                 }
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
-                            (int)d, (int)n, 1.0f, S, (int)BC, vb + j0 * d,
-                            (int)d, 1.0f, ot, (int)d);
+                const void *P = S;
+                if (bf16) {
+                    /* P V in bf16 as the tensor-core kernels do: P
+                     * rounded to bf16 (the sum l stays the fp32 one). */
+                    for (int64_t r = 0; r < m; r++)
+#pragma omp simd
+                        for (int64_t x = 0; x < n; x++)
+                            P16[r * BC + x] = sb_bf16_from_f32(S[r * BC + x]);
+                    P = P16;
+                }
+                sb_gemm_run(ws->pv[pl], slot, P, vb + (size_t)(j0 * d) * es,
+                            ot);
             }
             for (int64_t r = 0; r < m; r++) {
                 float inv = lrow[r] > 0.0f ? 1.0f / lrow[r] : 0.0f;

@@ -12,20 +12,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend/cpu/cpu_gemm.h"
 #include "solbench/attention.h"
 
 /* ---- batched matmul -------------------------------------------------------- */
 
-/* C[b] = A[b] · B[b], fp32, parallel over the batch when it has at least as
- * many matrices as threads (single-threaded BLAS inside), else the BLAS
- * threads each product. */
-void sb_cpu_bmm_f32(const sb_bmm_shape *s, const float *a, const float *b,
-                    float *c);
-
-/* bf16 storage, fp32 accumulation: OpenBLAS cblas_sbgemm when the loaded
- * library exports it (looked up at run time). */
-void sb_cpu_bmm_bf16(const sb_bmm_shape *s, const uint16_t *a,
-                     const uint16_t *b, float *c);
+/* C[b] = A[b] · B[b] with A and B of the plan's type (fp32, or bf16 with
+ * fp32 accumulation) and C fp32; plan is one product's (m, n, k), with a
+ * slot per thread. Parallel over the batch when it has at least as many
+ * matrices as threads (the library single-threaded inside), else the
+ * library's threads each product. */
+void sb_cpu_bmm(const sb_bmm_shape *s, sb_gemm_plan *plan, const void *a,
+                const void *b, float *c);
 
 /* ---- workspace -------------------------------------------------------------- */
 
@@ -46,6 +44,12 @@ typedef struct sb_attn_ws {
     int64_t n_groups;
     int64_t *groups;
     float *scratch;
+    /* prefill: the GEMM plans of each tile shape (plan_shape[2i] query
+     * rows x plan_shape[2i+1] keys): S = alpha Q Kᵀ and O += P V */
+    int dt;               /* SB_GEMM_F32 or SB_GEMM_BF16 */
+    int n_plans;
+    int64_t *plan_shape;
+    sb_gemm_plan **qk, **pv;
 } sb_attn_ws;
 
 /* Query rows per tile and keys per block of the prefill kernel. */
@@ -56,17 +60,19 @@ typedef struct sb_attn_ws {
 #define SB_PAGED_KB 64
 #define SB_PAGED_ITEM_W 9
 
-int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads,
-                      sb_attn_ws *ws, sb_err *err);
+/* The prefill workspace and the plans of library lib (SB_GEMM_OPENBLAS,
+ * SB_GEMM_ONEDNN) for Q, K, V of type dt (SB_GEMM_F32, SB_GEMM_BF16). */
+int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads, int lib,
+                      int dt, sb_attn_ws *ws, sb_err *err);
 int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                     sb_err *err);
 void sb_attn_ws_free(sb_attn_ws *ws);
 
 /* ---- kernels ---------------------------------------------------------------- */
 
-void sb_cpu_prefill(const sb_prefill_shape *s, const float *q,
-                    const float *k, const float *v, float *o,
-                    const sb_attn_ws *ws);
+/* Q, K, V of the workspace's type (float or bf16), O fp32. */
+void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,
+                    const void *v, float *o, const sb_attn_ws *ws);
 void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                   const float *vpool, const int32_t *table, float *o,
                   const sb_attn_ws *ws);

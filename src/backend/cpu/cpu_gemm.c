@@ -484,6 +484,34 @@ void sb_gemm_plan_destroy(sb_gemm_plan *p)
     free(p);
 }
 
+double sb_gemm_time(void (*fn)(void *arg), void *arg, int tries)
+{
+    fn(arg); /* untimed: first touch, JIT, caches */
+    double t0 = sb_now();
+    fn(arg);
+    double t = sb_now() - t0;
+    /* A long call needs no more tries to be read right. */
+    for (int i = 1; i < tries && t < 0.05; i++) {
+        t0 = sb_now();
+        fn(arg);
+        double dt = sb_now() - t0;
+        t = dt < t ? dt : t;
+    }
+    return t;
+}
+
+typedef struct sb__one_run {
+    sb_gemm_plan *p;
+    const void *a, *b;
+    void *c;
+} sb__one_run;
+
+static void sb__run_once(void *arg)
+{
+    sb__one_run *r = arg;
+    sb_gemm_run(r->p, 0, r->a, r->b, r->c);
+}
+
 int sb_gemm_plan_fastest(const sb_gemm_desc *d, int slots, const void *a,
                          const void *b, void *c, int tries,
                          double best_s[SB_GEMM_NLIBS], sb_gemm_plan **out,
@@ -504,14 +532,8 @@ int sb_gemm_plan_fastest(const sb_gemm_desc *d, int slots, const void *a,
             snprintf(whys[lib], sizeof whys[lib], "%s", e.msg);
             continue;
         }
-        sb_gemm_run(p, 0, a, b, c); /* untimed: first-touch, JIT, caches */
-        double t = INFINITY;
-        for (int i = 0; i < (tries > 0 ? tries : 1); i++) {
-            double t0 = sb_now();
-            sb_gemm_run(p, 0, a, b, c);
-            double dt = sb_now() - t0;
-            t = dt < t ? dt : t;
-        }
+        sb__one_run r = {p, a, b, c};
+        double t = sb_gemm_time(sb__run_once, &r, tries);
         best_s[lib] = t;
         if (t < best_t) {
             sb_gemm_plan_destroy(best);

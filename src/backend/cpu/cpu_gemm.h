@@ -67,6 +67,11 @@ int sb_gemm_plan_lib(const sb_gemm_plan *p);
 const sb_gemm_desc *sb_gemm_plan_desc(const sb_gemm_plan *p);
 void sb_gemm_plan_destroy(sb_gemm_plan *p);
 
+/* Seconds of one call of fn(arg) at its best: one untimed call, then
+ * the best of `tries` (fewer when one call lasts 50 ms or more). What
+ * "auto" choices of a library time a caller's whole use of it with. */
+double sb_gemm_time(void (*fn)(void *arg), void *arg, int tries);
+
 /* "auto": times one run of d on every library that supports it (on the
  * caller's buffers, best of `tries` after one untimed run) and returns the
  * fastest library's plan. best_s[lib] gets each library's best time (0
