@@ -84,13 +84,17 @@ double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name);
 
 /* The machine model of a command: the spec `hw` (NULL: none), then the
  * measured ceilings of a run read from `results` (a JSON file) or from the
- * store by `run_ref` (id, prefix, baseline name or "last"), which replace
- * the spec's figures of the same name. At least one source is required.
- * When `run` is non-NULL the run is kept there (*have_run says whether;
- * sb_run_free it). `desc` receives a one-line account of the sources. */
+ * results database `db` by `run_ref` (id, prefix, baseline name or
+ * "last"), which replace the spec's figures of the same name. `db` is the
+ * caller's database path (NULL: the default of sb_store_path; "" is
+ * refused); it is opened only for `run_ref`. At least one source is
+ * required. When `run` is non-NULL the run is kept there (*have_run says
+ * whether; sb_run_free it). `desc` receives a one-line account of the
+ * sources. */
 int sb_machine_load(const char *hw, const char *results, const char *run_ref,
-                    sb_ceilings *c, sb_hw_spec *spec, sb_run *run,
-                    int *have_run, char *desc, size_t len, sb_err *err);
+                    const char *db, sb_ceilings *c, sb_hw_spec *spec,
+                    sb_run *run, int *have_run, char *desc, size_t len,
+                    sb_err *err);
 
 #ifdef __cplusplus
 }

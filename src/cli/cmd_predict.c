@@ -1,8 +1,9 @@
 /*
  * cmd_predict.c — `solbench predict WORKLOAD [--hw NAME | --run ID |
- * --results FILE] [--set key=value ...] [--sweep key=v1,v2,...]
- * [--overlap none|full] [--json FILE]`: the phase table, totals and
- * interventions of a workload, or one row per variant with --sweep.
+ * --results FILE] [--db PATH] [--set key=value ...] [--sweep
+ * key=v1,v2,...] [--overlap none|full] [--json FILE]`: the phase table,
+ * totals and interventions of a workload, or one row per variant with
+ * --sweep.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #define SB_MAX_SETS 32
 
 typedef struct sb__popts {
-    const char *file, *hw, *run, *results, *sweep, *json;
+    const char *file, *hw, *run, *results, *db, *sweep, *json;
     const char *sets[SB_MAX_SETS + 2];
     int n_sets;
 } sb__popts;
@@ -47,8 +48,8 @@ static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
         const char *res = o->results ? o->results
                           : (!o->run && !o->hw && w->hw_run[0]) ? w->hw_run
                                                                 : NULL;
-        rc = sb_machine_load(hw, res, o->run, c, NULL, NULL, NULL, desc, dlen,
-                             err);
+        rc = sb_machine_load(hw, res, o->run, o->db, c, NULL, NULL, NULL, desc,
+                             dlen, err);
         if (rc && (hw == w->hw_spec || res == w->hw_run)) {
             /* the workload named it: say where */
             sb_err inner = *err;
@@ -183,12 +184,17 @@ int sb_cmd_predict(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: solbench predict WORKLOAD [--hw NAME | --run ID | "
                    "--results FILE]\n"
-                   "                        [--set key=value ...] [--sweep "
-                   "key=v1,v2,...]\n"
+                   "                        [--db PATH] [--set key=value ...] "
+                   "[--sweep key=v1,v2,...]\n"
                    "                        [--overlap none|full] [--json "
                    "FILE]\n"
                    "  WORKLOAD        a workload file or a preset of "
                    "data/models (docs/WORKLOAD.md)\n"
+                   "  --run ID        a stored run (id, prefix, baseline, "
+                   "last): its measured ceilings\n"
+                   "  --db PATH       results database (default $SOLBENCH_DB, "
+                   "else\n"
+                   "                  $XDG_DATA_HOME/solbench/results.db)\n"
                    "  --set k=v       change a field (JSON path or alias: "
                    "chips, tensor, fsdp, batch, remat, hw...)\n"
                    "  --sweep k=v,... one row per value: step time, MFU, "
@@ -198,6 +204,7 @@ int sb_cmd_predict(int argc, char **argv)
         if ((r = sb_cli_opt(argc, argv, &i, "--hw", &o.hw)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--run", &o.run)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--results", &o.results)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--db", &o.db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--sweep", &o.sweep)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--json", &o.json)) != 0) {
             if (r < 0)
@@ -235,9 +242,9 @@ int sb_cmd_predict(int argc, char **argv)
     }
     if (!o.file)
         return sb_cli_usage("predict", "usage: predict WORKLOAD [--hw NAME | "
-                            "--run ID | --results FILE] [--set k=v ...] "
-                            "[--sweep k=v1,v2] [--overlap none|full] "
-                            "[--json FILE]");
+                            "--run ID | --results FILE] [--db PATH] "
+                            "[--set k=v ...] [--sweep k=v1,v2] "
+                            "[--overlap none|full] [--json FILE]");
     sb_err err = {0};
     sb_workload w;
     sb_ceilings c;

@@ -1,8 +1,9 @@
 /*
  * cmd_report.c — `solbench report [--run ID | --results FILE] [--hw NAME]
- * [--workload FILE [--set k=v ...]] -o report.html`: one self-contained
- * HTML file with the machine profile, roofline, bandwidth and collective
- * curves, validation status, workload phases and fingerprint.
+ * [--db PATH] [--workload FILE [--set k=v ...]] -o report.html`: one
+ * self-contained HTML file with the machine profile, roofline, bandwidth
+ * and collective curves, validation status, workload phases and
+ * fingerprint.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 int sb_cmd_report(int argc, char **argv)
 {
     const char *run = NULL, *results = NULL, *hw = NULL, *wl = NULL,
-               *out = NULL;
+               *out = NULL, *db = NULL;
     const char *sets[32];
     int nsets = 0;
     for (int i = 1; i < argc; i++) {
@@ -24,16 +25,23 @@ int sb_cmd_report(int argc, char **argv)
         int r;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: solbench report [--run ID | --results FILE] "
-                   "[--hw NAME] [--workload FILE [--set k=v ...]] -o "
-                   "report.html\n"
+                   "[--hw NAME] [--db PATH]\n"
+                   "                       [--workload FILE [--set k=v ...]] "
+                   "-o report.html\n"
                    "  one self-contained HTML file: machine profile, "
                    "roofline, bandwidth and collective\n"
-                   "  curves, validation, workload phases, fingerprint\n");
+                   "  curves, validation, workload phases, fingerprint\n"
+                   "  --run ID        a stored run (id, prefix, baseline, "
+                   "last)\n"
+                   "  --db PATH       results database (default $SOLBENCH_DB, "
+                   "else\n"
+                   "                  $XDG_DATA_HOME/solbench/results.db)\n");
             return 0;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--run", &run)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--results", &results)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--hw", &hw)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--db", &db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--workload", &wl)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "-o", &out)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--output", &out)) != 0) {
@@ -51,7 +59,8 @@ int sb_cmd_report(int argc, char **argv)
         }
         return sb_cli_usage("report", "unknown argument '%s' (usage: report "
                             "[--run ID | --results FILE] [--hw NAME] "
-                            "[--workload FILE] -o report.html)", argv[i]);
+                            "[--db PATH] [--workload FILE] -o report.html)",
+                            argv[i]);
     }
     if (!out)
         return sb_cli_usage("report", "-o FILE is required");
@@ -69,8 +78,8 @@ int sb_cmd_report(int argc, char **argv)
     int rc;
     /* The machine of the measurements (and of the roofline). */
     if (run || results || hw) {
-        if ((rc = sb_machine_load(hw, results, run, &c, NULL, &r, &have, desc,
-                                  sizeof desc, &err)) != 0)
+        if ((rc = sb_machine_load(hw, results, run, db, &c, NULL, &r, &have,
+                                  desc, sizeof desc, &err)) != 0)
             return sb_cli_error(&err);
     }
     /* The workload's own machine: its spec (or --hw), or the run. */
@@ -95,8 +104,9 @@ int sb_cmd_report(int argc, char **argv)
             const char *res = w.hw_run[0] ? w.hw_run
                               : spec       ? NULL
                                            : results;
-            rc = sb_machine_load(spec, res, spec || res ? NULL : run, &wc,
-                                 NULL, NULL, NULL, wdesc, sizeof wdesc, &err);
+            rc = sb_machine_load(spec, res, spec || res ? NULL : run, db,
+                                 &wc, NULL, NULL, NULL, wdesc, sizeof wdesc,
+                                 &err);
             if (rc == 0)
                 rc = sb_workload_check_machine(&w, &wc, path, &err);
             if (rc == 0)

@@ -1,8 +1,9 @@
 /*
  * cmd_roofline.c — `solbench roofline [--run ID | --results FILE]
- * [--hw NAME] [--svg FILE] [--png FILE]`: every measured kernel with its
- * arithmetic intensity, achieved and attainable performance, % of SOL,
- * binding ceiling and class, and the hierarchical roofline chart.
+ * [--hw NAME] [--db PATH] [--svg FILE] [--png FILE]`: every measured
+ * kernel with its arithmetic intensity, achieved and attainable
+ * performance, % of SOL, binding ceiling and class, and the hierarchical
+ * roofline chart.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,16 +64,20 @@ static int sb__png(const char *svg_path, const char *png, int w, int h,
 int sb_cmd_roofline(int argc, char **argv)
 {
     const char *run = NULL, *results = NULL, *hw = NULL, *svg = NULL,
-               *png = NULL;
+               *png = NULL, *db = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: solbench roofline [--run ID | --results FILE] "
-                   "[--hw NAME] [--svg FILE] [--png FILE]\n"
+                   "[--hw NAME] [--db PATH]\n"
+                   "                         [--svg FILE] [--png FILE]\n"
                    "  --run ID        a stored run (id, prefix, baseline, last)\n"
                    "  --results FILE  a run document (solbench run --json)\n"
                    "  --hw NAME       a hardware spec (solbench hw list); the "
                    "run's measurements override it\n"
+                   "  --db PATH       results database (default $SOLBENCH_DB, "
+                   "else\n"
+                   "                  $XDG_DATA_HOME/solbench/results.db)\n"
                    "  --svg FILE      write the hierarchical roofline chart\n"
                    "  --png FILE      the same as PNG (needs chromium)\n");
             return 0;
@@ -80,6 +85,7 @@ int sb_cmd_roofline(int argc, char **argv)
         if ((r = sb_cli_opt(argc, argv, &i, "--run", &run)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--results", &results)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--hw", &hw)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--db", &db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--svg", &svg)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--png", &png)) != 0) {
             if (r < 0)
@@ -88,14 +94,15 @@ int sb_cmd_roofline(int argc, char **argv)
         }
         return sb_cli_usage("roofline", "unknown argument '%s' (usage: "
                             "roofline [--run ID | --results FILE] [--hw NAME]"
-                            " [--svg FILE] [--png FILE])", argv[i]);
+                            " [--db PATH] [--svg FILE] [--png FILE])",
+                            argv[i]);
     }
     sb_err err = {0};
     sb_ceilings c;
     sb_run r;
     int have = 0;
     char desc[256];
-    if (sb_machine_load(hw, results, run, &c, NULL, &r, &have, desc,
+    if (sb_machine_load(hw, results, run, db, &c, NULL, &r, &have, desc,
                         sizeof desc, &err) != 0)
         return sb_cli_error(&err);
     sb_roof_row *rows = NULL;

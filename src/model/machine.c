@@ -1,7 +1,7 @@
 /*
  * machine.c — the machine model a command works with: a hardware spec, a
- * measured run (from a JSON file or the results store), or a spec
- * overridden by the run's measurements.
+ * measured run (from a JSON file or the results store the caller names),
+ * or a spec overridden by the run's measurements.
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,8 +10,9 @@
 #include "solbench/store.h"
 
 int sb_machine_load(const char *hw, const char *results, const char *run_ref,
-                    sb_ceilings *c, sb_hw_spec *spec, sb_run *run,
-                    int *have_run, char *desc, size_t len, sb_err *err)
+                    const char *db, sb_ceilings *c, sb_hw_spec *spec,
+                    sb_run *run, int *have_run, char *desc, size_t len,
+                    sb_err *err)
 {
     sb_hw_spec local_spec;
     sb_run local_run;
@@ -46,8 +47,9 @@ int sb_machine_load(const char *hw, const char *results, const char *run_ref,
     if (results) {
         rc = sb_run_read_json(results, r, err);
     } else {
+        /* The caller names the database (--db); NULL is the default. */
         sb_store *st = NULL;
-        rc = sb_store_open_default(NULL, &st, NULL, 0, err);
+        rc = sb_store_open_default(db, &st, NULL, 0, err);
         if (rc == 0) {
             rc = sb_store_load_run(st, run_ref, r, err);
             sb_store_close(st);

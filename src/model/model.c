@@ -109,6 +109,42 @@ static sb_phase *sb__add(sb__ctx *x, const char *name)
     return ph;
 }
 
+/* Main-memory bytes of `params` weights (per chip) used once per
+ * microbatch, `reads` times: inference reads them; training reads them in
+ * the forward, the backward (and the recomputed forward) and reads and
+ * writes their gradient accumulators. */
+static double sb__weight_bytes(const sb__ctx *x, double params, double reads)
+{
+    const sb_workload *w = x->w;
+    if (w->kind != SB_JOB_TRAIN)
+        return params * w->w_bytes * reads;
+    return params * (w->w_bytes * reads * (2.0 + (w->remat == SB_REMAT_FULL)) +
+                     w->g_bytes * 2.0 * reads /* accumulate per microbatch:
+                         read + write */);
+}
+
+/* Routed experts per chip whose weights a pass reads: all E/ep local
+ * experts in training and prefill; in decode, the expected number hit by
+ * `tokens` tokens from each of the ep replicas (uniform routing). */
+static double sb__experts_touched(const sb__ctx *x, double tokens, bool decode)
+{
+    const sb_workload *w = x->w;
+    double E = w->experts, k = w->top_k, ep = w->expert;
+    double local = E / ep;
+    if (!decode)
+        return local;
+    return local * (1.0 - pow(1.0 - k / E, tokens * ep));
+}
+
+/* Norm weights per chip and stage: two per layer, whole on every chip
+ * (each scales its sequence-parallel share of the tokens), and the final
+ * norm, a 1/pp share per stage as for the LM head. */
+static double sb__norm_params(const sb__ctx *x)
+{
+    double d = x->w->d_model;
+    return 2.0 * d * x->Ls + d / x->w->pipeline;
+}
+
 /* A matmul applied to `tokens` tokens (per chip) in `layers` layers with a
  * per-chip weight of din x dout. Training multiplies FLOPs and activation
  * traffic by fwd+bwd(+remat) and adds weight-gradient writes. */
@@ -119,16 +155,8 @@ static void sb__linear(sb__ctx *x, sb_phase *ph, double tokens, double din,
     bool train = w->kind == SB_JOB_TRAIN;
     double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
     ph->flops += 2.0 * tokens * din * dout * layers * mult;
-    double wbytes = din * dout * layers;
     double acts = tokens * (din + dout) * layers * w->a_bytes * mult;
-    if (train)
-        ph->bytes += wbytes * (w->w_bytes * weight_reads *
-                                   (2.0 + (w->remat == SB_REMAT_FULL)) +
-                               w->g_bytes * 2.0 * weight_reads /* accumulate
-                                   per microbatch: read + write */) +
-                     acts;
-    else
-        ph->bytes += wbytes * w->w_bytes * weight_reads + acts;
+    ph->bytes += sb__weight_bytes(x, din * dout * layers, weight_reads) + acts;
 }
 
 /* Attention core (scores, softmax, weighted values) over `seqs` sequences
@@ -266,6 +294,8 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
             ph->bytes = tok_sp * (d * w->a_bytes + 2 * 4.0 * E +
                                   4.0 * k * d * w->a_bytes) *
                         x->moe_layers_chip * mult;
+            /* its weights, d x E per MoE layer, whole on every chip */
+            ph->bytes += sb__weight_bytes(x, d * E * x->moe_layers_chip, mb);
         }
         if (ep > 1 && (ph = sb__add(x, "moe dispatch all-to-all"))) {
             double S = tok_sp * k * w->capacity_factor * d * w->a_bytes;
@@ -275,11 +305,7 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         if ((ph = sb__add(x, "experts"))) {
             double eff = w->expert_ffn;
             double routed = tokens * k * w->capacity_factor;
-            double per_chip_experts = E / ep;
-            double touched = per_chip_experts;
-            if (decode) /* experts hit by b tokens from ep replicas */
-                touched = per_chip_experts *
-                          (1.0 - pow(1.0 - k / E, tokens * ep));
+            double touched = sb__experts_touched(x, tokens, decode);
             /* FLOPs and activations: the routed tokens (capacity factor
              * included); weights: the experts those tokens touch. */
             double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
@@ -318,6 +344,9 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
         ph->bytes = tok_sp * per_tok * w->a_bytes * mult;
         ph->flops = tok_sp * per_tok * 2.0 * mult;
+        /* the norms' weights: two per layer, whole on every chip, and a
+         * 1/pp share of the final norm */
+        ph->bytes += sb__weight_bytes(x, sb__norm_params(x), mb);
     }
     if ((ph = sb__add(x, "lm head"))) {
         double lm_tokens = train ? tokens : seqs; /* inference: last token */
@@ -446,6 +475,35 @@ static void sb__infer(sb__ctx *x)
     sb__pass(x, b, b, 1, p->context, 1, true);
     for (int i = first; i < p->n; i++)
         sb__time(x, &p->ph[i]);
+}
+
+/* Bytes one decode step of `b` sequences at `context` must read from main
+ * memory per chip and stage, the floor under TPOT: every weight it
+ * multiplies by (attention projections, dense MLP, router, the routed
+ * experts the batch touches, shared experts, norms) and the LM head, whole
+ * every token whether or not it is tied to the embedding; of the embedding
+ * table only the row of each sequence's token (the table itself is read
+ * by no decode step); and the KV cache of the context. The decode phases
+ * of sb__pass read each of these (and activations besides), so the bound
+ * cannot exceed TPOT. */
+static double sb__decode_reads(const sb__ctx *x, double b, double context)
+{
+    const sb_workload *w = x->w;
+    double T = w->tensor, PP = w->pipeline, d = w->d_model;
+    double params = (x->p_qkv + x->p_o) / T * x->Ls +
+                    x->mats * d * w->ffn / T * x->dense_layers_chip +
+                    sb__norm_params(x) + (double)w->vocab * d / T / PP;
+    if (x->moe_layers_chip > 0) {
+        double expert = x->mats * d * w->expert_ffn / T;
+        params += (d * w->experts +
+                   (sb__experts_touched(x, b, true) + w->shared_experts) *
+                       expert) *
+                  x->moe_layers_chip;
+    }
+    double rows = b / T * d / PP; /* the lookup's sequence-parallel share */
+    double kv_shard = w->mla ? 1.0 : fmin(T, w->kv_heads);
+    return (params + rows) * w->w_bytes +
+           b * context * x->p->sizes.kv_bytes_per_token / (PP * kv_shard);
 }
 
 /* Stage total under the overlap assumption. */
@@ -613,12 +671,11 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
         p->tpot_s = dec * PP;
         double R = (double)w->data * w->fsdp;
         double b = ceil(w->concurrency / R);
-        /* Lower bound of one decode step: weights + KV read once. */
-        double kv_shard = w->mla ? 1.0 : fmin((double)w->tensor, w->kv_heads);
-        p->tpot_bound_s = (p->mem.weights + b * p->context *
-                                                s->kv_bytes_per_token /
-                                                (PP * kv_shard)) /
-                          x.bw * PP;
+        /* Lower bound of one decode step: what it must read, once, at the
+         * full memory bandwidth, stage after stage. (Not the weights held
+         * per chip: those include the whole embedding table, of which a
+         * step reads one row per sequence, and every expert.) */
+        p->tpot_bound_s = sb__decode_reads(&x, b, p->context) / x.bw * PP;
         p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
         p->request_s = p->ttft_s + w->output_len * p->tpot_s;
         p->tokens_per_s = p->decode_tokens_per_s;

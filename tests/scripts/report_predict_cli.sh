@@ -3,7 +3,9 @@
 # predict on every preset, sweeps, roofline from a results file, and bad
 # workload files (missing field, wrong type, heads that do not divide,
 # negative size, syntax error, a 10-TB model on one chip), each of which
-# must exit 2 and name the JSON path (and line/column where there is one).
+# must exit 2 and name the JSON path (and line/column where there is one);
+# the TPOT lower bound never above TPOT; --db: roofline, predict and
+# report read the store they are given.
 # Usage: report_predict_cli.sh SOLBENCH
 set -u
 SB=${1:?usage: $0 SOLBENCH}
@@ -116,6 +118,20 @@ assert 0 < d["totals"]["mfu"] < 1 and d["totals"]["step_s"] > 0
 assert d["interventions"] and d["interventions"][0]["phase"] in names
 PY
 
+# The TPOT lower bound counts what a decode step reads (one embedding row
+# per sequence, not the table): never above TPOT. Llama-3-8B on one chip
+# had it at 4.88 ms over 4.57 ms (H100) and 3.41 over 3.19 ms (H200).
+for hw in h100-sxm h200-sxm; do
+    "$SB" predict llama3-8b --hw $hw --set chips=1 --set fsdp=1 \
+        --set 'job={"type":"inference","prompt_len":2048,"output_len":512}' \
+        --json "$T/tpot.json" >"$T/tpot" 2>&1
+    python3 - "$T/tpot.json" <<'PY' && ok "TPOT bound <= TPOT on $hw" || { bad "TPOT bound on $hw"; grep TPOT "$T/tpot"; }
+import json, sys
+t = json.load(open(sys.argv[1]))["totals"]
+assert 0.99 * t["tpot_s"] <= t["tpot_bound_s"] <= t["tpot_s"], t
+PY
+done
+
 # ---- bad workload files ----------------------------------------------------
 P=$(dirname "$0")/../../data/models/llama3-8b.json
 mk() { python3 - "$P" "$T/$1.json" "$2" <<'PY'
@@ -184,4 +200,46 @@ else
     bad "solbench run failed"; tail -5 "$T/run.out"
 fi
 expect 2 'unknown argument' -- "$SB" roofline --bogus
+
+# ---- --db: the analysis commands read the store they are given --------------
+# A run stored in its own file is found by roofline, predict and report
+# with --db, while the default store (an empty HOME, no $SOLBENCH_DB) does
+# not have it; --db '' is refused as by every store command.
+sbh() { env -u SOLBENCH_DB -u XDG_DATA_HOME HOME="$T/home" "$SB" "$@"; }
+DB="$T/own/runs.db"
+mkdir -p "$T/home" "$T/own"
+if sbh run --bench memory.triad -p size=4MiB --min-time 0.02 --repeat 3 \
+        --db "$DB" >"$T/own.out" 2>&1; then
+    id=$(sed -n 's/^stored as run \([^ ]*\) in .*/\1/p' "$T/own.out")
+    [ -n "$id" ] && [ ! -e "$T/home/.local/share/solbench/results.db" ] &&
+        ok "run --db stores the run in $DB only" ||
+        bad "run --db: id '$id', or the default store was written"
+    expect 0 'memory.triad .* memory' -- sbh roofline --db "$DB" --run last
+    expect 0 "run $id " -- sbh roofline --run last --db="$DB"
+    expect 0 "overridden by run $id " -- sbh predict llama3-8b --hw h100-sxm --run last --db "$DB"
+    expect 0 'report written' -- sbh report --db "$DB" --run last -o "$T/own.html"
+    grep -q 'id="sb-status"' "$T/own.html" && ok "report --db from the store" ||
+        bad "report --db from the store"
+    expect 0 'report written' -- sbh report --run last --db "$DB" --workload llama3-8b -o "$T/own2.html"
+    # The default store has no runs: the same commands without --db fail.
+    expect 2 "run 'last': database .*/home/.local/share/solbench/results.db holds no runs" -- sbh roofline --run last
+    expect 2 'holds no runs' -- sbh predict llama3-8b --hw h100-sxm --run last
+    expect 2 'holds no runs' -- sbh report --run last -o "$T/none.html"
+    expect 2 'holds no runs' -- sbh roofline --run last --db "$T/home/other.db"
+else
+    bad "solbench run --db failed"; tail -5 "$T/own.out"
+fi
+for c in "roofline --run last" "predict llama3-8b --run last" \
+        "report --run last -o $T/e.html"; do
+    # shellcheck disable=SC2086
+    sbh $c --db '' >"$T/e.out" 2>"$T/e.err"
+    rc=$?
+    if [ $rc -eq 2 ] && [ ! -s "$T/e.out" ] &&
+        [ "$(wc -l <"$T/e.err")" -eq 1 ] && grep -q -- '--db: empty path' "$T/e.err"; then
+        ok "$c --db '': exit 2, one line on stderr"
+    else
+        bad "$c --db '': exit $rc"; cat "$T/e.out" "$T/e.err"
+    fi
+done
+expect 2 "--db needs a value" -- sbh roofline --run last --db
 exit $fail

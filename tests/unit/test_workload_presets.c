@@ -4,8 +4,10 @@
  * 8B 8.03B and 70B 70.6B within 2 %, Mixtral 46.7B/12.9B active,
  * DeepSeek-V3 671B/37B active), the 8B KV cache per token (131072 B
  * exactly), per-phase FLOPs and bytes of a training step, MFU per PaLM,
- * the decode lower bound, memory per chip and its warnings, the overlap
- * assumption, --set/--sweep rebalancing, and errors with JSON paths.
+ * the decode lower bound (by hand, and never above the predicted TPOT for
+ * any preset on several machines), memory per chip and its warnings, the
+ * overlap assumption, --set/--sweep rebalancing, and errors with JSON
+ * paths.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -60,6 +62,51 @@ static void machine(const char *hw, sb_ceilings *c)
         sb_ceil_from_spec(&s, c);
     else
         fprintf(stderr, "%s\n", e.msg);
+}
+
+/* A training preset's job turned into inference. */
+static const char infer_job[] =
+    "job={\"type\":\"inference\",\"prompt_len\":2048,\"output_len\":512}";
+
+/* Predicts `preset` as an inference job on machine c with the sets of
+ * `layout` and variant v (concurrency 1, 8 or 512; tied embeddings; full
+ * overlap): 1 when the decode lower bound is not in (0, TPOT], 0 when it
+ * is, -1 when the prediction fails. */
+static int bound_over_tpot(const char *preset, bool training,
+                           const char *const *layout, int v,
+                           const sb_ceilings *c, const char *hw)
+{
+    static const char *const batch[] = {"concurrency=1", "concurrency=8",
+                                        "concurrency=512"};
+    static sb_prediction p;
+    sb_workload w;
+    sb_err err = {0};
+    const char *sets[8];
+    int n = 0;
+    if (training)
+        sets[n++] = infer_job;
+    for (int k = 0; layout[k]; k++)
+        sets[n++] = layout[k];
+    sets[n++] = batch[v % 3];
+    if (v / 3 & 1)
+        sets[n++] = "model.tied_embeddings=true";
+    if (v / 3 & 2)
+        sets[n++] = "overlap=\"full\"";
+    int rc = load(preset, sets, n, &w, &err);
+    if (rc == 0)
+        rc = sb_predict(&w, c, &p, &err);
+    if (rc) {
+        fprintf(stderr, "%s on %s: %s\n", preset, hw, err.msg);
+        return -1;
+    }
+    if (p.tpot_bound_s > 0 && p.tpot_bound_s <= p.tpot_s)
+        return 0;
+    fprintf(stderr, "%s on %s (layout %s ..., %s%s%s): TPOT bound %.4g ms > "
+            "TPOT %.4g ms\n", preset, hw, layout[0] ? layout[0] : "as given",
+            batch[v % 3],
+            v / 3 & 1 ? ", tied" : "", v / 3 & 2 ? ", overlap full" : "",
+            p.tpot_bound_s * 1e3, p.tpot_s * 1e3);
+    return 1;
 }
 
 int main(void)
@@ -168,10 +215,13 @@ int main(void)
     CHECK(s.kv_bytes_per_token == 2.0 * 80 * 8 * 128 * 2);
     machine("h200-sxm", &c);
     CHECK(sb_predict(&w, &c, &p, &err) == 0);
-    /* Decode lower bound: (weights + batch x context x KV) / HBM bw, with
-     * weights and KV heads split 8 ways. */
+    /* Decode lower bound: (what a step reads) / HBM bw: the layers'
+     * weights and the LM head split 8 ways, the norms whole on each chip,
+     * one embedding row per sequence (not the table), and the KV cache
+     * with its heads split 8 ways. */
     double ctx = 2048 + 512 / 2.0;
-    double bound = (s.params_total * 2 / 8 +
+    double body = L * (d * d + 2 * d * 1024 + d * d + 3 * d * 28672);
+    double bound = ((body / 8 + 2 * d * L + d + V * d / 8 + 64.0 / 8 * d) * 2 +
                     64 * ctx * s.kv_bytes_per_token / 8) / 4.8e12;
     CHECK_NEAR(p.tpot_bound_s, bound, 1e-9);
     CHECK(p.tpot_s >= p.tpot_bound_s);
@@ -200,6 +250,58 @@ int main(void)
     CHECK(sb_predict(&w, &c, &p, &err) == 0);
     CHECK(!p.mem.fits);
     CHECK(p.n_warnings >= 1 && strstr(p.warnings[0], "does not fit"));
+
+    /* Llama-3-8B decoding one sequence on one H200: the bound counts one
+     * embedding row, not the 1.05 GB table (with it, 3.41 ms against a
+     * predicted TPOT of 3.19 ms). */
+    const char *one8[] = {infer_job, "chips=1", "fsdp=1"};
+    CHECK(load("llama3-8b", one8, 3, &w, &err) == 0);
+    machine("h200-sxm", &c);
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    d = 4096;
+    L = 32;
+    body = L * (d * d + 2 * d * 1024 + d * d + 3 * d * 14336);
+    bound = ((body + 2 * d * L + d + V * d + d) * 2 + ctx * 131072.0) / 4.8e12;
+    CHECK_NEAR(p.tpot_bound_s, bound, 1e-9);
+    CHECK(p.tpot_bound_s <= p.tpot_s);
+    CHECK(p.tpot_s < 1.01 * p.tpot_bound_s); /* memory-bound: close */
+
+    /* ---- the decode bound never exceeds TPOT ------------------------------
+     * Every preset as an inference job (the training ones with their FSDP
+     * axis turned into replicas), in several parallel layouts, on several
+     * machines, over batch sizes, tied embeddings and both overlap
+     * assumptions. */
+    static const struct {
+        const char *preset;
+        bool training;            /* needs an inference job */
+        const char *layout[3][4]; /* up to three layouts of up to 3 sets */
+    } cases[] = {
+        {"llama3-8b", true, {{"fsdp=1"}, {"chips=1", "fsdp=1"},
+                             {"fsdp=1", "tensor=2", "pipeline=2"}}},
+        {"llama3-70b", false, {{NULL}, {"tensor=4", "pipeline=2"},
+                               {"chips=1", "tensor=1"}}},
+        {"mixtral-8x7b", false, {{NULL}, {"chips=1", "tensor=1"},
+                                 {"tensor=2"}}},
+        {"deepseek-v3", false, {{NULL}, {"chips=16", "data=16", "expert=16"}}},
+        {"moe-110b-tpu7x-4x4x4", true, {{"fsdp=1"}, {"fsdp=1", "tensor=4"}}},
+    };
+    static const char *const hws[] = {"h100-sxm", "h200-sxm", "tpu-v5e",
+                                      "tpu7x"};
+    int combos = 0, over = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int l = 0; l < 3; l++)
+            for (int h = 0; h < 4 && (l == 0 || cases[i].layout[l][0]); h++) {
+                machine(hws[h], &c);
+                for (int v = 0; v < 3 * 4; v++) {
+                    int r = bound_over_tpot(cases[i].preset, cases[i].training,
+                                            cases[i].layout[l], v, &c, hws[h]);
+                    CHECK(r >= 0);
+                    combos += r >= 0;
+                    over += r > 0;
+                }
+            }
+    CHECK(combos >= 300);
+    CHECK(over == 0);
 
     /* ---- MoE presets ----------------------------------------------------- */
     CHECK(load("mixtral-8x7b", NULL, 0, &w, &err) == 0);
