@@ -2,3 +2,10 @@
 # the parameter; a small ragged run verifies and reports every metric).
 add_test(NAME cli.attention COMMAND bash ${SB_TEST_DIR}/scripts/attention_cli.sh ${SOLBENCH})
 set_tests_properties(cli.attention PROPERTIES TIMEOUT 120)
+
+# The attention kernels' other ISA paths: AVX2 without AVX-512, and the
+# portable scalar micro-kernels (sb_isa_variant in tests/CMakeLists.txt).
+sb_isa_variant(test_attention_avx2 test_attention.c src/backend/cpu/attn_cpu.c
+  "-mno-avx512f")
+sb_isa_variant(test_attention_portable test_attention.c
+  src/backend/cpu/attn_cpu.c "-mno-avx2;-mno-fma;-mno-avx512f")

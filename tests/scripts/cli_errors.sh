@@ -61,7 +61,7 @@ expect "SCOPE:key=value" -- run --no-store --bench memory.triad -p memory:=fp32
 expect "'mem'"        -- run --no-store --bench memory.triad -p mem:dtype=fp32
 # --interleave: a benchmark that takes its own samples; points that fit in
 # memory one at a time (0.4 of it each) but not all three together
-expect "compute.gemm" -- run --no-store --interleave --bench memory.triad,compute.gemm
+expect "compute.peak" -- run --no-store --interleave --bench memory.triad,compute.peak
 tenth=$(awk '/^MemTotal:/ {print int($2 / 10240)}' /proc/meminfo)
 big="$((4 * tenth))MiB"
 expect "together"     -- run --no-store --interleave --bench memory.triad -p size=$big,$big,$big

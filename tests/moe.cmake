@@ -1,0 +1,7 @@
+# The MoE kernels (compiler-vectorised loops around the GEMM library)
+# built for AVX2 without AVX-512 and for no AVX2 at all, so the loops every
+# ISA compiles to are verified on any machine (sb_isa_variant in
+# tests/CMakeLists.txt).
+sb_isa_variant(test_moe_avx2 test_moe.c src/bench/moe/moe_cpu.c "-mno-avx512f")
+sb_isa_variant(test_moe_portable test_moe.c src/bench/moe/moe_cpu.c
+  "-mno-avx2;-mno-fma;-mno-avx512f")
