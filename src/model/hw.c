@@ -396,8 +396,21 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
                 f = sb__metric(r, "GFLOPs");
             if (!(f > 0))
                 f = sb__metric(r, "TFLOPs") * 1e3;
+            const sb_pval *shape = sb_p_find(&r->params, "shape");
+            bool decode = shape && strcmp(shape->text, "decode") == 0;
+            if (decode) {
+                /* decode-shaped GEMM: the weights' streaming rate */
+                snprintf(name, sizeof name, "gemv.%s", dtype);
+                sb__best(c, &seen, name,
+                         sb__metric(r, "weight_GBps_best") * 1e9, &count);
+                continue;
+            }
             snprintf(name, sizeof name, "peak.%s", dtype);
             sb__best(c, &seen, name, f * 1e9, &count);
+            if (strcmp(r->bench, "compute.gemm") == 0) {
+                snprintf(name, sizeof name, "gemm.%s", dtype);
+                sb__best(c, &seen, name, f * 1e9, &count);
+            }
         } else if (strcmp(r->bench, "memory.sweep") == 0) {
             static const char *lv[] = {"L1", "L2", "L3", "DRAM"};
             const sb_pval *kern = sb_p_find(&r->params, "kernel");

@@ -292,12 +292,7 @@ void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
     fprintf(f, "machine ceilings:\n");
     for (int i = 0; i < c->n; i++) {
         const sb_ceiling *x = &c->c[i];
-        const char *u = strncmp(x->name, "peak.", 5) == 0 ? "FLOP/s" :
-                        strncmp(x->name, "bw.", 3) == 0 ||
-                                strstr(x->name, "Bps") ||
-                                strcmp(x->name, "host.h2d") == 0 ? "B/s" :
-                        strstr(x->name, "alpha") ? "s" :
-                        strcmp(x->name, "mem.bytes") == 0 ? "B" : "";
+        const char *u = sb_ceil_unit(x->name);
         fprintf(f, "  %-28s %14s  %s\n", x->name,
                 sb_fmt_si(x->value, u, 3, a, sizeof a), x->source);
     }

@@ -46,20 +46,6 @@ static double sb__pnum(const sb_pval *v)
 
 static void sb__h(sb_buf *b, const char *s) { sb_buf_esc(b, s); }
 
-static const char *sb__unit(const char *name)
-{
-    if (strncmp(name, "peak.", 5) == 0)
-        return "FLOP/s";
-    if (strncmp(name, "bw.", 3) == 0 || strstr(name, "Bps") ||
-        strcmp(name, "host.h2d") == 0)
-        return "B/s";
-    if (strstr(name, "alpha"))
-        return "s";
-    if (strcmp(name, "mem.bytes") == 0)
-        return "B";
-    return "";
-}
-
 static void sb__profile(sb_buf *b, const sb_run *run, const sb_ceilings *c,
                         const char *desc)
 {
@@ -89,7 +75,7 @@ static void sb__profile(sb_buf *b, const sb_run *run, const sb_ceilings *c,
         sb_buf_printf(b, "<tr><td>");
         sb__h(b, c->c[i].name);
         sb_buf_printf(b, "</td><td class=\"n\">%s</td><td>",
-                      sb_fmt_si(c->c[i].value, sb__unit(c->c[i].name), 4, t,
+                      sb_fmt_si(c->c[i].value, sb_ceil_unit(c->c[i].name), 4, t,
                                 sizeof t));
         sb__h(b, c->c[i].source);
         sb_buf_printf(b, "</td></tr>\n");

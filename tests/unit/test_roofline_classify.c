@@ -256,6 +256,31 @@ int main(void)
     free(rows);
     sb_run_free(&run);
 
+    /* A decode-shaped GEMM feeds gemv.<dtype> (its weights' rate), never
+     * the FLOP/s ceilings; the other shapes feed gemm.<dtype> and peak. */
+    sb_run_init(&run);
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "decode", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs_best", 5.0, "GFLOP/s");
+    sb_result_metric(a, "weight_GBps_best", 30.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "square", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs_best", 150.0, "GFLOP/s");
+    sb_ceilings m2 = {0};
+    CHECK(sb_ceil_from_run(&run, &m2) == 3);
+    CHECK_NEAR(sb_ceil_get(&m2, "gemv.fp32"), 30e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&m2, "gemm.fp32"), 150e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&m2, "peak.fp32"), 150e9, 1e-9);
+    sb_run_free(&run);
+    CHECK(strcmp(sb_ceil_unit("gemv.bf16"), "B/s") == 0);
+    CHECK(strcmp(sb_ceil_unit("gemm.fp32"), "FLOP/s") == 0);
+    CHECK(strcmp(sb_ceil_unit("net.allreduce.beta_Bps"), "B/s") == 0);
+    CHECK(strcmp(sb_ceil_unit("net.allreduce.alpha_s"), "s") == 0);
+
     /* The chart: an SVG with one roof per level and per dtype. */
     sb_buf b = {0};
     sb_roof_row pts[1];
