@@ -6,6 +6,7 @@
  * the four benchmarks run through the registry on small shapes.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,22 @@ static void test_synth(void)
     free(w);
 }
 
+/* The library the kernels' GEMMs run on (main runs the tests on each). */
+static int g_lib = SB_GEMM_OPENBLAS;
+
+/* sb_moe_cpu_route on a plan of g_lib made for s. */
+static void route(const sb_moe_shape *s, const float *x, const float *wr,
+                  const float *bias, float *probs, int *idx, float *w)
+{
+    sb_moe_plans pl;
+    sb_err err;
+    CHECK(sb_moe_cpu_plans(s, true, NULL, g_lib, &pl, &err) == 0);
+    if (!pl.route)
+        return;
+    sb_moe_cpu_route(s, &pl, x, wr, bias, probs, idx, w);
+    sb_moe_cpu_plans_free(&pl);
+}
+
 static void test_route(void)
 {
     const int64_t T = 96, D = 40;
@@ -164,7 +181,7 @@ static void test_route(void)
     fill(wr, D * E, 2, (float)(3.0 / sqrt((double)D)));
     for (int e = 0; e < E; e++)
         bias[e] = (float)sb_moe_router_bias(&s, e);
-    sb_moe_cpu_route(&s, x, wr, bias, probs, idx, w);
+    route(&s, x, wr, bias, probs, idx, w);
     CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, why, sizeof why) == 0);
     /* planted: a duplicate expert, a wrong weight, a wrong probability */
     int keep = idx[5 * k + 1];
@@ -197,7 +214,7 @@ static void test_route(void)
         bias[e] = 0.0f;
     float *w3 = malloc(sizeof(float) * T * 3);
     int *i3 = malloc(sizeof(int) * T * 3);
-    sb_moe_cpu_route(&s0, x, wr, bias, probs, i3, w3);
+    route(&s0, x, wr, bias, probs, i3, w3);
     int ties = 1;
     for (int64_t t = 0; t < T; t++)
         ties &= i3[t * 3] == 0 && i3[t * 3 + 1] == 1 && i3[t * 3 + 2] == 2 &&
@@ -211,7 +228,7 @@ static void test_route(void)
     fill(wr, D * E, 2, (float)(3.0 / sqrt((double)D)));
     for (int e = 0; e < E; e++)
         bias[e] = (float)sb_moe_router_bias(&sf, e);
-    sb_moe_cpu_route(&sf, x, wr, bias, probs, idx, w);
+    route(&sf, x, wr, bias, probs, idx, w);
     int64_t c[8];
     sb_moe_counts(idx, T, 1, E, c);
     CHECK(c[6] == T);
@@ -295,7 +312,11 @@ static void test_gemm(bool gated, int force, int k)
     fill(wu, E * D * F, 5, 0.35f);
     fill(wg, E * D * F, 6, 0.35f);
     fill(wd, E * F * D, 7, 0.4f);
-    sb_moe_cpu_gemm(&s, off, xp, wu, wg, wd, g, h, out);
+    sb_moe_plans pl;
+    sb_err err;
+    CHECK(sb_moe_cpu_plans(&s, false, off, g_lib, &pl, &err) == 0);
+    sb_moe_cpu_gemm(&s, &pl, off, xp, wu, wg, wd, g, h, out);
+    sb_moe_cpu_plans_free(&pl);
     for (int64_t r = 0; r < R; r++)
         rows[r] = r;
     CHECK(sb_moe_gemm_verify(&s, off, xp, wu, wg, wd, out, rows, (int)R, why,
@@ -373,15 +394,25 @@ int main(void)
     test_accounting();
     test_check();
     test_synth();
-    test_route();
     test_dispatch_combine(2, 0.0, 2, -1);
     test_dispatch_combine(3, 0.8, 3, -1);
     test_dispatch_combine(1, 0.0, 2, 4);
     test_dispatch_combine(2, 0.0, 1, 6); /* all tokens to expert 6 */
-    test_gemm(false, -1, 2);
-    test_gemm(true, -1, 2);
-    test_gemm(false, 2, 1); /* one expert, the other groups empty */
-    test_gemm(true, 3, 1);
+    /* The router and the expert GEMMs on every library this machine has. */
+    int libs = 0;
+    for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
+        if (!sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
+            continue;
+        printf("route and grouped GEMM on %s\n", sb_gemm_lib_name(lib));
+        g_lib = lib;
+        test_route();
+        test_gemm(false, -1, 2);
+        test_gemm(true, -1, 2);
+        test_gemm(false, 2, 1); /* one expert, the other groups empty */
+        test_gemm(true, 3, 1);
+        libs++;
+    }
+    CHECK(libs >= 1);
     const char *small = "tokens=64 d_model=32 experts=4 topk=2 skew=0.5";
     run_bench("moe.route", small, true);
     run_bench("moe.dispatch", small, true);
@@ -393,5 +424,18 @@ int main(void)
     run_bench("moe.route", "tokens=64 d_model=32 experts=8 topk=1 force_expert=7 skew=1", true);
     run_bench("moe.route", "tokens=64 d_model=32 experts=4 topk=5", false);
     run_bench("moe.dispatch", "tokens=64 d_model=32 experts=4 topk=2 force_expert=4", false);
+    /* Each library by name where it runs fp32; a library that cannot is a
+     * skipped point (set-up says unsupported). */
+    for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
+        char spec[160];
+        snprintf(spec, sizeof spec, "tokens=64 d_model=32 ffn=24 experts=4 "
+                 "topk=2 gated=1 lib=%s", sb_gemm_lib_name(lib));
+        if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
+            run_bench("moe.grouped_gemm", spec, true);
+        snprintf(spec, sizeof spec, "tokens=64 d_model=32 experts=4 topk=2 "
+                 "lib=%s", sb_gemm_lib_name(lib));
+        if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
+            run_bench("moe.route", spec, true);
+    }
     return sb_check_done();
 }

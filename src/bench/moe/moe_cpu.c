@@ -1,6 +1,8 @@
 /*
  * moe_cpu.c — the MoE benchmarks on the CPU: moe.route, moe.dispatch,
- * moe.combine and moe.grouped_gemm, with their OpenMP + CBLAS kernels.
+ * moe.combine and moe.grouped_gemm, with their OpenMP kernels and matrix
+ * products on the GEMM library of the point (backend/cpu/cpu_gemm.h:
+ * OpenBLAS or oneDNN, lib=auto timing both on the whole kernel).
  *
  * What each kernel computes, its FLOP and byte counts, the routing
  * generator and the verifiers live in moe_def.c (include/solbench/moe.h);
@@ -11,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
 #include <omp.h>
 
 #include "bench/moe/moe_cpu.h"
@@ -21,13 +22,83 @@
 
 /* ---- kernels ----------------------------------------------------------------- */
 
-void sb_moe_cpu_route(const sb_moe_shape *s, const float *x, const float *wr,
-                      const float *bias, float *probs, int *idx, float *w)
+/* ---- GEMM plans ----------------------------------------------------------------- */
+
+/* The plan index of a group of n rows: a short search beside a GEMM. */
+static int sb__plan_of(const sb_moe_plans *pl, int64_t n)
+{
+    for (int i = 0; i < pl->n; i++)
+        if (pl->rows[i] == n)
+            return i;
+    return -1;
+}
+
+int sb_moe_cpu_plans(const sb_moe_shape *s, bool route,
+                     const int64_t *offsets, int lib, sb_moe_plans *pl,
+                     sb_err *err)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->lib = lib;
+    const int slots = omp_get_max_threads();
+    const int64_t D = s->d_model, F = s->ffn;
+    if (route) {
+        sb_gemm_desc d = {.dt = SB_GEMM_F32, .m = s->tokens, .n = s->experts,
+                          .k = D, .alpha = 1};
+        return sb_gemm_plan_create(lib, &d, slots, &pl->route, err);
+    }
+    const int E = s->experts;
+    pl->rows = calloc((size_t)E, sizeof *pl->rows);
+    pl->up = calloc((size_t)E, sizeof *pl->up);
+    pl->down = calloc((size_t)E, sizeof *pl->down);
+    if (!pl->rows || !pl->up || !pl->down) {
+        sb_moe_cpu_plans_free(pl);
+        return sb_fail(err, SB_ENOMEM, "moe: out of memory");
+    }
+    for (int e = 0; e < E; e++) {
+        const int64_t n = offsets[e + 1] - offsets[e];
+        if (n == 0 || sb__plan_of(pl, n) >= 0)
+            continue;
+        int i = pl->n++;
+        pl->rows[i] = n;
+        /* up and gate: [n x D]·[D x F]; down: [n x F]·[F x D] */
+        sb_gemm_desc up = {.dt = SB_GEMM_F32, .m = n, .n = F, .k = D,
+                           .alpha = 1};
+        sb_gemm_desc down = {.dt = SB_GEMM_F32, .m = n, .n = D, .k = F,
+                             .alpha = 1};
+        int rc = sb_gemm_plan_create(lib, &up, slots, &pl->up[i], err);
+        if (rc == 0 && s->gated)
+            rc = sb_gemm_plan_create(lib, &down, slots, &pl->down[i], err);
+        if (rc) {
+            sb_moe_cpu_plans_free(pl);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void sb_moe_cpu_plans_free(sb_moe_plans *pl)
+{
+    sb_gemm_plan_destroy(pl->route);
+    for (int i = 0; i < pl->n; i++) {
+        sb_gemm_plan_destroy(pl->up[i]);
+        if (pl->down)
+            sb_gemm_plan_destroy(pl->down[i]);
+    }
+    free(pl->rows);
+    free(pl->up);
+    free(pl->down);
+    memset(pl, 0, sizeof *pl);
+}
+
+/* ---- kernels ----------------------------------------------------------------- */
+
+void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
+                      const float *x, const float *wr, const float *bias,
+                      float *probs, int *idx, float *w)
 {
     const int E = s->experts, k = s->topk;
-    const int64_t T = s->tokens, D = s->d_model;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)T, E, (int)D,
-                1.0f, x, (int)D, wr, E, 0.0f, probs, E);
+    const int64_t T = s->tokens;
+    sb_gemm_run(pl->route, 0, x, wr, probs);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < T; t++) {
         float *p = probs + t * E;
@@ -135,40 +206,41 @@ void sb_moe_cpu_combine(const sb_moe_shape *s, const float *y,
 }
 
 /* One expert's group: a single GEMM, or gate, up, silu·mul and down. The
- * BLAS threads itself when called outside a parallel region and runs on
- * the calling thread inside one (so does the elementwise loop). */
-static void sb__expert(const sb_moe_shape *s, int e, const int64_t *offsets,
-                       const float *xp, const float *w_up,
-                       const float *w_gate, const float *w_down, float *g,
-                       float *h, float *out)
+ * library threads itself when called outside a parallel region and runs
+ * on the calling thread inside one (so does the elementwise loop); slot
+ * is the calling thread's. */
+static void sb__expert(const sb_moe_shape *s, const sb_moe_plans *pl, int e,
+                       int slot, const int64_t *offsets, const float *xp,
+                       const float *w_up, const float *w_gate,
+                       const float *w_down, float *g, float *h, float *out)
 {
-    const int D = (int)s->d_model, F = (int)s->ffn;
+    const int64_t D = s->d_model, F = s->ffn;
     const int64_t r0 = offsets[e];
-    const int n = (int)(offsets[e + 1] - r0);
+    const int64_t n = offsets[e + 1] - r0;
+    const int i = sb__plan_of(pl, n);
+    if (i < 0)
+        return; /* a group size the plans were not made for: C stays as is */
     const float *xe = xp + r0 * D;
     const float *wu = w_up + (int64_t)e * D * F;
     if (!s->gated) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, F, D, 1.0f,
-                    xe, D, wu, F, 0.0f, out + r0 * F, F);
+        sb_gemm_run(pl->up[i], slot, xe, wu, out + r0 * F);
         return;
     }
     const float *wg = w_gate + (int64_t)e * D * F;
     const float *wd = w_down + (int64_t)e * F * D;
     float *ge = g + r0 * F, *he = h + r0 * F;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, F, D, 1.0f, xe,
-                D, wg, F, 0.0f, ge, F);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, F, D, 1.0f, xe,
-                D, wu, F, 0.0f, he, F);
-    const int64_t m = (int64_t)n * F;
+    sb_gemm_run(pl->up[i], slot, xe, wg, ge);
+    sb_gemm_run(pl->up[i], slot, xe, wu, he);
+    const int64_t m = n * F;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < m; i++)
-        he[i] = ge[i] / (1.0f + expf(-ge[i])) * he[i];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, F, 1.0f, he,
-                F, wd, D, 0.0f, out + r0 * D, D);
+    for (int64_t q = 0; q < m; q++)
+        he[q] = ge[q] / (1.0f + expf(-ge[q])) * he[q];
+    sb_gemm_run(pl->down[i], slot, he, wd, out + r0 * D);
 }
 
-void sb_moe_cpu_gemm(const sb_moe_shape *s, const int64_t *offsets,
-                     const float *xp, const float *w_up, const float *w_gate,
+void sb_moe_cpu_gemm(const sb_moe_shape *s, const sb_moe_plans *pl,
+                     const int64_t *offsets, const float *xp,
+                     const float *w_up, const float *w_gate,
                      const float *w_down, float *g, float *h, float *out)
 {
     const int E = s->experts;
@@ -187,7 +259,8 @@ void sb_moe_cpu_gemm(const sb_moe_shape *s, const int64_t *offsets,
         if (n == 0)
             continue;
         if (nth > 1 && n > share) {
-            sb__expert(s, e, offsets, xp, w_up, w_gate, w_down, g, h, out);
+            sb__expert(s, pl, e, 0, offsets, xp, w_up, w_gate, w_down, g, h,
+                       out);
             continue;
         }
         int i = nsmall++;
@@ -199,7 +272,8 @@ void sb_moe_cpu_gemm(const sb_moe_shape *s, const int64_t *offsets,
     }
 #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < nsmall; i++)
-        sb__expert(s, order[i], offsets, xp, w_up, w_gate, w_down, g, h, out);
+        sb__expert(s, pl, order[i], omp_get_thread_num(), offsets, xp, w_up,
+                   w_gate, w_down, g, h, out);
 }
 
 /* ---- benchmark plumbing --------------------------------------------------------- */
@@ -212,6 +286,9 @@ typedef struct sb_moe_state {
     float *x, *wr, *bias, *probs, *w, *xp, *y, *out, *wu, *wg, *wd, *g, *h;
     int *idx;
     int64_t *offsets, *pos, *row_token, *scratch, *counts;
+    sb_moe_plans plans;   /* route and grouped_gemm */
+    bool lib_auto;
+    double lib_s[SB_GEMM_NLIBS];
 } sb_moe_state;
 
 static const sb_param_def sb__moe_params[] = {
@@ -230,6 +307,8 @@ static const sb_param_def sb__moe_params[] = {
      "-1, or an expert every token picks first"},
     {"seed", SB_P_INT, "1", 0, 2147483647.0, NULL,
      "seed of the inputs and the synthetic routing"},
+    {"lib", SB_P_STR, "auto", 0, 0, "auto|openblas|onednn",
+     "moe.route's GEMM library; auto = the faster on this point, timed"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const sb_param_def sb__moe_gemm_params[] = {
@@ -251,6 +330,8 @@ static const sb_param_def sb__moe_gemm_params[] = {
      "gated MLP down(silu(gate(x))*up(x)) instead of one GEMM"},
     {"seed", SB_P_INT, "1", 0, 2147483647.0, NULL,
      "seed of the inputs and the synthetic routing"},
+    {"lib", SB_P_STR, "auto", 0, 0, "auto|openblas|onednn",
+     "GEMM library; auto = the faster on this point, timed"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static void sb__moe_shape(const sb_params *p, sb_moe_shape *s)
@@ -339,8 +420,62 @@ static void sb__moe_teardown(void *state)
                     st->row_token, st->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         sb_free_aligned(bufs[i]);
+    sb_moe_cpu_plans_free(&st->plans);
     free(st->counts);
     free(st);
+}
+
+static void sb__moe_run(void *state, uint64_t iters);
+static void sb__moe_run_once(void *state) { sb__moe_run(state, 1); }
+
+/* The plans of the point's library, or (lib=auto) of the library whose
+ * whole kernel runs fastest here. */
+static int sb__moe_plans(sb_moe_state *st, const sb_params *p, sb_err *err)
+{
+    const bool route = st->kind == SB_MOE_ROUTE;
+    const char *name = sb_p_str(p, "lib");
+    char why[192] = "";
+    if (strcmp(name, "auto") != 0) {
+        int lib = sb_gemm_lib_parse(name);
+        if (!sb_gemm_lib_supports(lib, SB_GEMM_F32, why, sizeof why))
+            return sb_fail(err, SB_EUNSUP, "unsupported: %s fp32: %s", name,
+                           why);
+        return sb_moe_cpu_plans(&st->s, route, st->offsets, lib, &st->plans,
+                                err);
+    }
+    st->lib_auto = true;
+    double best = INFINITY;
+    sb_moe_plans keep = {0};
+    bool have = false;
+    for (int l = 0; l < SB_GEMM_NLIBS; l++) {
+        if (!sb_gemm_lib_supports(l, SB_GEMM_F32, why, sizeof why))
+            continue;
+        int rc = sb_moe_cpu_plans(&st->s, route, st->offsets, l, &st->plans,
+                                  err);
+        if (rc == SB_EUNSUP)
+            continue;
+        if (rc) {
+            if (have)
+                sb_moe_cpu_plans_free(&keep);
+            return rc;
+        }
+        st->lib_s[l] = sb_gemm_time(sb__moe_run_once, st, 3);
+        if (st->lib_s[l] < best) {
+            best = st->lib_s[l];
+            if (have)
+                sb_moe_cpu_plans_free(&keep);
+            keep = st->plans;
+            have = true;
+        } else {
+            sb_moe_cpu_plans_free(&st->plans);
+        }
+        memset(&st->plans, 0, sizeof st->plans);
+    }
+    if (!have)
+        return sb_fail(err, SB_EUNSUP, "unsupported: no GEMM library runs "
+                       "fp32 here: %s", why);
+    st->plans = keep;
+    return 0;
 }
 
 static int sb__moe_setup_kind(const sb_params *p, int kind, void **state,
@@ -425,6 +560,13 @@ static int sb__moe_setup_kind(const sb_params *p, int kind, void **state,
     }
     if (kind != SB_MOE_ROUTE)
         sb_moe_counts(st->idx, T, s->topk, E, st->counts);
+    if (kind == SB_MOE_ROUTE || kind == SB_MOE_GEMM) {
+        int rc = sb__moe_plans(st, p, err);
+        if (rc) {
+            sb__moe_teardown(st);
+            return rc;
+        }
+    }
     *state = st;
     return 0;
 }
@@ -436,8 +578,8 @@ static void sb__moe_run(void *state, uint64_t iters)
     for (uint64_t it = 0; it < iters; it++) {
         switch (st->kind) {
         case SB_MOE_ROUTE:
-            sb_moe_cpu_route(s, st->x, st->wr, st->bias, st->probs, st->idx,
-                             st->w);
+            sb_moe_cpu_route(s, &st->plans, st->x, st->wr, st->bias,
+                             st->probs, st->idx, st->w);
             break;
         case SB_MOE_DISPATCH:
             sb_moe_cpu_dispatch(s, st->idx, st->x, st->xp, st->offsets,
@@ -447,8 +589,8 @@ static void sb__moe_run(void *state, uint64_t iters)
             sb_moe_cpu_combine(s, st->y, st->pos, st->w, st->out);
             break;
         default:
-            sb_moe_cpu_gemm(s, st->offsets, st->xp, st->wu, st->wg, st->wd,
-                            st->g, st->h, st->out);
+            sb_moe_cpu_gemm(s, &st->plans, st->offsets, st->xp, st->wu,
+                            st->wg, st->wd, st->g, st->h, st->out);
         }
         SB_KEEP(st->idx[0]);
     }
@@ -576,6 +718,24 @@ static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
     }
     (void)p;
     sb_roofline_annotate(r, ctx, "fp32", flops, bytes);
+    const sb_gemm_plan *plan = st->plans.route ? st->plans.route
+                               : st->plans.n ? st->plans.up[0] : NULL;
+    if (plan) {
+        int lib = sb_gemm_plan_lib(plan);
+        sb_result_note(r, "library: %s, kernel %s; %s%s",
+                       sb_gemm_lib_name(lib), sb_gemm_plan_kernel(plan),
+                       sb_gemm_lib_version(lib),
+                       st->lib_auto ? " (lib=auto: the fastest of those timed)"
+                                    : "");
+        for (int l = 0; st->lib_auto && l < SB_GEMM_NLIBS; l++)
+            if (st->lib_s[l] > 0) {
+                char name[40];
+                snprintf(name, sizeof name, "auto_%s_GFLOPs",
+                         sb_gemm_lib_name(l));
+                sb_result_metric(r, name, flops / st->lib_s[l] * 1e-9,
+                                 "GFLOP/s");
+            }
+    }
 }
 
 #define SB__MOE_SETUP(name, kind)                                            \
