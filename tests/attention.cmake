@@ -9,3 +9,9 @@ sb_isa_variant(test_attention_avx2 test_attention.c src/backend/cpu/attn_cpu.c
   "-mno-avx512f")
 sb_isa_variant(test_attention_portable test_attention.c
   src/backend/cpu/attn_cpu.c "-mno-avx2;-mno-fma;-mno-avx512f")
+# The 16-lane (AVX-512) copy of the paged micro-kernels made from pairs of
+# AVX2 vectors, so its loops, tails and prefetch order are verified on a
+# CPU without AVX-512 (where the CPU has it, the native copy runs in
+# unit.test_attention itself).
+sb_isa_variant(test_attention_v16emu test_attention.c
+  src/backend/cpu/attn_cpu.c "-mno-avx512f;-DSB_ATTN_EMULATE_AVX512")

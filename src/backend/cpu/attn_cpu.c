@@ -493,7 +493,7 @@ void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,
 /* Pins a loaded vector to a register. Without it GCC folds the load into
  * every FMA that uses it (a K row shared by 4 query rows loaded 4 times),
  * which makes the loops load-port bound instead of FMA bound. */
-#define SB_IN_REG(v) __asm__("" : "+x"(v))
+#define SB_IN_REG(v) __asm__("" : "+v"(v))
 
 /* Sums of four vectors, lane i = sum of vector i. */
 static inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 e)
@@ -565,120 +565,129 @@ static inline const char *next_rows(const float *pool, const int32_t *pt,
 #define PF2(p) (PF(p), PF((p) + near))
 #endif
 
+/* PV_TB: keys per block of pv_tile's 4-row kernel (8: one thread read
+ * 11.6-13.1 GB/s at 2.3 GB of KV where one block of all 16 keys of a page
+ * read 11.1-12.0, and 4 keys 8.2-12.8). */
+#ifndef PV_TB
+#define PV_TB 8
+#endif
+
+/* The micro-kernels, one copy per vector width (attn_micro.inc): AVX2's
+ * 8 lanes, and AVX-512's 16 where the build targets it. A test build
+ * (SB_ATTN_EMULATE_AVX512) makes the 16-lane copy from pairs of AVX2
+ * vectors instead, so its loops, tails and prefetch order run and are
+ * verified on a CPU without AVX-512; only the intrinsics below differ. */
+#ifdef SB_ATTN_AVX2
+#define SB_AM(name) name##_v8
+#define SB_VW 8
+#define SB_V __m256
+#define SB_VZERO() _mm256_setzero_ps()
+#define SB_VLD(p) _mm256_loadu_ps(p)
+#define SB_VST(p, v) _mm256_storeu_ps((p), (v))
+#define SB_VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define SB_VBCAST(p) _mm256_broadcast_ss(p)
+#define SB_VHSUM4(a, b, c, e, out) _mm_storeu_ps((out), hsum4(a, b, c, e))
+#define SB_VHSUM1(a) hsum1(a)
+#include "backend/cpu/attn_micro.inc"
+#undef SB_AM
+#undef SB_VW
+#undef SB_V
+#undef SB_VZERO
+#undef SB_VLD
+#undef SB_VST
+#undef SB_VFMA
+#undef SB_VBCAST
+#undef SB_VHSUM4
+#undef SB_VHSUM1
+#endif
+
+#if defined(SB_ATTN_AVX2) && defined(__AVX512F__) && !defined(SB_ATTN_EMULATE_AVX512)
+#define SB_ATTN_V16 1
+/* A zmm register's lanes folded onto a ymm one. */
+static inline __m256 fold16(__m512 a)
+{
+    return _mm256_add_ps(_mm512_castps512_ps256(a),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(
+                             _mm512_castps_pd(a), 1)));
+}
+#define SB_AM(name) name##_v16
+#define SB_VW 16
+#define SB_V __m512
+#define SB_VZERO() _mm512_setzero_ps()
+#define SB_VLD(p) _mm512_loadu_ps(p)
+#define SB_VST(p, v) _mm512_storeu_ps((p), (v))
+#define SB_VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define SB_VBCAST(p) _mm512_set1_ps(*(p))
+#define SB_VHSUM4(a, b, c, e, out)                                           \
+    _mm_storeu_ps((out), hsum4(fold16(a), fold16(b), fold16(c), fold16(e)))
+#define SB_VHSUM1(a) _mm512_reduce_add_ps(a)
+#include "backend/cpu/attn_micro.inc"
+#elif defined(SB_ATTN_AVX2) && defined(SB_ATTN_EMULATE_AVX512)
+#define SB_ATTN_V16 1
+typedef struct sb_v16e {
+    __m256 lo, hi;
+} sb_v16e;
+static inline sb_v16e v16e_zero(void)
+{
+    return (sb_v16e){_mm256_setzero_ps(), _mm256_setzero_ps()};
+}
+static inline sb_v16e v16e_ld(const float *p)
+{
+    return (sb_v16e){_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)};
+}
+static inline void v16e_st(float *p, sb_v16e v)
+{
+    _mm256_storeu_ps(p, v.lo);
+    _mm256_storeu_ps(p + 8, v.hi);
+}
+static inline sb_v16e v16e_fma(sb_v16e a, sb_v16e b, sb_v16e c)
+{
+    return (sb_v16e){_mm256_fmadd_ps(a.lo, b.lo, c.lo),
+                     _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
+}
+static inline sb_v16e v16e_bcast(const float *p)
+{
+    return (sb_v16e){_mm256_broadcast_ss(p), _mm256_broadcast_ss(p)};
+}
+static inline __m256 fold16(sb_v16e a) { return _mm256_add_ps(a.lo, a.hi); }
+#undef SB_IN_REG
+#define SB_IN_REG(v) __asm__("" : "+x"((v).lo), "+x"((v).hi))
+#define SB_AM(name) name##_v16
+#define SB_VW 16
+#define SB_V sb_v16e
+#define SB_VZERO() v16e_zero()
+#define SB_VLD(p) v16e_ld(p)
+#define SB_VST(p, v) v16e_st((p), (v))
+#define SB_VFMA(a, b, c) v16e_fma((a), (b), (c))
+#define SB_VBCAST(p) v16e_bcast(p)
+#define SB_VHSUM4(a, b, c, e, out)                                           \
+    _mm_storeu_ps((out), hsum4(fold16(a), fold16(b), fold16(c), fold16(e)))
+#define SB_VHSUM1(a) hsum1(fold16(a))
+#include "backend/cpu/attn_micro.inc"
+#endif
+
 /* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns), prefetching
- * the same bytes at pf. */
+ * the same bytes at pf: the widest copy whose lanes divide d, else the
+ * portable loops. */
 static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
                     int64_t d, float *S, int64_t lds, const char *pf,
                     ptrdiff_t near)
 {
-    int64_t r = 0;
+#ifdef SB_ATTN_V16
+    if (d % 16 == 0) {
+        qk_tile_v16(Qs, R, kp, nt, d, S, lds, pf, near);
+        return;
+    }
+#endif
 #ifdef SB_ATTN_AVX2
     if (d % 8 == 0) {
-        /* 4 rows x 2 keys: 8 accumulators, 2 K vectors and 1 Q vector stay
-         * in 11 of the 16 registers. (4 x 3 needs all 16, and GCC spilled
-         * an accumulator to the stack, a store-to-load chain through every
-         * step that halved the kernel's speed.) */
-        for (; r + 4 <= R; r += 4) {
-            const float *q0 = Qs + r * d, *q1 = q0 + d, *q2 = q1 + d,
-                        *q3 = q2 + d;
-            int64_t t = 0;
-            for (; t + 2 <= nt; t += 2) {
-                const char *pk = pf + 4 * t * d;
-                const float *k0 = kp + t * d, *k1 = k0 + d;
-                __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00,
-                       a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
-                for (int64_t c = 0; c < d; c += 8) {
-                    PF2(pk + 8 * c); /* 2 rows: a line per step */
-                    __m256 kv0 = _mm256_loadu_ps(k0 + c);
-                    __m256 kv1 = _mm256_loadu_ps(k1 + c);
-                    /* Each vector loaded once: GCC otherwise folds the
-                     * loads into the FMAs, 10 or 12 loads a step where 6
-                     * do (two 256-bit loads a cycle on Zen 3). */
-                    SB_IN_REG(kv0);
-                    SB_IN_REG(kv1);
-                    __m256 x = _mm256_loadu_ps(q0 + c);
-                    SB_IN_REG(x);
-                    a00 = _mm256_fmadd_ps(x, kv0, a00);
-                    a01 = _mm256_fmadd_ps(x, kv1, a01);
-                    x = _mm256_loadu_ps(q1 + c);
-                    SB_IN_REG(x);
-                    a10 = _mm256_fmadd_ps(x, kv0, a10);
-                    a11 = _mm256_fmadd_ps(x, kv1, a11);
-                    x = _mm256_loadu_ps(q2 + c);
-                    SB_IN_REG(x);
-                    a20 = _mm256_fmadd_ps(x, kv0, a20);
-                    a21 = _mm256_fmadd_ps(x, kv1, a21);
-                    x = _mm256_loadu_ps(q3 + c);
-                    SB_IN_REG(x);
-                    a30 = _mm256_fmadd_ps(x, kv0, a30);
-                    a31 = _mm256_fmadd_ps(x, kv1, a31);
-                }
-                float s0[4], s1[4];
-                _mm_storeu_ps(s0, hsum4(a00, a10, a20, a30));
-                _mm_storeu_ps(s1, hsum4(a01, a11, a21, a31));
-                for (int i = 0; i < 4; i++) {
-                    float *srow = S + (r + i) * lds + t;
-                    srow[0] = s0[i];
-                    srow[1] = s1[i];
-                }
-            }
-            for (; t < nt; t++) {
-                const float *k0 = kp + t * d;
-                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-                for (int64_t c = 0; c < d; c += 8) {
-                    PF2(pf + 4 * (t * d + c));
-                    __m256 kv0 = _mm256_loadu_ps(k0 + c);
-                    SB_IN_REG(kv0);
-                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv0, a0);
-                    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv0, a1);
-                    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + c), kv0, a2);
-                    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + c), kv0, a3);
-                }
-                float s0[4];
-                _mm_storeu_ps(s0, hsum4(a0, a1, a2, a3));
-                for (int i = 0; i < 4; i++)
-                    S[(r + i) * lds + t] = s0[i];
-            }
-        }
-        /* Leftover rows (MHA decode has one row per item): 1 row x 4 keys,
-         * so four independent FMA chains hide the latency. */
-        for (; r < R; r++) {
-            const float *q0 = Qs + r * d;
-            int64_t t = 0;
-            for (; t + 4 <= nt; t += 4) {
-                const char *pk = pf + 4 * t * d;
-                const float *k0 = kp + t * d, *k1 = k0 + d, *k2 = k1 + d,
-                            *k3 = k2 + d;
-                __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-                for (int64_t c = 0; c < d; c += 8) {
-                    PF2(pk + 16 * c); /* 4 rows: two lines per step */
-                    PF2(pk + 16 * c + 64);
-                    __m256 x = _mm256_loadu_ps(q0 + c);
-                    SB_IN_REG(x);
-                    a0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k0 + c), a0);
-                    a1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k1 + c), a1);
-                    a2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k2 + c), a2);
-                    a3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(k3 + c), a3);
-                }
-                _mm_storeu_ps(S + r * lds + t, hsum4(a0, a1, a2, a3));
-            }
-            for (; t < nt; t++) {
-                const float *k0 = kp + t * d;
-                __m256 a0 = _mm256_setzero_ps();
-                for (int64_t c = 0; c < d; c += 8) {
-                    PF2(pf + 4 * (t * d + c));
-                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c),
-                                         _mm256_loadu_ps(k0 + c), a0);
-                }
-                S[r * lds + t] = hsum1(a0);
-            }
-        }
+        qk_tile_v8(Qs, R, kp, nt, d, S, lds, pf, near);
         return;
     }
 #endif
     (void)pf;
     (void)near;
-    for (; r < R; r++)
+    for (int64_t r = 0; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float acc = 0.0f;
 #pragma omp simd reduction(+ : acc)
@@ -689,130 +698,26 @@ static void qk_tile(const float *Qs, int64_t R, const float *kp, int64_t nt,
 }
 
 /* Oa[r][c] += Σ_t P[r·lds + t] · V[t][c] for R rows, nt keys, d columns,
- * prefetching the same bytes at pf. PV_TB: keys per block of the 4-row
- * kernel (8: one thread read 11.6-13.1 GB/s at 2.3 GB of KV where one
- * block of all 16 keys of a page read 11.1-12.0, and 4 keys 8.2-12.8). */
-#ifndef PV_TB
-#define PV_TB 8
-#endif
+ * prefetching the same bytes at pf: as qk_tile, the widest copy. */
 static void pv_tile(const float *P, int64_t lds, int64_t R, const float *vp,
                     int64_t nt, int64_t d, float *Oa, const char *pf,
                     ptrdiff_t near)
 {
-    int64_t r = 0;
+#ifdef SB_ATTN_V16
+    if (d % 16 == 0) {
+        pv_tile_v16(P, lds, R, vp, nt, d, Oa, pf, near);
+        return;
+    }
+#endif
 #ifdef SB_ATTN_AVX2
     if (d % 8 == 0) {
-        for (; r + 4 <= R; r += 4) {
-            const float *p0 = P + r * lds, *p1 = p0 + lds, *p2 = p1 + lds,
-                        *p3 = p2 + lds;
-            float *o0 = Oa + r * d, *o1 = o0 + d, *o2 = o1 + d, *o3 = o2 + d;
-            const int64_t d16 = d / 16 * 16;
-            /* 4 rows x 16 columns: 8 accumulators cover the FMA latency
-             * and 128 or 64 columns leave no tail. Keys in blocks of
-             * PV_TB, columns inside: a block reads its V rows side by side
-             * in address order (PV_TB streams), where one pass over all
-             * keys per 16 columns would read a column of lines 4·d bytes
-             * apart; the accumulators go through L1 once per block. */
-            for (int64_t t0 = 0; t0 < nt; t0 += PV_TB) {
-                const int64_t tb = imin(PV_TB, nt - t0);
-                for (int64_t c = 0; c < d16; c += 16) {
-                    __m256 a00 = _mm256_loadu_ps(o0 + c), a01 = _mm256_loadu_ps(o0 + c + 8);
-                    __m256 a10 = _mm256_loadu_ps(o1 + c), a11 = _mm256_loadu_ps(o1 + c + 8);
-                    __m256 a20 = _mm256_loadu_ps(o2 + c), a21 = _mm256_loadu_ps(o2 + c + 8);
-                    __m256 a30 = _mm256_loadu_ps(o3 + c), a31 = _mm256_loadu_ps(o3 + c + 8);
-                    for (int64_t t = t0; t < t0 + tb; t++) {
-                        const float *vr = vp + t * d + c;
-                        /* One line per step, in address order (line
-                         * t0·d/16 + (c/16)·tb + t - t0 of the tile): a
-                         * stream the hardware prefetcher can follow. */
-                        PF2(pf + 64 * (t0 * (d16 / 16) + (c / 16) * tb + (t - t0)));
-                        __m256 v0 = _mm256_loadu_ps(vr), v1 = _mm256_loadu_ps(vr + 8);
-                        SB_IN_REG(v0);
-                        SB_IN_REG(v1);
-                        __m256 p = _mm256_broadcast_ss(p0 + t);
-                        a00 = _mm256_fmadd_ps(p, v0, a00);
-                        a01 = _mm256_fmadd_ps(p, v1, a01);
-                        p = _mm256_broadcast_ss(p1 + t);
-                        a10 = _mm256_fmadd_ps(p, v0, a10);
-                        a11 = _mm256_fmadd_ps(p, v1, a11);
-                        p = _mm256_broadcast_ss(p2 + t);
-                        a20 = _mm256_fmadd_ps(p, v0, a20);
-                        a21 = _mm256_fmadd_ps(p, v1, a21);
-                        p = _mm256_broadcast_ss(p3 + t);
-                        a30 = _mm256_fmadd_ps(p, v0, a30);
-                        a31 = _mm256_fmadd_ps(p, v1, a31);
-                    }
-                    _mm256_storeu_ps(o0 + c, a00);
-                    _mm256_storeu_ps(o0 + c + 8, a01);
-                    _mm256_storeu_ps(o1 + c, a10);
-                    _mm256_storeu_ps(o1 + c + 8, a11);
-                    _mm256_storeu_ps(o2 + c, a20);
-                    _mm256_storeu_ps(o2 + c + 8, a21);
-                    _mm256_storeu_ps(o3 + c, a30);
-                    _mm256_storeu_ps(o3 + c + 8, a31);
-                }
-            }
-            int64_t c = d16;
-            for (; c < d; c += 8) {
-                __m256 a0 = _mm256_loadu_ps(o0 + c), a1 = _mm256_loadu_ps(o1 + c),
-                       a2 = _mm256_loadu_ps(o2 + c), a3 = _mm256_loadu_ps(o3 + c);
-                for (int64_t t = 0; t < nt; t++) {
-                    PF2(pf + 4 * (t * d + c));
-                    __m256 v0 = _mm256_loadu_ps(vp + t * d + c);
-                    SB_IN_REG(v0);
-                    a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p0 + t), v0, a0);
-                    a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(p1 + t), v0, a1);
-                    a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(p2 + t), v0, a2);
-                    a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(p3 + t), v0, a3);
-                }
-                _mm256_storeu_ps(o0 + c, a0);
-                _mm256_storeu_ps(o1 + c, a1);
-                _mm256_storeu_ps(o2 + c, a2);
-                _mm256_storeu_ps(o3 + c, a3);
-            }
-        }
-        /* Leftover rows: 1 row x 64 columns in registers, 8 chains. */
-        for (; r < R; r++) {
-            const float *pr = P + r * lds;
-            float *orow = Oa + r * d;
-            int64_t c = 0;
-            for (; c + 64 <= d; c += 64) {
-                __m256 a[8];
-                for (int i = 0; i < 8; i++)
-                    a[i] = _mm256_loadu_ps(orow + c + 8 * i);
-                for (int64_t t = 0; t < nt; t++) {
-                    /* 64 columns: four lines a step, in address order
-                     * as above */
-                    const char *pv = pf + 64 * ((c / 64) * 4 * nt + 4 * t);
-                    PF2(pv);
-                    PF2(pv + 64);
-                    PF2(pv + 128);
-                    PF2(pv + 192);
-                    __m256 p = _mm256_broadcast_ss(pr + t);
-                    SB_IN_REG(p);
-                    const float *vr = vp + t * d + c;
-                    for (int i = 0; i < 8; i++)
-                        a[i] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + 8 * i),
-                                               a[i]);
-                }
-                for (int i = 0; i < 8; i++)
-                    _mm256_storeu_ps(orow + c + 8 * i, a[i]);
-            }
-            for (; c < d; c += 8) {
-                __m256 a0 = _mm256_loadu_ps(orow + c);
-                for (int64_t t = 0; t < nt; t++) {
-                    PF2(pf + 4 * (t * d + c));
-                    a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + t),
-                                         _mm256_loadu_ps(vp + t * d + c), a0);
-                }
-                _mm256_storeu_ps(orow + c, a0);
-            }
-        }
+        pv_tile_v8(P, lds, R, vp, nt, d, Oa, pf, near);
+        return;
     }
 #endif
     (void)pf;
     (void)near;
-    for (; r < R; r++)
+    for (int64_t r = 0; r < R; r++)
         for (int64_t t = 0; t < nt; t++) {
             float p = P[r * lds + t];
 #pragma omp simd
