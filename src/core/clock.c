@@ -258,6 +258,10 @@ static int sb__perf_open(void)
     a.disabled = 1;
     a.exclude_kernel = 1; /* allowed at perf_event_paranoid 2 */
     a.exclude_hv = 1;
+    /* With the times, a count the kernel multiplexed (shared the counter
+     * with other events for part of the run) shows, and is not used. */
+    a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+                    PERF_FORMAT_TOTAL_TIME_RUNNING;
     long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
     return fd >= 0 ? (int)fd : -1;
 #else
@@ -265,9 +269,14 @@ static int sb__perf_open(void)
 #endif
 }
 
-static bool sb__perf_read(int fd, uint64_t *v)
+/* The count, and the nanoseconds the counter ran and was enabled. */
+typedef struct sb__perf_count {
+    uint64_t value, enabled, running;
+} sb__perf_count;
+
+static bool sb__perf_read(int fd, sb__perf_count *c)
 {
-    return fd >= 0 && read(fd, v, sizeof *v) == (ssize_t)sizeof *v;
+    return fd >= 0 && read(fd, c, sizeof *c) == (ssize_t)sizeof *c;
 }
 
 /* ---- the measurement ------------------------------------------------------------ */
@@ -345,17 +354,20 @@ void sb_core_clock_measure(sb_core_clock *c)
         ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     double best_add = 0, best_mul = 0, best_perf = 0;
     for (int run = 0; na && run < SB__RUNS; run++) {
-        uint64_t c0 = 0, c1 = 0;
+        sb__perf_count c0 = {0}, c1 = {0};
         bool counted = sb__perf_read(fd, &c0);
         double t0 = sb_now();
         sb__add_chain(na);
         double dt = sb_now() - t0;
-        counted = counted && sb__perf_read(fd, &c1) && c1 > c0;
+        /* counted the whole run: never multiplexed in between */
+        counted = counted && sb__perf_read(fd, &c1) && c1.value > c0.value &&
+                  c1.running - c0.running == c1.enabled - c0.enabled;
         if (dt > 0) {
             double hz = (double)na * SB__ADDS_PER_ITER / dt;
             best_add = hz > best_add ? hz : best_add;
-            if (counted && (double)(c1 - c0) / dt > best_perf)
-                best_perf = (double)(c1 - c0) / dt;
+            double hzp = (double)(c1.value - c0.value) / dt;
+            if (counted && hzp > best_perf)
+                best_perf = hzp;
         }
         if (nm) {
             t0 = sb_now();
