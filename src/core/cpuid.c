@@ -123,6 +123,7 @@ void sb_isa_detect(sb_isa *isa)
 
 /* ---- identification -------------------------------------------------------- */
 
+#ifdef SB__X86
 /* Collapses runs of spaces and trims both ends (brand strings are padded). */
 static void sb__squeeze(char *s)
 {
@@ -142,6 +143,7 @@ static void sb__squeeze(char *s)
         w--;
     *w = '\0';
 }
+#endif
 
 void sb__cpu_identify(sb__cpu_ident *id)
 {
