@@ -382,7 +382,7 @@ void sb__cpu_facts_detect(sb__cpu_facts *f)
     f->stepping = id.stepping;
     snprintf(f->brand, sizeof f->brand, "%s", id.brand);
     unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000u, NULL) >= 0x8000001au) {
+    if ((unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x8000001au) {
         __cpuid(0x8000001au, a, b, c, d);
         f->fp512 = (a >> 3) & 1u; /* FP512: a 512-bit FP datapath */
     }
