@@ -561,8 +561,26 @@ static void test_benches(void)
     }
 }
 
+/* The copy of the kernels this test was built with runs the path it was
+ * built for (tests/attention.cmake). */
+static void test_isa(void)
+{
+#if defined(SB_TEST_ATTN_V16EMU)
+    const char *want = "v16emu";
+#elif defined(SB_TEST_ATTN_PORTABLE) || !(defined(__AVX2__) && defined(__FMA__))
+    const char *want = "portable";
+#elif defined(SB_TEST_ATTN_AVX2) || !defined(__AVX512F__)
+    const char *want = "avx2";
+#else
+    const char *want = "avx512";
+#endif
+    printf("attention kernels: %s\n", sb_attn_cpu_isa());
+    CHECK(strcmp(sb_attn_cpu_isa(), want) == 0);
+}
+
 int main(void)
 {
+    test_isa();
     test_formulas();
     test_lens_and_table();
     test_prefill();

@@ -666,6 +666,19 @@ static inline __m256 fold16(sb_v16e a) { return _mm256_add_ps(a.lo, a.hi); }
 #include "backend/cpu/attn_micro.inc"
 #endif
 
+const char *sb_attn_cpu_isa(void)
+{
+#if defined(SB_ATTN_V16) && defined(SB_ATTN_EMULATE_AVX512)
+    return "v16emu";
+#elif defined(SB_ATTN_V16)
+    return "avx512";
+#elif defined(SB_ATTN_AVX2)
+    return "avx2";
+#else
+    return "portable";
+#endif
+}
+
 /* S[r·lds + t] = Qs[r]·K[t] for R rows and nt keys (d columns), prefetching
  * the same bytes at pf: the widest copy whose lanes divide d, else the
  * portable loops. */

@@ -70,6 +70,11 @@ void sb_attn_ws_free(sb_attn_ws *ws);
 
 /* ---- kernels ---------------------------------------------------------------- */
 
+/* Which micro-kernels this build runs: "avx512" (16 and 8 lanes), "avx2",
+ * "portable", or "v16emu" (the 16-lane copy emulated on AVX2, a test
+ * build). */
+const char *sb_attn_cpu_isa(void);
+
 /* Q, K, V of the workspace's type (float or bf16), O fp32. */
 void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,
                     const void *v, float *o, const sb_attn_ws *ws);
