@@ -6,20 +6,42 @@
 add_test(NAME cli.moe_ops COMMAND bash ${SB_TEST_DIR}/scripts/moe_ops_cli.sh ${SOLBENCH})
 set_tests_properties(cli.moe_ops PROPERTIES TIMEOUT 120)
 
-# The ops' portable kernels: unit.test_ops again, with ops_cpu.c compiled
-# for a CPU without AVX2 and FMA, so the fallback the AVX2 kernels replace
-# on this machine is built and verified too (its object comes before the
-# library's, whose ops_cpu.o is then never pulled in).
+# The ops' kernels for the ISAs this machine's -march=native build does not
+# take: unit.test_ops again, each time linked with its own copy of
+# ops_cpu.c compiled under other flags (its object comes before the
+# library's, whose ops_cpu.o is then never pulled in), and checking that
+# the copy runs the kernels it was built for (sb_ops_cpu_isa):
+#   test_ops_portable   -mno-avx2 -mno-fma -mno-avx512f: the portable kernels,
+#                       the fallback of a CPU without AVX2 and FMA;
+#   test_ops_avx2       -mno-avx512f: the AVX2 kernels, which an AVX-512
+#                       machine would otherwise not run;
+#   test_ops_avx512emu  the AVX-512 kernels with AVX512_BF16 on any AVX2
+#                       machine: tests/emu/avx512_emu.h force-included
+#                       emulates the intrinsics (SB_OPS_EMULATE_AVX512);
+#                       tests/emu/avx512_emu_check.c, run first, checks the
+#                       emulation against hand-computed lanes;
+#   test_ops_avx512emu_nobf16  the same without AVX512_BF16 (the stores'
+#                       integer rounding, as on Skylake-SP).
+# (sb_isa_variant: tests/CMakeLists.txt.)
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang" AND
    CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-  add_executable(test_ops_portable ${SB_TEST_DIR}/unit/test_ops.c
-    ${CMAKE_SOURCE_DIR}/src/bench/ops/ops_cpu.c)
-  set_source_files_properties(${CMAKE_SOURCE_DIR}/src/bench/ops/ops_cpu.c
-    TARGET_DIRECTORY test_ops_portable PROPERTIES
-    COMPILE_OPTIONS "-mno-avx2;-mno-fma;-mno-avx512f")
-  target_include_directories(test_ops_portable PRIVATE ${CMAKE_SOURCE_DIR}/src
-    ${SB_TEST_DIR})
-  target_link_libraries(test_ops_portable PRIVATE solbench_lib)
-  target_compile_definitions(test_ops_portable PRIVATE SB_TEST_PORTABLE_OPS)
-  add_test(NAME unit.test_ops_portable COMMAND test_ops_portable)
+  set(SB_OPS TEST test_ops.c KERNEL src/bench/ops/ops_cpu.c)
+  sb_isa_variant(test_ops_portable ${SB_OPS} FLAGS -mno-avx2 -mno-fma
+    -mno-avx512f TEST_DEFS SB_TEST_PORTABLE_OPS)
+  sb_isa_variant(test_ops_avx2 ${SB_OPS} FLAGS -mno-avx512f
+    TEST_DEFS SB_TEST_OPS_AVX2)
+  # -Wno-psabi: the emulation passes 64-byte vectors by value without
+  # AVX-512 (see avx512_emu.h)
+  set(SB_OPS_EMU_FLAGS "SHELL:-include ${SB_TEST_DIR}/emu/avx512_emu.h"
+    -Wno-psabi)
+  sb_isa_variant(test_ops_avx512emu ${SB_OPS} FLAGS ${SB_OPS_EMU_FLAGS}
+    KERNEL_DEFS SB_OPS_EMULATE_AVX512
+    TEST_DEFS SB_TEST_OPS_AVX512EMU
+    SOURCES ${SB_TEST_DIR}/emu/avx512_emu_check.c)
+  sb_isa_variant(test_ops_avx512emu_nobf16 ${SB_OPS} FLAGS ${SB_OPS_EMU_FLAGS}
+    KERNEL_DEFS SB_OPS_EMULATE_AVX512 SB_OPS_EMULATE_NO_BF16
+    TEST_DEFS SB_TEST_OPS_AVX512EMU SB_TEST_OPS_AVX512EMU_NO_BF16
+    SOURCES ${SB_TEST_DIR}/emu/avx512_emu_check.c)
+  target_compile_options(test_ops_avx512emu PRIVATE -Wno-psabi)
+  target_compile_options(test_ops_avx512emu_nobf16 PRIVATE -Wno-psabi)
 endif()

@@ -5,7 +5,10 @@
  * verifier catching a planted wrong element, known values (softmax rows
  * sum to 1, softmax of infinities, NaN and far-apart values, rmsnorm of a
  * constant row), parameter checks, and the
- * benchmarks run through the registry.
+ * benchmarks run through the registry. Built again with the kernels of
+ * other ISAs (tests/moe_ops.cmake: portable, AVX2, AVX-512 emulated with
+ * and without AVX512_BF16), each build first checking that it runs the
+ * kernels it was built for.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -45,6 +48,110 @@ static void test_bf16(void)
     for (uint32_t h = 0; h < 0x7f80; h += 7)
         roundtrip &= sb_bf16_from_f32(sb_bf16_to_f32((uint16_t)h)) == h;
     CHECK(roundtrip);
+}
+
+/* The kernels this build runs: the ones its flags select (test_ops.c is
+ * compiled with the library's flags, the kernels of the variants with
+ * their own; tests/moe_ops.cmake). A variant whose flags stopped
+ * selecting its kernels would otherwise test the wrong ones and pass. */
+#ifdef SB_TEST_OPS_AVX512EMU
+int sb_avx512_emu_check(void); /* tests/emu/avx512_emu_check.c */
+#endif
+static const char *want_isa(void)
+{
+#if defined(SB_TEST_PORTABLE_OPS)
+    return "portable";
+#elif !(defined(__AVX2__) && defined(__FMA__))
+    return "portable"; /* nothing else can be built here */
+#elif defined(SB_TEST_OPS_AVX2)
+    return "avx2";
+#elif defined(SB_TEST_OPS_AVX512EMU_NO_BF16)
+    return "avx512";
+#elif defined(SB_TEST_OPS_AVX512EMU)
+    return "avx512+bf16";
+#elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512BF16__)
+    return "avx512+bf16";
+#elif defined(__AVX512F__) && defined(__AVX512BW__)
+    return "avx512";
+#else
+    return "avx2";
+#endif
+}
+
+static void test_isa(void)
+{
+    const char *isa = sb_ops_cpu_isa(), *want = want_isa();
+    printf("ops kernels: %s\n", isa);
+    CHECK(strcmp(isa, want) == 0);
+    if (strcmp(isa, want) != 0)
+        fprintf(stderr, "ops kernels: %s, built for %s\n", isa, want);
+}
+
+/* bf16 outputs under 2^-126: the AVX-512 kernels with AVX512_BF16 store
+ * them as zeros of their sign (vcvtne2ps2bf16 flushes denormals), the
+ * others as sb_bf16_from_f32 rounds them; the verifier accepts both
+ * (ops_cpu.c, the AVX-512 section). rmsnorm of a row of 1.0 and +-2^-133
+ * (bf16 denormal codes) with g = 1: those elements come out near 2^-130.
+ * rope: a row of denormal codes, whose rotations stay denormal. */
+static void test_bf16_denormal_out(void)
+{
+    const bool ftz = strcmp(sb_ops_cpu_isa(), "avx512+bf16") == 0;
+    enum { D = 64 };
+    sb_ops_shape s = {SB_OP_RMSNORM, 2, D, 2, true, false, 0};
+    void *st = NULL;
+    sb_err err = {0, ""};
+    CHECK(sb_ops_cpu_setup(&s, &st, &err) == 0);
+    if (!st)
+        return;
+    void *vx, *vg, *vy;
+    float *ct, *sn;
+    sb_ops_cpu_state_buffers(st, &vx, &vg, &vy, &ct, &sn);
+    uint16_t *x = vx, *g = vg, *y = vy;
+    for (int i = 0; i < D; i++) {
+        x[i] = x[D + i] = i == 0 ? 0x3f80 : i % 2 ? 0x0001 : 0x8001;
+        g[i] = 0x3f80;
+    }
+    float *scratch = malloc(sb_ops_cpu_scratch(&s) + 4);
+    sb_ops_cpu_run(&s, x, g, NULL, NULL, y, scratch);
+    char why[320] = "";
+    CHECK(sb_ops_cpu_verify_state(st, why, sizeof why) == 0);
+    /* the kernels' arithmetic: the squares of 2^-133 vanish, ss = 1 */
+    const float rs = 1.0f / sqrtf(1.0f / (float)D + (float)SB_OPS_EPS);
+    const uint16_t up = sb_bf16_from_f32(sb_bf16_to_f32(0x0001) * rs * 1.0f),
+                   dn = sb_bf16_from_f32(sb_bf16_to_f32(0x8001) * rs * 1.0f);
+    CHECK(up != 0 && dn != 0x8000); /* denormal, not zero, when rounded */
+    int off = 0;
+    for (int r = 0; r < 2; r++)
+        for (int i = 1; i < D; i++)
+            off += y[r * D + i] != (ftz ? (i % 2 ? 0x0000 : 0x8000)
+                                        : (i % 2 ? up : dn));
+    CHECK(off == 0);
+    if (off)
+        fprintf(stderr, "rmsnorm bf16 (%s): %d denormal outputs off\n",
+                sb_ops_cpu_isa(), off);
+    sb_ops_cpu_free(st);
+
+    sb_ops_shape r = {SB_OP_ROPE, 3, D, 32, true, false, 0};
+    CHECK(sb_ops_cpu_setup(&r, &st, &err) == 0);
+    if (!st) {
+        free(scratch);
+        return;
+    }
+    sb_ops_cpu_state_buffers(st, &vx, &vg, &vy, &ct, &sn);
+    x = vx;
+    y = vy;
+    for (int i = 0; i < 3 * D; i++)
+        x[i] = (uint16_t)(i % 3 ? 0x0011 : 0x8007);
+    sb_ops_cpu_run(&r, x, NULL, ct, sn, y, scratch);
+    CHECK(sb_ops_cpu_verify_state(st, why, sizeof why) == 0);
+    int denormal = 0, nonzero = 0;
+    for (int i = 0; i < 3 * D; i++) {
+        denormal += (y[i] & 0x7f80) == 0 && (y[i] & 0x7f) != 0;
+        nonzero += (y[i] & 0x7fff) != 0;
+    }
+    CHECK(ftz ? nonzero == 0 : denormal > 0);
+    sb_ops_cpu_free(st);
+    free(scratch);
 }
 
 static void test_accounting(void)
@@ -580,6 +687,10 @@ static void test_swiglu_all_codes(void)
 int main(void)
 {
     omp_set_num_threads(2);
+#ifdef SB_TEST_OPS_AVX512EMU
+    CHECK(sb_avx512_emu_check() == 0);
+#endif
+    test_isa();
     test_bf16();
     test_accounting();
     test_check();
@@ -599,8 +710,14 @@ int main(void)
     for (int bf = 0; bf < 2; bf++) {
         test_op(SB_OP_SOFTMAX, bf, 7, 50, 2); /* 32 + 16 + a tail of 2 */
         test_op(SB_OP_SWIGLU, bf, 7, 50, 2);
+        /* 64 + 32 + a tail of 4: every step of the AVX-512 kernels */
+        test_op(SB_OP_RMSNORM, bf, 5, 100, 2);
+        test_op(SB_OP_SWIGLU, bf, 5, 100, 2);
+        test_op(SB_OP_SOFTMAX, bf, 5, 100, 2);
+        test_op(SB_OP_ROPE, bf, 5, 160, 80); /* half heads of 32 + 8 */
         test_softmax_specials(bf);
     }
+    test_bf16_denormal_out();
     test_softmax_random(3000);
     for (int i = 0; i < 4; i++)
         test_bf16_specials(ops[i], 0);

@@ -138,6 +138,85 @@ static inline __m256 sb_vexp2_bf16(__m256 x, __m256 vr)
     __m256 ti, f = sb__vexp2_fused_f(x, vr, &ti);
     return sb__vexp2_fused_scale(sb__vexp2_poly(f, sb__vexp2_c4, 4), ti);
 }
+
+/* The same functions on 16 lanes with AVX-512F (the ops' AVX-512 kernels,
+ * src/bench/ops/ops_cpu.c): the same constants and the same operations in
+ * the same order as the 8-lane functions above, whose comments hold for
+ * them (range, clamps, NaN, error). SB_OPS_EMULATE_AVX512 compiles them for
+ * tests/emu/avx512_emu.h, which emulates the intrinsics on machines
+ * without AVX-512 (unit.test_ops_avx512emu). */
+#if defined(__AVX512F__) || defined(SB_OPS_EMULATE_AVX512)
+static inline __m512 sb__vexp2_poly512(__m512 f, const float *c, int deg)
+{
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(c[deg]), f,
+                               _mm512_set1_ps(c[deg - 1]));
+    for (int j = deg - 2; j >= 0; j--)
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[j]));
+    return p;
+}
+
+static inline __m512 sb_vexp2_512(__m512 t)
+{
+    const __m512 shifter = _mm512_set1_ps(SB_VEXP_SHIFTER);
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-127.0f)),
+                      _mm512_set1_ps(127.0f));
+    __m512 ti = _mm512_add_ps(t, shifter);
+    __m512 f = _mm512_sub_ps(t, _mm512_sub_ps(ti, shifter));
+    __m512 p = sb__vexp2_poly512(f, sb__vexp2_c5, 5);
+    __m512i e = _mm512_slli_epi32(
+        _mm512_add_epi32(_mm512_castps_si512(ti), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+static inline void sb_vexp2_x4_512(__m512 t[4])
+{
+    const float *c = sb__vexp2_c5;
+    const __m512 shifter = _mm512_set1_ps(SB_VEXP_SHIFTER);
+    __m512 ti[4], f[4], p[4];
+    for (int k = 0; k < 4; k++) {
+        t[k] = _mm512_min_ps(_mm512_max_ps(t[k], _mm512_set1_ps(-127.0f)),
+                             _mm512_set1_ps(127.0f));
+        ti[k] = _mm512_add_ps(t[k], shifter);
+    }
+    for (int k = 0; k < 4; k++) {
+        f[k] = _mm512_sub_ps(t[k], _mm512_sub_ps(ti[k], shifter));
+        p[k] = _mm512_set1_ps(c[5]);
+    }
+    for (int j = 4; j >= 0; j--)
+        for (int k = 0; k < 4; k++)
+            p[k] = _mm512_fmadd_ps(p[k], f[k], _mm512_set1_ps(c[j]));
+    for (int k = 0; k < 4; k++)
+        t[k] = _mm512_mul_ps(p[k], _mm512_castsi512_ps(_mm512_slli_epi32(
+                   _mm512_add_epi32(_mm512_castps_si512(ti[k]),
+                                    _mm512_set1_epi32(127)), 23)));
+}
+
+static inline __m512 sb_vexp2_fused_vr512(float r)
+{
+    return _mm512_set1_ps(r + (SB_VEXP_SHIFTER + 127.0f));
+}
+static inline __m512 sb__vexp2_fused_f512(__m512 x, __m512 vr, __m512 *ti)
+{
+    const __m512 vl = _mm512_set1_ps(SB_VEXP_LOG2E);
+    *ti = _mm512_fmadd_ps(x, vl, vr);
+    return _mm512_fmadd_ps(x, vl, _mm512_sub_ps(vr, *ti));
+}
+static inline __m512 sb__vexp2_fused_scale512(__m512 p, __m512 ti)
+{
+    return _mm512_mul_ps(
+        p, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(ti), 23)));
+}
+static inline __m512 sb_vexp2_fused512(__m512 x, __m512 vr)
+{
+    __m512 ti, f = sb__vexp2_fused_f512(x, vr, &ti);
+    return sb__vexp2_fused_scale512(sb__vexp2_poly512(f, sb__vexp2_c5, 5), ti);
+}
+static inline __m512 sb_vexp2_bf16_512(__m512 x, __m512 vr)
+{
+    __m512 ti, f = sb__vexp2_fused_f512(x, vr, &ti);
+    return sb__vexp2_fused_scale512(sb__vexp2_poly512(f, sb__vexp2_c4, 4), ti);
+}
+#endif
 #endif
 
 #endif

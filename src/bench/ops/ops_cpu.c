@@ -28,6 +28,27 @@
 #define SB__OPS_AVX2 1
 #endif
 
+/* With AVX-512F and AVX-512BW as well, the AVX-512 kernels (the section
+ * "AVX-512" below) replace the AVX2 ones, which keep their shared helpers;
+ * with AVX512_BF16 too, their bf16 stores convert with vcvtne2ps2bf16
+ * (SB__OPS_AVX512_BF16). SB_OPS_EMULATE_AVX512 selects them on any AVX2
+ * machine for unit.test_ops_avx512emu, which force-includes
+ * tests/emu/avx512_emu.h (an emulation of the intrinsics they use) and
+ * defines SB_OPS_EMULATE_NO_BF16 for the variant without BF16. */
+#if defined(SB_OPS_EMULATE_AVX512)
+#if defined(SB__OPS_AVX2)
+#define SB__OPS_AVX512 1
+#if !defined(SB_OPS_EMULATE_NO_BF16)
+#define SB__OPS_AVX512_BF16 1
+#endif
+#endif
+#elif defined(SB__OPS_AVX2) && defined(__AVX512F__) && defined(__AVX512BW__)
+#define SB__OPS_AVX512 1
+#if defined(__AVX512BF16__)
+#define SB__OPS_AVX512_BF16 1
+#endif
+#endif
+
 /* e^x in fp32 without a library call, so loops around it vectorise:
  * x = n·ln2 + r with n = round(x·log2e) (the 1.5·2^23 shifter), |r| <=
  * ln2/2, e^r by its degree-6 Taylor polynomial (truncation error
@@ -47,6 +68,7 @@
 
 #define SB__LOG2E 1.44269504088896341f
 
+#ifndef SB__OPS_AVX512
 static inline float sb__expf(float x, float lo, float hi)
 {
     x = x < lo ? lo : x;
@@ -70,6 +92,7 @@ static inline float sb__expf(float x, float lo, float hi)
     memcpy(&sc, &e, sizeof sc);
     return p * sc;
 }
+#endif
 
 /* Storage access: the same kernel text serves fp32 and bf16 rows. */
 #define SB__LD_F32(a, i) ((a)[i])
@@ -334,6 +357,7 @@ static inline float sb__row_r(float mx, bool *diff)
     *diff = !(fabsf(mx) < 0x1p20f);
     return *diff ? 0.0f : nearbyintf(-mx * SB_VEXP_LOG2E);
 }
+#ifndef SB__OPS_AVX512 /* (the AVX-512 kernels replace these) */
 static inline float sb__exp2_tail(float x, float mx, float r, bool diff)
 {
     return exp2f(diff ? (x - mx) * SB_VEXP_LOG2E : fmaf(x, SB_VEXP_LOG2E, r));
@@ -498,6 +522,8 @@ static float sb__hsum8(__m256 v)
     return sum;
 }
 
+#endif
+
 static float sb__hmax8(__m256 v)
 {
     float l8[8], mx = -INFINITY;
@@ -507,6 +533,7 @@ static float sb__hmax8(__m256 v)
     return mx;
 }
 
+#ifndef SB__OPS_AVX512 /* (the AVX-512 kernels replace these) */
 static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
                                  float *y, float *scratch)
 {
@@ -568,6 +595,7 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
         _mm_sfence();
     }
 }
+#endif
 
 /* rmsnorm, swiglu and rope in the same style: 16 elements a step in
  * registers, the next row prefetched at the pace this one is read, the
@@ -683,6 +711,7 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
         }                                                                    \
     }
 
+#ifndef SB__OPS_AVX512
 /* swiglu in fp32 (bf16 inputs take sb__swiglu_lut_bf16 below). */
 static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x,
                                 float *y)
@@ -739,6 +768,7 @@ static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x,
         _mm_sfence();
     }
 }
+#endif
 
 /* swiglu with bf16 inputs: a bf16 gate value is one of 65536 codes, so
  * silu(a) = a / (1 + e^-a) comes from a table of all of them (computed in
@@ -770,6 +800,7 @@ static void sb__silu_build(void)
  * callers without a setup (the unit tests), where it is one atomic load. */
 static void sb__silu_ready(void) { pthread_once(&sb__silu_once, sb__silu_build); }
 
+#ifndef SB__OPS_AVX512 /* (the AVX-512 kernels replace these) */
 /* 16 elements of a bf16 swiglu row from element i: the looked-up values
  * in the lane order of the up values (sb__ld16_bf16p: {0-3, 8-11},
  * {4-7, 12-15}), so the up row takes one load and two unpacks and the
@@ -1113,6 +1144,876 @@ SB__DEFINE_OPS_AVX2(F32, float, sb__ld16_f32, sb__st16_f32, sb__ld16_f32,
 SB__DEFINE_OPS_AVX2(BF16, uint16_t, sb__ld16_bf16p, sb__st16_bf16p,
                     sb__ld16_bf16, sb__st16_bf16)
 #endif
+#endif
+
+/* ---- AVX-512 ---------------------------------------------------------------------
+ * With AVX-512F and BW (SB__OPS_AVX512) these kernels replace the AVX2
+ * ones: the same algorithms and structure (rows over OpenMP, the next
+ * row prefetched at the pace this one is read, streaming stores with
+ * `nt`, the fused exponential of vexp.h in its 16-lane form, the bf16
+ * softmax's guessed max and its 16-bit checks, the bf16 swiglu's silu
+ * table), one 64-byte line per vector: 16 fp32 or 32 bf16 a vector, and
+ * 32 elements a step (two vectors of 16 in fp32 arithmetic; 64 where four
+ * exponentials run together, as AVX2 runs four of 8). What changes beside
+ * the width:
+ *   - a row's tail (d, or rope's half head, not a multiple of 32) is one
+ *     masked step instead of a scalar loop: masked loads (zeros, or -inf
+ *     where a max or an exponential must ignore the lanes) and masked
+ *     stores, which touch no byte outside the row;
+ *   - bf16 in lane order ({0-3, 8-11, 16-19, 24-27} and {4-7, 12-15,
+ *     20-23, 28-31}: one 64-byte load and two unpacks, as in AVX2) where
+ *     the elements meet no fp32 data in natural order; rope, with its
+ *     fp32 tables, and the tails widen in natural order;
+ *   - with AVX512_BF16 (SB__OPS_AVX512_BF16) the bf16 stores of rmsnorm,
+ *     rope and softmax convert with vcvtne2ps2bf16 (sb__pack32_bf16):
+ *     round to nearest even, NaN quieted, as sb_bf16_from_f32, except that
+ *     the instruction treats denormal inputs as zero and flushes denormal
+ *     results (Intel SDM, VCVTNE2PS2BF16): an fp32 value under 2^-126 in
+ *     magnitude is stored as a zero of its sign. The verifier
+ *     (sb_ops_verify) accepts that for these three ops: its absolute term
+ *     is 1e-30 for rmsnorm, 1e-7 for rope and 1e-12 for softmax, all above
+ *     2^-126 (1.2e-38), and unit.test_ops's softmax checks allow 1e-37
+ *     where the reference is that small. Not for swiglu, whose absolute term
+ *     is 1e-6·|up| (a flushed result with an up value under ~1e-32 would
+ *     fail) and whose every-code test is bit for bit with denormal
+ *     results among them: its stores keep the integer rounding, exact to
+ *     sb_bf16_from_f32 (and the table lookups, not the store, bound it);
+ *   - without AVX512_BF16 the stores round as the AVX2 ones do (the same
+ *     integer sequence and the same reasons: sb__bf16_bits8), packed back
+ *     into natural order by vpackusdw, plus a vpermq where the lanes were
+ *     in natural order;
+ *   - swiglu in fp32 divides with vrcp14ps and one Newton step (relative
+ *     error ~1e-8; AVX2's vrcpps has 12 bits).
+ * Their speed on AVX-512 hardware is still to be measured (this project's
+ * machine is a Zen 3); unit.test_ops verifies them where the build has
+ * AVX-512, and unit.test_ops_avx512emu / _avx512emu_nobf16 on any AVX2
+ * machine through tests/emu/avx512_emu.h. */
+#ifdef SB__OPS_AVX512
+
+/* Masks of the first n lanes (none for n <= 0, all from the width on). */
+static inline __mmask16 sb__lanes16(int64_t n)
+{
+    return (__mmask16)(n <= 0 ? 0u : n >= 16 ? 0xffffu : (1u << n) - 1u);
+}
+static inline __mmask32 sb__lanes32(int64_t n)
+{
+    return (__mmask32)(n <= 0 ? 0u : n >= 32 ? 0xffffffffu : (1u << n) - 1u);
+}
+
+/* 64 bytes, streaming when nt (p 64-byte aligned then). */
+static inline void sb__st64b(void *p, __m512i v, bool nt)
+{
+    if (nt)
+        _mm512_stream_si512((__m512i *)p, v);
+    else
+        _mm512_storeu_si512(p, v);
+}
+
+/* 32 bf16 codes in a register, widened: in natural order (a: elements
+ * 0-15, b: 16-31), or in lane order (a: {0-3, 8-11, 16-19, 24-27}, b:
+ * {4-7, 12-15, 20-23, 28-31}), where each unpack puts a code in the high
+ * half of a 32-bit lane, its fp32 pattern. */
+static inline void sb__unpack32n_bf16(__m512i v, __m512 *a, __m512 *b)
+{
+    *a = _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), 16));
+    *b = _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), 16));
+}
+static inline void sb__unpack32p_bf16(__m512i v, __m512 *a, __m512 *b)
+{
+    const __m512i z = _mm512_setzero_si512();
+    *a = _mm512_castsi512_ps(_mm512_unpacklo_epi16(z, v));
+    *b = _mm512_castsi512_ps(_mm512_unpackhi_epi16(z, v));
+}
+
+/* 32 elements from element i of an fp32 (bf16 false) or bf16 row: fp32 in
+ * natural order; bf16 in lane order with `porder`, else natural. The
+ * flags are constants at each call. */
+static inline __attribute__((always_inline)) void
+sb__ld32(const void *p, int64_t i, bool bf16, bool porder, __m512 *a, __m512 *b)
+{
+    if (bf16) {
+        const uint16_t *q = (const uint16_t *)p + i;
+        if (porder) {
+            sb__unpack32p_bf16(_mm512_loadu_si512(q), a, b);
+        } else {
+            *a = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+                _mm256_loadu_si256((const __m256i *)q)), 16));
+            *b = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+                _mm256_loadu_si256((const __m256i *)(q + 16))), 16));
+        }
+    } else {
+        *a = _mm512_loadu_ps((const float *)p + i);
+        *b = _mm512_loadu_ps((const float *)p + i + 16);
+    }
+}
+/* The first n (< 32) of those 32, in natural order, zeros beyond. */
+static inline __attribute__((always_inline)) void
+sb__ld32_tail(const void *p, int64_t i, int64_t n, bool bf16, __m512 *a,
+              __m512 *b)
+{
+    if (bf16) {
+        sb__unpack32n_bf16(_mm512_maskz_loadu_epi16(sb__lanes32(n),
+                                                    (const uint16_t *)p + i),
+                           a, b);
+    } else {
+        *a = _mm512_maskz_loadu_ps(sb__lanes16(n), (const float *)p + i);
+        *b = _mm512_maskz_loadu_ps(sb__lanes16(n - 16),
+                                   (const float *)p + i + 16);
+    }
+}
+
+/* The bf16 of each lane in its low 16 bits, by the integer rounding of
+ * sb__bf16_bits8 (to nearest even; see there for NaN), or half up for
+ * values in [0, 1] (the softmax's stores, as sb__st16_bf16p_unit). */
+static inline __m512i sb__bf16_bits16(__m512 v)
+{
+    __m512i u = _mm512_castps_si512(v);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+    return _mm512_srli_epi32(r, 16);
+}
+static inline __m512i sb__bf16_unit_bits16(__m512 v)
+{
+    return _mm512_srli_epi32(
+        _mm512_add_epi32(_mm512_castps_si512(v), _mm512_set1_epi32(0x8000)), 16);
+}
+
+/* How sb__pack32_bf16 rounds: SB__BF_EXACT, sb_bf16_from_f32 bit for bit
+ * (integer sequence); SB__BF_NE, vcvtne2ps2bf16 where there is AVX512_BF16
+ * (denormal results flushed, see above), else as SB__BF_EXACT; SB__BF_UNIT,
+ * values in [0, 1]: vcvtne2ps2bf16, else half up. */
+enum { SB__BF_EXACT, SB__BF_NE, SB__BF_UNIT };
+
+/* 32 fp32 values (a, b as sb__ld32 gives them: in lane order with
+ * `porder`, else natural) as 32 bf16 codes in natural order. vpackusdw
+ * packs within 128-bit lanes, which puts lane order back into natural
+ * order and natural order needs the vpermq; vcvtne2ps2bf16 puts a's 16
+ * below b's, the other way round. Constants at each call. */
+static inline __attribute__((always_inline)) __m512i
+sb__pack32_bf16(__m512 a, __m512 b, bool porder, int how)
+{
+#ifdef SB__OPS_AVX512_BF16
+    if (how != SB__BF_EXACT) {
+        const __m512i v = (__m512i)_mm512_cvtne2ps_pbh(b, a);
+        return porder ? _mm512_permutexvar_epi64(
+                            _mm512_set_epi64(7, 3, 6, 2, 5, 1, 4, 0), v)
+                      : v;
+    }
+#endif
+    const __m512i v =
+        how == SB__BF_UNIT
+            ? _mm512_packus_epi32(sb__bf16_unit_bits16(a), sb__bf16_unit_bits16(b))
+            : _mm512_packus_epi32(sb__bf16_bits16(a), sb__bf16_bits16(b));
+    return porder ? v
+                  : _mm512_permutexvar_epi64(
+                        _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), v);
+}
+
+/* 32 elements to element i of an fp32 or bf16 row (streamed with nt), and
+ * the first n (< 32) of 32 (a, b in natural order). */
+static inline __attribute__((always_inline)) void
+sb__st32(void *p, int64_t i, __m512 a, __m512 b, bool bf16, bool porder,
+         int how, bool nt)
+{
+    if (bf16) {
+        sb__st64b((uint16_t *)p + i, sb__pack32_bf16(a, b, porder, how), nt);
+    } else {
+        sb__st64b((float *)p + i, _mm512_castps_si512(a), nt);
+        sb__st64b((float *)p + i + 16, _mm512_castps_si512(b), nt);
+    }
+}
+static inline __attribute__((always_inline)) void
+sb__st32_tail(void *p, int64_t i, int64_t n, __m512 a, __m512 b, bool bf16,
+              int how)
+{
+    if (bf16) {
+        _mm512_mask_storeu_epi16((uint16_t *)p + i, sb__lanes32(n),
+                                 sb__pack32_bf16(a, b, false, how));
+    } else {
+        _mm512_mask_storeu_ps((float *)p + i, sb__lanes16(n), a);
+        _mm512_mask_storeu_ps((float *)p + i + 16, sb__lanes16(n - 16), b);
+    }
+}
+
+/* The next row's lines of a 32-element step of a row of elements of
+ * `size` bytes, `ahead` bytes on. */
+static inline __attribute__((always_inline)) void
+sb__pf32(const void *p, int64_t i, int size, int64_t ahead, int write)
+{
+    for (int o = 0; o < 32 * size; o += 64) {
+        if (write)
+            SB__PF_NEXT((const char *)p + i * size + o, ahead, 1);
+        else
+            SB__PF_NEXT((const char *)p + i * size + o, ahead, 0);
+    }
+}
+
+/* The largest of 16 lanes, NaN lanes left out (as sb__hmax8). */
+static inline float sb__hmax16(__m512 v)
+{
+    return sb__hmax8(_mm256_max_ps(
+        _mm512_castps512_ps256(v),
+        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
+
+/* One rmsnorm row: the sum of squares on four accumulators (as the AVX2
+ * kernel: two chains would wait on the FMA latency), then x·rs·g. */
+static inline __attribute__((always_inline)) void
+sb__rmsnorm_row512(const void *xr, const void *g, void *yr, int64_t d,
+                   bool pf, bool pfy, bool nt, bool bf16)
+{
+    const int S = bf16 ? 2 : 4;
+    const int64_t d32 = d / 32 * 32, n = d - d32;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, a, b, c, e;
+    int64_t i = 0;
+    for (; i + 64 <= d32; i += 64) {
+        sb__ld32(xr, i, bf16, true, &a, &b);
+        sb__ld32(xr, i + 32, bf16, true, &c, &e);
+        s0 = _mm512_fmadd_ps(a, a, s0);
+        s1 = _mm512_fmadd_ps(b, b, s1);
+        s2 = _mm512_fmadd_ps(c, c, s2);
+        s3 = _mm512_fmadd_ps(e, e, s3);
+    }
+    if (i < d32) {
+        sb__ld32(xr, i, bf16, true, &a, &b);
+        s0 = _mm512_fmadd_ps(a, a, s0);
+        s1 = _mm512_fmadd_ps(b, b, s1);
+    }
+    if (n) {
+        sb__ld32_tail(xr, d32, n, bf16, &a, &b);
+        s2 = _mm512_fmadd_ps(a, a, s2);
+        s3 = _mm512_fmadd_ps(b, b, s3);
+    }
+    const float ss = _mm512_reduce_add_ps(
+        _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+    const float rs = 1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS);
+    const __m512 vr = _mm512_set1_ps(rs);
+    __m512 ga, gb;
+    for (i = 0; i < d32; i += 32) {
+        if (pf)
+            sb__pf32(xr, i, S, d * S, 0);
+        if (pfy)
+            sb__pf32(yr, i, S, d * S, 1);
+        sb__ld32(xr, i, bf16, true, &a, &b);
+        sb__ld32(g, i, bf16, true, &ga, &gb);
+        sb__st32(yr, i, _mm512_mul_ps(_mm512_mul_ps(a, vr), ga),
+                 _mm512_mul_ps(_mm512_mul_ps(b, vr), gb), bf16, true,
+                 SB__BF_NE, nt);
+    }
+    if (n) {
+        sb__ld32_tail(xr, d32, n, bf16, &a, &b);
+        sb__ld32_tail(g, d32, n, bf16, &ga, &gb);
+        sb__st32_tail(yr, d32, n, _mm512_mul_ps(_mm512_mul_ps(a, vr), ga),
+                      _mm512_mul_ps(_mm512_mul_ps(b, vr), gb), bf16, SB__BF_NE);
+    }
+}
+
+/* One rope row, head by head: natural order (the tables are fp32). */
+static inline __attribute__((always_inline)) void
+sb__rope_row512(const void *xr, const float *c, const float *sn, void *yr,
+                int64_t d, int hd, bool pf, bool pfy, bool nt, bool bf16)
+{
+    const int S = bf16 ? 2 : 4, h = hd / 2, h32 = h / 32 * 32, n = h - h32;
+    for (int64_t hb = 0; hb < d; hb += hd) {
+        const char *lo = (const char *)xr + hb * S, *hi = lo + (int64_t)h * S;
+        char *ylo = (char *)yr + hb * S, *yhi = ylo + (int64_t)h * S;
+        __m512 l0, l1, u0, u1, c0, c1, s0, s1;
+        for (int i = 0; i < h32; i += 32) {
+            if (pf) {
+                sb__pf32(lo, i, S, d * S, 0);
+                sb__pf32(hi, i, S, d * S, 0);
+            }
+            if (pfy) {
+                sb__pf32(ylo, i, S, d * S, 1);
+                sb__pf32(yhi, i, S, d * S, 1);
+            }
+            sb__ld32(lo, i, bf16, false, &l0, &l1);
+            sb__ld32(hi, i, bf16, false, &u0, &u1);
+            sb__ld32(c, i, false, false, &c0, &c1);
+            sb__ld32(sn, i, false, false, &s0, &s1);
+            sb__st32(ylo, i, _mm512_fmsub_ps(l0, c0, _mm512_mul_ps(u0, s0)),
+                     _mm512_fmsub_ps(l1, c1, _mm512_mul_ps(u1, s1)), bf16,
+                     false, SB__BF_NE, nt);
+            sb__st32(yhi, i, _mm512_fmadd_ps(u0, c0, _mm512_mul_ps(l0, s0)),
+                     _mm512_fmadd_ps(u1, c1, _mm512_mul_ps(l1, s1)), bf16,
+                     false, SB__BF_NE, nt);
+        }
+        if (n) {
+            sb__ld32_tail(lo, h32, n, bf16, &l0, &l1);
+            sb__ld32_tail(hi, h32, n, bf16, &u0, &u1);
+            sb__ld32_tail(c, h32, n, false, &c0, &c1);
+            sb__ld32_tail(sn, h32, n, false, &s0, &s1);
+            sb__st32_tail(ylo, h32, n,
+                          _mm512_fmsub_ps(l0, c0, _mm512_mul_ps(u0, s0)),
+                          _mm512_fmsub_ps(l1, c1, _mm512_mul_ps(u1, s1)), bf16,
+                          SB__BF_NE);
+            sb__st32_tail(yhi, h32, n,
+                          _mm512_fmadd_ps(u0, c0, _mm512_mul_ps(l0, s0)),
+                          _mm512_fmadd_ps(u1, c1, _mm512_mul_ps(l1, s1)), bf16,
+                          SB__BF_NE);
+        }
+    }
+}
+
+/* rmsnorm and rope: OpenMP over rows, each row's flags fixed (the row
+ * function inlines with them, and bf16, as constants); a row is streamed
+ * out only if it starts on a 64-byte boundary (and, for rope, every half
+ * head does: NTCOND). */
+#define SB__ROWS512(TY, NTCOND, ROW)                                           \
+    const int64_t T = s->tokens, d = s->d;                                   \
+    _Pragma("omp parallel")                                                  \
+    {                                                                        \
+        _Pragma("omp for schedule(runtime)")                                 \
+        for (int64_t t = 0; t < T; t++) {                                    \
+            TY *yr = y + t * d;                                              \
+            const bool nt = s->nt && ((uintptr_t)yr & 63) == 0 && (NTCOND);  \
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;                   \
+            ROW;                                                             \
+        }                                                                    \
+        _mm_sfence();                                                        \
+    }
+
+static void sb__rmsnorm_512_F32(const sb_ops_shape *s, const float *x,
+                                const float *g, float *y)
+{
+    SB__ROWS512(float, true,
+                sb__rmsnorm_row512(x + t * d, g, yr, d, pf, pfy, nt, false))
+}
+static void sb__rmsnorm_512_BF16(const sb_ops_shape *s, const uint16_t *x,
+                                 const uint16_t *g, uint16_t *y)
+{
+    SB__ROWS512(uint16_t, true,
+                sb__rmsnorm_row512(x + t * d, g, yr, d, pf, pfy, nt, true))
+}
+static void sb__rope_512_F32(const sb_ops_shape *s, const float *x,
+                             const float *ct, const float *st, float *y)
+{
+    const int h = s->head_dim / 2;
+    SB__ROWS512(float, h * 4 % 64 == 0,
+                sb__rope_row512(x + t * d, ct + t * h, st + t * h, yr, d,
+                                s->head_dim, pf, pfy, nt, false))
+}
+static void sb__rope_512_BF16(const sb_ops_shape *s, const uint16_t *x,
+                              const float *ct, const float *st, uint16_t *y)
+{
+    const int h = s->head_dim / 2;
+    SB__ROWS512(uint16_t, h * 2 % 64 == 0,
+                sb__rope_row512(x + t * d, ct + t * h, st + t * h, yr, d,
+                                s->head_dim, pf, pfy, nt, true))
+}
+
+/* swiglu in fp32: 64 elements a step, four exponentials stage by stage
+ * (sb_vexp2_x4_512), a / (1 + e^-a) by vrcp14ps and one Newton step;
+ * then 16 at a time, the last masked. */
+static inline __attribute__((always_inline)) __m512
+sb__silu_mul16(__m512 a, __m512 b)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+    __m512 e = _mm512_add_ps(
+        one, sb_vexp2_512(_mm512_mul_ps(a, _mm512_set1_ps(-SB__LOG2E))));
+    __m512 r = _mm512_rcp14_ps(e);
+    r = _mm512_mul_ps(r, _mm512_fnmadd_ps(e, r, two));
+    return _mm512_mul_ps(_mm512_mul_ps(a, r), b);
+}
+
+static void sb__swiglu_512_F32(const sb_ops_shape *s, const float *x, float *y)
+{
+    const int64_t T = s->tokens, d = s->d;
+    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f),
+                 nl2e = _mm512_set1_ps(-SB__LOG2E);
+#pragma omp parallel
+    {
+#pragma omp for schedule(runtime)
+        for (int64_t t = 0; t < T; t++) {
+            const float *ar = x + 2 * t * d, *br = ar + d;
+            float *yr = y + t * d;
+            const bool nt = s->nt && ((uintptr_t)yr & 63) == 0;
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;
+            int64_t i = 0;
+            for (; i + 64 <= d; i += 64) {
+                if (pf) {
+                    sb__pf32(ar, i, 4, 2 * d * 4, 0);
+                    sb__pf32(ar, i + 32, 4, 2 * d * 4, 0);
+                    sb__pf32(br, i, 4, 2 * d * 4, 0);
+                    sb__pf32(br, i + 32, 4, 2 * d * 4, 0);
+                }
+                if (pfy) {
+                    sb__pf32(yr, i, 4, d * 4, 1);
+                    sb__pf32(yr, i + 32, 4, d * 4, 1);
+                }
+                __m512 av[4], bv[4], ev[4], r[4];
+                for (int k = 0; k < 4; k++) {
+                    av[k] = _mm512_loadu_ps(ar + i + 16 * k);
+                    bv[k] = _mm512_loadu_ps(br + i + 16 * k);
+                    ev[k] = _mm512_mul_ps(av[k], nl2e);
+                }
+                sb_vexp2_x4_512(ev);
+                for (int k = 0; k < 4; k++) {
+                    ev[k] = _mm512_add_ps(one, ev[k]);
+                    r[k] = _mm512_rcp14_ps(ev[k]);
+                }
+                for (int k = 0; k < 4; k++)
+                    r[k] = _mm512_mul_ps(r[k], _mm512_fnmadd_ps(ev[k], r[k], two));
+                for (int k = 0; k < 4; k++)
+                    sb__st64b(yr + i + 16 * k, _mm512_castps_si512(_mm512_mul_ps(
+                                  _mm512_mul_ps(av[k], r[k]), bv[k])), nt);
+            }
+            for (; i < d; i += 16) {
+                const __mmask16 m = sb__lanes16(d - i);
+                _mm512_mask_storeu_ps(yr + i, m, sb__silu_mul16(
+                    _mm512_maskz_loadu_ps(m, ar + i),
+                    _mm512_maskz_loadu_ps(m, br + i)));
+            }
+        }
+        _mm_sfence();
+    }
+}
+
+/* swiglu with bf16 inputs: silu from the table (sb__silu_tab, as the AVX2
+ * kernel), 32 elements a step, the looked-up values in the lane order of
+ * the up values (one load, two unpacks), stored rounded exactly as
+ * sb_bf16_from_f32 (SB__BF_EXACT, see the section's comment). `c` holds
+ * the 32 gate codes; m masks the store (a row's tail). */
+static inline __attribute__((always_inline)) void
+sb__swiglu32_bf16(const uint16_t *c, __m512i up, uint16_t *yo, __mmask32 m,
+                  bool full, bool nt)
+{
+#define SB__T(k) sb__silu_tab[c[k]]
+    const __m512 fa = _mm512_setr_ps(
+        SB__T(0), SB__T(1), SB__T(2), SB__T(3), SB__T(8), SB__T(9), SB__T(10),
+        SB__T(11), SB__T(16), SB__T(17), SB__T(18), SB__T(19), SB__T(24),
+        SB__T(25), SB__T(26), SB__T(27));
+    const __m512 fb = _mm512_setr_ps(
+        SB__T(4), SB__T(5), SB__T(6), SB__T(7), SB__T(12), SB__T(13),
+        SB__T(14), SB__T(15), SB__T(20), SB__T(21), SB__T(22), SB__T(23),
+        SB__T(28), SB__T(29), SB__T(30), SB__T(31));
+#undef SB__T
+    __m512 ba, bb;
+    sb__unpack32p_bf16(up, &ba, &bb);
+    const __m512i v = sb__pack32_bf16(_mm512_mul_ps(fa, ba),
+                                      _mm512_mul_ps(fb, bb), true, SB__BF_EXACT);
+    if (full)
+        sb__st64b(yo, v, nt);
+    else
+        _mm512_mask_storeu_epi16(yo, m, v);
+}
+
+/* One row, as sb__swiglu_row_bf16 (the next row's lines prefetched
+ * pf_bytes on, its own again when there is no next; `nt` and `pfy`
+ * constants at each call), the tail's codes copied to a zero-padded
+ * buffer so its lookups stay in the row. */
+static inline __attribute__((always_inline)) void
+sb__swiglu_row_bf16_512(const uint16_t *ar, const uint16_t *br, uint16_t *yr,
+                        int64_t d, int64_t pf_bytes, bool pfy, bool nt)
+{
+    int64_t i = 0;
+    for (; i + 32 <= d; i += 32) {
+        SB__PF_NEXT(ar + i, pf_bytes, 0);
+        SB__PF_NEXT(br + i, pf_bytes, 0);
+        if (pfy)
+            SB__PF_NEXT(yr + i, pf_bytes / 2, 1);
+        sb__swiglu32_bf16(ar + i, _mm512_loadu_si512(br + i), yr + i,
+                          0xffffffffu, true, nt);
+    }
+    if (i < d) {
+        uint16_t cb[32] = {0};
+        const __mmask32 m = sb__lanes32(d - i);
+        memcpy(cb, ar + i, sizeof *cb * (size_t)(d - i));
+        sb__swiglu32_bf16(cb, _mm512_maskz_loadu_epi16(m, br + i), yr + i, m,
+                          false, false);
+    }
+}
+
+static void sb__swiglu_512_BF16(const sb_ops_shape *s, const uint16_t *x,
+                                uint16_t *y)
+{
+    sb__silu_ready();
+    const int64_t T = s->tokens, d = s->d;
+#pragma omp parallel
+    {
+#pragma omp for schedule(runtime)
+        for (int64_t t = 0; t < T; t++) {
+            const uint16_t *ar = x + 2 * t * d, *br = ar + d;
+            uint16_t *yr = y + t * d;
+            const bool nt = s->nt && ((uintptr_t)yr & 63) == 0;
+            const bool pf = t + 1 < T;
+            const int64_t pf_bytes = pf ? 2 * d * (int64_t)sizeof *ar : 0;
+            const bool pfy = pf && !s->nt;
+            if (nt)
+                sb__swiglu_row_bf16_512(ar, br, yr, d, pf_bytes, false, true);
+            else if (pfy)
+                sb__swiglu_row_bf16_512(ar, br, yr, d, pf_bytes, true, false);
+            else
+                sb__swiglu_row_bf16_512(ar, br, yr, d, pf_bytes, false, false);
+        }
+        _mm_sfence();
+    }
+}
+
+/* One step of both softmax kernels' exponential pass, 16 values: as
+ * sb__softmax_exp8. */
+static inline __attribute__((always_inline)) __m512
+sb__softmax_exp16_512(__m512 x, __m512 vr, __m512 vlo, __m512 vmx, bool clamp,
+                      bool diff, bool bf16)
+{
+    if (diff)
+        x = _mm512_sub_ps(x, vmx);
+    if (clamp)
+        x = _mm512_max_ps(vlo, x);
+    return bf16 ? sb_vexp2_bf16_512(x, vr) : sb_vexp2_fused512(x, vr);
+}
+
+/* The fp32 softmax's exponential pass over a row, as sb__softmax_exp_f32:
+ * 64 elements a step, then 16 at a time, the last masked with -inf in
+ * the lanes beyond the row (raised to vlo, their 2^t is exactly 0, so
+ * they add nothing to the sum); returns the 16 lanes of the sum. */
+static inline __attribute__((always_inline)) __m512
+sb__softmax_exp_f32_512(const float *xr, float *e, int64_t d, __m512 vr,
+                        __m512 vlo, __m512 vmx, bool diff, const char *px,
+                        char *py, bool pf, bool pfy)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, v[4];
+    int64_t i = 0;
+    for (; i + 64 <= d; i += 64) {
+        if (pf) {
+            sb__pf32(px, i, 4, 0, 0);
+            sb__pf32(px, i + 32, 4, 0, 0);
+        }
+        if (pfy) {
+            sb__pf32(py, i, 4, 0, 1);
+            sb__pf32(py, i + 32, 4, 0, 1);
+        }
+        for (int k = 0; k < 4; k++) {
+            v[k] = sb__softmax_exp16_512(_mm512_loadu_ps(xr + i + 16 * k), vr,
+                                         vlo, vmx, true, diff, false);
+            _mm512_storeu_ps(e + i + 16 * k, v[k]);
+        }
+        s0 = _mm512_add_ps(s0, _mm512_add_ps(v[0], v[2]));
+        s1 = _mm512_add_ps(s1, _mm512_add_ps(v[1], v[3]));
+    }
+    for (; i < d; i += 16) {
+        const __mmask16 m = sb__lanes16(d - i);
+        if (pf)
+            __builtin_prefetch(px + 4 * i, 0, 3);
+        if (pfy)
+            __builtin_prefetch(py + 4 * i, 1, 3);
+        v[0] = sb__softmax_exp16_512(
+            _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, xr + i), vr,
+            vlo, vmx, true, diff, false);
+        _mm512_mask_storeu_ps(e + i, m, v[0]);
+        s0 = _mm512_add_ps(s0, v[0]);
+    }
+    return _mm512_add_ps(s0, s1);
+}
+
+static void sb__softmax_512_F32(const sb_ops_shape *s, const float *x,
+                                float *y, float *scratch)
+{
+    const int64_t T = s->tokens, d = s->d, d32 = d / 32 * 32;
+    const size_t stride = sb__scratch_stride(s, NULL);
+#pragma omp parallel
+    {
+        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+#pragma omp for schedule(runtime)
+        for (int64_t t = 0; t < T; t++) {
+            const float *xr = x + t * d;
+            float *yr = y + t * d;
+            const bool nt = s->nt && ((uintptr_t)yr & 63) == 0;
+            const __m512 ninf = _mm512_set1_ps(-INFINITY);
+            __m512 m0 = ninf, m1 = m0, a, b;
+            __mmask16 un = 0; /* NaN seen (vmaxps drops them) */
+            int64_t i = 0;
+            for (; i < d32; i += 32) {
+                a = _mm512_loadu_ps(xr + i);
+                b = _mm512_loadu_ps(xr + i + 16);
+                m0 = _mm512_max_ps(m0, a);
+                m1 = _mm512_max_ps(m1, b);
+                un |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+            }
+            for (; i < d; i += 16) {
+                const __mmask16 m = sb__lanes16(d - i);
+                a = _mm512_mask_loadu_ps(ninf, m, xr + i);
+                m0 = _mm512_max_ps(m0, a);
+                un |= _mm512_mask_cmp_ps_mask(m, a, a, _CMP_UNORD_Q);
+            }
+            if (un) { /* a NaN anywhere makes every output NaN */
+                for (int64_t k = 0; k < d; k++)
+                    yr[k] = NAN;
+                continue;
+            }
+            /* no NaN in the lanes: the reduction's order cannot matter */
+            const float mx = _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+            const char *px = (const char *)(xr + d);
+            char *py = (char *)(yr + d);
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;
+            bool diff;
+            const float r = sb__row_r(mx, &diff);
+            const __m512 vr = sb_vexp2_fused_vr512(r),
+                         vlo = _mm512_set1_ps(sb_vexp2_fused_lo(r)),
+                         vmx = _mm512_set1_ps(mx);
+            const float sum = _mm512_reduce_add_ps(
+                diff ? sb__softmax_exp_f32_512(xr, e, d, vr, vlo, vmx, true,
+                                               px, py, pf, pfy)
+                     : sb__softmax_exp_f32_512(xr, e, d, vr, vlo, vmx, false,
+                                               px, py, pf, pfy));
+            const __m512 vi = _mm512_set1_ps(1.0f / sum);
+            for (i = 0; i < d32; i += 32)
+                sb__st32(yr, i, _mm512_mul_ps(_mm512_loadu_ps(e + i), vi),
+                         _mm512_mul_ps(_mm512_loadu_ps(e + i + 16), vi), false,
+                         false, SB__BF_NE, nt);
+            if (i < d)
+                sb__st32_tail(yr, i, d - i,
+                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
+                                  sb__lanes16(d - i), e + i), vi),
+                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
+                                  sb__lanes16(d - i - 16), e + i + 16), vi),
+                              false, SB__BF_NE);
+        }
+        _mm_sfence();
+    }
+}
+
+/* ---- the bf16 softmax with AVX-512: sb__softmax_avx2_BF16's algorithm
+ * (the guessed max, the exponentials against it with the 16-bit checks
+ * of the codes, the clamp only where a row needs it), 64 elements a step,
+ * the tail (d % 32) one masked step in natural order: its codes' checks
+ * masked (vpmaxsw/vpmaxuw with a mask), its exponentials zeroed beyond
+ * the row. The scratch row holds the full steps in lane order and the
+ * tail in natural order; the store pass reads them back the same way. */
+static inline __attribute__((always_inline)) void
+sb__softmax_exp32_bf16_512(__m512i c, float *e, __m512 vr, __m512 vlo,
+                           __m512 vmx, bool clamp, bool diff, __m512 *a,
+                           __m512 *b)
+{
+    __m512 v[2];
+    sb__unpack32p_bf16(c, &v[0], &v[1]);
+    for (int k = 0; k < 2; k++) {
+        v[k] = sb__softmax_exp16_512(v[k], vr, vlo, vmx, clamp, diff, true);
+        _mm512_storeu_ps(e + 16 * k, v[k]);
+    }
+    *a = v[0];
+    *b = v[1];
+}
+
+/* As sb__softmax_exp_bf16, over the whole row (tail included). */
+static inline __attribute__((always_inline)) float
+sb__softmax_exp_bf16_512(const uint16_t *xr, float *e, int64_t d, __m512 vr,
+                         __m512 vlo, __m512 vmx, bool clamp, bool diff,
+                         const char *px, char *py, bool pf, bool pfy,
+                         int16_t *hi16, uint16_t *lo16)
+{
+    const int64_t d32 = d / 32 * 32;
+    __m512 s = _mm512_setzero_ps(), a, b, c, dd;
+    __m512i hi = _mm512_set1_epi16(INT16_MIN), lo = _mm512_setzero_si512();
+    int64_t i = 0;
+    for (; i + 64 <= d32; i += 64) {
+        if (pf) {
+            sb__pf32(px, i, 2, 0, 0);
+            sb__pf32(px, i + 32, 2, 0, 0);
+        }
+        if (pfy) {
+            sb__pf32(py, i, 2, 0, 1);
+            sb__pf32(py, i + 32, 2, 0, 1);
+        }
+        const __m512i c0 = _mm512_loadu_si512(xr + i);
+        const __m512i c1 = _mm512_loadu_si512(xr + i + 32);
+        hi = _mm512_max_epi16(hi, _mm512_max_epi16(c0, c1));
+        if (!clamp)
+            lo = _mm512_max_epu16(lo, _mm512_max_epu16(c0, c1));
+        sb__softmax_exp32_bf16_512(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
+        sb__softmax_exp32_bf16_512(c1, e + i + 32, vr, vlo, vmx, clamp, diff,
+                                   &c, &dd);
+        s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a, c),
+                                           _mm512_add_ps(b, dd)));
+    }
+    if (i < d32) {
+        if (pf)
+            sb__pf32(px, i, 2, 0, 0);
+        if (pfy)
+            sb__pf32(py, i, 2, 0, 1);
+        const __m512i c0 = _mm512_loadu_si512(xr + i);
+        hi = _mm512_max_epi16(hi, c0);
+        if (!clamp)
+            lo = _mm512_max_epu16(lo, c0);
+        sb__softmax_exp32_bf16_512(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
+        s = _mm512_add_ps(s, _mm512_add_ps(a, b));
+        i += 32;
+    }
+    if (i < d) {
+        const __mmask32 m = sb__lanes32(d - i);
+        const __mmask16 ma = (__mmask16)m, mb = (__mmask16)(m >> 16);
+        if (pf)
+            sb__pf32(px, i, 2, 0, 0);
+        if (pfy)
+            sb__pf32(py, i, 2, 0, 1);
+        const __m512i c0 = _mm512_maskz_loadu_epi16(m, xr + i);
+        hi = _mm512_mask_max_epi16(hi, m, hi, c0);
+        if (!clamp)
+            lo = _mm512_mask_max_epu16(lo, m, lo, c0);
+        sb__unpack32n_bf16(c0, &a, &b);
+        a = _mm512_maskz_mov_ps(
+            ma, sb__softmax_exp16_512(a, vr, vlo, vmx, clamp, diff, true));
+        b = _mm512_maskz_mov_ps(
+            mb, sb__softmax_exp16_512(b, vr, vlo, vmx, clamp, diff, true));
+        _mm512_mask_storeu_ps(e + i, ma, a);
+        _mm512_mask_storeu_ps(e + i + 16, mb, b);
+        s = _mm512_add_ps(s, _mm512_add_ps(a, b));
+    }
+    int16_t hl[16];
+    uint16_t ll[16];
+    _mm256_storeu_si256((__m256i *)hl,
+                        _mm256_max_epi16(_mm512_castsi512_si256(hi),
+                                         _mm512_extracti64x4_epi64(hi, 1)));
+    _mm256_storeu_si256((__m256i *)ll,
+                        _mm256_max_epu16(_mm512_castsi512_si256(lo),
+                                         _mm512_extracti64x4_epi64(lo, 1)));
+    *hi16 = INT16_MIN;
+    *lo16 = 0;
+    for (int k = 0; k < 16; k++) {
+        *hi16 = hl[k] > *hi16 ? hl[k] : *hi16;
+        *lo16 = ll[k] > *lo16 ? ll[k] : *lo16;
+    }
+    return _mm512_reduce_add_ps(s);
+}
+
+/* As sb__softmax_exp_row_bf16; *hi is the row's max if that is >= 0,
+ * else -inf (a NaN if the row has a positive NaN). */
+static float sb__softmax_exp_row_bf16_512(const uint16_t *xr, float *e,
+                                          int64_t d, float mx, bool *clamp,
+                                          const char *px, char *py, bool pf,
+                                          bool pfy, float *hi)
+{
+    bool diff;
+    const float r = sb__row_r(mx, &diff);
+    const float xlo = sb_vexp2_fused_lo(r);
+    const __m512 vr = sb_vexp2_fused_vr512(r), vlo = _mm512_set1_ps(xlo),
+                 vmx = _mm512_set1_ps(mx);
+    bool cl = *clamp || diff || !(xlo <= 0.0f);
+    for (;;) {
+        int16_t hc;
+        uint16_t lc;
+#define SB__EXP_PASS(CLAMP, DIFF)                                              \
+    sb__softmax_exp_bf16_512(xr, e, d, vr, vlo, vmx, CLAMP, DIFF, px, py, pf,  \
+                             pfy, &hc, &lc)
+        const float sum = diff ? SB__EXP_PASS(true, true)
+                          : cl ? SB__EXP_PASS(true, false)
+                               : SB__EXP_PASS(false, false);
+#undef SB__EXP_PASS
+        *hi = hc >= 0 ? sb_bf16_to_f32((uint16_t)hc) : -INFINITY;
+        const float lo = lc >= 0x8000 ? sb_bf16_to_f32(lc) : 0.0f;
+        if (!cl && !(lo >= xlo)) {
+            *clamp = cl = true;
+            continue;
+        }
+        return sum;
+    }
+}
+
+/* The max of a row of bf16 (NaNs left out). */
+static float sb__softmax_max_bf16_512(const uint16_t *xr, int64_t d)
+{
+    const int64_t d32 = d / 32 * 32;
+    __m512 m0 = _mm512_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0, a, b;
+    int64_t i = 0;
+    for (; i + 64 <= d32; i += 64) {
+        sb__ld32(xr, i, true, true, &a, &b);
+        m0 = _mm512_max_ps(m0, a);
+        m1 = _mm512_max_ps(m1, b);
+        sb__ld32(xr, i + 32, true, true, &a, &b);
+        m2 = _mm512_max_ps(m2, a);
+        m3 = _mm512_max_ps(m3, b);
+    }
+    if (i < d32) {
+        sb__ld32(xr, i, true, true, &a, &b);
+        m0 = _mm512_max_ps(m0, a);
+        m1 = _mm512_max_ps(m1, b);
+        i += 32;
+    }
+    if (i < d) { /* -inf (0xff80) beyond the row */
+        sb__unpack32n_bf16(_mm512_mask_loadu_epi16(_mm512_set1_epi16(-128),
+                                                   sb__lanes32(d - i), xr + i),
+                           &a, &b);
+        m2 = _mm512_max_ps(m2, a);
+        m3 = _mm512_max_ps(m3, b);
+    }
+    return sb__hmax16(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+}
+
+static void sb__softmax_512_BF16(const sb_ops_shape *s, const uint16_t *x,
+                                 uint16_t *y, float *scratch)
+{
+    const int64_t T = s->tokens, d = s->d, d32 = d / 32 * 32;
+    const size_t stride = sb__scratch_stride(s, NULL);
+#pragma omp parallel
+    {
+        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+        bool clamp = false;
+#pragma omp for schedule(runtime)
+        for (int64_t t = 0; t < T; t++) {
+            const uint16_t *xr = x + t * d;
+            uint16_t *yr = y + t * d;
+            const bool nt = s->nt && ((uintptr_t)yr & 63) == 0;
+            const char *px = (const char *)(xr + d);
+            char *py = (char *)(yr + d);
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;
+            /* the guess: the max of the first 32 values (see
+             * sb__softmax_avx2_BF16) */
+            float sum = NAN, mx = NAN, hi = NAN;
+            bool done = false;
+            if (d32 > 0) {
+                __m512 a, b;
+                sb__ld32(xr, 0, true, true, &a, &b);
+                mx = sb__hmax16(_mm512_max_ps(a, b));
+                if (mx >= -64.0f) {
+                    sum = sb__softmax_exp_row_bf16_512(xr, e, d, mx, &clamp, px,
+                                                       py, pf, pfy, &hi);
+                    done = hi <= mx + 64.0f;
+                }
+            }
+            if (!done) {
+                mx = d32 > 0 && mx >= -64.0f ? hi
+                                             : sb__softmax_max_bf16_512(xr, d);
+                sum = sb__softmax_exp_row_bf16_512(xr, e, d, mx, &clamp, px, py,
+                                                   pf, pfy, &hi);
+            }
+            if (sum != sum) { /* a NaN or +inf in the row: all NaN */
+                for (int64_t k = 0; k < d; k++)
+                    yr[k] = sb_bf16_from_f32(NAN);
+                continue;
+            }
+            const __m512 vi = _mm512_set1_ps(1.0f / sum);
+            int64_t i = 0;
+            for (; i < d32; i += 32)
+                sb__st32(yr, i, _mm512_mul_ps(_mm512_loadu_ps(e + i), vi),
+                         _mm512_mul_ps(_mm512_loadu_ps(e + i + 16), vi), true,
+                         true, SB__BF_UNIT, nt);
+            if (i < d)
+                sb__st32_tail(yr, i, d - i,
+                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
+                                  sb__lanes16(d - i), e + i), vi),
+                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
+                                  sb__lanes16(d - i - 16), e + i + 16), vi),
+                              true, SB__BF_UNIT);
+        }
+        _mm_sfence();
+    }
+}
+#endif
+
+const char *sb_ops_cpu_isa(void)
+{
+#if defined(SB__OPS_AVX512_BF16)
+    return "avx512+bf16";
+#elif defined(SB__OPS_AVX512)
+    return "avx512";
+#elif defined(SB__OPS_AVX2)
+    return "avx2";
+#else
+    return "portable";
+#endif
+}
 
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s)
 {
@@ -1128,7 +2029,23 @@ void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
         omp_set_schedule(omp_sched_dynamic, (int)s->chunk);
     else
         omp_set_schedule(omp_sched_static, 0);
-#ifdef SB__OPS_AVX2
+#if defined(SB__OPS_AVX512)
+    if (!s->bf16) {
+        switch (s->op) {
+        case SB_OP_RMSNORM: sb__rmsnorm_512_F32(s, x, g, y); break;
+        case SB_OP_SWIGLU: sb__swiglu_512_F32(s, x, y); break;
+        case SB_OP_ROPE: sb__rope_512_F32(s, x, cos_t, sin_t, y); break;
+        case SB_OP_SOFTMAX: sb__softmax_512_F32(s, x, y, scratch); break;
+        }
+    } else {
+        switch (s->op) {
+        case SB_OP_RMSNORM: sb__rmsnorm_512_BF16(s, x, g, y); break;
+        case SB_OP_SWIGLU: sb__swiglu_512_BF16(s, x, y); break;
+        case SB_OP_ROPE: sb__rope_512_BF16(s, x, cos_t, sin_t, y); break;
+        case SB_OP_SOFTMAX: sb__softmax_512_BF16(s, x, y, scratch); break;
+        }
+    }
+#elif defined(SB__OPS_AVX2)
     if (!s->bf16) {
         switch (s->op) {
         case SB_OP_RMSNORM: sb__rmsnorm_avx2_F32(s, x, g, y); break;

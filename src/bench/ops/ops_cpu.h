@@ -11,6 +11,11 @@
 
 #include "solbench/ops.h"
 
+/* The kernels this build runs: "avx512+bf16" (AVX-512F/BW with the
+ * AVX512_BF16 conversions), "avx512", "avx2" (AVX2 and FMA) or
+ * "portable". */
+const char *sb_ops_cpu_isa(void);
+
 /* Bytes of per-thread scratch the op needs (softmax: one fp32 row). */
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s);
 /* Runs the op once: x, g, y fp32 or uint16 by s->bf16. */
