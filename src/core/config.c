@@ -1,12 +1,13 @@
 /*
  * config.c — the part of a run that must match for a fair comparison:
  * selection, parameters, threads, ranks and topology, backend, and the
- * software stack (compiler, flags, BLAS). Two runs whose configs differ
+ * software stack (compiler, flags, the GEMM libraries). Two runs whose configs differ
  * are not compared as if they were alike.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_gemm.h"
 #include "solbench/output.h"
 #include "solbench/sysinfo.h"
 
@@ -54,6 +55,10 @@ json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
 #endif
     json_object_set_new(sw, "blas", json_string(openblas_get_config()));
     json_object_set_new(sw, "blas_core", json_string(openblas_get_corename()));
+    /* The second GEMM library: lib=auto may pick it, so a run with
+     * another version (or none) is another configuration. */
+    json_object_set_new(sw, "onednn",
+                        json_string(sb_gemm_lib_version(SB_GEMM_ONEDNN)));
     json_object_set_new(c, "software", sw);
     return c;
 }
