@@ -16,8 +16,8 @@
 # kernels take their samples in rounds, so both sides of a ratio are
 # measured over the same stretches of time (on this kind of shared machine
 # the bandwidth a run gets moves by tens of percent within seconds).
-# compute.gemm takes its own samples (it picks its best blocking first), so
-# the prefill ratio is measured one point after the other. The interleaved
+# The prefill run, too, is --interleave against compute.gemm (square, the
+# same library choice, lib=auto, as the prefill's). The interleaved
 # runs take the CPU backend only (--backend cpu: a CUDA benchmark is timed
 # by the device and cannot share rounds). Run it when the
 # machine is quiet; with --runs N (default 1) the whole set is measured N
@@ -61,8 +61,8 @@ ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); pri
 
 measure() {
 # ---- attention: prefill against fp32 GEMM -----------------------------------
-attn_prefill_cmd=("$sb" run --no-store --bench compute.gemm,attention.prefill
-    -p dtype=fp32 -p n=2048
+attn_prefill_cmd=("$sb" run --no-store --backend cpu --interleave --bench compute.gemm,attention.prefill
+    -p dtype=fp32 -p compute.gemm:shape=square -p n=2048
     -p batch=1 -p q_heads=8 -p kv_heads=2 -p head_dim=128 -p sq=4096 -p causal=0
     --repeat 3 --min-time 0.5 --json "$out/prefill.json")
 echo "# ${attn_prefill_cmd[*]}"
