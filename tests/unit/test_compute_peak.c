@@ -74,7 +74,7 @@ int main(void)
             continue;
         for (int dt = SB__DT_FP64; dt <= SB__DT_BF16; dt++) {
             if (dt == SB__DT_BF16 &&
-                (isa != SB__ISA_AVX512 || !sb__bf16_dot_supported()))
+                (isa != sb__bf16_dot_isa() || !sb__bf16_dot_supported()))
                 continue;
             sb__peak_tally t = {0, 0};
             sb__peak_kernel(isa, dt, 1000, &t);
@@ -96,7 +96,7 @@ int main(void)
         sb__peak_kernel(isa, SB__DT_FP32, trips, &t);
         CHECK(t.bad == 0);
         CHECK(t.growth == sb__peak_expected_growth(isa, SB__DT_FP32, trips));
-        if (isa == SB__ISA_AVX512 && sb__bf16_dot_supported()) {
+        if (isa == sb__bf16_dot_isa() && sb__bf16_dot_supported()) {
             sb__peak_tally tb = {0, 0};
             sb__peak_kernel(isa, SB__DT_BF16, trips, &tb);
             CHECK(tb.bad == 0);
@@ -258,8 +258,21 @@ int main(void)
     CHECK(out.n == 1 && out.items[0].skipped &&
           has_note(&out.items[0], "isa=avx512"));
     sb_results_free(&out);
+    /* NEON on an x86 CPU, and the other way round: skipped. */
+    memset(&out, 0, sizeof out);
+    unsigned other = (mask & (1u << SB__ISA_NEON)) ? SB__ISA_AVX2 : SB__ISA_NEON;
+    CHECK(one_point(other == SB__ISA_NEON ? "dtype=fp32 isa=neon cores=1"
+                                          : "dtype=fp32 isa=avx2 cores=1",
+                    &p) == 0);
+    CHECK(sb__peak_drive_mask(&p, &ctx, &out, &err, mask, false) == 0);
+    CHECK(out.n == 1 && out.items[0].skipped &&
+          has_note(&out.items[0], "not available on this CPU"));
+    sb_results_free(&out);
+    CHECK(sb__peak_lanes(SB__ISA_NEON, SB__DT_FP64) == 2 &&
+          sb__peak_lanes(SB__ISA_NEON, SB__DT_FP32) == 4 &&
+          sb__peak_lanes(SB__ISA_NEON, SB__DT_BF16) == 16);
     /* Where the CPU has it: a valid bf16 point, counted in bf16 pairs. */
-    if (sb__bf16_dot_supported() && (mask & (1u << SB__ISA_AVX512))) {
+    if (sb__bf16_dot_supported() && (mask & (1u << sb__bf16_dot_isa()))) {
         memset(&out, 0, sizeof out);
         CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
         CHECK(sb_run_point(&compute_peak, &p, &ctx, &out, &err) == 0);

@@ -19,8 +19,8 @@
 
 /* ---- ISAs and dtypes ---------------------------------------------------- */
 
-/* x86: scalar FMA, AVX2+FMA, AVX-512; Arm: NEON and SVE (the table has
- * their figures; the Arm peak kernel is the portable scalar one). */
+/* x86: scalar FMA, AVX2+FMA, AVX-512; Arm: NEON (fmla, bfmmla kernels)
+ * and SVE (figures in the table; no kernel). */
 enum {
     SB__ISA_SCALAR = 0,
     SB__ISA_AVX2,
@@ -44,8 +44,10 @@ unsigned sb__isa_supported_mask(void);
 /* The widest ISA in mask; SB__ISA_SCALAR when mask is empty. */
 int sb__isa_best(unsigned mask);
 /* Whether this CPU and OS run a bf16 dot product compute.peak has a
- * kernel for (x86: AVX512-BF16's vdpbf16ps). */
+ * kernel for (x86: AVX512-BF16's vdpbf16ps; AArch64: FEAT_BF16's
+ * bfmmla), and the ISA that kernel is filed under (avx512, neon). */
 bool sb__bf16_dot_supported(void);
+int sb__bf16_dot_isa(void);
 
 /* ---- FMA-throughput kernels (peak.c) ------------------------------------- */
 

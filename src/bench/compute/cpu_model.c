@@ -28,6 +28,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+/* FEAT_BF16 in the kernel's hwcaps (asm/hwcap.h: HWCAP2_BF16). */
+#define SB__HWCAP2_BF16 (1UL << 14)
+#endif
 
 #include "bench/compute/compute.h"
 #include "core/cpuid.h"
@@ -82,6 +87,9 @@ unsigned sb__isa_supported_mask(void)
         if (__builtin_cpu_supports("avx512f"))
             mask |= 1u << SB__ISA_AVX512;
     }
+#elif defined(__aarch64__)
+    /* Advanced SIMD (NEON) is part of every AArch64 core. */
+    mask |= 1u << SB__ISA_SCALAR | 1u << SB__ISA_NEON;
 #else
     mask |= 1u << SB__ISA_SCALAR; /* portable fma() loop */
 #endif
@@ -90,9 +98,22 @@ unsigned sb__isa_supported_mask(void)
 
 bool sb__bf16_dot_supported(void)
 {
+#if defined(__aarch64__) && defined(__linux__)
+    return (getauxval(AT_HWCAP2) & SB__HWCAP2_BF16) != 0;
+#else
     sb_isa isa;
     sb_isa_detect(&isa);
     return isa.avx512_bf16;
+#endif
+}
+
+int sb__bf16_dot_isa(void)
+{
+#if defined(__aarch64__)
+    return SB__ISA_NEON;
+#else
+    return SB__ISA_AVX512;
+#endif
 }
 
 int sb__isa_best(unsigned mask)
