@@ -7,7 +7,6 @@ pkgs=(
   build-essential cmake pkg-config        # toolchain
   libhwloc-dev hwloc                      # topology and thread binding
   libopenblas-openmp-dev                  # CBLAS (OpenMP flavour)
-  libdnnl-dev                             # oneDNN: the second GEMM library
   libjansson-dev                          # JSON
   libsqlite3-dev sqlite3                  # results store
   libopenmpi-dev openmpi-bin              # network area (MPI)
@@ -22,16 +21,27 @@ if [ -n "${SOLBENCH_EXTRA_PKGS:-}" ]; then
   pkgs+=("${extra[@]}")
 fi
 
+# Wanted where the architecture's archive has them; the build goes on
+# without (oneDNN: the second GEMM library, SOLBENCH_DNNL=AUTO).
+optional=(libdnnl-dev)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-    missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+want=()
+for p in "${optional[@]}"; do
+  installed "$p" || want+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && [ ${#want[@]} -eq 0 ] && exit 0
 
-echo "install-deps: installing ${missing[*]}" >&2
 if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: not installing the optional ${want[*]} (not root); building without" >&2
+    exit 0
+  elif command -v sudo >/dev/null 2>&1; then
     SUDO=sudo
   else
     echo "install-deps: these Debian packages are missing: ${missing[*]}" >&2
@@ -43,4 +53,14 @@ else
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+# An optional package joins the list where the archive has it.
+for p in "${want[@]}"; do
+  if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    missing+=("$p")
+  else
+    echo "install-deps: $p is not in this machine's package archive; building without it" >&2
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
