@@ -49,6 +49,7 @@ double sb_mwu_exact_cdf(size_t n1, size_t n2, double u);
 #define SB_CMP_ALPHA 0.01    /* default significance level */
 #define SB_CMP_THRESHOLD 5.0 /* default minimal change, percent */
 #define SB_CMP_MIN_SAMPLES 5 /* fewer per side: "too few samples" */
+#define SB_CMP_MAX_BASE_RUNS 64 /* runs of one baseline judged together */
 
 typedef enum sb_verdict {
     SB_VERDICT_UNCHANGED = 0,
@@ -86,6 +87,9 @@ typedef struct sb_cmp_line {
     sb_verdict verdict;
     char why[160]; /* reason for not comparable, or a warning */
     int ia, ib;    /* index in A's and B's results, -1 absent */
+    int base_runs;         /* baseline runs judged together (0: one run) */
+    double spread_pct;     /* (max - min) / mean of their figures, % */
+    double threshold_used; /* the larger of the threshold and the spread */
 } sb_cmp_line;
 
 typedef struct sb_cmp {
@@ -110,6 +114,15 @@ void sb_cmp_judge(sb_cmp_line *line, const double *a, size_t na,
  * sb_result_headline picks it, direction included) and their samples. */
 void sb_cmp_judge_results(sb_cmp_line *line, const sb_result *a,
                           const sb_result *b, const sb_cmp_opts *o);
+/* Judges a point against a baseline of k runs (ra[k - 1] the newest):
+ * the U test on all their samples pooled against b's, the change against
+ * the median of their headline figures, and a change counted only beyond
+ * both the threshold and the spread between the runs' figures (max - min
+ * over their mean): samples of one run share its conditions, so a test on
+ * them alone understates how much a run moves from one to the next.
+ * k = 1 is sb_cmp_judge_results. */
+void sb_cmp_judge_multi(sb_cmp_line *line, const sb_result *const *ra, int k,
+                        const sb_result *b, const sb_cmp_opts *o);
 /* Recounts c->count after verdicts were changed. */
 void sb_cmp_recount(sb_cmp *c);
 
@@ -118,6 +131,12 @@ void sb_cmp_recount(sb_cmp *c);
  * found on one side only are "not comparable". */
 int sb_compare_runs(const sb_run *a, const sb_run *b, const sb_cmp_opts *o,
                     sb_cmp *out, sb_err *err);
+
+/* sb_compare_runs against the newest of a baseline's runs (base[nbase -
+ * 1]; base oldest first), each matched point judged by sb_cmp_judge_multi
+ * over every run that has it. */
+int sb_compare_baseline(const sb_run *base, int nbase, const sb_run *b,
+                        const sb_cmp_opts *o, sb_cmp *out, sb_err *err);
 
 /* ---- like with like ------------------------------------------------------ */
 

@@ -9,6 +9,7 @@
 #define SOLBENCH_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +34,13 @@ typedef struct sb_err {
  * `return sb_fail(err, SB_EINVAL, "parameter %s: ...", name);`. */
 int sb_fail(sb_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Copies `in` into out (len bytes, the NUL included) with every control
+ * character escaped — "\n", "\t", "\r", else "\xNN" — so that text a
+ * user typed cannot break an error's one line. Stops before an escape
+ * that would not fit. Returns the length written. sb_fail applies it to
+ * every message. */
+size_t sb_err_escape(char *out, size_t len, const char *in);
 
 /* The CLI exit code for an error code: 2 for bad input, 1 for a failed
  * check, 2 for anything else that stops a command. */

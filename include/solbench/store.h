@@ -23,9 +23,16 @@ extern "C" {
 
 /* Version of the database layout this build writes; a database with a
  * higher version was written by a newer solbench and is refused. */
-#define SB_STORE_SCHEMA_VERSION 1
+#define SB_STORE_SCHEMA_VERSION 2
 /* Longest baseline name. */
 #define SB_STORE_NAME_MAX 64
+/* Most runs one baseline holds. */
+#define SB_STORE_BASELINE_RUNS_MAX 64
+
+/* How a store is opened: read-write (creating it when absent), or
+ * read-only for commands that only read (no write lock is ever taken;
+ * immutable on a read-only file system). */
+enum { SB_STORE_RW = 0, SB_STORE_RO = 1 };
 
 typedef struct sb_store sb_store;
 
@@ -38,6 +45,21 @@ int sb_store_path(const char *explicit_path, char *out, size_t len,
  * a SQLite database, is damaged, belongs to another program or was
  * written by a newer solbench gives SB_EINVAL with a message naming it. */
 int sb_store_open(const char *path, sb_store **st, sb_err *err);
+/* The same, read-write or read-only (SB_STORE_RW, SB_STORE_RO). A lock
+ * held by another process is waited for up to sb_store_lock_timeout()
+ * seconds per operation, then the operation fails with one line naming
+ * the lock (and the processes holding it, where /proc/locks says). */
+int sb_store_open_mode(const char *path, int mode, sb_store **st,
+                       sb_err *err);
+/* Seconds a store operation waits for a lock: SOLBENCH_LOCK_TIMEOUT
+ * (0..86400), else 30. */
+double sb_store_lock_timeout(void);
+/* The database file's path. */
+const char *sb_store_file(const sb_store *st);
+/* Before measuring: takes the write lock and gives it back, and checks
+ * that the file can be written and the disk has need_bytes free, so a run
+ * is not measured only to be lost at its commit. */
+int sb_store_check_writable(sb_store *st, double need_bytes, sb_err *err);
 /* Stores a whole run in one transaction. A run whose run_id is already
  * stored is left as it is (not duplicated). */
 int sb_store_save_run(sb_store *st, const sb_run *run, sb_err *err);
@@ -46,11 +68,27 @@ int sb_store_save_run(sb_store *st, const sb_run *run, sb_err *err);
  * (may be NULL) tells whether the run was new. */
 int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
                         sb_err *err);
+/* Imports n runs all or nothing, in one transaction: every document and
+ * id is checked first ('last', a baseline's name, a stored id holding a
+ * different run, one id for two different runs among these), then all
+ * are written. A run already stored as it is is skipped (inserted[i]
+ * false). names[i] (may be NULL) names run i in messages (its file). */
+int sb_store_import_runs(sb_store *st, const sb_run *runs,
+                         const char *const *names, int n, bool *inserted,
+                         sb_err *err);
+/* Writes run's document where a store that could not take it lives (its
+ * folder, else $TMPDIR or /tmp, else .) as solbench-unsaved-<run_id>.json;
+ * the path goes to out. So a measured run is never lost. */
+int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
+                           size_t len, sb_err *err);
 void sb_store_close(sb_store *st);
 /* sb_store_path then sb_store_open; the path used goes to path_out (may
  * be NULL). */
 int sb_store_open_default(const char *explicit_path, sb_store **st,
                           char *path_out, size_t len, sb_err *err);
+int sb_store_open_default_mode(const char *explicit_path, int mode,
+                               sb_store **st, char *path_out, size_t len,
+                               sb_err *err);
 
 /* Resolves a run reference — "last", a baseline name, a run id or an
  * unambiguous prefix of one — to a run id. SB_EINVAL when none or
@@ -96,6 +134,21 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
  * baseline `name`, replacing an earlier baseline of that name. */
 int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
                           sb_err *err);
+/* Names several runs (nrefs >= 1; 0 means "last") as baseline `name`:
+ * replacing it, or with append adding them to the runs it holds. All in
+ * one transaction; every reference resolves first. As a run reference the
+ * name means the newest of its runs. */
+int sb_store_baseline_set_runs(sb_store *st, const char *name,
+                               const char *const *refs, int nrefs, bool append,
+                               sb_err *err);
+/* Adds run_id to baseline `name` (creating it) and keeps its newest
+ * `keep` runs (check --update-baseline). */
+int sb_store_baseline_update(sb_store *st, const char *name,
+                             const char *run_id, int keep, sb_err *err);
+/* The run ids of baseline `name`, oldest first (at most max); *n = 0 when
+ * there is no such baseline. */
+int sb_store_baseline_runs(sb_store *st, const char *name, char ids[][64],
+                           int max, int *n, sb_err *err);
 /* SB_EINVAL when there is no such baseline. */
 int sb_store_baseline_rm(sb_store *st, const char *name, sb_err *err);
 
@@ -105,7 +158,8 @@ typedef struct sb_store_baseline {
     const char *created_at; /* when the name was set */
     const char *started_at; /* of the run */
     const char *tags;
-    long n_results;
+    long n_results;  /* of its newest run */
+    long n_runs;     /* runs it holds */
 } sb_store_baseline;
 
 typedef int (*sb_store_baseline_fn)(const sb_store_baseline *b, void *arg);

@@ -68,6 +68,11 @@ typedef struct sb_workload {
  * batch, seq, concurrency, ...: docs/WORKLOAD.md). The value is read as
  * JSON when it parses, else as a string. */
 int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err);
+/* Checks that a --sweep key (a JSON path or an alias, as --set takes it)
+ * names a field of the format, for the job type of `doc`: SB_EINVAL with
+ * one line naming the key and the fields known where it goes wrong, so a
+ * sweep over a misspelt key is refused once, before any variant. */
+int sb_workload_check_key(const json_t *doc, const char *key, sb_err *err);
 /* Loads a workload file (a path or a preset name in data/models). Errors
  * carry the file, the JSON path of the offending field, and line:column
  * when the parser gives one. The caller decrefs *doc. */

@@ -1,6 +1,7 @@
 /*
- * cmd_baseline.c — `solbench baseline set NAME [RUN] | list | rm NAME`:
- * names stored runs as baselines for `compare` and `check`.
+ * cmd_baseline.c — `solbench baseline set NAME [RUN...] | add NAME RUN... |
+ * list | rm NAME`: names stored runs as baselines for `compare` and
+ * `check`.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,28 +10,33 @@
 #include "solbench/store.h"
 
 static const char baseline_help[] =
-    "usage: solbench baseline set NAME [RUN] [--db PATH]\n"
+    "usage: solbench baseline set NAME [RUN...] [--db PATH]\n"
+    "       solbench baseline add NAME RUN... [--db PATH]\n"
     "       solbench baseline list [--db PATH]\n"
     "       solbench baseline rm NAME [--db PATH]\n"
-    "  RUN is a run id (or a unique prefix), another baseline's name or\n"
-    "  'last' (the default: the newest stored run). NAME: a letter, then\n"
-    "  letters, digits, '.', '_' or '-', at most 64 characters.\n";
+    "  set names one run or several (the gate judges a change against the\n"
+    "  spread between a baseline's runs); add adds runs to a baseline. RUN\n"
+    "  is a run id (or a unique prefix), another baseline's name or 'last'\n"
+    "  (the default: the newest stored run). NAME: a letter, then letters,\n"
+    "  digits, '.', '_' or '-', at most 64 characters; at most 64 runs.\n";
 
 static int print_baseline(const sb_store_baseline *b, void *arg)
 {
     int *n = arg;
     if (*n == 0)
-        printf("%-20s %-28s %-26s %8s  %s\n", "name", "run", "run started",
-               "results", "tags");
+        printf("%-20s %-28s %-26s %5s %8s  %s\n", "name", "newest run",
+               "run started", "runs", "results", "tags");
     (*n)++;
-    printf("%-20s %-28s %-26s %8ld  %s\n", b->name, b->run_id, b->started_at,
-           b->n_results, strcmp(b->tags, "{}") ? b->tags : "");
+    printf("%-20s %-28s %-26s %5ld %8ld  %s\n", b->name, b->run_id,
+           b->started_at, b->n_runs, b->n_results,
+           strcmp(b->tags, "{}") ? b->tags : "");
     return 0;
 }
 
 int sb_cmd_baseline(int argc, char **argv)
 {
-    const char *db = NULL, *pos[4] = {0};
+    enum { MAXPOS = 2 + SB_STORE_BASELINE_RUNS_MAX };
+    const char *db = NULL, *pos[MAXPOS] = {0};
     int npos = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -44,39 +50,48 @@ int sb_cmd_baseline(int argc, char **argv)
             db = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return sb_cli_usage("baseline", "unknown option '%s'", argv[i]);
-        } else if (npos < 4) {
+        } else if (npos < MAXPOS) {
             pos[npos++] = argv[i];
         } else {
-            return sb_cli_usage("baseline", "too many arguments");
+            return sb_cli_usage("baseline", "too many runs (at most %d)",
+                                SB_STORE_BASELINE_RUNS_MAX);
         }
     }
     if (npos == 0)
-        return sb_cli_usage("baseline",
-                            "expected 'set NAME [RUN]', 'list' or 'rm NAME'");
+        return sb_cli_usage("baseline", "expected 'set NAME [RUN...]', "
+                            "'add NAME RUN...', 'list' or 'rm NAME'");
     const char *verb = pos[0];
     bool is_set = strcmp(verb, "set") == 0, is_rm = strcmp(verb, "rm") == 0,
-         is_list = strcmp(verb, "list") == 0;
-    if (!is_set && !is_rm && !is_list)
-        return sb_cli_usage(
-            "baseline", "unknown action '%s': expected set, list or rm", verb);
-    if ((is_set && (npos < 2 || npos > 3)) || (is_rm && npos != 2) ||
+         is_list = strcmp(verb, "list") == 0, is_add = strcmp(verb, "add") == 0;
+    if (!is_set && !is_rm && !is_list && !is_add)
+        return sb_cli_usage("baseline", "unknown action '%s': expected set, "
+                            "add, list or rm", verb);
+    if ((is_set && npos < 2) || (is_add && npos < 3) || (is_rm && npos != 2) ||
         (is_list && npos != 1))
-        return sb_cli_usage("baseline", "usage: baseline set NAME [RUN] | "
-                                        "list | rm NAME");
+        return sb_cli_usage("baseline", "usage: baseline set NAME [RUN...] | "
+                                        "add NAME RUN... | list | rm NAME");
 
     sb_err err = {0};
     sb_store *st;
     char path[4096];
-    if (sb_store_open_default(db, &st, path, sizeof path, &err))
+    if (sb_store_open_default_mode(db, is_list ? SB_STORE_RO : SB_STORE_RW,
+                                   &st, path, sizeof path, &err))
         return sb_cli_error(&err);
     int rc = 0;
-    if (is_set) {
-        rc = sb_store_baseline_set(st, pos[1], npos == 3 ? pos[2] : NULL, &err);
-        char id[64];
+    if (is_set || is_add) {
+        rc = sb_store_baseline_set_runs(st, pos[1], pos + 2, npos - 2, is_add,
+                                        &err);
+        char ids[SB_STORE_BASELINE_RUNS_MAX][64];
+        int n = 0;
         if (!rc)
-            rc = sb_store_resolve(st, pos[1], id, sizeof id, &err);
-        if (!rc)
-            printf("baseline %s = run %s\n", pos[1], id);
+            rc = sb_store_baseline_runs(st, pos[1], ids,
+                                        SB_STORE_BASELINE_RUNS_MAX, &n, &err);
+        if (!rc) {
+            printf("baseline %s = run%s", pos[1], n == 1 ? "" : "s");
+            for (int i = 0; i < n; i++)
+                printf(" %s", ids[i]);
+            putchar('\n');
+        }
     } else if (is_rm) {
         rc = sb_store_baseline_rm(st, pos[1], &err);
         if (!rc)

@@ -2,9 +2,11 @@
  * cmd_check.c — `solbench check --baseline NAME`: the regression gate.
  * Re-runs the benchmarks a baseline holds with the baseline's config
  * (suite, selection, parameters, threads, sampling), stores the new run,
- * compares it point by point and exits 1 if any point regressed (or a
- * result failed its verification), 0 otherwise. --confirm re-measures each
- * regressed point once more and keeps the verdict only if it holds again.
+ * compares it point by point against every run the baseline holds (the
+ * spread between them included) and exits 1 if any point regressed (or a
+ * result failed its verification), 0 otherwise. A regressed point is
+ * measured once more and the verdict kept only if it holds again
+ * (--no-confirm skips that). The logic is the gate (src/store/gate.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "solbench/compare.h"
+#include "solbench/gate.h"
 #include "solbench/runner.h"
 #include "solbench/store.h"
 #include "solbench/sysinfo.h"
@@ -24,9 +27,15 @@
 
 static const char check_help[] =
     "usage: solbench check --baseline NAME [options]\n"
-    "  --baseline NAME    the baseline (a name, run id or 'last')\n"
-    "  --confirm          re-measure each regressed point once more; fail\n"
-    "                     only if it regresses again\n"
+    "  --baseline NAME    the baseline (a name, run id or 'last'); a\n"
+    "                     baseline of several runs judges each change\n"
+    "                     against the spread between them\n"
+    "  --no-confirm       fail on a first regression (by default each\n"
+    "                     regressed point is measured once more and fails\n"
+    "                     only if it regresses again)\n"
+    "  --update-baseline  after a pass, add the new run to the baseline\n"
+    "                     (keeping its newest --keep runs, default 10)\n"
+    "  --keep N           runs --update-baseline keeps (2..64)\n"
     "  --junit FILE       JUnit XML report, one testcase per point\n"
     "  --markdown FILE    Markdown summary table (for a CI comment)\n"
     "  --json FILE        the comparison (schema solbench.compare/1)\n"
@@ -44,7 +53,8 @@ static const char check_help[] =
 
 typedef struct check_opts {
     const char *baseline, *db, *junit, *markdown, *json;
-    bool confirm, no_store, quiet;
+    bool no_confirm, no_store, quiet, update;
+    int keep;
     double min_time; /* < 0: the baseline's */
     int repeat;      /* < 0: the baseline's */
     sb_cmp_opts cmp;
@@ -100,8 +110,16 @@ static int parse_args(int argc, char **argv, check_opts *o)
                 return -1;
             if (sb_cli_tag("check", v, o->tags))
                 return -1;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--keep", &v))) {
+            if (m < 0 || sb_cli_int("check", "--keep", v, 2,
+                                    SB_STORE_BASELINE_RUNS_MAX, &o->keep))
+                return -1;
         } else if (strcmp(argv[i], "--confirm") == 0) {
-            o->confirm = true;
+            o->no_confirm = false; /* the default; kept for old scripts */
+        } else if (strcmp(argv[i], "--no-confirm") == 0) {
+            o->no_confirm = true;
+        } else if (strcmp(argv[i], "--update-baseline") == 0) {
+            o->update = true;
         } else if (strcmp(argv[i], "--allow-mismatch") == 0) {
             o->cmp.allow_mismatch = true;
         } else if (strcmp(argv[i], "--no-store") == 0) {
@@ -120,248 +138,19 @@ static int parse_args(int argc, char **argv, check_opts *o)
         sb_cli_usage("check", "--baseline NAME is required");
         return -1;
     }
-    return 0;
-}
-
-/* ---- the baseline's config ------------------------------------------------
- */
-
-typedef struct base_cfg {
-    char areas[1024], names[1024];
-    bool has_areas, has_names, has_backend;
-    sb_pset user;
-} base_cfg;
-
-static int cfg_get(const json_t *cfg, const char *key, json_type t,
-                   json_t **out, const char *base, sb_err *err)
-{
-    json_t *v = json_object_get(cfg, key);
-    bool ok =
-        v && (json_typeof(v) == t || (t == JSON_REAL && json_is_number(v)));
-    if (!ok)
-        return sb_fail(err, SB_EINVAL,
-                       "baseline %s: config.%s is missing or of the wrong "
-                       "type; this run cannot be re-run by check",
-                       base, key);
-    *out = v;
-    return 0;
-}
-
-/* Sets ctx and the selection from the baseline's config (the fields
- * sb_run_config writes). */
-static int config_to_ctx(const json_t *cfg, const char *base, sb_ctx *ctx,
-                         base_cfg *bc, sb_err *err)
-{
-    json_t *v = NULL;
-    if (cfg_get(cfg, "suite", JSON_STRING, &v, base, err))
-        return SB_EINVAL;
-    ctx->suite = strcmp(json_string_value(v), "full") == 0 ? SB_SUITE_FULL
-                                                           : SB_SUITE_QUICK;
-    if (cfg_get(cfg, "areas", JSON_STRING, &v, base, err))
-        return SB_EINVAL;
-    snprintf(bc->areas, sizeof bc->areas, "%s", json_string_value(v));
-    bc->has_areas = bc->areas[0] != '\0';
-    if (cfg_get(cfg, "benches", JSON_STRING, &v, base, err))
-        return SB_EINVAL;
-    snprintf(bc->names, sizeof bc->names, "%s", json_string_value(v));
-    bc->has_names = bc->names[0] != '\0';
-    if (cfg_get(cfg, "params", JSON_OBJECT, &v, base, err))
-        return SB_EINVAL;
-    const char *key;
-    json_t *pv;
-    json_object_foreach(v, key, pv)
-    {
-        char kv[512];
-        if (!json_is_string(pv))
-            return sb_fail(err, SB_EINVAL,
-                           "baseline %s: config.params.%s is not a string",
-                           base, key);
-        snprintf(kv, sizeof kv, "%s=%s", key, json_string_value(pv));
-        if (sb_pset_add(&bc->user, kv, err))
-            return SB_EINVAL;
-    }
-    if (cfg_get(cfg, "threads", JSON_INTEGER, &v, base, err))
-        return SB_EINVAL;
-    json_int_t th = json_integer_value(v);
-    if (th < 1 || th > 4096)
-        return sb_fail(err, SB_EINVAL,
-                       "baseline %s: config.threads %lld is "
-                       "out of range",
-                       base, (long long)th);
-    ctx->threads = (int)th;
-    if (cfg_get(cfg, "min_time_s", JSON_REAL, &v, base, err))
-        return SB_EINVAL;
-    ctx->min_time = json_number_value(v);
-    if (cfg_get(cfg, "repeat", JSON_INTEGER, &v, base, err))
-        return SB_EINVAL;
-    const json_int_t rep = json_integer_value(v);
-    if (cfg_get(cfg, "warmup", JSON_INTEGER, &v, base, err))
-        return SB_EINVAL;
-    const json_int_t wu = json_integer_value(v);
-    if (!(ctx->min_time >= 0 && ctx->min_time <= 86400))
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.min_time_s %g "
-                       "is out of range [0, 86400]", base, ctx->min_time);
-    if (rep < 1 || rep > 100000)
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.repeat %lld is "
-                       "out of range [1, 100000]", base, (long long)rep);
-    if (wu < 0 || wu > 1000)
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.warmup %lld is "
-                       "out of range [0, 1000]", base, (long long)wu);
-    ctx->repeat = (int)rep;
-    ctx->warmup = (int)wu;
-    /* Absent: one point after the other (runs from before the option). */
-    json_t *smp = json_object_get(cfg, "sampling");
-    if (smp && !(json_is_string(smp) &&
-                 strcmp(json_string_value(smp), "interleaved") == 0))
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.sampling is "
-                       "neither absent nor \"interleaved\"", base);
-    ctx->interleave = smp != NULL;
-    if (cfg_get(cfg, "backend", JSON_STRING, &v, base, err))
-        return SB_EINVAL;
-    const char *be = json_string_value(v);
-    bc->has_backend = strcmp(be, "all") != 0 && be[0];
-    snprintf(ctx->backend, sizeof ctx->backend, "%s",
-             bc->has_backend ? be : "");
-    return 0;
-}
-
-/* ---- measuring ------------------------------------------------------------
- */
-
-/* Runs every plan item, remembering which item made each result (for
- * --confirm). Stops on an error that is not a failed verification. */
-static int run_items(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
-                     int **item_of, sb_err *err)
-{
-    size_t cap = 0;
-    *item_of = NULL;
-    if (ctx->interleave) { /* the baseline's points were sampled in rounds */
-        size_t before = out->n;
-        int rc = sb_run_plan(plan, ctx, out, err);
-        if (rc)
-            return rc;
-        /* one result per point: interleaving takes no benchmark that
-         * drives several */
-        *item_of = malloc((out->n + 1) * sizeof **item_of);
-        if (!*item_of)
-            return sb_fail(err, SB_ENOMEM, "out of memory");
-        for (size_t k = before; k < out->n; k++)
-            (*item_of)[k] = (int)(k - before);
-        return 0;
-    }
-    for (int i = 0; i < plan->n; i++) {
-        size_t before = out->n;
-        int rc = sb_run_point(plan->items[i].bench, &plan->items[i].point, ctx,
-                              out, err);
-        if (rc)
-            return rc;
-        if (out->n > cap) {
-            size_t nc = out->n * 2 + 16;
-            int *p = realloc(*item_of, nc * sizeof *p);
-            if (!p)
-                return sb_fail(err, SB_ENOMEM, "out of memory");
-            *item_of = p;
-            cap = nc;
-        }
-        for (size_t k = before; k < out->n; k++)
-            (*item_of)[k] = i;
+    if (o->update && o->no_store) {
+        sb_cli_usage("check", "--update-baseline needs the new run stored "
+                     "(not --no-store)");
+        return -1;
     }
     return 0;
 }
 
-/* Re-measures each regressed point once more; the verdict stands only if
- * the new samples regress against the baseline again. */
-static int confirm_regressions(sb_cmp *c, const sb_run *base,
-                               const sb_plan *plan, const int *item_of,
-                               sb_ctx *ctx, const check_opts *o, sb_err *err)
+static void say_confirming(const char *what, void *arg)
 {
-    int *done = calloc((size_t)plan->n + 1, sizeof *done);
-    sb_result_list *again = calloc((size_t)plan->n + 1, sizeof *again);
-    int rc = 0;
-    if (!done || !again) {
-        rc = sb_fail(err, SB_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < c->n; i++) {
-        sb_cmp_line *L = &c->lines[i];
-        if (L->verdict != SB_VERDICT_REGRESSED || L->ib < 0 || L->ia < 0)
-            continue;
-        /* Interleaved, a point is re-measured as it was measured: the
-         * whole plan once more in rounds (alone it would run faster or
-         * slower than beside the others), into again[0]. */
-        int item = ctx->interleave ? 0 : item_of[L->ib];
-        if (!done[item]) {
-            done[item] = 1;
-            if (!o->quiet && ctx->interleave)
-                printf("confirming: all %d points again, interleaved ...\n",
-                       plan->n);
-            else if (!o->quiet)
-                printf("confirming %s %s ...\n", L->bench, L->params);
-            fflush(stdout);
-            if ((rc = ctx->interleave
-                          ? sb_run_plan(plan, ctx, &again[0], err)
-                          : sb_run_point(plan->items[item].bench,
-                                         &plan->items[item].point, ctx,
-                                         &again[item], err)))
-                goto out;
-        }
-        /* The re-measured result of this point. */
-        const sb_result *nr = NULL;
-        char key[512];
-        for (size_t k = 0; k < again[item].n && !nr; k++)
-            if (strcmp(sb_point_key(&again[item].items[k], key, sizeof key),
-                       L->key) == 0)
-                nr = &again[item].items[k];
-        if (!nr) {
-            snprintf(L->why, sizeof L->why,
-                     "confirmation found no such point; kept");
-            continue;
-        }
-        sb_cmp_line R = *L;
-        memset(R.why, 0, sizeof R.why);
-        R.a_value = R.b_value = 0;
-        sb_cmp_judge_results(&R, &base->results.items[L->ia], nr, &o->cmp);
-        if (R.verdict == SB_VERDICT_REGRESSED) {
-            snprintf(L->why, sizeof L->why,
-                     "confirmed: re-measured %+.1f%%, p %.2g", R.change_pct,
-                     R.test.p);
-        } else {
-            snprintf(L->why, sizeof L->why,
-                     "not confirmed: first %+.1f%% p %.2g, re-measured "
-                     "%+.1f%% p %.2g",
-                     L->change_pct, L->test.p, R.change_pct, R.test.p);
-            L->verdict = R.verdict == SB_VERDICT_NOT_COMPARABLE
-                             ? SB_VERDICT_NOT_COMPARABLE
-                             : SB_VERDICT_UNCHANGED;
-        }
-    }
-    sb_cmp_recount(c);
-out:
-    if (again)
-        for (int i = 0; i < plan->n; i++)
-            sb_results_free(&again[i]);
-    free(again);
-    free(done);
-    return rc;
-}
-
-/* The new run as compare sees it: when the user overrode the sampling
- * (--min-time, --repeat), those fields are taken as the baseline's, since
- * they change how many samples are drawn, not what one sample measures. */
-static json_t *comparable_config(const sb_run *base, const sb_run *now,
-                                 const check_opts *o)
-{
-    json_t *c = json_deep_copy(now->config);
-    const char *keys[2] = {o->min_time >= 0 ? "min_time_s" : NULL,
-                           o->repeat > 0 ? "repeat" : NULL};
-    for (int k = 0; k < 2; k++) {
-        if (!keys[k])
-            continue;
-        json_t *bv = json_object_get(base->config, keys[k]);
-        if (bv)
-            json_object_set(c, keys[k], bv);
-    }
-    return c;
+    if (!*(const bool *)arg)
+        printf("confirming: %s ...\n", what);
+    fflush(stdout);
 }
 
 int sb_cmd_check(int argc, char **argv)
@@ -370,6 +159,7 @@ int sb_cmd_check(int argc, char **argv)
     bool mpi_started = false;
     o.min_time = -1;
     o.repeat = -1;
+    o.keep = 10;
     sb_cmp_opts_default(&o.cmp);
     o.tags = json_object();
     int rc = 2, pa = parse_args(argc, argv, &o);
@@ -380,12 +170,13 @@ int sb_cmd_check(int argc, char **argv)
 
     sb_err err = {0};
     sb_store *st = NULL;
-    sb_run base, now;
+    sb_run *base = NULL, now;
+    int nbase = 0;
     sb_run_init(&now);
     sb_selection sel = {0};
     sb_plan plan = {0};
     int *item_of = NULL;
-    base_cfg bc;
+    sb_gate_sel bc;
     memset(&bc, 0, sizeof bc);
     char path[4096];
 
@@ -402,24 +193,60 @@ int sb_cmd_check(int argc, char **argv)
                 bad = sb_fail(&err, SB_EINVAL, "%s %s and %s %s name the same "
                               "file", opts[j], outs[j], opts[k], outs[k]);
         if (bad) {
-            sb_run_init(&base);
             rc = sb_cli_error(&err);
             goto out;
         }
     }
     if (sb_store_open_default(o.db, &st, path, sizeof path, &err)) {
-        sb_run_init(&base);
         rc = sb_cli_error(&err);
         goto out;
     }
-    if (sb_store_load_run(st, o.baseline, &base, &err)) {
-        rc = sb_cli_error(&err);
-        goto out;
+    /* The baseline's runs: every run of a baseline name, oldest first; a
+     * run id or 'last' is a baseline of one run. */
+    {
+        static char ids_[SB_STORE_BASELINE_RUNS_MAX][64];
+        int n = 0;
+        if (sb_store_baseline_runs(st, o.baseline, ids_,
+                                   SB_STORE_BASELINE_RUNS_MAX, &n, &err)) {
+            rc = sb_cli_error(&err);
+            goto out;
+        }
+        base = calloc((size_t)(n > 0 ? n : 1), sizeof *base);
+        if (!base) {
+            rc = sb_cli_error(&err);
+            goto out;
+        }
+        for (int i = 0; i < (n > 0 ? n : 1); i++) {
+            if (sb_store_load_run(st, n > 0 ? ids_[i] : o.baseline, &base[i],
+                                  &err)) {
+                nbase = i + 1;
+                rc = sb_cli_error(&err);
+                goto out;
+            }
+            nbase = i + 1;
+        }
+    }
+    const sb_run *newest = &base[nbase - 1];
+    /* Every run of a baseline was made with one config, or the spread
+     * between them would mix unlike things. */
+    for (int i = 0; i + 1 < nbase; i++) {
+        sb_diff_list d = {0};
+        if (sb_runs_mismatch(&base[i], newest, &d) > 0 &&
+            !o.cmp.allow_mismatch) {
+            sb_fail(&err, SB_EINVAL, "baseline %s: its runs %s and %s were "
+                    "made with different configs or machines (%s)",
+                    o.baseline, base[i].run_id, newest->run_id,
+                    d.n ? d.lines[0] : "?");
+            sb_diff_free(&d);
+            rc = sb_cli_error(&err);
+            goto out;
+        }
+        sb_diff_free(&d);
     }
 
     sb_ctx ctx;
     sb_ctx_defaults(&ctx);
-    if (config_to_ctx(base.config, o.baseline, &ctx, &bc, &err)) {
+    if (sb_gate_config(newest->config, o.baseline, &ctx, &bc, &err)) {
         rc = sb_cli_error(&err);
         goto out;
     }
@@ -443,34 +270,37 @@ int sb_cmd_check(int argc, char **argv)
     }
     mpi_started = true;
 #endif
-    if (ctx.nranks > 1 && o.confirm) {
-        rc = sb_cli_usage("check", "--confirm is not supported across MPI "
-                                   "ranks");
-        goto out;
-    }
+    bool confirm = !o.no_confirm && ctx.nranks <= 1;
     if (sb_select(areas, names, ctx.suite, bc.has_backend ? ctx.backend : NULL,
                   &sel, &err) ||
         sb_plan_build(&sel, &bc.user, &ctx, &plan, &err)) {
         /* what it names comes from the baseline's stored config */
         sb_err inner = err;
         sb_fail(&err, inner.code, "baseline %s (run %s), its config: %s",
-                o.baseline, base.run_id, inner.msg);
+                o.baseline, newest->run_id, inner.msg);
+        rc = sb_cli_error(&err);
+        goto out;
+    }
+    /* The store must take the new run: found now, not after measuring. */
+    if (!o.no_store && ctx.rank == 0 &&
+        sb_store_check_writable(st, 16.0 * 1048576.0, &err)) {
         rc = sb_cli_error(&err);
         goto out;
     }
 
     if (!o.quiet && ctx.rank == 0)
-        printf("check against baseline %s (run %s): %d point%s, %d "
-               "thread%s\n",
-               o.baseline, base.run_id, plan.n, plan.n == 1 ? "" : "s",
-               ctx.threads, ctx.threads == 1 ? "" : "s");
+        printf("check against baseline %s (%d run%s, newest %s): %d point%s, "
+               "%d thread%s\n",
+               o.baseline, nbase, nbase == 1 ? "" : "s", newest->run_id,
+               plan.n, plan.n == 1 ? "" : "s", ctx.threads,
+               ctx.threads == 1 ? "" : "s");
     fflush(stdout);
 
     /* The new run, made exactly as `solbench run` makes one. */
     json_object_set_new(o.tags, "check_baseline", json_string(o.baseline));
     sb_run_begin(&now, &ctx, areas, names, &bc.user, o.tags);
     double t0 = sb_now();
-    if (run_items(&plan, &ctx, &now.results, &item_of, &err)) {
+    if (sb_gate_measure(&plan, &ctx, &now.results, &item_of, &err)) {
         rc = sb_cli_error(&err);
         goto out;
     }
@@ -480,37 +310,47 @@ int sb_cmd_check(int argc, char **argv)
         goto out;
     }
 
+    bool stored = false;
     if (!o.no_store) {
         if (sb_store_save_run(st, &now, &err)) {
+            char kept[4200];
+            sb_err e2 = {0};
+            if (sb_store_save_fallback(&now, path, kept, sizeof kept, &e2) == 0)
+                sb_fail(&err, err.code, "%s; the run was kept in %s (solbench "
+                        "import %s)", err.msg, kept, kept);
             rc = sb_cli_error(&err);
             goto out;
         }
+        stored = true;
         if (!o.quiet)
             printf("stored as run %s in %s\n", now.run_id, path);
     }
 
     /* Like with like. */
     sb_run view = now; /* shares now's members; never freed */
-    view.config = comparable_config(&base, &now, &o);
+    view.config = sb_gate_comparable_config(newest->config, now.config,
+                                            o.min_time >= 0, o.repeat > 0);
     char pair[160];
     snprintf(pair, sizeof pair, "baseline %s and this run", o.baseline);
-    if (sb_cli_like_with_like("check", &base, &view, pair, "baseline vs now",
+    if (sb_cli_like_with_like("check", newest, &view, pair, "baseline vs now",
                               o.cmp.allow_mismatch) == 2) {
         json_decref(view.config);
         rc = 2;
         goto out;
     }
     sb_cmp c;
-    int crc = sb_compare_runs(&base, &view, &o.cmp, &c, &err);
+    int crc = sb_compare_baseline(base, nbase, &view, &o.cmp, &c, &err);
     json_decref(view.config);
     if (crc) {
         rc = sb_cli_error(&err);
         goto out;
     }
-    snprintf(c.a_id, sizeof c.a_id, "%s (%s)", o.baseline, base.run_id);
+    snprintf(c.a_id, sizeof c.a_id, "%s (%s%s)", o.baseline, newest->run_id,
+             nbase > 1 ? " and older" : "");
 
-    if (o.confirm && c.count[SB_VERDICT_REGRESSED] > 0 &&
-        confirm_regressions(&c, &base, &plan, item_of, &ctx, &o, &err)) {
+    if (confirm && c.count[SB_VERDICT_REGRESSED] > 0 &&
+        sb_gate_confirm(&c, base, nbase, &plan, item_of, &ctx, &o.cmp,
+                        say_confirming, &o.quiet, &err)) {
         sb_cmp_free(&c);
         rc = sb_cli_error(&err);
         goto out;
@@ -556,6 +396,16 @@ int sb_cmd_check(int argc, char **argv)
            c.count[SB_VERDICT_REGRESSED], c.count[SB_VERDICT_IMPROVED],
            c.count[SB_VERDICT_UNCHANGED], c.count[SB_VERDICT_NOT_COMPARABLE]);
     sb_cmp_free(&c);
+    /* A pass joins the baseline (never a failed run: it would widen the
+     * spread that judges the next one). */
+    if (rc == 0 && o.update && stored) {
+        if (sb_store_baseline_update(st, o.baseline, now.run_id, o.keep,
+                                     &err))
+            rc = sb_cli_error(&err);
+        else if (!o.quiet)
+            printf("baseline %s: run %s added (its newest %d runs kept)\n",
+                   o.baseline, now.run_id, o.keep);
+    }
 out:
 #ifdef SB_HAVE_MPI
     if (mpi_started)
@@ -565,7 +415,9 @@ out:
     free(item_of);
     sb_plan_free(&plan);
     sb_selection_free(&sel);
-    sb_run_free(&base);
+    for (int i = 0; i < nbase; i++)
+        sb_run_free(&base[i]);
+    free(base);
     sb_run_free(&now);
     sb_store_close(st);
     json_decref(o.tags);

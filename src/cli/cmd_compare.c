@@ -37,7 +37,7 @@ static int load_side(const char *ref, const char *db, sb_store **st,
     if (stat(ref, &sb) == 0 && S_ISREG(sb.st_mode))
         return sb_run_read_json(ref, run, err);
     if (!*st) {
-        int rc = sb_store_open_default(db, st, NULL, 0, err);
+        int rc = sb_store_open_default_mode(db, SB_STORE_RO, st, NULL, 0, err);
         if (rc) {
             sb_run_init(run); /* so the caller can free it */
             return rc;
@@ -93,6 +93,10 @@ int sb_cmd_compare(int argc, char **argv)
                                        "B)");
 
     sb_err err = {0};
+    struct stat jid;
+    /* The report file is tried before the runs are read and compared. */
+    if (json && sb_cli_check_out("--json", json, &jid, &err))
+        return sb_cli_error(&err);
     sb_store *st = NULL;
     sb_run a, b;
     sb_run_init(&b);

@@ -43,7 +43,7 @@ int sb_cmd_export(int argc, char **argv)
         return sb_cli_usage("export", "usage: export RUN --json FILE");
     sb_err err = {0};
     sb_store *st;
-    if (sb_store_open_default(db, &st, NULL, 0, &err))
+    if (sb_store_open_default_mode(db, SB_STORE_RO, &st, NULL, 0, &err))
         return sb_cli_error(&err);
     sb_run run;
     int rc = sb_store_load_run(st, ref, &run, &err);

@@ -13,8 +13,10 @@
 
 static const char import_help[] =
     "usage: solbench import FILE... [--db PATH]\n"
-    "  FILE is a run document (schema solbench.run/1). A run whose id is\n"
-    "  already stored is skipped.\n";
+    "  FILE is a run document (schema solbench.run/1). Every file is\n"
+    "  checked first and all are imported in one transaction, or none. A\n"
+    "  run already stored as it is is skipped; a different run under a\n"
+    "  stored id, the id 'last' or a baseline's name is refused.\n";
 
 int sb_cmd_import(int argc, char **argv)
 {
@@ -75,21 +77,26 @@ int sb_cmd_import(int argc, char **argv)
         rc = sb_cli_error(&err);
         goto out;
     }
-    int added = 0;
-    for (int i = 0; i < nfiles; i++) {
-        bool inserted = false;
-        if (sb_store_import_run(st, &runs[i], &inserted, &err)) {
-            rc = sb_cli_error(&err);
-            break;
+    /* All or nothing, in one transaction (sb_store_import_runs). */
+    bool *inserted = calloc((size_t)nfiles, sizeof *inserted);
+    if (!inserted ||
+        sb_store_import_runs(st, runs, (const char *const *)files, nfiles,
+                             inserted, &err)) {
+        if (!inserted)
+            sb_fail(&err, SB_ENOMEM, "out of memory");
+        rc = sb_cli_error(&err);
+    } else {
+        int added = 0;
+        for (int i = 0; i < nfiles; i++) {
+            added += inserted[i];
+            printf("%s: run %s (%zu results) %s\n", files[i], runs[i].run_id,
+                   runs[i].results.n,
+                   inserted[i] ? "imported" : "already stored, skipped");
         }
-        added += inserted;
-        printf("%s: run %s (%zu results) %s\n", files[i], runs[i].run_id,
-               runs[i].results.n,
-               inserted ? "imported" : "already stored, skipped");
-    }
-    sb_store_close(st);
-    if (!rc)
         printf("%d of %d runs imported into %s\n", added, nfiles, path);
+    }
+    free(inserted);
+    sb_store_close(st);
 out:
     for (int i = 0; i < loaded; i++)
         sb_run_free(&runs[i]);

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/predict.h"
 
@@ -83,21 +85,31 @@ static const char *sb__dominant(const sb_prediction *p, const char *stage)
     return sb_class_name((sb_bound)best);
 }
 
-static int sb__sweep(const sb__popts *o, json_t *out)
+/* The --sweep option's form: key=v1,v2,... with a key of up to 63
+ * characters, values of up to 1023 and no empty value. Checked before
+ * anything is read; the key's meaning is checked against the workload
+ * (sb_workload_check_key) before any variant is computed. */
+static int sb__sweep_parse(const char *sweep, char key[64], char vals[1024])
 {
-    const char *eq = strchr(o->sweep, '=');
-    if (!eq || eq == o->sweep || !eq[1] || eq - o->sweep >= 64 ||
+    const char *eq = strchr(sweep, '=');
+    if (!eq || eq == sweep || !eq[1] || eq - sweep >= 64 ||
         strlen(eq + 1) >= 1024)
         return sb_cli_usage("predict", "--sweep '%.80s': expected key=v1,v2,... "
                             "(a key of up to 63 characters, values of up to "
-                            "1023)", o->sweep);
+                            "1023)", sweep);
     if (sb_list_has_empty(eq + 1, ','))
         return sb_cli_usage("predict", "--sweep '%s': an empty value in the "
-                            "list", o->sweep);
-    char key[64];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - o->sweep), o->sweep);
-    char vals[1024];
-    snprintf(vals, sizeof vals, "%s", eq + 1);
+                            "list", sweep);
+    snprintf(key, 64, "%.*s", (int)(eq - sweep), sweep);
+    snprintf(vals, 1024, "%s", eq + 1);
+    return 0;
+}
+
+static int sb__sweep(const sb__popts *o, json_t *out)
+{
+    char key[64], vals[1024];
+    if (sb__sweep_parse(o->sweep, key, vals))
+        return 2;
     int kw = (int)strlen(key) > 12 ? (int)strlen(key) : 12;
     json_t *rows = json_array();
     int code = 0, first = 1;
@@ -134,7 +146,9 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             /* the row says which; the reason goes to stderr */
             printf("  %-*s invalid (see the error)\n", kw, v);
             fflush(stdout);
-            fprintf(stderr, "solbench: predict --sweep %s: %s\n", kv, err.msg);
+            sb_err row;
+            sb_fail(&row, rc, "predict --sweep %s: %s", kv, err.msg);
+            sb_cli_error(&row);
             code = 2;
             free(p);
             continue;
@@ -246,14 +260,24 @@ int sb_cmd_predict(int argc, char **argv)
                             "[--set k=v ...] [--sweep k=v1,v2] "
                             "[--overlap none|full] [--json FILE]");
     sb_err err = {0};
+    /* Before anything is read or printed: the --json file, the form of
+     * --sweep, then (with the workload at hand) the key it sweeps. */
+    struct stat jid;
+    if (o.json && sb_cli_check_out("--json", o.json, &jid, &err))
+        return sb_cli_error(&err);
+    char sweep_key[64], sweep_vals[1024];
+    if (o.sweep && sb__sweep_parse(o.sweep, sweep_key, sweep_vals))
+        return 2;
     sb_workload w;
     sb_ceilings c;
     char desc[256];
     json_t *doc = NULL;
     int rc = sb__prepare(&o, NULL, &doc, &w, &c, desc, sizeof desc, &err);
+    if (rc == 0 && o.sweep)
+        rc = sb_workload_check_key(doc, sweep_key, &err);
+    json_decref(doc);
     if (rc)
         return sb_cli_error(&err);
-    json_decref(doc);
     sb_prediction *p = malloc(sizeof *p);
     if (!p) {
         sb_fail(&err, SB_ENOMEM, "predict: out of memory");
@@ -277,9 +301,17 @@ int sb_cmd_predict(int argc, char **argv)
         out = sb_predict_to_json(p);
         json_object_set_new(out, "machine", json_string(desc));
     }
-    if (o.json && json_dump_file(out, o.json, JSON_INDENT(2)) != 0) {
-        fprintf(stderr, "solbench predict: cannot write %s\n", o.json);
-        code = 2;
+    if (o.json) {
+        FILE *f;
+        int wrc = sb_file_fopen(o.json, "w", &f, &err);
+        if (wrc == 0) {
+            wrc = json_dumpf(out, f, JSON_INDENT(2));
+            if (fclose(f) != 0 || wrc)
+                wrc = sb_fail(&err, SB_EIO, "%s: cannot write the prediction",
+                              o.json);
+        }
+        if (wrc)
+            code = sb_cli_error(&err);
     }
     json_decref(out);
     free(p);

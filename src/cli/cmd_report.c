@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "solbench/hw.h"
@@ -71,6 +72,10 @@ int sb_cmd_report(int argc, char **argv)
         return sb_cli_usage("report", "--set changes a workload: give "
                             "--workload FILE too");
     sb_err err = {0};
+    /* The report's file is tried before anything is read or computed. */
+    struct stat oid;
+    if (sb_cli_check_out("-o", out, &oid, &err))
+        return sb_cli_error(&err);
     sb_ceilings c = {0};
     sb_run r;
     int have = 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +99,14 @@ int sb_cmd_roofline(int argc, char **argv)
                             argv[i]);
     }
     sb_err err = {0};
+    /* The chart's files are tried before anything is read or printed. */
+    struct stat sid, pid;
+    if ((svg && sb_cli_check_out("--svg", svg, &sid, &err)) ||
+        (png && sb_cli_check_out("--png", png, &pid, &err)) ||
+        (svg && png && sb_cli_same_out(svg, &sid, png, &pid) &&
+         sb_fail(&err, SB_EINVAL, "--svg %s and --png %s name the same file",
+                 svg, png)))
+        return sb_cli_error(&err);
     sb_ceilings c;
     sb_run r;
     int have = 0;

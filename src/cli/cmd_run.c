@@ -17,6 +17,10 @@
 #include "solbench/net.h"
 #endif
 
+/* Free disk a run's commit is sure to find: its rows and samples (a few
+ * MiB for the largest suites) and the WAL's growth. */
+#define SB_RUN_STORE_NEED (16.0 * 1048576.0)
+
 static const char run_help[] =
     "usage: solbench run [options]\n"
     "  --area A,...        areas: compute, memory, transfer, attention, moe,\n"
@@ -195,7 +199,10 @@ int sb_cmd_run(int argc, char **argv)
                   "file", json_path, csv_path)) ||
          (!no_store &&
           (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
-           sb_store_open(db_file, &st, &err))))) {
+           sb_store_open(db_file, &st, &err) ||
+           sb_store_check_writable(st, SB_RUN_STORE_NEED, &err))))) {
+        sb_store_close(st);
+        st = NULL;
 #ifdef SB_HAVE_MPI
         if (ctx.nranks > 1) /* the other ranks would wait for rank 0 */
             sb_mpi_abort(err.msg, 2);
@@ -237,10 +244,19 @@ int sb_cmd_run(int argc, char **argv)
         /* A run stopped by an error is not stored: a baseline must be a
          * whole run. */
         if (st && run.results.n > 0 && run_rc == 0) {
-            if (sb_store_save_run(st, &run, &err))
+            if (sb_store_save_run(st, &run, &err)) {
+                /* Measured is measured: the document is kept beside the
+                 * store, to be imported when it can take it. */
+                char kept[4200];
+                sb_err e2 = {0};
+                if (sb_store_save_fallback(&run, db_file, kept, sizeof kept,
+                                           &e2) == 0)
+                    sb_fail(&err, err.code, "%s; the run was kept in %s "
+                            "(solbench import %s)", err.msg, kept, kept);
                 rc = sb_cli_error(&err);
-            else if (!quiet)
+            } else if (!quiet) {
                 printf("\nstored as run %s in %s\n", run.run_id, db_file);
+            }
         }
     } else if (run_rc) {
         rc = sb_exit_code(err.code);

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "solbench/compare.h"
+#include "solbench/fileio.h"
 #include "solbench/sysinfo.h"
 #include "solbench/util.h"
 
@@ -32,9 +33,33 @@ static const sb_command commands[] = {
     {NULL, NULL, NULL}};
 #undef SB_CMD
 
+/* Every error line on stderr is printed here: "<prefix>: <message>" and
+ * one newline, the message's control characters escaped (sb_err_escape),
+ * so a newline in an argument the message quotes cannot make it two
+ * lines. */
+static void sb__say(const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void sb__say(const char *prefix, const char *fmt, va_list ap)
+{
+    char raw[2048], line[4 * sizeof raw];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    sb_err_escape(line, sizeof line, raw);
+    fprintf(stderr, "%s: %s\n", prefix, line);
+}
+
+static void sb__sayf(const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sb__sayf(const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sb__say(prefix, fmt, ap);
+    va_end(ap);
+}
+
 int sb_cli_error(const sb_err *err)
 {
-    fprintf(stderr, "solbench: %s\n", err->msg[0] ? err->msg : "error");
+    sb__sayf("solbench", "%s", err->msg[0] ? err->msg : "error");
     return sb_exit_code(err->code ? err->code : SB_EINVAL);
 }
 
@@ -44,12 +69,14 @@ int sb_cli_usage(const char *cmd, const char *fmt, ...)
      * launch: rank 0 alone says it */
     if (sb_launcher_rank() > 0)
         return 2;
+    char prefix[160];
+    char safe[64];
+    sb_err_escape(safe, sizeof safe, cmd);
+    snprintf(prefix, sizeof prefix, "solbench %s", safe);
     va_list ap;
-    fprintf(stderr, "solbench %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    sb__say(prefix, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return 2;
 }
 
@@ -78,7 +105,10 @@ int sb_cli_opt(int argc, char **argv, int *i, const char *name,
  * A new file is made and removed again (O_EXCL: only what this call made);
  * an existing one is opened for appending, which changes nothing; a
  * symbolic link to nowhere is left as it is (the write will create its
- * target). *id gets the file's device and inode when it exists. */
+ * target). Only a regular file passes: a FIFO, a device or a socket is
+ * refused without blocking (sb_file_open), as the writer itself would
+ * refuse it after the run. *id gets the file's device and inode when it
+ * exists. */
 int sb_cli_check_out(const char *opt, const char *path, struct stat *id,
                          sb_err *err)
 {
@@ -88,21 +118,24 @@ int sb_cli_check_out(const char *opt, const char *path, struct stat *id,
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return sb_fail(err, SB_EINVAL, "%s %s: is a directory", opt, path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_NOCTTY,
+                  0644);
     if (fd >= 0) {
         close(fd);
         remove(path);
         return 0;
     }
     if (errno == EEXIST) {
-        fd = open(path, O_WRONLY | O_APPEND);
-        if (fd >= 0) {
+        sb_err inner = {0};
+        if (sb_file_open(path, O_WRONLY | O_APPEND, &fd, &inner) == 0) {
             fstat(fd, id);
             close(fd);
             return 0;
         }
         if (errno == ENOENT) /* a dangling symbolic link */
             return 0;
+        if (inner.code != SB_EIO) /* not a regular file; names the path */
+            return sb_fail(err, SB_EINVAL, "%s %s", opt, inner.msg);
     }
     return sb_fail(err, SB_EINVAL, "%s %s: cannot write: %s", opt, path,
                    strerror(errno));
@@ -200,8 +233,8 @@ int main(int argc, char **argv)
                 char *hargv[] = {argv[2], "--help", NULL};
                 return c->fn(2, hargv);
             }
-        fprintf(stderr, "solbench: help %s: unknown command (see 'solbench "
-                "--help')\n", argv[2]);
+        sb__sayf("solbench", "help %s: unknown command (see 'solbench "
+                 "--help')", argv[2]);
         return 2;
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
@@ -216,8 +249,8 @@ int main(int argc, char **argv)
     for (const sb_command *c = commands; c->name; c++)
         if (strcmp(c->name, name) == 0)
             return c->fn(argc - 1, argv + 1);
-    fprintf(stderr, "solbench: unknown command '%s' (see 'solbench --help')\n",
-            name);
+    sb__sayf("solbench", "unknown command '%s' (see 'solbench --help')",
+             name);
     return 2;
 }
 

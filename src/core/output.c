@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "solbench/fileio.h"
 #include "solbench/output.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
@@ -402,11 +403,15 @@ fail:
 
 int sb_run_write_json(const sb_run *run, const char *path, sb_err *err)
 {
-    json_t *doc = sb_run_to_json(run);
-    int rc = json_dump_file(doc, path, JSON_INDENT(1) | JSON_SORT_KEYS |
-                            JSON_REAL_PRECISION(17));
-    json_decref(doc);
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
     if (rc)
+        return rc;
+    json_t *doc = sb_run_to_json(run);
+    rc = json_dumpf(doc, f, JSON_INDENT(1) | JSON_SORT_KEYS |
+                    JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    if (fclose(f) != 0 || rc)
         return sb_fail(err, SB_EIO, "%s: cannot write the JSON results", path);
     return 0;
 }
@@ -415,29 +420,30 @@ int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
 {
     json_error_t je;
     struct stat st;
-    if (stat(path, &st) != 0) {
-        sb_run_init(run);
-        return sb_fail(err, SB_EINVAL, "%s: %s", path, strerror(errno));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        sb_run_init(run);
-        return sb_fail(err, SB_EINVAL, "%s: is a directory", path);
-    }
-    if (S_ISREG(st.st_mode) && st.st_size > SB_RUN_MAX_DOC_BYTES) {
-        sb_run_init(run);
+    FILE *f;
+    sb_run_init(run); /* what a caller frees, whatever happens */
+    /* A regular file only: a FIFO or a device would block or never end. */
+    int rc = sb_file_fopen(path, "r", &f, err);
+    if (rc)
+        return rc;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > SB_RUN_MAX_DOC_BYTES) {
+        fclose(f);
         return sb_fail(err, SB_EINVAL, "%s: %.1f MiB, more than the %ld MiB "
                        "a run document may have", path,
                        (double)st.st_size / 1048576.0,
                        SB_RUN_MAX_DOC_BYTES >> 20);
     }
-    json_t *doc = json_load_file(path, 0, &je);
-    if (!doc) {
-        sb_run_init(run);
+    /* A key given twice is refused, as the workload and hardware readers
+     * do: jansson would keep the last one, so a document could say two
+     * things (two run_ids) and mean either. */
+    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
+    if (!doc)
         return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line,
                        je.column, je.text);
-    }
+    sb_run_free(run);
     sb_err inner = {0};
-    int rc = run_from_json(doc, run, true, &inner);
+    rc = run_from_json(doc, run, true, &inner);
     json_decref(doc);
     if (rc)
         return sb_fail(err, rc, "%s: %s", path, inner.msg);
@@ -463,9 +469,10 @@ static void csv_field(FILE *f, const char *s)
 
 int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sb_fail(err, SB_EIO, "%s: cannot write the CSV results", path);
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc)
+        return rc;
     static const char *cols[] = {"GBps", "GBps_best", "GFLOPs", "GFLOPs_best",
                                  "latency_us", "algbw_GBps", "busbw_GBps"};
     fputs("run_id,bench,area,backend,params,valid,skipped,n,p50_s,min_s,"

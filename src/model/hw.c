@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "solbench/fileio.h"
 #include "solbench/hw.h"
 
 #ifndef SB_DATADIR
@@ -144,7 +145,12 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         return rc;
     memset(hw, 0, sizeof *hw);
     json_error_t je;
-    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    FILE *f;
+    rc = sb_file_fopen(path, "rb", &f, err); /* a regular file only */
+    if (rc)
+        return rc;
+    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
     if (!doc)
         return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line,
                        je.column, je.text);

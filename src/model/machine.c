@@ -49,7 +49,7 @@ int sb_machine_load(const char *hw, const char *results, const char *run_ref,
     } else {
         /* The caller names the database (--db); NULL is the default. */
         sb_store *st = NULL;
-        rc = sb_store_open_default(db, &st, NULL, 0, err);
+        rc = sb_store_open_default_mode(db, SB_STORE_RO, &st, NULL, 0, err);
         if (rc == 0) {
             rc = sb_store_load_run(st, run_ref, r, err);
             sb_store_close(st);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/workload.h"
 
@@ -222,23 +223,70 @@ static int sb__dtype(const sb__rd *rd, json_t *o, const char *key,
     return 0;
 }
 
+/* ---- the format's fields ---------------------------------------------------- */
+
+/* The fields each object of the format may hold: what sb__read accepts and
+ * what a --sweep key may name (sb_workload_check_key), in one place. "*"
+ * takes any name (the phases of measured.phases); the job's fields depend
+ * on its type. */
+static const char sb__job_train[] = "type|global_batch|seq_len|microbatches|"
+                                    "optimizer|remat|attention_kernel";
+static const char sb__job_infer[] = "type|prompt_len|output_len|concurrency|"
+                                    "kv_page|attention_kernel";
+static const struct { const char *path, *keys; } sb__fields[] = {
+    {"$", "name|description|source|model|dtypes|job|parallelism|topology|"
+          "hardware|overlap|measured"},
+    {"$.model", "layers|d_model|q_heads|kv_heads|head_dim|ffn|gated_mlp|"
+                "vocab|tied_embeddings|attention|moe"},
+    {"$.model.attention", "type|q_lora_rank|kv_lora_rank|rope_dim"},
+    {"$.model.moe", "experts|top_k|shared_experts|expert_ffn|first_layer|"
+                    "every|capacity_factor"},
+    {"$.dtypes", "weights|activations|kv_cache|optimizer|gradients"},
+    {"$.job", sb__job_train}, /* sb__job_infer for an inference job */
+    {"$.parallelism", "data|fsdp|tensor|expert|pipeline"},
+    {"$.topology", "chips|chips_per_host|mesh"},
+    {"$.hardware", "spec|run|price_per_chip_hour"},
+    {"$.measured", "step_time_s|phases"},
+    {"$.measured.phases", "*"},
+};
+
+/* The fields of the object at `path` ("$.model"), or NULL when the format
+ * has no object there. */
+static const char *sb__fields_of(const char *path, bool inference)
+{
+    for (size_t i = 0; i < sizeof sb__fields / sizeof sb__fields[0]; i++)
+        if (strcmp(path, sb__fields[i].path) == 0)
+            return strcmp(path, "$.job") == 0 && inference
+                       ? sb__job_infer
+                       : sb__fields[i].keys;
+    return NULL;
+}
+
+/* Whether `k` is one of the '|'-separated names of `keys` ("*": any). */
+static bool sb__field_in(const char *keys, const char *k)
+{
+    if (strcmp(keys, "*") == 0)
+        return true;
+    size_t n = strlen(k);
+    for (const char *c = keys; *c;) {
+        size_t l = strcspn(c, "|");
+        if (l == n && strncmp(c, k, n) == 0)
+            return true;
+        c += l + (c[l] == '|');
+    }
+    return false;
+}
+
 /* Refuses keys the format does not define: a misspelt optional field
  * would otherwise be ignored without a word. */
 static int sb__known(const sb__rd *rd, json_t *o, const char *path,
-                     const char *keys)
+                     bool inference)
 {
+    const char *keys = sb__fields_of(path, inference);
     const char *k;
     json_t *v;
     json_object_foreach(o, k, v) {
-        size_t n = strlen(k);
-        const char *c = keys;
-        bool ok = false;
-        while (*c && !ok) {
-            size_t l = strcspn(c, "|");
-            ok = l == n && strncmp(c, k, n) == 0;
-            c += l + (c[l] == '|');
-        }
-        if (!ok) {
+        if (!sb__field_in(keys, k)) {
             char p2[128];
             snprintf(p2, sizeof p2, "%s.%s", path, k);
             return sb__bad(rd, p2, "unknown field (known here: %s)", keys);
@@ -262,16 +310,14 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     memset(w, 0, sizeof *w);
     if (!json_is_object(doc))
         return sb__bad(rd, "$", "a workload must be a JSON object");
-    TRY(sb__known(rd, doc, "$", "name|description|source|model|dtypes|job|"
-                  "parallelism|topology|hardware|overlap|measured"));
+    TRY(sb__known(rd, doc, "$", false));
     TRY(sb__str(rd, doc, "name", "$", NULL, "workload", w->name,
                 sizeof w->name));
 
     json_t *m = sb__obj(rd, doc, "model", "$.model", true, &rc);
     if (!m)
         return rc;
-    TRY(sb__known(rd, m, "$.model", "layers|d_model|q_heads|kv_heads|head_dim|"
-                  "ffn|gated_mlp|vocab|tied_embeddings|attention|moe"));
+    TRY(sb__known(rd, m, "$.model", false));
     TRY(sb__int(rd, m, "layers", "$.model", true, 1, 100000, 0, &w->layers));
     TRY(sb__int(rd, m, "d_model", "$.model", true, 1, BIG, 0, &w->d_model));
     TRY(sb__int(rd, m, "q_heads", "$.model", true, 1, BIG, 0, &w->q_heads));
@@ -297,8 +343,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
         return rc;
     if (at) {
         char type[8];
-        TRY(sb__known(rd, at, "$.model.attention",
-                      "type|q_lora_rank|kv_lora_rank|rope_dim"));
+        TRY(sb__known(rd, at, "$.model.attention", false));
         TRY(sb__str(rd, at, "type", "$.model.attention", "gqa|mla", "gqa",
                     type, sizeof type));
         w->mla = strcmp(type, "mla") == 0;
@@ -317,8 +362,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     w->capacity_factor = 1.0;
     w->moe_every = 1;
     if (moe) {
-        TRY(sb__known(rd, moe, "$.model.moe", "experts|top_k|shared_experts|"
-                      "expert_ffn|first_layer|every|capacity_factor"));
+        TRY(sb__known(rd, moe, "$.model.moe", false));
         TRY(sb__int(rd, moe, "experts", "$.model.moe", true, 1, 1 << 20, 0,
                     &w->experts));
         TRY(sb__int(rd, moe, "top_k", "$.model.moe", true, 1, 1 << 20, 0,
@@ -345,8 +389,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     if (rc)
         return rc;
     if (dt)
-        TRY(sb__known(rd, dt, "$.dtypes", "weights|activations|kv_cache|"
-                      "optimizer|gradients"));
+        TRY(sb__known(rd, dt, "$.dtypes", false));
     TRY(sb__dtype(rd, dt, "weights", "bf16", w->w_dtype, &w->w_bytes));
     TRY(sb__dtype(rd, dt, "activations", w->w_dtype, w->a_dtype,
                   &w->a_bytes));
@@ -360,12 +403,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     char type[16], remat[16];
     TRY(sb__str(rd, job, "type", "$.job", "training|inference", NULL, type,
                 sizeof type));
-    TRY(sb__known(rd, job, "$.job",
-                  strcmp(type, "inference") == 0
-                      ? "type|prompt_len|output_len|concurrency|kv_page|"
-                        "attention_kernel"
-                      : "type|global_batch|seq_len|microbatches|optimizer|"
-                        "remat|attention_kernel"));
+    TRY(sb__known(rd, job, "$.job", strcmp(type, "inference") == 0));
     if (!type[0])
         return sb__bad(rd, "$.job.type", "missing (training or inference)");
     w->kind = strcmp(type, "training") == 0 ? SB_JOB_TRAIN : SB_JOB_INFER;
@@ -401,8 +439,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     if (rc)
         return rc;
     if (par)
-        TRY(sb__known(rd, par, "$.parallelism",
-                      "data|fsdp|tensor|expert|pipeline"));
+        TRY(sb__known(rd, par, "$.parallelism", false));
     TRY(sb__int(rd, par, "data", "$.parallelism", false, 1, BIG, 1, &w->data));
     TRY(sb__int(rd, par, "fsdp", "$.parallelism", false, 1, BIG, 1, &w->fsdp));
     TRY(sb__int(rd, par, "tensor", "$.parallelism", false, 1, BIG, 1,
@@ -414,7 +451,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     json_t *top = sb__obj(rd, doc, "topology", "$.topology", true, &rc);
     if (!top)
         return rc;
-    TRY(sb__known(rd, top, "$.topology", "chips|chips_per_host|mesh"));
+    TRY(sb__known(rd, top, "$.topology", false));
     TRY(sb__int(rd, top, "chips", "$.topology", true, 1, 1 << 24, 0,
                 &w->chips));
     TRY(sb__int(rd, top, "chips_per_host", "$.topology", false, 1, 1 << 16,
@@ -425,7 +462,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     json_t *hw = sb__obj(rd, doc, "hardware", "$.hardware", true, &rc);
     if (!hw)
         return rc;
-    TRY(sb__known(rd, hw, "$.hardware", "spec|run|price_per_chip_hour"));
+    TRY(sb__known(rd, hw, "$.hardware", false));
     TRY(sb__str(rd, hw, "spec", "$.hardware", NULL, "", w->hw_spec,
                 sizeof w->hw_spec));
     TRY(sb__str(rd, hw, "run", "$.hardware", NULL, "", w->hw_run,
@@ -443,7 +480,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     if (rc)
         return rc;
     if (meas) {
-        TRY(sb__known(rd, meas, "$.measured", "step_time_s|phases"));
+        TRY(sb__known(rd, meas, "$.measured", false));
         TRY(sb__num(rd, meas, "step_time_s", "$.measured", 0, 1e9, 0,
                     &w->measured_step_s));
         json_t *ph = sb__obj(rd, meas, "phases", "$.measured.phases", false,
@@ -536,8 +573,8 @@ int sb_workload_from_json(json_t *doc, const char *where, sb_workload *w,
 
 static char *sb__slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f;
+    if (sb_file_fopen(path, "rb", &f, NULL) != 0)
         return NULL;
     char *buf = NULL;
     size_t n = 0, cap = 0;
@@ -572,7 +609,13 @@ int sb_workload_load_doc(const char *file, json_t **doc, char *path_out,
     if (path_out)
         snprintf(path_out, (size_t)path_len, "%s", path);
     json_error_t je;
-    *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    FILE *f;
+    *doc = NULL;
+    rc = sb_file_fopen(path, "rb", &f, err); /* a regular file only */
+    if (rc)
+        return rc;
+    *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
     if (!*doc)
         return sb_fail(err, SB_EINVAL, "%s: line %d, column %d: %s", path,
                        je.line, je.column, je.text);
@@ -624,6 +667,61 @@ static const char *sb__set_path(const char *key)
     return key;
 }
 
+/* The document path of a --set or --sweep key (an alias's, or the key
+ * itself), checked to be dot-separated names of letters, digits and '_',
+ * none empty. `opt` names the option in the message. */
+static int sb__key_path(const char *opt, const char *key, const char **path,
+                        sb_err *err)
+{
+    *path = sb__set_path(key);
+    bool ok = !sb_list_has_empty(*path, '.');
+    for (const char *c = *path; ok && *c; c++)
+        ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.';
+    if (!ok)
+        return sb_fail(err, SB_EINVAL, "%s %s: the key must be a name or "
+                       "a dotted path of names (letters, digits, '_'), e.g. "
+                       "model.layers", opt, key);
+    return 0;
+}
+
+int sb_workload_check_key(const json_t *doc, const char *key, sb_err *err)
+{
+    const char *path;
+    if (strlen(key) >= 128)
+        return sb_fail(err, SB_EINVAL, "--sweep '%.40s...': key longer than "
+                       "127 characters", key);
+    int rc = sb__key_path("--sweep", key, &path, err);
+    if (rc)
+        return rc;
+    json_t *type = json_object_get(json_object_get(doc, "job"), "type");
+    const bool inference = json_is_string(type) &&
+                           strcmp(json_string_value(type), "inference") == 0;
+    /* Walk the path through the format's objects: every name but the last
+     * must be an object of the format, and each must be a field of its
+     * parent. */
+    char at[160] = "$", buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ".", &save); tok;
+         tok = strtok_r(NULL, ".", &save)) {
+        const char *keys = sb__fields_of(at, inference);
+        if (!keys)
+            return sb_fail(err, SB_EINVAL, "--sweep %s: %s is a value, not an "
+                           "object with fields", key, at);
+        size_t l = strlen(at);
+        snprintf(at + l, sizeof at - l, ".%s", tok);
+        if (!sb__field_in(keys, tok))
+            return sb_fail(err, SB_EINVAL, "--sweep %s: %s: unknown field "
+                           "(known here: %s%s)", key, at, keys,
+                           keys == sb__job_train ? "; an inference job has "
+                           "prompt_len|output_len|concurrency|kv_page"
+                           : keys == sb__job_infer ? "; a training job has "
+                           "global_batch|seq_len|microbatches|optimizer|remat"
+                           : "");
+    }
+    return 0;
+}
+
 int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err)
 {
     const char *eq = strchr(kv, '=');
@@ -634,15 +732,10 @@ int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err)
                        "characters", kv);
     char key[128];
     snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-    const char *path = sb__set_path(key);
-    /* dot-separated names of letters, digits and '_', none empty */
-    bool ok = !sb_list_has_empty(path, '.');
-    for (const char *c = path; ok && *c; c++)
-        ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.';
-    if (!ok)
-        return sb_fail(err, SB_EINVAL, "--set %s: the key must be a name or "
-                       "a dotted path of names (letters, digits, '_'), e.g. "
-                       "model.layers", key);
+    const char *path;
+    int rc = sb__key_path("--set", key, &path, err);
+    if (rc)
+        return rc;
     json_error_t je;
     json_t *val = json_loads(eq + 1, JSON_DECODE_ANY, &je);
     if (!val)

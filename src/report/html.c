@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/predict.h"
 #include "solbench/report.h"
@@ -453,10 +454,11 @@ int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
         sb_buf_free(&b);
         return sb_fail(err, SB_ENOMEM, "report: out of memory");
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc) {
         sb_buf_free(&b);
-        return sb_fail(err, SB_EIO, "%s: cannot write the report", path);
+        return rc;
     }
     size_t w = fwrite(b.s, 1, b.n, f);
     int bad = fclose(f) != 0 || w != b.n;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/predict.h"
 #include "solbench/report.h"
@@ -65,9 +66,10 @@ void sb_buf_free(sb_buf *b)
 
 int sb_svg_write(const char *path, const sb_buf *svg, sb_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sb_fail(err, SB_EIO, "%s: cannot write", path);
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc)
+        return rc;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fwrite(svg->s, 1, svg->n, f);
     if (fclose(f) != 0)

@@ -190,6 +190,123 @@ void sb_cmp_judge_results(sb_cmp_line *L, const sb_result *ra,
                  o);
 }
 
+void sb_cmp_judge_multi(sb_cmp_line *L, const sb_result *const *ra, int k,
+                        const sb_result *rb, const sb_cmp_opts *o)
+{
+    if (k <= 1) {
+        sb_cmp_judge_results(L, ra[0], rb, o);
+        return;
+    }
+    /* The newest baseline run picks the metric, as for one run. */
+    const sb_result *newest = ra[k - 1];
+    const char *ua = NULL;
+    for (int i = 0; i < k && !ua; i++)
+        ua = unusable(ra[i]);
+    if (ua || unusable(rb)) {
+        sb_cmp_judge_results(L, newest, rb, o);
+        if (ua && L->verdict != SB_VERDICT_NOT_COMPARABLE) {
+            L->verdict = SB_VERDICT_NOT_COMPARABLE;
+            snprintf(L->why, sizeof L->why, "%s in a baseline run", ua);
+        }
+        return;
+    }
+    bool hb = false;
+    const sb_metric *mn = sb_result_headline(newest, &hb);
+    const sb_metric *mb = mn ? sb_result_get(rb, mn->name) : NULL;
+    size_t total = 0;
+    for (int i = 0; i < k; i++)
+        total += ra[i]->n_samples;
+    double *pool = malloc((total ? total : 1) * sizeof *pool);
+    double vals[SB_CMP_MAX_BASE_RUNS];
+    int nv = 0;
+    bool values = mn && mb && isfinite(mb->value);
+    size_t at = 0;
+    for (int i = 0; i < k && pool; i++) {
+        memcpy(pool + at, ra[i]->samples_s, ra[i]->n_samples * sizeof *pool);
+        at += ra[i]->n_samples;
+        /* Each run's figure: its headline metric, or (none) its median
+         * time per iteration. */
+        const sb_metric *m = mn ? sb_result_get(ra[i], mn->name) : NULL;
+        double v = values ? (m && isfinite(m->value) ? m->value : NAN)
+                          : median_of(ra[i]->samples_s, ra[i]->n_samples);
+        if (isfinite(v) && v > 0 && nv < SB_CMP_MAX_BASE_RUNS)
+            vals[nv++] = v;
+    }
+    if (!pool) {
+        sb_cmp_judge_results(L, newest, rb, o);
+        return;
+    }
+    /* The spread between the baseline's runs: a change no larger than
+     * what the baseline itself moved by from run to run is not counted,
+     * whatever a test on samples (which share their run's conditions)
+     * says. */
+    double lo = 0, hi = 0, sum = 0;
+    for (int i = 0; i < nv; i++) {
+        lo = i == 0 || vals[i] < lo ? vals[i] : lo;
+        hi = i == 0 || vals[i] > hi ? vals[i] : hi;
+        sum += vals[i];
+    }
+    L->base_runs = k;
+    L->spread_pct = nv >= 2 ? (hi - lo) / (sum / nv) * 100.0 : 0.0;
+    sb_cmp_opts wide = *o;
+    if (L->spread_pct > wide.threshold_pct)
+        wide.threshold_pct = L->spread_pct;
+    if (values) {
+        snprintf(L->metric, sizeof L->metric, "%s", mn->name);
+        snprintf(L->unit, sizeof L->unit, "%s", mn->unit);
+        L->higher_better = hb;
+        /* the baseline's figure: the median of its runs' */
+        double sorted[SB_CMP_MAX_BASE_RUNS];
+        memcpy(sorted, vals, (size_t)nv * sizeof *sorted);
+        L->a_value = nv ? median_of(sorted, (size_t)nv) : 0;
+        L->b_value = mb->value;
+    } else {
+        L->a_value = L->b_value = 0;
+    }
+    sb_cmp_judge(L, pool, total, rb->samples_s, rb->n_samples, &wide);
+    L->threshold_used = wide.threshold_pct;
+    if (!L->why[0])
+        snprintf(L->why, sizeof L->why, "baseline of %d runs: spread %.1f%%, "
+                 "a change counts beyond %.1f%%", k, L->spread_pct,
+                 wide.threshold_pct);
+    free(pool);
+}
+
+int sb_compare_baseline(const sb_run *base, int nbase, const sb_run *b,
+                        const sb_cmp_opts *o, sb_cmp *out, sb_err *err)
+{
+    if (nbase < 1)
+        return sb_fail(err, SB_EINVAL, "a baseline without runs");
+    if (nbase > SB_CMP_MAX_BASE_RUNS)
+        return sb_fail(err, SB_EINVAL, "a baseline of %d runs, at most %d",
+                       nbase, SB_CMP_MAX_BASE_RUNS);
+    const sb_run *newest = &base[nbase - 1];
+    int rc = sb_compare_runs(newest, b, o, out, err);
+    if (rc || nbase == 1)
+        return rc;
+    for (size_t i = 0; i < out->n; i++) {
+        sb_cmp_line *L = &out->lines[i];
+        if (L->ia < 0 || L->ib < 0)
+            continue;
+        /* The same point in every baseline run (the same occurrence). */
+        int nth = count_before(&newest->results, (size_t)L->ia, L->key);
+        const sb_result *ra[SB_CMP_MAX_BASE_RUNS];
+        int k = 0;
+        for (int r = 0; r < nbase; r++) {
+            int j = r == nbase - 1 ? L->ia : find_nth(&base[r].results, L->key, nth);
+            if (j >= 0)
+                ra[k++] = &base[r].results.items[j];
+        }
+        sb_cmp_line fresh = *L;
+        memset(fresh.why, 0, sizeof fresh.why);
+        fresh.a_value = fresh.b_value = 0;
+        sb_cmp_judge_multi(&fresh, ra, k, &b->results.items[L->ib], o);
+        *L = fresh;
+    }
+    sb_cmp_recount(out);
+    return 0;
+}
+
 int sb_compare_runs(const sb_run *a, const sb_run *b, const sb_cmp_opts *o,
                     sb_cmp *out, sb_err *err)
 {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "solbench/compare.h"
+#include "solbench/fileio.h"
 
 /* "regressed", "mismatched (regressed)", "not comparable (missing in B)". */
 static const char *verdict_text(const sb_cmp_line *L, char *buf, size_t len)
@@ -112,6 +113,10 @@ static json_t *jnum(double v)
 
 int sb_cmp_write_json(const sb_cmp *c, const char *path, sb_err *err)
 {
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc)
+        return rc;
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_string("solbench.compare/1"));
     json_object_set_new(o, "a", json_string(c->a_id));
@@ -150,13 +155,20 @@ int sb_cmp_write_json(const sb_cmp *c, const char *path, sb_err *err)
                             json_string(sb_verdict_name(L->verdict)));
         json_object_set_new(l, "mismatched", json_boolean(L->mismatched));
         json_object_set_new(l, "few_samples", json_boolean(L->few_samples));
+        if (L->base_runs >= 2) {
+            json_object_set_new(l, "baseline_runs", json_integer(L->base_runs));
+            json_object_set_new(l, "baseline_spread_pct",
+                                json_real(L->spread_pct));
+            json_object_set_new(l, "threshold_pct",
+                                json_real(L->threshold_used));
+        }
         json_object_set_new(l, "note", json_string(L->why));
         json_array_append_new(lines, l);
     }
     json_object_set_new(o, "lines", lines);
-    int rc = json_dump_file(o, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    rc = json_dumpf(o, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     json_decref(o);
-    if (rc)
+    if (fclose(f) != 0 || rc)
         return sb_fail(err, SB_EIO, "%s: cannot write the comparison", path);
     return 0;
 }
@@ -209,9 +221,10 @@ static void line_message(const sb_cmp_line *L, double alpha, double thr,
 int sb_cmp_write_junit(const sb_cmp *c, const char *suite, double seconds,
                        const char *path, sb_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sb_fail(err, SB_EIO, "%s: cannot write the JUnit report", path);
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc)
+        return rc;
     int fails = c->count[SB_VERDICT_REGRESSED];
     int skips = c->count[SB_VERDICT_NOT_COMPARABLE];
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -287,10 +300,10 @@ static void md_cell(FILE *f, const char *s)
 int sb_cmp_write_markdown(const sb_cmp *c, const char *title, const char *path,
                           sb_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return sb_fail(err, SB_EIO, "%s: cannot write the Markdown report",
-                       path);
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc)
+        return rc;
     int reg = c->count[SB_VERDICT_REGRESSED];
     fprintf(f, "### %s %s\n\n", reg ? ":x:" : ":white_check_mark:",
             title ? title : "solbench comparison");

@@ -18,38 +18,162 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "solbench/bench.h"
 #include "solbench/store.h"
 #include "solbench/sysinfo.h"
+#include "solbench/timer.h"
 
 /* "solb": marks a database as ours, so a foreign SQLite file is refused
  * instead of being written into. */
 #define SB_STORE_APP_ID 0x736f6c62
 
-/* Wait this long for another writer before giving up (ms). A run holds
- * the write lock only while its rows are inserted, well under a second. */
-#define SB_STORE_BUSY_MS 30000
+/* Wait this long for another writer before giving up (seconds; the
+ * environment's SOLBENCH_LOCK_TIMEOUT overrides it). A run holds the write
+ * lock only while its rows are inserted, well under a second. */
+#define SB_STORE_LOCK_TIMEOUT_S 30.0
 
 struct sb_store {
     sqlite3 *db;
     char path[4096];
+    bool ro;          /* opened read-only (or immutable) */
+    bool immutable;   /* on read-only media: no locks at all */
+    long version;     /* schema version of the file */
+    double timeout_s; /* the longest wait for a lock */
+    double deadline;  /* when the current operation stops waiting */
 };
+
+double sb_store_lock_timeout(void)
+{
+    const char *e = getenv("SOLBENCH_LOCK_TIMEOUT");
+    char *end = NULL;
+    double v = e && *e ? strtod(e, &end) : -1;
+    if (e && *e && end && *end == '\0' && v >= 0 && v <= 86400)
+        return v;
+    return SB_STORE_LOCK_TIMEOUT_S;
+}
+
+/* SQLite's busy handler: sleep and try again until this operation's
+ * deadline. (sqlite3_busy_timeout would restart its wait at every call,
+ * and a loop of calls multiplied it: one wait lasted hours.) */
+static int busy_wait(void *arg, int count)
+{
+    sb_store *st = arg;
+    if (sb_now() >= st->deadline)
+        return 0;
+    sqlite3_sleep(count < 20 ? 1 : 10);
+    return 1;
+}
+
+/* Starts the clock of one operation's lock waits. */
+static void arm(sb_store *st)
+{
+    st->deadline = sb_now() + st->timeout_s;
+}
+
+/* The processes (other than this one) holding a lock on the database or
+ * its -wal and -shm files, from /proc/locks: "pid 1234 (python3)". */
+static void lock_holders(const char *path, char *out, size_t len)
+{
+    out[0] = '\0';
+    struct stat f[3];
+    char name[4200];
+    bool have[3];
+    static const char *const sfx[3] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%s%s", path, sfx[i]);
+        have[i] = stat(name, &f[i]) == 0;
+    }
+    FILE *pl = fopen("/proc/locks", "r");
+    if (!pl)
+        return;
+    char line[256];
+    long seen[8];
+    int nseen = 0;
+    size_t off = 0;
+    while (fgets(line, sizeof line, pl)) {
+        long pid = 0;
+        unsigned maj = 0, min = 0;
+        unsigned long ino = 0;
+        /* "1: POSIX  ADVISORY  WRITE 12345 fd:01:131085 0 EOF" */
+        char *p = strchr(line, ':');
+        if (!p || sscanf(p + 1, "%*s %*s %*s %ld %x:%x:%lu", &pid, &maj, &min,
+                         &ino) != 4 ||
+            pid == (long)getpid())
+            continue;
+        bool mine = false;
+        for (int i = 0; i < 3 && !mine; i++)
+            mine = have[i] && f[i].st_ino == ino &&
+                   major(f[i].st_dev) == maj && minor(f[i].st_dev) == min;
+        bool dup = false;
+        for (int i = 0; i < nseen; i++)
+            dup |= seen[i] == pid;
+        if (!mine || dup || nseen == 8)
+            continue;
+        seen[nseen++] = pid;
+        char comm[64] = "?", cp[64];
+        snprintf(cp, sizeof cp, "/proc/%ld/comm", pid);
+        FILE *c = fopen(cp, "r");
+        if (c) {
+            if (fgets(comm, sizeof comm, c))
+                comm[strcspn(comm, "\n")] = '\0';
+            fclose(c);
+        }
+        int w = snprintf(out + off, len - off, "%spid %ld (%s)",
+                         off ? ", " : "", pid, comm);
+        if (w < 0 || (size_t)w >= len - off)
+            break;
+        off += (size_t)w;
+    }
+    fclose(pl);
+}
 
 /* ---- small helpers ------------------------------------------------------- */
 
+/* One line naming the cause of a failed SQLite call: damaged, locked
+ * (and by whom, where /proc/locks says), read-only, disk full. */
 static int store_fail(sb_store *st, sb_err *err, const char *what)
 {
     int rc = sqlite3_extended_errcode(st->db);
     int prim = rc & 0xff;
+    int sys = sqlite3_system_errno(st->db);
     if (prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT)
         return sb_fail(err, SB_EINVAL,
                        "database %s: not a SQLite database, or a damaged "
                        "one (%s: %s)",
                        st->path, what, sqlite3_errmsg(st->db));
+    if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED) {
+        char who[256];
+        lock_holders(st->path, who, sizeof who);
+        return sb_fail(err, SB_EIO,
+                       "database %s: locked by another process (%s) for "
+                       "more than %g s while %s; nothing was changed "
+                       "(SOLBENCH_LOCK_TIMEOUT sets the wait)",
+                       st->path, who[0] ? who : "it does not say which",
+                       st->timeout_s, what);
+    }
+    if (prim == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+        return sb_fail(err, SB_EIO, "database %s: the disk is full (%s)",
+                       st->path, what);
+    if (sys == EFBIG)
+        return sb_fail(err, SB_EIO, "database %s: the file may not grow "
+                       "(file size limit, ulimit -f) (%s)", st->path, what);
+    if (prim == SQLITE_READONLY || sys == EROFS || sys == EACCES ||
+        sys == EPERM)
+        return sb_fail(err, SB_EIO,
+                       "database %s: read-only (%s): the file, its folder "
+                       "or the file system cannot be written%s",
+                       st->path, what, sys == EROFS ? " (read-only file "
+                                                      "system)" : "");
+    if (prim == SQLITE_CANTOPEN)
+        return sb_fail(err, SB_EIO, "database %s: cannot open it (%s%s%s)",
+                       st->path, what, sys ? ": " : "", sys ? strerror(sys) : "");
     return sb_fail(err, SB_EIO, "database %s: %s: %s", st->path, what,
                    sqlite3_errmsg(st->db));
 }
@@ -78,18 +202,21 @@ static int prepare(sb_store *st, const char *sql, sqlite3_stmt **s, sb_err *err)
 
 /* Like exec_sql, retrying while another process holds a lock that the
  * busy handler does not wait for (switching a new database to WAL, or
- * two processes creating the schema at once), for up to the busy
- * timeout. */
+ * two processes creating the schema at once), until the operation's
+ * deadline: one clock for every wait of the operation. */
 static int exec_retry(sb_store *st, const char *sql, sb_err *err)
 {
-    for (int waited_ms = 0;; waited_ms += 20) {
+    for (;;) {
         int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
         if (rc == SQLITE_OK)
             return 0;
         int prim = sqlite3_extended_errcode(st->db) & 0xff;
         if ((prim != SQLITE_BUSY && prim != SQLITE_LOCKED) ||
-            waited_ms >= SB_STORE_BUSY_MS)
-            return exec_sql(st, sql, err);
+            sb_now() >= st->deadline) {
+            char what[96];
+            snprintf(what, sizeof what, "%.80s", sql);
+            return store_fail(st, err, what);
+        }
         sqlite3_sleep(20);
     }
 }
@@ -236,6 +363,16 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
     "  name TEXT PRIMARY KEY,"
     "  run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,"
     "  created_at TEXT NOT NULL);",
+    /* 1 -> 2: a baseline may hold several runs (the gate judges a change
+     * against the spread between them); baselines.run_id stays the
+     * newest, so a reader of version 1's layout still finds one run. */
+    "CREATE TABLE baseline_runs ("
+    "  name TEXT NOT NULL REFERENCES baselines(name) ON DELETE CASCADE,"
+    "  run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,"
+    "  added_at TEXT NOT NULL,"
+    "  PRIMARY KEY (name, run_id)) WITHOUT ROWID;"
+    "INSERT INTO baseline_runs(name, run_id, added_at)"
+    "  SELECT name, run_id, created_at FROM baselines;",
 };
 
 /* A database that is neither ours nor empty belongs to another program. */
@@ -255,6 +392,15 @@ static int migrate(sb_store *st, sb_err *err)
     long ver = 0, app = 0, ntables = 0;
     int rc;
 
+    /* A database at this build's version needs no write transaction: a
+     * command that only reads must not wait for a writer's lock. */
+    if ((rc = query_int(st, "PRAGMA user_version", &ver, err)) ||
+        (rc = query_int(st, "PRAGMA application_id", &app, err)))
+        return rc;
+    if (ver == SB_STORE_SCHEMA_VERSION && app == SB_STORE_APP_ID) {
+        st->version = ver;
+        return 0;
+    }
     /* IMMEDIATE takes the write lock first, so two processes creating the
      * same new database cannot both run the migrations. */
     if ((rc = exec_retry(st, "BEGIN IMMEDIATE", err)))
@@ -302,6 +448,7 @@ static int migrate(sb_store *st, sb_err *err)
         if ((rc = exec_sql(st, sql, err)))
             goto fail;
     }
+    st->version = ver > SB_STORE_SCHEMA_VERSION ? ver : SB_STORE_SCHEMA_VERSION;
     return exec_sql(st, "COMMIT", err);
 fail:
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -342,11 +489,42 @@ static int check_not_truncated(const char *path, sb_err *err)
     return 0;
 }
 
-int sb_store_open(const char *path, sb_store **out, sb_err *err)
+/* Whether the file system holding path (or its folder, for a file not
+ * there yet) is mounted read-only. */
+static bool on_readonly_fs(const char *path)
+{
+    struct statvfs v;
+    if (statvfs(path, &v) == 0)
+        return (v.f_flag & ST_RDONLY) != 0;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = slash == dir ? (slash[1] = '\0', '/') : '\0';
+    return statvfs(slash ? dir : ".", &v) == 0 && (v.f_flag & ST_RDONLY);
+}
+
+/* Removes a database file this open created and left empty (a new
+ * database on a full disk was left as a 0-byte file). */
+static void remove_if_new_and_empty(const char *path, bool existed)
+{
+    struct stat sbuf;
+    if (existed || stat(path, &sbuf) != 0 || sbuf.st_size != 0)
+        return;
+    char side[4200];
+    remove(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    remove(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    remove(side);
+}
+
+int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
 {
     *out = NULL;
     struct stat sbuf;
-    if (stat(path, &sbuf) == 0 && !S_ISREG(sbuf.st_mode))
+    bool existed = stat(path, &sbuf) == 0;
+    if (existed && !S_ISREG(sbuf.st_mode))
         return sb_fail(err, SB_EINVAL, "database %s: not a regular file", path);
 
     /* The header is read before SQLite opens the file: closing any
@@ -363,17 +541,45 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
     if (!st)
         return sb_fail(err, SB_ENOMEM, "out of memory opening %s", path);
     snprintf(st->path, sizeof st->path, "%s", path);
+    st->timeout_s = sb_store_lock_timeout();
+    arm(st);
 
+    /* Read-only: a command that only reads opens the file read-only and
+     * takes no write lock; on read-only media (where SQLite could not even
+     * create the WAL's shared-memory file) immutable, which takes no lock
+     * at all. A database not there yet is created as before, read-only or
+     * not (a first `history` finds an empty store, not an error). */
+    st->ro = mode == SB_STORE_RO && existed;
+    st->immutable = st->ro && on_readonly_fs(path);
+    if (mode == SB_STORE_RO && !existed && on_readonly_fs(path)) {
+        free(st);
+        return sb_fail(err, SB_EINVAL, "database %s: there is none, and the "
+                       "file system is read-only", path);
+    }
     int rc;
-    if (sqlite3_open_v2(path, &st->db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                        NULL) != SQLITE_OK) {
+    int flags = st->ro ? SQLITE_OPEN_READONLY
+                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    char uri[4200];
+    const char *name = path;
+    if (st->immutable) {
+        /* a URI: '%', '?' and '#' in the path are escaped */
+        size_t o = (size_t)snprintf(uri, sizeof uri, "file:");
+        for (const char *c = path; *c && o + 4 < sizeof uri; c++)
+            o += (size_t)(strchr("%?#", *c)
+                              ? snprintf(uri + o, sizeof uri - o, "%%%02X",
+                                         (unsigned char)*c)
+                              : snprintf(uri + o, sizeof uri - o, "%c", *c));
+        snprintf(uri + o, sizeof uri - o, "?immutable=1");
+        name = uri;
+        flags |= SQLITE_OPEN_URI;
+    }
+    if (sqlite3_open_v2(name, &st->db, flags, NULL) != SQLITE_OK) {
         rc = st->db ? store_fail(st, err, "opening")
                     : sb_fail(err, SB_ENOMEM, "out of memory opening %s", path);
         goto fail;
     }
     sqlite3_extended_result_codes(st->db, 1);
-    sqlite3_busy_timeout(st->db, SB_STORE_BUSY_MS);
+    sqlite3_busy_handler(st->db, busy_wait, st);
 
     /* The first read finds a file that is not SQLite at all (NOTADB). A
      * file cut short is found from its header, which costs nothing at any
@@ -396,10 +602,23 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
             goto fail;
         }
         if (strcmp(col_text(s, 0), "ok") != 0) {
+            /* One line: the first problem SQLite reports, and how many. */
+            char first[160];
+            snprintf(first, sizeof first, "%s", col_text(s, 0));
+            for (char *c = first; *c; c++)
+                if ((unsigned char)*c < 0x20)
+                    *c = ' ';
+            long more = 0;
+            while (sqlite3_step(s) == SQLITE_ROW && more < 1000)
+                more++;
+            char tail[48] = "";
+            if (more)
+                snprintf(tail, sizeof tail, "; %ld more problem%s", more,
+                         more == 1 ? "" : "s");
             rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc.msg)
                          : sb_fail(err, SB_EINVAL,
-                                   "database %s: damaged (quick_check: %.200s)",
-                                   path, col_text(s, 0));
+                                   "database %s: damaged (quick_check: %s%s)",
+                                   path, first, tail);
             sqlite3_finalize(s);
             goto fail;
         }
@@ -415,11 +634,42 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
         goto fail;
     if ((rc = refuse_foreign(st, app, ver, n, err)))
         goto fail;
+    if (ver > SB_STORE_SCHEMA_VERSION) {
+        rc = sb_fail(err, SB_EINVAL,
+                     "database %s: written by a newer solbench (schema "
+                     "version %ld; this build reads up to %d): upgrade "
+                     "solbench or use another --db",
+                     path, ver, SB_STORE_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (st->ro && ver == 0 && !st->immutable) {
+        /* No schema yet: a database another process is creating this very
+         * moment (or an empty file). Opened read-write, the creator's lock
+         * is waited for and the schema found (or made). */
+        sqlite3_close(st->db);
+        free(st);
+        return sb_store_open_mode(path, SB_STORE_RW, out, err);
+    }
+    if (st->ro) {
+        /* An older layout is read as it is (the queries know version 1);
+         * migrating needs the write lock, which a reader does not take. */
+        st->version = ver;
+        *out = st;
+        return 0;
+    }
 
     /* WAL: readers never block the writer and a killed writer leaves the
      * last committed state. synchronous=NORMAL is safe against a killed
-     * process (only a power loss may drop the newest commits). */
-    if ((rc = exec_retry(st, "PRAGMA journal_mode = WAL", err)) ||
+     * process (only a power loss may drop the newest commits). The mode
+     * is switched only when it is not WAL yet: the switch takes a lock. */
+    sqlite3_stmt *jm;
+    bool wal = false;
+    if ((rc = prepare(st, "PRAGMA journal_mode", &jm, err)))
+        goto fail;
+    if (sqlite3_step(jm) == SQLITE_ROW)
+        wal = strcmp(col_text(jm, 0), "wal") == 0;
+    sqlite3_finalize(jm);
+    if ((!wal && (rc = exec_retry(st, "PRAGMA journal_mode = WAL", err))) ||
         (rc = exec_sql(st, "PRAGMA synchronous = NORMAL", err)) ||
         (rc = exec_sql(st, "PRAGMA foreign_keys = ON", err)))
         goto fail;
@@ -430,11 +680,25 @@ int sb_store_open(const char *path, sb_store **out, sb_err *err)
 fail:
     sqlite3_close(st->db);
     free(st);
+    remove_if_new_and_empty(path, existed);
     return rc;
+}
+
+int sb_store_open(const char *path, sb_store **out, sb_err *err)
+{
+    return sb_store_open_mode(path, SB_STORE_RW, out, err);
 }
 
 int sb_store_open_default(const char *explicit_path, sb_store **st,
                           char *path_out, size_t len, sb_err *err)
+{
+    return sb_store_open_default_mode(explicit_path, SB_STORE_RW, st, path_out,
+                                      len, err);
+}
+
+int sb_store_open_default_mode(const char *explicit_path, int mode,
+                               sb_store **st, char *path_out, size_t len,
+                               sb_err *err)
 {
     char path[4096];
     *st = NULL;
@@ -443,7 +707,40 @@ int sb_store_open_default(const char *explicit_path, sb_store **st,
         return rc;
     if (path_out && len)
         snprintf(path_out, len, "%s", path);
-    return sb_store_open(path, st, err);
+    return sb_store_open_mode(path, mode, st, err);
+}
+
+const char *sb_store_file(const sb_store *st) { return st->path; }
+
+int sb_store_check_writable(sb_store *st, double need_bytes, sb_err *err)
+{
+    if (st->ro)
+        return sb_fail(err, SB_EINVAL, "database %s: opened read-only",
+                       st->path);
+    arm(st);
+    /* The write lock, taken and given back at once: what a run's commit
+     * will need, found now and not after the run. */
+    int rc = exec_retry(st, "BEGIN IMMEDIATE", err);
+    if (rc)
+        return rc;
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    /* Writing a page of the file itself: a read-only file or folder can
+     * still take the lock above through the WAL's shared memory. */
+    if (access(st->path, W_OK) != 0)
+        return sb_fail(err, SB_EIO, "database %s: read-only (%s)", st->path,
+                       strerror(errno));
+    struct statvfs v;
+    if (statvfs(st->path, &v) == 0) {
+        double free_b = (double)v.f_bavail * (double)v.f_frsize;
+        if (v.f_flag & ST_RDONLY)
+            return sb_fail(err, SB_EIO, "database %s: read-only (the file "
+                           "system is mounted read-only)", st->path);
+        if (free_b < need_bytes)
+            return sb_fail(err, SB_EIO, "database %s: the disk is full (%.1f "
+                           "MiB free, a run needs about %.1f)", st->path,
+                           free_b / 1048576.0, need_bytes / 1048576.0);
+    }
+    return 0;
 }
 
 void sb_store_close(sb_store *st)
@@ -652,9 +949,13 @@ done:
     return rc;
 }
 
-static int save(sb_store *st, const sb_run *run, bool imported, bool *inserted,
-                sb_err *err)
+/* Stores run; in_tx: inside the caller's transaction (no BEGIN, COMMIT
+ * or ROLLBACK here). */
+static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
+                bool *inserted, sb_err *err)
 {
+    if (!in_tx)
+        arm(st);
     static const char *const ver_keys[] = {"version", "solbench_version", NULL};
     static const char *const commit_keys[] = {"git_commit", "commit", NULL};
     if (inserted)
@@ -700,7 +1001,7 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool *inserted,
         rc = sb_fail(err, SB_ENOMEM, "cannot encode run %s", run->run_id);
         goto out;
     }
-    if ((rc = exec_retry(st, "BEGIN IMMEDIATE", err)))
+    if (!in_tx && (rc = exec_retry(st, "BEGIN IMMEDIATE", err)))
         goto out;
     if ((rc = prepare(st,
                       "INSERT OR IGNORE INTO runs(run_id, started_at, "
@@ -750,11 +1051,12 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool *inserted,
     }
     sqlite3_finalize(s);
     s = NULL;
-    if ((rc = exec_sql(st, "COMMIT", err)))
+    if (!in_tx && (rc = exec_sql(st, "COMMIT", err)))
         goto rollback;
     goto out;
 rollback:
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    if (!in_tx)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 out:
     sqlite3_finalize(s);
     free(docs);
@@ -766,30 +1068,179 @@ out:
 
 int sb_store_save_run(sb_store *st, const sb_run *run, sb_err *err)
 {
-    return save(st, run, false, NULL, err);
+    return save(st, run, false, false, NULL, err);
 }
 
 static int lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
                   size_t len, sb_err *err);
 
+/* The stored document of run id as JSON (new reference), or NULL with
+ * *found false when there is none; negative return on error. */
+static int stored_doc(sb_store *st, const char *id, json_t **doc, bool *found,
+                      sb_err *err)
+{
+    *doc = NULL;
+    *found = false;
+    sqlite3_stmt *s;
+    int rc = prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s, err);
+    if (rc)
+        return rc;
+    bind_text(s, 1, id);
+    int step = sqlite3_step(s);
+    if (step == SQLITE_ROW) {
+        *found = true;
+        *doc = json_loads(col_text(s, 0), JSON_REJECT_DUPLICATES, NULL);
+    } else if (step != SQLITE_DONE) {
+        rc = store_fail(st, err, "looking up a run");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Whether run is the very run doc holds (the same JSON document). */
+static bool same_run(const json_t *doc, const sb_run *run)
+{
+    json_t *mine = sb_run_to_json(run);
+    bool same = doc && mine && json_equal((json_t *)doc, mine);
+    json_decref(mine);
+    return same;
+}
+
+int sb_store_import_runs(sb_store *st, const sb_run *runs,
+                         const char *const *names, int n, bool *inserted,
+                         sb_err *err)
+{
+    arm(st);
+    for (int i = 0; i < n; i++)
+        inserted[i] = false;
+    int rc = exec_retry(st, "BEGIN IMMEDIATE", err);
+    if (rc)
+        return rc;
+    /* Every document and id is checked before anything is written: a bad
+     * one imports nothing. An imported run may be named anything a
+     * document allows: not 'last', nor a baseline's name, which would
+     * hide it (names resolve before run ids); nor a stored run's id
+     * unless it is that very run. */
+    bool *skip = calloc((size_t)(n > 0 ? n : 1), sizeof *skip);
+    if (!skip) {
+        rc = sb_fail(err, SB_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < n; i++) {
+        const sb_run *run = &runs[i];
+        const char *nm = names ? names[i] : run->run_id;
+        char other[64];
+        if (strcmp(run->run_id, "last") == 0) {
+            rc = sb_fail(err, SB_EINVAL, "%s: run id 'last' is reserved (it "
+                         "means the newest run); nothing was imported", nm);
+            goto fail;
+        }
+        int f = lookup(st, "SELECT name FROM baselines WHERE name = ?1",
+                       run->run_id, other, sizeof other, err);
+        if (f < 0) {
+            rc = f;
+            goto fail;
+        }
+        if (f) {
+            rc = sb_fail(err, SB_EINVAL, "%s: run id '%s' is a baseline's "
+                         "name (it would be hidden by it); nothing was "
+                         "imported", nm, run->run_id);
+            goto fail;
+        }
+        json_t *doc;
+        bool found;
+        if ((rc = stored_doc(st, run->run_id, &doc, &found, err)))
+            goto fail;
+        if (found) {
+            bool same = same_run(doc, run);
+            const char *at = json_string_value(json_object_get(doc,
+                                                               "started_at"));
+            char when[40];
+            snprintf(when, sizeof when, "%s", at ? at : "?");
+            json_decref(doc);
+            if (!same) {
+                rc = sb_fail(err, SB_EINVAL,
+                             "%s: run id %s is already stored with other "
+                             "contents (the stored run started %s, this "
+                             "one %s); nothing was imported", nm,
+                             run->run_id, when, run->started_at);
+                goto fail;
+            }
+            skip[i] = true;
+            continue;
+        }
+        /* the same id twice in the files given */
+        for (int j = 0; j < i; j++) {
+            if (strcmp(runs[j].run_id, run->run_id) != 0)
+                continue;
+            json_t *dj = sb_run_to_json(&runs[j]);
+            bool same = same_run(dj, run);
+            json_decref(dj);
+            if (!same) {
+                rc = sb_fail(err, SB_EINVAL,
+                             "%s and %s: two different runs under one run id "
+                             "%s; nothing was imported",
+                             names ? names[j] : runs[j].run_id, nm,
+                             run->run_id);
+                goto fail;
+            }
+            skip[i] = true;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (skip[i])
+            continue;
+        if ((rc = save(st, &runs[i], true, true, &inserted[i], err)))
+            goto fail;
+    }
+    free(skip);
+    return exec_sql(st, "COMMIT", err);
+fail:
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < n; i++)
+        inserted[i] = false;
+    free(skip);
+    return rc;
+}
+
 int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
                         sb_err *err)
 {
-    /* An imported run may be named anything a document allows: not
-     * 'last', nor a baseline's name, which would hide it (names resolve
-     * before run ids). */
-    char other[64];
-    if (strcmp(run->run_id, "last") == 0)
-        return sb_fail(err, SB_EINVAL, "run id 'last' is reserved (it means "
-                       "the newest run)");
-    int f = lookup(st, "SELECT run_id FROM baselines WHERE name = ?1",
-                   run->run_id, other, sizeof other, err);
-    if (f < 0)
-        return f;
-    if (f)
-        return sb_fail(err, SB_EINVAL, "run id '%s' is a baseline's name (it "
-                       "would be hidden by it)", run->run_id);
-    return save(st, run, true, inserted, err);
+    bool ins = false;
+    int rc = sb_store_import_runs(st, run, NULL, 1, &ins, err);
+    if (inserted)
+        *inserted = ins;
+    return rc;
+}
+
+/* A run the store could not take is written beside it (or to the
+ * temporary folder), so a measured run is never lost. */
+int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
+                           size_t len, sb_err *err)
+{
+    char dir[4096] = ".";
+    if (db_path && *db_path) {
+        snprintf(dir, sizeof dir, "%s", db_path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+            *slash = '\0';
+        else if (slash)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, ".");
+    }
+    const char *tmp = getenv("TMPDIR");
+    const char *dirs[3] = {dir, tmp && *tmp ? tmp : "/tmp", "."};
+    for (int i = 0; i < 3; i++) {
+        snprintf(out, len, "%s/solbench-unsaved-%s.json", dirs[i],
+                 run->run_id[0] ? run->run_id : "run");
+        sb_err e = {0};
+        if (sb_run_write_json(run, out, &e) == 0)
+            return 0;
+    }
+    out[0] = '\0';
+    return sb_fail(err, SB_EIO, "the run document could not be written "
+                   "anywhere (%s, %s, .)", dir, dirs[1]);
 }
 
 /* ---- loading ------------------------------------------------------------- */
@@ -825,6 +1276,7 @@ static int lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
 int sb_store_resolve(sb_store *st, const char *ref, char *run_id, size_t len,
                      sb_err *err)
 {
+    arm(st);
     int f;
     if (!ref || !*ref)
         return sb_fail(err, SB_EINVAL, "empty run reference");
@@ -883,7 +1335,7 @@ int sb_store_load_run(sb_store *st, const char *ref, sb_run *run, sb_err *err)
         return rc;
     }
     json_error_t jerr;
-    json_t *doc = json_loads(col_text(s, 0), 0, &jerr);
+    json_t *doc = json_loads(col_text(s, 0), JSON_REJECT_DUPLICATES, &jerr);
     sqlite3_finalize(s);
     /* sb_run_from_json initialises the run itself. */
     sb_run_free(run);
@@ -906,6 +1358,7 @@ int sb_store_load_run(sb_store *st, const char *ref, sb_run *run, sb_err *err)
 
 long sb_store_count_runs(sb_store *st, sb_err *err)
 {
+    arm(st);
     long n = 0;
     int rc = query_int(st, "SELECT count(*) FROM runs", &n, err);
     return rc ? rc : n;
@@ -916,6 +1369,7 @@ long sb_store_count_runs(sb_store *st, sb_err *err)
 int sb_store_history(sb_store *st, const char *bench, int last_runs,
                      sb_store_hist_fn fn, void *arg, sb_err *err)
 {
+    arm(st);
     sqlite3_stmt *s;
     int rc = prepare(
         st,
@@ -966,20 +1420,18 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
 
 /* ---- baselines ----------------------------------------------------------- */
 
-int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
-                          sb_err *err)
+/* A baseline name: a letter first (the run ids solbench makes begin with
+ * a digit; a stored run's id, which an imported document may choose, is
+ * refused too), then letters, digits, '.', '_' or '-': a name prints in
+ * one cell and types without quoting. */
+static int check_baseline_name(sb_store *st, const char *name, sb_err *err)
 {
-    char id[64], now[32];
     if (!name || !*name)
         return sb_fail(err, SB_EINVAL, "baseline: empty name");
     if (strcmp(name, "last") == 0)
         return sb_fail(err, SB_EINVAL,
                        "baseline name 'last' is reserved (it means the "
                        "newest run)");
-    /* A letter first (the run ids solbench makes begin with a digit; a
-     * stored run's id, which an imported document may choose, is refused
-     * below), then letters, digits, '.', '_' or '-': a name prints in one
-     * cell and types without quoting. */
     size_t nl = strlen(name);
     bool ok = nl <= SB_STORE_NAME_MAX && isalpha((unsigned char)name[0]);
     for (size_t i = 1; ok && i < nl; i++)
@@ -1003,27 +1455,202 @@ int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
     if (f)
         return sb_fail(err, SB_EINVAL, "baseline name '%s' is a stored run's "
                        "id (it would hide that run)", name);
-    int rc = sb_store_resolve(st, ref ? ref : "last", id, sizeof id, err);
-    if (rc)
-        return rc;
+    return 0;
+}
+
+/* Inserts (name, run) into baseline_runs and makes baselines.run_id the
+ * newest of the baseline's runs; inside the caller's transaction. */
+static int add_baseline_run(sb_store *st, const char *name, const char *id,
+                            const char *now, sb_err *err)
+{
     sqlite3_stmt *s;
+    int rc;
     if ((rc = prepare(st,
-                      "INSERT OR REPLACE INTO baselines(name, run_id, "
-                      "created_at) VALUES (?,?,?)",
+                      "INSERT INTO baselines(name, run_id, created_at) "
+                      "VALUES (?1, ?2, ?3) ON CONFLICT(name) DO NOTHING",
                       &s, err)))
         return rc;
-    sb_utc_now(now, sizeof now);
     bind_text(s, 1, name);
     bind_text(s, 2, id);
     bind_text(s, 3, now);
+    int step = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (step != SQLITE_DONE)
+        return store_fail(st, err, "setting a baseline");
+    if ((rc = prepare(st,
+                      "INSERT OR IGNORE INTO baseline_runs(name, run_id, "
+                      "added_at) VALUES (?1, ?2, ?3)",
+                      &s, err)))
+        return rc;
+    bind_text(s, 1, name);
+    bind_text(s, 2, id);
+    bind_text(s, 3, now);
+    step = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (step != SQLITE_DONE)
+        return store_fail(st, err, "adding a run to a baseline");
+    if ((rc = prepare(st,
+                      "UPDATE baselines SET run_id = (SELECT b.run_id FROM "
+                      "baseline_runs b JOIN runs r ON r.run_id = b.run_id "
+                      "WHERE b.name = ?1 ORDER BY r.started_at DESC, r.id "
+                      "DESC LIMIT 1) WHERE name = ?1",
+                      &s, err)))
+        return rc;
+    bind_text(s, 1, name);
+    step = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return step == SQLITE_DONE ? 0 : store_fail(st, err, "setting a baseline");
+}
+
+int sb_store_baseline_set_runs(sb_store *st, const char *name,
+                               const char *const *refs, int nrefs, bool append,
+                               sb_err *err)
+{
+    arm(st);
+    int rc = check_baseline_name(st, name, err);
+    if (rc)
+        return rc;
+    if (nrefs < 0 || nrefs > SB_STORE_BASELINE_RUNS_MAX)
+        return sb_fail(err, SB_EINVAL, "baseline %s: %d runs, at most %d",
+                       name, nrefs, SB_STORE_BASELINE_RUNS_MAX);
+    /* Every reference resolves before anything changes. */
+    char (*ids)[64] = calloc((size_t)(nrefs > 0 ? nrefs : 1), sizeof *ids);
+    if (!ids)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int n = nrefs > 0 ? nrefs : 1;
+    for (int i = 0; i < n; i++)
+        if ((rc = sb_store_resolve(st, nrefs > 0 ? refs[i] : "last", ids[i],
+                                   sizeof ids[i], err))) {
+            free(ids);
+            return rc;
+        }
+    char now[32];
+    sb_utc_now(now, sizeof now);
+    arm(st);
+    if ((rc = exec_retry(st, "BEGIN IMMEDIATE", err))) {
+        free(ids);
+        return rc;
+    }
+    if (!append) {
+        sqlite3_stmt *s;
+        if ((rc = prepare(st, "DELETE FROM baselines WHERE name = ?1", &s,
+                          err)))
+            goto fail;
+        bind_text(s, 1, name);
+        int step = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (step != SQLITE_DONE) {
+            rc = store_fail(st, err, "replacing a baseline");
+            goto fail;
+        }
+        /* foreign_keys cascade baseline_runs; say it outright as well */
+        if ((rc = prepare(st, "DELETE FROM baseline_runs WHERE name = ?1", &s,
+                          err)))
+            goto fail;
+        bind_text(s, 1, name);
+        step = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (step != SQLITE_DONE) {
+            rc = store_fail(st, err, "replacing a baseline");
+            goto fail;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if ((rc = add_baseline_run(st, name, ids[i], now, err)))
+            goto fail;
+    long count = 0;
+    {
+        sqlite3_stmt *s;
+        if ((rc = prepare(st, "SELECT count(*) FROM baseline_runs WHERE "
+                              "name = ?1", &s, err)))
+            goto fail;
+        bind_text(s, 1, name);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            count = (long)sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+    }
+    if (count > SB_STORE_BASELINE_RUNS_MAX) {
+        rc = sb_fail(err, SB_EINVAL, "baseline %s would hold %ld runs, at "
+                     "most %d", name, count, SB_STORE_BASELINE_RUNS_MAX);
+        goto fail;
+    }
+    free(ids);
+    return exec_sql(st, "COMMIT", err);
+fail:
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    free(ids);
+    return rc;
+}
+
+int sb_store_baseline_update(sb_store *st, const char *name,
+                             const char *run_id, int keep, sb_err *err)
+{
+    if (st->version < 2)
+        return sb_fail(err, SB_EINVAL, "database %s: its layout (version "
+                       "%ld) keeps one run a baseline", st->path, st->version);
+    const char *refs[1] = {run_id};
+    int rc = sb_store_baseline_set_runs(st, name, refs, 1, true, err);
+    if (rc)
+        return rc;
+    /* The oldest runs beyond `keep` leave the baseline (not the store). */
+    arm(st);
+    sqlite3_stmt *s;
+    if ((rc = prepare(st,
+                      "DELETE FROM baseline_runs WHERE name = ?1 AND run_id "
+                      "NOT IN (SELECT b.run_id FROM baseline_runs b JOIN runs "
+                      "r ON r.run_id = b.run_id WHERE b.name = ?1 ORDER BY "
+                      "r.started_at DESC, r.id DESC LIMIT ?2)",
+                      &s, err)))
+        return rc;
+    bind_text(s, 1, name);
+    sqlite3_bind_int(s, 2, keep);
     if (sqlite3_step(s) != SQLITE_DONE)
-        rc = store_fail(st, err, "setting a baseline");
+        rc = store_fail(st, err, "trimming a baseline");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
+                          sb_err *err)
+{
+    const char *refs[1] = {ref ? ref : "last"};
+    return sb_store_baseline_set_runs(st, name, refs, 1, false, err);
+}
+
+int sb_store_baseline_runs(sb_store *st, const char *name,
+                           char ids[][64], int max, int *n, sb_err *err)
+{
+    arm(st);
+    *n = 0;
+    sqlite3_stmt *s;
+    /* Version 1 of the layout kept one run a baseline. */
+    int rc = prepare(st, st->version >= 2
+                             ? "SELECT b.run_id FROM baseline_runs b JOIN runs "
+                               "r ON r.run_id = b.run_id WHERE b.name = ?1 "
+                               "ORDER BY r.started_at, r.id"
+                             : "SELECT run_id FROM baselines WHERE name = ?1",
+                     &s, err);
+    if (rc)
+        return rc;
+    bind_text(s, 1, name);
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_fail(st, err, "reading a baseline");
+            break;
+        }
+        if (*n < max)
+            snprintf(ids[(*n)++], 64, "%s", col_text(s, 0));
+    }
     sqlite3_finalize(s);
     return rc;
 }
 
 int sb_store_baseline_rm(sb_store *st, const char *name, sb_err *err)
 {
+    arm(st);
     sqlite3_stmt *s;
     int rc = prepare(st, "DELETE FROM baselines WHERE name = ?", &s, err);
     if (rc)
@@ -1041,12 +1668,19 @@ int sb_store_baseline_rm(sb_store *st, const char *name, sb_err *err)
 int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
                            sb_err *err)
 {
+    arm(st);
     sqlite3_stmt *s;
-    int rc = prepare(st,
-                     "SELECT b.name, b.run_id, b.created_at, r.started_at, "
-                     "r.tags, (SELECT count(*) FROM results x WHERE "
-                     "x.run_id = b.run_id) FROM baselines b JOIN runs r "
-                     "ON r.run_id = b.run_id ORDER BY b.name",
+    int rc = prepare(st, st->version >= 2
+                     ? "SELECT b.name, b.run_id, b.created_at, r.started_at, "
+                       "r.tags, (SELECT count(*) FROM results x WHERE "
+                       "x.run_id = b.run_id), (SELECT count(*) FROM "
+                       "baseline_runs y WHERE y.name = b.name) FROM "
+                       "baselines b JOIN runs r ON r.run_id = b.run_id "
+                       "ORDER BY b.name"
+                     : "SELECT b.name, b.run_id, b.created_at, r.started_at, "
+                       "r.tags, (SELECT count(*) FROM results x WHERE "
+                       "x.run_id = b.run_id), 1 FROM baselines b JOIN runs r "
+                       "ON r.run_id = b.run_id ORDER BY b.name",
                      &s, err);
     if (rc)
         return rc;
@@ -1065,6 +1699,7 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
             .started_at = col_text(s, 3),
             .tags = col_text(s, 4),
             .n_results = (long)sqlite3_column_int64(s, 5),
+            .n_runs = (long)sqlite3_column_int64(s, 6),
         };
         if ((rc = fn(&b, arg)))
             break;

@@ -15,6 +15,14 @@
 #          database from a newer solbench is refused; an interleaved
 #          baseline is checked interleaved, and --confirm against one made
 #          three times faster on paper re-measures all its points in rounds.
+#   lock:  a write lock held by another process for ever: read-only
+#          commands answer at once, writers give up within
+#          SOLBENCH_LOCK_TIMEOUT + 1 s with one line naming the process,
+#          before measuring anything; a lock taken during a run makes its
+#          commit fail, and the run document is kept in a file that imports.
+#   multi: a baseline of several runs (set, add, --update-baseline), the
+#          check judged against the spread between them; imports all or
+#          nothing; a different run under a stored id refused.
 set -u
 S=$1
 PART=$2
@@ -354,6 +362,141 @@ PY
     expect_rc 2 $? "baseline rm of an unknown name"
     "$S" compare last last --alpha 2 2>/dev/null
     expect_rc 2 $? "compare --alpha 2"
+    ;;
+lock)
+    TINY=(--bench memory.triad -p size=64KiB --min-time 0.05 --quiet)
+    "$S" run "${TINY[@]}" >/dev/null 2>&1
+    expect_rc 0 $? "a first run"
+    "$S" baseline set held >/dev/null
+    # Another process takes the write lock and keeps it (for 60 s).
+    python3 - "$SOLBENCH_DB" "$W/locked" <<'PY' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=1)
+c.execute("BEGIN IMMEDIATE")
+c.execute("UPDATE baselines SET created_at = created_at")
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+    BUSY+=($!)
+    holder=$!
+    for _ in $(seq 100); do [ -e "$W/locked" ] && break; sleep 0.1; done
+    [ -e "$W/locked" ] || fail "the locking process did not start"
+    t0=$(date +%s.%N)
+    "$S" history >"$W/h.out" 2>"$W/h.err"
+    expect_rc 0 $? "history beside a held write lock"
+    "$S" baseline list >/dev/null 2>&1
+    expect_rc 0 $? "baseline list beside a held write lock"
+    "$S" export last --json "$W/e.json" >/dev/null 2>&1
+    expect_rc 0 $? "export beside a held write lock"
+    t1=$(date +%s.%N)
+    python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 5 else 1)" &&
+        ok "the readers did not wait" || fail "the readers waited $(python3 -c "print($t1 - $t0)") s"
+    before=$(sqlite3 "$SOLBENCH_DB" "SELECT count(*) FROM runs" 2>/dev/null)
+    t0=$(date +%s.%N)
+    SOLBENCH_LOCK_TIMEOUT=2 "$S" run "${TINY[@]}" >"$W/r.out" 2>"$W/r.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    expect_rc 2 $rc "run beside a held write lock"
+    python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 3.5 else 1)" &&
+        ok "the writer gave up within its timeout" || fail "the writer took $(python3 -c "print($t1 - $t0)") s"
+    [ "$(wc -l <"$W/r.err")" -eq 1 ] && grep -q "locked by another process (pid $holder (python3))" "$W/r.err" &&
+        ok "one line naming the holder: $(cat "$W/r.err")" || fail "the lock error: $(cat "$W/r.err")"
+    grep -q "memory.triad" "$W/r.out" && fail "measured before finding the lock" || ok "nothing measured"
+    SOLBENCH_LOCK_TIMEOUT=1 "$S" baseline set other >/dev/null 2>"$W/b.err"
+    expect_rc 2 $? "baseline set beside a held write lock"
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+    [ "$(sqlite3 "$SOLBENCH_DB" "SELECT count(*) FROM runs")" = "$before" ] &&
+        ok "nothing stored while locked" || fail "runs changed while locked"
+
+    # A lock taken while a run measures: its commit gives up, and the run
+    # is kept in a file beside the store, which imports afterwards.
+    rm -f "$W/locked"
+    (sleep 1.2; python3 - "$SOLBENCH_DB" "$W/locked" <<'PY'
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
+c.execute("BEGIN IMMEDIATE")
+c.execute("UPDATE baselines SET created_at = created_at")
+open(sys.argv[2], "w").close()
+time.sleep(15)
+PY
+    ) &
+    BUSY+=($!)
+    SOLBENCH_LOCK_TIMEOUT=1 "$S" run --bench memory.triad -p size=64KiB --min-time 3 --quiet >"$W/late.out" 2>"$W/late.err"
+    expect_rc 2 $? "a run whose commit meets a lock"
+    kept=$(sed -n 's/.*the run was kept in \([^ ]*\) (solbench import.*/\1/p' "$W/late.err")
+    [ -n "$kept" ] && [ -f "$kept" ] && ok "kept in $kept" || fail "no kept file: $(cat "$W/late.err")"
+    [ "$(wc -l <"$W/late.err")" -eq 1 ] || fail "more than one line: $(cat "$W/late.err")"
+    for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done
+    pkill -f "import sqlite3" 2>/dev/null
+    wait 2>/dev/null
+    BUSY=()
+    if [ -n "$kept" ] && [ -f "$kept" ]; then
+        "$S" import "$kept" >/dev/null 2>&1
+        expect_rc 0 $? "the kept run imports"
+    fi
+    ;;
+multi)
+    TINY=(--bench memory.triad -p size=256KiB --min-time 0.1 --quiet)
+    for i in 1 2 3; do "$S" run "${TINY[@]}" --tag n=$i >/dev/null 2>&1; done
+    ids=$(sqlite3 "$SOLBENCH_DB" "SELECT run_id FROM runs ORDER BY started_at")
+    "$S" baseline set three $ids >"$W/set.out" 2>&1
+    expect_rc 0 $? "baseline set of three runs"
+    [ "$(grep -o '20[0-9T]*Z-[0-9a-f]*' "$W/set.out" | wc -l)" -eq 3 ] &&
+        ok "three runs named" || fail "baseline set said: $(cat "$W/set.out")"
+    "$S" baseline list >"$W/list.out"
+    grep -q "^three .* 3 " "$W/list.out" && ok "list shows 3 runs" || fail "list: $(cat "$W/list.out")"
+    "$S" check --baseline three --threshold 25 --json "$W/c.json" >"$W/c.out" 2>&1
+    rc=$?
+    [ $rc -le 1 ] || { cat "$W/c.out"; fail "check exited $rc"; }
+    grep -q "check against baseline three (3 runs" "$W/c.out" && ok "judged against 3 runs" || fail "$(head -3 "$W/c.out")"
+    python3 - "$W/c.json" <<'PY' || fail "no spread in the comparison document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+l = d["lines"][0] if "lines" in d else d["points"][0]
+assert l.get("baseline_runs") == 3 and l.get("baseline_spread_pct") is not None, l
+PY
+    # --update-baseline: a passing check adds its run (keeping --keep)
+    "$S" check --baseline three --threshold 200 --update-baseline --keep 3 >"$W/u.out" 2>&1
+    expect_rc 0 $? "a generous check with --update-baseline"
+    grep -q "run .* added" "$W/u.out" && ok "the new run joined" || fail "$(tail -2 "$W/u.out")"
+    [ "$(sqlite3 "$SOLBENCH_DB" "SELECT count(*) FROM baseline_runs WHERE name = 'three'")" = 3 ] &&
+        ok "the oldest left (3 kept)" || fail "baseline_runs: $(sqlite3 "$SOLBENCH_DB" "SELECT * FROM baseline_runs")"
+    "$S" check --baseline three --no-store --update-baseline >/dev/null 2>&1
+    expect_rc 2 $? "--update-baseline with --no-store"
+    "$S" baseline add three nosuch 2>/dev/null
+    expect_rc 2 $? "baseline add of an unknown run"
+
+    # Import: all or nothing; a different run under a stored id refused.
+    "$S" export last --json "$W/last.json" >/dev/null
+    python3 - "$W/last.json" "$W/new.json" "$W/lastid.json" "$W/other.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = dict(d); n["run_id"] = "fresh-run-1"; json.dump(n, open(sys.argv[2], "w"))
+l = dict(d); l["run_id"] = "last"; json.dump(l, open(sys.argv[3], "w"))
+o = json.loads(json.dumps(d)); o["results"][0]["samples_s"][0] *= 2
+json.dump(o, open(sys.argv[4], "w"))
+PY
+    before=$(runs)
+    "$S" import "$W/new.json" "$W/lastid.json" >/dev/null 2>"$W/i.err"
+    expect_rc 2 $? "import with a reserved id among the files"
+    [ "$(runs)" = "$before" ] && ok "nothing imported" || fail "import was not all or nothing"
+    "$S" import "$W/other.json" >/dev/null 2>"$W/o.err"
+    expect_rc 2 $? "import of a different run under a stored id"
+    grep -q "already stored with other contents" "$W/o.err" && ok "$(cat "$W/o.err")" || fail "$(cat "$W/o.err")"
+    "$S" import "$W/last.json" "$W/new.json" >"$W/ok.out" 2>&1
+    expect_rc 0 $? "import of the same run and a new one"
+    grep -q "already stored, skipped" "$W/ok.out" && [ "$(runs)" = $((before + 1)) ] &&
+        ok "the same run skipped, the new one imported" || fail "$(cat "$W/ok.out")"
+
+    # A database that cannot grow (the file size limit stands in for a
+    # full disk): one line naming the cause, and no empty file left. The
+    # output goes through a pipe, which the limit does not bind.
+    (trap '' XFSZ; ulimit -f 0; "$S" history --db "$W/full.db"; echo "rc=$?") 2>&1 | cat >"$W/full.out"
+    grep -q "^rc=2$" "$W/full.out" && grep -q "the file may not grow" "$W/full.out" &&
+        [ "$(grep -vc '^rc=' "$W/full.out")" -eq 1 ] &&
+        ok "a database that cannot grow: $(head -1 "$W/full.out")" || fail "$(cat "$W/full.out")"
+    [ ! -e "$W/full.db" ] && ok "no empty database left" || fail "$(ls -l "$W"/full.db*)"
     ;;
 *)
     echo "unknown part $PART"

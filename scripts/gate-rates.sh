@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# gate-rates.sh — how often `solbench check` cries wolf on this machine, and
+# how small a slowdown it catches, measured as a CI job would meet them.
+#
+#   1. A baseline of RUNS runs (default 3) of the points below, one after
+#      the other (`baseline set gate RUN...`).
+#   2. QUIET checks (default 50) against it, the machine otherwise idle:
+#      every exit 1 is a false alarm.
+#   3. The same checks while a competing process, pinned to one core,
+#      takes DUTY percent of it (busy, then asleep, every 10 ms): first the
+#      slowdown that load causes is measured (the points' medians with and
+#      without it, interleaved), then SLOW checks (default 10) under it:
+#      every exit 1 is a slowdown caught.
+#
+# The points: memory.triad at 8 MiB (in cache; the DRAM figure of a shared
+# guest moves by tens of percent between runs) and fp32 compute.gemm at
+# n = 1024, both on all cores, --min-time 0.3. Prints the counts and the
+# slowdown; exit 0 when at most MAXFALSE (default 1) of the quiet checks
+# failed and at least MINCAUGHT (default 9) of the slow ones did.
+#
+# Usage: scripts/gate-rates.sh [--solbench PATH] [--runs N] [--quiet N]
+#                              [--slow N] [--duty PCT] [--check-args "..."]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+sb=$root/build/solbench
+runs=3
+quiet=50
+slow=10
+duty=10
+maxfalse=1
+mincaught=9
+extra=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    --solbench) sb=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --quiet) quiet=$2; shift 2 ;;
+    --slow) slow=$2; shift 2 ;;
+    --duty) duty=$2; shift 2 ;;
+    --check-args) read -r -a extra <<<"$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gate-rates.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+[ -x "$sb" ] || { echo "gate-rates.sh: no solbench at $sb" >&2; exit 2; }
+command -v taskset >/dev/null || { echo "gate-rates.sh: taskset is needed" >&2; exit 2; }
+
+W=$(mktemp -d)
+LOAD=
+cleanup() { [ -n "$LOAD" ] && kill "$LOAD" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"; }
+trap cleanup EXIT
+export SOLBENCH_DB=$W/gate.db
+POINTS=(--bench memory.triad,compute.gemm -p memory.triad:size=8MiB
+        -p compute.gemm:dtype=fp32 -p compute.gemm:shape=square
+        -p compute.gemm:n=1024 --min-time 0.3 --quiet)
+
+# A process that takes DUTY % of core 0: busy for DUTY/10 ms of every 10.
+start_load() {
+    taskset -c 0 python3 -c '
+import time, sys
+busy = float(sys.argv[1]) / 100 * 0.010
+while True:
+    t = time.perf_counter()
+    while time.perf_counter() - t < busy:
+        pass
+    time.sleep(0.010 - busy)
+' "$duty" &
+    LOAD=$!
+}
+stop_load() { kill "$LOAD" 2>/dev/null; wait "$LOAD" 2>/dev/null || true; LOAD=; }
+
+echo "gate-rates: $(nproc) cores, baseline of $runs runs, $quiet quiet checks, $slow under a $duty % load on core 0 ($(date -u +%Y-%m-%dT%H:%MZ))"
+ids=()
+for i in $(seq "$runs"); do
+    "$sb" run "${POINTS[@]}" --tag gate=base >/dev/null
+    ids+=("$(sqlite3 "$SOLBENCH_DB" "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")")
+done
+"$sb" baseline set gate "${ids[@]}" >/dev/null
+
+false_alarms=0
+for i in $(seq "$quiet"); do
+    rc=0
+    "$sb" check --baseline gate --no-store "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
+    if [ "$rc" -eq 1 ]; then
+        false_alarms=$((false_alarms + 1))
+        grep REGRESSED "$W/q.out" | sed "s/^/  quiet check $i: /"
+    elif [ "$rc" -ne 0 ]; then
+        cat "$W/q.out"; echo "gate-rates.sh: check exited $rc" >&2; exit 2
+    fi
+done
+
+# The slowdown the load causes: both sides in one interleaved run each.
+slowdown() {
+    "$sb" run "${POINTS[@]}" --no-store --interleave --json "$W/$1.json" >/dev/null
+}
+slowdown off
+start_load
+slowdown on
+python3 - "$W/off.json" "$W/on.json" >"$W/slowdown" <<'PY'
+import json, sys
+def heads(p):
+    out = {}
+    for r in json.load(open(p))["results"]:
+        m = r["metrics"]
+        out[r["bench"]] = m["GBps"]["value"] if "GBps" in m else m["GFLOPs"]["value"]
+    return out
+a, b = heads(sys.argv[1]), heads(sys.argv[2])
+print(", ".join("%s %+.1f%%" % (k, (b[k] - a[k]) / a[k] * 100) for k in sorted(a)))
+PY
+caught=0
+for i in $(seq "$slow"); do
+    rc=0
+    "$sb" check --baseline gate --no-store "${extra[@]}" >"$W/s.out" 2>&1 || rc=$?
+    [ "$rc" -eq 1 ] && caught=$((caught + 1))
+    [ "$rc" -le 1 ] || { cat "$W/s.out"; echo "gate-rates.sh: check exited $rc" >&2; exit 2; }
+done
+stop_load
+
+echo "false alarms: $false_alarms of $quiet quiet checks (target at most $maxfalse)"
+echo "slowdown under the load: $(cat "$W/slowdown")"
+echo "caught: $caught of $slow checks under the load (target at least $mincaught)"
+[ "$false_alarms" -le "$maxfalse" ] && [ "$caught" -ge "$mincaught" ]
