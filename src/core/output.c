@@ -74,7 +74,13 @@ static json_t *params_to_json(const sb_params *p)
         json_t *j;
         switch (v->type) {
         case SB_P_INT:
-        case SB_P_SIZE: j = json_integer((json_int_t)v->num); break;
+        case SB_P_SIZE:
+            /* a double holds every integer up to 2^53 exactly; beyond, the
+             * cast to a 64-bit integer may overflow (undefined), so such a
+             * value is written as the number it is */
+            j = fabs(v->num) <= 9007199254740992.0
+                    ? json_integer((json_int_t)v->num) : num(v->num);
+            break;
         case SB_P_FLOAT: j = num(v->num); break;
         case SB_P_BOOL: j = json_boolean(v->num != 0.0); break;
         default: j = json_string(v->text); break;
@@ -235,8 +241,15 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
         sb_pval *p = &r->params.v[r->params.n++];
         snprintf(p->name, sizeof p->name, "%s", key);
         if (json_is_integer(pv)) {
+            json_int_t iv = json_integer_value(pv);
+            /* parameters are held as doubles: beyond 2^53 the value read
+             * would not be the value written */
+            if (iv > 9007199254740992LL || iv < -9007199254740992LL)
+                return sb_fail(err, SB_EINVAL, "%s.params.%s: integer %lld "
+                               "is beyond 2^53, more than a parameter can "
+                               "hold exactly", path, key, (long long)iv);
             p->type = SB_P_INT;
-            p->num = (double)json_integer_value(pv);
+            p->num = (double)iv;
             snprintf(p->text, sizeof p->text, "%.0f", p->num);
         } else if (json_is_real(pv)) {
             p->type = SB_P_FLOAT;

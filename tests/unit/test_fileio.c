@@ -249,6 +249,48 @@ static void test_duplicate_keys(void)
     sb_run_free(&run);
 }
 
+/* An integer parameter beyond 2^53 is refused on reading (a double would
+ * not hold it; once the cast back to 64 bits overflowed); 2^53 itself reads
+ * and is written back as the same integer. */
+static void test_param_range(void)
+{
+    static const char head[] =
+        "{\"schema\": \"solbench.run/1\",\n"
+        " \"run_id\": \"20260101T000000Z-aaaaaa\",\n"
+        " \"started_at\": \"2026-01-01T00:00:00.000Z\",\n"
+        " \"ended_at\": \"2026-01-01T00:00:01.000Z\",\n"
+        " \"system\": {}, \"config\": {}, \"tags\": {},\n"
+        " \"results\": [{\"bench\": \"memory.triad\", \"area\": \"memory\","
+        " \"backend\": \"cpu\", \"params\": {\"size\": %s},"
+        " \"samples_s\": [0.001], \"stats\": {}, \"metrics\": {},"
+        " \"valid\": true, \"notes\": []}]}\n";
+    char p[300], doc[1024];
+    sb_err err = {0};
+    sb_run run;
+    tmp("range.json", p, sizeof p);
+    static const char *const bad[] = {"9223372036854775807",
+                                      "-9223372036854775808",
+                                      "9007199254740993"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(doc, sizeof doc, head, bad[i]);
+        write_text(p, doc);
+        CHECK(sb_run_read_json(p, &run, &err) == SB_EINVAL);
+        CHECK(strstr(err.msg, "params.size") != NULL);
+        CHECK(strstr(err.msg, "2^53") != NULL);
+        sb_run_free(&run);
+    }
+    snprintf(doc, sizeof doc, head, "9007199254740992");
+    write_text(p, doc);
+    CHECK(sb_run_read_json(p, &run, &err) == 0);
+    CHECK(run.results.n == 1);
+    json_t *j = sb_result_to_json(&run.results.items[0]);
+    json_t *size = json_object_get(json_object_get(j, "params"), "size");
+    CHECK(json_is_integer(size));
+    CHECK(json_integer_value(size) == 9007199254740992LL);
+    json_decref(j);
+    sb_run_free(&run);
+}
+
 static void test_escape(void)
 {
     char out[64];
@@ -327,6 +369,7 @@ int main(void)
     test_special();
     test_library_paths();
     test_duplicate_keys();
+    test_param_range();
     test_escape();
     test_sweep_key();
     char cmd[300];
