@@ -15,7 +15,7 @@ ifneq ($(CI),)
   CMAKE_ARGS += -DSOLBENCH_WERROR=ON
 endif
 
-.PHONY: all deps build run test test-sanitize clean
+.PHONY: all deps build run test test-sanitize fuzz-build fuzz clean
 
 all: build
 
@@ -40,5 +40,21 @@ test-sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j 1 -LE slow
 
+# The libFuzzer harnesses of tests/fuzz (docs/FUZZ.md), built with clang,
+# ASan and UBSan into $(BUILD)-fuzz; `make fuzz` runs each for FUZZ_SECONDS
+# on a copy of its corpus and fails on a crash, hang (10 s) or leak.
+# FUZZERS names a subset: make fuzz FUZZERS=fuzz_run FUZZ_SECONDS=60
+FUZZ_SECONDS ?= 600
+FUZZERS    ?= fuzz_param fuzz_run fuzz_workload fuzz_hw
+
+fuzz-build: deps
+	@CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug \
+	  -DSOLBENCH_FUZZ=ON -DSOLBENCH_CUDA=OFF -DBUILD_TESTING=OFF \
+	  $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzzers
+
+fuzz: fuzz-build
+	bash tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZERS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
