@@ -76,6 +76,18 @@ enum {
     SB_BF_NEEDS_MPI = 1u << 2 /* needs 2+ ranks; skipped otherwise */
 };
 
+/* Where the runner places a result on the roofline (after the bench's
+ * report), from its "flops" and "bytes" metrics, its median time and the
+ * run's ceilings (sb_roofline_annotate). Kernels never call the roofline
+ * themselves. */
+typedef enum sb_roof_kind {
+    SB_ROOF_NONE = 0, /* not placed (ceilings themselves, transfers...) */
+    SB_ROOF_FP32,     /* under peak.fp32: the arithmetic is fp32 whatever
+                         the storage type (ops, paged decode, MoE) */
+    SB_ROOF_DTYPE     /* under peak.<dtype> of the point's "dtype"
+                         parameter (fp32 when it has none) */
+} sb_roof_kind;
+
 typedef struct sb_bench sb_bench;
 
 /* A custom measurement: fills r->samples_s itself (e.g. collectives whose
@@ -92,6 +104,7 @@ struct sb_bench {
     const char *quick;   /* suite defaults, "k=v k=v", may be NULL */
     const char *full;
     unsigned flags;
+    sb_roof_kind roof;
 
     /* Checks a point before anything is allocated; NULL: no check. */
     int (*check)(const sb_params *p, const sb_ctx *ctx, sb_err *err);

@@ -40,7 +40,8 @@ int sb_roofline_place(double flops, double bytes, double seconds,
                       double peak_flops, double bw_Bps, sb_roof_point *out);
 
 /* Adds AI, attainable and %SOL metrics to a result, using the run's
- * ceilings ("peak.<dtype>", and "bw.DRAM" else "bw.triad"). */
+ * ceilings ("peak.<dtype>", and "bw.DRAM" else "bw.triad"). The runner
+ * calls it for every bench with a `roof` (bench.h). */
 void sb_roofline_annotate(sb_result *r, const sb_ctx *ctx, const char *dtype,
                           double flops, double bytes);
 

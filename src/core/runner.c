@@ -15,6 +15,7 @@
 
 #include "solbench/device.h"
 #include "solbench/output.h"
+#include "solbench/roofline.h"
 #include "solbench/runner.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
@@ -437,6 +438,23 @@ static void add_standard_metrics(const sb_bench *b, const sb_params *p,
         sb_result_metric(r, "AI", flops / bytes, "FLOP/B");
 }
 
+/* The result's place on the roofline, from the work it reports (the
+ * "flops" and "bytes" metrics, the runner's or the bench's own) and the
+ * precision its arithmetic runs in. */
+static void place_on_roofline(const sb_bench *b, const sb_params *p,
+                              const sb_ctx *ctx, sb_result *r)
+{
+    if (b->roof == SB_ROOF_NONE || r->skipped)
+        return;
+    const sb_metric *f = sb_result_get(r, "flops"),
+                    *by = sb_result_get(r, "bytes");
+    const char *dtype = "fp32";
+    if (b->roof == SB_ROOF_DTYPE && sb_p_find(p, "dtype"))
+        dtype = sb_p_str(p, "dtype");
+    sb_roofline_annotate(r, ctx, dtype, f ? f->value : 0.0,
+                         by ? by->value : 0.0);
+}
+
 static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
                         sb_result *r, void *state, int rc, sb_err *err);
 
@@ -537,6 +555,7 @@ static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
         add_standard_metrics(b, p, r);
         if (b->report)
             b->report(state, p, ctx, r);
+        place_on_roofline(b, p, ctx, r);
     }
     if (b->teardown)
         b->teardown(state);

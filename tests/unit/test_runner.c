@@ -4,7 +4,8 @@
  * interleaved (--interleave: all points set up and calibrated first, then
  * one sample of each a round, the order reversed every other round). Also
  * what sb_plan_build refuses for an interleaved run, and that a failed
- * set-up leaves no results and nothing allocated behind.
+ * set-up leaves no results and nothing allocated behind; and the runner's
+ * roofline placement.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,86 @@ static void test_plan_refusals(void)
     sb_plan_free(&plan);
 }
 
+/* ---- roofline placement --------------------------------------------------
+ * The runner places a result on the roofline when its bench has a `roof`,
+ * from its "flops" and "bytes" metrics and the run's ceilings; the
+ * compute roof is peak.fp32, or peak.<dtype> of the point with
+ * SB_ROOF_DTYPE. 1e9 FLOP over 1e6 B (AI 1000) under a 1e10 B/s memory
+ * roof is compute-bound: attainable = the peak. */
+static double big_flops(const sb_params *p)
+{
+    (void)p;
+    return 1e9;
+}
+static double mega_bytes(const sb_params *p)
+{
+    (void)p;
+    return 1e6;
+}
+#define ROOFED(nm, kind)                                                     \
+    {.name = nm, .area = "fake", .desc = "a fake", .setup = setup_a,        \
+     .run = fake_run, .verify = fake_verify, .teardown = fake_teardown,     \
+     .flops = big_flops, .bytes = mega_bytes, .roof = kind}
+static const sb_bench bench_unplaced = ROOFED("fake.unplaced", SB_ROOF_NONE);
+static const sb_bench bench_fp32 = ROOFED("fake.fp32", SB_ROOF_FP32);
+static const sb_bench bench_dtype = ROOFED("fake.dtype", SB_ROOF_DTYPE);
+
+static void test_roofline_placement(void)
+{
+    const sb_bench *benches[] = {&bench_unplaced, &bench_fp32, &bench_dtype,
+                                 &bench_dtype};
+    sb_plan plan = {calloc(4, sizeof(sb_plan_item)), 4};
+    for (int i = 0; i < 4; i++) {
+        plan.items[i].bench = benches[i];
+        /* every point says bf16; only SB_ROOF_DTYPE heeds it; the last
+         * point has no dtype parameter at all */
+        if (i < 3) {
+            sb_pval *v = &plan.items[i].point.v[plan.items[i].point.n++];
+            snprintf(v->name, sizeof v->name, "dtype");
+            v->type = SB_P_STR;
+            snprintf(v->text, sizeof v->text, "bf16");
+        }
+    }
+    sb_ctx ctx;
+    context(&ctx, false);
+    sb_ceil_set(&ctx.ceil, "peak.fp32", 1e12, "measured");
+    sb_ceil_set(&ctx.ceil, "peak.bf16", 4e12, "measured");
+    sb_ceil_set(&ctx.ceil, "bw.DRAM", 1e10, "measured");
+    sb_result_list out;
+    memset(&out, 0, sizeof out);
+    sb_err err = {0};
+    CHECK(sb_run_plan(&plan, &ctx, &out, &err) == 0);
+    CHECK(out.n == 4);
+    if (out.n == 4) {
+        CHECK(sb_result_get(&out.items[0], "attainable") == NULL);
+        CHECK(sb_result_get(&out.items[0], "pct_SOL") == NULL);
+        /* AI is the runner's metric, placed or not */
+        const sb_metric *ai = sb_result_get(&out.items[0], "AI");
+        CHECK(ai && ai->value == 1000.0);
+        const double want[] = {0, 1000.0, 4000.0, 1000.0}; /* GFLOP/s */
+        for (int i = 1; i < 4; i++) {
+            const sb_result *r = &out.items[i];
+            const sb_metric *a = sb_result_get(r, "attainable"),
+                            *sol = sb_result_get(r, "pct_SOL");
+            CHECK(a != NULL);
+            if (a)
+                CHECK_NEAR(a->value, want[i], 1e-12);
+            CHECK(a && strcmp(a->unit, "GFLOP/s") == 0);
+            CHECK(sol && r->stats.p50 > 0);
+            if (sol && a && r->stats.p50 > 0)
+                CHECK_NEAR(sol->value,
+                           100.0 * 1e9 / r->stats.p50 / (want[i] * 1e9), 1e-9);
+            bool noted = false;
+            for (int k = 0; k < r->n_notes; k++)
+                noted |= strstr(r->notes[k], "roofline: compute-bound under "
+                                "bw.DRAM and peak.") != NULL;
+            CHECK(noted);
+        }
+    }
+    sb_results_free(&out);
+    free(plan.items);
+}
+
 int main(void)
 {
     test_interleaved_rounds();
@@ -322,5 +403,6 @@ int main(void)
     test_verify_error();
     test_calibration_error();
     test_plan_refusals();
+    test_roofline_placement();
     return sb_check_done();
 }

@@ -18,7 +18,6 @@
 #include "backend/cpu/attn_cpu.h"
 #include "solbench/attention.h"
 #include "solbench/bench.h"
-#include "solbench/roofline.h"
 #include "solbench/util.h"
 
 /* Rows (or elements, for bmm) compared with the double reference after a
@@ -32,15 +31,13 @@ static const uint64_t seed_q = 0x51ULL, seed_k = 0x4bULL, seed_v = 0x56ULL;
 
 /* Adds what every attention primitive reports beyond the runner's rates:
  * its counts (under the runner's names, so they show even where the
- * runner skips a zero), AI, and its place on the roofline. */
-static void report_common(sb_result *r, const sb_ctx *ctx, double flops,
-                          double bytes, const char *dtype)
+ * runner skips a zero) and AI. The runner places it on the roofline. */
+static void report_common(sb_result *r, double flops, double bytes)
 {
     sb_result_metric(r, "flops", flops, "FLOP");
     sb_result_metric(r, "bytes", bytes, "B");
     if (bytes > 0)
         sb_result_metric(r, "AI", flops / bytes, "FLOP/B");
-    sb_roofline_annotate(r, ctx, dtype, flops, bytes);
 }
 
 /* The products' rate against the run's GEMM ceiling and peak of the same
@@ -299,7 +296,7 @@ static void bmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 {
     bmm_state *st = state;
     const char *dt = bmm_bf16(p) ? "bf16" : "fp32";
-    report_common(r, ctx, bmm_flops(p), bmm_bytes(p), dt);
+    report_common(r, bmm_flops(p), bmm_bytes(p));
     report_gemm(r, ctx, dt);
     report_lib(r, st->plan, st->lib_auto, st->lib_s, bmm_flops(p));
 }
@@ -314,6 +311,7 @@ const sb_bench sb_bench_attention_bmm = {
     .quick = "batch=8 shape=qk,pv seq=256 head_dim=64",
     .full = "batch=32 shape=qk,pv seq=2048 head_dim=128 dtype=fp32,bf16",
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .roof = SB_ROOF_DTYPE,
     .check = bmm_check,
     .footprint = bmm_footprint,
     .flops = bmm_flops,
@@ -579,7 +577,7 @@ static void prefill_report(void *state, const sb_params *p, sb_ctx *ctx,
 {
     prefill_state *st = state;
     const char *dt = st->dt == SB_GEMM_BF16 ? "bf16" : "fp32";
-    report_common(r, ctx, prefill_flops(p), prefill_bytes(p), dt);
+    report_common(r, prefill_flops(p), prefill_bytes(p));
     report_gemm(r, ctx, dt);
     report_lib(r, st->ws.qk[0], st->lib_auto, st->lib_s, prefill_flops(p));
 }
@@ -595,6 +593,7 @@ const sb_bench sb_bench_attention_prefill = {
     .full = "batch=1 q_heads=32 kv_heads=8 head_dim=128 sq=1024,4096 "
             "causal=0,1 dtype=fp32,bf16",
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .roof = SB_ROOF_DTYPE,
     .check = prefill_check,
     .footprint = prefill_footprint,
     .flops = prefill_flops,
@@ -724,7 +723,7 @@ static void paged_report(void *state, const sb_params *p, sb_ctx *ctx,
 {
     paged_state *st = state;
     double flops = sb_paged_flops(&st->s), bytes = sb_paged_bytes(&st->s);
-    report_common(r, ctx, flops, bytes, "fp32");
+    report_common(r, flops, bytes);
     sb_result_metric(r, "sequences", (double)st->s.batch, "");
     sb_result_metric(r, "query_tokens", (double)st->s.total_q, "");
     sb_result_metric(r, "kv_cache", 8.0 * paged_pool_floats(&st->s), "B");
@@ -757,6 +756,7 @@ const sb_bench sb_bench_attention_paged_decode = {
     .full = "batch=64 lens=uniform:512:8192 q_heads=32 kv_heads=8 "
             "head_dim=128 chunk=0,64",
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .roof = SB_ROOF_FP32,
     .check = paged_check,
     .footprint = sb_paged_footprint_of,
     .flops = sb_paged_flops_of,

@@ -17,7 +17,6 @@
 
 #include "bench/moe/moe_cpu.h"
 #include "solbench/bench.h"
-#include "solbench/roofline.h"
 #include "solbench/util.h"
 
 /* ---- kernels ----------------------------------------------------------------- */
@@ -698,26 +697,14 @@ static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
     double t = r->stats.p50;
     if (t > 0)
         sb_result_metric(r, "tokens_per_s", (double)s->tokens / t, "tok/s");
-    double flops, bytes;
-    switch (st->kind) {
-    case SB_MOE_ROUTE:
-        flops = sb_moe_route_flops(s);
-        bytes = sb_moe_route_bytes(s);
-        break;
-    case SB_MOE_DISPATCH:
-        flops = 0.0;
-        bytes = sb_moe_dispatch_bytes(s);
-        break;
-    case SB_MOE_COMBINE:
-        flops = sb_moe_combine_flops(s);
-        bytes = sb_moe_combine_bytes(s);
-        break;
-    default:
-        flops = sb_moe_gemm_flops(s);
-        bytes = sb_moe_gemm_bytes(s, active);
-    }
+    /* The runner places the point on the roofline from its FLOP and byte
+     * hooks (the same accounting, from the parameters). */
+    double flops = st->kind == SB_MOE_ROUTE     ? sb_moe_route_flops(s)
+                   : st->kind == SB_MOE_COMBINE ? sb_moe_combine_flops(s)
+                   : st->kind == SB_MOE_DISPATCH ? 0.0
+                                                 : sb_moe_gemm_flops(s);
     (void)p;
-    sb_roofline_annotate(r, ctx, "fp32", flops, bytes);
+    (void)ctx;
     const sb_gemm_plan *plan = st->plans.route ? st->plans.route
                                : st->plans.n ? st->plans.up[0] : NULL;
     if (plan) {
@@ -762,6 +749,7 @@ const sb_bench sb_bench_moe_route = {
     .quick = SB__MOE_QUICK,
     .full = SB__MOE_FULL,
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .roof = SB_ROOF_FP32,
     .check = sb__moe_check,
     .footprint = sb__route_fp,
     .flops = sb__route_flops,
@@ -782,6 +770,7 @@ const sb_bench sb_bench_moe_dispatch = {
     .quick = SB__MOE_QUICK,
     .full = SB__MOE_FULL,
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .roof = SB_ROOF_FP32,
     .check = sb__moe_check,
     .footprint = sb__dispatch_fp,
     .bytes = sb__dispatch_bytes,
@@ -800,6 +789,7 @@ const sb_bench sb_bench_moe_combine = {
     .quick = SB__MOE_QUICK,
     .full = SB__MOE_FULL,
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .roof = SB_ROOF_FP32,
     .check = sb__moe_check,
     .footprint = sb__combine_fp,
     .flops = sb__combine_flops,
@@ -820,6 +810,7 @@ const sb_bench sb_bench_moe_grouped_gemm = {
     .quick = SB__MOE_QUICK " ffn=512",
     .full = "tokens=256 d_model=4096 ffn=1408 experts=8,64 topk=2,8 gated=1",
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .roof = SB_ROOF_FP32,
     .check = sb__moe_check,
     .footprint = sb__gemm_fp,
     .flops = sb__gemm_flops,

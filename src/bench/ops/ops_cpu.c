@@ -19,7 +19,6 @@
 #include "backend/cpu/vexp.h"
 #include "bench/ops/ops_cpu.h"
 #include "solbench/bench.h"
-#include "solbench/roofline.h"
 #include "solbench/util.h"
 
 /* With AVX2 and FMA the intrinsic kernels run (SB__DEFINE_OPS_AVX2
@@ -2277,8 +2276,6 @@ static void sb__ops_report(void *state, const sb_params *p, sb_ctx *ctx,
     if (st->s.nt)
         sb_result_note(r, "output rows written with non-temporal stores "
                        "(no write-allocate read)");
-    sb_roofline_annotate(r, ctx, "fp32", sb_ops_flops(&st->s),
-                         sb_ops_bytes(&st->s));
 }
 
 #define SB__OPS_BENCH(OPNAME, KIND, PARAMS, DESC)                            \
@@ -2325,6 +2322,7 @@ static void sb__ops_report(void *state, const sb_params *p, sb_ctx *ctx,
         .quick = "tokens=256 d=4096 dtype=fp32",                             \
         .full = "tokens=16384 d=4096 dtype=fp32,bf16",                       \
         .flags = SB_BF_QUICK | SB_BF_FULL,                                   \
+        .roof = SB_ROOF_FP32,                                                \
         .check = sb__##OPNAME##_check,                                       \
         .footprint = sb__##OPNAME##_fp,                                      \
         .flops = sb__##OPNAME##_flops,                                       \

@@ -1,8 +1,9 @@
 /*
  * roofline.c — placing one measured kernel under a compute roof and a
  * bandwidth roof: attainable = min(peak, AI x BW), ridge = peak / BW,
- * %SOL = achieved / attainable. Every area that reports a roofline
- * position calls this one function.
+ * %SOL = achieved / attainable. The runner places every result of a
+ * bench that declares a `roof` with it; the roofline command and the
+ * workload model use the same arithmetic.
  */
 #include <math.h>
 #include <stdio.h>
