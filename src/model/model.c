@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "solbench/hw.h"
+#include "solbench/netmodel.h"
 #include "solbench/workload.h"
 
 /* Queries per main-memory pass over K and V in tiled attention. */
@@ -41,15 +42,12 @@ typedef struct sb__ctx {
 
 /* ---- collectives ----------------------------------------------------------- */
 
+/* The share of S each chip sends: the bus-bandwidth factor the
+ * collectives report with (netmodel.h); nothing moves in a group of one. */
 static double sb__factor(const char *coll, int g)
 {
-    if (g <= 1)
-        return 0;
-    if (strcmp(coll, "allreduce") == 0)
-        return 2.0 * (g - 1) / g;
-    if (strcmp(coll, "sendrecv") == 0)
-        return 1.0;
-    return (double)(g - 1) / g;
+    int op = sb_netop_from_name(coll);
+    return g <= 1 || op < 0 ? 0.0 : sb_net_busbw_factor((sb_netop)op, g);
 }
 
 /* Fills the network terms of a phase. `stride` is the product of the mesh

@@ -1,7 +1,10 @@
 /*
- * netmodel.c — the network area's formulas (see netmodel.h and the
- * network section of docs/METRICS.md). Pure arithmetic, no MPI, so the
- * unit tests check them in every build.
+ * netdef.c — the network area's definitions (see netmodel.h and the
+ * network section of docs/METRICS.md): bytes of each operation, bus
+ * bandwidth factors, iteration counts, the alpha-beta fit. Pure
+ * arithmetic, no MPI, so every build has them: the MPI and NCCL
+ * collectives report with them and the workload model predicts with the
+ * same factors.
  */
 #include <math.h>
 #include <string.h>
