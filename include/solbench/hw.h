@@ -83,18 +83,12 @@ double sb_ceil_main_bw(const sb_ceilings *c, const char **name);
 double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name);
 
 /* The machine model of a command: the spec `hw` (NULL: none), then the
- * measured ceilings of a run read from `results` (a JSON file) or from the
- * results database `db` by `run_ref` (id, prefix, baseline name or
- * "last"), which replace the spec's figures of the same name. `db` is the
- * caller's database path (NULL: the default of sb_store_path; "" is
- * refused); it is opened only for `run_ref`. At least one source is
- * required. When `run` is non-NULL the run is kept there (*have_run says
- * whether; sb_run_free it). `desc` receives a one-line account of the
- * sources. */
-int sb_machine_load(const char *hw, const char *results, const char *run_ref,
-                    const char *db, sb_ceilings *c, sb_hw_spec *spec,
-                    sb_run *run, int *have_run, char *desc, size_t len,
-                    sb_err *err);
+ * measured ceilings of `run` (NULL: none; the caller read it, from a file
+ * or the store), which replace the spec's figures of the same name. At
+ * least one source is required. `spec` (may be NULL) receives the spec;
+ * `desc` a one-line account of the sources. */
+int sb_machine_load(const char *hw, const sb_run *run, sb_ceilings *c,
+                    sb_hw_spec *spec, char *desc, size_t len, sb_err *err);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,19 @@ bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
 int sb_cli_tag(const char *cmd, const char *v, struct json_t *tags);
 
 struct sb_run;
+struct sb_ceilings;
+struct sb_hw_spec;
+/* The machine model of roofline, predict and report (sb_machine_load):
+ * the spec `hw` (NULL: none), overridden by the ceilings of a run read
+ * from `results` (a JSON file) or from the database `db` by `run_ref` (id,
+ * prefix, baseline name or "last"; `db` NULL: the default path, opened
+ * read-only and only for `run_ref`). When `run` is non-NULL the run is
+ * kept there (*have_run says whether; sb_run_free it). */
+int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
+                   const char *db, struct sb_ceilings *c,
+                   struct sb_hw_spec *spec, struct sb_run *run, int *have_run,
+                   char *desc, size_t len, sb_err *err);
+
 /* Like with like, for compare and check: when runs a and b differ in what
  * must match (sb_runs_mismatch), lists each differing JSON path under
  * "<pair> differ in N fields (<order>):" — as a warning on stdout when

@@ -50,8 +50,8 @@ static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
         const char *res = o->results ? o->results
                           : (!o->run && !o->hw && w->hw_run[0]) ? w->hw_run
                                                                 : NULL;
-        rc = sb_machine_load(hw, res, o->run, o->db, c, NULL, NULL, NULL, desc,
-                             dlen, err);
+        rc = sb_cli_machine(hw, res, o->run, o->db, c, NULL, NULL, NULL, desc,
+                            dlen, err);
         if (rc && (hw == w->hw_spec || res == w->hw_run)) {
             /* the workload named it: say where */
             sb_err inner = *err;

@@ -83,8 +83,8 @@ int sb_cmd_report(int argc, char **argv)
     int rc;
     /* The machine of the measurements (and of the roofline). */
     if (run || results || hw) {
-        if ((rc = sb_machine_load(hw, results, run, db, &c, NULL, &r, &have,
-                                  desc, sizeof desc, &err)) != 0)
+        if ((rc = sb_cli_machine(hw, results, run, db, &c, NULL, &r, &have,
+                                 desc, sizeof desc, &err)) != 0)
             return sb_cli_error(&err);
     }
     /* The workload's own machine: its spec (or --hw), or the run. */
@@ -109,9 +109,9 @@ int sb_cmd_report(int argc, char **argv)
             const char *res = w.hw_run[0] ? w.hw_run
                               : spec       ? NULL
                                            : results;
-            rc = sb_machine_load(spec, res, spec || res ? NULL : run, db,
-                                 &wc, NULL, NULL, NULL, wdesc, sizeof wdesc,
-                                 &err);
+            rc = sb_cli_machine(spec, res, spec || res ? NULL : run, db,
+                                &wc, NULL, NULL, NULL, wdesc, sizeof wdesc,
+                                &err);
             if (rc == 0)
                 rc = sb_workload_check_machine(&w, &wc, path, &err);
             if (rc == 0)
