@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -136,6 +137,20 @@ static void lock_holders(const char *path, char *out, size_t len)
 
 /* ---- small helpers ------------------------------------------------------- */
 
+/* Whether the file system holding path has no block left for this user. */
+static bool no_room(const char *path)
+{
+    struct statvfs v;
+    return statvfs(path, &v) == 0 && v.f_bavail == 0;
+}
+
+/* Whether this process may not grow files without bound (ulimit -f). */
+static bool size_limited(void)
+{
+    struct rlimit r;
+    return getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY;
+}
+
 /* One line naming the cause of a failed SQLite call: damaged, locked
  * (and by whom, where /proc/locks says), read-only, disk full. */
 static int store_fail(sb_store *st, sb_err *err, const char *what)
@@ -158,10 +173,15 @@ static int store_fail(sb_store *st, sb_err *err, const char *what)
                        st->path, who[0] ? who : "it does not say which",
                        st->timeout_s, what);
     }
-    if (prim == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+    /* A write cut short (part of a page written, then no room) leaves
+     * SQLite with a bare "disk I/O error" and no errno: the cause is read
+     * from the file system and the process's limits instead. */
+    bool short_write = rc == SQLITE_IOERR_WRITE && sys == 0;
+    if (prim == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT ||
+        (short_write && no_room(st->path)))
         return sb_fail(err, SB_EIO, "database %s: the disk is full (%s)",
                        st->path, what);
-    if (sys == EFBIG)
+    if (sys == EFBIG || (short_write && size_limited()))
         return sb_fail(err, SB_EIO, "database %s: the file may not grow "
                        "(file size limit, ulimit -f) (%s)", st->path, what);
     if (prim == SQLITE_READONLY || sys == EROFS || sys == EACCES ||
