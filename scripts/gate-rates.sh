@@ -5,7 +5,9 @@
 #   1. A baseline of RUNS runs (default 3) of the points below, one after
 #      the other (`baseline set gate RUN...`).
 #   2. QUIET checks (default 50) against it, the machine otherwise idle:
-#      every exit 1 is a false alarm.
+#      every exit 1 is a false alarm. With --update each passing check
+#      joins the baseline (check --update-baseline --keep 10), as a CI job
+#      that keeps its baseline current would run it.
 #   3. The same checks while a competing process, pinned to one core,
 #      takes DUTY percent of it (busy, then asleep, every 10 ms): first the
 #      slowdown that load causes is measured (the points' medians with and
@@ -19,7 +21,8 @@
 # failed and at least MINCAUGHT (default 9) of the slow ones did.
 #
 # Usage: scripts/gate-rates.sh [--solbench PATH] [--runs N] [--quiet N]
-#                              [--slow N] [--duty PCT] [--check-args "..."]
+#                              [--slow N] [--duty PCT] [--update]
+#                              [--check-args "..."]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sb=$root/build/solbench
@@ -30,6 +33,7 @@ duty=10
 maxfalse=1
 mincaught=9
 extra=()
+update=()
 while [ $# -gt 0 ]; do
     case $1 in
     --solbench) sb=$2; shift 2 ;;
@@ -38,7 +42,8 @@ while [ $# -gt 0 ]; do
     --slow) slow=$2; shift 2 ;;
     --duty) duty=$2; shift 2 ;;
     --check-args) read -r -a extra <<<"$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --update) update=(--update-baseline --keep 10); shift ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gate-rates.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -69,7 +74,7 @@ while True:
 }
 stop_load() { kill "$LOAD" 2>/dev/null; wait "$LOAD" 2>/dev/null || true; LOAD=; }
 
-echo "gate-rates: $(nproc) cores, baseline of $runs runs, $quiet quiet checks, $slow under a $duty % load on core 0 ($(date -u +%Y-%m-%dT%H:%MZ))"
+echo "gate-rates: $(nproc) cores, baseline of $runs runs${update:+ (passing checks join it)}, $quiet quiet checks, $slow under a $duty % load on core 0 ($(date -u +%Y-%m-%dT%H:%MZ))"
 ids=()
 for i in $(seq "$runs"); do
     "$sb" run "${POINTS[@]}" --tag gate=base >/dev/null
@@ -80,7 +85,11 @@ done
 false_alarms=0
 for i in $(seq "$quiet"); do
     rc=0
-    "$sb" check --baseline gate --no-store "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
+    if [ ${#update[@]} -gt 0 ]; then
+        "$sb" check --baseline gate "${update[@]}" "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
+    else
+        "$sb" check --baseline gate --no-store "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
+    fi
     if [ "$rc" -eq 1 ]; then
         false_alarms=$((false_alarms + 1))
         grep REGRESSED "$W/q.out" | sed "s/^/  quiet check $i: /"

@@ -88,7 +88,8 @@ typedef struct sb_cmp_line {
     char why[160]; /* reason for not comparable, or a warning */
     int ia, ib;    /* index in A's and B's results, -1 absent */
     int base_runs;         /* baseline runs judged together (0: one run) */
-    double spread_pct;     /* (max - min) / mean of their figures, % */
+    int base_aside;        /* of them, set aside as far from the others */
+    double spread_pct;     /* (max - min) / mean of the kept runs' figures, % */
     double threshold_used; /* the larger of the threshold and the spread */
 } sb_cmp_line;
 
@@ -119,8 +120,10 @@ void sb_cmp_judge_results(sb_cmp_line *line, const sb_result *a,
  * the median of their headline figures, and a change counted only beyond
  * both the threshold and the spread between the runs' figures (max - min
  * over their mean): samples of one run share its conditions, so a test on
- * them alone understates how much a run moves from one to the next.
- * k = 1 is sb_cmp_judge_results. */
+ * them alone understates how much a run moves from one to the next. A run
+ * far from the others (at an end, its gap to the next more than twice the
+ * range of the rest; at most max(1, k / 5) of k >= 3) is set aside, its
+ * samples and figure alike. k = 1 is sb_cmp_judge_results. */
 void sb_cmp_judge_multi(sb_cmp_line *line, const sb_result *const *ra, int k,
                         const sb_result *b, const sb_cmp_opts *o);
 /* Recounts c->count after verdicts were changed. */

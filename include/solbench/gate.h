@@ -39,14 +39,26 @@ int sb_gate_measure(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
 /* Told before each re-measurement: what is measured again. */
 typedef void (*sb_gate_note_fn)(const char *what, void *arg);
 
-/* Re-measures each regressed line of c once more (interleaved: the whole
- * plan once more in rounds); the verdict stands only if the point
- * regresses against the baseline again. base: the baseline's runs, oldest
- * first (the last is the one c was matched against). */
+/* How a regression is confirmed: measured again `times` times (>= 1), the
+ * second and later after a pause of `pause_s` seconds; the verdict stands
+ * only if every re-measurement regresses too. check's defaults are
+ * SB_GATE_CONFIRM_TIMES and SB_GATE_CONFIRM_PAUSE_S. */
+typedef struct sb_gate_confirm_opts {
+    int times;
+    double pause_s;
+} sb_gate_confirm_opts;
+#define SB_GATE_CONFIRM_TIMES 2
+#define SB_GATE_CONFIRM_PAUSE_S 10.0
+
+/* Re-measures each regressed line of c (interleaved: the whole plan again
+ * in rounds) as `co` says (NULL: once, at once); a verdict stands only if
+ * the point regresses against the baseline every time, else it becomes
+ * unchanged with both figures in its note. base: the baseline's runs,
+ * oldest first (the last is the one c was matched against). */
 int sb_gate_confirm(sb_cmp *c, const sb_run *base, int nbase,
                     const sb_plan *plan, const int *item_of, sb_ctx *ctx,
-                    const sb_cmp_opts *o, sb_gate_note_fn note, void *arg,
-                    sb_err *err);
+                    const sb_cmp_opts *o, const sb_gate_confirm_opts *co,
+                    sb_gate_note_fn note, void *arg, sb_err *err);
 
 /* The new run's config as compare sees it: with the sampling overridden
  * (--min-time, --repeat) those fields are taken as the baseline's, since

@@ -8,6 +8,7 @@
  * measured once more and the verdict kept only if it holds again
  * (--no-confirm skips that). The logic is the gate (src/store/gate.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +31,12 @@ static const char check_help[] =
     "  --baseline NAME    the baseline (a name, run id or 'last'); a\n"
     "                     baseline of several runs judges each change\n"
     "                     against the spread between them\n"
-    "  --no-confirm       fail on a first regression (by default each\n"
-    "                     regressed point is measured once more and fails\n"
-    "                     only if it regresses again)\n"
+    "  --confirm [N]      re-measure each regressed point N times (default\n"
+    "                     2, the second and later after --confirm-pause);\n"
+    "                     it fails only if it regresses every time\n"
+    "  --confirm-pause S  seconds waited before the second and later\n"
+    "                     re-measurements (default 10)\n"
+    "  --no-confirm       fail on a first regression (--confirm 0)\n"
     "  --update-baseline  after a pass, add the new run to the baseline\n"
     "                     (keeping its newest --keep runs, default 10)\n"
     "  --keep N           runs --update-baseline keeps (2..64)\n"
@@ -55,6 +59,7 @@ typedef struct check_opts {
     const char *baseline, *db, *junit, *markdown, *json;
     bool no_confirm, no_store, quiet, update;
     int keep;
+    sb_gate_confirm_opts confirm;
     double min_time; /* < 0: the baseline's */
     int repeat;      /* < 0: the baseline's */
     sb_cmp_opts cmp;
@@ -114,8 +119,18 @@ static int parse_args(int argc, char **argv, check_opts *o)
             if (m < 0 || sb_cli_int("check", "--keep", v, 2,
                                     SB_STORE_BASELINE_RUNS_MAX, &o->keep))
                 return -1;
-        } else if (strcmp(argv[i], "--confirm") == 0) {
-            o->no_confirm = false; /* the default; kept for old scripts */
+        } else if (strcmp(argv[i], "--confirm") == 0 &&
+                   (i + 1 >= argc || !isdigit((unsigned char)argv[i + 1][0]))) {
+            o->no_confirm = false; /* without a count: the default count */
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--confirm", &v))) {
+            if (m < 0 || sb_cli_int("check", "--confirm", v, 0, 10,
+                                    &o->confirm.times))
+                return -1;
+            o->no_confirm = o->confirm.times == 0;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--confirm-pause", &v))) {
+            if (m < 0 || sb_cli_number("check", "--confirm-pause", v, 0, 3600,
+                                       &o->confirm.pause_s))
+                return -1;
         } else if (strcmp(argv[i], "--no-confirm") == 0) {
             o->no_confirm = true;
         } else if (strcmp(argv[i], "--update-baseline") == 0) {
@@ -158,6 +173,8 @@ int sb_cmd_check(int argc, char **argv)
     check_opts o = {0};
     bool mpi_started = false;
     o.min_time = -1;
+    o.confirm.times = SB_GATE_CONFIRM_TIMES;
+    o.confirm.pause_s = SB_GATE_CONFIRM_PAUSE_S;
     o.repeat = -1;
     o.keep = 10;
     sb_cmp_opts_default(&o.cmp);
@@ -350,7 +367,7 @@ int sb_cmd_check(int argc, char **argv)
 
     if (confirm && c.count[SB_VERDICT_REGRESSED] > 0 &&
         sb_gate_confirm(&c, base, nbase, &plan, item_of, &ctx, &o.cmp,
-                        say_confirming, &o.quiet, &err)) {
+                        &o.confirm, say_confirming, &o.quiet, &err)) {
         sb_cmp_free(&c);
         rc = sb_cli_error(&err);
         goto out;

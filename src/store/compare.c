@@ -190,6 +190,49 @@ void sb_cmp_judge_results(sb_cmp_line *L, const sb_result *ra,
                  o);
 }
 
+/* A run's figure and its index among the baseline's runs. */
+typedef struct {
+    double v;
+    int run;
+} sb__fig;
+
+static int fig_cmp(const void *a, const void *b)
+{
+    double x = ((const sb__fig *)a)->v, y = ((const sb__fig *)b)->v;
+    return (x > y) - (x < y);
+}
+
+/* The baseline's runs set aside: on a shared machine one run now and then
+ * lands in a stretch where a neighbour takes a core or the memory bus
+ * (tens of percent slower, or faster once the neighbour leaves), and
+ * counting it would widen the spread until no regression shows. A run at
+ * either end of the sorted figures is set aside when its gap to the next
+ * is more than twice the range of the runs kept (Dixon's ratio above 2/3),
+ * at most max(1, n / 5) of n >= 3 runs; two runs can't tell which is out.
+ * Sorts figs; marks aside[run]; returns how many. */
+static int set_aside(sb__fig *figs, int n, bool *aside)
+{
+    if (n < 3)
+        return 0;
+    qsort(figs, (size_t)n, sizeof *figs, fig_cmp);
+    int most = n / 5 > 1 ? n / 5 : 1, lo = 0, hi = n - 1, out = 0;
+    while (out < most && hi - lo + 1 >= 3) {
+        double gap_lo = figs[lo + 1].v - figs[lo].v,
+               gap_hi = figs[hi].v - figs[hi - 1].v;
+        /* the end with the larger gap is the only candidate: the other's
+         * gap is at most as large and its rest at least as wide */
+        if (gap_lo >= gap_hi && gap_lo > 2.0 * (figs[hi].v - figs[lo + 1].v))
+            aside[figs[lo++].run] = true;
+        else if (gap_hi > gap_lo &&
+                 gap_hi > 2.0 * (figs[hi - 1].v - figs[lo].v))
+            aside[figs[hi--].run] = true;
+        else
+            break;
+        out++;
+    }
+    return out;
+}
+
 void sb_cmp_judge_multi(sb_cmp_line *L, const sb_result *const *ra, int k,
                         const sb_result *rb, const sb_cmp_opts *o)
 {
@@ -213,28 +256,43 @@ void sb_cmp_judge_multi(sb_cmp_line *L, const sb_result *const *ra, int k,
     bool hb = false;
     const sb_metric *mn = sb_result_headline(newest, &hb);
     const sb_metric *mb = mn ? sb_result_get(rb, mn->name) : NULL;
-    size_t total = 0;
-    for (int i = 0; i < k; i++)
-        total += ra[i]->n_samples;
-    double *pool = malloc((total ? total : 1) * sizeof *pool);
-    double vals[SB_CMP_MAX_BASE_RUNS];
-    int nv = 0;
     bool values = mn && mb && isfinite(mb->value);
-    size_t at = 0;
-    for (int i = 0; i < k && pool; i++) {
-        memcpy(pool + at, ra[i]->samples_s, ra[i]->n_samples * sizeof *pool);
-        at += ra[i]->n_samples;
-        /* Each run's figure: its headline metric, or (none) its median
-         * time per iteration. */
+    /* Each run's figure: its headline metric, or (none) its median time
+     * per iteration. */
+    sb__fig figs[SB_CMP_MAX_BASE_RUNS];
+    int nf = 0;
+    for (int i = 0; i < k && nf < SB_CMP_MAX_BASE_RUNS; i++) {
         const sb_metric *m = mn ? sb_result_get(ra[i], mn->name) : NULL;
         double v = values ? (m && isfinite(m->value) ? m->value : NAN)
                           : median_of(ra[i]->samples_s, ra[i]->n_samples);
-        if (isfinite(v) && v > 0 && nv < SB_CMP_MAX_BASE_RUNS)
-            vals[nv++] = v;
+        if (isfinite(v) && v > 0)
+            figs[nf++] = (sb__fig){v, i};
     }
+    bool aside[SB_CMP_MAX_BASE_RUNS] = {false};
+    int n_aside = set_aside(figs, nf, aside);
+    size_t total = 0;
+    for (int i = 0; i < k; i++)
+        if (!aside[i])
+            total += ra[i]->n_samples;
+    double *pool = malloc((total ? total : 1) * sizeof *pool);
     if (!pool) {
         sb_cmp_judge_results(L, newest, rb, o);
         return;
+    }
+    size_t at = 0;
+    for (int i = 0; i < k; i++)
+        if (!aside[i]) {
+            memcpy(pool + at, ra[i]->samples_s,
+                   ra[i]->n_samples * sizeof *pool);
+            at += ra[i]->n_samples;
+        }
+    double vals[SB_CMP_MAX_BASE_RUNS], out_v = 0;
+    int nv = 0;
+    for (int i = 0; i < nf; i++) {
+        if (aside[figs[i].run])
+            out_v = figs[i].v;
+        else
+            vals[nv++] = figs[i].v;
     }
     /* The spread between the baseline's runs: a change no larger than
      * what the baseline itself moved by from run to run is not counted,
@@ -247,6 +305,7 @@ void sb_cmp_judge_multi(sb_cmp_line *L, const sb_result *const *ra, int k,
         sum += vals[i];
     }
     L->base_runs = k;
+    L->base_aside = n_aside;
     L->spread_pct = nv >= 2 ? (hi - lo) / (sum / nv) * 100.0 : 0.0;
     sb_cmp_opts wide = *o;
     if (L->spread_pct > wide.threshold_pct)
@@ -265,7 +324,13 @@ void sb_cmp_judge_multi(sb_cmp_line *L, const sb_result *const *ra, int k,
     }
     sb_cmp_judge(L, pool, total, rb->samples_s, rb->n_samples, &wide);
     L->threshold_used = wide.threshold_pct;
-    if (!L->why[0])
+    if (!L->why[0] && n_aside)
+        snprintf(L->why, sizeof L->why, "baseline of %d runs, %d set aside "
+                 "(%s%.4g, far from the others): spread %.1f%%, a change "
+                 "counts beyond %.1f%%", k, n_aside,
+                 n_aside > 1 ? "one of them " : "", out_v, L->spread_pct,
+                 wide.threshold_pct);
+    else if (!L->why[0])
         snprintf(L->why, sizeof L->why, "baseline of %d runs: spread %.1f%%, "
                  "a change counts beyond %.1f%%", k, L->spread_pct,
                  wide.threshold_pct);

@@ -157,6 +157,8 @@ int sb_cmp_write_json(const sb_cmp *c, const char *path, sb_err *err)
         json_object_set_new(l, "few_samples", json_boolean(L->few_samples));
         if (L->base_runs >= 2) {
             json_object_set_new(l, "baseline_runs", json_integer(L->base_runs));
+            json_object_set_new(l, "baseline_aside",
+                                json_integer(L->base_aside));
             json_object_set_new(l, "baseline_spread_pct",
                                 json_real(L->spread_pct));
             json_object_set_new(l, "threshold_pct",

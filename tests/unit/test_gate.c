@@ -185,6 +185,71 @@ static void test_spread(void)
     sb_run_free(&tight[1]);
 }
 
+/* A baseline run far from the others (a neighbour's burst on a shared
+ * machine) is set aside: it does not widen the spread until a regression
+ * hides in it. Spread-out runs are all kept. */
+static void test_set_aside(void)
+{
+    sb_run base[5], now;
+    make_run(&base[0], "o1", 1, 133.0, 21);
+    make_run(&base[1], "o2", 2, 112.7, 22); /* 15 % slow, alone */
+    make_run(&base[2], "o3", 3, 135.0, 23);
+    sb_cmp_opts o;
+    sb_cmp_opts_default(&o);
+    sb_err err = {0};
+    sb_cmp c;
+    /* 11 % under the two close runs: a regression; with the slow run
+     * counted the spread would be 16 % and hide it */
+    make_run(&now, "n1", 4, 119.0, 24);
+    CHECK(sb_compare_baseline(base, 3, &now, &o, &c, &err) == 0);
+    CHECK(c.n == 1 && c.lines[0].verdict == SB_VERDICT_REGRESSED);
+    CHECK(c.lines[0].base_aside == 1);
+    CHECK(c.lines[0].spread_pct > 0.5 && c.lines[0].spread_pct < 3.0);
+    CHECK(c.lines[0].threshold_used == o.threshold_pct);
+    CHECK(fabs(c.lines[0].a_value - 134.0) < 1.5); /* median of the kept */
+    CHECK(strstr(c.lines[0].why, "1 set aside (11"));
+    sb_cmp_free(&c);
+    sb_run_free(&now);
+    /* and at the baseline's level, unchanged */
+    make_run(&now, "n2", 5, 134.0, 25);
+    CHECK(sb_compare_baseline(base, 3, &now, &o, &c, &err) == 0);
+    CHECK(c.lines[0].verdict == SB_VERDICT_UNCHANGED);
+    sb_cmp_free(&c);
+    sb_run_free(&now);
+    /* A fast run alone is set aside as well. */
+    sb_run_free(&base[1]);
+    make_run(&base[1], "o2", 2, 160.0, 26);
+    make_run(&now, "n3", 6, 134.0, 27);
+    CHECK(sb_compare_baseline(base, 3, &now, &o, &c, &err) == 0);
+    CHECK(c.lines[0].base_aside == 1);
+    CHECK(c.lines[0].verdict == SB_VERDICT_UNCHANGED);
+    sb_cmp_free(&c);
+    sb_run_free(&now);
+    /* Evenly spread runs (100, 110, 120, 130, 140): none set aside. */
+    for (int i = 0; i < 3; i++)
+        sb_run_free(&base[i]);
+    for (int i = 0; i < 5; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "e%d", i);
+        make_run(&base[i], id, 10 + i, 100.0 + 10.0 * i, 30 + (uint64_t)i);
+    }
+    make_run(&now, "n4", 20, 110.0, 40);
+    CHECK(sb_compare_baseline(base, 5, &now, &o, &c, &err) == 0);
+    CHECK(c.lines[0].base_aside == 0);
+    CHECK(c.lines[0].spread_pct > 30.0);
+    CHECK(c.lines[0].verdict == SB_VERDICT_UNCHANGED);
+    sb_cmp_free(&c);
+    sb_run_free(&now);
+    /* Two runs can't say which is out: both kept. */
+    make_run(&now, "n5", 21, 100.0, 41);
+    CHECK(sb_compare_baseline(base, 2, &now, &o, &c, &err) == 0);
+    CHECK(c.lines[0].base_aside == 0);
+    sb_cmp_free(&c);
+    sb_run_free(&now);
+    for (int i = 0; i < 5; i++)
+        sb_run_free(&base[i]);
+}
+
 /* ---- confirming by measuring again ---------------------------------------- */
 
 static void note_count(const char *what, void *arg)
@@ -247,11 +312,26 @@ static void test_confirm(void)
                c.lines[0].why);
     CHECK(c.count[SB_VERDICT_REGRESSED] == 1);
     int notes = 0;
-    CHECK(sb_gate_confirm(&c, &base, 1, &plan, item_of, &ctx, &o, note_count,
-                          &notes, &err) == 0);
+    CHECK(sb_gate_confirm(&c, &base, 1, &plan, item_of, &ctx, &o, NULL,
+                          note_count, &notes, &err) == 0);
     CHECK(notes == 1);
     CHECK(c.count[SB_VERDICT_REGRESSED] == 1);
     CHECK(strstr(c.lines[0].why, "confirmed: re-measured"));
+    sb_cmp_free(&c);
+
+    /* Confirmed twice, the second time after a pause: two re-measurements,
+     * both in the note; the pause was waited. */
+    CHECK(sb_compare_runs(&base, &now, &o, &c, &err) == 0);
+    notes = 0;
+    sb_gate_confirm_opts co = {.times = 2, .pause_s = 0.2};
+    double t0 = sb_now();
+    CHECK(sb_gate_confirm(&c, &base, 1, &plan, item_of, &ctx, &o, &co,
+                          note_count, &notes, &err) == 0);
+    CHECK(sb_now() - t0 >= 0.2);
+    CHECK(notes == 2);
+    CHECK(c.count[SB_VERDICT_REGRESSED] == 1);
+    CHECK(strstr(c.lines[0].why, "confirmed: re-measured") &&
+          strstr(c.lines[0].why, "; after 0.2 s"));
     sb_cmp_free(&c);
 
     /* The same point against itself, a "regression" planted: not
@@ -261,9 +341,22 @@ static void test_confirm(void)
     c.lines[0].change_pct = -50;
     sb_cmp_recount(&c);
     CHECK(sb_gate_confirm(&c, &now, 1, &plan, item_of, &ctx, &o, NULL, NULL,
-                          &err) == 0);
+                          NULL, &err) == 0);
     CHECK(c.count[SB_VERDICT_REGRESSED] == 0);
     CHECK(strstr(c.lines[0].why, "not confirmed"));
+    sb_cmp_free(&c);
+    /* cleared at the first re-measurement, no second one (nor pause) */
+    CHECK(sb_compare_runs(&now, &now, &o, &c, &err) == 0);
+    c.lines[0].verdict = SB_VERDICT_REGRESSED;
+    c.lines[0].change_pct = -50;
+    sb_cmp_recount(&c);
+    notes = 0;
+    sb_gate_confirm_opts slow = {.times = 3, .pause_s = 30.0};
+    t0 = sb_now();
+    CHECK(sb_gate_confirm(&c, &now, 1, &plan, item_of, &ctx, &o, &slow,
+                          note_count, &notes, &err) == 0);
+    CHECK(notes == 1 && sb_now() - t0 < 20.0);
+    CHECK(c.count[SB_VERDICT_REGRESSED] == 0);
     sb_cmp_free(&c);
 
     free(item_of);
@@ -423,6 +516,7 @@ int main(void)
         return 1;
     test_config_round_trip();
     test_spread();
+    test_set_aside();
     test_confirm();
     test_store();
     char cmd[400];
