@@ -12,7 +12,9 @@
 #      takes DUTY percent of it (busy, then asleep, every 10 ms): first the
 #      slowdown that load causes is measured (the points' medians with and
 #      without it, interleaved), then SLOW checks (default 10) under it:
-#      every exit 1 is a slowdown caught.
+#      every exit 1 is a slowdown caught. With --one-core every solbench
+#      runs on core 0 alone and the load is a busy loop there at the nice
+#      level whose weight takes DUTY % of the core (a steady share).
 #
 # The points: memory.triad at 8 MiB (in cache; the DRAM figure of a shared
 # guest moves by tens of percent between runs) and fp32 compute.gemm at
@@ -22,6 +24,7 @@
 #
 # Usage: scripts/gate-rates.sh [--solbench PATH] [--runs N] [--quiet N]
 #                              [--slow N] [--duty PCT] [--update]
+#                              [--one-core]
 #                              [--check-args "..."]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +37,7 @@ maxfalse=1
 mincaught=9
 extra=()
 update=()
+one_core=0
 while [ $# -gt 0 ]; do
     case $1 in
     --solbench) sb=$2; shift 2 ;;
@@ -43,12 +47,15 @@ while [ $# -gt 0 ]; do
     --duty) duty=$2; shift 2 ;;
     --check-args) read -r -a extra <<<"$2"; shift 2 ;;
     --update) update=(--update-baseline --keep 10); shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --one-core) one_core=1; shift ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gate-rates.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 [ -x "$sb" ] || { echo "gate-rates.sh: no solbench at $sb" >&2; exit 2; }
 command -v taskset >/dev/null || { echo "gate-rates.sh: taskset is needed" >&2; exit 2; }
+sbx=("$sb")
+[ "$one_core" = 1 ] && sbx=(taskset -c 0 "$sb")
 
 W=$(mktemp -d)
 LOAD=
@@ -72,12 +79,28 @@ while True:
 ' "$duty" &
     LOAD=$!
 }
+# With --one-core: a busy loop on core 0 at the nice level whose CFS weight
+# takes the share of the core nearest DUTY % beside one thread at nice 0
+# (weights of the kernel's sched_prio_to_weight; one session, so one
+# autogroup): a steady share, where a sleeper's wake-ups land unevenly.
+start_nice_load() {
+    local w=(1024 820 655 526 423 335 272 215 172 137 110 87 70 56 45 36 29 23 18 15)
+    local best=0 n
+    for n in $(seq 0 19); do
+        local d=$((w[n] * 1000 / (1024 + w[n]) - duty * 10))
+        local b=$((w[best] * 1000 / (1024 + w[best]) - duty * 10))
+        [ "${d#-}" -lt "${b#-}" ] && best=$n
+    done
+    LOAD_NICE=$best
+    nice -n "$best" taskset -c 0 sh -c 'while :; do :; done' &
+    LOAD=$!
+}
 stop_load() { kill "$LOAD" 2>/dev/null; wait "$LOAD" 2>/dev/null || true; LOAD=; }
 
 echo "gate-rates: $(nproc) cores, baseline of $runs runs${update:+ (passing checks join it)}, $quiet quiet checks, $slow under a $duty % load on core 0 ($(date -u +%Y-%m-%dT%H:%MZ))"
 ids=()
 for i in $(seq "$runs"); do
-    "$sb" run "${POINTS[@]}" --tag gate=base >/dev/null
+    "${sbx[@]}" run "${POINTS[@]}" --tag gate=base >/dev/null
     ids+=("$(sqlite3 "$SOLBENCH_DB" "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")")
 done
 "$sb" baseline set gate "${ids[@]}" >/dev/null
@@ -86,9 +109,9 @@ false_alarms=0
 for i in $(seq "$quiet"); do
     rc=0
     if [ ${#update[@]} -gt 0 ]; then
-        "$sb" check --baseline gate "${update[@]}" "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
+        "${sbx[@]}" check --baseline gate "${update[@]}" "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
     else
-        "$sb" check --baseline gate --no-store "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
+        "${sbx[@]}" check --baseline gate --no-store "${extra[@]}" >"$W/q.out" 2>&1 || rc=$?
     fi
     if [ "$rc" -eq 1 ]; then
         false_alarms=$((false_alarms + 1))
@@ -100,10 +123,10 @@ done
 
 # The slowdown the load causes: both sides in one interleaved run each.
 slowdown() {
-    "$sb" run "${POINTS[@]}" --no-store --interleave --json "$W/$1.json" >/dev/null
+    "${sbx[@]}" run "${POINTS[@]}" --no-store --interleave --json "$W/$1.json" >/dev/null
 }
 slowdown off
-start_load
+if [ "$one_core" = 1 ]; then start_nice_load; else start_load; fi
 slowdown on
 python3 - "$W/off.json" "$W/on.json" >"$W/slowdown" <<'PY'
 import json, sys
@@ -119,8 +142,16 @@ PY
 caught=0
 for i in $(seq "$slow"); do
     rc=0
-    "$sb" check --baseline gate --no-store "${extra[@]}" >"$W/s.out" 2>&1 || rc=$?
+    "${sbx[@]}" check --baseline gate --no-store --json "$W/s.json" "${extra[@]}" >"$W/s.out" 2>&1 || rc=$?
     [ "$rc" -eq 1 ] && caught=$((caught + 1))
+    # what each point's judgement was: the change, the bar it had to pass
+    python3 - "$W/s.json" "$i" "$rc" <<'PY' || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("  slow check %s (exit %s): " % (sys.argv[2], sys.argv[3]) + "; ".join(
+    "%s %+.1f%% %s (bar %.1f%%)" % (l["bench"], l.get("change_pct") or 0,
+        l["verdict"], l.get("threshold_pct") or 0) for l in d["lines"]))
+PY
     [ "$rc" -le 1 ] || { cat "$W/s.out"; echo "gate-rates.sh: check exited $rc" >&2; exit 2; }
 done
 stop_load
