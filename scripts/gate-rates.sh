@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
     --check-args) read -r -a extra <<<"$2"; shift 2 ;;
     --update) update=(--update-baseline --keep 10); shift ;;
     --one-core) one_core=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gate-rates.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
