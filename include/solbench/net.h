@@ -1,8 +1,9 @@
 /*
- * net.h — MPI life cycle for the network area. Without SB_HAVE_MPI these
- * are not compiled; callers guard with #ifdef SB_HAVE_MPI.
+ * net.h — the MPI runtime (src/backend/mpi). Without SB_HAVE_MPI these
+ * are not compiled; the runner's sb_session_begin/_end/_abort call them
+ * (commands never do).
  *
- * MPI is initialised only when the network area is asked for or the
+ * MPI is initialised only when a selected benchmark needs ranks or the
  * process was started by an MPI launcher, so a plain `solbench run` never
  * needs MPI at run time.
  */

@@ -31,6 +31,20 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err);
 void sb_selection_free(sb_selection *sel);
 
+/* Whether a selected benchmark needs MPI ranks (SB_BF_NEEDS_MPI). */
+bool sb_selection_needs_mpi(const sb_selection *sel);
+
+/* Starts what the selection needs beyond this process, before its plan is
+ * built: MPI where it is built in and a selected benchmark needs ranks
+ * or an MPI launcher started this process (ctx->rank, ctx->nranks and the
+ * topology filled in); otherwise rank 0 of 1. sb_session_end finishes
+ * it; sb_session_abort ends every rank with one line (MPI_Abort under
+ * MPI) or exits. */
+int sb_session_begin(const sb_selection *sel, int *argc, char ***argv,
+                     sb_ctx *ctx, sb_err *err);
+void sb_session_end(void);
+void sb_session_abort(const char *msg, int code) __attribute__((noreturn));
+
 /* Expands and checks every point of every selected benchmark (the user's
  * -p applies to each bench that declares the key; a key no selected bench
  * declares is an error). Nothing is allocated for the kernels. */

@@ -23,7 +23,6 @@
 #include "solbench/sysinfo.h"
 #include "solbench/timer.h"
 #ifdef SB_HAVE_MPI
-#include "solbench/net.h"
 #endif
 
 static const char check_help[] =
@@ -274,23 +273,22 @@ int sb_cmd_check(int argc, char **argv)
     const char *areas = bc.has_areas ? bc.areas : NULL;
     const char *names = bc.has_names ? bc.names : NULL;
 
-    /* MPI exactly as `solbench run` starts it, so the topology part of
-     * the config comes out the same. Under mpirun every rank runs this
-     * command and needs the database (a shared file system); rank 0 alone
-     * stores, compares and reports. */
-#ifdef SB_HAVE_MPI
-    bool want_net = (areas && strstr(areas, "network")) ||
-                    (names && strstr(names, "network."));
-    if (sb_mpi_begin(&argc, &argv, want_net, &ctx, &err)) {
+    /* Selection, then MPI exactly as `solbench run` starts them, so the
+     * topology part of the config comes out the same. Under mpirun every
+     * rank runs this command and needs the database (a shared file
+     * system); rank 0 alone stores, compares and reports. */
+    bool bad_config = false;
+    if (sb_select(areas, names, ctx.suite, bc.has_backend ? ctx.backend : NULL,
+                  &sel, &err)) {
+        bad_config = true;
+    } else if (sb_session_begin(&sel, &argc, &argv, &ctx, &err)) {
         rc = sb_cli_error(&err);
         goto out;
+    } else {
+        mpi_started = true;
+        bad_config = sb_plan_build(&sel, &bc.user, &ctx, &plan, &err) != 0;
     }
-    mpi_started = true;
-#endif
-    bool confirm = !o.no_confirm && ctx.nranks <= 1;
-    if (sb_select(areas, names, ctx.suite, bc.has_backend ? ctx.backend : NULL,
-                  &sel, &err) ||
-        sb_plan_build(&sel, &bc.user, &ctx, &plan, &err)) {
+    if (bad_config) {
         /* what it names comes from the baseline's stored config */
         sb_err inner = err;
         sb_fail(&err, inner.code, "baseline %s (run %s), its config: %s",
@@ -298,6 +296,7 @@ int sb_cmd_check(int argc, char **argv)
         rc = sb_cli_error(&err);
         goto out;
     }
+    bool confirm = !o.no_confirm && ctx.nranks <= 1;
     /* The store must take the new run: found now, not after measuring. */
     if (!o.no_store && ctx.rank == 0 &&
         sb_store_check_writable(st, 16.0 * 1048576.0, &err)) {
@@ -424,11 +423,8 @@ int sb_cmd_check(int argc, char **argv)
                    o.baseline, now.run_id, o.keep);
     }
 out:
-#ifdef SB_HAVE_MPI
     if (mpi_started)
-        sb_mpi_end();
-#endif
-    (void)mpi_started;
+        sb_session_end();
     free(item_of);
     sb_plan_free(&plan);
     sb_selection_free(&sel);

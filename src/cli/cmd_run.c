@@ -12,9 +12,9 @@
 #include "solbench/output.h"
 #include "solbench/runner.h"
 #include "solbench/store.h"
+#include "solbench/util.h"
 #include "solbench/sysinfo.h"
 #ifdef SB_HAVE_MPI
-#include "solbench/net.h"
 #endif
 
 /* Free disk a run's commit is sure to find: its rows and samples (a few
@@ -160,24 +160,23 @@ int sb_cmd_run(int argc, char **argv)
     if (!min_time_set && ctx.suite == SB_SUITE_FULL)
         ctx.min_time = 0.5;
 
-    bool want_net = (areas && strstr(areas, "network")) ||
-                    (names && strstr(names, "network."));
-#ifdef SB_HAVE_MPI
-    if (sb_mpi_begin(&argc, &argv, want_net, &ctx, &err)) {
+    /* The selection first: it says whether MPI is needed. Under a
+     * launcher every rank selects the same (same arguments) and fails
+     * alike; the launcher's rank 0 alone says why. */
+    sb_selection sel;
+    if (sb_select(areas, names, ctx.suite, backend, &sel, &err)) {
+        rc = sb_launcher_rank() <= 0 ? sb_cli_error(&err)
+                                     : sb_exit_code(err.code);
+        goto out;
+    }
+    if (sb_session_begin(&sel, &argc, &argv, &ctx, &err)) {
+        sb_selection_free(&sel);
         rc = sb_cli_error(&err);
         goto out;
     }
-#else
-    (void)want_net;
-#endif
 
-    /* Selection and plan are the same on every rank (same arguments): all
-     * fail together, and rank 0 alone says why. */
-    sb_selection sel;
-    if (sb_select(areas, names, ctx.suite, backend, &sel, &err)) {
-        rc = ctx.rank == 0 ? sb_cli_error(&err) : sb_exit_code(err.code);
-        goto out_mpi;
-    }
+    /* The plan is the same on every rank: all fail together, and rank 0
+     * alone says why. */
     sb_plan plan;
     if (sb_plan_build(&sel, &user, &ctx, &plan, &err)) {
         sb_selection_free(&sel);
@@ -203,10 +202,8 @@ int sb_cmd_run(int argc, char **argv)
            sb_store_check_writable(st, SB_RUN_STORE_NEED, &err))))) {
         sb_store_close(st);
         st = NULL;
-#ifdef SB_HAVE_MPI
         if (ctx.nranks > 1) /* the other ranks would wait for rank 0 */
-            sb_mpi_abort(err.msg, 2);
-#endif
+            sb_session_abort(err.msg, 2);
         sb_plan_free(&plan);
         sb_selection_free(&sel);
         rc = sb_cli_error(&err);
@@ -267,9 +264,7 @@ int sb_cmd_run(int argc, char **argv)
     sb_plan_free(&plan);
     sb_selection_free(&sel);
 out_mpi:
-#ifdef SB_HAVE_MPI
-    sb_mpi_end();
-#endif
+    sb_session_end();
 out:
     json_decref(tags);
     return rc;

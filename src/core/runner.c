@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "solbench/device.h"
+#ifdef SB_HAVE_MPI
+#include "solbench/net.h"
+#endif
 #include "solbench/output.h"
 #include "solbench/roofline.h"
 #include "solbench/runner.h"
@@ -175,6 +178,44 @@ void sb_selection_free(sb_selection *sel)
 {
     free(sel->benches);
     memset(sel, 0, sizeof *sel);
+}
+
+bool sb_selection_needs_mpi(const sb_selection *sel)
+{
+    for (int i = 0; i < sel->n; i++)
+        if (sel->benches[i]->flags & SB_BF_NEEDS_MPI)
+            return true;
+    return false;
+}
+
+int sb_session_begin(const sb_selection *sel, int *argc, char ***argv,
+                     sb_ctx *ctx, sb_err *err)
+{
+#ifdef SB_HAVE_MPI
+    return sb_mpi_begin(argc, argv, sb_selection_needs_mpi(sel), ctx, err);
+#else
+    (void)sel, (void)argc, (void)argv, (void)err;
+    ctx->rank = 0;
+    ctx->nranks = 1;
+    return 0;
+#endif
+}
+
+void sb_session_end(void)
+{
+#ifdef SB_HAVE_MPI
+    sb_mpi_end();
+#endif
+}
+
+void sb_session_abort(const char *msg, int code)
+{
+#ifdef SB_HAVE_MPI
+    sb_mpi_abort(msg, code);
+#else
+    fprintf(stderr, "solbench: %s\n", msg);
+    exit(code);
+#endif
 }
 
 /* ---- planning ------------------------------------------------------------ */
