@@ -258,6 +258,33 @@ static void note_count(const char *what, void *arg)
     (*(int *)arg)++;
 }
 
+/* A one-point baseline on paper from a measured run: every sample
+ * `factor` times the measured fastest (factor < 1: faster than any sample
+ * of it) or slowest (factor > 1: slower than any), the bandwidths scaled
+ * to match; what it is compared with is then certain, however the
+ * machine's load spread the samples. */
+static void paper_baseline(const sb_run *now, double factor, sb_run *base)
+{
+    sb_run_init(base);
+    sb_result *r = sb_results_push(&base->results);
+    *r = now->results.items[0];
+    r->samples_s = malloc(r->n_samples * sizeof *r->samples_s);
+    const sb_result *m = &now->results.items[0];
+    double edge = m->samples_s[0];
+    for (size_t i = 0; i < m->n_samples; i++)
+        edge = factor < 1 ? fmin(edge, m->samples_s[i])
+                          : fmax(edge, m->samples_s[i]);
+    for (size_t i = 0; i < r->n_samples; i++)
+        r->samples_s[i] = edge * factor * (1.0 + 1e-3 * (double)i);
+    r->cap_samples = r->n_samples;
+    for (int i = 0; i < r->n_notes; i++)
+        r->notes[i] = strdup(r->notes[i]);
+    sb_result_finish_stats(r);
+    for (int i = 0; i < r->n_metrics; i++)
+        if (strncmp(r->metrics[i].name, "GBps", 4) == 0)
+            r->metrics[i].value /= factor;
+}
+
 static void test_confirm(void)
 {
     /* A real point, measured; a baseline made three times faster than its
@@ -282,22 +309,7 @@ static void test_confirm(void)
     CHECK(sb_gate_measure(&plan, &ctx, &now.results, &item_of, &err) == 0);
     CHECK(now.results.n == 1 && item_of && item_of[0] == 0);
     sb_run base;
-    sb_run_init(&base);
-    sb_result *r = sb_results_push(&base.results);
-    *r = now.results.items[0];
-    r->samples_s = malloc(r->n_samples * sizeof *r->samples_s);
-    /* three times the fastest sample's speed: below every sample of now,
-     * however the machine's load spread them */
-    double fastest = now.results.items[0].stats.min;
-    for (size_t i = 0; i < r->n_samples; i++)
-        r->samples_s[i] = fastest / 3.0 * (1.0 + 1e-3 * (double)i);
-    r->cap_samples = r->n_samples;
-    for (int i = 0; i < r->n_notes; i++)
-        r->notes[i] = strdup(r->notes[i]);
-    sb_result_finish_stats(r);
-    for (int i = 0; i < r->n_metrics; i++)
-        if (strncmp(r->metrics[i].name, "GBps", 4) == 0)
-            r->metrics[i].value *= 3.0;
+    paper_baseline(&now, 1.0 / 3.0, &base);
 
     sb_cmp_opts o;
     sb_cmp_opts_default(&o);
@@ -334,26 +346,28 @@ static void test_confirm(void)
           strstr(c.lines[0].why, "; after 0.2 s"));
     sb_cmp_free(&c);
 
-    /* The same point against itself, a "regression" planted: not
-     * confirmed (a first alarm the second measurement does not repeat). */
-    CHECK(sb_compare_runs(&now, &now, &o, &c, &err) == 0);
+    /* Against a baseline ten times slower, a "regression" planted: not
+     * confirmed (a first alarm the re-measurement does not repeat). */
+    sb_run slow_base;
+    paper_baseline(&now, 10.0, &slow_base);
+    CHECK(sb_compare_runs(&slow_base, &now, &o, &c, &err) == 0);
     c.lines[0].verdict = SB_VERDICT_REGRESSED;
     c.lines[0].change_pct = -50;
     sb_cmp_recount(&c);
-    CHECK(sb_gate_confirm(&c, &now, 1, &plan, item_of, &ctx, &o, NULL, NULL,
-                          NULL, &err) == 0);
+    CHECK(sb_gate_confirm(&c, &slow_base, 1, &plan, item_of, &ctx, &o, NULL,
+                          NULL, NULL, &err) == 0);
     CHECK(c.count[SB_VERDICT_REGRESSED] == 0);
     CHECK(strstr(c.lines[0].why, "not confirmed"));
     sb_cmp_free(&c);
     /* cleared at the first re-measurement, no second one (nor pause) */
-    CHECK(sb_compare_runs(&now, &now, &o, &c, &err) == 0);
+    CHECK(sb_compare_runs(&slow_base, &now, &o, &c, &err) == 0);
     c.lines[0].verdict = SB_VERDICT_REGRESSED;
     c.lines[0].change_pct = -50;
     sb_cmp_recount(&c);
     notes = 0;
     sb_gate_confirm_opts slow = {.times = 3, .pause_s = 30.0};
     t0 = sb_now();
-    CHECK(sb_gate_confirm(&c, &now, 1, &plan, item_of, &ctx, &o, &slow,
+    CHECK(sb_gate_confirm(&c, &slow_base, 1, &plan, item_of, &ctx, &o, &slow,
                           note_count, &notes, &err) == 0);
     CHECK(notes == 1 && sb_now() - t0 < 20.0);
     CHECK(c.count[SB_VERDICT_REGRESSED] == 0);
@@ -363,6 +377,7 @@ static void test_confirm(void)
     sb_plan_free(&plan);
     sb_selection_free(&sel);
     sb_run_free(&base);
+    sb_run_free(&slow_base);
     sb_run_free(&now);
 }
 
