@@ -62,6 +62,9 @@ const char *sb_p_str(const sb_params *p, const char *name);
 bool sb_p_bool(const sb_params *p, const char *name);
 /* NULL when absent. */
 const sb_pval *sb_p_find(const sb_params *p, const char *name);
+/* A value as a number, also when a results file stored it as text
+ * ("8192"); 0 for NULL or text that is not a number ("fit"). */
+double sb_pval_num(const sb_pval *v);
 /* Sets a value in a point (parsing text by the point's type). */
 int sb_p_set(sb_params *p, const char *name, const char *text, sb_err *err);
 

@@ -43,8 +43,6 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max);
 void sb_predict_print(FILE *f, const sb_prediction *p);
 void sb_interventions_print(FILE *f, const sb_prediction *p);
 json_t *sb_predict_to_json(const sb_prediction *p);
-/* Short class name for tables: compute, memory, network, host, latency. */
-const char *sb_class_name(sb_bound b);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@ typedef struct sb_roof_point {
     sb_bound bound;     /* which roof binds at this AI */
 } sb_roof_point;
 
+/* compute, memory, network, host, latency; "-" when unknown. */
 const char *sb_bound_name(sb_bound b);
 
 /* Places a kernel that did `flops` and moved `bytes` in `seconds` under a

@@ -82,7 +82,7 @@ static const char *sb__dominant(const sb_prediction *p, const char *stage)
     for (int i = 2; i < 6; i++)
         if (by[i] > by[best])
             best = i;
-    return sb_class_name((sb_bound)best);
+    return sb_bound_name((sb_bound)best);
 }
 
 /* The --sweep option's form: key=v1,v2,... with a key of up to 63

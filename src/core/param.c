@@ -300,6 +300,17 @@ double sb_p_num(const sb_params *p, const char *name)
     return must_find(p, name)->num;
 }
 
+double sb_pval_num(const sb_pval *v)
+{
+    if (!v)
+        return 0;
+    if (v->num != 0)
+        return v->num;
+    char *end;
+    double x = strtod(v->text, &end);
+    return end != v->text && *end == '\0' ? x : 0;
+}
+
 const char *sb_p_str(const sb_params *p, const char *name)
 {
     return must_find(p, name)->text;

@@ -19,7 +19,7 @@ const char *sb_bound_name(sb_bound b)
     case SB_BOUND_NETWORK: return "network";
     case SB_BOUND_HOST: return "host";
     case SB_BOUND_LATENCY: return "latency";
-    default: return "unknown";
+    default: return "-";
     }
 }
 

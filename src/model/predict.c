@@ -10,18 +10,6 @@
 
 #include "solbench/predict.h"
 
-const char *sb_class_name(sb_bound b)
-{
-    switch (b) {
-    case SB_BOUND_COMPUTE: return "compute";
-    case SB_BOUND_MEMORY: return "memory";
-    case SB_BOUND_NETWORK: return "network";
-    case SB_BOUND_HOST: return "host";
-    case SB_BOUND_LATENCY: return "latency";
-    default: return "-";
-    }
-}
-
 /* ---- --set / --sweep ----------------------------------------------------- */
 
 static long sb__geti(json_t *doc, const char *obj, const char *key, long def)
@@ -246,7 +234,7 @@ static void sb__phase_table(FILE *f, const sb_prediction *p,
                 sb__eng(ph->comm_bytes, c, sizeof c),
                 sb__eng(ph->host_bytes, d, sizeof d),
                 sb__t(ph->t, e, sizeof e), 100 * ph->share,
-                sb_class_name(ph->bound), ph->ceiling);
+                sb_bound_name(ph->bound), ph->ceiling);
         if (ph->measured_s > 0)
             fprintf(f, "  (measured %s: %.0f%% of SOL)",
                     sb__t(ph->measured_s, a, sizeof a), ph->pct_sol);
@@ -340,7 +328,7 @@ void sb_interventions_print(FILE *f, const sb_prediction *p)
         else
             snprintf(label, sizeof label, "%s", iv[i].phase);
         fprintf(f, "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n"
-                "     -> %s\n", i + 1, sb_class_name(iv[i].cls), label,
+                "     -> %s\n", i + 1, sb_bound_name(iv[i].cls), label,
                 sb__t(iv[i].t_s, a, sizeof a), 100 * iv[i].share,
                 p->w.kind == SB_JOB_TRAIN ? "step" : iv[i].stage,
                 sb__t(iv[i].at_stake_s, b, sizeof b), iv[i].what);
@@ -387,7 +375,7 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(j, "t_host_s", json_real(x->t_host));
         json_object_set_new(j, "time_s", json_real(x->t));
         json_object_set_new(j, "share", json_real(x->share));
-        json_object_set_new(j, "class", json_string(sb_class_name(x->bound)));
+        json_object_set_new(j, "class", json_string(sb_bound_name(x->bound)));
         json_object_set_new(j, "ceiling", json_string(x->ceiling));
         if (x->measured_s > 0) {
             json_object_set_new(j, "measured_s", json_real(x->measured_s));
@@ -432,7 +420,7 @@ json_t *sb_predict_to_json(const sb_prediction *p)
     int n = sb_interventions(p, ivs, SB_MAX_INTERVENTIONS);
     for (int i = 0; i < n; i++) {
         json_t *j = json_object();
-        json_object_set_new(j, "class", json_string(sb_class_name(ivs[i].cls)));
+        json_object_set_new(j, "class", json_string(sb_bound_name(ivs[i].cls)));
         json_object_set_new(j, "phase", json_string(ivs[i].phase));
         json_object_set_new(j, "stage", json_string(ivs[i].stage));
         json_object_set_new(j, "time_s", json_real(ivs[i].t_s));

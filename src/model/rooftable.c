@@ -29,19 +29,6 @@ void sb_cache_sizes_from_run(const sb_run *run, sb_cache_sizes *cs)
     }
 }
 
-/* A numeric parameter's value, also when a results file stored it as
- * text ("8192"); 0 for text that is not a number ("fit"). */
-static double sb__pnum(const sb_pval *v)
-{
-    if (!v)
-        return 0;
-    if (v->num != 0)
-        return v->num;
-    char *end;
-    double x = strtod(v->text, &end);
-    return end != v->text && *end == '\0' ? x : 0;
-}
-
 static double sb__m(const sb_result *r, const char *name)
 {
     const sb_metric *m = sb_result_get(r, name);
@@ -86,13 +73,13 @@ static double sb__gemm_bytes(const sb_result *r)
     const sb_pval *v;
     double M, N, K;
     if (shape && strcmp(shape->text, "llm") == 0) {
-        M = sb__pnum(sb_p_find(&r->params, "tokens"));
-        K = sb__pnum(sb_p_find(&r->params, "d_model"));
+        M = sb_pval_num(sb_p_find(&r->params, "tokens"));
+        K = sb_pval_num(sb_p_find(&r->params, "d_model"));
         N = 4 * K;
     } else {
-        double n = sb__pnum(sb_p_find(&r->params, "n"));
-        M = (v = sb_p_find(&r->params, "m")) && sb__pnum(v) > 0 ? sb__pnum(v) : n;
-        K = (v = sb_p_find(&r->params, "k")) && sb__pnum(v) > 0 ? sb__pnum(v) : n;
+        double n = sb_pval_num(sb_p_find(&r->params, "n"));
+        M = (v = sb_p_find(&r->params, "m")) && sb_pval_num(v) > 0 ? sb_pval_num(v) : n;
+        K = (v = sb_p_find(&r->params, "k")) && sb_pval_num(v) > 0 ? sb_pval_num(v) : n;
         N = n;
     }
     /* Element sizes from the dtype (fp64 when none or unknown); the CPU
@@ -113,9 +100,9 @@ static int sb__network(const sb_result *r, const sb_ceilings *c,
     double t = sb__m(r, "latency_us") * 1e-6;
     if (!(t > 0))
         t = r->stats.p50;
-    if (!(sb__pnum(sz) > 0) || !(t > 0))
+    if (!(sb_pval_num(sz) > 0) || !(t > 0))
         return 1;
-    double S = sb__pnum(sz);
+    double S = sb_pval_num(sz);
     char nm[40];
     snprintf(nm, sizeof nm, "net.%s.alpha_s", coll);
     double alpha = sb_ceil_get(c, nm);
@@ -317,7 +304,7 @@ void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
                 r->bench, r->params, ai,
                 sb_fmt_si(r->achieved, r->unit, 3, a, sizeof a),
                 sb_fmt_si(r->attainable, r->unit, 3, b, sizeof b), r->pct_sol,
-                r->ceiling, sb_class_name(r->bound),
+                r->ceiling, sb_bound_name(r->bound),
                 r->valid ? "" : "  (INVALID result)");
     }
     if (n == 0)

@@ -32,19 +32,6 @@ static const char *sb__css =
     ".c-compute{color:#d62728}.c-memory{color:#1f77b4}.c-network{color:"
     "#2ca02c}.c-host{color:#9467bd}.c-latency{color:#ff7f0e}";
 
-/* A numeric parameter's value, also when a results file stored it as
- * text ("8192"); 0 for text that is not a number ("fit"). */
-static double sb__pnum(const sb_pval *v)
-{
-    if (!v)
-        return 0;
-    if (v->num != 0)
-        return v->num;
-    char *end;
-    double x = strtod(v->text, &end);
-    return end != v->text && *end == '\0' ? x : 0;
-}
-
 static void sb__h(sb_buf *b, const char *s) { sb_buf_esc(b, s); }
 
 static void sb__profile(sb_buf *b, const sb_run *run, const sb_ceilings *c,
@@ -127,7 +114,7 @@ static void sb__roofline(sb_buf *b, const sb_run *run, const sb_ceilings *c)
                           r->pct_sol);
             sb__h(b, r->ceiling);
             sb_buf_printf(b, "</td><td class=\"c-%s\">%s</td></tr>\n",
-                          sb_class_name(r->bound), sb_class_name(r->bound));
+                          sb_bound_name(r->bound), sb_bound_name(r->bound));
         }
         sb_buf_printf(b, "</table>\n");
     } else {
@@ -152,7 +139,7 @@ static int sb__series(const sb_run *run, bool area, const char *what,
             continue;
         const sb_pval *sz = sb_p_find(&r->params, "size");
         const sb_metric *m = sb_result_get(r, metric);
-        if (!(sb__pnum(sz) > 0) || !m)
+        if (!(sb_pval_num(sz) > 0) || !m)
             continue;
         char key[64];
         if (area) {
@@ -180,7 +167,7 @@ static int sb__series(const sb_run *run, bool area, const char *what,
             }
             ns++;
         }
-        s[j].x[s[j].n] = sb__pnum(sz);
+        s[j].x[s[j].n] = sb_pval_num(sz);
         s[j].y[s[j].n] = m->value;
         s[j].n++;
     }
@@ -332,7 +319,7 @@ static void sb__phase_rows(sb_buf *b, const sb_prediction *p,
                       sb_fmt_si(ph->comm_bytes, "B", 4, t3, sizeof t3),
                       sb_fmt_si(ph->host_bytes, "B", 4, t4, sizeof t4),
                       sb__time(ph->t, t5, sizeof t5), 100 * ph->share,
-                      sb_class_name(ph->bound), sb_class_name(ph->bound));
+                      sb_bound_name(ph->bound), sb_bound_name(ph->bound));
         sb__h(b, ph->ceiling);
         sb_buf_printf(b, "</td></tr>\n");
     }

@@ -332,7 +332,7 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                       "<text x=\"%.1f\" y=\"%.1f\">%s-bound</text>\n",
                       x.p0 + 14, y.p1 + 16 + 16.0 * i,
                       sb__class_color(cls[i]), x.p0 + 24, y.p1 + 20 + 16.0 * i,
-                      sb_class_name(cls[i]));
+                      sb_bound_name(cls[i]));
     sb_buf_printf(b, "</g>\n</svg>\n");
 }
 
@@ -454,7 +454,7 @@ void sb_svg_phases(sb_buf *b, const sb_prediction *p, int W)
             sb_buf_esc(b, ph->name);
             sb_buf_printf(b, ": %.4g ms (%.1f%%), %s-bound</title></rect>\n",
                           ph->t * 1e3, 100 * ph->t / tot,
-                          sb_class_name(ph->bound));
+                          sb_bound_name(ph->bound));
             if (wpx > 6.0 * (double)strlen(ph->name) + 8) {
                 sb_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#fff\" "
                               "font-size=\"10\" text-anchor=\"middle\">",
@@ -475,6 +475,6 @@ void sb_svg_phases(sb_buf *b, const sb_prediction *p, int W)
                       "height=\"12\" fill=\"%s\"/><text x=\"%.1f\" y=\"%d\">"
                       "%s</text>\n", x0 + 110.0 * i, H - 24,
                       sb__class_color(cls[i]), x0 + 110.0 * i + 16, H - 14,
-                      sb_class_name(cls[i]));
+                      sb_bound_name(cls[i]));
     sb_buf_printf(b, "</svg>\n");
 }
