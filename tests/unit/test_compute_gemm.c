@@ -13,6 +13,7 @@
 #include "bench/compute/compute.h"
 #include "bench_point.h"
 #include "check.h"
+#include "solbench/gemm.h"
 #include "solbench/util.h"
 #include "solbench/runner.h"
 
@@ -107,12 +108,12 @@ int main(void)
     CHECK(expand("dtype=fp64 n=100", &p, &err) == 0);
     CHECK(compute_gemm.flops(&p) == 2e6);
     CHECK(expand("dtype=fp32 n=100 m=50 k=30", &p, &err) == 0);
-    CHECK(sb__gemm_dims(&p, &m, &n, &k, &err) == 0);
+    CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
     CHECK(m == 50 && n == 100 && k == 30);
     CHECK(compute_gemm.flops(&p) == 300000.0);
     CHECK(expand("dtype=fp32 shape=llm tokens=2048 d_model=4096", &p,
                  &err) == 0);
-    CHECK(sb__gemm_dims(&p, &m, &n, &k, &err) == 0);
+    CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
     CHECK(m == 2048 && k == 4096 && n == 16384);
     CHECK(compute_gemm.flops(&p) == 2.0 * 2048 * 16384 * 4096);
     /* fp32: A 2048x4096 + B 4096x16384 + C 2048x16384, 4 bytes each */
@@ -310,12 +311,12 @@ int main(void)
     {
         CHECK(expand("dtype=fp32 shape=decode d_model=64 ffn=256 batch=4", &p,
                      &err) == 0);
-        CHECK(sb__gemm_dims(&p, &m, &n, &k, &err) == 0);
+        CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
         CHECK(m == 4 && k == 64 && n == 256);
         CHECK(compute_gemm.flops(&p) == 2.0 * 4 * 256 * 64);
         CHECK(compute_gemm.bytes(&p) == (4.0 * 64 + 64.0 * 256) * 4 + 4.0 * 256 * 4);
         CHECK(expand("dtype=bf16 shape=decode d_model=1024", &p, &err) == 0);
-        CHECK(sb__gemm_dims(&p, &m, &n, &k, &err) == 0);
+        CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
         double llc = sb_llc_bytes() > 0 ? sb_llc_bytes() : 32.0 * 1048576;
         CHECK(m == 1 && k == 1024 && n % 256 == 0);
         CHECK((double)k * n * 2 >= 4 * llc && (double)k * (n - 256) * 2 < 4 * llc);

@@ -17,7 +17,7 @@
 #include "backend/cuda/cuda_common.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_table.h"
-#include "bench/compute/compute.h"
+#include "solbench/gemm.h"
 #include "solbench/attention.h"
 #include "solbench/hw.h"
 #include "solbench/netmodel.h"
@@ -126,7 +126,7 @@ static int cgemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     if (!dt)
         return sb_fail(err, SB_EINVAL, "compute.gemm: parameter dtype=%s: "
                        "unknown on cuda", sb_p_str(p, "dtype"));
-    int rc = sb__gemm_dims(p, &m, &n, &k, err);
+    int rc = sb_gemm_dims(p, &m, &n, &k, err);
     if (rc)
         return rc;
     if (dt->scale_ptrs && (m % 16 || n % 16 || k % 16))
@@ -139,7 +139,7 @@ static int cgemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 static double cgemm_flops(const sb_params *p)
 {
     int64_t m = 0, n = 0, k = 0;
-    if (sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+    if (sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
         return 0;
     return 2.0 * (double)m * (double)n * (double)k;
 }
@@ -148,7 +148,7 @@ static double cgemm_bytes(const sb_params *p)
 {
     int64_t m = 0, n = 0, k = 0;
     const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
-    if (!dt || sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+    if (!dt || sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
         return 0;
     return ((double)m * k + (double)k * n) * dt->in_bytes +
            (double)m * n * dt->out_bytes;
@@ -158,7 +158,7 @@ static int cgemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
     int64_t m = 0, n = 0, k = 0;
-    int rc = sb__gemm_dims(p, &m, &n, &k, err);
+    int rc = sb_gemm_dims(p, &m, &n, &k, err);
     if (rc)
         return rc;
     return sb__cgemm_setup(sb_p_str(p, "dtype"), m, n, k, p, state, err);

@@ -166,8 +166,5 @@ double sb__gemm_unit_roundoff(int dt);
 /* Element of C as double, and setting one (tests plant wrong values). */
 double sb__gemm_c_get(const sb__gemm *g, int64_t i, int64_t j);
 void sb__gemm_c_set(sb__gemm *g, int64_t i, int64_t j, double v);
-/* M, N, K of a point (shape square or llm), or a negative code. */
-int sb__gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
-                  sb_err *err);
 
 #endif

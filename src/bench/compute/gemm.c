@@ -34,6 +34,7 @@
 #include <omp.h>
 
 #include "backend/cpu/cpu_gemm.h"
+#include "solbench/gemm.h"
 #include "bench/compute/compute.h"
 #include "solbench/runner.h"
 #include "solbench/util.h"
@@ -318,61 +319,9 @@ static const sb_param_def gemm_params[] = {
      "weights are 4x the last-level cache"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-static size_t in_size_dt(int dt) { return in_size(dt); }
-
-/* decode's N when ffn=0: the weights K x N fill four times the LLC (a
- * multiple of 256 columns; 32 MiB taken when the LLC is unknown). */
-static int64_t decode_auto_n(int64_t k, int dt)
-{
-    double llc = sb_llc_bytes();
-    if (!(llc > 0))
-        llc = 32.0 * 1048576;
-    double n = 4.0 * llc / ((double)k * (double)in_size_dt(dt));
-    int64_t cols = ((int64_t)ceil(n) + 255) / 256 * 256;
-    return cols < 256 ? 256 : cols;
-}
-
 static bool is_decode(const sb_params *p)
 {
     return strcmp(sb_p_str(p, "shape"), "decode") == 0;
-}
-
-int sb__gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
-                  sb_err *err)
-{
-    const char *shape = sb_p_str(p, "shape");
-    bool square = strcmp(shape, "square") == 0;
-    if (!square && (sb_p_int(p, "m") != 0 || sb_p_int(p, "k") != 0))
-        return sb_fail(err, SB_EINVAL,
-                       "compute.gemm: parameters m and k apply to "
-                       "shape=square; shape=%s takes %s", shape,
-                       strcmp(shape, "llm") == 0 ? "tokens and d_model"
-                                                 : "batch, d_model and ffn");
-    if (strcmp(shape, "llm") == 0) {
-        *m = sb_p_int(p, "tokens");
-        *k = sb_p_int(p, "d_model");
-        *n = 4 * *k;
-    } else if (strcmp(shape, "decode") == 0) {
-        int dt = sb__dtype_parse(sb_p_str(p, "dtype"));
-        *m = sb_p_int(p, "batch");
-        *k = sb_p_int(p, "d_model");
-        *n = sb_p_int(p, "ffn") ? sb_p_int(p, "ffn")
-                                : decode_auto_n(*k, dt < 0 ? SB__DT_FP32 : dt);
-    } else if (square) {
-        *n = sb_p_int(p, "n");
-        *m = sb_p_int(p, "m") ? sb_p_int(p, "m") : *n;
-        *k = sb_p_int(p, "k") ? sb_p_int(p, "k") : *n;
-    } else {
-        return sb_fail(err, SB_EINVAL,
-                       "compute.gemm: parameter shape=%s: expected square, "
-                       "llm or decode", shape);
-    }
-    if (*m < 1 || *n < 1 || *k < 1 || *m > INT_MAX || *n > INT_MAX ||
-        *k > INT_MAX)
-        return sb_fail(err, SB_EINVAL,
-                       "compute.gemm: M=%lld N=%lld K=%lld out of range",
-                       (long long)*m, (long long)*n, (long long)*k);
-    return 0;
 }
 
 static int gemm_dtype(const sb_params *p)
@@ -402,7 +351,7 @@ static int gemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter lib=%s: expected auto, "
                        "openblas or onednn", sb_p_str(p, "lib"));
-    return sb__gemm_dims(p, &m, &n, &k, err);
+    return sb_gemm_dims(p, &m, &n, &k, err);
 }
 
 static double gemm_footprint(const sb_params *p, const sb_ctx *ctx)
@@ -410,7 +359,7 @@ static double gemm_footprint(const sb_params *p, const sb_ctx *ctx)
     (void)ctx;
     int64_t m = 0, n = 0, k = 0;
     int dt = gemm_dtype(p);
-    if (dt < 0 || sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+    if (dt < 0 || sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
         return 0;
     return ((double)m * k + (double)k * n) * in_size(dt) +
            (double)m * n * out_size(dt);
@@ -419,7 +368,7 @@ static double gemm_footprint(const sb_params *p, const sb_ctx *ctx)
 static double gemm_flops(const sb_params *p)
 {
     int64_t m = 0, n = 0, k = 0;
-    if (sb__gemm_dims(p, &m, &n, &k, NULL) < 0)
+    if (sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
         return 0;
     return 2.0 * (double)m * (double)n * (double)k;
 }
@@ -440,7 +389,7 @@ static int gemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     int64_t m = 0, n = 0, k = 0;
-    int rc = sb__gemm_dims(p, &m, &n, &k, err);
+    int rc = sb_gemm_dims(p, &m, &n, &k, err);
     if (rc < 0)
         return rc;
     int threads = ctx->threads > 0 ? ctx->threads : 1;
