@@ -2114,9 +2114,9 @@ static const sb_param_def sb__rope_params[] = {
  * slowed while the other is not, and with one block of rows per thread the
  * fast one then waits for the slow one at the end. At least 8 chunks per
  * thread, so small shapes still spread. On several NUMA nodes the static
- * schedule keeps each thread on the rows it touched first (sb__ops_fill),
+ * schedule keeps each thread on the rows it touched first (sb_ops_cpu_fill),
  * in its own node's memory. */
-static int64_t sb__ops_chunk(int64_t tokens, bool dynamic)
+int64_t sb_ops_cpu_chunk(int64_t tokens, bool dynamic)
 {
     if (!dynamic && sb_numa_nodes() != 1)
         return 0;
@@ -2139,7 +2139,7 @@ static void sb__ops_shape(const sb_params *p, sb_op_kind op, sb_ops_shape *s)
             (strcmp(nt, "auto") == 0 && llc > 0 && out > llc);
     const char *sched = sb_p_str(p, "schedule");
     s->chunk = strcmp(sched, "static") == 0 ? 0
-               : sb__ops_chunk(s->tokens, strcmp(sched, "dynamic") == 0);
+               : sb_ops_cpu_chunk(s->tokens, strcmp(sched, "dynamic") == 0);
 }
 
 static double sb__ops_footprint_shape(const sb_ops_shape *s)
@@ -2168,8 +2168,8 @@ static void sb__ops_teardown(void *state)
 /* Inputs: uniform in [-2, 2) (rmsnorm weights in [0.5, 1.5)), rounded to
  * bf16 when stored so. Rows are touched first by the thread of the
  * kernel's static schedule. */
-static void sb__ops_fill(void *a, int64_t rows, int64_t width, bool bf16,
-                         uint64_t seed, double lo, double hi)
+void sb_ops_cpu_fill(void *a, int64_t rows, int64_t width, bool bf16,
+                     uint64_t seed, double lo, double hi)
 {
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < rows; t++)
@@ -2218,10 +2218,10 @@ int sb_ops_cpu_setup(const sb_ops_shape *s, void **state, sb_err *err)
         return sb_fail(err, SB_ENOMEM,
                        "could not allocate the buffers of this point");
     }
-    sb__ops_fill(st->x, T, in_w, s->bf16, 11, -2.0, 2.0);
+    sb_ops_cpu_fill(st->x, T, in_w, s->bf16, 11, -2.0, 2.0);
     /* the output too, so its pages are placed before the timed runs */
-    sb__ops_fill(st->y, T, d, s->bf16, 12, -1.0, 1.0);
-    sb__ops_fill(st->g, 1, d, s->bf16, 13, 0.5, 1.5);
+    sb_ops_cpu_fill(st->y, T, d, s->bf16, 12, -1.0, 1.0);
+    sb_ops_cpu_fill(st->g, 1, d, s->bf16, 13, 0.5, 1.5);
     if (s->op == SB_OP_ROPE)
         sb_ops_rope_tables(s, st->cos_t, st->sin_t);
     *state = st;

@@ -6,6 +6,7 @@
 #ifndef SOLBENCH_BENCH_OPS_CPU_H
 #define SOLBENCH_BENCH_OPS_CPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,18 @@
  * AVX512_BF16 conversions), "avx512", "avx2" (AVX2 and FMA) or
  * "portable". */
 const char *sb_ops_cpu_isa(void);
+
+/* The plumbing every op's CPU benchmark shares (the ones here and those
+ * in files of their own, such as layernorm.c). */
+/* Rows per chunk of a dynamic schedule for `tokens` rows: up to 128, at
+ * least 8 chunks a thread; 0 (one static block a thread, as first
+ * touched) on several NUMA nodes unless `dynamic` is asked for. */
+int64_t sb_ops_cpu_chunk(int64_t tokens, bool dynamic);
+/* Fills a [rows, width] array (fp32, or bf16 rounded) with values uniform
+ * in [lo, hi) from `seed`, each row touched first by the thread of a
+ * static schedule over rows. */
+void sb_ops_cpu_fill(void *a, int64_t rows, int64_t width, bool bf16,
+                     uint64_t seed, double lo, double hi);
 
 /* Bytes of per-thread scratch the op needs (softmax: one fp32 row). */
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s);
