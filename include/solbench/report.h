@@ -95,6 +95,10 @@ void sb_svg_phases(sb_buf *b, const sb_prediction *p, int width);
 
 /* Writes the roofline chart as a standalone SVG file. */
 int sb_svg_write(const char *path, const sb_buf *svg, sb_err *err);
+/* Writes a chart as a w x h PNG: its SVG in a temporary file, rendered by
+ * a headless Chromium found on PATH (SB_EUNSUP without one). */
+int sb_png_write(const char *png, const sb_buf *svg, int w, int h,
+                 sb_err *err);
 
 /* The HTML report: run (may be NULL), ceilings, prediction (may be NULL). */
 int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,

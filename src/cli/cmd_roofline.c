@@ -9,58 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "solbench/hw.h"
 #include "solbench/report.h"
-
-/* PNG through a headless Chromium screenshot of the SVG (no raster library
- * is linked). */
-static int sb__png(const char *svg_path, const char *png, int w, int h,
-                   sb_err *err)
-{
-    static const char *browsers[] = {"chromium", "chromium-browser",
-                                     "google-chrome"};
-    const char *path = getenv("PATH");
-    const char *found = NULL;
-    char cand[4096];
-    for (int i = 0; i < 3 && !found && path; i++) {
-        const char *p = path;
-        while (*p && !found) {
-            size_t l = strcspn(p, ":");
-            snprintf(cand, sizeof cand, "%.*s/%s", (int)l, p, browsers[i]);
-            if (access(cand, X_OK) == 0)
-                found = cand;
-            p += l + (p[l] == ':');
-        }
-    }
-    if (!found)
-        return sb_fail(err, SB_EUNSUP, "--png needs chromium on PATH (Debian "
-                       "package chromium); --svg works without it");
-    char shot[4200], size[64], url[4200], abs[4096];
-    if (!realpath(svg_path, abs))
-        return sb_fail(err, SB_EIO, "%s: cannot resolve", svg_path);
-    snprintf(shot, sizeof shot, "--screenshot=%s", png);
-    snprintf(size, sizeof size, "--window-size=%d,%d", w, h);
-    snprintf(url, sizeof url, "file://%s", abs);
-    pid_t pid = fork();
-    if (pid < 0)
-        return sb_fail(err, SB_EIO, "fork failed");
-    if (pid == 0) {
-        freopen("/dev/null", "w", stderr);
-        freopen("/dev/null", "w", stdout);
-        execl(found, found, "--headless", "--no-sandbox", "--disable-gpu",
-              "--hide-scrollbars", shot, size, url, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(png, R_OK) != 0)
-        return sb_fail(err, SB_EIO, "%s: the browser did not write it", png);
-    return 0;
-}
 
 int sb_cmd_roofline(int argc, char **argv)
 {
@@ -124,22 +76,11 @@ int sb_cmd_roofline(int argc, char **argv)
     if (svg || png) {
         sb_buf b = {0};
         sb_svg_roofline(&b, &c, rows, n, 1000, 600);
-        char tmp[64] = "";
-        const char *out = svg;
-        if (!out) {
-            snprintf(tmp, sizeof tmp, "/tmp/solbench-roofline-XXXXXX.svg");
-            int fd = mkstemps(tmp, 4);
-            if (fd >= 0)
-                close(fd);
-            out = tmp;
-        }
-        if (b.oom || sb_svg_write(out, &b, &err) != 0) {
+        if (b.oom)
+            sb_fail(&err, SB_ENOMEM, "out of memory drawing the roofline");
+        if (b.oom || (svg && sb_svg_write(svg, &b, &err) != 0) ||
+            (png && sb_png_write(png, &b, 1000, 600, &err) != 0))
             code = sb_cli_error(&err);
-        } else if (png && sb__png(out, png, 1000, 600, &err) != 0) {
-            code = sb_cli_error(&err);
-        }
-        if (tmp[0])
-            unlink(tmp);
         sb_buf_free(&b);
     }
     free(rows);
