@@ -23,6 +23,7 @@ extern "C" {
 typedef struct sb_selection {
     const sb_bench **benches;
     int n;
+    bool named; /* chosen by area or name, not every benchmark by default */
 } sb_selection;
 
 /* Selects benchmarks by areas and names (comma-separated lists, either may
@@ -31,7 +32,10 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err);
 void sb_selection_free(sb_selection *sel);
 
-/* Whether a selected benchmark needs MPI ranks (SB_BF_NEEDS_MPI). */
+/* Whether the user asked (by area or name) for a benchmark that needs
+ * MPI ranks (SB_BF_NEEDS_MPI). Every benchmark by default does not start
+ * MPI: without a launcher those are skipped, and a plain `solbench run`
+ * never needs MPI at run time. */
 bool sb_selection_needs_mpi(const sb_selection *sel);
 
 /* Starts what the selection needs beyond this process, before its plan is

@@ -134,6 +134,7 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
     int cap = 0;
     for (const sb_bench *const *b = sb_registry(); *b; b++)
         cap++;
+    sel->named = (areas && *areas) || (names && *names);
     sel->benches = calloc((size_t)cap + 1, sizeof *sel->benches);
     if (!sel->benches)
         return sb_fail(err, SB_ENOMEM, "out of memory");
@@ -182,6 +183,8 @@ void sb_selection_free(sb_selection *sel)
 
 bool sb_selection_needs_mpi(const sb_selection *sel)
 {
+    if (!sel->named)
+        return false;
     for (int i = 0; i < sel->n; i++)
         if (sel->benches[i]->flags & SB_BF_NEEDS_MPI)
             return true;

@@ -281,7 +281,7 @@ static void test_plan_refusals(void)
     static const sb_bench driven = {.name = "fake.driven", .area = "fake",
                                     .desc = "drives", .drive = fake_drive};
     const sb_bench *d[] = {&bench_a, &driven};
-    sb_selection sel = {d, 2};
+    sb_selection sel = {d, 2, true};
     context(&ctx, true);
     CHECK(sb_plan_build(&sel, NULL, &ctx, &plan, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "--interleave") && strstr(err.msg, "fake.driven"));
@@ -298,7 +298,7 @@ static void test_plan_refusals(void)
                                   .desc = "big", .footprint = half_memory,
                                   .run = fake_run};
     const sb_bench *g[] = {&big1, &big2};
-    sb_selection gsel = {g, 2};
+    sb_selection gsel = {g, 2, true};
     context(&ctx, false);
     CHECK(ctx.phys_mem > 0);
     CHECK(sb_plan_build(&gsel, NULL, &ctx, &plan, &err) == 0 && plan.n == 2);
@@ -308,7 +308,7 @@ static void test_plan_refusals(void)
     CHECK(sb_plan_build(&gsel, NULL, &ctx, &plan, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "together") && strstr(err.msg, "fake.big2"));
     const sb_bench *one[] = {&big1};
-    sb_selection osel = {one, 1};
+    sb_selection osel = {one, 1, true};
     CHECK(sb_plan_build(&osel, NULL, &ctx, &plan, &err) == 0 && plan.n == 1);
     sb_plan_free(&plan);
 }
@@ -393,6 +393,30 @@ static void test_roofline_placement(void)
     free(plan.items);
 }
 
+/* MPI is started for a selection that names a benchmark needing ranks,
+ * never for every benchmark by default, nor for one that needs none. */
+static void test_needs_mpi(void)
+{
+    sb_err err = {0, ""};
+    sb_selection sel;
+    CHECK(sb_select(NULL, NULL, SB_SUITE_QUICK, NULL, &sel, &err) == 0);
+    CHECK(!sel.named && !sb_selection_needs_mpi(&sel));
+    sb_selection_free(&sel);
+    CHECK(sb_select("memory", NULL, SB_SUITE_QUICK, NULL, &sel, &err) == 0);
+    CHECK(sel.named && !sb_selection_needs_mpi(&sel));
+    sb_selection_free(&sel);
+#ifdef SB_HAVE_MPI
+    CHECK(sb_select("memory,network", NULL, SB_SUITE_QUICK, NULL, &sel,
+                    &err) == 0);
+    CHECK(sb_selection_needs_mpi(&sel));
+    sb_selection_free(&sel);
+    CHECK(sb_select(NULL, "network.allreduce", SB_SUITE_QUICK, NULL, &sel,
+                    &err) == 0);
+    CHECK(sb_selection_needs_mpi(&sel));
+    sb_selection_free(&sel);
+#endif
+}
+
 int main(void)
 {
     test_interleaved_rounds();
@@ -404,5 +428,6 @@ int main(void)
     test_calibration_error();
     test_plan_refusals();
     test_roofline_placement();
+    test_needs_mpi();
     return sb_check_done();
 }
