@@ -23,53 +23,21 @@ typedef struct sb__popts {
     int n_sets;
 } sb__popts;
 
-/* Reads the workload with the settings applied and builds its machine. */
+/* Reads the workload with the settings (and one more, `extra`) applied
+ * and builds its machine. */
 static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
                        sb_workload *w, sb_ceilings *c, char *desc, size_t dlen,
                        sb_err *err)
 {
-    char path[4400];
-    json_t *doc;
-    int rc = sb_workload_load_doc(o->file, &doc, path, sizeof path, err);
-    if (rc)
-        return rc;
     const char *sets[SB_MAX_SETS + 2];
     int n = 0;
     for (int i = 0; i < o->n_sets; i++)
         sets[n++] = o->sets[i];
     if (extra)
         sets[n++] = extra;
-    if ((rc = sb_workload_apply(doc, sets, n, err)) == 0 &&
-        (rc = sb_workload_read_file(doc, path, sets, n, w, err)) == 0) {
-        /* --run/--results alone mean "on the measured machine"; with --hw
-         * too, the spec overridden by the measurements. */
-        const char *hw = o->hw                    ? o->hw
-                         : (o->run || o->results) ? NULL
-                         : w->hw_spec[0]          ? w->hw_spec
-                                                  : NULL;
-        const char *res = o->results ? o->results
-                          : (!o->run && !o->hw && w->hw_run[0]) ? w->hw_run
-                                                                : NULL;
-        rc = sb_cli_machine(hw, res, o->run, o->db, c, NULL, NULL, NULL, desc,
-                            dlen, err);
-        if (rc && (hw == w->hw_spec || res == w->hw_run)) {
-            /* the workload named it: say where */
-            sb_err inner = *err;
-            const bool spec = hw == w->hw_spec, wrun = res == w->hw_run;
-            rc = sb_fail(err, rc, "%s: $.hardware%s: %s", path,
-                         spec && wrun ? ""
-                         : spec       ? ".spec"
-                                      : ".run",
-                         inner.msg);
-        }
-        if (rc == 0)
-            rc = sb_workload_check_machine(w, c, path, err);
-    }
-    if (doc_out && rc == 0)
-        *doc_out = doc;
-    else
-        json_decref(doc);
-    return rc;
+    const sb_cli_machine_req req = {o->hw, o->results, o->run, o->db, false};
+    return sb_cli_workload(o->file, sets, n, &req, doc_out, w, c, desc, dlen,
+                           err);
 }
 
 static const char *sb__dominant(const sb_prediction *p, const char *stage)

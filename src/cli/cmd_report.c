@@ -90,36 +90,19 @@ int sb_cmd_report(int argc, char **argv)
     /* The workload's own machine: its spec (or --hw), or the run. */
     sb_prediction *p = NULL;
     if (wl) {
-        json_t *doc;
-        char path[4400];
         sb_workload w;
         sb_ceilings wc;
         char wdesc[256];
         p = malloc(sizeof *p);
-        rc = p ? sb_workload_load_doc(wl, &doc, path, sizeof path, &err)
+        const sb_cli_machine_req req = {hw, results, run, db, true};
+        rc = p ? sb_cli_workload(wl, sets, nsets, &req, NULL, &w, &wc, wdesc,
+                                 sizeof wdesc, &err)
                : sb_fail(&err, SB_ENOMEM, "out of memory");
-        if (rc == 0) {
-            rc = sb_workload_apply(doc, sets, nsets, &err);
-            if (rc == 0)
-                rc = sb_workload_read_file(doc, path, sets, nsets, &w, &err);
-            json_decref(doc);
-        }
-        if (rc == 0) {
-            const char *spec = hw ? hw : w.hw_spec[0] ? w.hw_spec : NULL;
-            const char *res = w.hw_run[0] ? w.hw_run
-                              : spec       ? NULL
-                                           : results;
-            rc = sb_cli_machine(spec, res, spec || res ? NULL : run, db,
-                                &wc, NULL, NULL, NULL, wdesc, sizeof wdesc,
-                                &err);
-            if (rc == 0)
-                rc = sb_workload_check_machine(&w, &wc, path, &err);
-            if (rc == 0)
-                rc = sb_predict(&w, &wc, p, &err);
-            if (rc == 0 && !desc[0]) {
-                c = wc;
-                snprintf(desc, sizeof desc, "%s", wdesc);
-            }
+        if (rc == 0)
+            rc = sb_predict(&w, &wc, p, &err);
+        if (rc == 0 && !desc[0]) {
+            c = wc;
+            snprintf(desc, sizeof desc, "%s", wdesc);
         }
         if (rc) {
             free(p);

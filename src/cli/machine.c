@@ -1,7 +1,9 @@
 /*
  * machine.c — the machine model of roofline, predict and report: reads
  * the run the user named (--results FILE, or --run REF from the store
- * --db names) and hands it with the spec to sb_machine_load.
+ * --db names) and hands it with the spec to sb_machine_load; and the one
+ * pipeline from a workload file to a workload and its machine that
+ * predict and report share (sb_cli_workload).
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +11,8 @@
 #include "cli/cli.h"
 #include "solbench/hw.h"
 #include "solbench/store.h"
+#include "solbench/predict.h"
+#include "solbench/workload.h"
 
 int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
                    const char *db, sb_ceilings *c, sb_hw_spec *spec,
@@ -47,5 +51,58 @@ int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
         *have_run = 1;
     else
         sb_run_free(r);
+    return rc;
+}
+
+int sb_cli_workload(const char *file, const char *const *sets, int nsets,
+                    const sb_cli_machine_req *req, json_t **doc_out,
+                    sb_workload *w, sb_ceilings *c, char *desc, size_t dlen,
+                    sb_err *err)
+{
+    char path[4400];
+    json_t *doc;
+    int rc = sb_workload_load_doc(file, &doc, path, sizeof path, err);
+    if (rc)
+        return rc;
+    if ((rc = sb_workload_apply(doc, sets, nsets, err)) == 0 &&
+        (rc = sb_workload_read_file(doc, path, sets, nsets, w, err)) == 0) {
+        const char *wspec = w->hw_spec[0] ? w->hw_spec : NULL,
+                   *wrun = w->hw_run[0] ? w->hw_run : NULL;
+        const char *hw, *res, *run;
+        if (req->workload_first) {
+            /* the workload's spec or run; the command's when it has none */
+            hw = req->hw ? req->hw : wspec;
+            res = wrun ? wrun : hw ? NULL : req->results;
+            run = hw || res ? NULL : req->run;
+        } else {
+            /* --run/--results alone mean "on the measured machine"; with
+             * --hw too, the spec overridden by the measurements */
+            hw = req->hw                      ? req->hw
+                 : (req->run || req->results) ? NULL
+                                              : wspec;
+            res = req->results ? req->results
+                  : (!req->run && !req->hw) ? wrun
+                                            : NULL;
+            run = req->run;
+        }
+        rc = sb_cli_machine(hw, res, run, req->db, c, NULL, NULL, NULL, desc,
+                            dlen, err);
+        if (rc && ((hw && hw == wspec) || (res && res == wrun))) {
+            /* the workload named it: say where */
+            sb_err inner = *err;
+            const bool spec = hw && hw == wspec, wr = res && res == wrun;
+            rc = sb_fail(err, rc, "%s: $.hardware%s: %s", path,
+                         spec && wr ? ""
+                         : spec     ? ".spec"
+                                    : ".run",
+                         inner.msg);
+        }
+        if (rc == 0)
+            rc = sb_workload_check_machine(w, c, path, err);
+    }
+    if (doc_out && rc == 0)
+        *doc_out = doc;
+    else
+        json_decref(doc);
     return rc;
 }
