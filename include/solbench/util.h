@@ -37,6 +37,11 @@ int sb_numa_nodes(void);
 long sb_launcher_rank(void);
 /* Whether an MPI launcher started this process. */
 bool sb_launcher_present(void);
+
+/* A duration for a table: "0", "%.1f <us>" below 1 ms (us names the
+ * microsecond: "us" in plain text, "µs" in HTML), "%.2f ms" below 1 s,
+ * else "%.3f s". Returns buf. */
+const char *sb_fmt_time(double s, const char *us, char *buf, size_t len);
 /* Whether the machine has a NUMA node of this OS index (hwloc). */
 bool sb_numa_node_exists(int os_index);
 /* The machine's hwloc topology, loaded once per process and shared (never

@@ -169,3 +169,16 @@ bool sb_blas_have_sbgemm(void)
 {
     return cblas_sbgemm != NULL;
 }
+
+const char *sb_fmt_time(double s, const char *us, char *buf, size_t len)
+{
+    if (s <= 0)
+        snprintf(buf, len, "0");
+    else if (s < 1e-3)
+        snprintf(buf, len, "%.1f %s", s * 1e6, us);
+    else if (s < 1)
+        snprintf(buf, len, "%.2f ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3f s", s);
+    return buf;
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "solbench/predict.h"
+#include "solbench/util.h"
 
 /* ---- --set / --sweep ----------------------------------------------------- */
 
@@ -192,19 +193,6 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
 
 /* ---- printing --------------------------------------------------------------- */
 
-static const char *sb__t(double s, char *buf, size_t len)
-{
-    if (s <= 0)
-        snprintf(buf, len, "0");
-    else if (s < 1e-3)
-        snprintf(buf, len, "%.1f us", s * 1e6);
-    else if (s < 1)
-        snprintf(buf, len, "%.2f ms", s * 1e3);
-    else
-        snprintf(buf, len, "%.3f s", s);
-    return buf;
-}
-
 static const char *sb__eng(double v, char *buf, size_t len)
 {
     const char *u[] = {"", "K", "M", "G", "T", "P", "E"};
@@ -233,11 +221,11 @@ static void sb__phase_table(FILE *f, const sb_prediction *p,
                 sb__eng(ph->bytes, b, sizeof b),
                 sb__eng(ph->comm_bytes, c, sizeof c),
                 sb__eng(ph->host_bytes, d, sizeof d),
-                sb__t(ph->t, e, sizeof e), 100 * ph->share,
+                sb_fmt_time(ph->t, "us", e, sizeof e), 100 * ph->share,
                 sb_bound_name(ph->bound), ph->ceiling);
         if (ph->measured_s > 0)
             fprintf(f, "  (measured %s: %.0f%% of SOL)",
-                    sb__t(ph->measured_s, a, sizeof a), ph->pct_sol);
+                    sb_fmt_time(ph->measured_s, "us", a, sizeof a), ph->pct_sol);
         fputc('\n', f);
     }
 }
@@ -264,10 +252,10 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
         fprintf(f, "\ntraining step (per chip):\n");
         sb__phase_table(f, p, "step");
         fprintf(f, "\ntotals:\n");
-        fprintf(f, "  step time        %s", sb__t(p->step_s, a, sizeof a));
+        fprintf(f, "  step time        %s", sb_fmt_time(p->step_s, "us", a, sizeof a));
         if (p->measured_step_s > 0)
             fprintf(f, "   (measured %s: %.0f%% of SOL)",
-                    sb__t(p->measured_step_s, b, sizeof b), p->pct_sol);
+                    sb_fmt_time(p->measured_step_s, "us", b, sizeof b), p->pct_sol);
         fprintf(f, "\n  tokens/s         %.4g (%.0f tokens per step)\n",
                 p->tokens_per_s, p->tokens_per_step);
         fprintf(f, "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
@@ -287,14 +275,14 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 "(per chip):\n", w->concurrency, p->context);
         sb__phase_table(f, p, "decode");
         fprintf(f, "\ntotals:\n");
-        fprintf(f, "  TTFT             %s\n", sb__t(p->ttft_s, a, sizeof a));
+        fprintf(f, "  TTFT             %s\n", sb_fmt_time(p->ttft_s, "us", a, sizeof a));
         fprintf(f, "  TPOT             %s (lower bound weights+KV over "
-                "memory bandwidth: %s)\n", sb__t(p->tpot_s, a, sizeof a),
-                sb__t(p->tpot_bound_s, b, sizeof b));
+                "memory bandwidth: %s)\n", sb_fmt_time(p->tpot_s, "us", a, sizeof a),
+                sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b));
         fprintf(f, "  throughput       %.4g output tokens/s (%.4g per chip)\n",
                 p->decode_tokens_per_s, p->decode_tokens_per_s / w->chips);
         fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
-                sb__t(p->request_s, a, sizeof a), w->output_len);
+                sb_fmt_time(p->request_s, "us", a, sizeof a), w->output_len);
         fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
         fprintf(f, "  cost             $%.4g per million output tokens "
                 "($%.2f per chip-hour)\n", p->cost_per_mtok,
@@ -329,9 +317,9 @@ void sb_interventions_print(FILE *f, const sb_prediction *p)
             snprintf(label, sizeof label, "%s", iv[i].phase);
         fprintf(f, "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n"
                 "     -> %s\n", i + 1, sb_bound_name(iv[i].cls), label,
-                sb__t(iv[i].t_s, a, sizeof a), 100 * iv[i].share,
+                sb_fmt_time(iv[i].t_s, "us", a, sizeof a), 100 * iv[i].share,
                 p->w.kind == SB_JOB_TRAIN ? "step" : iv[i].stage,
-                sb__t(iv[i].at_stake_s, b, sizeof b), iv[i].what);
+                sb_fmt_time(iv[i].at_stake_s, "us", b, sizeof b), iv[i].what);
     }
 }
 

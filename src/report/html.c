@@ -15,6 +15,7 @@
 #include "solbench/hw.h"
 #include "solbench/predict.h"
 #include "solbench/report.h"
+#include "solbench/util.h"
 
 static const char *sb__css =
     "body{font-family:Helvetica,Arial,sans-serif;margin:24px auto;"
@@ -283,19 +284,6 @@ static void sb__validation(sb_buf *b, const sb_run *run)
     sb_buf_printf(b, "</table></section>\n");
 }
 
-static const char *sb__time(double t, char *buf, size_t len)
-{
-    if (t <= 0)
-        snprintf(buf, len, "0");
-    else if (t < 1e-3)
-        snprintf(buf, len, "%.1f µs", t * 1e6);
-    else if (t < 1)
-        snprintf(buf, len, "%.2f ms", t * 1e3);
-    else
-        snprintf(buf, len, "%.3f s", t);
-    return buf;
-}
-
 static void sb__phase_rows(sb_buf *b, const sb_prediction *p,
                            const char *stage)
 {
@@ -318,7 +306,7 @@ static void sb__phase_rows(sb_buf *b, const sb_prediction *p,
                       sb_fmt_si(ph->bytes, "B", 4, t2, sizeof t2),
                       sb_fmt_si(ph->comm_bytes, "B", 4, t3, sizeof t3),
                       sb_fmt_si(ph->host_bytes, "B", 4, t4, sizeof t4),
-                      sb__time(ph->t, t5, sizeof t5), 100 * ph->share,
+                      sb_fmt_time(ph->t, "µs", t5, sizeof t5), 100 * ph->share,
                       sb_bound_name(ph->bound), sb_bound_name(ph->bound));
         sb__h(b, ph->ceiling);
         sb_buf_printf(b, "</td></tr>\n");
