@@ -225,7 +225,8 @@ static void sb__phase_table(FILE *f, const sb_prediction *p,
                 sb_bound_name(ph->bound), ph->ceiling);
         if (ph->measured_s > 0)
             fprintf(f, "  (measured %s: %.0f%% of SOL)",
-                    sb_fmt_time(ph->measured_s, "us", a, sizeof a), ph->pct_sol);
+                    sb_fmt_time(ph->measured_s, "us", a, sizeof a),
+                    ph->pct_sol);
         fputc('\n', f);
     }
 }
@@ -252,10 +253,12 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
         fprintf(f, "\ntraining step (per chip):\n");
         sb__phase_table(f, p, "step");
         fprintf(f, "\ntotals:\n");
-        fprintf(f, "  step time        %s", sb_fmt_time(p->step_s, "us", a, sizeof a));
+        fprintf(f, "  step time        %s",
+                sb_fmt_time(p->step_s, "us", a, sizeof a));
         if (p->measured_step_s > 0)
             fprintf(f, "   (measured %s: %.0f%% of SOL)",
-                    sb_fmt_time(p->measured_step_s, "us", b, sizeof b), p->pct_sol);
+                    sb_fmt_time(p->measured_step_s, "us", b, sizeof b),
+                    p->pct_sol);
         fprintf(f, "\n  tokens/s         %.4g (%.0f tokens per step)\n",
                 p->tokens_per_s, p->tokens_per_step);
         fprintf(f, "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
@@ -275,9 +278,12 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 "(per chip):\n", w->concurrency, p->context);
         sb__phase_table(f, p, "decode");
         fprintf(f, "\ntotals:\n");
-        fprintf(f, "  TTFT             %s\n", sb_fmt_time(p->ttft_s, "us", a, sizeof a));
-        fprintf(f, "  TPOT             %s (lower bound weights+KV over "
-                "memory bandwidth: %s)\n", sb_fmt_time(p->tpot_s, "us", a, sizeof a),
+        fprintf(f, "  TTFT             %s\n",
+                sb_fmt_time(p->ttft_s, "us", a, sizeof a));
+        fprintf(f,
+                "  TPOT             %s (lower bound weights+KV over "
+                "memory bandwidth: %s)\n",
+                sb_fmt_time(p->tpot_s, "us", a, sizeof a),
                 sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b));
         fprintf(f, "  throughput       %.4g output tokens/s (%.4g per chip)\n",
                 p->decode_tokens_per_s, p->decode_tokens_per_s / w->chips);
@@ -315,8 +321,10 @@ void sb_interventions_print(FILE *f, const sb_prediction *p)
             snprintf(label, sizeof label, "%s (%s)", iv[i].phase, iv[i].stage);
         else
             snprintf(label, sizeof label, "%s", iv[i].phase);
-        fprintf(f, "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n"
-                "     -> %s\n", i + 1, sb_bound_name(iv[i].cls), label,
+        fprintf(f,
+                "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n"
+                "     -> %s\n",
+                i + 1, sb_bound_name(iv[i].cls), label,
                 sb_fmt_time(iv[i].t_s, "us", a, sizeof a), 100 * iv[i].share,
                 p->w.kind == SB_JOB_TRAIN ? "step" : iv[i].stage,
                 sb_fmt_time(iv[i].at_stake_s, "us", b, sizeof b), iv[i].what);

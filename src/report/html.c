@@ -298,7 +298,8 @@ static void sb__phase_rows(sb_buf *b, const sb_prediction *p,
             continue;
         sb_buf_printf(b, "<tr><td>");
         sb__h(b, ph->name);
-        sb_buf_printf(b, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+        sb_buf_printf(b,
+                      "</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                       "<td class=\"n\">%s</td><td class=\"n\">%s</td>"
                       "<td class=\"n\">%s</td><td class=\"n\">%.1f%%</td>"
                       "<td class=\"c-%s\">%s</td><td>",
