@@ -13,7 +13,7 @@
 #include "check.h"
 #include "solbench/runner.h"
 
-extern const sb_bench compute_peak;
+extern const sb_bench sb_bench_compute_peak;
 
 /* Expands "k=v k=v" over compute.peak's parameters; one point expected. */
 static int one_point(const char *spec, sb_params *out)
@@ -27,7 +27,7 @@ static int one_point(const char *spec, sb_params *out)
     bool lenient[1] = {false};
     sb_params *pts = NULL;
     int n = 0;
-    int rc = sb_params_expand("compute.peak", compute_peak.params, layers,
+    int rc = sb_params_expand("compute.peak", sb_bench_compute_peak.params, layers,
                               lenient, 1, &pts, &n, &err);
     if (rc == 0 && n == 1)
         *out = pts[0];
@@ -275,7 +275,7 @@ int main(void)
     if (sb__bf16_dot_supported() && (mask & (1u << sb__bf16_dot_isa()))) {
         memset(&out, 0, sizeof out);
         CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
-        CHECK(sb_run_point(&compute_peak, &p, &ctx, &out, &err) == 0);
+        CHECK(sb_run_point(&sb_bench_compute_peak, &p, &ctx, &out, &err) == 0);
         CHECK(out.n == 1 && out.items[0].valid);
         CHECK(sb_ceil_get(&ctx.ceil, "peak.bf16") > 0);
         sb_results_free(&out);
@@ -285,7 +285,7 @@ int main(void)
      * theoretical peak and the ceilings. */
     CHECK(one_point("dtype=fp32 isa=auto cores=all", &p) == 0);
     memset(&out, 0, sizeof out);
-    rc = sb_run_point(&compute_peak, &p, &ctx, &out, &err);
+    rc = sb_run_point(&sb_bench_compute_peak, &p, &ctx, &out, &err);
     CHECK(rc == 0);
     CHECK(out.n == 1);
     if (out.n == 1) {

@@ -510,7 +510,7 @@ static void gemm_teardown(void *state)
     sb__gemm_destroy(state);
 }
 
-const sb_bench compute_gemm = {
+const sb_bench sb_bench_compute_gemm = {
     .name = "compute.gemm",
     .area = "compute",
     .backend = "cpu",

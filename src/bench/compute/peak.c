@@ -644,7 +644,7 @@ static int peak_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                                sb__bf16_dot_supported());
 }
 
-const sb_bench compute_peak = {
+const sb_bench sb_bench_compute_peak = {
     .name = "compute.peak",
     .area = "compute",
     .backend = "cpu",
