@@ -5,8 +5,9 @@
  * compares it point by point against every run the baseline holds (the
  * spread between them included) and exits 1 if any point regressed (or a
  * result failed its verification), 0 otherwise. A regressed point is
- * measured once more and the verdict kept only if it holds again
- * (--no-confirm skips that). The logic is the gate (src/store/gate.c).
+ * measured again --confirm N times (default 2, the later ones after a
+ * pause) and the verdict kept only if it holds every time (--no-confirm
+ * skips that). The logic is the gate (src/store/gate.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -22,8 +23,6 @@
 #include "solbench/store.h"
 #include "solbench/sysinfo.h"
 #include "solbench/timer.h"
-#ifdef SB_HAVE_MPI
-#endif
 
 static const char check_help[] =
     "usage: solbench check --baseline NAME [options]\n"
@@ -121,6 +120,7 @@ static int parse_args(int argc, char **argv, check_opts *o)
         } else if (strcmp(argv[i], "--confirm") == 0 &&
                    (i + 1 >= argc || !isdigit((unsigned char)argv[i + 1][0]))) {
             o->no_confirm = false; /* without a count: the default count */
+            o->confirm.times = SB_GATE_CONFIRM_TIMES;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--confirm", &v))) {
             if (m < 0 || sb_cli_int("check", "--confirm", v, 0, 10,
                                     &o->confirm.times))

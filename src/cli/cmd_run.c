@@ -14,8 +14,6 @@
 #include "solbench/store.h"
 #include "solbench/util.h"
 #include "solbench/sysinfo.h"
-#ifdef SB_HAVE_MPI
-#endif
 
 /* Free disk a run's commit is sure to find: its rows and samples (a few
  * MiB for the largest suites) and the WAL's growth. */

@@ -207,8 +207,9 @@ static int fig_cmp(const void *a, const void *b)
  * (tens of percent slower, or faster once the neighbour leaves), and
  * counting it would widen the spread until no regression shows. A run at
  * either end of the sorted figures is set aside when its gap to the next
- * is more than twice the range of the runs kept (Dixon's ratio above 2/3),
- * at most max(1, n / 5) of n >= 3 runs; two runs can't tell which is out.
+ * is more than twice the range of the runs kept (Dixon's ratio above 2/3)
+ * and at least 1 % of the figure, at most max(1, n / 5) of n >= 3 runs;
+ * two runs can't tell which is out.
  * Sorts figs; marks aside[run]; returns how many. */
 static int set_aside(sb__fig *figs, int n, bool *aside)
 {
@@ -221,9 +222,13 @@ static int set_aside(sb__fig *figs, int n, bool *aside)
                gap_hi = figs[hi].v - figs[hi - 1].v;
         /* the end with the larger gap is the only candidate: the other's
          * gap is at most as large and its rest at least as wide */
-        if (gap_lo >= gap_hi && gap_lo > 2.0 * (figs[hi].v - figs[lo + 1].v))
+        /* and the gap is at least 1 % of the figure: among tied runs a
+         * hair's difference is not an outlier */
+        double min_gap = 0.01 * figs[(lo + hi) / 2].v;
+        if (gap_lo >= gap_hi && gap_lo > min_gap &&
+            gap_lo > 2.0 * (figs[hi].v - figs[lo + 1].v))
             aside[figs[lo++].run] = true;
-        else if (gap_hi > gap_lo &&
+        else if (gap_hi > gap_lo && gap_hi > min_gap &&
                  gap_hi > 2.0 * (figs[hi - 1].v - figs[lo].v))
             aside[figs[hi--].run] = true;
         else
@@ -236,6 +241,10 @@ static int set_aside(sb__fig *figs, int n, bool *aside)
 void sb_cmp_judge_multi(sb_cmp_line *L, const sb_result *const *ra, int k,
                         const sb_result *rb, const sb_cmp_opts *o)
 {
+    if (k > SB_CMP_MAX_BASE_RUNS) { /* the newest that fit */
+        ra += k - SB_CMP_MAX_BASE_RUNS;
+        k = SB_CMP_MAX_BASE_RUNS;
+    }
     if (k <= 1) {
         sb_cmp_judge_results(L, ra[0], rb, o);
         return;

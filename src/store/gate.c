@@ -201,8 +201,9 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
                        L->key) == 0)
                 nr = &again[item].items[k];
         if (!nr) {
-            snprintf(L->why, sizeof L->why,
-                     "confirmation found no such point; kept");
+            size_t l = strlen(L->why);
+            snprintf(L->why + l, sizeof L->why - l, "%sconfirmation found "
+                     "no such point; kept", l ? "; " : "");
             continue;
         }
         sb_cmp_line R = *L;
@@ -241,11 +242,18 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
                          "%+.1f%% p %.2g", waited, R.change_pct, R.test.p);
             }
         } else {
+            /* the figures of every measurement, the earlier ones kept */
+            char prev[sizeof L->why] = "";
+            if (round > 1)
+                snprintf(prev, sizeof prev, ", %s",
+                         strncmp(L->why, "confirmed: ", 11) == 0 ? L->why + 11
+                                                                 : L->why);
             snprintf(L->why, sizeof L->why,
-                     "not confirmed: first %+.1f%% p %.2g, re-measured%s "
+                     "not confirmed: first %+.1f%% p %.2g%s, re-measured%s "
                      "%+.1f%% p %.2g",
-                     L->change_pct, L->test.p,
-                     round > 1 ? " later" : "", R.change_pct, R.test.p);
+                     L->change_pct, L->test.p, prev,
+                     round > 1 ? " after a pause" : "", R.change_pct,
+                     R.test.p);
             L->verdict = R.verdict == SB_VERDICT_NOT_COMPARABLE
                              ? SB_VERDICT_NOT_COMPARABLE
                              : SB_VERDICT_UNCHANGED;

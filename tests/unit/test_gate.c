@@ -240,13 +240,25 @@ static void test_set_aside(void)
     CHECK(c.lines[0].verdict == SB_VERDICT_UNCHANGED);
     sb_cmp_free(&c);
     sb_run_free(&now);
+    /* Runs that agree to within 1 %: a hair's gap sets none aside. */
+    for (int i = 0; i < 5; i++)
+        sb_run_free(&base[i]);
+    make_run(&base[0], "t1", 50, 100.0, 60);
+    make_run(&base[1], "t2", 51, 100.0, 60);
+    make_run(&base[2], "t3", 52, 100.6, 60);
+    make_run(&now, "n6", 53, 100.0, 61);
+    CHECK(sb_compare_baseline(base, 3, &now, &o, &c, &err) == 0);
+    CHECK(c.lines[0].base_aside == 0);
+    CHECK(c.lines[0].spread_pct > 0.3 && c.lines[0].spread_pct < 1.0);
+    sb_cmp_free(&c);
+    sb_run_free(&now);
     /* Two runs can't say which is out: both kept. */
     make_run(&now, "n5", 21, 100.0, 41);
     CHECK(sb_compare_baseline(base, 2, &now, &o, &c, &err) == 0);
     CHECK(c.lines[0].base_aside == 0);
     sb_cmp_free(&c);
     sb_run_free(&now);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 3; i++)
         sb_run_free(&base[i]);
 }
 
