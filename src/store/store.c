@@ -144,11 +144,24 @@ static bool no_room(const char *path)
     return statvfs(path, &v) == 0 && v.f_bavail == 0;
 }
 
-/* Whether this process may not grow files without bound (ulimit -f). */
-static bool size_limited(void)
+/* Whether the process's file size limit (ulimit -f) is what stopped a
+ * write to the database at path: the database, its journal or its WAL
+ * is within a 64 KiB write of the limit. */
+static bool size_limited(const char *path)
 {
     struct rlimit r;
-    return getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur != RLIM_INFINITY;
+    if (getrlimit(RLIMIT_FSIZE, &r) != 0 || r.rlim_cur == RLIM_INFINITY)
+        return false;
+    static const char *const side[] = {"", "-journal", "-wal"};
+    for (int i = 0; i < 3; i++) {
+        char f[4200];
+        struct stat sbuf;
+        snprintf(f, sizeof f, "%s%s", path, side[i]);
+        if (stat(f, &sbuf) == 0 &&
+            (double)sbuf.st_size + 65536.0 >= (double)r.rlim_cur)
+            return true;
+    }
+    return false;
 }
 
 /* One line naming the cause of a failed SQLite call: damaged, locked
@@ -181,7 +194,7 @@ static int store_fail(sb_store *st, sb_err *err, const char *what)
         (short_write && no_room(st->path)))
         return sb_fail(err, SB_EIO, "database %s: the disk is full (%s)",
                        st->path, what);
-    if (sys == EFBIG || (short_write && size_limited()))
+    if (sys == EFBIG || (short_write && size_limited(st->path)))
         return sb_fail(err, SB_EIO, "database %s: the file may not grow "
                        "(file size limit, ulimit -f) (%s)", st->path, what);
     if (prim == SQLITE_READONLY || sys == EROFS || sys == EACCES ||
