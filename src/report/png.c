@@ -2,6 +2,7 @@
  * png.c — a chart as PNG: its SVG screenshotted by a headless Chromium
  * (no raster library is linked; --svg needs nothing).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,10 @@ static int screenshot(const char *browser, const char *svg_path,
     snprintf(shot, sizeof shot, "--screenshot=%s", png);
     snprintf(size, sizeof size, "--window-size=%d,%d", w, h);
     snprintf(url, sizeof url, "file://%s", abs);
+    /* a PNG left by an earlier run must not pass for this one's */
+    if (unlink(png) != 0 && errno != ENOENT)
+        return sb_fail(err, SB_EIO, "%s: cannot replace it (%s)", png,
+                       strerror(errno));
     pid_t pid = fork();
     if (pid < 0)
         return sb_fail(err, SB_EIO, "fork failed");
@@ -50,7 +55,8 @@ static int screenshot(const char *browser, const char *svg_path,
         _exit(127);
     }
     int st = 0;
-    waitpid(pid, &st, 0);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(png, R_OK) != 0)
         return sb_fail(err, SB_EIO, "%s: the browser did not write it", png);
     return 0;
