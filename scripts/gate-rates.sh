@@ -14,7 +14,11 @@
 #      without it, interleaved), then SLOW checks (default 10) under it:
 #      every exit 1 is a slowdown caught. With --one-core every solbench
 #      runs on core 0 alone and the load is a busy loop there at the nice
-#      level whose weight takes DUTY % of the core (a steady share).
+#      level whose weight takes DUTY % of the core (a steady share). With
+#      --inject PCT there is no load: the slow checks run with
+#      scripts/lib/stretch.c preloaded, which stretches the monotonic clock
+#      so every sample's throughput is PCT % lower (a steady slowdown of
+#      known size on the real machine's noise, as a code regression is).
 #
 # The points: memory.triad at 8 MiB (in cache; the DRAM figure of a shared
 # guest moves by tens of percent between runs) and fp32 compute.gemm at
@@ -24,7 +28,7 @@
 #
 # Usage: scripts/gate-rates.sh [--solbench PATH] [--runs N] [--quiet N]
 #                              [--slow N] [--duty PCT] [--update]
-#                              [--one-core]
+#                              [--one-core] [--inject PCT]
 #                              [--check-args "..."]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +42,7 @@ mincaught=9
 extra=()
 update=()
 one_core=0
+inject=
 while [ $# -gt 0 ]; do
     case $1 in
     --solbench) sb=$2; shift 2 ;;
@@ -48,6 +53,7 @@ while [ $# -gt 0 ]; do
     --check-args) read -r -a extra <<<"$2"; shift 2 ;;
     --update) update=(--update-baseline --keep 10); shift ;;
     --one-core) one_core=1; shift ;;
+    --inject) inject=$2; shift 2 ;;
     -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gate-rates.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -56,6 +62,10 @@ done
 command -v taskset >/dev/null || { echo "gate-rates.sh: taskset is needed" >&2; exit 2; }
 sbx=("$sb")
 [ "$one_core" = 1 ] && sbx=(taskset -c 0 "$sb")
+sbslow=("${sbx[@]}")
+if [ -n "$inject" ]; then
+    command -v cc >/dev/null || { echo "gate-rates.sh: --inject needs cc" >&2; exit 2; }
+fi
 
 W=$(mktemp -d)
 LOAD=
@@ -95,9 +105,18 @@ start_nice_load() {
     nice -n "$best" taskset -c 0 sh -c 'while :; do :; done' &
     LOAD=$!
 }
-stop_load() { kill "$LOAD" 2>/dev/null; wait "$LOAD" 2>/dev/null || true; LOAD=; }
+stop_load() { [ -n "$LOAD" ] || return 0; kill "$LOAD" 2>/dev/null || true; wait "$LOAD" 2>/dev/null || true; LOAD=; }
 
-echo "gate-rates: $(nproc) cores, baseline of $runs runs${update:+ (passing checks join it)}, $quiet quiet checks, $slow under a $duty % load on core 0 ($(date -u +%Y-%m-%dT%H:%MZ))"
+if [ -n "$inject" ]; then
+    cc -O2 -shared -fPIC -o "$W/stretch.so" "$root/scripts/lib/stretch.c" -ldl ||
+        { echo "gate-rates.sh: could not build the clock shim" >&2; exit 2; }
+    stretch=$(python3 -c "print(1 / (1 - $inject / 100))")
+    sbslow=(env LD_PRELOAD="$W/stretch.so" SB_STRETCH="$stretch" "${sbx[@]}")
+    what="$slow with a $inject % slowdown injected (clock x $stretch)"
+else
+    what="$slow under a $duty % load on core 0"
+fi
+echo "gate-rates: $(nproc) cores, baseline of $runs runs${update:+ (passing checks join it)}, $quiet quiet checks, $what ($(date -u +%Y-%m-%dT%H:%MZ))"
 ids=()
 for i in $(seq "$runs"); do
     "${sbx[@]}" run "${POINTS[@]}" --tag gate=base >/dev/null
@@ -123,11 +142,13 @@ done
 
 # The slowdown the load causes: both sides in one interleaved run each.
 slowdown() {
-    "${sbx[@]}" run "${POINTS[@]}" --no-store --interleave --json "$W/$1.json" >/dev/null
+    "$@" run "${POINTS[@]}" --no-store --interleave --json "$W/$run_name.json" >/dev/null
 }
-slowdown off
-if [ "$one_core" = 1 ]; then start_nice_load; else start_load; fi
-slowdown on
+run_name=off slowdown "${sbx[@]}"
+if [ -z "$inject" ]; then
+    if [ "$one_core" = 1 ]; then start_nice_load; else start_load; fi
+fi
+run_name=on slowdown "${sbslow[@]}"
 python3 - "$W/off.json" "$W/on.json" >"$W/slowdown" <<'PY'
 import json, sys
 def heads(p):
@@ -142,7 +163,7 @@ PY
 caught=0
 for i in $(seq "$slow"); do
     rc=0
-    "${sbx[@]}" check --baseline gate --no-store --json "$W/s.json" "${extra[@]}" >"$W/s.out" 2>&1 || rc=$?
+    "${sbslow[@]}" check --baseline gate --no-store --json "$W/s.json" "${extra[@]}" >"$W/s.out" 2>&1 || rc=$?
     [ "$rc" -eq 1 ] && caught=$((caught + 1))
     # what each point's judgement was: the change, the bar it had to pass
     python3 - "$W/s.json" "$i" "$rc" <<'PY' || true
@@ -157,6 +178,7 @@ done
 stop_load
 
 echo "false alarms: $false_alarms of $quiet quiet checks (target at most $maxfalse)"
-echo "slowdown under the load: $(cat "$W/slowdown")"
-echo "caught: $caught of $slow checks under the load (target at least $mincaught)"
+if [ -n "$inject" ]; then how="injected"; else how="under the load"; fi
+echo "slowdown $how: $(cat "$W/slowdown")"
+echo "caught: $caught of $slow slowed checks (target at least $mincaught)"
 [ "$false_alarms" -le "$maxfalse" ] && [ "$caught" -ge "$mincaught" ]
