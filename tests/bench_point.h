@@ -29,7 +29,8 @@ static inline int sb_test_point(const sb_bench *b, const char *spec,
     sb_params *pts = NULL;
     int np = 0;
     if (sb_params_expand(b->name, b->params, layers, lenient, 1, &pts, &np,
-                         err) || np != 1) {
+                         err) ||
+        np != 1) {
         free(pts);
         return -1;
     }

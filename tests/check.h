@@ -11,29 +11,31 @@
 
 static int sb_check_pass, sb_check_fail;
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (cond) {                                                          \
-            sb_check_pass++;                                                 \
-        } else {                                                             \
-            sb_check_fail++;                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-        }                                                                    \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (cond) {                                                            \
+            sb_check_pass++;                                                   \
+        } else {                                                               \
+            sb_check_fail++;                                                   \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+        }                                                                      \
     } while (0)
 
 /* |a - b| <= tol * max(1, |b|) */
-#define CHECK_NEAR(a, b, tol)                                                \
-    do {                                                                     \
-        double a_ = (a), b_ = (b);                                           \
-        double s_ = fabs(b_) > 1.0 ? fabs(b_) : 1.0;                         \
-        if (fabs(a_ - b_) <= (tol) * s_) {                                   \
-            sb_check_pass++;                                                 \
-        } else {                                                             \
-            sb_check_fail++;                                                 \
-            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.10g, want %s = %.10g (tol %g)\n", \
-                    __FILE__, __LINE__, #a, a_, #b, b_, (double)(tol));      \
-        }                                                                    \
+#define CHECK_NEAR(a, b, tol)                                                       \
+    do {                                                                            \
+        double a_ = (a), b_ = (b);                                                  \
+        double s_ = fabs(b_) > 1.0 ? fabs(b_) : 1.0;                                \
+        if (fabs(a_ - b_) <= (tol)*s_) {                                            \
+            sb_check_pass++;                                                        \
+        } else {                                                                    \
+            sb_check_fail++;                                                        \
+            fprintf(                                                                \
+                stderr,                                                             \
+                "%s:%d: CHECK_NEAR failed: %s = %.10g, want %s = %.10g (tol %g)\n", \
+                __FILE__, __LINE__, #a, a_, #b, b_, (double)(tol));                 \
+        }                                                                           \
     } while (0)
 
 static inline int sb_check_done(void)

@@ -45,7 +45,8 @@ extern "C" {
  * accumulation; the bf16 reference uses the bf16-rounded inputs). */
 #define SB_BMM_TOL 1e-5
 
-/* ---- shapes ---------------------------------------------------------------- */
+/* ---- shapes ----------------------------------------------------------------
+ */
 
 typedef struct sb_bmm_shape {
     int64_t batch, m, n, k;
@@ -75,44 +76,84 @@ static inline int64_t sb_attn_causal_keys(int64_t i, int64_t sq, int64_t skv)
 /* Sum over all queries of the keys each one sees (one head, one batch). */
 double sb_attn_pairs(int64_t sq, int64_t skv, bool causal);
 
-/* ---- FLOP and byte accounting --------------------------------------------- */
+/* ---- FLOP and byte accounting ---------------------------------------------
+ */
 
 /* 2·B·M·N·K. */
 /* The parameters of attention.bmm and attention.paged_decode that every
  * backend takes; a backend's table lists these, then its own, then the
  * terminator. */
-#define SB_BMM_PARAMS                                                        \
-    {"batch", SB_P_INT, "8", 1, 65536, NULL, "number of matrix products"},   \
-    {"shape", SB_P_STR, "qk", 0, 0, "qk|pv|mnk",                             \
-     "qk: [seq,head_dim]x[head_dim,seq]; pv: [seq,seq]x[seq,head_dim]; "    \
-     "mnk: m, n, k as given"},                                               \
-    {"seq", SB_P_INT, "512", 1, 1 << 20, NULL, "sequence length (qk, pv)"},  \
-    {"head_dim", SB_P_INT, "128", 1, 4096, NULL, "head dimension (qk, pv)"}, \
-    {"m", SB_P_INT, "256", 1, 1 << 20, NULL, "rows of A and C (mnk)"},       \
-    {"n", SB_P_INT, "256", 1, 1 << 20, NULL, "columns of B and C (mnk)"},    \
-    {"k", SB_P_INT, "256", 1, 1 << 20, NULL, "inner dimension (mnk)"},       \
-    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",                           \
-     "fp32, or bf16 inputs with fp32 accumulation and output"}
+#define SB_BMM_PARAMS                                                            \
+    {"batch", SB_P_INT, "8", 1, 65536, NULL, "number of matrix products"},       \
+        {"shape",                                                                \
+         SB_P_STR,                                                               \
+         "qk",                                                                   \
+         0,                                                                      \
+         0,                                                                      \
+         "qk|pv|mnk",                                                            \
+         "qk: [seq,head_dim]x[head_dim,seq]; pv: [seq,seq]x[seq,head_dim]; "     \
+         "mnk: m, n, k as given"},                                               \
+        {"seq", SB_P_INT, "512", 1, 1 << 20, NULL, "sequence length (qk, pv)"},  \
+        {"head_dim", SB_P_INT, "128", 1, 4096, NULL, "head dimension (qk, pv)"}, \
+        {"m", SB_P_INT, "256", 1, 1 << 20, NULL, "rows of A and C (mnk)"},       \
+        {"n", SB_P_INT, "256", 1, 1 << 20, NULL, "columns of B and C (mnk)"},    \
+        {"k", SB_P_INT, "256", 1, 1 << 20, NULL, "inner dimension (mnk)"},       \
+    {                                                                            \
+        "dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",                            \
+            "fp32, or bf16 inputs with fp32 accumulation and output"             \
+    }
 
-#define SB_PAGED_PARAMS                                                      \
-    {"batch", SB_P_INT, "16", 0, SB_PAGED_MAX_BATCH, NULL,                   \
-     "sequences (0: as many as the lens list has)"},                         \
-    {"lens", SB_P_STR, "uniform:1:1024", 0, 0, NULL,                         \
-     "context lengths: uniform:LO:HI (random per sequence) or a list "      \
-     "L1/L2/... (',' would make a sweep)"},                                  \
-    {"q_heads", SB_P_INT, "32", 0, 1024, NULL, "query heads"},               \
-    {"kv_heads", SB_P_INT, "8", 0, 1024, NULL,                               \
-     "key/value heads (must divide q_heads)"},                               \
-    {"head_dim", SB_P_INT, "128", 0, 1024, NULL,                             \
-     "head dimension D (cuda: a multiple of 4, <= 256)"},                    \
-    {"page_size", SB_P_INT, "16", 0, 65536, NULL, "tokens per KV page"},     \
-    {"chunk", SB_P_INT, "0", 0, 1 << 20, NULL,                               \
-     "query tokens of a prefill chunk carried by every chunk_every-th "     \
-     "sequence (0: pure decode)"},                                           \
-    {"chunk_every", SB_P_INT, "4", 1, SB_PAGED_MAX_BATCH, NULL,              \
-     "sequences i with i % chunk_every == 0 carry the chunk"},               \
-    {"seed", SB_P_INT, "1", 0, 1e15, NULL,                                   \
-     "seed of the lengths and the page shuffle"}
+#define SB_PAGED_PARAMS                                                        \
+    {"batch",                                                                  \
+     SB_P_INT,                                                                 \
+     "16",                                                                     \
+     0,                                                                        \
+     SB_PAGED_MAX_BATCH,                                                       \
+     NULL,                                                                     \
+     "sequences (0: as many as the lens list has)"},                           \
+        {"lens",                                                               \
+         SB_P_STR,                                                             \
+         "uniform:1:1024",                                                     \
+         0,                                                                    \
+         0,                                                                    \
+         NULL,                                                                 \
+         "context lengths: uniform:LO:HI (random per sequence) or a list "     \
+         "L1/L2/... (',' would make a sweep)"},                                \
+        {"q_heads", SB_P_INT, "32", 0, 1024, NULL, "query heads"},             \
+        {"kv_heads",                                                           \
+         SB_P_INT,                                                             \
+         "8",                                                                  \
+         0,                                                                    \
+         1024,                                                                 \
+         NULL,                                                                 \
+         "key/value heads (must divide q_heads)"},                             \
+        {"head_dim",                                                           \
+         SB_P_INT,                                                             \
+         "128",                                                                \
+         0,                                                                    \
+         1024,                                                                 \
+         NULL,                                                                 \
+         "head dimension D (cuda: a multiple of 4, <= 256)"},                  \
+        {"page_size", SB_P_INT, "16", 0, 65536, NULL, "tokens per KV page"},   \
+        {"chunk",                                                              \
+         SB_P_INT,                                                             \
+         "0",                                                                  \
+         0,                                                                    \
+         1 << 20,                                                              \
+         NULL,                                                                 \
+         "query tokens of a prefill chunk carried by every chunk_every-th "    \
+         "sequence (0: pure decode)"},                                         \
+        {"chunk_every",                                                        \
+         SB_P_INT,                                                             \
+         "4",                                                                  \
+         1,                                                                    \
+         SB_PAGED_MAX_BATCH,                                                   \
+         NULL,                                                                 \
+         "sequences i with i % chunk_every == 0 carry the chunk"},             \
+    {                                                                          \
+        "seed", SB_P_INT, "1", 0, 1e15, NULL,                                  \
+            "seed of the lengths and the page shuffle"                         \
+    }
 
 /* The shape a point asks for: `shape` qk ([seq, d] x [d, seq]), pv
  * ([seq, seq] x [seq, d]) or mnk (m, n, k as given), over `batch`. */
@@ -139,7 +180,8 @@ double sb_paged_flops(const sb_paged_shape *s);
  * (2·total_q·Hq·D·4) + the page table (4 B per page). */
 double sb_paged_bytes(const sb_paged_shape *s);
 
-/* ---- ragged batches ------------------------------------------------------- */
+/* ---- ragged batches -------------------------------------------------------
+ */
 
 /* Parses a length spec: "uniform:LO:HI" (lengths drawn from seed) or an
  * explicit list "1,17,300" (its count must equal batch, or batch is 0 and
@@ -173,17 +215,17 @@ static inline int64_t sb_paged_keys(const sb_paged_shape *s, int64_t seq,
 
 /* Fills a page table with a random permutation of the pool's pages, so
  * that consecutive pages of a sequence are not adjacent in memory. */
-void sb_paged_shuffle_table(int32_t *table, int64_t total_pages,
-                            uint64_t seed);
+void sb_paged_shuffle_table(int32_t *table, int64_t total_pages, uint64_t seed);
 
-/* ---- reference and verification ------------------------------------------- */
+/* ---- reference and verification -------------------------------------------
+ */
 
 /* One output row of the double-precision reference: direct softmax over
  * the n keys rows k[j·kstride], v[j·vstride] (j < n), scaled scores. out
  * gets D values; n == 0 gives zeros. */
-void sb_attn_ref_row(const float *q, const float *k, const float *v,
-                     int64_t n, int64_t kstride, int64_t vstride, int64_t d,
-                     double scale, double *out);
+void sb_attn_ref_row(const float *q, const float *k, const float *v, int64_t n,
+                     int64_t kstride, int64_t vstride, int64_t d, double scale,
+                     double *out);
 
 /* Verification summary. */
 typedef struct sb_attn_check {

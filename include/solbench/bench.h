@@ -50,23 +50,23 @@ const char *sb_ceil_unit(const char *name);
 
 /* Everything a benchmark may need to know about how it is run. */
 typedef struct sb_ctx {
-    int threads;          /* OpenMP threads for CPU kernels */
-    double min_time;      /* seconds of timed samples per point */
-    int repeat;           /* at least this many samples per point */
-    int warmup;           /* untimed runs before sampling */
+    int threads;     /* OpenMP threads for CPU kernels */
+    double min_time; /* seconds of timed samples per point */
+    int repeat;      /* at least this many samples per point */
+    int warmup;      /* untimed runs before sampling */
     sb_suite suite;
-    double tick_s;        /* measured clock resolution */
-    double phys_mem;      /* bytes of physical memory */
-    int rank, nranks;     /* MPI rank and size (0/1 without MPI) */
-    bool progress;        /* progress lines allowed (stderr is a terminal) */
-    double timeout_s;     /* per-point limit (network), 0 = none */
-    bool interleave;      /* sample all points in rounds, not one by one */
+    double tick_s;    /* measured clock resolution */
+    double phys_mem;  /* bytes of physical memory */
+    int rank, nranks; /* MPI rank and size (0/1 without MPI) */
+    bool progress;    /* progress lines allowed (stderr is a terminal) */
+    double timeout_s; /* per-point limit (network), 0 = none */
+    bool interleave;  /* sample all points in rounds, not one by one */
     /* Topology, for the config (filled by sb_mpi_begin under MPI). */
     int hosts, ranks_per_host;
     char mpi_library[96];
     char transport[64];
-    char backend[16];     /* "cpu", "cuda", or "" for every backend */
-    sb_ceilings ceil;     /* measured ceilings, filled as the run goes */
+    char backend[16]; /* "cpu", "cuda", or "" for every backend */
+    sb_ceilings ceil; /* measured ceilings, filled as the run goes */
 } sb_ctx;
 
 /* Benchmark flags. */
@@ -96,12 +96,12 @@ typedef int (*sb_measure_fn)(void *state, const sb_ctx *ctx, sb_result *r,
                              sb_err *err);
 
 struct sb_bench {
-    const char *name;    /* "area.kernel" */
+    const char *name; /* "area.kernel" */
     const char *area;
     const char *backend; /* "cpu" (NULL means cpu), "cuda", "mpi" */
     const char *desc;
     const sb_param_def *params; /* NULL-terminated by name == NULL */
-    const char *quick;   /* suite defaults, "k=v k=v", may be NULL */
+    const char *quick;          /* suite defaults, "k=v k=v", may be NULL */
     const char *full;
     unsigned flags;
     sb_roof_kind roof;
@@ -124,8 +124,7 @@ struct sb_bench {
      * result. */
     int (*verify)(void *state, sb_result *r);
     /* Adds metrics beyond the runner's (MFU, imbalance, ceilings...). */
-    void (*report)(void *state, const sb_params *p, sb_ctx *ctx,
-                   sb_result *r);
+    void (*report)(void *state, const sb_params *p, sb_ctx *ctx, sb_result *r);
     void (*teardown)(void *state);
 
     /* Optional: replaces the runner's timing loop. */

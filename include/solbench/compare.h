@@ -46,9 +46,9 @@ double sb_mwu_exact_cdf(size_t n1, size_t n2, double u);
 
 /* ---- verdicts ------------------------------------------------------------ */
 
-#define SB_CMP_ALPHA 0.01    /* default significance level */
-#define SB_CMP_THRESHOLD 5.0 /* default minimal change, percent */
-#define SB_CMP_MIN_SAMPLES 5 /* fewer per side: "too few samples" */
+#define SB_CMP_ALPHA 0.01       /* default significance level */
+#define SB_CMP_THRESHOLD 5.0    /* default minimal change, percent */
+#define SB_CMP_MIN_SAMPLES 5    /* fewer per side: "too few samples" */
 #define SB_CMP_MAX_BASE_RUNS 64 /* runs of one baseline judged together */
 
 typedef enum sb_verdict {
@@ -85,8 +85,8 @@ typedef struct sb_cmp_line {
     bool few_samples; /* fewer than SB_CMP_MIN_SAMPLES on a side */
     bool mismatched;  /* the runs' configs or machines differ */
     sb_verdict verdict;
-    char why[160]; /* reason for not comparable, or a warning */
-    int ia, ib;    /* index in A's and B's results, -1 absent */
+    char why[160];         /* reason for not comparable, or a warning */
+    int ia, ib;            /* index in A's and B's results, -1 absent */
     int base_runs;         /* baseline runs judged together (0: one run) */
     int base_aside;        /* of them, set aside as far from the others */
     double spread_pct;     /* (max - min) / mean of the kept runs' figures, % */

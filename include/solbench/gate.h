@@ -64,9 +64,8 @@ int sb_gate_confirm(sb_cmp *c, const sb_run *base, int nbase,
  * (--min-time, --repeat) those fields are taken as the baseline's, since
  * they change how many samples are drawn, not what a sample measures. A
  * new reference. */
-json_t *sb_gate_comparable_config(const json_t *base_cfg,
-                                  const json_t *now_cfg, bool min_time_given,
-                                  bool repeat_given);
+json_t *sb_gate_comparable_config(const json_t *base_cfg, const json_t *now_cfg,
+                                  bool min_time_given, bool repeat_given);
 
 #ifdef __cplusplus
 }

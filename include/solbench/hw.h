@@ -28,20 +28,27 @@ extern "C" {
 #define SB_HW_MAX_LEVELS 6
 
 typedef struct sb_hw_spec {
-    char name[48];        /* file stem: "h100-sxm" */
-    char title[96];       /* "NVIDIA H100 SXM5 80 GB" */
-    char kind[16];        /* "gpu", "tpu", "cpu" */
+    char name[48];  /* file stem: "h100-sxm" */
+    char title[96]; /* "NVIDIA H100 SXM5 80 GB" */
+    char kind[16];  /* "gpu", "tpu", "cpu" */
     int n_peaks;
-    struct { char dtype[8]; double flops; } peak[SB_HW_MAX_PEAKS];
-    int n_levels;         /* fastest first; the last one is main memory */
-    struct { char level[12]; double bw_Bps; double bytes; } level[SB_HW_MAX_LEVELS];
-    double mem_bytes;     /* main memory per chip */
+    struct {
+        char dtype[8];
+        double flops;
+    } peak[SB_HW_MAX_PEAKS];
+    int n_levels; /* fastest first; the last one is main memory */
+    struct {
+        char level[12];
+        double bw_Bps;
+        double bytes;
+    } level[SB_HW_MAX_LEVELS];
+    double mem_bytes; /* main memory per chip */
     char scaleup_name[32];
-    double scaleup_Bps;   /* per chip, per direction */
+    double scaleup_Bps; /* per chip, per direction */
     double scaleup_alpha_s;
-    int scaleup_domain;   /* chips in one scale-up domain */
+    int scaleup_domain; /* chips in one scale-up domain */
     char host_link[32];
-    double host_Bps;      /* per chip, host to device */
+    double host_Bps; /* per chip, host to device */
     char scaleout_name[48];
     double scaleout_Bps_node; /* per node (host) */
     int chips_per_node;

@@ -61,7 +61,8 @@ typedef struct sb_moe_shape {
 /* Checks a shape; SB_EINVAL naming the parameter on failure. */
 int sb_moe_check(const sb_moe_shape *s, sb_err *err);
 
-/* ---- routing -------------------------------------------------------------- */
+/* ---- routing --------------------------------------------------------------
+ */
 
 /* Top-k of v[0..n-1] by value, descending. Tie rule: among equal values
  * the lower index wins (comes first, and is kept when the k-th place is
@@ -120,9 +121,8 @@ double sb_moe_gemm_bytes(const sb_moe_shape *s, int active);
  * logits within 1e-4 + 4τmax absolute, and not increase. */
 int64_t sb_moe_route_verify(const sb_moe_shape *s, const float *x,
                             const float *wr, const float *bias,
-                            const float *probs, const int *idx,
-                            const float *w, char *why,
-                            int why_len);
+                            const float *probs, const int *idx, const float *w,
+                            char *why, int why_len);
 
 /* Dispatch reference (serial stable counting sort): offsets [E+1],
  * pos [T·k] (row of pair t·k+j), row_token [T·k] (token of each row). */

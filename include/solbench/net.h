@@ -23,8 +23,7 @@ extern "C" {
 bool sb_mpi_launched(void);
 /* Initialises MPI if `want` or launched; fills ctx->rank, ctx->nranks and
  * the topology fields of ctx. Returns 0 or a negative code. */
-int sb_mpi_begin(int *argc, char ***argv, bool want, sb_ctx *ctx,
-                 sb_err *err);
+int sb_mpi_begin(int *argc, char ***argv, bool want, sb_ctx *ctx, sb_err *err);
 /* Finalises MPI if it was initialised. */
 void sb_mpi_end(void);
 /* Ends every rank with a message (MPI_Abort when MPI is up). */

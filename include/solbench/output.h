@@ -27,9 +27,9 @@ typedef struct sb_run {
     char run_id[40];
     char started_at[32]; /* UTC ISO-8601 */
     char ended_at[32];
-    json_t *system;      /* fingerprint (owned) */
-    json_t *config;      /* what must match for a fair comparison (owned) */
-    json_t *tags;        /* object of strings (owned) */
+    json_t *system; /* fingerprint (owned) */
+    json_t *config; /* what must match for a fair comparison (owned) */
+    json_t *tags;   /* object of strings (owned) */
     sb_result_list results;
 } sb_run;
 

@@ -21,11 +21,11 @@ extern "C" {
 #endif
 
 typedef enum sb_ptype {
-    SB_P_INT,    /* integer */
-    SB_P_SIZE,   /* byte count with unit */
-    SB_P_FLOAT,  /* real number */
-    SB_P_STR,    /* one of `choices` (a '|'-separated list) or free text */
-    SB_P_BOOL    /* 0/1, true/false, yes/no, on/off */
+    SB_P_INT,   /* integer */
+    SB_P_SIZE,  /* byte count with unit */
+    SB_P_FLOAT, /* real number */
+    SB_P_STR,   /* one of `choices` (a '|'-separated list) or free text */
+    SB_P_BOOL   /* 0/1, true/false, yes/no, on/off */
 } sb_ptype;
 
 typedef struct sb_param_def {
@@ -45,7 +45,7 @@ typedef struct sb_pval {
     char name[SB_PNAME_LEN];
     char text[SB_PTEXT_LEN]; /* canonical text: integers and sizes as digits */
     sb_ptype type;
-    double num;              /* numeric value (bytes for sizes; 0/1 bools) */
+    double num; /* numeric value (bytes for sizes; 0/1 bools) */
 } sb_pval;
 
 /* One parameter point: a value for every parameter of a benchmark. */
@@ -102,7 +102,10 @@ const char *sb_fmt_si(double v, const char *unit, int sig, char *buf,
 #define SB_PKEY_LEN 64
 typedef struct sb_pset {
     int n;
-    struct { char key[SB_PKEY_LEN]; char value[256]; } kv[SB_MAX_PARAMS];
+    struct {
+        char key[SB_PKEY_LEN];
+        char value[256];
+    } kv[SB_MAX_PARAMS];
 } sb_pset;
 
 /* Adds "key=value" text to a set; a later setting of the same key wins. */

@@ -22,18 +22,17 @@ extern "C" {
  * pipeline no longer equals chips, the outermost sharded data axis (fsdp
  * when > 1, else data) that was not set explicitly absorbs the change; a
  * mesh that no longer matches is dropped. */
-int sb_workload_apply(json_t *doc, const char *const *sets, int n,
-                      sb_err *err);
+int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err);
 
 #define SB_MAX_INTERVENTIONS 24
 typedef struct sb_intervention {
     sb_bound cls;
     char phase[40];
     char stage[12];
-    double t_s;       /* the phase's time */
-    double at_stake_s;/* what reaching the next roof would save */
-    double share;     /* of its stage */
-    char what[240];   /* the interventions, in order of relevance */
+    double t_s;        /* the phase's time */
+    double at_stake_s; /* what reaching the next roof would save */
+    double share;      /* of its stage */
+    char what[240];    /* the interventions, in order of relevance */
 } sb_intervention;
 
 /* Interventions for the phases of the dominant classes, largest time at

@@ -23,15 +23,15 @@ typedef struct sb_roof_row {
     char bench[64];
     char params[160];
     char dtype[8];
-    bool on_chart;      /* has FLOPs and bytes: a point of the FLOP roofline */
-    double flops_s;     /* achieved FLOP/s (0 for pure data movers) */
-    double bytes_s;     /* achieved B/s */
-    double ai;          /* FLOP per byte, 0 when no FLOPs */
-    double achieved;    /* in `unit` */
-    double attainable;  /* in `unit` */
+    bool on_chart;     /* has FLOPs and bytes: a point of the FLOP roofline */
+    double flops_s;    /* achieved FLOP/s (0 for pure data movers) */
+    double bytes_s;    /* achieved B/s */
+    double ai;         /* FLOP per byte, 0 when no FLOPs */
+    double achieved;   /* in `unit` */
+    double attainable; /* in `unit` */
     double pct_sol;
-    char unit[8];       /* "FLOP/s", "B/s", "s" */
-    char ceiling[40];   /* "peak.fp32", "bw.L2", "net.allreduce", ... */
+    char unit[8];     /* "FLOP/s", "B/s", "s" */
+    char ceiling[40]; /* "peak.fp32", "bw.L2", "net.allreduce", ... */
     sb_bound bound;
     bool valid;
 } sb_roof_row;
@@ -87,8 +87,8 @@ typedef struct sb_hline {
     double y;
 } sb_hline;
 void sb_svg_lines(sb_buf *b, const char *title, const char *xlabel,
-                  const char *ylabel, bool x_bytes, const sb_series *s,
-                  int ns, const sb_hline *hl, int nh, int width, int height);
+                  const char *ylabel, bool x_bytes, const sb_series *s, int ns,
+                  const sb_hline *hl, int nh, int width, int height);
 /* Stacked bar of the phases of a prediction, one bar per stage, coloured
  * by class. */
 void sb_svg_phases(sb_buf *b, const sb_prediction *p, int width);
@@ -97,8 +97,7 @@ void sb_svg_phases(sb_buf *b, const sb_prediction *p, int width);
 int sb_svg_write(const char *path, const sb_buf *svg, sb_err *err);
 /* Writes a chart as a w x h PNG: its SVG in a temporary file, rendered by
  * a headless Chromium found on PATH (SB_EUNSUP without one). */
-int sb_png_write(const char *png, const sb_buf *svg, int w, int h,
-                 sb_err *err);
+int sb_png_write(const char *png, const sb_buf *svg, int w, int h, sb_err *err);
 
 /* The HTML report: run (may be NULL), ceilings, prediction (may be NULL). */
 int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,

@@ -25,18 +25,18 @@ typedef struct sb_metric {
 } sb_metric;
 
 typedef struct sb_result {
-    char bench[64];       /* "memory.triad" */
-    char area[24];        /* "memory" */
-    char backend[16];     /* "cpu", "cuda", "host" */
-    sb_params params;     /* the point measured */
-    double *samples_s;    /* seconds per iteration, one per sample (owned) */
+    char bench[64];    /* "memory.triad" */
+    char area[24];     /* "memory" */
+    char backend[16];  /* "cpu", "cuda", "host" */
+    sb_params params;  /* the point measured */
+    double *samples_s; /* seconds per iteration, one per sample (owned) */
     size_t n_samples;
     size_t cap_samples;
-    sb_stats stats;       /* over samples_s */
+    sb_stats stats; /* over samples_s */
     sb_metric metrics[SB_MAX_METRICS];
     int n_metrics;
-    bool valid;           /* verification passed */
-    bool skipped;         /* not measured; notes[0] says why */
+    bool valid;                /* verification passed */
+    bool skipped;              /* not measured; notes[0] says why */
     char *notes[SB_MAX_NOTES]; /* owned strings */
     int n_notes;
 } sb_result;

@@ -22,12 +22,12 @@ typedef enum sb_bound {
 } sb_bound;
 
 typedef struct sb_roof_point {
-    double ai;          /* FLOP per byte */
-    double achieved;    /* FLOP/s (or B/s when flops == 0) */
-    double attainable;  /* FLOP/s (or B/s) */
-    double ridge;       /* FLOP per byte */
-    double pct_sol;     /* 100 * achieved / attainable */
-    sb_bound bound;     /* which roof binds at this AI */
+    double ai;         /* FLOP per byte */
+    double achieved;   /* FLOP/s (or B/s when flops == 0) */
+    double attainable; /* FLOP/s (or B/s) */
+    double ridge;      /* FLOP per byte */
+    double pct_sol;    /* 100 * achieved / attainable */
+    sb_bound bound;    /* which roof binds at this AI */
 } sb_roof_point;
 
 /* compute, memory, network, host, latency; "-" when unknown. */

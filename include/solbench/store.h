@@ -49,8 +49,7 @@ int sb_store_open(const char *path, sb_store **st, sb_err *err);
  * held by another process is waited for up to sb_store_lock_timeout()
  * seconds per operation, then the operation fails with one line naming
  * the lock (and the processes holding it, where /proc/locks says). */
-int sb_store_open_mode(const char *path, int mode, sb_store **st,
-                       sb_err *err);
+int sb_store_open_mode(const char *path, int mode, sb_store **st, sb_err *err);
 /* Seconds a store operation waits for a lock: SOLBENCH_LOCK_TIMEOUT
  * (0..86400), else 30. */
 double sb_store_lock_timeout(void);
@@ -143,8 +142,8 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
                                sb_err *err);
 /* Adds run_id to baseline `name` (creating it) and keeps its newest
  * `keep` runs (check --update-baseline). */
-int sb_store_baseline_update(sb_store *st, const char *name,
-                             const char *run_id, int keep, sb_err *err);
+int sb_store_baseline_update(sb_store *st, const char *name, const char *run_id,
+                             int keep, sb_err *err);
 /* The run ids of baseline `name`, oldest first (at most max); *n = 0 when
  * there is no such baseline. */
 int sb_store_baseline_runs(sb_store *st, const char *name, char ids[][64],
@@ -158,8 +157,8 @@ typedef struct sb_store_baseline {
     const char *created_at; /* when the name was set */
     const char *started_at; /* of the run */
     const char *tags;
-    long n_results;  /* of its newest run */
-    long n_runs;     /* runs it holds */
+    long n_results; /* of its newest run */
+    long n_runs;    /* runs it holds */
 } sb_store_baseline;
 
 typedef int (*sb_store_baseline_fn)(const sb_store_baseline *b, void *arg);

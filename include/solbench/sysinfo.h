@@ -29,16 +29,16 @@ typedef struct sb_isa {
  * machine offers (docs/SYSINFO.md): each figure in GHz, 0 where the
  * method is not available. */
 typedef struct sb_core_clock {
-    double ghz;        /* the mean of the methods when they agree; 0 when
-                          uncertain or none ran */
-    double ghz_add;    /* dependent `add reg, reg` chain (1 cycle each) */
-    double ghz_mul;    /* dependent integer multiply chain */
-    double ghz_perf;   /* hardware cycle counter over the add runs */
-    int mul_latency;   /* cycles per multiply assumed; 0 = not used */
-    int methods;       /* how many of the three ran */
-    double spread;     /* largest / smallest - 1 over the methods */
-    bool uncertain;    /* two or more methods disagree beyond SB_CLOCK_AGREE */
-    char method[96];   /* in words: which methods, agreeing or not */
+    double ghz;      /* the mean of the methods when they agree; 0 when
+                        uncertain or none ran */
+    double ghz_add;  /* dependent `add reg, reg` chain (1 cycle each) */
+    double ghz_mul;  /* dependent integer multiply chain */
+    double ghz_perf; /* hardware cycle counter over the add runs */
+    int mul_latency; /* cycles per multiply assumed; 0 = not used */
+    int methods;     /* how many of the three ran */
+    double spread;   /* largest / smallest - 1 over the methods */
+    bool uncertain;  /* two or more methods disagree beyond SB_CLOCK_AGREE */
+    char method[96]; /* in words: which methods, agreeing or not */
 } sb_core_clock;
 
 typedef struct sb_sysinfo {
@@ -46,13 +46,13 @@ typedef struct sb_sysinfo {
     char vendor[32];
     int sockets, cores, threads; /* physical cores, hardware threads */
     int numa_nodes;
-    double cache_bytes[5];       /* [1]=L1d per core, [2]=L2, [3]=L3 (per
-                                    instance); 0 if unknown */
-    int cache_shared_by[5];      /* cores sharing one instance */
+    double cache_bytes[5];  /* [1]=L1d per core, [2]=L2, [3]=L3 (per
+                               instance); 0 if unknown */
+    int cache_shared_by[5]; /* cores sharing one instance */
     double mem_bytes;
     sb_isa isa;
-    double ghz_measured;         /* agreed core clock, one core; 0 when
-                                    not measured or uncertain */
+    double ghz_measured; /* agreed core clock, one core; 0 when
+                            not measured or uncertain */
     char os[64], kernel[128], hostname[128];
     char compiler[96], cflags[256];
     char openblas_core[48], openblas_config[160];
@@ -60,16 +60,16 @@ typedef struct sb_sysinfo {
     char hwloc_version[24], jansson_version[24];
     /* Identification beyond the model name, and where the figures above
      * came from. */
-    char arch[32];               /* uname machine: "x86_64" */
+    char arch[32];                              /* uname machine: "x86_64" */
     int cpu_family, cpu_model_id, cpu_stepping; /* cpuid; -1 unknown */
-    char hypervisor[16];         /* cpuid hypervisor vendor; "" bare metal */
-    int cache_instances[5];      /* how many instances of each level */
-    double numa_mem_bytes;       /* sum over NUMA nodes (hwloc) */
-    sb_isa isa_cpu;              /* what the CPU implements, OS or not */
-    uint64_t xcr0;               /* OS-enabled register state (XGETBV) */
+    char hypervisor[16];    /* cpuid hypervisor vendor; "" bare metal */
+    int cache_instances[5]; /* how many instances of each level */
+    double numa_mem_bytes;  /* sum over NUMA nodes (hwloc) */
+    sb_isa isa_cpu;         /* what the CPU implements, OS or not */
+    uint64_t xcr0;          /* OS-enabled register state (XGETBV) */
     char sqlite_version[24];
-    char mpi_version[128];       /* first line; "" without MPI */
-    sb_core_clock clock;              /* every method's figure (when measured) */
+    char mpi_version[128]; /* first line; "" without MPI */
+    sb_core_clock clock;   /* every method's figure (when measured) */
 } sb_sysinfo;
 
 /* Fills si. Measuring the clock takes ~50 ms. */
@@ -79,7 +79,8 @@ void sb_isa_detect(sb_isa *isa);
 void sb_core_clock_measure(sb_core_clock *c);
 /* Fills c from given method figures (0 = not available) and decides as
  * sb_core_clock_measure does: for tests and for documents read back. */
-void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul, double perf);
+void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul,
+                                double perf);
 /* sb_core_clock_measure's agreed figure: GHz, or 0 when uncertain. */
 double sb_measure_ghz(void);
 

@@ -22,7 +22,11 @@ extern "C" {
 #endif
 
 typedef enum sb_job_kind { SB_JOB_TRAIN = 0, SB_JOB_INFER = 1 } sb_job_kind;
-typedef enum sb_remat { SB_REMAT_NONE = 0, SB_REMAT_SELECTIVE, SB_REMAT_FULL } sb_remat;
+typedef enum sb_remat {
+    SB_REMAT_NONE = 0,
+    SB_REMAT_SELECTIVE,
+    SB_REMAT_FULL
+} sb_remat;
 typedef enum sb_overlap { SB_OVERLAP_NONE = 0, SB_OVERLAP_FULL } sb_overlap;
 
 typedef struct sb_workload {
@@ -30,7 +34,7 @@ typedef struct sb_workload {
     /* model */
     int layers, d_model, q_heads, kv_heads, head_dim, ffn, vocab;
     bool gated, tied_embeddings;
-    bool mla;                  /* multi-head latent attention (DeepSeek) */
+    bool mla; /* multi-head latent attention (DeepSeek) */
     int q_lora_rank, kv_lora_rank, rope_dim;
     int experts, top_k, shared_experts, expert_ffn;
     int moe_first_layer, moe_every; /* layer l is MoE when l >= first and
@@ -42,10 +46,10 @@ typedef struct sb_workload {
     /* job */
     sb_job_kind kind;
     int global_batch, seq_len, microbatches;
-    char optimizer[16];        /* adam | adafactor | sgd */
+    char optimizer[16]; /* adam | adafactor | sgd */
     sb_remat remat;
     int prompt_len, output_len, concurrency, kv_page;
-    char attention_kernel[8];  /* flash | naive */
+    char attention_kernel[8]; /* flash | naive */
     /* parallelism and topology */
     int data, fsdp, tensor, expert, pipeline;
     int chips, chips_per_host;
@@ -53,12 +57,15 @@ typedef struct sb_workload {
     /* hardware and cost */
     char hw_spec[48];
     char hw_run[256];
-    double price_chip_hour;    /* 0: from the spec */
+    double price_chip_hour; /* 0: from the spec */
     sb_overlap overlap;
     /* measured times to compare with (seconds; 0 = none) */
     double measured_step_s;
     int n_measured;
-    struct { char phase[40]; double s; } measured[16];
+    struct {
+        char phase[40];
+        double s;
+    } measured[16];
 } sb_workload;
 
 /* ---- reading ------------------------------------------------------------- */
@@ -96,24 +103,26 @@ int sb_workload_read_file(json_t *doc, const char *path,
 int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,
                               const char *where, sb_err *err);
 
-/* ---- model sizes ----------------------------------------------------------- */
+/* ---- model sizes -----------------------------------------------------------
+ */
 
 typedef struct sb_wl_sizes {
-    double params_total;      /* every parameter */
-    double params_active;     /* per token: shared + top-k experts */
-    double params_embedding;  /* input embedding table */
-    double params_dense;      /* non-expert parameters */
-    double params_expert;     /* routed-expert parameters */
-    double params_attn_layer; /* one layer's attention projections */
-    double n_for_mfu;         /* active parameters doing matmuls per token
-                                 (excludes the input embedding lookup) */
-    double kv_bytes_per_token;/* all layers */
+    double params_total;       /* every parameter */
+    double params_active;      /* per token: shared + top-k experts */
+    double params_embedding;   /* input embedding table */
+    double params_dense;       /* non-expert parameters */
+    double params_expert;      /* routed-expert parameters */
+    double params_attn_layer;  /* one layer's attention projections */
+    double n_for_mfu;          /* active parameters doing matmuls per token
+                                  (excludes the input embedding lookup) */
+    double kv_bytes_per_token; /* all layers */
     int moe_layers;
 } sb_wl_sizes;
 
 void sb_workload_sizes(const sb_workload *w, sb_wl_sizes *s);
 
-/* ---- phases and totals ------------------------------------------------------ */
+/* ---- phases and totals ------------------------------------------------------
+ */
 
 #define SB_WL_MAX_PHASES 48
 
@@ -132,14 +141,13 @@ typedef struct sb_phase {
     /* times (s) */
     double t_compute, t_memory, t_network, t_latency, t_host, t;
     sb_bound bound;
-    char ceiling[40];    /* the binding ceiling's name */
-    double share;        /* of its stage's total */
+    char ceiling[40]; /* the binding ceiling's name */
+    double share;     /* of its stage's total */
     double measured_s, pct_sol;
 } sb_phase;
 
 typedef struct sb_mem_use {
-    double weights, grads, optimizer, activations, kv_cache, total,
-        capacity;
+    double weights, grads, optimizer, activations, kv_cache, total, capacity;
     bool fits;
 } sb_mem_use;
 

@@ -29,8 +29,8 @@ int clock_gettime(clockid_t id, struct timespec *ts)
     }
     int rc = real_clock_gettime(id, ts);
     if (rc == 0 && (id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW)) {
-        long double t = ((long double)ts->tv_sec + ts->tv_nsec * 1e-9L) *
-                        factor;
+        long double t =
+            ((long double)ts->tv_sec + ts->tv_nsec * 1e-9L) * factor;
         ts->tv_sec = (time_t)t;
         ts->tv_nsec = (long)((t - (long double)ts->tv_sec) * 1e9L);
     }

@@ -58,14 +58,17 @@ int sb_cmd_baseline(int argc, char **argv)
         }
     }
     if (npos == 0)
-        return sb_cli_usage("baseline", "expected 'set NAME [RUN...]', "
+        return sb_cli_usage("baseline",
+                            "expected 'set NAME [RUN...]', "
                             "'add NAME RUN...', 'list' or 'rm NAME'");
     const char *verb = pos[0];
     bool is_set = strcmp(verb, "set") == 0, is_rm = strcmp(verb, "rm") == 0,
          is_list = strcmp(verb, "list") == 0, is_add = strcmp(verb, "add") == 0;
     if (!is_set && !is_rm && !is_list && !is_add)
-        return sb_cli_usage("baseline", "unknown action '%s': expected set, "
-                            "add, list or rm", verb);
+        return sb_cli_usage("baseline",
+                            "unknown action '%s': expected set, "
+                            "add, list or rm",
+                            verb);
     if ((is_set && npos < 2) || (is_add && npos < 3) || (is_rm && npos != 2) ||
         (is_list && npos != 1))
         return sb_cli_usage("baseline", "usage: baseline set NAME [RUN...] | "
@@ -74,8 +77,8 @@ int sb_cmd_baseline(int argc, char **argv)
     sb_err err = {0};
     sb_store *st;
     char path[4096];
-    if (sb_store_open_default_mode(db, is_list ? SB_STORE_RO : SB_STORE_RW,
-                                   &st, path, sizeof path, &err))
+    if (sb_store_open_default_mode(db, is_list ? SB_STORE_RO : SB_STORE_RW, &st,
+                                   path, sizeof path, &err))
         return sb_cli_error(&err);
     int rc = 0;
     if (is_set || is_add) {

@@ -94,7 +94,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
                 return -1;
             o->json = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
-            if (m < 0 || sb_cli_number("check", "--alpha", v, 1e-300, 0.999999, &d))
+            if (m < 0 ||
+                sb_cli_number("check", "--alpha", v, 1e-300, 0.999999, &d))
                 return -1;
             o->cmp.alpha = d;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--threshold", &v))) {
@@ -106,7 +107,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
                 return -1;
             o->min_time = d;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--repeat", &v))) {
-            if (m < 0 || sb_cli_int("check", "--repeat", v, 1, 100000, &o->repeat))
+            if (m < 0 ||
+                sb_cli_int("check", "--repeat", v, 1, 100000, &o->repeat))
                 return -1;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--tag", &v))) {
             if (m < 0)
@@ -122,8 +124,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
             o->no_confirm = false; /* without a count: the default count */
             o->confirm.times = SB_GATE_CONFIRM_TIMES;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--confirm", &v))) {
-            if (m < 0 || sb_cli_int("check", "--confirm", v, 0, 10,
-                                    &o->confirm.times))
+            if (m < 0 ||
+                sb_cli_int("check", "--confirm", v, 0, 10, &o->confirm.times))
                 return -1;
             o->no_confirm = o->confirm.times == 0;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--confirm-pause", &v))) {
@@ -154,7 +156,7 @@ static int parse_args(int argc, char **argv, check_opts *o)
     }
     if (o->update && o->no_store) {
         sb_cli_usage("check", "--update-baseline needs the new run stored "
-                     "(not --no-store)");
+                              "(not --no-store)");
         return -1;
     }
     return 0;
@@ -206,8 +208,10 @@ int sb_cmd_check(int argc, char **argv)
         int bad = sb_cli_check_out(opts[k], outs[k], &ids[k], &err);
         for (int j = 0; j < k && !bad; j++)
             if (outs[j] && sb_cli_same_out(outs[j], &ids[j], outs[k], &ids[k]))
-                bad = sb_fail(&err, SB_EINVAL, "%s %s and %s %s name the same "
-                              "file", opts[j], outs[j], opts[k], outs[k]);
+                bad = sb_fail(&err, SB_EINVAL,
+                              "%s %s and %s %s name the same "
+                              "file",
+                              opts[j], outs[j], opts[k], outs[k]);
         if (bad) {
             rc = sb_cli_error(&err);
             goto out;
@@ -249,7 +253,8 @@ int sb_cmd_check(int argc, char **argv)
         sb_diff_list d = {0};
         if (sb_runs_mismatch(&base[i], newest, &d) > 0 &&
             !o.cmp.allow_mismatch) {
-            sb_fail(&err, SB_EINVAL, "baseline %s: its runs %s and %s were "
+            sb_fail(&err, SB_EINVAL,
+                    "baseline %s: its runs %s and %s were "
                     "made with different configs or machines (%s)",
                     o.baseline, base[i].run_id, newest->run_id,
                     d.n ? d.lines[0] : "?");
@@ -307,8 +312,8 @@ int sb_cmd_check(int argc, char **argv)
     if (!o.quiet && ctx.rank == 0)
         printf("check against baseline %s (%d run%s, newest %s): %d point%s, "
                "%d thread%s\n",
-               o.baseline, nbase, nbase == 1 ? "" : "s", newest->run_id,
-               plan.n, plan.n == 1 ? "" : "s", ctx.threads,
+               o.baseline, nbase, nbase == 1 ? "" : "s", newest->run_id, plan.n,
+               plan.n == 1 ? "" : "s", ctx.threads,
                ctx.threads == 1 ? "" : "s");
     fflush(stdout);
 
@@ -332,8 +337,10 @@ int sb_cmd_check(int argc, char **argv)
             char kept[4200];
             sb_err e2 = {0};
             if (sb_store_save_fallback(&now, path, kept, sizeof kept, &e2) == 0)
-                sb_fail(&err, err.code, "%s; the run was kept in %s (solbench "
-                        "import %s)", err.msg, kept, kept);
+                sb_fail(&err, err.code,
+                        "%s; the run was kept in %s (solbench "
+                        "import %s)",
+                        err.msg, kept, kept);
             rc = sb_cli_error(&err);
             goto out;
         }
@@ -415,8 +422,7 @@ int sb_cmd_check(int argc, char **argv)
     /* A pass joins the baseline (never a failed run: it would widen the
      * spread that judges the next one). */
     if (rc == 0 && o.update && stored) {
-        if (sb_store_baseline_update(st, o.baseline, now.run_id, o.keep,
-                                     &err))
+        if (sb_store_baseline_update(st, o.baseline, now.run_id, o.keep, &err))
             rc = sb_cli_error(&err);
         else if (!o.quiet)
             printf("baseline %s: run %s added (its newest %d runs kept)\n",

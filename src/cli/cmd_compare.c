@@ -66,11 +66,12 @@ int sb_cmd_compare(int argc, char **argv)
                 return 2;
             json = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
-            if (m < 0 || sb_cli_number("compare", "--alpha", v, 1e-300, 0.999999, &o.alpha))
+            if (m < 0 || sb_cli_number("compare", "--alpha", v, 1e-300,
+                                       0.999999, &o.alpha))
                 return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--threshold", &v))) {
-            if (m < 0 ||
-                sb_cli_number("compare", "--threshold", v, 0, 1e6, &o.threshold_pct))
+            if (m < 0 || sb_cli_number("compare", "--threshold", v, 0, 1e6,
+                                       &o.threshold_pct))
                 return 2;
         } else if (strcmp(argv[i], "--allow-mismatch") == 0) {
             o.allow_mismatch = true;

@@ -81,7 +81,8 @@ int sb_cmd_history(int argc, char **argv)
     sb_err err = {0};
     sb_store *st;
     char path[4096];
-    if (sb_store_open_default_mode(db, SB_STORE_RO, &st, path, sizeof path, &err))
+    if (sb_store_open_default_mode(db, SB_STORE_RO, &st, path, sizeof path,
+                                   &err))
         return sb_cli_error(&err);
     hist_state hs = {{0}, 0};
     int rc = sb_store_history(st, bench, last, print_row, &hs, &err);

@@ -30,15 +30,16 @@ static void sb__show(const sb_hw_spec *h)
     }
     if (h->scaleup_Bps > 0)
         printf("  scale-up  %s: %.0f GB/s per chip per direction, %.1f us, "
-               "%d chips per domain\n", h->scaleup_name, h->scaleup_Bps / 1e9,
-               h->scaleup_alpha_s * 1e6, h->scaleup_domain);
+               "%d chips per domain\n",
+               h->scaleup_name, h->scaleup_Bps / 1e9, h->scaleup_alpha_s * 1e6,
+               h->scaleup_domain);
     if (h->host_Bps > 0)
         printf("  host link %s: %.0f GB/s per chip\n", h->host_link,
                h->host_Bps / 1e9);
     if (h->scaleout_Bps_node > 0)
         printf("  scale-out %s: %.0f GB/s per node of %d chips (%.1f GB/s "
-               "per chip), %.1f us\n", h->scaleout_name,
-               h->scaleout_Bps_node / 1e9, h->chips_per_node,
+               "per chip), %.1f us\n",
+               h->scaleout_name, h->scaleout_Bps_node / 1e9, h->chips_per_node,
                h->scaleout_Bps_node / 1e9 / h->chips_per_node,
                h->scaleout_alpha_s * 1e6);
     if (h->price_chip_hour > 0)
@@ -50,8 +51,8 @@ static void sb__show(const sb_hw_spec *h)
 int sb_cmd_hw(int argc, char **argv)
 {
     sb_err err = {0};
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
-                     strcmp(argv[1], "-h") == 0)) {
+    if (argc > 1 &&
+        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         printf("usage: solbench hw list        the hardware specs in data/hw\n"
                "       solbench hw show NAME   one spec: dense peaks, memory, "
                "links, price, sources\n");
@@ -59,14 +60,16 @@ int sb_cmd_hw(int argc, char **argv)
     }
     if (argc < 2 || strcmp(argv[1], "list") == 0) {
         if (argc > 2)
-            return sb_cli_usage("hw", "unexpected argument '%s' (usage: hw "
-                                "list | hw show NAME)", argv[2]);
+            return sb_cli_usage("hw",
+                                "unexpected argument '%s' (usage: hw "
+                                "list | hw show NAME)",
+                                argv[2]);
         char **names;
         int n;
         if (sb_hw_list(&names, &n, &err) != 0)
             return sb_cli_error(&err);
-        printf("%-12s %-32s %10s %10s %8s %12s\n", "name", "title",
-               "bf16 TF/s", "mem GB/s", "mem GB", "link GB/s/dir");
+        printf("%-12s %-32s %10s %10s %8s %12s\n", "name", "title", "bf16 TF/s",
+               "mem GB/s", "mem GB", "link GB/s/dir");
         for (int i = 0; i < n; i++) {
             sb_hw_spec h;
             if (sb_hw_load(names[i], &h, &err) == 0)

@@ -79,9 +79,8 @@ int sb_cmd_import(int argc, char **argv)
     }
     /* All or nothing, in one transaction (sb_store_import_runs). */
     bool *inserted = calloc((size_t)nfiles, sizeof *inserted);
-    if (!inserted ||
-        sb_store_import_runs(st, runs, (const char *const *)files, nfiles,
-                             inserted, &err)) {
+    if (!inserted || sb_store_import_runs(st, runs, (const char *const *)files,
+                                          nfiles, inserted, &err)) {
         if (!inserted)
             sb_fail(&err, SB_ENOMEM, "out of memory");
         rc = sb_cli_error(&err);

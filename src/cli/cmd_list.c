@@ -11,11 +11,16 @@
 static const char *type_name(sb_ptype t)
 {
     switch (t) {
-    case SB_P_INT: return "int";
-    case SB_P_SIZE: return "size";
-    case SB_P_FLOAT: return "float";
-    case SB_P_BOOL: return "bool";
-    default: return "string";
+    case SB_P_INT:
+        return "int";
+    case SB_P_SIZE:
+        return "size";
+    case SB_P_FLOAT:
+        return "float";
+    case SB_P_BOOL:
+        return "bool";
+    default:
+        return "string";
     }
 }
 

@@ -62,12 +62,16 @@ static int sb__sweep_parse(const char *sweep, char key[64], char vals[1024])
     const char *eq = strchr(sweep, '=');
     if (!eq || eq == sweep || !eq[1] || eq - sweep >= 64 ||
         strlen(eq + 1) >= 1024)
-        return sb_cli_usage("predict", "--sweep '%.80s': expected key=v1,v2,... "
+        return sb_cli_usage("predict",
+                            "--sweep '%.80s': expected key=v1,v2,... "
                             "(a key of up to 63 characters, values of up to "
-                            "1023)", sweep);
+                            "1023)",
+                            sweep);
     if (sb_list_has_empty(eq + 1, ','))
-        return sb_cli_usage("predict", "--sweep '%s': an empty value in the "
-                            "list", sweep);
+        return sb_cli_usage("predict",
+                            "--sweep '%s': an empty value in the "
+                            "list",
+                            sweep);
     snprintf(key, 64, "%.*s", (int)(eq - sweep), sweep);
     snprintf(vals, 1024, "%s", eq + 1);
     return 0;
@@ -82,7 +86,8 @@ static int sb__sweep(const sb__popts *o, json_t *out)
     json_t *rows = json_array();
     int code = 0, first = 1;
     char *save = NULL;
-    for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+    for (char *v = strtok_r(vals, ",", &save); v;
+         v = strtok_r(NULL, ",", &save)) {
         char kv[1200], desc[256];
         snprintf(kv, sizeof kv, "%s=%s", key, v);
         sb_workload w;
@@ -100,11 +105,11 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             printf("sweep of %s (%s):\n", key, o->file);
             if (rc == 0 && p->w.kind == SB_JOB_TRAIN)
                 printf("  %-*s %6s %-22s %10s %8s %12s %12s %9s  %s\n", kw, key,
-                       "chips", "data/fsdp/tp/ep/pp", "step", "MFU",
-                       "tokens/s", "$/Mtok", "GB/chip", "dominant");
+                       "chips", "data/fsdp/tp/ep/pp", "step", "MFU", "tokens/s",
+                       "$/Mtok", "GB/chip", "dominant");
             else if (rc == 0)
-                printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s  %s\n", kw, key,
-                       "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
+                printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s  %s\n", kw,
+                       key, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
                        "tokens/s", "$/Mtok", "GB/chip",
                        p->w.kind == SB_JOB_TRAIN ? "dominant"
                                                  : "dominant (prefill/decode)");
@@ -133,15 +138,16 @@ static int sb__sweep(const sb__popts *o, json_t *out)
                  w.expert, w.pipeline);
         if (w.kind == SB_JOB_TRAIN)
             printf("  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f  "
-                   "%s%s\n", kw, v, w.chips, par, p->step_s, 100 * p->mfu,
+                   "%s%s\n",
+                   kw, v, w.chips, par, p->step_s, 100 * p->mfu,
                    p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, dom,
                    p->mem.fits ? "" : "  (does not fit)");
         else
             printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f  "
-                   "%s%s\n", kw, v, w.chips, par, p->ttft_s * 1e3,
-                   p->tpot_s * 1e3, p->decode_tokens_per_s, p->cost_per_mtok,
-                   p->mem.total / 1e9, dom,
-                   p->mem.fits ? "" : "  (does not fit)");
+                   "%s%s\n",
+                   kw, v, w.chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
+                   p->decode_tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9,
+                   dom, p->mem.fits ? "" : "  (does not fit)");
         json_t *j = sb_predict_to_json(p);
         json_object_set_new(j, "variant", json_string(kv));
         json_array_append_new(rows, j);
@@ -210,23 +216,27 @@ int sb_cmd_predict(int argc, char **argv)
                                     v);
             snprintf(overlap_kv, sizeof overlap_kv, "overlap=\"%s\"", v);
             if (o.n_sets >= SB_MAX_SETS)
-                return sb_cli_usage("predict", "too many --set (at most %d, "
-                                    "--overlap counts as one)", SB_MAX_SETS);
+                return sb_cli_usage("predict",
+                                    "too many --set (at most %d, "
+                                    "--overlap counts as one)",
+                                    SB_MAX_SETS);
             o.sets[o.n_sets++] = overlap_kv;
             continue;
         }
         if (argv[i][0] == '-')
             return sb_cli_usage("predict", "unknown option '%s'", argv[i]);
         if (o.file)
-            return sb_cli_usage("predict", "one workload file only ('%s' "
-                                "and '%s')", o.file, argv[i]);
+            return sb_cli_usage("predict",
+                                "one workload file only ('%s' "
+                                "and '%s')",
+                                o.file, argv[i]);
         o.file = argv[i];
     }
     if (!o.file)
         return sb_cli_usage("predict", "usage: predict WORKLOAD [--hw NAME | "
-                            "--run ID | --results FILE] [--db PATH] "
-                            "[--set k=v ...] [--sweep k=v1,v2] "
-                            "[--overlap none|full] [--json FILE]");
+                                       "--run ID | --results FILE] [--db PATH] "
+                                       "[--set k=v ...] [--sweep k=v1,v2] "
+                                       "[--overlap none|full] [--json FILE]");
     sb_err err = {0};
     /* Before anything is read or printed: the --json file, the form of
      * --sweep, then (with the workload at hand) the key it sweeps. */

@@ -58,7 +58,8 @@ int sb_cmd_report(int argc, char **argv)
             sets[nsets++] = v;
             continue;
         }
-        return sb_cli_usage("report", "unknown argument '%s' (usage: report "
+        return sb_cli_usage("report",
+                            "unknown argument '%s' (usage: report "
                             "[--run ID | --results FILE] [--hw NAME] "
                             "[--db PATH] [--workload FILE] -o report.html)",
                             argv[i]);
@@ -66,11 +67,12 @@ int sb_cmd_report(int argc, char **argv)
     if (!out)
         return sb_cli_usage("report", "-o FILE is required");
     if (!run && !results && !hw && !wl)
-        return sb_cli_usage("report", "nothing to report: give --run ID, "
+        return sb_cli_usage("report",
+                            "nothing to report: give --run ID, "
                             "--results FILE, --hw NAME or --workload FILE");
     if (nsets && !wl)
         return sb_cli_usage("report", "--set changes a workload: give "
-                            "--workload FILE too");
+                                      "--workload FILE too");
     sb_err err = {0};
     /* The report's file is tried before anything is read or computed. */
     struct stat oid;

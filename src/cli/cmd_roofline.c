@@ -21,18 +21,19 @@ int sb_cmd_roofline(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         int r;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: solbench roofline [--run ID | --results FILE] "
-                   "[--hw NAME] [--db PATH]\n"
-                   "                         [--svg FILE] [--png FILE]\n"
-                   "  --run ID        a stored run (id, prefix, baseline, last)\n"
-                   "  --results FILE  a run document (solbench run --json)\n"
-                   "  --hw NAME       a hardware spec (solbench hw list); the "
-                   "run's measurements override it\n"
-                   "  --db PATH       results database (default $SOLBENCH_DB, "
-                   "else\n"
-                   "                  $XDG_DATA_HOME/solbench/results.db)\n"
-                   "  --svg FILE      write the hierarchical roofline chart\n"
-                   "  --png FILE      the same as PNG (needs chromium)\n");
+            printf(
+                "usage: solbench roofline [--run ID | --results FILE] "
+                "[--hw NAME] [--db PATH]\n"
+                "                         [--svg FILE] [--png FILE]\n"
+                "  --run ID        a stored run (id, prefix, baseline, last)\n"
+                "  --results FILE  a run document (solbench run --json)\n"
+                "  --hw NAME       a hardware spec (solbench hw list); the "
+                "run's measurements override it\n"
+                "  --db PATH       results database (default $SOLBENCH_DB, "
+                "else\n"
+                "                  $XDG_DATA_HOME/solbench/results.db)\n"
+                "  --svg FILE      write the hierarchical roofline chart\n"
+                "  --png FILE      the same as PNG (needs chromium)\n");
             return 0;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--run", &run)) != 0 ||
@@ -45,7 +46,8 @@ int sb_cmd_roofline(int argc, char **argv)
                 return 2;
             continue;
         }
-        return sb_cli_usage("roofline", "unknown argument '%s' (usage: "
+        return sb_cli_usage("roofline",
+                            "unknown argument '%s' (usage: "
                             "roofline [--run ID | --results FILE] [--hw NAME]"
                             " [--db PATH] [--svg FILE] [--png FILE])",
                             argv[i]);

@@ -80,21 +80,28 @@ int sb_cmd_run(int argc, char **argv)
             json_decref(tags);
             return 0;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--area", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             if (!(areas = sb__join(areas, v, area_buf, sizeof area_buf))) {
-                sb_cli_usage("run", "--area: lists longer than %zu "
-                             "characters", sizeof area_buf - 1);
+                sb_cli_usage("run",
+                             "--area: lists longer than %zu "
+                             "characters",
+                             sizeof area_buf - 1);
                 goto out;
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--bench", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             if (!(names = sb__join(names, v, name_buf, sizeof name_buf))) {
-                sb_cli_usage("run", "--bench: lists longer than %zu "
-                             "characters", sizeof name_buf - 1);
+                sb_cli_usage("run",
+                             "--bench: lists longer than %zu "
+                             "characters",
+                             sizeof name_buf - 1);
                 goto out;
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--suite", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             if (strcmp(v, "quick") == 0)
                 ctx.suite = SB_SUITE_QUICK;
             else if (strcmp(v, "full") == 0)
@@ -105,42 +112,52 @@ int sb_cmd_run(int argc, char **argv)
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "-p", &v)) ||
                    (m = sb_cli_opt(argc, argv, &i, "--param", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             if (sb_pset_add(&user, v, &err)) {
                 rc = sb_cli_error(&err);
                 goto out;
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--threads", &v))) {
-            if (m < 0 || sb_cli_int("run", "--threads", v, 1, 4096, &ctx.threads))
+            if (m < 0 ||
+                sb_cli_int("run", "--threads", v, 1, 4096, &ctx.threads))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--repeat", &v))) {
-            if (m < 0 || sb_cli_int("run", "--repeat", v, 1, 100000, &ctx.repeat))
+            if (m < 0 ||
+                sb_cli_int("run", "--repeat", v, 1, 100000, &ctx.repeat))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--warmup", &v))) {
             if (m < 0 || sb_cli_int("run", "--warmup", v, 0, 1000, &ctx.warmup))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--min-time", &v))) {
-            if (m < 0 || sb_cli_number("run", "--min-time", v, 0, 86400, &ctx.min_time))
+            if (m < 0 ||
+                sb_cli_number("run", "--min-time", v, 0, 86400, &ctx.min_time))
                 goto out;
             min_time_set = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--timeout", &v))) {
-            if (m < 0 || sb_cli_number("run", "--timeout", v, 0, 86400, &ctx.timeout_s))
+            if (m < 0 ||
+                sb_cli_number("run", "--timeout", v, 0, 86400, &ctx.timeout_s))
                 goto out;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--backend", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             backend = v;
             snprintf(ctx.backend, sizeof ctx.backend, "%s", v);
         } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             json_path = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--csv", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             csv_path = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             db_path = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--tag", &v))) {
-            if (m < 0) goto out;
+            if (m < 0)
+                goto out;
             if (sb_cli_tag("run", v, tags))
                 goto out;
         } else if (strcmp(argv[i], "--interleave") == 0) {
@@ -150,7 +167,8 @@ int sb_cmd_run(int argc, char **argv)
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = true;
         } else {
-            sb_cli_usage("run", "unknown option '%s' (see 'solbench run --help')",
+            sb_cli_usage("run",
+                         "unknown option '%s' (see 'solbench run --help')",
                          argv[i]);
             goto out;
         }
@@ -192,8 +210,10 @@ int sb_cmd_run(int argc, char **argv)
          (csv_path && sb_cli_check_out("--csv", csv_path, &cid, &err)) ||
          (json_path && csv_path &&
           sb_cli_same_out(json_path, &jid, csv_path, &cid) &&
-          sb_fail(&err, SB_EINVAL, "--json %s and --csv %s name the same "
-                  "file", json_path, csv_path)) ||
+          sb_fail(&err, SB_EINVAL,
+                  "--json %s and --csv %s name the same "
+                  "file",
+                  json_path, csv_path)) ||
          (!no_store &&
           (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
            sb_store_open(db_file, &st, &err) ||
@@ -226,7 +246,8 @@ int sb_cmd_run(int argc, char **argv)
             rc = sb_cli_error(&err);
         } else {
             for (size_t i = 0; i < run.results.n; i++)
-                if (!run.results.items[i].valid && !run.results.items[i].skipped) {
+                if (!run.results.items[i].valid &&
+                    !run.results.items[i].skipped) {
                     fprintf(stderr, "solbench: %s failed its verification\n",
                             run.results.items[i].bench);
                     rc = 1;
@@ -246,8 +267,10 @@ int sb_cmd_run(int argc, char **argv)
                 sb_err e2 = {0};
                 if (sb_store_save_fallback(&run, db_file, kept, sizeof kept,
                                            &e2) == 0)
-                    sb_fail(&err, err.code, "%s; the run was kept in %s "
-                            "(solbench import %s)", err.msg, kept, kept);
+                    sb_fail(&err, err.code,
+                            "%s; the run was kept in %s "
+                            "(solbench import %s)",
+                            err.msg, kept, kept);
                 rc = sb_cli_error(&err);
             } else if (!quiet) {
                 printf("\nstored as run %s in %s\n", run.run_id, db_file);

@@ -21,16 +21,18 @@ int sb_cmd_sysinfo(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             as_json = true;
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("%s\n  Prints the machine fingerprint: CPU, topology, caches, "
-                   "memory, ISA,\n  measured clock, OS, build, libraries and "
-                   "performance-relevant\n  environment; --json prints it as "
-                   "one JSON document.\n",
-                   SB__SYSINFO_USAGE);
+        } else if (strcmp(argv[i], "-h") == 0 ||
+                   strcmp(argv[i], "--help") == 0) {
+            printf(
+                "%s\n  Prints the machine fingerprint: CPU, topology, caches, "
+                "memory, ISA,\n  measured clock, OS, build, libraries and "
+                "performance-relevant\n  environment; --json prints it as "
+                "one JSON document.\n",
+                SB__SYSINFO_USAGE);
             return 0;
         } else {
-            return sb_cli_usage("sysinfo", "unknown argument '%s' (%s)", argv[i],
-                                SB__SYSINFO_USAGE);
+            return sb_cli_usage("sysinfo", "unknown argument '%s' (%s)",
+                                argv[i], SB__SYSINFO_USAGE);
         }
     }
 
@@ -43,7 +45,8 @@ int sb_cmd_sysinfo(int argc, char **argv)
     }
     int rc = 0;
     if (as_json) {
-        if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0)
+        if (json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) !=
+            0)
             rc = 2;
         putchar('\n');
     } else {

@@ -24,7 +24,8 @@ int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
         *have_run = 0;
     if (results && run_ref) {
         memset(c, 0, sizeof *c);
-        return sb_fail(err, SB_EINVAL, "--results and --run both given: "
+        return sb_fail(err, SB_EINVAL,
+                       "--results and --run both given: "
                        "choose one");
     }
     if (!results && !run_ref)
@@ -77,10 +78,8 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
         } else {
             /* --run/--results alone mean "on the measured machine"; with
              * --hw too, the spec overridden by the measurements */
-            hw = req->hw                      ? req->hw
-                 : (req->run || req->results) ? NULL
-                                              : wspec;
-            res = req->results ? req->results
+            hw = req->hw ? req->hw : (req->run || req->results) ? NULL : wspec;
+            res = req->results              ? req->results
                   : (!req->run && !req->hw) ? wrun
                                             : NULL;
             run = req->run;

@@ -110,7 +110,7 @@ int sb_cli_opt(int argc, char **argv, int *i, const char *name,
  * refuse it after the run. *id gets the file's device and inode when it
  * exists. */
 int sb_cli_check_out(const char *opt, const char *path, struct stat *id,
-                         sb_err *err)
+                     sb_err *err)
 {
     memset(id, 0, sizeof *id);
     if (!*path)
@@ -118,8 +118,8 @@ int sb_cli_check_out(const char *opt, const char *path, struct stat *id,
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return sb_fail(err, SB_EINVAL, "%s %s: is a directory", opt, path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_NOCTTY,
-                  0644);
+    int fd =
+        open(path, O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_NOCTTY, 0644);
     if (fd >= 0) {
         close(fd);
         remove(path);
@@ -144,7 +144,7 @@ int sb_cli_check_out(const char *opt, const char *path, struct stat *id,
 /* Whether two output paths name one file: the same existing file, or the
  * same name in the same folder. */
 bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
-                         const struct stat *ib)
+                     const struct stat *ib)
 {
     if (ia->st_ino && ib->st_ino)
         return ia->st_dev == ib->st_dev && ia->st_ino == ib->st_ino;
@@ -171,16 +171,20 @@ int sb_cli_tag(const char *cmd, const char *v, json_t *tags)
     if (!eq || eq == v)
         return sb_cli_usage(cmd, "--tag %s: expected key=value", v);
     if (eq - v > 127)
-        return sb_cli_usage(cmd, "--tag %.40s...: key longer than 127 "
-                            "characters", v);
+        return sb_cli_usage(cmd,
+                            "--tag %.40s...: key longer than 127 "
+                            "characters",
+                            v);
     char key[128];
     snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
     if (json_object_get(tags, key))
         return sb_cli_usage(cmd, "--tag %s: given twice", key);
     json_t *val = json_string(eq + 1);
     if (!val || json_object_set_new(tags, key, val))
-        return sb_cli_usage(cmd, "--tag %s: key and value must be UTF-8 "
-                            "text", key);
+        return sb_cli_usage(cmd,
+                            "--tag %s: key and value must be UTF-8 "
+                            "text",
+                            key);
     return 0;
 }
 
@@ -189,10 +193,9 @@ int sb_cli_number(const char *cmd, const char *opt, const char *s, double lo,
 {
     double v;
     bool range;
-    if (!sb_parse_decimal(s, &v, &range) || range || !(v >= lo) ||
-        !(v <= hi))
-        return sb_cli_usage(cmd, "%s %s: expected a number in [%g, %g]", opt,
-                            s, lo, hi);
+    if (!sb_parse_decimal(s, &v, &range) || range || !(v >= lo) || !(v <= hi))
+        return sb_cli_usage(cmd, "%s %s: expected a number in [%g, %g]", opt, s,
+                            lo, hi);
     *out = v;
     return 0;
 }
@@ -217,7 +220,8 @@ static void usage(FILE *f)
                "measurement.\n\ncommands:\n");
     for (const sb_command *c = commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
-    fprintf(f, "\n'solbench <command> --help' describes a command's options.\n");
+    fprintf(f,
+            "\n'solbench <command> --help' describes a command's options.\n");
 }
 
 int main(int argc, char **argv)
@@ -233,8 +237,10 @@ int main(int argc, char **argv)
                 char *hargv[] = {argv[2], "--help", NULL};
                 return c->fn(2, hargv);
             }
-        sb__sayf("solbench", "help %s: unknown command (see 'solbench "
-                 "--help')", argv[2]);
+        sb__sayf("solbench",
+                 "help %s: unknown command (see 'solbench "
+                 "--help')",
+                 argv[2]);
         return 2;
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
@@ -249,8 +255,7 @@ int main(int argc, char **argv)
     for (const sb_command *c = commands; c->name; c++)
         if (strcmp(c->name, name) == 0)
             return c->fn(argc - 1, argv + 1);
-    sb__sayf("solbench", "unknown command '%s' (see 'solbench --help')",
-             name);
+    sb__sayf("solbench", "unknown command '%s' (see 'solbench --help')", name);
     return 2;
 }
 
@@ -272,8 +277,9 @@ int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
             fprintf(f, "  %s\n", diffs.lines[i]);
         rc = 1;
         if (!allow) {
-            fprintf(stderr, "solbench %s: refusing to compare unlike runs "
-                            "(use --allow-mismatch to compare anyway)\n",
+            fprintf(stderr,
+                    "solbench %s: refusing to compare unlike runs "
+                    "(use --allow-mismatch to compare anyway)\n",
                     cmd);
             rc = 2;
         }

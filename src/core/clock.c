@@ -51,7 +51,8 @@
 
 enum { SB__ADDS_PER_ITER = 16, SB__MULS_PER_ITER = 8, SB__RUNS = 8 };
 
-/* ---- the chains -------------------------------------------------------------- */
+/* ---- the chains
+ * -------------------------------------------------------------- */
 
 /* Runs iters x 16 dependent register adds. The loop counter is a second,
  * independent chain that the core retires in parallel (sub+jnz fuse into
@@ -63,9 +64,8 @@ static bool sb__add_chain(uint64_t iters)
 #if defined(__x86_64__)
 #define SB__A "add %[one], %[x]\n\t"
     __asm__ volatile(".p2align 4\n"
-                     "1:\n\t"
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                     "1:\n\t" SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                         SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
                      "sub $1, %[n]\n\t"
                      "jnz 1b\n\t"
                      : [x] "+r"(x), [n] "+r"(n)
@@ -75,9 +75,8 @@ static bool sb__add_chain(uint64_t iters)
 #elif defined(__aarch64__)
 #define SB__A "add %[x], %[x], %[one]\n\t"
     __asm__ volatile(".p2align 4\n"
-                     "1:\n\t"
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
-                     SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                     "1:\n\t" SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
+                         SB__A SB__A SB__A SB__A SB__A SB__A SB__A SB__A
                      "subs %[n], %[n], #1\n\t"
                      "b.ne 1b\n\t"
                      : [x] "+r"(x), [n] "+r"(n)
@@ -102,8 +101,7 @@ static bool sb__mul_chain(uint64_t iters)
 #if defined(__x86_64__)
 #define SB__M "imul %[m], %[x]\n\t"
     __asm__ volatile(".p2align 4\n"
-                     "1:\n\t"
-                     SB__M SB__M SB__M SB__M SB__M SB__M SB__M SB__M
+                     "1:\n\t" SB__M SB__M SB__M SB__M SB__M SB__M SB__M SB__M
                      "sub $1, %[n]\n\t"
                      "jnz 1b\n\t"
                      : [x] "+r"(x), [n] "+r"(n)
@@ -113,8 +111,7 @@ static bool sb__mul_chain(uint64_t iters)
 #elif defined(__aarch64__)
 #define SB__M "mul %[x], %[x], %[m]\n\t"
     __asm__ volatile(".p2align 4\n"
-                     "1:\n\t"
-                     SB__M SB__M SB__M SB__M SB__M SB__M SB__M SB__M
+                     "1:\n\t" SB__M SB__M SB__M SB__M SB__M SB__M SB__M SB__M
                      "subs %[n], %[n], #1\n\t"
                      "b.ne 1b\n\t"
                      : [x] "+r"(x), [n] "+r"(n)
@@ -130,7 +127,8 @@ static bool sb__mul_chain(uint64_t iters)
     return iters > 0;
 }
 
-/* ---- latencies ----------------------------------------------------------------- */
+/* ---- latencies
+ * ----------------------------------------------------------------- */
 
 int sb__x86_mul_latency(bool intel, bool amd, int family, int model,
                         int core_type)
@@ -143,20 +141,21 @@ int sb__x86_mul_latency(bool intel, bool amd, int family, int model,
         return family >= 0x17 && family <= 0x1a ? 3 : 0;
     if (!intel || family != 6)
         return 0;
-    static const int gracemont_crestmont_tremont[] = {
-        0xbe, 0xaf, 0xb6, 0x86, 0x96, 0x9c};
+    static const int gracemont_crestmont_tremont[] = {0xbe, 0xaf, 0xb6,
+                                                      0x86, 0x96, 0x9c};
     static const int skymont_hybrids[] = {0xc5, 0xc6, 0xb5, 0xbd};
-    static const int gracemont_crestmont_hybrids[] = {0x97, 0x9a, 0xb7,
-                                                      0xba, 0xbf, 0xaa,
-                                                      0xac};
-    for (size_t i = 0; i < sizeof gracemont_crestmont_tremont / sizeof(int); i++)
+    static const int gracemont_crestmont_hybrids[] = {0x97, 0x9a, 0xb7, 0xba,
+                                                      0xbf, 0xaa, 0xac};
+    for (size_t i = 0; i < sizeof gracemont_crestmont_tremont / sizeof(int);
+         i++)
         if (model == gracemont_crestmont_tremont[i])
             return 5;
     if (core_type == 0x20) { /* an E-core of a hybrid part */
         for (size_t i = 0; i < sizeof skymont_hybrids / sizeof(int); i++)
             if (model == skymont_hybrids[i])
                 return 4;
-        for (size_t i = 0; i < sizeof gracemont_crestmont_hybrids / sizeof(int); i++)
+        for (size_t i = 0; i < sizeof gracemont_crestmont_hybrids / sizeof(int);
+             i++)
             if (model == gracemont_crestmont_hybrids[i])
                 return 5;
         return 0;
@@ -245,7 +244,8 @@ static int sb__mul_latency(void)
 #endif
 }
 
-/* ---- the hardware cycle counter ----------------------------------------------- */
+/* ---- the hardware cycle counter
+ * ----------------------------------------------- */
 
 static int sb__perf_open(void)
 {
@@ -260,8 +260,8 @@ static int sb__perf_open(void)
     a.exclude_hv = 1;
     /* With the times, a count the kernel multiplexed (shared the counter
      * with other events for part of the run) shows, and is not used. */
-    a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-                    PERF_FORMAT_TOTAL_TIME_RUNNING;
+    a.read_format =
+        PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
     long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
     return fd >= 0 ? (int)fd : -1;
 #else
@@ -279,7 +279,8 @@ static bool sb__perf_read(int fd, sb__perf_count *c)
     return fd >= 0 && read(fd, c, sizeof *c) == (ssize_t)sizeof *c;
 }
 
-/* ---- the measurement ------------------------------------------------------------ */
+/* ---- the measurement
+ * ------------------------------------------------------------ */
 
 /* Iterations of chain that last about `seconds` (doubling from a small
  * count; the spinning also wakes the core from any idle frequency). */
@@ -309,7 +310,8 @@ static void sb__clock_decide(sb_core_clock *c)
         v[n++] = c->ghz_perf;
     c->methods = n;
     if (n == 0) {
-        snprintf(c->method, sizeof c->method, "not measured (no chain for "
+        snprintf(c->method, sizeof c->method,
+                 "not measured (no chain for "
                  "this architecture)");
         return;
     }
@@ -326,8 +328,9 @@ static void sb__clock_decide(sb_core_clock *c)
              c->ghz_add > 0 ? "add chain" : "",
              c->ghz_mul > 0 ? ", multiply chain" : "",
              c->ghz_perf > 0 ? ", cycle counter" : "", n, n == 1 ? "" : "s",
-             n == 1 ? ", unconfirmed"
-             : c->uncertain ? ", disagreeing" : ", agreeing");
+             n == 1         ? ", unconfirmed"
+             : c->uncertain ? ", disagreeing"
+                            : ", agreeing");
 }
 
 void sb_core_clock_measure(sb_core_clock *c)
@@ -390,7 +393,8 @@ void sb_core_clock_measure(sb_core_clock *c)
     sb__clock_decide(c);
 }
 
-void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul, double perf)
+void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul,
+                                double perf)
 {
     memset(c, 0, sizeof *c);
     c->ghz_add = add > 0 ? add : 0;

@@ -1,8 +1,8 @@
 /*
  * config.c — the part of a run that must match for a fair comparison:
  * selection, parameters, threads, ranks and topology, backend, and the
- * software stack (compiler, flags, the GEMM libraries). Two runs whose configs differ
- * are not compared as if they were alike.
+ * software stack (compiler, flags, the GEMM libraries). Two runs whose configs
+ * differ are not compared as if they were alike.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,8 +18,9 @@ json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
                       const sb_pset *user)
 {
     json_t *c = json_object();
-    json_object_set_new(c, "suite", json_string(ctx->suite == SB_SUITE_FULL
-                                                    ? "full" : "quick"));
+    json_object_set_new(
+        c, "suite",
+        json_string(ctx->suite == SB_SUITE_FULL ? "full" : "quick"));
     json_object_set_new(c, "areas", json_string(areas ? areas : ""));
     json_object_set_new(c, "benches", json_string(names ? names : ""));
     json_t *p = json_object();
@@ -34,19 +35,21 @@ json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
      * config, and one by one stays comparable with them. */
     if (ctx->interleave)
         json_object_set_new(c, "sampling", json_string("interleaved"));
-    json_object_set_new(c, "backend", json_string(ctx->backend[0] ? ctx->backend
-                                                                  : "all"));
+    json_object_set_new(c, "backend",
+                        json_string(ctx->backend[0] ? ctx->backend : "all"));
     json_t *topo = json_object();
     json_object_set_new(topo, "ranks", json_integer(ctx->nranks));
     json_object_set_new(topo, "hosts", json_integer(ctx->hosts));
-    json_object_set_new(topo, "ranks_per_host", json_integer(ctx->ranks_per_host));
+    json_object_set_new(topo, "ranks_per_host",
+                        json_integer(ctx->ranks_per_host));
     json_object_set_new(topo, "mpi_library", json_string(ctx->mpi_library));
     json_object_set_new(topo, "transport", json_string(ctx->transport));
     json_object_set_new(c, "topology", topo);
     json_t *sw = json_object();
     json_object_set_new(sw, "solbench", json_string(sb_version()));
 #if defined(__clang__)
-    json_object_set_new(sw, "compiler", json_string("clang " __clang_version__));
+    json_object_set_new(sw, "compiler",
+                        json_string("clang " __clang_version__));
 #elif defined(__GNUC__)
     json_object_set_new(sw, "compiler", json_string("gcc " __VERSION__));
 #endif

@@ -18,7 +18,8 @@
 
 #include "core/cpuid.h"
 
-/* ---- cpuid registers ------------------------------------------------------ */
+/* ---- cpuid registers ------------------------------------------------------
+ */
 
 #ifdef SB__X86
 static void sb__cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
@@ -121,7 +122,8 @@ void sb_isa_detect(sb_isa *isa)
     sb__isa_from_regs(&r, xcr0, NULL, isa);
 }
 
-/* ---- identification -------------------------------------------------------- */
+/* ---- identification --------------------------------------------------------
+ */
 
 #ifdef SB__X86
 /* Collapses runs of spaces and trims both ends (brand strings are padded). */
@@ -197,10 +199,10 @@ void sb__cpu_identify(sb__cpu_ident *id)
         sb__squeeze(sig);
         /* Signatures repeat or pad their name; say it the usual way. */
         static const char *const known[][2] = {
-            {"KVMKVMKVM", "KVM"},        {"Microsoft Hv", "Hyper-V"},
-            {"VMwareVMware", "VMware"},  {"XenVMMXenVMM", "Xen"},
-            {"TCGTCGTCGTCG", "QEMU-TCG"}, {"bhyve bhyve", "bhyve"},
-            {"ACRNACRNACRN", "ACRN"},    {"QNXQVMBSQG", "QNX"},
+            {"KVMKVMKVM", "KVM"},           {"Microsoft Hv", "Hyper-V"},
+            {"VMwareVMware", "VMware"},     {"XenVMMXenVMM", "Xen"},
+            {"TCGTCGTCGTCG", "QEMU-TCG"},   {"bhyve bhyve", "bhyve"},
+            {"ACRNACRNACRN", "ACRN"},       {"QNXQVMBSQG", "QNX"},
             {"VBoxVBoxVBox", "VirtualBox"}, {"Linux KVM Hv", "KVM-HyperV"}};
         const char *name = sig[0] ? sig : "unknown";
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
@@ -210,4 +212,3 @@ void sb__cpu_identify(sb__cpu_ident *id)
     }
 #endif
 }
-

@@ -14,21 +14,21 @@
 #include "solbench/sysinfo.h"
 
 /* XCR0 (XFEATURE_ENABLED_MASK) state components the OS must enable. */
-#define SB_XCR0_AVX 0x6ull        /* SSE + YMM upper halves */
-#define SB_XCR0_AVX512 0xe0ull    /* opmask, ZMM_Hi256, Hi16_ZMM */
-#define SB_XCR0_AMX 0x60000ull    /* XTILECFG, XTILEDATA */
+#define SB_XCR0_AVX 0x6ull     /* SSE + YMM upper halves */
+#define SB_XCR0_AVX512 0xe0ull /* opmask, ZMM_Hi256, Hi16_ZMM */
+#define SB_XCR0_AMX 0x60000ull /* XTILECFG, XTILEDATA */
 
 /* The cpuid words the ISA flags come from. */
 typedef struct sb__cpuid_regs {
-    uint32_t l1_ecx;    /* leaf 1 */
-    uint32_t l7_ebx;    /* leaf 7 sub-leaf 0 */
+    uint32_t l1_ecx; /* leaf 1 */
+    uint32_t l7_ebx; /* leaf 7 sub-leaf 0 */
     uint32_t l7_edx;
-    uint32_t l7s1_eax;  /* leaf 7 sub-leaf 1 (0 when absent) */
+    uint32_t l7s1_eax; /* leaf 7 sub-leaf 1 (0 when absent) */
 } sb__cpuid_regs;
 
 typedef struct sb__cpu_ident {
-    char vendor[16];     /* "GenuineIntel", "AuthenticAMD", ... */
-    char brand[64];      /* leaves 0x80000002-4, spaces trimmed */
+    char vendor[16];             /* "GenuineIntel", "AuthenticAMD", ... */
+    char brand[64];              /* leaves 0x80000002-4, spaces trimmed */
     int family, model, stepping; /* display values; -1 when unknown */
     char hypervisor[16]; /* leaf 0x40000000 signature; "" on bare metal */
 } sb__cpu_ident;

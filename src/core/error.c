@@ -57,8 +57,11 @@ int sb_fail(sb_err *err, int code, const char *fmt, ...)
 int sb_exit_code(int code)
 {
     switch (code) {
-    case SB_OK: return 0;
-    case SB_EVALID: return 1;
-    default: return 2;
+    case SB_OK:
+        return 0;
+    case SB_EVALID:
+        return 1;
+    default:
+        return 2;
     }
 }

@@ -56,8 +56,8 @@ static int sb__close_fail(int fd, const char *path, bool writing, sb_err *err)
 {
     int e = errno;
     close(fd);
-    int rc = sb_fail(err, writing ? SB_EIO : SB_EINVAL, "%s: %s", path,
-                     strerror(e));
+    int rc =
+        sb_fail(err, writing ? SB_EIO : SB_EINVAL, "%s: %s", path, strerror(e));
     errno = e;
     return rc;
 }
@@ -111,9 +111,15 @@ int sb_file_fopen(const char *path, const char *mode, FILE **f, sb_err *err)
     *f = NULL;
     int flags;
     switch (mode ? mode[0] : 0) {
-    case 'r': flags = O_RDONLY; break;
-    case 'w': flags = O_WRONLY | O_CREAT | O_TRUNC; break;
-    case 'a': flags = O_WRONLY | O_CREAT | O_APPEND; break;
+    case 'r':
+        flags = O_RDONLY;
+        break;
+    case 'w':
+        flags = O_WRONLY | O_CREAT | O_TRUNC;
+        break;
+    case 'a':
+        flags = O_WRONLY | O_CREAT | O_APPEND;
+        break;
     default:
         flags = -1;
     }

@@ -55,8 +55,8 @@ void sb_run_new_id(char *out, int len)
     gmtime_r(&ts.tv_sec, &tm);
     char base[32];
     strftime(base, sizeof base, "%Y%m%dT%H%M%SZ", &tm);
-    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^
-                    sb_now_ns();
+    uint64_t seed =
+        (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ sb_now_ns();
     snprintf(out, (size_t)len, "%s-%06llx", base,
              (unsigned long long)(sb_rng_next(&seed) & 0xffffff));
 }
@@ -64,7 +64,10 @@ void sb_run_new_id(char *out, int len)
 /* ---- results to JSON ----------------------------------------------------- */
 
 /* JSON has no NaN or infinity: those become null. */
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
 
 static json_t *params_to_json(const sb_params *p)
 {
@@ -79,11 +82,18 @@ static json_t *params_to_json(const sb_params *p)
              * cast to a 64-bit integer may overflow (undefined), so such a
              * value is written as the number it is */
             j = fabs(v->num) <= 9007199254740992.0
-                    ? json_integer((json_int_t)v->num) : num(v->num);
+                    ? json_integer((json_int_t)v->num)
+                    : num(v->num);
             break;
-        case SB_P_FLOAT: j = num(v->num); break;
-        case SB_P_BOOL: j = json_boolean(v->num != 0.0); break;
-        default: j = json_string(v->text); break;
+        case SB_P_FLOAT:
+            j = num(v->num);
+            break;
+        case SB_P_BOOL:
+            j = json_boolean(v->num != 0.0);
+            break;
+        default:
+            j = json_string(v->text);
+            break;
         }
         json_object_set_new(o, v->name, j);
     }
@@ -186,21 +196,20 @@ static bool sb__is_utc_time(const char *s)
         return false;
     const int mo = atoi(s + 5), dd = atoi(s + 8), hh = atoi(s + 11),
               mi = atoi(s + 14), ss = atoi(s + 17);
-    return mo >= 1 && mo <= 12 && dd >= 1 && dd <= 31 && hh <= 23 &&
-           mi <= 59 && ss <= 60;
+    return mo >= 1 && mo <= 12 && dd >= 1 && dd <= 31 && hh <= 23 && mi <= 59 &&
+           ss <= 60;
 }
 
 static int need(json_t *o, const char *key, json_type t, const char *path,
                 json_t **out, sb_err *err)
 {
-    static const char *tn[] = {"an object", "an array", "a string",
-                               "an integer", "a number", "true", "false",
-                               "null"};
+    static const char *tn[] = {"an object",  "an array", "a string",
+                               "an integer", "a number", "true",
+                               "false",      "null"};
     json_t *v = json_object_get(o, key);
     if (!v)
         return sb_fail(err, SB_EINVAL, "%s.%s: missing", path, key);
-    bool ok = json_typeof(v) == t ||
-              (t == JSON_REAL && json_is_number(v)) ||
+    bool ok = json_typeof(v) == t || (t == JSON_REAL && json_is_number(v)) ||
               (t == JSON_TRUE && json_is_boolean(v));
     if (!ok)
         return sb_fail(err, SB_EINVAL, "%s.%s: expected %s", path, key,
@@ -209,7 +218,10 @@ static int need(json_t *o, const char *key, json_type t, const char *path,
     return 0;
 }
 
-static double jnum(json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
+static double jnum(json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
 
 /* strict: a document read from a file (import, compare, roofline); the
  * store's own rows are read leniently, as they were written (a run
@@ -228,14 +240,15 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
         return SB_EINVAL;
     const char *area = json_string_value(v);
     json_t *be = json_object_get(o, "backend");
-    sb_result_init(r, bench, area, json_is_string(be) ? json_string_value(be)
-                                                       : "cpu");
+    sb_result_init(r, bench, area,
+                   json_is_string(be) ? json_string_value(be) : "cpu");
     json_t *params;
     if (need(o, "params", JSON_OBJECT, path, &params, err))
         return SB_EINVAL;
     const char *key;
     json_t *pv;
-    json_object_foreach(params, key, pv) {
+    json_object_foreach(params, key, pv)
+    {
         if (r->params.n >= SB_MAX_PARAMS)
             return sb_fail(err, SB_EINVAL, "%s.params: too many", path);
         sb_pval *p = &r->params.v[r->params.n++];
@@ -245,9 +258,11 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
             /* parameters are held as doubles: beyond 2^53 the value read
              * would not be the value written */
             if (iv > 9007199254740992LL || iv < -9007199254740992LL)
-                return sb_fail(err, SB_EINVAL, "%s.params.%s: integer %lld "
+                return sb_fail(err, SB_EINVAL,
+                               "%s.params.%s: integer %lld "
                                "is beyond 2^53, more than a parameter can "
-                               "hold exactly", path, key, (long long)iv);
+                               "hold exactly",
+                               path, key, (long long)iv);
             p->type = SB_P_INT;
             p->num = (double)iv;
             snprintf(p->text, sizeof p->text, "%.0f", p->num);
@@ -266,22 +281,28 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
             p->type = SB_P_STR;
             snprintf(p->text, sizeof p->text, "%s", json_string_value(pv));
         } else {
-            return sb_fail(err, SB_EINVAL, "%s.params.%s: expected a number, "
-                           "boolean or string", path, key);
+            return sb_fail(err, SB_EINVAL,
+                           "%s.params.%s: expected a number, "
+                           "boolean or string",
+                           path, key);
         }
     }
     json_t *samples;
     if (need(o, "samples_s", JSON_ARRAY, path, &samples, err))
         return SB_EINVAL;
     if (json_array_size(samples) > SB_RUN_MAX_SAMPLES)
-        return sb_fail(err, SB_EINVAL, "%s.samples_s: %zu samples, more than "
-                       "the %d a result may hold", path,
-                       json_array_size(samples), SB_RUN_MAX_SAMPLES);
+        return sb_fail(err, SB_EINVAL,
+                       "%s.samples_s: %zu samples, more than "
+                       "the %d a result may hold",
+                       path, json_array_size(samples), SB_RUN_MAX_SAMPLES);
     size_t i;
-    json_array_foreach(samples, i, v) {
+    json_array_foreach(samples, i, v)
+    {
         if (!json_is_number(v) || (strict && !(json_number_value(v) >= 0)))
-            return sb_fail(err, SB_EINVAL, "%s.samples_s[%zu]: expected a "
-                           "time in seconds (a number >= 0)", path, i);
+            return sb_fail(err, SB_EINVAL,
+                           "%s.samples_s[%zu]: expected a "
+                           "time in seconds (a number >= 0)",
+                           path, i);
         if (sb_result_add_sample(r, json_number_value(v)))
             return sb_fail(err, SB_ENOMEM, "out of memory");
     }
@@ -292,18 +313,23 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
     json_t *metrics;
     if (need(o, "metrics", JSON_OBJECT, path, &metrics, err))
         return SB_EINVAL;
-    json_object_foreach(metrics, key, v) {
+    json_object_foreach(metrics, key, v)
+    {
         if (!json_is_object(v))
             return sb_fail(err, SB_EINVAL, "%s.metrics.%s: expected an object",
                            path, key);
         json_t *u = json_object_get(v, "unit"),
                *val = json_object_get(v, "value");
         if (strict && (!val || !(json_is_number(val) || json_is_null(val))))
-            return sb_fail(err, SB_EINVAL, "%s.metrics.%s.value: expected a "
-                           "number or null", path, key);
+            return sb_fail(err, SB_EINVAL,
+                           "%s.metrics.%s.value: expected a "
+                           "number or null",
+                           path, key);
         if (strict && u && !json_is_string(u))
-            return sb_fail(err, SB_EINVAL, "%s.metrics.%s.unit: expected a "
-                           "string", path, key);
+            return sb_fail(err, SB_EINVAL,
+                           "%s.metrics.%s.unit: expected a "
+                           "string",
+                           path, key);
         sb_result_metric(r, key, jnum(val),
                          json_is_string(u) ? json_string_value(u) : "");
     }
@@ -315,7 +341,8 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
     json_t *notes;
     if (need(o, "notes", JSON_ARRAY, path, &notes, err))
         return SB_EINVAL;
-    json_array_foreach(notes, i, v) {
+    json_array_foreach(notes, i, v)
+    {
         if (strict && !json_is_string(v))
             return sb_fail(err, SB_EINVAL, "%s.notes[%zu]: expected a string",
                            path, i);
@@ -341,8 +368,8 @@ static int run_from_json(json_t *doc, sb_run *run, bool strict, sb_err *err)
     if (need(doc, "schema", JSON_STRING, "$", &v, err))
         goto fail;
     if (strcmp(json_string_value(v), SB_SCHEMA) != 0) {
-        sb_fail(err, SB_EINVAL, "$.schema: '%s' is not %s", json_string_value(v),
-                SB_SCHEMA);
+        sb_fail(err, SB_EINVAL, "$.schema: '%s' is not %s",
+                json_string_value(v), SB_SCHEMA);
         goto fail;
     }
     if (need(doc, "run_id", JSON_STRING, "$", &v, err))
@@ -352,7 +379,8 @@ static int run_from_json(json_t *doc, sb_run *run, bool strict, sb_err *err)
      * rows need only fit. */
     const char *id = json_string_value(v);
     if (strict ? !sb__is_run_id(id) : strlen(id) >= sizeof run->run_id) {
-        sb_fail(err, SB_EINVAL, "$.run_id: not a run id (1-39 letters, "
+        sb_fail(err, SB_EINVAL,
+                "$.run_id: not a run id (1-39 letters, "
                 "digits, '.', '_', ':' or '-')");
         goto fail;
     }
@@ -382,21 +410,24 @@ static int run_from_json(json_t *doc, sb_run *run, bool strict, sb_err *err)
         *dst[k] = json_deep_copy(v);
     }
     const char *tk;
-    json_object_foreach(run->tags, tk, v)
-        if (strict && !json_is_string(v)) {
-            sb_fail(err, SB_EINVAL, "$.tags.%.60s: expected a string", tk);
-            goto fail;
-        }
+    json_object_foreach(run->tags, tk, v) if (strict && !json_is_string(v))
+    {
+        sb_fail(err, SB_EINVAL, "$.tags.%.60s: expected a string", tk);
+        goto fail;
+    }
     json_t *results;
     if (need(doc, "results", JSON_ARRAY, "$", &results, err))
         goto fail;
     if (json_array_size(results) > SB_RUN_MAX_RESULTS) {
-        sb_fail(err, SB_EINVAL, "$.results: %zu results, more than the %d a "
-                "run may hold", json_array_size(results), SB_RUN_MAX_RESULTS);
+        sb_fail(err, SB_EINVAL,
+                "$.results: %zu results, more than the %d a "
+                "run may hold",
+                json_array_size(results), SB_RUN_MAX_RESULTS);
         goto fail;
     }
     size_t i;
-    json_array_foreach(results, i, v) {
+    json_array_foreach(results, i, v)
+    {
         char path[48];
         snprintf(path, sizeof path, "$.results[%zu]", i);
         sb_result *r = sb_results_push(&run->results);
@@ -421,8 +452,8 @@ int sb_run_write_json(const sb_run *run, const char *path, sb_err *err)
     if (rc)
         return rc;
     json_t *doc = sb_run_to_json(run);
-    rc = json_dumpf(doc, f, JSON_INDENT(1) | JSON_SORT_KEYS |
-                    JSON_REAL_PRECISION(17));
+    rc = json_dumpf(doc, f,
+                    JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
     json_decref(doc);
     if (fclose(f) != 0 || rc)
         return sb_fail(err, SB_EIO, "%s: cannot write the JSON results", path);
@@ -441,9 +472,10 @@ int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
         return rc;
     if (fstat(fileno(f), &st) == 0 && st.st_size > SB_RUN_MAX_DOC_BYTES) {
         fclose(f);
-        return sb_fail(err, SB_EINVAL, "%s: %.1f MiB, more than the %ld MiB "
-                       "a run document may have", path,
-                       (double)st.st_size / 1048576.0,
+        return sb_fail(err, SB_EINVAL,
+                       "%s: %.1f MiB, more than the %ld MiB "
+                       "a run document may have",
+                       path, (double)st.st_size / 1048576.0,
                        SB_RUN_MAX_DOC_BYTES >> 20);
     }
     /* A key given twice is refused, as the workload and hardware readers
@@ -452,8 +484,8 @@ int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
     json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (!doc)
-        return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line,
-                       je.column, je.text);
+        return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line, je.column,
+                       je.text);
     sb_run_free(run);
     sb_err inner = {0};
     rc = run_from_json(doc, run, true, &inner);
@@ -486,10 +518,12 @@ int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
     int rc = sb_file_fopen(path, "w", &f, err);
     if (rc)
         return rc;
-    static const char *cols[] = {"GBps", "GBps_best", "GFLOPs", "GFLOPs_best",
-                                 "latency_us", "algbw_GBps", "busbw_GBps"};
+    static const char *cols[] = {"GBps",        "GBps_best",  "GFLOPs",
+                                 "GFLOPs_best", "latency_us", "algbw_GBps",
+                                 "busbw_GBps"};
     fputs("run_id,bench,area,backend,params,valid,skipped,n,p50_s,min_s,"
-          "max_s,mean_s,cv,headline,headline_value,headline_unit", f);
+          "max_s,mean_s,cv,headline,headline_value,headline_unit",
+          f);
     for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
         fprintf(f, ",%s", cols[c]);
     fputs(",notes\n", f);
@@ -606,7 +640,8 @@ void sb_print_results(FILE *f, const sb_result_list *l)
                 while (j < l->n && l->items[j].skipped &&
                        strcmp(l->items[j].bench, r->bench) == 0 &&
                        strcmp(l->items[j].backend, r->backend) == 0 &&
-                       l->items[j].n_notes && strcmp(l->items[j].notes[0], why) == 0)
+                       l->items[j].n_notes &&
+                       strcmp(l->items[j].notes[0], why) == 0)
                     j++;
                 if (j - i > 1) {
                     fprintf(f, "%-24s %-40s %s\n", name, "(all points)", why);
@@ -666,8 +701,9 @@ void sb_print_profile(FILE *f, const sb_ceilings *c)
             fprintf(f, "  %-28s %12.1f GFLOP/s  (%s)\n", e->name,
                     e->value * 1e-9, e->source);
         else if (strcmp(u, "B/s") == 0)
-            fprintf(f, strstr(e->name, "beta") ? "  %-28s %12.2f GB/s     (%s)\n"
-                                               : "  %-28s %12.1f GB/s     (%s)\n",
+            fprintf(f,
+                    strstr(e->name, "beta") ? "  %-28s %12.2f GB/s     (%s)\n"
+                                            : "  %-28s %12.1f GB/s     (%s)\n",
                     e->name, e->value * 1e-9, e->source);
         else if (strcmp(u, "s") == 0)
             fprintf(f, "  %-28s %12.2f us       (%s)\n", e->name,
@@ -678,8 +714,8 @@ void sb_print_profile(FILE *f, const sb_ceilings *c)
     }
     /* Ridge points: where each measured compute peak meets each memory
      * roof, one line per peak. */
-    static const char *roofs[] = {"bw.DRAM", "bw.L3", "bw.L2", "bw.L1",
-                                  "bw.HBM", "bw.read", "bw.triad"};
+    static const char *roofs[] = {"bw.DRAM", "bw.L3",   "bw.L2",   "bw.L1",
+                                  "bw.HBM",  "bw.read", "bw.triad"};
     bool header = false;
     for (int i = 0; i < c->n; i++) {
         if (strncmp(c->c[i].name, "peak.", 5) != 0 ||
@@ -699,7 +735,7 @@ void sb_print_profile(FILE *f, const sb_ceilings *c)
             continue;
         if (!header)
             fprintf(f, "  ridge points (FLOP/byte where the peak meets each "
-                    "memory roof):\n");
+                       "memory roof):\n");
         header = true;
         fprintf(f, "    %-10s %s\n", c->c[i].name + 5, line);
     }

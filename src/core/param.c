@@ -25,9 +25,16 @@ static const struct {
     double mult;
 } size_units[] = {
     {"B", 1.0},
-    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-    {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0},
-    {"KB", 1e3}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+    {"KiB", 1024.0},
+    {"MiB", 1048576.0},
+    {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0},
+    {"PiB", 1125899906842624.0},
+    {"KB", 1e3},
+    {"kB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
     {"PB", 1e15},
 };
 
@@ -52,14 +59,17 @@ int sb_parse_size(const char *s, double *bytes, const char *what, sb_err *err)
         if (mult == 0.0)
             return sb_fail(err, SB_EINVAL,
                            "%s: unknown unit '%s' in '%s' (use B, KiB, MiB, "
-                           "GiB, TiB, KB, MB, GB, TB)", w, end, s);
+                           "GiB, TiB, KB, MB, GB, TB)",
+                           w, end, s);
     }
     if (v < 0)
         return sb_fail(err, SB_EINVAL, "%s: negative size '%s'", w, s);
     double b = v * mult;
     if (b != floor(b))
-        return sb_fail(err, SB_EINVAL, "%s: '%s' is not a whole number of "
-                       "bytes", w, s);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: '%s' is not a whole number of "
+                       "bytes",
+                       w, s);
     if (b > 9.0e18)
         return sb_fail(err, SB_EINVAL, "%s: '%s' is too large", w, s);
     *bytes = b;
@@ -100,13 +110,22 @@ static int parse_bool(const char *s, bool *out)
     static const char *yes[] = {"1", "true", "yes", "on"};
     static const char *no[] = {"0", "false", "no", "off"};
     for (int i = 0; i < 4; i++) {
-        if (strcasecmp(s, yes[i]) == 0) { *out = true; return 0; }
-        if (strcasecmp(s, no[i]) == 0) { *out = false; return 0; }
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = true;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = false;
+            return 0;
+        }
     }
     return -1;
 }
 
-static bool has_bounds(const sb_param_def *d) { return d->min != 0 || d->max != 0; }
+static bool has_bounds(const sb_param_def *d)
+{
+    return d->min != 0 || d->max != 0;
+}
 
 static int check_bounds(const sb_param_def *d, double v, const char *s,
                         sb_err *err)
@@ -195,19 +214,23 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
     while (*s == ' ')
         s++;
     if (strlen(s) >= SB_PTEXT_LEN)
-        return sb_fail(err, SB_EINVAL, "parameter %s: value too long (at most "
-                       "%d characters)", d->name, SB_PTEXT_LEN - 1);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s: value too long (at most "
+                       "%d characters)",
+                       d->name, SB_PTEXT_LEN - 1);
     double v;
     bool range;
     switch (d->type) {
     case SB_P_INT: {
         if (!sb_parse_decimal(s, &v, &range) || (!range && v != floor(v)) ||
             (range && fabs(v) < 1.0)) /* 1e-400 underflows: no integer */
-            return sb_fail(err, SB_EINVAL,
-                           "parameter %s=%s: not an integer", d->name, s);
+            return sb_fail(err, SB_EINVAL, "parameter %s=%s: not an integer",
+                           d->name, s);
         if (range || fabs(v) > 9.0e15)
-            return sb_fail(err, SB_EINVAL, "parameter %s=%s: too large for "
-                           "an integer parameter", d->name, s);
+            return sb_fail(err, SB_EINVAL,
+                           "parameter %s=%s: too large for "
+                           "an integer parameter",
+                           d->name, s);
         if (check_bounds(d, v, s, err))
             return SB_EINVAL;
         out->num = v;
@@ -231,8 +254,10 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: not a number",
                            d->name, s);
         if (range)
-            return sb_fail(err, SB_EINVAL, "parameter %s=%s: outside the "
-                           "normal range of a double", d->name, s);
+            return sb_fail(err, SB_EINVAL,
+                           "parameter %s=%s: outside the "
+                           "normal range of a double",
+                           d->name, s);
         if (check_bounds(d, v, s, err))
             return SB_EINVAL;
         out->num = v;
@@ -251,15 +276,18 @@ int sb_parse_value(const sb_param_def *d, const char *s, sb_pval *out,
     case SB_P_BOOL: {
         bool b;
         if (parse_bool(s, &b))
-            return sb_fail(err, SB_EINVAL, "parameter %s=%s: not a boolean "
-                           "(use 0/1, true/false, yes/no, on/off)", d->name, s);
+            return sb_fail(err, SB_EINVAL,
+                           "parameter %s=%s: not a boolean "
+                           "(use 0/1, true/false, yes/no, on/off)",
+                           d->name, s);
         out->num = b ? 1.0 : 0.0;
         snprintf(out->text, sizeof out->text, "%s", b ? "true" : "false");
         return 0;
     }
     case SB_P_STR:
         if (!*s)
-            return sb_fail(err, SB_EINVAL, "parameter %s: empty value", d->name);
+            return sb_fail(err, SB_EINVAL, "parameter %s: empty value",
+                           d->name);
         if (d->choices && !choice_ok(d->choices, s))
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: not one of %s",
                            d->name, s, d->choices);
@@ -283,8 +311,10 @@ static const sb_pval *must_find(const sb_params *p, const char *name)
 {
     const sb_pval *v = sb_p_find(p, name);
     if (!v) {
-        fprintf(stderr, "solbench: internal error: parameter '%s' is not "
-                "declared by this benchmark\n", name);
+        fprintf(stderr,
+                "solbench: internal error: parameter '%s' is not "
+                "declared by this benchmark\n",
+                name);
         abort();
     }
     return v;
@@ -345,7 +375,8 @@ static bool pset_put(sb_pset *ps, const char *key, size_t klen,
 {
     int slot = ps->n;
     for (int i = 0; i < ps->n; i++)
-        if (strlen(ps->kv[i].key) == klen && strncmp(ps->kv[i].key, key, klen) == 0)
+        if (strlen(ps->kv[i].key) == klen &&
+            strncmp(ps->kv[i].key, key, klen) == 0)
             slot = i;
     if (slot == ps->n) {
         if (ps->n >= SB_MAX_PARAMS)
@@ -368,12 +399,15 @@ int sb_pset_add(sb_pset *ps, const char *kv, sb_err *err)
     const char *colon = memchr(kv, ':', klen); /* SCOPE:key */
     if (colon && (colon == kv || colon + 1 == eq ||
                   memchr(colon + 1, ':', (size_t)(eq - colon - 1))))
-        return sb_fail(err, SB_EINVAL, "-p %s: expected SCOPE:key=value "
-                       "(a benchmark or an area, then the key)", kv);
+        return sb_fail(err, SB_EINVAL,
+                       "-p %s: expected SCOPE:key=value "
+                       "(a benchmark or an area, then the key)",
+                       kv);
     if (strlen(eq + 1) >= sizeof ps->kv[0].value)
-        return sb_fail(err, SB_EINVAL, "-p %.*s: value too long (at most %zu "
-                       "characters)", (int)klen, kv,
-                       sizeof ps->kv[0].value - 1);
+        return sb_fail(err, SB_EINVAL,
+                       "-p %.*s: value too long (at most %zu "
+                       "characters)",
+                       (int)klen, kv, sizeof ps->kv[0].value - 1);
     if (!eq[1])
         return sb_fail(err, SB_EINVAL, "-p %s: empty value", kv);
     if (!pset_put(ps, kv, klen, eq + 1))
@@ -407,7 +441,8 @@ void sb_pset_for_bench(const sb_pset *user, const char *bench, sb_pset *out)
             const char *name;
             sb_pset_key_split(user->kv[k].key, scope, sizeof scope, &name);
             /* out never holds more keys than user: always room */
-            if ((pass == 0) == (scope[0] == 0) && sb_pscope_covers(scope, bench))
+            if ((pass == 0) == (scope[0] == 0) &&
+                sb_pscope_covers(scope, bench))
                 (void)pset_put(out, name, strlen(name), user->kv[k].value);
         }
 }
@@ -436,8 +471,10 @@ static int expand_range(const sb_param_def *d, const char *item,
                         sb_err *err)
 {
     if (d->type != SB_P_INT && d->type != SB_P_SIZE && d->type != SB_P_FLOAT)
-        return sb_fail(err, SB_EINVAL, "parameter %s: a range needs a "
-                       "numeric parameter", d->name);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s: a range needs a "
+                       "numeric parameter",
+                       d->name);
     char lo_s[128], hi_s[128], step_s[64] = "";
     snprintf(lo_s, sizeof lo_s, "%.*s", (int)(dots - item), item);
     const char *hi_start = dots + 2;
@@ -452,8 +489,10 @@ static int expand_range(const sb_param_def *d, const char *item,
     if (sb_parse_value(d, lo_s, &lo, err) || sb_parse_value(d, hi_s, &hi, err))
         return SB_EINVAL;
     if (hi.num < lo.num)
-        return sb_fail(err, SB_EINVAL, "parameter %s=%s: range ends below "
-                       "its start", d->name, item);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s=%s: range ends below "
+                       "its start",
+                       d->name, item);
     bool geometric = d->type == SB_P_SIZE;
     double step = geometric ? 2.0 : 1.0;
     if (step_s[0]) {
@@ -470,33 +509,41 @@ static int expand_range(const sb_param_def *d, const char *item,
                 ok = sb_parse_decimal(step_s + 1, &step, &range);
             }
         } else {
-            return sb_fail(err, SB_EINVAL, "parameter %s=%s: step must be "
-                           "xFACTOR or +STEP", d->name, item);
+            return sb_fail(err, SB_EINVAL,
+                           "parameter %s=%s: step must be "
+                           "xFACTOR or +STEP",
+                           d->name, item);
         }
         if (!ok || range)
             return sb_fail(err, SB_EINVAL, "parameter %s=%s: bad step '%s'",
                            d->name, item, step_s);
     }
-    if ((geometric && (step <= 1.0 || lo.num <= 0)) || (!geometric && step <= 0))
-        return sb_fail(err, SB_EINVAL, "parameter %s=%s: the range does not "
+    if ((geometric && (step <= 1.0 || lo.num <= 0)) ||
+        (!geometric && step <= 0))
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s=%s: the range does not "
                        "advance (factor must be > 1 from a positive start, "
-                       "step > 0)", d->name, item);
+                       "step > 0)",
+                       d->name, item);
     /* Steps so small that the range would take more than SB__RANGE_STEPS of
      * them (most rounding to values already taken, for an integer) are
      * refused before the walk: 1..16:+1e-20 would never end. */
-    const double steps = geometric ? log(hi.num / lo.num) / log(step)
-                                   : (hi.num - lo.num) / step;
+    const double steps =
+        geometric ? log(hi.num / lo.num) / log(step) : (hi.num - lo.num) / step;
     /* every step a new value: a float, or whole steps of a whole range */
-    const bool distinct = d->type == SB_P_FLOAT ||
-                          (geometric ? lo.num * (step - 1.0) >= 1.0
-                                     : step >= 1.0);
+    const bool distinct =
+        d->type == SB_P_FLOAT ||
+        (geometric ? lo.num * (step - 1.0) >= 1.0 : step >= 1.0);
     if (distinct && steps + 1 > max_out - *n)
-        return sb_fail(err, SB_EINVAL, "parameter %s=%s: more than %d "
-                       "values", d->name, item, max_out);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s=%s: more than %d "
+                       "values",
+                       d->name, item, max_out);
     if (!(steps <= SB__RANGE_STEPS))
-        return sb_fail(err, SB_EINVAL, "parameter %s=%s: the step is too "
-                       "small (%.3g steps; at most %d)", d->name, item, steps,
-                       SB__RANGE_STEPS);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s=%s: the step is too "
+                       "small (%.3g steps; at most %d)",
+                       d->name, item, steps, SB__RANGE_STEPS);
     double v = lo.num;
     double last = 0.0;
     bool first = true;
@@ -507,8 +554,10 @@ static int expand_range(const sb_param_def *d, const char *item,
         if (first || x != last) {
             first = false;
             if (*n >= max_out)
-                return sb_fail(err, SB_EINVAL, "parameter %s=%s: more than "
-                               "%d values", d->name, item, max_out);
+                return sb_fail(err, SB_EINVAL,
+                               "parameter %s=%s: more than "
+                               "%d values",
+                               d->name, item, max_out);
             char t[64];
             snprintf(t, sizeof t, "%.17g", x);
             if (sb_parse_value(d, t, &out[*n], err))
@@ -518,8 +567,10 @@ static int expand_range(const sb_param_def *d, const char *item,
         }
         const double next = geometric ? v * step : v + step;
         if (next == v)
-            return sb_fail(err, SB_EINVAL, "parameter %s=%s: the step is "
-                           "below the precision of %.17g", d->name, item, v);
+            return sb_fail(err, SB_EINVAL,
+                           "parameter %s=%s: the step is "
+                           "below the precision of %.17g",
+                           d->name, item, v);
         v = next;
     }
     return 0;
@@ -530,16 +581,20 @@ int sb_expand_values(const sb_param_def *d, const char *spec, sb_pval *out,
 {
     char buf[512];
     if (strlen(spec) >= sizeof buf)
-        return sb_fail(err, SB_EINVAL, "parameter %s: value list too long "
-                       "(at most %zu characters)", d->name, sizeof buf - 1);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s: value list too long "
+                       "(at most %zu characters)",
+                       d->name, sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", spec);
     int n = 0;
     /* A free-text string parameter is one value even with commas in it
      * only when it declares no choices and is not a list type; lists are
      * the common case, so commas always split. */
     if (sb_list_has_empty(buf, ','))
-        return sb_fail(err, SB_EINVAL, "parameter %s=%s: an empty item in "
-                       "the list", d->name, spec);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter %s=%s: an empty item in "
+                       "the list",
+                       d->name, spec);
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item;
          item = strtok_r(NULL, ",", &save)) {
@@ -563,8 +618,7 @@ int sb_expand_values(const sb_param_def *d, const char *spec, sb_pval *out,
 
 int sb_params_expand(const char *bench, const sb_param_def *defs,
                      const sb_pset *const *layers, const bool *lenient,
-                     int nlayers, sb_params **points, int *npoints,
-                     sb_err *err)
+                     int nlayers, sb_params **points, int *npoints, sb_err *err)
 {
     int ndefs = 0;
     while (defs && defs[ndefs].name)
@@ -584,12 +638,15 @@ int sb_params_expand(const char *bench, const sb_param_def *defs,
             if (!known) {
                 char names[512] = "";
                 for (int i = 0; i < ndefs; i++) {
-                    strncat(names, defs[i].name, sizeof names - strlen(names) - 3);
+                    strncat(names, defs[i].name,
+                            sizeof names - strlen(names) - 3);
                     if (i + 1 < ndefs)
                         strncat(names, ", ", sizeof names - strlen(names) - 1);
                 }
-                return sb_fail(err, SB_EINVAL, "unknown parameter '%s' for %s "
-                               "(it takes: %s)", layers[l]->kv[k].key, bench,
+                return sb_fail(err, SB_EINVAL,
+                               "unknown parameter '%s' for %s "
+                               "(it takes: %s)",
+                               layers[l]->kv[k].key, bench,
                                ndefs ? names : "no parameters");
             }
         }
@@ -610,7 +667,8 @@ int sb_params_expand(const char *bench, const sb_param_def *defs,
             rc = sb_fail(err, SB_ENOMEM, "out of memory");
             goto out;
         }
-        int n = sb_expand_values(&defs[i], spec, vals[i], SB_MAX_SWEEP_VALUES, err);
+        int n =
+            sb_expand_values(&defs[i], spec, vals[i], SB_MAX_SWEEP_VALUES, err);
         if (n < 0) {
             rc = n;
             goto out;
@@ -618,8 +676,10 @@ int sb_params_expand(const char *bench, const sb_param_def *defs,
         nvals[i] = n;
         total *= n;
         if (total > SB_MAX_POINTS) {
-            rc = sb_fail(err, SB_EINVAL, "%s: the sweep has more than %d "
-                         "points", bench, SB_MAX_POINTS);
+            rc = sb_fail(err, SB_EINVAL,
+                         "%s: the sweep has more than %d "
+                         "points",
+                         bench, SB_MAX_POINTS);
             goto out;
         }
     }
@@ -658,8 +718,7 @@ const char *sb_params_fmt(const sb_params *p, char *buf, int len)
             sb_fmt_size(p->v[i].num, v, sizeof v);
             double back;
             sb_err ignore;
-            if (sb_parse_size(v, &back, NULL, &ignore) ||
-                back != p->v[i].num)
+            if (sb_parse_size(v, &back, NULL, &ignore) || back != p->v[i].num)
                 snprintf(v, sizeof v, "%.0fB", p->v[i].num);
         } else
             snprintf(v, sizeof v, "%s", p->v[i].text);

@@ -40,13 +40,19 @@ static const sb_bench *const registry[] = {
     NULL};
 #undef SB_BENCH
 
-static const char *const areas[] = {"compute", "memory", "transfer",
-                                    "attention", "moe", "ops", "network",
-                                    NULL};
+static const char *const areas[] = {"compute",   "memory", "transfer",
+                                    "attention", "moe",    "ops",
+                                    "network",   NULL};
 
-const sb_bench *const *sb_registry(void) { return registry; }
+const sb_bench *const *sb_registry(void)
+{
+    return registry;
+}
 
-const char *const *sb_areas(void) { return areas; }
+const char *const *sb_areas(void)
+{
+    return areas;
+}
 
 const sb_bench *sb_bench_find(const char *name, const char *backend)
 {

@@ -135,8 +135,8 @@ bool sb_metric_higher_better(const char *name, const char *unit)
     size_t ul = unit ? strlen(unit) : 0;
     if (ul >= 2 && strcmp(unit + ul - 2, "/s") == 0)
         return true;
-    static const char *lower[] = {"latency", "time", "_us", "_ms", "_s",
-                                  "imbalance", "wrong", "err"};
+    static const char *lower[] = {"latency", "time",      "_us",   "_ms",
+                                  "_s",      "imbalance", "wrong", "err"};
     for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
         if (strstr(name, lower[i]))
             return false;
@@ -153,14 +153,14 @@ bool sb_metric_higher_better(const char *name, const char *unit)
 
 const sb_metric *sb_result_headline(const sb_result *r, bool *higher_better)
 {
-    static const char *order[] = {"busbw_GBps", "GBps", "TFLOPs", "GFLOPs",
-                                  "tokens_per_s", "latency_us"};
-    static const char *compute_order[] = {"busbw_GBps", "TFLOPs", "GFLOPs",
-                                          "GBps", "tokens_per_s",
-                                          "latency_us"};
+    static const char *order[] = {"busbw_GBps", "GBps",         "TFLOPs",
+                                  "GFLOPs",     "tokens_per_s", "latency_us"};
+    static const char *compute_order[] = {
+        "busbw_GBps", "TFLOPs", "GFLOPs", "GBps", "tokens_per_s", "latency_us"};
     const sb_metric *ai = sb_result_get(r, "AI");
     if (ai && ai->value >= SB_HEADLINE_AI) {
-        for (size_t i = 0; i < sizeof compute_order / sizeof compute_order[0]; i++) {
+        for (size_t i = 0; i < sizeof compute_order / sizeof compute_order[0];
+             i++) {
             const sb_metric *m = sb_result_get(r, compute_order[i]);
             if (m) {
                 if (higher_better)
@@ -179,8 +179,8 @@ const sb_metric *sb_result_headline(const sb_result *r, bool *higher_better)
     }
     if (r->n_metrics > 0) {
         if (higher_better)
-            *higher_better = sb_metric_higher_better(r->metrics[0].name,
-                                                     r->metrics[0].unit);
+            *higher_better =
+                sb_metric_higher_better(r->metrics[0].name, r->metrics[0].unit);
         return &r->metrics[0];
     }
     return NULL;

@@ -14,12 +14,18 @@
 const char *sb_bound_name(sb_bound b)
 {
     switch (b) {
-    case SB_BOUND_COMPUTE: return "compute";
-    case SB_BOUND_MEMORY: return "memory";
-    case SB_BOUND_NETWORK: return "network";
-    case SB_BOUND_HOST: return "host";
-    case SB_BOUND_LATENCY: return "latency";
-    default: return "-";
+    case SB_BOUND_COMPUTE:
+        return "compute";
+    case SB_BOUND_MEMORY:
+        return "memory";
+    case SB_BOUND_NETWORK:
+        return "network";
+    case SB_BOUND_HOST:
+        return "host";
+    case SB_BOUND_LATENCY:
+        return "latency";
+    default:
+        return "-";
     }
 }
 
@@ -86,7 +92,8 @@ void sb_roofline_annotate(sb_result *r, const sb_ctx *ctx, const char *dtype,
     sb_roof_point rp;
     int chosen = -1;
     for (int i = 0; i < n; i++) {
-        if (sb_roofline_place(flops, bytes, r->stats.p50, peak, bws[i], &rp) != 0)
+        if (sb_roofline_place(flops, bytes, r->stats.p50, peak, bws[i], &rp) !=
+            0)
             return;
         chosen = i;
         if (rp.pct_sol <= 100.0 || rp.bound == SB_BOUND_COMPUTE)
@@ -97,11 +104,13 @@ void sb_roofline_annotate(sb_result *r, const sb_ctx *ctx, const char *dtype,
     const char *unit = flops > 0 ? "GFLOP/s" : "GB/s";
     sb_result_metric(r, "attainable", rp.attainable * 1e-9, unit);
     sb_result_metric(r, "pct_SOL", rp.pct_sol, "%");
-    sb_result_note(r, "roofline: %s-bound under %s%s%s (%.1f%% of the "
-                   "attainable %.1f %s)%s", sb_bound_name(rp.bound),
-                   names[chosen], flops > 0 ? " and " : "",
-                   flops > 0 ? key : "", rp.pct_sol, rp.attainable * 1e-9,
-                   unit,
+    sb_result_note(r,
+                   "roofline: %s-bound under %s%s%s (%.1f%% of the "
+                   "attainable %.1f %s)%s",
+                   sb_bound_name(rp.bound), names[chosen],
+                   flops > 0 ? " and " : "", flops > 0 ? key : "", rp.pct_sol,
+                   rp.attainable * 1e-9, unit,
                    chosen > 0 ? "; faster than the slower memory roofs, so "
-                                "its data came from a cache" : "");
+                                "its data came from a cache"
+                              : "");
 }

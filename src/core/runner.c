@@ -35,8 +35,8 @@ void sb_ctx_defaults(sb_ctx *ctx)
     ctx->repeat = 5;
     ctx->warmup = 1;
     ctx->suite = SB_SUITE_QUICK;
-    ctx->tick_s = ci.resolution_s > ci.overhead_s ? ci.resolution_s
-                                                  : ci.overhead_s;
+    ctx->tick_s =
+        ci.resolution_s > ci.overhead_s ? ci.resolution_s : ci.overhead_s;
     ctx->phys_mem = sb_phys_mem();
     ctx->rank = 0;
     ctx->nranks = 1;
@@ -73,7 +73,8 @@ static int each_item(const char *list, int (*fn)(const char *, void *),
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *t = strtok_r(buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
         int rc = fn(t, arg);
         if (rc)
             return rc;
@@ -87,8 +88,10 @@ static int check_area(const char *a, void *arg)
     for (const char *const *k = sb_areas(); *k; k++)
         if (strcmp(*k, a) == 0)
             return 0;
-    return sb_fail(err, SB_EINVAL, "--area %s: unknown area (areas: compute, "
-                   "memory, transfer, attention, moe, ops, network)", a);
+    return sb_fail(err, SB_EINVAL,
+                   "--area %s: unknown area (areas: compute, "
+                   "memory, transfer, attention, moe, ops, network)",
+                   a);
 }
 
 static int check_name(const char *n, void *arg)
@@ -98,10 +101,14 @@ static int check_name(const char *n, void *arg)
         if (strcmp((*b)->name, n) == 0)
             return 0;
     if (strncmp(n, "network.", 8) == 0)
-        return sb_fail(err, SB_EINVAL, "--bench %s: this build has no network "
-                       "area (MPI was not found when it was built)", n);
-    return sb_fail(err, SB_EINVAL, "--bench %s: unknown benchmark (see "
-                   "'solbench list')", n);
+        return sb_fail(err, SB_EINVAL,
+                       "--bench %s: this build has no network "
+                       "area (MPI was not found when it was built)",
+                       n);
+    return sb_fail(err, SB_EINVAL,
+                   "--bench %s: unknown benchmark (see "
+                   "'solbench list')",
+                   n);
 }
 
 /* A comma-separated list with no empty item, short enough to walk. */
@@ -121,15 +128,17 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err)
 {
     memset(sel, 0, sizeof *sel);
-    if (areas && (check_list("--area", areas, err) ||
-                  each_item(areas, check_area, err)))
+    if (areas &&
+        (check_list("--area", areas, err) || each_item(areas, check_area, err)))
         return SB_EINVAL;
     if (names && (check_list("--bench", names, err) ||
                   each_item(names, check_name, err)))
         return SB_EINVAL;
     if (backend && strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0)
-        return sb_fail(err, SB_EINVAL, "--backend '%s': unknown backend (cpu, "
-                       "cuda)", backend);
+        return sb_fail(err, SB_EINVAL,
+                       "--backend '%s': unknown backend (cpu, "
+                       "cuda)",
+                       backend);
 
     int cap = 0;
     for (const sb_bench *const *b = sb_registry(); *b; b++)
@@ -138,8 +147,8 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
     sel->benches = calloc((size_t)cap + 1, sizeof *sel->benches);
     if (!sel->benches)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    unsigned want = suite == SB_SUITE_FULL ? (SB_BF_QUICK | SB_BF_FULL)
-                                           : SB_BF_QUICK;
+    unsigned want =
+        suite == SB_SUITE_FULL ? (SB_BF_QUICK | SB_BF_FULL) : SB_BF_QUICK;
     for (const sb_bench *const *b = sb_registry(); *b; b++) {
         const char *be = (*b)->backend ? (*b)->backend : "cpu";
         /* The cpu backend includes what runs on the host without an
@@ -248,26 +257,33 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
             used = c && bench_declares(sel->benches[i], name);
         }
         if (!used && scope[0] && !covered)
-            return sb_fail(err, SB_EINVAL, "-p %s: no selected benchmark is "
-                           "or belongs to '%s'", user->kv[k].key, scope);
+            return sb_fail(err, SB_EINVAL,
+                           "-p %s: no selected benchmark is "
+                           "or belongs to '%s'",
+                           user->kv[k].key, scope);
         if (!used && scope[0])
-            return sb_fail(err, SB_EINVAL, "-p %s: no selected benchmark in "
+            return sb_fail(err, SB_EINVAL,
+                           "-p %s: no selected benchmark in "
                            "'%s' takes a parameter '%s' (see 'solbench list')",
                            user->kv[k].key, scope, name);
         if (!used) {
             if (sel->n == 1) {
                 char names[400] = "";
-                for (const sb_param_def *d = sel->benches[0]->params; d && d->name; d++) {
+                for (const sb_param_def *d = sel->benches[0]->params;
+                     d && d->name; d++) {
                     if (names[0])
                         strncat(names, ", ", sizeof names - strlen(names) - 1);
                     strncat(names, d->name, sizeof names - strlen(names) - 1);
                 }
-                return sb_fail(err, SB_EINVAL, "-p %s: unknown parameter '%s' "
-                               "for %s (it takes: %s)", user->kv[k].key,
-                               user->kv[k].key, sel->benches[0]->name,
+                return sb_fail(err, SB_EINVAL,
+                               "-p %s: unknown parameter '%s' "
+                               "for %s (it takes: %s)",
+                               user->kv[k].key, user->kv[k].key,
+                               sel->benches[0]->name,
                                names[0] ? names : "no parameters");
             }
-            return sb_fail(err, SB_EINVAL, "-p %s: no selected benchmark takes "
+            return sb_fail(err, SB_EINVAL,
+                           "-p %s: no selected benchmark takes "
                            "a parameter '%s' (see 'solbench list')",
                            user->kv[k].key, user->kv[k].key);
         }
@@ -283,16 +299,18 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
             /* the cuda benchmarks leave with --backend cpu; the host's
              * transfers and the MPI ones come with it, so name them */
             bool cuda = b->backend && strcmp(b->backend, "cuda") == 0;
-            sb_fail(err, SB_EINVAL, "--interleave: %s%s%s takes its own "
+            sb_fail(err, SB_EINVAL,
+                    "--interleave: %s%s%s takes its own "
                     "samples, so it cannot share rounds with other points%s",
                     b->name, cpu ? "" : " on ", cpu ? "" : b->backend,
-                    cuda && !ctx->backend[0] ? " (--backend cpu leaves it out)"
-                    : " (leave it out of --bench or --area)");
+                    cuda && !ctx->backend[0]
+                        ? " (--backend cpu leaves it out)"
+                        : " (leave it out of --bench or --area)");
             goto fail;
         }
         sb_pset suite_defaults = {0};
-        const char *spec = ctx->suite == SB_SUITE_FULL && b->full ? b->full
-                                                                   : b->quick;
+        const char *spec =
+            ctx->suite == SB_SUITE_FULL && b->full ? b->full : b->quick;
         if (sb_pset_add_all(&suite_defaults, spec, err))
             goto fail;
         sb_pset mine;
@@ -317,8 +335,10 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                 char a[32], m[32];
                 sb_fmt_size(need, a, sizeof a);
                 sb_fmt_size(ctx->phys_mem, m, sizeof m);
-                sb_fail(err, SB_EINVAL, "%s: needs %s of memory, more than "
-                        "this machine's %s allows", where, a, m);
+                sb_fail(err, SB_EINVAL,
+                        "%s: needs %s of memory, more than "
+                        "this machine's %s allows",
+                        where, a, m);
                 free(pts);
                 goto fail;
             }
@@ -328,15 +348,18 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                 char a[32], m[32];
                 sb_fmt_size(together, a, sizeof a);
                 sb_fmt_size(ctx->phys_mem, m, sizeof m);
-                sb_fail(err, SB_EINVAL, "--interleave: the points up to %s "
+                sb_fail(err, SB_EINVAL,
+                        "--interleave: the points up to %s "
                         "need %s of memory together, more than this "
-                        "machine's %s allows", where, a, m);
+                        "machine's %s allows",
+                        where, a, m);
                 free(pts);
                 goto fail;
             }
             if (plan->n == cap) {
                 cap = cap ? 2 * cap : 32;
-                sb_plan_item *it = realloc(plan->items, (size_t)cap * sizeof *it);
+                sb_plan_item *it =
+                    realloc(plan->items, (size_t)cap * sizeof *it);
                 if (!it) {
                     free(pts);
                     sb_fail(err, SB_ENOMEM, "out of memory");
@@ -401,8 +424,10 @@ static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
             grow = 1000.0;
         uint64_t next = (uint64_t)ceil((double)iters * grow);
         if (next <= iters || next > (1ull << 40))
-            return sb_fail(err, SB_EINVAL, "%s: the kernel takes no measurable "
-                           "time", r->bench);
+            return sb_fail(err, SB_EINVAL,
+                           "%s: the kernel takes no measurable "
+                           "time",
+                           r->bench);
         iters = next;
     }
     *out = iters;
@@ -441,7 +466,8 @@ int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
     for (int w = 0; w < ctx->warmup; w++)
         run(state, iters);
     double start = sb_now();
-    while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
+    while ((int)r->n_samples < ctx->repeat ||
+           sb_now() - start < ctx->min_time) {
         if ((rc = take_sample(run, state, iters, r, NULL, err)))
             return rc;
         if (r->n_samples >= SB_RUN_MAX_SAMPLES)
@@ -505,9 +531,9 @@ static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
 /* Appends the point's result and sets the bench up. *live: set up, to be
  * measured; a point the machine cannot run (SB_EUNSUP) stays as a skipped
  * result, not live. On an error its result is dropped again. */
-static int start_point(const sb_bench *b, const sb_params *p,
-                       const sb_ctx *ctx, sb_result_list *out, void **state,
-                       bool *live, sb_err *err)
+static int start_point(const sb_bench *b, const sb_params *p, const sb_ctx *ctx,
+                       sb_result_list *out, void **state, bool *live,
+                       sb_err *err)
 {
     *state = NULL;
     *live = false;
@@ -616,11 +642,11 @@ static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
  * every other round, so no point always runs right after the same one)
  * until every point has its --repeat samples and --min-time of them. */
 typedef struct {
-    size_t res;      /* index of its result in out */
+    size_t res; /* index of its result in out */
     void *state;
     uint64_t iters;
-    double spent;    /* seconds of samples so far */
-    bool live;       /* set up, not skipped */
+    double spent; /* seconds of samples so far */
+    bool live;    /* set up, not skipped */
 } sb__slot;
 
 static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
@@ -686,9 +712,9 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             int i = round % 2 ? n - 1 - k : k;
             if (!sl[i].live)
                 continue;
-            rc = take_sample(plan->items[i].bench->run, sl[i].state,
-                             sl[i].iters, &out->items[sl[i].res],
-                             &sl[i].spent, err);
+            rc =
+                take_sample(plan->items[i].bench->run, sl[i].state, sl[i].iters,
+                            &out->items[sl[i].res], &sl[i].spent, err);
         }
         if (rc)
             break;
@@ -728,8 +754,8 @@ int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
     int rc = 0;
     for (int i = 0; i < plan->n && rc == 0; i++) {
         show_progress(ctx, "", i, plan);
-        rc = sb_run_point(plan->items[i].bench, &plan->items[i].point, ctx,
-                          out, err);
+        rc = sb_run_point(plan->items[i].bench, &plan->items[i].point, ctx, out,
+                          err);
     }
     show_progress(ctx, NULL, 0, plan);
     return rc;

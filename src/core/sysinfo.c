@@ -58,10 +58,17 @@ extern char **environ;
 
 #define SB__GIB 1073741824.0
 
-const char *sb_version(void) { return SB_VERSION; }
-const char *sb_git_commit(void) { return SB_GIT_COMMIT; }
+const char *sb_version(void)
+{
+    return SB_VERSION;
+}
+const char *sb_git_commit(void)
+{
+    return SB_GIT_COMMIT;
+}
 
-/* ---- FNV-1a ---------------------------------------------------------------- */
+/* ---- FNV-1a ----------------------------------------------------------------
+ */
 
 void sb_hash_hex(const char *s, char out[17])
 {
@@ -73,7 +80,8 @@ void sb_hash_hex(const char *s, char out[17])
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-/* ---- the ISA table --------------------------------------------------------- */
+/* ---- the ISA table ---------------------------------------------------------
+ */
 
 /* Keys are the Linux /proc/cpuinfo flag names, so the two can be compared. */
 static const struct {
@@ -100,7 +108,8 @@ static bool sb__isa_has(const sb_isa *isa, size_t i)
     return *(const bool *)((const char *)isa + sb__isa_names[i].off);
 }
 
-/* ---- small helpers --------------------------------------------------------- */
+/* ---- small helpers ---------------------------------------------------------
+ */
 
 static void sb__copy(char *dst, size_t cap, const char *src)
 {
@@ -200,7 +209,8 @@ static void sb__compiler(char *out, size_t cap)
         out[--n] = '\0';
 }
 
-/* ---- hwloc: topology, caches, NUMA memory ---------------------------------- */
+/* ---- hwloc: topology, caches, NUMA memory ----------------------------------
+ */
 
 static void sb__topology(sb_sysinfo *si)
 {
@@ -235,13 +245,14 @@ static void sb__topology(sb_sysinfo *si)
             continue;
         si->cache_bytes[l] = (double)c->attr->cache.size;
         si->cache_instances[l] = hwloc_get_nbobjs_by_type(t, levels[l]);
-        int shared =
-            hwloc_get_nbobjs_inside_cpuset_by_type(t, c->cpuset, HWLOC_OBJ_CORE);
+        int shared = hwloc_get_nbobjs_inside_cpuset_by_type(t, c->cpuset,
+                                                            HWLOC_OBJ_CORE);
         si->cache_shared_by[l] = shared > 0 ? shared : 1;
     }
 
     double numa = 0.0;
-    for (hwloc_obj_t node = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, NULL);
+    for (hwloc_obj_t node =
+             hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, NULL);
          node; node = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, node))
         if (node->attr)
             numa += (double)node->attr->numanode.local_memory;
@@ -260,7 +271,8 @@ static void sb__hwloc_version(char *out, size_t cap)
 #endif
 }
 
-/* ---- collect ---------------------------------------------------------------- */
+/* ---- collect ----------------------------------------------------------------
+ */
 
 void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
 {
@@ -268,7 +280,8 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
 
     sb__cpu_ident id;
     sb__cpu_identify(&id);
-    sb__copy(si->vendor, sizeof si->vendor, id.vendor[0] ? id.vendor : "unknown");
+    sb__copy(si->vendor, sizeof si->vendor,
+             id.vendor[0] ? id.vendor : "unknown");
     sb__copy(si->hypervisor, sizeof si->hypervisor, id.hypervisor);
     si->cpu_family = id.family;
     si->cpu_model_id = id.model;
@@ -339,7 +352,8 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
 #else
     sb__copy(si->jansson_version, sizeof si->jansson_version, JANSSON_VERSION);
 #endif
-    sb__copy(si->sqlite_version, sizeof si->sqlite_version, sqlite3_libversion());
+    sb__copy(si->sqlite_version, sizeof si->sqlite_version,
+             sqlite3_libversion());
 #ifdef SB_HAVE_MPI
     {
         /* Legal before MPI_Init (MPI-3). */
@@ -354,18 +368,19 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
 #endif
 }
 
-/* ---- the fingerprint ------------------------------------------------------- */
+/* ---- the fingerprint -------------------------------------------------------
+ */
 
 int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len)
 {
     int n = 0;
     /* Appends at n; counts what would have been written when out is full. */
-#define SB__APP(...)                                                        \
-    do {                                                                    \
-        int room_ = (out && n < len) ? len - n : 0;                         \
+#define SB__APP(...)                                                           \
+    do {                                                                       \
+        int room_ = (out && n < len) ? len - n : 0;                            \
         int w_ = snprintf(room_ ? out + n : NULL, (size_t)room_, __VA_ARGS__); \
-        if (w_ > 0)                                                         \
-            n += w_;                                                        \
+        if (w_ > 0)                                                            \
+            n += w_;                                                           \
     } while (0)
 
     SB__APP("solbench.fingerprint/1;arch=%s;vendor=%s;cpu=%s;family=%d;"
@@ -394,19 +409,19 @@ int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len)
     return n;
 }
 
-/* ---- JSON ------------------------------------------------------------------ */
+/* ---- JSON ------------------------------------------------------------------
+ */
 
 /* Process-level settings that change performance: which variables count. */
 static bool sb__perf_env(const char *name)
 {
     static const char *const prefixes[] = {
-        "OMP_",   "GOMP_",  "KMP_",      "OPENBLAS_", "GOTO_",
-        "MKL_",   "OMPI_MCA_", "I_MPI_", "UCX_",      "NCCL_",
-        "HWLOC_", "SOLBENCH_"};
+        "OMP_",      "GOMP_",  "KMP_", "OPENBLAS_", "GOTO_",  "MKL_",
+        "OMPI_MCA_", "I_MPI_", "UCX_", "NCCL_",     "HWLOC_", "SOLBENCH_"};
     static const char *const exact[] = {
         "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS",
-        "CUDA_LAUNCH_BLOCKING", "GLIBC_TUNABLES", "LD_PRELOAD",
-        "MALLOC_ARENA_MAX"};
+        "CUDA_LAUNCH_BLOCKING", "GLIBC_TUNABLES",
+        "LD_PRELOAD",           "MALLOC_ARENA_MAX"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
@@ -580,9 +595,8 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
     /* OpenBLAS picks its kernels by core name. A core narrower than the
      * CPU (a library older than the CPU falls back to its SSE kernels)
      * caps every GEMM, without any other sign. */
-    const char *better = sb_gemm_core_for_isa(&si->isa,
-                                              strstr(si->vendor, "AMD") != NULL,
-                                              si->openblas_core);
+    const char *better = sb_gemm_core_for_isa(
+        &si->isa, strstr(si->vendor, "AMD") != NULL, si->openblas_core);
     if (si->openblas_core[0] && better) {
         json_t *forced = json_object_get(env, "OPENBLAS_CORETYPE");
         snprintf(buf, sizeof buf,
@@ -599,7 +613,10 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
 }
 
 /* Weak default: the CUDA backend, when built, defines the strong one. */
-__attribute__((weak)) json_t *sb_sysinfo_devices_json(void) { return NULL; }
+__attribute__((weak)) json_t *sb_sysinfo_devices_json(void)
+{
+    return NULL;
+}
 
 static json_t *sb__cache_json(const sb_sysinfo *si, int l)
 {
@@ -632,15 +649,16 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
     json_object_set_new(cpu, "stepping", json_integer(si->cpu_stepping));
     json_object_set_new(cpu, "arch", sb__jstr(si->arch));
     json_object_set_new(cpu, "hypervisor",
-                        si->hypervisor[0] ? sb__jstr(si->hypervisor) : json_null());
+                        si->hypervisor[0] ? sb__jstr(si->hypervisor)
+                                          : json_null());
     json_object_set_new(doc, "cpu", cpu);
 
-    json_object_set_new(
-        doc, "topology",
-        json_pack("{s:i, s:i, s:i, s:i, s:i}", "sockets", si->sockets, "cores",
-                  si->cores, "threads", si->threads, "threads_per_core",
-                  si->cores > 0 ? si->threads / si->cores : 1, "numa_nodes",
-                  si->numa_nodes));
+    json_object_set_new(doc, "topology",
+                        json_pack("{s:i, s:i, s:i, s:i, s:i}", "sockets",
+                                  si->sockets, "cores", si->cores, "threads",
+                                  si->threads, "threads_per_core",
+                                  si->cores > 0 ? si->threads / si->cores : 1,
+                                  "numa_nodes", si->numa_nodes));
 
     json_t *caches = json_object();
     static const char *const cname[5] = {"", "L1d", "L2", "L3", "L4"};
@@ -651,10 +669,12 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
 
     json_t *mem = json_object();
     json_object_set_new(mem, "bytes", json_integer((json_int_t)si->mem_bytes));
-    json_object_set_new(mem, "gib", json_real(round(si->mem_bytes / SB__GIB * 100) / 100));
-    json_object_set_new(mem, "numa_bytes", si->numa_mem_bytes > 0
-                                               ? json_integer((json_int_t)si->numa_mem_bytes)
-                                               : json_null());
+    json_object_set_new(mem, "gib",
+                        json_real(round(si->mem_bytes / SB__GIB * 100) / 100));
+    json_object_set_new(mem, "numa_bytes",
+                        si->numa_mem_bytes > 0
+                            ? json_integer((json_int_t)si->numa_mem_bytes)
+                            : json_null());
     json_object_set_new(doc, "memory", mem);
 
     json_t *isa = json_object();
@@ -687,8 +707,9 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
                                              "cycle_counter"};
     for (int i = 0; i < 3; i++)
         json_object_set_new(methods, fig_names[i],
-                            figs[i] > 0 ? json_real(round(figs[i] * 1000) / 1000)
-                                        : json_null());
+                            figs[i] > 0
+                                ? json_real(round(figs[i] * 1000) / 1000)
+                                : json_null());
     json_object_set_new(methods, "mul_latency_cycles",
                         ck->mul_latency > 0 ? json_integer(ck->mul_latency)
                                             : json_null());
@@ -702,7 +723,8 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
             : json_null());
     json_object_set_new(
         clock, "governor",
-        sb__sysfs_choice("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"));
+        sb__sysfs_choice(
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"));
     json_object_set_new(doc, "clock", clock);
 
     json_t *os = json_object();
@@ -725,21 +747,21 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
     json_object_set_new(doc, "build", build);
 
     json_t *libs = json_object();
-    json_object_set_new(
-        libs, "openblas",
-        json_pack("{s:o, s:s, s:s, s:i}", "version",
-                  sb__openblas_version(si->openblas_config), "core",
-                  si->openblas_core, "config", si->openblas_config, "threads",
-                  si->openblas_threads));
+    json_object_set_new(libs, "openblas",
+                        json_pack("{s:o, s:s, s:s, s:i}", "version",
+                                  sb__openblas_version(si->openblas_config),
+                                  "core", si->openblas_core, "config",
+                                  si->openblas_config, "threads",
+                                  si->openblas_threads));
     json_object_set_new(libs, "hwloc", json_string(si->hwloc_version));
     json_object_set_new(libs, "jansson", json_string(si->jansson_version));
     json_object_set_new(libs, "sqlite", json_string(si->sqlite_version));
 #ifdef __GLIBC__
     json_object_set_new(libs, "glibc", json_string(gnu_get_libc_version()));
 #endif
-    json_object_set_new(libs, "mpi", si->mpi_version[0]
-                                         ? sb__jstr(si->mpi_version)
-                                         : json_null());
+    json_object_set_new(libs, "mpi",
+                        si->mpi_version[0] ? sb__jstr(si->mpi_version)
+                                           : json_null());
     json_object_set_new(doc, "libraries", libs);
 
     json_t *devices = sb_sysinfo_devices_json();
@@ -752,7 +774,8 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
     return doc;
 }
 
-/* ---- the human summary ----------------------------------------------------- */
+/* ---- the human summary -----------------------------------------------------
+ */
 
 static const char *sb__s(const json_t *o, const char *group, const char *key)
 {
@@ -802,9 +825,10 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
     int cores = (int)sb__n(doc, "topology", "cores");
     int threads = (int)sb__n(doc, "topology", "threads");
     int numa = (int)sb__n(doc, "topology", "numa_nodes");
-    fprintf(f, "Topology     %d socket%s, %d core%s, %d thread%s, %d NUMA node%s\n",
-            sockets, sockets == 1 ? "" : "s", cores, cores == 1 ? "" : "s",
-            threads, threads == 1 ? "" : "s", numa, numa == 1 ? "" : "s");
+    fprintf(
+        f, "Topology     %d socket%s, %d core%s, %d thread%s, %d NUMA node%s\n",
+        sockets, sockets == 1 ? "" : "s", cores, cores == 1 ? "" : "s", threads,
+        threads == 1 ? "" : "s", numa, numa == 1 ? "" : "s");
 
     fprintf(f, "Caches      ");
     const char *key;
@@ -813,9 +837,9 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
     json_object_foreach((json_t *)json_object_get(doc, "caches"), key, c)
     {
         char sz[32];
-        sb__size(sz, sizeof sz,
-                 json_number_value(json_object_get(c, "bytes")));
-        int shared = (int)json_integer_value(json_object_get(c, "shared_by_cores"));
+        sb__size(sz, sizeof sz, json_number_value(json_object_get(c, "bytes")));
+        int shared =
+            (int)json_integer_value(json_object_get(c, "shared_by_cores"));
         fprintf(f, "%s %s %s x%d (%d core%s each)", ncaches ? "," : "", key, sz,
                 (int)json_integer_value(json_object_get(c, "instances")),
                 shared, shared == 1 ? "" : "s");
@@ -828,7 +852,8 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
     fprintf(f, "Memory       %s\n", mem);
 
     fprintf(f, "ISA         ");
-    const json_t *usable = json_object_get(json_object_get(doc, "isa"), "usable");
+    const json_t *usable =
+        json_object_get(json_object_get(doc, "isa"), "usable");
     size_t i;
     json_t *v;
     json_array_foreach(usable, i, v)
@@ -840,7 +865,8 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
                 label = sb__isa_names[k].label;
         fprintf(f, " %s", label ? label : "?");
     }
-    fprintf(f, "%s\n", json_array_size(usable) ? "" : " (none of those tracked)");
+    fprintf(f, "%s\n",
+            json_array_size(usable) ? "" : " (none of those tracked)");
 
     double ghz = sb__n(doc, "clock", "ghz_measured");
     const json_t *clk = json_object_get(doc, "clock");
@@ -848,9 +874,10 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
         fprintf(f, "Clock        %.2f GHz measured (%s)\n", ghz,
                 sb__s(clk, NULL, "method"));
     else if (json_is_true(json_object_get(clk, "uncertain")))
-        fprintf(f, "Clock        uncertain: add chain %.2f GHz, multiply "
-                   "chain %.2f, cycle counter %.2f (0 = not available) "
-                   "disagree by %.0f %%; no theoretical peak is given\n",
+        fprintf(f,
+                "Clock        uncertain: add chain %.2f GHz, multiply "
+                "chain %.2f, cycle counter %.2f (0 = not available) "
+                "disagree by %.0f %%; no theoretical peak is given\n",
                 sb__n(clk, "methods", "add_chain"),
                 sb__n(clk, "methods", "mul_chain"),
                 sb__n(clk, "methods", "cycle_counter"),
@@ -864,15 +891,17 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
             sb__s(doc, "os", "transparent_hugepages"));
     fprintf(f, "Build        %s; %s; target", sb__s(doc, "build", "compiler"),
             sb__s(doc, "build", "cflags"));
-    const json_t *target = json_object_get(json_object_get(doc, "build"), "target_isa");
+    const json_t *target =
+        json_object_get(json_object_get(doc, "build"), "target_isa");
     json_array_foreach(target, i, v)
         fprintf(f, " %s", json_string_value(v) ? json_string_value(v) : "?");
     fprintf(f, "%s\n", json_array_size(target) ? "" : " baseline");
 
     const json_t *libs = json_object_get(doc, "libraries");
     const json_t *ob = json_object_get(libs, "openblas");
-    fprintf(f, "Libraries    OpenBLAS %s (core %s, %d threads), hwloc %s, "
-               "jansson %s, sqlite %s",
+    fprintf(f,
+            "Libraries    OpenBLAS %s (core %s, %d threads), hwloc %s, "
+            "jansson %s, sqlite %s",
             sb__s(ob, NULL, "version"), sb__s(ob, NULL, "core"),
             (int)json_integer_value(json_object_get(ob, "threads")),
             sb__s(libs, NULL, "hwloc"), sb__s(libs, NULL, "jansson"),
@@ -892,5 +921,6 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
     fprintf(f, "%s\n", nenv ? "" : " (no performance variables set)");
 
     json_array_foreach(json_object_get(doc, "notes"), i, v)
-        fprintf(f, "Note         %s\n", json_string_value(v) ? json_string_value(v) : "");
+        fprintf(f, "Note         %s\n",
+                json_string_value(v) ? json_string_value(v) : "");
 }

@@ -38,7 +38,10 @@ void *sb_alloc_aligned(size_t bytes)
     return p;
 }
 
-void sb_free_aligned(void *p) { free(p); }
+void sb_free_aligned(void *p)
+{
+    free(p);
+}
 
 /* The topology is loaded once and never changes while the process runs. */
 hwloc_topology_t sb_topology(void)
@@ -51,8 +54,8 @@ hwloc_topology_t sb_topology(void)
          * plugins may initialise GPU drivers, slowly). */
         if (hwloc_topology_init(&topo) != 0)
             topo = NULL;
-        else if (hwloc_topology_set_io_types_filter(topo,
-                                                    HWLOC_TYPE_FILTER_KEEP_NONE) ||
+        else if (hwloc_topology_set_io_types_filter(
+                     topo, HWLOC_TYPE_FILTER_KEEP_NONE) ||
                  hwloc_topology_load(topo) != 0) {
             hwloc_topology_destroy(topo);
             topo = NULL;
@@ -107,11 +110,11 @@ int sb_numa_nodes(void)
 /* What MPI launchers put in a rank's environment: its rank (Open MPI,
  * PMIx — Open MPI 4+ and Slurm —, PMI-1/2 — MPICH's hydra, Slurm), and
  * other marks of a launch (MPICH's and Intel MPI's own). */
-static const char *const sb__rank_vars[] = {"OMPI_COMM_WORLD_RANK",
-                                            "PMIX_RANK", "PMI_RANK", NULL};
-static const char *const sb__launch_vars[] = {
-    "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS", "HYDI_CONTROL_FD",
-    NULL};
+static const char *const sb__rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                            "PMI_RANK", NULL};
+static const char *const sb__launch_vars[] = {"OMPI_COMM_WORLD_SIZE",
+                                              "PMI_SIZE", "MPI_LOCALNRANKS",
+                                              "HYDI_CONTROL_FD", NULL};
 
 long sb_launcher_rank(void)
 {
@@ -155,7 +158,8 @@ int sb_threads_setup(int threads)
 #pragma omp parallel num_threads(threads)
     {
         int tid = omp_get_thread_num();
-        hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, tid % ncores);
+        hwloc_obj_t core =
+            hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, tid % ncores);
         if (core && core->cpuset)
             hwloc_set_cpubind(t, core->cpuset, HWLOC_CPUBIND_THREAD);
     }

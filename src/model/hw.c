@@ -61,8 +61,8 @@ int sb_data_file(const char *sub, const char *name, char *out, size_t len,
     if (!name || !*name)
         return sb_fail(err, SB_EINVAL, "empty %s name", sub);
     struct stat st;
-    if (strchr(name, '/') || (strlen(name) > 5 &&
-                              strcmp(name + strlen(name) - 5, ".json") == 0)) {
+    if (strchr(name, '/') ||
+        (strlen(name) > 5 && strcmp(name + strlen(name) - 5, ".json") == 0)) {
         if (stat(name, &st) != 0)
             return sb_fail(err, SB_EINVAL, "%s file %s: not found", sub, name);
         if (!S_ISREG(st.st_mode))
@@ -75,7 +75,8 @@ int sb_data_file(const char *sub, const char *name, char *out, size_t len,
     if (sb_datadir(dir, sizeof dir) != 0)
         return sb_fail(err, SB_EIO,
                        "data folder not found (set SOLBENCH_DATA; looked "
-                       "in %s)", dir);
+                       "in %s)",
+                       dir);
     snprintf(out, len, "%s/%s/%s.json", dir, sub, name);
     if (stat(out, &st) != 0)
         return sb_fail(err, SB_EINVAL, "unknown %s '%s' (no %s)",
@@ -95,8 +96,7 @@ static int sb__num_in(json_t *o, const char *key, double *v, const char *file,
                       bool integer, sb_err *err)
 {
     if (!json_is_object(o))
-        return sb_fail(err, SB_EINVAL, "%s: %s: must be an object", file,
-                       path);
+        return sb_fail(err, SB_EINVAL, "%s: %s: must be an object", file, path);
     json_t *x = json_object_get(o, key);
     if (!x) {
         if (!required)
@@ -106,8 +106,8 @@ static int sb__num_in(json_t *o, const char *key, double *v, const char *file,
     const double d = json_is_number(x) ? json_number_value(x) : NAN;
     if (!(d >= lo && d <= hi) || (integer && d != floor(d)))
         return sb_fail(err, SB_EINVAL, "%s: %s.%s: must be %s in [%g, %g]",
-                       file, path, key, integer ? "an integer" : "a number",
-                       lo, hi);
+                       file, path, key, integer ? "an integer" : "a number", lo,
+                       hi);
     *v = d;
     return 0;
 }
@@ -127,8 +127,8 @@ static int sb__str(json_t *o, const char *key, char *out, size_t len,
 }
 
 /* An optional object field; present, it must be an object. */
-static int sb__obj(json_t *doc, const char *key, json_t **out,
-                   const char *file, sb_err *err)
+static int sb__obj(json_t *doc, const char *key, json_t **out, const char *file,
+                   sb_err *err)
 {
     *out = json_object_get(doc, key);
     if (*out && !json_is_object(*out))
@@ -152,8 +152,8 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
     json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (!doc)
-        return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line,
-                       je.column, je.text);
+        return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line, je.column,
+                       je.text);
     rc = SB_EINVAL;
     if (!json_is_object(doc)) {
         sb_fail(err, SB_EINVAL, "%s: $: must be an object", path);
@@ -176,18 +176,21 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         goto out;
     }
     if (json_object_size(pk) > SB_HW_MAX_PEAKS) {
-        sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: more than %d dtypes",
-                path, SB_HW_MAX_PEAKS);
+        sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: more than %d dtypes", path,
+                SB_HW_MAX_PEAKS);
         goto out;
     }
     const char *k;
     json_t *v;
-    json_object_foreach(pk, k, v) {
+    json_object_foreach(pk, k, v)
+    {
         /* 1 GFLOP/s to 1 EFLOP/s a chip */
-        if (!json_is_number(v) || !(json_number_value(v) >= 1e-3 &&
-                                    json_number_value(v) <= 1e6)) {
-            sb_fail(err, SB_EINVAL, "%s: $.peak_tflops.%s: must be a number "
-                    "in [0.001, 1e6] (TFLOP/s)", path, k);
+        if (!json_is_number(v) ||
+            !(json_number_value(v) >= 1e-3 && json_number_value(v) <= 1e6)) {
+            sb_fail(err, SB_EINVAL,
+                    "%s: $.peak_tflops.%s: must be a number "
+                    "in [0.001, 1e6] (TFLOP/s)",
+                    path, k);
             goto out;
         }
         snprintf(hw->peak[hw->n_peaks].dtype, sizeof hw->peak[0].dtype, "%s",
@@ -206,7 +209,8 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         goto out;
     }
     size_t i;
-    json_array_foreach(mem, i, v) {
+    json_array_foreach(mem, i, v)
+    {
         char p[32];
         snprintf(p, sizeof p, "$.memory[%zu]", i);
         double gbps = 0, gb = 0;
@@ -232,8 +236,8 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
                        0.0, 1e6, false, err) ||
             sb__num_in(o, "latency_us", &lat, path, "$.scaleup", 0, 0.0, 1e6,
                        false, err) ||
-            sb__num_in(o, "domain_chips", &dom, path, "$.scaleup", 0, 1.0,
-                       1e6, true, err) ||
+            sb__num_in(o, "domain_chips", &dom, path, "$.scaleup", 0, 1.0, 1e6,
+                       true, err) ||
             sb__str(o, "name", hw->scaleup_name, sizeof hw->scaleup_name, path,
                     "$.scaleup", err))
             goto out;
@@ -273,8 +277,8 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
     } else {
         hw->chips_per_node = 1;
     }
-    if (sb__num_in(doc, "price_per_chip_hour", &hw->price_chip_hour, path,
-                   "$", 0, 0.0, 1e6, false, err))
+    if (sb__num_in(doc, "price_per_chip_hour", &hw->price_chip_hour, path, "$",
+                   0, 0.0, 1e6, false, err))
         goto out;
     rc = 0;
 out:
@@ -293,7 +297,8 @@ int sb_hw_list(char ***names, int *n, sb_err *err)
     *names = NULL;
     *n = 0;
     if (sb_datadir(dir, sizeof dir) != 0)
-        return sb_fail(err, SB_EIO, "data folder not found (set "
+        return sb_fail(err, SB_EIO,
+                       "data folder not found (set "
                        "SOLBENCH_DATA)");
     snprintf(hwdir, sizeof hwdir, "%s/hw", dir);
     DIR *d = opendir(hwdir);
@@ -330,7 +335,8 @@ double sb_hw_peak(const sb_hw_spec *hw, const char *dtype)
     return 0;
 }
 
-/* ---- ceilings -------------------------------------------------------------- */
+/* ---- ceilings --------------------------------------------------------------
+ */
 
 void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c)
 {
@@ -349,8 +355,7 @@ void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c)
         sb_ceil_set(c, "host.h2d", hw->host_Bps, "datasheet");
     if (hw->scaleup_Bps > 0) {
         sb_ceil_set(c, "net.scaleup.beta_Bps", hw->scaleup_Bps, "datasheet");
-        sb_ceil_set(c, "net.scaleup.alpha_s", hw->scaleup_alpha_s,
-                    "datasheet");
+        sb_ceil_set(c, "net.scaleup.alpha_s", hw->scaleup_alpha_s, "datasheet");
         sb_ceil_set(c, "net.scaleup.domain", hw->scaleup_domain, "datasheet");
     }
     if (hw->scaleout_Bps_node > 0) {
@@ -441,11 +446,12 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
                          &count);
         } else if (strcmp(r->area, "network") == 0) {
             const sb_pval *sz = sb_p_find(&r->params, "size");
-            double a = sb__metric(r, "alpha_us"), b = sb__metric(r, "beta_GBps");
+            double a = sb__metric(r, "alpha_us"),
+                   b = sb__metric(r, "beta_GBps");
             if (!(a > 0 || b > 0) || (sz && strcmp(sz->text, "fit") != 0))
                 continue;
-            const char *coll = strchr(r->bench, '.') ? strchr(r->bench, '.') + 1
-                                                     : r->bench;
+            const char *coll =
+                strchr(r->bench, '.') ? strchr(r->bench, '.') + 1 : r->bench;
             /* A fit without a finite beta (time flat in size) says
              * nothing about bandwidth: keep only its alpha. */
             snprintf(name, sizeof name, "net.%s.alpha_s", coll);
@@ -460,8 +466,8 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
     }
     /* The host's memory is the capacity of a CPU run's only "chip"; a
      * spec's capacity (an accelerator's) is left alone. */
-    double mem = json_number_value(json_object_get(
-        json_object_get(run->system, "memory"), "bytes"));
+    double mem = json_number_value(
+        json_object_get(json_object_get(run->system, "memory"), "bytes"));
     if (mem > 0 && !(sb_ceil_get(c, "mem.bytes") > 0)) {
         sb_ceil_set(c, "mem.bytes", mem, "sysinfo");
         count++;
@@ -487,8 +493,8 @@ double sb_ceil_main_bw(const sb_ceilings *c, const char **name)
 
 double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name)
 {
-    static const char *chain[] = {"fp8", "bf16", "fp16", "tf32", "fp32",
-                                  "fp64"};
+    static const char *chain[] = {"fp8",  "bf16", "fp16",
+                                  "tf32", "fp32", "fp64"};
     int start = 0;
     for (int i = 0; i < 6; i++)
         if (strcmp(chain[i], dtype) == 0)

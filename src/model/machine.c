@@ -20,7 +20,8 @@ int sb_machine_load(const char *hw, const sb_run *run, sb_ceilings *c,
     if (desc && len)
         desc[0] = '\0';
     if (!hw && !run)
-        return sb_fail(err, SB_EINVAL, "no machine model: give --hw NAME "
+        return sb_fail(err, SB_EINVAL,
+                       "no machine model: give --hw NAME "
                        "(solbench hw list), --results FILE or --run ID");
     if (hw) {
         int rc = sb_hw_load(hw, spec, err);

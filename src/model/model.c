@@ -31,16 +31,17 @@ typedef struct sb__ctx {
     const sb_ceilings *c;
     sb_prediction *p;
     double peak, bw, host_bw;
-    double mats;              /* 3 gated, 2 plain */
-    double dqk, dv;           /* per-head widths of scores and values */
-    double p_qkv, p_o;        /* per layer */
-    int Ls;                   /* layers per pipeline stage */
+    double mats;       /* 3 gated, 2 plain */
+    double dqk, dv;    /* per-head widths of scores and values */
+    double p_qkv, p_o; /* per layer */
+    int Ls;            /* layers per pipeline stage */
     double dense_layers_chip, moe_layers_chip;
-    int fsdp_e, dp_e;         /* expert weights: FSDP and replica groups */
+    int fsdp_e, dp_e; /* expert weights: FSDP and replica groups */
     const char *stage;
 } sb__ctx;
 
-/* ---- collectives ----------------------------------------------------------- */
+/* ---- collectives -----------------------------------------------------------
+ */
 
 /* The share of S each chip sends: the bus-bandwidth factor the
  * collectives report with (netmodel.h); nothing moves in a group of one. */
@@ -52,8 +53,8 @@ static double sb__factor(const char *coll, int g)
 
 /* Fills the network terms of a phase. `stride` is the product of the mesh
  * axes inside this one (the group's chips are `stride` apart). */
-static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll,
-                    int group, int stride, double S_total, double calls)
+static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
+                    int stride, double S_total, double calls)
 {
     snprintf(ph->collective, sizeof ph->collective, "%s", coll);
     ph->group = group;
@@ -93,7 +94,8 @@ static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll,
     ph->t_latency = calls * a;
 }
 
-/* ---- phases ------------------------------------------------------------------ */
+/* ---- phases
+ * ------------------------------------------------------------------ */
 
 static sb_phase *sb__add(sb__ctx *x, const char *name)
 {
@@ -174,8 +176,9 @@ static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
     if (w->kind == SB_JOB_INFER && sq == 1) {
         /* Decode: read the whole KV cache of the context once. */
         double kv_shard = w->mla ? 1.0 : fmin((double)w->tensor, w->kv_heads);
-        double kv_layer = w->mla ? (w->kv_lora_rank + w->rope_dim) * w->kv_bytes
-                                 : 2.0 * w->kv_heads * w->head_dim * w->kv_bytes;
+        double kv_layer = w->mla
+                              ? (w->kv_lora_rank + w->rope_dim) * w->kv_bytes
+                              : 2.0 * w->kv_heads * w->head_dim * w->kv_bytes;
         io = skv * kv_layer / kv_shard + hq * (x->dqk + x->dv) * w->a_bytes;
     } else {
         /* Flash-style tiling: Q and O once, K and V once per block of
@@ -186,14 +189,17 @@ static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
         double tiles = ceil(sq / SB_ATTN_Q_REUSE);
         double kv_passes = causal ? (tiles + 1) / 2.0 : tiles;
         io = (sq * hq * (x->dqk + x->dv) +
-              kv_passes * skv * hkv * (x->dqk + x->dv)) * w->a_bytes;
+              kv_passes * skv * hkv * (x->dqk + x->dv)) *
+             w->a_bytes;
         if (strcmp(w->attention_kernel, "naive") == 0)
             /* Scores materialised: fp32 S written and read, P written and
              * read at the activation width, for all sq x skv entries. */
             io += hq * sq * skv * (2 * 4.0 + 2 * w->a_bytes);
         if (w->kind == SB_JOB_INFER) /* prefill writes the KV cache */
-            io += skv * (w->mla ? (w->kv_lora_rank + w->rope_dim)
-                                : 2.0 * hkv * w->head_dim) * w->kv_bytes;
+            io += skv *
+                  (w->mla ? (w->kv_lora_rank + w->rope_dim)
+                          : 2.0 * hkv * w->head_dim) *
+                  w->kv_bytes;
     }
     ph->bytes += io * seqs * layers * mult;
 }
@@ -211,8 +217,8 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
         ph->t = fmax(fmax(ph->t_compute, ph->t_memory), fmax(net, ph->t_host));
     else
         ph->t = fmax(ph->t_compute, ph->t_memory) + net + ph->t_host;
-    double terms[5] = {ph->t_compute, ph->t_memory, ph->t_network,
-                       ph->t_host, ph->t_latency};
+    double terms[5] = {ph->t_compute, ph->t_memory, ph->t_network, ph->t_host,
+                       ph->t_latency};
     sb_bound kinds[5] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY, SB_BOUND_NETWORK,
                          SB_BOUND_HOST, SB_BOUND_LATENCY};
     int best = 0;
@@ -269,8 +275,8 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         ph->bytes = tok_sp * d * (w->w_bytes + w->a_bytes) *
                     (train ? 2.0 : 1.0) / w->pipeline;
         if (train) /* scatter-add of the gradient rows */
-            ph->bytes += tok_sp * d * (w->a_bytes + 2 * w->g_bytes) /
-                         w->pipeline;
+            ph->bytes +=
+                tok_sp * d * (w->a_bytes + 2 * w->g_bytes) / w->pipeline;
     }
     if ((ph = sb__add(x, "qkv projection")))
         sb__linear(x, ph, tokens, d, x->p_qkv / d / T, x->Ls, mb);
@@ -280,8 +286,8 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
     if ((ph = sb__add(x, "output projection")))
         sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb);
     if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp")))
-        sb__linear(x, ph, tokens, d, x->mats * w->ffn / T,
-                   x->dense_layers_chip, mb);
+        sb__linear(x, ph, tokens, d, x->mats * w->ffn / T, x->dense_layers_chip,
+                   mb);
     if (x->moe_layers_chip > 0) {
         double E = w->experts, k = w->top_k, ep = w->expert;
         if ((ph = sb__add(x, "router"))) {
@@ -289,9 +295,10 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
             ph->flops = 2.0 * tok_sp * d * E * x->moe_layers_chip * mult;
             /* hidden in, fp32 logits out and back, then the local
              * permutation of k copies of each token and its inverse */
-            ph->bytes = tok_sp * (d * w->a_bytes + 2 * 4.0 * E +
-                                  4.0 * k * d * w->a_bytes) *
-                        x->moe_layers_chip * mult;
+            ph->bytes =
+                tok_sp *
+                (d * w->a_bytes + 2 * 4.0 * E + 4.0 * k * d * w->a_bytes) *
+                x->moe_layers_chip * mult;
             /* its weights, d x E per MoE layer, whole on every chip */
             ph->bytes += sb__weight_bytes(x, d * E * x->moe_layers_chip, mb);
         }
@@ -309,13 +316,14 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
             double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
             double L = x->moe_layers_chip;
             ph->flops += 2.0 * routed * d * x->mats * eff / T * L * mult;
-            ph->bytes += routed * (2 * d + x->mats * eff / T) * w->a_bytes *
-                         L * mult;
+            ph->bytes +=
+                routed * (2 * d + x->mats * eff / T) * w->a_bytes * L * mult;
             double wts = touched * x->mats * d * eff / T * L;
-            ph->bytes += train ? wts * (w->w_bytes * mb *
-                                            (2.0 + (w->remat == SB_REMAT_FULL)) +
-                                        2.0 * w->g_bytes)
-                               : wts * w->w_bytes * mb;
+            ph->bytes += train
+                             ? wts * (w->w_bytes * mb *
+                                          (2.0 + (w->remat == SB_REMAT_FULL)) +
+                                      2.0 * w->g_bytes)
+                             : wts * w->w_bytes * mb;
             if (w->shared_experts > 0)
                 sb__linear(x, ph, tokens, d,
                            w->shared_experts * x->mats * eff / T,
@@ -335,10 +343,10 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
             ffn_act += x->moe_layers_chip *
                        (w->top_k * w->capacity_factor + w->shared_experts) *
                        w->expert_ffn;
-        double per_tok = x->Ls * (4 * d + 6 * d +
-                                  2.0 * (w->q_heads + w->kv_heads) *
-                                      w->head_dim) +
-                         ffn_act * (w->gated ? 3.0 : 2.0);
+        double per_tok =
+            x->Ls * (4 * d + 6 * d +
+                     2.0 * (w->q_heads + w->kv_heads) * w->head_dim) +
+            ffn_act * (w->gated ? 3.0 : 2.0);
         double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
         ph->bytes = tok_sp * per_tok * w->a_bytes * mult;
         ph->flops = tok_sp * per_tok * 2.0 * mult;
@@ -348,11 +356,11 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
     }
     if ((ph = sb__add(x, "lm head"))) {
         double lm_tokens = train ? tokens : seqs; /* inference: last token */
-        sb__linear(x, ph, lm_tokens / w->pipeline, d, (double)w->vocab / T,
-                   1, mb / w->pipeline);
+        sb__linear(x, ph, lm_tokens / w->pipeline, d, (double)w->vocab / T, 1,
+                   mb / w->pipeline);
         /* softmax / cross-entropy over the logits (fp32) */
-        ph->bytes += lm_tokens / w->pipeline * w->vocab / T * 4.0 *
-                     (train ? 3.0 : 1.0);
+        ph->bytes +=
+            lm_tokens / w->pipeline * w->vocab / T * 4.0 * (train ? 3.0 : 1.0);
     }
     if (w->pipeline > 1 && (ph = sb__add(x, "pipeline send/recv"))) {
         /* Activations forward and their gradients backward across each
@@ -390,8 +398,7 @@ static void sb__train(sb__ctx *x)
     if (w->fsdp > 1 && (ph = sb__add(x, "fsdp all-gather"))) {
         double passes = 2.0; /* forward and backward */
         sb__net(x, ph, "allgather", w->fsdp, w->tensor,
-                dense_unsh * w->w_bytes * passes * mb,
-                x->Ls * passes * mb);
+                dense_unsh * w->w_bytes * passes * mb, x->Ls * passes * mb);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
@@ -407,8 +414,8 @@ static void sb__train(sb__ctx *x)
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
-            sb__net(x, &e, "reduce_scatter", x->fsdp_e,
-                    w->tensor * w->expert, exp_unsh * w->g_bytes * mb, 0);
+            sb__net(x, &e, "reduce_scatter", x->fsdp_e, w->tensor * w->expert,
+                    exp_unsh * w->g_bytes * mb, 0);
             ph->t_network += e.t_network;
             ph->comm_bytes += e.comm_bytes;
         }
@@ -435,8 +442,9 @@ static void sb__train(sb__ctx *x)
     }
     if ((ph = sb__add(x, "optimizer update"))) {
         double params_chip = dense_chip + exp_chip;
-        double states = strcmp(w->optimizer, "adam") == 0 ? 2.0 :
-                        strcmp(w->optimizer, "sgd") == 0 ? 1.0 : 0.1;
+        double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
+                        : strcmp(w->optimizer, "sgd") == 0 ? 1.0
+                                                           : 0.1;
         double master = w->w_bytes < 4 ? w->opt_bytes : 0;
         ph->bytes = params_chip * (2.0 * (states * w->opt_bytes + master) +
                                    w->g_bytes + w->w_bytes);
@@ -493,10 +501,10 @@ static double sb__decode_reads(const sb__ctx *x, double b, double context)
                     sb__norm_params(x) + (double)w->vocab * d / T / PP;
     if (x->moe_layers_chip > 0) {
         double expert = x->mats * d * w->expert_ffn / T;
-        params += (d * w->experts +
-                   (sb__experts_touched(x, b, true) + w->shared_experts) *
-                       expert) *
-                  x->moe_layers_chip;
+        params +=
+            (d * w->experts +
+             (sb__experts_touched(x, b, true) + w->shared_experts) * expert) *
+            x->moe_layers_chip;
     }
     double rows = b / T * d / PP; /* the lookup's sequence-parallel share */
     double kv_shard = w->mla ? 1.0 : fmin(T, w->kv_heads);
@@ -539,19 +547,21 @@ static void sb__memory(sb__ctx *x)
     double d = w->d_model;
     if (w->kind == SB_JOB_TRAIN) {
         m->grads = params_chip * w->g_bytes;
-        double states = strcmp(w->optimizer, "adam") == 0 ? 2.0 :
-                        strcmp(w->optimizer, "sgd") == 0 ? 1.0 : 0.1;
+        double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
+                        : strcmp(w->optimizer, "sgd") == 0 ? 1.0
+                                                           : 0.1;
         m->optimizer = params_chip * (states * w->opt_bytes +
                                       (w->w_bytes < 4 ? w->opt_bytes : 0));
         double R = (double)w->data * w->fsdp;
-        double tok_mb = (double)w->global_batch * w->seq_len /
-                        (R * w->microbatches);
+        double tok_mb =
+            (double)w->global_batch * w->seq_len / (R * w->microbatches);
         double ffn_act = 0;
         int nl = w->layers;
         double moe_frac = (double)s->moe_layers / nl;
         ffn_act = (1 - moe_frac) * w->ffn +
-                  moe_frac * (w->top_k * w->capacity_factor +
-                              w->shared_experts) * w->expert_ffn;
+                  moe_frac *
+                      (w->top_k * w->capacity_factor + w->shared_experts) *
+                      w->expert_ffn;
         double qkv = (w->q_heads + 2.0 * w->kv_heads) * w->head_dim;
         double attn_int = qkv + w->q_heads * (double)w->head_dim;
         if (strcmp(w->attention_kernel, "naive") == 0)
@@ -567,24 +577,25 @@ static void sb__memory(sb__ctx *x)
         else
             per_layer = full_set;
         double in_flight = fmin(PP, w->microbatches);
-        m->activations = tok_mb / T * (x->Ls * per_layer +
-                                       (w->remat == SB_REMAT_FULL ? full_set
-                                                                  : 0)) *
+        m->activations = tok_mb / T *
+                             (x->Ls * per_layer +
+                              (w->remat == SB_REMAT_FULL ? full_set : 0)) *
                              w->a_bytes * in_flight +
                          tok_mb * w->vocab / T * 4.0 / PP; /* fp32 logits */
     } else {
         double R = (double)w->data * w->fsdp;
         double b = ceil(w->concurrency / R);
-        double len = ceil((double)(w->prompt_len + w->output_len) /
-                          w->kv_page) * w->kv_page;
+        double len =
+            ceil((double)(w->prompt_len + w->output_len) / w->kv_page) *
+            w->kv_page;
         double kv_shard = w->mla ? 1.0 : fmin((double)T, w->kv_heads);
         m->kv_cache = b * len * s->kv_bytes_per_token / (PP * kv_shard);
         m->activations = w->prompt_len *
                          (4 * d + x->mats * fmax(w->ffn, w->expert_ffn) / T) *
                          w->a_bytes;
     }
-    m->total = m->weights + m->grads + m->optimizer + m->activations +
-               m->kv_cache;
+    m->total =
+        m->weights + m->grads + m->optimizer + m->activations + m->kv_cache;
     m->capacity = sb_ceil_get(x->c, "mem.bytes");
     m->fits = !(m->capacity > 0) || m->total <= m->capacity;
 }
@@ -606,10 +617,13 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
     snprintf(p->bw_name, sizeof p->bw_name, "%s", bw_name);
     x.host_bw = sb_ceil_get(c, "host.h2d");
     if (!(x.peak > 0))
-        return sb_fail(err, SB_EINVAL, "the machine model has no compute "
-                       "peak for %s (nor a wider type)", w->a_dtype);
+        return sb_fail(err, SB_EINVAL,
+                       "the machine model has no compute "
+                       "peak for %s (nor a wider type)",
+                       w->a_dtype);
     if (!(x.bw > 0))
-        return sb_fail(err, SB_EINVAL, "the machine model has no memory "
+        return sb_fail(err, SB_EINVAL,
+                       "the machine model has no memory "
                        "bandwidth (bw.HBM / bw.DRAM / bw.read / bw.triad)");
     p->peak_flops = x.peak;
     p->mem_bw = x.bw;
@@ -647,8 +661,7 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
         p->model_flops_per_token =
             6.0 * s->n_for_mfu +
             12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
-        p->mfu = p->model_flops_per_token * p->tokens_per_s /
-                 (chips * x.peak);
+        p->mfu = p->model_flops_per_token * p->tokens_per_s / (chips * x.peak);
         double hw = 0;
         for (int i = 0; i < p->n; i++)
             hw += p->ph[i].flops;
@@ -707,12 +720,11 @@ int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,
     if (!(cap > 0))
         return 0;
     int ep_shard = w->expert > 0 ? w->expert : 1;
-    double chip = (s.params_dense / ((double)w->tensor * w->pipeline *
-                                     w->fsdp) +
-                   s.params_expert / ((double)w->tensor * w->pipeline *
-                                      (w->fsdp > ep_shard ? w->fsdp
-                                                          : ep_shard))) *
-                  w->w_bytes;
+    double chip =
+        (s.params_dense / ((double)w->tensor * w->pipeline * w->fsdp) +
+         s.params_expert / ((double)w->tensor * w->pipeline *
+                            (w->fsdp > ep_shard ? w->fsdp : ep_shard))) *
+        w->w_bytes;
     if (chip > SB_WL_ABSURD_FIT * cap)
         return sb_fail(err, SB_EINVAL,
                        "%s: $.topology.chips: the weights alone need %.3g GB "

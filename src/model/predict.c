@@ -33,8 +33,7 @@ static bool sb__sets_key(const char *const *sets, int n, const char *a,
     return false;
 }
 
-int sb_workload_apply(json_t *doc, const char *const *sets, int n,
-                      sb_err *err)
+int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
 {
     if (n == 0)
         return 0;
@@ -91,7 +90,8 @@ int sb_workload_apply(json_t *doc, const char *const *sets, int n,
     return 0;
 }
 
-/* ---- interventions -------------------------------------------------------- */
+/* ---- interventions --------------------------------------------------------
+ */
 
 static const char *sb__advice(sb_bound cls, const sb_phase *ph,
                               const sb_workload *w)
@@ -180,8 +180,8 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
         snprintf(iv->stage, sizeof iv->stage, "%s", ph->stage);
         iv->t_s = ph->t;
         iv->share = ph->share;
-        iv->at_stake_s = p->w.overlap == SB_OVERLAP_FULL ? top - second
-                                                         : ph->t - second;
+        iv->at_stake_s =
+            p->w.overlap == SB_OVERLAP_FULL ? top - second : ph->t - second;
         if (iv->at_stake_s < 0)
             iv->at_stake_s = 0;
         snprintf(iv->what, sizeof iv->what, "%s",
@@ -191,7 +191,8 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
     return n;
 }
 
-/* ---- printing --------------------------------------------------------------- */
+/* ---- printing ---------------------------------------------------------------
+ */
 
 static const char *sb__eng(double v, char *buf, size_t len)
 {
@@ -205,8 +206,7 @@ static const char *sb__eng(double v, char *buf, size_t len)
     return buf;
 }
 
-static void sb__phase_table(FILE *f, const sb_prediction *p,
-                            const char *stage)
+static void sb__phase_table(FILE *f, const sb_prediction *p, const char *stage)
 {
     char a[32], b[32], c[32], d[32], e[32];
     fprintf(f, "  %-34s %10s %10s %10s %10s %10s %6s  %-8s %s\n", "phase",
@@ -236,14 +236,17 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
     const sb_workload *w = &p->w;
     const sb_wl_sizes *s = &p->sizes;
     char a[32], b[32];
-    fprintf(f, "workload %s: %s, %.2fB parameters (%.2fB active), %d chips "
+    fprintf(f,
+            "workload %s: %s, %.2fB parameters (%.2fB active), %d chips "
             "(data %d, fsdp %d, tensor %d, expert %d, pipeline %d)\n",
             w->name, w->kind == SB_JOB_TRAIN ? "training" : "inference",
             s->params_total / 1e9, s->params_active / 1e9, w->chips, w->data,
             w->fsdp, w->tensor, w->expert, w->pipeline);
-    fprintf(f, "machine: peak %s FLOP/s (%s), memory %s B/s (%s); overlap "
-            "assumption: %s\n", sb__eng(p->peak_flops, a, sizeof a),
-            p->peak_name, sb__eng(p->mem_bw, b, sizeof b), p->bw_name,
+    fprintf(f,
+            "machine: peak %s FLOP/s (%s), memory %s B/s (%s); overlap "
+            "assumption: %s\n",
+            sb__eng(p->peak_flops, a, sizeof a), p->peak_name,
+            sb__eng(p->mem_bw, b, sizeof b), p->bw_name,
             w->overlap == SB_OVERLAP_FULL
                 ? "full (phase = max of its terms; communication hidden "
                   "behind compute)"
@@ -261,21 +264,29 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                     p->pct_sol);
         fprintf(f, "\n  tokens/s         %.4g (%.0f tokens per step)\n",
                 p->tokens_per_s, p->tokens_per_step);
-        fprintf(f, "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
-                "FLOP/token)\n", 100 * p->mfu, p->model_flops_per_token);
-        fprintf(f, "  HFU              %.1f%% (%.3g FLOP/token executed, "
-                "remat %s)\n", 100 * p->hfu, p->hw_flops_per_token,
-                w->remat == SB_REMAT_FULL ? "full" :
-                w->remat == SB_REMAT_SELECTIVE ? "selective" : "none");
-        fprintf(f, "  cost             $%.4g per step, $%.4g per million "
-                "tokens ($%.2f per chip-hour)\n", p->cost_per_step,
-                p->cost_per_mtok, p->price_chip_hour);
+        fprintf(f,
+                "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
+                "FLOP/token)\n",
+                100 * p->mfu, p->model_flops_per_token);
+        fprintf(f,
+                "  HFU              %.1f%% (%.3g FLOP/token executed, "
+                "remat %s)\n",
+                100 * p->hfu, p->hw_flops_per_token,
+                w->remat == SB_REMAT_FULL        ? "full"
+                : w->remat == SB_REMAT_SELECTIVE ? "selective"
+                                                 : "none");
+        fprintf(f,
+                "  cost             $%.4g per step, $%.4g per million "
+                "tokens ($%.2f per chip-hour)\n",
+                p->cost_per_step, p->cost_per_mtok, p->price_chip_hour);
     } else {
         fprintf(f, "\nprefill of one %d-token prompt (per chip):\n",
                 w->prompt_len);
         sb__phase_table(f, p, "prefill");
-        fprintf(f, "\ndecode step, %d concurrent requests, context %.0f "
-                "(per chip):\n", w->concurrency, p->context);
+        fprintf(f,
+                "\ndecode step, %d concurrent requests, context %.0f "
+                "(per chip):\n",
+                w->concurrency, p->context);
         sb__phase_table(f, p, "decode");
         fprintf(f, "\ntotals:\n");
         fprintf(f, "  TTFT             %s\n",
@@ -290,12 +301,14 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
         fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
                 sb_fmt_time(p->request_s, "us", a, sizeof a), w->output_len);
         fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
-        fprintf(f, "  cost             $%.4g per million output tokens "
-                "($%.2f per chip-hour)\n", p->cost_per_mtok,
-                p->price_chip_hour);
+        fprintf(f,
+                "  cost             $%.4g per million output tokens "
+                "($%.2f per chip-hour)\n",
+                p->cost_per_mtok, p->price_chip_hour);
     }
     const sb_mem_use *m = &p->mem;
-    fprintf(f, "  memory per chip  %.2f GB: weights %.2f, gradients %.2f, "
+    fprintf(f,
+            "  memory per chip  %.2f GB: weights %.2f, gradients %.2f, "
             "optimizer %.2f, activations %.2f, KV cache %.2f",
             m->total / 1e9, m->weights / 1e9, m->grads / 1e9,
             m->optimizer / 1e9, m->activations / 1e9, m->kv_cache / 1e9);
@@ -337,12 +350,13 @@ json_t *sb_predict_to_json(const sb_prediction *p)
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_string("solbench.predict/1"));
     json_object_set_new(o, "workload", json_string(w->name));
-    json_object_set_new(o, "kind", json_string(w->kind == SB_JOB_TRAIN
-                                                   ? "training"
-                                                   : "inference"));
+    json_object_set_new(
+        o, "kind",
+        json_string(w->kind == SB_JOB_TRAIN ? "training" : "inference"));
     json_object_set_new(o, "chips", json_integer(w->chips));
-    json_object_set_new(o, "overlap", json_string(
-        w->overlap == SB_OVERLAP_FULL ? "full" : "none"));
+    json_object_set_new(
+        o, "overlap",
+        json_string(w->overlap == SB_OVERLAP_FULL ? "full" : "none"));
     json_object_set_new(o, "params_total", json_real(p->sizes.params_total));
     json_object_set_new(o, "params_active", json_real(p->sizes.params_active));
     json_object_set_new(o, "kv_bytes_per_token",
@@ -383,7 +397,8 @@ json_t *sb_predict_to_json(const sb_prediction *p)
     json_t *t = json_object();
     if (w->kind == SB_JOB_TRAIN) {
         json_object_set_new(t, "step_s", json_real(p->step_s));
-        json_object_set_new(t, "tokens_per_step", json_real(p->tokens_per_step));
+        json_object_set_new(t, "tokens_per_step",
+                            json_real(p->tokens_per_step));
         json_object_set_new(t, "mfu", json_real(p->mfu));
         json_object_set_new(t, "hfu", json_real(p->hfu));
         json_object_set_new(t, "model_flops_per_token",

@@ -18,20 +18,23 @@
 
 double sb_dtype_bytes(const char *d)
 {
-    static const struct { const char *n; double b; } t[] = {
-        {"fp64", 8}, {"fp32", 4}, {"tf32", 4}, {"bf16", 2}, {"fp16", 2},
-        {"fp8", 1}, {"int8", 1}, {"int4", 0.5}, {"fp4", 0.5}};
+    static const struct {
+        const char *n;
+        double b;
+    } t[] = {{"fp64", 8}, {"fp32", 4}, {"tf32", 4},   {"bf16", 2}, {"fp16", 2},
+             {"fp8", 1},  {"int8", 1}, {"int4", 0.5}, {"fp4", 0.5}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (strcmp(d, t[i].n) == 0)
             return t[i].b;
     return 0;
 }
 
-/* ---- reading context ------------------------------------------------------ */
+/* ---- reading context ------------------------------------------------------
+ */
 
 typedef struct sb__rd {
-    const char *where;  /* file name for messages */
-    const char *text;   /* the file's text, for line:column (may be NULL) */
+    const char *where; /* file name for messages */
+    const char *text;  /* the file's text, for line:column (may be NULL) */
     sb_err *err;
     const char *const *sets; /* --set key=value applied to the document */
     int nsets;
@@ -50,7 +53,8 @@ static void sb__locate(const sb__rd *rd, const char *path, char *out,
                  rd->sets[i]);
         const char *sp = sb__set_path(key);
         if (strncmp(path, "$.", 2) == 0 && strcmp(path + 2, sp) == 0) {
-            snprintf(out, len, " (from %.60s on the command line)", rd->sets[i]);
+            snprintf(out, len, " (from %.60s on the command line)",
+                     rd->sets[i]);
             return;
         }
     }
@@ -107,8 +111,8 @@ static json_t *sb__obj(const sb__rd *rd, json_t *parent, const char *key,
 
 /* Integer field in [lo, hi]; absent → def when !required. */
 static int sb__int(const sb__rd *rd, json_t *o, const char *key,
-                   const char *ppath, bool required, long lo, long hi,
-                   int def, int *out)
+                   const char *ppath, bool required, long lo, long hi, int def,
+                   int *out)
 {
     char path[96];
     snprintf(path, sizeof path, "%s.%s", ppath, key);
@@ -124,9 +128,10 @@ static int sb__int(const sb__rd *rd, json_t *o, const char *key,
             ; /* 4096.0 is accepted as 4096 */
         else
             return sb__bad(rd, path, "must be an integer, not %s",
-                           json_is_string(v) ? "a string" :
-                           json_is_real(v) ? "a fraction" :
-                           json_is_boolean(v) ? "a boolean" : "this value");
+                           json_is_string(v)    ? "a string"
+                           : json_is_real(v)    ? "a fraction"
+                           : json_is_boolean(v) ? "a boolean"
+                                                : "this value");
     }
     double x = json_number_value(v);
     if (x < lo)
@@ -223,7 +228,8 @@ static int sb__dtype(const sb__rd *rd, json_t *o, const char *key,
     return 0;
 }
 
-/* ---- the format's fields ---------------------------------------------------- */
+/* ---- the format's fields ----------------------------------------------------
+ */
 
 /* The fields each object of the format may hold: what sb__read accepts and
  * what a --sweep key may name (sb_workload_check_key), in one place. "*"
@@ -233,7 +239,9 @@ static const char sb__job_train[] = "type|global_batch|seq_len|microbatches|"
                                     "optimizer|remat|attention_kernel";
 static const char sb__job_infer[] = "type|prompt_len|output_len|concurrency|"
                                     "kv_page|attention_kernel";
-static const struct { const char *path, *keys; } sb__fields[] = {
+static const struct {
+    const char *path, *keys;
+} sb__fields[] = {
     {"$", "name|description|source|model|dtypes|job|parallelism|topology|"
           "hardware|overlap|measured"},
     {"$.model", "layers|d_model|q_heads|kv_heads|head_dim|ffn|gated_mlp|"
@@ -256,9 +264,8 @@ static const char *sb__fields_of(const char *path, bool inference)
 {
     for (size_t i = 0; i < sizeof sb__fields / sizeof sb__fields[0]; i++)
         if (strcmp(path, sb__fields[i].path) == 0)
-            return strcmp(path, "$.job") == 0 && inference
-                       ? sb__job_infer
-                       : sb__fields[i].keys;
+            return strcmp(path, "$.job") == 0 && inference ? sb__job_infer
+                                                           : sb__fields[i].keys;
     return NULL;
 }
 
@@ -285,7 +292,8 @@ static int sb__known(const sb__rd *rd, json_t *o, const char *path,
     const char *keys = sb__fields_of(path, inference);
     const char *k;
     json_t *v;
-    json_object_foreach(o, k, v) {
+    json_object_foreach(o, k, v)
+    {
         if (!sb__field_in(keys, k)) {
             char p2[128];
             snprintf(p2, sizeof p2, "%s.%s", path, k);
@@ -295,12 +303,13 @@ static int sb__known(const sb__rd *rd, json_t *o, const char *path,
     return 0;
 }
 
-/* ---- the document ---------------------------------------------------------- */
+/* ---- the document ----------------------------------------------------------
+ */
 
-#define TRY(x)                                                               \
-    do {                                                                     \
-        if ((rc = (x)) != 0)                                                 \
-            return rc;                                                       \
+#define TRY(x)                                                                 \
+    do {                                                                       \
+        if ((rc = (x)) != 0)                                                   \
+            return rc;                                                         \
     } while (0)
 
 static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
@@ -331,29 +340,30 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     TRY(sb__bool(rd, m, "tied_embeddings", "$.model", false,
                  &w->tied_embeddings));
     if (w->head_dim < 1)
-        return sb__bad(rd, "$.model.head_dim", "missing and d_model / q_heads "
+        return sb__bad(rd, "$.model.head_dim",
+                       "missing and d_model / q_heads "
                        "is 0");
     if (w->q_heads % w->kv_heads != 0)
         return sb__bad(rd, "$.model.kv_heads",
                        "%d does not divide q_heads (%d): grouped-query "
-                       "attention needs whole groups", w->kv_heads,
-                       w->q_heads);
+                       "attention needs whole groups",
+                       w->kv_heads, w->q_heads);
     json_t *at = sb__obj(rd, m, "attention", "$.model.attention", false, &rc);
     if (rc)
         return rc;
     if (at) {
         char type[8];
         TRY(sb__known(rd, at, "$.model.attention", false));
-        TRY(sb__str(rd, at, "type", "$.model.attention", "gqa|mla", "gqa",
-                    type, sizeof type));
+        TRY(sb__str(rd, at, "type", "$.model.attention", "gqa|mla", "gqa", type,
+                    sizeof type));
         w->mla = strcmp(type, "mla") == 0;
         if (w->mla) {
             TRY(sb__int(rd, at, "q_lora_rank", "$.model.attention", false, 0,
                         BIG, 0, &w->q_lora_rank));
             TRY(sb__int(rd, at, "kv_lora_rank", "$.model.attention", true, 1,
                         BIG, 0, &w->kv_lora_rank));
-            TRY(sb__int(rd, at, "rope_dim", "$.model.attention", false, 0,
-                        BIG, 64, &w->rope_dim));
+            TRY(sb__int(rd, at, "rope_dim", "$.model.attention", false, 0, BIG,
+                        64, &w->rope_dim));
         }
     }
     json_t *moe = sb__obj(rd, m, "moe", "$.model.moe", false, &rc);
@@ -367,8 +377,8 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                     &w->experts));
         TRY(sb__int(rd, moe, "top_k", "$.model.moe", true, 1, 1 << 20, 0,
                     &w->top_k));
-        TRY(sb__int(rd, moe, "shared_experts", "$.model.moe", false, 0,
-                    1 << 20, 0, &w->shared_experts));
+        TRY(sb__int(rd, moe, "shared_experts", "$.model.moe", false, 0, 1 << 20,
+                    0, &w->shared_experts));
         TRY(sb__int(rd, moe, "expert_ffn", "$.model.moe", true, 1, BIG, 0,
                     &w->expert_ffn));
         TRY(sb__int(rd, moe, "first_layer", "$.model.moe", false, 0,
@@ -378,11 +388,14 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
         TRY(sb__num(rd, moe, "capacity_factor", "$.model.moe", 1.0, 16.0, 1.0,
                     &w->capacity_factor));
         if (w->top_k > w->experts)
-            return sb__bad(rd, "$.model.moe.top_k", "%d is more than the %d "
-                           "experts", w->top_k, w->experts);
+            return sb__bad(rd, "$.model.moe.top_k",
+                           "%d is more than the %d "
+                           "experts",
+                           w->top_k, w->experts);
     }
     if (w->ffn == 0 && !moe)
-        return sb__bad(rd, "$.model.ffn", "0 with no MoE: the model has no "
+        return sb__bad(rd, "$.model.ffn",
+                       "0 with no MoE: the model has no "
                        "MLP");
 
     json_t *dt = sb__obj(rd, doc, "dtypes", "$.dtypes", false, &rc);
@@ -391,8 +404,7 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     if (dt)
         TRY(sb__known(rd, dt, "$.dtypes", false));
     TRY(sb__dtype(rd, dt, "weights", "bf16", w->w_dtype, &w->w_bytes));
-    TRY(sb__dtype(rd, dt, "activations", w->w_dtype, w->a_dtype,
-                  &w->a_bytes));
+    TRY(sb__dtype(rd, dt, "activations", w->w_dtype, w->a_dtype, &w->a_bytes));
     TRY(sb__dtype(rd, dt, "kv_cache", w->a_dtype, w->kv_dtype, &w->kv_bytes));
     TRY(sb__dtype(rd, dt, "optimizer", "fp32", w->opt_dtype, &w->opt_bytes));
     TRY(sb__dtype(rd, dt, "gradients", "fp32", w->g_dtype, &w->g_bytes));
@@ -412,17 +424,16 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     if (w->kind == SB_JOB_TRAIN) {
         TRY(sb__int(rd, job, "global_batch", "$.job", true, 1, BIG, 0,
                     &w->global_batch));
-        TRY(sb__int(rd, job, "seq_len", "$.job", true, 1, BIG, 0,
-                    &w->seq_len));
+        TRY(sb__int(rd, job, "seq_len", "$.job", true, 1, BIG, 0, &w->seq_len));
         TRY(sb__int(rd, job, "microbatches", "$.job", false, 1, BIG, 1,
                     &w->microbatches));
-        TRY(sb__str(rd, job, "optimizer", "$.job", "adam|adafactor|sgd",
-                    "adam", w->optimizer, sizeof w->optimizer));
+        TRY(sb__str(rd, job, "optimizer", "$.job", "adam|adafactor|sgd", "adam",
+                    w->optimizer, sizeof w->optimizer));
         TRY(sb__str(rd, job, "remat", "$.job", "none|selective|full", "none",
                     remat, sizeof remat));
-        w->remat = strcmp(remat, "full") == 0 ? SB_REMAT_FULL :
-                   strcmp(remat, "selective") == 0 ? SB_REMAT_SELECTIVE :
-                                                     SB_REMAT_NONE;
+        w->remat = strcmp(remat, "full") == 0        ? SB_REMAT_FULL
+                   : strcmp(remat, "selective") == 0 ? SB_REMAT_SELECTIVE
+                                                     : SB_REMAT_NONE;
     } else {
         TRY(sb__int(rd, job, "prompt_len", "$.job", true, 1, BIG, 0,
                     &w->prompt_len));
@@ -468,7 +479,8 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     TRY(sb__str(rd, hw, "run", "$.hardware", NULL, "", w->hw_run,
                 sizeof w->hw_run));
     if (!w->hw_spec[0] && !w->hw_run[0])
-        return sb__bad(rd, "$.hardware.spec", "missing (a data/hw spec name, "
+        return sb__bad(rd, "$.hardware.spec",
+                       "missing (a data/hw spec name, "
                        "or hardware.run: a results file)");
     TRY(sb__num(rd, hw, "price_per_chip_hour", "$.hardware", 0, 1e6, 0,
                 &w->price_chip_hour));
@@ -483,13 +495,14 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
         TRY(sb__known(rd, meas, "$.measured", false));
         TRY(sb__num(rd, meas, "step_time_s", "$.measured", 0, 1e9, 0,
                     &w->measured_step_s));
-        json_t *ph = sb__obj(rd, meas, "phases", "$.measured.phases", false,
-                             &rc);
+        json_t *ph =
+            sb__obj(rd, meas, "phases", "$.measured.phases", false, &rc);
         if (rc)
             return rc;
         const char *k;
         json_t *v;
-        json_object_foreach(ph, k, v) {
+        json_object_foreach(ph, k, v)
+        {
             char path[96];
             snprintf(path, sizeof path, "$.measured.phases.%s", k);
             if (!json_is_number(v) || json_number_value(v) <= 0)
@@ -506,36 +519,50 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     /* In double: four degrees of up to 2^30 each overflow a long. */
     double prod = (double)w->data * w->fsdp * w->tensor * w->pipeline;
     if (prod != (double)w->chips)
-        return sb__bad(rd, "$.parallelism", "data x fsdp x tensor x pipeline "
+        return sb__bad(rd, "$.parallelism",
+                       "data x fsdp x tensor x pipeline "
                        "= %d x %d x %d x %d = %.0f, but topology.chips is %d",
                        w->data, w->fsdp, w->tensor, w->pipeline, prod,
                        w->chips);
     if (w->q_heads % w->tensor != 0)
-        return sb__bad(rd, "$.parallelism.tensor", "%d does not divide "
-                       "model.q_heads (%d)", w->tensor, w->q_heads);
+        return sb__bad(rd, "$.parallelism.tensor",
+                       "%d does not divide "
+                       "model.q_heads (%d)",
+                       w->tensor, w->q_heads);
     if (w->layers % w->pipeline != 0)
-        return sb__bad(rd, "$.parallelism.pipeline", "%d does not divide "
-                       "model.layers (%d)", w->pipeline, w->layers);
+        return sb__bad(rd, "$.parallelism.pipeline",
+                       "%d does not divide "
+                       "model.layers (%d)",
+                       w->pipeline, w->layers);
     if (w->expert > 1) {
         if (!w->experts)
-            return sb__bad(rd, "$.parallelism.expert", "%d but the model has "
-                           "no MoE", w->expert);
+            return sb__bad(rd, "$.parallelism.expert",
+                           "%d but the model has "
+                           "no MoE",
+                           w->expert);
         if (w->experts % w->expert != 0)
-            return sb__bad(rd, "$.parallelism.expert", "%d does not divide "
-                           "model.moe.experts (%d)", w->expert, w->experts);
+            return sb__bad(rd, "$.parallelism.expert",
+                           "%d does not divide "
+                           "model.moe.experts (%d)",
+                           w->expert, w->experts);
         if ((w->data * w->fsdp) % w->expert != 0)
-            return sb__bad(rd, "$.parallelism.expert", "%d does not divide "
+            return sb__bad(rd, "$.parallelism.expert",
+                           "%d does not divide "
                            "data x fsdp (%d): experts are sharded over the "
-                           "data axes", w->expert, w->data * w->fsdp);
+                           "data axes",
+                           w->expert, w->data * w->fsdp);
     }
     if (w->kind == SB_JOB_TRAIN) {
         if (w->global_batch % (w->data * w->fsdp) != 0)
-            return sb__bad(rd, "$.job.global_batch", "%d is not a multiple "
-                           "of data x fsdp (%d)", w->global_batch,
-                           w->data * w->fsdp);
+            return sb__bad(rd, "$.job.global_batch",
+                           "%d is not a multiple "
+                           "of data x fsdp (%d)",
+                           w->global_batch, w->data * w->fsdp);
         if ((w->global_batch / (w->data * w->fsdp)) % w->microbatches != 0)
-            return sb__bad(rd, "$.job.microbatches", "%d does not divide the "
-                           "%d sequences per replica", w->microbatches,
+            return sb__bad(rd, "$.job.microbatches",
+                           "%d does not divide the "
+                           "%d sequences per replica",
+                           w->microbatches,
                            w->global_batch / (w->data * w->fsdp));
     }
     if (w->mesh[0]) {
@@ -546,20 +573,26 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
             char *end;
             long d = isdigit((unsigned char)*s) ? strtol(s, &end, 10) : 0;
             if (d < 1 || d > 1000000 || mp > 1000000000L / d)
-                return sb__bad(rd, "$.topology.mesh", "'%s' is not a shape "
-                               "like 4x4x4", w->mesh);
+                return sb__bad(rd, "$.topology.mesh",
+                               "'%s' is not a shape "
+                               "like 4x4x4",
+                               w->mesh);
             mp *= d;
             s = end;
             if (!*s)
                 break;
             if (*s != 'x' && *s != 'X')
-                return sb__bad(rd, "$.topology.mesh", "'%s' is not a shape "
-                               "like 4x4x4", w->mesh);
+                return sb__bad(rd, "$.topology.mesh",
+                               "'%s' is not a shape "
+                               "like 4x4x4",
+                               w->mesh);
             s++;
         }
         if (mp != w->chips)
-            return sb__bad(rd, "$.topology.mesh", "'%s' has %ld chips but "
-                           "topology.chips is %d", w->mesh, mp, w->chips);
+            return sb__bad(rd, "$.topology.mesh",
+                           "'%s' has %ld chips but "
+                           "topology.chips is %d",
+                           w->mesh, mp, w->chips);
     }
     return 0;
 }
@@ -633,29 +666,48 @@ int sb_workload_read_file(json_t *doc, const char *path,
     return rc;
 }
 
-/* ---- --set ------------------------------------------------------------------ */
+/* ---- --set ------------------------------------------------------------------
+ */
 
-static const struct { const char *alias, *path; } sb__aliases[] = {
-    {"chips", "topology.chips"},        {"mesh", "topology.mesh"},
+static const struct {
+    const char *alias, *path;
+} sb__aliases[] = {
+    {"chips", "topology.chips"},
+    {"mesh", "topology.mesh"},
     {"chips_per_host", "topology.chips_per_host"},
-    {"data", "parallelism.data"},       {"fsdp", "parallelism.fsdp"},
-    {"tensor", "parallelism.tensor"},   {"tp", "parallelism.tensor"},
-    {"expert", "parallelism.expert"},   {"ep", "parallelism.expert"},
-    {"pipeline", "parallelism.pipeline"}, {"pp", "parallelism.pipeline"},
+    {"data", "parallelism.data"},
+    {"fsdp", "parallelism.fsdp"},
+    {"tensor", "parallelism.tensor"},
+    {"tp", "parallelism.tensor"},
+    {"expert", "parallelism.expert"},
+    {"ep", "parallelism.expert"},
+    {"pipeline", "parallelism.pipeline"},
+    {"pp", "parallelism.pipeline"},
     {"dp", "parallelism.data"},
-    {"batch", "job.global_batch"},      {"global_batch", "job.global_batch"},
-    {"seq", "job.seq_len"},             {"seq_len", "job.seq_len"},
-    {"microbatches", "job.microbatches"}, {"remat", "job.remat"},
-    {"optimizer", "job.optimizer"},     {"prompt", "job.prompt_len"},
-    {"prompt_len", "job.prompt_len"},   {"output", "job.output_len"},
-    {"output_len", "job.output_len"},   {"concurrency", "job.concurrency"},
+    {"batch", "job.global_batch"},
+    {"global_batch", "job.global_batch"},
+    {"seq", "job.seq_len"},
+    {"seq_len", "job.seq_len"},
+    {"microbatches", "job.microbatches"},
+    {"remat", "job.remat"},
+    {"optimizer", "job.optimizer"},
+    {"prompt", "job.prompt_len"},
+    {"prompt_len", "job.prompt_len"},
+    {"output", "job.output_len"},
+    {"output_len", "job.output_len"},
+    {"concurrency", "job.concurrency"},
     {"attention_kernel", "job.attention_kernel"},
-    {"hw", "hardware.spec"},            {"spec", "hardware.spec"},
+    {"hw", "hardware.spec"},
+    {"spec", "hardware.spec"},
     {"price", "hardware.price_per_chip_hour"},
-    {"weights", "dtypes.weights"},      {"activations", "dtypes.activations"},
-    {"kv_cache", "dtypes.kv_cache"},    {"layers", "model.layers"},
-    {"d_model", "model.d_model"},       {"experts", "model.moe.experts"},
-    {"top_k", "model.moe.top_k"},       {"capacity_factor", "model.moe.capacity_factor"},
+    {"weights", "dtypes.weights"},
+    {"activations", "dtypes.activations"},
+    {"kv_cache", "dtypes.kv_cache"},
+    {"layers", "model.layers"},
+    {"d_model", "model.d_model"},
+    {"experts", "model.moe.experts"},
+    {"top_k", "model.moe.top_k"},
+    {"capacity_factor", "model.moe.capacity_factor"},
 };
 
 /* The document path a --set key names: an alias's, or the key itself. */
@@ -678,9 +730,11 @@ static int sb__key_path(const char *opt, const char *key, const char **path,
     for (const char *c = *path; ok && *c; c++)
         ok = isalnum((unsigned char)*c) || *c == '_' || *c == '.';
     if (!ok)
-        return sb_fail(err, SB_EINVAL, "%s %s: the key must be a name or "
+        return sb_fail(err, SB_EINVAL,
+                       "%s %s: the key must be a name or "
                        "a dotted path of names (letters, digits, '_'), e.g. "
-                       "model.layers", opt, key);
+                       "model.layers",
+                       opt, key);
     return 0;
 }
 
@@ -688,8 +742,10 @@ int sb_workload_check_key(const json_t *doc, const char *key, sb_err *err)
 {
     const char *path;
     if (strlen(key) >= 128)
-        return sb_fail(err, SB_EINVAL, "--sweep '%.40s...': key longer than "
-                       "127 characters", key);
+        return sb_fail(err, SB_EINVAL,
+                       "--sweep '%.40s...': key longer than "
+                       "127 characters",
+                       key);
     int rc = sb__key_path("--sweep", key, &path, err);
     if (rc)
         return rc;
@@ -706,18 +762,25 @@ int sb_workload_check_key(const json_t *doc, const char *key, sb_err *err)
          tok = strtok_r(NULL, ".", &save)) {
         const char *keys = sb__fields_of(at, inference);
         if (!keys)
-            return sb_fail(err, SB_EINVAL, "--sweep %s: %s is a value, not an "
-                           "object with fields", key, at);
+            return sb_fail(err, SB_EINVAL,
+                           "--sweep %s: %s is a value, not an "
+                           "object with fields",
+                           key, at);
         size_t l = strlen(at);
         snprintf(at + l, sizeof at - l, ".%s", tok);
         if (!sb__field_in(keys, tok))
-            return sb_fail(err, SB_EINVAL, "--sweep %s: %s: unknown field "
-                           "(known here: %s%s)", key, at, keys,
-                           keys == sb__job_train ? "; an inference job has "
-                           "prompt_len|output_len|concurrency|kv_page"
-                           : keys == sb__job_infer ? "; a training job has "
-                           "global_batch|seq_len|microbatches|optimizer|remat"
-                           : "");
+            return sb_fail(
+                err, SB_EINVAL,
+                "--sweep %s: %s: unknown field "
+                "(known here: %s%s)",
+                key, at, keys,
+                keys == sb__job_train
+                    ? "; an inference job has "
+                      "prompt_len|output_len|concurrency|kv_page"
+                : keys == sb__job_infer
+                    ? "; a training job has "
+                      "global_batch|seq_len|microbatches|optimizer|remat"
+                    : "");
     }
     return 0;
 }
@@ -728,8 +791,10 @@ int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err)
     if (!eq || eq == kv)
         return sb_fail(err, SB_EINVAL, "--set '%s': expected key=value", kv);
     if (eq - kv >= 128)
-        return sb_fail(err, SB_EINVAL, "--set '%.40s...': key longer than 127 "
-                       "characters", kv);
+        return sb_fail(err, SB_EINVAL,
+                       "--set '%.40s...': key longer than 127 "
+                       "characters",
+                       kv);
     char key[128];
     snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
     const char *path;
@@ -768,7 +833,8 @@ int sb_workload_doc_set(json_t *doc, const char *kv, sb_err *err)
     return 0;
 }
 
-/* ---- sizes ------------------------------------------------------------------- */
+/* ---- sizes
+ * ------------------------------------------------------------------- */
 
 static bool sb__is_moe_layer(const sb_workload *w, int l)
 {
@@ -779,17 +845,16 @@ static bool sb__is_moe_layer(const sb_workload *w, int l)
 void sb_workload_sizes(const sb_workload *w, sb_wl_sizes *s)
 {
     memset(s, 0, sizeof *s);
-    double d = w->d_model, hq = w->q_heads, hkv = w->kv_heads,
-           hd = w->head_dim;
+    double d = w->d_model, hq = w->q_heads, hkv = w->kv_heads, hd = w->head_dim;
     double attn;
     if (w->mla) {
         /* DeepSeek-V2/V3 MLA: q down/up, kv down (+ shared rope key), kv up
          * to per-head no-rope keys and values, output projection. */
         double qdim = hq * (hd + w->rope_dim);
-        double q = w->q_lora_rank > 0
-                       ? d * w->q_lora_rank + w->q_lora_rank * qdim +
-                             w->q_lora_rank
-                       : d * qdim;
+        double q =
+            w->q_lora_rank > 0
+                ? d * w->q_lora_rank + w->q_lora_rank * qdim + w->q_lora_rank
+                : d * qdim;
         attn = q + d * (w->kv_lora_rank + w->rope_dim) + w->kv_lora_rank +
                (double)w->kv_lora_rank * hq * (hd + hd) + hq * hd * d;
         s->kv_bytes_per_token =

@@ -33,14 +33,17 @@ static const char *sb__css =
     ".c-compute{color:#d62728}.c-memory{color:#1f77b4}.c-network{color:"
     "#2ca02c}.c-host{color:#9467bd}.c-latency{color:#ff7f0e}";
 
-static void sb__h(sb_buf *b, const char *s) { sb_buf_esc(b, s); }
+static void sb__h(sb_buf *b, const char *s)
+{
+    sb_buf_esc(b, s);
+}
 
 static void sb__profile(sb_buf *b, const sb_run *run, const sb_ceilings *c,
                         const char *desc)
 {
     char t[48];
     sb_buf_printf(b, "<section id=\"profile\"><h2>Machine profile</h2>\n<p>"
-                  "Machine model: ");
+                     "Machine model: ");
     sb__h(b, desc ? desc : "");
     sb_buf_printf(b, "</p>\n");
     if (run && run->system) {
@@ -48,18 +51,20 @@ static void sb__profile(sb_buf *b, const sb_run *run, const sb_ceilings *c,
         json_t *top = json_object_get(run->system, "topology");
         json_t *mem = json_object_get(run->system, "memory");
         sb_buf_printf(b, "<p>CPU: ");
-        sb__h(b, json_string_value(json_object_get(cpu, "model")) ?
-                     json_string_value(json_object_get(cpu, "model")) : "?");
-        sb_buf_printf(b, "; %d cores, %d threads, %d NUMA node(s); memory "
-                      "%.1f GiB</p>\n",
-                      (int)json_integer_value(json_object_get(top, "cores")),
-                      (int)json_integer_value(json_object_get(top, "threads")),
-                      (int)json_integer_value(json_object_get(top,
-                                                              "numa_nodes")),
-                      json_number_value(json_object_get(mem, "gib")));
+        sb__h(b, json_string_value(json_object_get(cpu, "model"))
+                     ? json_string_value(json_object_get(cpu, "model"))
+                     : "?");
+        sb_buf_printf(
+            b,
+            "; %d cores, %d threads, %d NUMA node(s); memory "
+            "%.1f GiB</p>\n",
+            (int)json_integer_value(json_object_get(top, "cores")),
+            (int)json_integer_value(json_object_get(top, "threads")),
+            (int)json_integer_value(json_object_get(top, "numa_nodes")),
+            json_number_value(json_object_get(mem, "gib")));
     }
     sb_buf_printf(b, "<table><tr><th>ceiling</th><th>value</th><th>source"
-                  "</th></tr>\n");
+                     "</th></tr>\n");
     for (int i = 0; i < c->n; i++) {
         sb_buf_printf(b, "<tr><td>");
         sb__h(b, c->c[i].name);
@@ -95,9 +100,10 @@ static void sb__roofline(sb_buf *b, const sb_run *run, const sb_ceilings *c)
     sb_svg_roofline(b, c, rows, n, 1000, 560);
     if (n) {
         char a[40], d[40];
-        sb_buf_printf(b, "<table><tr><th>kernel</th><th>params</th><th>AI "
-                      "(FLOP/B)</th><th>achieved</th><th>attainable</th><th>"
-                      "%%SOL</th><th>binding ceiling</th><th>class</th></tr>\n");
+        sb_buf_printf(
+            b, "<table><tr><th>kernel</th><th>params</th><th>AI "
+               "(FLOP/B)</th><th>achieved</th><th>attainable</th><th>"
+               "%%SOL</th><th>binding ceiling</th><th>class</th></tr>\n");
         for (int i = 0; i < n; i++) {
             sb_roof_row *r = &rows[i];
             sb_buf_printf(b, "<tr><td>");
@@ -108,7 +114,8 @@ static void sb__roofline(sb_buf *b, const sb_run *run, const sb_ceilings *c)
                 sb_buf_printf(b, "</td><td class=\"n\">%.3g", r->ai);
             else
                 sb_buf_printf(b, "</td><td class=\"n\">-");
-            sb_buf_printf(b, "</td><td class=\"n\">%s</td><td class=\"n\">%s"
+            sb_buf_printf(b,
+                          "</td><td class=\"n\">%s</td><td class=\"n\">%s"
                           "</td><td class=\"n\">%.1f</td><td>",
                           sb_fmt_si(r->achieved, r->unit, 4, a, sizeof a),
                           sb_fmt_si(r->attainable, r->unit, 4, d, sizeof d),
@@ -120,7 +127,7 @@ static void sb__roofline(sb_buf *b, const sb_run *run, const sb_ceilings *c)
         sb_buf_printf(b, "</table>\n");
     } else {
         sb_buf_printf(b, "<p class=\"muted\">No measured kernels to place "
-                      "(the chart shows the machine's roofs).</p>\n");
+                         "(the chart shows the machine's roofs).</p>\n");
     }
     free(rows);
     sb_buf_printf(b, "</section>\n");
@@ -187,7 +194,7 @@ static void sb__curves(sb_buf *b, const sb_run *run)
 {
     sb_series s[10];
     sb_buf_printf(b, "<section id=\"bandwidth\"><h2>Bandwidth versus "
-                  "working-set size</h2>\n");
+                     "working-set size</h2>\n");
     int ns = run ? sb__series(run, false, "memory.sweep", "GBps", s, 10) : 0;
     if (ns) {
         sb_hline hl[4];
@@ -219,21 +226,21 @@ static void sb__curves(sb_buf *b, const sb_run *run)
                      nh, 1000, 460);
         sb__free_series(s, ns);
     } else {
-        sb_buf_printf(b, "<p class=\"muted\">No memory.sweep results in this "
+        sb_buf_printf(b,
+                      "<p class=\"muted\">No memory.sweep results in this "
                       "run (run <code>solbench run --bench memory.sweep</code>"
                       ").</p>\n");
     }
     sb_buf_printf(b, "</section>\n<section id=\"collectives\"><h2>Collective "
-                  "bus bandwidth versus message size</h2>\n");
+                     "bus bandwidth versus message size</h2>\n");
     ns = run ? sb__series(run, true, "network", "busbw_GBps", s, 10) : 0;
     if (ns) {
-        sb_svg_lines(b, "Bus bandwidth (nccl-tests definition)",
-                     "message size", "bus bandwidth (GB/s)", true, s, ns,
-                     NULL, 0, 1000, 460);
+        sb_svg_lines(b, "Bus bandwidth (nccl-tests definition)", "message size",
+                     "bus bandwidth (GB/s)", true, s, ns, NULL, 0, 1000, 460);
         sb__free_series(s, ns);
     } else {
         sb_buf_printf(b, "<p class=\"muted\">No network results in this run "
-                      "(run the network area under mpirun).</p>\n");
+                         "(run the network area under mpirun).</p>\n");
     }
     sb_buf_printf(b, "</section>\n");
 }
@@ -255,12 +262,13 @@ static void sb__validation(sb_buf *b, const sb_run *run)
         else
             bad++;
     }
-    sb_buf_printf(b, "<p><span class=\"%s\">%zu valid</span>, <span "
+    sb_buf_printf(b,
+                  "<p><span class=\"%s\">%zu valid</span>, <span "
                   "class=\"%s\">%zu failed verification</span>, <span "
                   "class=\"skip\">%zu skipped</span> of %zu results.</p>\n",
                   "ok", ok, bad ? "bad" : "ok", bad, skip, run->results.n);
     sb_buf_printf(b, "<table><tr><th>benchmark</th><th>params</th><th>status"
-                  "</th><th>notes</th></tr>\n");
+                     "</th><th>notes</th></tr>\n");
     size_t shown = 0;
     for (size_t i = 0; i < run->results.n; i++) {
         const sb_result *r = &run->results.items[i];
@@ -275,8 +283,12 @@ static void sb__validation(sb_buf *b, const sb_run *run)
         sb_buf_printf(b, "</td><td>");
         sb__h(b, sb_params_fmt(&r->params, pbuf, sizeof pbuf));
         sb_buf_printf(b, "</td><td class=\"%s\">%s</td><td>",
-                      r->skipped ? "skip" : r->valid ? "ok" : "bad",
-                      r->skipped ? "skipped" : r->valid ? "valid" : "INVALID");
+                      r->skipped ? "skip"
+                      : r->valid ? "ok"
+                                 : "bad",
+                      r->skipped ? "skipped"
+                      : r->valid ? "valid"
+                                 : "INVALID");
         if (r->n_notes > 0)
             sb__h(b, r->notes[0]);
         sb_buf_printf(b, "</td></tr>\n");
@@ -284,11 +296,11 @@ static void sb__validation(sb_buf *b, const sb_run *run)
     sb_buf_printf(b, "</table></section>\n");
 }
 
-static void sb__phase_rows(sb_buf *b, const sb_prediction *p,
-                           const char *stage)
+static void sb__phase_rows(sb_buf *b, const sb_prediction *p, const char *stage)
 {
     char t1[40], t2[40], t3[40], t4[40], t5[40];
-    sb_buf_printf(b, "<table><tr><th>%s phase</th><th>FLOPs</th><th>bytes"
+    sb_buf_printf(b,
+                  "<table><tr><th>%s phase</th><th>FLOPs</th><th>bytes"
                   "</th><th>comm bytes</th><th>host bytes</th><th>time</th>"
                   "<th>share</th><th>class</th><th>binding ceiling</th></tr>\n",
                   stage);
@@ -320,7 +332,7 @@ static void sb__workload(sb_buf *b, const sb_prediction *p)
     sb_buf_printf(b, "<section id=\"workload\"><h2>Workload phases</h2>\n");
     if (!p) {
         sb_buf_printf(b, "<p class=\"muted\">No workload given (use "
-                      "<code>--workload FILE</code>).</p></section>\n");
+                         "<code>--workload FILE</code>).</p></section>\n");
         return;
     }
     /* The text the command prints: its first lines (workload and machine:
@@ -366,8 +378,8 @@ static void sb__fingerprint(sb_buf *b, const sb_run *run)
         sb_buf_printf(b, "<p class=\"muted\">No run given.</p></section>\n");
         return;
     }
-    const char *fp = json_string_value(json_object_get(run->system,
-                                                       "fingerprint"));
+    const char *fp =
+        json_string_value(json_object_get(run->system, "fingerprint"));
     sb_buf_printf(b, "<p>Machine fingerprint: <code id=\"sb-fingerprint\">");
     sb__h(b, fp ? fp : "(none)");
     sb_buf_printf(b, "</code>; run <code>");
@@ -375,14 +387,14 @@ static void sb__fingerprint(sb_buf *b, const sb_run *run)
     sb_buf_printf(b, "</code>, started ");
     sb__h(b, run->started_at);
     sb_buf_printf(b, "</p>\n<details><summary>system and config</summary>"
-                  "<pre>");
+                     "<pre>");
     char *s = json_dumps(run->system, JSON_INDENT(1) | JSON_SORT_KEYS);
     if (s) {
         sb__h(b, s);
         free(s);
     }
-    if (run->config && (s = json_dumps(run->config, JSON_INDENT(1) |
-                                                        JSON_SORT_KEYS))) {
+    if (run->config &&
+        (s = json_dumps(run->config, JSON_INDENT(1) | JSON_SORT_KEYS))) {
         sb_buf_printf(b, "\n");
         sb__h(b, s);
         free(s);
@@ -395,10 +407,12 @@ int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
                    sb_err *err)
 {
     sb_buf b = {0};
-    sb_buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
+    sb_buf_printf(&b,
+                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
                   "charset=\"utf-8\"><title>solbench report</title>\n"
                   "<style>%s</style></head>\n<body>\n<h1>solbench report</h1>"
-                  "\n<p class=\"muted\">", sb__css);
+                  "\n<p class=\"muted\">",
+                  sb__css);
     if (run) {
         sb_buf_printf(&b, "run ");
         sb__h(&b, run->run_id);
@@ -420,7 +434,8 @@ int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
     sb__fingerprint(&b, run);
     /* Marks the page as rendered once the charts are in the DOM, so a
      * headless browser can check it loaded. */
-    sb_buf_printf(&b, "<p id=\"sb-status\" class=\"muted\" "
+    sb_buf_printf(&b,
+                  "<p id=\"sb-status\" class=\"muted\" "
                   "data-charts=\"0\">static</p>\n<script>(function(){var n="
                   "document.querySelectorAll('svg').length;var s=document."
                   "getElementById('sb-status');s.setAttribute('data-charts',"

@@ -62,13 +62,13 @@ static int screenshot(const char *browser, const char *svg_path,
     return 0;
 }
 
-int sb_png_write(const char *png, const sb_buf *svg, int w, int h,
-                 sb_err *err)
+int sb_png_write(const char *png, const sb_buf *svg, int w, int h, sb_err *err)
 {
     char cand[4096];
     const char *browser = find_browser(cand, sizeof cand);
     if (!browser)
-        return sb_fail(err, SB_EUNSUP, "--png needs chromium on PATH (Debian "
+        return sb_fail(err, SB_EUNSUP,
+                       "--png needs chromium on PATH (Debian "
                        "package chromium); --svg works without it");
     const char *dir = getenv("TMPDIR");
     char tmp[4200];
@@ -76,8 +76,10 @@ int sb_png_write(const char *png, const sb_buf *svg, int w, int h,
              dir && *dir ? dir : "/tmp");
     int fd = mkstemps(tmp, 4);
     if (fd < 0)
-        return sb_fail(err, SB_EIO, "%s: cannot create a temporary file for "
-                       "the SVG the browser renders", tmp);
+        return sb_fail(err, SB_EIO,
+                       "%s: cannot create a temporary file for "
+                       "the SVG the browser renders",
+                       tmp);
     close(fd);
     int rc = sb_svg_write(tmp, svg, err);
     if (rc == 0)

@@ -18,8 +18,8 @@
 void sb_cache_sizes_from_run(const sb_run *run, sb_cache_sizes *cs)
 {
     memset(cs, 0, sizeof *cs);
-    json_t *caches = run && run->system ? json_object_get(run->system, "caches")
-                                        : NULL;
+    json_t *caches =
+        run && run->system ? json_object_get(run->system, "caches") : NULL;
     static const char *names[3] = {"L1d", "L2", "L3"};
     for (int l = 0; l < 3; l++) {
         json_t *c = json_object_get(caches, names[l]);
@@ -78,8 +78,12 @@ static double sb__gemm_bytes(const sb_result *r)
         N = 4 * K;
     } else {
         double n = sb_pval_num(sb_p_find(&r->params, "n"));
-        M = (v = sb_p_find(&r->params, "m")) && sb_pval_num(v) > 0 ? sb_pval_num(v) : n;
-        K = (v = sb_p_find(&r->params, "k")) && sb_pval_num(v) > 0 ? sb_pval_num(v) : n;
+        M = (v = sb_p_find(&r->params, "m")) && sb_pval_num(v) > 0
+                ? sb_pval_num(v)
+                : n;
+        K = (v = sb_p_find(&r->params, "k")) && sb_pval_num(v) > 0
+                ? sb_pval_num(v)
+                : n;
         N = n;
     }
     /* Element sizes from the dtype (fp64 when none or unknown); the CPU
@@ -91,11 +95,10 @@ static double sb__gemm_bytes(const sb_result *r)
     return (M * K + K * N) * in + M * N * out;
 }
 
-static int sb__network(const sb_result *r, const sb_ceilings *c,
-                       sb_roof_row *o)
+static int sb__network(const sb_result *r, const sb_ceilings *c, sb_roof_row *o)
 {
-    const char *coll = strchr(r->bench, '.') ? strchr(r->bench, '.') + 1
-                                             : r->bench;
+    const char *coll =
+        strchr(r->bench, '.') ? strchr(r->bench, '.') + 1 : r->bench;
     const sb_pval *sz = sb_p_find(&r->params, "size");
     double t = sb__m(r, "latency_us") * 1e-6;
     if (!(t > 0))
@@ -217,13 +220,14 @@ int sb_roof_classify(const sb_result *r, const sb_ceilings *c,
         return SB_EINVAL;
     double ws = o->bytes_s * t;
     int li = nl - 1;
-    bool known = timed && cs && (cs->bytes[0] > 0 || cs->bytes[1] > 0 ||
-                                 cs->bytes[2] > 0);
+    bool known = timed && cs &&
+                 (cs->bytes[0] > 0 || cs->bytes[1] > 0 || cs->bytes[2] > 0);
     if (known) {
         for (int i = 0; i < nl; i++) {
-            int cl = strcmp(lv[i], "bw.L1") == 0 ? 0 :
-                     strcmp(lv[i], "bw.L2") == 0 ? 1 :
-                     strcmp(lv[i], "bw.L3") == 0 ? 2 : -1;
+            int cl = strcmp(lv[i], "bw.L1") == 0   ? 0
+                     : strcmp(lv[i], "bw.L2") == 0 ? 1
+                     : strcmp(lv[i], "bw.L3") == 0 ? 2
+                                                   : -1;
             if (cl >= 0 && cs->bytes[cl] > 0 && ws <= cs->bytes[cl]) {
                 li = i;
                 break;
@@ -291,8 +295,8 @@ void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
             fprintf(f, "  ridge %-22s %10.3g FLOP/B against %s\n",
                     c->c[i].name + 5, c->c[i].value / main_bw, bwn);
     fprintf(f, "\n%-22s %-44s %9s %14s %14s %7s  %-18s %s\n", "kernel",
-            "params", "AI", "achieved", "attainable", "%SOL",
-            "binding ceiling", "class");
+            "params", "AI", "achieved", "attainable", "%SOL", "binding ceiling",
+            "class");
     for (int i = 0; i < n; i++) {
         const sb_roof_row *r = &rows[i];
         char ai[16];

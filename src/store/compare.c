@@ -334,15 +334,17 @@ void sb_cmp_judge_multi(sb_cmp_line *L, const sb_result *const *ra, int k,
     sb_cmp_judge(L, pool, total, rb->samples_s, rb->n_samples, &wide);
     L->threshold_used = wide.threshold_pct;
     if (!L->why[0] && n_aside)
-        snprintf(L->why, sizeof L->why, "baseline of %d runs, %d set aside "
+        snprintf(L->why, sizeof L->why,
+                 "baseline of %d runs, %d set aside "
                  "(%s%.4g, far from the others): spread %.1f%%, a change "
-                 "counts beyond %.1f%%", k, n_aside,
-                 n_aside > 1 ? "one of them " : "", out_v, L->spread_pct,
-                 wide.threshold_pct);
+                 "counts beyond %.1f%%",
+                 k, n_aside, n_aside > 1 ? "one of them " : "", out_v,
+                 L->spread_pct, wide.threshold_pct);
     else if (!L->why[0])
-        snprintf(L->why, sizeof L->why, "baseline of %d runs: spread %.1f%%, "
-                 "a change counts beyond %.1f%%", k, L->spread_pct,
-                 wide.threshold_pct);
+        snprintf(L->why, sizeof L->why,
+                 "baseline of %d runs: spread %.1f%%, "
+                 "a change counts beyond %.1f%%",
+                 k, L->spread_pct, wide.threshold_pct);
     free(pool);
 }
 
@@ -367,7 +369,8 @@ int sb_compare_baseline(const sb_run *base, int nbase, const sb_run *b,
         const sb_result *ra[SB_CMP_MAX_BASE_RUNS];
         int k = 0;
         for (int r = 0; r < nbase; r++) {
-            int j = r == nbase - 1 ? L->ia : find_nth(&base[r].results, L->key, nth);
+            int j = r == nbase - 1 ? L->ia
+                                   : find_nth(&base[r].results, L->key, nth);
             if (j >= 0)
                 ra[k++] = &base[r].results.items[j];
         }

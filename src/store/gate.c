@@ -80,22 +80,30 @@ int sb_gate_config(const json_t *cfg, const char *base, sb_ctx *ctx,
         return SB_EINVAL;
     const json_int_t wu = json_integer_value(v);
     if (!(ctx->min_time >= 0 && ctx->min_time <= 86400))
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.min_time_s %g "
-                       "is out of range [0, 86400]", base, ctx->min_time);
+        return sb_fail(err, SB_EINVAL,
+                       "baseline %s: config.min_time_s %g "
+                       "is out of range [0, 86400]",
+                       base, ctx->min_time);
     if (rep < 1 || rep > 100000)
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.repeat %lld is "
-                       "out of range [1, 100000]", base, (long long)rep);
+        return sb_fail(err, SB_EINVAL,
+                       "baseline %s: config.repeat %lld is "
+                       "out of range [1, 100000]",
+                       base, (long long)rep);
     if (wu < 0 || wu > 1000)
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.warmup %lld is "
-                       "out of range [0, 1000]", base, (long long)wu);
+        return sb_fail(err, SB_EINVAL,
+                       "baseline %s: config.warmup %lld is "
+                       "out of range [0, 1000]",
+                       base, (long long)wu);
     ctx->repeat = (int)rep;
     ctx->warmup = (int)wu;
     /* Absent: one point after the other (runs from before the option). */
     json_t *smp = json_object_get(cfg, "sampling");
     if (smp && !(json_is_string(smp) &&
                  strcmp(json_string_value(smp), "interleaved") == 0))
-        return sb_fail(err, SB_EINVAL, "baseline %s: config.sampling is "
-                       "neither absent nor \"interleaved\"", base);
+        return sb_fail(err, SB_EINVAL,
+                       "baseline %s: config.sampling is "
+                       "neither absent nor \"interleaved\"",
+                       base);
     ctx->interleave = smp != NULL;
     if (cfg_get(cfg, "backend", JSON_STRING, &v, base, err))
         return SB_EINVAL;
@@ -106,7 +114,8 @@ int sb_gate_config(const json_t *cfg, const char *base, sb_ctx *ctx,
     return 0;
 }
 
-/* ---- measuring ------------------------------------------------------------ */
+/* ---- measuring ------------------------------------------------------------
+ */
 
 int sb_gate_measure(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
                     int **item_of, sb_err *err)
@@ -175,22 +184,23 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
         if (!done[item]) {
             done[item] = 1;
             char what[400];
-            int w = waited > 0 ? snprintf(what, sizeof what, "(after %g s) ",
-                                          waited)
-                               : 0;
+            int w = waited > 0
+                        ? snprintf(what, sizeof what, "(after %g s) ", waited)
+                        : 0;
             if (ctx->interleave)
-                snprintf(what + w, sizeof what - (size_t)w, "all %d points "
-                         "again, interleaved", plan->n);
+                snprintf(what + w, sizeof what - (size_t)w,
+                         "all %d points "
+                         "again, interleaved",
+                         plan->n);
             else
                 snprintf(what + w, sizeof what - (size_t)w, "%s %s", L->bench,
                          L->params);
             if (note)
                 note(what, arg);
-            if ((rc = ctx->interleave
-                          ? sb_run_plan(plan, ctx, &again[0], err)
-                          : sb_run_point(plan->items[item].bench,
-                                         &plan->items[item].point, ctx,
-                                         &again[item], err)))
+            if ((rc = ctx->interleave ? sb_run_plan(plan, ctx, &again[0], err)
+                                      : sb_run_point(plan->items[item].bench,
+                                                     &plan->items[item].point,
+                                                     ctx, &again[item], err)))
                 goto out;
         }
         /* The re-measured result of this point. */
@@ -202,8 +212,10 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
                 nr = &again[item].items[k];
         if (!nr) {
             size_t l = strlen(L->why);
-            snprintf(L->why + l, sizeof L->why - l, "%sconfirmation found "
-                     "no such point; kept", l ? "; " : "");
+            snprintf(L->why + l, sizeof L->why - l,
+                     "%sconfirmation found "
+                     "no such point; kept",
+                     l ? "; " : "");
             continue;
         }
         sb_cmp_line R = *L;
@@ -214,8 +226,8 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
         int k = 0;
         int nth = 0;
         for (int q = 0; q < L->ia; q++)
-            if (strcmp(sb_point_key(&newest->results.items[q], key,
-                                    sizeof key), L->key) == 0)
+            if (strcmp(sb_point_key(&newest->results.items[q], key, sizeof key),
+                       L->key) == 0)
                 nth++;
         for (int b = 0; b < nbase && k < SB_CMP_MAX_BASE_RUNS; b++) {
             if (b == nbase - 1) {
@@ -225,7 +237,8 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
             int seen = 0;
             for (size_t q = 0; q < base[b].results.n; q++)
                 if (strcmp(sb_point_key(&base[b].results.items[q], key,
-                                        sizeof key), L->key) == 0 &&
+                                        sizeof key),
+                           L->key) == 0 &&
                     seen++ == nth) {
                     ra[k++] = &base[b].results.items[q];
                     break;
@@ -234,12 +247,16 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
         sb_cmp_judge_multi(&R, ra, k, nr, o);
         if (R.verdict == SB_VERDICT_REGRESSED) {
             if (round == 1) {
-                snprintf(L->why, sizeof L->why, "confirmed: re-measured "
-                         "%+.1f%% p %.2g", R.change_pct, R.test.p);
+                snprintf(L->why, sizeof L->why,
+                         "confirmed: re-measured "
+                         "%+.1f%% p %.2g",
+                         R.change_pct, R.test.p);
             } else {
                 size_t l = strlen(L->why);
-                snprintf(L->why + l, sizeof L->why - l, "; after %g s "
-                         "%+.1f%% p %.2g", waited, R.change_pct, R.test.p);
+                snprintf(L->why + l, sizeof L->why - l,
+                         "; after %g s "
+                         "%+.1f%% p %.2g",
+                         waited, R.change_pct, R.test.p);
             }
         } else {
             /* the figures of every measurement, the earlier ones kept */
@@ -252,8 +269,7 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
                      "not confirmed: first %+.1f%% p %.2g%s, re-measured%s "
                      "%+.1f%% p %.2g",
                      L->change_pct, L->test.p, prev,
-                     round > 1 ? " after a pause" : "", R.change_pct,
-                     R.test.p);
+                     round > 1 ? " after a pause" : "", R.change_pct, R.test.p);
             L->verdict = R.verdict == SB_VERDICT_NOT_COMPARABLE
                              ? SB_VERDICT_NOT_COMPARABLE
                              : SB_VERDICT_UNCHANGED;
@@ -284,23 +300,21 @@ int sb_gate_confirm(sb_cmp *c, const sb_run *base, int nbase,
         if (round > 1 && pause > 0) {
             /* a neighbour's burst on a shared machine lasts seconds to
              * tens of seconds; a regression of the code outlasts it */
-            struct timespec ts = {(time_t)pause,
-                                  (long)((pause - (double)(time_t)pause) *
-                                         1e9)};
+            struct timespec ts = {
+                (time_t)pause, (long)((pause - (double)(time_t)pause) * 1e9)};
             while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
                 ;
             waited = pause;
         }
-        rc = confirm_round(c, base, nbase, plan, item_of, ctx, o, round,
-                           waited, note, arg, err);
+        rc = confirm_round(c, base, nbase, plan, item_of, ctx, o, round, waited,
+                           note, arg, err);
     }
     sb_cmp_recount(c);
     return rc;
 }
 
-json_t *sb_gate_comparable_config(const json_t *base_cfg,
-                                  const json_t *now_cfg, bool min_time_given,
-                                  bool repeat_given)
+json_t *sb_gate_comparable_config(const json_t *base_cfg, const json_t *now_cfg,
+                                  bool min_time_given, bool repeat_given)
 {
     json_t *c = json_deep_copy(now_cfg);
     const char *keys[2] = {min_time_given ? "min_time_s" : NULL,

@@ -104,14 +104,15 @@ static void lock_holders(const char *path, char *out, size_t len)
         unsigned long ino = 0;
         /* "1: POSIX  ADVISORY  WRITE 12345 fd:01:131085 0 EOF" */
         char *p = strchr(line, ':');
-        if (!p || sscanf(p + 1, "%*s %*s %*s %ld %x:%x:%lu", &pid, &maj, &min,
-                         &ino) != 4 ||
+        if (!p ||
+            sscanf(p + 1, "%*s %*s %*s %ld %x:%x:%lu", &pid, &maj, &min,
+                   &ino) != 4 ||
             pid == (long)getpid())
             continue;
         bool mine = false;
         for (int i = 0; i < 3 && !mine; i++)
-            mine = have[i] && f[i].st_ino == ino &&
-                   major(f[i].st_dev) == maj && minor(f[i].st_dev) == min;
+            mine = have[i] && f[i].st_ino == ino && major(f[i].st_dev) == maj &&
+                   minor(f[i].st_dev) == min;
         bool dup = false;
         for (int i = 0; i < nseen; i++)
             dup |= seen[i] == pid;
@@ -195,18 +196,23 @@ static int store_fail(sb_store *st, sb_err *err, const char *what)
         return sb_fail(err, SB_EIO, "database %s: the disk is full (%s)",
                        st->path, what);
     if (sys == EFBIG || (short_write && size_limited(st->path)))
-        return sb_fail(err, SB_EIO, "database %s: the file may not grow "
-                       "(file size limit, ulimit -f) (%s)", st->path, what);
+        return sb_fail(err, SB_EIO,
+                       "database %s: the file may not grow "
+                       "(file size limit, ulimit -f) (%s)",
+                       st->path, what);
     if (prim == SQLITE_READONLY || sys == EROFS || sys == EACCES ||
         sys == EPERM)
         return sb_fail(err, SB_EIO,
                        "database %s: read-only (%s): the file, its folder "
                        "or the file system cannot be written%s",
-                       st->path, what, sys == EROFS ? " (read-only file "
-                                                      "system)" : "");
+                       st->path, what,
+                       sys == EROFS ? " (read-only file "
+                                      "system)"
+                                    : "");
     if (prim == SQLITE_CANTOPEN)
         return sb_fail(err, SB_EIO, "database %s: cannot open it (%s%s%s)",
-                       st->path, what, sys ? ": " : "", sys ? strerror(sys) : "");
+                       st->path, what, sys ? ": " : "",
+                       sys ? strerror(sys) : "");
     return sb_fail(err, SB_EIO, "database %s: %s: %s", st->path, what,
                    sqlite3_errmsg(st->db));
 }
@@ -409,8 +415,8 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
 };
 
 /* A database that is neither ours nor empty belongs to another program. */
-static int refuse_foreign(const sb_store *st, long app, long ver,
-                          long ntables, sb_err *err)
+static int refuse_foreign(const sb_store *st, long app, long ver, long ntables,
+                          sb_err *err)
 {
     if (app == SB_STORE_APP_ID || (app == 0 && ver == 0 && ntables == 0))
         return 0;
@@ -516,9 +522,10 @@ static int check_not_truncated(const char *path, sb_err *err)
                      (uint32_t)h[30] << 8 | h[31];
     bool valid = memcmp(h + 24, h + 92, 4) == 0;
     if (valid && pages > 0 && (double)size < (double)pages * psize)
-        return sb_fail(err, SB_EINVAL, "database %s: truncated (%ld bytes, "
-                       "its header records %u pages of %u bytes)", path, size,
-                       pages, psize);
+        return sb_fail(err, SB_EINVAL,
+                       "database %s: truncated (%ld bytes, "
+                       "its header records %u pages of %u bytes)",
+                       path, size, pages, psize);
     return 0;
 }
 
@@ -586,8 +593,10 @@ int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
     st->immutable = st->ro && on_readonly_fs(path);
     if (mode == SB_STORE_RO && !existed && on_readonly_fs(path)) {
         free(st);
-        return sb_fail(err, SB_EINVAL, "database %s: there is none, and the "
-                       "file system is read-only", path);
+        return sb_fail(err, SB_EINVAL,
+                       "database %s: there is none, and the "
+                       "file system is read-only",
+                       path);
     }
     int rc;
     int flags = st->ro ? SQLITE_OPEN_READONLY
@@ -743,7 +752,10 @@ int sb_store_open_default_mode(const char *explicit_path, int mode,
     return sb_store_open_mode(path, mode, st, err);
 }
 
-const char *sb_store_file(const sb_store *st) { return st->path; }
+const char *sb_store_file(const sb_store *st)
+{
+    return st->path;
+}
 
 int sb_store_check_writable(sb_store *st, double need_bytes, sb_err *err)
 {
@@ -766,12 +778,16 @@ int sb_store_check_writable(sb_store *st, double need_bytes, sb_err *err)
     if (statvfs(st->path, &v) == 0) {
         double free_b = (double)v.f_bavail * (double)v.f_frsize;
         if (v.f_flag & ST_RDONLY)
-            return sb_fail(err, SB_EIO, "database %s: read-only (the file "
-                           "system is mounted read-only)", st->path);
+            return sb_fail(err, SB_EIO,
+                           "database %s: read-only (the file "
+                           "system is mounted read-only)",
+                           st->path);
         if (free_b < need_bytes)
-            return sb_fail(err, SB_EIO, "database %s: the disk is full (%.1f "
-                           "MiB free, a run needs about %.1f)", st->path,
-                           free_b / 1048576.0, need_bytes / 1048576.0);
+            return sb_fail(err, SB_EIO,
+                           "database %s: the disk is full (%.1f "
+                           "MiB free, a run needs about %.1f)",
+                           st->path, free_b / 1048576.0,
+                           need_bytes / 1048576.0);
     }
     return 0;
 }
@@ -1069,16 +1085,19 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
          * run whose id is taken must not vanish without a word. */
         sqlite3_finalize(s);
         s = NULL;
-        if ((rc = prepare(st, "SELECT count(*) FROM runs WHERE run_id = ? "
-                              "AND started_at = ? AND config_hash = ?",
+        if ((rc = prepare(st,
+                          "SELECT count(*) FROM runs WHERE run_id = ? "
+                          "AND started_at = ? AND config_hash = ?",
                           &s, err)))
             goto rollback;
         bind_text(s, 1, run->run_id);
         bind_text(s, 2, run->started_at);
         bind_text(s, 3, hash);
         if (sqlite3_step(s) != SQLITE_ROW || sqlite3_column_int64(s, 0) != 1) {
-            rc = sb_fail(err, SB_EIO, "run id %s is already in the store for "
-                         "another run; this run was not stored", run->run_id);
+            rc = sb_fail(err, SB_EIO,
+                         "run id %s is already in the store for "
+                         "another run; this run was not stored",
+                         run->run_id);
             goto rollback;
         }
     }
@@ -1164,8 +1183,10 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
         const char *nm = names ? names[i] : run->run_id;
         char other[64];
         if (strcmp(run->run_id, "last") == 0) {
-            rc = sb_fail(err, SB_EINVAL, "%s: run id 'last' is reserved (it "
-                         "means the newest run); nothing was imported", nm);
+            rc = sb_fail(err, SB_EINVAL,
+                         "%s: run id 'last' is reserved (it "
+                         "means the newest run); nothing was imported",
+                         nm);
             goto fail;
         }
         int f = lookup(st, "SELECT name FROM baselines WHERE name = ?1",
@@ -1175,9 +1196,11 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
             goto fail;
         }
         if (f) {
-            rc = sb_fail(err, SB_EINVAL, "%s: run id '%s' is a baseline's "
+            rc = sb_fail(err, SB_EINVAL,
+                         "%s: run id '%s' is a baseline's "
                          "name (it would be hidden by it); nothing was "
-                         "imported", nm, run->run_id);
+                         "imported",
+                         nm, run->run_id);
             goto fail;
         }
         json_t *doc;
@@ -1186,8 +1209,8 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
             goto fail;
         if (found) {
             bool same = same_run(doc, run);
-            const char *at = json_string_value(json_object_get(doc,
-                                                               "started_at"));
+            const char *at =
+                json_string_value(json_object_get(doc, "started_at"));
             char when[40];
             snprintf(when, sizeof when, "%s", at ? at : "?");
             json_decref(doc);
@@ -1195,8 +1218,8 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
                 rc = sb_fail(err, SB_EINVAL,
                              "%s: run id %s is already stored with other "
                              "contents (the stored run started %s, this "
-                             "one %s); nothing was imported", nm,
-                             run->run_id, when, run->started_at);
+                             "one %s); nothing was imported",
+                             nm, run->run_id, when, run->started_at);
                 goto fail;
             }
             skip[i] = true;
@@ -1210,11 +1233,11 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
             bool same = same_run(dj, run);
             json_decref(dj);
             if (!same) {
-                rc = sb_fail(err, SB_EINVAL,
-                             "%s and %s: two different runs under one run id "
-                             "%s; nothing was imported",
-                             names ? names[j] : runs[j].run_id, nm,
-                             run->run_id);
+                rc =
+                    sb_fail(err, SB_EINVAL,
+                            "%s and %s: two different runs under one run id "
+                            "%s; nothing was imported",
+                            names ? names[j] : runs[j].run_id, nm, run->run_id);
                 goto fail;
             }
             skip[i] = true;
@@ -1272,8 +1295,10 @@ int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
             return 0;
     }
     out[0] = '\0';
-    return sb_fail(err, SB_EIO, "the run document could not be written "
-                   "anywhere (%s, %s, .)", dir, dirs[1]);
+    return sb_fail(err, SB_EIO,
+                   "the run document could not be written "
+                   "anywhere (%s, %s, .)",
+                   dir, dirs[1]);
 }
 
 /* ---- loading ------------------------------------------------------------- */
@@ -1481,13 +1506,15 @@ static int check_baseline_name(sb_store *st, const char *name, sb_err *err)
                        shown, nl > 80 ? "..." : "", SB_STORE_NAME_MAX);
     }
     char other[64];
-    int f = lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", name,
-                   other, sizeof other, err);
+    int f = lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", name, other,
+                   sizeof other, err);
     if (f < 0)
         return f;
     if (f)
-        return sb_fail(err, SB_EINVAL, "baseline name '%s' is a stored run's "
-                       "id (it would hide that run)", name);
+        return sb_fail(err, SB_EINVAL,
+                       "baseline name '%s' is a stored run's "
+                       "id (it would hide that run)",
+                       name);
     return 0;
 }
 
@@ -1544,10 +1571,10 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
     if (rc)
         return rc;
     if (nrefs < 0 || nrefs > SB_STORE_BASELINE_RUNS_MAX)
-        return sb_fail(err, SB_EINVAL, "baseline %s: %d runs, at most %d",
-                       name, nrefs, SB_STORE_BASELINE_RUNS_MAX);
+        return sb_fail(err, SB_EINVAL, "baseline %s: %d runs, at most %d", name,
+                       nrefs, SB_STORE_BASELINE_RUNS_MAX);
     /* Every reference resolves before anything changes. */
-    char (*ids)[64] = calloc((size_t)(nrefs > 0 ? nrefs : 1), sizeof *ids);
+    char(*ids)[64] = calloc((size_t)(nrefs > 0 ? nrefs : 1), sizeof *ids);
     if (!ids)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     int n = nrefs > 0 ? nrefs : 1;
@@ -1566,8 +1593,8 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
     }
     if (!append) {
         sqlite3_stmt *s;
-        if ((rc = prepare(st, "DELETE FROM baselines WHERE name = ?1", &s,
-                          err)))
+        if ((rc =
+                 prepare(st, "DELETE FROM baselines WHERE name = ?1", &s, err)))
             goto fail;
         bind_text(s, 1, name);
         int step = sqlite3_step(s);
@@ -1594,8 +1621,10 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
     long count = 0;
     {
         sqlite3_stmt *s;
-        if ((rc = prepare(st, "SELECT count(*) FROM baseline_runs WHERE "
-                              "name = ?1", &s, err)))
+        if ((rc = prepare(st,
+                          "SELECT count(*) FROM baseline_runs WHERE "
+                          "name = ?1",
+                          &s, err)))
             goto fail;
         bind_text(s, 1, name);
         if (sqlite3_step(s) == SQLITE_ROW)
@@ -1603,8 +1632,10 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
         sqlite3_finalize(s);
     }
     if (count > SB_STORE_BASELINE_RUNS_MAX) {
-        rc = sb_fail(err, SB_EINVAL, "baseline %s would hold %ld runs, at "
-                     "most %d", name, count, SB_STORE_BASELINE_RUNS_MAX);
+        rc = sb_fail(err, SB_EINVAL,
+                     "baseline %s would hold %ld runs, at "
+                     "most %d",
+                     name, count, SB_STORE_BASELINE_RUNS_MAX);
         goto fail;
     }
     free(ids);
@@ -1615,12 +1646,14 @@ fail:
     return rc;
 }
 
-int sb_store_baseline_update(sb_store *st, const char *name,
-                             const char *run_id, int keep, sb_err *err)
+int sb_store_baseline_update(sb_store *st, const char *name, const char *run_id,
+                             int keep, sb_err *err)
 {
     if (st->version < 2)
-        return sb_fail(err, SB_EINVAL, "database %s: its layout (version "
-                       "%ld) keeps one run a baseline", st->path, st->version);
+        return sb_fail(err, SB_EINVAL,
+                       "database %s: its layout (version "
+                       "%ld) keeps one run a baseline",
+                       st->path, st->version);
     const char *refs[1] = {run_id};
     int rc = sb_store_baseline_set_runs(st, name, refs, 1, true, err);
     if (rc)
@@ -1650,18 +1683,19 @@ int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
     return sb_store_baseline_set_runs(st, name, refs, 1, false, err);
 }
 
-int sb_store_baseline_runs(sb_store *st, const char *name,
-                           char ids[][64], int max, int *n, sb_err *err)
+int sb_store_baseline_runs(sb_store *st, const char *name, char ids[][64],
+                           int max, int *n, sb_err *err)
 {
     arm(st);
     *n = 0;
     sqlite3_stmt *s;
     /* Version 1 of the layout kept one run a baseline. */
-    int rc = prepare(st, st->version >= 2
-                             ? "SELECT b.run_id FROM baseline_runs b JOIN runs "
-                               "r ON r.run_id = b.run_id WHERE b.name = ?1 "
-                               "ORDER BY r.started_at, r.id"
-                             : "SELECT run_id FROM baselines WHERE name = ?1",
+    int rc = prepare(st,
+                     st->version >= 2
+                         ? "SELECT b.run_id FROM baseline_runs b JOIN runs "
+                           "r ON r.run_id = b.run_id WHERE b.name = ?1 "
+                           "ORDER BY r.started_at, r.id"
+                         : "SELECT run_id FROM baselines WHERE name = ?1",
                      &s, err);
     if (rc)
         return rc;
@@ -1703,18 +1737,20 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
 {
     arm(st);
     sqlite3_stmt *s;
-    int rc = prepare(st, st->version >= 2
-                     ? "SELECT b.name, b.run_id, b.created_at, r.started_at, "
-                       "r.tags, (SELECT count(*) FROM results x WHERE "
-                       "x.run_id = b.run_id), (SELECT count(*) FROM "
-                       "baseline_runs y WHERE y.name = b.name) FROM "
-                       "baselines b JOIN runs r ON r.run_id = b.run_id "
-                       "ORDER BY b.name"
-                     : "SELECT b.name, b.run_id, b.created_at, r.started_at, "
-                       "r.tags, (SELECT count(*) FROM results x WHERE "
-                       "x.run_id = b.run_id), 1 FROM baselines b JOIN runs r "
-                       "ON r.run_id = b.run_id ORDER BY b.name",
-                     &s, err);
+    int rc =
+        prepare(st,
+                st->version >= 2
+                    ? "SELECT b.name, b.run_id, b.created_at, r.started_at, "
+                      "r.tags, (SELECT count(*) FROM results x WHERE "
+                      "x.run_id = b.run_id), (SELECT count(*) FROM "
+                      "baseline_runs y WHERE y.name = b.name) FROM "
+                      "baselines b JOIN runs r ON r.run_id = b.run_id "
+                      "ORDER BY b.name"
+                    : "SELECT b.name, b.run_id, b.created_at, r.started_at, "
+                      "r.tags, (SELECT count(*) FROM results x WHERE "
+                      "x.run_id = b.run_id), 1 FROM baselines b JOIN runs r "
+                      "ON r.run_id = b.run_id ORDER BY b.name",
+                &s, err);
     if (rc)
         return rc;
     for (;;) {

@@ -187,12 +187,10 @@ static inline sb_emu_m512i sb_emu_mm512_set_epi64(long long e7, long long e6,
     u.q[4] = e4, u.q[5] = e5, u.q[6] = e6, u.q[7] = e7;
     return sb_emu_si_of(u);
 }
-static inline sb_emu_m512 sb_emu_mm512_setr_ps(float e0, float e1, float e2,
-                                               float e3, float e4, float e5,
-                                               float e6, float e7, float e8,
-                                               float e9, float e10, float e11,
-                                               float e12, float e13, float e14,
-                                               float e15)
+static inline sb_emu_m512
+sb_emu_mm512_setr_ps(float e0, float e1, float e2, float e3, float e4, float e5,
+                     float e6, float e7, float e8, float e9, float e10,
+                     float e11, float e12, float e13, float e14, float e15)
 {
     sb_emu_u512 u;
     u.f[0] = e0, u.f[1] = e1, u.f[2] = e2, u.f[3] = e3;
@@ -274,9 +272,8 @@ static inline void sb_emu_mm512_stream_si512(void *p, sb_emu_m512i a)
 }
 /* Masked: lane i is read (written) only if bit i of k is set; the
  * others are src's (maskz: zero), and their memory is not touched. */
-static inline sb_emu_m512 sb_emu_mm512_mask_loadu_ps(sb_emu_m512 src,
-                                                     sb_emu_mmask16 k,
-                                                     void const *p)
+static inline sb_emu_m512
+sb_emu_mm512_mask_loadu_ps(sb_emu_m512 src, sb_emu_mmask16 k, void const *p)
 {
     sb_emu_u512 u = sb_emu_u_ps(src);
     for (int i = 0; i < 16; i++)
@@ -289,9 +286,8 @@ static inline sb_emu_m512 sb_emu_mm512_maskz_loadu_ps(sb_emu_mmask16 k,
 {
     return sb_emu_mm512_mask_loadu_ps(sb_emu_mm512_setzero_ps(), k, p);
 }
-static inline sb_emu_m512i sb_emu_mm512_mask_loadu_epi16(sb_emu_m512i src,
-                                                         sb_emu_mmask32 k,
-                                                         void const *p)
+static inline sb_emu_m512i
+sb_emu_mm512_mask_loadu_epi16(sb_emu_m512i src, sb_emu_mmask32 k, void const *p)
 {
     sb_emu_u512 u = sb_emu_u_si(src);
     for (int i = 0; i < 32; i++)
@@ -332,14 +328,14 @@ static inline sb_emu_m512 sb_emu_mm512_maskz_mov_ps(sb_emu_mmask16 k,
 
 /* ---- fp32 arithmetic --------------------------------------------------- */
 
-#define SB_EMU_PS2(NAME, EXPR)                                               \
-    static inline sb_emu_m512 sb_emu_mm512_##NAME(sb_emu_m512 va,            \
-                                                  sb_emu_m512 vb)            \
-    {                                                                        \
-        sb_emu_u512 a = sb_emu_u_ps(va), b = sb_emu_u_ps(vb), r;             \
-        for (int i = 0; i < 16; i++)                                         \
-            r.f[i] = (EXPR);                                                 \
-        return sb_emu_ps_of(r);                                              \
+#define SB_EMU_PS2(NAME, EXPR)                                                 \
+    static inline sb_emu_m512 sb_emu_mm512_##NAME(sb_emu_m512 va,              \
+                                                  sb_emu_m512 vb)              \
+    {                                                                          \
+        sb_emu_u512 a = sb_emu_u_ps(va), b = sb_emu_u_ps(vb), r;               \
+        for (int i = 0; i < 16; i++)                                           \
+            r.f[i] = (EXPR);                                                   \
+        return sb_emu_ps_of(r);                                                \
     }
 SB_EMU_PS2(add_ps, a.f[i] + b.f[i])
 SB_EMU_PS2(sub_ps, a.f[i] - b.f[i])
@@ -349,15 +345,15 @@ SB_EMU_PS2(min_ps, a.f[i] < b.f[i] ? a.f[i] : b.f[i])
 #undef SB_EMU_PS2
 
 /* a·b + c, a·b - c, -(a·b) + c, each rounded once. */
-#define SB_EMU_PS3(NAME, EXPR)                                               \
-    static inline sb_emu_m512 sb_emu_mm512_##NAME(                           \
-        sb_emu_m512 va, sb_emu_m512 vb, sb_emu_m512 vc)                      \
-    {                                                                        \
-        sb_emu_u512 a = sb_emu_u_ps(va), b = sb_emu_u_ps(vb),                \
-                    c = sb_emu_u_ps(vc), r;                                  \
-        for (int i = 0; i < 16; i++)                                         \
-            r.f[i] = (EXPR);                                                 \
-        return sb_emu_ps_of(r);                                              \
+#define SB_EMU_PS3(NAME, EXPR)                                                 \
+    static inline sb_emu_m512 sb_emu_mm512_##NAME(                             \
+        sb_emu_m512 va, sb_emu_m512 vb, sb_emu_m512 vc)                        \
+    {                                                                          \
+        sb_emu_u512 a = sb_emu_u_ps(va), b = sb_emu_u_ps(vb),                  \
+                    c = sb_emu_u_ps(vc), r;                                    \
+        for (int i = 0; i < 16; i++)                                           \
+            r.f[i] = (EXPR);                                                   \
+        return sb_emu_ps_of(r);                                                \
     }
 SB_EMU_PS3(fmadd_ps, fmaf(a.f[i], b.f[i], c.f[i]))
 SB_EMU_PS3(fmsub_ps, fmaf(a.f[i], b.f[i], -c.f[i]))
@@ -396,14 +392,30 @@ static inline int sb_emu_cmp_ps(float a, float b, int imm)
     const int un = a != a || b != b;
     int r;
     switch (imm & 0xb) {
-    case 0x0: r = !un && a == b; break;  /* EQ_OQ   (4: NEQ_UQ)   */
-    case 0x1: r = !un && a < b; break;   /* LT_OS   (5: NLT_US)   */
-    case 0x2: r = !un && a <= b; break;  /* LE_OS   (6: NLE_US)   */
-    case 0x3: r = un; break;             /* UNORD_Q (7: ORD_Q)    */
-    case 0x8: r = un || a == b; break;   /* EQ_UQ   (12: NEQ_OQ)  */
-    case 0x9: r = un || a < b; break;    /* NGE_US  (13: GE_OS)   */
-    case 0xa: r = un || a <= b; break;   /* NGT_US  (14: GT_OS)   */
-    default: r = 0; break;               /* FALSE_OQ (15: TRUE_UQ) */
+    case 0x0:
+        r = !un && a == b;
+        break; /* EQ_OQ   (4: NEQ_UQ)   */
+    case 0x1:
+        r = !un && a < b;
+        break; /* LT_OS   (5: NLT_US)   */
+    case 0x2:
+        r = !un && a <= b;
+        break; /* LE_OS   (6: NLE_US)   */
+    case 0x3:
+        r = un;
+        break; /* UNORD_Q (7: ORD_Q)    */
+    case 0x8:
+        r = un || a == b;
+        break; /* EQ_UQ   (12: NEQ_OQ)  */
+    case 0x9:
+        r = un || a < b;
+        break; /* NGE_US  (13: GE_OS)   */
+    case 0xa:
+        r = un || a <= b;
+        break; /* NGT_US  (14: GT_OS)   */
+    default:
+        r = 0;
+        break; /* FALSE_OQ (15: TRUE_UQ) */
     }
     return imm & 0x4 ? !r : r;
 }
@@ -490,8 +502,8 @@ static inline sb_emu_m512i sb_emu_mm512_cvtepu16_epi32(__m256i va)
 }
 /* Per 128-bit lane L (words 8L to 8L + 7): a's and b's words 0-3 (lo) or
  * 4-7 (hi) of the lane, interleaved a, b, a, b... */
-static inline sb_emu_m512i sb_emu_unpack_epi16(sb_emu_m512i va,
-                                               sb_emu_m512i vb, int half)
+static inline sb_emu_m512i sb_emu_unpack_epi16(sb_emu_m512i va, sb_emu_m512i vb,
+                                               int half)
 {
     sb_emu_u512 a = sb_emu_u_si(va), b = sb_emu_u_si(vb), r;
     for (int l = 0; l < 4; l++)

@@ -37,17 +37,29 @@ static uint32_t bf(float f)
 }
 
 /* Lanes out of the vectors, through memory (not the emulation's union). */
-static void lanes_ps(__m512 v, float out[16]) { memcpy(out, &v, 64); }
-static void lanes_w(__m512i v, uint16_t out[32]) { memcpy(out, &v, 64); }
-static void lanes_d(__m512i v, uint32_t out[16]) { memcpy(out, &v, 64); }
-static void lanes_q(__m512i v, uint64_t out[8]) { memcpy(out, &v, 64); }
+static void lanes_ps(__m512 v, float out[16])
+{
+    memcpy(out, &v, 64);
+}
+static void lanes_w(__m512i v, uint16_t out[32])
+{
+    memcpy(out, &v, 64);
+}
+static void lanes_d(__m512i v, uint32_t out[16])
+{
+    memcpy(out, &v, 64);
+}
+static void lanes_q(__m512i v, uint64_t out[8])
+{
+    memcpy(out, &v, 64);
+}
 
 static void check_set_cast(void)
 {
     float f[16];
-    lanes_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-                            15),
-             f);
+    lanes_ps(
+        _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        f);
     int ok = 1;
     for (int i = 0; i < 16; i++)
         ok &= f[i] == (float)i;
@@ -72,13 +84,13 @@ static void check_set_cast(void)
     CHECK(d[0] == 0 && d[15] == 0);
 
     /* the low 256 bits, and either half */
-    const __m512 v = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                    13, 14, 15);
+    const __m512 v =
+        _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     float h[8];
     _mm256_storeu_ps(h, _mm512_castps512_ps256(v));
     CHECK(h[0] == 0.0f && h[7] == 7.0f);
-    _mm256_storeu_ps(h, _mm256_castpd_ps(
-                            _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    _mm256_storeu_ps(
+        h, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
     CHECK(h[0] == 8.0f && h[7] == 15.0f);
     uint32_t e[8];
     const __m512i vi = _mm512_castps_si512(v);
@@ -142,12 +154,15 @@ static void check_masked(void)
         dst[i] = -1.0f;
     for (int i = 0; i < 34; i++)
         dst16[i] = 0xeeee;
-    _mm512_mask_storeu_ps(dst + 1, 0x8005,
-                          _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-                                         12, 13, 14, 15));
+    _mm512_mask_storeu_ps(
+        dst + 1, 0x8005,
+        _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     ok = 1; /* lanes 0, 2 and 15 at dst[1], dst[3], dst[16] */
     for (int i = 0; i < 18; i++)
-        ok &= dst[i] == (i == 1 ? 0.0f : i == 3 ? 2.0f : i == 16 ? 15.0f : -1.0f);
+        ok &= dst[i] == (i == 1    ? 0.0f
+                         : i == 3  ? 2.0f
+                         : i == 16 ? 15.0f
+                                   : -1.0f);
     CHECK(ok);
     _mm512_mask_storeu_epi16(dst16 + 1, 0x80000007u, _mm512_set1_epi16(0x1234));
     ok = 1; /* lanes 0-2 and 31 */
@@ -215,7 +230,8 @@ static void check_cvtne2ps(void)
         b[j] = fb(c[(j + 16) % N].in);
     }
     uint16_t w[32];
-    const __m512bh r = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(a), _mm512_loadu_ps(b));
+    const __m512bh r =
+        _mm512_cvtne2ps_pbh(_mm512_loadu_ps(a), _mm512_loadu_ps(b));
     memcpy(w, &r, sizeof w);
     int bad = 0;
     for (int j = 0; j < 16; j++) {
@@ -263,11 +279,12 @@ static void check_unpack_pack(void)
         a[i] = i == 0 ? -5 : i == 1 ? 70000 : i == 2 ? 65535 : 1000 + i;
         b[i] = i == 5 ? INT32_MIN : 2000 + i;
     }
-    lanes_w(_mm512_packus_epi32(_mm512_loadu_si512(a), _mm512_loadu_si512(b)), w);
+    lanes_w(_mm512_packus_epi32(_mm512_loadu_si512(a), _mm512_loadu_si512(b)),
+            w);
     CHECK(w[0] == 0 && w[1] == 65535 && w[2] == 65535 && w[3] == 1003);
-    CHECK(w[4] == 2000 && w[7] == 2003);                   /* b's lane 0 */
-    CHECK(w[8] == 1004 && w[12] == 2004 && w[13] == 0);    /* lane 1 */
-    CHECK(w[24] == 1012 && w[31] == 2015);                 /* lane 3 */
+    CHECK(w[4] == 2000 && w[7] == 2003);                /* b's lane 0 */
+    CHECK(w[8] == 1004 && w[12] == 2004 && w[13] == 0); /* lane 1 */
+    CHECK(w[24] == 1012 && w[31] == 2015);              /* lane 3 */
 }
 
 static void check_permute_shift_widen(void)
@@ -313,9 +330,11 @@ static void check_word_max(void)
     CHECK(w[0] == 3 && w[1] == 1);
     lanes_w(_mm512_max_epu16(va, vb), w);
     CHECK(w[0] == 0x8000 && w[1] == 0xfffe);
-    lanes_w(_mm512_mask_max_epi16(_mm512_set1_epi16(77), 0x00000002u, va, vb), w);
+    lanes_w(_mm512_mask_max_epi16(_mm512_set1_epi16(77), 0x00000002u, va, vb),
+            w);
     CHECK(w[0] == 77 && w[1] == 1 && w[2] == 77 && w[31] == 77);
-    lanes_w(_mm512_mask_max_epu16(_mm512_set1_epi16(77), 0x80000000u, va, vb), w);
+    lanes_w(_mm512_mask_max_epu16(_mm512_set1_epi16(77), 0x80000000u, va, vb),
+            w);
     CHECK(w[0] == 77 && w[31] == 0xfffe);
 }
 
@@ -349,7 +368,8 @@ static void check_arith(void)
     CHECK(f[0] == 1.0f); /* a tie, to even */
     lanes_ps(_mm512_mul_ps(_mm512_set1_ps(3.0f), _mm512_set1_ps(0.5f)), f);
     CHECK(f[15] == 1.5f);
-    lanes_ps(_mm512_mul_ps(_mm512_set1_ps(0x1p-140f), _mm512_set1_ps(0x1p-5f)), f);
+    lanes_ps(_mm512_mul_ps(_mm512_set1_ps(0x1p-140f), _mm512_set1_ps(0x1p-5f)),
+             f);
     CHECK(f[0] == 0x1p-145f); /* denormal results kept (no FTZ) */
 
     /* vrcp14ps: within 2^-14, exact special values */
@@ -373,7 +393,8 @@ static void check_arith(void)
     spec &= f[0] == INFINITY && f[1] == -INFINITY;
     spec &= f[2] == 0.0f && !signbit(f[2]) && f[3] == 0.0f && signbit(f[3]);
     spec &= isnan(f[4]) && f[5] == INFINITY;
-    spec &= f[6] > 0.0f && fabsf(f[6] * 0x1p127f - 1.0f) < 0x1p-14f; /* denormal */
+    spec &=
+        f[6] > 0.0f && fabsf(f[6] * 0x1p127f - 1.0f) < 0x1p-14f; /* denormal */
     spec &= fabsf(f[7] * 4.0f - 1.0f) < 0x1p-14f;
     CHECK(spec);
 }
@@ -382,8 +403,8 @@ static void check_cmp_reduce(void)
 {
     const __m512 a = _mm512_setr_ps(1, NAN, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
                                     14, NAN, 16),
-                 b = _mm512_setr_ps(1, 2, NAN, 5, 4, 6, 7, 8, 9, 10, 11, 12,
-                                    13, 14, 15, NAN);
+                 b = _mm512_setr_ps(1, 2, NAN, 5, 4, 6, 7, 8, 9, 10, 11, 12, 13,
+                                    14, 15, NAN);
     CHECK(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) == 0xc006);
     CHECK(_mm512_mask_cmp_ps_mask(0x4002, a, b, _CMP_UNORD_Q) == 0x4002);
     CHECK(_mm512_mask_cmp_ps_mask(0x00ff, a, b, _CMP_UNORD_Q) == 0x0006);

@@ -68,8 +68,8 @@ static inline const char *fz_tmp_path(const char *harness)
 
 /* Writes the input to the temporary file; its path, or NULL when it
  * cannot be written (then the input is skipped). */
-static inline const char *fz_write_tmp(const char *harness,
-                                       const uint8_t *data, size_t size)
+static inline const char *fz_write_tmp(const char *harness, const uint8_t *data,
+                                       size_t size)
 {
     const char *path = fz_tmp_path(harness);
     FILE *f = fopen(path, "wb");
@@ -96,15 +96,15 @@ static inline FILE *fz_sink(void)
 }
 
 /* A broken invariant: say which and abort, so libFuzzer keeps the input. */
-#define FZ_INVARIANT(cond, ...)                                              \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "fuzz invariant failed at %s:%d: %s: ",          \
-                    __FILE__, __LINE__, #cond);                              \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-            abort();                                                         \
-        }                                                                    \
+#define FZ_INVARIANT(cond, ...)                                                \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "fuzz invariant failed at %s:%d: %s: ", __FILE__,  \
+                    __LINE__, #cond);                                          \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            abort();                                                           \
+        }                                                                      \
     } while (0)
 
 #endif

@@ -69,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sb_err e = {0};
     if (sb_hw_load(path, &hw, &e) != 0)
         return 0;
-    static const char *dtypes[] = {"fp64", "fp32", "tf32", "bf16", "fp16",
-                                   "fp8", "int8", "zz"};
+    static const char *dtypes[] = {"fp64", "fp32", "tf32", "bf16",
+                                   "fp16", "fp8",  "int8", "zz"};
     for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
         (void)sb_hw_peak(&hw, dtypes[i]);
     sb_ceilings c;

@@ -65,12 +65,18 @@ static void fz_canonical(const sb_param_def *d, const sb_pval *v)
     sb_pval again;
     sb_err e = {0};
     int rc = sb_parse_value(d, v->text, &again, &e);
-    FZ_INVARIANT(rc == 0, "parameter %s: canonical text '%s' does not parse "
-                 "back: %s", d->name, v->text, e.msg);
-    FZ_INVARIANT(again.num == v->num, "parameter %s: '%s' reads back as "
-                 "%.17g, not %.17g", d->name, v->text, again.num, v->num);
-    FZ_INVARIANT(strcmp(again.text, v->text) == 0, "parameter %s: '%s' reads "
-                 "back as '%s'", d->name, v->text, again.text);
+    FZ_INVARIANT(rc == 0,
+                 "parameter %s: canonical text '%s' does not parse "
+                 "back: %s",
+                 d->name, v->text, e.msg);
+    FZ_INVARIANT(again.num == v->num,
+                 "parameter %s: '%s' reads back as "
+                 "%.17g, not %.17g",
+                 d->name, v->text, again.num, v->num);
+    FZ_INVARIANT(strcmp(again.text, v->text) == 0,
+                 "parameter %s: '%s' reads "
+                 "back as '%s'",
+                 d->name, v->text, again.text);
 }
 
 static void fz_scalar(const char *s)

@@ -91,8 +91,10 @@ static void fz_store_round_trip(const sb_run *run)
     FZ_INVARIANT(s != NULL, "json_dumps of run %s failed", run->run_id);
     json_error_t je;
     json_t *back = json_loads(s, 0, &je);
-    FZ_INVARIANT(back != NULL, "stored document of run %s does not parse: "
-                 "%s (%s)", run->run_id, je.text, s);
+    FZ_INVARIANT(back != NULL,
+                 "stored document of run %s does not parse: "
+                 "%s (%s)",
+                 run->run_id, je.text, s);
     sb_run again;
     sb_err e = {0};
     int rc = sb_run_from_json(back, &again, &e);

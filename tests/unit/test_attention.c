@@ -35,27 +35,27 @@ static double pairs_brute(int64_t sq, int64_t skv, bool causal)
 static void test_formulas(void)
 {
     /* Causal pairs: closed form against the loop, all regimes. */
-    static const int64_t cases[][2] = {{1, 1},   {4, 4},  {2, 5},  {5, 2},
-                                       {7, 100}, {100, 7}, {128, 128},
-                                       {300, 517}, {517, 300}, {1, 0}};
+    static const int64_t cases[][2] = {
+        {1, 1},   {4, 4},     {2, 5},     {5, 2},     {7, 100},
+        {100, 7}, {128, 128}, {300, 517}, {517, 300}, {1, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int c = 0; c < 2; c++)
             CHECK_NEAR(sb_attn_pairs(cases[i][0], cases[i][1], c),
                        pairs_brute(cases[i][0], cases[i][1], c), 0);
-    CHECK_NEAR(sb_attn_pairs(4, 4, true), 10, 0);  /* 1+2+3+4 */
-    CHECK_NEAR(sb_attn_pairs(2, 5, true), 9, 0);   /* 4+5 */
-    CHECK_NEAR(sb_attn_pairs(5, 2, true), 3, 0);   /* 0+0+0+1+2 */
+    CHECK_NEAR(sb_attn_pairs(4, 4, true), 10, 0); /* 1+2+3+4 */
+    CHECK_NEAR(sb_attn_pairs(2, 5, true), 9, 0);  /* 4+5 */
+    CHECK_NEAR(sb_attn_pairs(5, 2, true), 3, 0);  /* 0+0+0+1+2 */
 
     sb_bmm_shape b = {2, 3, 4, 5};
-    CHECK_NEAR(sb_bmm_flops(&b), 240, 0);          /* 2*2*3*4*5 */
-    CHECK_NEAR(sb_bmm_bytes(&b, 4), 376, 0);       /* 2*(15+20+12)*4 */
+    CHECK_NEAR(sb_bmm_flops(&b), 240, 0);    /* 2*2*3*4*5 */
+    CHECK_NEAR(sb_bmm_bytes(&b, 4), 376, 0); /* 2*(15+20+12)*4 */
     CHECK_NEAR(sb_bmm_bytes(&b, 2), 188, 0);
 
     sb_prefill_shape p = {1, 2, 1, 4, 4, 8, false};
-    CHECK_NEAR(sb_prefill_flops(&p), 1024, 0);     /* 4*1*2*4*4*8 */
-    CHECK_NEAR(sb_prefill_bytes(&p), 768, 0);      /* 4*(2*64 + 2*32) */
+    CHECK_NEAR(sb_prefill_flops(&p), 1024, 0); /* 4*1*2*4*4*8 */
+    CHECK_NEAR(sb_prefill_bytes(&p), 768, 0);  /* 4*(2*64 + 2*32) */
     p.causal = true;
-    CHECK_NEAR(sb_prefill_flops(&p), 640, 0);      /* 4*2*8*10 */
+    CHECK_NEAR(sb_prefill_flops(&p), 640, 0); /* 4*2*8*10 */
     p.sq = 2;
     p.skv = 5;
     CHECK_NEAR(sb_prefill_flops(&p), 4.0 * 2 * 8 * 9, 0);
@@ -66,8 +66,8 @@ static void test_formulas(void)
     CHECK(sb_paged_shape_init(&s, 4, len, 4, 2, 8, 16, 0, 4, &err) == 0);
     CHECK(s.total_q == 4 && s.total_pages == 5 && s.total_keys == 50);
     CHECK(s.max_len == 32);
-    CHECK_NEAR(sb_paged_flops(&s), 6400, 0);       /* 4*4*8*50 */
-    CHECK_NEAR(sb_paged_bytes(&s), 7444, 0);       /* 4*(1600+256)+4*5 */
+    CHECK_NEAR(sb_paged_flops(&s), 6400, 0); /* 4*4*8*50 */
+    CHECK_NEAR(sb_paged_bytes(&s), 7444, 0); /* 4*(1600+256)+4*5 */
     sb_paged_shape_free(&s);
     /* Chunks of 8 on every second sequence: seq 0 (len 0) keeps one
      * query, seq 2 (len 17) has 8 queries seeing 10..17 keys. */
@@ -90,7 +90,8 @@ static void test_lens_and_table(void)
           SB_EINVAL);
     CHECK(strstr(err.msg, "lens") != NULL);
     batch = 64;
-    CHECK(sb_paged_parse_lens("uniform:3:9", &batch, 7, len, "lens", &err) == 0);
+    CHECK(sb_paged_parse_lens("uniform:3:9", &batch, 7, len, "lens", &err) ==
+          0);
     int64_t lo = 100, hi = 0;
     for (int i = 0; i < 64; i++) {
         lo = len[i] < lo ? len[i] : lo;
@@ -117,7 +118,8 @@ static void test_lens_and_table(void)
     CHECK(fixed < 20); /* shuffled, not contiguous */
 }
 
-/* ---- prefill -------------------------------------------------------------- */
+/* ---- prefill --------------------------------------------------------------
+ */
 
 /* Runs the CPU prefill on random inputs and checks every row; with
  * `plant` also checks that one wrong element is caught. Returns bad. */
@@ -166,10 +168,12 @@ static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
     CHECK(c.checked == (int64_t)nq);
     int64_t bad = c.bad;
     if (bad)
-        fprintf(stderr, "prefill b=%lld hq=%lld hkv=%lld sq=%lld skv=%lld "
-                "d=%lld causal=%d: %lld bad, max abs %g\n", (long long)b,
-                (long long)hq, (long long)hkv, (long long)sq, (long long)skv,
-                (long long)d, causal, (long long)c.bad, c.max_abs);
+        fprintf(stderr,
+                "prefill b=%lld hq=%lld hkv=%lld sq=%lld skv=%lld "
+                "d=%lld causal=%d: %lld bad, max abs %g\n",
+                (long long)b, (long long)hq, (long long)hkv, (long long)sq,
+                (long long)skv, (long long)d, causal, (long long)c.bad,
+                c.max_abs);
     /* Queries that see no key (causal, Sq > Skv) output zeros. */
     if (causal && sq > skv)
         CHECK(o[0] == 0.0f && o[d - 1] == 0.0f);
@@ -184,8 +188,9 @@ static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
     }
     if (bf16) /* how close bf16 P came, against the bound */
         printf("prefill bf16 %s sq=%lld skv=%lld: max abs error %.3g "
-               "(bound %.3g)\n", sb_gemm_lib_name(g_lib), (long long)sq,
-               (long long)skv, c.max_abs, atol);
+               "(bound %.3g)\n",
+               sb_gemm_lib_name(g_lib), (long long)sq, (long long)skv,
+               c.max_abs, atol);
     free(q16);
     free(k16);
     free(v16);
@@ -199,13 +204,13 @@ static int64_t run_prefill(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
 
 static void test_prefill_cases(void)
 {
-    CHECK(run_prefill(1, 4, 4, 200, 200, 64, false, 1, true) == 0);   /* MHA */
-    CHECK(run_prefill(2, 8, 2, 130, 130, 128, true, 1, false) == 0);  /* GQA */
-    CHECK(run_prefill(1, 4, 1, 257, 257, 64, false, 1, false) == 0);  /* MQA */
-    CHECK(run_prefill(1, 2, 1, 100, 517, 64, true, 1, true) == 0);    /* chunk */
-    CHECK(run_prefill(1, 2, 2, 300, 40, 64, true, 1, false) == 0);    /* Sq>Skv */
-    CHECK(run_prefill(1, 2, 2, 1, 1, 128, true, 1, false) == 0);      /* 1 */
-    CHECK(run_prefill(1, 1, 1, 1, 700, 40, false, 1, false) == 0);    /* odd D */
+    CHECK(run_prefill(1, 4, 4, 200, 200, 64, false, 1, true) == 0);  /* MHA */
+    CHECK(run_prefill(2, 8, 2, 130, 130, 128, true, 1, false) == 0); /* GQA */
+    CHECK(run_prefill(1, 4, 1, 257, 257, 64, false, 1, false) == 0); /* MQA */
+    CHECK(run_prefill(1, 2, 1, 100, 517, 64, true, 1, true) == 0);   /* chunk */
+    CHECK(run_prefill(1, 2, 2, 300, 40, 64, true, 1, false) == 0); /* Sq>Skv */
+    CHECK(run_prefill(1, 2, 2, 1, 1, 128, true, 1, false) == 0);   /* 1 */
+    CHECK(run_prefill(1, 1, 1, 1, 700, 40, false, 1, false) == 0); /* odd D */
     /* Large scores: the running max must keep exp() in range. */
     CHECK(run_prefill(1, 2, 1, 150, 600, 64, true, 30, false) == 0);
 }
@@ -231,7 +236,8 @@ static void test_prefill(void)
     g_dt = SB_GEMM_F32;
 }
 
-/* ---- paged ---------------------------------------------------------------- */
+/* ---- paged ----------------------------------------------------------------
+ */
 
 /* kscale multiplies every K value: 1 for the usual scores, larger for
  * rows whose scores lie hundreds apart in base 2 (nearly one-hot). */
@@ -241,8 +247,8 @@ static int64_t run_paged_k(const int64_t *len, int64_t batch, int64_t hq,
 {
     sb_paged_shape s;
     sb_err err;
-    CHECK(sb_paged_shape_init(&s, batch, len, hq, hkv, d, ps, chunk, 2, &err)
-          == 0);
+    CHECK(sb_paged_shape_init(&s, batch, len, hq, hkv, d, ps, chunk, 2, &err) ==
+          0);
     size_t np = (size_t)((s.total_pages + 1) * hkv * ps * d);
     size_t nq = (size_t)(s.total_q * hq * d);
     float *kp = malloc(np * 4), *vp = malloc(np * 4), *q = malloc(nq * 4),
@@ -264,10 +270,11 @@ static int64_t run_paged_k(const int64_t *len, int64_t batch, int64_t hq,
     CHECK(c.checked == (int64_t)nq);
     int64_t bad = c.bad;
     if (bad)
-        fprintf(stderr, "paged batch=%lld hq=%lld hkv=%lld d=%lld ps=%lld "
-                "chunk=%lld: %lld bad, max abs %g\n", (long long)batch,
-                (long long)hq, (long long)hkv, (long long)d, (long long)ps,
-                (long long)chunk, (long long)c.bad, c.max_abs);
+        fprintf(stderr,
+                "paged batch=%lld hq=%lld hkv=%lld d=%lld ps=%lld "
+                "chunk=%lld: %lld bad, max abs %g\n",
+                (long long)batch, (long long)hq, (long long)hkv, (long long)d,
+                (long long)ps, (long long)chunk, (long long)c.bad, c.max_abs);
     /* A sequence of length 0 outputs exactly zeros. */
     for (int64_t i = 0; i < batch; i++)
         if (len[i] == 0) {
@@ -416,7 +423,8 @@ static void test_split_plan(void)
     sb_paged_shape_free(&s);
 }
 
-/* ---- bmm ------------------------------------------------------------------ */
+/* ---- bmm ------------------------------------------------------------------
+ */
 
 static void test_bmm(void)
 {
@@ -432,8 +440,8 @@ static void test_bmm(void)
             continue;
         for (int threads = 1; threads <= 4; threads += 3) {
             omp_set_num_threads(threads);
-            sb_gemm_desc d = {.dt = SB_GEMM_F32, .m = 37, .n = 29, .k = 65,
-                              .alpha = 1};
+            sb_gemm_desc d = {
+                .dt = SB_GEMM_F32, .m = 37, .n = 29, .k = 65, .alpha = 1};
             sb_gemm_plan *pl = NULL;
             sb_err err;
             CHECK(sb_gemm_plan_create(lib, &d, 4, &pl, &err) == 0);
@@ -468,7 +476,8 @@ static void test_bmm(void)
     CHECK(fabsf(sb_bf16_to_f32(sb_bf16_from_f32(3.14159f)) - 3.14159f) < 0.01f);
 }
 
-/* ---- the benchmarks through the registry ----------------------------------- */
+/* ---- the benchmarks through the registry -----------------------------------
+ */
 
 static void expect_refused(const char *bench, const char *spec,
                            const char *name)
@@ -529,18 +538,25 @@ static void test_benches(void)
     for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
         char spec[160];
         if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0)) {
-            snprintf(spec, sizeof spec, "batch=2 shape=qk seq=48 head_dim=32 "
-                     "lib=%s", sb_gemm_lib_name(lib));
+            snprintf(spec, sizeof spec,
+                     "batch=2 shape=qk seq=48 head_dim=32 "
+                     "lib=%s",
+                     sb_gemm_lib_name(lib));
             run_bench("attention.bmm", spec);
-            snprintf(spec, sizeof spec, "q_heads=2 kv_heads=1 sq=70 "
-                     "head_dim=32 causal=1 lib=%s", sb_gemm_lib_name(lib));
+            snprintf(spec, sizeof spec,
+                     "q_heads=2 kv_heads=1 sq=70 "
+                     "head_dim=32 causal=1 lib=%s",
+                     sb_gemm_lib_name(lib));
             run_bench("attention.prefill", spec);
         }
         if (sb_gemm_lib_supports(lib, SB_GEMM_BF16, NULL, 0)) {
-            snprintf(spec, sizeof spec, "batch=2 shape=pv seq=48 head_dim=32 "
-                     "dtype=bf16 lib=%s", sb_gemm_lib_name(lib));
+            snprintf(spec, sizeof spec,
+                     "batch=2 shape=pv seq=48 head_dim=32 "
+                     "dtype=bf16 lib=%s",
+                     sb_gemm_lib_name(lib));
             run_bench("attention.bmm", spec);
-            snprintf(spec, sizeof spec, "q_heads=2 kv_heads=1 sq=70 "
+            snprintf(spec, sizeof spec,
+                     "q_heads=2 kv_heads=1 sq=70 "
                      "head_dim=32 causal=1 dtype=bf16 lib=%s",
                      sb_gemm_lib_name(lib));
             run_bench("attention.prefill", spec);
@@ -554,8 +570,8 @@ static void test_benches(void)
         sb_ctx_defaults(&ctx);
         sb_err err;
         void *st = NULL;
-        CHECK(sb_test_point(b, "dtype=bf16 lib=openblas seq=32 head_dim=16",
-                            &p, &err) == 0);
+        CHECK(sb_test_point(b, "dtype=bf16 lib=openblas seq=32 head_dim=16", &p,
+                            &err) == 0);
         CHECK(b->setup(&p, &ctx, &st, &err) == SB_EUNSUP && st == NULL);
         CHECK(strstr(err.msg, "unsupported: openblas bf16") != NULL);
     }

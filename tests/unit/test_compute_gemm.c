@@ -54,7 +54,8 @@ static void check_planted(int dt, int lib, double small, double large)
     sb__gemm *g = NULL;
     sb_err err = {0};
     char why[256];
-    printf("planted errors: %s %s\n", sb__dtype_name(dt), sb_gemm_lib_name(lib));
+    printf("planted errors: %s %s\n", sb__dtype_name(dt),
+           sb_gemm_lib_name(lib));
     CHECK(sb__gemm_create(dt, 67, 45, 129, 1, 42, lib, &g, &err) == 0);
     if (!g)
         return;
@@ -111,8 +112,8 @@ int main(void)
     CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
     CHECK(m == 50 && n == 100 && k == 30);
     CHECK(sb_bench_compute_gemm.flops(&p) == 300000.0);
-    CHECK(expand("dtype=fp32 shape=llm tokens=2048 d_model=4096", &p,
-                 &err) == 0);
+    CHECK(expand("dtype=fp32 shape=llm tokens=2048 d_model=4096", &p, &err) ==
+          0);
     CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
     CHECK(m == 2048 && k == 4096 && n == 16384);
     CHECK(sb_bench_compute_gemm.flops(&p) == 2.0 * 2048 * 16384 * 4096);
@@ -171,9 +172,16 @@ int main(void)
             b[i] = (float)(2 * sb_rng_unif(&seed) - 1);
         for (int i = 0; i < M * LDC; i++)
             c0[i] = (float)(2 * sb_rng_unif(&seed) - 1);
-        sb_gemm_desc d = {.dt = SB_GEMM_F32, .m = M, .n = N, .k = K,
-                          .lda = LDA, .ldb = LDB, .ldc = LDC,
-                          .trans_b = true, .alpha = 0.5f, .beta = 2.0f};
+        sb_gemm_desc d = {.dt = SB_GEMM_F32,
+                          .m = M,
+                          .n = N,
+                          .k = K,
+                          .lda = LDA,
+                          .ldb = LDB,
+                          .ldc = LDC,
+                          .trans_b = true,
+                          .alpha = 0.5f,
+                          .beta = 2.0f};
         for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
             if (!sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
                 continue;
@@ -206,7 +214,8 @@ int main(void)
         bad.lda = 3;
         sb_gemm_plan *pl = NULL;
         CHECK(sb_gemm_plan_create(SB_GEMM_OPENBLAS, &bad, 1, &pl, &err) ==
-              SB_EINVAL && pl == NULL);
+                  SB_EINVAL &&
+              pl == NULL);
     }
 
     /* ---- OpenBLAS's core for the CPU: the OPENBLAS_CORETYPE to name */
@@ -256,7 +265,8 @@ int main(void)
         CHECK_NEAR(g, 2.0 * 96 * 96 * 96 / r->stats.p50 * 1e-9, 1e-12);
         CHECK_NEAR(metric(r, "MFU"), g * 1e9 / 1e12, 1e-12);
         CHECK_NEAR(metric(r, "MFU_theoretical"), g * 1e9 / 2e12, 1e-12);
-        CHECK(metric(r, "max_rel_err") >= 0 && metric(r, "max_rel_err") < 1e-12);
+        CHECK(metric(r, "max_rel_err") >= 0 &&
+              metric(r, "max_rel_err") < 1e-12);
         CHECK(has_note(r, "library: "));
         CHECK(has_note(r, "lib=auto: the fastest"));
         CHECK(metric(r, "auto_openblas_GFLOPs") > 0);
@@ -278,8 +288,9 @@ int main(void)
 
     /* bf16: measured and right where a library runs it, else a skipped
      * result that says why — never a crash or a link failure. */
-    bool bf16_any = sb_gemm_lib_supports(SB_GEMM_OPENBLAS, SB__DT_BF16, NULL, 0) ||
-                    sb_gemm_lib_supports(SB_GEMM_ONEDNN, SB__DT_BF16, NULL, 0);
+    bool bf16_any =
+        sb_gemm_lib_supports(SB_GEMM_OPENBLAS, SB__DT_BF16, NULL, 0) ||
+        sb_gemm_lib_supports(SB_GEMM_ONEDNN, SB__DT_BF16, NULL, 0);
     memset(&out, 0, sizeof out);
     CHECK(expand("dtype=bf16 n=64", &p, &err) == 0);
     CHECK(sb_run_point(&sb_bench_compute_gemm, &p, &ctx, &out, &err) == 0);
@@ -314,12 +325,14 @@ int main(void)
         CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
         CHECK(m == 4 && k == 64 && n == 256);
         CHECK(sb_bench_compute_gemm.flops(&p) == 2.0 * 4 * 256 * 64);
-        CHECK(sb_bench_compute_gemm.bytes(&p) == (4.0 * 64 + 64.0 * 256) * 4 + 4.0 * 256 * 4);
+        CHECK(sb_bench_compute_gemm.bytes(&p) ==
+              (4.0 * 64 + 64.0 * 256) * 4 + 4.0 * 256 * 4);
         CHECK(expand("dtype=bf16 shape=decode d_model=1024", &p, &err) == 0);
         CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
         double llc = sb_llc_bytes() > 0 ? sb_llc_bytes() : 32.0 * 1048576;
         CHECK(m == 1 && k == 1024 && n % 256 == 0);
-        CHECK((double)k * n * 2 >= 4 * llc && (double)k * (n - 256) * 2 < 4 * llc);
+        CHECK((double)k * n * 2 >= 4 * llc &&
+              (double)k * (n - 256) * 2 < 4 * llc);
         /* the square shape's m and k are refused, naming decode's own */
         CHECK(expand("dtype=fp32 shape=decode m=4", &p, &err) == 0);
         CHECK(sb_bench_compute_gemm.check(&p, NULL, &err) == SB_EINVAL &&
@@ -329,23 +342,25 @@ int main(void)
         CHECK(sb_bench_compute_gemm.bytes(&p) == 0);
 
         memset(&out, 0, sizeof out);
-        CHECK(expand("dtype=fp32 shape=decode d_model=256 ffn=4096 batch=2",
-                     &p, &err) == 0);
+        CHECK(expand("dtype=fp32 shape=decode d_model=256 ffn=4096 batch=2", &p,
+                     &err) == 0);
         CHECK(sb_run_point(&sb_bench_compute_gemm, &p, &ctx, &out, &err) == 0);
         CHECK(out.n == 1);
         if (out.n == 1) {
             const sb_result *r = &out.items[0];
             CHECK(r->valid);
             double w = 256.0 * 4096 * 4;
-            CHECK_NEAR(metric(r, "weight_GBps"), w / r->stats.p50 * 1e-9, 1e-12);
-            CHECK_NEAR(sb_ceil_get(&ctx.ceil, "gemv.fp32"),
-                       w / r->stats.min, 1e-12);
+            CHECK_NEAR(metric(r, "weight_GBps"), w / r->stats.p50 * 1e-9,
+                       1e-12);
+            CHECK_NEAR(sb_ceil_get(&ctx.ceil, "gemv.fp32"), w / r->stats.min,
+                       1e-12);
             bool hb = false;
             CHECK(strcmp(sb_result_headline(r, &hb)->name, "GBps") == 0 && hb);
             CHECK(has_note(r, "decode: 2 tokens x weights 256 x 4096"));
             /* a decode point is no GEMM ceiling */
             CHECK(sb_ceil_get(&ctx.ceil, "gemm.fp32") == 0 ||
-                  sb_ceil_get(&ctx.ceil, "gemm.fp32") != metric(r, "GFLOPs_best") * 1e9);
+                  sb_ceil_get(&ctx.ceil, "gemm.fp32") !=
+                      metric(r, "GFLOPs_best") * 1e9);
         }
         sb_results_free(&out);
     }

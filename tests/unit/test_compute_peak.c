@@ -27,8 +27,8 @@ static int one_point(const char *spec, sb_params *out)
     bool lenient[1] = {false};
     sb_params *pts = NULL;
     int n = 0;
-    int rc = sb_params_expand("compute.peak", sb_bench_compute_peak.params, layers,
-                              lenient, 1, &pts, &n, &err);
+    int rc = sb_params_expand("compute.peak", sb_bench_compute_peak.params,
+                              layers, lenient, 1, &pts, &n, &err);
     if (rc == 0 && n == 1)
         *out = pts[0];
     free(pts);
@@ -109,11 +109,11 @@ int main(void)
      * model (and what else the table reads) -> FLOPs per cycle per core */
     unsigned m2 = (1u << SB__ISA_SCALAR) | (1u << SB__ISA_AVX2);
     unsigned m5 = m2 | (1u << SB__ISA_AVX512);
-    unsigned marm = (1u << SB__ISA_SCALAR) | (1u << SB__ISA_NEON) |
-                    (1u << SB__ISA_SVE);
+    unsigned marm =
+        (1u << SB__ISA_SCALAR) | (1u << SB__ISA_NEON) | (1u << SB__ISA_SVE);
     sb__uarch u;
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x01, 1, "", false,
-                                          m2, false, false}); /* Milan */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x01, 1, "", false, m2,
+                                          false, false}); /* Milan */
     CHECK(strcmp(u.name, "Zen 3") == 0 && !u.assumed);
     CHECK(u.fpc[SB__ISA_SCALAR][SB__DT_FP64] == 4 &&
           u.fpc[SB__ISA_SCALAR][SB__DT_FP32] == 4);
@@ -122,54 +122,58 @@ int main(void)
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 0); /* not in the mask */
     CHECK(strstr(u.source[SB__ISA_AVX2], "256-bit") != NULL);
     /* Zen 4: 512-bit ops double-pumped; vdpbf16ps zmm once a cycle. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x11, 1, "", false,
-                                          m5, true, false}); /* Genoa */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x11, 1, "", false, m5,
+                                          true, false}); /* Genoa */
     CHECK(strcmp(u.name, "Zen 4") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16 &&
           u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 32);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 64);
     CHECK(u.fpc[SB__ISA_AVX2][SB__DT_BF16] == 0);
     /* Zen 5: full 512-bit where cpuid says FP512, half without. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x02, 0, "", true,
-                                          m5, true, false}); /* Turin */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x02, 0, "", true, m5,
+                                          true, false}); /* Turin */
     CHECK(strcmp(u.name, "Zen 5") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
           u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 128);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x24, 0, "", false,
-                                          m5, true, false}); /* Strix */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x24, 0, "", false, m5,
+                                          true, false}); /* Strix */
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16 &&
           u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 64);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x01, 2, "", false,
-                                          m2, false, false}); /* Naples */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x01, 2, "", false, m2,
+                                          false, false}); /* Naples */
     CHECK(u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 8);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x31, 0, "", false,
-                                          m2, false, false}); /* Rome */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x31, 0, "", false, m2,
+                                          false, false}); /* Rome */
     CHECK(strcmp(u.name, "Zen 2") == 0 &&
           u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
     /* Skylake-SP: the 512-bit units by SKU, the name by stepping. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){
-        "Intel", 6, 0x55, 4, "Intel(R) Xeon(R) Platinum 8160 CPU @ 2.10GHz",
-        false, m5, false, false});
+    sb__uarch_lookup(
+        &u, &(sb__cpu_facts){"Intel", 6, 0x55, 4,
+                             "Intel(R) Xeon(R) Platinum 8160 CPU @ 2.10GHz",
+                             false, m5, false, false});
     CHECK(strcmp(u.name, "Skylake-SP") == 0 && !u.assumed);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
           u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 64);
     CHECK(u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){
-        "Intel", 6, 0x55, 7, "Intel(R) Xeon(R) Gold 5218 CPU @ 2.30GHz",
-        false, m5, false, false});
+    sb__uarch_lookup(
+        &u, &(sb__cpu_facts){"Intel", 6, 0x55, 7,
+                             "Intel(R) Xeon(R) Gold 5218 CPU @ 2.30GHz", false,
+                             m5, false, false});
     CHECK(strcmp(u.name, "Cascade Lake") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){
-        "Intel", 6, 0x55, 7, "Intel Xeon Processor (Cascadelake)", false, m5,
-        false, false}); /* a hypervisor's name: SKU unknown */
+    sb__uarch_lookup(
+        &u,
+        &(sb__cpu_facts){"Intel", 6, 0x55, 7,
+                         "Intel Xeon Processor (Cascadelake)", false, m5, false,
+                         false}); /* a hypervisor's name: SKU unknown */
     CHECK(u.assumed && u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0x7e, 5, "", false,
-                                          m5, false, false}); /* ICL */
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0x7e, 5, "", false, m5,
+                                          false, false}); /* ICL */
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16);
     /* Emerald Rapids: 2 x 512-bit FMA, vdpbf16ps at half the fp32 rate,
      * AMX tiles at 1024. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false,
-                                          m5, true, true});
+    sb__uarch_lookup(
+        &u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false, m5, true, true});
     CHECK(strcmp(u.name, "Sapphire/Emerald/Granite Rapids") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
           u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 64 &&
@@ -177,19 +181,19 @@ int main(void)
     CHECK(u.amx_bf16 == 1024);
     CHECK(strstr(u.bf16_source, "inferred") != NULL);
     /* The same part under a hypervisor that hides AMX and BF16. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false,
-                                          m5, false, false});
+    sb__uarch_lookup(
+        &u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false, m5, false, false});
     CHECK(u.amx_bf16 == 0 && u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 0);
     /* Alder Lake: P-core figures, marked hybrid; Sierra Forest E-cores. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0x97, 2, "", false,
-                                          m2, false, false});
+    sb__uarch_lookup(
+        &u, &(sb__cpu_facts){"Intel", 6, 0x97, 2, "", false, m2, false, false});
     CHECK(u.hybrid && u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0xaf, 3, "", false,
-                                          m2, false, false});
+    sb__uarch_lookup(
+        &u, &(sb__cpu_facts){"Intel", 6, 0xaf, 3, "", false, m2, false, false});
     CHECK(!u.hybrid && u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 8);
     /* An unknown x86 core: two pipes of the widest width, assumed. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 19, 0x01, 0, "", false,
-                                          m5, false, false});
+    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 19, 0x01, 0, "", false, m5,
+                                          false, false});
     CHECK(u.assumed && strstr(u.name, "unknown") != NULL);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32);
     /* Arm Neoverse: NEON and SVE pipes, bfmmla. */
@@ -249,8 +253,9 @@ int main(void)
     CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
     memset(&out, 0, sizeof out);
     CHECK(sb__peak_drive_mask(&p, &ctx, &out, &err, m5, false) == 0);
-    CHECK(out.n == 1 && out.items[0].skipped &&
-          has_note(&out.items[0], "unsupported: bf16 needs a bf16 dot product"));
+    CHECK(
+        out.n == 1 && out.items[0].skipped &&
+        has_note(&out.items[0], "unsupported: bf16 needs a bf16 dot product"));
     sb_results_free(&out);
     memset(&out, 0, sizeof out);
     CHECK(one_point("dtype=bf16 isa=avx2 cores=1", &p) == 0);
@@ -260,7 +265,8 @@ int main(void)
     sb_results_free(&out);
     /* NEON on an x86 CPU, and the other way round: skipped. */
     memset(&out, 0, sizeof out);
-    unsigned other = (mask & (1u << SB__ISA_NEON)) ? SB__ISA_AVX2 : SB__ISA_NEON;
+    unsigned other =
+        (mask & (1u << SB__ISA_NEON)) ? SB__ISA_AVX2 : SB__ISA_NEON;
     CHECK(one_point(other == SB__ISA_NEON ? "dtype=fp32 isa=neon cores=1"
                                           : "dtype=fp32 isa=avx2 cores=1",
                     &p) == 0);
@@ -301,8 +307,8 @@ int main(void)
         CHECK(has_note(r, "isa=auto ran the"));
         /* GFLOPs is the FLOPs of one iteration (a whole number of trips)
          * over the median time. */
-        double trip = sb__peak_flops_per_trip(sb__isa_best(mask),
-                                              SB__DT_FP32, 1);
+        double trip =
+            sb__peak_flops_per_trip(sb__isa_best(mask), SB__DT_FP32, 1);
         double f = metric(r, "flops");
         CHECK(f >= 256 * trip);
         CHECK(fmod(f, trip) == 0);

@@ -32,7 +32,8 @@ static void test_dtype_table(void)
 
     CHECK(f32->a == CUDA_R_32F && f32->c == CUDA_R_32F);
     CHECK(f32->compute == CUBLAS_COMPUTE_32F);
-    CHECK(tf32->a == CUDA_R_32F && tf32->compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+    CHECK(tf32->a == CUDA_R_32F &&
+          tf32->compute == CUBLAS_COMPUTE_32F_FAST_TF32);
     CHECK(tf32->min_cc == 80);
     CHECK(f16->a == CUDA_R_16F && f16->b == CUDA_R_16F && f16->c == CUDA_R_16F);
     CHECK(bf16->a == CUDA_R_16BF && bf16->b == CUDA_R_16BF &&
@@ -77,12 +78,15 @@ static void test_narrow_types(void)
     CHECK(sb__cu_e4m3_to_float(0x01) == ldexpf(1.0f, -9));
     CHECK(sb__cu_e4m3_to_float(0x08) == ldexpf(1.0f, -6));
     CHECK(sb__cu_e4m3_to_float(0x00) == 0.0f);
-    CHECK(isnan(sb__cu_e4m3_to_float(0x7f)) && isnan(sb__cu_e4m3_to_float(0xff)));
+    CHECK(isnan(sb__cu_e4m3_to_float(0x7f)) &&
+          isnan(sb__cu_e4m3_to_float(0xff)));
     /* Positive codes increase strictly; the sign bit negates. */
     int mono = 1, sym = 1;
     for (int x = 1; x < 0x7f; x++) {
-        mono &= sb__cu_e4m3_to_float((uint8_t)x) > sb__cu_e4m3_to_float((uint8_t)(x - 1));
-        sym &= sb__cu_e4m3_to_float((uint8_t)(x | 0x80)) == -sb__cu_e4m3_to_float((uint8_t)x);
+        mono &= sb__cu_e4m3_to_float((uint8_t)x) >
+                sb__cu_e4m3_to_float((uint8_t)(x - 1));
+        sym &= sb__cu_e4m3_to_float((uint8_t)(x | 0x80)) ==
+               -sb__cu_e4m3_to_float((uint8_t)x);
     }
     CHECK(mono && sym);
 
@@ -90,7 +94,8 @@ static void test_narrow_types(void)
     CHECK(sb__cu_fp16_to_float(0xc000) == -2.0f);
     CHECK(sb__cu_fp16_to_float(0x7bff) == 65504.0f);
     CHECK(sb__cu_fp16_to_float(0x0001) == ldexpf(1.0f, -24));
-    CHECK(isinf(sb__cu_fp16_to_float(0x7c00)) && isnan(sb__cu_fp16_to_float(0x7e00)));
+    CHECK(isinf(sb__cu_fp16_to_float(0x7c00)) &&
+          isnan(sb__cu_fp16_to_float(0x7e00)));
 
     CHECK(sb_bf16_from_f32(1.0f) == 0x3f80);
     CHECK(sb_bf16_to_f32(0x3f80) == 1.0f);
@@ -98,7 +103,8 @@ static void test_narrow_types(void)
     /* Round to nearest, ties to even. */
     CHECK(sb_bf16_from_f32(1.0f + ldexpf(1.0f, -8)) == 0x3f80);
     CHECK(sb_bf16_from_f32(1.0f + 3 * ldexpf(1.0f, -8)) == 0x3f82);
-    CHECK(sb_bf16_from_f32(1.0f + ldexpf(1.0f, -7) + ldexpf(1.0f, -9)) == 0x3f81);
+    CHECK(sb_bf16_from_f32(1.0f + ldexpf(1.0f, -7) + ldexpf(1.0f, -9)) ==
+          0x3f81);
     CHECK(isnan(sb_bf16_to_f32(sb_bf16_from_f32(NAN))));
 
     uint16_t h[2] = {0x3f80, 0xc000};
@@ -123,7 +129,7 @@ static void test_gemm_tolerance(void)
 {
     CHECK(f32_tol_ok());
     CHECK(sb__cu_gemm_ok(10.0, 10.0, 5.0, 1e-5));
-    CHECK(sb__cu_gemm_ok(10.0 + 1.5e-4, 10.0, 5.0, 1e-5));  /* 1e-5 x 15 */
+    CHECK(sb__cu_gemm_ok(10.0 + 1.5e-4, 10.0, 5.0, 1e-5)); /* 1e-5 x 15 */
     CHECK(!sb__cu_gemm_ok(10.0 + 1.6e-4, 10.0, 5.0, 1e-5));
     CHECK(!sb__cu_gemm_ok(NAN, 10.0, 5.0, 1.0));
     CHECK(!sb__cu_gemm_ok(INFINITY, 10.0, 5.0, 1.0));
@@ -138,13 +144,16 @@ static void test_gemm_tolerance(void)
 static void test_peaks(void)
 {
     const char *spec = NULL;
-    CHECK_NEAR(sb__cu_datasheet_peak("NVIDIA H200", "bf16", &spec), 989.4e12, 1e-9);
+    CHECK_NEAR(sb__cu_datasheet_peak("NVIDIA H200", "bf16", &spec), 989.4e12,
+               1e-9);
     CHECK(spec && strcmp(spec, "h200-sxm") == 0);
-    CHECK_NEAR(sb__cu_datasheet_peak("NVIDIA H200", "fp8", &spec), 1978.9e12, 1e-9);
+    CHECK_NEAR(sb__cu_datasheet_peak("NVIDIA H200", "fp8", &spec), 1978.9e12,
+               1e-9);
     CHECK_NEAR(sb__cu_datasheet_peak("NVIDIA H100 80GB HBM3", "bf16", &spec),
                989.4e12, 1e-9);
     CHECK(strcmp(spec, "h100-sxm") == 0);
-    CHECK_NEAR(sb__cu_datasheet_peak("NVIDIA H100 PCIe", "bf16", &spec), 756e12, 1e-9);
+    CHECK_NEAR(sb__cu_datasheet_peak("NVIDIA H100 PCIe", "bf16", &spec), 756e12,
+               1e-9);
     CHECK(strcmp(spec, "h100-pcie") == 0);
     CHECK(sb__cu_datasheet_peak("NVIDIA A100-SXM4-80GB", "fp8", &spec) == 0.0);
     CHECK(sb__cu_datasheet_peak("Tesla T4", "bf16", &spec) == 0.0);
@@ -174,17 +183,20 @@ static void test_peaks(void)
 static void test_memory_arithmetic(void)
 {
     /* Whole 16-byte vectors per array; bytes = arrays x elems x elem. */
-    CHECK(sb__cmem_arrays(SB__CMEM_COPY) == 2 && sb__cmem_arrays(SB__CMEM_TRIAD) == 3);
-    CHECK(sb__cmem_arrays(SB__CMEM_READ) == 1 && sb__cmem_arrays(SB__CMEM_WRITE) == 1);
+    CHECK(sb__cmem_arrays(SB__CMEM_COPY) == 2 &&
+          sb__cmem_arrays(SB__CMEM_TRIAD) == 3);
+    CHECK(sb__cmem_arrays(SB__CMEM_READ) == 1 &&
+          sb__cmem_arrays(SB__CMEM_WRITE) == 1);
     CHECK(sb__cmem_elems(SB__CMEM_COPY, 64.0 * 1048576, 4) == 8u * 1048576);
     CHECK(sb__cmem_bytes(SB__CMEM_COPY, 64.0 * 1048576, 4) == 64.0 * 1048576);
-    CHECK(sb__cmem_elems(SB__CMEM_TRIAD, 100, 4) == 8);  /* 2 vectors of 4 */
-    CHECK(sb__cmem_elems(SB__CMEM_TRIAD, 100, 8) == 4);  /* 2 vectors of 2 */
+    CHECK(sb__cmem_elems(SB__CMEM_TRIAD, 100, 4) == 8); /* 2 vectors of 4 */
+    CHECK(sb__cmem_elems(SB__CMEM_TRIAD, 100, 8) == 4); /* 2 vectors of 2 */
     CHECK(sb__cmem_bytes(SB__CMEM_TRIAD, 100, 4) == 96.0);
     CHECK(sb__cmem_elems(SB__CMEM_READ, 8, 4) == 0);
     CHECK(sb__cmem_elems(SB__CMEM_READ, 16, 4) == 4);
     CHECK(sb__cmem_elems(SB__CMEM_READ, 1e6, 0) == 0);
-    CHECK(sb__cmem_bytes(SB__CMEM_TRIAD, 8.0 * 1073741824, 8) == 8.0 * 1073741824 - 32);
+    CHECK(sb__cmem_bytes(SB__CMEM_TRIAD, 8.0 * 1073741824, 8) ==
+          8.0 * 1073741824 - 32);
 
     /* Small working sets are swept several times per launch. */
     CHECK(sb__cmem_passes(4.0 * 1048576) == 16);
@@ -200,7 +212,8 @@ static void test_memory_arithmetic(void)
     for (uint64_t i = 0; i < 10000; i++) {
         float a = sb__cmem_value_f(i, 0, 7), b = sb__cmem_value_f(i, 1, 7);
         double d = sb__cmem_value_d(i, 2, 7);
-        ok &= a >= 1.0f && a < 2.0f && b >= 1.0f && b < 2.0f && d >= 1.0 && d < 2.0;
+        ok &= a >= 1.0f && a < 2.0f && b >= 1.0f && b < 2.0f && d >= 1.0 &&
+              d < 2.0;
         same += a == b;
         ok &= sb__cmem_write_value(i) == (double)(float)sb__cmem_write_value(i);
         ok &= sb__cmem_write_value(i) > 0;

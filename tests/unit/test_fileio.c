@@ -268,9 +268,8 @@ static void test_param_range(void)
     sb_err err = {0};
     sb_run run;
     tmp("range.json", p, sizeof p);
-    static const char *const bad[] = {"9223372036854775807",
-                                      "-9223372036854775808",
-                                      "9007199254740993"};
+    static const char *const bad[] = {
+        "9223372036854775807", "-9223372036854775808", "9007199254740993"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(doc, sizeof doc, head, bad[i]);
         write_text(p, doc);
@@ -327,8 +326,7 @@ static void test_sweep_key(void)
     CHECK(sb_workload_check_key(train, "model.moe.top_k", &err) == 0);
     CHECK(sb_workload_check_key(train, "batch", &err) == 0);
     CHECK(sb_workload_check_key(infer, "concurrency", &err) == 0);
-    CHECK(sb_workload_check_key(train, "measured.phases.attention", &err) ==
-          0);
+    CHECK(sb_workload_check_key(train, "measured.phases.attention", &err) == 0);
     CHECK(sb_workload_check_key(train, "overlap", &err) == 0);
     /* an unknown key, once, naming where it goes wrong */
     CHECK(sb_workload_check_key(train, "bogus.key", &err) == SB_EINVAL);
@@ -359,8 +357,8 @@ int main(void)
     signal(SIGALRM, on_alarm);
     alarm(20);
     const char *base = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/sb-fileio-XXXXXX", base && *base ? base
-                                                                    : "/tmp");
+    snprintf(dir, sizeof dir, "%s/sb-fileio-XXXXXX",
+             base && *base ? base : "/tmp");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;

@@ -58,7 +58,8 @@ static void make_run(sb_run *run, const char *id, int second, double gbps,
     r->valid = true;
 }
 
-/* ---- the config round trip ------------------------------------------------ */
+/* ---- the config round trip ------------------------------------------------
+ */
 
 static void test_config_round_trip(void)
 {
@@ -75,8 +76,8 @@ static void test_config_round_trip(void)
     sb_err err = {0};
     CHECK(sb_pset_add(&user, "size=4MiB", &err) == 0);
     CHECK(sb_pset_add(&user, "memory:dtype=fp32", &err) == 0);
-    json_t *cfg = sb_run_config(&ctx, "memory", "memory.triad,memory.read",
-                                &user);
+    json_t *cfg =
+        sb_run_config(&ctx, "memory", "memory.triad,memory.read", &user);
     sb_ctx_defaults(&back);
     sb_gate_sel sel;
     memset(&sel, 0, sizeof sel);
@@ -262,7 +263,8 @@ static void test_set_aside(void)
         sb_run_free(&base[i]);
 }
 
-/* ---- confirming by measuring again ---------------------------------------- */
+/* ---- confirming by measuring again ----------------------------------------
+ */
 
 static void note_count(const char *what, void *arg)
 {
@@ -300,8 +302,9 @@ static void paper_baseline(const sb_run *now, double factor, sb_run *base)
 static void test_confirm(void)
 {
     /* A real point, measured; a baseline made three times faster than its
-     * fastest sample on paper (a certain regression) and one made as it is (a first "regression"
-     * planted in the verdict, which the re-measurement must clear). */
+     * fastest sample on paper (a certain regression) and one made as it is (a
+     * first "regression" planted in the verdict, which the re-measurement must
+     * clear). */
     sb_ctx ctx;
     sb_ctx_defaults(&ctx);
     ctx.min_time = 0.02;
@@ -329,11 +332,11 @@ static void test_confirm(void)
     CHECK(sb_compare_runs(&base, &now, &o, &c, &err) == 0);
     if (c.n)
         printf("against a 3x faster baseline: %s %s %.4g -> %.4g (%+.1f%%, "
-               "p %.2g, n %zu/%zu), %s %s\n", c.lines[0].bench, c.lines[0].metric,
-               c.lines[0].a_value, c.lines[0].b_value, c.lines[0].change_pct,
-               c.lines[0].test.p, c.lines[0].na, c.lines[0].nb,
-               sb_verdict_name(c.lines[0].verdict),
-               c.lines[0].why);
+               "p %.2g, n %zu/%zu), %s %s\n",
+               c.lines[0].bench, c.lines[0].metric, c.lines[0].a_value,
+               c.lines[0].b_value, c.lines[0].change_pct, c.lines[0].test.p,
+               c.lines[0].na, c.lines[0].nb,
+               sb_verdict_name(c.lines[0].verdict), c.lines[0].why);
     CHECK(c.count[SB_VERDICT_REGRESSED] == 1);
     int notes = 0;
     CHECK(sb_gate_confirm(&c, &base, 1, &plan, item_of, &ctx, &o, NULL,
@@ -393,7 +396,8 @@ static void test_confirm(void)
     sb_run_free(&now);
 }
 
-/* ---- the store: several runs a baseline, imports, locks -------------------- */
+/* ---- the store: several runs a baseline, imports, locks --------------------
+ */
 
 static void test_store(void)
 {
@@ -412,25 +416,29 @@ static void test_store(void)
         CHECK(sb_store_save_run(st, &r[i], &err) == 0);
     }
     const char *three[3] = {"run-0", "run-1", "run-2"};
-    CHECK(sb_store_baseline_set_runs(st, "nightly", three, 3, false, &err) == 0);
+    CHECK(sb_store_baseline_set_runs(st, "nightly", three, 3, false, &err) ==
+          0);
     char ids[8][64];
     int n = 0;
     CHECK(sb_store_baseline_runs(st, "nightly", ids, 8, &n, &err) == 0);
-    CHECK(n == 3 && strcmp(ids[0], "run-0") == 0 && strcmp(ids[2], "run-2") == 0);
+    CHECK(n == 3 && strcmp(ids[0], "run-0") == 0 &&
+          strcmp(ids[2], "run-2") == 0);
     char id[64];
     CHECK(sb_store_resolve(st, "nightly", id, sizeof id, &err) == 0);
     CHECK(strcmp(id, "run-2") == 0); /* the name means its newest run */
     /* update: add run-3, keep the newest 2 */
     CHECK(sb_store_baseline_update(st, "nightly", "run-3", 2, &err) == 0);
     CHECK(sb_store_baseline_runs(st, "nightly", ids, 8, &n, &err) == 0);
-    CHECK(n == 2 && strcmp(ids[0], "run-2") == 0 && strcmp(ids[1], "run-3") == 0);
+    CHECK(n == 2 && strcmp(ids[0], "run-2") == 0 &&
+          strcmp(ids[1], "run-3") == 0);
     CHECK(sb_store_resolve(st, "nightly", id, sizeof id, &err) == 0);
     CHECK(strcmp(id, "run-3") == 0);
     /* set replaces; a bad reference changes nothing */
     const char *bad[2] = {"run-0", "no-such-run"};
     CHECK(sb_store_baseline_set_runs(st, "nightly", bad, 2, false, &err) ==
           SB_EINVAL);
-    CHECK(sb_store_baseline_runs(st, "nightly", ids, 8, &n, &err) == 0 && n == 2);
+    CHECK(sb_store_baseline_runs(st, "nightly", ids, 8, &n, &err) == 0 &&
+          n == 2);
     CHECK(sb_store_baseline_set(st, "nightly", "run-1", &err) == 0);
     CHECK(sb_store_baseline_runs(st, "nightly", ids, 8, &n, &err) == 0);
     CHECK(n == 1 && strcmp(ids[0], "run-1") == 0);
@@ -456,7 +464,8 @@ static void test_store(void)
     sb_run_free(&in[1]);
     make_run(&in[1], "run-2", 33, 75.0, 33);
     CHECK(sb_store_import_runs(st, in, names, 2, ins, &err) == SB_EINVAL);
-    CHECK(strstr(err.msg, "run-2") && strstr(err.msg, "already stored with other"));
+    CHECK(strstr(err.msg, "run-2") &&
+          strstr(err.msg, "already stored with other"));
     CHECK(sb_store_count_runs(st, &err) == before);
     /* the very run stored under that id: skipped, the rest imported */
     sb_run_free(&in[1]);
@@ -482,16 +491,19 @@ static void test_store(void)
     sb_store_close(st);
     sqlite3 *other = NULL;
     CHECK(sqlite3_open(db, &other) == SQLITE_OK);
-    CHECK(sqlite3_exec(other, "BEGIN IMMEDIATE; INSERT INTO baselines(name, "
-                              "run_id, created_at) VALUES ('held', 'run-0', "
-                              "'x')", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(other,
+                       "BEGIN IMMEDIATE; INSERT INTO baselines(name, "
+                       "run_id, created_at) VALUES ('held', 'run-0', "
+                       "'x')",
+                       NULL, NULL, NULL) == SQLITE_OK);
     setenv("SOLBENCH_LOCK_TIMEOUT", "1", 1);
     CHECK(sb_store_lock_timeout() == 1.0);
     double t0 = sb_now();
     sb_store *ro = NULL;
     CHECK(sb_store_open_mode(db, SB_STORE_RO, &ro, &err) == 0);
     CHECK(ro && sb_store_count_runs(ro, &err) == before + 1);
-    CHECK(sb_store_baseline_runs(ro, "nightly", ids, 8, &n, &err) == 0 && n == 1);
+    CHECK(sb_store_baseline_runs(ro, "nightly", ids, 8, &n, &err) == 0 &&
+          n == 1);
     sb_store_close(ro);
     double t_read = sb_now() - t0;
     printf("read-only open and reads beside a held write lock: %.3f s\n",

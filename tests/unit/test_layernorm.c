@@ -58,8 +58,10 @@ static void test_constant(void)
 static void test_far_from_zero(void)
 {
     enum { T = 3, D = 1000 };
-    float *x = malloc(sizeof(float) * T * D), *xs = malloc(sizeof(float) * T * D);
-    float *y = malloc(sizeof(float) * T * D), *ys = malloc(sizeof(float) * T * D);
+    float *x = malloc(sizeof(float) * T * D),
+          *xs = malloc(sizeof(float) * T * D);
+    float *y = malloc(sizeof(float) * T * D),
+          *ys = malloc(sizeof(float) * T * D);
     float g[D], b[D];
     uint64_t st = 7;
     for (int i = 0; i < T * D; i++) {

@@ -68,17 +68,17 @@ static void test_topk_ties(void)
 static void test_accounting(void)
 {
     sb_moe_shape s = shape(2, 3, 5, 4, 2, 0.0, -1);
-    CHECK_NEAR(sb_moe_route_flops(&s), 104.0, 0);     /* 48 + 48 + 8 */
-    CHECK_NEAR(sb_moe_route_bytes(&s), 152.0, 0);     /* 88 + 32 + 32 */
+    CHECK_NEAR(sb_moe_route_flops(&s), 104.0, 0); /* 48 + 48 + 8 */
+    CHECK_NEAR(sb_moe_route_bytes(&s), 152.0, 0); /* 88 + 32 + 32 */
     CHECK_NEAR(sb_moe_dispatch_flops(&s), 0.0, 0);
-    CHECK_NEAR(sb_moe_dispatch_bytes(&s), 192.0, 0);  /* 24+48+16+64+40 */
+    CHECK_NEAR(sb_moe_dispatch_bytes(&s), 192.0, 0); /* 24+48+16+64+40 */
     CHECK_NEAR(sb_moe_combine_flops(&s), 24.0, 0);
-    CHECK_NEAR(sb_moe_combine_bytes(&s), 120.0, 0);   /* 48 + 24 + 48 */
+    CHECK_NEAR(sb_moe_combine_bytes(&s), 120.0, 0); /* 48 + 24 + 48 */
     CHECK_NEAR(sb_moe_gemm_flops(&s), 120.0, 0);
-    CHECK_NEAR(sb_moe_gemm_bytes(&s, 3), 348.0, 0);   /* 48+180+80+40 */
+    CHECK_NEAR(sb_moe_gemm_bytes(&s, 3), 348.0, 0); /* 48+180+80+40 */
     s.gated = true;
-    CHECK_NEAR(sb_moe_gemm_flops(&s), 440.0, 0);      /* 360 + 80 */
-    CHECK_NEAR(sb_moe_gemm_bytes(&s, 3), 676.0, 0);   /* 48+540+48+40 */
+    CHECK_NEAR(sb_moe_gemm_flops(&s), 440.0, 0);    /* 360 + 80 */
+    CHECK_NEAR(sb_moe_gemm_bytes(&s, 3), 676.0, 0); /* 48+540+48+40 */
     int64_t c[4] = {3, 1, 0, 0};
     CHECK_NEAR(sb_moe_imbalance(c, 4), 3.0, 1e-12); /* 3 / (4/4) */
     CHECK(sb_moe_active(c, 4) == 2);
@@ -172,8 +172,10 @@ static void test_route(void)
     const int64_t T = 96, D = 40;
     const int E = 8, k = 2;
     sb_moe_shape s = shape(T, D, 1, E, k, 0.5, -1);
-    float *x = malloc(sizeof(float) * T * D), *wr = malloc(sizeof(float) * D * E);
-    float *bias = malloc(sizeof(float) * E), *probs = malloc(sizeof(float) * T * E);
+    float *x = malloc(sizeof(float) * T * D),
+          *wr = malloc(sizeof(float) * D * E);
+    float *bias = malloc(sizeof(float) * E),
+          *probs = malloc(sizeof(float) * T * E);
     float *w = malloc(sizeof(float) * T * k);
     int *idx = malloc(sizeof(int) * T * k);
     char why[320];
@@ -182,11 +184,13 @@ static void test_route(void)
     for (int e = 0; e < E; e++)
         bias[e] = (float)sb_moe_router_bias(&s, e);
     route(&s, x, wr, bias, probs, idx, w);
-    CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, why, sizeof why) == 0);
+    CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, why,
+                              sizeof why) == 0);
     /* planted: a duplicate expert, a wrong weight, a wrong probability */
     int keep = idx[5 * k + 1];
     idx[5 * k + 1] = idx[5 * k];
-    CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, why, sizeof why) == 1);
+    CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, why,
+                              sizeof why) == 1);
     CHECK(strstr(why, "idx[token 5][slot 1]") != NULL);
     idx[5 * k + 1] = keep;
     /* an expert outside the top k: the lowest-probability one */
@@ -202,7 +206,8 @@ static void test_route(void)
     CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, NULL, 0) >= 1);
     w[7 * k] -= 0.01f;
     probs[3 * E + 4] *= 1.01f;
-    CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, why, sizeof why) == 1);
+    CHECK(sb_moe_route_verify(&s, x, wr, bias, probs, idx, w, why,
+                              sizeof why) == 1);
     CHECK(strstr(why, "probs[token 3][expert 4]") != NULL);
     probs[3 * E + 4] /= 1.01f;
 
@@ -247,14 +252,17 @@ static void test_dispatch_combine(int threads, double skew, int k, int force)
     const int64_t R = T * k;
     int *idx = malloc(sizeof(int) * R);
     float *w = malloc(sizeof(float) * R), *x = malloc(sizeof(float) * T * D);
-    float *xp = malloc(sizeof(float) * R * D), *out = malloc(sizeof(float) * T * D);
-    int64_t off[9], *pos = malloc(sizeof(int64_t) * R), *rt = malloc(sizeof(int64_t) * R);
+    float *xp = malloc(sizeof(float) * R * D),
+          *out = malloc(sizeof(float) * T * D);
+    int64_t off[9], *pos = malloc(sizeof(int64_t) * R),
+                    *rt = malloc(sizeof(int64_t) * R);
     int64_t *scratch = malloc(sb_moe_cpu_dispatch_scratch(&s));
     char why[320];
     sb_moe_synth_route(&s, idx, w);
     fill(x, T * D, 3, 1.0f);
     sb_moe_cpu_dispatch(&s, idx, x, xp, off, pos, rt, scratch);
-    CHECK(sb_moe_dispatch_verify(&s, idx, x, xp, off, pos, rt, why, sizeof why) == 0);
+    CHECK(sb_moe_dispatch_verify(&s, idx, x, xp, off, pos, rt, why,
+                                 sizeof why) == 0);
     CHECK(off[0] == 0 && off[E] == R);
     int sorted = 1;
     for (int e = 0; e < E; e++)
@@ -266,7 +274,8 @@ static void test_dispatch_combine(int threads, double skew, int k, int force)
     /* planted: one element of one gathered row, and one position */
     float keepx = xp[(R / 2) * D + 3];
     xp[(R / 2) * D + 3] += 1.0f;
-    CHECK(sb_moe_dispatch_verify(&s, idx, x, xp, off, pos, rt, why, sizeof why) == 1);
+    CHECK(sb_moe_dispatch_verify(&s, idx, x, xp, off, pos, rt, why,
+                                 sizeof why) == 1);
     CHECK(strstr(why, "xp[row") != NULL);
     xp[(R / 2) * D + 3] = keepx;
     pos[4]++;
@@ -297,11 +306,14 @@ static void test_gemm(bool gated, int force, int k)
     const int64_t R = T * k;
     int *idx = malloc(sizeof(int) * R);
     float *w = malloc(sizeof(float) * R);
-    int64_t off[5], *pos = malloc(sizeof(int64_t) * R), *rt = malloc(sizeof(int64_t) * R);
+    int64_t off[5], *pos = malloc(sizeof(int64_t) * R),
+                    *rt = malloc(sizeof(int64_t) * R);
     float *xp = malloc(sizeof(float) * R * D);
-    float *wu = malloc(sizeof(float) * E * D * F), *wg = malloc(sizeof(float) * E * D * F);
+    float *wu = malloc(sizeof(float) * E * D * F),
+          *wg = malloc(sizeof(float) * E * D * F);
     float *wd = malloc(sizeof(float) * E * F * D);
-    float *g = malloc(sizeof(float) * R * F), *h = malloc(sizeof(float) * R * F);
+    float *g = malloc(sizeof(float) * R * F),
+          *h = malloc(sizeof(float) * R * F);
     const int64_t ncol = gated ? D : F;
     float *out = malloc(sizeof(float) * R * ncol);
     int64_t *rows = malloc(sizeof(int64_t) * R);
@@ -347,8 +359,8 @@ static void test_gemm(bool gated, int force, int k)
         every &= rows[i] == i;
     CHECK(every);
     out[(R - 2) * ncol + 1] += 0.5f;
-    CHECK(sb_moe_gemm_verify(&s, off, xp, wu, wg, wd, out, rows, n, NULL,
-                             0) == 1);
+    CHECK(sb_moe_gemm_verify(&s, off, xp, wu, wg, wd, out, rows, n, NULL, 0) ==
+          1);
     out[(R - 2) * ncol + 1] -= 0.5f;
     for (int64_t r = 0; r < R; r++)
         rows[r] = r;
@@ -417,23 +429,32 @@ int main(void)
     run_bench("moe.route", small, true);
     run_bench("moe.dispatch", small, true);
     run_bench("moe.combine", small, true);
-    run_bench("moe.grouped_gemm", "tokens=64 d_model=32 ffn=24 experts=4 topk=2", true);
     run_bench("moe.grouped_gemm",
-              "tokens=64 d_model=32 ffn=24 experts=4 topk=1 gated=1 force_expert=3",
+              "tokens=64 d_model=32 ffn=24 experts=4 topk=2", true);
+    run_bench(
+        "moe.grouped_gemm",
+        "tokens=64 d_model=32 ffn=24 experts=4 topk=1 gated=1 force_expert=3",
+        true);
+    run_bench("moe.route",
+              "tokens=64 d_model=32 experts=8 topk=1 force_expert=7 skew=1",
               true);
-    run_bench("moe.route", "tokens=64 d_model=32 experts=8 topk=1 force_expert=7 skew=1", true);
     run_bench("moe.route", "tokens=64 d_model=32 experts=4 topk=5", false);
-    run_bench("moe.dispatch", "tokens=64 d_model=32 experts=4 topk=2 force_expert=4", false);
+    run_bench("moe.dispatch",
+              "tokens=64 d_model=32 experts=4 topk=2 force_expert=4", false);
     /* Each library by name where it runs fp32; a library that cannot is a
      * skipped point (set-up says unsupported). */
     for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
         char spec[160];
-        snprintf(spec, sizeof spec, "tokens=64 d_model=32 ffn=24 experts=4 "
-                 "topk=2 gated=1 lib=%s", sb_gemm_lib_name(lib));
+        snprintf(spec, sizeof spec,
+                 "tokens=64 d_model=32 ffn=24 experts=4 "
+                 "topk=2 gated=1 lib=%s",
+                 sb_gemm_lib_name(lib));
         if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
             run_bench("moe.grouped_gemm", spec, true);
-        snprintf(spec, sizeof spec, "tokens=64 d_model=32 experts=4 topk=2 "
-                 "lib=%s", sb_gemm_lib_name(lib));
+        snprintf(spec, sizeof spec,
+                 "tokens=64 d_model=32 experts=4 topk=2 "
+                 "lib=%s",
+                 sb_gemm_lib_name(lib));
         if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
             run_bench("moe.route", spec, true);
     }

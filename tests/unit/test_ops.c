@@ -123,8 +123,8 @@ static void test_bf16_denormal_out(void)
     int off = 0;
     for (int r = 0; r < 2; r++)
         for (int i = 1; i < D; i++)
-            off += y[r * D + i] != (ftz ? (i % 2 ? 0x0000 : 0x8000)
-                                        : (i % 2 ? up : dn));
+            off += y[r * D + i] !=
+                   (ftz ? (i % 2 ? 0x0000 : 0x8000) : (i % 2 ? up : dn));
     CHECK(off == 0);
     if (off)
         fprintf(stderr, "rmsnorm bf16 (%s): %d denormal outputs off\n",
@@ -277,10 +277,10 @@ static void test_rope_tables(void)
     sb_ops_shape t = {SB_OP_ROPE, 3, 8, 4, false, false, 0};
     float ct[6], sn[6];
     sb_ops_rope_tables(&t, ct, sn);
-    CHECK(ct[0] == 1.0f && sn[0] == 0.0f);     /* token 0 */
+    CHECK(ct[0] == 1.0f && sn[0] == 0.0f);      /* token 0 */
     CHECK_NEAR(ct[1 * 2 + 1], cos(0.01), 1e-7); /* token 1, i = 1 */
     CHECK_NEAR(sn[1 * 2 + 1], sin(0.01), 1e-7);
-    CHECK_NEAR(sn[2 * 2 + 0], sin(2.0), 1e-7);  /* token 2, i = 0 */
+    CHECK_NEAR(sn[2 * 2 + 0], sin(2.0), 1e-7); /* token 2, i = 0 */
 
     for (int bf = 0; bf < 2; bf++) {
         sb_ops_shape s = {SB_OP_ROPE, 37, 256, 64, bf, false, 0};
@@ -367,7 +367,10 @@ static void run_bench(const char *name, const char *spec, bool want_ok)
     }
 }
 
-static int bf16_is_nan(uint16_t h) { return (h & 0x7fff) > 0x7f80; }
+static int bf16_is_nan(uint16_t h)
+{
+    return (h & 0x7fff) > 0x7f80;
+}
 
 /* Every bf16 NaN code (254 of them, signalling ones and negative ones
  * included) in a bf16 input comes out as quiet NaNs exactly where it
@@ -412,7 +415,8 @@ static void test_bf16_specials(sb_op_kind op, int up_half)
     CHECK(rows_off == 0);
     CHECK(loud == 0);
     if (rows_off || loud)
-        fprintf(stderr, "%s bf16 (NaN in the %s half): %d rows with NaNs "
+        fprintf(stderr,
+                "%s bf16 (NaN in the %s half): %d rows with NaNs "
                 "elsewhere than %d elements, %d signalling NaNs out\n",
                 sb_ops_name(op), up_half ? "second" : "first", rows_off, want,
                 loud);
@@ -588,8 +592,11 @@ static void test_softmax_random(int shapes)
             for (int i = 0; i < d; i++) {
                 double v = off + sc * (2.0 * sb_rng_unif(&st) - 1.0);
                 const uint32_t k = rnd(&st, 1000);
-                v = k == 0 ? -INFINITY : k == 1 ? INFINITY : k == 2 ? NAN
-                  : k == 3 ? -NAN : v;
+                v = k == 0   ? -INFINITY
+                    : k == 1 ? INFINITY
+                    : k == 2 ? NAN
+                    : k == 3 ? -NAN
+                             : v;
                 xb[t * d + i] = sb_bf16_from_f32((float)v);
                 x[t * d + i] = bf ? sb_bf16_to_f32(xb[t * d + i]) : (float)v;
             }
@@ -610,8 +617,8 @@ static void test_softmax_random(int shapes)
             for (int i = 0; i < d; i++)
                 sum += exp((double)xr[i] - mx);
             for (int i = 0; i < d; i++) {
-                const double got = bf ? sb_bf16_to_f32(yb[t * d + i])
-                                      : y[t * d + i];
+                const double got =
+                    bf ? sb_bf16_to_f32(yb[t * d + i]) : y[t * d + i];
                 const double ref = exp((double)xr[i] - mx) / sum;
                 if (nan || ref != ref)
                     off |= got == got;

@@ -301,8 +301,8 @@ int main(void)
     /* Text from results goes into the HTML escaped. */
     sb_buf e = {0};
     sb_buf_esc(&e, "<script>\"a&b\"</script>");
-    CHECK(e.s && strcmp(e.s, "&lt;script&gt;&quot;a&amp;b&quot;&lt;/script&gt;")
-                     == 0);
+    CHECK(e.s &&
+          strcmp(e.s, "&lt;script&gt;&quot;a&amp;b&quot;&lt;/script&gt;") == 0);
     sb_buf_free(&e);
     return sb_check_done();
 }

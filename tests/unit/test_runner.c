@@ -91,15 +91,18 @@ static double half_memory(const sb_params *p, const sb_ctx *ctx)
     (void)p;
     return 0.5 * ctx->phys_mem;
 }
-static int fake_drive(const sb_params *p, sb_ctx *c, sb_result_list *o, sb_err *e)
+static int fake_drive(const sb_params *p, sb_ctx *c, sb_result_list *o,
+                      sb_err *e)
 {
     (void)p, (void)c, (void)o, (void)e;
     return 0;
 }
 
-#define FAKE(nm, su, rn, vf)                                                 \
-    {.name = nm, .area = "fake", .desc = "a fake", .setup = su, .run = rn,  \
-     .verify = vf, .teardown = fake_teardown}
+#define FAKE(nm, su, rn, vf)                                                   \
+    {                                                                          \
+        .name = nm, .area = "fake", .desc = "a fake", .setup = su, .run = rn,  \
+        .verify = vf, .teardown = fake_teardown                                \
+    }
 static const sb_bench bench_a = FAKE("fake.a", setup_a, fake_run, fake_verify);
 static const sb_bench bench_b = FAKE("fake.b", setup_b, fake_run, fake_verify);
 static const sb_bench bench_unsup =
@@ -143,10 +146,10 @@ static int run(const sb_bench *const *b, int n, bool interleave,
 
 /* run() over the benches listed, e.g. RUN(true, 0.0, &out, &err, &bench_a,
  * &bench_b). */
-#define RUN(interleave, min_time, out, err, ...)                             \
-    run((const sb_bench *const[]){__VA_ARGS__},                              \
-        (int)(sizeof((const sb_bench *const[]){__VA_ARGS__}) /               \
-              sizeof(const sb_bench *)),                                     \
+#define RUN(interleave, min_time, out, err, ...)                               \
+    run((const sb_bench *const[]){__VA_ARGS__},                                \
+        (int)(sizeof((const sb_bench *const[]){__VA_ARGS__}) /                 \
+              sizeof(const sb_bench *)),                                       \
         interleave, min_time, out, err)
 
 /* The log's last calls are these. */
@@ -184,7 +187,8 @@ static void test_sequential(void)
     sb_result_list out;
     sb_err err = {0};
     CHECK(RUN(false, 0.0, &out, &err, &bench_a, &bench_b) == 0);
-    CHECK(out.n == 2 && out.items[0].n_samples == 6 && out.items[1].n_samples == 6);
+    CHECK(out.n == 2 && out.items[0].n_samples == 6 &&
+          out.items[1].n_samples == 6);
     /* every call of a before any of b */
     const char *last_a = strrchr(calls, 'a'), *first_b = strchr(calls, 'b');
     CHECK(last_a && first_b && last_a < first_b);
@@ -211,10 +215,11 @@ static void test_failed_setup(void)
 {
     sb_result_list out;
     sb_err err = {0};
-    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_fail, &bench_b) == SB_EINVAL);
-    CHECK(out.n == 0);       /* a stopped run keeps no results */
-    CHECK(ncalls == 0);      /* nothing was timed */
-    CHECK(setups == 1 && teardowns == 1);  /* a was set up, and torn down */
+    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_fail, &bench_b) ==
+          SB_EINVAL);
+    CHECK(out.n == 0);                    /* a stopped run keeps no results */
+    CHECK(ncalls == 0);                   /* nothing was timed */
+    CHECK(setups == 1 && teardowns == 1); /* a was set up, and torn down */
     CHECK(strstr(err.msg, "fake.fail") && strstr(err.msg, "cannot set up"));
     sb_results_free(&out);
 }
@@ -229,7 +234,8 @@ static void test_min_time(void)
     CHECK(out.n == 2);
     if (out.n == 2) {
         CHECK(out.items[0].n_samples == out.items[1].n_samples);
-        CHECK(out.items[0].n_samples > 6); /* 6 rounds of ~1 ms are not enough */
+        CHECK(out.items[0].n_samples >
+              6); /* 6 rounds of ~1 ms are not enough */
     }
     for (size_t i = 0; i < out.n; i++) {
         const sb_metric *it = sb_result_get(&out.items[i], "inner_iters");
@@ -247,7 +253,8 @@ static void test_verify_error(void)
 {
     sb_result_list out;
     sb_err err = {0};
-    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_noverify, &bench_b) == SB_EINVAL);
+    CHECK(RUN(true, 0.0, &out, &err, &bench_a, &bench_noverify, &bench_b) ==
+          SB_EINVAL);
     CHECK(strstr(err.msg, "fake.noverify") != NULL);
     CHECK(out.n == 3);
     if (out.n == 3) {
@@ -278,8 +285,10 @@ static void test_plan_refusals(void)
     sb_plan plan;
     sb_err err = {0};
     /* a bench that takes its own samples */
-    static const sb_bench driven = {.name = "fake.driven", .area = "fake",
-                                    .desc = "drives", .drive = fake_drive};
+    static const sb_bench driven = {.name = "fake.driven",
+                                    .area = "fake",
+                                    .desc = "drives",
+                                    .drive = fake_drive};
     const sb_bench *d[] = {&bench_a, &driven};
     sb_selection sel = {d, 2, true};
     context(&ctx, true);
@@ -291,11 +300,15 @@ static void test_plan_refusals(void)
 
     /* two points of half the memory each: one by one they fit, together
      * they do not */
-    static const sb_bench big1 = {.name = "fake.big1", .area = "fake",
-                                  .desc = "big", .footprint = half_memory,
+    static const sb_bench big1 = {.name = "fake.big1",
+                                  .area = "fake",
+                                  .desc = "big",
+                                  .footprint = half_memory,
                                   .run = fake_run};
-    static const sb_bench big2 = {.name = "fake.big2", .area = "fake",
-                                  .desc = "big", .footprint = half_memory,
+    static const sb_bench big2 = {.name = "fake.big2",
+                                  .area = "fake",
+                                  .desc = "big",
+                                  .footprint = half_memory,
                                   .run = fake_run};
     const sb_bench *g[] = {&big1, &big2};
     sb_selection gsel = {g, 2, true};
@@ -329,10 +342,12 @@ static double mega_bytes(const sb_params *p)
     (void)p;
     return 1e6;
 }
-#define ROOFED(nm, kind)                                                     \
-    {.name = nm, .area = "fake", .desc = "a fake", .setup = setup_a,        \
-     .run = fake_run, .verify = fake_verify, .teardown = fake_teardown,     \
-     .flops = big_flops, .bytes = mega_bytes, .roof = kind}
+#define ROOFED(nm, kind)                                                       \
+    {                                                                          \
+        .name = nm, .area = "fake", .desc = "a fake", .setup = setup_a,        \
+        .run = fake_run, .verify = fake_verify, .teardown = fake_teardown,     \
+        .flops = big_flops, .bytes = mega_bytes, .roof = kind                  \
+    }
 static const sb_bench bench_unplaced = ROOFED("fake.unplaced", SB_ROOF_NONE);
 static const sb_bench bench_fp32 = ROOFED("fake.fp32", SB_ROOF_FP32);
 static const sb_bench bench_dtype = ROOFED("fake.dtype", SB_ROOF_DTYPE);
@@ -385,7 +400,7 @@ static void test_roofline_placement(void)
             bool noted = false;
             for (int k = 0; k < r->n_notes; k++)
                 noted |= strstr(r->notes[k], "roofline: compute-bound under "
-                                "bw.DRAM and peak.") != NULL;
+                                             "bw.DRAM and peak.") != NULL;
             CHECK(noted);
         }
     }
@@ -406,8 +421,8 @@ static void test_needs_mpi(void)
     CHECK(sel.named && !sb_selection_needs_mpi(&sel));
     sb_selection_free(&sel);
 #ifdef SB_HAVE_MPI
-    CHECK(sb_select("memory,network", NULL, SB_SUITE_QUICK, NULL, &sel,
-                    &err) == 0);
+    CHECK(sb_select("memory,network", NULL, SB_SUITE_QUICK, NULL, &sel, &err) ==
+          0);
     CHECK(sb_selection_needs_mpi(&sel));
     sb_selection_free(&sel);
     CHECK(sb_select(NULL, "network.allreduce", SB_SUITE_QUICK, NULL, &sel,

@@ -16,9 +16,9 @@ int main(void)
     CHECK(s.n == 10);
     CHECK_NEAR(s.min, 1.0, 1e-15);
     CHECK_NEAR(s.max, 10.0, 1e-15);
-    CHECK_NEAR(s.p50, 5.5, 1e-15);   /* h = 4.5 */
-    CHECK_NEAR(s.p90, 9.1, 1e-12);   /* h = 8.1 → 9 + 0.1 */
-    CHECK_NEAR(s.p99, 9.91, 1e-12);  /* h = 8.91 */
+    CHECK_NEAR(s.p50, 5.5, 1e-15);  /* h = 4.5 */
+    CHECK_NEAR(s.p90, 9.1, 1e-12);  /* h = 8.1 → 9 + 0.1 */
+    CHECK_NEAR(s.p99, 9.91, 1e-12); /* h = 8.91 */
     CHECK_NEAR(s.mean, 5.5, 1e-15);
     /* sample variance of 1..10 = 55/6 */
     CHECK_NEAR(s.stddev, 3.0276503540974917, 1e-12);

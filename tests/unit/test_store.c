@@ -174,7 +174,8 @@ static void test_save_load(void)
     CHECK(strstr(err.msg, "a letter") != NULL);
     CHECK(sb_store_baseline_set(st, "a\nb", "run-aaa-1", &err) == SB_EINVAL);
     CHECK(sb_store_baseline_set(st, "ab*", "run-aaa-1", &err) == SB_EINVAL);
-    CHECK(sb_store_baseline_set(st, "run-aaa-1", "run-aaa-1", &err) == SB_EINVAL);
+    CHECK(sb_store_baseline_set(st, "run-aaa-1", "run-aaa-1", &err) ==
+          SB_EINVAL);
     CHECK(strstr(err.msg, "hide") != NULL);
     char longname[80];
     memset(longname, 'a', 65);

@@ -21,7 +21,8 @@
 
 #define GIB 1073741824.0
 
-/* ---- independent readers --------------------------------------------------- */
+/* ---- independent readers ---------------------------------------------------
+ */
 
 /* The "flags" line of the first processor, with a space at both ends so a
  * flag is found as " name ". Empty when not on Linux/x86. */
@@ -155,7 +156,8 @@ static double meminfo_total(void)
     return kb * 1024.0;
 }
 
-/* ---- tests ----------------------------------------------------------------- */
+/* ---- tests -----------------------------------------------------------------
+ */
 
 static void test_fnv(void)
 {
@@ -226,15 +228,24 @@ static void test_isa_vs_cpuinfo(const sb_sysinfo *si)
     CHECK(isa.fma == has_flag(flags, "fma"));
     CHECK(isa.avx512f == has_flag(flags, "avx512f"));
     /* Older kernels may not know the newest flag names: one direction. */
-    if (has_flag(flags, "avx512bw")) CHECK(isa.avx512bw);
-    if (has_flag(flags, "avx512vl")) CHECK(isa.avx512vl);
-    if (has_flag(flags, "avx512_bf16")) CHECK(isa.avx512_bf16);
-    if (has_flag(flags, "avx512_fp16")) CHECK(isa.avx512_fp16);
-    if (has_flag(flags, "amx_tile")) CHECK(isa.amx_tile);
-    if (has_flag(flags, "amx_bf16")) CHECK(isa.amx_bf16);
-    if (has_flag(flags, "amx_int8")) CHECK(isa.amx_int8);
-    if (isa.avx512bw || isa.avx512vl || isa.avx512_bf16) CHECK(isa.avx512f);
-    if (isa.avx2) CHECK(isa.avx);
+    if (has_flag(flags, "avx512bw"))
+        CHECK(isa.avx512bw);
+    if (has_flag(flags, "avx512vl"))
+        CHECK(isa.avx512vl);
+    if (has_flag(flags, "avx512_bf16"))
+        CHECK(isa.avx512_bf16);
+    if (has_flag(flags, "avx512_fp16"))
+        CHECK(isa.avx512_fp16);
+    if (has_flag(flags, "amx_tile"))
+        CHECK(isa.amx_tile);
+    if (has_flag(flags, "amx_bf16"))
+        CHECK(isa.amx_bf16);
+    if (has_flag(flags, "amx_int8"))
+        CHECK(isa.amx_int8);
+    if (isa.avx512bw || isa.avx512vl || isa.avx512_bf16)
+        CHECK(isa.avx512f);
+    if (isa.avx2)
+        CHECK(isa.avx);
     printf("ISA: sse4_2=%d avx=%d avx2=%d fma=%d avx512f=%d amx_tile=%d\n",
            isa.sse42, isa.avx, isa.avx2, isa.fma, isa.avx512f, isa.amx_tile);
 }
@@ -254,7 +265,8 @@ static void test_topology(const sb_sysinfo *si)
     int cores = cpuinfo_cores(&allowed);
     printf("topology: sockets=%d cores=%d threads=%d numa=%d; cpuinfo cores=%d,"
            " allowed cpus=%d\n",
-           si->sockets, si->cores, si->threads, si->numa_nodes, cores, nallowed);
+           si->sockets, si->cores, si->threads, si->numa_nodes, cores,
+           nallowed);
     if (cores > 0)
         CHECK(si->cores == cores);
     CHECK(si->threads == nallowed);
@@ -338,26 +350,27 @@ static void test_clock_decide(void)
     CHECK(json_is_null(json_object_get(clk, "ghz_measured")));
     CHECK(json_is_true(json_object_get(clk, "uncertain")));
     CHECK_NEAR(json_number_value(json_object_get(
-                   json_object_get(clk, "methods"), "add_chain")), 15.9, 1e-9);
-    CHECK(json_is_null(json_object_get(json_object_get(clk, "methods"),
-                                       "cycle_counter")));
+                   json_object_get(clk, "methods"), "add_chain")),
+               15.9, 1e-9);
+    CHECK(json_is_null(
+        json_object_get(json_object_get(clk, "methods"), "cycle_counter")));
     bool noted = false;
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(doc, "notes"), i, v)
-        noted |= json_string_value(v) &&
-                 strstr(json_string_value(v), "clock is uncertain") != NULL;
+    json_array_foreach(json_object_get(doc, "notes"), i, v) noted |=
+        json_string_value(v) &&
+        strstr(json_string_value(v), "clock is uncertain") != NULL;
     CHECK(noted);
     json_decref(doc);
 
     /* The multiply latencies the chain may use; others are unknown. */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0xcf, 0) == 3); /* EMR */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0x55, 0) == 3); /* SKX */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0xcf, 0) == 3);    /* EMR */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0x55, 0) == 3);    /* SKX */
     CHECK(sb__x86_mul_latency(true, false, 6, 0x97, 0x40) == 3); /* ADL P */
     CHECK(sb__x86_mul_latency(true, false, 6, 0x97, 0x20) == 5); /* ADL E */
     CHECK(sb__x86_mul_latency(true, false, 6, 0xc6, 0x20) == 4); /* ARL E */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0xaf, 0) == 5); /* SRF */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0xdd, 0) == 0); /* CWF */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0xaf, 0) == 5);    /* SRF */
+    CHECK(sb__x86_mul_latency(true, false, 6, 0xdd, 0) == 0);    /* CWF */
     CHECK(sb__x86_mul_latency(true, false, 19, 0x01, 0) == 0);
     CHECK(sb__x86_mul_latency(false, true, 0x19, 0x01, 0) == 3); /* Zen 3 */
     CHECK(sb__x86_mul_latency(false, true, 0x1a, 0x02, 0) == 3); /* Zen 5 */
@@ -421,14 +434,25 @@ static void test_fingerprint(const sb_sysinfo *measured)
     for (int k = 0; k < nvariants; k++) {
         c = a;
         switch (k) {
-        case 0: c.cores += 1; break;
-        case 1:
-            c.cache_bytes[2] = c.cache_bytes[2] > 0 ? 2 * c.cache_bytes[2] : 1048576;
+        case 0:
+            c.cores += 1;
             break;
-        case 2: c.isa.avx512f = !c.isa.avx512f; break;
-        case 3: c.mem_bytes += 4.0 * 1024 * 1024 * 1024; break;
-        case 4: snprintf(c.kernel, sizeof c.kernel, "0.0.1-other"); break;
-        case 5: c.numa_nodes += 1; break;
+        case 1:
+            c.cache_bytes[2] =
+                c.cache_bytes[2] > 0 ? 2 * c.cache_bytes[2] : 1048576;
+            break;
+        case 2:
+            c.isa.avx512f = !c.isa.avx512f;
+            break;
+        case 3:
+            c.mem_bytes += 4.0 * 1024 * 1024 * 1024;
+            break;
+        case 4:
+            snprintf(c.kernel, sizeof c.kernel, "0.0.1-other");
+            break;
+        case 5:
+            c.numa_nodes += 1;
+            break;
         }
         sb_sysinfo_canonical(&c, canon, sizeof canon);
         sb_hash_hex(canon, hc);
@@ -446,9 +470,9 @@ static void test_json(const sb_sysinfo *si)
     setenv("SB_TEST_NOT_PERF", "x", 1);
     json_t *doc = sb_sysinfo_json(si);
     CHECK(doc != NULL);
-    static const char *const groups[] = {"cpu", "topology", "caches", "memory",
-                                         "isa", "clock", "os", "build",
-                                         "libraries", "env", "solbench"};
+    static const char *const groups[] = {
+        "cpu", "topology", "caches",    "memory", "isa",     "clock",
+        "os",  "build",    "libraries", "env",    "solbench"};
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
         bool ok = json_is_object(json_object_get(doc, groups[i]));
         if (!ok)
@@ -473,9 +497,11 @@ static void test_json(const sb_sysinfo *si)
     CHECK(json_is_string(json_object_get(ob, "core")));
     CHECK(json_is_string(json_object_get(ob, "version")));
     CHECK(json_integer_value(json_object_get(ob, "threads")) >= 1);
-    CHECK(json_is_string(json_object_get(json_object_get(doc, "libraries"), "hwloc")));
+    CHECK(json_is_string(
+        json_object_get(json_object_get(doc, "libraries"), "hwloc")));
     json_t *sol = json_object_get(doc, "solbench");
-    CHECK(strcmp(json_string_value(json_object_get(sol, "version")), SB_VERSION) == 0);
+    CHECK(strcmp(json_string_value(json_object_get(sol, "version")),
+                 SB_VERSION) == 0);
     CHECK(strcmp(sb_version(), SB_VERSION) == 0);
     CHECK(strcmp(sb_git_commit(), SB_GIT_COMMIT) == 0);
     CHECK(json_is_array(json_object_get(doc, "notes")));

@@ -31,7 +31,8 @@ static sb_params point(const char *size, const char *host)
     sb_params *pts = NULL;
     int n = 0;
     sb_params p = {0};
-    if (sb_params_expand("t", defs, layers, NULL, 1, &pts, &n, &err) == 0 && n == 1)
+    if (sb_params_expand("t", defs, layers, NULL, 1, &pts, &n, &err) == 0 &&
+        n == 1)
         p = pts[0];
     free(pts);
     return p;
@@ -106,7 +107,8 @@ int main(void)
     sb_params p = point("13", "pageable");
     void *st = NULL;
     sb_err err = {0};
-    CHECK(sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_H2D, &p, &st, &err) == 0);
+    CHECK(sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_H2D, &p, &st, &err) ==
+          0);
     if (st) {
         sb_xfer_state *s = st;
         memcpy(buf, s->h_src, 13);
@@ -119,7 +121,8 @@ int main(void)
     /* Write-combined memory needs a driver: the host device says so. */
     p = point("4KiB", "wc");
     st = NULL;
-    CHECK(sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_H2D, &p, &st, &err) == SB_EUNSUP);
+    CHECK(sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_H2D, &p, &st, &err) ==
+          SB_EUNSUP);
     CHECK(strstr(err.msg, "write-combined") != NULL);
 
     /* A NUMA node that does not exist is bad input, not a crash. */

@@ -37,7 +37,10 @@
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t imin(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
 static inline int64_t iclamp(int64_t x, int64_t lo, int64_t hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);
@@ -70,7 +73,6 @@ static inline float sb__exp2f(float x)
     memcpy(&sc, &bits, sizeof sc);
     return p * sc;
 }
-
 
 /* One row of the online softmax over a block of n scores (base-2, already
  * scaled), of which the first lim are visible. Overwrites the row with the
@@ -127,13 +129,15 @@ static inline void softmax_row(float *row, int64_t lim, int64_t n, float *m,
     *m = mnew;
 }
 
-/* ---- batched matmul -------------------------------------------------------- */
+/* ---- batched matmul --------------------------------------------------------
+ */
 
 void sb_cpu_bmm(const sb_bmm_shape *s, sb_gemm_plan *plan, const void *a,
                 const void *b, float *c)
 {
     const size_t es = sb_gemm_plan_desc(plan)->dt == SB_GEMM_BF16 ? 2 : 4;
-    const size_t sa = (size_t)(s->m * s->k) * es, sb = (size_t)(s->k * s->n) * es;
+    const size_t sa = (size_t)(s->m * s->k) * es,
+                 sb = (size_t)(s->k * s->n) * es;
     const size_t sc = (size_t)(s->m * s->n);
     const char *ab = a, *bb = b;
     if (s->batch >= omp_get_max_threads()) {
@@ -148,21 +152,26 @@ void sb_cpu_bmm(const sb_bmm_shape *s, sb_gemm_plan *plan, const void *a,
     }
 }
 
-/* ---- workspaces -------------------------------------------------------------- */
+/* ---- workspaces
+ * -------------------------------------------------------------- */
 
-static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
+static int64_t round16(int64_t n)
+{
+    return (n + 15) / 16 * 16;
+}
 
 static int ws_alloc(sb_attn_ws *ws, int nthreads, int64_t per_thread,
                     sb_err *err)
 {
     ws->nthreads = nthreads < 1 ? 1 : nthreads;
     ws->per_thread = round16(per_thread);
-    ws->buf = sb_alloc_aligned((size_t)ws->nthreads *
-                               (size_t)ws->per_thread * sizeof(float));
+    ws->buf = sb_alloc_aligned((size_t)ws->nthreads * (size_t)ws->per_thread *
+                               sizeof(float));
     if (!ws->buf)
-        return sb_fail(err, SB_ENOMEM, "attention: workspace allocation failed");
-    memset(ws->buf, 0, (size_t)ws->nthreads * (size_t)ws->per_thread *
-                           sizeof(float));
+        return sb_fail(err, SB_ENOMEM,
+                       "attention: workspace allocation failed");
+    memset(ws->buf, 0,
+           (size_t)ws->nthreads * (size_t)ws->per_thread * sizeof(float));
     return 0;
 }
 
@@ -179,8 +188,8 @@ static int prefill_shapes(const sb_prefill_shape *s, int64_t **out)
     int n = 0;
     for (int64_t tile = 0; tile < ntile; tile++) {
         int64_t i0 = tile * BR, m = imin(BR, s->sq - i0);
-        int64_t kend = s->causal ? sb_attn_causal_keys(i0 + m - 1, s->sq, s->skv)
-                                 : s->skv;
+        int64_t kend =
+            s->causal ? sb_attn_causal_keys(i0 + m - 1, s->sq, s->skv) : s->skv;
         int64_t cols[2] = {imin(BC, kend), kend % BC ? kend % BC : BC};
         for (int c = 0; c < 2; c++) {
             if (kend <= 0)
@@ -199,8 +208,8 @@ static int prefill_shapes(const sb_prefill_shape *s, int64_t **out)
     return n;
 }
 
-int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads, int lib,
-                      int dt, sb_attn_ws *ws, sb_err *err)
+int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads, int lib, int dt,
+                      sb_attn_ws *ws, sb_err *err)
 {
     memset(ws, 0, sizeof *ws);
     const int64_t BR = SB_PREFILL_BR, BC = SB_PREFILL_BC;
@@ -221,12 +230,25 @@ int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads, int lib,
     const float alpha = (float)(1.4426950408889634 / sqrt((double)s->d));
     for (int i = 0; i < n; i++) {
         int64_t m = sh[2 * i], cols = sh[2 * i + 1];
-        sb_gemm_desc qk = {.dt = dt, .m = m, .n = cols, .k = s->d,
-                           .lda = s->d, .ldb = s->d, .ldc = BC,
-                           .trans_b = true, .alpha = alpha, .beta = 0};
-        sb_gemm_desc pv = {.dt = dt, .m = m, .n = s->d, .k = cols,
-                           .lda = BC, .ldb = s->d, .ldc = s->d,
-                           .alpha = 1, .beta = 1};
+        sb_gemm_desc qk = {.dt = dt,
+                           .m = m,
+                           .n = cols,
+                           .k = s->d,
+                           .lda = s->d,
+                           .ldb = s->d,
+                           .ldc = BC,
+                           .trans_b = true,
+                           .alpha = alpha,
+                           .beta = 0};
+        sb_gemm_desc pv = {.dt = dt,
+                           .m = m,
+                           .n = s->d,
+                           .k = cols,
+                           .lda = BC,
+                           .ldb = s->d,
+                           .ldc = s->d,
+                           .alpha = 1,
+                           .beta = 1};
         int rc = sb_gemm_plan_create(lib, &qk, nthreads, &ws->qk[i], err);
         if (rc == 0)
             rc = sb_gemm_plan_create(lib, &pv, nthreads, &ws->pv[i], err);
@@ -270,7 +292,10 @@ static int item_cmp(const void *pa, const void *pb)
 }
 
 /* Floats of running state per KV head for R rows: Q, O, max, sum. */
-static int64_t head_state(int64_t R, int64_t d) { return R * (2 * d + 2); }
+static int64_t head_state(int64_t R, int64_t d)
+{
+    return R * (2 * d + 2);
+}
 
 /* KV heads one item walks together for R rows: as many as the state
  * budget holds (at least one). A page holds the rows of all KV heads of
@@ -307,7 +332,8 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
     if (rc)
         return rc;
     int64_t target = (int64_t)SPLIT_ITEMS_PER_THREAD * nth;
-    int64_t want = nbase < target && nbase > 0 ? (target + nbase - 1) / nbase : 1;
+    int64_t want =
+        nbase < target && nbase > 0 ? (target + nbase - 1) / nbase : 1;
     int64_t min_keys = (SPLIT_MIN_KEYS + kb - 1) / kb * kb;
 
     /* Two passes: count items, groups and scratch, then fill. */
@@ -322,7 +348,8 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                 for (int64_t h0 = 0; h0 < s->hkv; h0 += hg) {
                     int64_t h1 = imin(s->hkv, h0 + hg), nh = h1 - h0;
                     int64_t kmax = sb_paged_keys(s, i, (r1 - 1) / g);
-                    int64_t parts = imin(want, (kmax + min_keys - 1) / min_keys);
+                    int64_t parts =
+                        imin(want, (kmax + min_keys - 1) / min_keys);
                     int64_t chunk = kmax;
                     if (parts > 1) {
                         chunk = (kmax + parts - 1) / parts;
@@ -351,7 +378,8 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                             it[2] = r0;
                             it[3] = r1;
                             it[4] = parts > 1 ? p * chunk : 0;
-                            it[5] = parts > 1 ? imin(kmax, (p + 1) * chunk) : kmax;
+                            it[5] =
+                                parts > 1 ? imin(kmax, (p + 1) * chunk) : kmax;
                             it[6] = parts > 1 ? off + p * per_part : -1;
                             it[7] = nh * R * (it[5] - it[4] + 1);
                             it[8] = h1;
@@ -370,9 +398,10 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                                sizeof(int64_t));
             ws->groups = malloc((size_t)(ngroups > 0 ? ngroups : 1) * GROUP_W *
                                 sizeof(int64_t));
-            ws->scratch = nscratch > 0
-                              ? sb_alloc_aligned((size_t)nscratch * sizeof(float))
-                              : NULL;
+            ws->scratch =
+                nscratch > 0
+                    ? sb_alloc_aligned((size_t)nscratch * sizeof(float))
+                    : NULL;
             if (!ws->items || !ws->groups || (nscratch > 0 && !ws->scratch)) {
                 sb_attn_ws_free(ws);
                 return sb_fail(err, SB_ENOMEM, "attention: out of memory");
@@ -403,7 +432,8 @@ void sb_attn_ws_free(sb_attn_ws *ws)
     memset(ws, 0, sizeof *ws);
 }
 
-/* ---- prefill ------------------------------------------------------------------ */
+/* ---- prefill
+ * ------------------------------------------------------------------ */
 
 /* The plan index of tile shape (m, cols): a short linear search, once
  * per block, beside a block's two matrix products. */
@@ -444,8 +474,8 @@ void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,
             float *ot = o + (bh * sq + i0) * d;
             const char *kb = kb0 + (size_t)((b * hkv + kvh) * skv * d) * es;
             const char *vb = vb0 + (size_t)((b * hkv + kvh) * skv * d) * es;
-            int64_t kend = causal ? sb_attn_causal_keys(i0 + m - 1, sq, skv)
-                                  : skv;
+            int64_t kend =
+                causal ? sb_attn_causal_keys(i0 + m - 1, sq, skv) : skv;
             memset(ot, 0, (size_t)(m * d) * sizeof *ot);
             for (int64_t r = 0; r < m; r++) {
                 mrow[r] = -INFINITY;
@@ -487,7 +517,8 @@ void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,
     }
 }
 
-/* ---- paged micro-kernels ----------------------------------------------------- */
+/* ---- paged micro-kernels
+ * ----------------------------------------------------- */
 
 #ifdef SB_ATTN_AVX2
 /* Pins a loaded vector to a register. Without it GCC folds the load into
@@ -504,7 +535,8 @@ static inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 e)
 
 static inline float hsum1(__m256 a)
 {
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    __m128 x =
+        _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     x = _mm_add_ps(x, _mm_movehl_ps(x, x));
     x = _mm_add_ss(x, _mm_movehdup_ps(x));
     return _mm_cvtss_f32(x);
@@ -601,14 +633,15 @@ static inline const char *next_rows(const float *pool, const int32_t *pt,
 #undef SB_VHSUM1
 #endif
 
-#if defined(SB_ATTN_AVX2) && defined(__AVX512F__) && !defined(SB_ATTN_EMULATE_AVX512)
+#if defined(SB_ATTN_AVX2) && defined(__AVX512F__) &&                           \
+    !defined(SB_ATTN_EMULATE_AVX512)
 #define SB_ATTN_V16 1
 /* A zmm register's lanes folded onto a ymm one. */
 static inline __m256 fold16(__m512 a)
 {
-    return _mm256_add_ps(_mm512_castps512_ps256(a),
-                         _mm256_castpd_ps(_mm512_extractf64x4_pd(
-                             _mm512_castps_pd(a), 1)));
+    return _mm256_add_ps(
+        _mm512_castps512_ps256(a),
+        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
 }
 #define SB_AM(name) name##_v16
 #define SB_VW 16
@@ -618,7 +651,7 @@ static inline __m256 fold16(__m512 a)
 #define SB_VST(p, v) _mm512_storeu_ps((p), (v))
 #define SB_VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define SB_VBCAST(p) _mm512_set1_ps(*(p))
-#define SB_VHSUM4(a, b, c, e, out)                                           \
+#define SB_VHSUM4(a, b, c, e, out)                                             \
     _mm_storeu_ps((out), hsum4(fold16(a), fold16(b), fold16(c), fold16(e)))
 #define SB_VHSUM1(a) _mm512_reduce_add_ps(a)
 #include "backend/cpu/attn_micro.inc"
@@ -649,7 +682,10 @@ static inline sb_v16e v16e_bcast(const float *p)
 {
     return (sb_v16e){_mm256_broadcast_ss(p), _mm256_broadcast_ss(p)};
 }
-static inline __m256 fold16(sb_v16e a) { return _mm256_add_ps(a.lo, a.hi); }
+static inline __m256 fold16(sb_v16e a)
+{
+    return _mm256_add_ps(a.lo, a.hi);
+}
 #undef SB_IN_REG
 #define SB_IN_REG(v) __asm__("" : "+x"((v).lo), "+x"((v).hi))
 #define SB_AM(name) name##_v16
@@ -660,7 +696,7 @@ static inline __m256 fold16(sb_v16e a) { return _mm256_add_ps(a.lo, a.hi); }
 #define SB_VST(p, v) v16e_st((p), (v))
 #define SB_VFMA(a, b, c) v16e_fma((a), (b), (c))
 #define SB_VBCAST(p) v16e_bcast(p)
-#define SB_VHSUM4(a, b, c, e, out)                                           \
+#define SB_VHSUM4(a, b, c, e, out)                                             \
     _mm_storeu_ps((out), hsum4(fold16(a), fold16(b), fold16(c), fold16(e)))
 #define SB_VHSUM1(a) hsum1(fold16(a))
 #include "backend/cpu/attn_micro.inc"
@@ -764,7 +800,8 @@ static inline void softmax_rows4(float *S, int64_t lds, int64_t n, float *m,
                              _mm256_unpackhi_ps(mv[2], mv[3]));
     __m256 c = _mm256_max_ps(_mm256_shuffle_ps(a, b, 0x44),
                              _mm256_shuffle_ps(a, b, 0xee));
-    __m128 hm = _mm_max_ps(_mm256_castps256_ps128(c), _mm256_extractf128_ps(c, 1));
+    __m128 hm =
+        _mm_max_ps(_mm256_castps256_ps128(c), _mm256_extractf128_ps(c, 1));
     const __m128 mold = _mm_loadu_ps(m), mnew = _mm_max_ps(hm, mold);
     _mm_storeu_ps(m, mnew);
     /* as softmax_row: a row is rescaled when its max grew from a finite one */
@@ -802,8 +839,8 @@ static inline void softmax_rows4(float *S, int64_t lds, int64_t n, float *m,
 }
 #endif
 
-/* ---- paged attention ----------------------------------------------------------- */
-
+/* ---- paged attention
+ * ----------------------------------------------------------- */
 
 void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                   const float *vpool, const int32_t *table, float *o,
@@ -858,9 +895,12 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                     for (int64_t pj = 0; pj < n; pj += P) {
                         int64_t pi = (j0 + pj) / P;
                         const float *kp = kpool + (pt[pi] * hkv + kvh) * P * d;
-                        const char *far = pf_rows(kpool, pt, pi + ahead, kend, s, kvh, kp);
-                        qk_tile(Qs, R, kp, imin(P, n - pj), d, S + pj, kb, far,
-                                next_rows(kpool, pt, pi, kend, s, kvh, h0, h1, kp) - far);
+                        const char *far =
+                            pf_rows(kpool, pt, pi + ahead, kend, s, kvh, kp);
+                        qk_tile(
+                            Qs, R, kp, imin(P, n - pj), d, S + pj, kb, far,
+                            next_rows(kpool, pt, pi, kend, s, kvh, h0, h1, kp) -
+                                far);
                     }
                     int64_t r = 0;
 #ifdef SB_ATTN_AVX2
@@ -886,9 +926,12 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
                     for (int64_t pj = 0; pj < n; pj += P) {
                         int64_t pi = (j0 + pj) / P;
                         const float *vp = vpool + (pt[pi] * hkv + kvh) * P * d;
-                        const char *far = pf_rows(vpool, pt, pi + ahead, kend, s, kvh, vp);
-                        pv_tile(S + pj, kb, R, vp, imin(P, n - pj), d, Oa, far,
-                                next_rows(vpool, pt, pi, kend, s, kvh, h0, h1, vp) - far);
+                        const char *far =
+                            pf_rows(vpool, pt, pi + ahead, kend, s, kvh, vp);
+                        pv_tile(
+                            S + pj, kb, R, vp, imin(P, n - pj), d, Oa, far,
+                            next_rows(vpool, pt, pi, kend, s, kvh, h0, h1, vp) -
+                                far);
                     }
                 }
             }
@@ -922,7 +965,8 @@ void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
             int64_t R = r1 - r0, parts = gr[5], q0 = s->cu_q[seq];
             int64_t pstride = (h1 - h0) * R * (d + 2);
             for (int64_t kvh = h0; kvh < h1; kvh++) {
-                const float *base = ws->scratch + gr[4] + (kvh - h0) * R * (d + 2);
+                const float *base =
+                    ws->scratch + gr[4] + (kvh - h0) * R * (d + 2);
                 for (int64_t r = 0; r < R; r++) {
                     int64_t u = (r0 + r) / g, j = (r0 + r) % g;
                     float *dst = o + ((q0 + u) * hq + kvh * g + j) * d;

@@ -15,7 +15,8 @@
 #include "backend/cpu/cpu_gemm.h"
 #include "solbench/attention.h"
 
-/* ---- batched matmul -------------------------------------------------------- */
+/* ---- batched matmul --------------------------------------------------------
+ */
 
 /* C[b] = A[b] · B[b] with A and B of the plan's type (fp32, or bf16 with
  * fp32 accumulation) and C fp32; plan is one product's (m, n, k), with a
@@ -25,7 +26,8 @@
 void sb_cpu_bmm(const sb_bmm_shape *s, sb_gemm_plan *plan, const void *a,
                 const void *b, float *c);
 
-/* ---- workspace -------------------------------------------------------------- */
+/* ---- workspace --------------------------------------------------------------
+ */
 
 typedef struct sb_attn_ws {
     int nthreads;
@@ -46,7 +48,7 @@ typedef struct sb_attn_ws {
     float *scratch;
     /* prefill: the GEMM plans of each tile shape (plan_shape[2i] query
      * rows x plan_shape[2i+1] keys): S = alpha Q Kᵀ and O += P V */
-    int dt;               /* SB_GEMM_F32 or SB_GEMM_BF16 */
+    int dt; /* SB_GEMM_F32 or SB_GEMM_BF16 */
     int n_plans;
     int64_t *plan_shape;
     sb_gemm_plan **qk, **pv;
@@ -62,13 +64,14 @@ typedef struct sb_attn_ws {
 
 /* The prefill workspace and the plans of library lib (SB_GEMM_OPENBLAS,
  * SB_GEMM_ONEDNN) for Q, K, V of type dt (SB_GEMM_F32, SB_GEMM_BF16). */
-int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads, int lib,
-                      int dt, sb_attn_ws *ws, sb_err *err);
+int sb_cpu_prefill_ws(const sb_prefill_shape *s, int nthreads, int lib, int dt,
+                      sb_attn_ws *ws, sb_err *err);
 int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                     sb_err *err);
 void sb_attn_ws_free(sb_attn_ws *ws);
 
-/* ---- kernels ---------------------------------------------------------------- */
+/* ---- kernels ----------------------------------------------------------------
+ */
 
 /* Which micro-kernels this build runs: "avx512" (16 and 8 lanes), "avx2",
  * "portable", or "v16emu" (the 16-lane copy emulated on AVX2, a test

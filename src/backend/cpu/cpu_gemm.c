@@ -61,7 +61,8 @@ static void sb__why(char *why, size_t len, const char *fmt, const char *arg)
         snprintf(why, len, fmt, arg);
 }
 
-/* ---- OpenBLAS ----------------------------------------------------------------- */
+/* ---- OpenBLAS
+ * ----------------------------------------------------------------- */
 
 static bool ob_supports(int dt, char *why, size_t len)
 {
@@ -92,7 +93,8 @@ static int ob_create(sb_gemm_plan *p, sb_err *err)
              forced && *forced ? forced : "", forced && *forced ? ")" : "",
              ob_gemv(&p->d) ? (p->d.dt == SB_GEMM_F64 ? "dgemv" : "sgemv")
              : p->d.dt == SB_GEMM_F64 ? "dgemm"
-             : p->d.dt == SB_GEMM_F32 ? "sgemm" : "sbgemm");
+             : p->d.dt == SB_GEMM_F32 ? "sgemm"
+                                      : "sbgemm");
     return 0;
 }
 
@@ -119,26 +121,33 @@ static void ob_run(sb_gemm_plan *p, int slot, const void *a, const void *b,
     }
     switch (d->dt) {
     case SB_GEMM_F64:
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, d->alpha, a,
-                    lda, b, ldb, d->beta, c, ldc);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, d->alpha, a, lda,
+                    b, ldb, d->beta, c, ldc);
         break;
     case SB_GEMM_F32:
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, d->alpha, a,
-                    lda, b, ldb, d->beta, c, ldc);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, d->alpha, a, lda,
+                    b, ldb, d->beta, c, ldc);
         break;
     default:
         if (cblas_sbgemm)
-            cblas_sbgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, d->alpha,
-                         a, lda, b, ldb, d->beta, c, ldc);
+            cblas_sbgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, d->alpha, a,
+                         lda, b, ldb, d->beta, c, ldc);
         break;
     }
 }
 
-static void ob_destroy(sb_gemm_plan *p) { (void)p; }
+static void ob_destroy(sb_gemm_plan *p)
+{
+    (void)p;
+}
 
-static const char *ob_version(void) { return openblas_get_config(); }
+static const char *ob_version(void)
+{
+    return openblas_get_config();
+}
 
-/* ---- oneDNN --------------------------------------------------------------------- */
+/* ---- oneDNN
+ * --------------------------------------------------------------------- */
 
 #ifdef SB_HAVE_DNNL
 
@@ -196,7 +205,8 @@ static dnnl_status_t dn_pd(const sb_gemm_desc *d, dnnl_primitive_desc_t *pd)
         bs[0] = 1;
         bs[1] = d->ldb;
     }
-    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&a, 2, ad, dn_type(d->dt), as);
+    dnnl_status_t st =
+        dnnl_memory_desc_init_by_strides(&a, 2, ad, dn_type(d->dt), as);
     if (st == dnnl_success)
         st = dnnl_memory_desc_init_by_strides(&b, 2, bd, dn_type(d->dt), bs);
     if (st == dnnl_success)
@@ -242,8 +252,15 @@ static bool dn_supports(int dt, char *why, size_t len)
 #pragma omp critical(sb_dnnl_supports)
     {
         if (known[dt] == 0) {
-            sb_gemm_desc d = {.dt = dt, .m = 64, .n = 64, .k = 64, .lda = 64,
-                              .ldb = 64, .ldc = 64, .alpha = 1, .beta = 0};
+            sb_gemm_desc d = {.dt = dt,
+                              .m = 64,
+                              .n = 64,
+                              .k = 64,
+                              .lda = 64,
+                              .ldb = 64,
+                              .ldc = 64,
+                              .alpha = 1,
+                              .beta = 0};
             dnnl_primitive_desc_t pd;
             why_not[dt] = dn_pd(&d, &pd);
             known[dt] = why_not[dt] == dnnl_success ? 1 : -1;
@@ -253,10 +270,11 @@ static bool dn_supports(int dt, char *why, size_t len)
         k = known[dt];
     }
     if (k < 0)
-        sb__why(why, len, "oneDNN has no %s matmul for this CPU",
-                dt == SB_GEMM_BF16
-                    ? (why_not[dt] == dnnl_unimplemented ? "bf16" : "bf16 (error)")
-                    : "fp32");
+        sb__why(
+            why, len, "oneDNN has no %s matmul for this CPU",
+            dt == SB_GEMM_BF16
+                ? (why_not[dt] == dnnl_unimplemented ? "bf16" : "bf16 (error)")
+                : "fp32");
     return k > 0;
 }
 
@@ -288,14 +306,14 @@ static int dn_create(sb_gemm_plan *p, sb_err *err)
     dnnl_status_t st = dn_pd(&p->d, &pd);
     if (st != dnnl_success)
         return sb_fail(err, st == dnnl_out_of_memory ? SB_ENOMEM : SB_EUNSUP,
-                       "oneDNN matmul %lldx%lldx%lld %s: %s",
-                       (long long)p->d.m, (long long)p->d.n,
-                       (long long)p->d.k,
+                       "oneDNN matmul %lldx%lldx%lld %s: %s", (long long)p->d.m,
+                       (long long)p->d.n, (long long)p->d.k,
                        p->d.dt == SB_GEMM_BF16 ? "bf16" : "fp32",
                        dn_status(st));
     const char *impl = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
-            dnnl_success || !impl)
+            dnnl_success ||
+        !impl)
         impl = "?";
     snprintf(p->kernel, sizeof p->kernel, "oneDNN %s", impl);
 
@@ -309,9 +327,12 @@ static int dn_create(sb_gemm_plan *p, sb_err *err)
         return sb_fail(err, SB_ENOMEM, "oneDNN matmul: out of memory");
     }
     st = dnnl_primitive_create(&q->prim, pd);
-    const dnnl_memory_desc_t *ma = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    const dnnl_memory_desc_t *mb = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    const dnnl_memory_desc_t *mc = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *ma =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *mb =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t *mc =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     dnnl_engine_t eng = dn_engine();
     for (int s = 0; st == dnnl_success && s < p->slots; s++) {
         dn_slot *sl = &q->slot[s];
@@ -352,9 +373,10 @@ static const char *dn_version(void)
     static char v[48];
     const dnnl_version_t *dv = dnnl_version();
     snprintf(v, sizeof v, "oneDNN %d.%d.%d (%s)", dv->major, dv->minor,
-             dv->patch, dv->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP"
-                        : dv->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
-                                                              : "threadpool");
+             dv->patch,
+             dv->cpu_runtime == DNNL_RUNTIME_OMP   ? "OpenMP"
+             : dv->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
+                                                   : "threadpool");
     return v;
 }
 
@@ -363,7 +385,8 @@ static const char *dn_version(void)
 static bool dn_supports(int dt, char *why, size_t len)
 {
     (void)dt;
-    sb__why(why, len, "%s", "this build has no oneDNN (libdnnl-dev was not "
+    sb__why(why, len, "%s",
+            "this build has no oneDNN (libdnnl-dev was not "
             "found when it was configured)");
     return false;
 }
@@ -380,13 +403,20 @@ static void dn_run(sb_gemm_plan *p, int slot, const void *a, const void *b,
     (void)p, (void)slot, (void)a, (void)b, (void)c;
 }
 
-static void dn_destroy(sb_gemm_plan *p) { (void)p; }
+static void dn_destroy(sb_gemm_plan *p)
+{
+    (void)p;
+}
 
-static const char *dn_version(void) { return "oneDNN (not built in)"; }
+static const char *dn_version(void)
+{
+    return "oneDNN (not built in)";
+}
 
 #endif
 
-/* ---- the table ------------------------------------------------------------------ */
+/* ---- the table
+ * ------------------------------------------------------------------ */
 
 static const sb__gemm_lib sb__libs[SB_GEMM_NLIBS] = {
     {"openblas", ob_supports, ob_create, ob_run, ob_destroy, ob_version},
@@ -426,12 +456,11 @@ int sb_gemm_plan_create(int lib, const sb_gemm_desc *d, int slots,
     *out = NULL;
     if (lib < 0 || lib >= SB_GEMM_NLIBS)
         return sb_fail(err, SB_EINVAL, "gemm: unknown library %d", lib);
-    if (d->dt < 0 || d->dt >= SB_GEMM_NDT || d->m < 1 || d->n < 1 ||
-        d->k < 1 || d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX)
-        return sb_fail(err, SB_EINVAL,
-                       "gemm: M=%lld N=%lld K=%lld: each must be in 1..%d",
-                       (long long)d->m, (long long)d->n, (long long)d->k,
-                       INT_MAX);
+    if (d->dt < 0 || d->dt >= SB_GEMM_NDT || d->m < 1 || d->n < 1 || d->k < 1 ||
+        d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX)
+        return sb_fail(
+            err, SB_EINVAL, "gemm: M=%lld N=%lld K=%lld: each must be in 1..%d",
+            (long long)d->m, (long long)d->n, (long long)d->k, INT_MAX);
     char why[192];
     if (!sb_gemm_lib_supports(lib, d->dt, why, sizeof why))
         return sb_fail(err, SB_EUNSUP, "unsupported: %s", why);
@@ -453,7 +482,8 @@ int sb_gemm_plan_create(int lib, const sb_gemm_desc *d, int slots,
         p->d.ldb < (d->trans_b ? p->d.k : p->d.n) || p->d.lda > INT_MAX ||
         p->d.ldb > INT_MAX || p->d.ldc > INT_MAX) {
         free(p);
-        return sb_fail(err, SB_EINVAL, "gemm: leading dimensions %lld, "
+        return sb_fail(err, SB_EINVAL,
+                       "gemm: leading dimensions %lld, "
                        "%lld, %lld too small or too large",
                        (long long)d->lda, (long long)d->ldb, (long long)d->ldc);
     }
@@ -472,9 +502,18 @@ void sb_gemm_run(sb_gemm_plan *p, int slot, const void *a, const void *b,
     sb__libs[p->lib].run(p, slot < p->slots ? slot : 0, a, b, c);
 }
 
-const char *sb_gemm_plan_kernel(const sb_gemm_plan *p) { return p->kernel; }
-int sb_gemm_plan_lib(const sb_gemm_plan *p) { return p->lib; }
-const sb_gemm_desc *sb_gemm_plan_desc(const sb_gemm_plan *p) { return &p->d; }
+const char *sb_gemm_plan_kernel(const sb_gemm_plan *p)
+{
+    return p->kernel;
+}
+int sb_gemm_plan_lib(const sb_gemm_plan *p)
+{
+    return p->lib;
+}
+const sb_gemm_desc *sb_gemm_plan_desc(const sb_gemm_plan *p)
+{
+    return &p->d;
+}
 
 void sb_gemm_plan_destroy(sb_gemm_plan *p)
 {
@@ -544,21 +583,24 @@ int sb_gemm_plan_fastest(const sb_gemm_desc *d, int slots, const void *a,
         }
     }
     if (!best)
-        return sb_fail(err, SB_EUNSUP, "unsupported: no GEMM library runs "
-                       "this: %s; %s", whys[0], whys[1]);
+        return sb_fail(err, SB_EUNSUP,
+                       "unsupported: no GEMM library runs "
+                       "this: %s; %s",
+                       whys[0], whys[1]);
     *out = best;
     return 0;
 }
 
-/* ---- OpenBLAS's core for this CPU -------------------------------------------- */
+/* ---- OpenBLAS's core for this CPU
+ * -------------------------------------------- */
 
 int sb_gemm_openblas_core_width(const char *core)
 {
     static const char *const w512[] = {"skylakex", "cooperlake",
                                        "sapphirerapids", NULL};
-    static const char *const w256[] = {"haswell", "zen", "sandybridge",
-                                       "excavator", "steamroller",
-                                       "piledriver", "bulldozer", NULL};
+    static const char *const w256[] = {
+        "haswell",     "zen",        "sandybridge", "excavator",
+        "steamroller", "piledriver", "bulldozer",   NULL};
     if (!core)
         return 128;
     for (int i = 0; w512[i]; i++)
@@ -570,8 +612,7 @@ int sb_gemm_openblas_core_width(const char *core)
     return 128;
 }
 
-const char *sb_gemm_core_for_isa(const sb_isa *isa, bool amd,
-                                 const char *core)
+const char *sb_gemm_core_for_isa(const sb_isa *isa, bool amd, const char *core)
 {
     /* The cores a DYNAMIC_ARCH OpenBLAS (Debian's) carries: Cooperlake
      * adds AVX512-BF16 kernels (sbgemm) to SkylakeX's AVX-512 ones, and
@@ -595,9 +636,8 @@ const char *sb_gemm_core_for_isa(const sb_isa *isa, bool amd,
     int have = sb_gemm_openblas_core_width(core);
     if (have > want_w)
         return NULL;
-    if (have == want_w &&
-        (want_w < 512 || !isa->avx512_bf16 ||
-         strncasecmp(core, "skylakex", 8) != 0))
+    if (have == want_w && (want_w < 512 || !isa->avx512_bf16 ||
+                           strncasecmp(core, "skylakex", 8) != 0))
         return NULL;
     return want;
 }

@@ -30,7 +30,7 @@ enum { SB_GEMM_F64 = 0, SB_GEMM_F32 = 1, SB_GEMM_BF16 = 2, SB_GEMM_NDT };
 enum { SB_GEMM_OPENBLAS = 0, SB_GEMM_ONEDNN = 1, SB_GEMM_NLIBS };
 
 typedef struct sb_gemm_desc {
-    int dt;                /* SB_GEMM_F64, _F32, _BF16 */
+    int dt; /* SB_GEMM_F64, _F32, _BF16 */
     int64_t m, n, k;
     int64_t lda, ldb, ldc; /* leading dimensions (row-major); 0 = packed */
     bool trans_b;          /* B is stored n x k */
@@ -88,8 +88,7 @@ int sb_gemm_plan_fastest(const sb_gemm_desc *d, int slots, const void *a,
 const char *sb_gemm_openblas_better_core(void);
 /* The same judgement from given facts, for tests: the ISA, whether the
  * vendor is AMD, and the core OpenBLAS runs. */
-const char *sb_gemm_core_for_isa(const sb_isa *isa, bool amd,
-                                 const char *core);
+const char *sb_gemm_core_for_isa(const sb_isa *isa, bool amd, const char *core);
 /* Vector width in bits of the kernels of an OpenBLAS core name
  * (openblas_get_corename()): 512 for SkylakeX/Cooperlake/SapphireRapids,
  * 256 for Haswell/Zen/SandyBridge/Excavator..., 128 otherwise. */

@@ -29,17 +29,22 @@ struct sb_dev {
 const char *sb_host_kind_name(sb_host_kind k)
 {
     switch (k) {
-    case SB_HOST_PINNED: return "pinned";
-    case SB_HOST_WC: return "wc";
-    default: return "pageable";
+    case SB_HOST_PINNED:
+        return "pinned";
+    case SB_HOST_WC:
+        return "wc";
+    default:
+        return "pageable";
     }
 }
 
 static int host_open(int index, int numa, sb_dev **out, sb_err *err)
 {
     if (index != 0)
-        return sb_fail(err, SB_EUNSUP, "the host backend has one device "
-                       "(device 0), not device %d", index);
+        return sb_fail(err, SB_EUNSUP,
+                       "the host backend has one device "
+                       "(device 0), not device %d",
+                       index);
     sb_dev *d = calloc(1, sizeof *d);
     if (!d)
         return sb_fail(err, SB_ENOMEM, "out of memory");
@@ -51,8 +56,10 @@ static int host_open(int index, int numa, sb_dev **out, sb_err *err)
     }
     if (numa >= 0 && !sb_numa_node_exists(numa)) {
         free(d);
-        return sb_fail(err, SB_EINVAL, "parameter numa=%d: this machine has "
-                       "no NUMA node %d", numa, numa);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter numa=%d: this machine has "
+                       "no NUMA node %d",
+                       numa, numa);
     }
     *out = d;
     return 0;
@@ -68,11 +75,13 @@ static void host_close(sb_dev *d)
 static void host_describe(sb_dev *d, char *buf, size_t len)
 {
     if (d->numa >= 0)
-        snprintf(buf, len, "host backend: the device is a host buffer bound "
+        snprintf(buf, len,
+                 "host backend: the device is a host buffer bound "
                  "to NUMA node %d; copies are memcpy, one thread per stream",
                  d->numa);
     else
-        snprintf(buf, len, "host backend: the device is a second host buffer "
+        snprintf(buf, len,
+                 "host backend: the device is a second host buffer "
                  "(first-touch placement); copies are memcpy, one thread per "
                  "stream");
 }
@@ -82,8 +91,8 @@ static void *host_dev_alloc(sb_dev *d, size_t bytes, sb_err *err)
     size_t total = bytes + HDR;
     char *base;
     if (d->numa >= 0) {
-        hwloc_obj_t node = hwloc_get_numanode_obj_by_os_index(d->topo,
-                                                              (unsigned)d->numa);
+        hwloc_obj_t node =
+            hwloc_get_numanode_obj_by_os_index(d->topo, (unsigned)d->numa);
         base = hwloc_alloc_membind(d->topo, total, node->nodeset,
                                    HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
     } else {
@@ -116,7 +125,8 @@ static void *host_host_alloc(sb_dev *d, size_t bytes, sb_host_kind kind,
                              sb_err *err)
 {
     if (kind == SB_HOST_WC) {
-        sb_fail(err, SB_EUNSUP, "write-combined host memory needs an "
+        sb_fail(err, SB_EUNSUP,
+                "write-combined host memory needs an "
                 "accelerator driver (cudaHostAllocWriteCombined)");
         return NULL;
     }
@@ -129,8 +139,10 @@ static void *host_host_alloc(sb_dev *d, size_t bytes, sb_host_kind kind,
     memset(p, 0x33, bytes);
     if (kind == SB_HOST_PINNED && mlock(p, bytes) != 0) {
         sb_free_aligned(p);
-        sb_fail(err, SB_EUNSUP, "cannot page-lock %zu bytes (mlock; raise "
-                "RLIMIT_MEMLOCK or run as root)", bytes);
+        sb_fail(err, SB_EUNSUP,
+                "cannot page-lock %zu bytes (mlock; raise "
+                "RLIMIT_MEMLOCK or run as root)",
+                bytes);
         return NULL;
     }
     return p;

@@ -26,21 +26,22 @@
 /* 2^f on [-1/2, 1/2], coefficients from the constant term up: degree 5
  * (1.2e-7 relative, fp32 results) and degree 4 (2.6e-6, for results
  * stored in bf16; see sb_vexp2_bf16). */
-static const float sb__vexp2_c5[6] = {1.0f, 6.931470917e-1f, 2.402224203e-1f,
-                                      5.550582455e-2f, 9.671516374e-3f,
+static const float sb__vexp2_c5[6] = {1.0f,
+                                      6.931470917e-1f,
+                                      2.402224203e-1f,
+                                      5.550582455e-2f,
+                                      9.671516374e-3f,
                                       1.330882482e-3f};
-static const float sb__vexp2_c4[5] = {9.999992847442627e-1f,
-                                      6.931218504905701e-1f,
-                                      2.40247443318367e-1f,
-                                      5.5917747318744659e-2f,
-                                      9.57004725933075e-3f};
+static const float sb__vexp2_c4[5] = {
+    9.999992847442627e-1f, 6.931218504905701e-1f, 2.40247443318367e-1f,
+    5.5917747318744659e-2f, 9.57004725933075e-3f};
 
 /* Horner's rule for the degree-deg polynomial c (a constant at each call,
  * so the loop unrolls into deg FMAs). */
 static inline __m256 sb__vexp2_poly(__m256 f, const float *c, int deg)
 {
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(c[deg]), f,
-                               _mm256_set1_ps(c[deg - 1]));
+    __m256 p =
+        _mm256_fmadd_ps(_mm256_set1_ps(c[deg]), f, _mm256_set1_ps(c[deg - 1]));
     for (int j = deg - 2; j >= 0; j--)
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(c[j]));
     return p;
@@ -80,9 +81,11 @@ static inline void sb_vexp2_x4(__m256 t[4])
         for (int k = 0; k < 4; k++)
             p[k] = _mm256_fmadd_ps(p[k], f[k], _mm256_set1_ps(c[j]));
     for (int k = 0; k < 4; k++)
-        t[k] = _mm256_mul_ps(p[k], _mm256_castsi256_ps(_mm256_slli_epi32(
-                   _mm256_add_epi32(_mm256_castps_si256(ti[k]),
-                                    _mm256_set1_epi32(127)), 23)));
+        t[k] =
+            _mm256_mul_ps(p[k], _mm256_castsi256_ps(_mm256_slli_epi32(
+                                    _mm256_add_epi32(_mm256_castps_si256(ti[k]),
+                                                     _mm256_set1_epi32(127)),
+                                    23)));
 }
 
 /* 2^t with t = x·log2e + R for a softmax, whose rows may take any
@@ -148,8 +151,8 @@ static inline __m256 sb_vexp2_bf16(__m256 x, __m256 vr)
 #if defined(__AVX512F__) || defined(SB_OPS_EMULATE_AVX512)
 static inline __m512 sb__vexp2_poly512(__m512 f, const float *c, int deg)
 {
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(c[deg]), f,
-                               _mm512_set1_ps(c[deg - 1]));
+    __m512 p =
+        _mm512_fmadd_ps(_mm512_set1_ps(c[deg]), f, _mm512_set1_ps(c[deg - 1]));
     for (int j = deg - 2; j >= 0; j--)
         p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[j]));
     return p;
@@ -186,9 +189,11 @@ static inline void sb_vexp2_x4_512(__m512 t[4])
         for (int k = 0; k < 4; k++)
             p[k] = _mm512_fmadd_ps(p[k], f[k], _mm512_set1_ps(c[j]));
     for (int k = 0; k < 4; k++)
-        t[k] = _mm512_mul_ps(p[k], _mm512_castsi512_ps(_mm512_slli_epi32(
-                   _mm512_add_epi32(_mm512_castps_si512(ti[k]),
-                                    _mm512_set1_epi32(127)), 23)));
+        t[k] =
+            _mm512_mul_ps(p[k], _mm512_castsi512_ps(_mm512_slli_epi32(
+                                    _mm512_add_epi32(_mm512_castps_si512(ti[k]),
+                                                     _mm512_set1_epi32(127)),
+                                    23)));
 }
 
 static inline __m512 sb_vexp2_fused_vr512(float r)

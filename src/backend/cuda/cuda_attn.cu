@@ -51,19 +51,21 @@ static int mem_check(const char *bench, double need, const char *dev,
     if (e)
         return sb__cuda_fail(err, e, "cudaMemGetInfo");
     if (need > 0.95 * (double)free_b)
-        return sb_fail(err, SB_EINVAL, "%s: needs %.2f GiB of device memory, "
-                       "%s has %.2f GiB free", bench, need / 1073741824.0, dev,
-                       free_b / 1073741824.0);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: needs %.2f GiB of device memory, "
+                       "%s has %.2f GiB free",
+                       bench, need / 1073741824.0, dev, free_b / 1073741824.0);
     return 0;
 }
 
-/* ==== attention.bmm ========================================================== */
+/* ==== attention.bmm ==========================================================
+ */
 
 typedef struct cbmm_state {
     sb__cuda_base base;
     sb_bmm_shape s;
     bool bf16;
-    float *a, *b, *c;       /* host: the values the product uses; C read back */
+    float *a, *b, *c; /* host: the values the product uses; C read back */
     void *da, *db;
     float *dc;
     void *ws;
@@ -166,7 +168,8 @@ extern "C" int sb__cbmm_setup(const sb_params *p, void **state, sb_err *err)
         size_t na = (size_t)(s->s.batch * s->s.m * s->s.k);
         size_t nb = (size_t)(s->s.batch * s->s.k * s->s.n);
         size_t nc = (size_t)(s->s.batch * s->s.m * s->s.n);
-        double need = (double)(na + nb) * (s->bf16 ? 2 : 4) + 4.0 * nc + WORKSPACE;
+        double need =
+            (double)(na + nb) * (s->bf16 ? 2 : 4) + 4.0 * nc + WORKSPACE;
         if ((rc = mem_check("attention.bmm", need, s->base.devname, err)))
             goto fail;
         s->a = (float *)sb_alloc_aligned(na * 4);
@@ -254,12 +257,14 @@ extern "C" void sb__cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
     (void)p;
     (void)ctx;
     sb__cuda_note(&s->base, r);
-    sb_result_note(r, "cublasGemmStridedBatchedEx, %s inputs, fp32 compute "
+    sb_result_note(r,
+                   "cublasGemmStridedBatchedEx, %s inputs, fp32 compute "
                    "(CUBLAS_COMPUTE_32F: no tf32) and output",
                    s->bf16 ? "bf16" : "fp32");
 }
 
-/* ==== attention.paged_decode ================================================== */
+/* ==== attention.paged_decode
+ * ================================================== */
 
 #ifndef PD_WARPS
 #define PD_WARPS 4
@@ -272,7 +277,7 @@ extern "C" void sb__cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 typedef struct cpaged_state {
     sb__cuda_base base;
     sb_paged_shape s;
-    float *q, *kp, *vp, *o;          /* host copies (reference) */
+    float *q, *kp, *vp, *o; /* host copies (reference) */
     int32_t *table;
     float *dq, *dkp, *dvp, *dout, *pacc, *pml;
     int32_t *dtable, *dkeys, *dbase;
@@ -292,12 +297,14 @@ typedef struct cpaged_state {
  * instruction where expf is several. */
 template <int NV, int GM>
 __global__ void __launch_bounds__(PD_WARPS * 32)
-k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
-                const float *__restrict__ vp, const int32_t *__restrict__ table,
-                const int32_t *__restrict__ tok_keys,
-                const int32_t *__restrict__ tok_base, int hq, int hkv, int d,
-                int P, int G, int nsub, float scale, int split, int max_splits,
-                float *__restrict__ pacc, float *__restrict__ pml)
+    k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
+                    const float *__restrict__ vp,
+                    const int32_t *__restrict__ table,
+                    const int32_t *__restrict__ tok_keys,
+                    const int32_t *__restrict__ tok_base, int hq, int hkv,
+                    int d, int P, int G, int nsub, float scale, int split,
+                    int max_splits, float *__restrict__ pacc,
+                    float *__restrict__ pml)
 {
     /* [PD_WARPS][GM][d + 4]: d values, then m and l; rows of d + 4 floats
      * keep every row 16-byte aligned for the float4 stores (d % 4 == 0). */
@@ -328,7 +335,8 @@ k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
             acc[h][c] = make_float4(0.f, 0.f, 0.f, 0.f);
             qv[h][c] = make_float4(0.f, 0.f, 0.f, 0.f);
             if (h < nh && e < d)
-                qv[h][c] = *(const float4 *)(q + ((size_t)t * hq + h0 + h) * d + e);
+                qv[h][c] =
+                    *(const float4 *)(q + ((size_t)t * hq + h0 + h) * d + e);
         }
     }
     for (int j = k0 + warp; j < k1; j += UN * PD_WARPS) {
@@ -496,31 +504,48 @@ static int paged_enqueue(void *state, int iters, sb_err *err)
 {
     cpaged_state *s = (cpaged_state *)state;
     const sb_paged_shape *x = &s->s;
-    int hq = (int)x->hq, hkv = (int)x->hkv, d = (int)x->d, P = (int)x->page_size;
+    int hq = (int)x->hq, hkv = (int)x->hkv, d = (int)x->d,
+        P = (int)x->page_size;
     int G = hq / hkv;
     /* 1/sqrt(d) in base 2: the kernels use exp2. */
     float scale = (float)(1.4426950408889634 / sqrt((double)d));
-    dim3 grid((unsigned)x->total_q, (unsigned)(hkv * s->nsub), (unsigned)s->max_splits);
+    dim3 grid((unsigned)x->total_q, (unsigned)(hkv * s->nsub),
+              (unsigned)s->max_splits);
     size_t smem = (size_t)PD_WARPS * s->gm * (d + PD_ROW_PAD) * sizeof(float);
     for (int it = 0; it < iters; it++) {
         if (x->total_q == 0)
             break;
 #define PD_LAUNCH(nv_, gm_)                                                    \
-    k_paged_partial<nv_, gm_><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(   \
-        s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d, P, G, \
-        s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml)
+    k_paged_partial<nv_, gm_><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(  \
+        s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d, P,   \
+        G, s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml)
         switch (s->nv * 16 + s->gm) {
-        case 16 + 1: PD_LAUNCH(1, 1); break;
-        case 16 + 2: PD_LAUNCH(1, 2); break;
-        case 16 + 4: PD_LAUNCH(1, 4); break;
-        case 16 + 8: PD_LAUNCH(1, 8); break;
-        case 32 + 1: PD_LAUNCH(2, 1); break;
-        case 32 + 2: PD_LAUNCH(2, 2); break;
-        default: PD_LAUNCH(2, 4); break;
+        case 16 + 1:
+            PD_LAUNCH(1, 1);
+            break;
+        case 16 + 2:
+            PD_LAUNCH(1, 2);
+            break;
+        case 16 + 4:
+            PD_LAUNCH(1, 4);
+            break;
+        case 16 + 8:
+            PD_LAUNCH(1, 8);
+            break;
+        case 32 + 1:
+            PD_LAUNCH(2, 1);
+            break;
+        case 32 + 2:
+            PD_LAUNCH(2, 2);
+            break;
+        default:
+            PD_LAUNCH(2, 4);
+            break;
         }
 #undef PD_LAUNCH
-        k_paged_combine<<<(unsigned)(x->total_q * hq), 128, 0, s->base.stream>>>(
-            s->pacc, s->pml, s->dkeys, hq, d, s->split, s->max_splits, s->dout);
+        k_paged_combine<<<(unsigned)(x->total_q * hq), 128, 0,
+                          s->base.stream>>>(s->pacc, s->pml, s->dkeys, hq, d,
+                                            s->split, s->max_splits, s->dout);
         cudaError_t e = cudaGetLastError();
         if (e)
             return sb__cuda_fail(err, e, "paged attention launch");
@@ -577,7 +602,8 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
     {
         const sb_paged_shape *x = &s->s;
         if (x->d % 4 || x->d > 256) {
-            rc = sb_fail(err, SB_EUNSUP, "attention.paged_decode on cuda: "
+            rc = sb_fail(err, SB_EUNSUP,
+                         "attention.paged_decode on cuda: "
                          "head_dim=%lld must be a multiple of 4 and <= 256",
                          (long long)x->d);
             goto fail;
@@ -592,24 +618,29 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
         s->split = PD_SPLIT;
         if (x->max_len > 32 * PD_SPLIT)
             s->split = (int)((x->max_len + 31) / 32);
-        s->max_splits = x->max_len > 0 ? (int)((x->max_len + s->split - 1) / s->split) : 1;
+        s->max_splits =
+            x->max_len > 0 ? (int)((x->max_len + s->split - 1) / s->split) : 1;
         s->npool = (size_t)(x->total_pages * x->hkv * x->page_size * x->d);
         s->nq = (size_t)(x->total_q * x->hq * x->d);
         size_t nslot = (size_t)x->total_q * x->hq * s->max_splits;
-        double need = 4.0 * (2.0 * s->npool + 2.0 * s->nq + nslot * (x->d + 2.0)) +
-                      4.0 * (x->total_pages + 2.0 * x->total_q);
-        if ((rc = mem_check("attention.paged_decode", need, s->base.devname, err)))
+        double need =
+            4.0 * (2.0 * s->npool + 2.0 * s->nq + nslot * (x->d + 2.0)) +
+            4.0 * (x->total_pages + 2.0 * x->total_q);
+        if ((rc = mem_check("attention.paged_decode", need, s->base.devname,
+                            err)))
             goto fail;
         size_t pool = s->npool ? s->npool : 1;
         s->kp = (float *)sb_alloc_aligned(pool * 4);
         s->vp = (float *)sb_alloc_aligned(pool * 4);
         s->q = (float *)sb_alloc_aligned((s->nq ? s->nq : 1) * 4);
         s->o = (float *)sb_alloc_aligned((s->nq ? s->nq : 1) * 4);
-        s->table = (int32_t *)sb_alloc_aligned((size_t)(x->total_pages + 1) * 4);
+        s->table =
+            (int32_t *)sb_alloc_aligned((size_t)(x->total_pages + 1) * 4);
         keys = (int32_t *)malloc((size_t)(x->total_q + 1) * 4);
         base = (int32_t *)malloc((size_t)(x->total_q + 1) * 4);
         if (!s->kp || !s->vp || !s->q || !s->o || !s->table || !keys || !base) {
-            rc = sb_fail(err, SB_ENOMEM, "attention.paged_decode: out of host memory");
+            rc = sb_fail(err, SB_ENOMEM,
+                         "attention.paged_decode: out of host memory");
             goto fail;
         }
         sb_paged_shuffle_table(s->table, x->total_pages, seed);
@@ -625,25 +656,29 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
         if ((rc = up((void **)&s->dq, s->q, s->nq * 4, err)) ||
             (rc = up((void **)&s->dkp, s->kp, s->npool * 4, err)) ||
             (rc = up((void **)&s->dvp, s->vp, s->npool * 4, err)) ||
-            (rc = up((void **)&s->dtable, s->table, (size_t)x->total_pages * 4, err)) ||
+            (rc = up((void **)&s->dtable, s->table, (size_t)x->total_pages * 4,
+                     err)) ||
             (rc = up((void **)&s->dkeys, keys, (size_t)x->total_q * 4, err)) ||
             (rc = up((void **)&s->dbase, base, (size_t)x->total_q * 4, err)))
             goto fail;
         if ((e = cudaMalloc((void **)&s->dout, (s->nq ? s->nq : 1) * 4)) ||
-            (e = cudaMalloc((void **)&s->pacc, (nslot ? nslot : 1) * x->d * 4)) ||
+            (e = cudaMalloc((void **)&s->pacc,
+                            (nslot ? nslot : 1) * x->d * 4)) ||
             (e = cudaMalloc((void **)&s->pml, (nslot ? nslot : 1) * 2 * 4))) {
             rc = sb__cuda_fail(err, e, "cudaMalloc");
             goto fail;
         }
-        size_t smem = (size_t)PD_WARPS * s->gm * (x->d + PD_ROW_PAD) * sizeof(float);
+        size_t smem =
+            (size_t)PD_WARPS * s->gm * (x->d + PD_ROW_PAD) * sizeof(float);
         if (smem > 48 * 1024) {
-            e = s->nv == 1
-                    ? cudaFuncSetAttribute(k_paged_partial<1, 8>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)smem)
-                    : cudaFuncSetAttribute(k_paged_partial<2, 4>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)smem);
+            e = s->nv == 1 ? cudaFuncSetAttribute(
+                                 k_paged_partial<1, 8>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem)
+                           : cudaFuncSetAttribute(
+                                 k_paged_partial<2, 4>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem);
             if (e) {
                 rc = sb__cuda_fail(err, e, "cudaFuncSetAttribute");
                 goto fail;
@@ -685,7 +720,8 @@ extern "C" int sb__cpaged_verify(void *state, sb_result *r)
             goto out;
         }
     }
-    if (bytes && (e = cudaMemcpy(s->o, s->dout, bytes, cudaMemcpyDeviceToHost))) {
+    if (bytes &&
+        (e = cudaMemcpy(s->o, s->dout, bytes, cudaMemcpyDeviceToHost))) {
         rc = sb__cuda_fail(&err, e, "reading O back");
         goto out;
     }
@@ -711,9 +747,10 @@ extern "C" void sb__cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
     sb_result_metric(r, "sequences", (double)s->s.batch, "");
     sb_result_metric(r, "query_tokens", (double)s->s.total_q, "");
     sb_result_metric(r, "kv_cache", 8.0 * (double)s->npool, "B");
-    sb_result_note(r, "split-KV kernel: splits of %d keys (at most %d per "
-                   "token), %d query heads per block", s->split, s->max_splits,
-                   s->gm);
+    sb_result_note(r,
+                   "split-KV kernel: splits of %d keys (at most %d per "
+                   "token), %d query heads per block",
+                   s->split, s->max_splits, s->gm);
     if (r->stats.p50 <= 0)
         return;
     sb_result_metric(r, "tokens_per_s", (double)s->s.total_q / r->stats.p50,
@@ -721,12 +758,13 @@ extern "C" void sb__cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
     double bw = sb_ceil_get(&ctx->ceil, "bw.HBM");
     if (bw > 0) {
         sb_result_metric(r, "pct_hbm", 100.0 * bytes / r->stats.p50 / bw, "%");
-        sb_result_note(r, "memory ceiling: bw.HBM = %.1f GB/s (measured by "
+        sb_result_note(r,
+                       "memory ceiling: bw.HBM = %.1f GB/s (measured by "
                        "memory.copy/read on this device earlier in the run)",
                        bw * 1e-9);
     } else {
         sb_result_note(r, "no pct_hbm: no bw.HBM ceiling in this run (run "
-                       "memory.read or memory.copy with --backend cuda at a "
-                       "size >= 4x the L2 first)");
+                          "memory.read or memory.copy with --backend cuda at a "
+                          "size >= 4x the L2 first)");
     }
 }

@@ -22,17 +22,28 @@
 #include "solbench/hw.h"
 #include "solbench/netmodel.h"
 
-/* ==== memory.* ================================================================ */
+/* ==== memory.*
+ * ================================================================ */
 
-#define CMEM_PARAMS_COMMON                                                   \
-    {"size", SB_P_SIZE, "64MiB", 16, 1099511627776.0, NULL,                  \
-     "total bytes of all arrays of the kernel (device memory)"},             \
-    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|fp64",                           \
-     "element type (16-byte vectors: float4 or double2)"},                   \
-    SB__CUDA_P_DEVICE, SB__CUDA_P_PLANT
+#define CMEM_PARAMS_COMMON                                                     \
+    {"size",                                                                   \
+     SB_P_SIZE,                                                                \
+     "64MiB",                                                                  \
+     16,                                                                       \
+     1099511627776.0,                                                          \
+     NULL,                                                                     \
+     "total bytes of all arrays of the kernel (device memory)"},               \
+        {"dtype",                                                              \
+         SB_P_STR,                                                             \
+         "fp32",                                                               \
+         0,                                                                    \
+         0,                                                                    \
+         "fp32|fp64",                                                          \
+         "element type (16-byte vectors: float4 or double2)"},                 \
+        SB__CUDA_P_DEVICE, SB__CUDA_P_PLANT
 
-static const sb_param_def cmem_params[] = {
-    CMEM_PARAMS_COMMON, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def cmem_params[] = {CMEM_PARAMS_COMMON,
+                                           {NULL, 0, NULL, 0, 0, NULL, NULL}};
 static const sb_param_def cmem_copy_params[] = {
     CMEM_PARAMS_COMMON,
     {"method", SB_P_STR, "kernel", 0, 0, "kernel|memcpy",
@@ -49,43 +60,44 @@ static int cmem_check(int kernel, const char *name, const sb_params *p,
                       sb_err *err)
 {
     if (sb__cmem_elems(kernel, sb_p_num(p, "size"), cmem_elem(p)) == 0)
-        return sb_fail(err, SB_EINVAL, "%s: parameter size=%s B holds no "
-                       "16-byte vector per array (at least %d B)", name,
-                       sb_p_str(p, "size"), 16 * sb__cmem_arrays(kernel));
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter size=%s B holds no "
+                       "16-byte vector per array (at least %d B)",
+                       name, sb_p_str(p, "size"), 16 * sb__cmem_arrays(kernel));
     return 0;
 }
 
-#define CMEM_BENCH(K, NAME, PARAMS, QUICK, DESC)                             \
-    static int cmem_##NAME##_check(const sb_params *p, const sb_ctx *ctx,    \
-                                   sb_err *err)                              \
-    {                                                                        \
-        return cmem_check(K, "memory." #NAME, p, err);                       \
-    }                                                                        \
-    static double cmem_##NAME##_bytes(const sb_params *p)                    \
-    {                                                                        \
-        return sb__cmem_bytes(K, sb_p_num(p, "size"), cmem_elem(p));         \
-    }                                                                        \
-    static int cmem_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,    \
-                                   void **state, sb_err *err)                \
-    {                                                                        \
-        return sb__cmem_setup(K, p, state, err);                             \
-    }                                                                        \
-    const sb_bench sb_bench_cuda_memory_##NAME = {                           \
-        .name = "memory." #NAME,                                             \
-        .area = "memory",                                                    \
-        .backend = "cuda",                                                   \
-        .desc = DESC,                                                        \
-        .params = PARAMS,                                                    \
-        .quick = QUICK,                                                      \
-        .full = "size=4MiB..8GiB:x2",                                        \
-        .flags = SB_BF_QUICK | SB_BF_FULL,                                   \
-        .check = cmem_##NAME##_check,                                        \
-        .bytes = cmem_##NAME##_bytes,                                        \
-        .setup = cmem_##NAME##_setup,                                        \
-        .measure = sb__cuda_measure,                                         \
-        .verify = sb__cmem_verify,                                           \
-        .report = sb__cmem_report,                                           \
-        .teardown = sb__cmem_teardown,                                       \
+#define CMEM_BENCH(K, NAME, PARAMS, QUICK, DESC)                               \
+    static int cmem_##NAME##_check(const sb_params *p, const sb_ctx *ctx,      \
+                                   sb_err *err)                                \
+    {                                                                          \
+        return cmem_check(K, "memory." #NAME, p, err);                         \
+    }                                                                          \
+    static double cmem_##NAME##_bytes(const sb_params *p)                      \
+    {                                                                          \
+        return sb__cmem_bytes(K, sb_p_num(p, "size"), cmem_elem(p));           \
+    }                                                                          \
+    static int cmem_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,      \
+                                   void **state, sb_err *err)                  \
+    {                                                                          \
+        return sb__cmem_setup(K, p, state, err);                               \
+    }                                                                          \
+    const sb_bench sb_bench_cuda_memory_##NAME = {                             \
+        .name = "memory." #NAME,                                               \
+        .area = "memory",                                                      \
+        .backend = "cuda",                                                     \
+        .desc = DESC,                                                          \
+        .params = PARAMS,                                                      \
+        .quick = QUICK,                                                        \
+        .full = "size=4MiB..8GiB:x2",                                          \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
+        .check = cmem_##NAME##_check,                                          \
+        .bytes = cmem_##NAME##_bytes,                                          \
+        .setup = cmem_##NAME##_setup,                                          \
+        .measure = sb__cuda_measure,                                           \
+        .verify = sb__cmem_verify,                                             \
+        .report = sb__cmem_report,                                             \
+        .teardown = sb__cmem_teardown,                                         \
     };
 
 CMEM_BENCH(SB__CMEM_COPY, copy, cmem_copy_params,
@@ -98,7 +110,8 @@ CMEM_BENCH(SB__CMEM_WRITE, write, cmem_params, "size=64MiB,1GiB",
 CMEM_BENCH(SB__CMEM_TRIAD, triad, cmem_params, "size=64MiB,1GiB",
            "device STREAM triad a = b + s*c (3 words)")
 
-/* ==== compute.gemm ============================================================= */
+/* ==== compute.gemm
+ * ============================================================= */
 
 static const sb_param_def cgemm_params[] = {
     {"dtype", SB_P_STR, "bf16", 0, 0, "fp32|tf32|fp16|bf16|fp8|fp8_f32",
@@ -124,13 +137,16 @@ static int cgemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     int64_t m = 0, n = 0, k = 0;
     const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
     if (!dt)
-        return sb_fail(err, SB_EINVAL, "compute.gemm: parameter dtype=%s: "
-                       "unknown on cuda", sb_p_str(p, "dtype"));
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: parameter dtype=%s: "
+                       "unknown on cuda",
+                       sb_p_str(p, "dtype"));
     int rc = sb_gemm_dims(p, &m, &n, &k, err);
     if (rc)
         return rc;
     if (dt->scale_ptrs && (m % 16 || n % 16 || k % 16))
-        return sb_fail(err, SB_EINVAL, "compute.gemm dtype=%s: M=%lld N=%lld "
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm dtype=%s: M=%lld N=%lld "
                        "K=%lld must be multiples of 16 (cuBLASLt fp8)",
                        dt->name, (long long)m, (long long)n, (long long)k);
     return 0;
@@ -166,8 +182,8 @@ static int cgemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
 
 /* The dense datasheet peak of the device for a peak key: data/hw/<spec>
  * when it has one, else the built-in table. */
-static double datasheet_peak(const char *devname, const char *key,
-                             char *src, size_t len)
+static double datasheet_peak(const char *devname, const char *key, char *src,
+                             size_t len)
 {
     const char *spec = "";
     double table = sb__cu_datasheet_peak(devname, key, &spec);
@@ -203,12 +219,15 @@ static void cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
     double peak = datasheet_peak(b->devname, dt->peak, src, sizeof src);
     if (peak > 0) {
         sb_result_metric(r, "MFU", achieved / peak, "ratio");
-        sb_result_note(r, "MFU against the dense %s datasheet peak of %s, "
-                       "%.1f TFLOP/s, from %s", dt->peak, b->devname,
-                       peak * 1e-12, src);
+        sb_result_note(r,
+                       "MFU against the dense %s datasheet peak of %s, "
+                       "%.1f TFLOP/s, from %s",
+                       dt->peak, b->devname, peak * 1e-12, src);
     } else {
-        sb_result_note(r, "no datasheet MFU: %s has no %s peak in data/hw or "
-                       "the built-in table", b->devname, dt->peak);
+        sb_result_note(r,
+                       "no datasheet MFU: %s has no %s peak in data/hw or "
+                       "the built-in table",
+                       b->devname, dt->peak);
     }
     if (!r->valid)
         return;
@@ -219,9 +238,10 @@ static void cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
         sb_ceil_set(&ctx->ceil, key, best, "measured");
     double top = best > prev ? best : prev;
     sb_result_metric(r, "MFU_measured", achieved / top, "ratio");
-    sb_result_note(r, "MFU_measured against %s = %.1f TFLOP/s, the best %s "
-                   "GEMM measured on this device in this run", key,
-                   top * 1e-12, dt->peak);
+    sb_result_note(r,
+                   "MFU_measured against %s = %.1f TFLOP/s, the best %s "
+                   "GEMM measured on this device in this run",
+                   key, top * 1e-12, dt->peak);
 }
 
 const sb_bench sb_bench_cuda_compute_gemm = {
@@ -246,14 +266,13 @@ const sb_bench sb_bench_cuda_compute_gemm = {
     .teardown = sb__cgemm_teardown,
 };
 
-/* ==== attention.bmm ============================================================ */
+/* ==== attention.bmm
+ * ============================================================ */
 
-static const sb_param_def cbmm_params[] = {
-    SB_BMM_PARAMS,
-    SB__CUDA_P_DEVICE,
-    SB__CUDA_P_PLANT,
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
+static const sb_param_def cbmm_params[] = {SB_BMM_PARAMS,
+                                           SB__CUDA_P_DEVICE,
+                                           SB__CUDA_P_PLANT,
+                                           {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static bool cbmm_bf16(const sb_params *p)
 {
@@ -266,10 +285,11 @@ static int cbmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     const double imax = 2147483647.0;
     if ((double)s.m * s.k > imax || (double)s.k * s.n > imax ||
         (double)s.m * s.n > imax)
-        return sb_fail(err, SB_EINVAL, "attention.bmm: one matrix of "
+        return sb_fail(err, SB_EINVAL,
+                       "attention.bmm: one matrix of "
                        "%lldx%lldx%lld exceeds 2^31 elements (parameters m, "
-                       "n, k or seq)", (long long)s.m, (long long)s.n,
-                       (long long)s.k);
+                       "n, k or seq)",
+                       (long long)s.m, (long long)s.n, (long long)s.k);
     return 0;
 }
 
@@ -304,7 +324,8 @@ static void cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 {
     sb__cbmm_report(state, p, ctx, r);
     const sb_metric *g = sb_result_get(r, "GFLOPs");
-    double peak = sb_ceil_get(&ctx->ceil, cbmm_bf16(p) ? "peak.bf16" : "peak.fp32");
+    double peak =
+        sb_ceil_get(&ctx->ceil, cbmm_bf16(p) ? "peak.bf16" : "peak.fp32");
     if (g && peak > 0)
         sb_result_metric(r, "pct_gemm", 100.0 * g->value * 1e9 / peak, "%");
 }
@@ -330,13 +351,13 @@ const sb_bench sb_bench_cuda_attention_bmm = {
     .teardown = sb__cbmm_teardown,
 };
 
-/* ==== attention.paged_decode ===================================================== */
+/* ==== attention.paged_decode
+ * ===================================================== */
 
-static const sb_param_def cpaged_params[] = {
-    SB_PAGED_PARAMS,
-    SB__CUDA_P_DEVICE,
-    SB__CUDA_P_PLANT,
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def cpaged_params[] = {SB_PAGED_PARAMS,
+                                             SB__CUDA_P_DEVICE,
+                                             SB__CUDA_P_PLANT,
+                                             {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* The shape of a point (attention.c's rules); the caller frees it. */
 
@@ -347,31 +368,34 @@ static int cpaged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     if (rc)
         return rc;
     if (s.total_pages >= 2147483647LL || s.total_q >= 2147483647LL)
-        rc = sb_fail(err, SB_EINVAL, "attention.paged_decode: %lld pages "
+        rc = sb_fail(err, SB_EINVAL,
+                     "attention.paged_decode: %lld pages "
                      "exceed the 32-bit page table (parameters lens, "
-                     "page_size)", (long long)s.total_pages);
+                     "page_size)",
+                     (long long)s.total_pages);
     /* The kernel's limits (cuda_attn.cu), refused here so that bad input
      * exits 2 before any device is asked for: 16-byte loads of head_dim
      * floats, at most two 128-wide chunks, and the launch grids (y: KV
      * heads x groups of 8 query heads, 4 past head_dim 128; x of the
      * merge: tokens x q heads). */
     else if (s.d % 4 || s.d > 256)
-        rc = sb_fail(err, SB_EINVAL, "attention.paged_decode on cuda: "
+        rc = sb_fail(err, SB_EINVAL,
+                     "attention.paged_decode on cuda: "
                      "parameter head_dim=%lld must be a multiple of 4 and "
-                     "<= 256", (long long)s.d);
+                     "<= 256",
+                     (long long)s.d);
     else if (s.hkv * ((s.hq / s.hkv + (s.d > 128 ? 3 : 7)) /
-                      (s.d > 128 ? 4 : 8)) > 65535 ||
+                      (s.d > 128 ? 4 : 8)) >
+                 65535 ||
              s.total_q * s.hq > 2147483647LL)
-        rc = sb_fail(err, SB_EINVAL, "attention.paged_decode on cuda: "
+        rc = sb_fail(err, SB_EINVAL,
+                     "attention.paged_decode on cuda: "
                      "parameters q_heads=%lld, kv_heads=%lld with %lld query "
-                     "tokens exceed the kernel's launch grid", (long long)s.hq,
-                     (long long)s.hkv, (long long)s.total_q);
+                     "tokens exceed the kernel's launch grid",
+                     (long long)s.hq, (long long)s.hkv, (long long)s.total_q);
     sb_paged_shape_free(&s);
     return rc;
 }
-
-
-
 
 static int cpaged_setup(const sb_params *p, const sb_ctx *ctx, void **state,
                         sb_err *err)
@@ -402,7 +426,8 @@ const sb_bench sb_bench_cuda_attention_paged_decode = {
     .teardown = sb__cpaged_teardown,
 };
 
-/* ==== network.* over NCCL ========================================================= */
+/* ==== network.* over NCCL
+ * ========================================================= */
 
 #ifdef SB_HAVE_NCCL
 static const sb_param_def cnccl_params[] = {
@@ -412,26 +437,26 @@ static const sb_param_def cnccl_params[] = {
     SB__CUDA_P_PLANT,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-#define CNCCL_BENCH(OP, NAME, DESC)                                          \
-    static int cnccl_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,   \
-                                    void **state, sb_err *err)               \
-    {                                                                        \
-        return sb__cnccl_setup(OP, p, state, err);                           \
-    }                                                                        \
-    const sb_bench sb_bench_cuda_net_##NAME = {                              \
-        .name = "network." #NAME,                                            \
-        .area = "network",                                                   \
-        .backend = "cuda",                                                   \
-        .desc = DESC,                                                        \
-        .params = cnccl_params,                                              \
-        .quick = "size=1MiB,64MiB",                                          \
-        .full = "size=4KiB..1GiB:x4",                                        \
-        .flags = SB_BF_QUICK | SB_BF_FULL,                                   \
-        .setup = cnccl_##NAME##_setup,                                       \
-        .measure = sb__cnccl_measure,                                        \
-        .verify = sb__cnccl_verify,                                          \
-        .report = sb__cnccl_report,                                          \
-        .teardown = sb__cnccl_teardown,                                      \
+#define CNCCL_BENCH(OP, NAME, DESC)                                            \
+    static int cnccl_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,     \
+                                    void **state, sb_err *err)                 \
+    {                                                                          \
+        return sb__cnccl_setup(OP, p, state, err);                             \
+    }                                                                          \
+    const sb_bench sb_bench_cuda_net_##NAME = {                                \
+        .name = "network." #NAME,                                              \
+        .area = "network",                                                     \
+        .backend = "cuda",                                                     \
+        .desc = DESC,                                                          \
+        .params = cnccl_params,                                                \
+        .quick = "size=1MiB,64MiB",                                            \
+        .full = "size=4KiB..1GiB:x4",                                          \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
+        .setup = cnccl_##NAME##_setup,                                         \
+        .measure = sb__cnccl_measure,                                          \
+        .verify = sb__cnccl_verify,                                            \
+        .report = sb__cnccl_report,                                            \
+        .teardown = sb__cnccl_teardown,                                        \
     };
 
 CNCCL_BENCH(SB_NET_ALLREDUCE, allreduce,

@@ -76,8 +76,8 @@ extern "C" int sb__cuda_open(int device, sb_err *err)
         return rc;
     if (device < 0 || device >= n)
         return sb_fail(err, SB_EINVAL,
-                       "parameter device=%d: there are %d CUDA devices",
-                       device, n);
+                       "parameter device=%d: there are %d CUDA devices", device,
+                       n);
     cudaError_t e = cudaSetDevice(device);
     if (e != cudaSuccess)
         return sb_fail(err, SB_EUNSUP, "no usable CUDA device (%s)",
@@ -135,7 +135,8 @@ extern "C" int sb__cuda_uploads_done(sb_err *err)
     return sb__cuda_fail(err, cudaDeviceSynchronize(), "finishing the uploads");
 }
 
-/* ---- measurement ------------------------------------------------------------ */
+/* ---- measurement ------------------------------------------------------------
+ */
 
 /* One batch: an executable graph of `iters` launches, or direct launches
  * when exec is NULL. Returns the events' elapsed seconds in *t. */
@@ -174,8 +175,8 @@ static int capture(sb__cuda_base *b, int iters, cudaGraphExec_t *exec,
 {
     *exec = NULL;
     cudaGraph_t g = NULL;
-    cudaError_t e = cudaStreamBeginCapture(b->stream,
-                                           cudaStreamCaptureModeThreadLocal);
+    cudaError_t e =
+        cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal);
     if (e != cudaSuccess) {
         cudaGetLastError();
         return 0;
@@ -248,8 +249,10 @@ extern "C" int sb__cuda_measure(void *state, const sb_ctx *ctx, sb_result *r,
             return rc;
     }
     b->iters = iters;
-    snprintf(b->how, sizeof b->how, "%s of %d launches%s timed with CUDA "
-             "events", exec ? "graph replay" : "batch", iters,
+    snprintf(b->how, sizeof b->how,
+             "%s of %d launches%s timed with CUDA "
+             "events",
+             exec ? "graph replay" : "batch", iters,
              passes > 1 ? " of several passes each," : "");
     for (int w = 0; w < (ctx->warmup > 0 ? ctx->warmup : 1); w++)
         if ((rc = time_batch(b, exec, iters, &t, err)))
@@ -281,14 +284,17 @@ out:
 
 extern "C" void sb__cuda_note(const sb__cuda_base *b, sb_result *r)
 {
-    sb_result_note(r, "cuda device %d: %s (compute capability %d.%d, %d "
-                   "SMs, L2 %.0f MiB)", b->device, b->devname, b->cc / 10,
-                   b->cc % 10, b->sms, b->l2_bytes / 1048576.0);
+    sb_result_note(r,
+                   "cuda device %d: %s (compute capability %d.%d, %d "
+                   "SMs, L2 %.0f MiB)",
+                   b->device, b->devname, b->cc / 10, b->cc % 10, b->sms,
+                   b->l2_bytes / 1048576.0);
     if (b->how[0])
         sb_result_note(r, "%s", b->how);
 }
 
-/* ---- fingerprint ------------------------------------------------------------ */
+/* ---- fingerprint ------------------------------------------------------------
+ */
 
 /* NVML is read through dlopen: it comes with the driver, not the toolkit,
  * so the build needs neither its header nor its library, and a machine
@@ -316,12 +322,15 @@ static bool nvml_open(nvml_api *n)
         return false;
     nvml_void_fn init = (nvml_void_fn)dlsym(n->lib, "nvmlInit_v2");
     n->shutdown = (nvml_void_fn)dlsym(n->lib, "nvmlShutdown");
-    n->by_bus = (nvml_handle_fn)dlsym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    n->by_bus =
+        (nvml_handle_fn)dlsym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
     n->gen = (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetCurrPcieLinkGeneration");
     n->width = (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetCurrPcieLinkWidth");
-    n->max_gen = (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetMaxPcieLinkGeneration");
+    n->max_gen =
+        (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetMaxPcieLinkGeneration");
     n->max_width = (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetMaxPcieLinkWidth");
-    n->power_limit = (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetPowerManagementLimit");
+    n->power_limit =
+        (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetPowerManagementLimit");
     n->max_clock = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetMaxClockInfo");
     n->driver = (nvml_str_fn)dlsym(n->lib, "nvmlSystemGetDriverVersion");
     if (!init || !n->shutdown || !n->by_bus || init() != 0) {
@@ -364,7 +373,8 @@ static json_t *device_json(int i, nvml_api *nv, bool have_nvml)
     json_object_set_new(d, "index", json_integer(i));
     if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
         cudaGetLastError();
-        json_object_set_new(d, "error", json_string("cudaGetDeviceProperties failed"));
+        json_object_set_new(d, "error",
+                            json_string("cudaGetDeviceProperties failed"));
         return d;
     }
     json_object_set_new(d, "name", json_string(p.name));
@@ -372,7 +382,8 @@ static json_t *device_json(int i, nvml_api *nv, bool have_nvml)
     snprintf(cc, sizeof cc, "%d.%d", p.major, p.minor);
     json_object_set_new(d, "compute_capability", json_string(cc));
     json_object_set_new(d, "sm_count", json_integer(p.multiProcessorCount));
-    json_object_set_new(d, "memory_bytes", json_integer((json_int_t)p.totalGlobalMem));
+    json_object_set_new(d, "memory_bytes",
+                        json_integer((json_int_t)p.totalGlobalMem));
     json_object_set_new(d, "l2_bytes", json_integer(p.l2CacheSize));
     int clk = attr(cudaDevAttrClockRate, i);        /* kHz */
     int mclk = attr(cudaDevAttrMemoryClockRate, i); /* kHz */
@@ -411,7 +422,8 @@ static json_t *device_json(int i, nvml_api *nv, bool have_nvml)
                 json_object_set_new(d, "power_limit_W", json_real(mw / 1000.0));
             unsigned mhz = 0;
             if (nv->max_clock && nv->max_clock(h, 1 /* SM */, &mhz) == 0)
-                json_object_set_new(d, "sm_clock_max_nvml_MHz", json_integer(mhz));
+                json_object_set_new(d, "sm_clock_max_nvml_MHz",
+                                    json_integer(mhz));
         }
         json_object_set_new(pcie, "source", json_string("nvml"));
     } else {

@@ -33,14 +33,14 @@ typedef struct sb__cuda_base {
     cudaStream_t stream;
     cudaEvent_t ev[2];
     sb__cuda_enqueue_fn enqueue;
-    bool use_graph;     /* capture the batch into a graph (else direct) */
-    bool plant_error;   /* verify() corrupts one output element first */
-    int iters;          /* launches per sample, set by the measurement */
-    int passes;         /* repetitions of the work inside one launch (0 or
-                           1: one); a sample is divided by iters x passes */
-    char how[96];       /* how the samples were timed, for a note */
+    bool use_graph;   /* capture the batch into a graph (else direct) */
+    bool plant_error; /* verify() corrupts one output element first */
+    int iters;        /* launches per sample, set by the measurement */
+    int passes;       /* repetitions of the work inside one launch (0 or
+                         1: one); a sample is divided by iters x passes */
+    char how[96];     /* how the samples were timed, for a note */
     char devname[256];
-    int cc;             /* compute capability x 10 */
+    int cc; /* compute capability x 10 */
     int sms;
     double l2_bytes;
 } sb__cuda_base;
@@ -65,20 +65,23 @@ int sb__cuda_uploads_done(sb_err *err);
  * sb__cuda_base: calibrates launches per sample (>= 1 ms), captures them
  * in a graph when allowed, warms up, then samples (event time / launches)
  * until --repeat and --min-time are met. */
-int sb__cuda_measure(void *state, const sb_ctx *ctx, sb_result *r,
-                     sb_err *err);
+int sb__cuda_measure(void *state, const sb_ctx *ctx, sb_result *r, sb_err *err);
 /* Adds the device and timing-method notes to a result. */
 void sb__cuda_note(const sb__cuda_base *b, sb_result *r);
 /* Devices visible to the runtime, or a negative code with err set. */
 int sb__cuda_count(int *n, sb_err *err);
 
 /* "plant_error" parameter shared by the CUDA benches (tests). */
-#define SB__CUDA_P_PLANT                                                     \
-    {"plant_error", SB_P_BOOL, "0", 0, 0, NULL,                              \
-     "testing: corrupt one output element before verification (the run "    \
-     "must then fail)"}
-#define SB__CUDA_P_DEVICE                                                    \
-    {"device", SB_P_INT, "0", 0, 1024, NULL, "CUDA device index"}
+#define SB__CUDA_P_PLANT                                                        \
+    {                                                                           \
+        "plant_error", SB_P_BOOL, "0", 0, 0, NULL,                              \
+            "testing: corrupt one output element before verification (the run " \
+            "must then fail)"                                                   \
+    }
+#define SB__CUDA_P_DEVICE                                                      \
+    {                                                                          \
+        "device", SB_P_INT, "0", 0, 1024, NULL, "CUDA device index"            \
+    }
 
 #ifdef __cplusplus
 }

@@ -31,8 +31,8 @@ extern "C" {
 #include "solbench/util.h"
 }
 
-#define NS 16                        /* sampled rows and columns */
-#define WORKSPACE (32u << 20)        /* cuBLASLt's advice for Hopper */
+#define NS 16                 /* sampled rows and columns */
+#define WORKSPACE (32u << 20) /* cuBLASLt's advice for Hopper */
 /* The B scale sits 256 bytes after the A scale. With the two scales 4 bytes
  * apart, cuBLASLt 13.1 on an H200 refused every fp8 algorithm its heuristic
  * offered ("not supported" at the call); 256 bytes apart, as cudaMalloc
@@ -46,13 +46,13 @@ typedef struct cgemm_state {
     const sb__cu_dtype *dt;
     int64_t m, n, k;
     void *a, *b, *d, *ws;
-    float *scale;   /* fp8: the A scale (1.0) at [0], B's at [SCALE_B] */
+    float *scale; /* fp8: the A scale (1.0) at [0], B's at [SCALE_B] */
     float alpha, beta;
     cublasLtHandle_t lt;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, ld;
     cublasLtMatmulHeuristicResult_t heur;
-    int algo_rank, algo_offered;     /* which offered algorithm runs */
+    int algo_rank, algo_offered; /* which offered algorithm runs */
     int64_t rows[NS], cols[NS];
 } cgemm_state;
 
@@ -61,7 +61,8 @@ static int lt_fail(sb_err *err, cublasStatus_t st, const char *what)
     return sb_fail(err, SB_EIO, "%s: %s", what, cublasLtGetStatusString(st));
 }
 
-/* ---- kernels ------------------------------------------------------------------ */
+/* ---- kernels
+ * ------------------------------------------------------------------ */
 
 __device__ __forceinline__ float unif(uint64_t i, uint64_t seed)
 {
@@ -72,13 +73,21 @@ __device__ __forceinline__ float unif(uint64_t i, uint64_t seed)
 __global__ void k_fill(void *x, size_t n, int type, uint64_t seed)
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride) {
         float v = unif(i, seed);
         switch (type) {
-        case CUDA_R_16F: ((__half *)x)[i] = __float2half_rn(v); break;
-        case CUDA_R_16BF: ((__nv_bfloat16 *)x)[i] = __float2bfloat16_rn(v); break;
-        case CUDA_R_8F_E4M3: ((__nv_fp8_e4m3 *)x)[i] = __nv_fp8_e4m3(v); break;
-        default: ((float *)x)[i] = v;
+        case CUDA_R_16F:
+            ((__half *)x)[i] = __float2half_rn(v);
+            break;
+        case CUDA_R_16BF:
+            ((__nv_bfloat16 *)x)[i] = __float2bfloat16_rn(v);
+            break;
+        case CUDA_R_8F_E4M3:
+            ((__nv_fp8_e4m3 *)x)[i] = __nv_fp8_e4m3(v);
+            break;
+        default:
+            ((float *)x)[i] = v;
         }
     }
 }
@@ -97,11 +106,13 @@ __global__ void k_plant(void *x, size_t i, int type)
         h[i] = __float2bfloat16_rn(__bfloat162float(h[i]) + 1000.0f);
         break;
     }
-    default: ((float *)x)[i] += 1000.0f;
+    default:
+        ((float *)x)[i] += 1000.0f;
     }
 }
 
-/* ---- host side ------------------------------------------------------------------ */
+/* ---- host side
+ * ------------------------------------------------------------------ */
 
 /* One product D = A·B with the chosen algorithm, queued on the stream. */
 static cublasStatus_t matmul(cgemm_state *s)
@@ -171,7 +182,8 @@ static int lt_setup(cgemm_state *s, sb_err *err)
     if (dt->scale_ptrs) {
         const float *sa = s->scale, *sb = s->scale + SCALE_B;
         if ((st = cublasLtMatmulDescSetAttribute(
-                 s->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa)) ||
+                 s->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa,
+                 sizeof sa)) ||
             (st = cublasLtMatmulDescSetAttribute(
                  s->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb)))
             return lt_fail(err, st, "cublasLtMatmulDescSetAttribute(SCALE)");
@@ -194,8 +206,9 @@ static int lt_setup(cgemm_state *s, sb_err *err)
     cublasLtMatmulHeuristicResult_t offered[TRIES];
     int found = 0;
     if (!st)
-        st = cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, s->la, s->lb, s->ld,
-                                            s->ld, pref, TRIES, offered, &found);
+        st =
+            cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, s->la, s->lb, s->ld,
+                                           s->ld, pref, TRIES, offered, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st && st != CUBLAS_STATUS_NOT_SUPPORTED)
         return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
@@ -210,7 +223,8 @@ static int lt_setup(cgemm_state *s, sb_err *err)
         if (run != CUBLAS_STATUS_NOT_SUPPORTED)
             return lt_fail(err, run, "cublasLtMatmul");
     }
-    return sb_fail(err, SB_EUNSUP, "cuBLASLt has no algorithm for dtype "
+    return sb_fail(err, SB_EUNSUP,
+                   "cuBLASLt has no algorithm for dtype "
                    "%s at M=%lld N=%lld K=%lld on %s (%d offered, none ran)",
                    dt->name, (long long)s->m, (long long)s->n, (long long)s->k,
                    s->base.devname, found);
@@ -238,16 +252,17 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
     s->beta = 0.0f;
     s->base.plant_error = sb_p_bool(p, "plant_error");
     if (s->base.cc < dt->min_cc) {
-        rc = sb_fail(err, SB_EUNSUP, "dtype %s needs compute capability >= "
-                     "%d.%d; %s has %d.%d", dt->name, dt->min_cc / 10,
-                     dt->min_cc % 10, s->base.devname, s->base.cc / 10,
-                     s->base.cc % 10);
+        rc = sb_fail(err, SB_EUNSUP,
+                     "dtype %s needs compute capability >= "
+                     "%d.%d; %s has %d.%d",
+                     dt->name, dt->min_cc / 10, dt->min_cc % 10,
+                     s->base.devname, s->base.cc / 10, s->base.cc % 10);
         goto fail;
     }
     {
         size_t na = (size_t)m * k, nb = (size_t)k * n, nd = (size_t)m * n;
-        double need = (double)(na + nb) * dt->in_bytes + (double)nd * dt->out_bytes +
-                      WORKSPACE;
+        double need = (double)(na + nb) * dt->in_bytes +
+                      (double)nd * dt->out_bytes + WORKSPACE;
         size_t free_b = 0, total_b = 0;
         cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
         if (e) {
@@ -255,11 +270,13 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
             goto fail;
         }
         if (need > 0.95 * (double)free_b) {
-            rc = sb_fail(err, SB_EINVAL, "compute.gemm M=%lld N=%lld K=%lld "
+            rc = sb_fail(err, SB_EINVAL,
+                         "compute.gemm M=%lld N=%lld K=%lld "
                          "dtype=%s: needs %.1f GiB of device memory, %s has "
-                         "%.1f GiB free", (long long)m, (long long)n,
-                         (long long)k, dt->name, need / 1073741824.0,
-                         s->base.devname, free_b / 1073741824.0);
+                         "%.1f GiB free",
+                         (long long)m, (long long)n, (long long)k, dt->name,
+                         need / 1073741824.0, s->base.devname,
+                         free_b / 1073741824.0);
             goto fail;
         }
         float ones[2] = {1.0f, 1.0f};
@@ -268,7 +285,8 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
             (e = cudaMalloc(&s->d, nd * dt->out_bytes)) ||
             (e = cudaMalloc(&s->ws, WORKSPACE)) ||
             (e = cudaMalloc(&s->scale, 2 * SCALE_B * sizeof(float))) ||
-            (e = cudaMemcpy(s->scale, ones, sizeof(float), cudaMemcpyHostToDevice)) ||
+            (e = cudaMemcpy(s->scale, ones, sizeof(float),
+                            cudaMemcpyHostToDevice)) ||
             (e = cudaMemcpy(s->scale + SCALE_B, ones + 1, sizeof(float),
                             cudaMemcpyHostToDevice))) {
             rc = sb__cuda_fail(err, e, "allocating the matrices");
@@ -285,8 +303,12 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
         /* The sampled rows and columns: first, last and random ones. */
         uint64_t rng = 0x9e37ULL ^ (uint64_t)(m * 131 + n * 7 + k);
         for (int i = 0; i < NS; i++) {
-            s->rows[i] = i == 0 ? 0 : i == 1 ? m - 1 : (int64_t)(sb_rng_next(&rng) % (uint64_t)m);
-            s->cols[i] = i == 0 ? 0 : i == 1 ? n - 1 : (int64_t)(sb_rng_next(&rng) % (uint64_t)n);
+            s->rows[i] = i == 0   ? 0
+                         : i == 1 ? m - 1
+                                  : (int64_t)(sb_rng_next(&rng) % (uint64_t)m);
+            s->cols[i] = i == 0   ? 0
+                         : i == 1 ? n - 1
+                                  : (int64_t)(sb_rng_next(&rng) % (uint64_t)n);
         }
     }
     if ((rc = sb__cuda_uploads_done(err)))
@@ -361,10 +383,13 @@ extern "C" int sb__cgemm_verify(void *state, sb_result *r)
                 double rel = fabs(d - ref) / (fabs(ref) + l2 + 1e-300);
                 if (!sb__cu_gemm_ok(d, ref, l2, dt->tol)) {
                     if (!bad)
-                        sb_result_note(r, "verification: D[%lld,%lld] = %.8g, "
-                                       "reference %.8g (tolerance %g x (|ref| + "
-                                       "%.4g))", (long long)s->rows[i],
-                                       (long long)s->cols[j], d, ref, dt->tol, l2);
+                        sb_result_note(
+                            r,
+                            "verification: D[%lld,%lld] = %.8g, "
+                            "reference %.8g (tolerance %g x (|ref| + "
+                            "%.4g))",
+                            (long long)s->rows[i], (long long)s->cols[j], d,
+                            ref, dt->tol, l2);
                     bad++;
                 }
                 if (rel > worst || isnan(rel))
@@ -374,10 +399,12 @@ extern "C" int sb__cgemm_verify(void *state, sb_result *r)
         r->valid = bad == 0;
         sb_result_metric(r, "max_rel_err", worst, "");
         if (!bad)
-            sb_result_note(r, "verified %d elements of D (16 rows x 16 columns, "
+            sb_result_note(r,
+                           "verified %d elements of D (16 rows x 16 columns, "
                            "first and last included) against a double "
                            "reference: max error %.3g of |ref| + ||a.b||, "
-                           "tolerance %g", NS * NS, worst, dt->tol);
+                           "tolerance %g",
+                           NS * NS, worst, dt->tol);
         else
             sb_result_note(r, "verification failed: %d of %d sampled elements",
                            bad, NS * NS);
@@ -397,12 +424,14 @@ extern "C" void sb__cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
     (void)p;
     (void)ctx;
     sb__cuda_note(&s->base, r);
-    sb_result_note(r, "cuBLASLt %s: A %dB, B %dB, D %dB per element, TN "
+    sb_result_note(r,
+                   "cuBLASLt %s: A %dB, B %dB, D %dB per element, TN "
                    "layout, fp32 accumulation%s, the heuristic's algorithm %d "
                    "of %d offered (the first that ran), %u MiB workspace",
                    s->dt->name, s->dt->in_bytes, s->dt->in_bytes,
                    s->dt->out_bytes,
                    s->dt->compute == CUBLAS_COMPUTE_32F_FAST_TF32
-                       ? " (inputs rounded to tf32)" : "",
+                       ? " (inputs rounded to tf32)"
+                       : "",
                    s->algo_rank, s->algo_offered, WORKSPACE >> 20);
 }

@@ -38,37 +38,45 @@ typedef struct cmem_state {
     sb__cuda_base base;
     int kernel;
     bool fp64, use_memcpy;
-    size_t n, elem, nv;  /* elements, bytes each, 16-byte vectors */
-    void *a, *b, *c;     /* device arrays (unused ones NULL) */
-    double *partial;     /* read: one sum per block */
+    size_t n, elem, nv;           /* elements, bytes each, 16-byte vectors */
+    void *a, *b, *c;              /* device arrays (unused ones NULL) */
+    double *partial;              /* read: one sum per block */
     unsigned long long *counters; /* [0] wrong, [1] first wrong index */
-    uint64_t *d_idx;     /* sampled indices, and their gathered values */
+    uint64_t *d_idx; /* sampled indices, and their gathered values */
     double *d_vals;
     int grid;
-    double size;         /* the requested working set */
+    double size; /* the requested working set */
 } cmem_state;
 
-/* ---- kernels ------------------------------------------------------------------ */
+/* ---- kernels
+ * ------------------------------------------------------------------ */
 
 template <typename T> struct vec;
-template <> struct vec<float> { typedef float4 t; };
-template <> struct vec<double> { typedef double2 t; };
+template <> struct vec<float> {
+    typedef float4 t;
+};
+template <> struct vec<double> {
+    typedef double2 t;
+};
 
-template <typename T> __device__ __forceinline__ T input_value(uint64_t i, int arr);
-template <> __device__ __forceinline__ float input_value<float>(uint64_t i, int arr)
+template <typename T>
+__device__ __forceinline__ T input_value(uint64_t i, int arr);
+template <>
+__device__ __forceinline__ float input_value<float>(uint64_t i, int arr)
 {
     return sb__cmem_value_f(i, arr, SEED);
 }
-template <> __device__ __forceinline__ double input_value<double>(uint64_t i, int arr)
+template <>
+__device__ __forceinline__ double input_value<double>(uint64_t i, int arr)
 {
     return sb__cmem_value_d(i, arr, SEED);
 }
 
-template <typename T>
-__global__ void k_init(T *x, size_t n, int arr)
+template <typename T> __global__ void k_init(T *x, size_t n, int arr)
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride)
         x[i] = input_value<T>(i, arr);
 }
 
@@ -100,7 +108,8 @@ __global__ void k_copy(const V *__restrict__ a, V *__restrict__ c, size_t nv,
 
 __device__ __forceinline__ float4 triad_v(float4 b, float4 c, float s)
 {
-    return make_float4(b.x + s * c.x, b.y + s * c.y, b.z + s * c.z, b.w + s * c.w);
+    return make_float4(b.x + s * c.x, b.y + s * c.y, b.z + s * c.z,
+                       b.w + s * c.w);
 }
 __device__ __forceinline__ double2 triad_v(double2 b, double2 c, double s)
 {
@@ -126,8 +135,14 @@ __global__ void k_triad(V *__restrict__ a, const V *__restrict__ b,
     }
 }
 
-__device__ __forceinline__ double vsum(float4 v) { return (double)v.x + v.y + v.z + v.w; }
-__device__ __forceinline__ double vsum(double2 v) { return v.x + v.y; }
+__device__ __forceinline__ double vsum(float4 v)
+{
+    return (double)v.x + v.y + v.z + v.w;
+}
+__device__ __forceinline__ double vsum(double2 v)
+{
+    return v.x + v.y;
+}
 
 /* partial[block] = passes x the sum of the block's vectors (double
  * accumulation) */
@@ -168,8 +183,9 @@ __global__ void k_read(const V *__restrict__ a, size_t nv, double *partial,
 
 __device__ __forceinline__ void wstore(float4 *p, uint64_t e)
 {
-    *p = make_float4((float)sb__cmem_write_value(e), (float)sb__cmem_write_value(e + 1),
-                     (float)sb__cmem_write_value(e + 2), (float)sb__cmem_write_value(e + 3));
+    *p = make_float4(
+        (float)sb__cmem_write_value(e), (float)sb__cmem_write_value(e + 1),
+        (float)sb__cmem_write_value(e + 2), (float)sb__cmem_write_value(e + 3));
 }
 __device__ __forceinline__ void wstore(double2 *p, uint64_t e)
 {
@@ -183,7 +199,8 @@ __global__ void k_write(V *__restrict__ a, size_t nv, int passes)
     const int L = (int)(sizeof(V) / sizeof(T));
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (int r = 0; r < passes; r++) {
-        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nv; i += stride)
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nv;
+             i += stride)
             wstore(&a[i], (uint64_t)i * L);
         PASS_BARRIER();
     }
@@ -194,8 +211,10 @@ template <typename T>
 __device__ __forceinline__ T expected(int kernel, uint64_t i)
 {
     switch (kernel) {
-    case SB__CMEM_COPY: return input_value<T>(i, 0);
-    case SB__CMEM_WRITE: return (T)sb__cmem_write_value(i);
+    case SB__CMEM_COPY:
+        return input_value<T>(i, 0);
+    case SB__CMEM_WRITE:
+        return (T)sb__cmem_write_value(i);
     default: /* triad: a = b + s c */
         return input_value<T>(i, 1) + (T)SB__CMEM_SCALAR * input_value<T>(i, 2);
     }
@@ -209,7 +228,8 @@ __global__ void k_check(const T *out, size_t n, int kernel, double rtol,
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
     unsigned long long bad = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride) {
         double want = (double)expected<T>(kernel, i), got = (double)out[i];
         if (!(fabs(got - want) <= rtol * fabs(want))) { /* NaN fails */
             bad++;
@@ -228,13 +248,13 @@ __global__ void k_gather(const T *x, const uint64_t *idx, int m, double *out)
         out[k] = (double)x[idx[k]];
 }
 
-template <typename T>
-__global__ void k_plant(T *x, size_t i)
+template <typename T> __global__ void k_plant(T *x, size_t i)
 {
     x[i] = (T)-1.0;
 }
 
-/* ---- host side ------------------------------------------------------------------ */
+/* ---- host side
+ * ------------------------------------------------------------------ */
 
 static int enqueue(void *state, int iters, sb_err *err)
 {
@@ -254,27 +274,33 @@ static int enqueue(void *state, int iters, sb_err *err)
         switch (s->kernel) {
         case SB__CMEM_COPY:
             if (s->fp64)
-                k_copy<<<s->grid, BLOCK, 0, st>>>((const double2 *)s->a, (double2 *)s->c, s->nv, np);
+                k_copy<<<s->grid, BLOCK, 0, st>>>((const double2 *)s->a,
+                                                  (double2 *)s->c, s->nv, np);
             else
-                k_copy<<<s->grid, BLOCK, 0, st>>>((const float4 *)s->a, (float4 *)s->c, s->nv, np);
+                k_copy<<<s->grid, BLOCK, 0, st>>>((const float4 *)s->a,
+                                                  (float4 *)s->c, s->nv, np);
             break;
         case SB__CMEM_READ:
             if (s->fp64)
-                k_read<<<s->grid, BLOCK, 0, st>>>((const double2 *)s->a, s->nv, s->partial, np);
+                k_read<<<s->grid, BLOCK, 0, st>>>((const double2 *)s->a, s->nv,
+                                                  s->partial, np);
             else
-                k_read<<<s->grid, BLOCK, 0, st>>>((const float4 *)s->a, s->nv, s->partial, np);
+                k_read<<<s->grid, BLOCK, 0, st>>>((const float4 *)s->a, s->nv,
+                                                  s->partial, np);
             break;
         case SB__CMEM_WRITE:
             if (s->fp64)
-                k_write<double><<<s->grid, BLOCK, 0, st>>>((double2 *)s->a, s->nv, np);
+                k_write<double>
+                    <<<s->grid, BLOCK, 0, st>>>((double2 *)s->a, s->nv, np);
             else
-                k_write<float><<<s->grid, BLOCK, 0, st>>>((float4 *)s->a, s->nv, np);
+                k_write<float>
+                    <<<s->grid, BLOCK, 0, st>>>((float4 *)s->a, s->nv, np);
             break;
         default:
             if (s->fp64)
                 k_triad<double><<<s->grid, BLOCK, 0, st>>>(
-                    (double2 *)s->a, (const double2 *)s->b, (const double2 *)s->c,
-                    SB__CMEM_SCALAR, s->nv, np);
+                    (double2 *)s->a, (const double2 *)s->b,
+                    (const double2 *)s->c, SB__CMEM_SCALAR, s->nv, np);
             else
                 k_triad<float><<<s->grid, BLOCK, 0, st>>>(
                     (float4 *)s->a, (const float4 *)s->b, (const float4 *)s->c,
@@ -326,8 +352,8 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
         goto fail;
     s->kernel = kernel;
     s->fp64 = strcmp(sb_p_str(p, "dtype"), "fp64") == 0;
-    s->use_memcpy = kernel == SB__CMEM_COPY &&
-                    strcmp(sb_p_str(p, "method"), "memcpy") == 0;
+    s->use_memcpy =
+        kernel == SB__CMEM_COPY && strcmp(sb_p_str(p, "method"), "memcpy") == 0;
     s->base.plant_error = sb_p_bool(p, "plant_error");
     s->size = sb_p_num(p, "size");
     s->elem = s->fp64 ? 8 : 4;
@@ -336,10 +362,13 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
     /* A launch over a small (L2-resident) working set lasts less than the
      * gap between two launches, so it sweeps the arrays several times:
      * at least 64 MiB of traffic per launch. Samples are per pass. */
-    s->base.passes = sb__cmem_passes((double)sb__cmem_arrays(kernel) * s->n * s->elem);
+    s->base.passes =
+        sb__cmem_passes((double)sb__cmem_arrays(kernel) * s->n * s->elem);
     if (s->n == 0) {
-        rc = sb_fail(err, SB_EINVAL, "memory.%s: parameter size=%.0f holds no "
-                     "16-byte vector per array", names[kernel], s->size);
+        rc = sb_fail(err, SB_EINVAL,
+                     "memory.%s: parameter size=%.0f holds no "
+                     "16-byte vector per array",
+                     names[kernel], s->size);
         goto fail;
     }
     {
@@ -352,9 +381,10 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
         double need = (double)sb__cmem_arrays(kernel) * s->n * s->elem;
         if (need > 0.95 * (double)free_b) {
             char a[32], b[32];
-            rc = sb_fail(err, SB_EINVAL, "memory.%s size=%s: needs more than "
-                         "the %s of device memory free on %s", names[kernel],
-                         sb_fmt_size(need, a, sizeof a),
+            rc = sb_fail(err, SB_EINVAL,
+                         "memory.%s size=%s: needs more than "
+                         "the %s of device memory free on %s",
+                         names[kernel], sb_fmt_size(need, a, sizeof a),
                          sb_fmt_size((double)free_b, b, sizeof b),
                          s->base.devname);
             goto fail;
@@ -409,16 +439,20 @@ static double host_expected(const cmem_state *s, uint64_t i)
 {
     if (s->fp64) {
         switch (s->kernel) {
-        case SB__CMEM_COPY: return sb__cmem_value_d(i, 0, SEED);
-        case SB__CMEM_WRITE: return sb__cmem_write_value(i);
+        case SB__CMEM_COPY:
+            return sb__cmem_value_d(i, 0, SEED);
+        case SB__CMEM_WRITE:
+            return sb__cmem_write_value(i);
         default:
             return sb__cmem_value_d(i, 1, SEED) +
                    SB__CMEM_SCALAR * sb__cmem_value_d(i, 2, SEED);
         }
     }
     switch (s->kernel) {
-    case SB__CMEM_COPY: return sb__cmem_value_f(i, 0, SEED);
-    case SB__CMEM_WRITE: return sb__cmem_write_value(i);
+    case SB__CMEM_COPY:
+        return sb__cmem_value_f(i, 0, SEED);
+    case SB__CMEM_WRITE:
+        return sb__cmem_write_value(i);
     default:
         return (double)sb__cmem_value_f(i, 1, SEED) +
                SB__CMEM_SCALAR * (double)sb__cmem_value_f(i, 2, SEED);
@@ -479,8 +513,10 @@ static int verify_read(cmem_state *s, sb_result *r, sb_err *err)
         double rel = fabs(part[blocks[k]] - want) / want;
         if (!(rel <= 1e-9)) {
             if (!bad)
-                sb_result_note(r, "verification: block %d's sum is %.17g, the "
-                               "host's %.17g", blocks[k], part[blocks[k]], want);
+                sb_result_note(r,
+                               "verification: block %d's sum is %.17g, the "
+                               "host's %.17g",
+                               blocks[k], part[blocks[k]], want);
             bad++;
         }
         if (rel > worst || isnan(rel))
@@ -490,9 +526,10 @@ static int verify_read(cmem_state *s, sb_result *r, sb_err *err)
     r->valid = bad == 0;
     sb_result_metric(r, "max_rel_err", worst, "");
     if (!bad)
-        sb_result_note(r, "verified: 3 of %d block sums recomputed on the host "
-                       "(relative error <= 1e-9), all %d finite", s->grid,
-                       s->grid);
+        sb_result_note(r,
+                       "verified: 3 of %d block sums recomputed on the host "
+                       "(relative error <= 1e-9), all %d finite",
+                       s->grid, s->grid);
     return 0;
 }
 
@@ -514,7 +551,8 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
     int rc = 0;
     /* Poison, run once, and check that every element was written. */
     if ((e = cudaMemsetAsync(out, 0xff, bytes, s->base.stream)) ||
-        (e = cudaMemcpy(s->counters, init, sizeof init, cudaMemcpyHostToDevice))) {
+        (e = cudaMemcpy(s->counters, init, sizeof init,
+                        cudaMemcpyHostToDevice))) {
         rc = sb__cuda_fail(&err, e, "preparing the verification");
         goto out;
     }
@@ -536,7 +574,8 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
             (const float *)out, s->n, s->kernel, rtol, s->counters);
     if ((rc = sb__cuda_sync(&s->base, &err, "the check kernel")))
         goto out;
-    if ((e = cudaMemcpy(cnt, s->counters, sizeof cnt, cudaMemcpyDeviceToHost))) {
+    if ((e = cudaMemcpy(cnt, s->counters, sizeof cnt,
+                        cudaMemcpyDeviceToHost))) {
         rc = sb__cuda_fail(&err, e, "reading the check back");
         goto out;
     }
@@ -559,9 +598,11 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
         }
         int g = (m + BLOCK - 1) / BLOCK;
         if (s->fp64)
-            k_gather<<<g, BLOCK, 0, s->base.stream>>>((const double *)out, s->d_idx, m, s->d_vals);
+            k_gather<<<g, BLOCK, 0, s->base.stream>>>((const double *)out,
+                                                      s->d_idx, m, s->d_vals);
         else
-            k_gather<<<g, BLOCK, 0, s->base.stream>>>((const float *)out, s->d_idx, m, s->d_vals);
+            k_gather<<<g, BLOCK, 0, s->base.stream>>>((const float *)out,
+                                                      s->d_idx, m, s->d_vals);
         if ((rc = sb__cuda_sync(&s->base, &err, "gathering samples")))
             goto out;
         if ((e = cudaMemcpy(vals, s->d_vals, (size_t)m * sizeof(double),
@@ -576,7 +617,8 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
             double rel = fabs(vals[k] - want) / fabs(want);
             if (!(rel <= rtol)) {
                 if (!hbad)
-                    sb_result_note(r, "verification: element %llu is %.17g, the "
+                    sb_result_note(r,
+                                   "verification: element %llu is %.17g, the "
                                    "host expects %.17g",
                                    (unsigned long long)idx[k], vals[k], want);
                 hbad++;
@@ -588,10 +630,13 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
         sb_result_metric(r, "wrong", (double)cnt[0], "elements");
         sb_result_metric(r, "max_rel_err", worst, "");
         if (cnt[0])
-            sb_result_note(r, "verification: %llu of %zu elements wrong on the "
-                           "device check (first at %llu)", cnt[0], s->n, cnt[1]);
+            sb_result_note(r,
+                           "verification: %llu of %zu elements wrong on the "
+                           "device check (first at %llu)",
+                           cnt[0], s->n, cnt[1]);
         else if (!hbad)
-            sb_result_note(r, "verified: all %zu elements on the device, %d "
+            sb_result_note(r,
+                           "verified: all %zu elements on the device, %d "
                            "sampled on the host (relative tolerance %g)",
                            s->n, m, rtol);
     }
@@ -609,11 +654,12 @@ extern "C" void sb__cmem_report(void *state, const sb_params *p, sb_ctx *ctx,
     double ws = (double)sb__cmem_arrays(s->kernel) * s->n * s->elem;
     bool hbm = s->base.l2_bytes > 0 && ws >= 4.0 * s->base.l2_bytes;
     sb__cuda_note(&s->base, r);
-    sb_result_metric(r, "l2_ratio", s->base.l2_bytes > 0 ? ws / s->base.l2_bytes : 0, "x");
+    sb_result_metric(r, "l2_ratio",
+                     s->base.l2_bytes > 0 ? ws / s->base.l2_bytes : 0, "x");
     sb_result_note(r, "working set %.3g x the L2: %s", ws / s->base.l2_bytes,
-                   hbm ? "an HBM figure" : ws <= 0.5 * s->base.l2_bytes
-                                             ? "L2-resident"
-                                             : "between L2 and HBM");
+                   hbm                            ? "an HBM figure"
+                   : ws <= 0.5 * s->base.l2_bytes ? "L2-resident"
+                                                  : "between L2 and HBM");
     if (s->use_memcpy)
         sb_result_note(r, "cudaMemcpyAsync device to device");
     if (!r->valid || r->stats.min <= 0)

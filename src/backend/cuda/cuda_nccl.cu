@@ -52,7 +52,10 @@ static int nccl_fail(sb_err *err, ncclResult_t r, const char *what)
 }
 
 /* Rank r's input element i. */
-static float input(int r, size_t i) { return (float)((int)(i % 13) - 6 + r); }
+static float input(int r, size_t i)
+{
+    return (float)((int)(i % 13) - 6 + r);
+}
 
 /* Issues one operation on every GPU (one NCCL group). */
 static int issue(cnccl_state *s, sb_err *err)
@@ -62,24 +65,24 @@ static int issue(cnccl_state *s, sb_err *err)
     for (int d = 0; d < s->n && r == ncclSuccess; d++) {
         switch (s->op) {
         case SB_NET_ALLREDUCE:
-            r = ncclAllReduce(s->send[d], s->recv[d], s->count, ncclFloat, ncclSum,
-                              s->comm[d], s->st[d]);
+            r = ncclAllReduce(s->send[d], s->recv[d], s->count, ncclFloat,
+                              ncclSum, s->comm[d], s->st[d]);
             break;
         case SB_NET_ALLGATHER:
-            r = ncclAllGather(s->send[d], s->recv[d], cnt, ncclFloat, s->comm[d],
-                              s->st[d]);
+            r = ncclAllGather(s->send[d], s->recv[d], cnt, ncclFloat,
+                              s->comm[d], s->st[d]);
             break;
         case SB_NET_REDUCE_SCATTER:
-            r = ncclReduceScatter(s->send[d], s->recv[d], cnt, ncclFloat, ncclSum,
-                                  s->comm[d], s->st[d]);
+            r = ncclReduceScatter(s->send[d], s->recv[d], cnt, ncclFloat,
+                                  ncclSum, s->comm[d], s->st[d]);
             break;
         case SB_NET_ALLTOALL:
             for (int q = 0; q < s->n && r == ncclSuccess; q++) {
                 r = ncclSend(s->send[d] + (size_t)q * cnt, cnt, ncclFloat, q,
                              s->comm[d], s->st[d]);
                 if (r == ncclSuccess)
-                    r = ncclRecv(s->recv[d] + (size_t)q * cnt, cnt, ncclFloat, q,
-                                 s->comm[d], s->st[d]);
+                    r = ncclRecv(s->recv[d] + (size_t)q * cnt, cnt, ncclFloat,
+                                 q, s->comm[d], s->st[d]);
             }
             break;
         default: /* broadcast from rank 0 */
@@ -125,8 +128,10 @@ extern "C" int sb__cnccl_setup(int op, const sb_params *p, void **state,
     if (rc) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);
-        return sb_fail(err, rc, "%.400s: collectives need two or more CUDA "
-                       "devices (found 0)", why);
+        return sb_fail(err, rc,
+                       "%.400s: collectives need two or more CUDA "
+                       "devices (found 0)",
+                       why);
     }
     int want = (int)sb_p_int(p, "gpus");
     if (want > 0 && want < ndev)
@@ -134,8 +139,10 @@ extern "C" int sb__cnccl_setup(int op, const sb_params *p, void **state,
     if (ndev > MAXDEV)
         ndev = MAXDEV;
     if (ndev < 2)
-        return sb_fail(err, SB_EUNSUP, "collectives need two or more CUDA "
-                       "devices (found %d)", ndev);
+        return sb_fail(err, SB_EUNSUP,
+                       "collectives need two or more CUDA "
+                       "devices (found %d)",
+                       ndev);
     cnccl_state *s = (cnccl_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
@@ -179,11 +186,14 @@ extern "C" int sb__cnccl_setup(int op, const sb_params *p, void **state,
             for (size_t i = 0; i < s->scount; i++)
                 h[i] = input(d, i);
             if ((e = cudaSetDevice(d)) ||
-                (e = cudaStreamCreateWithFlags(&s->st[d], cudaStreamNonBlocking)) ||
-                (e = cudaEventCreate(&s->e0[d])) || (e = cudaEventCreate(&s->e1[d])) ||
+                (e = cudaStreamCreateWithFlags(&s->st[d],
+                                               cudaStreamNonBlocking)) ||
+                (e = cudaEventCreate(&s->e0[d])) ||
+                (e = cudaEventCreate(&s->e1[d])) ||
                 (e = cudaMalloc((void **)&s->send[d], s->scount * 4)) ||
                 (e = cudaMalloc((void **)&s->recv[d], s->rcount * 4)) ||
-                (e = cudaMemcpy(s->send[d], h, s->scount * 4, cudaMemcpyHostToDevice)) ||
+                (e = cudaMemcpy(s->send[d], h, s->scount * 4,
+                                cudaMemcpyHostToDevice)) ||
                 (e = cudaMemset(s->recv[d], 0x3f, s->rcount * 4))) {
                 free(h);
                 rc = sb__cuda_fail(err, e, "preparing the NCCL buffers");
@@ -319,15 +329,18 @@ extern "C" int sb__cnccl_verify(void *state, sb_result *r)
     }
     for (int d = 0; d < s->n; d++) {
         if ((e = cudaSetDevice(d)) ||
-            (e = cudaMemcpy(h, s->recv[d], s->rcount * 4, cudaMemcpyDeviceToHost))) {
+            (e = cudaMemcpy(h, s->recv[d], s->rcount * 4,
+                            cudaMemcpyDeviceToHost))) {
             rc = sb__cuda_fail(&err, e, "reading the outputs back");
             goto out;
         }
         for (size_t i = 0; i < s->rcount; i++)
             if (h[i] != expect(s, d, i)) {
                 if (!wrong)
-                    sb_result_note(r, "verification: GPU %d element %zu is %g, "
-                                   "expected %g", d, i, h[i], expect(s, d, i));
+                    sb_result_note(r,
+                                   "verification: GPU %d element %zu is %g, "
+                                   "expected %g",
+                                   d, i, h[i], expect(s, d, i));
                 wrong++;
             }
     }
@@ -362,10 +375,11 @@ extern "C" void sb__cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
     }
     int v = 0;
     ncclGetVersion(&v);
-    sb_result_note(r, "NCCL %d over %d GPUs of one process (ncclCommInitAll, "
+    sb_result_note(r,
+                   "NCCL %d over %d GPUs of one process (ncclCommInitAll, "
                    "%s first); batches of %d operations timed with CUDA "
-                   "events, the slowest GPU's time", v, s->n, s->base.devname,
-                   s->iters);
+                   "events, the slowest GPU's time",
+                   v, s->n, s->base.devname, s->iters);
 }
 
 #endif /* SB_HAVE_NCCL */

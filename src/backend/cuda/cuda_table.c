@@ -11,7 +11,8 @@
 
 #include "backend/cuda/cuda_table.h"
 
-/* ---- cuBLASLt dtype table ------------------------------------------------- */
+/* ---- cuBLASLt dtype table -------------------------------------------------
+ */
 
 /*
  * Every dtype runs the "TN" layout cuBLASLt requires of fp8 (A transposed,
@@ -33,18 +34,18 @@
  *                accumulation of the tensor cores.
  */
 const sb__cu_dtype sb__cu_dtypes[] = {
-    {"fp32", CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F,
-     CUDA_R_32F, 50, 4, 4, false, true, 2e-5, "fp32"},
+    {"fp32", CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F,
+     50, 4, 4, false, true, 2e-5, "fp32"},
     {"tf32", CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32,
      CUDA_R_32F, 80, 4, 4, false, true, 5e-3, "tf32"},
-    {"fp16", CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F,
-     CUDA_R_32F, 70, 2, 2, false, true, 1e-2, "fp16"},
+    {"fp16", CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F,
+     70, 2, 2, false, true, 1e-2, "fp16"},
     {"bf16", CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F,
      CUDA_R_32F, 80, 2, 2, false, true, 1e-2, "bf16"},
     {"fp8", CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F,
      CUDA_R_32F, 89, 1, 2, true, true, 5e-2, "fp8"},
-    {"fp8_f32", CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_32F,
-     CUBLAS_COMPUTE_32F, CUDA_R_32F, 89, 1, 4, true, true, 5e-2, "fp8"},
+    {"fp8_f32", CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_32F, CUBLAS_COMPUTE_32F,
+     CUDA_R_32F, 89, 1, 4, true, true, 5e-2, "fp8"},
     {NULL, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F,
      0, 0, 0, false, false, 0, NULL}};
 
@@ -59,15 +60,20 @@ const sb__cu_dtype *sb__cu_dtype_find(const char *name)
 int sb__cu_type_bytes(cudaDataType_t t)
 {
     switch (t) {
-    case CUDA_R_32F: return 4;
+    case CUDA_R_32F:
+        return 4;
     case CUDA_R_16F:
-    case CUDA_R_16BF: return 2;
-    case CUDA_R_8F_E4M3: return 1;
-    default: return 0;
+    case CUDA_R_16BF:
+        return 2;
+    case CUDA_R_8F_E4M3:
+        return 1;
+    default:
+        return 0;
     }
 }
 
-/* ---- narrow types ----------------------------------------------------------- */
+/* ---- narrow types -----------------------------------------------------------
+ */
 
 float sb__cu_fp16_to_float(uint16_t h)
 {
@@ -100,15 +106,21 @@ float sb__cu_e4m3_to_float(uint8_t x)
 double sb__cu_get(const void *buf, cudaDataType_t t, size_t idx)
 {
     switch (t) {
-    case CUDA_R_32F: return ((const float *)buf)[idx];
-    case CUDA_R_16F: return sb__cu_fp16_to_float(((const uint16_t *)buf)[idx]);
-    case CUDA_R_16BF: return sb_bf16_to_f32(((const uint16_t *)buf)[idx]);
-    case CUDA_R_8F_E4M3: return sb__cu_e4m3_to_float(((const uint8_t *)buf)[idx]);
-    default: return NAN;
+    case CUDA_R_32F:
+        return ((const float *)buf)[idx];
+    case CUDA_R_16F:
+        return sb__cu_fp16_to_float(((const uint16_t *)buf)[idx]);
+    case CUDA_R_16BF:
+        return sb_bf16_to_f32(((const uint16_t *)buf)[idx]);
+    case CUDA_R_8F_E4M3:
+        return sb__cu_e4m3_to_float(((const uint8_t *)buf)[idx]);
+    default:
+        return NAN;
     }
 }
 
-/* ---- GEMM verification -------------------------------------------------------- */
+/* ---- GEMM verification
+ * -------------------------------------------------------- */
 
 bool sb__cu_gemm_ok(double d, double ref, double l2, double tol)
 {
@@ -117,7 +129,8 @@ bool sb__cu_gemm_ok(double d, double ref, double l2, double tol)
     return fabs(d - ref) <= tol * (fabs(ref) + l2);
 }
 
-/* ---- datasheet peaks ----------------------------------------------------------- */
+/* ---- datasheet peaks
+ * ----------------------------------------------------------- */
 
 /* Dense tensor-core peaks (TFLOP/s) from NVIDIA's datasheets (the sparsity
  * figures halved); used when data/hw has no spec for the device. */
@@ -157,14 +170,18 @@ double sb__cu_datasheet_peak(const char *device_name, const char *key,
     return 0.0;
 }
 
-/* ---- device memory kernels ---------------------------------------------------- */
+/* ---- device memory kernels
+ * ---------------------------------------------------- */
 
 int sb__cmem_arrays(int kernel)
 {
     switch (kernel) {
-    case SB__CMEM_COPY: return 2;
-    case SB__CMEM_TRIAD: return 3;
-    default: return 1;
+    case SB__CMEM_COPY:
+        return 2;
+    case SB__CMEM_TRIAD:
+        return 3;
+    default:
+        return 1;
     }
 }
 

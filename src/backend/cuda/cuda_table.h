@@ -26,20 +26,21 @@
 extern "C" {
 #endif
 
-/* ---- cuBLASLt dtype table ------------------------------------------------- */
+/* ---- cuBLASLt dtype table -------------------------------------------------
+ */
 
 typedef struct sb__cu_dtype {
-    const char *name;         /* compute.gemm dtype: "bf16", "fp8", ... */
-    cudaDataType_t a, b;      /* input types */
-    cudaDataType_t c;         /* C and D (the output) */
+    const char *name;    /* compute.gemm dtype: "bf16", "fp8", ... */
+    cudaDataType_t a, b; /* input types */
+    cudaDataType_t c;    /* C and D (the output) */
     cublasComputeType_t compute;
-    cudaDataType_t scale;     /* type of alpha and beta */
-    int min_cc;               /* compute capability x 10 (89 = 8.9) */
-    int in_bytes, out_bytes;  /* bytes per element of A/B and of D */
-    bool scale_ptrs;          /* fp8: A and B scale pointers required */
-    bool trans_a;             /* A given as K x M (the "TN" layout) */
-    double tol;               /* |d - ref| <= tol (|ref| + sqrt(sum (ab)^2)) */
-    const char *peak;         /* datasheet peak key: "bf16", "fp8", ... */
+    cudaDataType_t scale;    /* type of alpha and beta */
+    int min_cc;              /* compute capability x 10 (89 = 8.9) */
+    int in_bytes, out_bytes; /* bytes per element of A/B and of D */
+    bool scale_ptrs;         /* fp8: A and B scale pointers required */
+    bool trans_a;            /* A given as K x M (the "TN" layout) */
+    double tol;              /* |d - ref| <= tol (|ref| + sqrt(sum (ab)^2)) */
+    const char *peak;        /* datasheet peak key: "bf16", "fp8", ... */
 } sb__cu_dtype;
 
 /* The table, NULL-name terminated, and lookup by name (NULL: unknown). */
@@ -48,21 +49,24 @@ const sb__cu_dtype *sb__cu_dtype_find(const char *name);
 /* Bytes per element of a cudaDataType this backend uses; 0 otherwise. */
 int sb__cu_type_bytes(cudaDataType_t t);
 
-/* ---- narrow types ----------------------------------------------------------- */
+/* ---- narrow types -----------------------------------------------------------
+ */
 
 float sb__cu_fp16_to_float(uint16_t h);
-float sb__cu_e4m3_to_float(uint8_t v);  /* NaN for 0x7f / 0xff */
+float sb__cu_e4m3_to_float(uint8_t v); /* NaN for 0x7f / 0xff */
 /* Element idx of a buffer of type t, as double. */
 double sb__cu_get(const void *buf, cudaDataType_t t, size_t idx);
 
-/* ---- GEMM verification -------------------------------------------------------- */
+/* ---- GEMM verification
+ * -------------------------------------------------------- */
 
 /* Whether d passes against the double reference `ref` of a dot product
  * whose terms have Euclidean norm `l2` (sqrt of sum of (a_k b_k)^2):
  * |d - ref| <= tol (|ref| + l2); NaN never passes. */
 bool sb__cu_gemm_ok(double d, double ref, double l2, double tol);
 
-/* ---- datasheet peaks ----------------------------------------------------------- */
+/* ---- datasheet peaks
+ * ----------------------------------------------------------- */
 
 /* Dense peak FLOP/s of a GPU by its CUDA device name ("NVIDIA H200") for
  * a peak key, from a small built-in table; 0 when unknown. *spec gets the
@@ -70,7 +74,8 @@ bool sb__cu_gemm_ok(double d, double ref, double l2, double tol);
 double sb__cu_datasheet_peak(const char *device_name, const char *key,
                              const char **spec);
 
-/* ---- device memory kernels ---------------------------------------------------- */
+/* ---- device memory kernels
+ * ---------------------------------------------------- */
 
 /* Arrays of memory kernel `kernel` (copy 2, read 1, write 1, triad 3). */
 enum { SB__CMEM_COPY, SB__CMEM_READ, SB__CMEM_WRITE, SB__CMEM_TRIAD };
@@ -106,14 +111,14 @@ SB__HD uint64_t sb__cmem_mix(uint64_t z)
  * mantissa bits), never zero. */
 SB__HD float sb__cmem_value_f(uint64_t i, int array, uint64_t seed)
 {
-    uint64_t h = sb__cmem_mix(i * 4u + (uint64_t)array +
-                              seed * 0x9e3779b97f4a7c15ULL);
+    uint64_t h =
+        sb__cmem_mix(i * 4u + (uint64_t)array + seed * 0x9e3779b97f4a7c15ULL);
     return 1.0f + (float)(h >> 41) * (1.0f / 8388608.0f);
 }
 SB__HD double sb__cmem_value_d(uint64_t i, int array, uint64_t seed)
 {
-    uint64_t h = sb__cmem_mix(i * 4u + (uint64_t)array +
-                              seed * 0x9e3779b97f4a7c15ULL);
+    uint64_t h =
+        sb__cmem_mix(i * 4u + (uint64_t)array + seed * 0x9e3779b97f4a7c15ULL);
     return 1.0 + (double)(h >> 12) * (1.0 / 4503599627370496.0);
 }
 /* The value write() stores at element i: (i mod 4096) + 0.5, exact in

@@ -24,12 +24,12 @@ extern "C" {
 
 struct sb_dev {
     int index;
-    int numa;                  /* the GPU's NUMA node, -1 if unknown */
+    int numa; /* the GPU's NUMA node, -1 if unknown */
     cudaStream_t stream[2];
-    cudaEvent_t ev[2][2];      /* [stream][start, stop] */
+    cudaEvent_t ev[2][2]; /* [stream][start, stop] */
     char name[256];
-    hwloc_topology_t topo;     /* NULL when the node is unknown */
-    hwloc_obj_t node;          /* the GPU's NUMA node in topo */
+    hwloc_topology_t topo; /* NULL when the node is unknown */
+    hwloc_obj_t node;      /* the GPU's NUMA node in topo */
 };
 
 static int cuda_fail(sb_err *err, int code, const char *what, cudaError_t e)
@@ -69,8 +69,10 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
     if (count == 0)
         return sb_fail(err, SB_EUNSUP, "no CUDA device (the driver reports 0)");
     if (index >= count)
-        return sb_fail(err, SB_EINVAL, "parameter device=%d: there are %d "
-                       "CUDA devices", index, count);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter device=%d: there are %d "
+                       "CUDA devices",
+                       index, count);
     if ((e = cudaSetDevice(index)) != cudaSuccess)
         return cuda_fail(err, SB_EUNSUP, "cudaSetDevice", e);
     sb_dev *d = (sb_dev *)calloc(1, sizeof *d);
@@ -81,7 +83,8 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
     if (d->numa >= 0) {
         d->topo = sb_topology(); /* shared: not destroyed here */
         if (d->topo)
-            d->node = hwloc_get_numanode_obj_by_os_index(d->topo, (unsigned)d->numa);
+            d->node =
+                hwloc_get_numanode_obj_by_os_index(d->topo, (unsigned)d->numa);
         if (!d->node) {
             d->topo = NULL;
             d->numa = -1;
@@ -91,7 +94,8 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
     if (cudaGetDeviceProperties(&prop, index) == cudaSuccess)
         snprintf(d->name, sizeof d->name, "%s", prop.name);
     for (int s = 0; s < 2; s++) {
-        if ((e = cudaStreamCreateWithFlags(&d->stream[s], cudaStreamNonBlocking)) ||
+        if ((e = cudaStreamCreateWithFlags(&d->stream[s],
+                                           cudaStreamNonBlocking)) ||
             (e = cudaEventCreate(&d->ev[s][0])) ||
             (e = cudaEventCreate(&d->ev[s][1]))) {
             /* What was created before the failure goes too. */
@@ -126,13 +130,16 @@ static void cuda_close(sb_dev *d)
 static void cuda_describe(sb_dev *d, char *buf, size_t len)
 {
     if (d->node)
-        snprintf(buf, len, "cuda device %d (%s); pageable and pinned host "
+        snprintf(buf, len,
+                 "cuda device %d (%s); pageable and pinned host "
                  "memory bound to the GPU's NUMA node %d (hwloc), "
-                 "write-combined placed by the driver", d->index, d->name,
-                 d->numa);
+                 "write-combined placed by the driver",
+                 d->index, d->name, d->numa);
     else
-        snprintf(buf, len, "cuda device %d (%s); host memory placed by first "
-                 "touch (GPU NUMA node unknown)", d->index, d->name);
+        snprintf(buf, len,
+                 "cuda device %d (%s); host memory placed by first "
+                 "touch (GPU NUMA node unknown)",
+                 d->index, d->name);
 }
 
 static void *cuda_dev_alloc(sb_dev *d, size_t bytes, sb_err *err)
@@ -168,13 +175,16 @@ static void *cuda_host_alloc(sb_dev *d, size_t bytes, sb_host_kind kind,
         p = hwloc_alloc_membind(d->topo, bytes, d->node->nodeset,
                                 HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET);
         if (!p) {
-            sb_fail(err, SB_ENOMEM, "cannot allocate %zu bytes of host memory "
-                    "on NUMA node %d", bytes, d->numa);
+            sb_fail(err, SB_ENOMEM,
+                    "cannot allocate %zu bytes of host memory "
+                    "on NUMA node %d",
+                    bytes, d->numa);
             return NULL;
         }
         memset(p, 0x33, bytes);
         if (kind == SB_HOST_PINNED) {
-            cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+            cudaError_t e =
+                cudaHostRegister(p, bytes, cudaHostRegisterPortable);
             if (e != cudaSuccess) {
                 hwloc_free(d->topo, p, bytes);
                 cuda_fail(err, SB_ENOMEM, "cudaHostRegister", e);
@@ -221,9 +231,12 @@ static void cuda_host_free(sb_dev *d, void *p, size_t bytes, sb_host_kind kind)
 static cudaMemcpyKind kind_of(sb_dir dir)
 {
     switch (dir) {
-    case SB_H2D: return cudaMemcpyHostToDevice;
-    case SB_D2H: return cudaMemcpyDeviceToHost;
-    default: return cudaMemcpyDeviceToDevice;
+    case SB_H2D:
+        return cudaMemcpyHostToDevice;
+    case SB_D2H:
+        return cudaMemcpyDeviceToHost;
+    default:
+        return cudaMemcpyDeviceToDevice;
     }
 }
 
@@ -267,14 +280,7 @@ static int cuda_timed_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
 }
 
 extern "C" const sb_dev_ops sb_dev_cuda_ops = {
-    "cuda",
-    cuda_open,
-    cuda_close,
-    cuda_describe,
-    cuda_dev_alloc,
-    cuda_dev_free,
-    cuda_host_alloc,
-    cuda_host_free,
-    cuda_copy,
-    cuda_timed_copies,
+    "cuda",         cuda_open,         cuda_close,      cuda_describe,
+    cuda_dev_alloc, cuda_dev_free,     cuda_host_alloc, cuda_host_free,
+    cuda_copy,      cuda_timed_copies,
 };

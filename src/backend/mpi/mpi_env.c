@@ -15,7 +15,10 @@
 #include "solbench/net.h"
 #include "solbench/util.h"
 
-bool sb_mpi_launched(void) { return sb_launcher_present(); }
+bool sb_mpi_launched(void)
+{
+    return sb_launcher_present();
+}
 
 /* First line of MPI_Get_library_version, blanks collapsed, Open MPI's
  * ", package: ..." tail dropped, and the MPI standard version added. */

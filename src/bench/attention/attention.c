@@ -71,13 +71,15 @@ static int point_lib(const sb_params *p)
 static int point_dt(const sb_params *p)
 {
     return strcmp(sb_p_str(p, "dtype"), "bf16") == 0 ? SB_GEMM_BF16
-                                                      : SB_GEMM_F32;
+                                                     : SB_GEMM_F32;
 }
 
-#define SB_LIB_PARAM                                                         \
-    {"lib", SB_P_STR, "auto", 0, 0, "auto|openblas|onednn",                  \
-     "GEMM library of the products; auto = the faster on this point, "      \
-     "timed"}
+#define SB_LIB_PARAM                                                           \
+    {                                                                          \
+        "lib", SB_P_STR, "auto", 0, 0, "auto|openblas|onednn",                 \
+            "GEMM library of the products; auto = the faster on this point, "  \
+            "timed"                                                            \
+    }
 
 /* Copies n floats to bf16 and back, so the reference sees exactly the
  * rounded values the kernel reads. */
@@ -95,13 +97,11 @@ static void *alloc_floats(double n) /* NULL on failure or n == 0 */
     return n > 0 ? sb_alloc_aligned((size_t)n * sizeof(float)) : NULL;
 }
 
-/* ==== attention.bmm ======================================================== */
+/* ==== attention.bmm ========================================================
+ */
 
 static const sb_param_def bmm_params[] = {
-    SB_BMM_PARAMS,
-    SB_LIB_PARAM,
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
+    SB_BMM_PARAMS, SB_LIB_PARAM, {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static bool bmm_bf16(const sb_params *p)
 {
@@ -126,8 +126,10 @@ static int bmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
                        "2^31 elements (parameters m, n, k or seq)",
                        (long long)s.m, (long long)s.n, (long long)s.k);
     if (point_lib(p) == -2)
-        return sb_fail(err, SB_EINVAL, "attention.bmm: parameter lib=%s: "
-                       "expected auto, openblas or onednn", sb_p_str(p, "lib"));
+        return sb_fail(err, SB_EINVAL,
+                       "attention.bmm: parameter lib=%s: "
+                       "expected auto, openblas or onednn",
+                       sb_p_str(p, "lib"));
     return 0;
 }
 
@@ -182,8 +184,11 @@ static void bmm_run_once(void *state)
 static int bmm_plan(bmm_state *st, int lib, sb_err *err)
 {
     sb_gemm_desc d = {.dt = st->bf16 ? SB_GEMM_BF16 : SB_GEMM_F32,
-                      .m = st->s.m, .n = st->s.n, .k = st->s.k,
-                      .alpha = 1, .beta = 0};
+                      .m = st->s.m,
+                      .n = st->s.n,
+                      .k = st->s.k,
+                      .alpha = 1,
+                      .beta = 0};
     const int slots = omp_get_max_threads();
     char why[192] = "";
     if (lib >= 0) {
@@ -217,9 +222,11 @@ static int bmm_plan(bmm_state *st, int lib, sb_err *err)
         st->plan = NULL;
     }
     st->plan = keep;
-    return keep ? 0 : sb_fail(err, SB_EUNSUP, "unsupported: no library "
-                              "runs %s here: %s", st->bf16 ? "bf16" : "fp32",
-                              why);
+    return keep ? 0
+                : sb_fail(err, SB_EUNSUP,
+                          "unsupported: no library "
+                          "runs %s here: %s",
+                          st->bf16 ? "bf16" : "fp32", why);
 }
 
 static int bmm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
@@ -323,7 +330,8 @@ const sb_bench sb_bench_attention_bmm = {
     .teardown = bmm_teardown,
 };
 
-/* ==== shared head parameters ================================================= */
+/* ==== shared head parameters =================================================
+ */
 
 /* Head counts of 0 or that do not divide are the user's mistake: they get
  * check()'s message naming the parameter, not the parser's bound. */
@@ -331,22 +339,30 @@ static int check_heads(const char *bench, int64_t hq, int64_t hkv, int64_t d,
                        sb_err *err)
 {
     if (hq < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameter q_heads=%lld: must be "
-                       ">= 1", bench, (long long)hq);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter q_heads=%lld: must be "
+                       ">= 1",
+                       bench, (long long)hq);
     if (hkv < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameter kv_heads=%lld: must be "
-                       ">= 1", bench, (long long)hkv);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter kv_heads=%lld: must be "
+                       ">= 1",
+                       bench, (long long)hkv);
     if (hq % hkv)
         return sb_fail(err, SB_EINVAL,
                        "%s: parameter kv_heads=%lld must divide q_heads=%lld "
-                       "(GQA groups)", bench, (long long)hkv, (long long)hq);
+                       "(GQA groups)",
+                       bench, (long long)hkv, (long long)hq);
     if (d < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameter head_dim=%lld: must be "
-                       ">= 1", bench, (long long)d);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter head_dim=%lld: must be "
+                       ">= 1",
+                       bench, (long long)d);
     return 0;
 }
 
-/* ==== attention.prefill ====================================================== */
+/* ==== attention.prefill ======================================================
+ */
 
 static const sb_param_def prefill_params[] = {
     {"batch", SB_P_INT, "1", 1, 4096, NULL, "sequences"},
@@ -370,9 +386,9 @@ static const sb_param_def prefill_params[] = {
 
 static sb_prefill_shape prefill_shape(const sb_params *p)
 {
-    sb_prefill_shape s = {sb_p_int(p, "batch"), sb_p_int(p, "q_heads"),
+    sb_prefill_shape s = {sb_p_int(p, "batch"),    sb_p_int(p, "q_heads"),
                           sb_p_int(p, "kv_heads"), sb_p_int(p, "sq"),
-                          sb_p_int(p, "skv"), sb_p_int(p, "head_dim"),
+                          sb_p_int(p, "skv"),      sb_p_int(p, "head_dim"),
                           sb_p_bool(p, "causal")};
     if (s.skv == 0)
         s.skv = s.sq;
@@ -386,11 +402,14 @@ static int prefill_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     if (rc)
         return rc;
     if ((double)s.sq * s.d > BLAS_MAX || (double)s.skv * s.d > BLAS_MAX)
-        return sb_fail(err, SB_EINVAL, "attention.prefill: parameters "
+        return sb_fail(err, SB_EINVAL,
+                       "attention.prefill: parameters "
                        "sq/skv x head_dim exceed 2^31 elements");
     if (point_lib(p) == -2)
-        return sb_fail(err, SB_EINVAL, "attention.prefill: parameter lib=%s: "
-                       "expected auto, openblas or onednn", sb_p_str(p, "lib"));
+        return sb_fail(err, SB_EINVAL,
+                       "attention.prefill: parameter lib=%s: "
+                       "expected auto, openblas or onednn",
+                       sb_p_str(p, "lib"));
     return 0;
 }
 
@@ -429,7 +448,7 @@ static double prefill_flops(const sb_params *p)
 typedef struct prefill_state {
     sb_prefill_shape s;
     int dt;
-    float *q, *k, *v, *o;   /* q, k, v: the values the kernel uses */
+    float *q, *k, *v, *o;      /* q, k, v: the values the kernel uses */
     uint16_t *q16, *k16, *v16; /* bf16 storage */
     sb_attn_ws ws;
     bool lib_auto;
@@ -502,9 +521,10 @@ static int prefill_plans(prefill_state *st, int lib, sb_err *err)
         memset(&st->ws, 0, sizeof st->ws);
     }
     if (!have)
-        return sb_fail(err, SB_EUNSUP, "unsupported: no library runs %s "
-                       "here: %s", st->dt == SB_GEMM_BF16 ? "bf16" : "fp32",
-                       why);
+        return sb_fail(err, SB_EUNSUP,
+                       "unsupported: no library runs %s "
+                       "here: %s",
+                       st->dt == SB_GEMM_BF16 ? "bf16" : "fp32", why);
     st->ws = keep;
     return 0;
 }
@@ -566,9 +586,10 @@ static int prefill_verify(void *state, sb_result *r)
     bool bf16 = st->dt == SB_GEMM_BF16;
     sb_prefill_verify_tol(&st->s, st->q, st->k, st->v, st->o, VERIFY_ROWS,
                           0x5eedULL, bf16 ? PREFILL_BF16_ATOL : 0, &c);
-    sb_attn_check_report(r, &c, bf16 ? "|err| <= 7.8e-3 + 1e-3*|ref| (P "
-                                       "rounded to bf16: 2 x 2^-8 max|V|)"
-                                     : "|err| <= 1e-4 + 1e-3*|ref|");
+    sb_attn_check_report(r, &c,
+                         bf16 ? "|err| <= 7.8e-3 + 1e-3*|ref| (P "
+                                "rounded to bf16: 2 x 2^-8 max|V|)"
+                              : "|err| <= 1e-4 + 1e-3*|ref|");
     return 0;
 }
 
@@ -605,11 +626,11 @@ const sb_bench sb_bench_attention_prefill = {
     .teardown = prefill_teardown,
 };
 
-/* ==== attention.paged_decode ================================================= */
+/* ==== attention.paged_decode =================================================
+ */
 
-static const sb_param_def paged_params[] = {
-    SB_PAGED_PARAMS,
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def paged_params[] = {SB_PAGED_PARAMS,
+                                            {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* Builds the shape of a point; the caller frees it. */
 
@@ -625,15 +646,14 @@ static int paged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     if (rc)
         return rc;
     if (s.total_pages >= 2147483647LL)
-        rc = sb_fail(err, SB_EINVAL, "attention.paged_decode: %lld pages "
+        rc = sb_fail(err, SB_EINVAL,
+                     "attention.paged_decode: %lld pages "
                      "exceed the 32-bit page table (parameters lens, "
-                     "page_size)", (long long)s.total_pages);
+                     "page_size)",
+                     (long long)s.total_pages);
     sb_paged_shape_free(&s);
     return rc;
 }
-
-
-
 
 typedef struct paged_state {
     sb_paged_shape s;
@@ -677,7 +697,8 @@ static int paged_setup(const sb_params *p, const sb_ctx *ctx, void **state,
     st->vp = alloc_floats(npool > 0 ? npool : 1);
     st->q = alloc_floats(nq);
     st->o = alloc_floats(nq);
-    st->table = sb_alloc_aligned((size_t)(s->total_pages + 1) * sizeof(int32_t));
+    st->table =
+        sb_alloc_aligned((size_t)(s->total_pages + 1) * sizeof(int32_t));
     if (!st->kp || !st->vp || !st->q || !st->o || !st->table) {
         paged_teardown(st);
         return sb_fail(err, SB_ENOMEM, "attention.paged_decode: out of memory");
@@ -728,8 +749,8 @@ static void paged_report(void *state, const sb_params *p, sb_ctx *ctx,
     sb_result_metric(r, "query_tokens", (double)st->s.total_q, "");
     sb_result_metric(r, "kv_cache", 8.0 * paged_pool_floats(&st->s), "B");
     if (r->stats.p50 > 0)
-        sb_result_metric(r, "tokens_per_s", (double)st->s.total_q / r->stats.p50,
-                         "tok/s");
+        sb_result_metric(r, "tokens_per_s",
+                         (double)st->s.total_q / r->stats.p50, "tok/s");
     /* The memory roof this kernel should ride. */
     static const char *const roofs[] = {"bw.DRAM", "bw.read", "bw.triad"};
     for (int i = 0; i < 3; i++) {

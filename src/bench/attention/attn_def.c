@@ -14,7 +14,8 @@
 
 #include "solbench/util.h"
 
-/* ---- accounting ------------------------------------------------------------ */
+/* ---- accounting ------------------------------------------------------------
+ */
 
 double sb_attn_pairs(int64_t sq, int64_t skv, bool causal)
 {
@@ -27,8 +28,8 @@ double sb_attn_pairs(int64_t sq, int64_t skv, bool causal)
     int64_t off = skv - sq;
     double total = 0.0;
     /* i from i0 (first with >= 1 key) to i1 (last below full skv). */
-    int64_t i0 = off >= 0 ? 0 : -off;           /* i + off + 1 >= 1 */
-    int64_t ifull = skv - off - 1;              /* i + off + 1 >= skv */
+    int64_t i0 = off >= 0 ? 0 : -off; /* i + off + 1 >= 1 */
+    int64_t ifull = skv - off - 1;    /* i + off + 1 >= skv */
     if (ifull < i0)
         ifull = i0;
     int64_t a = i0, b = (ifull < sq ? ifull : sq); /* [a, b): partial */
@@ -66,28 +67,37 @@ int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err)
     int64_t hq = sb_p_int(p, "q_heads"), hkv = sb_p_int(p, "kv_heads");
     int64_t d = sb_p_int(p, "head_dim"), ps = sb_p_int(p, "page_size");
     if (hq < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameter q_heads=%lld: must be "
-                       ">= 1", b, (long long)hq);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter q_heads=%lld: must be "
+                       ">= 1",
+                       b, (long long)hq);
     if (hkv < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameter kv_heads=%lld: must be "
-                       ">= 1", b, (long long)hkv);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter kv_heads=%lld: must be "
+                       ">= 1",
+                       b, (long long)hkv);
     if (hq % hkv)
-        return sb_fail(err, SB_EINVAL, "%s: parameter kv_heads=%lld must "
-                       "divide q_heads=%lld (GQA groups)", b, (long long)hkv,
-                       (long long)hq);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter kv_heads=%lld must "
+                       "divide q_heads=%lld (GQA groups)",
+                       b, (long long)hkv, (long long)hq);
     if (d < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameter head_dim=%lld: must be "
-                       ">= 1", b, (long long)d);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter head_dim=%lld: must be "
+                       ">= 1",
+                       b, (long long)d);
     if (ps < 1)
-        return sb_fail(err, SB_EINVAL, "%s: parameter page_size=%lld: must be "
-                       ">= 1", b, (long long)ps);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter page_size=%lld: must be "
+                       ">= 1",
+                       b, (long long)ps);
     int64_t *len = malloc(SB_PAGED_MAX_BATCH * sizeof *len);
     if (!len)
         return sb_fail(err, SB_ENOMEM, "%s: out of memory", b);
     int64_t batch = sb_p_int(p, "batch");
-    int rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
-                                 (uint64_t)sb_p_int(p, "seed"), len, "lens",
-                                 err);
+    int rc =
+        sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
+                            (uint64_t)sb_p_int(p, "seed"), len, "lens", err);
     if (!rc)
         rc = sb_paged_shape_init(s, batch, len, hq, hkv, d, ps,
                                  sb_p_int(p, "chunk"),
@@ -138,8 +148,10 @@ double sb_bmm_flops(const sb_bmm_shape *s)
 double sb_bmm_bytes(const sb_bmm_shape *s, int elem_bytes)
 {
     double bt = (double)s->batch;
-    return bt * ((double)s->m * (double)s->k + (double)s->k * (double)s->n +
-                 (double)s->m * (double)s->n) * (double)elem_bytes;
+    return bt *
+           ((double)s->m * (double)s->k + (double)s->k * (double)s->n +
+            (double)s->m * (double)s->n) *
+           (double)elem_bytes;
 }
 
 double sb_prefill_flops(const sb_prefill_shape *s)
@@ -151,7 +163,8 @@ double sb_prefill_flops(const sb_prefill_shape *s)
 double sb_prefill_bytes(const sb_prefill_shape *s)
 {
     double q = (double)s->batch * (double)s->hq * (double)s->sq * (double)s->d;
-    double kv = (double)s->batch * (double)s->hkv * (double)s->skv * (double)s->d;
+    double kv =
+        (double)s->batch * (double)s->hkv * (double)s->skv * (double)s->d;
     return 4.0 * (2.0 * q + 2.0 * kv);
 }
 
@@ -171,7 +184,8 @@ double sb_paged_bytes(const sb_paged_shape *s)
     return 4.0 * (kv + qo) + 4.0 * (double)s->total_pages;
 }
 
-/* ---- ragged batches -------------------------------------------------------- */
+/* ---- ragged batches --------------------------------------------------------
+ */
 
 int sb_paged_parse_lens(const char *spec, int64_t *batch, uint64_t seed,
                         int64_t *len, const char *what, sb_err *err)
@@ -217,16 +231,14 @@ int sb_paged_parse_lens(const char *spec, int64_t *batch, uint64_t seed,
                            "lengths in 0..%d",
                            what, spec, SB_PAGED_MAX_LEN);
         if (n >= SB_PAGED_MAX_BATCH)
-            return sb_fail(err, SB_EINVAL,
-                           "parameter %s: more than %d lengths", what,
-                           SB_PAGED_MAX_BATCH);
+            return sb_fail(err, SB_EINVAL, "parameter %s: more than %d lengths",
+                           what, SB_PAGED_MAX_BATCH);
         len[n++] = v;
         if (*end == ',' || *end == '/' || *end == ':')
             end++;
         else if (*end)
-            return sb_fail(err, SB_EINVAL,
-                           "parameter %s=%s: unexpected '%c'", what, spec,
-                           *end);
+            return sb_fail(err, SB_EINVAL, "parameter %s=%s: unexpected '%c'",
+                           what, spec, *end);
         p = end;
     }
     if (*batch > 0 && *batch != n)
@@ -272,7 +284,8 @@ int sb_paged_shape_init(sb_paged_shape *s, int64_t batch, const int64_t *len,
         }
         s->len[i] = len[i];
         s->cu_q[i + 1] = s->cu_q[i] + q;
-        s->cu_pages[i + 1] = s->cu_pages[i] + (len[i] + page_size - 1) / page_size;
+        s->cu_pages[i + 1] =
+            s->cu_pages[i] + (len[i] + page_size - 1) / page_size;
         s->total_keys += len[i];
         if (len[i] > s->max_len)
             s->max_len = len[i];
@@ -318,11 +331,12 @@ void sb_attn_fill(float *x, size_t n, uint64_t seed)
     }
 }
 
-/* ---- reference ------------------------------------------------------------- */
+/* ---- reference -------------------------------------------------------------
+ */
 
-void sb_attn_ref_row(const float *q, const float *k, const float *v,
-                     int64_t n, int64_t kstride, int64_t vstride, int64_t d,
-                     double scale, double *out)
+void sb_attn_ref_row(const float *q, const float *k, const float *v, int64_t n,
+                     int64_t kstride, int64_t vstride, int64_t d, double scale,
+                     double *out)
 {
     for (int64_t c = 0; c < d; c++)
         out[c] = 0.0;
@@ -568,24 +582,26 @@ void sb_paged_verify(const sb_paged_shape *s, const float *q,
     free(c.vg);
 }
 
-void sb_attn_check_report(sb_result *r, const sb_attn_check *c,
-                          const char *tol)
+void sb_attn_check_report(sb_result *r, const sb_attn_check *c, const char *tol)
 {
     r->valid = c->checked > 0 && c->bad == 0;
     sb_result_metric(r, "max_abs_err", c->max_abs, "");
     sb_result_metric(r, "err_vs_tol", c->max_rel, "");
     if (c->bad)
-        sb_result_note(r, "verification: %lld of %lld elements outside %s "
+        sb_result_note(r,
+                       "verification: %lld of %lld elements outside %s "
                        "(first at flat index %lld, max |err| %.3g)",
                        (long long)c->bad, (long long)c->checked, tol,
                        (long long)c->first_bad, c->max_abs);
     else if (c->checked < c->total)
-        sb_result_note(r, "verified %lld of %lld elements (sampled rows) "
+        sb_result_note(r,
+                       "verified %lld of %lld elements (sampled rows) "
                        "against the double reference (%s; max |err| %.3g)",
                        (long long)c->checked, (long long)c->total, tol,
                        c->max_abs);
     else
-        sb_result_note(r, "verified %lld elements against the double "
+        sb_result_note(r,
+                       "verified %lld elements against the double "
                        "reference (%s; max |err| %.3g)",
                        (long long)c->checked, tol, c->max_abs);
 }

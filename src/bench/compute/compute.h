@@ -92,19 +92,19 @@ int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
 
 /* What the table is looked up by: detected here, made up in tests. */
 typedef struct sb__cpu_facts {
-    char vendor[16];    /* "Intel", "AMD", "Arm", else as cpuid says */
-    int family, model;  /* x86 display family and model; Arm: MIDR
-                           implementer and part number */
+    char vendor[16];   /* "Intel", "AMD", "Arm", else as cpuid says */
+    int family, model; /* x86 display family and model; Arm: MIDR
+                          implementer and part number */
     int stepping;
-    char brand[64];     /* the brand string (SKU: Skylake-SP FMA units) */
-    bool fp512;         /* AMD cpuid 8000001Ah EAX bit 3: 512-bit FP path */
-    unsigned isa_mask;  /* 1 << SB__ISA_* the CPU and OS run */
-    bool bf16_dot;      /* AVX512-BF16 (x86), FEAT_BF16 (Arm) */
+    char brand[64];    /* the brand string (SKU: Skylake-SP FMA units) */
+    bool fp512;        /* AMD cpuid 8000001Ah EAX bit 3: 512-bit FP path */
+    unsigned isa_mask; /* 1 << SB__ISA_* the CPU and OS run */
+    bool bf16_dot;     /* AVX512-BF16 (x86), FEAT_BF16 (Arm) */
     bool amx_bf16;
 } sb__cpu_facts;
 
 typedef struct sb__uarch {
-    char name[48];      /* "Zen 3", "Sapphire/Emerald/Granite Rapids" */
+    char name[48]; /* "Zen 3", "Sapphire/Emerald/Granite Rapids" */
     int family, model;
     /* FLOPs per cycle per core for [isa][dt]; 0 where the ISA or the
      * dtype is not available. bf16 is the dot product of that ISA
@@ -113,10 +113,10 @@ typedef struct sb__uarch {
     /* Why: "2 FMA pipes x 256-bit (FP0, FP1; AMD 19h, IL)". */
     char source[SB__ISA_N][200];
     char bf16_source[160];
-    double amx_bf16;    /* AMX-BF16 tiles, FLOPs per cycle; 0 none */
+    double amx_bf16; /* AMX-BF16 tiles, FLOPs per cycle; 0 none */
     char amx_source[64];
-    bool hybrid;        /* P-core figures on a CPU with slower E-cores */
-    bool assumed;       /* no entry, or an entry the SKU could change */
+    bool hybrid;  /* P-core figures on a CPU with slower E-cores */
+    bool assumed; /* no entry, or an entry the SKU could change */
 } sb__uarch;
 
 void sb__cpu_facts_detect(sb__cpu_facts *f);
@@ -124,17 +124,16 @@ void sb__uarch_detect(sb__uarch *u);
 /* The table lookup itself, for tests: fills u from facts. */
 void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f);
 
-/* ---- GEMM (gemm.c) -------------------------------------------------------- */
+/* ---- GEMM (gemm.c) --------------------------------------------------------
+ */
 
 #define SB__GEMM_SAMPLES 64
 
-
-
 typedef struct sb__gemm {
-    int dt;               /* SB__DT_* */
-    int64_t m, n, k;      /* C[m x n] = A[m x k] B[k x n], row-major */
-    void *a, *b;          /* double, float, or uint16_t (bf16) */
-    void *c;              /* double for fp64, float otherwise */
+    int dt;          /* SB__DT_* */
+    int64_t m, n, k; /* C[m x n] = A[m x k] B[k x n], row-major */
+    void *a, *b;     /* double, float, or uint16_t (bf16) */
+    void *c;         /* double for fp64, float otherwise */
     int threads;
     uint64_t seed;
     /* Where the verification samples C (fixed at setup). */
@@ -142,9 +141,10 @@ typedef struct sb__gemm {
     /* Filled by the check: worst sampled error / tolerance scale. */
     double max_rel_err;
     double max_colsum_err;
-    sb_gemm_plan *plan;        /* the library's plan (cpu_gemm.h) */
-    bool lib_auto;        /* chosen by timing every library */
-    double lib_s[SB_GEMM_NLIBS]; /* auto: each library's best time (0: not run) */
+    sb_gemm_plan *plan; /* the library's plan (cpu_gemm.h) */
+    bool lib_auto;      /* chosen by timing every library */
+    double
+        lib_s[SB_GEMM_NLIBS]; /* auto: each library's best time (0: not run) */
 } sb__gemm;
 
 /* Allocates and fills A, B (random in [-1, 1), rounded to bf16 for bf16)

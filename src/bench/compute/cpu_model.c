@@ -37,7 +37,8 @@
 #include "bench/compute/compute.h"
 #include "core/cpuid.h"
 
-/* ---- names ---------------------------------------------------------------- */
+/* ---- names ----------------------------------------------------------------
+ */
 
 static const char *const isa_names[SB__ISA_N] = {"scalar", "avx2", "avx512",
                                                  "neon", "sve"};
@@ -69,7 +70,8 @@ int sb__dtype_parse(const char *s)
     return -1;
 }
 
-/* ---- ISA support ----------------------------------------------------------- */
+/* ---- ISA support -----------------------------------------------------------
+ */
 
 unsigned sb__isa_supported_mask(void)
 {
@@ -127,7 +129,8 @@ int sb__isa_best(unsigned mask)
     return SB__ISA_SCALAR;
 }
 
-/* ---- the table --------------------------------------------------------------- */
+/* ---- the table
+ * --------------------------------------------------------------- */
 
 enum { V_INTEL = 1, V_AMD, V_ARM };
 
@@ -146,78 +149,276 @@ typedef struct sb__uarch_row {
     const char *src, *bf16_src;
 } sb__uarch_row;
 
-#define M1(a) 1, {{a, a}}
-#define M2(a, b) 2, {{a, a}, {b, b}}
+#define M1(a)                                                                  \
+    1,                                                                         \
+    {                                                                          \
+        {                                                                      \
+            a, a                                                               \
+        }                                                                      \
+    }
+#define M2(a, b)                                                               \
+    2,                                                                         \
+    {                                                                          \
+        {a, a},                                                                \
+        {                                                                      \
+            b, b                                                               \
+        }                                                                      \
+    }
 
 static const sb__uarch_row rows[] = {
     /* ---- Intel, family 6 */
-    {V_INTEL, 6, 6, {{0x3c, 0x3c}, {0x3f, 0x3f}, {0x45, 0x46}, {0x3d, 0x3d},
-                     {0x47, 0x47}, {0x4f, 0x4f}},
-     "Haswell/Broadwell", 2, 2, 256, 0, 0, 0, 0, false,
-     "ports 0 and 1; IL: ymm FMA 2 per cycle", NULL},
-    {V_INTEL, 6, 1, {{0x56, 0x56}}, "Broadwell-DE", 2, 2, 256, 0, 0, 0, 0,
-     false, "ports 0 and 1; IL: ymm FMA 2 per cycle", NULL},
-    {V_INTEL, 6, 6, {{0x4e, 0x4e}, {0x5e, 0x5e}, {0x8e, 0x8e}, {0x9e, 0x9e},
-                     {0xa5, 0xa6}, {0x66, 0x66}},
-     "Skylake client", 2, 2, 256, 0, 0, 0, 0, false,
-     "ports 0 and 1; IL: ymm FMA 2 per cycle", NULL},
-    {V_INTEL, 6, M1(0x55), "Skylake-SP/Cascade Lake", 2, 2, 256, 2, 512, 0,
-     0, false, "ports 0+1 fused and port 5; IL: zmm FMA 2 per cycle on "
-     "Platinum/Gold 6xxx, 1 on Gold 5xxx/Silver/Bronze", NULL},
-    {V_INTEL, 6, M2(0x6a, 0x6c), "Ice Lake-SP", 2, 2, 256, 2, 512, 0, 0,
-     false, "IL (Gold 6330): zmm FMA 2 per cycle; other SKUs assumed alike",
+    {V_INTEL,
+     6,
+     6,
+     {{0x3c, 0x3c},
+      {0x3f, 0x3f},
+      {0x45, 0x46},
+      {0x3d, 0x3d},
+      {0x47, 0x47},
+      {0x4f, 0x4f}},
+     "Haswell/Broadwell",
+     2,
+     2,
+     256,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "ports 0 and 1; IL: ymm FMA 2 per cycle",
      NULL},
-    {V_INTEL, 6, 5, {{0x7d, 0x7e}, {0x9d, 0x9d}, {0x8c, 0x8d}, {0xa7, 0xa7},
-                     {0x8a, 0x8a}},
-     "Ice/Tiger/Rocket Lake client", 2, 2, 256, 1, 512, 0, 0, false,
-     "ports 0+1 fused; IL: zmm FMA 1 per cycle, ymm 2", NULL},
-    {V_INTEL, 6, 4, {{0x8f, 0x8f}, {0xcf, 0xcf}, {0xad, 0xae}, {0, -1}},
-     "Sapphire/Emerald/Granite Rapids", 2, 2, 256, 2, 512, 32, 1024, false,
+    {V_INTEL,
+     6,
+     1,
+     {{0x56, 0x56}},
+     "Broadwell-DE",
+     2,
+     2,
+     256,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "ports 0 and 1; IL: ymm FMA 2 per cycle",
+     NULL},
+    {V_INTEL,
+     6,
+     6,
+     {{0x4e, 0x4e},
+      {0x5e, 0x5e},
+      {0x8e, 0x8e},
+      {0x9e, 0x9e},
+      {0xa5, 0xa6},
+      {0x66, 0x66}},
+     "Skylake client",
+     2,
+     2,
+     256,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "ports 0 and 1; IL: ymm FMA 2 per cycle",
+     NULL},
+    {V_INTEL, 6, M1(0x55), "Skylake-SP/Cascade Lake", 2, 2, 256, 2, 512, 0, 0,
+     false,
+     "ports 0+1 fused and port 5; IL: zmm FMA 2 per cycle on "
+     "Platinum/Gold 6xxx, 1 on Gold 5xxx/Silver/Bronze",
+     NULL},
+    {V_INTEL, 6, M2(0x6a, 0x6c), "Ice Lake-SP", 2, 2, 256, 2, 512, 0, 0, false,
+     "IL (Gold 6330): zmm FMA 2 per cycle; other SKUs assumed alike", NULL},
+    {V_INTEL,
+     6,
+     5,
+     {{0x7d, 0x7e}, {0x9d, 0x9d}, {0x8c, 0x8d}, {0xa7, 0xa7}, {0x8a, 0x8a}},
+     "Ice/Tiger/Rocket Lake client",
+     2,
+     2,
+     256,
+     1,
+     512,
+     0,
+     0,
+     false,
+     "ports 0+1 fused; IL: zmm FMA 1 per cycle, ymm 2",
+     NULL},
+    {V_INTEL,
+     6,
+     4,
+     {{0x8f, 0x8f}, {0xcf, 0xcf}, {0xad, 0xae}, {0, -1}},
+     "Sapphire/Emerald/Granite Rapids",
+     2,
+     2,
+     256,
+     2,
+     512,
+     32,
+     1024,
+     false,
      "Golden Cove server core: 2 x 512-bit FMA (ports 0+1 and 5; INTEL)",
      "vdpbf16ps zmm 1 per 2 cycles, inferred from IL on the Golden Cove "
      "client core (AVX-512 enabled): half the fp32 FMA rate"},
-    {V_INTEL, 6, 6, {{0x97, 0x97}, {0x9a, 0x9a}, {0xb7, 0xb7}, {0xba, 0xba},
-                     {0xbf, 0xbf}, {0xd7, 0xd7}},
-     "Alder/Raptor Lake", 2, 2, 256, 0, 0, 0, 0, true,
+    {V_INTEL,
+     6,
+     6,
+     {{0x97, 0x97},
+      {0x9a, 0x9a},
+      {0xb7, 0xb7},
+      {0xba, 0xba},
+      {0xbf, 0xbf},
+      {0xd7, 0xd7}},
+     "Alder/Raptor Lake",
+     2,
+     2,
+     256,
+     0,
+     0,
+     0,
+     0,
+     true,
      "Golden/Raptor Cove P-core: 2 x 256-bit FMA (IL); Gracemont E-cores "
-     "have half", NULL},
-    {V_INTEL, 6, 6, {{0xaa, 0xaa}, {0xac, 0xac}, {0xc5, 0xc6}, {0xb5, 0xb5},
-                     {0xbd, 0xbd}, {0xcc, 0xcc}},
-     "Meteor/Arrow/Lunar Lake", 2, 2, 256, 0, 0, 0, 0, true,
-     "Redwood/Lion Cove P-core: 2 x 256-bit FMA (IL); E-cores fewer", NULL},
-    {V_INTEL, 6, 3, {{0xbe, 0xbe}, {0xaf, 0xaf}, {0xb6, 0xb6}},
-     "Gracemont/Crestmont (E-core)", 2, 1, 256, 0, 0, 0, 0, false,
-     "2 x 128-bit FMA: IL, ymm FMA 1 per cycle", NULL},
-    {V_INTEL, 6, M1(0xdd), "Clearwater Forest (Darkmont)", 4, 2, 256, 0, 0,
-     0, 0, false, "4 x 128-bit FMA assumed as on Skymont (IL)", NULL},
+     "have half",
+     NULL},
+    {V_INTEL,
+     6,
+     6,
+     {{0xaa, 0xaa},
+      {0xac, 0xac},
+      {0xc5, 0xc6},
+      {0xb5, 0xb5},
+      {0xbd, 0xbd},
+      {0xcc, 0xcc}},
+     "Meteor/Arrow/Lunar Lake",
+     2,
+     2,
+     256,
+     0,
+     0,
+     0,
+     0,
+     true,
+     "Redwood/Lion Cove P-core: 2 x 256-bit FMA (IL); E-cores fewer",
+     NULL},
+    {V_INTEL,
+     6,
+     3,
+     {{0xbe, 0xbe}, {0xaf, 0xaf}, {0xb6, 0xb6}},
+     "Gracemont/Crestmont (E-core)",
+     2,
+     1,
+     256,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "2 x 128-bit FMA: IL, ymm FMA 1 per cycle",
+     NULL},
+    {V_INTEL, 6, M1(0xdd), "Clearwater Forest (Darkmont)", 4, 2, 256, 0, 0, 0,
+     0, false, "4 x 128-bit FMA assumed as on Skymont (IL)", NULL},
     /* ---- AMD */
-    {V_AMD, 0x17, 2, {{0x00, 0x2f}, {0x50, 0x5f}}, "Zen/Zen+", 2, 2, 128, 0,
-     0, 0, 0, false,
-     "a 256-bit FMA issues as two 128-bit halves; AMD 17h, IL", NULL},
-    {V_AMD, 0x17, 4, {{0x30, 0x4f}, {0x60, 0x7f}, {0x90, 0x91}, {0xa0, 0xaf}},
-     "Zen 2", 2, 2, 256, 0, 0, 0, 0, false, "FP0, FP1; AMD 17h, IL", NULL},
-    {V_AMD, 0x19, 2, {{0x00, 0x0f}, {0x20, 0x5f}}, "Zen 3", 2, 2, 256, 0, 0,
-     0, 0, false, "FP0, FP1; AMD 19h, IL", NULL},
-    {V_AMD, 0x19, 2, {{0x10, 0x1f}, {0x60, 0xaf}}, "Zen 4", 2, 2, 256, 1, 512,
-     64, 0, false,
+    {V_AMD,
+     0x17,
+     2,
+     {{0x00, 0x2f}, {0x50, 0x5f}},
+     "Zen/Zen+",
+     2,
+     2,
+     128,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "a 256-bit FMA issues as two 128-bit halves; AMD 17h, IL",
+     NULL},
+    {V_AMD,
+     0x17,
+     4,
+     {{0x30, 0x4f}, {0x60, 0x7f}, {0x90, 0x91}, {0xa0, 0xaf}},
+     "Zen 2",
+     2,
+     2,
+     256,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "FP0, FP1; AMD 17h, IL",
+     NULL},
+    {V_AMD,
+     0x19,
+     2,
+     {{0x00, 0x0f}, {0x20, 0x5f}},
+     "Zen 3",
+     2,
+     2,
+     256,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "FP0, FP1; AMD 19h, IL",
+     NULL},
+    {V_AMD,
+     0x19,
+     2,
+     {{0x10, 0x1f}, {0x60, 0xaf}},
+     "Zen 4",
+     2,
+     2,
+     256,
+     1,
+     512,
+     64,
+     0,
+     false,
      "512-bit ops double-pumped on the 2 x 256-bit pipes; AMD 19h, IL",
      "vdpbf16ps zmm 1 per cycle (IL: Genoa, Raphael)"},
-    {V_AMD, 0x1a, 3, {{0x00, 0x2f}, {0x40, 0x4f}, {0x60, 0x7f}}, "Zen 5", 2,
-     2, 256, 2, 512, 128, 0, false,
+    {V_AMD,
+     0x1a,
+     3,
+     {{0x00, 0x2f}, {0x40, 0x4f}, {0x60, 0x7f}},
+     "Zen 5",
+     2,
+     2,
+     256,
+     2,
+     512,
+     128,
+     0,
+     false,
      "2 x 512-bit FMA where cpuid 8000001Ah says FP512 (Turin, Granite "
      "Ridge), else 512-bit ops at half rate; AMD 1Ah, IL",
      "vdpbf16ps zmm 2 per cycle with the 512-bit datapath (IL)"},
     /* ---- Arm: family = MIDR implementer, model = part number */
-    {V_ARM, 0x41, 2, {{0xd0b, 0xd0c}, {0, -1}}, "Neoverse N1/Cortex-A76", 2,
-     2, 128, 0, 0, 0, 0, false, "2 x 128-bit FP pipes (V0, V1); LLVM", NULL},
+    {V_ARM,
+     0x41,
+     2,
+     {{0xd0b, 0xd0c}, {0, -1}},
+     "Neoverse N1/Cortex-A76",
+     2,
+     2,
+     128,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "2 x 128-bit FP pipes (V0, V1); LLVM",
+     NULL},
     {V_ARM, 0x41, M1(0xd49), "Neoverse N2", 2, 2, 128, 2, 128, 64, 0, false,
      "2 x 128-bit FP pipes, SVE at 128 bits; LLVM",
      "bfmmla 2 per cycle (32 FLOPs each); LLVM"},
     {V_ARM, 0x41, M1(0xd40), "Neoverse V1", 4, 4, 128, 2, 256, 128, 0, false,
      "4 x 128-bit NEON pipes, 2 x 256-bit SVE; LLVM",
      "bfmmla 4 per cycle (32 FLOPs each); LLVM"},
-    {V_ARM, 0x41, M1(0xd4f), "Neoverse V2", 4, 4, 128, 4, 128, 128, 0,
-     false, "4 x 128-bit FP pipes, SVE at 128 bits; LLVM",
+    {V_ARM, 0x41, M1(0xd4f), "Neoverse V2", 4, 4, 128, 4, 128, 128, 0, false,
+     "4 x 128-bit FP pipes, SVE at 128 bits; LLVM",
      "bfmmla 4 per cycle (32 FLOPs each); LLVM"},
     {V_ARM, 0x41, M1(0xd84), "Neoverse V3", 4, 4, 128, 4, 128, 128, 0, false,
      "4 x 128-bit FP pipes assumed as on V2", "assumed as on V2"},
@@ -225,8 +426,21 @@ static const sb__uarch_row rows[] = {
      "2 x 128-bit FP pipes assumed as on N2", "assumed as on N2"},
     {V_ARM, 0x46, M1(0x001), "A64FX", 2, 2, 128, 2, 512, 0, 0, false,
      "2 x 512-bit SVE pipes (FLA, FLB); LLVM", NULL},
-    {V_ARM, 0xc0, 1, {{0xac3, 0xac4}}, "AmpereOne", 2, 2, 128, 0, 0, 0, 0,
-     false, "2 x 128-bit FP pipes (X, Y), inferred from LLVM", NULL},
+    {V_ARM,
+     0xc0,
+     1,
+     {{0xac3, 0xac4}},
+     "AmpereOne",
+     2,
+     2,
+     128,
+     0,
+     0,
+     0,
+     0,
+     false,
+     "2 x 128-bit FP pipes (X, Y), inferred from LLVM",
+     NULL},
 };
 
 static bool row_has(const sb__uarch_row *r, int model)
@@ -283,7 +497,8 @@ void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f)
     u->model = f->model;
     int v = strcmp(f->vendor, "Intel") == 0 ? V_INTEL
             : strcmp(f->vendor, "AMD") == 0 ? V_AMD
-            : strcmp(f->vendor, "Arm") == 0 ? V_ARM : 0;
+            : strcmp(f->vendor, "Arm") == 0 ? V_ARM
+                                            : 0;
     const sb__uarch_row *row = NULL;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !row; i++)
         if (rows[i].vendor == v && rows[i].family == f->family &&
@@ -314,15 +529,17 @@ void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f)
     if (row && v == V_INTEL && f->model == 0x55) {
         /* The name by stepping, the 512-bit units by SKU. */
         snprintf(u->name, sizeof u->name, "%s",
-                 f->stepping >= 10 ? "Cooper Lake"
-                 : f->stepping >= 5 ? "Cascade Lake" : "Skylake-SP");
+                 f->stepping >= 10  ? "Cooper Lake"
+                 : f->stepping >= 5 ? "Cascade Lake"
+                                    : "Skylake-SP");
         int units = skx_fma_units(f->brand);
         if (units) {
             r.wide_pipes = units;
-            snprintf(buf, sizeof buf, "%d unit%s on this SKU (%s); IL",
-                     units, units == 1 ? "" : "s", f->brand);
+            snprintf(buf, sizeof buf, "%d unit%s on this SKU (%s); IL", units,
+                     units == 1 ? "" : "s", f->brand);
         } else {
-            snprintf(buf, sizeof buf, "2 units assumed: the brand string "
+            snprintf(buf, sizeof buf,
+                     "2 units assumed: the brand string "
                      "does not name the SKU; Gold 5xxx, Silver and Bronze "
                      "have 1 (IL)");
             u->assumed = true;
@@ -382,7 +599,8 @@ void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f)
         u->amx_bf16 = 0;
 }
 
-/* ---- this machine ---------------------------------------------------------------- */
+/* ---- this machine
+ * ---------------------------------------------------------------- */
 
 void sb__cpu_facts_detect(sb__cpu_facts *f)
 {
@@ -396,8 +614,9 @@ void sb__cpu_facts_detect(sb__cpu_facts *f)
     sb__cpu_ident id;
     sb__cpu_identify(&id);
     snprintf(f->vendor, sizeof f->vendor, "%s",
-             strstr(id.vendor, "AMD") ? "AMD"
-             : strstr(id.vendor, "Intel") ? "Intel" : id.vendor);
+             strstr(id.vendor, "AMD")     ? "AMD"
+             : strstr(id.vendor, "Intel") ? "Intel"
+                                          : id.vendor);
     f->family = id.family;
     f->model = id.model;
     f->stepping = id.stepping;

@@ -39,7 +39,8 @@
 #include "solbench/runner.h"
 #include "solbench/util.h"
 
-/* ---- state ------------------------------------------------------------------ */
+/* ---- state ------------------------------------------------------------------
+ */
 
 static size_t in_size(int dt)
 {
@@ -123,16 +124,17 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
                     uint64_t seed, int lib, sb__gemm **out, sb_err *err)
 {
     *out = NULL;
-    if (dt < 0 || dt >= SB__DT_N || m < 1 || n < 1 || k < 1 ||
-        m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    if (dt < 0 || dt >= SB__DT_N || m < 1 || n < 1 || k < 1 || m > INT_MAX ||
+        n > INT_MAX || k > INT_MAX)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: M=%lld N=%lld K=%lld: each must be in "
-                       "1..%d", (long long)m, (long long)n, (long long)k,
-                       INT_MAX);
+                       "1..%d",
+                       (long long)m, (long long)n, (long long)k, INT_MAX);
     char why[192];
     bool any = false;
     for (int l = 0; l < SB_GEMM_NLIBS; l++)
-        if ((lib < 0 || l == lib) && sb_gemm_lib_supports(l, dt, why, sizeof why))
+        if ((lib < 0 || l == lib) &&
+            sb_gemm_lib_supports(l, dt, why, sizeof why))
             any = true;
     if (!any)
         return sb_fail(err, SB_EUNSUP, "unsupported: %s %s: %s",
@@ -154,7 +156,8 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
         sb__gemm_destroy(g);
         return sb_fail(err, SB_ENOMEM,
                        "compute.gemm: cannot allocate %lldx%lldx%lld "
-                       "matrices", (long long)m, (long long)n, (long long)k);
+                       "matrices",
+                       (long long)m, (long long)n, (long long)k);
     }
     fill_random(dt, g->a, m, k, seed);
     fill_random(dt, g->b, k, n, seed ^ 0xb0b0b0b0b0b0b0b0ULL);
@@ -205,7 +208,8 @@ void sb__gemm_once(sb__gemm *g)
     sb_gemm_run(g->plan, 0, g->a, g->b, g->c);
 }
 
-/* ---- verification ---------------------------------------------------------- */
+/* ---- verification ----------------------------------------------------------
+ */
 
 int sb__gemm_check(sb__gemm *g, char *why, size_t len)
 {
@@ -237,8 +241,8 @@ int sb__gemm_check(sb__gemm *g, char *why, size_t len)
             if (!bad && why)
                 snprintf(why, len,
                          "C[%lld][%lld] = %.9g, reference %.9g (error %.3g "
-                         "> bound %.3g)", (long long)i, (long long)j, c, ref,
-                         e, tol_el * mag);
+                         "> bound %.3g)",
+                         (long long)i, (long long)j, c, ref, e, tol_el * mag);
             bad++;
         }
     }
@@ -282,8 +286,8 @@ int sb__gemm_check(sb__gemm *g, char *why, size_t len)
             if (!bad && why)
                 snprintf(why, len,
                          "column %lld of C sums to %.9g, reference %.9g "
-                         "(error %.3g > bound %.3g)", (long long)j, cs[j],
-                         ref, e, tol_col * mag);
+                         "(error %.3g > bound %.3g)",
+                         (long long)j, cs[j], ref, e, tol_col * mag);
             bad++;
         }
     }
@@ -293,7 +297,8 @@ int sb__gemm_check(sb__gemm *g, char *why, size_t len)
     return bad;
 }
 
-/* ---- parameters ------------------------------------------------------------ */
+/* ---- parameters ------------------------------------------------------------
+ */
 
 static const sb_param_def gemm_params[] = {
     {"dtype", SB_P_STR, "fp64,fp32,bf16", 0, 0, "fp64|fp32|bf16",
@@ -346,11 +351,13 @@ static int gemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     if (gemm_dtype(p) < 0)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter dtype=%s: expected fp64, "
-                       "fp32 or bf16", sb_p_str(p, "dtype"));
+                       "fp32 or bf16",
+                       sb_p_str(p, "dtype"));
     if (gemm_lib(p) == -2)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter lib=%s: expected auto, "
-                       "openblas or onednn", sb_p_str(p, "lib"));
+                       "openblas or onednn",
+                       sb_p_str(p, "lib"));
     return sb_gemm_dims(p, &m, &n, &k, err);
 }
 
@@ -444,10 +451,12 @@ static void gemm_report(void *state, const sb_params *p, sb_ctx *ctx,
             sb_result_metric(r, "weight_GBps_best",
                              wbytes / r->stats.min * 1e-9, "GB/s");
             snprintf(name, sizeof name, "gemv.%s", dt);
-            if (r->valid && wbytes / r->stats.min > sb_ceil_get(&ctx->ceil, name))
+            if (r->valid &&
+                wbytes / r->stats.min > sb_ceil_get(&ctx->ceil, name))
                 sb_ceil_set(&ctx->ceil, name, wbytes / r->stats.min,
                             "measured");
-            sb_result_note(r, "decode: %lld token%s x weights %lld x %lld "
+            sb_result_note(r,
+                           "decode: %lld token%s x weights %lld x %lld "
                            "(%.0f MiB, %.1fx the last-level cache)",
                            (long long)g->m, g->m == 1 ? "" : "s",
                            (long long)g->k, (long long)g->n, wbytes / 1048576,
@@ -457,7 +466,8 @@ static void gemm_report(void *state, const sb_params *p, sb_ctx *ctx,
              * the primitives built on GEMM (attention, MoE) report
              * against it. */
             snprintf(name, sizeof name, "gemm.%s", dt);
-            if (r->valid && flops / r->stats.min > sb_ceil_get(&ctx->ceil, name))
+            if (r->valid &&
+                flops / r->stats.min > sb_ceil_get(&ctx->ceil, name))
                 sb_ceil_set(&ctx->ceil, name, flops / r->stats.min, "measured");
         }
         snprintf(name, sizeof name, "peak.%s", dt);
@@ -473,19 +483,20 @@ static void gemm_report(void *state, const sb_params *p, sb_ctx *ctx,
                            "MFU against peak.%s = %.1f GFLOP/s (measured by "
                            "compute.peak, all cores, this run); "
                            "MFU_theoretical against peak.%s.theoretical = "
-                           "%.1f GFLOP/s", dt, peak * 1e-9, dt, theo * 1e-9);
+                           "%.1f GFLOP/s",
+                           dt, peak * 1e-9, dt, theo * 1e-9);
         else
             sb_result_note(r,
                            "no MFU: no peak.%s ceiling in this run (run "
-                           "compute.peak with dtype=%s first)", dt, dt);
+                           "compute.peak with dtype=%s first)",
+                           dt, dt);
     }
 
     int lib = sb_gemm_plan_lib(g->plan);
-    sb_result_note(r, "library: %s, kernel %s; %s, %d threads%s",
-                   sb_gemm_lib_name(lib), sb_gemm_plan_kernel(g->plan),
-                   sb_gemm_lib_version(lib), g->threads,
-                   g->lib_auto ? " (lib=auto: the fastest of those timed)"
-                               : "");
+    sb_result_note(
+        r, "library: %s, kernel %s; %s, %d threads%s", sb_gemm_lib_name(lib),
+        sb_gemm_plan_kernel(g->plan), sb_gemm_lib_version(lib), g->threads,
+        g->lib_auto ? " (lib=auto: the fastest of those timed)" : "");
     if (g->lib_auto)
         for (int l = 0; l < SB_GEMM_NLIBS; l++)
             if (g->lib_s[l] > 0) {

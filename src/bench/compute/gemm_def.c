@@ -32,7 +32,8 @@ int sb_gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
     if (!square && (sb_p_int(p, "m") != 0 || sb_p_int(p, "k") != 0))
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameters m and k apply to "
-                       "shape=square; shape=%s takes %s", shape,
+                       "shape=square; shape=%s takes %s",
+                       shape,
                        strcmp(shape, "llm") == 0 ? "tokens and d_model"
                                                  : "batch, d_model and ffn");
     if (strcmp(shape, "llm") == 0) {
@@ -52,7 +53,8 @@ int sb_gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
     } else {
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter shape=%s: expected square, "
-                       "llm or decode", shape);
+                       "llm or decode",
+                       shape);
     }
     if (*m < 1 || *n < 1 || *k < 1 || *m > INT_MAX || *n > INT_MAX ||
         *k > INT_MAX)

@@ -34,7 +34,8 @@
 _Static_assert(SB__PEAK_ACC == 12 && SB__PEAK_UNROLL == 4,
                "the assembly below spells out 12 accumulators x 4");
 
-/* ---- kernels ---------------------------------------------------------------- */
+/* ---- kernels ----------------------------------------------------------------
+ */
 
 int sb__peak_lanes(int isa, int dt)
 {
@@ -55,8 +56,8 @@ int sb__peak_lanes(int isa, int dt)
 
 double sb__peak_flops_per_trip(int isa, int dt, int threads)
 {
-    return (double)threads * SB__PEAK_FMAS_PER_TRIP *
-           sb__peak_lanes(isa, dt) * 2.0;
+    return (double)threads * SB__PEAK_FMAS_PER_TRIP * sb__peak_lanes(isa, dt) *
+           2.0;
 }
 
 double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
@@ -66,68 +67,67 @@ double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
 
 #if defined(__x86_64__)
 
-#define SB__FMA12(I)                                                         \
-    I " %[c], %[a], %[x0]\n\t" I " %[c], %[a], %[x1]\n\t"                    \
-    I " %[c], %[a], %[x2]\n\t" I " %[c], %[a], %[x3]\n\t"                    \
-    I " %[c], %[a], %[x4]\n\t" I " %[c], %[a], %[x5]\n\t"                    \
-    I " %[c], %[a], %[x6]\n\t" I " %[c], %[a], %[x7]\n\t"                    \
-    I " %[c], %[a], %[x8]\n\t" I " %[c], %[a], %[x9]\n\t"                    \
-    I " %[c], %[a], %[x10]\n\t" I " %[c], %[a], %[x11]\n\t"
+#define SB__FMA12(I)                                                           \
+    I " %[c], %[a], %[x0]\n\t" I " %[c], %[a], %[x1]\n\t" I                    \
+      " %[c], %[a], %[x2]\n\t" I " %[c], %[a], %[x3]\n\t" I                    \
+      " %[c], %[a], %[x4]\n\t" I " %[c], %[a], %[x5]\n\t" I                    \
+      " %[c], %[a], %[x6]\n\t" I " %[c], %[a], %[x7]\n\t" I                    \
+      " %[c], %[a], %[x8]\n\t" I " %[c], %[a], %[x9]\n\t" I                    \
+      " %[c], %[a], %[x10]\n\t" I " %[c], %[a], %[x11]\n\t"
 
 /* vfmadd213 x, a, c (Intel order) is x = a * x + c: the multiply is on the
  * accumulator, so each chain is a true FMA dependency chain. */
-#define SB__PEAK_LOOP(I)                                                     \
-    "1:\n\t" SB__FMA12(I) SB__FMA12(I) SB__FMA12(I) SB__FMA12(I)             \
-    "dec %[n]\n\t"                                                           \
-    "jnz 1b\n\t"
+#define SB__PEAK_LOOP(I)                                                       \
+    "1:\n\t" SB__FMA12(I) SB__FMA12(I) SB__FMA12(I)                            \
+        SB__FMA12(I) "dec %[n]\n\t"                                            \
+                     "jnz 1b\n\t"
 
 /* One kernel per (ISA, dtype). VT is the register type, ET the element of
  * the accumulators, ONE the bits of a and c (1 in ET; for vdpbf16ps two
  * bf16 ones, so a lane grows by 1 x 1 + 1 x 1 = GROW = 2 each time). */
-#define SB__DEFINE_PEAK(FN, TARGET, VT, ET, INSN) \
+#define SB__DEFINE_PEAK(FN, TARGET, VT, ET, INSN)                              \
     SB__DEFINE_PEAK_G(FN, TARGET, VT, ET, INSN, ones[l] = (ET)1, 1)
-#define SB__DEFINE_PEAK_G(FN, TARGET, VT, ET, INSN, ONE, GROW)              \
-    __attribute__((target(TARGET), noinline)) static void FN(                \
-        uint64_t trips, sb__peak_tally *t)                                   \
-    {                                                                        \
-        enum { L = sizeof(VT) / sizeof(ET) };                                \
-        ET init[SB__PEAK_ACC][L], fin[SB__PEAK_ACC][L], ones[L];             \
-        for (int i = 0; i < SB__PEAK_ACC; i++)                               \
-            for (int l = 0; l < L; l++)                                      \
-                init[i][l] = (ET)(i * L + l + 1);                            \
-        for (int l = 0; l < L; l++)                                          \
-            ONE;                                                             \
-        VT a, c, x[SB__PEAK_ACC];                                            \
-        memcpy(&a, ones, sizeof a);                                          \
-        memcpy(&c, ones, sizeof c);                                          \
-        /* Hide a and c: fma(x, 1, c) must not become an add. */            \
-        __asm__("" : "+v"(a), "+v"(c));                                      \
-        while (trips > 0) {                                                  \
-            uint64_t n = trips < SB__PEAK_CHUNK ? trips : SB__PEAK_CHUNK;    \
-            uint64_t cnt = n;                                                \
-            trips -= n;                                                      \
-            memcpy(x, init, sizeof x);                                       \
-            __asm__ volatile(SB__PEAK_LOOP(INSN)                             \
-                             : [x0] "+v"(x[0]), [x1] "+v"(x[1]),             \
-                               [x2] "+v"(x[2]), [x3] "+v"(x[3]),             \
-                               [x4] "+v"(x[4]), [x5] "+v"(x[5]),             \
-                               [x6] "+v"(x[6]), [x7] "+v"(x[7]),             \
-                               [x8] "+v"(x[8]), [x9] "+v"(x[9]),             \
-                               [x10] "+v"(x[10]), [x11] "+v"(x[11]),         \
-                               [n] "+r"(cnt)                                 \
-                             : [a] "v"(a), [c] "v"(c)                        \
-                             : "cc");                                        \
-            memcpy(fin, x, sizeof fin);                                      \
-            /* Each lane took n x UNROLL steps of +GROW. */                  \
-            double chunk_want = (double)n * SB__PEAK_UNROLL * (GROW);        \
-            for (int i = 0; i < SB__PEAK_ACC; i++)                           \
-                for (int l = 0; l < L; l++) {                                \
-                    double g = (double)fin[i][l] - (double)init[i][l];       \
-                    t->growth += g;                                          \
-                    if (!(g == chunk_want))                                  \
-                        t->bad++;                                            \
-                }                                                            \
-        }                                                                    \
+#define SB__DEFINE_PEAK_G(FN, TARGET, VT, ET, INSN, ONE, GROW)                 \
+    __attribute__((target(TARGET), noinline)) static void FN(                  \
+        uint64_t trips, sb__peak_tally *t)                                     \
+    {                                                                          \
+        enum { L = sizeof(VT) / sizeof(ET) };                                  \
+        ET init[SB__PEAK_ACC][L], fin[SB__PEAK_ACC][L], ones[L];               \
+        for (int i = 0; i < SB__PEAK_ACC; i++)                                 \
+            for (int l = 0; l < L; l++)                                        \
+                init[i][l] = (ET)(i * L + l + 1);                              \
+        for (int l = 0; l < L; l++)                                            \
+            ONE;                                                               \
+        VT a, c, x[SB__PEAK_ACC];                                              \
+        memcpy(&a, ones, sizeof a);                                            \
+        memcpy(&c, ones, sizeof c);                                            \
+        /* Hide a and c: fma(x, 1, c) must not become an add. */               \
+        __asm__("" : "+v"(a), "+v"(c));                                        \
+        while (trips > 0) {                                                    \
+            uint64_t n = trips < SB__PEAK_CHUNK ? trips : SB__PEAK_CHUNK;      \
+            uint64_t cnt = n;                                                  \
+            trips -= n;                                                        \
+            memcpy(x, init, sizeof x);                                         \
+            __asm__ volatile(                                                  \
+                SB__PEAK_LOOP(INSN)                                            \
+                : [x0] "+v"(x[0]), [x1] "+v"(x[1]), [x2] "+v"(x[2]),           \
+                  [x3] "+v"(x[3]), [x4] "+v"(x[4]), [x5] "+v"(x[5]),           \
+                  [x6] "+v"(x[6]), [x7] "+v"(x[7]), [x8] "+v"(x[8]),           \
+                  [x9] "+v"(x[9]), [x10] "+v"(x[10]), [x11] "+v"(x[11]),       \
+                  [n] "+r"(cnt)                                                \
+                : [a] "v"(a), [c] "v"(c)                                       \
+                : "cc");                                                       \
+            memcpy(fin, x, sizeof fin);                                        \
+            /* Each lane took n x UNROLL steps of +GROW. */                    \
+            double chunk_want = (double)n * SB__PEAK_UNROLL * (GROW);          \
+            for (int i = 0; i < SB__PEAK_ACC; i++)                             \
+                for (int l = 0; l < L; l++) {                                  \
+                    double g = (double)fin[i][l] - (double)init[i][l];         \
+                    t->growth += g;                                            \
+                    if (!(g == chunk_want))                                    \
+                        t->bad++;                                              \
+                }                                                              \
+        }                                                                      \
     }
 
 typedef double sb__v4d __attribute__((vector_size(32)));
@@ -143,10 +143,13 @@ SB__DEFINE_PEAK(peak_avx512_fp64, "avx512f", sb__v8d, double, "vfmadd213pd")
 SB__DEFINE_PEAK(peak_avx512_fp32, "avx512f", sb__v16f, float, "vfmadd213ps")
 /* x += a·c over bf16 pairs into fp32 lanes (vdpbf16ps c, a, x in AT&T
  * order): every lane grows by exactly 2, kept below 2^24 as fp32 is. */
-SB__DEFINE_PEAK_G(peak_avx512_bf16, "avx512f,avx512bf16", sb__v16f, float,
-                  "vdpbf16ps",
-                  do { uint32_t two_ones = 0x3f803f80u;
-                       memcpy(&ones[l], &two_ones, 4); } while (0), 2)
+SB__DEFINE_PEAK_G(
+    peak_avx512_bf16, "avx512f,avx512bf16", sb__v16f, float, "vdpbf16ps",
+    do {
+        uint32_t two_ones = 0x3f803f80u;
+        memcpy(&ones[l], &two_ones, 4);
+    } while (0),
+    2)
 
 void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
 {
@@ -172,27 +175,27 @@ void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
 #if !defined(__x86_64__)
 /* The portable scalar kernel (isa=scalar where there is no x86 FMA):
  * the same closed form in C. */
-#define SB__DEFINE_PEAK_C(FN, ET, FMA)                                       \
-    static void FN(uint64_t trips, sb__peak_tally *t)                        \
-    {                                                                        \
-        ET init[SB__PEAK_ACC], x[SB__PEAK_ACC], a = 1, c = 1;                \
-        __asm__("" : "+r"(a), "+r"(c));                                      \
-        for (int i = 0; i < SB__PEAK_ACC; i++)                               \
-            init[i] = (ET)(i + 1);                                           \
-        while (trips > 0) {                                                  \
-            uint64_t n = trips < SB__PEAK_CHUNK ? trips : SB__PEAK_CHUNK;    \
-            trips -= n;                                                      \
-            memcpy(x, init, sizeof x);                                       \
-            for (uint64_t s = 0; s < n * SB__PEAK_UNROLL; s++)               \
-                for (int i = 0; i < SB__PEAK_ACC; i++)                       \
-                    x[i] = FMA(a, x[i], c);                                  \
-            for (int i = 0; i < SB__PEAK_ACC; i++) {                         \
-                double g = (double)x[i] - (double)init[i];                   \
-                t->growth += g;                                              \
-                if (!(g == (double)n * SB__PEAK_UNROLL))                     \
-                    t->bad++;                                                \
-            }                                                                \
-        }                                                                    \
+#define SB__DEFINE_PEAK_C(FN, ET, FMA)                                         \
+    static void FN(uint64_t trips, sb__peak_tally *t)                          \
+    {                                                                          \
+        ET init[SB__PEAK_ACC], x[SB__PEAK_ACC], a = 1, c = 1;                  \
+        __asm__("" : "+r"(a), "+r"(c));                                        \
+        for (int i = 0; i < SB__PEAK_ACC; i++)                                 \
+            init[i] = (ET)(i + 1);                                             \
+        while (trips > 0) {                                                    \
+            uint64_t n = trips < SB__PEAK_CHUNK ? trips : SB__PEAK_CHUNK;      \
+            trips -= n;                                                        \
+            memcpy(x, init, sizeof x);                                         \
+            for (uint64_t s = 0; s < n * SB__PEAK_UNROLL; s++)                 \
+                for (int i = 0; i < SB__PEAK_ACC; i++)                         \
+                    x[i] = FMA(a, x[i], c);                                    \
+            for (int i = 0; i < SB__PEAK_ACC; i++) {                           \
+                double g = (double)x[i] - (double)init[i];                     \
+                t->growth += g;                                                \
+                if (!(g == (double)n * SB__PEAK_UNROLL))                       \
+                    t->bad++;                                                  \
+            }                                                                  \
+        }                                                                      \
     }
 SB__DEFINE_PEAK_C(peak_c_fp64, double, __builtin_fma)
 SB__DEFINE_PEAK_C(peak_c_fp32, float, __builtin_fmaf)
@@ -200,6 +203,8 @@ SB__DEFINE_PEAK_C(peak_c_fp32, float, __builtin_fmaf)
 #endif
 
 #if defined(__aarch64__)
+/* The assembly strings are laid out by hand. */
+/* clang-format off */
 
 /* AArch64: NEON `fmla` on 2 fp64 or 4 fp32 lanes and `bfmmla` for bf16.
  * 24 accumulators (v0-v23), twice each per trip: 48 instructions a trip
@@ -305,7 +310,7 @@ void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
     }
     dt == SB__DT_FP64 ? peak_c_fp64(trips, t) : peak_c_fp32(trips, t);
 }
-
+/* clang-format on */
 #elif !defined(__x86_64__) /* neither: the portable scalar kernel alone */
 
 void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
@@ -326,9 +331,9 @@ typedef struct peak_slot {
 typedef struct peak_state {
     int isa, dt, threads;
     bool all_cores;
-    uint64_t trips;       /* trips run so far, by every thread */
-    uint64_t block;       /* trips per iteration of the sampling loop */
-    int short_threads;    /* parallel regions that got fewer threads */
+    uint64_t trips;    /* trips run so far, by every thread */
+    uint64_t block;    /* trips per iteration of the sampling loop */
+    int short_threads; /* parallel regions that got fewer threads */
     peak_slot *slot;
 } peak_state;
 
@@ -368,12 +373,14 @@ static int peak_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     if (sb__dtype_parse(sb_p_str(p, "dtype")) < 0)
         return sb_fail(err, SB_EINVAL,
                        "compute.peak: parameter dtype=%s: expected fp64, "
-                       "fp32 or bf16", sb_p_str(p, "dtype"));
+                       "fp32 or bf16",
+                       sb_p_str(p, "dtype"));
     int isa = peak_isa(p, sb__isa_supported_mask());
     if (isa < 0 || isa == SB__ISA_SVE)
         return sb_fail(err, SB_EINVAL,
                        "compute.peak: parameter isa=%s: expected auto, "
-                       "scalar, avx2, avx512 or neon", sb_p_str(p, "isa"));
+                       "scalar, avx2, avx512 or neon",
+                       sb_p_str(p, "isa"));
     return 0;
 }
 
@@ -385,7 +392,8 @@ static int peak_setup(const sb_params *p, const sb_ctx *ctx, void **state,
     if (isa < 0 || !(mask & (1u << isa)))
         return sb_fail(err, SB_EUNSUP,
                        "compute.peak: unsupported: %s not available on this "
-                       "CPU", sb_p_str(p, "isa"));
+                       "CPU",
+                       sb_p_str(p, "isa"));
     peak_state *s = calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "compute.peak: out of memory");
@@ -416,8 +424,7 @@ static void peak_run(void *state, uint64_t iters)
     int got = s->threads;
 #pragma omp parallel num_threads(s->threads)
     {
-        sb__peak_kernel(s->isa, s->dt, iters,
-                        &s->slot[omp_get_thread_num()].t);
+        sb__peak_kernel(s->isa, s->dt, iters, &s->slot[omp_get_thread_num()].t);
         if (omp_get_thread_num() == 0)
             got = omp_get_num_threads();
     }
@@ -497,8 +504,8 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
     peak_state *s = state;
     if (r->stats.p50 <= 0 || r->stats.min <= 0)
         return;
-    double flops = sb__peak_flops_per_trip(s->isa, s->dt, s->threads) *
-                   (double)s->block;
+    double flops =
+        sb__peak_flops_per_trip(s->isa, s->dt, s->threads) * (double)s->block;
     double achieved = flops / r->stats.p50;
     double best = flops / r->stats.min;
     sb_result_metric(r, "flops", flops, "FLOP");
@@ -546,27 +553,26 @@ static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
     if (ghz > 0 && fpc > 0) {
         double theo = used * ghz * 1e9 * fpc;
         sb_result_metric(r, "theoretical_GFLOPs", theo * 1e-9, "GFLOP/s");
-        sb_result_metric(r, "pct_of_theoretical", 100.0 * achieved / theo,
-                         "%");
+        sb_result_metric(r, "pct_of_theoretical", 100.0 * achieved / theo, "%");
         sb_result_note(r,
                        "theoretical = %d core%s x %.3f GHz (measured: %s) "
                        "x %g FLOP/cycle (%s %s: %s)",
                        used, used == 1 ? "" : "s", ghz, first.method, fpc,
                        u.name, sb__isa_name(s->isa),
-                       s->dt == SB__DT_BF16 ? u.bf16_source
-                                            : u.source[s->isa]);
+                       s->dt == SB__DT_BF16 ? u.bf16_source : u.source[s->isa]);
         if (u.hybrid)
             sb_result_note(r, "hybrid CPU: the figure is the P-cores'; "
-                           "threads on E-cores make the theoretical peak "
-                           "too high");
+                              "threads on E-cores make the theoretical peak "
+                              "too high");
         if (u.assumed)
             sb_result_note(r, "the FLOPs per cycle are assumed, not known "
-                           "for this CPU (see the source above)");
+                              "for this CPU (see the source above)");
         if (s->dt == SB__DT_BF16 && u.amx_bf16 > 0)
-            sb_result_note(r, "this CPU also has AMX-BF16: %g FLOP/cycle "
+            sb_result_note(r,
+                           "this CPU also has AMX-BF16: %g FLOP/cycle "
                            "per core with tiles (%s), which this kernel does "
-                           "not use; oneDNN's GEMM does", u.amx_bf16,
-                           u.amx_source);
+                           "not use; oneDNN's GEMM does",
+                           u.amx_bf16, u.amx_source);
 
         if (s->all_cores) {
             snprintf(name, sizeof name, "peak.%s.theoretical", dt);
@@ -617,13 +623,14 @@ int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
 {
     int isa = peak_isa(p, mask);
     if (isa < 0)
-        return sb_fail(err, SB_EINVAL, "compute.peak: parameter isa=%s: "
-                       "unknown", sb_p_str(p, "isa"));
+        return sb_fail(err, SB_EINVAL,
+                       "compute.peak: parameter isa=%s: "
+                       "unknown",
+                       sb_p_str(p, "isa"));
     if (!(mask & (1u << isa)))
-        return sb_results_push_skipped(out, "compute.peak", "compute", "cpu",
-                                       p, err,
-                                       "unsupported: %s not available on this CPU",
-                                       sb__isa_name(isa));
+        return sb_results_push_skipped(
+            out, "compute.peak", "compute", "cpu", p, err,
+            "unsupported: %s not available on this CPU", sb__isa_name(isa));
     const int bf16_isa = sb__bf16_dot_isa();
     if (strcmp(sb_p_str(p, "dtype"), "bf16") == 0 &&
         (isa != bf16_isa || !bf16_dot))

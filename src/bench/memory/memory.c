@@ -807,8 +807,10 @@ static void point_report(void *state, const sb_params *p, sb_ctx *ctx,
                              : "");
     const double used = point_footprint(s->kernel, p);
     if (used != sb_p_num(p, "size"))
-        sb_result_note(r, "size rounded down to %.0f B: %d array%s of %zu "
-                       "whole %d-byte elements", used, sb_mem_arrays(s->kernel),
+        sb_result_note(r,
+                       "size rounded down to %.0f B: %d array%s of %zu "
+                       "whole %d-byte elements",
+                       used, sb_mem_arrays(s->kernel),
                        sb_mem_arrays(s->kernel) == 1 ? "" : "s",
                        (size_t)point_elems(s->kernel, p), (int)s->elem);
     bool nt_asked = sb_p_bool(p, "nt");

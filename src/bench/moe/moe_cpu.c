@@ -19,9 +19,11 @@
 #include "solbench/bench.h"
 #include "solbench/util.h"
 
-/* ---- kernels ----------------------------------------------------------------- */
+/* ---- kernels
+ * ----------------------------------------------------------------- */
 
-/* ---- GEMM plans ----------------------------------------------------------------- */
+/* ---- GEMM plans
+ * ----------------------------------------------------------------- */
 
 /* The plan index of a group of n rows: a short search beside a GEMM. */
 static int sb__plan_of(const sb_moe_plans *pl, int64_t n)
@@ -32,17 +34,19 @@ static int sb__plan_of(const sb_moe_plans *pl, int64_t n)
     return -1;
 }
 
-int sb_moe_cpu_plans(const sb_moe_shape *s, bool route,
-                     const int64_t *offsets, int lib, sb_moe_plans *pl,
-                     sb_err *err)
+int sb_moe_cpu_plans(const sb_moe_shape *s, bool route, const int64_t *offsets,
+                     int lib, sb_moe_plans *pl, sb_err *err)
 {
     memset(pl, 0, sizeof *pl);
     pl->lib = lib;
     const int slots = omp_get_max_threads();
     const int64_t D = s->d_model, F = s->ffn;
     if (route) {
-        sb_gemm_desc d = {.dt = SB_GEMM_F32, .m = s->tokens, .n = s->experts,
-                          .k = D, .alpha = 1};
+        sb_gemm_desc d = {.dt = SB_GEMM_F32,
+                          .m = s->tokens,
+                          .n = s->experts,
+                          .k = D,
+                          .alpha = 1};
         return sb_gemm_plan_create(lib, &d, slots, &pl->route, err);
     }
     const int E = s->experts;
@@ -60,10 +64,10 @@ int sb_moe_cpu_plans(const sb_moe_shape *s, bool route,
         int i = pl->n++;
         pl->rows[i] = n;
         /* up and gate: [n x D]·[D x F]; down: [n x F]·[F x D] */
-        sb_gemm_desc up = {.dt = SB_GEMM_F32, .m = n, .n = F, .k = D,
-                           .alpha = 1};
-        sb_gemm_desc down = {.dt = SB_GEMM_F32, .m = n, .n = D, .k = F,
-                             .alpha = 1};
+        sb_gemm_desc up = {
+            .dt = SB_GEMM_F32, .m = n, .n = F, .k = D, .alpha = 1};
+        sb_gemm_desc down = {
+            .dt = SB_GEMM_F32, .m = n, .n = D, .k = F, .alpha = 1};
         int rc = sb_gemm_plan_create(lib, &up, slots, &pl->up[i], err);
         if (rc == 0 && s->gated)
             rc = sb_gemm_plan_create(lib, &down, slots, &pl->down[i], err);
@@ -89,7 +93,8 @@ void sb_moe_cpu_plans_free(sb_moe_plans *pl)
     memset(pl, 0, sizeof *pl);
 }
 
-/* ---- kernels ----------------------------------------------------------------- */
+/* ---- kernels
+ * ----------------------------------------------------------------- */
 
 void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
                       const float *x, const float *wr, const float *bias,
@@ -126,7 +131,10 @@ void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
 
 /* Per-thread histograms padded to whole cache lines (8 int64), so two
  * threads never count into one line. */
-static int64_t sb__hist_stride(int experts) { return (experts + 7) / 8 * 8; }
+static int64_t sb__hist_stride(int experts)
+{
+    return (experts + 7) / 8 * 8;
+}
 
 size_t sb_moe_cpu_dispatch_scratch(const sb_moe_shape *s)
 {
@@ -134,9 +142,9 @@ size_t sb_moe_cpu_dispatch_scratch(const sb_moe_shape *s)
            (size_t)sb__hist_stride(s->experts);
 }
 
-void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx,
-                         const float *x, float *xp, int64_t *offsets,
-                         int64_t *pos, int64_t *row_token, int64_t *scratch)
+void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx, const float *x,
+                         float *xp, int64_t *offsets, int64_t *pos,
+                         int64_t *row_token, int64_t *scratch)
 {
     const int E = s->experts, k = s->topk;
     const int64_t T = s->tokens, D = s->d_model, hs = sb__hist_stride(E);
@@ -238,9 +246,9 @@ static void sb__expert(const sb_moe_shape *s, const sb_moe_plans *pl, int e,
 }
 
 void sb_moe_cpu_gemm(const sb_moe_shape *s, const sb_moe_plans *pl,
-                     const int64_t *offsets, const float *xp,
-                     const float *w_up, const float *w_gate,
-                     const float *w_down, float *g, float *h, float *out)
+                     const int64_t *offsets, const float *xp, const float *w_up,
+                     const float *w_gate, const float *w_down, float *g,
+                     float *h, float *out)
 {
     const int E = s->experts;
     const int nth = omp_get_max_threads();
@@ -275,7 +283,8 @@ void sb_moe_cpu_gemm(const sb_moe_shape *s, const sb_moe_plans *pl,
                    w_gate, w_down, g, h, out);
 }
 
-/* ---- benchmark plumbing --------------------------------------------------------- */
+/* ---- benchmark plumbing
+ * --------------------------------------------------------- */
 
 enum { SB_MOE_ROUTE, SB_MOE_DISPATCH, SB_MOE_COMBINE, SB_MOE_GEMM };
 
@@ -285,7 +294,7 @@ typedef struct sb_moe_state {
     float *x, *wr, *bias, *probs, *w, *xp, *y, *out, *wu, *wg, *wd, *g, *h;
     int *idx;
     int64_t *offsets, *pos, *row_token, *scratch, *counts;
-    sb_moe_plans plans;   /* route and grouped_gemm */
+    sb_moe_plans plans; /* route and grouped_gemm */
     bool lib_auto;
     double lib_s[SB_GEMM_NLIBS];
 } sb_moe_state;
@@ -293,10 +302,8 @@ typedef struct sb_moe_state {
 static const sb_param_def sb__moe_params[] = {
     {"tokens", SB_P_INT, "512", 1, SB_MOE_MAX_TOKENS, NULL,
      "tokens in the batch (T)"},
-    {"d_model", SB_P_INT, "512", 1, SB_MOE_MAX_DIM, NULL,
-     "model width (D)"},
-    {"experts", SB_P_INT, "8", 1, SB_MOE_MAX_EXPERTS, NULL,
-     "experts (E)"},
+    {"d_model", SB_P_INT, "512", 1, SB_MOE_MAX_DIM, NULL, "model width (D)"},
+    {"experts", SB_P_INT, "8", 1, SB_MOE_MAX_EXPERTS, NULL, "experts (E)"},
     {"topk", SB_P_INT, "2", 1, SB_MOE_MAX_EXPERTS, NULL,
      "experts per token (k <= E)"},
     {"skew", SB_P_FLOAT, "0", 0, 1, NULL,
@@ -313,12 +320,10 @@ static const sb_param_def sb__moe_params[] = {
 static const sb_param_def sb__moe_gemm_params[] = {
     {"tokens", SB_P_INT, "512", 1, SB_MOE_MAX_TOKENS, NULL,
      "tokens in the batch (T)"},
-    {"d_model", SB_P_INT, "512", 1, SB_MOE_MAX_DIM, NULL,
-     "model width (D)"},
+    {"d_model", SB_P_INT, "512", 1, SB_MOE_MAX_DIM, NULL, "model width (D)"},
     {"ffn", SB_P_INT, "512", 1, 4 * SB_MOE_MAX_DIM, NULL,
      "expert FFN size (F)"},
-    {"experts", SB_P_INT, "8", 1, SB_MOE_MAX_EXPERTS, NULL,
-     "experts (E)"},
+    {"experts", SB_P_INT, "8", 1, SB_MOE_MAX_EXPERTS, NULL, "experts (E)"},
     {"topk", SB_P_INT, "2", 1, SB_MOE_MAX_EXPERTS, NULL,
      "experts per token (k <= E)"},
     {"skew", SB_P_FLOAT, "0", 0, 1, NULL,
@@ -402,8 +407,8 @@ static double sb__moe_footprint_kind(const sb_params *p, int kind)
         return 4.0 * (R * D + T * D) + 8.0 * T * k + 16.0 * R + 8.0 * E;
     default:
         return 4.0 * R * D + 4.0 * E * D * F * (s.gated ? 3.0 : 1.0) +
-               4.0 * R * (s.gated ? 2.0 * F + D : F) + 8.0 * T * k +
-               16.0 * R + 8.0 * E;
+               4.0 * R * (s.gated ? 2.0 * F + D : F) + 8.0 * T * k + 16.0 * R +
+               8.0 * E;
     }
 }
 
@@ -412,11 +417,10 @@ static void sb__moe_teardown(void *state)
     sb_moe_state *st = state;
     if (!st)
         return;
-    void *bufs[] = {st->x,    st->wr,      st->bias,      st->probs,
-                    st->w,    st->xp,      st->y,         st->out,
-                    st->wu,   st->wg,      st->wd,        st->g,
-                    st->h,    st->idx,     st->offsets,   st->pos,
-                    st->row_token, st->scratch};
+    void *bufs[] = {st->x,   st->wr,        st->bias,   st->probs, st->w,
+                    st->xp,  st->y,         st->out,    st->wu,    st->wg,
+                    st->wd,  st->g,         st->h,      st->idx,   st->offsets,
+                    st->pos, st->row_token, st->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         sb_free_aligned(bufs[i]);
     sb_moe_cpu_plans_free(&st->plans);
@@ -425,7 +429,10 @@ static void sb__moe_teardown(void *state)
 }
 
 static void sb__moe_run(void *state, uint64_t iters);
-static void sb__moe_run_once(void *state) { sb__moe_run(state, 1); }
+static void sb__moe_run_once(void *state)
+{
+    sb__moe_run(state, 1);
+}
 
 /* The plans of the point's library, or (lib=auto) of the library whose
  * whole kernel runs fastest here. */
@@ -449,8 +456,8 @@ static int sb__moe_plans(sb_moe_state *st, const sb_params *p, sb_err *err)
     for (int l = 0; l < SB_GEMM_NLIBS; l++) {
         if (!sb_gemm_lib_supports(l, SB_GEMM_F32, why, sizeof why))
             continue;
-        int rc = sb_moe_cpu_plans(&st->s, route, st->offsets, l, &st->plans,
-                                  err);
+        int rc =
+            sb_moe_cpu_plans(&st->s, route, st->offsets, l, &st->plans, err);
         if (rc == SB_EUNSUP)
             continue;
         if (rc) {
@@ -471,8 +478,10 @@ static int sb__moe_plans(sb_moe_state *st, const sb_params *p, sb_err *err)
         memset(&st->plans, 0, sizeof st->plans);
     }
     if (!have)
-        return sb_fail(err, SB_EUNSUP, "unsupported: no GEMM library runs "
-                       "fp32 here: %s", why);
+        return sb_fail(err, SB_EUNSUP,
+                       "unsupported: no GEMM library runs "
+                       "fp32 here: %s",
+                       why);
     st->plans = keep;
     return 0;
 }
@@ -537,8 +546,8 @@ static int sb__moe_setup_kind(const sb_params *p, int kind, void **state,
                 st->g = sb__alloc(sizeof(float) * (size_t)(R * F), &fail);
                 st->h = sb__alloc(sizeof(float) * (size_t)(R * F), &fail);
             }
-            st->out = sb__alloc(sizeof(float) * (size_t)(R * (s->gated ? D : F)),
-                                &fail);
+            st->out = sb__alloc(
+                sizeof(float) * (size_t)(R * (s->gated ? D : F)), &fail);
             if (!fail) {
                 /* weights of variance 1/fan-in keep outputs of order 1 */
                 float a_in = (float)sqrt(3.0 / (double)D);
@@ -577,19 +586,19 @@ static void sb__moe_run(void *state, uint64_t iters)
     for (uint64_t it = 0; it < iters; it++) {
         switch (st->kind) {
         case SB_MOE_ROUTE:
-            sb_moe_cpu_route(s, &st->plans, st->x, st->wr, st->bias,
-                             st->probs, st->idx, st->w);
+            sb_moe_cpu_route(s, &st->plans, st->x, st->wr, st->bias, st->probs,
+                             st->idx, st->w);
             break;
         case SB_MOE_DISPATCH:
-            sb_moe_cpu_dispatch(s, st->idx, st->x, st->xp, st->offsets,
-                                st->pos, st->row_token, st->scratch);
+            sb_moe_cpu_dispatch(s, st->idx, st->x, st->xp, st->offsets, st->pos,
+                                st->row_token, st->scratch);
             break;
         case SB_MOE_COMBINE:
             sb_moe_cpu_combine(s, st->y, st->pos, st->w, st->out);
             break;
         default:
-            sb_moe_cpu_gemm(s, &st->plans, st->offsets, st->xp, st->wu,
-                            st->wg, st->wd, st->g, st->h, st->out);
+            sb_moe_cpu_gemm(s, &st->plans, st->offsets, st->xp, st->wu, st->wg,
+                            st->wd, st->g, st->h, st->out);
         }
         SB_KEEP(st->idx[0]);
     }
@@ -617,11 +626,13 @@ static int sb__moe_verify(void *state, sb_result *r)
     default: {
         int64_t rows[32];
         int n = sb_moe_gemm_sample_rows(s, st->offsets, rows, 32);
-        bad = sb_moe_gemm_verify(s, st->offsets, st->xp, st->wu, st->wg,
-                                 st->wd, st->out, rows, n, why, sizeof why);
+        bad = sb_moe_gemm_verify(s, st->offsets, st->xp, st->wu, st->wg, st->wd,
+                                 st->out, rows, n, why, sizeof why);
         if (!bad)
-            sb_result_note(r, "verified %d sampled rows (all columns) "
-                              "against a double-precision reference", n);
+            sb_result_note(r,
+                           "verified %d sampled rows (all columns) "
+                           "against a double-precision reference",
+                           n);
     }
     }
     r->valid = bad == 0;
@@ -632,12 +643,12 @@ static int sb__moe_verify(void *state, sb_result *r)
 
 /* The runner's FLOP and byte hooks: the shape from the parameters, then
  * the shared accounting of moe.h. */
-#define SB__MOE_ACCOUNT(name, fn)                                            \
-    static double name(const sb_params *p)                                   \
-    {                                                                        \
-        sb_moe_shape s;                                                      \
-        sb__moe_shape(p, &s);                                                \
-        return fn(&s);                                                       \
+#define SB__MOE_ACCOUNT(name, fn)                                              \
+    static double name(const sb_params *p)                                     \
+    {                                                                          \
+        sb_moe_shape s;                                                        \
+        sb__moe_shape(p, &s);                                                  \
+        return fn(&s);                                                         \
     }
 SB__MOE_ACCOUNT(sb__route_flops, sb_moe_route_flops)
 SB__MOE_ACCOUNT(sb__route_bytes, sb_moe_route_bytes)
@@ -699,19 +710,19 @@ static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
         sb_result_metric(r, "tokens_per_s", (double)s->tokens / t, "tok/s");
     /* The runner places the point on the roofline from its FLOP and byte
      * hooks (the same accounting, from the parameters). */
-    double flops = st->kind == SB_MOE_ROUTE     ? sb_moe_route_flops(s)
-                   : st->kind == SB_MOE_COMBINE ? sb_moe_combine_flops(s)
+    double flops = st->kind == SB_MOE_ROUTE      ? sb_moe_route_flops(s)
+                   : st->kind == SB_MOE_COMBINE  ? sb_moe_combine_flops(s)
                    : st->kind == SB_MOE_DISPATCH ? 0.0
                                                  : sb_moe_gemm_flops(s);
     (void)p;
     (void)ctx;
     const sb_gemm_plan *plan = st->plans.route ? st->plans.route
-                               : st->plans.n ? st->plans.up[0] : NULL;
+                               : st->plans.n   ? st->plans.up[0]
+                                               : NULL;
     if (plan) {
         int lib = sb_gemm_plan_lib(plan);
-        sb_result_note(r, "library: %s, kernel %s; %s%s",
-                       sb_gemm_lib_name(lib), sb_gemm_plan_kernel(plan),
-                       sb_gemm_lib_version(lib),
+        sb_result_note(r, "library: %s, kernel %s; %s%s", sb_gemm_lib_name(lib),
+                       sb_gemm_plan_kernel(plan), sb_gemm_lib_version(lib),
                        st->lib_auto ? " (lib=auto: the fastest of those timed)"
                                     : "");
         for (int l = 0; st->lib_auto && l < SB_GEMM_NLIBS; l++)
@@ -725,12 +736,12 @@ static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
     }
 }
 
-#define SB__MOE_SETUP(name, kind)                                            \
-    static int name(const sb_params *p, const sb_ctx *ctx, void **state,     \
-                    sb_err *err)                                             \
-    {                                                                        \
-        (void)ctx;                                                           \
-        return sb__moe_setup_kind(p, kind, state, err);                      \
+#define SB__MOE_SETUP(name, kind)                                              \
+    static int name(const sb_params *p, const sb_ctx *ctx, void **state,       \
+                    sb_err *err)                                               \
+    {                                                                          \
+        (void)ctx;                                                             \
+        return sb__moe_setup_kind(p, kind, state, err);                        \
     }
 SB__MOE_SETUP(sb__route_setup, SB_MOE_ROUTE)
 SB__MOE_SETUP(sb__dispatch_setup, SB_MOE_DISPATCH)

@@ -20,16 +20,15 @@
 typedef struct sb_moe_plans {
     int lib;
     sb_gemm_plan *route;
-    int n;                /* distinct group sizes */
-    int64_t *rows;        /* [E]: rows[i] is group size i */
+    int n;         /* distinct group sizes */
+    int64_t *rows; /* [E]: rows[i] is group size i */
     sb_gemm_plan **up, **down;
 } sb_moe_plans;
 
 /* Makes pl for the router (route) or for the groups that offsets [E+1]
  * give; 0 or a negative code (SB_EUNSUP: lib cannot run fp32 here). */
-int sb_moe_cpu_plans(const sb_moe_shape *s, bool route,
-                     const int64_t *offsets, int lib, sb_moe_plans *pl,
-                     sb_err *err);
+int sb_moe_cpu_plans(const sb_moe_shape *s, bool route, const int64_t *offsets,
+                     int lib, sb_moe_plans *pl, sb_err *err);
 void sb_moe_cpu_plans_free(sb_moe_plans *pl);
 
 /* probs [T·E] = softmax(x·wr + bias); idx, w [T·k]: top-k, renormalised. */
@@ -41,9 +40,9 @@ void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
 size_t sb_moe_cpu_dispatch_scratch(const sb_moe_shape *s);
 /* Stable counting sort of the (token, slot) pairs by expert and the gather
  * of rows: offsets [E+1], pos [T·k], row_token [T·k], xp [T·k·D]. */
-void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx,
-                         const float *x, float *xp, int64_t *offsets,
-                         int64_t *pos, int64_t *row_token, int64_t *scratch);
+void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx, const float *x,
+                         float *xp, int64_t *offsets, int64_t *pos,
+                         int64_t *row_token, int64_t *scratch);
 
 /* out [T·D] = sum_j w[t,j] · y[pos[t,j]]. */
 void sb_moe_cpu_combine(const sb_moe_shape *s, const float *y,
@@ -53,8 +52,8 @@ void sb_moe_cpu_combine(const sb_moe_shape *s, const float *y,
  * out [R·D] = (silu(xp_e·w_gate_e) * (xp_e·w_up_e)) · w_down_e. pl: the
  * plans made for these offsets. */
 void sb_moe_cpu_gemm(const sb_moe_shape *s, const sb_moe_plans *pl,
-                     const int64_t *offsets, const float *xp,
-                     const float *w_up, const float *w_gate,
-                     const float *w_down, float *g, float *h, float *out);
+                     const int64_t *offsets, const float *xp, const float *w_up,
+                     const float *w_gate, const float *w_down, float *g,
+                     float *h, float *out);
 
 #endif

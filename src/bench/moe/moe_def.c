@@ -15,14 +15,14 @@
 #include "solbench/moe.h"
 #include "solbench/util.h"
 
-/* ---- shape ----------------------------------------------------------------- */
+/* ---- shape -----------------------------------------------------------------
+ */
 
 int sb_moe_check(const sb_moe_shape *s, sb_err *err)
 {
     if (s->experts < 1 || s->experts > SB_MOE_MAX_EXPERTS)
-        return sb_fail(err, SB_EINVAL,
-                       "parameter experts=%d: must be in 1..%d", s->experts,
-                       SB_MOE_MAX_EXPERTS);
+        return sb_fail(err, SB_EINVAL, "parameter experts=%d: must be in 1..%d",
+                       s->experts, SB_MOE_MAX_EXPERTS);
     if (s->topk < 1)
         return sb_fail(err, SB_EINVAL, "parameter topk=%d: must be >= 1",
                        s->topk);
@@ -58,34 +58,35 @@ int sb_moe_check(const sb_moe_shape *s, sb_err *err)
     return 0;
 }
 
-/* ---- top-k ----------------------------------------------------------------- */
+/* ---- top-k -----------------------------------------------------------------
+ */
 
 /* Insertion into a descending list of at most k entries. A new value goes
  * in front of an entry only when strictly greater, so among equal values
  * the one seen first (the lower index) stays ahead: the documented tie
  * rule. NaN compares as -infinity. */
-#define SB__TOPK_BODY(T)                                                     \
-    int cnt = 0;                                                             \
-    T kv[SB_MOE_MAX_EXPERTS];                                                \
-    for (int i = 0; i < n; i++) {                                            \
-        T x = v[i];                                                          \
-        if (x != x)                                                          \
-            x = -(T)INFINITY;                                                \
-        if (cnt == k && !(x > kv[k - 1]))                                    \
-            continue;                                                        \
-        int p = cnt < k ? cnt : k - 1;                                       \
-        while (p > 0 && x > kv[p - 1]) {                                     \
-            kv[p] = kv[p - 1];                                               \
-            idx[p] = idx[p - 1];                                             \
-            p--;                                                             \
-        }                                                                    \
-        kv[p] = x;                                                           \
-        idx[p] = i;                                                          \
-        if (cnt < k)                                                         \
-            cnt++;                                                           \
-    }                                                                        \
-    if (val)                                                                 \
-        for (int j = 0; j < k; j++)                                          \
+#define SB__TOPK_BODY(T)                                                       \
+    int cnt = 0;                                                               \
+    T kv[SB_MOE_MAX_EXPERTS];                                                  \
+    for (int i = 0; i < n; i++) {                                              \
+        T x = v[i];                                                            \
+        if (x != x)                                                            \
+            x = -(T)INFINITY;                                                  \
+        if (cnt == k && !(x > kv[k - 1]))                                      \
+            continue;                                                          \
+        int p = cnt < k ? cnt : k - 1;                                         \
+        while (p > 0 && x > kv[p - 1]) {                                       \
+            kv[p] = kv[p - 1];                                                 \
+            idx[p] = idx[p - 1];                                               \
+            p--;                                                               \
+        }                                                                      \
+        kv[p] = x;                                                             \
+        idx[p] = i;                                                            \
+        if (cnt < k)                                                           \
+            cnt++;                                                             \
+    }                                                                          \
+    if (val)                                                                   \
+        for (int j = 0; j < k; j++)                                            \
             val[j] = kv[j];
 
 void sb_moe_topk_f(const float *v, int n, int k, int *idx, float *val)
@@ -98,7 +99,8 @@ void sb_moe_topk_d(const double *v, int n, int k, int *idx, double *val)
     SB__TOPK_BODY(double)
 }
 
-/* ---- routing ----------------------------------------------------------------- */
+/* ---- routing
+ * ----------------------------------------------------------------- */
 
 double sb_moe_router_bias(const sb_moe_shape *s, int e)
 {
@@ -113,7 +115,8 @@ double sb_moe_router_bias(const sb_moe_shape *s, int e)
 static void sb__synth_token(const sb_moe_shape *s, int64_t t, double *keys,
                             int *idx, float *w)
 {
-    uint64_t st = s->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)t * 0xd1b54a32d192ed03ULL;
+    uint64_t st =
+        s->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)t * 0xd1b54a32d192ed03ULL;
     double alpha = s->skew * SB_MOE_ZIPF_MAX;
     int E = s->experts, k = s->topk;
     double kmax = -INFINITY;
@@ -203,7 +206,8 @@ int sb_moe_active(const int64_t *counts, int experts)
     return a;
 }
 
-/* ---- accounting ---------------------------------------------------------------- */
+/* ---- accounting
+ * ---------------------------------------------------------------- */
 
 double sb_moe_route_flops(const sb_moe_shape *s)
 {
@@ -270,7 +274,8 @@ double sb_moe_gemm_bytes(const sb_moe_shape *s, int active)
     return 4.0 * R * D + 12.0 * active * D * F + 4.0 * R * D + offs;
 }
 
-/* ---- verification --------------------------------------------------------------- */
+/* ---- verification
+ * --------------------------------------------------------------- */
 
 /* Records the first wrong element (lowest index) seen by any thread. */
 typedef struct sb__first {
@@ -292,14 +297,14 @@ static void sb__first_set(sb__first *f, int64_t at, const char *msg)
 static void sb__why(char *why, int why_len, int64_t bad, const sb__first *f)
 {
     if (why && why_len > 0)
-        snprintf(why, (size_t)why_len, "%lld wrong; first: %s",
-                 (long long)bad, f->msg);
+        snprintf(why, (size_t)why_len, "%lld wrong; first: %s", (long long)bad,
+                 f->msg);
 }
 
 int64_t sb_moe_route_verify(const sb_moe_shape *s, const float *x,
                             const float *wr, const float *bias,
-                            const float *probs, const int *idx,
-                            const float *w, char *why, int why_len)
+                            const float *probs, const int *idx, const float *w,
+                            char *why, int why_len)
 {
     const int E = s->experts, k = s->topk;
     const int64_t T = s->tokens, D = s->d_model;
@@ -440,8 +445,7 @@ void sb_moe_dispatch_ref(const sb_moe_shape *s, const int *idx,
 int64_t sb_moe_dispatch_verify(const sb_moe_shape *s, const int *idx,
                                const float *x, const float *xp,
                                const int64_t *offsets, const int64_t *pos,
-                               const int64_t *row_token, char *why,
-                               int why_len)
+                               const int64_t *row_token, char *why, int why_len)
 {
     const int E = s->experts, k = s->topk;
     const int64_t T = s->tokens, D = s->d_model, R = T * k;
@@ -463,8 +467,8 @@ int64_t sb_moe_dispatch_verify(const sb_moe_shape *s, const int *idx,
     for (int e = 0; e <= E; e++)
         if (offsets[e] != ro[e]) {
             bad++;
-            snprintf(msg, sizeof msg, "offsets[%d] = %lld, reference %lld",
-                     e, (long long)offsets[e], (long long)ro[e]);
+            snprintf(msg, sizeof msg, "offsets[%d] = %lld, reference %lld", e,
+                     (long long)offsets[e], (long long)ro[e]);
             sb__first_set(&first, e, msg);
         }
     for (int64_t i = 0; i < R; i++) {
@@ -476,9 +480,8 @@ int64_t sb_moe_dispatch_verify(const sb_moe_shape *s, const int *idx,
         }
         if (row_token[i] != rt[i]) {
             bad++;
-            snprintf(msg, sizeof msg,
-                     "row_token[%lld] = %lld, reference %lld", (long long)i,
-                     (long long)row_token[i], (long long)rt[i]);
+            snprintf(msg, sizeof msg, "row_token[%lld] = %lld, reference %lld",
+                     (long long)i, (long long)row_token[i], (long long)rt[i]);
             sb__first_set(&first, E + 1 + R + i, msg);
         }
     }

@@ -723,14 +723,14 @@ static int net_check(sb_netop op, const sb_params *p, const sb_ctx *ctx,
     const long long its = sb_p_int(p, "iters") > 0 ? sb_p_int(p, "iters") : 20;
     char sz[32];
     if (per * (double)its > 4398046511104.0)
-        return sb_fail(err, SB_EINVAL,
-                       "network.%s: size=%s%s: %lld iterations of %.3g GB "
-                       "each move more than 4 TiB; lower the size%s",
-                       sb_netop_name(op),
-                       sb_fmt_size((double)st.count * (double)st.elem, sz,
-                                   sizeof sz),
-                       st.window > 1 ? " with its window" : "", its,
-                       per / 1e9, st.window > 1 ? " or the window" : "");
+        return sb_fail(
+            err, SB_EINVAL,
+            "network.%s: size=%s%s: %lld iterations of %.3g GB "
+            "each move more than 4 TiB; lower the size%s",
+            sb_netop_name(op),
+            sb_fmt_size((double)st.count * (double)st.elem, sz, sizeof sz),
+            st.window > 1 ? " with its window" : "", its, per / 1e9,
+            st.window > 1 ? " or the window" : "");
     return 0;
 }
 
@@ -1087,24 +1087,28 @@ done:
         .drive = sym##_drive,                                                  \
     };
 
-NET_BENCH(sb_bench_network_allreduce, SB_NET_ALLREDUCE, "allreduce", params_reduce_all,
-          NET_FULL, "MPI_Allreduce; busbw = algbw x 2(n-1)/n")
-NET_BENCH(sb_bench_network_allgather, SB_NET_ALLGATHER, "allgather", params_move,
-          NET_FULL, "MPI_Allgather; S = output buffer; busbw = algbw x (n-1)/n")
-NET_BENCH(sb_bench_network_reduce_scatter, SB_NET_REDUCE_SCATTER, "reduce_scatter",
+NET_BENCH(sb_bench_network_allreduce, SB_NET_ALLREDUCE, "allreduce",
           params_reduce_all, NET_FULL,
+          "MPI_Allreduce; busbw = algbw x 2(n-1)/n")
+NET_BENCH(sb_bench_network_allgather, SB_NET_ALLGATHER, "allgather",
+          params_move, NET_FULL,
+          "MPI_Allgather; S = output buffer; busbw = algbw x (n-1)/n")
+NET_BENCH(sb_bench_network_reduce_scatter, SB_NET_REDUCE_SCATTER,
+          "reduce_scatter", params_reduce_all, NET_FULL,
           "MPI_Reduce_scatter_block; S = input buffer; busbw x (n-1)/n")
-NET_BENCH(sb_bench_network_alltoall, SB_NET_ALLTOALL, "alltoall", params_move, NET_FULL,
-          "MPI_Alltoall; S = whole buffer; busbw = algbw x (n-1)/n")
+NET_BENCH(sb_bench_network_alltoall, SB_NET_ALLTOALL, "alltoall", params_move,
+          NET_FULL, "MPI_Alltoall; S = whole buffer; busbw = algbw x (n-1)/n")
 NET_BENCH(sb_bench_network_bcast, SB_NET_BCAST, "bcast", params_bcast, NET_FULL,
           "MPI_Bcast from root; busbw = algbw")
-NET_BENCH(sb_bench_network_reduce, SB_NET_REDUCE, "reduce", params_reduce_root, NET_FULL,
-          "MPI_Reduce to root; busbw = algbw")
-NET_BENCH(sb_bench_network_sendrecv, SB_NET_SENDRECV, "sendrecv", params_move, NET_FULL,
-          "MPI_Sendrecv in a ring: to rank+1, from rank-1")
-NET_BENCH(sb_bench_network_pingpong, SB_NET_PINGPONG, "pingpong", params_p2p, NET_FULL,
+NET_BENCH(sb_bench_network_reduce, SB_NET_REDUCE, "reduce", params_reduce_root,
+          NET_FULL, "MPI_Reduce to root; busbw = algbw")
+NET_BENCH(sb_bench_network_sendrecv, SB_NET_SENDRECV, "sendrecv", params_move,
+          NET_FULL, "MPI_Sendrecv in a ring: to rank+1, from rank-1")
+NET_BENCH(sb_bench_network_pingpong, SB_NET_PINGPONG, "pingpong", params_p2p,
+          NET_FULL,
           "ranks 0 and 1: latency = half the round trip (osu_latency)")
 NET_BENCH(sb_bench_network_bw, SB_NET_BW, "bw", params_window, NET_FULL_WINDOW,
           "ranks 0 -> 1: a window of MPI_Isend, then an ack (osu_bw)")
-NET_BENCH(sb_bench_network_bibw, SB_NET_BIBW, "bibw", params_window, NET_FULL_WINDOW,
+NET_BENCH(sb_bench_network_bibw, SB_NET_BIBW, "bibw", params_window,
+          NET_FULL_WINDOW,
           "ranks 0 <-> 1: windows both ways at once (osu_bibw)")

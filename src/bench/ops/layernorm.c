@@ -22,7 +22,8 @@
 #include "solbench/bench.h"
 #include "solbench/util.h"
 
-/* ---- the kernel ------------------------------------------------------------ */
+/* ---- the kernel ------------------------------------------------------------
+ */
 
 /* Row sums on 32 partial sums (four 8-lane vectors with AVX2): one
  * accumulator would wait on the add latency (3-4 cycles) every vector. */
@@ -37,30 +38,30 @@ static inline float ln_hsum(const float *acc)
 }
 
 /* X(i) reads element i as fp32; the three passes over one row. */
-#define LN_ROW(X, STORE)                                                     \
-    do {                                                                     \
-        float acc[LN_LANES] = {0};                                           \
-        int64_t i = 0;                                                       \
-        for (; i + LN_LANES <= d; i += LN_LANES)                             \
-            for (int j = 0; j < LN_LANES; j++)                               \
-                acc[j] += X(i + j);                                          \
-        for (; i < d; i++)                                                   \
-            acc[0] += X(i);                                                  \
-        const float mean = ln_hsum(acc) / (float)d;                          \
-        for (int j = 0; j < LN_LANES; j++)                                   \
-            acc[j] = 0.0f;                                                   \
-        for (i = 0; i + LN_LANES <= d; i += LN_LANES)                        \
-            for (int j = 0; j < LN_LANES; j++) {                             \
-                float c = X(i + j) - mean;                                   \
-                acc[j] += c * c;                                             \
-            }                                                                \
-        for (; i < d; i++) {                                                 \
-            float c = X(i) - mean;                                           \
-            acc[0] += c * c;                                                 \
-        }                                                                    \
-        const float r =                                                      \
-            1.0f / sqrtf(ln_hsum(acc) / (float)d + (float)SB_LAYERNORM_EPS); \
-        _Pragma("omp simd") for (i = 0; i < d; i++) STORE;                   \
+#define LN_ROW(X, STORE)                                                       \
+    do {                                                                       \
+        float acc[LN_LANES] = {0};                                             \
+        int64_t i = 0;                                                         \
+        for (; i + LN_LANES <= d; i += LN_LANES)                               \
+            for (int j = 0; j < LN_LANES; j++)                                 \
+                acc[j] += X(i + j);                                            \
+        for (; i < d; i++)                                                     \
+            acc[0] += X(i);                                                    \
+        const float mean = ln_hsum(acc) / (float)d;                            \
+        for (int j = 0; j < LN_LANES; j++)                                     \
+            acc[j] = 0.0f;                                                     \
+        for (i = 0; i + LN_LANES <= d; i += LN_LANES)                          \
+            for (int j = 0; j < LN_LANES; j++) {                               \
+                float c = X(i + j) - mean;                                     \
+                acc[j] += c * c;                                               \
+            }                                                                  \
+        for (; i < d; i++) {                                                   \
+            float c = X(i) - mean;                                             \
+            acc[0] += c * c;                                                   \
+        }                                                                      \
+        const float r =                                                        \
+            1.0f / sqrtf(ln_hsum(acc) / (float)d + (float)SB_LAYERNORM_EPS);   \
+        _Pragma("omp simd") for (i = 0; i < d; i++) STORE;                     \
     } while (0)
 
 static void ln_row_f32(const float *restrict x, const float *restrict g,
@@ -117,11 +118,12 @@ double sb_layernorm_flops(int64_t tokens, int64_t d)
 
 double sb_layernorm_bytes(int64_t tokens, int64_t d, bool bf16)
 {
-    return (bf16 ? 2.0 : 4.0) * (2.0 * (double)tokens * (double)d +
-                                 2.0 * (double)d);
+    return (bf16 ? 2.0 : 4.0) *
+           (2.0 * (double)tokens * (double)d + 2.0 * (double)d);
 }
 
-/* ---- the reference ----------------------------------------------------------- */
+/* ---- the reference
+ * ----------------------------------------------------------- */
 
 static double ln_ld(const void *a, bool bf16, int64_t i)
 {
@@ -130,8 +132,8 @@ static double ln_ld(const void *a, bool bf16, int64_t i)
 }
 
 int64_t sb_layernorm_verify(const void *x, const void *g, const void *b,
-                            const void *y, int64_t tokens, int64_t d,
-                            bool bf16, char *why, int why_len)
+                            const void *y, int64_t tokens, int64_t d, bool bf16,
+                            char *why, int why_len)
 {
     const double stol = bf16 ? 1.0 / 256.0 : 0.0;
     int64_t bad = 0, first = INT64_MAX;
@@ -148,8 +150,8 @@ int64_t sb_layernorm_verify(const void *x, const void *g, const void *b,
         }
         const double r = 1.0 / sqrt(v / (double)d + SB_LAYERNORM_EPS);
         for (int64_t i = 0; i < d; i++) {
-            double n = (ln_ld(x, bf16, t * d + i) - mean) * r *
-                       ln_ld(g, bf16, i);
+            double n =
+                (ln_ld(x, bf16, t * d + i) - mean) * r * ln_ld(g, bf16, i);
             double bi = ln_ld(b, bf16, i), ref = n + bi;
             double got = ln_ld(y, bf16, t * d + i);
             /* fp32 arithmetic: 1e-4 of the output's terms, and the fp32
@@ -174,12 +176,13 @@ int64_t sb_layernorm_verify(const void *x, const void *g, const void *b,
         snprintf(why, (size_t)why_len,
                  "%lld wrong; first: layernorm out[token %lld][%lld] = "
                  "%.8g, reference %.8g",
-                 (long long)bad, (long long)(first / d),
-                 (long long)(first % d), first_got, first_want);
+                 (long long)bad, (long long)(first / d), (long long)(first % d),
+                 first_got, first_want);
     return bad;
 }
 
-/* ---- the benchmark ----------------------------------------------------------- */
+/* ---- the benchmark
+ * ----------------------------------------------------------- */
 
 typedef struct ln_state {
     int64_t tokens, d, chunk;
@@ -244,10 +247,10 @@ static int ln_setup(const sb_params *p, const sb_ctx *ctx, void **state,
     st->d = sb_p_int(p, "d");
     st->bf16 = ln_bf16(p);
     const char *sched = sb_p_str(p, "schedule");
-    st->chunk = strcmp(sched, "static") == 0
-                    ? 0
-                    : sb_ops_cpu_chunk(st->tokens,
-                                       strcmp(sched, "dynamic") == 0);
+    st->chunk =
+        strcmp(sched, "static") == 0
+            ? 0
+            : sb_ops_cpu_chunk(st->tokens, strcmp(sched, "dynamic") == 0);
     const size_t S = st->bf16 ? 2 : 4, T = (size_t)st->tokens,
                  d = (size_t)st->d;
     st->x = sb_alloc_aligned(S * T * d);

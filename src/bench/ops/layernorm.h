@@ -31,7 +31,7 @@ double sb_layernorm_bytes(int64_t tokens, int64_t d, bool bf16);
  * zero), stol 2^-8 for bf16 (the output's rounding), 0 for fp32. Returns
  * the number of wrong elements; `why` gets the first. */
 int64_t sb_layernorm_verify(const void *x, const void *g, const void *b,
-                            const void *y, int64_t tokens, int64_t d,
-                            bool bf16, char *why, int why_len);
+                            const void *y, int64_t tokens, int64_t d, bool bf16,
+                            char *why, int why_len);
 
 #endif

@@ -61,8 +61,8 @@
  * GCC splits the loop into below/inside/above paths and either keeps
  * branches (no vectorisation) or computes the division once per path;
  * opaque bounds become one vmaxps and one vminps. */
-#define SB__EXP_BOUNDS(lo, hi)                                               \
-    float lo = -88.0f, hi = 88.0f;                                           \
+#define SB__EXP_BOUNDS(lo, hi)                                                 \
+    float lo = -88.0f, hi = 88.0f;                                             \
     __asm__("" : "+m"(lo), "+m"(hi))
 
 #define SB__LOG2E 1.44269504088896341f
@@ -130,8 +130,9 @@ static void sb__stream_row(void *dst, const void *src, size_t bytes)
     if (((uintptr_t)dst & 31) == 0) {
         size_t i = 0;
         for (; i + 32 <= bytes; i += 32)
-            _mm256_stream_si256((__m256i *)((char *)dst + i),
-                                _mm256_loadu_si256((const __m256i *)((const char *)src + i)));
+            _mm256_stream_si256(
+                (__m256i *)((char *)dst + i),
+                _mm256_loadu_si256((const __m256i *)((const char *)src + i)));
         if (i < bytes)
             memcpy((char *)dst + i, (const char *)src + i, bytes - i);
         _mm_sfence();
@@ -158,167 +159,173 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
     return (e + row + 63) / 64 * 64;
 }
 
-#define SB__ROWBUF(TY, s, scratch)                                               ((s)->nt ? (TY *)((char *)(scratch) +                                                          sb__scratch_stride(s, NULL) *                                                    (size_t)omp_get_thread_num() + sb__row_off)                     : NULL)
+#define SB__ROWBUF(TY, s, scratch)                                             \
+    ((s)->nt                                                                   \
+         ? (TY *)((char *)(scratch) +                                          \
+                  sb__scratch_stride(s, NULL) * (size_t)omp_get_thread_num() + \
+                  sb__row_off)                                                 \
+         : NULL)
 
-#define SB__DEFINE_OPS(SUF, TY, LD, ST)                                      \
-    static void sb__rmsnorm_##SUF(const sb_ops_shape *s, const TY *x,        \
-                                  const TY *g, TY *y, float *scratch)        \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d;                               \
-        size_t sb__row_off;                                                  \
-        sb__scratch_stride(s, &sb__row_off);                                 \
-        _Pragma("omp parallel for schedule(runtime)")                        \
-        for (int64_t t = 0; t < T; t++) {                                    \
-            const TY *xr = x + t * d;                                        \
-            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
-            TY *yr = rowbuf ? rowbuf : y + t * d;                            \
-            /* 32 partial sums (four vectors): one accumulator would make \
-             * the add latency, not memory, the limit. */                  \
-            float acc[32], ss = 0.0f;                                        \
-            int64_t i0 = 0;                                                  \
-            for (int l = 0; l < 32; l++)                                     \
-                acc[l] = 0.0f;                                               \
-            for (; i0 + 32 <= d; i0 += 32)                                   \
-                _Pragma("omp simd")                                          \
-                for (int l = 0; l < 32; l++) {                               \
-                    float v = LD(xr, i0 + l);                                \
-                    acc[l] += v * v;                                         \
-                }                                                            \
-            for (; i0 < d; i0++) {                                           \
-                float v = LD(xr, i0);                                        \
-                ss += v * v;                                                 \
-            }                                                                \
-            for (int l = 0; l < 32; l++)                                     \
-                ss += acc[l];                                                \
-            float rs = 1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS);      \
-            for (int64_t c0 = 0; c0 < d; c0 += SB__CHUNK) {                  \
-                const int64_t c1 = c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;  \
-                if (t + 1 < T)                                               \
-                    sb__prefetch_span(xr + d + c0, y + (t + 1) * d + c0,     \
-                                      sizeof(TY) * (size_t)(c1 - c0));       \
-                _Pragma("omp simd")                                          \
-                for (int64_t i = c0; i < c1; i++)                            \
-                    ST(yr, i, LD(xr, i) * rs * LD(g, i));                    \
-            }                                                                \
-            if (rowbuf)                                                      \
-                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);   \
-        }                                                                    \
-    }                                                                        \
-    static void sb__swiglu_##SUF(const sb_ops_shape *s, const TY *x, TY *y,  \
-                                 float *scratch)                             \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d;                               \
-        size_t sb__row_off;                                                  \
-        sb__scratch_stride(s, &sb__row_off);                                 \
-        SB__EXP_BOUNDS(lo, hi);                                              \
-        _Pragma("omp parallel for schedule(runtime) firstprivate(lo, hi)")   \
-        for (int64_t t = 0; t < T; t++) {                                    \
-            const TY *a = x + 2 * t * d, *b = a + d;                         \
-            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
-            TY *yr = rowbuf ? rowbuf : y + t * d;                            \
-            _Pragma("omp simd")                                              \
-            for (int64_t i = 0; i < d; i++) {                                \
-                float av = LD(a, i);                                         \
-                ST(yr, i, av / (1.0f + sb__expf(-av, lo, hi)) * LD(b, i));   \
-            }                                                                \
-            if (rowbuf)                                                      \
-                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);   \
-        }                                                                    \
-    }                                                                        \
-    static void sb__rope_##SUF(const sb_ops_shape *s, const TY *x,           \
-                               const float *ct, const float *st, TY *y,      \
-                               float *scratch)                               \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d;                               \
-        const int hd = s->head_dim, h = hd / 2;                              \
-        size_t sb__row_off;                                                  \
-        sb__scratch_stride(s, &sb__row_off);                                 \
-        _Pragma("omp parallel for schedule(runtime)")                        \
-        for (int64_t t = 0; t < T; t++) {                                    \
-            const float *c = ct + t * h, *sn = st + t * h;                   \
-            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
-            TY *yrow = rowbuf ? rowbuf : y + t * d;                          \
-            for (int64_t hb = 0; hb < d; hb += hd) {                         \
-                const TY *lo = x + t * d + hb, *hi = lo + h;                 \
-                TY *ylo = yrow + hb, *yhi = ylo + h;                         \
-                _Pragma("omp simd")                                          \
-                for (int i = 0; i < h; i++) {                                \
-                    float l = LD(lo, i), u = LD(hi, i);                      \
-                    ST(ylo, i, l * c[i] - u * sn[i]);                        \
-                    ST(yhi, i, u * c[i] + l * sn[i]);                        \
-                }                                                            \
-            }                                                                \
-            if (rowbuf)                                                      \
-                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);   \
-        }                                                                    \
-    }                                                                        \
-    static void sb__softmax_##SUF(const sb_ops_shape *s, const TY *x, TY *y, \
-                                  float *scratch)                            \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d;                               \
-        size_t sb__row_off;                                                  \
-        const size_t stride = sb__scratch_stride(s, &sb__row_off);           \
-        SB__EXP_BOUNDS(lo, hi);                                              \
-        _Pragma("omp parallel firstprivate(lo, hi)")                         \
-        {                                                                    \
-            float *e = (float *)((char *)scratch +                           \
-                                 stride * (size_t)omp_get_thread_num());     \
-            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                         \
-            _Pragma("omp for schedule(runtime)")                             \
-            for (int64_t t = 0; t < T; t++) {                                \
-                const TY *xr = x + t * d;                                    \
-                TY *yr = rowbuf ? rowbuf : y + t * d;                        \
-                /* Eight running maxima, one per lane: a float max is no  \
-                 * reduction a compiler may reorder on its own (NaN), but  \
-                 * eight independent ones vectorise as they stand. */      \
-                float m8[8], acc[32], mx = -INFINITY, sum = 0.0f;            \
-                int64_t i0 = 0;                                              \
-                for (int l = 0; l < 8; l++)                                  \
-                    m8[l] = -INFINITY;                                       \
-                for (int l = 0; l < 32; l++)                                 \
-                    acc[l] = 0.0f; /* 32 partial sums, as in rmsnorm */      \
-                for (; i0 + 8 <= d; i0 += 8)                                 \
-                    _Pragma("omp simd")                                      \
-                    for (int l = 0; l < 8; l++) {                            \
-                        float v = LD(xr, i0 + l);                            \
-                        m8[l] = v > m8[l] ? v : m8[l];                       \
-                    }                                                        \
-                for (; i0 < d; i0++) {                                       \
-                    float v = LD(xr, i0);                                    \
-                    mx = v > mx ? v : mx;                                    \
-                }                                                            \
-                for (int l = 0; l < 8; l++)                                  \
-                    mx = m8[l] > mx ? m8[l] : mx;                            \
-                for (int64_t c0 = 0; c0 < d; c0 += SB__CHUNK) {              \
-                    const int64_t c1 =                                       \
-                        c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;             \
-                    if (t + 1 < T)                                           \
-                        sb__prefetch_span(xr + d + c0, y + (t + 1) * d + c0, \
-                                          sizeof(TY) * (size_t)(c1 - c0));   \
-                    int64_t i = c0;                                          \
-                    for (; i + 32 <= c1; i += 32)                            \
-                        _Pragma("omp simd")                                  \
-                        for (int l = 0; l < 32; l++) {                       \
-                            float ev = sb__expf(LD(xr, i + l) - mx, lo, hi); \
-                            e[i + l] = ev;                                   \
-                            acc[l] += ev;                                    \
-                        }                                                    \
-                    for (; i < c1; i++) {                                    \
-                        e[i] = sb__expf(LD(xr, i) - mx, lo, hi);             \
-                        sum += e[i];                                         \
-                    }                                                        \
-                }                                                            \
-                for (int l = 0; l < 32; l++)                                 \
-                    sum += acc[l];                                           \
-                float inv = 1.0f / sum;                                      \
-                _Pragma("omp simd")                                          \
-                for (int64_t i = 0; i < d; i++)                              \
-                    ST(yr, i, e[i] * inv);                                   \
-                if (rowbuf)                                                  \
-                    sb__stream_row(y + t * d, rowbuf,                        \
-                                   sizeof(TY) * (size_t)d);                  \
-            }                                                                \
-        }                                                                    \
+#define SB__DEFINE_OPS(SUF, TY, LD, ST)                                          \
+    static void sb__rmsnorm_##SUF(const sb_ops_shape *s, const TY *x,            \
+                                  const TY *g, TY *y, float *scratch)            \
+    {                                                                            \
+        const int64_t T = s->tokens, d = s->d;                                   \
+        size_t sb__row_off;                                                      \
+        sb__scratch_stride(s, &sb__row_off);                                     \
+        _Pragma("omp parallel for schedule(runtime)") for (int64_t t = 0;        \
+                                                           t < T; t++)           \
+        {                                                                        \
+            const TY *xr = x + t * d;                                            \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                             \
+            TY *yr = rowbuf ? rowbuf : y + t * d;                                \
+            /* 32 partial sums (four vectors): one accumulator would make        \
+             * the add latency, not memory, the limit. */                        \
+            float acc[32], ss = 0.0f;                                            \
+            int64_t i0 = 0;                                                      \
+            for (int l = 0; l < 32; l++)                                         \
+                acc[l] = 0.0f;                                                   \
+            for (; i0 + 32 <= d; i0 += 32)                                       \
+                _Pragma("omp simd") for (int l = 0; l < 32; l++)                 \
+                {                                                                \
+                    float v = LD(xr, i0 + l);                                    \
+                    acc[l] += v * v;                                             \
+                }                                                                \
+            for (; i0 < d; i0++) {                                               \
+                float v = LD(xr, i0);                                            \
+                ss += v * v;                                                     \
+            }                                                                    \
+            for (int l = 0; l < 32; l++)                                         \
+                ss += acc[l];                                                    \
+            float rs = 1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS);          \
+            for (int64_t c0 = 0; c0 < d; c0 += SB__CHUNK) {                      \
+                const int64_t c1 = c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;      \
+                if (t + 1 < T)                                                   \
+                    sb__prefetch_span(xr + d + c0, y + (t + 1) * d + c0,         \
+                                      sizeof(TY) * (size_t)(c1 - c0));           \
+                _Pragma("omp simd") for (int64_t i = c0; i < c1; i++)            \
+                    ST(yr, i, LD(xr, i) * rs * LD(g, i));                        \
+            }                                                                    \
+            if (rowbuf)                                                          \
+                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);       \
+        }                                                                        \
+    }                                                                            \
+    static void sb__swiglu_##SUF(const sb_ops_shape *s, const TY *x, TY *y,      \
+                                 float *scratch)                                 \
+    {                                                                            \
+        const int64_t T = s->tokens, d = s->d;                                   \
+        size_t sb__row_off;                                                      \
+        sb__scratch_stride(s, &sb__row_off);                                     \
+        SB__EXP_BOUNDS(lo, hi);                                                  \
+        _Pragma("omp parallel for schedule(runtime) firstprivate(lo, hi)") for ( \
+            int64_t t = 0; t < T; t++)                                           \
+        {                                                                        \
+            const TY *a = x + 2 * t * d, *b = a + d;                             \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                             \
+            TY *yr = rowbuf ? rowbuf : y + t * d;                                \
+            _Pragma("omp simd") for (int64_t i = 0; i < d; i++)                  \
+            {                                                                    \
+                float av = LD(a, i);                                             \
+                ST(yr, i, av / (1.0f + sb__expf(-av, lo, hi)) * LD(b, i));       \
+            }                                                                    \
+            if (rowbuf)                                                          \
+                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);       \
+        }                                                                        \
+    }                                                                            \
+    static void sb__rope_##SUF(const sb_ops_shape *s, const TY *x,               \
+                               const float *ct, const float *st, TY *y,          \
+                               float *scratch)                                   \
+    {                                                                            \
+        const int64_t T = s->tokens, d = s->d;                                   \
+        const int hd = s->head_dim, h = hd / 2;                                  \
+        size_t sb__row_off;                                                      \
+        sb__scratch_stride(s, &sb__row_off);                                     \
+        _Pragma("omp parallel for schedule(runtime)") for (int64_t t = 0;        \
+                                                           t < T; t++)           \
+        {                                                                        \
+            const float *c = ct + t * h, *sn = st + t * h;                       \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                             \
+            TY *yrow = rowbuf ? rowbuf : y + t * d;                              \
+            for (int64_t hb = 0; hb < d; hb += hd) {                             \
+                const TY *lo = x + t * d + hb, *hi = lo + h;                     \
+                TY *ylo = yrow + hb, *yhi = ylo + h;                             \
+                _Pragma("omp simd") for (int i = 0; i < h; i++)                  \
+                {                                                                \
+                    float l = LD(lo, i), u = LD(hi, i);                          \
+                    ST(ylo, i, l *c[i] - u * sn[i]);                             \
+                    ST(yhi, i, u *c[i] + l * sn[i]);                             \
+                }                                                                \
+            }                                                                    \
+            if (rowbuf)                                                          \
+                sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);       \
+        }                                                                        \
+    }                                                                            \
+    static void sb__softmax_##SUF(const sb_ops_shape *s, const TY *x, TY *y,     \
+                                  float *scratch)                                \
+    {                                                                            \
+        const int64_t T = s->tokens, d = s->d;                                   \
+        size_t sb__row_off;                                                      \
+        const size_t stride = sb__scratch_stride(s, &sb__row_off);               \
+        SB__EXP_BOUNDS(lo, hi);                                                  \
+        _Pragma("omp parallel firstprivate(lo, hi)")                             \
+        {                                                                        \
+            float *e = (float *)((char *)scratch +                               \
+                                 stride * (size_t)omp_get_thread_num());         \
+            TY *rowbuf = SB__ROWBUF(TY, s, scratch);                             \
+            _Pragma("omp for schedule(runtime)") for (int64_t t = 0; t < T;      \
+                                                      t++)                       \
+            {                                                                    \
+                const TY *xr = x + t * d;                                        \
+                TY *yr = rowbuf ? rowbuf : y + t * d;                            \
+                /* Eight running maxima, one per lane: a float max is no         \
+                 * reduction a compiler may reorder on its own (NaN), but        \
+                 * eight independent ones vectorise as they stand. */            \
+                float m8[8], acc[32], mx = -INFINITY, sum = 0.0f;                \
+                int64_t i0 = 0;                                                  \
+                for (int l = 0; l < 8; l++)                                      \
+                    m8[l] = -INFINITY;                                           \
+                for (int l = 0; l < 32; l++)                                     \
+                    acc[l] = 0.0f; /* 32 partial sums, as in rmsnorm */          \
+                for (; i0 + 8 <= d; i0 += 8)                                     \
+                    _Pragma("omp simd") for (int l = 0; l < 8; l++)              \
+                    {                                                            \
+                        float v = LD(xr, i0 + l);                                \
+                        m8[l] = v > m8[l] ? v : m8[l];                           \
+                    }                                                            \
+                for (; i0 < d; i0++) {                                           \
+                    float v = LD(xr, i0);                                        \
+                    mx = v > mx ? v : mx;                                        \
+                }                                                                \
+                for (int l = 0; l < 8; l++)                                      \
+                    mx = m8[l] > mx ? m8[l] : mx;                                \
+                for (int64_t c0 = 0; c0 < d; c0 += SB__CHUNK) {                  \
+                    const int64_t c1 =                                           \
+                        c0 + SB__CHUNK < d ? c0 + SB__CHUNK : d;                 \
+                    if (t + 1 < T)                                               \
+                        sb__prefetch_span(xr + d + c0, y + (t + 1) * d + c0,     \
+                                          sizeof(TY) * (size_t)(c1 - c0));       \
+                    int64_t i = c0;                                              \
+                    for (; i + 32 <= c1; i += 32)                                \
+                        _Pragma("omp simd") for (int l = 0; l < 32; l++)         \
+                        {                                                        \
+                            float ev = sb__expf(LD(xr, i + l) - mx, lo, hi);     \
+                            e[i + l] = ev;                                       \
+                            acc[l] += ev;                                        \
+                        }                                                        \
+                    for (; i < c1; i++) {                                        \
+                        e[i] = sb__expf(LD(xr, i) - mx, lo, hi);                 \
+                        sum += e[i];                                             \
+                    }                                                            \
+                }                                                                \
+                for (int l = 0; l < 32; l++)                                     \
+                    sum += acc[l];                                               \
+                float inv = 1.0f / sum;                                          \
+                _Pragma("omp simd") for (int64_t i = 0; i < d; i++)              \
+                    ST(yr, i, e[i] * inv);                                       \
+                if (rowbuf)                                                      \
+                    sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);   \
+            }                                                                    \
+        }                                                                        \
     }
 
 #ifndef SB__OPS_AVX2
@@ -328,15 +335,15 @@ SB__DEFINE_OPS(f32, float, SB__LD_F32, SB__ST_F32)
 SB__DEFINE_OPS(bf16, uint16_t, SB__LD_BF16, SB__ST_BF16)
 #endif
 
-/* ---- softmax with AVX2 and FMA ------------------------------------------------------
- * The generic softmax above keeps its 32 partial sums in an array GCC
- * leaves on the stack next to the exponential's constants, so every step
- * waits on a store-to-load round trip. This version keeps everything in
- * registers: two running maxima, four exponentials of 8 per step into two
- * sums, and writes the normalised row straight to its destination
- * (streaming stores with `nt`), one pass fewer than a row buffer. The
- * exponential is vexp.h's sb_vexp2_fused (its degree-5 fit of 2^f, with
- * the two-FMA range reduction), 8 lanes at a time. */
+/* ---- softmax with AVX2 and FMA
+ * ------------------------------------------------------ The generic softmax
+ * above keeps its 32 partial sums in an array GCC leaves on the stack next to
+ * the exponential's constants, so every step waits on a store-to-load round
+ * trip. This version keeps everything in registers: two running maxima, four
+ * exponentials of 8 per step into two sums, and writes the normalised row
+ * straight to its destination (streaming stores with `nt`), one pass fewer than
+ * a row buffer. The exponential is vexp.h's sb_vexp2_fused (its degree-5 fit of
+ * 2^f, with the two-FMA range reduction), 8 lanes at a time. */
 #ifdef SB__OPS_AVX2
 
 /* Both softmax kernels take t = x·log2e + R with the row's constant R
@@ -396,8 +403,10 @@ static inline __m256 sb__ld8_bf16(const uint16_t *p)
 static inline __m256i sb__bf16_bits8(__m256 v)
 {
     __m256i u = _mm256_castps_si256(v);
-    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+    __m256i lsb =
+        _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r =
+        _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
     return _mm256_srli_epi32(r, 16);
 }
 
@@ -540,7 +549,8 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
     const size_t stride = sb__scratch_stride(s, NULL);
 #pragma omp parallel
     {
-        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+        float *e =
+            (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
 #pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
             const float *xr = x + t * d;
@@ -574,11 +584,11 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
             const __m256 vr = sb_vexp2_fused_vr(r),
                          vlo = _mm256_set1_ps(sb_vexp2_fused_lo(r)),
                          vmx = _mm256_set1_ps(mx);
-            float sum = sb__hsum8(
-                diff ? sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, true, px,
-                                           py, pf, pfy)
-                     : sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx, false, px,
-                                           py, pf, pfy));
+            float sum =
+                sb__hsum8(diff ? sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx,
+                                                     true, px, py, pf, pfy)
+                               : sb__softmax_exp_f32(xr, e, d16, vr, vlo, vmx,
+                                                     false, px, py, pf, pfy));
             for (int64_t k = d16; k < d; k++) {
                 e[k] = sb__exp2_tail(xr[k], mx, r, diff);
                 sum += e[k];
@@ -599,121 +609,126 @@ static void sb__softmax_avx2_F32(const sb_ops_shape *s, const float *x,
 /* rmsnorm, swiglu and rope in the same style: 16 elements a step in
  * registers, the next row prefetched at the pace this one is read, the
  * output stored straight to its place (streamed with `nt`). */
-#define SB__PF_NEXT(ptr, bytes_ahead, write)                                 \
+#define SB__PF_NEXT(ptr, bytes_ahead, write)                                   \
     __builtin_prefetch((const char *)(ptr) + (bytes_ahead), write, 3)
 
 #define SB__DEFINE_OPS_AVX2(SUF, TY, LD, ST, LDN, STN)                         \
-    static void sb__rmsnorm_avx2_##SUF(const sb_ops_shape *s, const TY *x,   \
-                                       const TY *g, TY *y)                   \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;            \
-        _Pragma("omp parallel")                                              \
-        {                                                                    \
-            _Pragma("omp for schedule(runtime)")                             \
-            for (int64_t t = 0; t < T; t++) {                                \
-                const TY *xr = x + t * d;                                    \
-                TY *yr = y + t * d;                                          \
-                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;          \
-                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
-                /* four sums: with two, one FMA a step on each chain,  \
-                 * the loop waited on the FMA latency (4 cycles) */      \
-                __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;  \
-                __m256 a, b, c, e, ga, gb;                                   \
-                int64_t i = 0;                                               \
-                for (; i + 32 <= d16; i += 32) {                             \
-                    LD(xr + i, &a, &b);                                      \
-                    LD(xr + i + 16, &c, &e);                                 \
-                    s0 = _mm256_fmadd_ps(a, a, s0);                          \
-                    s1 = _mm256_fmadd_ps(b, b, s1);                          \
-                    s2 = _mm256_fmadd_ps(c, c, s2);                          \
-                    s3 = _mm256_fmadd_ps(e, e, s3);                          \
-                }                                                            \
-                for (; i < d16; i += 16) {                                   \
-                    LD(xr + i, &a, &b);                                      \
-                    s0 = _mm256_fmadd_ps(a, a, s0);                          \
-                    s1 = _mm256_fmadd_ps(b, b, s1);                          \
-                }                                                            \
-                float ss = sb__hsum8(_mm256_add_ps(_mm256_add_ps(s0, s2),    \
-                                                   _mm256_add_ps(s1, s3)));  \
-                for (int64_t k = i; k < d; k++) {                            \
-                    float v = SB__LD_##SUF(xr, k);                           \
-                    ss += v * v;                                             \
-                }                                                            \
-                const float rs = 1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS); \
-                const __m256 vr = _mm256_set1_ps(rs);                        \
-                for (i = 0; i < d16; i += 16) {                              \
-                    if (pf)                                                  \
-                        SB__PF_NEXT(xr + i, d * sizeof(TY), 0);              \
-                    if (pfy)                                                 \
-                        SB__PF_NEXT(yr + i, d * sizeof(TY), 1);              \
-                    LD(xr + i, &a, &b);                                      \
-                    LD(g + i, &ga, &gb);                                     \
-                    ST(yr + i, _mm256_mul_ps(_mm256_mul_ps(a, vr), ga),      \
-                       _mm256_mul_ps(_mm256_mul_ps(b, vr), gb), nt);         \
-                }                                                            \
-                for (int64_t k = i; k < d; k++)                              \
-                    SB__ST_##SUF(yr, k, SB__LD_##SUF(xr, k) * rs *           \
-                                            SB__LD_##SUF(g, k));             \
-            }                                                                \
-            _mm_sfence();                                                    \
-        }                                                                    \
-    }                                                                        \
-    static void sb__rope_avx2_##SUF(const sb_ops_shape *s, const TY *x,      \
-                                    const float *ct, const float *st, TY *y) \
-    {                                                                        \
-        const int64_t T = s->tokens, d = s->d;                               \
-        const int hd = s->head_dim, h = hd / 2, h16 = h / 16 * 16;           \
-        _Pragma("omp parallel")                                              \
-        {                                                                    \
-            _Pragma("omp for schedule(runtime)")                             \
-            for (int64_t t = 0; t < T; t++) {                                \
-                const float *c = ct + t * h, *sn = st + t * h;               \
-                TY *yr = y + t * d;                                          \
-                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0 &&        \
-                                h % 16 == 0;                                 \
-                const bool pf = t + 1 < T, pfy = pf && !s->nt;               \
-                for (int64_t hb = 0; hb < d; hb += hd) {                     \
-                    const TY *lo = x + t * d + hb, *hi = lo + h;             \
-                    TY *ylo = yr + hb, *yhi = ylo + h;                       \
-                    __m256 l0, l1, u0, u1;                                   \
-                    int i = 0;                                               \
-                    for (; i < h16; i += 16) {                               \
-                        if (pf) {                                            \
-                            SB__PF_NEXT(lo + i, d * sizeof(TY), 0);          \
-                            SB__PF_NEXT(hi + i, d * sizeof(TY), 0);          \
-                        }                                                    \
-                        if (pfy) {                                           \
-                            SB__PF_NEXT(ylo + i, d * sizeof(TY), 1);         \
-                            SB__PF_NEXT(yhi + i, d * sizeof(TY), 1);         \
-                        }                                                    \
-                        LDN(lo + i, &l0, &l1);                               \
-                        LDN(hi + i, &u0, &u1);                               \
-                        __m256 c0 = _mm256_loadu_ps(c + i),                  \
-                               c1 = _mm256_loadu_ps(c + i + 8),              \
-                               s0 = _mm256_loadu_ps(sn + i),                 \
-                               s1 = _mm256_loadu_ps(sn + i + 8);             \
-                        STN(ylo + i,                                         \
-                           _mm256_fmsub_ps(l0, c0, _mm256_mul_ps(u0, s0)),   \
-                           _mm256_fmsub_ps(l1, c1, _mm256_mul_ps(u1, s1)), nt); \
-                        STN(yhi + i,                                         \
-                           _mm256_fmadd_ps(u0, c0, _mm256_mul_ps(l0, s0)),   \
-                           _mm256_fmadd_ps(u1, c1, _mm256_mul_ps(l1, s1)), nt); \
-                    }                                                        \
-                    for (; i < h; i++) {                                     \
-                        float l = SB__LD_##SUF(lo, i), u = SB__LD_##SUF(hi, i); \
-                        SB__ST_##SUF(ylo, i, l * c[i] - u * sn[i]);          \
-                        SB__ST_##SUF(yhi, i, u * c[i] + l * sn[i]);          \
-                    }                                                        \
-                }                                                            \
-            }                                                                \
-            _mm_sfence();                                                    \
-        }                                                                    \
+    static void sb__rmsnorm_avx2_##SUF(const sb_ops_shape *s, const TY *x,     \
+                                       const TY *g, TY *y)                     \
+    {                                                                          \
+        const int64_t T = s->tokens, d = s->d, d16 = d / 16 * 16;              \
+        _Pragma("omp parallel")                                                \
+        {                                                                      \
+            _Pragma("omp for schedule(runtime)") for (int64_t t = 0; t < T;    \
+                                                      t++)                     \
+            {                                                                  \
+                const TY *xr = x + t * d;                                      \
+                TY *yr = y + t * d;                                            \
+                const bool nt = s->nt && ((uintptr_t)yr & 31) == 0;            \
+                const bool pf = t + 1 < T, pfy = pf && !s->nt;                 \
+                /* four sums: with two, one FMA a step on each chain,          \
+                 * the loop waited on the FMA latency (4 cycles) */            \
+                __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;    \
+                __m256 a, b, c, e, ga, gb;                                     \
+                int64_t i = 0;                                                 \
+                for (; i + 32 <= d16; i += 32) {                               \
+                    LD(xr + i, &a, &b);                                        \
+                    LD(xr + i + 16, &c, &e);                                   \
+                    s0 = _mm256_fmadd_ps(a, a, s0);                            \
+                    s1 = _mm256_fmadd_ps(b, b, s1);                            \
+                    s2 = _mm256_fmadd_ps(c, c, s2);                            \
+                    s3 = _mm256_fmadd_ps(e, e, s3);                            \
+                }                                                              \
+                for (; i < d16; i += 16) {                                     \
+                    LD(xr + i, &a, &b);                                        \
+                    s0 = _mm256_fmadd_ps(a, a, s0);                            \
+                    s1 = _mm256_fmadd_ps(b, b, s1);                            \
+                }                                                              \
+                float ss = sb__hsum8(_mm256_add_ps(_mm256_add_ps(s0, s2),      \
+                                                   _mm256_add_ps(s1, s3)));    \
+                for (int64_t k = i; k < d; k++) {                              \
+                    float v = SB__LD_##SUF(xr, k);                             \
+                    ss += v * v;                                               \
+                }                                                              \
+                const float rs =                                               \
+                    1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS);           \
+                const __m256 vr = _mm256_set1_ps(rs);                          \
+                for (i = 0; i < d16; i += 16) {                                \
+                    if (pf)                                                    \
+                        SB__PF_NEXT(xr + i, d * sizeof(TY), 0);                \
+                    if (pfy)                                                   \
+                        SB__PF_NEXT(yr + i, d * sizeof(TY), 1);                \
+                    LD(xr + i, &a, &b);                                        \
+                    LD(g + i, &ga, &gb);                                       \
+                    ST(yr + i, _mm256_mul_ps(_mm256_mul_ps(a, vr), ga),        \
+                       _mm256_mul_ps(_mm256_mul_ps(b, vr), gb), nt);           \
+                }                                                              \
+                for (int64_t k = i; k < d; k++)                                \
+                    SB__ST_##SUF(                                              \
+                        yr, k, SB__LD_##SUF(xr, k) * rs * SB__LD_##SUF(g, k)); \
+            }                                                                  \
+            _mm_sfence();                                                      \
+        }                                                                      \
+    }                                                                          \
+    static void sb__rope_avx2_##SUF(const sb_ops_shape *s, const TY *x,        \
+                                    const float *ct, const float *st, TY *y)   \
+    {                                                                          \
+        const int64_t T = s->tokens, d = s->d;                                 \
+        const int hd = s->head_dim, h = hd / 2, h16 = h / 16 * 16;             \
+        _Pragma("omp parallel")                                                \
+        {                                                                      \
+            _Pragma("omp for schedule(runtime)") for (int64_t t = 0; t < T;    \
+                                                      t++)                     \
+            {                                                                  \
+                const float *c = ct + t * h, *sn = st + t * h;                 \
+                TY *yr = y + t * d;                                            \
+                const bool nt =                                                \
+                    s->nt && ((uintptr_t)yr & 31) == 0 && h % 16 == 0;         \
+                const bool pf = t + 1 < T, pfy = pf && !s->nt;                 \
+                for (int64_t hb = 0; hb < d; hb += hd) {                       \
+                    const TY *lo = x + t * d + hb, *hi = lo + h;               \
+                    TY *ylo = yr + hb, *yhi = ylo + h;                         \
+                    __m256 l0, l1, u0, u1;                                     \
+                    int i = 0;                                                 \
+                    for (; i < h16; i += 16) {                                 \
+                        if (pf) {                                              \
+                            SB__PF_NEXT(lo + i, d * sizeof(TY), 0);            \
+                            SB__PF_NEXT(hi + i, d * sizeof(TY), 0);            \
+                        }                                                      \
+                        if (pfy) {                                             \
+                            SB__PF_NEXT(ylo + i, d * sizeof(TY), 1);           \
+                            SB__PF_NEXT(yhi + i, d * sizeof(TY), 1);           \
+                        }                                                      \
+                        LDN(lo + i, &l0, &l1);                                 \
+                        LDN(hi + i, &u0, &u1);                                 \
+                        __m256 c0 = _mm256_loadu_ps(c + i),                    \
+                               c1 = _mm256_loadu_ps(c + i + 8),                \
+                               s0 = _mm256_loadu_ps(sn + i),                   \
+                               s1 = _mm256_loadu_ps(sn + i + 8);               \
+                        STN(ylo + i,                                           \
+                            _mm256_fmsub_ps(l0, c0, _mm256_mul_ps(u0, s0)),    \
+                            _mm256_fmsub_ps(l1, c1, _mm256_mul_ps(u1, s1)),    \
+                            nt);                                               \
+                        STN(yhi + i,                                           \
+                            _mm256_fmadd_ps(u0, c0, _mm256_mul_ps(l0, s0)),    \
+                            _mm256_fmadd_ps(u1, c1, _mm256_mul_ps(l1, s1)),    \
+                            nt);                                               \
+                    }                                                          \
+                    for (; i < h; i++) {                                       \
+                        float l = SB__LD_##SUF(lo, i),                         \
+                              u = SB__LD_##SUF(hi, i);                         \
+                        SB__ST_##SUF(ylo, i, l *c[i] - u * sn[i]);             \
+                        SB__ST_##SUF(yhi, i, u *c[i] + l * sn[i]);             \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+            _mm_sfence();                                                      \
+        }                                                                      \
     }
 
 #ifndef SB__OPS_AVX512
 /* swiglu in fp32 (bf16 inputs take sb__swiglu_lut_bf16 below). */
-static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x,
-                                float *y)
+static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x, float *y)
 {
     const int64_t T = s->tokens, d = s->d;
     SB__EXP_BOUNDS(lo_s, hi_s);
@@ -752,7 +767,8 @@ static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x,
                     r[k] = _mm256_rcp_ps(ev[k]);
                 }
                 for (int k = 0; k < 4; k++)
-                    r[k] = _mm256_mul_ps(r[k], _mm256_fnmadd_ps(ev[k], r[k], two));
+                    r[k] =
+                        _mm256_mul_ps(r[k], _mm256_fnmadd_ps(ev[k], r[k], two));
                 for (int k = 0; k < 4; k++)
                     av[k] = _mm256_mul_ps(_mm256_mul_ps(av[k], r[k]), bv[k]);
                 sb__st16_f32(yr + i, av[0], av[1], nt);
@@ -760,8 +776,9 @@ static void sb__swiglu_avx2_F32(const sb_ops_shape *s, const float *x,
             }
             for (; i < d; i++) {
                 float av = SB__LD_F32(ar, i);
-                SB__ST_F32(yr, i, av / (1.0f + sb__expf(-av, lo_s, hi_s)) *
-                                        SB__LD_F32(br, i));
+                SB__ST_F32(yr, i,
+                           av / (1.0f + sb__expf(-av, lo_s, hi_s)) *
+                               SB__LD_F32(br, i));
             }
         }
         _mm_sfence();
@@ -797,7 +814,10 @@ static void sb__silu_build(void)
 /* Builds the table if this process has not yet: the benchmark's setup
  * calls it, so no timed call pays for it; the kernel calls it too for
  * callers without a setup (the unit tests), where it is one atomic load. */
-static void sb__silu_ready(void) { pthread_once(&sb__silu_once, sb__silu_build); }
+static void sb__silu_ready(void)
+{
+    pthread_once(&sb__silu_once, sb__silu_build);
+}
 
 #ifndef SB__OPS_AVX512 /* (the AVX-512 kernels replace these) */
 /* 16 elements of a bf16 swiglu row from element i: the looked-up values
@@ -809,14 +829,14 @@ sb__swiglu16_bf16(const uint16_t *ar, const uint16_t *br, uint16_t *yr,
                   int64_t i, bool nt)
 {
     const uint16_t *c = ar + i;
-    const __m256 fa = _mm256_setr_ps(
-        sb__silu_tab[c[0]], sb__silu_tab[c[1]], sb__silu_tab[c[2]],
-        sb__silu_tab[c[3]], sb__silu_tab[c[8]], sb__silu_tab[c[9]],
-        sb__silu_tab[c[10]], sb__silu_tab[c[11]]);
-    const __m256 fb = _mm256_setr_ps(
-        sb__silu_tab[c[4]], sb__silu_tab[c[5]], sb__silu_tab[c[6]],
-        sb__silu_tab[c[7]], sb__silu_tab[c[12]], sb__silu_tab[c[13]],
-        sb__silu_tab[c[14]], sb__silu_tab[c[15]]);
+    const __m256 fa = _mm256_setr_ps(sb__silu_tab[c[0]], sb__silu_tab[c[1]],
+                                     sb__silu_tab[c[2]], sb__silu_tab[c[3]],
+                                     sb__silu_tab[c[8]], sb__silu_tab[c[9]],
+                                     sb__silu_tab[c[10]], sb__silu_tab[c[11]]);
+    const __m256 fb = _mm256_setr_ps(sb__silu_tab[c[4]], sb__silu_tab[c[5]],
+                                     sb__silu_tab[c[6]], sb__silu_tab[c[7]],
+                                     sb__silu_tab[c[12]], sb__silu_tab[c[13]],
+                                     sb__silu_tab[c[14]], sb__silu_tab[c[15]]);
     __m256 ba, bb;
     sb__ld16_bf16p(br + i, &ba, &bb);
     sb__st16_bf16p(yr + i, _mm256_mul_ps(fa, ba), _mm256_mul_ps(fb, bb), nt);
@@ -866,12 +886,12 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
             /* prefetch the next output row only when it is stored
              * through the caches */
             const bool pfy = pf && !s->nt;
-            int64_t i = nt ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes,
-                                                 false, true)
-                      : pfy ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes,
-                                                  true, false)
-                            : sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes,
-                                                  false, false);
+            int64_t i =
+                nt ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, false, true)
+                : pfy
+                    ? sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, true, false)
+                    : sb__swiglu_row_bf16(ar, br, yr, d, pf_bytes, false,
+                                          false);
             for (; i < d; i++)
                 yr[i] = sb_bf16_from_f32(sb__silu_tab[ar[i]] *
                                          sb_bf16_to_f32(br[i]));
@@ -885,18 +905,20 @@ static void sb__swiglu_lut_bf16(const sb_ops_shape *s, const uint16_t *x,
 static inline void sb__st16_bf16p_unit(uint16_t *p, __m256 a, __m256 b, bool nt)
 {
     const __m256i h = _mm256_set1_epi32(0x8000);
-    __m256i ua = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(a), h), 16);
-    __m256i ub = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(b), h), 16);
+    __m256i ua =
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(a), h), 16);
+    __m256i ub =
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(b), h), 16);
     sb__st32b(p, _mm256_packus_epi32(ua, ub), nt);
 }
 
-/* ---- softmax with bf16 storage ----------------------------------------------------
- * Half the bytes of fp32 per element for the same arithmetic, so this one
- * is bound by its instructions more than by memory: the fp32 kernel's
- * text took ~30 vector instructions per 8 elements and spilled (GCC kept
- * the exponential's intermediates on the stack). This one makes two
- * passes over a row (exponentials into fp32 scratch, their sum; scale and
- * store) and drops what softmax does not need:
+/* ---- softmax with bf16 storage
+ * ---------------------------------------------------- Half the bytes of fp32
+ * per element for the same arithmetic, so this one is bound by its instructions
+ * more than by memory: the fp32 kernel's text took ~30 vector instructions per
+ * 8 elements and spilled (GCC kept the exponential's intermediates on the
+ * stack). This one makes two passes over a row (exponentials into fp32 scratch,
+ * their sum; scale and store) and drops what softmax does not need:
  *   - no pass for the max (below, in the kernel);
  *   - the exponential is sb_vexp2_bf16 (vexp.h): two FMAs of range
  *     reduction, with the row's constant (an integer R near -max·log2e)
@@ -949,8 +971,8 @@ sb__softmax_exp16_bf16(__m256i c, float *e, __m256 vr, __m256 vlo, __m256 vmx,
 static inline __attribute__((always_inline)) float
 sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vr,
                      __m256 vlo, __m256 vmx, bool clamp, bool diff,
-                     const char *px, char *py, bool pf, bool pfy,
-                     int16_t *hi16, uint16_t *lo16)
+                     const char *px, char *py, bool pf, bool pfy, int16_t *hi16,
+                     uint16_t *lo16)
 {
     __m256 s = _mm256_setzero_ps(), a, b, c, dd;
     __m256i hi = _mm256_set1_epi16(INT16_MIN), lo = _mm256_setzero_si256();
@@ -968,8 +990,8 @@ sb__softmax_exp_bf16(const uint16_t *xr, float *e, int64_t d16, __m256 vr,
         sb__softmax_exp16_bf16(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
         sb__softmax_exp16_bf16(c1, e + i + 16, vr, vlo, vmx, clamp, diff, &c,
                                &dd);
-        s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a, c),
-                                           _mm256_add_ps(b, dd)));
+        s = _mm256_add_ps(
+            s, _mm256_add_ps(_mm256_add_ps(a, c), _mm256_add_ps(b, dd)));
     }
     if (i < d16) {
         if (pf)
@@ -1063,7 +1085,8 @@ static float sb__softmax_max_bf16(const uint16_t *xr, int64_t d, int64_t d16,
         m0 = _mm256_max_ps(m0, a);
         m1 = _mm256_max_ps(m1, b);
     }
-    float mx = sb__hmax8(_mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
+    float mx =
+        sb__hmax8(_mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
     for (int64_t k = i; k < d; k++) {
         float v = sb_bf16_to_f32(xr[k]);
         mx = v > mx ? v : mx;
@@ -1078,7 +1101,8 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
     const size_t stride = sb__scratch_stride(s, NULL);
 #pragma omp parallel
     {
-        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+        float *e =
+            (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
         bool clamp = false;
 #pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
@@ -1103,7 +1127,8 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
                 __m256 a, b, c, dd;
                 sb__ld16_bf16p(xr, &a, &b);
                 sb__ld16_bf16p(xr + 16, &c, &dd);
-                mx = sb__hmax8(_mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, dd)));
+                mx = sb__hmax8(
+                    _mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, dd)));
                 if (mx >= -64.0f) {
                     sum = sb__softmax_exp_row_bf16(xr, e, d, d16, mx, &clamp,
                                                    px, py, pf, pfy, &hi);
@@ -1130,8 +1155,9 @@ static void sb__softmax_avx2_BF16(const sb_ops_shape *s, const uint16_t *x,
             const __m256 vi = _mm256_set1_ps(inv);
             int64_t i = 0;
             for (; i < d16; i += 16)
-                sb__st16_bf16p_unit(yr + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), vi),
-                                    _mm256_mul_ps(_mm256_loadu_ps(e + i + 8), vi), nt);
+                sb__st16_bf16p_unit(
+                    yr + i, _mm256_mul_ps(_mm256_loadu_ps(e + i), vi),
+                    _mm256_mul_ps(_mm256_loadu_ps(e + i + 8), vi), nt);
             for (int64_t k = i; k < d; k++)
                 yr[k] = sb_bf16_from_f32(e[k] * inv);
         }
@@ -1145,16 +1171,16 @@ SB__DEFINE_OPS_AVX2(BF16, uint16_t, sb__ld16_bf16p, sb__st16_bf16p,
 #endif
 #endif
 
-/* ---- AVX-512 ---------------------------------------------------------------------
- * With AVX-512F and BW (SB__OPS_AVX512) these kernels replace the AVX2
- * ones: the same algorithms and structure (rows over OpenMP, the next
- * row prefetched at the pace this one is read, streaming stores with
- * `nt`, the fused exponential of vexp.h in its 16-lane form, the bf16
- * softmax's guessed max and its 16-bit checks, the bf16 swiglu's silu
- * table), one 64-byte line per vector: 16 fp32 or 32 bf16 a vector, and
- * 32 elements a step (two vectors of 16 in fp32 arithmetic; 64 where four
- * exponentials run together, as AVX2 runs four of 8). What changes beside
- * the width:
+/* ---- AVX-512
+ * --------------------------------------------------------------------- With
+ * AVX-512F and BW (SB__OPS_AVX512) these kernels replace the AVX2 ones: the
+ * same algorithms and structure (rows over OpenMP, the next row prefetched at
+ * the pace this one is read, streaming stores with `nt`, the fused exponential
+ * of vexp.h in its 16-lane form, the bf16 softmax's guessed max and its 16-bit
+ * checks, the bf16 swiglu's silu table), one 64-byte line per vector: 16 fp32
+ * or 32 bf16 a vector, and 32 elements a step (two vectors of 16 in fp32
+ * arithmetic; 64 where four exponentials run together, as AVX2 runs four of 8).
+ * What changes beside the width:
  *   - a row's tail (d, or rope's half head, not a multiple of 32) is one
  *     masked step instead of a scalar loop: masked loads (zeros, or -inf
  *     where a max or an exponential must ignore the lanes) and masked
@@ -1237,10 +1263,13 @@ sb__ld32(const void *p, int64_t i, bool bf16, bool porder, __m512 *a, __m512 *b)
         if (porder) {
             sb__unpack32p_bf16(_mm512_loadu_si512(q), a, b);
         } else {
-            *a = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-                _mm256_loadu_si256((const __m256i *)q)), 16));
-            *b = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-                _mm256_loadu_si256((const __m256i *)(q + 16))), 16));
+            *a = _mm512_castsi512_ps(_mm512_slli_epi32(
+                _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)q)),
+                16));
+            *b = _mm512_castsi512_ps(
+                _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
+                                      (const __m256i *)(q + 16))),
+                                  16));
         }
     } else {
         *a = _mm512_loadu_ps((const float *)p + i);
@@ -1253,9 +1282,9 @@ sb__ld32_tail(const void *p, int64_t i, int64_t n, bool bf16, __m512 *a,
               __m512 *b)
 {
     if (bf16) {
-        sb__unpack32n_bf16(_mm512_maskz_loadu_epi16(sb__lanes32(n),
-                                                    (const uint16_t *)p + i),
-                           a, b);
+        sb__unpack32n_bf16(
+            _mm512_maskz_loadu_epi16(sb__lanes32(n), (const uint16_t *)p + i),
+            a, b);
     } else {
         *a = _mm512_maskz_loadu_ps(sb__lanes16(n), (const float *)p + i);
         *b = _mm512_maskz_loadu_ps(sb__lanes16(n - 16),
@@ -1269,14 +1298,17 @@ sb__ld32_tail(const void *p, int64_t i, int64_t n, bool bf16, __m512 *a,
 static inline __m512i sb__bf16_bits16(__m512 v)
 {
     __m512i u = _mm512_castps_si512(v);
-    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+    __m512i lsb =
+        _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r =
+        _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
     return _mm512_srli_epi32(r, 16);
 }
 static inline __m512i sb__bf16_unit_bits16(__m512 v)
 {
     return _mm512_srli_epi32(
-        _mm512_add_epi32(_mm512_castps_si512(v), _mm512_set1_epi32(0x8000)), 16);
+        _mm512_add_epi32(_mm512_castps_si512(v), _mm512_set1_epi32(0x8000)),
+        16);
 }
 
 /* How sb__pack32_bf16 rounds: SB__BF_EXACT, sb_bf16_from_f32 bit for bit
@@ -1303,7 +1335,8 @@ sb__pack32_bf16(__m512 a, __m512 b, bool porder, int how)
 #endif
     const __m512i v =
         how == SB__BF_UNIT
-            ? _mm512_packus_epi32(sb__bf16_unit_bits16(a), sb__bf16_unit_bits16(b))
+            ? _mm512_packus_epi32(sb__bf16_unit_bits16(a),
+                                  sb__bf16_unit_bits16(b))
             : _mm512_packus_epi32(sb__bf16_bits16(a), sb__bf16_bits16(b));
     return porder ? v
                   : _mm512_permutexvar_epi64(
@@ -1360,8 +1393,8 @@ static inline float sb__hmax16(__m512 v)
 /* One rmsnorm row: the sum of squares on four accumulators (as the AVX2
  * kernel: two chains would wait on the FMA latency), then x·rs·g. */
 static inline __attribute__((always_inline)) void
-sb__rmsnorm_row512(const void *xr, const void *g, void *yr, int64_t d,
-                   bool pf, bool pfy, bool nt, bool bf16)
+sb__rmsnorm_row512(const void *xr, const void *g, void *yr, int64_t d, bool pf,
+                   bool pfy, bool nt, bool bf16)
 {
     const int S = bf16 ? 2 : 4;
     const int64_t d32 = d / 32 * 32, n = d - d32;
@@ -1398,8 +1431,8 @@ sb__rmsnorm_row512(const void *xr, const void *g, void *yr, int64_t d,
         sb__ld32(xr, i, bf16, true, &a, &b);
         sb__ld32(g, i, bf16, true, &ga, &gb);
         sb__st32(yr, i, _mm512_mul_ps(_mm512_mul_ps(a, vr), ga),
-                 _mm512_mul_ps(_mm512_mul_ps(b, vr), gb), bf16, true,
-                 SB__BF_NE, nt);
+                 _mm512_mul_ps(_mm512_mul_ps(b, vr), gb), bf16, true, SB__BF_NE,
+                 nt);
     }
     if (n) {
         sb__ld32_tail(xr, d32, n, bf16, &a, &b);
@@ -1461,17 +1494,17 @@ sb__rope_row512(const void *xr, const float *c, const float *sn, void *yr,
  * out only if it starts on a 64-byte boundary (and, for rope, every half
  * head does: NTCOND). */
 #define SB__ROWS512(TY, NTCOND, ROW)                                           \
-    const int64_t T = s->tokens, d = s->d;                                   \
-    _Pragma("omp parallel")                                                  \
-    {                                                                        \
-        _Pragma("omp for schedule(runtime)")                                 \
-        for (int64_t t = 0; t < T; t++) {                                    \
-            TY *yr = y + t * d;                                              \
-            const bool nt = s->nt && ((uintptr_t)yr & 63) == 0 && (NTCOND);  \
-            const bool pf = t + 1 < T, pfy = pf && !s->nt;                   \
-            ROW;                                                             \
-        }                                                                    \
-        _mm_sfence();                                                        \
+    const int64_t T = s->tokens, d = s->d;                                     \
+    _Pragma("omp parallel")                                                    \
+    {                                                                          \
+        _Pragma("omp for schedule(runtime)") for (int64_t t = 0; t < T; t++)   \
+        {                                                                      \
+            TY *yr = y + t * d;                                                \
+            const bool nt = s->nt && ((uintptr_t)yr & 63) == 0 && (NTCOND);    \
+            const bool pf = t + 1 < T, pfy = pf && !s->nt;                     \
+            ROW;                                                               \
+        }                                                                      \
+        _mm_sfence();                                                          \
     }
 
 static void sb__rmsnorm_512_F32(const sb_ops_shape *s, const float *x,
@@ -1506,8 +1539,8 @@ static void sb__rope_512_BF16(const sb_ops_shape *s, const uint16_t *x,
 /* swiglu in fp32: 64 elements a step, four exponentials stage by stage
  * (sb_vexp2_x4_512), a / (1 + e^-a) by vrcp14ps and one Newton step;
  * then 16 at a time, the last masked. */
-static inline __attribute__((always_inline)) __m512
-sb__silu_mul16(__m512 a, __m512 b)
+static inline __attribute__((always_inline)) __m512 sb__silu_mul16(__m512 a,
+                                                                   __m512 b)
 {
     const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
     __m512 e = _mm512_add_ps(
@@ -1554,16 +1587,20 @@ static void sb__swiglu_512_F32(const sb_ops_shape *s, const float *x, float *y)
                     r[k] = _mm512_rcp14_ps(ev[k]);
                 }
                 for (int k = 0; k < 4; k++)
-                    r[k] = _mm512_mul_ps(r[k], _mm512_fnmadd_ps(ev[k], r[k], two));
+                    r[k] =
+                        _mm512_mul_ps(r[k], _mm512_fnmadd_ps(ev[k], r[k], two));
                 for (int k = 0; k < 4; k++)
-                    sb__st64b(yr + i + 16 * k, _mm512_castps_si512(_mm512_mul_ps(
-                                  _mm512_mul_ps(av[k], r[k]), bv[k])), nt);
+                    sb__st64b(yr + i + 16 * k,
+                              _mm512_castps_si512(_mm512_mul_ps(
+                                  _mm512_mul_ps(av[k], r[k]), bv[k])),
+                              nt);
             }
             for (; i < d; i += 16) {
                 const __mmask16 m = sb__lanes16(d - i);
-                _mm512_mask_storeu_ps(yr + i, m, sb__silu_mul16(
-                    _mm512_maskz_loadu_ps(m, ar + i),
-                    _mm512_maskz_loadu_ps(m, br + i)));
+                _mm512_mask_storeu_ps(
+                    yr + i, m,
+                    sb__silu_mul16(_mm512_maskz_loadu_ps(m, ar + i),
+                                   _mm512_maskz_loadu_ps(m, br + i)));
             }
         }
         _mm_sfence();
@@ -1585,14 +1622,14 @@ sb__swiglu32_bf16(const uint16_t *c, __m512i up, uint16_t *yo, __mmask32 m,
         SB__T(11), SB__T(16), SB__T(17), SB__T(18), SB__T(19), SB__T(24),
         SB__T(25), SB__T(26), SB__T(27));
     const __m512 fb = _mm512_setr_ps(
-        SB__T(4), SB__T(5), SB__T(6), SB__T(7), SB__T(12), SB__T(13),
-        SB__T(14), SB__T(15), SB__T(20), SB__T(21), SB__T(22), SB__T(23),
-        SB__T(28), SB__T(29), SB__T(30), SB__T(31));
+        SB__T(4), SB__T(5), SB__T(6), SB__T(7), SB__T(12), SB__T(13), SB__T(14),
+        SB__T(15), SB__T(20), SB__T(21), SB__T(22), SB__T(23), SB__T(28),
+        SB__T(29), SB__T(30), SB__T(31));
 #undef SB__T
     __m512 ba, bb;
     sb__unpack32p_bf16(up, &ba, &bb);
-    const __m512i v = sb__pack32_bf16(_mm512_mul_ps(fa, ba),
-                                      _mm512_mul_ps(fb, bb), true, SB__BF_EXACT);
+    const __m512i v = sb__pack32_bf16(
+        _mm512_mul_ps(fa, ba), _mm512_mul_ps(fb, bb), true, SB__BF_EXACT);
     if (full)
         sb__st64b(yo, v, nt);
     else
@@ -1699,22 +1736,23 @@ sb__softmax_exp_f32_512(const float *xr, float *e, int64_t d, __m512 vr,
         if (pfy)
             __builtin_prefetch(py + 4 * i, 1, 3);
         v[0] = sb__softmax_exp16_512(
-            _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, xr + i), vr,
-            vlo, vmx, true, diff, false);
+            _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, xr + i), vr, vlo,
+            vmx, true, diff, false);
         _mm512_mask_storeu_ps(e + i, m, v[0]);
         s0 = _mm512_add_ps(s0, v[0]);
     }
     return _mm512_add_ps(s0, s1);
 }
 
-static void sb__softmax_512_F32(const sb_ops_shape *s, const float *x,
-                                float *y, float *scratch)
+static void sb__softmax_512_F32(const sb_ops_shape *s, const float *x, float *y,
+                                float *scratch)
 {
     const int64_t T = s->tokens, d = s->d, d32 = d / 32 * 32;
     const size_t stride = sb__scratch_stride(s, NULL);
 #pragma omp parallel
     {
-        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+        float *e =
+            (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
 #pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
             const float *xr = x + t * d;
@@ -1753,8 +1791,8 @@ static void sb__softmax_512_F32(const sb_ops_shape *s, const float *x,
                          vlo = _mm512_set1_ps(sb_vexp2_fused_lo(r)),
                          vmx = _mm512_set1_ps(mx);
             const float sum = _mm512_reduce_add_ps(
-                diff ? sb__softmax_exp_f32_512(xr, e, d, vr, vlo, vmx, true,
-                                               px, py, pf, pfy)
+                diff ? sb__softmax_exp_f32_512(xr, e, d, vr, vlo, vmx, true, px,
+                                               py, pf, pfy)
                      : sb__softmax_exp_f32_512(xr, e, d, vr, vlo, vmx, false,
                                                px, py, pf, pfy));
             const __m512 vi = _mm512_set1_ps(1.0f / sum);
@@ -1763,12 +1801,14 @@ static void sb__softmax_512_F32(const sb_ops_shape *s, const float *x,
                          _mm512_mul_ps(_mm512_loadu_ps(e + i + 16), vi), false,
                          false, SB__BF_NE, nt);
             if (i < d)
-                sb__st32_tail(yr, i, d - i,
-                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
-                                  sb__lanes16(d - i), e + i), vi),
-                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
-                                  sb__lanes16(d - i - 16), e + i + 16), vi),
-                              false, SB__BF_NE);
+                sb__st32_tail(
+                    yr, i, d - i,
+                    _mm512_mul_ps(
+                        _mm512_maskz_loadu_ps(sb__lanes16(d - i), e + i), vi),
+                    _mm512_mul_ps(_mm512_maskz_loadu_ps(sb__lanes16(d - i - 16),
+                                                        e + i + 16),
+                                  vi),
+                    false, SB__BF_NE);
         }
         _mm_sfence();
     }
@@ -1821,11 +1861,12 @@ sb__softmax_exp_bf16_512(const uint16_t *xr, float *e, int64_t d, __m512 vr,
         hi = _mm512_max_epi16(hi, _mm512_max_epi16(c0, c1));
         if (!clamp)
             lo = _mm512_max_epu16(lo, _mm512_max_epu16(c0, c1));
-        sb__softmax_exp32_bf16_512(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
+        sb__softmax_exp32_bf16_512(c0, e + i, vr, vlo, vmx, clamp, diff, &a,
+                                   &b);
         sb__softmax_exp32_bf16_512(c1, e + i + 32, vr, vlo, vmx, clamp, diff,
                                    &c, &dd);
-        s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a, c),
-                                           _mm512_add_ps(b, dd)));
+        s = _mm512_add_ps(
+            s, _mm512_add_ps(_mm512_add_ps(a, c), _mm512_add_ps(b, dd)));
     }
     if (i < d32) {
         if (pf)
@@ -1836,7 +1877,8 @@ sb__softmax_exp_bf16_512(const uint16_t *xr, float *e, int64_t d, __m512 vr,
         hi = _mm512_max_epi16(hi, c0);
         if (!clamp)
             lo = _mm512_max_epu16(lo, c0);
-        sb__softmax_exp32_bf16_512(c0, e + i, vr, vlo, vmx, clamp, diff, &a, &b);
+        sb__softmax_exp32_bf16_512(c0, e + i, vr, vlo, vmx, clamp, diff, &a,
+                                   &b);
         s = _mm512_add_ps(s, _mm512_add_ps(a, b));
         i += 32;
     }
@@ -1937,7 +1979,8 @@ static float sb__softmax_max_bf16_512(const uint16_t *xr, int64_t d)
         m2 = _mm512_max_ps(m2, a);
         m3 = _mm512_max_ps(m3, b);
     }
-    return sb__hmax16(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+    return sb__hmax16(
+        _mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
 }
 
 static void sb__softmax_512_BF16(const sb_ops_shape *s, const uint16_t *x,
@@ -1947,7 +1990,8 @@ static void sb__softmax_512_BF16(const sb_ops_shape *s, const uint16_t *x,
     const size_t stride = sb__scratch_stride(s, NULL);
 #pragma omp parallel
     {
-        float *e = (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
+        float *e =
+            (float *)((char *)scratch + stride * (size_t)omp_get_thread_num());
         bool clamp = false;
 #pragma omp for schedule(runtime)
         for (int64_t t = 0; t < T; t++) {
@@ -1989,12 +2033,14 @@ static void sb__softmax_512_BF16(const sb_ops_shape *s, const uint16_t *x,
                          _mm512_mul_ps(_mm512_loadu_ps(e + i + 16), vi), true,
                          true, SB__BF_UNIT, nt);
             if (i < d)
-                sb__st32_tail(yr, i, d - i,
-                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
-                                  sb__lanes16(d - i), e + i), vi),
-                              _mm512_mul_ps(_mm512_maskz_loadu_ps(
-                                  sb__lanes16(d - i - 16), e + i + 16), vi),
-                              true, SB__BF_UNIT);
+                sb__st32_tail(
+                    yr, i, d - i,
+                    _mm512_mul_ps(
+                        _mm512_maskz_loadu_ps(sb__lanes16(d - i), e + i), vi),
+                    _mm512_mul_ps(_mm512_maskz_loadu_ps(sb__lanes16(d - i - 16),
+                                                        e + i + 16),
+                                  vi),
+                    true, SB__BF_UNIT);
         }
         _mm_sfence();
     }
@@ -2031,55 +2077,104 @@ void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
 #if defined(SB__OPS_AVX512)
     if (!s->bf16) {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_512_F32(s, x, g, y); break;
-        case SB_OP_SWIGLU: sb__swiglu_512_F32(s, x, y); break;
-        case SB_OP_ROPE: sb__rope_512_F32(s, x, cos_t, sin_t, y); break;
-        case SB_OP_SOFTMAX: sb__softmax_512_F32(s, x, y, scratch); break;
+        case SB_OP_RMSNORM:
+            sb__rmsnorm_512_F32(s, x, g, y);
+            break;
+        case SB_OP_SWIGLU:
+            sb__swiglu_512_F32(s, x, y);
+            break;
+        case SB_OP_ROPE:
+            sb__rope_512_F32(s, x, cos_t, sin_t, y);
+            break;
+        case SB_OP_SOFTMAX:
+            sb__softmax_512_F32(s, x, y, scratch);
+            break;
         }
     } else {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_512_BF16(s, x, g, y); break;
-        case SB_OP_SWIGLU: sb__swiglu_512_BF16(s, x, y); break;
-        case SB_OP_ROPE: sb__rope_512_BF16(s, x, cos_t, sin_t, y); break;
-        case SB_OP_SOFTMAX: sb__softmax_512_BF16(s, x, y, scratch); break;
+        case SB_OP_RMSNORM:
+            sb__rmsnorm_512_BF16(s, x, g, y);
+            break;
+        case SB_OP_SWIGLU:
+            sb__swiglu_512_BF16(s, x, y);
+            break;
+        case SB_OP_ROPE:
+            sb__rope_512_BF16(s, x, cos_t, sin_t, y);
+            break;
+        case SB_OP_SOFTMAX:
+            sb__softmax_512_BF16(s, x, y, scratch);
+            break;
         }
     }
 #elif defined(SB__OPS_AVX2)
     if (!s->bf16) {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_avx2_F32(s, x, g, y); break;
-        case SB_OP_SWIGLU: sb__swiglu_avx2_F32(s, x, y); break;
-        case SB_OP_ROPE: sb__rope_avx2_F32(s, x, cos_t, sin_t, y); break;
-        case SB_OP_SOFTMAX: sb__softmax_avx2_F32(s, x, y, scratch); break;
+        case SB_OP_RMSNORM:
+            sb__rmsnorm_avx2_F32(s, x, g, y);
+            break;
+        case SB_OP_SWIGLU:
+            sb__swiglu_avx2_F32(s, x, y);
+            break;
+        case SB_OP_ROPE:
+            sb__rope_avx2_F32(s, x, cos_t, sin_t, y);
+            break;
+        case SB_OP_SOFTMAX:
+            sb__softmax_avx2_F32(s, x, y, scratch);
+            break;
         }
     } else {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_avx2_BF16(s, x, g, y); break;
-        case SB_OP_SWIGLU: sb__swiglu_lut_bf16(s, x, y); break;
-        case SB_OP_ROPE: sb__rope_avx2_BF16(s, x, cos_t, sin_t, y); break;
-        case SB_OP_SOFTMAX: sb__softmax_avx2_BF16(s, x, y, scratch); break;
+        case SB_OP_RMSNORM:
+            sb__rmsnorm_avx2_BF16(s, x, g, y);
+            break;
+        case SB_OP_SWIGLU:
+            sb__swiglu_lut_bf16(s, x, y);
+            break;
+        case SB_OP_ROPE:
+            sb__rope_avx2_BF16(s, x, cos_t, sin_t, y);
+            break;
+        case SB_OP_SOFTMAX:
+            sb__softmax_avx2_BF16(s, x, y, scratch);
+            break;
         }
     }
 #else
     if (!s->bf16) {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_f32(s, x, g, y, scratch); break;
-        case SB_OP_SWIGLU: sb__swiglu_f32(s, x, y, scratch); break;
-        case SB_OP_ROPE: sb__rope_f32(s, x, cos_t, sin_t, y, scratch); break;
-        case SB_OP_SOFTMAX: sb__softmax_f32(s, x, y, scratch); break;
+        case SB_OP_RMSNORM:
+            sb__rmsnorm_f32(s, x, g, y, scratch);
+            break;
+        case SB_OP_SWIGLU:
+            sb__swiglu_f32(s, x, y, scratch);
+            break;
+        case SB_OP_ROPE:
+            sb__rope_f32(s, x, cos_t, sin_t, y, scratch);
+            break;
+        case SB_OP_SOFTMAX:
+            sb__softmax_f32(s, x, y, scratch);
+            break;
         }
     } else {
         switch (s->op) {
-        case SB_OP_RMSNORM: sb__rmsnorm_bf16(s, x, g, y, scratch); break;
-        case SB_OP_SWIGLU: sb__swiglu_bf16(s, x, y, scratch); break;
-        case SB_OP_ROPE: sb__rope_bf16(s, x, cos_t, sin_t, y, scratch); break;
-        case SB_OP_SOFTMAX: sb__softmax_bf16(s, x, y, scratch); break;
+        case SB_OP_RMSNORM:
+            sb__rmsnorm_bf16(s, x, g, y, scratch);
+            break;
+        case SB_OP_SWIGLU:
+            sb__swiglu_bf16(s, x, y, scratch);
+            break;
+        case SB_OP_ROPE:
+            sb__rope_bf16(s, x, cos_t, sin_t, y, scratch);
+            break;
+        case SB_OP_SOFTMAX:
+            sb__softmax_bf16(s, x, y, scratch);
+            break;
         }
     }
 #endif
 }
 
-/* ---- benchmark plumbing --------------------------------------------------------- */
+/* ---- benchmark plumbing
+ * --------------------------------------------------------- */
 
 typedef struct sb_ops_state {
     sb_ops_shape s;
@@ -2087,18 +2182,35 @@ typedef struct sb_ops_state {
     float *cos_t, *sin_t, *scratch;
 } sb_ops_state;
 
-#define SB__OPS_COMMON_PARAMS                                                \
-    {"tokens", SB_P_INT, "256", 1, SB_OPS_MAX_TOKENS, NULL,                  \
-     "rows of the [tokens, d] matrix"},                                      \
-        {"d", SB_P_INT, "4096", 1, SB_OPS_MAX_D, NULL, "row width"},         \
-        {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",                       \
-         "storage type (arithmetic is fp32)"},                              \
-        {"nt", SB_P_STR, "auto", 0, 0, "auto|on|off",                        \
-         "non-temporal stores of the output; auto: on when the output "     \
-         "exceeds the last-level cache"},                                   \
-        {"schedule", SB_P_STR, "auto", 0, 0, "auto|static|dynamic",          \
-         "rows to threads: one block each (static, as first touched) or "   \
-         "chunks of up to 128 (dynamic); auto: dynamic on one NUMA node"}
+#define SB__OPS_COMMON_PARAMS                                                  \
+    {"tokens",                                                                 \
+     SB_P_INT,                                                                 \
+     "256",                                                                    \
+     1,                                                                        \
+     SB_OPS_MAX_TOKENS,                                                        \
+     NULL,                                                                     \
+     "rows of the [tokens, d] matrix"},                                        \
+        {"d", SB_P_INT, "4096", 1, SB_OPS_MAX_D, NULL, "row width"},           \
+        {"dtype",                                                              \
+         SB_P_STR,                                                             \
+         "fp32",                                                               \
+         0,                                                                    \
+         0,                                                                    \
+         "fp32|bf16",                                                          \
+         "storage type (arithmetic is fp32)"},                                 \
+        {"nt",                                                                 \
+         SB_P_STR,                                                             \
+         "auto",                                                               \
+         0,                                                                    \
+         0,                                                                    \
+         "auto|on|off",                                                        \
+         "non-temporal stores of the output; auto: on when the output "        \
+         "exceeds the last-level cache"},                                      \
+    {                                                                          \
+        "schedule", SB_P_STR, "auto", 0, 0, "auto|static|dynamic",             \
+            "rows to threads: one block each (static, as first touched) or "   \
+            "chunks of up to 128 (dynamic); auto: dynamic on one NUMA node"    \
+    }
 
 static const sb_param_def sb__ops_params[] = {
     SB__OPS_COMMON_PARAMS, {NULL, 0, NULL, 0, 0, NULL, NULL}};
@@ -2138,8 +2250,9 @@ static void sb__ops_shape(const sb_params *p, sb_op_kind op, sb_ops_shape *s)
     s->nt = strcmp(nt, "on") == 0 ||
             (strcmp(nt, "auto") == 0 && llc > 0 && out > llc);
     const char *sched = sb_p_str(p, "schedule");
-    s->chunk = strcmp(sched, "static") == 0 ? 0
-               : sb_ops_cpu_chunk(s->tokens, strcmp(sched, "dynamic") == 0);
+    s->chunk = strcmp(sched, "static") == 0
+                   ? 0
+                   : sb_ops_cpu_chunk(s->tokens, strcmp(sched, "dynamic") == 0);
 }
 
 static double sb__ops_footprint_shape(const sb_ops_shape *s)
@@ -2174,7 +2287,8 @@ void sb_ops_cpu_fill(void *a, int64_t rows, int64_t width, bool bf16,
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < rows; t++)
         for (int64_t i = 0; i < width; i++) {
-            uint64_t st = seed * 0x2545f4914f6cdd1dULL + (uint64_t)(t * width + i);
+            uint64_t st =
+                seed * 0x2545f4914f6cdd1dULL + (uint64_t)(t * width + i);
             float v = (float)(lo + (hi - lo) * sb_rng_unif(&st));
             if (bf16)
                 ((uint16_t *)a)[t * width + i] = sb_bf16_from_f32(v);
@@ -2239,7 +2353,10 @@ void sb_ops_cpu_state_buffers(void *state, void **x, void **g, void **y,
     *sin_t = st->sin_t;
 }
 
-void sb_ops_cpu_free(void *state) { sb__ops_teardown(state); }
+void sb_ops_cpu_free(void *state)
+{
+    sb__ops_teardown(state);
+}
 
 static void sb__ops_run(void *state, uint64_t iters)
 {
@@ -2254,8 +2371,7 @@ static void sb__ops_run(void *state, uint64_t iters)
 int64_t sb_ops_cpu_verify_state(void *state, char *why, int why_len)
 {
     sb_ops_state *st = state;
-    return sb_ops_verify(&st->s, st->x, st->g, st->y,
-                         why, why_len);
+    return sb_ops_verify(&st->s, st->x, st->g, st->y, why, why_len);
 }
 
 static int sb__ops_verify(void *state, sb_result *r)
@@ -2275,63 +2391,63 @@ static void sb__ops_report(void *state, const sb_params *p, sb_ctx *ctx,
     (void)p;
     if (st->s.nt)
         sb_result_note(r, "output rows written with non-temporal stores "
-                       "(no write-allocate read)");
+                          "(no write-allocate read)");
 }
 
-#define SB__OPS_BENCH(OPNAME, KIND, PARAMS, DESC)                            \
-    static int sb__##OPNAME##_check(const sb_params *p, const sb_ctx *ctx,   \
-                                    sb_err *err)                             \
-    {                                                                        \
-        (void)ctx;                                                           \
-        sb_ops_shape s;                                                      \
-        sb__ops_shape(p, KIND, &s);                                          \
-        return sb_ops_check(&s, err);                                        \
-    }                                                                        \
-    static double sb__##OPNAME##_fp(const sb_params *p, const sb_ctx *ctx)   \
-    {                                                                        \
-        (void)ctx;                                                           \
-        sb_ops_shape s;                                                      \
-        sb__ops_shape(p, KIND, &s);                                          \
-        return sb__ops_footprint_shape(&s);                                  \
-    }                                                                        \
-    static double sb__##OPNAME##_flops(const sb_params *p)                   \
-    {                                                                        \
-        sb_ops_shape s;                                                      \
-        sb__ops_shape(p, KIND, &s);                                          \
-        return sb_ops_flops(&s);                                             \
-    }                                                                        \
-    static double sb__##OPNAME##_bytes(const sb_params *p)                   \
-    {                                                                        \
-        sb_ops_shape s;                                                      \
-        sb__ops_shape(p, KIND, &s);                                          \
-        return sb_ops_bytes(&s);                                             \
-    }                                                                        \
-    static int sb__##OPNAME##_setup(const sb_params *p, const sb_ctx *ctx,   \
-                                    void **state, sb_err *err)               \
-    {                                                                        \
-        (void)ctx;                                                           \
-        sb_ops_shape s;                                                      \
-        sb__ops_shape(p, KIND, &s);                                          \
-        return sb_ops_cpu_setup(&s, state, err);                             \
-    }                                                                        \
-    const sb_bench sb_bench_ops_##OPNAME = {                                 \
-        .name = "ops." #OPNAME,                                              \
-        .area = "ops",                                                       \
-        .desc = DESC,                                                        \
-        .params = PARAMS,                                                    \
-        .quick = "tokens=256 d=4096 dtype=fp32",                             \
-        .full = "tokens=16384 d=4096 dtype=fp32,bf16",                       \
-        .flags = SB_BF_QUICK | SB_BF_FULL,                                   \
-        .roof = SB_ROOF_FP32,                                                \
-        .check = sb__##OPNAME##_check,                                       \
-        .footprint = sb__##OPNAME##_fp,                                      \
-        .flops = sb__##OPNAME##_flops,                                       \
-        .bytes = sb__##OPNAME##_bytes,                                       \
-        .setup = sb__##OPNAME##_setup,                                       \
-        .run = sb__ops_run,                                                  \
-        .verify = sb__ops_verify,                                            \
-        .report = sb__ops_report,                                            \
-        .teardown = sb__ops_teardown,                                        \
+#define SB__OPS_BENCH(OPNAME, KIND, PARAMS, DESC)                              \
+    static int sb__##OPNAME##_check(const sb_params *p, const sb_ctx *ctx,     \
+                                    sb_err *err)                               \
+    {                                                                          \
+        (void)ctx;                                                             \
+        sb_ops_shape s;                                                        \
+        sb__ops_shape(p, KIND, &s);                                            \
+        return sb_ops_check(&s, err);                                          \
+    }                                                                          \
+    static double sb__##OPNAME##_fp(const sb_params *p, const sb_ctx *ctx)     \
+    {                                                                          \
+        (void)ctx;                                                             \
+        sb_ops_shape s;                                                        \
+        sb__ops_shape(p, KIND, &s);                                            \
+        return sb__ops_footprint_shape(&s);                                    \
+    }                                                                          \
+    static double sb__##OPNAME##_flops(const sb_params *p)                     \
+    {                                                                          \
+        sb_ops_shape s;                                                        \
+        sb__ops_shape(p, KIND, &s);                                            \
+        return sb_ops_flops(&s);                                               \
+    }                                                                          \
+    static double sb__##OPNAME##_bytes(const sb_params *p)                     \
+    {                                                                          \
+        sb_ops_shape s;                                                        \
+        sb__ops_shape(p, KIND, &s);                                            \
+        return sb_ops_bytes(&s);                                               \
+    }                                                                          \
+    static int sb__##OPNAME##_setup(const sb_params *p, const sb_ctx *ctx,     \
+                                    void **state, sb_err *err)                 \
+    {                                                                          \
+        (void)ctx;                                                             \
+        sb_ops_shape s;                                                        \
+        sb__ops_shape(p, KIND, &s);                                            \
+        return sb_ops_cpu_setup(&s, state, err);                               \
+    }                                                                          \
+    const sb_bench sb_bench_ops_##OPNAME = {                                   \
+        .name = "ops." #OPNAME,                                                \
+        .area = "ops",                                                         \
+        .desc = DESC,                                                          \
+        .params = PARAMS,                                                      \
+        .quick = "tokens=256 d=4096 dtype=fp32",                               \
+        .full = "tokens=16384 d=4096 dtype=fp32,bf16",                         \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
+        .roof = SB_ROOF_FP32,                                                  \
+        .check = sb__##OPNAME##_check,                                         \
+        .footprint = sb__##OPNAME##_fp,                                        \
+        .flops = sb__##OPNAME##_flops,                                         \
+        .bytes = sb__##OPNAME##_bytes,                                         \
+        .setup = sb__##OPNAME##_setup,                                         \
+        .run = sb__ops_run,                                                    \
+        .verify = sb__ops_verify,                                              \
+        .report = sb__ops_report,                                              \
+        .teardown = sb__ops_teardown,                                          \
     };
 
 SB__OPS_BENCH(rmsnorm, SB_OP_RMSNORM, sb__ops_params,

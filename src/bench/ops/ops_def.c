@@ -15,10 +15,14 @@
 const char *sb_ops_name(sb_op_kind op)
 {
     switch (op) {
-    case SB_OP_RMSNORM: return "rmsnorm";
-    case SB_OP_SWIGLU: return "swiglu";
-    case SB_OP_ROPE: return "rope";
-    case SB_OP_SOFTMAX: return "softmax";
+    case SB_OP_RMSNORM:
+        return "rmsnorm";
+    case SB_OP_SWIGLU:
+        return "swiglu";
+    case SB_OP_ROPE:
+        return "rope";
+    case SB_OP_SOFTMAX:
+        return "softmax";
     }
     return "?";
 }
@@ -50,18 +54,28 @@ int64_t sb_ops_in_elems(const sb_ops_shape *s)
     return s->tokens * s->d * (s->op == SB_OP_SWIGLU ? 2 : 1);
 }
 
-int64_t sb_ops_out_elems(const sb_ops_shape *s) { return s->tokens * s->d; }
+int64_t sb_ops_out_elems(const sb_ops_shape *s)
+{
+    return s->tokens * s->d;
+}
 
-int sb_ops_elem_bytes(const sb_ops_shape *s) { return s->bf16 ? 2 : 4; }
+int sb_ops_elem_bytes(const sb_ops_shape *s)
+{
+    return s->bf16 ? 2 : 4;
+}
 
 double sb_ops_flops(const sb_ops_shape *s)
 {
     double T = (double)s->tokens, d = (double)s->d;
     switch (s->op) {
-    case SB_OP_RMSNORM: return 4.0 * T * d + 3.0 * T;
-    case SB_OP_SWIGLU: return 4.0 * T * d;
-    case SB_OP_ROPE: return 3.0 * T * d;
-    case SB_OP_SOFTMAX: return 5.0 * T * d + T;
+    case SB_OP_RMSNORM:
+        return 4.0 * T * d + 3.0 * T;
+    case SB_OP_SWIGLU:
+        return 4.0 * T * d;
+    case SB_OP_ROPE:
+        return 3.0 * T * d;
+    case SB_OP_SOFTMAX:
+        return 5.0 * T * d + T;
     }
     return 0.0;
 }
@@ -70,10 +84,14 @@ double sb_ops_bytes(const sb_ops_shape *s)
 {
     double T = (double)s->tokens, d = (double)s->d, S = sb_ops_elem_bytes(s);
     switch (s->op) {
-    case SB_OP_RMSNORM: return S * (2.0 * T * d + d);
-    case SB_OP_SWIGLU: return 3.0 * S * T * d;
-    case SB_OP_ROPE: return 2.0 * S * T * d + 4.0 * T * s->head_dim;
-    case SB_OP_SOFTMAX: return 2.0 * S * T * d;
+    case SB_OP_RMSNORM:
+        return S * (2.0 * T * d + d);
+    case SB_OP_SWIGLU:
+        return 3.0 * S * T * d;
+    case SB_OP_ROPE:
+        return 2.0 * S * T * d + 4.0 * T * s->head_dim;
+    case SB_OP_SOFTMAX:
+        return 2.0 * S * T * d;
     }
     return 0.0;
 }
@@ -84,14 +102,15 @@ void sb_ops_rope_tables(const sb_ops_shape *s, float *cos_t, float *sin_t)
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < s->tokens; t++)
         for (int i = 0; i < h; i++) {
-            double a = (double)t * pow(SB_OPS_ROPE_THETA,
-                                       -2.0 * i / (double)s->head_dim);
+            double a = (double)t *
+                       pow(SB_OPS_ROPE_THETA, -2.0 * i / (double)s->head_dim);
             cos_t[t * h + i] = (float)cos(a);
             sin_t[t * h + i] = (float)sin(a);
         }
 }
 
-/* ---- verification ----------------------------------------------------------- */
+/* ---- verification -----------------------------------------------------------
+ */
 
 static double sb__ld(const void *a, int bf16, int64_t i)
 {
@@ -112,9 +131,8 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
     /* fp32 arithmetic error, relative to the magnitude of the terms; and
      * for bf16 the output rounding (half an ulp, <= 2^-9), relative to the
      * value itself. */
-    const double rtol = s->op == SB_OP_RMSNORM || s->op == SB_OP_SOFTMAX
-                            ? 1e-4
-                            : 1e-5;
+    const double rtol =
+        s->op == SB_OP_RMSNORM || s->op == SB_OP_SOFTMAX ? 1e-4 : 1e-5;
     const double stol = bf ? 1.0 / 256.0 : 0.0;
     /* rope: the frequencies theta^(-2i/head_dim) in double, once; then
      * each thread's row of cos and sin (h of each), once a row: every head
@@ -126,7 +144,8 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
                       (1 + 2 * (size_t)omp_get_max_threads()));
         if (!freq) {
             if (why && why_len > 0)
-                snprintf(why, (size_t)why_len, "rope: no memory for the "
+                snprintf(why, (size_t)why_len,
+                         "rope: no memory for the "
                          "reference's angles");
             return T * d;
         }

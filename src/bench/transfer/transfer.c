@@ -203,7 +203,8 @@ int sb_xfer_measure(void *state, const sb_ctx *ctx, sb_result *r, sb_err *err)
         if (t >= target || reps >= (1 << 20))
             break;
         double grow = t > 0 ? 1.25 * target / t : 16.0;
-        reps = (int)fmin((double)(1 << 20), ceil(reps * fmax(2.0, fmin(grow, 1000.0))));
+        reps = (int)fmin((double)(1 << 20),
+                         ceil(reps * fmax(2.0, fmin(grow, 1000.0))));
     }
     for (int w = 0; w < ctx->warmup; w++) {
         int n = make_jobs(s, reps, jobs);
@@ -211,7 +212,8 @@ int sb_xfer_measure(void *state, const sb_ctx *ctx, sb_result *r, sb_err *err)
             return err->code ? err->code : SB_EIO;
     }
     double start = sb_now();
-    while ((int)r->n_samples < ctx->repeat || sb_now() - start < ctx->min_time) {
+    while ((int)r->n_samples < ctx->repeat ||
+           sb_now() - start < ctx->min_time) {
         int n = make_jobs(s, reps, jobs);
         if (s->ops->timed_copies(s->dev, jobs, n, secs, err))
             return err->code ? err->code : SB_EIO;
@@ -295,8 +297,14 @@ double sb_xfer_footprint(const sb_params *p, const sb_ctx *ctx)
     return 5.0 * sb_p_num(p, "size");
 }
 
-static double bytes_one(const sb_params *p) { return sb_p_num(p, "size"); }
-static double bytes_two(const sb_params *p) { return 2.0 * sb_p_num(p, "size"); }
+static double bytes_one(const sb_params *p)
+{
+    return sb_p_num(p, "size");
+}
+static double bytes_two(const sb_params *p)
+{
+    return 2.0 * sb_p_num(p, "size");
+}
 
 static int setup_h2d(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
 {
@@ -306,7 +314,8 @@ static int setup_d2h(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
 {
     return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_D2H, p, st, e);
 }
-static int setup_bidir(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+static int setup_bidir(const sb_params *p, const sb_ctx *c, void **st,
+                       sb_err *e)
 {
     return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_BIDIR, p, st, e);
 }
@@ -322,20 +331,30 @@ static int xfer_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     (void)ctx;
     const long long numa = sb_p_int(p, "numa");
     if (numa >= 0 && !sb_numa_node_exists((int)numa))
-        return sb_fail(err, SB_EINVAL, "parameter numa=%lld: this machine "
-                       "has no NUMA node %lld", numa, numa);
+        return sb_fail(err, SB_EINVAL,
+                       "parameter numa=%lld: this machine "
+                       "has no NUMA node %lld",
+                       numa, numa);
     return 0;
 }
 
-#define XFER_BENCH(sym, nm, dsc, setupfn, bytesfn, be)                       \
-    const sb_bench sym = {                                                   \
-        .name = nm, .area = "transfer", .backend = be, .desc = dsc,          \
-        .params = xfer_params, .quick = XFER_QUICK, .full = XFER_FULL,       \
-        .check = xfer_check,                                                 \
-        .flags = SB_BF_QUICK | SB_BF_FULL, .footprint = sb_xfer_footprint,   \
-        .bytes = bytesfn, .setup = setupfn, .measure = sb_xfer_measure,      \
-        .verify = sb_xfer_verify, .report = sb_xfer_report,                  \
-        .teardown = sb_xfer_teardown}
+#define XFER_BENCH(sym, nm, dsc, setupfn, bytesfn, be)                         \
+    const sb_bench sym = {.name = nm,                                          \
+                          .area = "transfer",                                  \
+                          .backend = be,                                       \
+                          .desc = dsc,                                         \
+                          .params = xfer_params,                               \
+                          .quick = XFER_QUICK,                                 \
+                          .full = XFER_FULL,                                   \
+                          .check = xfer_check,                                 \
+                          .flags = SB_BF_QUICK | SB_BF_FULL,                   \
+                          .footprint = sb_xfer_footprint,                      \
+                          .bytes = bytesfn,                                    \
+                          .setup = setupfn,                                    \
+                          .measure = sb_xfer_measure,                          \
+                          .verify = sb_xfer_verify,                            \
+                          .report = sb_xfer_report,                            \
+                          .teardown = sb_xfer_teardown}
 
 XFER_BENCH(sb_bench_transfer_h2d, "transfer.h2d",
            "host to device copies (host backend: host-to-host memcpy)",
@@ -356,7 +375,8 @@ static int csetup_d2h(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
 {
     return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_D2H, p, st, e);
 }
-static int csetup_bidir(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+static int csetup_bidir(const sb_params *p, const sb_ctx *c, void **st,
+                        sb_err *e)
 {
     return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_BIDIR, p, st, e);
 }
@@ -367,6 +387,6 @@ XFER_BENCH(sb_bench_cuda_transfer_d2h, "transfer.d2h",
            "device to host copies over the copy engine (CUDA events)",
            csetup_d2h, bytes_one, "cuda");
 XFER_BENCH(sb_bench_cuda_transfer_bidir, "transfer.bidir",
-           "both directions at once on two streams (CUDA events)",
-           csetup_bidir, bytes_two, "cuda");
+           "both directions at once on two streams (CUDA events)", csetup_bidir,
+           bytes_two, "cuda");
 #endif

@@ -10,7 +10,11 @@
 #include "solbench/bench.h"
 #include "solbench/device.h"
 
-typedef enum sb_xfer_mode { SB_XFER_H2D, SB_XFER_D2H, SB_XFER_BIDIR } sb_xfer_mode;
+typedef enum sb_xfer_mode {
+    SB_XFER_H2D,
+    SB_XFER_D2H,
+    SB_XFER_BIDIR
+} sb_xfer_mode;
 
 typedef struct sb_xfer_state {
     const sb_dev_ops *ops;
