@@ -15,7 +15,7 @@ ifneq ($(CI),)
   CMAKE_ARGS += -DSOLBENCH_WERROR=ON
 endif
 
-.PHONY: all deps build run test test-sanitize fuzz-build fuzz clean
+.PHONY: all deps build run test test-sanitize fuzz-build fuzz format format-check clean
 
 all: build
 
@@ -55,6 +55,17 @@ fuzz-build: deps
 
 fuzz: fuzz-build
 	bash tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(FUZZERS)
+
+# The C style of .clang-format over every tracked C, header and CUDA file:
+# `make format` applies it, `make format-check` (CI) fails on a difference.
+SOURCES_FMT = $(shell git ls-files '*.c' '*.h' '*.cu' 2>/dev/null)
+
+format: deps
+	clang-format -i $(SOURCES_FMT)
+
+format-check: deps
+	@clang-format --dry-run --Werror $(SOURCES_FMT) && \
+	  echo "format-check: $(words $(SOURCES_FMT)) files as .clang-format has them"
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

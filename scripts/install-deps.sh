@@ -13,6 +13,7 @@ pkgs=(
   libxml2-utils                           # xmllint, for the JUnit test
   python3                                 # test scripts
   clang libclang-rt-14-dev                # the sanitizer build of the tests
+  clang-format                            # the style check (make format-check)
   chromium                                # renders the HTML report in its test
 )
 # Extra packages can be asked for: SOLBENCH_EXTRA_PKGS="likwid mpich".
