@@ -14,6 +14,7 @@
 #ifndef SOLBENCH_HW_H
 #define SOLBENCH_HW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "solbench/bench.h"
@@ -96,6 +97,25 @@ double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name);
  * `desc` a one-line account of the sources. */
 int sb_machine_load(const char *hw, const sb_run *run, sb_ceilings *c,
                     sb_hw_spec *spec, char *desc, size_t len, sb_err *err);
+
+/* The machine a workload is predicted on, as a command asked for it. */
+typedef struct sb_machine_req {
+    const char *hw, *results,
+        *run; /* --hw, --results, --run; NULL: not given */
+    /* report: the workload's own $.hardware (spec, run) first, the
+     * command's when it names none; predict (false): the command's
+     * --run/--results/--hw first, the workload's when none is given. */
+    bool workload_first;
+} sb_machine_req;
+
+/* Resolves which spec, results file and stored run the machine is built
+ * from, given the request and the workload's own $.hardware.spec and
+ * .run (NULL or "" when it has none). A source the workload named is
+ * returned as the workload's pointer itself (*hw == wspec, *results ==
+ * wrun), so the caller can say where an error came from. */
+void sb_machine_pick(const sb_machine_req *req, const char *wspec,
+                     const char *wrun, const char **hw, const char **results,
+                     const char **run);
 
 #ifdef __cplusplus
 }

@@ -68,25 +68,19 @@ int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
                    struct sb_hw_spec *spec, struct sb_run *run, int *have_run,
                    char *desc, size_t len, sb_err *err);
 
-/* The machine a workload is predicted on, as a command asked for it. */
-typedef struct sb_cli_machine_req {
-    const char *hw, *results, *run, *db; /* --hw, --results, --run, --db */
-    /* report: the workload's own $.hardware (spec, run) first, the
-     * command's when it names none; predict (false): the command's
-     * --run/--results/--hw first, the workload's when none is given. */
-    bool workload_first;
-} sb_cli_machine_req;
-
 struct sb_workload;
 /* predict's and report's one pipeline: reads the workload file, applies
- * the n `sets` (key=value), reads the workload, builds its machine
- * (sb_cli_machine, naming $.hardware.spec/.run in an error it caused) and
+ * the n `sets` (key=value), reads the workload, builds its machine from
+ * the sources sb_machine_pick chooses (sb_cli_machine, with --db `db`;
+ * naming $.hardware.spec/.run in an error it caused) and
  * checks the two fit together. *doc_out (may be NULL) gets the document
  * with the sets applied, to json_decref. */
+struct sb_machine_req;
 int sb_cli_workload(const char *file, const char *const *sets, int nsets,
-                    const sb_cli_machine_req *req, struct json_t **doc_out,
-                    struct sb_workload *w, struct sb_ceilings *c, char *desc,
-                    size_t dlen, sb_err *err);
+                    const struct sb_machine_req *req, const char *db,
+                    struct json_t **doc_out, struct sb_workload *w,
+                    struct sb_ceilings *c, char *desc, size_t dlen,
+                    sb_err *err);
 
 /* Like with like, for compare and check: when runs a and b differ in what
  * must match (sb_runs_mismatch), lists each differing JSON path under

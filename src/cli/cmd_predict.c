@@ -35,9 +35,9 @@ static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
         sets[n++] = o->sets[i];
     if (extra)
         sets[n++] = extra;
-    const sb_cli_machine_req req = {o->hw, o->results, o->run, o->db, false};
-    return sb_cli_workload(o->file, sets, n, &req, doc_out, w, c, desc, dlen,
-                           err);
+    const sb_machine_req req = {o->hw, o->results, o->run, false};
+    return sb_cli_workload(o->file, sets, n, &req, o->db, doc_out, w, c, desc,
+                           dlen, err);
 }
 
 static const char *sb__dominant(const sb_prediction *p, const char *stage)

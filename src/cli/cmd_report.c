@@ -96,9 +96,9 @@ int sb_cmd_report(int argc, char **argv)
         sb_ceilings wc;
         char wdesc[256];
         p = malloc(sizeof *p);
-        const sb_cli_machine_req req = {hw, results, run, db, true};
-        rc = p ? sb_cli_workload(wl, sets, nsets, &req, NULL, &w, &wc, wdesc,
-                                 sizeof wdesc, &err)
+        const sb_machine_req req = {hw, results, run, true};
+        rc = p ? sb_cli_workload(wl, sets, nsets, &req, db, NULL, &w, &wc,
+                                 wdesc, sizeof wdesc, &err)
                : sb_fail(&err, SB_ENOMEM, "out of memory");
         if (rc == 0)
             rc = sb_predict(&w, &wc, p, &err);

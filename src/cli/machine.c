@@ -56,7 +56,7 @@ int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
 }
 
 int sb_cli_workload(const char *file, const char *const *sets, int nsets,
-                    const sb_cli_machine_req *req, json_t **doc_out,
+                    const sb_machine_req *req, const char *db, json_t **doc_out,
                     sb_workload *w, sb_ceilings *c, char *desc, size_t dlen,
                     sb_err *err)
 {
@@ -70,22 +70,9 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
         const char *wspec = w->hw_spec[0] ? w->hw_spec : NULL,
                    *wrun = w->hw_run[0] ? w->hw_run : NULL;
         const char *hw, *res, *run;
-        if (req->workload_first) {
-            /* the workload's spec or run; the command's when it has none */
-            hw = req->hw ? req->hw : wspec;
-            res = wrun ? wrun : hw ? NULL : req->results;
-            run = hw || res ? NULL : req->run;
-        } else {
-            /* --run/--results alone mean "on the measured machine"; with
-             * --hw too, the spec overridden by the measurements */
-            hw = req->hw ? req->hw : (req->run || req->results) ? NULL : wspec;
-            res = req->results              ? req->results
-                  : (!req->run && !req->hw) ? wrun
-                                            : NULL;
-            run = req->run;
-        }
-        rc = sb_cli_machine(hw, res, run, req->db, c, NULL, NULL, NULL, desc,
-                            dlen, err);
+        sb_machine_pick(req, wspec, wrun, &hw, &res, &run);
+        rc = sb_cli_machine(hw, res, run, db, c, NULL, NULL, NULL, desc, dlen,
+                            err);
         if (rc && ((hw && hw == wspec) || (res && res == wrun))) {
             /* the workload named it: say where */
             sb_err inner = *err;

@@ -41,3 +41,27 @@ int sb_machine_load(const char *hw, const sb_run *run, sb_ceilings *c,
     }
     return 0;
 }
+
+void sb_machine_pick(const sb_machine_req *req, const char *wspec,
+                     const char *wrun, const char **hw, const char **results,
+                     const char **run)
+{
+    if (wspec && !*wspec)
+        wspec = NULL;
+    if (wrun && !*wrun)
+        wrun = NULL;
+    if (req->workload_first) {
+        /* the workload's spec or run; the command's when it has none */
+        *hw = req->hw ? req->hw : wspec;
+        *results = wrun ? wrun : *hw ? NULL : req->results;
+        *run = *hw || *results ? NULL : req->run;
+    } else {
+        /* --run/--results alone mean "on the measured machine"; with --hw
+         * too, the spec overridden by the measurements */
+        *hw = req->hw ? req->hw : (req->run || req->results) ? NULL : wspec;
+        *results = req->results              ? req->results
+                   : (!req->run && !req->hw) ? wrun
+                                             : NULL;
+        *run = req->run;
+    }
+}

@@ -110,6 +110,44 @@ static int bound_over_tpot(const char *preset, bool training,
     return 1;
 }
 
+/* Which sources a workload's machine is built from: predict takes the
+ * command's first, report the workload's; a source the workload named
+ * comes back as the workload's own pointer. */
+static void test_machine_pick(void)
+{
+    const char *ws = "h100-sxm", *wr = "run.json", *hw, *res, *run;
+    sb_machine_req p = {NULL, NULL, NULL, false};
+    /* predict, nothing given: the workload's spec and run */
+    sb_machine_pick(&p, ws, wr, &hw, &res, &run);
+    CHECK(hw == ws && res == wr && run == NULL);
+    /* predict --run: the measured machine alone */
+    p.run = "last";
+    sb_machine_pick(&p, ws, wr, &hw, &res, &run);
+    CHECK(hw == NULL && res == NULL && run && strcmp(run, "last") == 0);
+    /* predict --hw --results: that spec under those measurements */
+    p = (sb_machine_req){"a100", "r.json", NULL, false};
+    sb_machine_pick(&p, ws, wr, &hw, &res, &run);
+    CHECK(strcmp(hw, "a100") == 0 && strcmp(res, "r.json") == 0 && !run);
+    /* predict --hw alone: the spec, not the workload's run */
+    p = (sb_machine_req){"a100", NULL, NULL, false};
+    sb_machine_pick(&p, ws, wr, &hw, &res, &run);
+    CHECK(strcmp(hw, "a100") == 0 && res == NULL && run == NULL);
+    /* report: the workload's spec and run win over --results/--run */
+    p = (sb_machine_req){NULL, "r.json", "last", true};
+    sb_machine_pick(&p, ws, wr, &hw, &res, &run);
+    CHECK(hw == ws && res == wr && run == NULL);
+    /* report, a workload without $.hardware: the command's run */
+    sb_machine_pick(&p, "", NULL, &hw, &res, &run);
+    CHECK(hw == NULL && strcmp(res, "r.json") == 0 && run == NULL);
+    p.results = NULL;
+    sb_machine_pick(&p, NULL, "", &hw, &res, &run);
+    CHECK(hw == NULL && res == NULL && strcmp(run, "last") == 0);
+    /* report --hw: that spec, and the workload's run over it */
+    p = (sb_machine_req){"a100", NULL, "last", true};
+    sb_machine_pick(&p, ws, wr, &hw, &res, &run);
+    CHECK(strcmp(hw, "a100") == 0 && res == wr && run == NULL);
+}
+
 int main(void)
 {
     sb_err err = {0};
@@ -117,6 +155,8 @@ int main(void)
     sb_wl_sizes s;
     static sb_prediction p;
     sb_ceilings c;
+
+    test_machine_pick();
 
     /* ---- Llama-3-8B ----------------------------------------------------- */
     CHECK(load("llama3-8b", NULL, 0, &w, &err) == 0);
