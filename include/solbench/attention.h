@@ -45,8 +45,7 @@ extern "C" {
  * accumulation; the bf16 reference uses the bf16-rounded inputs). */
 #define SB_BMM_TOL 1e-5
 
-/* ---- shapes ----------------------------------------------------------------
- */
+/* ---- shapes -------------------------------------------------------------- */
 
 typedef struct sb_bmm_shape {
     int64_t batch, m, n, k;
@@ -76,8 +75,7 @@ static inline int64_t sb_attn_causal_keys(int64_t i, int64_t sq, int64_t skv)
 /* Sum over all queries of the keys each one sees (one head, one batch). */
 double sb_attn_pairs(int64_t sq, int64_t skv, bool causal);
 
-/* ---- FLOP and byte accounting ---------------------------------------------
- */
+/* ---- FLOP and byte accounting -------------------------------------------- */
 
 /* 2·B·M·N·K. */
 /* The parameters of attention.bmm and attention.paged_decode that every
@@ -180,8 +178,7 @@ double sb_paged_flops(const sb_paged_shape *s);
  * (2·total_q·Hq·D·4) + the page table (4 B per page). */
 double sb_paged_bytes(const sb_paged_shape *s);
 
-/* ---- ragged batches -------------------------------------------------------
- */
+/* ---- ragged batches ------------------------------------------------------ */
 
 /* Parses a length spec: "uniform:LO:HI" (lengths drawn from seed) or an
  * explicit list "1,17,300" (its count must equal batch, or batch is 0 and
@@ -217,8 +214,7 @@ static inline int64_t sb_paged_keys(const sb_paged_shape *s, int64_t seq,
  * that consecutive pages of a sequence are not adjacent in memory. */
 void sb_paged_shuffle_table(int32_t *table, int64_t total_pages, uint64_t seed);
 
-/* ---- reference and verification -------------------------------------------
- */
+/* ---- reference and verification ------------------------------------------ */
 
 /* One output row of the double-precision reference: direct softmax over
  * the n keys rows k[j·kstride], v[j·vstride] (j < n), scaled scores. out

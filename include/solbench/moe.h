@@ -61,8 +61,7 @@ typedef struct sb_moe_shape {
 /* Checks a shape; SB_EINVAL naming the parameter on failure. */
 int sb_moe_check(const sb_moe_shape *s, sb_err *err);
 
-/* ---- routing --------------------------------------------------------------
- */
+/* ---- routing ------------------------------------------------------------- */
 
 /* Top-k of v[0..n-1] by value, descending. Tie rule: among equal values
  * the lower index wins (comes first, and is kept when the k-th place is

@@ -103,8 +103,7 @@ int sb_workload_read_file(json_t *doc, const char *path,
 int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,
                               const char *where, sb_err *err);
 
-/* ---- model sizes -----------------------------------------------------------
- */
+/* ---- model sizes --------------------------------------------------------- */
 
 typedef struct sb_wl_sizes {
     double params_total;       /* every parameter */
@@ -121,8 +120,7 @@ typedef struct sb_wl_sizes {
 
 void sb_workload_sizes(const sb_workload *w, sb_wl_sizes *s);
 
-/* ---- phases and totals ------------------------------------------------------
- */
+/* ---- phases and totals --------------------------------------------------- */
 
 #define SB_WL_MAX_PHASES 48
 

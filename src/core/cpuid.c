@@ -18,8 +18,7 @@
 
 #include "core/cpuid.h"
 
-/* ---- cpuid registers ------------------------------------------------------
- */
+/* ---- cpuid registers ----------------------------------------------------- */
 
 #ifdef SB__X86
 static void sb__cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
@@ -122,8 +121,7 @@ void sb_isa_detect(sb_isa *isa)
     sb__isa_from_regs(&r, xcr0, NULL, isa);
 }
 
-/* ---- identification --------------------------------------------------------
- */
+/* ---- identification ------------------------------------------------------ */
 
 #ifdef SB__X86
 /* Collapses runs of spaces and trims both ends (brand strings are padded). */

@@ -67,8 +67,7 @@ const char *sb_git_commit(void)
     return SB_GIT_COMMIT;
 }
 
-/* ---- FNV-1a ----------------------------------------------------------------
- */
+/* ---- FNV-1a -------------------------------------------------------------- */
 
 void sb_hash_hex(const char *s, char out[17])
 {
@@ -80,8 +79,7 @@ void sb_hash_hex(const char *s, char out[17])
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-/* ---- the ISA table ---------------------------------------------------------
- */
+/* ---- the ISA table ------------------------------------------------------- */
 
 /* Keys are the Linux /proc/cpuinfo flag names, so the two can be compared. */
 static const struct {
@@ -108,8 +106,7 @@ static bool sb__isa_has(const sb_isa *isa, size_t i)
     return *(const bool *)((const char *)isa + sb__isa_names[i].off);
 }
 
-/* ---- small helpers ---------------------------------------------------------
- */
+/* ---- small helpers ------------------------------------------------------- */
 
 static void sb__copy(char *dst, size_t cap, const char *src)
 {
@@ -209,8 +206,7 @@ static void sb__compiler(char *out, size_t cap)
         out[--n] = '\0';
 }
 
-/* ---- hwloc: topology, caches, NUMA memory ----------------------------------
- */
+/* ---- hwloc: topology, caches, NUMA memory -------------------------------- */
 
 static void sb__topology(sb_sysinfo *si)
 {
@@ -271,8 +267,7 @@ static void sb__hwloc_version(char *out, size_t cap)
 #endif
 }
 
-/* ---- collect ----------------------------------------------------------------
- */
+/* ---- collect ------------------------------------------------------------- */
 
 void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
 {
@@ -368,8 +363,7 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
 #endif
 }
 
-/* ---- the fingerprint -------------------------------------------------------
- */
+/* ---- the fingerprint ----------------------------------------------------- */
 
 int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len)
 {
@@ -409,8 +403,7 @@ int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len)
     return n;
 }
 
-/* ---- JSON ------------------------------------------------------------------
- */
+/* ---- JSON ---------------------------------------------------------------- */
 
 /* Process-level settings that change performance: which variables count. */
 static bool sb__perf_env(const char *name)
@@ -774,8 +767,7 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
     return doc;
 }
 
-/* ---- the human summary -----------------------------------------------------
- */
+/* ---- the human summary --------------------------------------------------- */
 
 static const char *sb__s(const json_t *o, const char *group, const char *key)
 {

@@ -335,8 +335,7 @@ double sb_hw_peak(const sb_hw_spec *hw, const char *dtype)
     return 0;
 }
 
-/* ---- ceilings --------------------------------------------------------------
- */
+/* ---- ceilings ------------------------------------------------------------ */
 
 void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c)
 {

@@ -40,8 +40,7 @@ typedef struct sb__ctx {
     const char *stage;
 } sb__ctx;
 
-/* ---- collectives -----------------------------------------------------------
- */
+/* ---- collectives --------------------------------------------------------- */
 
 /* The share of S each chip sends: the bus-bandwidth factor the
  * collectives report with (netmodel.h); nothing moves in a group of one. */

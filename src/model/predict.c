@@ -90,8 +90,7 @@ int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
     return 0;
 }
 
-/* ---- interventions --------------------------------------------------------
- */
+/* ---- interventions ------------------------------------------------------- */
 
 static const char *sb__advice(sb_bound cls, const sb_phase *ph,
                               const sb_workload *w)
@@ -191,8 +190,7 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
     return n;
 }
 
-/* ---- printing ---------------------------------------------------------------
- */
+/* ---- printing ------------------------------------------------------------ */
 
 static const char *sb__eng(double v, char *buf, size_t len)
 {

@@ -29,8 +29,7 @@ double sb_dtype_bytes(const char *d)
     return 0;
 }
 
-/* ---- reading context ------------------------------------------------------
- */
+/* ---- reading context ----------------------------------------------------- */
 
 typedef struct sb__rd {
     const char *where; /* file name for messages */
@@ -228,8 +227,7 @@ static int sb__dtype(const sb__rd *rd, json_t *o, const char *key,
     return 0;
 }
 
-/* ---- the format's fields ----------------------------------------------------
- */
+/* ---- the format's fields ------------------------------------------------- */
 
 /* The fields each object of the format may hold: what sb__read accepts and
  * what a --sweep key may name (sb_workload_check_key), in one place. "*"
@@ -303,8 +301,7 @@ static int sb__known(const sb__rd *rd, json_t *o, const char *path,
     return 0;
 }
 
-/* ---- the document ----------------------------------------------------------
- */
+/* ---- the document -------------------------------------------------------- */
 
 #define TRY(x)                                                                 \
     do {                                                                       \
@@ -666,8 +663,7 @@ int sb_workload_read_file(json_t *doc, const char *path,
     return rc;
 }
 
-/* ---- --set ------------------------------------------------------------------
- */
+/* ---- --set --------------------------------------------------------------- */
 
 static const struct {
     const char *alias, *path;

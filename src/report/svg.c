@@ -16,8 +16,7 @@
 #include "solbench/predict.h"
 #include "solbench/report.h"
 
-/* ---- buffer -----------------------------------------------------------------
- */
+/* ---- buffer -------------------------------------------------------------- */
 
 void sb_buf_printf(sb_buf *b, const char *fmt, ...)
 {
@@ -228,8 +227,7 @@ static const char *sb__palette(int i)
     return p[i % 10];
 }
 
-/* ---- roofline ---------------------------------------------------------------
- */
+/* ---- roofline ------------------------------------------------------------ */
 
 void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                      int n, int W, int H)
@@ -455,8 +453,7 @@ void sb_svg_lines(sb_buf *b, const char *title, const char *xlabel,
     sb_buf_printf(b, "</svg>\n");
 }
 
-/* ---- phases ---------------------------------------------------------------
- */
+/* ---- phases -------------------------------------------------------------- */
 
 void sb_svg_phases(sb_buf *b, const sb_prediction *p, int W)
 {

@@ -114,8 +114,7 @@ int sb_gate_config(const json_t *cfg, const char *base, sb_ctx *ctx,
     return 0;
 }
 
-/* ---- measuring ------------------------------------------------------------
- */
+/* ---- measuring ----------------------------------------------------------- */
 
 int sb_gate_measure(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
                     int **item_of, sb_err *err)

@@ -118,8 +118,7 @@ static void test_lens_and_table(void)
     CHECK(fixed < 20); /* shuffled, not contiguous */
 }
 
-/* ---- prefill --------------------------------------------------------------
- */
+/* ---- prefill ------------------------------------------------------------- */
 
 /* Runs the CPU prefill on random inputs and checks every row; with
  * `plant` also checks that one wrong element is caught. Returns bad. */
@@ -236,8 +235,7 @@ static void test_prefill(void)
     g_dt = SB_GEMM_F32;
 }
 
-/* ---- paged ----------------------------------------------------------------
- */
+/* ---- paged --------------------------------------------------------------- */
 
 /* kscale multiplies every K value: 1 for the usual scores, larger for
  * rows whose scores lie hundreds apart in base 2 (nearly one-hot). */
@@ -423,8 +421,7 @@ static void test_split_plan(void)
     sb_paged_shape_free(&s);
 }
 
-/* ---- bmm ------------------------------------------------------------------
- */
+/* ---- bmm ----------------------------------------------------------------- */
 
 static void test_bmm(void)
 {
@@ -476,8 +473,7 @@ static void test_bmm(void)
     CHECK(fabsf(sb_bf16_to_f32(sb_bf16_from_f32(3.14159f)) - 3.14159f) < 0.01f);
 }
 
-/* ---- the benchmarks through the registry -----------------------------------
- */
+/* ---- the benchmarks through the registry --------------------------------- */
 
 static void expect_refused(const char *bench, const char *spec,
                            const char *name)

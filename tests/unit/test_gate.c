@@ -58,8 +58,7 @@ static void make_run(sb_run *run, const char *id, int second, double gbps,
     r->valid = true;
 }
 
-/* ---- the config round trip ------------------------------------------------
- */
+/* ---- the config round trip ----------------------------------------------- */
 
 static void test_config_round_trip(void)
 {
@@ -263,8 +262,7 @@ static void test_set_aside(void)
         sb_run_free(&base[i]);
 }
 
-/* ---- confirming by measuring again ----------------------------------------
- */
+/* ---- confirming by measuring again --------------------------------------- */
 
 static void note_count(const char *what, void *arg)
 {
@@ -396,8 +394,7 @@ static void test_confirm(void)
     sb_run_free(&now);
 }
 
-/* ---- the store: several runs a baseline, imports, locks --------------------
- */
+/* ---- the store: several runs a baseline, imports, locks ------------------ */
 
 static void test_store(void)
 {

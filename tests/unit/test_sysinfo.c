@@ -21,8 +21,7 @@
 
 #define GIB 1073741824.0
 
-/* ---- independent readers ---------------------------------------------------
- */
+/* ---- independent readers ------------------------------------------------- */
 
 /* The "flags" line of the first processor, with a space at both ends so a
  * flag is found as " name ". Empty when not on Linux/x86. */
@@ -156,8 +155,7 @@ static double meminfo_total(void)
     return kb * 1024.0;
 }
 
-/* ---- tests -----------------------------------------------------------------
- */
+/* ---- tests --------------------------------------------------------------- */
 
 static void test_fnv(void)
 {

@@ -129,8 +129,7 @@ static inline void softmax_row(float *row, int64_t lim, int64_t n, float *m,
     *m = mnew;
 }
 
-/* ---- batched matmul --------------------------------------------------------
- */
+/* ---- batched matmul ------------------------------------------------------ */
 
 void sb_cpu_bmm(const sb_bmm_shape *s, sb_gemm_plan *plan, const void *a,
                 const void *b, float *c)

@@ -15,8 +15,7 @@
 #include "backend/cpu/cpu_gemm.h"
 #include "solbench/attention.h"
 
-/* ---- batched matmul --------------------------------------------------------
- */
+/* ---- batched matmul ------------------------------------------------------ */
 
 /* C[b] = A[b] · B[b] with A and B of the plan's type (fp32, or bf16 with
  * fp32 accumulation) and C fp32; plan is one product's (m, n, k), with a
@@ -26,8 +25,7 @@
 void sb_cpu_bmm(const sb_bmm_shape *s, sb_gemm_plan *plan, const void *a,
                 const void *b, float *c);
 
-/* ---- workspace --------------------------------------------------------------
- */
+/* ---- workspace ----------------------------------------------------------- */
 
 typedef struct sb_attn_ws {
     int nthreads;
@@ -70,8 +68,7 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                     sb_err *err);
 void sb_attn_ws_free(sb_attn_ws *ws);
 
-/* ---- kernels ----------------------------------------------------------------
- */
+/* ---- kernels ------------------------------------------------------------- */
 
 /* Which micro-kernels this build runs: "avx512" (16 and 8 lanes), "avx2",
  * "portable", or "v16emu" (the 16-lane copy emulated on AVX2, a test

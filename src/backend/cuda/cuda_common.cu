@@ -135,8 +135,7 @@ extern "C" int sb__cuda_uploads_done(sb_err *err)
     return sb__cuda_fail(err, cudaDeviceSynchronize(), "finishing the uploads");
 }
 
-/* ---- measurement ------------------------------------------------------------
- */
+/* ---- measurement --------------------------------------------------------- */
 
 /* One batch: an executable graph of `iters` launches, or direct launches
  * when exec is NULL. Returns the events' elapsed seconds in *t. */
@@ -293,8 +292,7 @@ extern "C" void sb__cuda_note(const sb__cuda_base *b, sb_result *r)
         sb_result_note(r, "%s", b->how);
 }
 
-/* ---- fingerprint ------------------------------------------------------------
- */
+/* ---- fingerprint --------------------------------------------------------- */
 
 /* NVML is read through dlopen: it comes with the driver, not the toolkit,
  * so the build needs neither its header nor its library, and a machine

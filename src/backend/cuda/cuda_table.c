@@ -11,8 +11,7 @@
 
 #include "backend/cuda/cuda_table.h"
 
-/* ---- cuBLASLt dtype table -------------------------------------------------
- */
+/* ---- cuBLASLt dtype table ------------------------------------------------ */
 
 /*
  * Every dtype runs the "TN" layout cuBLASLt requires of fp8 (A transposed,
@@ -72,8 +71,7 @@ int sb__cu_type_bytes(cudaDataType_t t)
     }
 }
 
-/* ---- narrow types -----------------------------------------------------------
- */
+/* ---- narrow types -------------------------------------------------------- */
 
 float sb__cu_fp16_to_float(uint16_t h)
 {

@@ -26,8 +26,7 @@
 extern "C" {
 #endif
 
-/* ---- cuBLASLt dtype table -------------------------------------------------
- */
+/* ---- cuBLASLt dtype table ------------------------------------------------ */
 
 typedef struct sb__cu_dtype {
     const char *name;    /* compute.gemm dtype: "bf16", "fp8", ... */
@@ -49,8 +48,7 @@ const sb__cu_dtype *sb__cu_dtype_find(const char *name);
 /* Bytes per element of a cudaDataType this backend uses; 0 otherwise. */
 int sb__cu_type_bytes(cudaDataType_t t);
 
-/* ---- narrow types -----------------------------------------------------------
- */
+/* ---- narrow types -------------------------------------------------------- */
 
 float sb__cu_fp16_to_float(uint16_t h);
 float sb__cu_e4m3_to_float(uint8_t v); /* NaN for 0x7f / 0xff */

@@ -14,8 +14,7 @@
 
 #include "solbench/util.h"
 
-/* ---- accounting ------------------------------------------------------------
- */
+/* ---- accounting ---------------------------------------------------------- */
 
 double sb_attn_pairs(int64_t sq, int64_t skv, bool causal)
 {
@@ -184,8 +183,7 @@ double sb_paged_bytes(const sb_paged_shape *s)
     return 4.0 * (kv + qo) + 4.0 * (double)s->total_pages;
 }
 
-/* ---- ragged batches --------------------------------------------------------
- */
+/* ---- ragged batches ------------------------------------------------------ */
 
 int sb_paged_parse_lens(const char *spec, int64_t *batch, uint64_t seed,
                         int64_t *len, const char *what, sb_err *err)
@@ -331,8 +329,7 @@ void sb_attn_fill(float *x, size_t n, uint64_t seed)
     }
 }
 
-/* ---- reference -------------------------------------------------------------
- */
+/* ---- reference ----------------------------------------------------------- */
 
 void sb_attn_ref_row(const float *q, const float *k, const float *v, int64_t n,
                      int64_t kstride, int64_t vstride, int64_t d, double scale,

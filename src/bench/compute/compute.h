@@ -124,8 +124,7 @@ void sb__uarch_detect(sb__uarch *u);
 /* The table lookup itself, for tests: fills u from facts. */
 void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f);
 
-/* ---- GEMM (gemm.c) --------------------------------------------------------
- */
+/* ---- GEMM (gemm.c) ------------------------------------------------------- */
 
 #define SB__GEMM_SAMPLES 64
 

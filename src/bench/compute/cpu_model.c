@@ -37,8 +37,7 @@
 #include "bench/compute/compute.h"
 #include "core/cpuid.h"
 
-/* ---- names ----------------------------------------------------------------
- */
+/* ---- names --------------------------------------------------------------- */
 
 static const char *const isa_names[SB__ISA_N] = {"scalar", "avx2", "avx512",
                                                  "neon", "sve"};
@@ -70,8 +69,7 @@ int sb__dtype_parse(const char *s)
     return -1;
 }
 
-/* ---- ISA support -----------------------------------------------------------
- */
+/* ---- ISA support --------------------------------------------------------- */
 
 unsigned sb__isa_supported_mask(void)
 {

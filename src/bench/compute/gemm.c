@@ -39,8 +39,7 @@
 #include "solbench/runner.h"
 #include "solbench/util.h"
 
-/* ---- state ------------------------------------------------------------------
- */
+/* ---- state --------------------------------------------------------------- */
 
 static size_t in_size(int dt)
 {
@@ -208,8 +207,7 @@ void sb__gemm_once(sb__gemm *g)
     sb_gemm_run(g->plan, 0, g->a, g->b, g->c);
 }
 
-/* ---- verification ----------------------------------------------------------
- */
+/* ---- verification -------------------------------------------------------- */
 
 int sb__gemm_check(sb__gemm *g, char *why, size_t len)
 {
@@ -297,8 +295,7 @@ int sb__gemm_check(sb__gemm *g, char *why, size_t len)
     return bad;
 }
 
-/* ---- parameters ------------------------------------------------------------
- */
+/* ---- parameters ---------------------------------------------------------- */
 
 static const sb_param_def gemm_params[] = {
     {"dtype", SB_P_STR, "fp64,fp32,bf16", 0, 0, "fp64|fp32|bf16",

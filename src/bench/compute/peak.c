@@ -34,8 +34,7 @@
 _Static_assert(SB__PEAK_ACC == 12 && SB__PEAK_UNROLL == 4,
                "the assembly below spells out 12 accumulators x 4");
 
-/* ---- kernels ----------------------------------------------------------------
- */
+/* ---- kernels ------------------------------------------------------------- */
 
 int sb__peak_lanes(int isa, int dt)
 {

@@ -15,8 +15,7 @@
 #include "solbench/moe.h"
 #include "solbench/util.h"
 
-/* ---- shape -----------------------------------------------------------------
- */
+/* ---- shape --------------------------------------------------------------- */
 
 int sb_moe_check(const sb_moe_shape *s, sb_err *err)
 {
@@ -58,8 +57,7 @@ int sb_moe_check(const sb_moe_shape *s, sb_err *err)
     return 0;
 }
 
-/* ---- top-k -----------------------------------------------------------------
- */
+/* ---- top-k --------------------------------------------------------------- */
 
 /* Insertion into a descending list of at most k entries. A new value goes
  * in front of an entry only when strictly greater, so among equal values

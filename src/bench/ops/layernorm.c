@@ -22,8 +22,7 @@
 #include "solbench/bench.h"
 #include "solbench/util.h"
 
-/* ---- the kernel ------------------------------------------------------------
- */
+/* ---- the kernel ---------------------------------------------------------- */
 
 /* Row sums on 32 partial sums (four 8-lane vectors with AVX2): one
  * accumulator would wait on the add latency (3-4 cycles) every vector. */

@@ -109,8 +109,7 @@ void sb_ops_rope_tables(const sb_ops_shape *s, float *cos_t, float *sin_t)
         }
 }
 
-/* ---- verification -----------------------------------------------------------
- */
+/* ---- verification -------------------------------------------------------- */
 
 static double sb__ld(const void *a, int bf16, int64_t i)
 {
