@@ -51,6 +51,14 @@ typedef struct sb_ops_shape {
                        (one block of rows per thread, as first touched) */
 } sb_ops_shape;
 
+/* Element i of an fp32 array, or of a bf16 (uint16) one decoded, as a
+ * double: how every verifier of the ops reads inputs and outputs. */
+static inline double sb_ops_elem(const void *a, bool bf16, int64_t i)
+{
+    return bf16 ? (double)sb_bf16_to_f32(((const uint16_t *)a)[i])
+                : (double)((const float *)a)[i];
+}
+
 /* Checks a shape; SB_EINVAL naming the parameter on failure. */
 int sb_ops_check(const sb_ops_shape *s, sb_err *err);
 const char *sb_ops_name(sb_op_kind op);

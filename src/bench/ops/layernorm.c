@@ -20,6 +20,7 @@
 #include "bench/ops/layernorm.h"
 #include "bench/ops/ops_cpu.h"
 #include "solbench/bench.h"
+#include "solbench/ops.h"
 #include "solbench/util.h"
 
 /* ---- the kernel ---------------------------------------------------------- */
@@ -124,12 +125,6 @@ double sb_layernorm_bytes(int64_t tokens, int64_t d, bool bf16)
 /* ---- the reference
  * ----------------------------------------------------------- */
 
-static double ln_ld(const void *a, bool bf16, int64_t i)
-{
-    return bf16 ? (double)sb_bf16_to_f32(((const uint16_t *)a)[i])
-                : (double)((const float *)a)[i];
-}
-
 int64_t sb_layernorm_verify(const void *x, const void *g, const void *b,
                             const void *y, int64_t tokens, int64_t d, bool bf16,
                             char *why, int why_len)
@@ -141,24 +136,24 @@ int64_t sb_layernorm_verify(const void *x, const void *g, const void *b,
     for (int64_t t = 0; t < tokens; t++) {
         double s = 0.0, v = 0.0;
         for (int64_t i = 0; i < d; i++)
-            s += ln_ld(x, bf16, t * d + i);
+            s += sb_ops_elem(x, bf16, t * d + i);
         const double mean = s / (double)d;
         for (int64_t i = 0; i < d; i++) {
-            double c = ln_ld(x, bf16, t * d + i) - mean;
+            double c = sb_ops_elem(x, bf16, t * d + i) - mean;
             v += c * c;
         }
         const double r = 1.0 / sqrt(v / (double)d + SB_LAYERNORM_EPS);
         for (int64_t i = 0; i < d; i++) {
-            double n =
-                (ln_ld(x, bf16, t * d + i) - mean) * r * ln_ld(g, bf16, i);
-            double bi = ln_ld(b, bf16, i), ref = n + bi;
-            double got = ln_ld(y, bf16, t * d + i);
+            double n = (sb_ops_elem(x, bf16, t * d + i) - mean) * r *
+                       sb_ops_elem(g, bf16, i);
+            double bi = sb_ops_elem(b, bf16, i), ref = n + bi;
+            double got = sb_ops_elem(y, bf16, t * d + i);
             /* fp32 arithmetic: 1e-4 of the output's terms, and the fp32
              * mean's rounding (relative 1e-5 of it: some 1000x what a row
              * of 1000 elements loses here, about 3x at d = 2^20) carried
              * through the scaling */
             double tol = 1e-4 * (fabs(n) + fabs(bi)) +
-                         1e-5 * fabs(mean) * r * fabs(ln_ld(g, bf16, i)) +
+                         1e-5 * fabs(mean) * r * fabs(sb_ops_elem(g, bf16, i)) +
                          stol * fabs(ref) + 1e-6;
             if (!(fabs(got - ref) <= tol)) {
                 bad++;

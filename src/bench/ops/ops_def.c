@@ -111,12 +111,6 @@ void sb_ops_rope_tables(const sb_ops_shape *s, float *cos_t, float *sin_t)
 
 /* ---- verification -------------------------------------------------------- */
 
-static double sb__ld(const void *a, int bf16, int64_t i)
-{
-    return bf16 ? (double)sb_bf16_to_f32(((const uint16_t *)a)[i])
-                : (double)((const float *)a)[i];
-}
-
 typedef struct sb__ops_first {
     int64_t at;
     double got, want;
@@ -167,31 +161,32 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
             }
         } else if (s->op == SB_OP_RMSNORM) {
             for (int64_t i = 0; i < d; i++) {
-                double v = sb__ld(x, bf, in0 + i);
+                double v = sb_ops_elem(x, bf, in0 + i);
                 aux += v * v;
             }
             aux = 1.0 / sqrt(aux / (double)d + SB_OPS_EPS);
         } else if (s->op == SB_OP_SOFTMAX) {
             aux = -INFINITY;
             for (int64_t i = 0; i < d; i++) {
-                double v = sb__ld(x, bf, in0 + i);
+                double v = sb_ops_elem(x, bf, in0 + i);
                 aux = v > aux ? v : aux;
             }
             for (int64_t i = 0; i < d; i++)
-                aux2 += exp(sb__ld(x, bf, in0 + i) - aux);
+                aux2 += exp(sb_ops_elem(x, bf, in0 + i) - aux);
         }
         for (int64_t i = 0; i < d; i++) {
             double ref = 0.0, scale = 0.0, atol = 1e-30;
             switch (s->op) {
             case SB_OP_RMSNORM: {
-                double v = sb__ld(x, bf, in0 + i) * aux * sb__ld(g, bf, i);
+                double v =
+                    sb_ops_elem(x, bf, in0 + i) * aux * sb_ops_elem(g, bf, i);
                 ref = v;
                 scale = fabs(v);
                 break;
             }
             case SB_OP_SWIGLU: {
-                double a = sb__ld(x, bf, in0 + i),
-                       b = sb__ld(x, bf, in0 + d + i);
+                double a = sb_ops_elem(x, bf, in0 + i),
+                       b = sb_ops_elem(x, bf, in0 + d + i);
                 ref = a / (1.0 + exp(-a)) * b;
                 scale = fabs(ref);
                 atol = 1e-6 * fabs(b); /* silu(a) near 0 for very negative a */
@@ -203,8 +198,8 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
                 const int j = (int)(i - head);
                 const int ii = j < h ? j : j - h;
                 const double c = rc[ii], sn = rs[ii];
-                double lo = sb__ld(x, bf, in0 + head + ii),
-                       hi = sb__ld(x, bf, in0 + head + ii + h);
+                double lo = sb_ops_elem(x, bf, in0 + head + ii),
+                       hi = sb_ops_elem(x, bf, in0 + head + ii + h);
                 if (j < h) {
                     ref = lo * c - hi * sn;
                     scale = fabs(lo * c) + fabs(hi * sn);
@@ -216,12 +211,12 @@ int64_t sb_ops_verify(const sb_ops_shape *s, const void *x, const void *g,
                 break;
             }
             case SB_OP_SOFTMAX:
-                ref = exp(sb__ld(x, bf, in0 + i) - aux) / aux2;
+                ref = exp(sb_ops_elem(x, bf, in0 + i) - aux) / aux2;
                 scale = ref;
                 atol = 1e-12;
                 break;
             }
-            double got = sb__ld(out, bf, t * d + i);
+            double got = sb_ops_elem(out, bf, t * d + i);
             if (!(fabs(got - ref) <= rtol * scale + stol * fabs(ref) + atol)) {
                 bad++;
 #pragma omp critical(sb_ops_first)
