@@ -38,6 +38,10 @@ typedef struct sb_intervention {
 /* Interventions for the phases of the dominant classes, largest time at
  * stake first. Returns the count. */
 int sb_interventions(const sb_prediction *p, sb_intervention *out, int max);
+/* The advice table of predict and trace: what fits a phase bound by
+ * `cls` ("attention core" / "attention" and "pipeline bubble" get their
+ * own); "" for an unknown class. */
+const char *sb_advice(sb_bound cls, const char *phase, bool inference);
 
 void sb_predict_print(FILE *f, const sb_prediction *p);
 void sb_interventions_print(FILE *f, const sb_prediction *p);

@@ -23,7 +23,7 @@ extern "C" {
 
 /* Version of the database layout this build writes; a database with a
  * higher version was written by a newer solbench and is refused. */
-#define SB_STORE_SCHEMA_VERSION 2
+#define SB_STORE_SCHEMA_VERSION 3
 /* Longest baseline name. */
 #define SB_STORE_NAME_MAX 64
 /* Most runs one baseline holds. */
@@ -164,6 +164,33 @@ typedef struct sb_store_baseline {
 typedef int (*sb_store_baseline_fn)(const sb_store_baseline *b, void *arg);
 int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
                            sb_err *err);
+
+/* ---- profiler traces (schema 3) ------------------------------------------ */
+
+/* Most bytes of one stored trace (gzip'd): SQLite's default blob limit. */
+#define SB_STORE_TRACE_MAX 1000000000L
+
+/* Stores a trace under `name` (the baseline names' rule), its data
+ * gzip'd (`gz`, `len`), the file it came from, its format and event
+ * count. SB_EINVAL when the name is taken or not a valid name. */
+int sb_store_trace_put(sb_store *st, const char *name, const char *source,
+                       const char *format, long events, const void *gz,
+                       size_t len, sb_err *err);
+/* The data of stored trace `name` (malloc'ed; free it). SB_EINVAL when
+ * there is none. */
+int sb_store_trace_get(sb_store *st, const char *name, void **data,
+                       size_t *len, sb_err *err);
+/* SB_EINVAL when there is no such trace. */
+int sb_store_trace_rm(sb_store *st, const char *name, sb_err *err);
+
+typedef struct sb_store_trace {
+    const char *name, *imported_at, *source, *format;
+    long events;
+    long long bytes; /* stored (gzip'd) */
+} sb_store_trace;
+typedef int (*sb_store_trace_fn)(const sb_store_trace *t, void *arg);
+int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
+                        sb_err *err);
 
 /* ---- helpers shared with compare ----------------------------------------- */
 

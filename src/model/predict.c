@@ -92,12 +92,11 @@ int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
 
 /* ---- interventions ------------------------------------------------------- */
 
-static const char *sb__advice(sb_bound cls, const sb_phase *ph,
-                              const sb_workload *w)
+const char *sb_advice(sb_bound cls, const char *phase, bool inference)
 {
     switch (cls) {
     case SB_BOUND_COMPUTE:
-        if (w->kind == SB_JOB_INFER)
+        if (inference)
             return "kernel selection (the fastest GEMM/fused kernel for "
                    "these shapes); shape alignment to the matrix unit (dims "
                    "multiples of 128 for TPU MXUs, 64-128 for tensor cores); "
@@ -107,8 +106,8 @@ static const char *sb__advice(sb_bound cls, const sb_phase *ph,
                "of 128 for TPU MXUs, 64-128 for tensor cores); fewer FLOPs "
                "(lower precision such as fp8, less rematerialisation)";
     case SB_BOUND_MEMORY:
-        if (strcmp(ph->name, "attention core") == 0)
-            return w->kind == SB_JOB_INFER
+        if (strcmp(phase, "attention core") == 0 || strcmp(phase, "attention") == 0)
+            return inference
                        ? "attention kernel (flash/paged decoding: K/V read "
                          "once, no score matrix in memory); activation "
                          "layout (KV cache in the layout the kernel reads); "
@@ -117,7 +116,7 @@ static const char *sb__advice(sb_bound cls, const sb_phase *ph,
                          "matrix in memory, K/V reused per tile); "
                          "rematerialisation policy; activation layout; data "
                          "locality";
-        if (w->kind == SB_JOB_INFER) /* no rematerialisation to tune */
+        if (inference) /* no rematerialisation to tune */
             return "activation layout (fuse elementwise ops, keep the KV "
                    "cache in the layout the kernel reads); data locality "
                    "(more tokens per weight read: larger decode batch, "
@@ -136,7 +135,7 @@ static const char *sb__advice(sb_bound cls, const sb_phase *ph,
                "prefetching (next batch during this step); pinned "
                "transfers";
     case SB_BOUND_LATENCY:
-        if (strcmp(ph->name, "pipeline bubble") == 0)
+        if (strcmp(phase, "pipeline bubble") == 0)
             return "more microbatches or an interleaved pipeline schedule; "
                    "fewer pipeline stages";
         return "fewer, larger collectives (bucketing, fusing per-layer "
@@ -184,7 +183,7 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
         if (iv->at_stake_s < 0)
             iv->at_stake_s = 0;
         snprintf(iv->what, sizeof iv->what, "%s",
-                 sb__advice(ph->bound, ph, &p->w));
+                 sb_advice(ph->bound, ph->name, p->w.kind == SB_JOB_INFER));
     }
     qsort(out, (size_t)n, sizeof *out, sb__cmp_iv);
     return n;

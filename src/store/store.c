@@ -412,6 +412,14 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
     "  PRIMARY KEY (name, run_id)) WITHOUT ROWID;"
     "INSERT INTO baseline_runs(name, run_id, added_at)"
     "  SELECT name, run_id, created_at FROM baselines;",
+    /* 2 -> 3: profiler traces (solbench trace import), kept gzip'd. */
+    "CREATE TABLE traces ("
+    "  name TEXT PRIMARY KEY,"
+    "  imported_at TEXT NOT NULL,"
+    "  source TEXT NOT NULL,"
+    "  format TEXT NOT NULL,"
+    "  events INTEGER NOT NULL,"
+    "  data BLOB NOT NULL);",
 };
 
 /* A database that is neither ours nor empty belongs to another program. */
@@ -1771,6 +1779,156 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
             .n_runs = (long)sqlite3_column_int64(s, 6),
         };
         if ((rc = fn(&b, arg)))
+            break;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* ---- profiler traces ------------------------------------------------------ */
+
+static int traces_there(sb_store *st, sb_err *err)
+{
+    if (st->version >= 3)
+        return 0;
+    return sb_fail(err, SB_EINVAL,
+                   "database %s: no traces stored (its layout is version "
+                   "%ld, from before traces; a command that writes "
+                   "upgrades it)",
+                   st->path, st->version);
+}
+
+int sb_store_trace_put(sb_store *st, const char *name, const char *source,
+                       const char *format, long events, const void *gz,
+                       size_t len, sb_err *err)
+{
+    int rc;
+    arm(st);
+    if (len > (size_t)SB_STORE_TRACE_MAX)
+        return sb_fail(err, SB_EINVAL,
+                       "trace '%s': %zu bytes gzip'd, more than the store "
+                       "keeps (%ld)",
+                       name, len, SB_STORE_TRACE_MAX);
+    if ((rc = check_baseline_name(st, name, err))) {
+        /* the same rule, said for a trace */
+        if (strncmp(err->msg, "baseline name", 13) == 0) {
+            char m[sizeof err->msg];
+            snprintf(m, sizeof m, "trace name%s", err->msg + 13);
+            snprintf(err->msg, sizeof err->msg, "%s", m);
+        }
+        return rc;
+    }
+    if ((rc = traces_there(st, err)))
+        return rc;
+    sqlite3_stmt *s;
+    if ((rc = prepare(st,
+                      "INSERT INTO traces(name, imported_at, source, format,"
+                      " events, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                      &s, err)))
+        return rc;
+    char now[32];
+    sb_utc_now(now, sizeof now);
+    bind_text(s, 1, name);
+    bind_text(s, 2, now);
+    bind_text(s, 3, source);
+    bind_text(s, 4, format);
+    sqlite3_bind_int64(s, 5, events);
+    sqlite3_bind_blob64(s, 6, gz, len, SQLITE_STATIC);
+    int step = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (step == SQLITE_CONSTRAINT)
+        return sb_fail(err, SB_EINVAL,
+                       "trace '%s' is already stored in %s: give another "
+                       "--name, or remove it (trace rm %s)",
+                       name, st->path, name);
+    return step == SQLITE_DONE ? 0 : store_fail(st, err, "storing a trace");
+}
+
+int sb_store_trace_get(sb_store *st, const char *name, void **data,
+                       size_t *len, sb_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    arm(st);
+    int rc = traces_there(st, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s;
+    if ((rc = prepare(st, "SELECT data FROM traces WHERE name = ?1", &s, err)))
+        return rc;
+    bind_text(s, 1, name);
+    int step = sqlite3_step(s);
+    if (step == SQLITE_ROW) {
+        int n = sqlite3_column_bytes(s, 0);
+        const void *b = sqlite3_column_blob(s, 0);
+        *data = malloc(n > 0 ? (size_t)n : 1);
+        if (!*data)
+            rc = sb_fail(err, SB_ENOMEM, "out of memory reading trace '%s'",
+                         name);
+        else if (n > 0)
+            memcpy(*data, b, (size_t)n);
+        *len = n > 0 ? (size_t)n : 0;
+    } else if (step == SQLITE_DONE) {
+        rc = sb_fail(err, SB_EINVAL,
+                     "trace '%s': no such trace in %s (trace list shows "
+                     "them)",
+                     name, st->path);
+    } else {
+        rc = store_fail(st, err, "reading a trace");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int sb_store_trace_rm(sb_store *st, const char *name, sb_err *err)
+{
+    arm(st);
+    int rc = traces_there(st, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s;
+    if ((rc = prepare(st, "DELETE FROM traces WHERE name = ?1", &s, err)))
+        return rc;
+    bind_text(s, 1, name);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        rc = store_fail(st, err, "removing a trace");
+    else if (sqlite3_changes(st->db) == 0)
+        rc = sb_fail(err, SB_EINVAL, "trace '%s': no such trace in %s", name,
+                     st->path);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
+                        sb_err *err)
+{
+    arm(st);
+    if (st->version < 3)
+        return 0; /* none stored yet */
+    sqlite3_stmt *s;
+    int rc = prepare(st,
+                     "SELECT name, imported_at, source, format, events, "
+                     "length(data) FROM traces ORDER BY imported_at, name",
+                     &s, err);
+    if (rc)
+        return rc;
+    for (;;) {
+        int step = sqlite3_step(s);
+        if (step == SQLITE_DONE)
+            break;
+        if (step != SQLITE_ROW) {
+            rc = store_fail(st, err, "listing traces");
+            break;
+        }
+        sb_store_trace t = {
+            .name = col_text(s, 0),
+            .imported_at = col_text(s, 1),
+            .source = col_text(s, 2),
+            .format = col_text(s, 3),
+            .events = (long)sqlite3_column_int64(s, 4),
+            .bytes = (long long)sqlite3_column_int64(s, 5),
+        };
+        if ((rc = fn(&t, arg)))
             break;
     }
     sqlite3_finalize(s);

@@ -1,0 +1,891 @@
+/*
+ * trace_read.c — the streaming reader of Chrome-trace JSON (PyTorch /
+ * Kineto, JAX / XLA, generic), plain or gzip'd.
+ *
+ * The file is read through zlib in 64 KiB pieces (gzread reads a plain
+ * file as it is). A small scanner walks the top-level object; each value
+ * other than traceEvents, and each event of traceEvents, is cut out on
+ * its own (brackets and strings tracked, at most SB_TRACE_MAX_EVENT
+ * bytes) and parsed by jansson, then reduced to a 64-byte sb_tr_event.
+ * Memory is the events kept plus one event's text, whatever the file's
+ * size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "solbench/fileio.h"
+#include "solbench/trace.h"
+
+/* ---- the string table ---------------------------------------------------- */
+
+static uint64_t fnv(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int rehash(sb_trace *t)
+{
+    size_t cap = t->hcap ? t->hcap * 2 : 1024;
+    int32_t *h = malloc(cap * sizeof *h);
+    if (!h)
+        return SB_ENOMEM;
+    for (size_t i = 0; i < cap; i++)
+        h[i] = -1;
+    for (size_t i = 0; i < t->nstr; i++) {
+        size_t k = fnv(t->str[i], strlen(t->str[i])) & (cap - 1);
+        while (h[k] >= 0)
+            k = (k + 1) & (cap - 1);
+        h[k] = (int32_t)i;
+    }
+    free(t->hash);
+    t->hash = h;
+    t->hcap = cap;
+    return 0;
+}
+
+/* The id of string s[0..n), added when new; -1 when out of memory. */
+static int32_t intern_n(sb_trace *t, const char *s, size_t n)
+{
+    if ((t->nstr + 1) * 2 > t->hcap && rehash(t))
+        return -1;
+    size_t k = fnv(s, n) & (t->hcap - 1);
+    while (t->hash[k] >= 0) {
+        const char *o = t->str[t->hash[k]];
+        if (strncmp(o, s, n) == 0 && o[n] == '\0')
+            return t->hash[k];
+        k = (k + 1) & (t->hcap - 1);
+    }
+    if (t->nstr == t->scap) {
+        size_t cap = t->scap ? t->scap * 2 : 256;
+        char **p = realloc(t->str, cap * sizeof *p);
+        if (!p)
+            return -1;
+        t->str = p;
+        t->scap = cap;
+    }
+    char *c = malloc(n + 1);
+    if (!c)
+        return -1;
+    memcpy(c, s, n);
+    c[n] = '\0';
+    t->str[t->nstr] = c;
+    t->hash[k] = (int32_t)t->nstr;
+    return (int32_t)t->nstr++;
+}
+
+static int32_t intern(sb_trace *t, const char *s)
+{
+    return intern_n(t, s, strlen(s));
+}
+
+const char *sb_trace_str(const sb_trace *t, int32_t id)
+{
+    return id >= 0 && (size_t)id < t->nstr ? t->str[id] : "";
+}
+
+void sb_trace_init(sb_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    t->rank = t->world = -1;
+}
+
+void sb_trace_free(sb_trace *t)
+{
+    for (size_t i = 0; i < t->nstr; i++)
+        free(t->str[i]);
+    free(t->str);
+    free(t->hash);
+    free(t->ev);
+    free(t->tracks);
+    sb_trace_init(t);
+}
+
+const char *sb_tr_format_name(sb_tr_format f)
+{
+    switch (f) {
+    case SB_TR_KINETO:
+        return "pytorch";
+    case SB_TR_JAX:
+        return "jax";
+    default:
+        return "chrome";
+    }
+}
+
+const char *sb_tr_kind_name(sb_tr_kind k)
+{
+    static const char *const n[SB_TK_NKINDS] = {
+        "other",  "cpu_op",  "kernel",     "memcpy",
+        "memset", "runtime", "annotation", "gpu_annotation"};
+    return (unsigned)k < SB_TK_NKINDS ? n[k] : "?";
+}
+
+/* ---- the byte source ----------------------------------------------------- */
+
+#define SRC_BUF (64u << 10)
+
+typedef struct src {
+    gzFile gz;                /* a file */
+    const unsigned char *mem; /* or memory */
+    size_t mlen, mpos;
+    z_stream zs; /* memory that is gzip'd */
+    bool zmem, zdone;
+    unsigned char buf[SRC_BUF];
+    size_t pos, len;
+    unsigned long long off; /* bytes taken (uncompressed) */
+    bool eof;
+    const char *label;
+    sb_err *err;
+    int failed; /* an error was reported */
+} src;
+
+static int src_fail(src *s, const char *fmt, const char *detail)
+{
+    if (!s->failed)
+        sb_fail(s->err, SB_EINVAL, "%s: byte %llu: %s%s", s->label, s->off, fmt,
+                detail ? detail : "");
+    s->failed = 1;
+    s->eof = true;
+    return -1;
+}
+
+static void src_fill(src *s)
+{
+    s->pos = s->len = 0;
+    if (s->eof)
+        return;
+    if (s->gz) {
+        int n = gzread(s->gz, s->buf, SRC_BUF);
+        if (n < 0) {
+            int zerr;
+            const char *m = gzerror(s->gz, &zerr);
+            src_fail(s, "cannot be read: ", m);
+            return;
+        }
+        if (n == 0) {
+            int zerr;
+            const char *m = gzerror(s->gz, &zerr);
+            if (zerr != Z_OK && zerr != Z_STREAM_END)
+                src_fail(s, "the gzip data is cut short or corrupt: ", m);
+            s->eof = true;
+        }
+        s->len = (size_t)n;
+        return;
+    }
+    if (!s->zmem) {
+        size_t n = s->mlen - s->mpos;
+        if (n > SRC_BUF)
+            n = SRC_BUF;
+        memcpy(s->buf, s->mem + s->mpos, n);
+        s->mpos += n;
+        s->len = n;
+        s->eof = n == 0;
+        return;
+    }
+    if (s->zdone) {
+        s->eof = true;
+        return;
+    }
+    s->zs.next_out = s->buf;
+    s->zs.avail_out = SRC_BUF;
+    while (s->zs.avail_out == SRC_BUF) {
+        int rc = inflate(&s->zs, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) {
+            s->zdone = true;
+            break;
+        }
+        if (rc == Z_BUF_ERROR && s->zs.avail_in == 0) {
+            src_fail(s, "the gzip data is cut short", NULL);
+            return;
+        }
+        if (rc != Z_OK) {
+            src_fail(s, "the gzip data is corrupt: ",
+                     s->zs.msg ? s->zs.msg : "inflate failed");
+            return;
+        }
+        if (s->zs.avail_in == 0 && s->zs.avail_out == SRC_BUF) {
+            src_fail(s, "the gzip data is cut short", NULL);
+            return;
+        }
+    }
+    s->len = SRC_BUF - s->zs.avail_out;
+    if (s->len == 0)
+        s->eof = true;
+}
+
+/* The next byte without taking it; -1 at the end. */
+static inline int src_peek(src *s)
+{
+    if (s->pos == s->len) {
+        src_fill(s);
+        if (s->len == 0)
+            return -1;
+    }
+    return s->buf[s->pos];
+}
+
+static inline int src_get(src *s)
+{
+    int c = src_peek(s);
+    if (c >= 0) {
+        s->pos++;
+        s->off++;
+    }
+    return c;
+}
+
+static int skip_ws(src *s)
+{
+    int c;
+    while ((c = src_peek(s)) == ' ' || c == '\n' || c == '\r' || c == '\t')
+        src_get(s);
+    return c;
+}
+
+/* ---- cutting one value out ----------------------------------------------- */
+
+typedef struct text {
+    char *b;
+    size_t n, cap;
+} text;
+
+static int text_put(text *x, int c)
+{
+    if (x->n + 1 >= x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 4096;
+        if (cap > SB_TRACE_MAX_EVENT + 2)
+            cap = SB_TRACE_MAX_EVENT + 2;
+        if (x->n + 1 >= cap)
+            return -1;
+        char *p = realloc(x->b, cap);
+        if (!p)
+            return -1;
+        x->b = p;
+        x->cap = cap;
+    }
+    x->b[x->n++] = (char)c;
+    return 0;
+}
+
+/* Cuts the next JSON value into x (not checked: jansson parses it). */
+static int cut_value(src *s, text *x)
+{
+    x->n = 0;
+    int c = skip_ws(s);
+    if (c < 0)
+        return src_fail(s,
+                        "the file ends where a value was expected (is "
+                        "it cut short?)",
+                        NULL);
+    int depth = 0;
+    bool str = false, esc = false;
+    do {
+        c = src_get(s);
+        if (c < 0)
+            return src_fail(s,
+                            "the file ends inside a value (is it cut "
+                            "short?)",
+                            NULL);
+        if (text_put(x, c))
+            return src_fail(s, "one event is larger than 16 MiB", NULL);
+        if (str) {
+            if (esc)
+                esc = false;
+            else if (c == '\\')
+                esc = true;
+            else if (c == '"')
+                str = false;
+        } else if (c == '"') {
+            str = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+        if (depth == 0 && !str) {
+            int p = src_peek(s);
+            /* a scalar ends at a delimiter; a container or a string at
+             * its own close */
+            if (c == '}' || c == ']' || c == '"' || p < 0 || p == ',' ||
+                p == '}' || p == ']' || p == ' ' || p == '\n' || p == '\r' ||
+                p == '\t')
+                break;
+        }
+        if (depth < 0)
+            return src_fail(s, "unbalanced bracket", NULL);
+    } while (1);
+    x->b[x->n] = '\0';
+    return 0;
+}
+
+/* ---- events ---------------------------------------------------------------
+ */
+
+typedef struct pname {
+    int64_t pid;
+    int32_t name;
+} pname;
+
+typedef struct reader {
+    sb_trace *t;
+    src *s;
+    pname *pn; /* process names (metadata may come after the events) */
+    size_t npn, pncap;
+    bool kineto_keys;
+} reader;
+
+static int64_t id_of(sb_trace *t, json_t *v)
+{
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v))
+        return (int64_t)json_real_value(v);
+    if (json_is_string(v)) /* a named track: ids past any number */
+        return (int64_t)1 << 40 | intern(t, json_string_value(v));
+    return 0;
+}
+
+static int32_t track_of(sb_trace *t, int64_t pid, int64_t tid)
+{
+    /* the last track found is the likeliest: events come in runs */
+    static __thread size_t last;
+    if (last < t->ntracks && t->tracks[last].pid == pid &&
+        t->tracks[last].tid == tid)
+        return (int32_t)last;
+    for (size_t i = 0; i < t->ntracks; i++)
+        if (t->tracks[i].pid == pid && t->tracks[i].tid == tid)
+            return (int32_t)(last = i);
+    if (t->ntracks == t->tcap) {
+        size_t cap = t->tcap ? t->tcap * 2 : 16;
+        if (cap > 1u << 20)
+            return -1;
+        sb_tr_track *p = realloc(t->tracks, cap * sizeof *p);
+        if (!p)
+            return -1;
+        t->tracks = p;
+        t->tcap = cap;
+    }
+    t->tracks[t->ntracks] =
+        (sb_tr_track){.pid = pid, .tid = tid, .pname = -1, .tname = -1};
+    return (int32_t)(last = t->ntracks++);
+}
+
+static sb_tr_kind kind_of(const char *cat, bool *known)
+{
+    static const struct {
+        const char *cat;
+        sb_tr_kind k;
+    } m[] = {{"cpu_op", SB_TK_CPU_OP},
+             {"operator", SB_TK_CPU_OP},
+             {"Operator", SB_TK_CPU_OP},
+             {"kernel", SB_TK_KERNEL},
+             {"Kernel", SB_TK_KERNEL},
+             {"gpu_memcpy", SB_TK_MEMCPY},
+             {"Memcpy", SB_TK_MEMCPY},
+             {"gpu_memset", SB_TK_MEMSET},
+             {"Memset", SB_TK_MEMSET},
+             {"cuda_runtime", SB_TK_RUNTIME},
+             {"cuda_driver", SB_TK_RUNTIME},
+             {"Runtime", SB_TK_RUNTIME},
+             {"user_annotation", SB_TK_ANNOT},
+             {"gpu_user_annotation", SB_TK_GPU_ANNOT},
+             {"python_function", SB_TK_OTHER},
+             {"python_function", SB_TK_OTHER},
+             {"cuda_profiler_range", SB_TK_OTHER},
+             {"Trace", SB_TK_OTHER},
+             {"overhead", SB_TK_OTHER}};
+    *known = true;
+    if (!cat || !*cat)
+        return SB_TK_OTHER;
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(cat, m[i].cat) == 0)
+            return m[i].k;
+    *known = false;
+    return SB_TK_OTHER;
+}
+
+static int64_t int_arg(json_t *args, const char *key)
+{
+    json_t *v = json_object_get(args, key);
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_real(v))
+        return (int64_t)json_real_value(v);
+    if (json_is_string(v)) {
+        char *end;
+        long long x = strtoll(json_string_value(v), &end, 10);
+        if (end != json_string_value(v) && *end == '\0')
+            return x;
+    }
+    return -1;
+}
+
+static double num_arg(json_t *args, const char *key)
+{
+    json_t *v = json_object_get(args, key);
+    if (json_is_number(v))
+        return json_number_value(v);
+    if (json_is_string(v))
+        return strtod(json_string_value(v), NULL);
+    return 0;
+}
+
+static int err_event(reader *r, size_t idx, const char *name, const char *why)
+{
+    char nm[80];
+    sb_err_escape(nm, sizeof nm, name ? name : "?");
+    return sb_fail(r->s->err, SB_EINVAL,
+                   "%s: event %zu ('%s', ending at byte %llu): %s", r->t->label,
+                   idx, nm, r->s->off, why);
+}
+
+static int on_meta(reader *r, json_t *e)
+{
+    sb_trace *t = r->t;
+    const char *name = json_string_value(json_object_get(e, "name"));
+    json_t *args = json_object_get(e, "args");
+    const char *v = json_string_value(json_object_get(args, "name"));
+    if (!name || !v)
+        return 0;
+    int64_t pid = id_of(t, json_object_get(e, "pid"));
+    if (strcmp(name, "process_name") == 0) {
+        if (r->npn == r->pncap) {
+            size_t cap = r->pncap ? r->pncap * 2 : 16;
+            pname *p = realloc(r->pn, cap * sizeof *p);
+            if (!p)
+                return SB_ENOMEM;
+            r->pn = p;
+            r->pncap = cap;
+        }
+        int32_t id = intern(t, v);
+        if (id < 0)
+            return SB_ENOMEM;
+        r->pn[r->npn++] = (pname){pid, id};
+    } else if (strcmp(name, "thread_name") == 0) {
+        int32_t k = track_of(t, pid, id_of(t, json_object_get(e, "tid")));
+        int32_t id = intern(t, v);
+        if (k < 0 || id < 0)
+            return SB_ENOMEM;
+        t->tracks[k].tname = id;
+    }
+    return 0;
+}
+
+static int32_t dump_id(sb_trace *t, json_t *v)
+{
+    if (!v)
+        return -1;
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!s)
+        return -1;
+    int32_t id = intern(t, s);
+    free(s);
+    return id;
+}
+
+static int on_complete(reader *r, json_t *e, size_t idx)
+{
+    sb_trace *t = r->t;
+    const char *name = json_string_value(json_object_get(e, "name"));
+    json_t *ts = json_object_get(e, "ts"), *dur = json_object_get(e, "dur");
+    if (!json_is_number(ts))
+        return err_event(r, idx, name,
+                         "a complete event (ph X) without a "
+                         "number 'ts'");
+    if (!json_is_number(dur))
+        return err_event(r, idx, name,
+                         "a complete event (ph X) without a "
+                         "number 'dur'");
+    double tsv = json_number_value(ts), durv = json_number_value(dur);
+    if (!isfinite(tsv) || !isfinite(durv) || durv < 0)
+        return err_event(r, idx, name,
+                         "a negative or non-finite 'dur' or "
+                         "'ts'");
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    bool known;
+    sb_tr_kind k = kind_of(cat, &known);
+    if (!known)
+        t->n_unknown_cat++;
+    if (t->n == t->cap) {
+        if (t->n >= SB_TRACE_MAX_EVENTS)
+            return err_event(r, idx, name,
+                             "more than 40 million complete "
+                             "events: split the trace");
+        size_t cap = t->cap ? t->cap + t->cap / 2 : 4096;
+        sb_tr_event *p = realloc(t->ev, cap * sizeof *p);
+        if (!p)
+            return SB_ENOMEM;
+        t->ev = p;
+        t->cap = cap;
+    }
+    sb_tr_event *ev = &t->ev[t->n];
+    memset(ev, 0, sizeof *ev);
+    ev->ts = tsv;
+    ev->dur = durv;
+    ev->kind = (uint8_t)k;
+    ev->name = intern(t, name ? name : "?");
+    ev->sig = ev->coll = -1;
+    ev->track = track_of(t, id_of(t, json_object_get(e, "pid")),
+                         id_of(t, json_object_get(e, "tid")));
+    if (ev->name < 0 || ev->track < 0)
+        return SB_ENOMEM;
+    json_t *args = json_object_get(e, "args");
+    if ((name && strncmp(name, "ProfilerStep#", 13) == 0) ||
+        json_object_get(args, "step_num")) {
+        ev->flags |= SB_TEF_STEP;
+        if (ev->kind == SB_TK_OTHER)
+            ev->kind = SB_TK_ANNOT;
+        k = (sb_tr_kind)ev->kind;
+    }
+    ev->corr = int_arg(args, "correlation");
+    ev->ext = int_arg(args, "External id");
+    json_t *dims = json_object_get(args, "Input Dims");
+    if (dims) {
+        json_t *sig = json_array();
+        json_array_append(sig, dims);
+        json_t *types = json_object_get(args, "Input type");
+        if (types)
+            json_array_append(sig, types);
+        ev->sig = dump_id(t, sig);
+        json_decref(sig);
+    } else if (json_is_string(json_object_get(args, "long_name"))) {
+        ev->sig =
+            intern(t, json_string_value(json_object_get(args, "long_name")));
+    } else if (json_is_string(json_object_get(args, "hlo_op"))) {
+        ev->sig = intern(t, json_string_value(json_object_get(args, "hlo_op")));
+    }
+    const char *coll =
+        json_string_value(json_object_get(args, "Collective name"));
+    if (coll) {
+        ev->coll = intern(t, coll);
+        double in = num_arg(args, "In msg nelems"),
+               out = num_arg(args, "Out msg nelems");
+        ev->aux = in > out ? in : out;
+        int64_t g = int_arg(args, "Group size");
+        ev->group = (int16_t)(g > 0 && g < 32768 ? g : 0);
+        const char *dt = json_string_value(json_object_get(args, "dtype"));
+        if (dt)
+            ev->sig = intern(t, dt);
+    } else if (k == SB_TK_MEMCPY || k == SB_TK_MEMSET) {
+        ev->aux = num_arg(args, "bytes");
+    }
+    t->n_by_kind[k]++;
+    t->n++;
+    return 0;
+}
+
+static int on_event(reader *r, json_t *e, size_t idx)
+{
+    if (!json_is_object(e))
+        return sb_fail(r->s->err, SB_EINVAL,
+                       "%s: event %zu (ending at byte %llu): not a JSON "
+                       "object",
+                       r->t->label, idx, r->s->off);
+    const char *ph = json_string_value(json_object_get(e, "ph"));
+    if (ph && strcmp(ph, "X") == 0)
+        return on_complete(r, e, idx);
+    if (ph && strcmp(ph, "M") == 0)
+        return on_meta(r, e);
+    if (ph && (strcmp(ph, "B") == 0 || strcmp(ph, "E") == 0))
+        r->t->n_begin_end++;
+    else
+        r->t->n_ignored++;
+    return 0;
+}
+
+static void on_top(reader *r, const char *key, json_t *v)
+{
+    sb_trace *t = r->t;
+    if (strcmp(key, "deviceProperties") == 0) {
+        r->kineto_keys = true;
+        const char *n =
+            json_string_value(json_object_get(json_array_get(v, 0), "name"));
+        if (n)
+            snprintf(t->device_name, sizeof t->device_name, "%s", n);
+    } else if (strcmp(key, "distributedInfo") == 0) {
+        r->kineto_keys = true;
+        int64_t rk = int_arg(v, "rank"), w = int_arg(v, "world_size");
+        if (rk >= 0 && rk < (1 << 24))
+            t->rank = (int)rk;
+        if (w > 0 && w < (1 << 24))
+            t->world = (int)w;
+    } else if (strcmp(key, "schemaVersion") == 0 ||
+               strcmp(key, "traceName") == 0 ||
+               strcmp(key, "baseTimeNanoseconds") == 0) {
+        r->kineto_keys = true;
+    } else if (strcmp(key, "displayTimeUnit") == 0 && json_is_string(v)) {
+        snprintf(t->time_unit, sizeof t->time_unit, "%s", json_string_value(v));
+    }
+}
+
+static int events_array(reader *r, text *x)
+{
+    src *s = r->s;
+    if (skip_ws(s) == ']') {
+        src_get(s);
+        return 0;
+    }
+    for (;;) {
+        if (cut_value(s, x))
+            return SB_EINVAL;
+        json_error_t je;
+        json_t *e = json_loadb(x->b, x->n, JSON_DECODE_ANY, &je);
+        size_t idx = r->t->n_total++;
+        if (!e)
+            return sb_fail(s->err, SB_EINVAL,
+                           "%s: event %zu (ending at byte %llu): not valid "
+                           "JSON: %s",
+                           r->t->label, idx, s->off, je.text);
+        int rc = on_event(r, e, idx);
+        json_decref(e);
+        if (rc == SB_ENOMEM)
+            return sb_fail(s->err, SB_ENOMEM, "%s: out of memory at event %zu",
+                           r->t->label, idx);
+        if (rc)
+            return rc;
+        int c = skip_ws(s);
+        src_get(s);
+        if (c == ']')
+            return 0;
+        if (c != ',')
+            return c < 0 ? src_fail(s,
+                                    "the file ends inside traceEvents (is "
+                                    "it cut short?)",
+                                    NULL)
+                         : src_fail(s, "expected ',' or ']' after an event",
+                                    NULL);
+    }
+}
+
+static int read_key(src *s, char *key, size_t len)
+{
+    size_t n = 0;
+    bool esc = false;
+    for (;;) {
+        int c = src_get(s);
+        if (c < 0)
+            return src_fail(s, "the file ends inside a key", NULL);
+        if (!esc && c == '"')
+            break;
+        esc = !esc && c == '\\';
+        if (n + 1 < len)
+            key[n++] = (char)c;
+    }
+    key[n] = '\0';
+    return 0;
+}
+
+static int parse_top(reader *r)
+{
+    src *s = r->s;
+    text x = {0};
+    int rc = 0;
+    int c = skip_ws(s);
+    if (c == '[') {
+        src_get(s);
+        rc = events_array(r, &x);
+        goto out;
+    }
+    if (c != '{') {
+        rc = c < 0 ? src_fail(s, "empty file: not a trace", NULL)
+                   : src_fail(s,
+                              "not a Chrome trace (JSON object with "
+                              "traceEvents, or an array of events)",
+                              NULL);
+        goto out;
+    }
+    src_get(s);
+    bool have_events = false;
+    for (;;) {
+        c = skip_ws(s);
+        src_get(s);
+        if (c == '}')
+            break;
+        if (c != '"') {
+            rc = src_fail(s,
+                          c < 0 ? "the file ends inside the top-level "
+                                  "object (is it cut short?)"
+                                : "expected a key in the top-level object",
+                          NULL);
+            goto out;
+        }
+        char key[128];
+        if ((rc = read_key(s, key, sizeof key)))
+            goto out;
+        if (skip_ws(s) != ':') {
+            rc = src_fail(s, "expected ':' after a key", NULL);
+            goto out;
+        }
+        src_get(s);
+        if (strcmp(key, "traceEvents") == 0) {
+            if (skip_ws(s) != '[') {
+                rc = src_fail(s, "traceEvents is not an array", NULL);
+                goto out;
+            }
+            src_get(s);
+            if ((rc = events_array(r, &x)))
+                goto out;
+            have_events = true;
+        } else {
+            if ((rc = cut_value(s, &x)))
+                goto out;
+            json_error_t je;
+            json_t *v = json_loadb(x.b, x.n, JSON_DECODE_ANY, &je);
+            if (!v) {
+                rc = sb_fail(s->err, SB_EINVAL,
+                             "%s: byte %llu: the value of '%s' is not valid "
+                             "JSON: %s",
+                             r->t->label, s->off, key, je.text);
+                goto out;
+            }
+            on_top(r, key, v);
+            json_decref(v);
+        }
+        c = skip_ws(s);
+        src_get(s);
+        if (c == '}')
+            break;
+        if (c != ',') {
+            rc = src_fail(s,
+                          c < 0 ? "the file ends inside the top-level "
+                                  "object (is it cut short?)"
+                                : "expected ',' or '}' in the top-level "
+                                  "object",
+                          NULL);
+            goto out;
+        }
+    }
+    if (!have_events)
+        rc = sb_fail(s->err, SB_EINVAL,
+                     "%s: no traceEvents: not a Chrome trace", r->t->label);
+out:
+    free(x.b);
+    if (!rc && !s->failed) {
+        c = skip_ws(s);
+        if (c >= 0)
+            rc = src_fail(s, "data after the end of the trace", NULL);
+    }
+    if (!rc && s->failed)
+        rc = SB_EINVAL;
+    return rc;
+}
+
+/* Format, process names and device tracks, once everything is read. */
+static void finish(reader *r)
+{
+    sb_trace *t = r->t;
+    bool jax = false;
+    for (size_t i = 0; i < r->npn; i++) {
+        const char *n = sb_trace_str(t, r->pn[i].name);
+        if (strncmp(n, "/device:", 8) == 0 || strncmp(n, "/host:", 6) == 0)
+            jax = true;
+        for (size_t k = 0; k < t->ntracks; k++)
+            if (t->tracks[k].pid == r->pn[i].pid)
+                t->tracks[k].pname = r->pn[i].name;
+    }
+    bool kineto = r->kineto_keys || t->n_by_kind[SB_TK_CPU_OP] ||
+                  t->n_by_kind[SB_TK_KERNEL] || t->n_by_kind[SB_TK_RUNTIME];
+    t->format = jax ? SB_TR_JAX : kineto ? SB_TR_KINETO : SB_TR_CHROME;
+    for (size_t k = 0; k < t->ntracks; k++) {
+        const char *p = sb_trace_str(t, t->tracks[k].pname);
+        if (jax && strncmp(p, "/device:", 8) == 0 && strstr(p, "CPU") == NULL)
+            t->tracks[k].device = true;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        sb_tr_event *e = &t->ev[i];
+        if (e->kind == SB_TK_KERNEL || e->kind == SB_TK_MEMCPY ||
+            e->kind == SB_TK_MEMSET || e->kind == SB_TK_GPU_ANNOT)
+            t->tracks[e->track].device = true;
+    }
+    /* XLA:CPU runs the HLO ops on the host: an event with an hlo_op is
+     * an operator (its "end: <op>" marker has none) */
+    for (size_t i = 0; jax && i < t->n; i++) {
+        sb_tr_event *e = &t->ev[i];
+        if (e->kind == SB_TK_OTHER && e->sig >= 0 &&
+            !t->tracks[e->track].device) {
+            e->kind = SB_TK_CPU_OP;
+            t->n_by_kind[SB_TK_OTHER]--;
+            t->n_by_kind[SB_TK_CPU_OP]++;
+        }
+    }
+}
+
+static int run_reader(sb_trace *t, src *s)
+{
+    reader r = {.t = t, .s = s};
+    int rc = parse_top(&r);
+    if (!rc)
+        finish(&r);
+    free(r.pn);
+    return rc;
+}
+
+int sb_trace_read(const char *path, sb_trace *t, sb_err *err)
+{
+    int fd;
+    int rc = sb_file_open(path, O_RDONLY, &fd, err);
+    if (rc)
+        return rc;
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+        close(fd);
+        return sb_fail(err, SB_ENOMEM, "%s: cannot be read (zlib)", path);
+    }
+    gzbuffer(gz, 256u << 10);
+    src *s = calloc(1, sizeof *s);
+    if (!s) {
+        gzclose(gz);
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    }
+    s->gz = gz;
+    s->label = path;
+    s->err = err;
+    sb_trace_init(t);
+    snprintf(t->label, sizeof t->label, "%s", path);
+    rc = run_reader(t, s);
+    gzclose(gz);
+    free(s);
+    if (rc)
+        sb_trace_free(t);
+    return rc;
+}
+
+int sb_trace_read_mem(const void *buf, size_t len, const char *label,
+                      sb_trace *t, sb_err *err)
+{
+    src *s = calloc(1, sizeof *s);
+    if (!s)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    s->mem = buf;
+    s->mlen = len;
+    s->label = label;
+    s->err = err;
+    const unsigned char *b = buf;
+    if (len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+        s->zmem = true;
+        if (inflateInit2(&s->zs, 15 + 16) != Z_OK) {
+            free(s);
+            return sb_fail(err, SB_ENOMEM, "out of memory (zlib)");
+        }
+        s->zs.next_in = (unsigned char *)(uintptr_t)buf;
+        s->zs.avail_in = (uInt)(len > 0xffffffffu ? 0xffffffffu : len);
+    }
+    sb_trace_init(t);
+    snprintf(t->label, sizeof t->label, "%s", label);
+    int rc = run_reader(t, s);
+    if (s->zmem)
+        inflateEnd(&s->zs);
+    free(s);
+    if (rc)
+        sb_trace_free(t);
+    return rc;
+}

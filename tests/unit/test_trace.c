@@ -1,0 +1,568 @@
+/*
+ * test_trace.c — the profiler-trace reader and analysis (docs/TRACE.md):
+ * the FLOP/byte rules against hand-worked figures, ownership of nested
+ * operators, the joins of kernels to operators, collectives, copies, the
+ * timeline (idle gaps, communication overlap), and bad input refused
+ * with one line naming the file.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "solbench/trace.h"
+
+static int read_str(const char *s, sb_trace *t, sb_err *e)
+{
+    return sb_trace_read_mem(s, strlen(s), "mem.json", t, e);
+}
+
+static const sb_tr_row *row(const sb_tr_analysis *a, const char *name,
+                            const char *shapes)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        if (strcmp(a->rows[i].name, name) == 0 &&
+            (!shapes || strcmp(a->rows[i].shapes, shapes) == 0))
+            return &a->rows[i];
+    return NULL;
+}
+
+static const sb_tr_group *group(const sb_tr_group *g, size_t n,
+                                const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(g[i].name, name) == 0)
+            return &g[i];
+    return NULL;
+}
+
+static void test_rules(void)
+{
+    sb_tr_cost c;
+    /* mm [64,128] x [128,32]: 2*64*128*32 FLOPs; bytes of a, b, out */
+    sb_tr_cost_torch("aten::mm", "[[[64,128],[128,32]],[\"float\",\"float\"]]",
+                     &c);
+    CHECK(c.cat == SB_TC_MATMUL);
+    CHECK_NEAR(c.flops, 2.0 * 64 * 128 * 32, 0);
+    CHECK_NEAR(c.bytes, 4.0 * (64 * 128 + 128 * 32 + 64 * 32), 0);
+    CHECK(strcmp(c.dtype, "fp32") == 0);
+    /* addmm(bias[256], [32,64], [64,256]) in bf16 */
+    sb_tr_cost_torch("aten::addmm",
+                     "[[[256],[32,64],[64,256],[],[]],[\"c10::BFloat16\","
+                     "\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\","
+                     "\"Scalar\"]]",
+                     &c);
+    CHECK_NEAR(c.flops, 2.0 * 32 * 64 * 256, 0);
+    CHECK_NEAR(c.bytes, 2.0 * (32 * 64 + 64 * 256 + 32 * 256 + 256), 0);
+    CHECK(strcmp(c.dtype, "bf16") == 0);
+    /* bmm and baddbmm: batch x M x K x N */
+    sb_tr_cost_torch("aten::bmm",
+                     "[[[8,16,32],[8,32,4]],[\"float\",\"float\"]]", &c);
+    CHECK_NEAR(c.flops, 2.0 * 8 * 16 * 32 * 4, 0);
+    sb_tr_cost_torch(
+        "aten::baddbmm",
+        "[[[8,16,4],[8,16,32],[8,32,4],[],[]],[\"float\",\"float\","
+        "\"float\",\"Scalar\",\"Scalar\"]]",
+        &c);
+    CHECK_NEAR(c.flops, 2.0 * 8 * 16 * 32 * 4, 0);
+    /* linear: x [2,16,64], w [192,64] (out, in) */
+    sb_tr_cost_torch("aten::linear",
+                     "[[[2,16,64],[192,64],[192]],[\"float\",\"float\","
+                     "\"float\"]]",
+                     &c);
+    CHECK_NEAR(c.flops, 2.0 * 32 * 64 * 192, 0);
+    /* matmul with a broadcast batch: [4,10,20] x [20,30] */
+    sb_tr_cost_torch("aten::matmul",
+                     "[[[4,10,20],[20,30]],[\"float\",\"float\"]]", &c);
+    CHECK_NEAR(c.flops, 2.0 * 4 * 10 * 20 * 30, 0);
+    /* attention forward: 2 b h sq skv (d + dv); backward 2 b h sq skv
+     * (3d + 2dv) as torch.utils.flop_counter counts */
+    const char *q = "[2,4,16,8]";
+    char sig[512];
+    snprintf(sig, sizeof sig,
+             "[[%s,%s,%s,[],[]],[\"float\",\"float\",\"float\",\"Scalar\","
+             "\"Scalar\"]]",
+             q, q, q);
+    sb_tr_cost_torch("aten::_scaled_dot_product_flash_attention_for_cpu", sig,
+                     &c);
+    CHECK(c.cat == SB_TC_ATTENTION);
+    CHECK_NEAR(c.flops, 2.0 * 2 * 4 * 16 * 16 * (8 + 8), 0);
+    snprintf(sig, sizeof sig,
+             "[[%s,%s,%s,%s,%s],[\"float\",\"float\",\"float\",\"float\","
+             "\"float\"]]",
+             q, q, q, q, q);
+    sb_tr_cost_torch(
+        "aten::_scaled_dot_product_flash_attention_for_cpu_backward", sig, &c);
+    CHECK_NEAR(c.flops, 2.0 * 2 * 4 * 16 * 16 * (3 * 8 + 2 * 8), 0);
+    /* softmax: read and write once */
+    sb_tr_cost_torch("aten::_softmax",
+                     "[[[32,128],[],[]],[\"float\",\"Scalar\","
+                     "\"Scalar\"]]",
+                     &c);
+    CHECK(c.cat == SB_TC_SOFTMAX);
+    CHECK_NEAR(c.bytes, 2.0 * 32 * 128 * 4, 0);
+    /* an elementwise add with a broadcast operand */
+    sb_tr_cost_torch("aten::add",
+                     "[[[4,256],[256],[]],[\"float\",\"float\","
+                     "\"Scalar\"]]",
+                     &c);
+    CHECK(c.cat == SB_TC_ELEMWISE);
+    CHECK_NEAR(c.bytes, 4.0 * (1024 + 256 + 1024), 0);
+    /* embedding: gather D floats per index, write them */
+    sb_tr_cost_torch("aten::embedding",
+                     "[[[128,64],[2,16],[],[],[]],[\"float\","
+                     "\"long int\",\"Scalar\",\"Scalar\","
+                     "\"Scalar\"]]",
+                     &c);
+    CHECK(c.cat == SB_TC_EMBEDDING);
+    CHECK_NEAR(c.bytes, 2.0 * 32 * 64 * 4 + 32 * 8, 0);
+    /* views and autograd frames move no data; unknown names have no rule */
+    sb_tr_cost_torch("aten::view", "[[[2,3],[]],[\"float\",\"\"]]", &c);
+    CHECK(c.cat == SB_TC_FRAMEWORK);
+    sb_tr_cost_torch("autograd::engine::evaluate_function: MmBackward0", NULL,
+                     &c);
+    CHECK(c.cat == SB_TC_FRAMEWORK);
+    sb_tr_cost_torch("aten::frobnicate", "[[[2,3]],[\"float\"]]", &c);
+    CHECK(c.cat == SB_TC_UNKNOWN);
+    /* a malformed signature is no rule, not a crash */
+    sb_tr_cost_torch("aten::mm", "[[[64,-1],[\"x\"]]]", &c);
+    CHECK(c.cat == SB_TC_UNKNOWN);
+    sb_tr_cost_torch("aten::mm", "not json", &c);
+    CHECK(c.cat == SB_TC_UNKNOWN);
+    /* collectives: nccl-tests' S */
+    sb_tr_cost_collective("allreduce", "BFloat16", 1 << 20, 8, &c);
+    CHECK(c.cat == SB_TC_COLLECTIVE);
+    CHECK_NEAR(c.bytes, 2.0 * (1 << 20), 0);
+    CHECK(strcmp(c.coll, "allreduce") == 0 && c.group == 8);
+    sb_tr_cost_collective("_allgather_base", "Float", 1000, 4, &c);
+    CHECK(strcmp(c.coll, "allgather") == 0);
+    /* dtypes */
+    char dt[8];
+    CHECK(sb_tr_dtype("c10::BFloat16", dt, sizeof dt) == 2 &&
+          !strcmp(dt, "bf16"));
+    CHECK(sb_tr_dtype("double", dt, sizeof dt) == 8 && !strcmp(dt, "fp64"));
+    CHECK(sb_tr_dtype("f8e4m3fn", dt, sizeof dt) == 1 && !strcmp(dt, "fp8"));
+    CHECK(sb_tr_dtype("Scalar", dt, sizeof dt) == 0 && dt[0] == '\0');
+    /* HLO: a dot contracts lhs dim 1 */
+    sb_tr_cost_hlo("dot.3",
+                   "%dot.3 = bf16[32,4096]{1,0} dot(bf16[32,1024]{1,0} %p0, "
+                   "bf16[1024,4096]{1,0} %p1), lhs_contracting_dims={1}, "
+                   "rhs_contracting_dims={0}",
+                   &c);
+    CHECK(c.cat == SB_TC_MATMUL);
+    CHECK_NEAR(c.flops, 2.0 * 32 * 4096 * 1024, 0);
+    CHECK_NEAR(c.bytes, 2.0 * (32 * 1024 + 1024 * 4096 + 32 * 4096), 0);
+    CHECK(strcmp(c.dtype, "bf16") == 0);
+    sb_tr_cost_hlo("all-reduce.1",
+                   "%all-reduce.1 = f32[1048576]{0} all-reduce(f32[1048576]{0} "
+                   "%x), replica_groups={{0,1,2,3}}, to_apply=%add",
+                   &c);
+    CHECK(c.cat == SB_TC_COLLECTIVE && c.group == 4);
+    CHECK_NEAR(c.bytes, 4.0 * 1048576, 0);
+    CHECK(strcmp(c.coll, "allreduce") == 0);
+    sb_tr_cost_hlo("fusion.2",
+                   "%fusion.2 = f32[64,64]{1,0} fusion(f32[64,64]{1,0} %a, "
+                   "f32[64,64]{1,0} %b), kind=kLoop, calls=%fused",
+                   &c);
+    CHECK(c.cat == SB_TC_ELEMWISE);
+    CHECK_NEAR(c.bytes, 3.0 * 64 * 64 * 4, 0);
+    sb_tr_cost_hlo("x", "garbage = ", &c);
+    CHECK(c.cat == SB_TC_UNKNOWN);
+}
+
+/* A host (CPU) trace: one step; linear over addmm over copy_; a view; an
+ * unknown op; an annotation; a gap. */
+static const char *cpu_trace =
+    "{\"schemaVersion\": 1, \"traceEvents\": ["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#3\","
+    "\"pid\":1,\"tid\":1,\"ts\":1000,\"dur\":200},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"mlp\","
+    "\"pid\":1,\"tid\":1,\"ts\":1000,\"dur\":120},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,"
+    "\"tid\":1,\"ts\":1000,\"dur\":100,\"args\":{\"External id\":1,"
+    "\"Input Dims\":[[32,64],[256,64],[256]],\"Input type\":[\"float\","
+    "\"float\",\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::t\",\"pid\":1,"
+    "\"tid\":1,\"ts\":1001,\"dur\":4,\"args\":{\"External id\":2,"
+    "\"Input Dims\":[[256,64]],\"Input type\":[\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,"
+    "\"tid\":1,\"ts\":1010,\"dur\":80,\"args\":{\"External id\":3,"
+    "\"Input Dims\":[[256],[32,64],[64,256],[],[]],\"Input type\":[\"float\","
+    "\"float\",\"float\",\"Scalar\",\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::copy_\",\"pid\":1,"
+    "\"tid\":1,\"ts\":1020,\"dur\":10.5,\"args\":{\"External id\":4,"
+    "\"Input Dims\":[[32,256],[32,256],[]],\"Input type\":[\"float\","
+    "\"float\",\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::frobnicate\",\"pid\":1,"
+    "\"tid\":1,\"ts\":1150,\"dur\":30},"
+    "{\"ph\":\"X\",\"cat\":\"weird_cat\",\"name\":\"x\",\"pid\":1,"
+    "\"tid\":1,\"ts\":1190,\"dur\":1},"
+    "{\"ph\":\"i\",\"name\":\"instant\",\"pid\":1,\"tid\":1,\"ts\":1100},"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,"
+    "\"args\":{\"name\":\"main\"}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,"
+    "\"tid\":1,\"ts\":5000,\"dur\":10,\"args\":{\"Input Dims\":[[2,2],[2,2]],"
+    "\"Input type\":[\"float\",\"float\"]}}"
+    "]}";
+
+static void test_host(void)
+{
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str(cpu_trace, &t, &e) == 0);
+    CHECK(t.format == SB_TR_KINETO);
+    CHECK(t.n_total == 11);
+    CHECK(t.n_unknown_cat == 1);
+    CHECK(t.n_by_kind[SB_TK_CPU_OP] == 5 + 1);
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.fp32", 100e9, "measured");
+    sb_ceil_set(&c, "bw.DRAM", 10e9, "measured");
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    CHECK(!a.device);
+    CHECK(a.n_steps == 1);
+    CHECK_NEAR(a.window_s, 200e-6, 1e-9);
+    /* addmm owns its 80 us, copy_ included; linear keeps 100 - 80 - 4 */
+    const sb_tr_row *r = row(&a, "aten::addmm", NULL);
+    CHECK(r && r->count == 1);
+    if (r) {
+        CHECK_NEAR(r->t_s, 80e-6, 1e-9);
+        CHECK_NEAR(r->flops, 2.0 * 32 * 64 * 256, 0);
+        CHECK(strcmp(r->annot, "mlp") == 0);
+        CHECK(strcmp(r->phase, "mlp") == 0);
+        /* at 100 GFLOP/s and 10 GB/s: AI = 2*32*64*256 / (4*(2048 +
+         * 16384 + 8192 + 256)) = 9.76 < ridge 10: memory-bound */
+        double by = 4.0 * (32 * 64 + 64 * 256 + 32 * 256 + 256);
+        CHECK(r->bound == SB_BOUND_MEMORY);
+        CHECK_NEAR(r->t_ceil_s, by / 10e9, 1e-12);
+        CHECK_NEAR(r->at_stake_s, 80e-6 - by / 10e9, 1e-12);
+        CHECK_NEAR(r->pct_sol, 100 * (by / 80e-6) / 10e9, 1e-9);
+    }
+    CHECK(row(&a, "aten::copy_", NULL) == NULL);
+    r = row(&a, "aten::linear", NULL);
+    CHECK(r && strcmp(r->shapes, "(self time)") == 0);
+    if (r)
+        CHECK_NEAR(r->t_s, 16e-6, 1e-9);
+    r = row(&a, "aten::t", NULL);
+    CHECK(r && strcmp(r->cls, "latency") == 0);
+    if (r)
+        CHECK_NEAR(r->at_stake_s, 4e-6, 1e-12);
+    r = row(&a, "aten::frobnicate", NULL);
+    CHECK(r && strcmp(r->cls, "unclassified") == 0);
+    CHECK(a.n_unclassified == 1);
+    CHECK_NEAR(a.unclassified_s, 30e-6, 1e-12);
+    /* the op outside the step is not counted */
+    CHECK(row(&a, "aten::mm", NULL) == NULL);
+    /* busy: [1000,1100) and [1150,1180): 130 us; the gaps before
+     * 1150 and after 1180 */
+    CHECK_NEAR(a.busy_s, 130e-6, 1e-9);
+    CHECK_NEAR(a.idle_s, 70e-6, 1e-9);
+    CHECK(a.n_gaps == 2);
+    CHECK_NEAR(a.max_gap_s, 50e-6, 1e-9);
+    const sb_tr_group *g = group(a.annots, a.nannots, "mlp");
+    CHECK(g && g->count == 3);
+    CHECK(group(a.phases, a.nphases, "idle") != NULL);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+}
+
+/* A GPU trace: two kernels launched by one addmm (joined by External id
+ * on the kernel, and by correlation through the runtime call for the
+ * second), a memcpy, an NCCL all-reduce on a second stream overlapping a
+ * kernel by 30 us, a device gap of 100 us. */
+static const char *gpu_trace =
+    "{\"deviceProperties\":[{\"name\":\"NVIDIA H100 80GB HBM3\"}],"
+    "\"distributedInfo\":{\"rank\":1,\"world_size\":4},\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\","
+    "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,"
+    "\"tid\":1,\"ts\":10,\"dur\":20,\"args\":{\"External id\":7,"
+    "\"Input Dims\":[[4096],[8192,1024],[1024,4096],[],[]],\"Input type\":"
+    "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\","
+    "\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+    "\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":3,\"args\":{\"correlation\":100,"
+    "\"External id\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+    "\"pid\":1,\"tid\":1,\"ts\":16,\"dur\":3,\"args\":{\"correlation\":101,"
+    "\"External id\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm_kernel\",\"pid\":0,"
+    "\"tid\":7,\"ts\":200,\"dur\":100.5,\"args\":{\"correlation\":100,"
+    "\"External id\":7,\"stream\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"bias_kernel\",\"pid\":0,"
+    "\"tid\":7,\"ts\":300.5,\"dur\":9.5,\"args\":{\"correlation\":101}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\","
+    "\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":3,\"args\":{\"correlation\":102}},"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> "
+    "Device)\",\"pid\":0,\"tid\":7,\"ts\":410,\"dur\":50,\"args\":"
+    "{\"correlation\":102,\"bytes\":1000000}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+    "\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":3,\"args\":{\"correlation\":103}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce\","
+    "\"pid\":0,\"tid\":20,\"ts\":280,\"dur\":60,\"args\":{\"correlation\":103,"
+    "\"Collective name\":\"allreduce\",\"In msg nelems\":1048576,"
+    "\"Out msg nelems\":1048576,\"Group size\":4,\"dtype\":\"BFloat16\"}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+    "\"pid\":1,\"tid\":1,\"ts\":500,\"dur\":3,\"args\":{\"correlation\":104}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"late_kernel\",\"pid\":0,"
+    "\"tid\":7,\"ts\":600,\"dur\":10,\"args\":{\"correlation\":104}},"
+    "{\"ph\":\"s\",\"cat\":\"ac2g\",\"id\":100,\"pid\":1,\"tid\":1,\"ts\":12},"
+    "{\"ph\":\"f\",\"cat\":\"ac2g\",\"id\":100,\"pid\":0,\"tid\":7,\"ts\":200,"
+    "\"bp\":\"e\"}"
+    "]}";
+
+static void test_device(void)
+{
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str(gpu_trace, &t, &e) == 0);
+    CHECK(strcmp(t.device_name, "NVIDIA H100 80GB HBM3") == 0);
+    CHECK(t.rank == 1 && t.world == 4);
+    CHECK(t.n_ignored == 2);
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.bf16", 989e12, "datasheet");
+    sb_ceil_set(&c, "bw.HBM", 3.35e12, "datasheet");
+    sb_ceil_set(&c, "host.h2d", 50e9, "datasheet");
+    sb_ceil_set(&c, "net.scaleup.beta_Bps", 450e9, "datasheet");
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    CHECK(a.device);
+    /* the kernel launched at 500 is outside the step's launches */
+    CHECK(row(&a, "late_kernel", NULL) == NULL);
+    const sb_tr_row *r = row(&a, "aten::addmm", NULL);
+    CHECK(r && r->count == 1);
+    if (r) {
+        CHECK_NEAR(r->t_s, 110e-6, 1e-9); /* both kernels */
+        CHECK(strcmp(r->kernel, "gemm_kernel") == 0);
+        CHECK_NEAR(r->flops, 2.0 * 8192 * 1024 * 4096, 0);
+        CHECK(r->bound == SB_BOUND_COMPUTE);
+        CHECK_NEAR(r->t_ceil_s, 2.0 * 8192 * 1024 * 4096 / 989e12, 1e-12);
+    }
+    r = row(&a, "Memcpy HtoD (Pinned -> Device)", NULL);
+    CHECK(r && strcmp(r->cls, "host") == 0);
+    if (r) {
+        CHECK_NEAR(r->achieved, 1e6 / 50e-6, 1e-6);
+        CHECK_NEAR(r->pct_sol, 100 * (1e6 / 50e-6) / 50e9, 1e-9);
+    }
+    r = row(&a, "ncclDevKernel_AllReduce", NULL);
+    CHECK(r && strcmp(r->cls, "network") == 0);
+    if (r) {
+        /* busbw = S/t * 2(n-1)/n, S = 2 MiB of bf16 */
+        double busbw = 2.0 * 1048576 / 60e-6 * 2 * 3 / 4;
+        CHECK_NEAR(r->busbw, busbw, 1e-9);
+        CHECK_NEAR(r->pct_sol, 100 * busbw / 450e9, 1e-9);
+        CHECK(strcmp(r->ceiling, "net.scaleup.beta_Bps") == 0);
+    }
+    /* device window [200, 460): busy [200,340) and [410,460): 190 us */
+    CHECK_NEAR(a.window_s, 260e-6, 1e-9);
+    CHECK_NEAR(a.busy_s, 190e-6, 1e-9);
+    CHECK(a.n_gaps == 1);
+    CHECK_NEAR(a.max_gap_s, 70e-6, 1e-9);
+    /* all-reduce [280,340) overlaps kernels until 310 */
+    CHECK_NEAR(a.comm_s, 60e-6, 1e-9);
+    CHECK_NEAR(a.comm_overlap_s, 30e-6, 1e-9);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+}
+
+/* JAX: processes named /host:CPU and /device:GPU:0; ops on "XLA Ops". */
+static const char *jax_trace =
+    "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":"
+    "\"/host:CPU\"}},"
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":2,\"args\":{\"name\":"
+    "\"/device:GPU:0\"}},"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":3,\"args\":"
+    "{\"name\":\"XLA Ops\"}},"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":2,\"tid\":4,\"args\":"
+    "{\"name\":\"Stream #13(Compute)\"}},"
+    "{\"ph\":\"X\",\"name\":\"dot.3\",\"pid\":2,\"tid\":3,\"ts\":10,\"dur\":"
+    "20,\"args\":{\"hlo_op\":\"dot.3\",\"long_name\":\"%dot.3 = "
+    "bf16[32,4096]{1,0} dot(bf16[32,1024]{1,0} %p0, bf16[1024,4096]{1,0} "
+    "%p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\"}},"
+    "{\"ph\":\"X\",\"name\":\"gemm_kernel\",\"pid\":2,\"tid\":4,\"ts\":10,"
+    "\"dur\":20,\"args\":{\"hlo_op\":\"dot.3\"}},"
+    "{\"ph\":\"X\",\"name\":\"PjitFunction(step)\",\"pid\":1,\"tid\":9,"
+    "\"ts\":0,\"dur\":5}"
+    "]}";
+
+static void test_jax(void)
+{
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str(jax_trace, &t, &e) == 0);
+    CHECK(t.format == SB_TR_JAX);
+    sb_ceilings c = {0};
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    CHECK(a.device);
+    CHECK(a.nrows == 1); /* the stream line is not counted twice */
+    const sb_tr_row *r = row(&a, "dot.3", NULL);
+    CHECK(r && r->count == 1);
+    if (r)
+        CHECK_NEAR(r->flops, 2.0 * 32 * 4096 * 1024, 0);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+}
+
+/* Bad input: SB_EINVAL and one line naming the source, never a crash. */
+static void bad(const char *doc, const char *want)
+{
+    sb_trace t;
+    sb_err e = {0};
+    int rc = read_str(doc, &t, &e);
+    CHECK(rc == SB_EINVAL);
+    CHECK(strstr(e.msg, "mem.json") != NULL);
+    CHECK(strchr(e.msg, '\n') == NULL);
+    if (!strstr(e.msg, want)) {
+        fprintf(stderr, "message '%s' does not say '%s'\n", e.msg, want);
+        CHECK(0);
+    }
+}
+
+static void test_bad(void)
+{
+    bad("", "empty file");
+    bad("   \n", "empty file");
+    bad("hello", "not a Chrome trace");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2}",
+        "cut short");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,",
+        "cut short");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1}]}",
+        "without a number 'dur'");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"dur\":1}]}",
+        "without a number 'ts'");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":-5}]}",
+        "negative");
+    bad("{\"traceEvents\":[3]}", "not a JSON object");
+    bad("{\"traceEvents\":[{\"ph\":\"X\" \"name\":1}]}", "not valid JSON");
+    bad("{\"traceEvents\":{}}", "not an array");
+    bad("{\"displayTimeUnit\":\"ms\"}", "no traceEvents");
+    bad("{\"traceEvents\":[]} x", "data after the end");
+    bad("{\"traceEvents\":[] \"x\":1}", "expected ','");
+    bad("{\"a\":[1,2}", "not valid JSON");
+    /* an event larger than 16 MiB */
+    size_t big = SB_TRACE_MAX_EVENT + 100;
+    char *s = malloc(big + 64);
+    if (s) {
+        strcpy(s, "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"");
+        size_t n = strlen(s);
+        memset(s + n, 'a', big);
+        strcpy(s + n + big, "\"}]}");
+        bad(s, "larger than 16 MiB");
+        free(s);
+    }
+    /* an empty trace reads; the analysis has nothing to place */
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str("{\"traceEvents\":[]}", &t, &e) == 0);
+    sb_tr_analysis a;
+    sb_ceilings c = {0};
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    CHECK(a.nrows == 0 && a.window_s == 0);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+}
+
+/* gzip: read through zlib; cut or corrupted data is refused. */
+static void test_gzip(void)
+{
+    uLong n = (uLong)strlen(cpu_trace);
+    unsigned char *gz = malloc(n + 1024);
+    z_stream zs = {0};
+    CHECK(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) ==
+          Z_OK);
+    zs.next_in = (unsigned char *)(uintptr_t)cpu_trace;
+    zs.avail_in = (uInt)n;
+    zs.next_out = gz;
+    zs.avail_out = (uInt)(n + 1024);
+    CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+    size_t len = zs.total_out;
+    deflateEnd(&zs);
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(sb_trace_read_mem(gz, len, "t.json.gz", &t, &e) == 0);
+    CHECK(t.n_total == 11);
+    sb_trace_free(&t);
+    /* cut in half */
+    CHECK(sb_trace_read_mem(gz, len / 2, "t.json.gz", &t, &e) == SB_EINVAL);
+    CHECK(strstr(e.msg, "t.json.gz") && strstr(e.msg, "cut short"));
+    if (!strstr(e.msg, "cut short"))
+        fprintf(stderr, "%s\n", e.msg);
+    /* a corrupted deflate stream */
+    for (size_t i = 20; i < len - 8 && i < 60; i++)
+        gz[i] ^= 0x5a;
+    CHECK(sb_trace_read_mem(gz, len, "t.json.gz", &t, &e) == SB_EINVAL);
+    CHECK(strstr(e.msg, "t.json.gz") && strstr(e.msg, "gzip"));
+    free(gz);
+}
+
+/* The real PyTorch CPU fixture: the FLOPs the rules compute from the
+ * recorded shapes equal torch.utils.flop_counter's count of the same
+ * forward + backward (torch_cpu_block.flops.json), op by op, per step. */
+static void test_fixture_flops(void)
+{
+    sb_trace t;
+    sb_err e = {0};
+    int rc =
+        sb_trace_read(SB_TEST_DATA "/trace/torch_cpu_block.json.gz", &t, &e);
+    CHECK(rc == 0);
+    json_t *want = json_load_file(
+        SB_TEST_DATA "/trace/torch_cpu_block.flops.json", 0, NULL);
+    CHECK(want != NULL);
+    if (rc || !want) {
+        if (!rc)
+            sb_trace_free(&t);
+        json_decref(want);
+        return;
+    }
+    sb_ceilings c = {0};
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    CHECK(a.n_steps == 2);
+    const char *ops[][2] = {
+        {"aten::addmm", "aten.addmm"},
+        {"aten::mm", "aten.mm"},
+        {"aten::_scaled_dot_product_flash_attention_for_cpu",
+         "aten._scaled_dot_product_flash_attention_for_cpu"},
+        {"aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+         "aten._scaled_dot_product_flash_attention_for_cpu_backward"}};
+    json_t *per = json_object_get(want, "per_op");
+    double total = 0;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        double got = 0;
+        for (size_t i = 0; i < a.nrows; i++)
+            if (strcmp(a.rows[i].name, ops[k][0]) == 0)
+                got += a.rows[i].flops;
+        got /= a.n_steps;
+        double w = json_number_value(json_object_get(per, ops[k][1]));
+        CHECK(w > 0);
+        CHECK_NEAR(got, w, 0);
+        total += got;
+        printf("%s: %.0f FLOPs per step (flop_counter: %.0f)\n", ops[k][0], got,
+               w);
+    }
+    CHECK_NEAR(total, json_number_value(json_object_get(want, "total")), 0);
+    /* every matmul of the trace is one of these: none left unplaced */
+    for (size_t i = 0; i < a.nrows; i++)
+        if (a.rows[i].cost.cat == SB_TC_MATMUL)
+            CHECK(strcmp(a.rows[i].name, "aten::addmm") == 0 ||
+                  strcmp(a.rows[i].name, "aten::mm") == 0);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+    json_decref(want);
+}
+
+int main(void)
+{
+    test_rules();
+    test_host();
+    test_device();
+    test_jax();
+    test_bad();
+    test_gzip();
+    test_fixture_flops();
+    return sb_check_done();
+}
