@@ -99,10 +99,32 @@ int sb_svg_write(const char *path, const sb_buf *svg, sb_err *err);
  * a headless Chromium found on PATH (SB_EUNSUP without one). */
 int sb_png_write(const char *png, const sb_buf *svg, int w, int h, sb_err *err);
 
-/* The HTML report: run (may be NULL), ceilings, prediction (may be NULL). */
+struct sb_trace;
+struct sb_tr_analysis;
+/* A profiler trace analysed against the report's machine (trace.h). */
+typedef struct sb_report_trace {
+    const struct sb_trace *t;
+    const struct sb_tr_analysis *a;
+} sb_report_trace;
+
+/* The HTML report: run (may be NULL), ceilings, prediction (may be NULL),
+ * trace (may be NULL: its ops on the roofline, its table and phases). */
 int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
                    const char *machine_desc, const sb_prediction *p,
-                   sb_err *err);
+                   const sb_report_trace *tr, sb_err *err);
+/* A trace's ops as roofline rows (those with FLOPs and bytes on the chart),
+ * the `max` with most time; *rows is malloc'ed. */
+int sb_trace_roof_rows(const struct sb_tr_analysis *a, int max,
+                       sb_roof_row **rows, int *n);
+
+/* Writes a run as a Chrome trace (Trace Event Format JSON, for Perfetto
+ * and chrome://tracing): one track per benchmark, each sample a slice as
+ * long as its time per iteration, a result without samples (skipped, or
+ * a sweep's summary) an instant event. The run has no sample timestamps,
+ * so the timeline is synthetic (samples laid end to end per benchmark, in
+ * result order; docs/SCHEMA.md). Errors name the file in one line, as
+ * sb_run_write_json's do. */
+int sb_run_write_chrome_trace(const sb_run *run, const char *path, sb_err *err);
 
 #ifdef __cplusplus
 }

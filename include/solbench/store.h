@@ -178,8 +178,8 @@ int sb_store_trace_put(sb_store *st, const char *name, const char *source,
                        size_t len, sb_err *err);
 /* The data of stored trace `name` (malloc'ed; free it). SB_EINVAL when
  * there is none. */
-int sb_store_trace_get(sb_store *st, const char *name, void **data,
-                       size_t *len, sb_err *err);
+int sb_store_trace_get(sb_store *st, const char *name, void **data, size_t *len,
+                       sb_err *err);
 /* SB_EINVAL when there is no such trace. */
 int sb_store_trace_rm(sb_store *st, const char *name, sb_err *err);
 

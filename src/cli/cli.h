@@ -82,6 +82,12 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
                     struct sb_ceilings *c, char *desc, size_t dlen,
                     sb_err *err);
 
+struct sb_trace;
+/* A profiler trace by file path (anything with a '/' or '.', or that
+ * exists) or by the name it was stored under in the database `db`. */
+int sb_cli_trace_load(const char *db, const char *ref, struct sb_trace *t,
+                      sb_err *err);
+
 /* Like with like, for compare and check: when runs a and b differ in what
  * must match (sb_runs_mismatch), lists each differing JSON path under
  * "<pair> differ in N fields (<order>):" — as a warning on stdout when

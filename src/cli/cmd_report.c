@@ -14,11 +14,12 @@
 #include "solbench/hw.h"
 #include "solbench/predict.h"
 #include "solbench/report.h"
+#include "solbench/trace.h"
 
 int sb_cmd_report(int argc, char **argv)
 {
     const char *run = NULL, *results = NULL, *hw = NULL, *wl = NULL,
-               *out = NULL, *db = NULL;
+               *out = NULL, *db = NULL, *trace = NULL;
     const char *sets[32];
     int nsets = 0;
     for (int i = 1; i < argc; i++) {
@@ -28,12 +29,15 @@ int sb_cmd_report(int argc, char **argv)
             printf("usage: solbench report [--run ID | --results FILE] "
                    "[--hw NAME] [--db PATH]\n"
                    "                       [--workload FILE [--set k=v ...]] "
-                   "-o report.html\n"
+                   "[--trace NAME|FILE] -o report.html\n"
                    "  one self-contained HTML file: machine profile, "
                    "roofline, bandwidth and collective\n"
                    "  curves, validation, workload phases, fingerprint\n"
                    "  --run ID        a stored run (id, prefix, baseline, "
                    "last)\n"
+                   "  --trace T       a profiler trace (a file, or a name "
+                   "stored by trace import):\n"
+                   "                  its ops on the machine's roofline\n"
                    "  --db PATH       results database (default $SOLBENCH_DB, "
                    "else\n"
                    "                  $XDG_DATA_HOME/solbench/results.db)\n");
@@ -44,6 +48,7 @@ int sb_cmd_report(int argc, char **argv)
             (r = sb_cli_opt(argc, argv, &i, "--hw", &hw)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--db", &db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--workload", &wl)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--trace", &trace)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "-o", &out)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--output", &out)) != 0) {
             if (r < 0)
@@ -70,6 +75,10 @@ int sb_cmd_report(int argc, char **argv)
         return sb_cli_usage("report",
                             "nothing to report: give --run ID, "
                             "--results FILE, --hw NAME or --workload FILE");
+    if (trace && !run && !results && !hw)
+        return sb_cli_usage("report", "--trace needs the machine to hold it "
+                                      "against: --run ID, --results FILE or "
+                                      "--hw NAME");
     if (nsets && !wl)
         return sb_cli_usage("report", "--set changes a workload: give "
                                       "--workload FILE too");
@@ -113,7 +122,29 @@ int sb_cmd_report(int argc, char **argv)
             return sb_cli_error(&err);
         }
     }
-    rc = sb_report_html(out, have ? &r : NULL, &c, desc, p, &err);
+    /* The trace, on the machine of the measurements. */
+    sb_trace t;
+    sb_tr_analysis ta;
+    bool have_trace = false;
+    if (trace) {
+        rc = sb_cli_trace_load(db, trace, &t, &err);
+        if (rc == 0 && (rc = sb_trace_analyze(&t, &c, &ta, &err)) != 0)
+            sb_trace_free(&t);
+        if (rc) {
+            free(p);
+            if (have)
+                sb_run_free(&r);
+            return sb_cli_error(&err);
+        }
+        have_trace = true;
+    }
+    sb_report_trace tr = {have_trace ? &t : NULL, have_trace ? &ta : NULL};
+    rc = sb_report_html(out, have ? &r : NULL, &c, desc, p,
+                        have_trace ? &tr : NULL, &err);
+    if (have_trace) {
+        sb_tr_analysis_free(&ta);
+        sb_trace_free(&t);
+    }
     free(p);
     if (have)
         sb_run_free(&r);

@@ -33,7 +33,7 @@ static const char trace_help[] =
     "  --run/--results (a run's measured ceilings), --hw (a datasheet spec;\n"
     "  both: the run overrides the spec). Without any: the spec of the\n"
     "  trace's GPU where one is known, else the store's newest run, else\n"
-    "  none (no %%SOL).\n"
+    "  none (no %SOL).\n"
     "  --top N         rows of the op table (default 25; 0: all)\n"
     "  --json FILE     the whole analysis (schema solbench.trace/1)\n"
     "  --csv FILE      one line per op\n";
@@ -230,21 +230,39 @@ static int cmd_import(const opts *o)
 /* ---- reading one: a file or a stored name ----------------------------------
  */
 
-static int load(const opts *o, const char *ref, sb_trace *t, sb_err *err)
+int sb_cli_trace_load(const char *db, const char *ref, sb_trace *t, sb_err *err)
 {
+    /* a file that exists is read; else a stored trace of that name; else
+     * the file's error when the name looks like a path */
     struct stat sb;
-    if (stat(ref, &sb) == 0 || strchr(ref, '/') || strchr(ref, '.'))
+    if (stat(ref, &sb) == 0)
         return sb_trace_read(ref, t, err);
-    sb_store *st;
-    int rc = sb_store_open_default_mode(o->db, SB_STORE_RO, &st, NULL, 0, err);
+    char path[4096];
+    int rc = sb_store_path(db, path, sizeof path, err);
     if (rc)
+        return rc;
+    if (stat(path, &sb) != 0) {
+        if (strchr(ref, '/') || strchr(ref, '.'))
+            return sb_trace_read(ref, t, err);
+        return sb_fail(err, SB_EINVAL,
+                       "trace '%s': no such file, and no database (%s) to "
+                       "hold a trace of that name",
+                       ref, path);
+    }
+    sb_store *st;
+    if ((rc = sb_store_open_default_mode(db, SB_STORE_RO, &st, NULL, 0, err)))
         return rc;
     void *data;
     size_t len;
-    rc = sb_store_trace_get(st, ref, &data, &len, err);
+    sb_err serr = {0};
+    rc = sb_store_trace_get(st, ref, &data, &len, &serr);
     sb_store_close(st);
-    if (rc)
+    if (rc) {
+        if (rc == SB_EINVAL && (strchr(ref, '/') || strchr(ref, '.')))
+            return sb_trace_read(ref, t, err); /* the file's error */
+        *err = serr;
         return rc;
+    }
     rc = sb_trace_read_mem(data, len, ref, t, err);
     free(data);
     return rc;
@@ -304,7 +322,7 @@ static int cmd_show(const opts *o)
                  o->json, o->csv)))
         return sb_cli_error(&err);
     sb_trace t;
-    if (load(o, o->pos[0], &t, &err))
+    if (sb_cli_trace_load(o->db, o->pos[0], &t, &err))
         return sb_cli_error(&err);
     sb_ceilings c;
     char desc[256];
@@ -335,9 +353,9 @@ static int cmd_diff(const opts *o)
     sb_trace ta, tb;
     sb_tr_analysis aa, ab;
     sb_ceilings c = {0};
-    if (load(o, o->pos[0], &ta, &err))
+    if (sb_cli_trace_load(o->db, o->pos[0], &ta, &err))
         return sb_cli_error(&err);
-    if (load(o, o->pos[1], &tb, &err)) {
+    if (sb_cli_trace_load(o->db, o->pos[1], &tb, &err)) {
         sb_trace_free(&ta);
         return sb_cli_error(&err);
     }

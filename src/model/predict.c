@@ -106,7 +106,8 @@ const char *sb_advice(sb_bound cls, const char *phase, bool inference)
                "of 128 for TPU MXUs, 64-128 for tensor cores); fewer FLOPs "
                "(lower precision such as fp8, less rematerialisation)";
     case SB_BOUND_MEMORY:
-        if (strcmp(phase, "attention core") == 0 || strcmp(phase, "attention") == 0)
+        if (strcmp(phase, "attention core") == 0 ||
+            strcmp(phase, "attention") == 0)
             return inference
                        ? "attention kernel (flash/paged decoding: K/V read "
                          "once, no score matrix in memory); activation "

@@ -15,6 +15,7 @@
 #include "solbench/hw.h"
 #include "solbench/predict.h"
 #include "solbench/report.h"
+#include "solbench/trace.h"
 #include "solbench/util.h"
 
 static const char *sb__css =
@@ -402,9 +403,87 @@ static void sb__fingerprint(sb_buf *b, const sb_run *run)
     sb_buf_printf(b, "</pre></details></section>\n");
 }
 
+static int cmp_time(const void *pa, const void *pb)
+{
+    const sb_tr_row *a = *(const sb_tr_row *const *)pa,
+                    *b = *(const sb_tr_row *const *)pb;
+    return (a->t_s < b->t_s) - (a->t_s > b->t_s);
+}
+
+int sb_trace_roof_rows(const sb_tr_analysis *a, int max, sb_roof_row **rows,
+                       int *n)
+{
+    *rows = NULL;
+    *n = 0;
+    const sb_tr_row **ord = malloc((a->nrows + 1) * sizeof *ord);
+    sb_roof_row *out = calloc((size_t)(max > 0 ? max : 1), sizeof *out);
+    if (!ord || !out) {
+        free(ord);
+        free(out);
+        return SB_ENOMEM;
+    }
+    for (size_t i = 0; i < a->nrows; i++)
+        ord[i] = &a->rows[i];
+    qsort(ord, a->nrows, sizeof *ord, cmp_time);
+    int k = 0;
+    for (size_t i = 0; i < a->nrows && k < max; i++) {
+        const sb_tr_row *r = ord[i];
+        if (!(r->cost.flops > 0 && r->cost.bytes > 0 && r->attainable > 0 &&
+              r->count > 0 && r->t_s > 0))
+            continue;
+        sb_roof_row *o = &out[k++];
+        double mean = r->t_s / r->count;
+        snprintf(o->bench, sizeof o->bench, "%s", r->name);
+        snprintf(o->params, sizeof o->params, "%s", r->shapes);
+        snprintf(o->dtype, sizeof o->dtype, "%s", r->cost.dtype);
+        o->on_chart = true;
+        o->flops_s = r->cost.flops / mean;
+        o->bytes_s = r->cost.bytes / mean;
+        o->ai = r->ai;
+        o->achieved = r->achieved;
+        o->attainable = r->attainable;
+        o->pct_sol = r->pct_sol;
+        snprintf(o->unit, sizeof o->unit, "FLOP/s");
+        snprintf(o->ceiling, sizeof o->ceiling, "%s", r->ceiling);
+        o->bound = r->bound;
+        o->valid = true;
+    }
+    free(ord);
+    *rows = out;
+    *n = k;
+    return 0;
+}
+
+static void sb__trace(sb_buf *b, const sb_ceilings *c,
+                      const sb_report_trace *tr)
+{
+    if (!tr || !tr->t || !tr->a)
+        return;
+    sb_buf_printf(b, "<section id=\"trace\"><h2>Trace</h2>\n<p>");
+    sb__h(b, tr->t->label);
+    sb_buf_printf(b, ": its ops on this machine's roofline (the 40 with "
+                     "most time that have FLOPs and bytes)</p>\n");
+    sb_roof_row *rows = NULL;
+    int n = 0;
+    if (sb_trace_roof_rows(tr->a, 40, &rows, &n) == 0)
+        sb_svg_roofline(b, c, rows, n, 1000, 560);
+    free(rows);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    if (f) {
+        sb_tr_print(f, tr->t, tr->a, 40);
+        fclose(f);
+    }
+    sb_buf_printf(b, "<pre>");
+    sb__h(b, txt ? txt : "");
+    sb_buf_printf(b, "</pre>\n</section>\n");
+    free(txt);
+}
+
 int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
                    const char *machine_desc, const sb_prediction *p,
-                   sb_err *err)
+                   const sb_report_trace *tr, sb_err *err)
 {
     sb_buf b = {0};
     sb_buf_printf(&b,
@@ -425,12 +504,17 @@ int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
         sb_buf_printf(&b, " · workload ");
         sb__h(&b, p->w.name);
     }
+    if (tr && tr->t) {
+        sb_buf_printf(&b, " · trace ");
+        sb__h(&b, tr->t->label);
+    }
     sb_buf_printf(&b, "</p>\n");
     sb__profile(&b, run, c, machine_desc);
     sb__roofline(&b, run, c);
     sb__curves(&b, run);
     sb__validation(&b, run);
     sb__workload(&b, p);
+    sb__trace(&b, c, tr);
     sb__fingerprint(&b, run);
     /* Marks the page as rendered once the charts are in the DOM, so a
      * headless browser can check it loaded. */

@@ -1785,7 +1785,8 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
     return rc;
 }
 
-/* ---- profiler traces ------------------------------------------------------ */
+/* ---- profiler traces ------------------------------------------------------
+ */
 
 static int traces_there(sb_store *st, sb_err *err)
 {
@@ -1809,6 +1810,8 @@ int sb_store_trace_put(sb_store *st, const char *name, const char *source,
                        "trace '%s': %zu bytes gzip'd, more than the store "
                        "keeps (%ld)",
                        name, len, SB_STORE_TRACE_MAX);
+    if (!name || !*name)
+        return sb_fail(err, SB_EINVAL, "trace: empty name");
     if ((rc = check_baseline_name(st, name, err))) {
         /* the same rule, said for a trace */
         if (strncmp(err->msg, "baseline name", 13) == 0) {
@@ -1836,7 +1839,7 @@ int sb_store_trace_put(sb_store *st, const char *name, const char *source,
     sqlite3_bind_blob64(s, 6, gz, len, SQLITE_STATIC);
     int step = sqlite3_step(s);
     sqlite3_finalize(s);
-    if (step == SQLITE_CONSTRAINT)
+    if ((step & 0xff) == SQLITE_CONSTRAINT)
         return sb_fail(err, SB_EINVAL,
                        "trace '%s' is already stored in %s: give another "
                        "--name, or remove it (trace rm %s)",
@@ -1844,8 +1847,8 @@ int sb_store_trace_put(sb_store *st, const char *name, const char *source,
     return step == SQLITE_DONE ? 0 : store_fail(st, err, "storing a trace");
 }
 
-int sb_store_trace_get(sb_store *st, const char *name, void **data,
-                       size_t *len, sb_err *err)
+int sb_store_trace_get(sb_store *st, const char *name, void **data, size_t *len,
+                       sb_err *err)
 {
     *data = NULL;
     *len = 0;

@@ -287,7 +287,11 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
         snprintf(r->shapes, sizeof r->shapes, "(self time)");
         r->cost.cat = SB_TC_FRAMEWORK;
     } else {
-        if (in->sig >= 0)
+        if (in->cost.cat == SB_TC_COLLECTIVE)
+            snprintf(r->shapes, sizeof r->shapes, "%s of %.0f B over %d%s%s",
+                     in->cost.coll, in->cost.bytes, in->cost.group,
+                     in->cost.dtype[0] ? ", " : "", in->cost.dtype);
+        else if (in->sig >= 0)
             pretty_shapes(sb_trace_str(x->t, in->sig), r->shapes,
                           sizeof r->shapes);
         r->cost = in->cost;
@@ -601,7 +605,7 @@ static int host_tree(ctx *x, work *w, sb_tr_analysis *a)
          * after it overlaps it partly: counted, and taken as a sibling) */
         while (sp) {
             const sb_tr_event *p = &t->ev[w->ord[stack[sp - 1]]];
-            if (p->track == e->track && e->ts < p->ts + p->dur) {
+            if (p->track == e->track && e->ts + NEST_TOL_US < p->ts + p->dur) {
                 if (e->ts + e->dur <= p->ts + p->dur + NEST_TOL_US)
                     break;
                 a->n_overlapping++;
@@ -1106,9 +1110,12 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
         a->phases[i].share = a->phases[i].t_s / den;
     for (size_t i = 0; i < a->nannots; i++)
         a->annots[i].share = a->annots[i].t_s / den;
-    qsort(m.rows, m.n, sizeof *m.rows, cmp_row);
-    qsort(a->phases, a->nphases, sizeof *a->phases, cmp_group);
-    qsort(a->annots, a->nannots, sizeof *a->annots, cmp_group);
+    if (m.n)
+        qsort(m.rows, m.n, sizeof *m.rows, cmp_row);
+    if (a->nphases)
+        qsort(a->phases, a->nphases, sizeof *a->phases, cmp_group);
+    if (a->nannots)
+        qsort(a->annots, a->nannots, sizeof *a->annots, cmp_group);
     a->rows = m.rows;
     a->nrows = m.n;
     m.rows = NULL;

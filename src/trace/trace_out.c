@@ -76,6 +76,7 @@ static void interventions(FILE *f, const sb_tr_analysis *a)
                 }
             }
     /* device idle time waits on the host */
+    double host_rows = at[3];
     if (a->device)
         at[3] += a->idle_s;
     int ord[5] = {0, 1, 2, 3, 4};
@@ -100,7 +101,7 @@ static void interventions(FILE *f, const sb_tr_analysis *a)
                    "(torch.compile, jax.jit), CUDA graphs for launch-bound "
                    "steps, larger batches per op, no Python work between "
                    "ops";
-        if (k == 3 && a->device && at[k] > top[k])
+        if (k == 3 && a->device && a->idle_s > host_rows)
             what = "the device waits for the host: fewer, larger kernels "
                    "(fusion, CUDA graphs, torch.compile); a faster input "
                    "pipeline; no synchronisation inside the step";
@@ -155,8 +156,8 @@ void sb_tr_print(FILE *f, const sb_trace *t, const sb_tr_analysis *a, int top)
                 sb_fmt_time(a->unclassified_s, "us", b1, sizeof b1));
     if (t->n_unknown_cat || t->n_begin_end || a->n_overlapping)
         fprintf(f,
-                "notes: %zu events of unknown categories kept as host "
-                "events; %zu B/E events ignored; %ld operators overlap "
+                "notes: %zu events of unknown categories (read, not "
+                "analysed); %zu B/E events ignored; %ld operators overlap "
                 "their parent partly\n",
                 t->n_unknown_cat, t->n_begin_end, a->n_overlapping);
 

@@ -150,6 +150,10 @@ typedef struct src {
 
 static int src_fail(src *s, const char *fmt, const char *detail)
 {
+    /* zlib names the stream "<fd:N>: " in its messages: the file is named
+     * already */
+    if (detail && strncmp(detail, "<fd:", 4) == 0 && strstr(detail, ">: "))
+        detail = strstr(detail, ">: ") + 3;
     if (!s->failed)
         sb_fail(s->err, SB_EINVAL, "%s: byte %llu: %s%s", s->label, s->off, fmt,
                 detail ? detail : "");
@@ -343,12 +347,18 @@ typedef struct reader {
     bool kineto_keys;
 } reader;
 
+/* A JSON real as an integer id; -1 when it is not one. */
+static int64_t real_id(double x)
+{
+    return isfinite(x) && fabs(x) < 9e15 ? (int64_t)x : -1;
+}
+
 static int64_t id_of(sb_trace *t, json_t *v)
 {
     if (json_is_integer(v))
         return json_integer_value(v);
     if (json_is_real(v))
-        return (int64_t)json_real_value(v);
+        return real_id(json_real_value(v));
     if (json_is_string(v)) /* a named track: ids past any number */
         return (int64_t)1 << 40 | intern(t, json_string_value(v));
     return 0;
@@ -419,7 +429,7 @@ static int64_t int_arg(json_t *args, const char *key)
     if (json_is_integer(v))
         return json_integer_value(v);
     if (json_is_real(v))
-        return (int64_t)json_real_value(v);
+        return real_id(json_real_value(v));
     if (json_is_string(v)) {
         char *end;
         long long x = strtoll(json_string_value(v), &end, 10);
@@ -805,6 +815,18 @@ static void finish(reader *r)
         if (e->kind == SB_TK_KERNEL || e->kind == SB_TK_MEMCPY ||
             e->kind == SB_TK_MEMSET || e->kind == SB_TK_GPU_ANNOT)
             t->tracks[e->track].device = true;
+    }
+    /* a generic Chrome trace (solbench export --trace, a hand-made
+     * timeline): its complete events are the ops */
+    if (t->format == SB_TR_CHROME)
+        t->n_unknown_cat = 0;
+    for (size_t i = 0; t->format == SB_TR_CHROME && i < t->n; i++) {
+        sb_tr_event *e = &t->ev[i];
+        if (e->kind == SB_TK_OTHER) {
+            e->kind = SB_TK_CPU_OP;
+            t->n_by_kind[SB_TK_OTHER]--;
+            t->n_by_kind[SB_TK_CPU_OP]++;
+        }
     }
     /* XLA:CPU runs the HLO ops on the host: an event with an hlo_op is
      * an operator (its "end: <op>" marker has none) */

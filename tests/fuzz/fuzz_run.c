@@ -69,7 +69,7 @@ static void fz_use(const sb_run *run, bool strict)
         if (strict && k == 1) {
             sb_err e = {0};
             (void)sb_report_html(fz_tmp_file("run", "html"), run, &c, "fuzz",
-                                 NULL, &e);
+                                 NULL, NULL, &e);
         }
         free(rows);
     }

@@ -10,7 +10,8 @@
 #   crash: SIGKILL in the middle of runs leaves a database that passes
 #          PRAGMA integrity_check with every earlier run intact; two runs
 #          at once are both stored.
-#   io:    export/import round trip without duplicates; truncated and
+#   io:    export/import round trip without duplicates; export --trace
+#          writes a Chrome trace that matches the run; truncated and
 #          foreign files given to import or --db exit 2 with a message; a
 #          database from a newer solbench is refused; an interleaved
 #          baseline is checked interleaved, and --confirm against one made
@@ -221,6 +222,39 @@ io)
     expect_rc 0 $? "compare stored run with its JSON"
     grep -q "0 regressed, 0 improved, 1 unchanged" "$W/same.out" &&
         ok "identical runs unchanged" || { cat "$W/same.out"; fail "identical runs"; }
+
+    # The same run as a Chrome trace, beside its document: one slice per
+    # sample on the benchmark's track, the metadata naming both.
+    "$S" export last --json "$W/r2.json" --trace "$W/t.json" >"$W/tr.out"
+    expect_rc 0 $? "export --json and --trace together"
+    grep -q "written to $W/t.json as Chrome trace" "$W/tr.out" &&
+        ok "export says it wrote the trace" || { cat "$W/tr.out"; fail "export --trace message"; }
+    if python3 - "$W/r2.json" "$W/t.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2]))
+ev = t["traceEvents"]
+assert t["displayTimeUnit"] == "ms"
+assert t["otherData"]["solbench_run"] == run["run_id"]
+assert t["otherData"]["timeline"].startswith("synthetic")
+names = {e["args"].get("name") for e in ev if e["ph"] == "M"}
+assert "solbench run " + run["run_id"] in names and "memory.triad" in names
+x = [e for e in ev if e["ph"] == "X"]
+assert len(x) == sum(len(r["samples_s"]) for r in run["results"]), len(x)
+for e in x:
+    s = run["results"][e["args"]["point"]]["samples_s"][e["args"]["sample"]]
+    assert abs(e["dur"] - s * 1e6) <= 1e-6 * s * 1e6, (e, s)
+PY
+    then ok "the trace reads back: one slice per sample, as long as it"
+    else fail "the Chrome trace does not match its run"; fi
+    "$S" export last --json "$W/same.json" --trace "$W/same.json" 2>"$W/e0"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "name the same file" "$W/e0" && [ ! -e "$W/same.json" ] &&
+        ok "--json and --trace on one file refused" || { cat "$W/e0"; fail "one file for --json and --trace: exit $rc"; }
+    "$S" export last --trace "$W/nodir/t.json" 2>"$W/e0"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "nodir/t.json" "$W/e0" &&
+        ok "--trace into a missing folder names it" || { cat "$W/e0"; fail "--trace into a missing folder: exit $rc"; }
 
     # Bad files given to import: exit 2, a message naming file and place.
     head -c 300 "$W/r.json" >"$W/cut.json"
