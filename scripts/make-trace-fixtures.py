@@ -31,6 +31,10 @@ plain SGD (lr 0.1), one CPU thread for torch:
                              model. This is jax's perfetto_trace.json.gz copied
                              as is: jax re-dumps its trace.json.gz with the
                              top-level "metadata" key deleted.
+  jax_cpu_block.hlo.txt      the text of the same compiled module
+                             (train_step.lower(...).compile().as_text()): the
+                             trace's ops are named after its instructions
+                             and carry no shapes; this file has them.
 
 Hand-written GPU-shaped traces (no GPU here; deterministic tables below):
 
@@ -334,6 +338,11 @@ def make_jax(outdir):
     tgt = jax.random.randint(next(k), (B, S), 0, VOCAB)
     params, loss = train_step(params, tok, tgt)  # compile outside the trace
     loss.block_until_ready()
+    # the compiled module's text: the shapes of the ops the trace names
+    # (solbench trace show jax_cpu_block.json.gz --hlo jax_cpu_block.hlo.txt)
+    hlo = train_step.lower(params, tok, tgt).compile().as_text()
+    with open(os.path.join(outdir, "jax_cpu_block.hlo.txt"), "w") as f:
+        f.write(hlo)
 
     tmp = tempfile.mkdtemp(prefix="jaxtrace")
     with jax.profiler.trace(tmp, create_perfetto_trace=True):

@@ -100,11 +100,17 @@ typedef struct sb_trace {
     int rank, world;      /* distributedInfo; -1 when absent */
     char device_name[96]; /* deviceProperties[0].name */
     char time_unit[8];    /* displayTimeUnit */
+    /* costs of XLA ops from HLO text (sb_trace_add_hlo), by string id of
+     * the instruction's name; NULL when none was given */
+    struct sb_tr_cost *hlo;
+    size_t nhlo;
 } sb_trace;
 
 void sb_trace_init(sb_trace *t);
 void sb_trace_free(sb_trace *t);
 const char *sb_trace_str(const sb_trace *t, int32_t id);
+/* The id of a string the trace holds; -1 when it holds none. */
+int32_t sb_trace_str_id(const sb_trace *t, const char *s);
 const char *sb_tr_format_name(sb_tr_format f);
 const char *sb_tr_kind_name(sb_tr_kind k);
 
@@ -158,6 +164,15 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out);
 /* Bytes per element of a PyTorch ("float", "c10::BFloat16") or XLA
  * ("f32", "bf16") type name; 0 unknown. *dt receives solbench's name. */
 int sb_tr_dtype(const char *type, char *dt, size_t len);
+
+/* Reads the text of a compiled XLA module (HloModule ...; jax:
+ * jit(f).lower(...).compile().as_text()) and gives the trace's XLA ops
+ * their shapes: each op named after an instruction of it gets that
+ * instruction's cost (a fusion: the FLOPs of the dots and convolutions it
+ * calls). *matched receives how many of the trace's events got one.
+ * Instructions of a later module with a name an earlier one had are
+ * ignored. */
+int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err);
 
 /* ---- analysis ------------------------------------------------------------ */
 

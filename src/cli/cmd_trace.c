@@ -36,10 +36,12 @@ static const char trace_help[] =
     "  none (no %SOL).\n"
     "  --top N         rows of the op table (default 25; 0: all)\n"
     "  --json FILE     the whole analysis (schema solbench.trace/1)\n"
-    "  --csv FILE      one line per op\n";
+    "  --csv FILE      one line per op\n"
+    "  --hlo FILE      the compiled XLA module's text (jax: jit(f).lower(...)\n"
+    "                  .compile().as_text()): shapes for a JAX trace's ops\n";
 
 typedef struct opts {
-    const char *db, *name, *run, *results, *hw, *json, *csv;
+    const char *db, *name, *run, *results, *hw, *json, *csv, *hlo;
     int top;
     const char *pos[3];
     int npos;
@@ -62,7 +64,8 @@ static int parse(const char *cmd, int argc, char **argv, opts *o)
             (m = sb_cli_opt(argc, argv, &i, "--results", &o->results)) ||
             (m = sb_cli_opt(argc, argv, &i, "--hw", &o->hw)) ||
             (m = sb_cli_opt(argc, argv, &i, "--json", &o->json)) ||
-            (m = sb_cli_opt(argc, argv, &i, "--csv", &o->csv))) {
+            (m = sb_cli_opt(argc, argv, &i, "--csv", &o->csv)) ||
+            (m = sb_cli_opt(argc, argv, &i, "--hlo", &o->hlo))) {
             if (m < 0)
                 return 2;
             continue;
@@ -268,6 +271,17 @@ int sb_cli_trace_load(const char *db, const char *ref, sb_trace *t, sb_err *err)
     return rc;
 }
 
+/* Shapes for a JAX trace's ops from HLO text; says how many it gave. */
+static int add_hlo(const char *path, sb_trace *t, sb_err *err)
+{
+    int matched;
+    int rc = sb_trace_add_hlo(t, path, &matched, err);
+    if (!rc)
+        printf("hlo: %d op events of %s got shapes from %s\n", matched,
+               t->label, path);
+    return rc;
+}
+
 /* The spec of a GPU named in the trace ("NVIDIA H100 80GB HBM3"). */
 static const char *spec_of_device(const char *dev)
 {
@@ -324,6 +338,10 @@ static int cmd_show(const opts *o)
     sb_trace t;
     if (sb_cli_trace_load(o->db, o->pos[0], &t, &err))
         return sb_cli_error(&err);
+    if (o->hlo && add_hlo(o->hlo, &t, &err)) {
+        sb_trace_free(&t);
+        return sb_cli_error(&err);
+    }
     sb_ceilings c;
     char desc[256];
     sb_tr_analysis a;
@@ -357,6 +375,11 @@ static int cmd_diff(const opts *o)
         return sb_cli_error(&err);
     if (sb_cli_trace_load(o->db, o->pos[1], &tb, &err)) {
         sb_trace_free(&ta);
+        return sb_cli_error(&err);
+    }
+    if (o->hlo && (add_hlo(o->hlo, &ta, &err) || add_hlo(o->hlo, &tb, &err))) {
+        sb_trace_free(&ta);
+        sb_trace_free(&tb);
         return sb_cli_error(&err);
     }
     int rc = sb_trace_analyze(&ta, &c, &aa, &err);

@@ -79,7 +79,11 @@ static const sb_tr_cost *cost_of(ctx *x, const sb_tr_event *e)
             c->sig = e->sig;
             const char *nm = sb_trace_str(x->t, e->name);
             const char *sig = e->sig >= 0 ? sb_trace_str(x->t, e->sig) : NULL;
-            if (x->t->format == SB_TR_JAX)
+            int32_t hk = e->sig >= 0 ? e->sig : e->name;
+            if (x->t->hlo && hk >= 0 && (size_t)hk < x->t->nhlo &&
+                (x->t->hlo[hk].cat != SB_TC_UNKNOWN || x->t->hlo[hk].bytes > 0))
+                c->cost = x->t->hlo[hk];
+            else if (x->t->format == SB_TR_JAX)
                 sb_tr_cost_hlo(nm, sig, &c->cost);
             else
                 sb_tr_cost_torch(nm, sig, &c->cost);

@@ -87,6 +87,18 @@ static int32_t intern(sb_trace *t, const char *s)
     return intern_n(t, s, strlen(s));
 }
 
+int32_t sb_trace_str_id(const sb_trace *t, const char *s)
+{
+    if (!t->hcap)
+        return -1;
+    size_t n = strlen(s);
+    for (size_t k = fnv(s, n) & (t->hcap - 1); t->hash[k] >= 0;
+         k = (k + 1) & (t->hcap - 1))
+        if (strcmp(t->str[t->hash[k]], s) == 0)
+            return t->hash[k];
+    return -1;
+}
+
 const char *sb_trace_str(const sb_trace *t, int32_t id)
 {
     return id >= 0 && (size_t)id < t->nstr ? t->str[id] : "";
@@ -106,6 +118,7 @@ void sb_trace_free(sb_trace *t)
     free(t->hash);
     free(t->ev);
     free(t->tracks);
+    free(t->hlo);
     sb_trace_init(t);
 }
 

@@ -5,8 +5,10 @@
  * timeline (idle gaps, communication overlap), and bad input refused
  * with one line naming the file.
  */
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -555,6 +557,131 @@ static void test_fixture_flops(void)
     json_decref(want);
 }
 
+/* HLO text: a fusion's FLOPs are the dots of the computation it calls;
+ * other instructions get their own line's cost; a file that is not HLO is
+ * refused. */
+static void test_hlo(void)
+{
+    const char *hlo =
+        "HloModule jit_step, entry_computation_layout={()->f32[]}\n"
+        "\n"
+        "%fused_dot (p0: f32[32,64], p1: f32[64,192]) -> f32[32,192] {\n"
+        "  %p0 = f32[32,64]{1,0} parameter(0)\n"
+        "  %p1 = f32[64,192]{1,0} parameter(1)\n"
+        "  %d = f32[32,192]{1,0} dot(f32[32,64]{1,0} %p0, f32[64,192]{1,0} "
+        "%p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        "  ROOT %r = f32[32,192]{1,0} add(f32[32,192]{1,0} %d, "
+        "f32[32,192]{1,0} %d)\n"
+        "}\n"
+        "\n"
+        "ENTRY %main.9 (a: f32[32,64], b: f32[64,192]) -> f32[32,192] {\n"
+        "  %a = f32[32,64]{1,0} parameter(0)\n"
+        "  %b = f32[64,192]{1,0} parameter(1)\n"
+        "  %ynn_fusion.3 = f32[32,192]{1,0} fusion(f32[32,64]{1,0} %a, "
+        "f32[64,192]{1,0} %b), kind=kCustom, calls=%fused_dot\n"
+        "  ROOT %add.4 = f32[32,192]{1,0} add(f32[32,192]{1,0} "
+        "%ynn_fusion.3, f32[32,192]{1,0} %ynn_fusion.3)\n"
+        "}\n";
+    const char *tr =
+        "{\"traceEvents\":["
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":701,"
+        "\"args\":{\"name\":\"/host:CPU\"}},"
+        "{\"ph\":\"X\",\"name\":\"ynn_fusion.3\",\"pid\":701,\"tid\":5,"
+        "\"ts\":10,\"dur\":4,\"args\":{\"hlo_op\":\"ynn_fusion.3\","
+        "\"hlo_module\":\"jit_step\"}},"
+        "{\"ph\":\"X\",\"name\":\"end: ynn_fusion.3\",\"pid\":701,"
+        "\"tid\":5,\"ts\":14,\"dur\":0},"
+        "{\"ph\":\"X\",\"name\":\"add.4\",\"pid\":701,\"tid\":5,"
+        "\"ts\":15,\"dur\":1,\"args\":{\"hlo_op\":\"add.4\"}},"
+        "{\"ph\":\"X\",\"name\":\"mystery.1\",\"pid\":701,\"tid\":5,"
+        "\"ts\":17,\"dur\":1,\"args\":{\"hlo_op\":\"mystery.1\"}}"
+        "]}";
+    char path[] = "/tmp/sb-test-hlo-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    CHECK(write(fd, hlo, strlen(hlo)) == (ssize_t)strlen(hlo));
+    close(fd);
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str(tr, &t, &e) == 0);
+    CHECK(t.format == SB_TR_JAX);
+    int matched = -1;
+    CHECK(sb_trace_add_hlo(&t, path, &matched, &e) == 0);
+    CHECK(matched == 2);
+    sb_ceilings c = {0};
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    const sb_tr_row *r = row(&a, "ynn_fusion.3", NULL);
+    CHECK(r && r->cost.cat == SB_TC_MATMUL);
+    if (r) {
+        CHECK_NEAR(r->flops, 2.0 * 32 * 64 * 192, 0);
+        CHECK_NEAR(r->bytes, 4.0 * (32 * 64 + 64 * 192 + 32 * 192), 0);
+    }
+    r = row(&a, "add.4", NULL);
+    CHECK(r && r->cost.cat == SB_TC_ELEMWISE);
+    r = row(&a, "mystery.1", NULL);
+    CHECK(r && r->cost.cat == SB_TC_UNKNOWN);
+    CHECK(row(&a, "end: ynn_fusion.3", NULL) == NULL);
+    sb_tr_analysis_free(&a);
+    /* not HLO */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(fd >= 0 && write(fd, "hello\n", 6) == 6);
+    close(fd);
+    CHECK(sb_trace_add_hlo(&t, path, &matched, &e) == SB_EINVAL);
+    CHECK(strstr(e.msg, path) && strstr(e.msg, "not HLO text"));
+    unlink(path);
+    CHECK(sb_trace_add_hlo(&t, path, &matched, &e) == SB_EINVAL);
+    sb_trace_free(&t);
+}
+
+/* The real JAX CPU fixture with its compiled module's text: the FLOPs of
+ * its dots per step are the same model's matmuls as PyTorch counts them
+ * (torch_cpu_block.flops.json: addmm + mm), plus attention done as dots:
+ * forward QK^T and PV, 4·B·H·S²·D (flop_counter's forward count), and
+ * backward four dots (dQ, dK, dV, dP), twice that; flop_counter's flash
+ * backward adds a recomputation of QK^T that XLA does not do. */
+static void test_fixture_hlo(void)
+{
+    sb_trace t;
+    sb_err e = {0};
+    int rc = sb_trace_read(SB_TEST_DATA "/trace/jax_cpu_block.json.gz", &t, &e);
+    CHECK(rc == 0);
+    json_t *want = json_load_file(
+        SB_TEST_DATA "/trace/torch_cpu_block.flops.json", 0, NULL);
+    if (rc || !want) {
+        CHECK(0);
+        if (!rc)
+            sb_trace_free(&t);
+        json_decref(want);
+        return;
+    }
+    int matched = 0;
+    CHECK(sb_trace_add_hlo(&t, SB_TEST_DATA "/trace/jax_cpu_block.hlo.txt",
+                           &matched, &e) == 0);
+    CHECK(matched == (int)t.n_by_kind[SB_TK_CPU_OP]);
+    sb_ceilings c = {0};
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    CHECK(a.n_steps == 3);
+    double mm = 0;
+    for (size_t i = 0; i < a.nrows; i++)
+        if (a.rows[i].cost.cat == SB_TC_MATMUL)
+            mm += a.rows[i].flops;
+    json_t *per = json_object_get(want, "per_op");
+    double fwd = json_number_value(json_object_get(
+        per, "aten._scaled_dot_product_flash_attention_for_cpu"));
+    double lin = json_number_value(json_object_get(per, "aten.addmm")) +
+                 json_number_value(json_object_get(per, "aten.mm"));
+    CHECK_NEAR(mm / a.n_steps, lin + fwd + 2 * fwd, 0);
+    printf("jax: %.0f matmul FLOPs per step (expected %.0f)\n", mm / a.n_steps,
+           lin + 3 * fwd);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+    json_decref(want);
+}
+
 int main(void)
 {
     test_rules();
@@ -564,5 +691,7 @@ int main(void)
     test_bad();
     test_gzip();
     test_fixture_flops();
+    test_hlo();
+    test_fixture_hlo();
     return sb_check_done();
 }

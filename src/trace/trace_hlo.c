@@ -1,0 +1,354 @@
+/*
+ * trace_hlo.c — shapes for XLA ops from the compiled module's HLO text.
+ *
+ * JAX's profiler writes an op's name (its HLO instruction) but, on CPU and
+ * often elsewhere, not its shapes. The text of the compiled module
+ * (`jax.jit(f).lower(...).compile().as_text()`, or XLA's
+ * --xla_dump_to) has every instruction with its operand and output
+ * shapes: each instruction's cost is computed from its line, and a
+ * fusion's FLOPs are those of the dots and convolutions of the
+ * computation it calls (and of the fusions that one calls), its bytes
+ * its own operands and outputs.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "solbench/fileio.h"
+#include "solbench/trace.h"
+
+/* The largest HLO text read. */
+#define HLO_MAX_BYTES (256L << 20)
+
+typedef struct instr {
+    const char *name; /* into the text, NUL-terminated in place */
+    size_t nlen;
+    const char *line;
+    int comp; /* computation index */
+} instr;
+
+typedef struct comp {
+    char name[160];
+    size_t first, n; /* its instructions */
+} comp;
+
+static const char *skip_pct(const char *p)
+{
+    return *p == '%' ? p + 1 : p;
+}
+
+static int find_comp(const comp *c, int nc, const char *name, size_t len)
+{
+    for (int i = 0; i < nc; i++)
+        if (strlen(c[i].name) == len && strncmp(c[i].name, name, len) == 0)
+            return i;
+    return -1;
+}
+
+/* The output shape text of an instruction line ("f32[32,64]{1,0}", or a
+ * tuple "(f32[2]{0}, s32[])"): *len its length. */
+static const char *out_shape(const char *line, size_t *len)
+{
+    const char *p = strstr(line, " = ");
+    if (!p) {
+        *len = 0;
+        return line;
+    }
+    p += 3;
+    if (*p == '(') {
+        int d = 0;
+        const char *q = p;
+        for (; *q; q++) {
+            d += *q == '(';
+            d -= *q == ')';
+            if (d == 0)
+                break;
+        }
+        *len = (size_t)(q - p) + (*q ? 1 : 0);
+    } else {
+        *len = strcspn(p, " ");
+    }
+    return p;
+}
+
+/* The line with each operand's shape written before it, as XLA prints
+ * operands in the long form ("dot(f32[32,64]{1,0} %a, ...)"): the
+ * compiled module's text names operands alone ("dot(%a, %b)"); their
+ * shapes are those of the instructions of the same computation that
+ * define them. malloc'ed; NULL when out of memory. */
+static char *expand(const instr *in, const comp *c, const instr *self)
+{
+    const char *line = self->line;
+    const char *eq = strstr(line, " = ");
+    const char *open = eq ? eq + 3 : NULL;
+    if (open && *open == '(') { /* skip a tuple output */
+        size_t l;
+        out_shape(line, &l);
+        open += l;
+    }
+    open = open ? strchr(open, '(') : NULL;
+    if (!open)
+        return strdup(line);
+    size_t cap = strlen(line) * 2 + 256, n = 0;
+    char *o = malloc(cap);
+    if (!o)
+        return NULL;
+#define PUT(s, l)                                                              \
+    do {                                                                       \
+        size_t l_ = (l);                                                       \
+        if (n + l_ + 1 > cap) {                                                \
+            cap = (n + l_ + 1) * 2;                                            \
+            char *q_ = realloc(o, cap);                                        \
+            if (!q_) {                                                         \
+                free(o);                                                       \
+                return NULL;                                                   \
+            }                                                                  \
+            o = q_;                                                            \
+        }                                                                      \
+        memcpy(o + n, (s), l_);                                                \
+        n += l_;                                                               \
+    } while (0)
+    PUT(line, (size_t)(open - line) + 1);
+    const char *p = open + 1;
+    int depth = 0;
+    while (*p) {
+        /* one operand: up to ',' or ')' at depth 0 */
+        while (*p == ' ')
+            p++;
+        const char *a = p;
+        for (; *p; p++) {
+            if (*p == '(' || *p == '{' || *p == '[')
+                depth++;
+            else if (*p == ')' || *p == '}' || *p == ']') {
+                if (depth == 0)
+                    break;
+                depth--;
+            } else if (*p == ',' && depth == 0)
+                break;
+        }
+        size_t al = (size_t)(p - a);
+        if (al && (a[0] == '%' || isalpha((unsigned char)a[0])) &&
+            !memchr(a, '[', al) && !memchr(a, ' ', al)) {
+            const char *nm = skip_pct(a);
+            size_t nl = al - (size_t)(nm - a);
+            for (size_t k = c[self->comp].first;
+                 k < c[self->comp].first + c[self->comp].n; k++)
+                if (in[k].nlen == nl && strncmp(in[k].name, nm, nl) == 0) {
+                    size_t sl;
+                    const char *sh = out_shape(in[k].line, &sl);
+                    PUT(sh, sl);
+                    PUT(" ", 1);
+                    break;
+                }
+        }
+        PUT(a, al);
+        if (*p == ',') {
+            PUT(", ", 2);
+            p++;
+            continue;
+        }
+        break;
+    }
+    PUT(p, strlen(p));
+    o[n] = '\0';
+#undef PUT
+    return o;
+}
+
+/* The cost of one instruction, its operands' shapes found. */
+static void instr_cost(const instr *in, const comp *c, const instr *self,
+                       sb_tr_cost *x)
+{
+    char nm[256];
+    snprintf(nm, sizeof nm, "%.*s", (int)self->nlen, self->name);
+    char *l = expand(in, c, self);
+    sb_tr_cost_hlo(nm, l ? l : self->line, x);
+    free(l);
+}
+
+/* FLOPs of the dots and convolutions of computation `ci`, with the
+ * fusions and calls in it, to a depth of 8. */
+static double comp_flops(const comp *c, int nc, const instr *in, int ci,
+                         int depth)
+{
+    if (ci < 0 || depth > 8)
+        return 0;
+    double f = 0;
+    for (size_t k = c[ci].first; k < c[ci].first + c[ci].n; k++) {
+        sb_tr_cost x;
+        instr_cost(in, c, &in[k], &x);
+        if (x.cat == SB_TC_MATMUL || x.cat == SB_TC_CONV)
+            f += x.flops;
+        const char *calls = strstr(in[k].line, "calls=");
+        if (calls) {
+            calls = skip_pct(calls + 6);
+            size_t len = strcspn(calls, ", }");
+            f += comp_flops(c, nc, in, find_comp(c, nc, calls, len), depth + 1);
+        }
+    }
+    return f;
+}
+
+int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
+{
+    *matched = 0;
+    FILE *f;
+    int rc = sb_file_fopen(path, "r", &f, err);
+    if (rc)
+        return rc;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > HLO_MAX_BYTES) {
+        fclose(f);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: %lld bytes, more than the %ld an HLO text may "
+                       "have here",
+                       path, (long long)st.st_size, HLO_MAX_BYTES);
+    }
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return sb_fail(err, SB_ENOMEM, "out of memory reading %s", path);
+    }
+    size_t r;
+    while ((r = fread(buf + n, 1, cap - 1 - n, f)) > 0) {
+        n += r;
+        if (n + 1 == cap) {
+            if (cap > (size_t)HLO_MAX_BYTES) {
+                free(buf);
+                fclose(f);
+                return sb_fail(err, SB_EINVAL, "%s: more than %ld bytes", path,
+                               HLO_MAX_BYTES);
+            }
+            char *p = realloc(buf, cap * 2);
+            if (!p) {
+                free(buf);
+                fclose(f);
+                return sb_fail(err, SB_ENOMEM, "out of memory reading %s",
+                               path);
+            }
+            buf = p;
+            cap *= 2;
+        }
+    }
+    bool rerr = ferror(f);
+    fclose(f);
+    buf[n] = '\0';
+    if (rerr) {
+        free(buf);
+        return sb_fail(err, SB_EIO, "%s: read failed", path);
+    }
+    if (!strstr(buf, "HloModule")) {
+        free(buf);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: not HLO text (no 'HloModule' line: write it with "
+                       "jax.jit(f).lower(...).compile().as_text())",
+                       path);
+    }
+    /* lines: computations (a header ending in '{') and their
+     * instructions ("[ROOT ]%name = ...") */
+    instr *in = NULL;
+    comp *c = NULL;
+    size_t nin = 0, incap = 0;
+    int nc = 0, ccap = 0, cur = -1;
+    rc = 0;
+    for (char *line = buf; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t len = strlen(p);
+        if (p == line && len && p[len - 1] == '{' && strchr(p, '(')) {
+            if (nc == ccap) {
+                ccap = ccap ? ccap * 2 : 64;
+                comp *q = realloc(c, (size_t)ccap * sizeof *q);
+                if (!q) {
+                    rc = SB_ENOMEM;
+                    break;
+                }
+                c = q;
+            }
+            const char *h = p;
+            if (strncmp(h, "ENTRY ", 6) == 0)
+                h += 6;
+            h = skip_pct(h);
+            size_t hl = strcspn(h, " (");
+            snprintf(c[nc].name, sizeof c[nc].name, "%.*s", (int)hl, h);
+            c[nc].first = nin;
+            c[nc].n = 0;
+            cur = nc++;
+        } else if (p == line && *p == '}') {
+            cur = -1;
+        } else if (cur >= 0 && strstr(p, " = ")) {
+            if (strncmp(p, "ROOT ", 5) == 0)
+                p += 5;
+            p = (char *)skip_pct(p);
+            if (nin == incap) {
+                incap = incap ? incap * 2 : 1024;
+                instr *q = realloc(in, incap * sizeof *q);
+                if (!q) {
+                    rc = SB_ENOMEM;
+                    break;
+                }
+                in = q;
+            }
+            in[nin] = (instr){p, strcspn(p, " "), p, cur};
+            c[cur].n++;
+            nin++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    /* the costs, by the trace's string ids of the instruction names */
+    sb_tr_cost *costs = NULL;
+    if (!rc && nin) {
+        costs = calloc(t->nstr ? t->nstr : 1, sizeof *costs);
+        if (!costs)
+            rc = SB_ENOMEM;
+    }
+    for (size_t k = 0; !rc && k < nin; k++) {
+        char nm[256];
+        snprintf(nm, sizeof nm, "%.*s", (int)in[k].nlen, in[k].name);
+        /* only names the trace has */
+        int32_t id = sb_trace_str_id(t, nm);
+        if (id < 0 || costs[id].cat != SB_TC_UNKNOWN || costs[id].bytes > 0)
+            continue; /* not in the trace, or an earlier module's */
+        sb_tr_cost x;
+        instr_cost(in, c, &in[k], &x);
+        const char *calls = strstr(in[k].line, "calls=");
+        if (calls && strstr(in[k].line, " fusion(")) {
+            const char *cn = skip_pct(calls + 6);
+            double fl = comp_flops(c, nc, in,
+                                   find_comp(c, nc, cn, strcspn(cn, ", }")), 0);
+            if (fl > 0) {
+                x.cat = SB_TC_MATMUL;
+                x.flops = fl;
+            }
+        }
+        if (x.cat == SB_TC_UNKNOWN && x.bytes <= 0)
+            continue;
+        costs[id] = x;
+    }
+    if (!rc) {
+        free(t->hlo);
+        t->hlo = costs;
+        t->nhlo = costs ? t->nstr : 0;
+        costs = NULL;
+        for (size_t i = 0; i < t->n; i++) {
+            int32_t k = t->ev[i].sig >= 0 ? t->ev[i].sig : t->ev[i].name;
+            if (k >= 0 && (size_t)k < t->nhlo &&
+                (t->hlo[k].cat != SB_TC_UNKNOWN || t->hlo[k].bytes > 0))
+                (*matched)++;
+        }
+    }
+    free(costs);
+    free(in);
+    free(c);
+    free(buf);
+    if (rc == SB_ENOMEM)
+        return sb_fail(err, SB_ENOMEM, "out of memory reading %s", path);
+    return rc;
+}
