@@ -19,6 +19,8 @@
 #           negative dur, text, empty, directory, missing file, FIFO; each
 #           exit 2 with one line naming the file; usage errors exit 2 with
 #           one line; failed imports store nothing.
+#   hlo:    the JAX CPU fixture with --hlo: every op matched, the matmul
+#           FLOPs per step as tests/data/trace/README.md derives them.
 #   unknown: events of an unknown category and an op without a FLOP rule:
 #           kept, shown as unclassified, counted in the notes line.
 set -u
@@ -88,6 +90,25 @@ has "$K" '^trace .*: pytorch, 109 events .*device NVIDIA H100 80GB HBM3, rank 0 
 "$S" trace show "$D/kineto_gpu_small.json" --top 2 --hw h100-sxm >"$W/top2.out" 2>&1
 expect_rc 0 $? "show --top 2"
 has "$W/top2.out" '^\.\.\. [0-9]+ more rows' "--top 2 says how many rows it left out"
+
+# ---- --hlo: the JAX CPU fixture's ops get their shapes from the module text
+"$S" trace show "$D/jax_cpu_block.json.gz" --hlo "$D/jax_cpu_block.hlo.txt" \
+    --hw h100-sxm --json "$W/jaxhlo.json" >"$W/jaxhlo.out" 2>"$W/jaxhlo.err"
+expect_rc 0 $? "show jax_cpu_block --hlo"
+has "$W/jaxhlo.out" '^hlo: 396 op events of .* got shapes from ' "--hlo: every op event matched"
+python3 - "$W/jaxhlo.json" >"$W/jaxhlo.py" 2>&1 <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+mm = sum(o["flops"] for o in a["ops"] if o["category"] == "matmul") / a["steps"]
+assert mm == 14548992, mm
+assert not [o for o in a["ops"] if o["class"] == "unclassified"], "unclassified ops left"
+print("ok")
+PY
+has "$W/jaxhlo.py" '^ok$' "--hlo: 14548992 matmul FLOPs per step, nothing unclassified"
+echo "not hlo" >"$W/nothlo.txt"
+"$S" trace show "$D/jax_cpu_block.json.gz" --hlo "$W/nothlo.txt" >/dev/null 2>"$W/nothlo.err"
+expect_rc 2 $? "--hlo of a file that is not HLO text"
+one_line "$W/nothlo.err" '^solbench: .*nothlo.txt: not HLO text' "--hlo refusal names the file"
 
 # ---- --json and --csv ---------------------------------------------------------
 for f in "${FIXTURES[@]}"; do
