@@ -60,6 +60,9 @@ int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err);
 int sb_run_write_json(const sb_run *run, const char *path, sb_err *err);
 int sb_run_read_json(const char *path, sb_run *run, sb_err *err);
 int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err);
+/* One CSV field: as it is, or quoted (quotes doubled) when it holds a
+ * comma, a quote or a newline. */
+void sb_csv_field(FILE *f, const char *s);
 
 /* Human tables, one per area, then the machine profile. */
 void sb_print_results(FILE *f, const sb_result_list *l);

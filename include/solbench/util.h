@@ -42,6 +42,9 @@ bool sb_launcher_present(void);
  * microsecond: "us" in plain text, "µs" in HTML), "%.2f ms" below 1 s,
  * else "%.3f s". Returns buf. */
 const char *sb_fmt_time(double s, const char *us, char *buf, size_t len);
+/* A figure with a decimal prefix and 3 significant digits: "1.23G",
+ * "950", "0". Returns buf. */
+const char *sb_fmt_eng(double v, char *buf, size_t len);
 /* Whether the machine has a NUMA node of this OS index (hwloc). */
 bool sb_numa_node_exists(int os_index);
 /* The machine's hwloc topology, loaded once per process and shared (never

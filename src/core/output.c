@@ -497,7 +497,7 @@ int sb_run_read_json(const char *path, sb_run *run, sb_err *err)
 
 /* ---- CSV ----------------------------------------------------------------- */
 
-static void csv_field(FILE *f, const char *s)
+void sb_csv_field(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\n")) {
         fputs(s, f);
@@ -536,11 +536,11 @@ int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
             snprintf(pbuf + l, sizeof pbuf - l, "%s%s=%s", k ? ";" : "",
                      r->params.v[k].name, r->params.v[k].text);
         }
-        csv_field(f, run->run_id);
+        sb_csv_field(f, run->run_id);
         fputc(',', f);
-        csv_field(f, r->bench);
+        sb_csv_field(f, r->bench);
         fprintf(f, ",%s,%s,", r->area, r->backend);
-        csv_field(f, pbuf);
+        sb_csv_field(f, pbuf);
         fprintf(f, ",%s,%s,%zu,%.9g,%.9g,%.9g,%.9g,%.6g,",
                 r->valid ? "true" : "false", r->skipped ? "true" : "false",
                 r->stats.n, r->stats.p50, r->stats.min, r->stats.max,
@@ -564,7 +564,7 @@ int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
                 strncat(notes, " | ", sizeof notes - strlen(notes) - 1);
             strncat(notes, r->notes[k], sizeof notes - strlen(notes) - 1);
         }
-        csv_field(f, notes);
+        sb_csv_field(f, notes);
         fputc('\n', f);
     }
     if (fclose(f) != 0)

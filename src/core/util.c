@@ -6,6 +6,7 @@
  * regions of the same size, so the binding holds for the kernels (and for
  * OpenBLAS's OpenMP build, which shares the pool).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,18 @@ int sb_threads_setup(int threads)
 bool sb_blas_have_sbgemm(void)
 {
     return cblas_sbgemm != NULL;
+}
+
+const char *sb_fmt_eng(double v, char *buf, size_t len)
+{
+    const char *u[] = {"", "K", "M", "G", "T", "P", "E"};
+    int i = 0;
+    while (fabs(v) >= 1000 && i < 6) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(buf, len, "%.3g%s", v, u[i]);
+    return buf;
 }
 
 const char *sb_fmt_time(double s, const char *us, char *buf, size_t len)

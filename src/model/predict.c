@@ -192,18 +192,6 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
 
 /* ---- printing ------------------------------------------------------------ */
 
-static const char *sb__eng(double v, char *buf, size_t len)
-{
-    const char *u[] = {"", "K", "M", "G", "T", "P", "E"};
-    int i = 0;
-    while (fabs(v) >= 1000 && i < 6) {
-        v /= 1000;
-        i++;
-    }
-    snprintf(buf, len, "%.3g%s", v, u[i]);
-    return buf;
-}
-
 static void sb__phase_table(FILE *f, const sb_prediction *p, const char *stage)
 {
     char a[32], b[32], c[32], d[32], e[32];
@@ -215,10 +203,10 @@ static void sb__phase_table(FILE *f, const sb_prediction *p, const char *stage)
         if (strcmp(ph->stage, stage) != 0)
             continue;
         fprintf(f, "  %-34s %10s %10s %10s %10s %10s %5.1f%%  %-8s %s",
-                ph->name, sb__eng(ph->flops, a, sizeof a),
-                sb__eng(ph->bytes, b, sizeof b),
-                sb__eng(ph->comm_bytes, c, sizeof c),
-                sb__eng(ph->host_bytes, d, sizeof d),
+                ph->name, sb_fmt_eng(ph->flops, a, sizeof a),
+                sb_fmt_eng(ph->bytes, b, sizeof b),
+                sb_fmt_eng(ph->comm_bytes, c, sizeof c),
+                sb_fmt_eng(ph->host_bytes, d, sizeof d),
                 sb_fmt_time(ph->t, "us", e, sizeof e), 100 * ph->share,
                 sb_bound_name(ph->bound), ph->ceiling);
         if (ph->measured_s > 0)
@@ -243,8 +231,8 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
     fprintf(f,
             "machine: peak %s FLOP/s (%s), memory %s B/s (%s); overlap "
             "assumption: %s\n",
-            sb__eng(p->peak_flops, a, sizeof a), p->peak_name,
-            sb__eng(p->mem_bw, b, sizeof b), p->bw_name,
+            sb_fmt_eng(p->peak_flops, a, sizeof a), p->peak_name,
+            sb_fmt_eng(p->mem_bw, b, sizeof b), p->bw_name,
             w->overlap == SB_OVERLAP_FULL
                 ? "full (phase = max of its terms; communication hidden "
                   "behind compute)"

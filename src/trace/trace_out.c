@@ -9,21 +9,10 @@
 #include <string.h>
 
 #include "solbench/fileio.h"
+#include "solbench/output.h"
 #include "solbench/predict.h"
 #include "solbench/trace.h"
 #include "solbench/util.h"
-
-static const char *eng(double v, char *buf, size_t len)
-{
-    const char *u[] = {"", "K", "M", "G", "T", "P", "E"};
-    int i = 0;
-    while (fabs(v) >= 1000 && i < 6) {
-        v /= 1000;
-        i++;
-    }
-    snprintf(buf, len, v == 0 ? "0" : "%.3g%s", v, u[i]);
-    return buf;
-}
 
 static void cut(char *out, size_t w, const char *in)
 {
@@ -172,10 +161,10 @@ void sb_tr_print(FILE *f, const sb_trace *t, const sb_tr_analysis *a, int top)
         cut(nm, 34, r->name);
         cut(sh, 30, r->shapes);
         double mean = r->count ? r->t_s / r->count : 0;
-        eng(mean > 0 ? r->cost.flops / mean : 0, fl, sizeof fl);
-        eng(mean > 0 ? r->cost.bytes / mean : 0, by, sizeof by);
+        sb_fmt_eng(mean > 0 ? r->cost.flops / mean : 0, fl, sizeof fl);
+        sb_fmt_eng(mean > 0 ? r->cost.bytes / mean : 0, by, sizeof by);
         if (r->cost.cat == SB_TC_COLLECTIVE)
-            eng(r->busbw, by, sizeof by);
+            sb_fmt_eng(r->busbw, by, sizeof by);
         snprintf(ai, sizeof ai,
                  r->cost.bytes > 0 && r->cost.flops > 0 ? "%.3g" : "-", r->ai);
         snprintf(pct, sizeof pct, r->attainable > 0 ? "%.1f" : "-", r->pct_sol);
@@ -246,8 +235,8 @@ static json_t *group_json(const sb_tr_group *g, size_t n)
     return arr;
 }
 
-static int write_atomic(const char *path, const char *data, size_t len,
-                        sb_err *err)
+static int write_file(const char *path, const char *data, size_t len,
+                      sb_err *err)
 {
     FILE *f;
     int rc = sb_file_fopen(path, "w", &f, err);
@@ -330,20 +319,9 @@ int sb_tr_write_json(const sb_trace *t, const sb_tr_analysis *a,
     json_decref(o);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory writing %s", path);
-    int rc = write_atomic(path, s, strlen(s), err);
+    int rc = write_file(path, s, strlen(s), err);
     free(s);
     return rc;
-}
-
-static void csv_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
 }
 
 int sb_tr_write_csv(const sb_tr_analysis *a, const char *path, sb_err *err)
@@ -357,13 +335,13 @@ int sb_tr_write_csv(const sb_tr_analysis *a, const char *path, sb_err *err)
                "ceiling,at_stake_s\n");
     for (size_t i = 0; i < a->nrows; i++) {
         const sb_tr_row *r = &a->rows[i];
-        csv_str(f, r->name);
+        sb_csv_field(f, r->name);
         fputc(',', f);
-        csv_str(f, r->shapes);
+        sb_csv_field(f, r->shapes);
         fputc(',', f);
-        csv_str(f, r->kernel);
+        sb_csv_field(f, r->kernel);
         fputc(',', f);
-        csv_str(f, r->annot);
+        sb_csv_field(f, r->annot);
         fprintf(f,
                 ",%s,%s,%s,%ld,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.4g,%s,%s,%.9g\n",
                 r->phase, sb_tr_cat_name(r->cost.cat), r->cost.dtype, r->count,
