@@ -3,7 +3,7 @@
 
 Usage:
     python3 scripts/make-trace-fixtures.py OUTDIR        # e.g. tests/data/trace
-    python3 scripts/make-trace-fixtures.py OUTDIR --only torch|jax|gpu
+    python3 scripts/make-trace-fixtures.py OUTDIR --only torch|jax|gpu|nsys
 
 Real traces (CPU, need torch / jax installed). One small transformer decoder
 block - vocab 128, d_model 64, 4 heads of 16, sequence 16, batch 2; RMSNorm
@@ -40,6 +40,9 @@ Hand-written GPU-shaped traces (no GPU here; deterministic tables below):
 
   kineto_gpu_small.json      PyTorch/Kineto trace, rank 0 of 2, one H100.
   jax_gpu_small.json         JAX/XLA trace of two train steps on one GPU.
+  nsys_gpu_small.sqlite      the step of kineto_gpu_small.json as an Nsight
+                             Systems SQLite export (emit_nvtx ranges, CUPTI
+                             kernel/memcpy/memset/runtime rows; see make_nsys).
 
 Versions that made the committed files (Linux x86-64, 2 vCPUs, no GPU):
 Python 3.11.7, torch 2.15.0+cu132 (run on CPU), jax 0.10.2, jaxlib 0.10.2,
@@ -852,10 +855,121 @@ K_GEMM_JAX_BWD = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x128x64_w
 K_NCCL_JAX = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 
 
+# ---------------------------------------------------------------- Nsight Systems
+# nsys_gpu_small.sqlite: the step of kineto_gpu_small.json as Nsight Systems
+# would export it (`nsys profile --trace=cuda,nvtx` of the same program
+# under torch.autograd.profiler.emit_nvtx(record_shapes=True), then `nsys
+# export --type sqlite`): the tables and columns of the export (a subset of
+# each table's columns, the ones a reader uses and their neighbours),
+# times in ns, strings in StringIds. Operators are NVTX push/pop ranges
+# (eventType 59) in emit_nvtx's text, "aten::addmm, seq = 5, op_id = 9,
+# sizes = [[4096], [8, 1024], [1024, 4096], [], []]", with no types;
+# record_function ranges and ProfilerStep#N are NVTX ranges too. Kernels
+# carry no External id: the reader joins them to the innermost operator
+# range around their runtime call. NCCL kernels carry no message size.
+NSYS_SCHEMA = """
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL,
+  busLocation TEXT NOT NULL, isDiscrete INTEGER NOT NULL, l2CacheSize INTEGER NOT NULL,
+  totalMemory INTEGER NOT NULL, memoryBandwidth INTEGER NOT NULL, clockRate INTEGER NOT NULL,
+  smCount INTEGER NOT NULL, computeMajor INTEGER NOT NULL, computeMinor INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+  shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER,
+  registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,
+  gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL,
+  blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
+  dynamicSharedMemory INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
+  srcKind INTEGER, dstKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL,
+  memKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,
+  nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER,
+  int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER,
+  floatValue REAL, jsonTextId INTEGER, jsonText TEXT);
+"""
+
+
+def make_nsys(outdir):
+    import sqlite3
+    src = os.path.join(outdir, "kineto_gpu_small.json")
+    doc = json.load(open(src))
+    out = os.path.join(outdir, "nsys_gpu_small.sqlite")
+    if os.path.exists(out):
+        os.remove(out)
+    db = sqlite3.connect(out)
+    db.executescript(NSYS_SCHEMA)
+    strings = {}
+
+    def sid(v):
+        if v not in strings:
+            strings[v] = len(strings)
+            db.execute("INSERT INTO StringIds VALUES (?, ?)", (strings[v], v))
+        return strings[v]
+
+    db.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, ?, '0000:18:00.0', 1, 52428800, "
+               "85029158912, 3352320000000, 1980000000, 132, 9, 0)",
+               (doc["deviceProperties"][0]["name"],))
+    t0 = min(e["ts"] for e in doc["traceEvents"] if e.get("ph") == "X")
+    ns = lambda us: int(round((us - t0) * 1000)) + 1_000_000_000
+    pid = 48213
+    gtid = (pid << 24) | 48213  # nsys's globalTid: pid * 0x1000000 + tid
+    seq = 0
+    for e in doc["traceEvents"]:
+        if e.get("ph") != "X":
+            continue
+        a, cat, name = e.get("args", {}), e.get("cat"), e["name"]
+        s, en = ns(e["ts"]), ns(e["ts"] + e["dur"])
+        if cat == "cpu_op":
+            seq += 1
+            sizes = a.get("Input Dims", [])
+            text = (f"{name}, seq = {seq}, op_id = {a['External id']}, "
+                    f"sizes = {json.dumps(sizes)}")
+            db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, "
+                       "endGlobalTid, domainId) VALUES (?, ?, 59, ?, ?, ?, 0)",
+                       (s, en, text, gtid, gtid))
+        elif cat == "user_annotation":
+            db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, "
+                       "endGlobalTid, domainId) VALUES (?, ?, 59, ?, ?, ?, 0)",
+                       (s, en, sid(name), gtid, gtid))
+        elif cat == "cuda_runtime":
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, ?, 0, 0)",
+                       (s, en, gtid, a["correlation"], sid(name + "_v7000")))
+        elif cat == "kernel":
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, ?, ?, ?, ?, ?, "
+                       "NULL, 0, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                       (s, en, a.get("stream", 7), a["correlation"], pid, sid(name),
+                        sid(name.split("(")[0].split("<")[0].split()[-1]),
+                        a.get("registers per thread", 32),
+                        *(a.get("grid", [1, 1, 1]) + a.get("block", [1, 1, 1])),
+                        a.get("shared memory", 0)))
+        elif cat == "gpu_memcpy":
+            kind = 1 if "HtoD" in name else 2 if "DtoH" in name else 8
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, ?, ?, ?, ?, ?, 0, 2)",
+                       (s, en, a.get("stream", 7), a["correlation"], pid, a["bytes"], kind))
+        elif cat == "gpu_memset":
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?, ?, 0, 1, ?, ?, ?, 0, ?, 2)",
+                       (s, en, a.get("stream", 7), a["correlation"], pid, a["bytes"]))
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+    print(f"nsys (from kineto_gpu_small.json): {out}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
-    ap.add_argument("--only", choices=("torch", "jax", "gpu"))
+    ap.add_argument("--only", choices=("torch", "jax", "gpu", "nsys"))
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     if a.only in (None, "torch"):
@@ -865,6 +979,8 @@ def main():
     if a.only in (None, "gpu"):
         make_kineto_gpu(a.outdir)
         make_jax_gpu(a.outdir)
+    if a.only in (None, "gpu", "nsys"):
+        make_nsys(a.outdir)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ extern "C" {
 typedef enum sb_tr_format {
     SB_TR_CHROME = 0, /* generic Chrome trace */
     SB_TR_KINETO,     /* PyTorch profiler */
-    SB_TR_JAX         /* JAX / XLA profiler */
+    SB_TR_JAX,        /* JAX / XLA profiler */
+    SB_TR_NSYS        /* Nsight Systems' SQLite export */
 } sb_tr_format;
 
 typedef enum sb_tr_kind {
@@ -109,6 +110,9 @@ typedef struct sb_trace {
 void sb_trace_init(sb_trace *t);
 void sb_trace_free(sb_trace *t);
 const char *sb_trace_str(const sb_trace *t, int32_t id);
+/* The id of a string, added when the trace does not hold it yet; -1 when
+ * out of memory. */
+int32_t sb_trace_intern(sb_trace *t, const char *s);
 /* The id of a string the trace holds; -1 when it holds none. */
 int32_t sb_trace_str_id(const sb_trace *t, const char *s);
 const char *sb_tr_format_name(sb_tr_format f);
@@ -164,6 +168,8 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out);
 /* Bytes per element of a PyTorch ("float", "c10::BFloat16") or XLA
  * ("f32", "bf16") type name; 0 unknown. *dt receives solbench's name. */
 int sb_tr_dtype(const char *type, char *dt, size_t len);
+/* Bytes per element of solbench's dtype name ("bf16": 2); 0 unknown. */
+int sb_tr_dtype_size(const char *dt);
 
 /* Reads the text of a compiled XLA module (HloModule ...; jax:
  * jit(f).lower(...).compile().as_text()) and gives the trace's XLA ops

@@ -291,7 +291,10 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
         snprintf(r->shapes, sizeof r->shapes, "(self time)");
         r->cost.cat = SB_TC_FRAMEWORK;
     } else {
-        if (in->cost.cat == SB_TC_COLLECTIVE)
+        if (in->cost.cat == SB_TC_COLLECTIVE && in->cost.bytes <= 0)
+            snprintf(r->shapes, sizeof r->shapes, "%s (size not recorded)",
+                     in->cost.coll);
+        else if (in->cost.cat == SB_TC_COLLECTIVE)
             snprintf(r->shapes, sizeof r->shapes, "%s of %.0f B over %d%s%s",
                      in->cost.coll, in->cost.bytes, in->cost.group,
                      in->cost.dtype[0] ? ", " : "", in->cost.dtype);
@@ -341,6 +344,23 @@ static bool has_word(const char *s, const char *w)
         if (strncasecmp(s, w, n) == 0)
             return true;
     return false;
+}
+
+/* The dtype a kernel's name says, for ops recorded without types (Nsight
+ * Systems' NVTX ranges): "bf16", "f16"/"fp16"/"half", "e4m3"/"fp8",
+ * "tf32", "f64"/"double"; "" when it says none. */
+static void dtype_of_kernel(const char *k, char *dt, size_t len)
+{
+    static const char *const m[][2] = {{"bf16", "bf16"}, {"bfloat16", "bf16"},
+                                       {"e4m3", "fp8"},  {"e5m2", "fp8"},
+                                       {"fp8", "fp8"},   {"tf32", "tf32"},
+                                       {"f16", "fp16"},  {"half", "fp16"},
+                                       {"f64", "fp64"},  {"double", "fp64"}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (has_word(k, m[i][0])) {
+            snprintf(dt, len, "%s", m[i][1]);
+            return;
+        }
 }
 
 static const char *phase_of(const sb_tr_cost *c, const char *annot)
@@ -404,6 +424,13 @@ static void place(sb_tr_row *r, const sb_ceilings *c)
     if (mean <= 0)
         return;
     double ceil = 0, t1 = 0;
+    if (k->cat == SB_TC_COLLECTIVE && k->bytes <= 0) {
+        /* no message size recorded (an Nsight Systems export): timed,
+         * counted as communication, not placed */
+        r->bound = SB_BOUND_NETWORK;
+        snprintf(r->cls, sizeof r->cls, "network");
+        return;
+    }
     if (k->cat == SB_TC_COLLECTIVE) {
         int op = sb_netop_from_name(k->coll);
         int g = k->group > 0 ? k->group : 2;
@@ -1067,6 +1094,17 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
     }
     for (size_t i = 0; i < m.n; i++) {
         sb_tr_row *r = &m.rows[i];
+        if (!r->cost.dtype[0] && m.kname[i] >= 0 &&
+            r->cost.cat != SB_TC_UNKNOWN && r->cost.cat != SB_TC_FRAMEWORK) {
+            /* no types recorded: the rules counted 4 bytes an element;
+             * the kernel's name may say the real size */
+            dtype_of_kernel(sb_trace_str(t, m.kname[i]), r->cost.dtype,
+                            sizeof r->cost.dtype);
+            int es = sb_tr_dtype_size(r->cost.dtype);
+            if (es > 0 && r->cost.cat != SB_TC_TRANSFER &&
+                r->cost.cat != SB_TC_COLLECTIVE)
+                r->cost.bytes *= es / 4.0;
+        }
         if (m.kname[i] >= 0 && r->cost.cat != SB_TC_COLLECTIVE &&
             strcmp(r->name, sb_trace_str(t, m.kname[i])) != 0)
             snprintf(r->kernel, sizeof r->kernel, "%s",

@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 #include "solbench/fileio.h"
-#include "solbench/trace.h"
+#include "trace/trace_int.h"
 
 /* ---- the string table ---------------------------------------------------- */
 
@@ -87,6 +87,11 @@ static int32_t intern(sb_trace *t, const char *s)
     return intern_n(t, s, strlen(s));
 }
 
+int32_t sb_trace_intern(sb_trace *t, const char *s)
+{
+    return intern(t, s);
+}
+
 int32_t sb_trace_str_id(const sb_trace *t, const char *s)
 {
     if (!t->hcap)
@@ -129,6 +134,8 @@ const char *sb_tr_format_name(sb_tr_format f)
         return "pytorch";
     case SB_TR_JAX:
         return "jax";
+    case SB_TR_NSYS:
+        return "nsys";
     default:
         return "chrome";
     }
@@ -515,6 +522,36 @@ static int32_t dump_id(sb_trace *t, json_t *v)
     return id;
 }
 
+int sb_trace_push(sb_trace *t, double ts, double dur, int64_t pid, int64_t tid,
+                  const char *name, sb_tr_kind kind, sb_tr_event **out)
+{
+    if (t->n == t->cap) {
+        if (t->n >= SB_TRACE_MAX_EVENTS)
+            return SB_EINVAL;
+        size_t cap = t->cap ? t->cap + t->cap / 2 : 4096;
+        sb_tr_event *p = realloc(t->ev, cap * sizeof *p);
+        if (!p)
+            return SB_ENOMEM;
+        t->ev = p;
+        t->cap = cap;
+    }
+    sb_tr_event *ev = &t->ev[t->n];
+    memset(ev, 0, sizeof *ev);
+    ev->ts = ts;
+    ev->dur = dur;
+    ev->kind = (uint8_t)kind;
+    ev->name = intern(t, name);
+    ev->sig = ev->coll = -1;
+    ev->corr = ev->ext = -1;
+    ev->track = track_of(t, pid, tid);
+    if (ev->name < 0 || ev->track < 0)
+        return SB_ENOMEM;
+    t->n_by_kind[kind]++;
+    t->n++;
+    *out = ev;
+    return 0;
+}
+
 static int on_complete(reader *r, json_t *e, size_t idx)
 {
     sb_trace *t = r->t;
@@ -533,34 +570,27 @@ static int on_complete(reader *r, json_t *e, size_t idx)
         return err_event(r, idx, name,
                          "a negative or non-finite 'dur' or "
                          "'ts'");
+    /* a year in µs: no op of a profiled step lasts longer */
+    if (durv > 3.2e13 || fabs(tsv) > 1e18)
+        return err_event(r, idx, name,
+                         "'dur' over a year or 'ts' beyond 1e18 us: not a "
+                         "time in microseconds");
     const char *cat = json_string_value(json_object_get(e, "cat"));
     bool known;
     sb_tr_kind k = kind_of(cat, &known);
     if (!known)
         t->n_unknown_cat++;
-    if (t->n == t->cap) {
-        if (t->n >= SB_TRACE_MAX_EVENTS)
-            return err_event(r, idx, name,
-                             "more than 40 million complete "
-                             "events: split the trace");
-        size_t cap = t->cap ? t->cap + t->cap / 2 : 4096;
-        sb_tr_event *p = realloc(t->ev, cap * sizeof *p);
-        if (!p)
-            return SB_ENOMEM;
-        t->ev = p;
-        t->cap = cap;
-    }
-    sb_tr_event *ev = &t->ev[t->n];
-    memset(ev, 0, sizeof *ev);
-    ev->ts = tsv;
-    ev->dur = durv;
-    ev->kind = (uint8_t)k;
-    ev->name = intern(t, name ? name : "?");
-    ev->sig = ev->coll = -1;
-    ev->track = track_of(t, id_of(t, json_object_get(e, "pid")),
-                         id_of(t, json_object_get(e, "tid")));
-    if (ev->name < 0 || ev->track < 0)
-        return SB_ENOMEM;
+    sb_tr_event *ev;
+    int prc = sb_trace_push(t, tsv, durv, id_of(t, json_object_get(e, "pid")),
+                            id_of(t, json_object_get(e, "tid")),
+                            name ? name : "?", k, &ev);
+    if (prc == SB_EINVAL)
+        return err_event(r, idx, name,
+                         "more than 40 million complete "
+                         "events: split the trace");
+    if (prc)
+        return prc;
+    t->n_by_kind[k]--; /* counted again below, once its kind is final */
     json_t *args = json_object_get(e, "args");
     if ((name && strncmp(name, "ProfilerStep#", 13) == 0) ||
         json_object_get(args, "step_num")) {
@@ -602,7 +632,6 @@ static int on_complete(reader *r, json_t *e, size_t idx)
         ev->aux = num_arg(args, "bytes");
     }
     t->n_by_kind[k]++;
-    t->n++;
     return 0;
 }
 
@@ -802,6 +831,16 @@ out:
     return rc;
 }
 
+void sb_trace_mark_devices(sb_trace *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        sb_tr_event *e = &t->ev[i];
+        if (e->kind == SB_TK_KERNEL || e->kind == SB_TK_MEMCPY ||
+            e->kind == SB_TK_MEMSET || e->kind == SB_TK_GPU_ANNOT)
+            t->tracks[e->track].device = true;
+    }
+}
+
 /* Format, process names and device tracks, once everything is read. */
 static void finish(reader *r)
 {
@@ -823,12 +862,7 @@ static void finish(reader *r)
         if (jax && strncmp(p, "/device:", 8) == 0 && strstr(p, "CPU") == NULL)
             t->tracks[k].device = true;
     }
-    for (size_t i = 0; i < t->n; i++) {
-        sb_tr_event *e = &t->ev[i];
-        if (e->kind == SB_TK_KERNEL || e->kind == SB_TK_MEMCPY ||
-            e->kind == SB_TK_MEMSET || e->kind == SB_TK_GPU_ANNOT)
-            t->tracks[e->track].device = true;
-    }
+    sb_trace_mark_devices(t);
     /* a generic Chrome trace (solbench export --trace, a hand-made
      * timeline): its complete events are the ops */
     if (t->format == SB_TR_CHROME)
@@ -864,12 +898,50 @@ static int run_reader(sb_trace *t, src *s)
     return rc;
 }
 
+static const char sqlite_magic[16] = "SQLite format 3";
+
+static int read_sqlite(sqlite3 *db, const char *label, sb_trace *t, sb_err *err)
+{
+    sb_trace_init(t);
+    snprintf(t->label, sizeof t->label, "%s", label);
+    int rc = sb_trace_read_nsys_db(db, label, t, err);
+    if (!rc)
+        sb_trace_mark_devices(t);
+    else
+        sb_trace_free(t);
+    return rc;
+}
+
 int sb_trace_read(const char *path, sb_trace *t, sb_err *err)
 {
     int fd;
     int rc = sb_file_open(path, O_RDONLY, &fd, err);
     if (rc)
         return rc;
+    /* an SQLite file: Nsight Systems' export */
+    char head[16] = {0};
+    ssize_t hn = read(fd, head, sizeof head);
+    if (hn == (ssize_t)sizeof head && memcmp(head, sqlite_magic, 16) == 0) {
+        close(fd);
+        sqlite3 *db = NULL;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+            SQLITE_OK) {
+            rc = sb_fail(err, SB_EINVAL, "%s: cannot be opened as SQLite: %s",
+                         path, db ? sqlite3_errmsg(db) : "out of memory");
+            sqlite3_close(db);
+            return rc;
+        }
+        rc = read_sqlite(db, path, t, err);
+        sqlite3_close(db);
+        return rc;
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+        close(fd);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: cannot be read again from its "
+                       "start",
+                       path);
+    }
     gzFile gz = gzdopen(fd, "rb");
     if (!gz) {
         close(fd);
@@ -894,9 +966,102 @@ int sb_trace_read(const char *path, sb_trace *t, sb_err *err)
     return rc;
 }
 
+/* The whole of gzip'd data in memory, when it is an SQLite file (a stored
+ * Nsight Systems export): *out is sqlite3_malloc'ed. 1: not SQLite; 0:
+ * *out set; < 0: an error. */
+static int inflate_sqlite(const unsigned char *b, size_t len, const char *label,
+                          unsigned char **out, size_t *olen, sb_err *err)
+{
+    z_stream zs = {0};
+    if (inflateInit2(&zs, 15 + 16) != Z_OK)
+        return sb_fail(err, SB_ENOMEM, "out of memory (zlib)");
+    zs.next_in = (unsigned char *)(uintptr_t)b;
+    zs.avail_in = (uInt)(len > 0xffffffffu ? 0xffffffffu : len);
+    size_t cap = 1u << 20, n = 0;
+    unsigned char *o = sqlite3_malloc64(cap);
+    int rc = o ? 0 : SB_ENOMEM;
+    while (!rc) {
+        if (n == cap) {
+            if (cap >= (1ull << 32)) {
+                rc = sb_fail(err, SB_EINVAL, "%s: over 4 GiB unpacked", label);
+                break;
+            }
+            unsigned char *p = sqlite3_realloc64(o, cap * 2);
+            if (!p) {
+                rc = SB_ENOMEM;
+                break;
+            }
+            o = p;
+            cap *= 2;
+        }
+        zs.next_out = o + n;
+        zs.avail_out = (uInt)(cap - n);
+        int z = inflate(&zs, Z_NO_FLUSH);
+        n = cap - zs.avail_out;
+        if (n >= 16 && memcmp(o, sqlite_magic, 16) != 0) {
+            rc = 1; /* not SQLite: the JSON reader streams it */
+            break;
+        }
+        if (z == Z_STREAM_END)
+            break;
+        if (z != Z_OK) {
+            rc = sb_fail(err, SB_EINVAL, "%s: the gzip data is corrupt", label);
+            break;
+        }
+    }
+    inflateEnd(&zs);
+    if (rc == SB_ENOMEM)
+        rc = sb_fail(err, SB_ENOMEM, "%s: out of memory", label);
+    if (rc == 0 && n < 16)
+        rc = 1;
+    if (rc) {
+        sqlite3_free(o);
+        return rc;
+    }
+    *out = o;
+    *olen = n;
+    return 0;
+}
+
 int sb_trace_read_mem(const void *buf, size_t len, const char *label,
                       sb_trace *t, sb_err *err)
 {
+    const unsigned char *b0 = buf;
+    unsigned char *db_bytes = NULL;
+    size_t db_len = 0;
+    if (len >= 16 && memcmp(b0, sqlite_magic, 16) == 0) {
+        db_bytes = sqlite3_malloc64(len);
+        if (!db_bytes)
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+        memcpy(db_bytes, b0, len);
+        db_len = len;
+    } else if (len >= 2 && b0[0] == 0x1f && b0[1] == 0x8b) {
+        int r = inflate_sqlite(b0, len, label, &db_bytes, &db_len, err);
+        if (r < 0)
+            return r;
+    }
+    if (db_bytes) {
+        sqlite3 *db = NULL;
+        if (sqlite3_open_v2(":memory:", &db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
+                            NULL) != SQLITE_OK) {
+            sqlite3_free(db_bytes); /* not handed to SQLite */
+            sqlite3_close(db);
+            return sb_fail(err, SB_ENOMEM, "%s: out of memory", label);
+        }
+        /* from here SQLite frees the bytes, whatever happens */
+        if (sqlite3_deserialize(db, "main", db_bytes, (sqlite3_int64)db_len,
+                                (sqlite3_int64)db_len,
+                                SQLITE_DESERIALIZE_FREEONCLOSE |
+                                    SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+            sqlite3_close(db);
+            return sb_fail(err, SB_EINVAL, "%s: cannot be read as SQLite",
+                           label);
+        }
+        int rc = read_sqlite(db, label, t, err);
+        sqlite3_close(db);
+        return rc;
+    }
     src *s = calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");

@@ -77,6 +77,20 @@ int sb_tr_dtype(const char *type, char *dt, size_t len)
     return 0;
 }
 
+int sb_tr_dtype_size(const char *dt)
+{
+    static const struct {
+        const char *dt;
+        int size;
+    } m[] = {{"fp64", 8}, {"fp32", 4},  {"tf32", 4},  {"bf16", 2},
+             {"fp16", 2}, {"fp8", 1},   {"int64", 8}, {"int32", 4},
+             {"int8", 1}, {"uint8", 1}, {"bool", 1}};
+    for (size_t i = 0; dt && i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(dt, m[i].dt) == 0)
+            return m[i].size;
+    return 0;
+}
+
 /* ---- PyTorch ------------------------------------------------------------- */
 
 typedef struct targ {

@@ -19,6 +19,8 @@
 #           negative dur, text, empty, directory, missing file, FIFO; each
 #           exit 2 with one line naming the file; usage errors exit 2 with
 #           one line; failed imports store nothing.
+#   nsys:   the Nsight Systems export of the Kineto step: same timeline
+#           and rows, stored and read back, another SQLite refused.
 #   hlo:    the JAX CPU fixture with --hlo: every op matched, the matmul
 #           FLOPs per step as tests/data/trace/README.md derives them.
 #   unknown: events of an unknown category and an op without a FLOP rule:
@@ -109,6 +111,28 @@ echo "not hlo" >"$W/nothlo.txt"
 "$S" trace show "$D/jax_cpu_block.json.gz" --hlo "$W/nothlo.txt" >/dev/null 2>"$W/nothlo.err"
 expect_rc 2 $? "--hlo of a file that is not HLO text"
 one_line "$W/nothlo.err" '^solbench: .*nothlo.txt: not HLO text' "--hlo refusal names the file"
+
+# ---- Nsight Systems: the export of the Kineto fixture's step reads to the
+# same timeline; stored and shown by name; another SQLite file is refused
+"$S" trace show "$D/nsys_gpu_small.sqlite" --hw h100-sxm >"$W/nsys.out" 2>"$W/nsys.err"
+expect_rc 0 $? "show nsys_gpu_small.sqlite"
+has "$W/nsys.out" '^trace .*: nsys, 62 events' "nsys: format and events"
+has "$W/nsys.out" '^communication 45.3 us, 34.9% overlapped' "nsys: the Kineto fixture's overlap"
+has "$W/nsys.out" '^aten::mm +2048x1024 1024x4096 +1 +26.4 us .* compute ' "nsys: a kernel joined to its NVTX operator, bf16 from its name"
+NDB=$W/nsys/results.db
+mkdir -p "$W/nsys"
+SOLBENCH_DB=$NDB "$S" trace import "$D/nsys_gpu_small.sqlite" >"$W/nsysimp.out" 2>&1
+expect_rc 0 $? "import nsys_gpu_small.sqlite"
+SOLBENCH_DB=$NDB "$S" trace show nsys_gpu_small --hw h100-sxm >"$W/nsys2.out" 2>&1
+expect_rc 0 $? "show the stored nsys export by name"
+if diff <(tail -n +3 "$W/nsys.out") <(tail -n +3 "$W/nsys2.out") >/dev/null; then
+    ok "nsys: stored and read back from memory: the same analysis"
+else
+    fail "nsys: the stored export reads differently"
+fi
+"$S" trace show "$NDB" >/dev/null 2>"$W/notnsys.err"
+expect_rc 2 $? "show of a results database (SQLite, not Nsight Systems)"
+one_line "$W/notnsys.err" 'not an Nsight Systems export' "an SQLite file that is not an export is named as such"
 
 # ---- --json and --csv ---------------------------------------------------------
 for f in "${FIXTURES[@]}"; do

@@ -439,6 +439,9 @@ static void test_bad(void)
     bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":-5}]}",
         "negative");
     bad("{\"traceEvents\":[3]}", "not a JSON object");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,"
+        "\"dur\":1e300}]}",
+        "not a time in microseconds");
     bad("{\"traceEvents\":[{\"ph\":\"X\" \"name\":1}]}", "not valid JSON");
     bad("{\"traceEvents\":{}}", "not an array");
     bad("{\"displayTimeUnit\":\"ms\"}", "no traceEvents");
@@ -682,6 +685,93 @@ static void test_fixture_hlo(void)
     json_decref(want);
 }
 
+/* Nsight Systems: the same step as the Kineto fixture (the export is made
+ * from it, tests/data/trace/README.md) reads to the same timeline and the
+ * same rows: kernels joined to their operators through the NVTX ranges
+ * around the runtime calls, dtypes from the kernels' names. */
+static void test_nsys(void)
+{
+    sb_trace k, n;
+    sb_err e = {0};
+    CHECK(sb_trace_read(SB_TEST_DATA "/trace/kineto_gpu_small.json", &k, &e) ==
+          0);
+    int rc = sb_trace_read(SB_TEST_DATA "/trace/nsys_gpu_small.sqlite", &n, &e);
+    CHECK(rc == 0);
+    if (rc) {
+        fprintf(stderr, "%s\n", e.msg);
+        sb_trace_free(&k);
+        return;
+    }
+    CHECK(n.format == SB_TR_NSYS);
+    CHECK(strcmp(n.device_name, k.device_name) == 0);
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.bf16", 989e12, "datasheet");
+    sb_ceil_set(&c, "bw.HBM", 3.35e12, "datasheet");
+    sb_ceil_set(&c, "host.h2d", 64e9, "datasheet");
+    sb_tr_analysis ak, an;
+    CHECK(sb_trace_analyze(&k, &c, &ak, &e) == 0);
+    CHECK(sb_trace_analyze(&n, &c, &an, &e) == 0);
+    CHECK(an.device && an.n_steps == 1);
+    CHECK_NEAR(an.window_s, ak.window_s, 1e-8);
+    CHECK_NEAR(an.busy_s, ak.busy_s, 1e-8);
+    CHECK_NEAR(an.comm_s, ak.comm_s, 1e-8);
+    CHECK_NEAR(an.comm_overlap_s, ak.comm_overlap_s, 1e-8);
+    int same = 0;
+    for (size_t i = 0; i < ak.nrows; i++) {
+        const sb_tr_row *a = &ak.rows[i];
+        if (a->cost.cat != SB_TC_MATMUL && a->cost.cat != SB_TC_ATTENTION)
+            continue;
+        const sb_tr_row *b = row(&an, a->name, a->shapes);
+        CHECK(b != NULL);
+        if (!b)
+            continue;
+        CHECK(b->count == a->count);
+        CHECK_NEAR(b->t_s, a->t_s, 1e-8); /* ns rounding */
+        CHECK_NEAR(b->flops, a->flops, 0);
+        CHECK_NEAR(b->bytes, a->bytes, 0);
+        CHECK(strcmp(b->cost.dtype, a->cost.dtype) == 0);
+        CHECK(strcmp(b->cls, a->cls) == 0);
+        same++;
+    }
+    CHECK(same >= 4);
+    /* the NCCL kernel: communication without a size, not placed */
+    const sb_tr_row *r = row(&an,
+                             "ncclDevKernel_AllReduce_Sum_bf16_RING_LL("
+                             "ncclDevKernelArgsStorage<4096ul>)",
+                             NULL);
+    CHECK(r && strcmp(r->phase, "communication") == 0 && r->attainable == 0);
+    r = row(&an, "Memcpy HtoD", NULL);
+    CHECK(r && strcmp(r->cls, "host") == 0 && r->bytes > 0);
+    sb_tr_analysis_free(&ak);
+    sb_tr_analysis_free(&an);
+    /* stored (gzip'd) and read back from memory */
+    FILE *f = fopen(SB_TEST_DATA "/trace/nsys_gpu_small.sqlite", "rb");
+    unsigned char raw[1 << 16];
+    size_t len = f ? fread(raw, 1, sizeof raw, f) : 0;
+    if (f)
+        fclose(f);
+    CHECK(len > 0 && len < sizeof raw);
+    uLongf glen = compressBound(len) + 64;
+    unsigned char *gz = malloc(glen);
+    z_stream zs = {0};
+    CHECK(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) ==
+          Z_OK);
+    zs.next_in = raw;
+    zs.avail_in = (uInt)len;
+    zs.next_out = gz;
+    zs.avail_out = (uInt)glen;
+    CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+    size_t gl = zs.total_out;
+    deflateEnd(&zs);
+    sb_trace m;
+    CHECK(sb_trace_read_mem(gz, gl, "stored", &m, &e) == 0);
+    CHECK(m.n == n.n && m.format == SB_TR_NSYS);
+    sb_trace_free(&m);
+    free(gz);
+    sb_trace_free(&n);
+    sb_trace_free(&k);
+}
+
 int main(void)
 {
     test_rules();
@@ -693,5 +783,6 @@ int main(void)
     test_fixture_flops();
     test_hlo();
     test_fixture_hlo();
+    test_nsys();
     return sb_check_done();
 }

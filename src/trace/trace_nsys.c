@@ -1,0 +1,356 @@
+/*
+ * trace_nsys.c — Nsight Systems' SQLite export (`nsys export --type
+ * sqlite`) as a trace: kernels, memcpy and memset (CUPTI_ACTIVITY_KIND_*),
+ * the runtime calls that launched them, NVTX ranges (PyTorch's
+ * emit_nvtx(record_shapes=True) writes "aten::addmm, seq = 5, op_id = 9,
+ * sizes = [[4096], [8, 1024], [1024, 4096], [], []]"; other ranges are
+ * annotations, "ProfilerStep#N" a step) and the GPU's name. Times are ns.
+ * A kernel is joined to the innermost operator range around the runtime
+ * call that launched it (same thread), as Kineto's External id does.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/trace_int.h"
+
+/* Tables whose absence is not an error: an export has the ones its
+ * capture had. */
+static bool has_table(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                           "AND name = ?1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    bool ok = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return ok;
+}
+
+typedef struct nsrc {
+    sqlite3 *db;
+    sb_trace *t;
+    const char *label;
+    sb_err *err;
+} nsrc;
+
+static int fail_db(nsrc *n, const char *what)
+{
+    return sb_fail(n->err, SB_EINVAL, "%s: Nsight Systems export: %s: %s",
+                   n->label, what, sqlite3_errmsg(n->db));
+}
+
+static int add(nsrc *n, sqlite3_stmt *s, sb_tr_kind kind, int64_t pid,
+               int64_t tid, const char *name, sb_tr_event **e)
+{
+    double a = (double)sqlite3_column_int64(s, 0),
+           b = (double)sqlite3_column_int64(s, 1);
+    n->t->n_total++;
+    if (sqlite3_column_type(s, 1) == SQLITE_NULL || b < a)
+        return 1; /* a range never closed: skipped */
+    if (fabs(a) > 1e21 || b - a > 3.2e16)
+        return sb_fail(n->err, SB_EINVAL,
+                       "%s: Nsight Systems export: an event from %.0f to "
+                       "%.0f ns: not a time",
+                       n->label, a, b);
+    int rc = sb_trace_push(n->t, a / 1e3, (b - a) / 1e3, pid, tid,
+                           name ? name : "?", kind, e);
+    if (rc)
+        return sb_fail(n->err, rc, "%s: %s", n->label,
+                       rc == SB_ENOMEM ? "out of memory" : "too many events");
+    return 0;
+}
+
+static const char *memcpy_name(int kind)
+{
+    switch (kind) {
+    case 1:
+        return "Memcpy HtoD";
+    case 2:
+        return "Memcpy DtoH";
+    case 8:
+        return "Memcpy DtoD";
+    case 9:
+        return "Memcpy HtoH";
+    case 10:
+        return "Memcpy PtoP";
+    default:
+        return "Memcpy";
+    }
+}
+
+/* An NCCL kernel's collective from its name ("ncclDevKernel_AllReduce_
+ * Sum_bf16_RING_LL", "ncclKernel_AllGather_RING_LL_Sum_int8_t"). */
+static const char *nccl_coll(const char *k)
+{
+    if (!strstr(k, "nccl"))
+        return NULL;
+    static const char *const m[][2] = {{"AllReduce", "allreduce"},
+                                       {"AllGather", "allgather"},
+                                       {"ReduceScatter", "reduce_scatter"},
+                                       {"AllToAll", "alltoall"},
+                                       {"Broadcast", "broadcast"},
+                                       {"SendRecv", "sendrecv"},
+                                       {"Reduce", "reduce"}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strstr(k, m[i][0]))
+            return m[i][1];
+    return NULL;
+}
+
+static int kernels(nsrc *n)
+{
+    sqlite3_stmt *s;
+    /* demangledName where the export has it, shortName else */
+    const char *q =
+        "SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, "
+        "COALESCE(d.value, sn.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "LEFT JOIN StringIds d ON d.id = k.demangledName "
+        "LEFT JOIN StringIds sn ON sn.id = k.shortName";
+    if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
+        return fail_db(n, "reading CUPTI_ACTIVITY_KIND_KERNEL");
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *nm = (const char *)sqlite3_column_text(s, 5);
+        sb_tr_event *e;
+        if ((rc = add(n, s, SB_TK_KERNEL,
+                      (int64_t)1 << 41 | sqlite3_column_int64(s, 2),
+                      sqlite3_column_int64(s, 3), nm, &e)) < 0)
+            break;
+        if (rc)
+            continue;
+        e->corr = sqlite3_column_int64(s, 4);
+        const char *c = nm ? nccl_coll(nm) : NULL;
+        if (c) /* the export has no message size: timed, not placed */
+            e->coll = sb_trace_intern(n->t, c);
+    }
+    if (rc >= 0 && step != SQLITE_DONE)
+        rc = fail_db(n, "reading kernels");
+    sqlite3_finalize(s);
+    return rc < 0 ? rc : 0;
+}
+
+static int copies(nsrc *n, bool memset)
+{
+    sqlite3_stmt *s;
+    const char *q = memset ? "SELECT start, end, deviceId, streamId, "
+                             "correlationId, bytes, 0 FROM "
+                             "CUPTI_ACTIVITY_KIND_MEMSET"
+                           : "SELECT start, end, deviceId, streamId, "
+                             "correlationId, bytes, copyKind FROM "
+                             "CUPTI_ACTIVITY_KIND_MEMCPY";
+    if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
+        return fail_db(n, memset ? "reading CUPTI_ACTIVITY_KIND_MEMSET"
+                                 : "reading CUPTI_ACTIVITY_KIND_MEMCPY");
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        sb_tr_event *e;
+        const char *nm =
+            memset ? "Memset" : memcpy_name(sqlite3_column_int(s, 6));
+        if ((rc = add(n, s, memset ? SB_TK_MEMSET : SB_TK_MEMCPY,
+                      (int64_t)1 << 41 | sqlite3_column_int64(s, 2),
+                      sqlite3_column_int64(s, 3), nm, &e)) < 0)
+            break;
+        if (rc)
+            continue;
+        e->corr = sqlite3_column_int64(s, 4);
+        double by = sqlite3_column_double(s, 5);
+        e->aux = isfinite(by) && by > 0 ? by : 0;
+    }
+    if (rc >= 0 && step != SQLITE_DONE)
+        rc = fail_db(n, "reading copies");
+    sqlite3_finalize(s);
+    return rc < 0 ? rc : 0;
+}
+
+static int runtime(nsrc *n)
+{
+    sqlite3_stmt *s;
+    const char *q = "SELECT r.start, r.end, r.globalTid, r.correlationId, "
+                    "v.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN "
+                    "StringIds v ON v.id = r.nameId";
+    if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
+        return fail_db(n, "reading CUPTI_ACTIVITY_KIND_RUNTIME");
+    int rc = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        sb_tr_event *e;
+        int64_t tid = sqlite3_column_int64(s, 2);
+        if ((rc = add(n, s, SB_TK_RUNTIME, tid >> 24, tid,
+                      (const char *)sqlite3_column_text(s, 4), &e)) < 0)
+            break;
+        if (rc)
+            continue;
+        e->corr = sqlite3_column_int64(s, 3);
+    }
+    if (rc >= 0 && step != SQLITE_DONE)
+        rc = fail_db(n, "reading runtime calls");
+    sqlite3_finalize(s);
+    return rc < 0 ? rc : 0;
+}
+
+/* "aten::addmm, seq = 5, op_id = 9, sizes = [[4096], [8, 1024], []]":
+ * the operator's name (*len) and its sizes' text (*sizes); false when
+ * the text is another range. */
+static bool torch_range(const char *x, size_t *len, const char **sizes)
+{
+    const char *c = strstr(x, ", ");
+    const char *ns = strstr(x, "::");
+    if (!c || !ns || ns > c)
+        return false;
+    *len = (size_t)(c - x);
+    const char *sz = strstr(c, "sizes = [");
+    *sizes = sz ? sz + 8 : NULL;
+    return true;
+}
+
+static int nvtx(nsrc *n)
+{
+    sqlite3_stmt *s;
+    /* push/pop (59) and start/end (60) ranges */
+    const char *q = "SELECT e.start, e.end, e.globalTid, COALESCE(e.text, "
+                    "v.value) FROM NVTX_EVENTS e LEFT JOIN StringIds v ON "
+                    "v.id = e.textId WHERE e.eventType IN (59, 60)";
+    if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
+        return fail_db(n, "reading NVTX_EVENTS");
+    int rc = 0, step;
+    char name[256];
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *x = (const char *)sqlite3_column_text(s, 3);
+        if (!x)
+            x = "?";
+        size_t len;
+        const char *sizes;
+        bool op = torch_range(x, &len, &sizes);
+        snprintf(name, sizeof name, "%.*s", (int)(op ? len : strlen(x)), x);
+        int64_t tid = sqlite3_column_int64(s, 2);
+        sb_tr_event *e;
+        if ((rc = add(n, s, op ? SB_TK_CPU_OP : SB_TK_ANNOT, tid >> 24, tid,
+                      name, &e)) < 0)
+            break;
+        if (rc)
+            continue;
+        if (!op && strncmp(name, "ProfilerStep#", 13) == 0)
+            e->flags |= SB_TEF_STEP;
+        if (op && sizes) {
+            /* [sizes] is the signature's dims; no types are recorded */
+            size_t sl = strlen(sizes);
+            char *sig = malloc(sl + 3);
+            if (!sig) {
+                rc = sb_fail(n->err, SB_ENOMEM, "out of memory");
+                break;
+            }
+            sig[0] = '[';
+            memcpy(sig + 1, sizes, sl);
+            sig[sl + 1] = ']';
+            sig[sl + 2] = '\0';
+            e->sig = sb_trace_intern(n->t, sig);
+            free(sig);
+        }
+    }
+    if (rc >= 0 && step != SQLITE_DONE)
+        rc = fail_db(n, "reading NVTX ranges");
+    sqlite3_finalize(s);
+    return rc < 0 ? rc : 0;
+}
+
+static int cmp_op(const void *pa, const void *pb, void *arg)
+{
+    const sb_tr_event *ev = arg;
+    const sb_tr_event *a = &ev[*(const size_t *)pa],
+                      *b = &ev[*(const size_t *)pb];
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+/* Each runtime call gets the External id of the innermost operator range
+ * around it on its thread (an operator's id: its index + 1). */
+static int link(sb_trace *t)
+{
+    size_t nop = 0;
+    for (size_t i = 0; i < t->n; i++)
+        nop += t->ev[i].kind == SB_TK_CPU_OP;
+    size_t *op = malloc((nop ? nop : 1) * sizeof *op);
+    if (!op)
+        return SB_ENOMEM;
+    nop = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->ev[i].kind == SB_TK_CPU_OP) {
+            op[nop++] = i;
+            t->ev[i].ext = (int64_t)i + 1;
+        }
+    qsort_r(op, nop, sizeof *op, cmp_op, t->ev);
+    for (size_t i = 0; i < t->n; i++) {
+        sb_tr_event *r = &t->ev[i];
+        if (r->kind != SB_TK_RUNTIME)
+            continue;
+        size_t lo = 0, hi = nop;
+        while (lo < hi) { /* the first op after (track, ts) */
+            size_t mid = (lo + hi) / 2;
+            const sb_tr_event *o = &t->ev[op[mid]];
+            if (o->track < r->track || (o->track == r->track && o->ts <= r->ts))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo, m = 0; k-- > 0 && m < 256; m++) {
+            const sb_tr_event *o = &t->ev[op[k]];
+            if (o->track != r->track)
+                break;
+            if (o->ts + o->dur >= r->ts) {
+                r->ext = o->ext;
+                break;
+            }
+        }
+    }
+    free(op);
+    return 0;
+}
+
+int sb_trace_read_nsys_db(sqlite3 *db, const char *label, sb_trace *t,
+                          sb_err *err)
+{
+    nsrc n = {db, t, label, err};
+    if (!has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL") &&
+        !has_table(db, "NVTX_EVENTS"))
+        return sb_fail(err, SB_EINVAL,
+                       "%s: an SQLite file, but not an Nsight Systems "
+                       "export (no CUPTI_ACTIVITY_KIND_KERNEL or NVTX_EVENTS "
+                       "table)",
+                       label);
+    if (!has_table(db, "StringIds"))
+        return sb_fail(err, SB_EINVAL,
+                       "%s: Nsight Systems export without its StringIds "
+                       "table",
+                       label);
+    int rc = 0;
+    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL"))
+        rc = kernels(&n);
+    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_MEMCPY"))
+        rc = copies(&n, false);
+    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_MEMSET"))
+        rc = copies(&n, true);
+    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME"))
+        rc = runtime(&n);
+    if (!rc && has_table(db, "NVTX_EVENTS"))
+        rc = nvtx(&n);
+    if (!rc && link(t))
+        rc = sb_fail(err, SB_ENOMEM, "%s: out of memory", label);
+    if (!rc && has_table(db, "TARGET_INFO_GPU")) {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v2(db, "SELECT name FROM TARGET_INFO_GPU LIMIT 1",
+                               -1, &s, NULL) == SQLITE_OK) {
+            if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+                snprintf(t->device_name, sizeof t->device_name, "%s",
+                         (const char *)sqlite3_column_text(s, 0));
+            sqlite3_finalize(s);
+        }
+    }
+    t->format = SB_TR_NSYS;
+    return rc;
+}
