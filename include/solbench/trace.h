@@ -104,6 +104,7 @@ typedef struct sb_trace {
     /* costs of XLA ops from HLO text (sb_trace_add_hlo), by string id of
      * the instruction's name; NULL when none was given */
     struct sb_tr_cost *hlo;
+    int32_t *hlo_scope; /* the JAX named scope of each (string id, -1) */
     size_t nhlo;
 } sb_trace;
 

@@ -1076,6 +1076,11 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
             goto out;
         in->row = r;
         in->annot = annot_at(t, &an, in->atrack, in->at_us);
+        /* a JAX op: its named scope, from the module's metadata */
+        int32_t hk = in->sig >= 0 ? in->sig : in->name;
+        if (!in->annot[0] && t->hlo_scope && hk >= 0 && (size_t)hk < t->nhlo &&
+            t->hlo_scope[hk] >= 0)
+            in->annot = sb_trace_str(t, t->hlo_scope[hk]);
         sb_tr_row *row = &m.rows[r];
         if (row->count == 0) {
             snprintf(row->annot, sizeof row->annot, "%s", in->annot);

@@ -114,9 +114,15 @@ static char *expand(const instr *in, const comp *c, const instr *self)
     const char *p = open + 1;
     int depth = 0;
     while (*p) {
-        /* one operand: up to ',' or ')' at depth 0 */
+        /* one operand: up to ',' or ')' at depth 0 (XLA writes a
+         * comment, index=5, before every fifth: skipped) */
         while (*p == ' ')
             p++;
+        if (p[0] == '/' && p[1] == '*' && strstr(p, "*/")) {
+            p = strstr(p, "*/") + 2;
+            while (*p == ' ')
+                p++;
+        }
         const char *a = p;
         for (; *p; p++) {
             if (*p == '(' || *p == '{' || *p == '[')
@@ -155,6 +161,64 @@ static char *expand(const instr *in, const comp *c, const instr *self)
     o[n] = '\0';
 #undef PUT
     return o;
+}
+
+/* The JAX named scope of an instruction, from its metadata's op_name
+ * ("jit(train_step)/transpose(jvp(attention))/dot_general" ->
+ * "attention (backward)"): the function and the primitive dropped, the
+ * transformations (jvp, transpose, vmap, remat, ...) unwrapped, einsum
+ * specs and empty ones left out. "" when it names none. */
+static void scope_of(const char *line, char *out, size_t len)
+{
+    out[0] = '\0';
+    const char *m = strstr(line, "op_name=\"");
+    if (!m)
+        return;
+    m += 9;
+    size_t ml = strcspn(m, "\";");
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s",
+             (int)(ml < sizeof buf ? ml : sizeof buf - 1), m);
+    /* components at depth 0 */
+    char *part[32];
+    int nc = 0, depth = 0;
+    char *start = buf;
+    for (char *p = buf;; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')')
+            depth--;
+        if ((*p == '/' && depth == 0) || *p == '\0') {
+            bool end = *p == '\0';
+            *p = '\0';
+            if (nc < 32)
+                part[nc++] = start;
+            start = p + 1;
+            if (end)
+                break;
+        }
+    }
+    bool bwd = false;
+    size_t n = 0;
+    /* the first (the jitted function) and the last (the primitive) go */
+    for (int i = 1; i + 1 < nc; i++) {
+        char *c = part[i];
+        char *open;
+        while ((open = strchr(c, '(')) && c[strlen(c) - 1] == ')') {
+            if (strncmp(c, "transpose(", 10) == 0)
+                bwd = true;
+            c[strlen(c) - 1] = '\0';
+            c = open + 1;
+        }
+        if (!*c || strpbrk(c, ",->() "))
+            continue;
+        int w = snprintf(out + n, len - n, "%s%s", n ? "/" : "", c);
+        if (w < 0 || (size_t)w >= len - n)
+            break;
+        n += (size_t)w;
+    }
+    if (n && bwd)
+        snprintf(out + n, len - n, " (backward)");
 }
 
 /* The cost of one instruction, its operands' shapes found. */
@@ -304,17 +368,23 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
     }
     /* the costs, by the trace's string ids of the instruction names */
     sb_tr_cost *costs = NULL;
+    int32_t *scopes = NULL;
+    size_t nkeys = t->nstr; /* the ids the trace had before the scopes */
     if (!rc && nin) {
-        costs = calloc(t->nstr ? t->nstr : 1, sizeof *costs);
-        if (!costs)
+        costs = calloc(nkeys ? nkeys : 1, sizeof *costs);
+        scopes = malloc((nkeys ? nkeys : 1) * sizeof *scopes);
+        if (!costs || !scopes)
             rc = SB_ENOMEM;
+        for (size_t k = 0; scopes && k < nkeys; k++)
+            scopes[k] = -1;
     }
     for (size_t k = 0; !rc && k < nin; k++) {
         char nm[256];
         snprintf(nm, sizeof nm, "%.*s", (int)in[k].nlen, in[k].name);
         /* only names the trace has */
         int32_t id = sb_trace_str_id(t, nm);
-        if (id < 0 || costs[id].cat != SB_TC_UNKNOWN || costs[id].bytes > 0)
+        if (id < 0 || (size_t)id >= nkeys || costs[id].cat != SB_TC_UNKNOWN ||
+            costs[id].bytes > 0)
             continue; /* not in the trace, or an earlier module's */
         sb_tr_cost x;
         instr_cost(in, c, &in[k], &x);
@@ -328,15 +398,21 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
                 x.flops = fl;
             }
         }
+        char sc[128];
+        scope_of(in[k].line, sc, sizeof sc);
+        scopes[id] = sc[0] ? sb_trace_intern(t, sc) : -1;
         if (x.cat == SB_TC_UNKNOWN && x.bytes <= 0)
             continue;
         costs[id] = x;
     }
     if (!rc) {
         free(t->hlo);
+        free(t->hlo_scope);
         t->hlo = costs;
-        t->nhlo = costs ? t->nstr : 0;
+        t->hlo_scope = scopes;
+        t->nhlo = costs ? nkeys : 0;
         costs = NULL;
+        scopes = NULL;
         for (size_t i = 0; i < t->n; i++) {
             int32_t k = t->ev[i].sig >= 0 ? t->ev[i].sig : t->ev[i].name;
             if (k >= 0 && (size_t)k < t->nhlo &&
@@ -345,6 +421,7 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
         }
     }
     free(costs);
+    free(scopes);
     free(in);
     free(c);
     free(buf);

@@ -124,6 +124,7 @@ void sb_trace_free(sb_trace *t)
     free(t->ev);
     free(t->tracks);
     free(t->hlo);
+    free(t->hlo_scope);
     sb_trace_init(t);
 }
 

@@ -581,7 +581,8 @@ static void test_hlo(void)
         "  %a = f32[32,64]{1,0} parameter(0)\n"
         "  %b = f32[64,192]{1,0} parameter(1)\n"
         "  %ynn_fusion.3 = f32[32,192]{1,0} fusion(f32[32,64]{1,0} %a, "
-        "f32[64,192]{1,0} %b), kind=kCustom, calls=%fused_dot\n"
+        "f32[64,192]{1,0} %b), kind=kCustom, calls=%fused_dot, "
+        "metadata={op_name=\"jit(step)/transpose(jvp(mlp))/dot_general\"}\n"
         "  ROOT %add.4 = f32[32,192]{1,0} add(f32[32,192]{1,0} "
         "%ynn_fusion.3, f32[32,192]{1,0} %ynn_fusion.3)\n"
         "}\n";
@@ -622,6 +623,7 @@ static void test_hlo(void)
         CHECK_NEAR(r->flops, 2.0 * 32 * 64 * 192, 0);
         CHECK_NEAR(r->bytes, 4.0 * (32 * 64 + 64 * 192 + 32 * 192), 0);
     }
+    CHECK(r && strcmp(r->annot, "mlp (backward)") == 0);
     r = row(&a, "add.4", NULL);
     CHECK(r && r->cost.cat == SB_TC_ELEMWISE);
     r = row(&a, "mystery.1", NULL);
@@ -678,6 +680,14 @@ static void test_fixture_hlo(void)
     double lin = json_number_value(json_object_get(per, "aten.addmm")) +
                  json_number_value(json_object_get(per, "aten.mm"));
     CHECK_NEAR(mm / a.n_steps, lin + fwd + 2 * fwd, 0);
+    /* the named scopes of the model, from the module's metadata, with
+     * the backward pass told apart */
+    CHECK(group(a.annots, a.nannots, "attention") != NULL);
+    CHECK(group(a.annots, a.nannots, "attention (backward)") != NULL);
+    CHECK(group(a.annots, a.nannots, "mlp") != NULL);
+    CHECK(group(a.annots, a.nannots, "norm (backward)") != NULL);
+    CHECK(group(a.phases, a.nphases, "attention") != NULL);
+    CHECK(group(a.phases, a.nphases, "mlp") != NULL);
     printf("jax: %.0f matmul FLOPs per step (expected %.0f)\n", mm / a.n_steps,
            lin + 3 * fwd);
     sb_tr_analysis_free(&a);
