@@ -933,15 +933,20 @@ def make_nsys(outdir):
         if cat == "cpu_op":
             seq += 1
             sizes = a.get("Input Dims", [])
+            # emit_nvtx writes the ids of the ops whose outputs this one
+            # takes after the sizes
             text = (f"{name}, seq = {seq}, op_id = {a['External id']}, "
-                    f"sizes = {json.dumps(sizes)}")
+                    f"sizes = {json.dumps(sizes)}, input_op_ids = [(0,0) (0,1)]")
             db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, "
                        "endGlobalTid, domainId) VALUES (?, ?, 59, ?, ?, ?, 0)",
                        (s, en, text, gtid, gtid))
         elif cat == "user_annotation":
+            # record_function ranges under emit_nvtx carry an op_id; the
+            # profiler's own step ranges do not
+            label = name if name.startswith("ProfilerStep#") else f"{name}, op_id = {a.get('External id', 0)}"
             db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, "
                        "endGlobalTid, domainId) VALUES (?, ?, 59, ?, ?, ?, 0)",
-                       (s, en, sid(name), gtid, gtid))
+                       (s, en, sid(label), gtid, gtid))
         elif cat == "cuda_runtime":
             db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, ?, 0, 0)",
                        (s, en, gtid, a["correlation"], sid(name + "_v7000")))

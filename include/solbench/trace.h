@@ -169,6 +169,11 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out);
 /* Bytes per element of a PyTorch ("float", "c10::BFloat16") or XLA
  * ("f32", "bf16") type name; 0 unknown. *dt receives solbench's name. */
 int sb_tr_dtype(const char *type, char *dt, size_t len);
+/* The collective an NCCL kernel's name says ("ncclDevKernel_AllReduce_
+ * Sum_bf16_RING_LL" -> "allreduce"); NULL for another kernel. */
+const char *sb_tr_nccl_coll(const char *kernel);
+/* Cuts a UTF-8 sequence a truncation left incomplete at the end of s. */
+void sb_utf8_trim(char *s);
 /* Bytes per element of solbench's dtype name ("bf16": 2); 0 unknown. */
 int sb_tr_dtype_size(const char *dt);
 

@@ -285,9 +285,13 @@ static int add_hlo(const char *path, sb_trace *t, sb_err *err)
 /* The spec of a GPU named in the trace ("NVIDIA H100 80GB HBM3"). */
 static const char *spec_of_device(const char *dev)
 {
+    /* the SXM parts only: a PCIe or NVL card, or a Grace Hopper
+     * superchip, has other figures (give --hw or --run for those) */
+    if (strstr(dev, "GH200") || strstr(dev, "PCIe") || strstr(dev, "NVL"))
+        return NULL;
     if (strstr(dev, "H200"))
         return "h200-sxm";
-    if (strstr(dev, "H100"))
+    if (strstr(dev, "H100") && (strstr(dev, "HBM3") || strstr(dev, "SXM")))
         return "h100-sxm";
     return NULL;
 }

@@ -62,14 +62,61 @@ typedef struct cost_cache {
 typedef struct ctx {
     const sb_trace *t;
     cost_cache *cc;
-    size_t ccap;
+    size_t ccap, cn;
+    sb_tr_cost scratch; /* when the cache cannot grow */
 } ctx;
 
+static size_t cc_hash(int32_t name, int32_t sig)
+{
+    return ((size_t)(uint32_t)name * 2654435761u) ^
+           ((size_t)(uint32_t)sig * 40503u);
+}
+
+/* Doubles the cache; false when out of memory. */
+static bool cc_grow(ctx *x)
+{
+    size_t cap = x->ccap * 2;
+    cost_cache *n = calloc(cap, sizeof *n);
+    if (!n)
+        return false;
+    for (size_t i = 0; i < x->ccap; i++) {
+        if (!x->cc[i].used)
+            continue;
+        size_t k = cc_hash(x->cc[i].name, x->cc[i].sig) & (cap - 1);
+        while (n[k].used)
+            k = (k + 1) & (cap - 1);
+        n[k] = x->cc[i];
+    }
+    free(x->cc);
+    x->cc = n;
+    x->ccap = cap;
+    return true;
+}
+
+/* The HLO cost of an XLA op (sb_trace_add_hlo), by its name, else by its
+ * signature (an hlo_op or long_name); NULL when none. */
+static const sb_tr_cost *hlo_cost(const sb_trace *t, const sb_tr_event *e)
+{
+    int32_t keys[2] = {e->name, e->sig};
+    for (int i = 0; t->hlo && i < 2; i++) {
+        int32_t k = keys[i];
+        if (k >= 0 && (size_t)k < t->nhlo &&
+            (t->hlo[k].cat != SB_TC_UNKNOWN || t->hlo[k].bytes > 0))
+            return &t->hlo[k];
+    }
+    return NULL;
+}
+
+/* The cost of an event's op, computed once per (name, signature). The
+ * pointer holds until the next call. */
 static const sb_tr_cost *cost_of(ctx *x, const sb_tr_event *e)
 {
-    size_t h = ((size_t)(uint32_t)e->name * 2654435761u) ^
-               ((size_t)(uint32_t)e->sig * 40503u);
-    for (size_t k = h & (x->ccap - 1);; k = (k + 1) & (x->ccap - 1)) {
+    if ((x->cn + 1) * 2 > x->ccap && !cc_grow(x)) {
+        memset(&x->scratch, 0, sizeof x->scratch); /* out of memory */
+        return &x->scratch;
+    }
+    for (size_t k = cc_hash(e->name, e->sig) & (x->ccap - 1);;
+         k = (k + 1) & (x->ccap - 1)) {
         cost_cache *c = &x->cc[k];
         if (c->used && c->name == e->name && c->sig == e->sig)
             return &c->cost;
@@ -77,12 +124,16 @@ static const sb_tr_cost *cost_of(ctx *x, const sb_tr_event *e)
             c->used = true;
             c->name = e->name;
             c->sig = e->sig;
+            x->cn++;
             const char *nm = sb_trace_str(x->t, e->name);
             const char *sig = e->sig >= 0 ? sb_trace_str(x->t, e->sig) : NULL;
-            int32_t hk = e->sig >= 0 ? e->sig : e->name;
-            if (x->t->hlo && hk >= 0 && (size_t)hk < x->t->nhlo &&
-                (x->t->hlo[hk].cat != SB_TC_UNKNOWN || x->t->hlo[hk].bytes > 0))
-                c->cost = x->t->hlo[hk];
+            const sb_tr_cost *h = hlo_cost(x->t, e);
+            if (h)
+                c->cost = *h;
+            else if (e->coll >= 0) /* record_param_comms, NCCL kernels */
+                sb_tr_cost_collective(sb_trace_str(x->t, e->coll),
+                                      sig ? sig : "", e->aux, e->group,
+                                      &c->cost);
             else if (x->t->format == SB_TR_JAX)
                 sb_tr_cost_hlo(nm, sig, &c->cost);
             else
@@ -92,18 +143,45 @@ static const sb_tr_cost *cost_of(ctx *x, const sb_tr_event *e)
     }
 }
 
+/* Operators that PyTorch implements by calling another of the same
+ * span (aten::linear over aten::addmm): on a tie of start and duration
+ * they enclose, whatever order the file has them in. */
+static bool composite(const char *name)
+{
+    static const char *const c[] = {
+        "linear",       "matmul",      "scaled_dot_product_attention",
+        "layer_norm",   "group_norm",  "batch_norm",
+        "softmax",      "log_softmax", "cross_entropy_loss",
+        "dropout",      "einsum",      "conv1d",
+        "conv2d",       "conv3d",      "convolution",
+        "_convolution", "to",          "contiguous",
+        "reshape",      "flatten",     NULL};
+    const char *p = strstr(name, "::");
+    p = p ? p + 2 : name;
+    for (int i = 0; c[i]; i++)
+        if (strcmp(p, c[i]) == 0)
+            return true;
+    return false;
+}
+
 static int cmp_start(const void *pa, const void *pb, void *arg)
 {
-    const sb_tr_event *ev = arg;
-    const sb_tr_event *a = &ev[*(const size_t *)pa],
-                      *b = &ev[*(const size_t *)pb];
+    const sb_trace *t = arg;
+    const sb_tr_event *a = &t->ev[*(const size_t *)pa],
+                      *b = &t->ev[*(const size_t *)pb];
     if (a->track != b->track)
         return a->track < b->track ? -1 : 1;
     if (a->ts != b->ts)
         return a->ts < b->ts ? -1 : 1;
     if (a->dur != b->dur) /* the enclosing one first */
         return a->dur > b->dur ? -1 : 1;
-    return 0;
+    /* the same span: a composite operator encloses; else the one written
+     * first (deterministic) */
+    bool ca = composite(sb_trace_str(t, a->name)),
+         cb = composite(sb_trace_str(t, b->name));
+    if (ca != cb)
+        return ca ? -1 : 1;
+    return (a > b) - (a < b);
 }
 
 static int cmp_ivl(const void *pa, const void *pb)
@@ -287,6 +365,7 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
     sb_tr_row *r = &m->rows[i];
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", sb_trace_str(x->t, in->name));
+    sb_utf8_trim(r->name);
     if (in->wrapper) {
         snprintf(r->shapes, sizeof r->shapes, "(self time)");
         r->cost.cat = SB_TC_FRAMEWORK;
@@ -301,6 +380,7 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
         else if (in->sig >= 0)
             pretty_shapes(sb_trace_str(x->t, in->sig), r->shapes,
                           sizeof r->shapes);
+        sb_utf8_trim(r->shapes);
         r->cost = in->cost;
     }
     return (long)i;
@@ -351,11 +431,12 @@ static bool has_word(const char *s, const char *w)
  * "tf32", "f64"/"double"; "" when it says none. */
 static void dtype_of_kernel(const char *k, char *dt, size_t len)
 {
-    static const char *const m[][2] = {{"bf16", "bf16"}, {"bfloat16", "bf16"},
-                                       {"e4m3", "fp8"},  {"e5m2", "fp8"},
-                                       {"fp8", "fp8"},   {"tf32", "tf32"},
-                                       {"f16", "fp16"},  {"half", "fp16"},
-                                       {"f64", "fp64"},  {"double", "fp64"}};
+    /* fp8 first: an fp8 GEMM's name also names its bf16 output */
+    static const char *const m[][2] = {
+        {"e4m3", "fp8"},   {"e5m2", "fp8"},      {"fp8", "fp8"},
+        {"bf16", "bf16"},  {"bfloat16", "bf16"}, {"tf32", "tf32"},
+        {"f16", "fp16"},   {"half", "fp16"},     {"f64", "fp64"},
+        {"double", "fp64"}};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (has_word(k, m[i][0])) {
             snprintf(dt, len, "%s", m[i][1]);
@@ -543,6 +624,7 @@ static int add_group(sb_tr_group **g, size_t *n, const char *name,
     sb_tr_group *x = &p[*n];
     memset(x, 0, sizeof *x);
     snprintf(x->name, sizeof x->name, "%s", name);
+    sb_utf8_trim(x->name);
     group_add(x, r, t_s);
     if (at)
         *at = *n;
@@ -623,7 +705,7 @@ static int host_tree(ctx *x, work *w, sb_tr_analysis *a)
             w->ord[n++] = i;
     }
     w->nord = n;
-    qsort_r(w->ord, n, sizeof *w->ord, cmp_start, t->ev);
+    qsort_r(w->ord, n, sizeof *w->ord, cmp_start, (void *)t);
     int64_t *stack = malloc((n ? n : 1) * sizeof *stack);
     if (!stack)
         return SB_ENOMEM;
@@ -708,7 +790,11 @@ static int push_ivl(ivl **v, size_t *n, size_t *cap, double a, double b)
 /* Steps and the window, from step annotations on one side. */
 static win steps(const sb_trace *t, bool device, int *nsteps)
 {
+    /* the window spans every step event; the count is the most on any
+     * one track (Kineto writes a device's ProfilerStep#N once per stream,
+     * JAX a step once per device) */
     win v = {0};
+    int *per = calloc(t->ntracks ? t->ntracks : 1, sizeof *per);
     int n = 0;
     for (size_t i = 0; i < t->n; i++) {
         const sb_tr_event *e = &t->ev[i];
@@ -719,8 +805,10 @@ static win steps(const sb_trace *t, bool device, int *nsteps)
         if (!v.set || e->ts + e->dur > v.b)
             v.b = e->ts + e->dur;
         v.set = true;
-        n++;
+        if (per && ++per[e->track] > n)
+            n = per[e->track];
     }
+    free(per);
     *nsteps = n;
     return v;
 }
@@ -740,8 +828,6 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
     memset(a, 0, sizeof *a);
     ctx x = {.t = t};
     x.ccap = 1024;
-    while (x.ccap < 2 * (t->nstr + 16))
-        x.ccap *= 2;
     x.cc = calloc(x.ccap, sizeof *x.cc);
     work w = {0};
     annots an = {0};
@@ -791,7 +877,7 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
              t->ev[i].kind == SB_TK_GPU_ANNOT) &&
             !(t->ev[i].flags & SB_TEF_STEP))
             an.idx[an.n++] = i;
-    qsort_r(an.idx, an.n, sizeof *an.idx, cmp_start, t->ev);
+    qsort_r(an.idx, an.n, sizeof *an.idx, cmp_start, (void *)t);
 
     if (!a->device) {
         /* host: owners take their subtree; the rest their self time */
@@ -1076,14 +1162,17 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
             goto out;
         in->row = r;
         in->annot = annot_at(t, &an, in->atrack, in->at_us);
-        /* a JAX op: its named scope, from the module's metadata */
-        int32_t hk = in->sig >= 0 ? in->sig : in->name;
-        if (!in->annot[0] && t->hlo_scope && hk >= 0 && (size_t)hk < t->nhlo &&
-            t->hlo_scope[hk] >= 0)
-            in->annot = sb_trace_str(t, t->hlo_scope[hk]);
+        /* a JAX op: its named scope, from the module's metadata (by
+         * its name, else its signature) */
+        for (int ki = 0; !in->annot[0] && t->hlo_scope && ki < 2; ki++) {
+            int32_t hk = ki ? in->sig : in->name;
+            if (hk >= 0 && (size_t)hk < t->nhlo && t->hlo_scope[hk] >= 0)
+                in->annot = sb_trace_str(t, t->hlo_scope[hk]);
+        }
         sb_tr_row *row = &m.rows[r];
         if (row->count == 0) {
             snprintf(row->annot, sizeof row->annot, "%s", in->annot);
+            sb_utf8_trim(row->annot);
             if (row->cost.cat == SB_TC_COLLECTIVE && in->kname >= 0)
                 snprintf(row->name, sizeof row->name, "%s",
                          sb_trace_str(t, in->kname));
@@ -1114,6 +1203,7 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
             strcmp(r->name, sb_trace_str(t, m.kname[i])) != 0)
             snprintf(r->kernel, sizeof r->kernel, "%s",
                      sb_trace_str(t, m.kname[i]));
+        sb_utf8_trim(r->kernel);
         snprintf(r->phase, sizeof r->phase, "%s", phase_of(&r->cost, r->annot));
         place(r, c);
         a->op_s += r->t_s;

@@ -83,7 +83,7 @@ static char *expand(const instr *in, const comp *c, const instr *self)
     const char *line = self->line;
     const char *eq = strstr(line, " = ");
     const char *open = eq ? eq + 3 : NULL;
-    if (open && *open == '(') { /* skip a tuple output */
+    if (open) { /* past the output shape and its layout ({1,0:T(8,128)}) */
         size_t l;
         out_shape(line, &l);
         open += l;
@@ -322,6 +322,9 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
+        size_t ll = strlen(line);
+        if (ll && line[ll - 1] == '\r') /* a file with CRLF lines */
+            line[ll - 1] = '\0';
         char *p = line;
         while (*p == ' ' || *p == '\t')
             p++;
@@ -414,10 +417,15 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
         costs = NULL;
         scopes = NULL;
         for (size_t i = 0; i < t->n; i++) {
-            int32_t k = t->ev[i].sig >= 0 ? t->ev[i].sig : t->ev[i].name;
-            if (k >= 0 && (size_t)k < t->nhlo &&
-                (t->hlo[k].cat != SB_TC_UNKNOWN || t->hlo[k].bytes > 0))
-                (*matched)++;
+            int32_t keys[2] = {t->ev[i].name, t->ev[i].sig};
+            for (int q = 0; q < 2; q++) {
+                int32_t k = keys[q];
+                if (k >= 0 && (size_t)k < t->nhlo &&
+                    (t->hlo[k].cat != SB_TC_UNKNOWN || t->hlo[k].bytes > 0)) {
+                    (*matched)++;
+                    break;
+                }
+            }
         }
     }
     free(costs);

@@ -84,25 +84,6 @@ static const char *memcpy_name(int kind)
     }
 }
 
-/* An NCCL kernel's collective from its name ("ncclDevKernel_AllReduce_
- * Sum_bf16_RING_LL", "ncclKernel_AllGather_RING_LL_Sum_int8_t"). */
-static const char *nccl_coll(const char *k)
-{
-    if (!strstr(k, "nccl"))
-        return NULL;
-    static const char *const m[][2] = {{"AllReduce", "allreduce"},
-                                       {"AllGather", "allgather"},
-                                       {"ReduceScatter", "reduce_scatter"},
-                                       {"AllToAll", "alltoall"},
-                                       {"Broadcast", "broadcast"},
-                                       {"SendRecv", "sendrecv"},
-                                       {"Reduce", "reduce"}};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (strstr(k, m[i][0]))
-            return m[i][1];
-    return NULL;
-}
-
 static int kernels(nsrc *n)
 {
     sqlite3_stmt *s;
@@ -125,7 +106,7 @@ static int kernels(nsrc *n)
         if (rc)
             continue;
         e->corr = sqlite3_column_int64(s, 4);
-        const char *c = nm ? nccl_coll(nm) : NULL;
+        const char *c = nm ? sb_tr_nccl_coll(nm) : NULL;
         if (c) /* the export has no message size: timed, not placed */
             e->coll = sb_trace_intern(n->t, c);
     }
@@ -208,6 +189,20 @@ static bool torch_range(const char *x, size_t *len, const char **sizes)
     return true;
 }
 
+/* The length of the bracketed list at s ("[[4096], [8, 1024]]" and not
+ * what follows it: ", input_op_ids = [...]"); 0 when it does not close. */
+static size_t list_len(const char *s)
+{
+    int d = 0;
+    for (size_t i = 0; s[i]; i++) {
+        d += s[i] == '[';
+        d -= s[i] == ']';
+        if (d == 0)
+            return i + 1;
+    }
+    return 0;
+}
+
 static int nvtx(nsrc *n)
 {
     sqlite3_stmt *s;
@@ -224,9 +219,12 @@ static int nvtx(nsrc *n)
         if (!x)
             x = "?";
         size_t len;
-        const char *sizes;
+        const char *sizes = NULL;
         bool op = torch_range(x, &len, &sizes);
-        snprintf(name, sizeof name, "%.*s", (int)(op ? len : strlen(x)), x);
+        if (!op) /* emit_nvtx's record_function ranges: "mlp, op_id = 22" */
+            len = strcspn(x, ",");
+        snprintf(name, sizeof name, "%.*s", (int)len, x);
+        sb_utf8_trim(name);
         int64_t tid = sqlite3_column_int64(s, 2);
         sb_tr_event *e;
         if ((rc = add(n, s, op ? SB_TK_CPU_OP : SB_TK_ANNOT, tid >> 24, tid,
@@ -236,9 +234,9 @@ static int nvtx(nsrc *n)
             continue;
         if (!op && strncmp(name, "ProfilerStep#", 13) == 0)
             e->flags |= SB_TEF_STEP;
-        if (op && sizes) {
+        if (op && sizes && list_len(sizes)) {
             /* [sizes] is the signature's dims; no types are recorded */
-            size_t sl = strlen(sizes);
+            size_t sl = list_len(sizes);
             char *sig = malloc(sl + 3);
             if (!sig) {
                 rc = sb_fail(n->err, SB_ENOMEM, "out of memory");

@@ -137,6 +137,9 @@ void sb_tr_print(FILE *f, const sb_trace *t, const sb_tr_analysis *a, int top)
             sb_fmt_time(a->comm_s, "us", b1, sizeof b1),
             100 * a->comm_overlap_s / a->comm_s,
             sb_fmt_time(a->comm_s - a->comm_overlap_s, "us", b2, sizeof b2));
+    if (t->n == 0)
+        fprintf(f, "note: the trace has no complete events (ph X): nothing "
+                   "to analyse\n");
     if (a->n_unclassified)
         fprintf(f,
                 "unclassified: %ld instance%s, %s (no FLOP/byte rule: "

@@ -225,6 +225,13 @@ static void src_fill(src *s)
     while (s->zs.avail_out == SRC_BUF) {
         int rc = inflate(&s->zs, Z_NO_FLUSH);
         if (rc == Z_STREAM_END) {
+            /* another gzip member may follow (gzip of parts, cat) */
+            if (s->zs.avail_in >= 2 && s->zs.next_in[0] == 0x1f &&
+                s->zs.next_in[1] == 0x8b && inflateReset(&s->zs) == Z_OK) {
+                if (s->zs.avail_out < SRC_BUF)
+                    break;
+                continue;
+            }
             s->zdone = true;
             break;
         }
@@ -526,9 +533,9 @@ static int32_t dump_id(sb_trace *t, json_t *v)
 int sb_trace_push(sb_trace *t, double ts, double dur, int64_t pid, int64_t tid,
                   const char *name, sb_tr_kind kind, sb_tr_event **out)
 {
+    if (t->n >= SB_TRACE_MAX_EVENTS)
+        return SB_EINVAL;
     if (t->n == t->cap) {
-        if (t->n >= SB_TRACE_MAX_EVENTS)
-            return SB_EINVAL;
         size_t cap = t->cap ? t->cap + t->cap / 2 : 4096;
         sb_tr_event *p = realloc(t->ev, cap * sizeof *p);
         if (!p)
@@ -596,7 +603,8 @@ static int on_complete(reader *r, json_t *e, size_t idx)
     if ((name && strncmp(name, "ProfilerStep#", 13) == 0) ||
         json_object_get(args, "step_num")) {
         ev->flags |= SB_TEF_STEP;
-        if (ev->kind == SB_TK_OTHER)
+        /* a step is an annotation whatever its category says */
+        if (ev->kind != SB_TK_GPU_ANNOT)
             ev->kind = SB_TK_ANNOT;
         k = (sb_tr_kind)ev->kind;
     }
@@ -836,6 +844,13 @@ void sb_trace_mark_devices(sb_trace *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         sb_tr_event *e = &t->ev[i];
+        /* an NCCL kernel recorded without its args: the collective its
+         * name says, without a size (timed, not placed) */
+        if (e->kind == SB_TK_KERNEL && e->coll < 0) {
+            const char *c = sb_tr_nccl_coll(sb_trace_str(t, e->name));
+            if (c)
+                e->coll = intern(t, c);
+        }
         if (e->kind == SB_TK_KERNEL || e->kind == SB_TK_MEMCPY ||
             e->kind == SB_TK_MEMSET || e->kind == SB_TK_GPU_ANNOT)
             t->tracks[e->track].device = true;

@@ -91,6 +91,41 @@ int sb_tr_dtype_size(const char *dt)
     return 0;
 }
 
+const char *sb_tr_nccl_coll(const char *k)
+{
+    if (!strstr(k, "nccl"))
+        return NULL;
+    static const char *const m[][2] = {{"AllReduce", "allreduce"},
+                                       {"AllGather", "allgather"},
+                                       {"ReduceScatter", "reduce_scatter"},
+                                       {"AllToAll", "alltoall"},
+                                       {"Broadcast", "broadcast"},
+                                       {"SendRecv", "sendrecv"},
+                                       {"Reduce", "reduce"}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strstr(k, m[i][0]))
+            return m[i][1];
+    return NULL;
+}
+
+void sb_utf8_trim(char *s)
+{
+    size_t n = strlen(s);
+    /* back over a sequence the cut left incomplete */
+    size_t i = n;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80 && n - i < 3)
+        i--;
+    if (i > 0) {
+        unsigned char lead = (unsigned char)s[i - 1];
+        size_t want = lead >= 0xf0   ? 4
+                      : lead >= 0xe0 ? 3
+                      : lead >= 0xc0 ? 2
+                                     : 1;
+        if (lead >= 0xc0 && n - (i - 1) < want)
+            s[i - 1] = '\0';
+    }
+}
+
 /* ---- PyTorch ------------------------------------------------------------- */
 
 typedef struct targ {
@@ -192,6 +227,7 @@ static int coll_of(const char *n)
              {"all_gather", SB_NET_ALLGATHER},
              {"_allgather_base", SB_NET_ALLGATHER},
              {"all_gather_into_tensor", SB_NET_ALLGATHER},
+             {"allgather_into_tensor", SB_NET_ALLGATHER},
              {"reduce_scatter", SB_NET_REDUCE_SCATTER},
              {"reducescatter", SB_NET_REDUCE_SCATTER},
              {"_reduce_scatter_base", SB_NET_REDUCE_SCATTER},
@@ -211,6 +247,10 @@ static int coll_of(const char *n)
     for (; n[i] && i + 1 < sizeof low; i++)
         low[i] = (char)tolower((unsigned char)n[i]);
     low[i] = '\0';
+    /* FSDP's coalesced forms: allgather_into_tensor_coalesced, ... */
+    char *co = strstr(low, "_coalesced");
+    if (co && co[10] == '\0')
+        *co = '\0';
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++)
         if (strcmp(low, m[k].s) == 0)
             return (int)m[k].op;
@@ -476,10 +516,15 @@ static void torch_cost(const char *full, targ *a, int n, sb_tr_cost *c)
                strstr(nm, "cudnn_attention")) {
         bool bwd = strstr(nm, "backward") != NULL;
         int q = bwd ? 1 : 0; /* backward: grad_out, q, k, v, ... */
+        /* the scaled_dot_product ops take [b, h, s, d]; the flash and
+         * memory-efficient kernels they call on CUDA ([_]flash_attention_
+         * forward/backward, _efficient_attention_*) take [b, s, h, d] */
+        bool bshd = !strstr(nm, "scaled_dot_product");
         if (nt >= q + 3 && t[q]->rank == 4 && t[q + 1]->rank == 4 &&
             t[q + 2]->rank == 4) {
-            double b = D(t[q], 4), h = D(t[q], 3), sq = D(t[q], 2),
-                   d = D(t[q], 1), skv = D(t[q + 1], 2), dv = D(t[q + 2], 1);
+            double b = D(t[q], 4), h = D(t[q], bshd ? 2 : 3),
+                   sq = D(t[q], bshd ? 3 : 2), d = D(t[q], 1),
+                   skv = D(t[q + 1], bshd ? 3 : 2), dv = D(t[q + 2], 1);
             c->cat = SB_TC_ATTENTION;
             c->flops = bwd ? 2 * b * h * sq * skv * (3 * d + 2 * dv)
                            : 2 * b * h * sq * skv * (d + dv);
@@ -674,6 +719,7 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
         return;
     /* the operands' shapes */
     hshape ops[4];
+    memset(ops, 0, sizeof ops);
     int nops = 0;
     double in_bytes = 0;
     int depth = 0;
@@ -727,7 +773,17 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
         out->cat = SB_TC_CONV;
         /* each output element: one multiply-add per weight element of
          * one output feature */
+        /* the output's feature dimension: 'f' in dim_labels' output
+         * part (b01f, bf01, ...), the last one when it is not given */
         double feat = o.rank ? o.d[o.rank - 1] : 1;
+        const char *dl = strstr(p, "dim_labels=");
+        const char *arrow = dl ? strstr(dl, "->") : NULL;
+        if (arrow) {
+            size_t fl = strcspn(arrow + 2, ", }");
+            const char *f = memchr(arrow + 2, 'f', fl);
+            if (f && f - (arrow + 2) < o.rank && f - (arrow + 2) < 8)
+                feat = o.d[f - (arrow + 2)];
+        }
         out->flops = 2 * o.numel * (feat > 0 ? ops[1].numel / feat : 0);
     } else if (strncmp(opc, "all-reduce", 10) == 0 ||
                strncmp(opc, "all-gather", 10) == 0 ||

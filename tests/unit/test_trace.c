@@ -782,6 +782,166 @@ static void test_nsys(void)
     sb_trace_free(&k);
 }
 
+/* What a review found, each held: the cost cache grows past the trace's
+ * string count; CUDA flash kernels take [b, s, h, d]; a step written once
+ * per stream is one step; FSDP's coalesced collectives; HLO convolution
+ * layouts, TPU tiled layouts and CRLF lines; multi-member gzip from
+ * memory; a step recorded as an operator; ties of composite operators;
+ * names cut inside a UTF-8 sequence. */
+static void test_review(void)
+{
+    sb_err e = {0};
+    sb_tr_cost c;
+    /* 40 names x 40 shapes: more (name, shape) pairs than strings */
+    size_t cap = 1 << 20, n = 0;
+    char *doc = malloc(cap);
+    n += (size_t)snprintf(doc + n, cap - n, "{\"traceEvents\":[");
+    for (int i = 0; i < 40; i++)
+        for (int j = 0; j < 40; j++)
+            n += (size_t)snprintf(doc + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"cat\":\"cpu_op\","
+                                  "\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
+                                  "\"ts\":%d,\"dur\":1,\"args\":{\"Input "
+                                  "Dims\":[[%d]],\"Input type\":[\"float\"]}}",
+                                  i || j ? "," : "", i, 40 * i + j, j + 1);
+    snprintf(doc + n, cap - n, "]}");
+    sb_trace t;
+    CHECK(read_str(doc, &t, &e) == 0);
+    free(doc);
+    sb_ceilings none = {0};
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &none, &a, &e) == 0);
+    CHECK(a.nrows == 1600);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+    /* flash attention on CUDA: [b, s, h, d] = [2, 512, 16, 64] */
+    sb_tr_cost_torch("aten::_flash_attention_forward",
+                     "[[[2,512,16,64],[2,512,16,64],[2,512,16,64]],"
+                     "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]]",
+                     &c);
+    CHECK_NEAR(c.flops, 2.0 * 2 * 16 * 512 * 512 * (64 + 64), 0);
+    sb_tr_cost_torch("aten::_scaled_dot_product_flash_attention",
+                     "[[[2,16,512,64],[2,16,512,64],[2,16,512,64]],"
+                     "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]]",
+                     &c);
+    CHECK_NEAR(c.flops, 2.0 * 2 * 16 * 512 * 512 * (64 + 64), 0);
+    /* coalesced collectives */
+    sb_tr_cost_collective("allgather_into_tensor_coalesced", "BFloat16", 8, 4,
+                          &c);
+    CHECK(strcmp(c.coll, "allgather") == 0);
+    sb_tr_cost_collective("reduce_scatter_tensor_coalesced", "Float", 8, 4, &c);
+    CHECK(strcmp(c.coll, "reduce_scatter") == 0);
+    /* HLO convolution NCHW: features are dim 1 */
+    sb_tr_cost_hlo("convolution.1",
+                   "%convolution.1 = f32[8,64,30,30]{3,2,1,0} convolution("
+                   "f32[8,3,32,32]{3,2,1,0} %x, f32[64,3,3,3]{3,2,1,0} %w), "
+                   "window={size=3x3}, dim_labels=bf01_oi01->bf01",
+                   &c);
+    CHECK_NEAR(c.flops, 2.0 * 8 * 64 * 30 * 30 * 3 * 3 * 3, 0);
+    /* one step on two streams is one step */
+    const char *two =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":"
+        "\"ProfilerStep#1\",\"pid\":0,\"tid\":7,\"ts\":0,\"dur\":100},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":"
+        "\"ProfilerStep#1\",\"pid\":0,\"tid\":20,\"ts\":0,\"dur\":100},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+        "\"tid\":7,\"ts\":10,\"dur\":50}]}";
+    CHECK(read_str(two, &t, &e) == 0);
+    CHECK(sb_trace_analyze(&t, &none, &a, &e) == 0);
+    CHECK(a.n_steps == 1);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+    /* a step recorded with cat cpu_op is an annotation, not an op */
+    const char *stepop =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ProfilerStep#4\","
+        "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,"
+        "\"tid\":1,\"ts\":10,\"dur\":5}]}";
+    CHECK(read_str(stepop, &t, &e) == 0);
+    CHECK(sb_trace_analyze(&t, &none, &a, &e) == 0);
+    CHECK(a.n_steps == 1 && row(&a, "ProfilerStep#4", NULL) == NULL);
+    CHECK_NEAR(a.busy_s, 5e-6, 1e-12);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+    /* the same span: aten::linear encloses aten::addmm in either order */
+    for (int order = 0; order < 2; order++) {
+        const char *lin = "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
+                          "\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":0,"
+                          "\"dur\":5,\"args\":{\"Input Dims\":[[8,64],[32,64]],"
+                          "\"Input type\":[\"float\",\"float\"]}}";
+        const char *mm = "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
+                         "\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,"
+                         "\"dur\":5,\"args\":{\"Input Dims\":[[8,64],[64,32]],"
+                         "\"Input type\":[\"float\",\"float\"]}}";
+        char d2[1024];
+        snprintf(d2, sizeof d2, "{\"traceEvents\":[%s,%s]}", order ? mm : lin,
+                 order ? lin : mm);
+        CHECK(read_str(d2, &t, &e) == 0);
+        CHECK(sb_trace_analyze(&t, &none, &a, &e) == 0);
+        const sb_tr_row *r = row(&a, "aten::mm", NULL);
+        CHECK(r && r->t_s > 4e-6 && r->flops > 0);
+        sb_tr_analysis_free(&a);
+        sb_trace_free(&t);
+    }
+    /* a cut inside a UTF-8 sequence is taken back */
+    char u[8] = {'a', (char)0xc3, 0, 0, 0, 0, 0, 0};
+    sb_utf8_trim(u);
+    CHECK(strcmp(u, "a") == 0);
+    char u2[8] = {'a', (char)0xc3, (char)0xa9, 0, 0, 0, 0, 0};
+    sb_utf8_trim(u2);
+    CHECK(strlen(u2) == 3);
+    /* gzip of two members, from memory */
+    const char *half1 = "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",";
+    const char *half2 = "\"ts\":1,\"dur\":2}]}";
+    unsigned char gz[512];
+    size_t gl = 0;
+    for (int m = 0; m < 2; m++) {
+        z_stream zs = {0};
+        deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+        const char *h = m ? half2 : half1;
+        zs.next_in = (unsigned char *)(uintptr_t)h;
+        zs.avail_in = (uInt)strlen(h);
+        zs.next_out = gz + gl;
+        zs.avail_out = (uInt)(sizeof gz - gl);
+        deflate(&zs, Z_FINISH);
+        gl += zs.total_out;
+        deflateEnd(&zs);
+    }
+    CHECK(sb_trace_read_mem(gz, gl, "multi.gz", &t, &e) == 0);
+    CHECK(t.n == 1);
+    sb_trace_free(&t);
+    /* HLO with a TPU tiled layout and CRLF lines */
+    const char *hlo = "HloModule m\r\n\r\nENTRY %main (a: f32[32,64], b: "
+                      "f32[64,16]) -> f32[32,16] {\r\n"
+                      "  %a = f32[32,64]{1,0:T(8,128)} parameter(0)\r\n"
+                      "  %b = f32[64,16]{1,0:T(8,128)} parameter(1)\r\n"
+                      "  ROOT %dot.2 = f32[32,16]{1,0:T(8,128)} dot(%a, %b), "
+                      "lhs_contracting_dims={1}, rhs_contracting_dims={0}\r\n"
+                      "}\r\n";
+    const char *tr = "{\"traceEvents\":[{\"ph\":\"M\",\"name\":"
+                     "\"process_name\",\"pid\":3,\"args\":{\"name\":"
+                     "\"/device:TPU:0\"}},{\"ph\":\"X\",\"name\":\"dot.2\","
+                     "\"pid\":3,\"tid\":1,\"ts\":0,\"dur\":1,\"args\":"
+                     "{\"hlo_op\":\"dot.2\"}}]}";
+    char path[] = "/tmp/sb-test-hlo2-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, hlo, strlen(hlo)) == (ssize_t)strlen(hlo));
+    close(fd);
+    CHECK(read_str(tr, &t, &e) == 0);
+    int matched = 0;
+    CHECK(sb_trace_add_hlo(&t, path, &matched, &e) == 0 && matched == 1);
+    CHECK(sb_trace_analyze(&t, &none, &a, &e) == 0);
+    const sb_tr_row *r = row(&a, "dot.2", NULL);
+    CHECK(r && r->cost.cat == SB_TC_MATMUL);
+    if (r)
+        CHECK_NEAR(r->flops, 2.0 * 32 * 16 * 64, 0);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+    unlink(path);
+}
+
 int main(void)
 {
     test_rules();
@@ -794,5 +954,6 @@ int main(void)
     test_hlo();
     test_fixture_hlo();
     test_nsys();
+    test_review();
     return sb_check_done();
 }
