@@ -334,6 +334,82 @@ static void test_sweep(sb_ctx *ctx)
     sb_results_free(&out);
 }
 
+/* The caches as the kernel's sysfs lists them for cpu0 (an independent
+ * reading): sb_mem_caches_read must agree with it, level by level. */
+static int sysfs_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *ok = fgets(buf, (int)len, f);
+    fclose(f);
+    if (!ok)
+        return -1;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+static int sysfs_count(const char *s)
+{
+    int n = 0;
+    while (*s) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        n += (int)(b - a + 1);
+        if (*end != ',')
+            break;
+        s = end + 1;
+    }
+    return n;
+}
+
+static void test_caches_sysfs(void)
+{
+    sb_mem_caches mc;
+    sb_mem_caches_read(&mc);
+    char buf[256], path[160];
+    int seen = 0;
+    for (int idx = 0; idx < 16; idx++) {
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+        if (sysfs_line(path, buf, sizeof buf))
+            break;
+        int level = atoi(buf);
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
+        if (sysfs_line(path, buf, sizeof buf) ||
+            strcmp(buf, "Instruction") == 0 || level < 1 || level > 4)
+            continue;
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        if (sysfs_line(path, buf, sizeof buf))
+            continue;
+        char *end;
+        double v = strtod(buf, &end);
+        v *= *end == 'K' ? 1024 : *end == 'M' ? 1048576 : 1;
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list",
+                 idx);
+        int shared = sysfs_line(path, buf, sizeof buf) ? 0 : sysfs_count(buf);
+        CHECK_NEAR(mc.size[level], v, 0);
+        if (shared > 0)
+            CHECK(mc.shared_cpus[level] == shared);
+        seen++;
+    }
+    if (!seen)
+        printf("no cache list in sysfs: nothing to compare\n");
+    else
+        printf("caches: %d levels as sysfs lists them (L1 %.0f, last %.0f B)\n",
+               seen, mc.size[1], mc.size[mc.nlevels]);
+    if (sysfs_line("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list",
+                   buf, sizeof buf) == 0)
+        CHECK(mc.smt == sysfs_count(buf));
+}
+
 int main(void)
 {
     sb_ctx ctx;
@@ -343,6 +419,7 @@ int main(void)
     test_bytes(&ctx);
     test_checks(&ctx);
     test_caches();
+    test_caches_sysfs();
     test_sweep(&ctx);
     return sb_check_done();
 }

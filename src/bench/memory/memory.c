@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hwloc.h>
 #include <omp.h>
 
 #include "bench/memory/memory.h"
@@ -593,91 +594,40 @@ int sb_mem_verify(void *state, sb_result *r)
 
 /* ---- caches and ceilings ------------------------------------------------- */
 
-static int read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char *ok = fgets(buf, (int)len, f);
-    fclose(f);
-    if (!ok)
-        return -1;
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
-}
-
-/* Counts the CPUs of a list like "0-3,8,10-11". */
-static int count_cpu_list(const char *s)
-{
-    int count = 0;
-    while (*s) {
-        char *end;
-        long a = strtol(s, &end, 10);
-        if (end == s)
-            break;
-        long b = a;
-        if (*end == '-') {
-            s = end + 1;
-            b = strtol(s, &end, 10);
-            if (end == s)
-                break;
-        }
-        if (b >= a && b - a < 1 << 20)
-            count += (int)(b - a + 1);
-        s = *end == ',' ? end + 1 : end;
-        if (*end != ',')
-            break;
-    }
-    return count;
-}
-
+/* The caches of the first core as hwloc's topology has them (the one the
+ * fingerprint and the thread binding use): per level, the data or unified
+ * cache's size and the logical CPUs that share one instance. */
 void sb_mem_caches_read(sb_mem_caches *mc)
 {
     memset(mc, 0, sizeof *mc);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     mc->cpus = cpus > 0 ? (int)cpus : 1;
     mc->smt = 1;
-    char buf[256], path[128];
-    if (read_line("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list",
-                  buf, sizeof buf) == 0) {
-        int smt = count_cpu_list(buf);
-        if (smt > 0)
-            mc->smt = smt;
+    hwloc_topology_t t = sb_topology();
+    if (!t)
+        return;
+    hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, 0);
+    if (core && core->cpuset) {
+        int w = hwloc_bitmap_weight(core->cpuset);
+        if (w > 0)
+            mc->smt = w;
     }
-    for (int idx = 0; idx < 16; idx++) {
-        snprintf(path, sizeof path,
-                 "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
-        if (read_line(path, buf, sizeof buf))
-            break;
-        int level = atoi(buf);
-        snprintf(path, sizeof path,
-                 "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
-        if (read_line(path, buf, sizeof buf) || strcmp(buf, "Instruction") == 0)
+    static const hwloc_obj_type_t levels[5] = {
+        HWLOC_OBJ_TYPE_MAX, HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,
+        HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE};
+    for (int l = 1; l <= 4; l++) {
+        hwloc_obj_t c = hwloc_get_obj_by_type(t, levels[l], 0);
+        if (!c || !c->attr || c->attr->cache.size == 0 ||
+            c->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION)
             continue;
-        if (level < 1 || level > 4)
-            continue;
-        snprintf(path, sizeof path,
-                 "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-        if (read_line(path, buf, sizeof buf))
-            continue;
-        char *end;
-        double v = strtod(buf, &end);
-        if (*end == 'K')
-            v *= 1024;
-        else if (*end == 'M')
-            v *= 1024 * 1024;
-        else if (*end == 'G')
-            v *= 1024.0 * 1024 * 1024;
-        snprintf(path, sizeof path,
-                 "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list",
-                 idx);
-        int shared = 1;
-        if (read_line(path, buf, sizeof buf) == 0)
-            shared = count_cpu_list(buf);
-        mc->size[level] = v;
-        mc->shared_cpus[level] = shared > 0 ? shared : 1;
-        if (level > mc->nlevels)
-            mc->nlevels = level;
+        mc->size[l] = (double)c->attr->cache.size;
+        /* the CPUs that share it, offline and disallowed ones included,
+         * as the kernel counts them */
+        const struct hwloc_bitmap_s *cs =
+            c->complete_cpuset ? c->complete_cpuset : c->cpuset;
+        int w = cs ? hwloc_bitmap_weight(cs) : 1;
+        mc->shared_cpus[l] = w > 0 ? w : 1;
+        mc->nlevels = l;
     }
 }
 
