@@ -19,28 +19,33 @@
 int sb_cmd_report(int argc, char **argv)
 {
     const char *run = NULL, *results = NULL, *hw = NULL, *wl = NULL,
-               *out = NULL, *db = NULL, *trace = NULL;
+               *out = NULL, *db = NULL, *trace = NULL, *hlo = NULL;
     const char *sets[32];
     int nsets = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: solbench report [--run ID | --results FILE] "
-                   "[--hw NAME] [--db PATH]\n"
-                   "                       [--workload FILE [--set k=v ...]] "
-                   "[--trace NAME|FILE] -o report.html\n"
-                   "  one self-contained HTML file: machine profile, "
-                   "roofline, bandwidth and collective\n"
-                   "  curves, validation, workload phases, fingerprint\n"
-                   "  --run ID        a stored run (id, prefix, baseline, "
-                   "last)\n"
-                   "  --trace T       a profiler trace (a file, or a name "
-                   "stored by trace import):\n"
-                   "                  its ops on the machine's roofline\n"
-                   "  --db PATH       results database (default $SOLBENCH_DB, "
-                   "else\n"
-                   "                  $XDG_DATA_HOME/solbench/results.db)\n");
+            printf(
+                "usage: solbench report [--run ID | --results FILE] "
+                "[--hw NAME] [--db PATH]\n"
+                "                       [--workload FILE [--set k=v ...]] "
+                "[--trace NAME|FILE] -o report.html\n"
+                "  one self-contained HTML file: machine profile, "
+                "roofline, bandwidth and collective\n"
+                "  curves, validation, workload phases, fingerprint\n"
+                "  --run ID        a stored run (id, prefix, baseline, "
+                "last)\n"
+                "  --trace T       a profiler trace (a file, or a name "
+                "stored by trace import):\n"
+                "                  its ops on the machine's roofline\n"
+                "  --hlo FILE      with --trace of a JAX trace: the compiled "
+                "module's text\n"
+                "                  (shapes and named scopes of its ops; "
+                "docs/TRACE.md)\n"
+                "  --db PATH       results database (default $SOLBENCH_DB, "
+                "else\n"
+                "                  $XDG_DATA_HOME/solbench/results.db)\n");
             return 0;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--run", &run)) != 0 ||
@@ -49,6 +54,7 @@ int sb_cmd_report(int argc, char **argv)
             (r = sb_cli_opt(argc, argv, &i, "--db", &db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--workload", &wl)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--trace", &trace)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--hlo", &hlo)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "-o", &out)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--output", &out)) != 0) {
             if (r < 0)
@@ -75,6 +81,9 @@ int sb_cmd_report(int argc, char **argv)
         return sb_cli_usage("report",
                             "nothing to report: give --run ID, "
                             "--results FILE, --hw NAME or --workload FILE");
+    if (hlo && !trace)
+        return sb_cli_usage("report", "--hlo gives a trace's ops their "
+                                      "shapes: give --trace too");
     if (trace && !run && !results && !hw)
         return sb_cli_usage("report", "--trace needs the machine to hold it "
                                       "against: --run ID, --results FILE or "
@@ -128,7 +137,11 @@ int sb_cmd_report(int argc, char **argv)
     bool have_trace = false;
     if (trace) {
         rc = sb_cli_trace_load(db, trace, &t, &err);
-        if (rc == 0 && (rc = sb_trace_analyze(&t, &c, &ta, &err)) != 0)
+        int matched = 0;
+        if (rc == 0 && hlo &&
+            (rc = sb_trace_add_hlo(&t, hlo, &matched, &err)) != 0)
+            sb_trace_free(&t);
+        else if (rc == 0 && (rc = sb_trace_analyze(&t, &c, &ta, &err)) != 0)
             sb_trace_free(&t);
         if (rc) {
             free(p);

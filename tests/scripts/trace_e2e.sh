@@ -134,6 +134,16 @@ fi
 expect_rc 2 $? "show of a results database (SQLite, not Nsight Systems)"
 one_line "$W/notnsys.err" 'not an Nsight Systems export' "an SQLite file that is not an export is named as such"
 
+# ---- report --trace: the ops on the report's roofline (--hlo for JAX)
+"$S" report --hw h100-sxm --trace "$D/jax_cpu_block.json.gz" \
+    --hlo "$D/jax_cpu_block.hlo.txt" -o "$W/r.html" >/dev/null 2>"$W/r.err"
+expect_rc 0 $? "report --trace --hlo"
+has "$W/r.html" 'id="trace"' "report: a Trace section"
+n=$(grep -o '<circle' "$W/r.html" | wc -l)
+if [ "$n" -ge 20 ]; then ok "report: $n points on the charts"; else fail "report: $n points on the charts, expected the trace's (>= 20)"; fi
+"$S" report --hw h100-sxm --hlo "$D/jax_cpu_block.hlo.txt" -o "$W/r2.html" >/dev/null 2>"$W/r2.err"
+expect_rc 2 $? "report --hlo without --trace"
+
 # ---- --json and --csv ---------------------------------------------------------
 for f in "${FIXTURES[@]}"; do
     for hw in "" h100-sxm; do
