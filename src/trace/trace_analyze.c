@@ -551,6 +551,14 @@ static void place(sb_tr_row *r, const sb_ceilings *c)
             t1 = k->bytes / bw;
             r->bound = SB_BOUND_MEMORY;
             snprintf(r->ceiling, sizeof r->ceiling, "%s", bn);
+        } else if (k->flops > 0 && peak > 0 && !(bw > 0)) {
+            /* a machine model without a bandwidth (a GEMM run alone):
+             * the compute roof only */
+            r->achieved = k->flops / mean;
+            ceil = peak;
+            t1 = k->flops / peak;
+            r->bound = SB_BOUND_COMPUTE;
+            snprintf(r->ceiling, sizeof r->ceiling, "%s", pn);
         } else if (sb_roofline_place(k->flops, k->bytes, mean, peak, bw, &p) ==
                    0) {
             r->achieved = p.achieved;

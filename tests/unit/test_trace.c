@@ -885,6 +885,21 @@ static void test_review(void)
         sb_tr_analysis_free(&a);
         sb_trace_free(&t);
     }
+    /* a machine model with a compute peak and no bandwidth (a GEMM run
+     * alone) places matmuls under the peak */
+    {
+        sb_ceilings g = {0};
+        sb_ceil_set(&g, "peak.fp32", 100e9, "measured");
+        CHECK(read_str(cpu_trace, &t, &e) == 0);
+        CHECK(sb_trace_analyze(&t, &g, &a, &e) == 0);
+        const sb_tr_row *ar = row(&a, "aten::addmm", NULL);
+        CHECK(ar && ar->bound == SB_BOUND_COMPUTE && ar->attainable == 100e9);
+        if (ar)
+            CHECK_NEAR(ar->pct_sol, 100 * (2.0 * 32 * 64 * 256 / 80e-6) / 100e9,
+                       1e-9);
+        sb_tr_analysis_free(&a);
+        sb_trace_free(&t);
+    }
     /* a cut inside a UTF-8 sequence is taken back */
     char u[8] = {'a', (char)0xc3, 0, 0, 0, 0, 0, 0};
     sb_utf8_trim(u);
