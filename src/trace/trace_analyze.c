@@ -131,9 +131,11 @@ static const sb_tr_cost *cost_of(ctx *x, const sb_tr_event *e)
             if (h)
                 c->cost = *h;
             else if (e->coll >= 0) /* record_param_comms, NCCL kernels */
-                sb_tr_cost_collective(sb_trace_str(x->t, e->coll),
-                                      sig ? sig : "", e->aux, e->group,
-                                      &c->cost);
+                /* the group: the event's, else the trace's world */
+                sb_tr_cost_collective(
+                    sb_trace_str(x->t, e->coll), sig ? sig : "", e->aux,
+                    e->group ? e->group : (x->t->world > 0 ? x->t->world : 0),
+                    &c->cost);
             else if (x->t->format == SB_TR_JAX)
                 sb_tr_cost_hlo(nm, sig, &c->cost);
             else
@@ -294,11 +296,16 @@ static void pretty_shapes(const char *sig, char *out, size_t len)
     json_decref(j);
 }
 
+/* What the rows' hash and the kernel column need beside a row. */
+typedef struct rowkey {
+    int32_t name, sig; /* the key; sig -2: a wrapper's self time */
+    int32_t kname;     /* the longest kernel seen, -1 */
+    double kdur;       /* its duration */
+} rowkey;
+
 typedef struct rowmap {
     sb_tr_row *rows;
-    int32_t *kname; /* per row: longest kernel seen */
-    double *kdur;
-    int32_t *rname, *rsig;
+    rowkey *key; /* one per row */
     size_t n, cap;
     size_t *h;
     size_t hcap;
@@ -314,9 +321,7 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
         for (size_t i = 0; i < cap; i++)
             h[i] = SIZE_MAX;
         for (size_t i = 0; i < m->n; i++) {
-            size_t k = ((size_t)(uint32_t)m->rname[i] * 2654435761u ^
-                        (size_t)(uint32_t)m->rsig[i] * 40503u) &
-                       (cap - 1);
+            size_t k = cc_hash(m->key[i].name, m->key[i].sig) & (cap - 1);
             while (h[k] != SIZE_MAX)
                 k = (k + 1) & (cap - 1);
             h[k] = i;
@@ -326,12 +331,10 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
         m->hcap = cap;
     }
     int32_t sig = in->wrapper ? -2 : in->sig;
-    size_t k = ((size_t)(uint32_t)in->name * 2654435761u ^
-                (size_t)(uint32_t)sig * 40503u) &
-               (m->hcap - 1);
+    size_t k = cc_hash(in->name, sig) & (m->hcap - 1);
     for (; m->h[k] != SIZE_MAX; k = (k + 1) & (m->hcap - 1)) {
         size_t i = m->h[k];
-        if (m->rname[i] == in->name && m->rsig[i] == sig)
+        if (m->key[i].name == in->name && m->key[i].sig == sig)
             return (long)i;
     }
     if (m->n == m->cap) {
@@ -340,28 +343,15 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
         if (!r)
             return -1;
         m->rows = r;
-        int32_t *a = realloc(m->kname, cap * sizeof *a);
-        if (a)
-            m->kname = a;
-        double *d = realloc(m->kdur, cap * sizeof *d);
-        if (d)
-            m->kdur = d;
-        int32_t *b = realloc(m->rname, cap * sizeof *b);
-        if (b)
-            m->rname = b;
-        int32_t *c = realloc(m->rsig, cap * sizeof *c);
-        if (c)
-            m->rsig = c;
-        if (!a || !d || !b || !c)
+        rowkey *k2 = realloc(m->key, cap * sizeof *k2);
+        if (!k2)
             return -1;
+        m->key = k2;
         m->cap = cap;
     }
     size_t i = m->n++;
     m->h[k] = i;
-    m->rname[i] = in->name;
-    m->rsig[i] = sig;
-    m->kname[i] = -1;
-    m->kdur[i] = 0;
+    m->key[i] = (rowkey){in->name, sig, -1, 0};
     sb_tr_row *r = &m->rows[i];
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", sb_trace_str(x->t, in->name));
@@ -1044,10 +1034,7 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
                        .at_us = e->ts,
                        .atrack = e->track};
             if (e->coll >= 0) {
-                sb_tr_cost_collective(
-                    sb_trace_str(t, e->coll), sb_trace_str(t, e->sig), e->aux,
-                    e->group ? e->group : (t->world > 0 ? t->world : 0),
-                    &in.cost);
+                in.cost = *cost_of(&x, e);
                 in.kname = e->name;
                 in.kdur = e->dur;
                 if (op >= 0) /* the row keeps the kernel's name */
@@ -1189,28 +1176,28 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
         }
         row->count++;
         row->t_s += in->t_us * 1e-6;
-        if (in->kname >= 0 && in->kdur > m.kdur[r]) {
-            m.kdur[r] = in->kdur;
-            m.kname[r] = in->kname;
+        if (in->kname >= 0 && in->kdur > m.key[r].kdur) {
+            m.key[r].kdur = in->kdur;
+            m.key[r].kname = in->kname;
         }
     }
     for (size_t i = 0; i < m.n; i++) {
         sb_tr_row *r = &m.rows[i];
-        if (!r->cost.dtype[0] && m.kname[i] >= 0 &&
+        if (!r->cost.dtype[0] && m.key[i].kname >= 0 &&
             r->cost.cat != SB_TC_UNKNOWN && r->cost.cat != SB_TC_FRAMEWORK) {
             /* no types recorded: the rules counted 4 bytes an element;
              * the kernel's name may say the real size */
-            dtype_of_kernel(sb_trace_str(t, m.kname[i]), r->cost.dtype,
+            dtype_of_kernel(sb_trace_str(t, m.key[i].kname), r->cost.dtype,
                             sizeof r->cost.dtype);
             int es = sb_tr_dtype_size(r->cost.dtype);
             if (es > 0 && r->cost.cat != SB_TC_TRANSFER &&
                 r->cost.cat != SB_TC_COLLECTIVE)
                 r->cost.bytes *= es / 4.0;
         }
-        if (m.kname[i] >= 0 && r->cost.cat != SB_TC_COLLECTIVE &&
-            strcmp(r->name, sb_trace_str(t, m.kname[i])) != 0)
+        if (m.key[i].kname >= 0 && r->cost.cat != SB_TC_COLLECTIVE &&
+            strcmp(r->name, sb_trace_str(t, m.key[i].kname)) != 0)
             snprintf(r->kernel, sizeof r->kernel, "%s",
-                     sb_trace_str(t, m.kname[i]));
+                     sb_trace_str(t, m.key[i].kname));
         sb_utf8_trim(r->kernel);
         snprintf(r->phase, sizeof r->phase, "%s", phase_of(&r->cost, r->annot));
         place(r, c);
@@ -1272,10 +1259,7 @@ out:
     if (rc)
         sb_tr_analysis_free(a);
     free(m.rows);
-    free(m.kname);
-    free(m.kdur);
-    free(m.rname);
-    free(m.rsig);
+    free(m.key);
     free(m.h);
     free(child);
     free(ops_line);

@@ -84,93 +84,76 @@ static const char *memcpy_name(int kind)
     }
 }
 
-static int kernels(nsrc *n)
+/* Runs `q` and hands each row to `fn` (0: go on; < 0: stop with that
+ * error); `what` names the table in an error. */
+typedef int (*row_fn)(nsrc *n, sqlite3_stmt *s);
+
+static int each_row(nsrc *n, const char *q, const char *what, row_fn fn)
 {
     sqlite3_stmt *s;
-    /* demangledName where the export has it, shortName else */
-    const char *q =
-        "SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, "
-        "COALESCE(d.value, sn.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-        "LEFT JOIN StringIds d ON d.id = k.demangledName "
-        "LEFT JOIN StringIds sn ON sn.id = k.shortName";
     if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
-        return fail_db(n, "reading CUPTI_ACTIVITY_KIND_KERNEL");
+        return fail_db(n, what);
     int rc = 0, step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *nm = (const char *)sqlite3_column_text(s, 5);
-        sb_tr_event *e;
-        if ((rc = add(n, s, SB_TK_KERNEL,
-                      (int64_t)1 << 41 | sqlite3_column_int64(s, 2),
-                      sqlite3_column_int64(s, 3), nm, &e)) < 0)
-            break;
-        if (rc)
-            continue;
-        e->corr = sqlite3_column_int64(s, 4);
-        const char *c = nm ? sb_tr_nccl_coll(nm) : NULL;
-        if (c) /* the export has no message size: timed, not placed */
-            e->coll = sb_trace_intern(n->t, c);
-    }
+    while ((step = sqlite3_step(s)) == SQLITE_ROW && (rc = fn(n, s)) >= 0)
+        ;
     if (rc >= 0 && step != SQLITE_DONE)
-        rc = fail_db(n, "reading kernels");
+        rc = fail_db(n, what);
     sqlite3_finalize(s);
     return rc < 0 ? rc : 0;
 }
 
-static int copies(nsrc *n, bool memset)
+/* A device activity: columns start, end, deviceId, streamId,
+ * correlationId (then its own). An NCCL kernel's collective comes from
+ * its name when the devices are marked (sb_trace_mark_devices). */
+static int device_row(nsrc *n, sqlite3_stmt *s, sb_tr_kind kind,
+                      const char *name, sb_tr_event **e)
 {
-    sqlite3_stmt *s;
-    const char *q = memset ? "SELECT start, end, deviceId, streamId, "
-                             "correlationId, bytes, 0 FROM "
-                             "CUPTI_ACTIVITY_KIND_MEMSET"
-                           : "SELECT start, end, deviceId, streamId, "
-                             "correlationId, bytes, copyKind FROM "
-                             "CUPTI_ACTIVITY_KIND_MEMCPY";
-    if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
-        return fail_db(n, memset ? "reading CUPTI_ACTIVITY_KIND_MEMSET"
-                                 : "reading CUPTI_ACTIVITY_KIND_MEMCPY");
-    int rc = 0, step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        sb_tr_event *e;
-        const char *nm =
-            memset ? "Memset" : memcpy_name(sqlite3_column_int(s, 6));
-        if ((rc = add(n, s, memset ? SB_TK_MEMSET : SB_TK_MEMCPY,
-                      (int64_t)1 << 41 | sqlite3_column_int64(s, 2),
-                      sqlite3_column_int64(s, 3), nm, &e)) < 0)
-            break;
-        if (rc)
-            continue;
-        e->corr = sqlite3_column_int64(s, 4);
+    int rc = add(n, s, kind, (int64_t)1 << 41 | sqlite3_column_int64(s, 2),
+                 sqlite3_column_int64(s, 3), name, e);
+    if (rc == 0)
+        (*e)->corr = sqlite3_column_int64(s, 4);
+    return rc;
+}
+
+static int kernel_row(nsrc *n, sqlite3_stmt *s)
+{
+    sb_tr_event *e;
+    int rc = device_row(n, s, SB_TK_KERNEL,
+                        (const char *)sqlite3_column_text(s, 5), &e);
+    return rc < 0 ? rc : 0;
+}
+
+static int copy_row(nsrc *n, sqlite3_stmt *s, bool memset)
+{
+    sb_tr_event *e;
+    int rc = device_row(
+        n, s, memset ? SB_TK_MEMSET : SB_TK_MEMCPY,
+        memset ? "Memset" : memcpy_name(sqlite3_column_int(s, 6)), &e);
+    if (rc == 0) {
         double by = sqlite3_column_double(s, 5);
         e->aux = isfinite(by) && by > 0 ? by : 0;
     }
-    if (rc >= 0 && step != SQLITE_DONE)
-        rc = fail_db(n, "reading copies");
-    sqlite3_finalize(s);
     return rc < 0 ? rc : 0;
 }
 
-static int runtime(nsrc *n)
+static int memcpy_row(nsrc *n, sqlite3_stmt *s)
 {
-    sqlite3_stmt *s;
-    const char *q = "SELECT r.start, r.end, r.globalTid, r.correlationId, "
-                    "v.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN "
-                    "StringIds v ON v.id = r.nameId";
-    if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
-        return fail_db(n, "reading CUPTI_ACTIVITY_KIND_RUNTIME");
-    int rc = 0, step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        sb_tr_event *e;
-        int64_t tid = sqlite3_column_int64(s, 2);
-        if ((rc = add(n, s, SB_TK_RUNTIME, tid >> 24, tid,
-                      (const char *)sqlite3_column_text(s, 4), &e)) < 0)
-            break;
-        if (rc)
-            continue;
+    return copy_row(n, s, false);
+}
+
+static int memset_row(nsrc *n, sqlite3_stmt *s)
+{
+    return copy_row(n, s, true);
+}
+
+static int runtime_row(nsrc *n, sqlite3_stmt *s)
+{
+    sb_tr_event *e;
+    int64_t tid = sqlite3_column_int64(s, 2);
+    int rc = add(n, s, SB_TK_RUNTIME, tid >> 24, tid,
+                 (const char *)sqlite3_column_text(s, 4), &e);
+    if (rc == 0)
         e->corr = sqlite3_column_int64(s, 3);
-    }
-    if (rc >= 0 && step != SQLITE_DONE)
-        rc = fail_db(n, "reading runtime calls");
-    sqlite3_finalize(s);
     return rc < 0 ? rc : 0;
 }
 
@@ -203,57 +186,43 @@ static size_t list_len(const char *s)
     return 0;
 }
 
-static int nvtx(nsrc *n)
+static int nvtx_row(nsrc *n, sqlite3_stmt *s)
 {
-    sqlite3_stmt *s;
-    /* push/pop (59) and start/end (60) ranges */
-    const char *q = "SELECT e.start, e.end, e.globalTid, COALESCE(e.text, "
-                    "v.value) FROM NVTX_EVENTS e LEFT JOIN StringIds v ON "
-                    "v.id = e.textId WHERE e.eventType IN (59, 60)";
-    if (sqlite3_prepare_v2(n->db, q, -1, &s, NULL) != SQLITE_OK)
-        return fail_db(n, "reading NVTX_EVENTS");
-    int rc = 0, step;
     char name[256];
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *x = (const char *)sqlite3_column_text(s, 3);
-        if (!x)
-            x = "?";
-        size_t len;
-        const char *sizes = NULL;
-        bool op = torch_range(x, &len, &sizes);
-        if (!op) /* emit_nvtx's record_function ranges: "mlp, op_id = 22" */
-            len = strcspn(x, ",");
-        snprintf(name, sizeof name, "%.*s", (int)len, x);
-        sb_utf8_trim(name);
-        int64_t tid = sqlite3_column_int64(s, 2);
-        sb_tr_event *e;
-        if ((rc = add(n, s, op ? SB_TK_CPU_OP : SB_TK_ANNOT, tid >> 24, tid,
-                      name, &e)) < 0)
-            break;
-        if (rc)
-            continue;
-        if (!op && strncmp(name, "ProfilerStep#", 13) == 0)
-            e->flags |= SB_TEF_STEP;
-        if (op && sizes && list_len(sizes)) {
-            /* [sizes] is the signature's dims; no types are recorded */
-            size_t sl = list_len(sizes);
-            char *sig = malloc(sl + 3);
-            if (!sig) {
-                rc = sb_fail(n->err, SB_ENOMEM, "out of memory");
-                break;
-            }
-            sig[0] = '[';
-            memcpy(sig + 1, sizes, sl);
-            sig[sl + 1] = ']';
-            sig[sl + 2] = '\0';
-            e->sig = sb_trace_intern(n->t, sig);
-            free(sig);
-        }
+    int rc;
+    const char *x = (const char *)sqlite3_column_text(s, 3);
+    if (!x)
+        x = "?";
+    size_t len;
+    const char *sizes = NULL;
+    bool op = torch_range(x, &len, &sizes);
+    if (!op) /* emit_nvtx's record_function ranges: "mlp, op_id = 22" */
+        len = strcspn(x, ",");
+    snprintf(name, sizeof name, "%.*s", (int)len, x);
+    sb_utf8_trim(name);
+    int64_t tid = sqlite3_column_int64(s, 2);
+    sb_tr_event *e;
+    if ((rc = add(n, s, op ? SB_TK_CPU_OP : SB_TK_ANNOT, tid >> 24, tid, name,
+                  &e)) < 0)
+        return rc;
+    if (rc)
+        return 0;
+    if (!op && strncmp(name, "ProfilerStep#", 13) == 0)
+        e->flags |= SB_TEF_STEP;
+    if (op && sizes && list_len(sizes)) {
+        /* [sizes] is the signature's dims; no types are recorded */
+        size_t sl = list_len(sizes);
+        char *sig = malloc(sl + 3);
+        if (!sig)
+            return sb_fail(n->err, SB_ENOMEM, "out of memory");
+        sig[0] = '[';
+        memcpy(sig + 1, sizes, sl);
+        sig[sl + 1] = ']';
+        sig[sl + 2] = '\0';
+        e->sig = sb_trace_intern(n->t, sig);
+        free(sig);
     }
-    if (rc >= 0 && step != SQLITE_DONE)
-        rc = fail_db(n, "reading NVTX ranges");
-    sqlite3_finalize(s);
-    return rc < 0 ? rc : 0;
+    return 0;
 }
 
 static int cmp_op(const void *pa, const void *pb, void *arg)
@@ -327,16 +296,40 @@ int sb_trace_read_nsys_db(sqlite3 *db, const char *label, sb_trace *t,
                        "table",
                        label);
     int rc = 0;
-    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL"))
-        rc = kernels(&n);
-    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_MEMCPY"))
-        rc = copies(&n, false);
-    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_MEMSET"))
-        rc = copies(&n, true);
-    if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME"))
-        rc = runtime(&n);
-    if (!rc && has_table(db, "NVTX_EVENTS"))
-        rc = nvtx(&n);
+    /* the tables an export has, each read by one row reader; times ns */
+    static const struct {
+        const char *table, *query;
+        row_fn fn;
+    } tab[] = {
+        {"CUPTI_ACTIVITY_KIND_KERNEL",
+         /* demangledName where the export has it, shortName else */
+         "SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, "
+         "COALESCE(d.value, sn.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+         "LEFT JOIN StringIds d ON d.id = k.demangledName "
+         "LEFT JOIN StringIds sn ON sn.id = k.shortName",
+         kernel_row},
+        {"CUPTI_ACTIVITY_KIND_MEMCPY",
+         "SELECT start, end, deviceId, streamId, correlationId, bytes, "
+         "copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+         memcpy_row},
+        {"CUPTI_ACTIVITY_KIND_MEMSET",
+         "SELECT start, end, deviceId, streamId, correlationId, bytes, 0 "
+         "FROM CUPTI_ACTIVITY_KIND_MEMSET",
+         memset_row},
+        {"CUPTI_ACTIVITY_KIND_RUNTIME",
+         "SELECT r.start, r.end, r.globalTid, r.correlationId, v.value FROM "
+         "CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds v ON "
+         "v.id = r.nameId",
+         runtime_row},
+        {"NVTX_EVENTS",
+         /* push/pop (59) and start/end (60) ranges */
+         "SELECT e.start, e.end, e.globalTid, COALESCE(e.text, v.value) "
+         "FROM NVTX_EVENTS e LEFT JOIN StringIds v ON v.id = e.textId "
+         "WHERE e.eventType IN (59, 60)",
+         nvtx_row}};
+    for (size_t i = 0; !rc && i < sizeof tab / sizeof tab[0]; i++)
+        if (has_table(db, tab[i].table))
+            rc = each_row(&n, tab[i].query, tab[i].table, tab[i].fn);
     if (!rc && link(t))
         rc = sb_fail(err, SB_ENOMEM, "%s: out of memory", label);
     if (!rc && has_table(db, "TARGET_INFO_GPU")) {
