@@ -126,6 +126,11 @@ int sb_trace_read(const char *path, sb_trace *t, sb_err *err);
 int sb_trace_read_mem(const void *buf, size_t len, const char *label,
                       sb_trace *t, sb_err *err);
 
+/* The name `trace import` stores a file under when given none: its base
+ * name up to the first '.', made a valid store name ("step-1.json.gz" ->
+ * "step-1", "2024.json" -> "t2024"). */
+void sb_trace_default_name(const char *path, char *out, size_t len);
+
 /* ---- FLOP and byte rules ------------------------------------------------ */
 
 typedef enum sb_tr_cat {

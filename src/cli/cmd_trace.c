@@ -178,23 +178,6 @@ out:
     return rc;
 }
 
-/* A stored trace's default name: the file's base name without its
- * extensions, made a valid name. */
-static void default_name(const char *path, char *out, size_t len)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    size_t n = 0;
-    if (!((*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z')) && len > 2)
-        out[n++] = 't';
-    for (; *b && *b != '.' && n + 1 < len && n < SB_STORE_NAME_MAX; b++)
-        out[n++] = (strchr("_-", *b) || (*b >= '0' && *b <= '9') ||
-                    (*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z'))
-                       ? *b
-                       : '_';
-    out[n] = '\0';
-}
-
 static int cmd_import(const opts *o)
 {
     if (o->npos != 1)
@@ -204,7 +187,7 @@ static int cmd_import(const opts *o)
     if (o->name)
         snprintf(name, sizeof name, "%s", o->name);
     else
-        default_name(path, name, sizeof name);
+        sb_trace_default_name(path, name, sizeof name);
     sb_err err = {0};
     sb_trace t;
     /* read first: what cannot be analysed is not stored */
@@ -282,20 +265,6 @@ static int add_hlo(const char *path, sb_trace *t, sb_err *err)
     return rc;
 }
 
-/* The spec of a GPU named in the trace ("NVIDIA H100 80GB HBM3"). */
-static const char *spec_of_device(const char *dev)
-{
-    /* the SXM parts only: a PCIe or NVL card, or a Grace Hopper
-     * superchip, has other figures (give --hw or --run for those) */
-    if (strstr(dev, "GH200") || strstr(dev, "PCIe") || strstr(dev, "NVL"))
-        return NULL;
-    if (strstr(dev, "H200"))
-        return "h200-sxm";
-    if (strstr(dev, "H100") && (strstr(dev, "HBM3") || strstr(dev, "SXM")))
-        return "h100-sxm";
-    return NULL;
-}
-
 static int machine(const opts *o, const sb_trace *t, sb_ceilings *c, char *desc,
                    size_t len, sb_err *err)
 {
@@ -303,7 +272,7 @@ static int machine(const opts *o, const sb_trace *t, sb_ceilings *c, char *desc,
     if (o->hw || o->run || o->results)
         return sb_cli_machine(o->hw, o->results, o->run, o->db, c, NULL, NULL,
                               NULL, desc, len, err);
-    const char *spec = spec_of_device(t->device_name);
+    const char *spec = sb_hw_spec_for_device(t->device_name);
     if (spec)
         return sb_cli_machine(spec, NULL, NULL, o->db, c, NULL, NULL, NULL,
                               desc, len, err);

@@ -523,3 +523,17 @@ double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name)
         *name = "none";
     return 0;
 }
+
+const char *sb_hw_spec_for_device(const char *dev)
+{
+    /* the SXM parts only: a PCIe or NVL card, or a Grace Hopper
+     * superchip, has other figures (give --hw or --run for those) */
+    if (!dev || strstr(dev, "GH200") || strstr(dev, "PCIe") ||
+        strstr(dev, "NVL"))
+        return NULL;
+    if (strstr(dev, "H200"))
+        return "h200-sxm";
+    if (strstr(dev, "H100") && (strstr(dev, "HBM3") || strstr(dev, "SXM")))
+        return "h100-sxm";
+    return NULL;
+}

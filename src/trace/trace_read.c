@@ -10,6 +10,7 @@
  * Memory is the events kept plus one event's text, whatever the file's
  * size.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -1104,4 +1105,21 @@ int sb_trace_read_mem(const void *buf, size_t len, const char *label,
     if (rc)
         sb_trace_free(t);
     return rc;
+}
+
+void sb_trace_default_name(const char *path, char *out, size_t len)
+{
+    if (!len)
+        return;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t n = 0;
+    /* a letter first, then letters, digits, '_', '-' up to the first '.'
+     * (the store's name rule), at most 64 */
+    if (!isalpha((unsigned char)*b) && len > 2)
+        out[n++] = 't';
+    for (; *b && *b != '.' && n + 1 < len && n < 64; b++)
+        out[n++] =
+            (isalnum((unsigned char)*b) || *b == '_' || *b == '-') ? *b : '_';
+    out[n] = '\0';
 }

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "solbench/hw.h"
 #include "solbench/trace.h"
 
 static int read_str(const char *s, sb_trace *t, sb_err *e)
@@ -957,6 +958,32 @@ static void test_review(void)
     unlink(path);
 }
 
+/* What the CLI takes from the library: a stored trace's default name,
+ * the spec a trace's GPU stands for. */
+static void test_names(void)
+{
+    char n[80];
+    sb_trace_default_name("/x/y/step-1.pt.trace.json.gz", n, sizeof n);
+    CHECK(strcmp(n, "step-1") == 0);
+    sb_trace_default_name("2024 run.json", n, sizeof n);
+    CHECK(strcmp(n, "t2024_run") == 0);
+    sb_trace_default_name("a/", n, sizeof n);
+    CHECK(strcmp(n, "t") == 0);
+    char big[200];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    sb_trace_default_name(big, n, sizeof n);
+    CHECK(strlen(n) == 64);
+    CHECK(strcmp(sb_hw_spec_for_device("NVIDIA H100 80GB HBM3"), "h100-sxm") ==
+          0);
+    CHECK(strcmp(sb_hw_spec_for_device("NVIDIA H200"), "h200-sxm") == 0);
+    CHECK(sb_hw_spec_for_device("NVIDIA H100 PCIe") == NULL);
+    CHECK(sb_hw_spec_for_device("NVIDIA H100 NVL") == NULL);
+    CHECK(sb_hw_spec_for_device("NVIDIA GH200 480GB") == NULL);
+    CHECK(sb_hw_spec_for_device("NVIDIA A100-SXM4-80GB") == NULL);
+    CHECK(sb_hw_spec_for_device(NULL) == NULL);
+}
+
 int main(void)
 {
     test_rules();
@@ -970,5 +997,6 @@ int main(void)
     test_fixture_hlo();
     test_nsys();
     test_review();
+    test_names();
     return sb_check_done();
 }
