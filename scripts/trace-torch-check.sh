@@ -2,7 +2,8 @@
 # The trace path held against PyTorch itself on this machine (a peer
 # check, not a test: CI installs no PyTorch). It profiles a PyTorch CPU
 # step of LLM-sized operators (linear -> addmm, mm, softmax, layer_norm;
-# M=1024, K=N=2048, fp32, two threads) with record_shapes=True, then:
+# M=1024, K=N=2048, fp32, one thread per CPU nproc counts) with
+# record_shapes=True, then:
 #   - FLOPs: solbench's rules from the recorded shapes against
 #     torch.utils.flop_counter's count of the same step (ratio 1.000);
 #   - time: solbench's per-instance mean against the profiler's own
@@ -26,14 +27,15 @@ if ! "$py" -c "import torch" 2>/dev/null; then
     echo "skipped: $py cannot import torch (give --python with one that can)"
     exit 0
 fi
+threads=$(nproc)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$py" - "$tmp/t.json" "$tmp/ref.json" <<'PY' 2>/dev/null
+"$py" - "$tmp/t.json" "$tmp/ref.json" "$threads" <<'PY' 2>/dev/null
 import json, sys, torch
 from torch.profiler import profile, ProfilerActivity
 from torch.utils.flop_counter import FlopCounterMode
 torch.manual_seed(0)
-torch.set_num_threads(2)
+torch.set_num_threads(int(sys.argv[3]))
 M, K, N = 1024, 2048, 2048
 x, w, b = torch.randn(M, K), torch.randn(N, K), torch.randn(N)
 ln = torch.nn.LayerNorm(N)
@@ -50,12 +52,12 @@ with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as p:
         step()
 p.export_chrome_trace(sys.argv[1])
 avg = {e.key: e.cpu_time_total / e.count for e in p.key_averages()}
-json.dump({"torch": torch.__version__,
+json.dump({"torch": torch.__version__, "threads": torch.get_num_threads(),
            "flops": {str(k): v for k, v in fc.get_flop_counts()["Global"].items()},
            "avg_us": avg}, open(sys.argv[2], "w"))
 PY
 "$sb" run --bench compute.gemm -p dtype=fp32 -p shape=square -p n=2048 \
-    -p lib=auto --threads 2 --no-store --json "$tmp/g.json" >/dev/null
+    -p lib=auto --threads "$threads" --no-store --json "$tmp/g.json" >/dev/null
 "$sb" trace show "$tmp/t.json" --results "$tmp/g.json" --json "$tmp/a.json" \
     --top 0 >"$tmp/show.txt"
 python3 - "$tmp/a.json" "$tmp/ref.json" "$tmp/g.json" <<'PY'
@@ -63,7 +65,7 @@ import json, sys
 a, ref, g = (json.load(open(f)) for f in sys.argv[1:4])
 gemm = max(r["metrics"].get("GFLOPs", {}).get("value") or 0 for r in g["results"]
            if r["bench"] == "compute.gemm" and r.get("metrics"))
-print(f"torch {ref['torch']}; solbench compute.gemm fp32 n=2048: {gemm:.1f} GFLOP/s")
+print(f"torch {ref['torch']}, {ref['threads']} threads; solbench compute.gemm fp32 n=2048: {gemm:.1f} GFLOP/s")
 ok = True
 for op in ("aten::addmm", "aten::mm", "aten::_softmax", "aten::native_layer_norm"):
     rows = [o for o in a["ops"] if o["op"] == op]
