@@ -28,8 +28,9 @@ static inline int sb_test_point(const sb_bench *b, const char *spec,
     bool lenient[1] = {false};
     sb_params *pts = NULL;
     int np = 0;
-    if (sb_params_expand(b->name, b->params, layers, lenient, 1, &pts, &np,
-                         err) ||
+    sb_param_def defs[SB_MAX_PARAMS + 1];
+    sb_params_of(b, sb_impl_find(b, "cpu"), defs, SB_MAX_PARAMS + 1);
+    if (sb_params_expand(b->name, defs, layers, lenient, 1, &pts, &np, err) ||
         np != 1) {
         free(pts);
         return -1;
@@ -39,6 +40,80 @@ static inline int sb_test_point(const sb_bench *b, const char *spec,
     return 0;
 }
 
+/* The point p of b on its CPU impl, as the runner makes it (the shape
+ * decoded); sb_point_release frees it. Aborts the test when p does not
+ * decode. */
+static inline sb_point sb_test_pt(const sb_bench *b, const sb_params *p)
+{
+    sb_point pt;
+    sb_err err = {0, ""};
+    if (sb_point_make(b, sb_impl_find(b, "cpu"), p, &pt, &err)) {
+        fprintf(stderr, "%s: %s\n", b->name, err.msg);
+        abort();
+    }
+    return pt;
+}
+
+/* The CPU impl of b. */
+static inline const sb_impl *sb_test_cpu(const sb_bench *b)
+{
+    const sb_impl *im = sb_impl_find(b, "cpu");
+    if (!im)
+        abort();
+    return im;
+}
+
+/* The hooks of a point on the CPU, for tests that call them one by one. */
+static inline int sb_test_setup(const sb_bench *b, const sb_params *p,
+                                const sb_ctx *ctx, void **st, sb_err *err)
+{
+    sb_point pt = sb_test_pt(b, p);
+    int rc = sb_test_cpu(b)->setup(&pt, ctx, st, err);
+    sb_point_release(&pt);
+    return rc;
+}
+static inline int sb_test_check(const sb_bench *b, const sb_params *p,
+                                const sb_ctx *ctx, sb_err *err)
+{
+    sb_point pt;
+    int rc = sb_point_make(b, sb_impl_find(b, "cpu"), p, &pt, err);
+    if (rc)
+        return rc;
+    rc = sb_point_check(&pt, ctx, err);
+    sb_point_release(&pt);
+    return rc;
+}
+static inline double sb_test_flops(const sb_bench *b, const sb_params *p)
+{
+    sb_point pt = sb_test_pt(b, p);
+    double v = sb_point_flops(&pt);
+    sb_point_release(&pt);
+    return v;
+}
+static inline double sb_test_bytes(const sb_bench *b, const sb_params *p)
+{
+    sb_point pt = sb_test_pt(b, p);
+    double v = sb_point_bytes(&pt);
+    sb_point_release(&pt);
+    return v;
+}
+static inline double sb_test_footprint(const sb_bench *b, const sb_params *p,
+                                       const sb_ctx *ctx)
+{
+    sb_point pt = sb_test_pt(b, p);
+    double v = sb_point_footprint(&pt, ctx);
+    sb_point_release(&pt);
+    return v;
+}
+static inline void sb_test_report(const sb_bench *b, void *st,
+                                  const sb_params *p, sb_ctx *ctx, sb_result *r)
+{
+    sb_point pt = sb_test_pt(b, p);
+    if (sb_test_cpu(b)->report)
+        sb_test_cpu(b)->report(st, &pt, ctx, r);
+    sb_point_release(&pt);
+}
+
 /* Sets p up, runs it `iters` times, verifies and tears it down: the
  * result must be valid. */
 static inline void sb_test_run_valid(const sb_bench *b, const sb_params *p,
@@ -46,18 +121,19 @@ static inline void sb_test_run_valid(const sb_bench *b, const sb_params *p,
 {
     void *st = NULL;
     sb_err err = {0, ""};
-    CHECK(b->setup(p, ctx, &st, &err) == 0);
+    const sb_impl *im = sb_test_cpu(b);
+    CHECK(sb_test_setup(b, p, ctx, &st, &err) == 0);
     if (!st)
         return;
-    b->run(st, iters);
+    im->run(st, iters);
     sb_result r;
     sb_result_init(&r, b->name, b->area, "cpu");
-    CHECK(b->verify(st, &r) == 0);
+    CHECK(im->verify(st, &r) == 0);
     CHECK(r.valid);
     if (!r.valid && r.n_notes)
         fprintf(stderr, "%s: %s\n", b->name, r.notes[0]);
     sb_result_free(&r);
-    b->teardown(st);
+    im->teardown(st);
 }
 
 #endif

@@ -2,7 +2,7 @@
 # (Each exits non-zero when the command fails or its output lacks the
 # pattern: a pass regular expression alone would ignore the exit code.)
 add_test(NAME cli.list COMMAND bash -c
-  "set -o pipefail; ${SOLBENCH} list | grep -A1 '^memory\\.triad' | grep -q '^ *size '")
+  "set -o pipefail; ${SOLBENCH} list | grep -A3 '^memory\\.triad' | grep -q '^ *size '")
 add_test(NAME cli.list_area COMMAND bash -c
   "set -o pipefail; out=$(${SOLBENCH} list --area compute) && \
    echo \"$out\" | grep -q 'compute\\.gemm' && ! echo \"$out\" | grep -q 'memory\\.triad'")

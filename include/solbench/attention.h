@@ -160,11 +160,8 @@ sb_bmm_shape sb_bmm_shape_of(const sb_params *p);
  * page_size, batch, lens, seed, chunk, chunk_every), checked: SB_EINVAL
  * naming the parameter. Free with sb_paged_shape_free. */
 int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err);
-/* FLOPs, bytes and allocated bytes of one paged-decode point (0 when the
- * point is invalid): what every backend's bench declares. */
-double sb_paged_flops_of(const sb_params *p);
-double sb_paged_bytes_of(const sb_params *p);
-double sb_paged_footprint_of(const sb_params *p, const sb_ctx *ctx);
+/* Bytes a CPU point allocates: K and V pools, Q and O, the page table. */
+double sb_paged_footprint(const sb_paged_shape *s);
 double sb_bmm_flops(const sb_bmm_shape *s);
 /* (B·M·K + B·K·N + B·M·N) · elem_bytes. */
 double sb_bmm_bytes(const sb_bmm_shape *s, int elem_bytes);

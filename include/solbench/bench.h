@@ -89,33 +89,47 @@ typedef enum sb_roof_kind {
 } sb_roof_kind;
 
 typedef struct sb_bench sb_bench;
+typedef struct sb_impl sb_impl;
+
+/* One point as every hook sees it: the benchmark's definition, the
+ * backend's implementation chosen for it, its parameters and what the
+ * definition's decode made of them (the shape: sizes, element counts,
+ * strides), decoded once per point before any hook runs. */
+typedef struct sb_point {
+    const sb_bench *bench;
+    const sb_impl *impl;
+    const sb_params *params;
+    const void *shape; /* NULL when the definition has no decode */
+} sb_point;
 
 /* A custom measurement: fills r->samples_s itself (e.g. collectives whose
  * per-iteration time is the slowest rank's). Return 0 or a negative code. */
 typedef int (*sb_measure_fn)(void *state, const sb_ctx *ctx, sb_result *r,
                              sb_err *err);
 
-struct sb_bench {
-    const char *name; /* "area.kernel" */
-    const char *area;
-    const char *backend; /* "cpu" (NULL means cpu), "cuda", "mpi" */
-    const char *desc;
-    const sb_param_def *params; /* NULL-terminated by name == NULL */
-    const char *quick;          /* suite defaults, "k=v k=v", may be NULL */
-    const char *full;
-    unsigned flags;
-    sb_roof_kind roof;
+/* One backend's implementation of a benchmark: how it runs there. Every
+ * field but backend and setup/run (or drive) may be left NULL: the
+ * definition's then holds. */
+struct sb_impl {
+    const char *backend; /* "cpu", "host", "mpi", "cuda" */
+    const char *desc;    /* how this backend runs it; NULL: the definition's */
+    /* This backend's own parameters, added to the definition's; one of the
+     * same name replaces the definition's (its default, bounds or choices
+     * differ here). NULL-terminated by name == NULL. */
+    const sb_param_def *params;
+    const char *quick, *full; /* suite points here; NULL: the definition's */
+    unsigned flags;           /* added to the definition's (SB_BF_NEEDS_MPI) */
+    int kind; /* the backend's own number for the kernel, read by the hooks
+                 a family of impls shares */
 
-    /* Checks a point before anything is allocated; NULL: no check. */
-    int (*check)(const sb_params *p, const sb_ctx *ctx, sb_err *err);
-    /* Bytes of memory the point allocates (checked against physical
-     * memory before setup); NULL: negligible. */
-    double (*footprint)(const sb_params *p, const sb_ctx *ctx);
-    /* Work of one iteration; NULL or 0: not applicable. */
-    double (*flops)(const sb_params *p);
-    double (*bytes)(const sb_params *p);
+    /* After the definition's check, what this backend cannot run. */
+    int (*check)(const sb_point *pt, const sb_ctx *ctx, sb_err *err);
+    /* When the backend's differ from the definition's (its own dtypes). */
+    double (*footprint)(const sb_point *pt, const sb_ctx *ctx);
+    double (*flops)(const sb_point *pt);
+    double (*bytes)(const sb_point *pt);
 
-    int (*setup)(const sb_params *p, const sb_ctx *ctx, void **state,
+    int (*setup)(const sb_point *pt, const sb_ctx *ctx, void **state,
                  sb_err *err);
     /* Runs the kernel `iters` times back to back (the timed region). */
     void (*run)(void *state, uint64_t iters);
@@ -124,24 +138,107 @@ struct sb_bench {
      * result. */
     int (*verify)(void *state, sb_result *r);
     /* Adds metrics beyond the runner's (MFU, imbalance, ceilings...). */
-    void (*report)(void *state, const sb_params *p, sb_ctx *ctx, sb_result *r);
+    void (*report)(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r);
     void (*teardown)(void *state);
 
     /* Optional: replaces the runner's timing loop. */
     sb_measure_fn measure;
-    /* Optional: the whole point is driven by the bench (e.g. sweeps that
-     * emit many results). When set, only check/footprint and this are
-     * used; it appends to `out`. */
-    int (*drive)(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+    /* Optional: the whole point is driven by the impl (e.g. sweeps that
+     * emit many results). When set, only the checks and this are used;
+     * it appends to `out`. */
+    int (*drive)(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
                  sb_err *err);
 };
+
+/* A benchmark: what the kernel is, once, whatever runs it. */
+struct sb_bench {
+    const char *name; /* "area.kernel" */
+    const char *area;
+    const char *desc;
+    /* The parameters every backend takes (an impl adds its own).
+     * NULL-terminated by name == NULL; NULL: none. */
+    const sb_param_def *params;
+    const char *quick; /* suite defaults, "k=v k=v", may be NULL */
+    const char *full;
+    unsigned flags;
+    sb_roof_kind roof;
+    int kind; /* the family's own number for this member (memory's
+                 kernel, a collective, a transfer's direction), read by
+                 the hooks a family shares */
+
+    /* Decodes a point's parameters into its shape once, before any other
+     * hook (shape_size bytes, zeroed); a point it refuses is bad input.
+     * shape_free releases what the shape holds. NULL: no shape. */
+    int (*decode)(const sb_bench *b, const sb_params *p, void *shape,
+                  sb_err *err);
+    void (*shape_free)(void *shape);
+    size_t shape_size;
+
+    /* Checks a point before anything is allocated; NULL: no check. */
+    int (*check)(const sb_point *pt, const sb_ctx *ctx, sb_err *err);
+    /* Bytes of memory the point allocates (checked against physical
+     * memory before setup); NULL: negligible. */
+    double (*footprint)(const sb_point *pt, const sb_ctx *ctx);
+    /* Work of one iteration; NULL or 0: not applicable. */
+    double (*flops)(const sb_point *pt);
+    double (*bytes)(const sb_point *pt);
+
+    /* This build's implementations, NULL-terminated: the first is the
+     * default. A definition with none is not in the registry. */
+    const sb_impl *const *impls;
+};
+
+/* Entries of an impls table for a backend this build may lack: &sym where
+ * it is built, nothing where it is not. */
+#ifdef SB_HAVE_CUDA
+#define SB_IMPL_CUDA(sym) &sym,
+#else
+#define SB_IMPL_CUDA(sym)
+#endif
+#ifdef SB_HAVE_NCCL
+#define SB_IMPL_NCCL(sym) &sym,
+#else
+#define SB_IMPL_NCCL(sym)
+#endif
+#ifdef SB_HAVE_MPI
+#define SB_IMPL_MPI(sym) &sym,
+#else
+#define SB_IMPL_MPI(sym)
+#endif
 
 /* ---- registry ------------------------------------------------------------ */
 
 /* All benchmarks, in suite order (compute before memory before primitives,
  * so ceilings exist when later benches need them). NULL-terminated. */
 const sb_bench *const *sb_registry(void);
+/* The benchmark of that name with an impl on backend (NULL or "": any);
+ * NULL when there is none in this build. */
 const sb_bench *sb_bench_find(const char *name, const char *backend);
+/* b's impl on backend (NULL or "": its first); NULL when it has none. */
+const sb_impl *sb_impl_find(const sb_bench *b, const char *backend);
+/* The parameter `name` of b on im (the impl's own first, then the
+ * definition's; im may be NULL); NULL when it takes none of that name. */
+const sb_param_def *sb_param_find(const sb_bench *b, const sb_impl *im,
+                                  const char *name);
+/* Every parameter b takes on im, in out[] (the definition's, each replaced
+ * by the impl's of the same name, then the impl's others), terminated by a
+ * name == NULL entry; cap entries at most, the terminator included. */
+int sb_params_of(const sb_bench *b, const sb_impl *im, sb_param_def *out,
+                 int cap);
+/* The hooks of a point, the impl's where it has one, else the
+ * definition's (0 or NULL where neither has it). */
+double sb_point_flops(const sb_point *pt);
+double sb_point_bytes(const sb_point *pt);
+double sb_point_footprint(const sb_point *pt, const sb_ctx *ctx);
+/* The definition's check, then the impl's. */
+int sb_point_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err);
+/* Decodes p for b into *shape (allocated; NULL without decode) and fills
+ * pt; sb_point_release frees what it made. */
+int sb_point_make(const sb_bench *b, const sb_impl *im, const sb_params *p,
+                  sb_point *pt, sb_err *err);
+void sb_point_release(sb_point *pt);
+/* The flags of b on im: the definition's and the impl's. */
+unsigned sb_impl_flags(const sb_bench *b, const sb_impl *im);
 /* Names of areas in registry order, NULL-terminated. */
 const char *const *sb_areas(void);
 

@@ -20,14 +20,23 @@ extern "C" {
  * overhead of reading the clock stays under 0.01 %. */
 #define SB_MIN_SAMPLE_S 1e-3
 
+/* A benchmark on one backend: its definition and the impl chosen. */
+typedef struct sb_sel_item {
+    const sb_bench *bench;
+    const sb_impl *impl;
+} sb_sel_item;
+
 typedef struct sb_selection {
-    const sb_bench **benches;
+    sb_sel_item *items;
     int n;
     bool named; /* chosen by area or name, not every benchmark by default */
 } sb_selection;
 
 /* Selects benchmarks by areas and names (comma-separated lists, either may
- * be NULL), suite and backend ("cpu", "cuda", or NULL for all present). */
+ * be NULL), suite and backend ("cpu", "cuda", or NULL for all present):
+ * one item per benchmark and backend. The host's (cpu, host, mpi) come
+ * first in registry order, then each device backend's, so a device's
+ * ceilings never stand in for the host's in the host's figures. */
 int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err);
 void sb_selection_free(sb_selection *sel);
@@ -54,6 +63,7 @@ void sb_session_abort(const char *msg, int code) __attribute__((noreturn));
  * declares is an error). Nothing is allocated for the kernels. */
 typedef struct sb_plan_item {
     const sb_bench *bench;
+    const sb_impl *impl;
     sb_params point;
 } sb_plan_item;
 
@@ -74,9 +84,10 @@ void sb_plan_free(sb_plan *plan);
 int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
                    const sb_ctx *ctx, sb_result *r, sb_err *err);
 
-/* Runs one point, appending its result(s) to out. */
-int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
-                 sb_result_list *out, sb_err *err);
+/* Runs one point of b on im (NULL: b's first impl), appending its
+ * result(s) to out. */
+int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,
+                 sb_ctx *ctx, sb_result_list *out, sb_err *err);
 
 /* Runs a whole plan; a failed verification does not stop the run (the
  * result is kept with valid=false); other errors do. With ctx->interleave

@@ -24,6 +24,54 @@ static const char *type_name(sb_ptype t)
     }
 }
 
+static void print_params(const sb_param_def *d, const char *indent)
+{
+    for (; d && d->name; d++) {
+        printf("%s%-14s %-6s default %-18s %s", indent, d->name,
+               type_name(d->type), d->def ? d->def : "-",
+               d->help ? d->help : "");
+        if (d->choices)
+            printf(" (%s)", d->choices);
+        putchar('\n');
+    }
+}
+
+static void print_suites(const char *quick, const char *full,
+                         const char *indent)
+{
+    if (quick)
+        printf("%squick suite: %s\n", indent, quick);
+    if (full)
+        printf("%sfull suite:  %s\n", indent, full);
+}
+
+/* One benchmark: its backends on the first line, then what every backend
+ * takes, then what each backend adds or sets otherwise. */
+static void print_bench(const sb_bench *b)
+{
+    char bes[96] = "";
+    for (const sb_impl *const *im = b->impls; *im; im++) {
+        size_t n = strlen(bes);
+        snprintf(bes + n, sizeof bes - n, "%s%s", n ? ", " : "",
+                 (*im)->backend);
+    }
+    printf("%-26s [%s%s%s] %s\n", b->name, bes,
+           b->flags & SB_BF_QUICK ? "; quick" : "",
+           b->flags & (SB_BF_QUICK | SB_BF_FULL) ? ", full" : "",
+           b->desc ? b->desc : "");
+    print_params(b->params, "    ");
+    print_suites(b->quick, b->full, "    ");
+    for (const sb_impl *const *im = b->impls; *im; im++) {
+        const sb_impl *i = *im;
+        if (!i->desc && !i->params && !i->quick && !i->full)
+            continue;
+        printf("  on %s:%s%s\n", i->backend, i->desc ? " " : "",
+               i->desc ? i->desc : "");
+        print_params(i->params, "    ");
+        print_suites(i->quick, i->full, "    ");
+    }
+}
+
 int sb_cmd_list(int argc, char **argv)
 {
     const char *area = NULL;
@@ -60,23 +108,7 @@ int sb_cmd_list(int argc, char **argv)
                 printf("== %s\n", *a);
                 header = true;
             }
-            const char *be = (*b)->backend ? (*b)->backend : "cpu";
-            printf("%-26s [%s%s%s] %s\n", (*b)->name, be,
-                   (*b)->flags & SB_BF_QUICK ? ", quick" : "",
-                   (*b)->flags & (SB_BF_QUICK | SB_BF_FULL) ? ", full" : "",
-                   (*b)->desc ? (*b)->desc : "");
-            for (const sb_param_def *d = (*b)->params; d && d->name; d++) {
-                printf("    %-14s %-6s default %-18s %s", d->name,
-                       type_name(d->type), d->def ? d->def : "-",
-                       d->help ? d->help : "");
-                if (d->choices)
-                    printf(" (%s)", d->choices);
-                putchar('\n');
-            }
-            if ((*b)->quick)
-                printf("    quick suite: %s\n", (*b)->quick);
-            if ((*b)->full)
-                printf("    full suite:  %s\n", (*b)->full);
+            print_bench(*b);
         }
         if (!header && strcmp(*a, "network") == 0) {
 #ifndef SB_HAVE_MPI

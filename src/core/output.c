@@ -591,13 +591,11 @@ static void fmt_value(char *buf, size_t len, double v)
 static const char *table_params(const sb_result *r, char *buf, int len)
 {
     const sb_bench *b = sb_bench_find(r->bench, r->backend);
+    const sb_impl *im = b ? sb_impl_find(b, r->backend) : NULL;
     sb_params shown = {0};
     for (int i = 0; i < r->params.n; i++) {
         const sb_pval *v = &r->params.v[i];
-        const sb_param_def *d = NULL;
-        for (const sb_param_def *k = b ? b->params : NULL; k && k->name; k++)
-            if (strcmp(k->name, v->name) == 0)
-                d = k;
+        const sb_param_def *d = b ? sb_param_find(b, im, v->name) : NULL;
         bool show = true;
         if (d && d->def && !strchr(d->def, ',') && !strstr(d->def, "..")) {
             sb_pval dv;

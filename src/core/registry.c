@@ -1,9 +1,12 @@
 /*
  * registry.c — the static table of every benchmark, built from one list
  * file per area (src/bench/<area>/<area>.def: one SB_BENCH(symbol) per
- * line). The order of the table is the run order: compute first, so that
- * later benchmarks find the measured peaks and bandwidths in the context.
+ * line), and what a benchmark's definition and one backend's impl of it
+ * make together: its parameters, its hooks, its flags. The order of the
+ * table is the run order: compute first, so that later benchmarks find the
+ * measured peaks and bandwidths in the context.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "solbench/bench.h"
@@ -15,28 +18,18 @@
 #include "bench/attention/attention.def"
 #include "bench/moe/moe.def"
 #include "bench/ops/ops.def"
-#ifdef SB_HAVE_MPI
 #include "bench/network/network.def"
-#endif
-#ifdef SB_HAVE_CUDA
-#include "backend/cuda/cuda.def"
-#endif
 #undef SB_BENCH
 
 #define SB_BENCH(sym) &sym,
-static const sb_bench *const registry[] = {
+static const sb_bench *const every[] = {
 #include "bench/compute/compute.def"
 #include "bench/memory/memory.def"
 #include "bench/transfer/transfer.def"
 #include "bench/attention/attention.def"
 #include "bench/moe/moe.def"
 #include "bench/ops/ops.def"
-#ifdef SB_HAVE_MPI
 #include "bench/network/network.def"
-#endif
-#ifdef SB_HAVE_CUDA
-#include "backend/cuda/cuda.def"
-#endif
     NULL};
 #undef SB_BENCH
 
@@ -44,8 +37,18 @@ static const char *const areas[] = {"compute",   "memory", "transfer",
                                     "attention", "moe",    "ops",
                                     "network",   NULL};
 
+/* The definitions this build has an impl of, in run order. */
+static const sb_bench *registry[sizeof every / sizeof every[0]];
+
 const sb_bench *const *sb_registry(void)
 {
+    if (!registry[0]) {
+        int n = 0;
+        for (const sb_bench *const *b = every; *b; b++)
+            if ((*b)->impls && (*b)->impls[0])
+                registry[n++] = *b;
+        registry[n] = NULL;
+    }
     return registry;
 }
 
@@ -54,13 +57,114 @@ const char *const *sb_areas(void)
     return areas;
 }
 
+const sb_impl *sb_impl_find(const sb_bench *b, const char *backend)
+{
+    for (const sb_impl *const *im = b->impls; im && *im; im++)
+        if (!backend || !*backend || strcmp((*im)->backend, backend) == 0)
+            return *im;
+    return NULL;
+}
+
 const sb_bench *sb_bench_find(const char *name, const char *backend)
 {
-    for (const sb_bench *const *b = registry; *b; b++) {
-        const char *be = (*b)->backend ? (*b)->backend : "cpu";
-        if (strcmp((*b)->name, name) == 0 &&
-            (!backend || !*backend || strcmp(be, backend) == 0))
+    for (const sb_bench *const *b = sb_registry(); *b; b++)
+        if (strcmp((*b)->name, name) == 0 && sb_impl_find(*b, backend))
             return *b;
-    }
     return NULL;
+}
+
+const sb_param_def *sb_param_find(const sb_bench *b, const sb_impl *im,
+                                  const char *name)
+{
+    for (const sb_param_def *d = im ? im->params : NULL; d && d->name; d++)
+        if (strcmp(d->name, name) == 0)
+            return d;
+    for (const sb_param_def *d = b->params; d && d->name; d++)
+        if (strcmp(d->name, name) == 0)
+            return d;
+    return NULL;
+}
+
+int sb_params_of(const sb_bench *b, const sb_impl *im, sb_param_def *out,
+                 int cap)
+{
+    int n = 0;
+    for (const sb_param_def *d = b->params; d && d->name && n < cap - 1; d++)
+        out[n++] = *sb_param_find(b, im, d->name);
+    for (const sb_param_def *d = im ? im->params : NULL;
+         d && d->name && n < cap - 1; d++) {
+        bool shared = false;
+        for (const sb_param_def *e = b->params; e && e->name && !shared; e++)
+            shared = strcmp(e->name, d->name) == 0;
+        if (!shared)
+            out[n++] = *d;
+    }
+    memset(&out[n], 0, sizeof out[n]);
+    return n;
+}
+
+unsigned sb_impl_flags(const sb_bench *b, const sb_impl *im)
+{
+    return b->flags | (im ? im->flags : 0u);
+}
+
+double sb_point_flops(const sb_point *pt)
+{
+    if (pt->impl && pt->impl->flops)
+        return pt->impl->flops(pt);
+    return pt->bench->flops ? pt->bench->flops(pt) : 0.0;
+}
+
+double sb_point_bytes(const sb_point *pt)
+{
+    if (pt->impl && pt->impl->bytes)
+        return pt->impl->bytes(pt);
+    return pt->bench->bytes ? pt->bench->bytes(pt) : 0.0;
+}
+
+double sb_point_footprint(const sb_point *pt, const sb_ctx *ctx)
+{
+    if (pt->impl && pt->impl->footprint)
+        return pt->impl->footprint(pt, ctx);
+    return pt->bench->footprint ? pt->bench->footprint(pt, ctx) : 0.0;
+}
+
+int sb_point_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
+{
+    int rc = pt->bench->check ? pt->bench->check(pt, ctx, err) : 0;
+    if (rc == 0 && pt->impl && pt->impl->check)
+        rc = pt->impl->check(pt, ctx, err);
+    return rc;
+}
+
+int sb_point_make(const sb_bench *b, const sb_impl *im, const sb_params *p,
+                  sb_point *pt, sb_err *err)
+{
+    memset(pt, 0, sizeof *pt);
+    pt->bench = b;
+    pt->impl = im;
+    pt->params = p;
+    if (!b->decode)
+        return 0;
+    void *shape = calloc(1, b->shape_size ? b->shape_size : 1);
+    if (!shape)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int rc = b->decode(b, p, shape, err);
+    if (rc) {
+        if (b->shape_free)
+            b->shape_free(shape);
+        free(shape);
+        return rc;
+    }
+    pt->shape = shape;
+    return 0;
+}
+
+void sb_point_release(sb_point *pt)
+{
+    void *shape = (void *)pt->shape;
+    if (shape && pt->bench->shape_free)
+        pt->bench->shape_free(shape);
+    free(shape);
+    pt->shape = NULL;
 }

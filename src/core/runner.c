@@ -124,6 +124,27 @@ static int check_list(const char *opt, const char *list, sb_err *err)
     return 0;
 }
 
+/* Where a backend's benchmarks run in a plan: the host's first (cpu,
+ * host, mpi), then each device backend's. */
+static int backend_phase(const char *be)
+{
+    if (strcmp(be, "cpu") == 0 || strcmp(be, "host") == 0 ||
+        strcmp(be, "mpi") == 0)
+        return 0;
+    return strcmp(be, "cuda") == 0 ? 1 : 2;
+}
+
+/* Whether --backend `want` takes an impl on backend `be`: its own, and
+ * for cpu what runs on the host without an accelerator too (the MPI
+ * collectives, host-to-host transfers). */
+static bool backend_takes(const char *want, const char *be)
+{
+    if (!want || !*want)
+        return true;
+    return strcmp(be, want) == 0 ||
+           (strcmp(want, "cpu") == 0 && backend_phase(be) == 0);
+}
+
 int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err)
 {
@@ -142,40 +163,40 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
 
     int cap = 0;
     for (const sb_bench *const *b = sb_registry(); *b; b++)
-        cap++;
+        for (const sb_impl *const *im = (*b)->impls; *im; im++)
+            cap++;
     sel->named = (areas && *areas) || (names && *names);
-    sel->benches = calloc((size_t)cap + 1, sizeof *sel->benches);
-    if (!sel->benches)
+    sel->items = calloc((size_t)cap + 1, sizeof *sel->items);
+    if (!sel->items)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     unsigned want =
         suite == SB_SUITE_FULL ? (SB_BF_QUICK | SB_BF_FULL) : SB_BF_QUICK;
-    for (const sb_bench *const *b = sb_registry(); *b; b++) {
-        const char *be = (*b)->backend ? (*b)->backend : "cpu";
-        /* The cpu backend includes what runs on the host without an
-         * accelerator: MPI collectives and host-to-host transfers. */
-        bool host_side = strcmp(be, "mpi") == 0 || strcmp(be, "host") == 0;
-        if (backend && *backend && strcmp(be, backend) != 0 &&
-            !(strcmp(backend, "cpu") == 0 && host_side))
-            continue;
+    for (int phase = 0; phase < 3; phase++)
+        for (const sb_bench *const *b = sb_registry(); *b; b++)
+            for (const sb_impl *const *im = (*b)->impls; *im; im++) {
+                const char *be = (*im)->backend;
+                if (backend_phase(be) != phase || !backend_takes(backend, be))
+                    continue;
 #ifdef SB_HAVE_CUDA
-        /* "Every backend present": without a CUDA device the cuda
-         * benchmarks run only when --backend cuda asks for them (and then
-         * report why they are skipped). */
-        if ((!backend || !*backend) && strcmp(be, "cuda") == 0 &&
-            sb_cuda_device_count() == 0)
-            continue;
+                /* "Every backend present": without a CUDA device the cuda
+                 * impls run only when --backend cuda asks for them (and
+                 * then report why they are skipped). */
+                if ((!backend || !*backend) && strcmp(be, "cuda") == 0 &&
+                    sb_cuda_device_count() == 0)
+                    continue;
 #endif
-        bool pick;
-        if (names)
-            pick = in_list(names, (*b)->name) ||
-                   (areas && in_list(areas, (*b)->area));
-        else if (areas)
-            pick = in_list(areas, (*b)->area) && ((*b)->flags & want);
-        else
-            pick = ((*b)->flags & want) != 0;
-        if (pick)
-            sel->benches[sel->n++] = *b;
-    }
+                unsigned flags = sb_impl_flags(*b, *im);
+                bool pick;
+                if (names)
+                    pick = in_list(names, (*b)->name) ||
+                           (areas && in_list(areas, (*b)->area));
+                else if (areas)
+                    pick = in_list(areas, (*b)->area) && (flags & want);
+                else
+                    pick = (flags & want) != 0;
+                if (pick)
+                    sel->items[sel->n++] = (sb_sel_item){*b, *im};
+            }
     if (sel->n == 0) {
         sb_selection_free(sel);
         return sb_fail(err, SB_EINVAL, "no benchmark matches the selection%s",
@@ -186,7 +207,7 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
 
 void sb_selection_free(sb_selection *sel)
 {
-    free(sel->benches);
+    free(sel->items);
     memset(sel, 0, sizeof *sel);
 }
 
@@ -195,7 +216,8 @@ bool sb_selection_needs_mpi(const sb_selection *sel)
     if (!sel->named)
         return false;
     for (int i = 0; i < sel->n; i++)
-        if (sel->benches[i]->flags & SB_BF_NEEDS_MPI)
+        if (sb_impl_flags(sel->items[i].bench, sel->items[i].impl) &
+            SB_BF_NEEDS_MPI)
             return true;
     return false;
 }
@@ -232,14 +254,6 @@ void sb_session_abort(const char *msg, int code)
 
 /* ---- planning ------------------------------------------------------------ */
 
-static bool bench_declares(const sb_bench *b, const char *key)
-{
-    for (const sb_param_def *d = b->params; d && d->name; d++)
-        if (strcmp(d->name, key) == 0)
-            return true;
-    return false;
-}
-
 int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                   const sb_ctx *ctx, sb_plan *plan, sb_err *err)
 {
@@ -252,9 +266,10 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
         const char *name;
         sb_pset_key_split(user->kv[k].key, scope, sizeof scope, &name);
         for (int i = 0; i < sel->n && !used; i++) {
-            bool c = sb_pscope_covers(scope, sel->benches[i]->name);
+            const sb_sel_item *si = &sel->items[i];
+            bool c = sb_pscope_covers(scope, si->bench->name);
             covered |= c;
-            used = c && bench_declares(sel->benches[i], name);
+            used = c && sb_param_find(si->bench, si->impl, name);
         }
         if (!used && scope[0] && !covered)
             return sb_fail(err, SB_EINVAL,
@@ -269,8 +284,10 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
         if (!used) {
             if (sel->n == 1) {
                 char names[400] = "";
-                for (const sb_param_def *d = sel->benches[0]->params;
-                     d && d->name; d++) {
+                sb_param_def defs[SB_MAX_PARAMS + 1];
+                sb_params_of(sel->items[0].bench, sel->items[0].impl, defs,
+                             SB_MAX_PARAMS + 1);
+                for (const sb_param_def *d = defs; d->name; d++) {
                     if (names[0])
                         strncat(names, ", ", sizeof names - strlen(names) - 1);
                     strncat(names, d->name, sizeof names - strlen(names) - 1);
@@ -279,7 +296,7 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                                "-p %s: unknown parameter '%s' "
                                "for %s (it takes: %s)",
                                user->kv[k].key, user->kv[k].key,
-                               sel->benches[0]->name,
+                               sel->items[0].bench->name,
                                names[0] ? names : "no parameters");
             }
             return sb_fail(err, SB_EINVAL,
@@ -292,45 +309,56 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
     int cap = 0;
     double together = 0.0; /* bytes the points hold at once, interleaved */
     for (int i = 0; i < sel->n; i++) {
-        const sb_bench *b = sel->benches[i];
-        if (ctx->interleave && (!b->run || b->drive || b->measure ||
-                                (b->flags & SB_BF_NEEDS_MPI))) {
-            bool cpu = !b->backend || strcmp(b->backend, "cpu") == 0;
+        const sb_bench *b = sel->items[i].bench;
+        const sb_impl *im = sel->items[i].impl;
+        if (ctx->interleave && (!im->run || im->drive || im->measure ||
+                                (sb_impl_flags(b, im) & SB_BF_NEEDS_MPI))) {
+            bool cpu = strcmp(im->backend, "cpu") == 0;
             /* the cuda benchmarks leave with --backend cpu; the host's
              * transfers and the MPI ones come with it, so name them */
-            bool cuda = b->backend && strcmp(b->backend, "cuda") == 0;
+            bool cuda = strcmp(im->backend, "cuda") == 0;
             sb_fail(err, SB_EINVAL,
                     "--interleave: %s%s%s takes its own "
                     "samples, so it cannot share rounds with other points%s",
-                    b->name, cpu ? "" : " on ", cpu ? "" : b->backend,
+                    b->name, cpu ? "" : " on ", cpu ? "" : im->backend,
                     cuda && !ctx->backend[0]
                         ? " (--backend cpu leaves it out)"
                         : " (leave it out of --bench or --area)");
             goto fail;
         }
         sb_pset suite_defaults = {0};
-        const char *spec =
-            ctx->suite == SB_SUITE_FULL && b->full ? b->full : b->quick;
+        const char *quick = im->quick ? im->quick : b->quick;
+        const char *full = im->full ? im->full : b->full;
+        const char *spec = ctx->suite == SB_SUITE_FULL && full ? full : quick;
         if (sb_pset_add_all(&suite_defaults, spec, err))
             goto fail;
         sb_pset mine;
         sb_pset_for_bench(user, b->name, &mine);
         const sb_pset *layers[2] = {&suite_defaults, &mine};
         const bool lenient[2] = {false, true};
+        sb_param_def defs[SB_MAX_PARAMS + 1];
+        sb_params_of(b, im, defs, SB_MAX_PARAMS + 1);
         sb_params *pts = NULL;
         int npts = 0;
-        if (sb_params_expand(b->name, b->params, layers, lenient, 2, &pts,
-                             &npts, err))
+        if (sb_params_expand(b->name, defs, layers, lenient, 2, &pts, &npts,
+                             err))
             goto fail;
         for (int j = 0; j < npts; j++) {
             char where[512], pbuf[400];
             sb_params_fmt(&pts[j], pbuf, sizeof pbuf);
             snprintf(where, sizeof where, "%s %s", b->name, pbuf);
-            if (b->check && b->check(&pts[j], ctx, err)) {
+            sb_point pt;
+            if (sb_point_make(b, im, &pts[j], &pt, err)) {
                 free(pts);
                 goto fail;
             }
-            double need = b->footprint ? b->footprint(&pts[j], ctx) : 0.0;
+            int crc = sb_point_check(&pt, ctx, err);
+            double need = crc ? 0.0 : sb_point_footprint(&pt, ctx);
+            sb_point_release(&pt);
+            if (crc) {
+                free(pts);
+                goto fail;
+            }
             if (ctx->phys_mem > 0 && need > 0.9 * ctx->phys_mem) {
                 char a[32], m[32];
                 sb_fmt_size(need, a, sizeof a);
@@ -368,6 +396,7 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                 plan->items = it;
             }
             plan->items[plan->n].bench = b;
+            plan->items[plan->n].impl = im;
             plan->items[plan->n].point = pts[j];
             plan->n++;
         }
@@ -480,15 +509,14 @@ int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
 /* ---- running ------------------------------------------------------------- */
 
 /* The metrics every timed result gets from its work per iteration. */
-static void add_standard_metrics(const sb_bench *b, const sb_params *p,
-                                 sb_result *r)
+static void add_standard_metrics(const sb_point *pt, sb_result *r)
 {
     if (r->n_samples == 0)
         return;
     double med = r->stats.p50, best = r->stats.min;
     sb_result_metric(r, "latency_us", med * 1e6, "us");
-    double bytes = b->bytes ? b->bytes(p) : 0.0;
-    double flops = b->flops ? b->flops(p) : 0.0;
+    double bytes = sb_point_bytes(pt);
+    double flops = sb_point_flops(pt);
     if (bytes > 0 && med > 0) {
         sb_result_metric(r, "bytes", bytes, "B");
         sb_result_metric(r, "GBps", bytes / med * 1e-9, "GB/s");
@@ -499,7 +527,7 @@ static void add_standard_metrics(const sb_bench *b, const sb_params *p,
         sb_result_metric(r, "GFLOPs", flops / med * 1e-9, "GFLOP/s");
         sb_result_metric(r, "GFLOPs_best", flops / best * 1e-9, "GFLOP/s");
         /* Accelerators are read in TFLOP/s (the schema's headline there). */
-        if (b->backend && strcmp(b->backend, "cuda") == 0) {
+        if (strcmp(pt->impl->backend, "cuda") == 0) {
             sb_result_metric(r, "TFLOPs", flops / med * 1e-12, "TFLOP/s");
             sb_result_metric(r, "TFLOPs_best", flops / best * 1e-12, "TFLOP/s");
         }
@@ -511,39 +539,42 @@ static void add_standard_metrics(const sb_bench *b, const sb_params *p,
 /* The result's place on the roofline, from the work it reports (the
  * "flops" and "bytes" metrics, the runner's or the bench's own) and the
  * precision its arithmetic runs in. */
-static void place_on_roofline(const sb_bench *b, const sb_params *p,
-                              const sb_ctx *ctx, sb_result *r)
+static void place_on_roofline(const sb_point *pt, const sb_ctx *ctx,
+                              sb_result *r)
 {
+    const sb_bench *b = pt->bench;
     if (b->roof == SB_ROOF_NONE || r->skipped)
         return;
     const sb_metric *f = sb_result_get(r, "flops"),
                     *by = sb_result_get(r, "bytes");
     const char *dtype = "fp32";
-    if (b->roof == SB_ROOF_DTYPE && sb_p_find(p, "dtype"))
-        dtype = sb_p_str(p, "dtype");
+    if (b->roof == SB_ROOF_DTYPE && sb_p_find(pt->params, "dtype"))
+        dtype = sb_p_str(pt->params, "dtype");
     sb_roofline_annotate(r, ctx, dtype, f ? f->value : 0.0,
                          by ? by->value : 0.0);
 }
 
-static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
-                        sb_result *r, void *state, int rc, sb_err *err);
+static int finish_point(const sb_point *pt, sb_ctx *ctx, sb_result *r,
+                        void *state, int rc, sb_err *err);
 
-/* Appends the point's result and sets the bench up. *live: set up, to be
+/* Appends the point's result and sets the impl up. *live: set up, to be
  * measured; a point the machine cannot run (SB_EUNSUP) stays as a skipped
  * result, not live. On an error its result is dropped again. */
-static int start_point(const sb_bench *b, const sb_params *p, const sb_ctx *ctx,
+static int start_point(const sb_point *pt, const sb_ctx *ctx,
                        sb_result_list *out, void **state, bool *live,
                        sb_err *err)
 {
+    const sb_bench *b = pt->bench;
+    const sb_impl *im = pt->impl;
     *state = NULL;
     *live = false;
     sb_result *r = sb_results_push(out);
     if (!r)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    sb_result_init(r, b->name, b->area, b->backend);
-    r->params = *p;
+    sb_result_init(r, b->name, b->area, im->backend);
+    r->params = *pt->params;
     sb_err serr = {0};
-    int rc = b->setup ? b->setup(p, ctx, state, &serr) : 0;
+    int rc = im->setup ? im->setup(pt, ctx, state, &serr) : 0;
     if (rc == SB_EUNSUP) {
         r->skipped = true;
         sb_result_note(r, "skipped: %s", serr.msg);
@@ -576,59 +607,74 @@ static void show_progress(const sb_ctx *ctx, const char *stage, int i,
     fflush(stderr);
 }
 
-int sb_run_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
-                 sb_result_list *out, sb_err *err)
+int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,
+                 sb_ctx *ctx, sb_result_list *out, sb_err *err)
 {
-    bool needs_mpi = (b->flags & SB_BF_NEEDS_MPI) != 0;
+    if (!im)
+        im = sb_impl_find(b, NULL);
+    if (!im)
+        return sb_fail(err, SB_EINVAL, "%s: not built in this solbench",
+                       b->name);
+    bool needs_mpi = (sb_impl_flags(b, im) & SB_BF_NEEDS_MPI) != 0;
     if (ctx->nranks > 1 && !needs_mpi && ctx->rank != 0)
         return 0; /* node-local benches run on rank 0 only */
 
     if (needs_mpi && ctx->nranks < 2)
         return sb_results_push_skipped(
-            out, b->name, b->area, b->backend, p, err,
+            out, b->name, b->area, im->backend, p, err,
             "skipped: needs 2 or more ranks — run under mpirun");
-    if (b->drive) {
-        sb_threads_setup(ctx->threads);
-        return b->drive(p, ctx, out, err);
-    }
-
+    sb_point pt;
+    int rc = sb_point_make(b, im, p, &pt, err);
+    if (rc)
+        return rc;
     sb_threads_setup(ctx->threads);
+    if (im->drive) {
+        rc = im->drive(&pt, ctx, out, err);
+        sb_point_release(&pt);
+        return rc;
+    }
     void *state;
     bool live;
-    int rc = start_point(b, p, ctx, out, &state, &live, err);
-    if (rc || !live)
+    rc = start_point(&pt, ctx, out, &state, &live, err);
+    if (rc || !live) {
+        sb_point_release(&pt);
         return rc;
+    }
     sb_result *r = &out->items[out->n - 1];
-    if (b->measure)
-        rc = b->measure(state, ctx, r, err);
+    if (im->measure)
+        rc = im->measure(state, ctx, r, err);
     else
-        rc = sb_sample_loop(b->run, state, ctx, r, err);
-    return finish_point(b, p, ctx, r, state, rc, err);
+        rc = sb_sample_loop(im->run, state, ctx, r, err);
+    rc = finish_point(&pt, ctx, r, state, rc, err);
+    sb_point_release(&pt);
+    return rc;
 }
 
 /* After the samples (rc: how taking them went): verify, the standard
- * metrics and the bench's own report, then teardown. */
-static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
-                        sb_result *r, void *state, int rc, sb_err *err)
+ * metrics and the impl's own report, then teardown. */
+static int finish_point(const sb_point *pt, sb_ctx *ctx, sb_result *r,
+                        void *state, int rc, sb_err *err)
 {
+    const sb_impl *im = pt->impl;
     if (rc == 0) {
-        if (b->verify) {
-            rc = b->verify(state, r);
+        if (im->verify) {
+            rc = im->verify(state, r);
             if (rc)
-                sb_fail(err, rc, "%s: verification could not run", b->name);
+                sb_fail(err, rc, "%s: verification could not run",
+                        pt->bench->name);
         } else {
             r->valid = false;
             sb_result_note(r, "no verification defined");
         }
     }
     if (rc == 0) {
-        add_standard_metrics(b, p, r);
-        if (b->report)
-            b->report(state, p, ctx, r);
-        place_on_roofline(b, p, ctx, r);
+        add_standard_metrics(pt, r);
+        if (im->report)
+            im->report(state, pt, ctx, r);
+        place_on_roofline(pt, ctx, r);
     }
-    if (b->teardown)
-        b->teardown(state);
+    if (im->teardown)
+        im->teardown(state);
     return rc;
 }
 
@@ -643,6 +689,7 @@ static int finish_point(const sb_bench *b, const sb_params *p, sb_ctx *ctx,
  * until every point has its --repeat samples and --min-time of them. */
 typedef struct {
     size_t res; /* index of its result in out */
+    sb_point pt;
     void *state;
     uint64_t iters;
     double spent; /* seconds of samples so far */
@@ -664,20 +711,26 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
     for (; n < plan->n; n++) {
         const sb_plan_item *it = &plan->items[n];
         show_progress(ctx, "set up ", n, plan);
-        rc = start_point(it->bench, &it->point, ctx, out, &sl[n].state,
-                         &sl[n].live, err);
+        rc = sb_point_make(it->bench, it->impl, &it->point, &sl[n].pt, err);
         if (rc)
             break;
+        rc = start_point(&sl[n].pt, ctx, out, &sl[n].state, &sl[n].live, err);
+        if (rc) {
+            sb_point_release(&sl[n].pt);
+            break;
+        }
         sl[n].res = out->n - 1;
     }
     for (int i = 0; i < n && rc == 0; i++)
         if (sl[i].live)
-            rc = calibrate(plan->items[i].bench->run, sl[i].state, ctx,
+            rc = calibrate(plan->items[i].impl->run, sl[i].state, ctx,
                            &out->items[sl[i].res], &sl[i].iters, err);
     if (rc) { /* a run stopped by an error keeps none of these results */
-        for (int i = 0; i < n; i++)
-            if (sl[i].live && plan->items[i].bench->teardown)
-                plan->items[i].bench->teardown(sl[i].state);
+        for (int i = 0; i < n; i++) {
+            if (sl[i].live && plan->items[i].impl->teardown)
+                plan->items[i].impl->teardown(sl[i].state);
+            sb_point_release(&sl[i].pt);
+        }
         while (out->n > first)
             sb_result_free(&out->items[--out->n]);
         free(sl);
@@ -689,7 +742,7 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
     for (int w = 0; w < ctx->warmup; w++)
         for (int i = 0; i < n; i++)
             if (sl[i].live)
-                plan->items[i].bench->run(sl[i].state, sl[i].iters);
+                plan->items[i].impl->run(sl[i].state, sl[i].iters);
 
     for (int round = 0;; round++) {
         bool more = false, full = false;
@@ -712,9 +765,8 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             int i = round % 2 ? n - 1 - k : k;
             if (!sl[i].live)
                 continue;
-            rc =
-                take_sample(plan->items[i].bench->run, sl[i].state, sl[i].iters,
-                            &out->items[sl[i].res], &sl[i].spent, err);
+            rc = take_sample(plan->items[i].impl->run, sl[i].state, sl[i].iters,
+                             &out->items[sl[i].res], &sl[i].spent, err);
         }
         if (rc)
             break;
@@ -727,15 +779,16 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
      * points are still finished, so no result is left half made. */
     const int sampled = rc;
     for (int i = 0; i < n; i++) {
-        const sb_bench *b = plan->items[i].bench;
-        if (!sl[i].live)
+        if (!sl[i].live) {
+            sb_point_release(&sl[i].pt);
             continue;
+        }
         sb_result *r = &out->items[sl[i].res];
         if (sampled == 0)
             close_samples(r, sl[i].iters);
         sb_err ferr = {0};
-        int frc = finish_point(b, &plan->items[i].point, ctx, r, sl[i].state,
-                               sampled, &ferr);
+        int frc = finish_point(&sl[i].pt, ctx, r, sl[i].state, sampled, &ferr);
+        sb_point_release(&sl[i].pt);
         if (rc == 0 && frc) {
             rc = frc;
             if (err)
@@ -754,8 +807,8 @@ int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
     int rc = 0;
     for (int i = 0; i < plan->n && rc == 0; i++) {
         show_progress(ctx, "", i, plan);
-        rc = sb_run_point(plan->items[i].bench, &plan->items[i].point, ctx, out,
-                          err);
+        rc = sb_run_point(plan->items[i].bench, plan->items[i].impl,
+                          &plan->items[i].point, ctx, out, err);
     }
     show_progress(ctx, NULL, 0, plan);
     return rc;

@@ -137,8 +137,8 @@ int sb_gate_measure(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
     }
     for (int i = 0; i < plan->n; i++) {
         size_t before = out->n;
-        int rc = sb_run_point(plan->items[i].bench, &plan->items[i].point, ctx,
-                              out, err);
+        int rc = sb_run_point(plan->items[i].bench, plan->items[i].impl,
+                              &plan->items[i].point, ctx, out, err);
         if (rc)
             return rc;
         if (out->n > cap) {
@@ -198,6 +198,7 @@ static int confirm_round(sb_cmp *c, const sb_run *base, int nbase,
                 note(what, arg);
             if ((rc = ctx->interleave ? sb_run_plan(plan, ctx, &again[0], err)
                                       : sb_run_point(plan->items[item].bench,
+                                                     plan->items[item].impl,
                                                      &plan->items[item].point,
                                                      ctx, &again[item], err)))
                 goto out;

@@ -868,11 +868,15 @@ const char *sb_point_text(const sb_result *r, char *buf, size_t len)
     const sb_bench *b = sb_bench_find(r->bench, r->backend);
     if (!b)
         b = sb_bench_find(r->bench, NULL);
-    for (int i = 0; b && b->params && i < p.n; i++)
-        for (const sb_param_def *d = b->params; d->name; d++)
-            if (strcmp(d->name, p.v[i].name) == 0 && d->type == SB_P_SIZE &&
-                (p.v[i].type == SB_P_INT || p.v[i].type == SB_P_FLOAT))
-                p.v[i].type = SB_P_SIZE;
+    const sb_impl *im = b ? sb_impl_find(b, r->backend) : NULL;
+    if (b && !im)
+        im = sb_impl_find(b, NULL);
+    for (int i = 0; b && i < p.n; i++) {
+        const sb_param_def *d = sb_param_find(b, im, p.v[i].name);
+        if (d && d->type == SB_P_SIZE &&
+            (p.v[i].type == SB_P_INT || p.v[i].type == SB_P_FLOAT))
+            p.v[i].type = SB_P_SIZE;
+    }
     return sb_params_fmt(&p, buf, (int)len);
 }
 

@@ -121,13 +121,15 @@ static void fz_suite_spec(const char *spec)
     const bool lenient[1] = {false};
     sb_params *pts = NULL;
     int npts = 0;
-    if (sb_params_expand(b->name, b->params, layers, lenient, 1, &pts, &npts,
-                         &e) == 0) {
+    sb_param_def defs[SB_MAX_PARAMS + 1];
+    sb_params_of(b, b->impls[0], defs, SB_MAX_PARAMS + 1);
+    if (sb_params_expand(b->name, defs, layers, lenient, 1, &pts, &npts, &e) ==
+        0) {
         char label[400];
         for (int j = 0; j < npts; j++) {
             sb_params_fmt(&pts[j], label, sizeof label);
             for (int i = 0; i < pts[j].n; i++)
-                fz_canonical(&b->params[i], &pts[j].v[i]);
+                fz_canonical(&defs[i], &pts[j].v[i]);
         }
         free(pts);
     }
@@ -149,12 +151,16 @@ static void fz_plan(const char *areas, const char *names, sb_suite suite,
         for (int k = 0; k < plan.n; k++) {
             const sb_plan_item *it = &plan.items[k];
             sb_params_fmt(&it->point, label, sizeof label);
+            sb_param_def defs[SB_MAX_PARAMS + 1];
+            sb_params_of(it->bench, it->impl, defs, SB_MAX_PARAMS + 1);
             for (int i = 0; i < it->point.n; i++)
-                fz_canonical(&it->bench->params[i], &it->point.v[i]);
-            if (it->bench->flops)
-                (void)it->bench->flops(&it->point);
-            if (it->bench->bytes)
-                (void)it->bench->bytes(&it->point);
+                fz_canonical(&defs[i], &it->point.v[i]);
+            sb_point pt;
+            if (sb_point_make(it->bench, it->impl, &it->point, &pt, &e) == 0) {
+                (void)sb_point_flops(&pt);
+                (void)sb_point_bytes(&pt);
+                sb_point_release(&pt);
+            }
         }
         sb_plan_free(&plan);
     }

@@ -491,7 +491,7 @@ static void expect_refused(const char *bench, const char *spec,
     CHECK(planned);
     if (!planned)
         return;
-    CHECK(b->check(&p, &ctx, &err) == SB_EINVAL);
+    CHECK(sb_test_check(b, &p, &ctx, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, name) != NULL);
     if (!strstr(err.msg, name))
         fprintf(stderr, "message for %s %s: %s\n", bench, spec, err.msg);
@@ -511,8 +511,8 @@ static void run_bench(const char *bench, const char *spec)
     CHECK(planned);
     if (!planned)
         return;
-    CHECK(b->check(&p, &ctx, &err) == 0);
-    CHECK(b->flops(&p) > 0 && b->bytes(&p) > 0);
+    CHECK(sb_test_check(b, &p, &ctx, &err) == 0);
+    CHECK(sb_test_flops(b, &p) > 0 && sb_test_bytes(b, &p) > 0);
     sb_test_run_valid(b, &p, &ctx, 2);
 }
 
@@ -568,7 +568,7 @@ static void test_benches(void)
         void *st = NULL;
         CHECK(sb_test_point(b, "dtype=bf16 lib=openblas seq=32 head_dim=16", &p,
                             &err) == 0);
-        CHECK(b->setup(&p, &ctx, &st, &err) == SB_EUNSUP && st == NULL);
+        CHECK(sb_test_setup(b, &p, &ctx, &st, &err) == SB_EUNSUP && st == NULL);
         CHECK(strstr(err.msg, "unsupported: openblas bf16") != NULL);
     }
 }

@@ -107,21 +107,22 @@ int main(void)
 
     /* ---- shapes and FLOPs = 2 M N K, by hand */
     CHECK(expand("dtype=fp64 n=100", &p, &err) == 0);
-    CHECK(sb_bench_compute_gemm.flops(&p) == 2e6);
+    CHECK(sb_test_flops(&sb_bench_compute_gemm, &p) == 2e6);
     CHECK(expand("dtype=fp32 n=100 m=50 k=30", &p, &err) == 0);
     CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
     CHECK(m == 50 && n == 100 && k == 30);
-    CHECK(sb_bench_compute_gemm.flops(&p) == 300000.0);
+    CHECK(sb_test_flops(&sb_bench_compute_gemm, &p) == 300000.0);
     CHECK(expand("dtype=fp32 shape=llm tokens=2048 d_model=4096", &p, &err) ==
           0);
     CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
     CHECK(m == 2048 && k == 4096 && n == 16384);
-    CHECK(sb_bench_compute_gemm.flops(&p) == 2.0 * 2048 * 16384 * 4096);
+    CHECK(sb_test_flops(&sb_bench_compute_gemm, &p) ==
+          2.0 * 2048 * 16384 * 4096);
     /* fp32: A 2048x4096 + B 4096x16384 + C 2048x16384, 4 bytes each */
-    CHECK(sb_bench_compute_gemm.footprint(&p, NULL) ==
+    CHECK(sb_test_footprint(&sb_bench_compute_gemm, &p, NULL) ==
           4.0 * (2048.0 * 4096 + 4096.0 * 16384 + 2048.0 * 16384));
     CHECK(expand("dtype=fp64 shape=llm m=5", &p, &err) == 0);
-    CHECK(sb_bench_compute_gemm.check(&p, NULL, &err) == SB_EINVAL);
+    CHECK(sb_test_check(&sb_bench_compute_gemm, &p, NULL, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "shape=square") != NULL);
     CHECK(expand("dtype=fp16", &p, &err) != 0);
     CHECK(expand("n=0", &p, &err) != 0);
@@ -255,7 +256,8 @@ int main(void)
     sb_ceil_set(&ctx.ceil, "peak.fp64.theoretical", 2e12, "theoretical");
     sb_result_list out = {0};
     CHECK(expand("dtype=fp64 n=96", &p, &err) == 0);
-    CHECK(sb_run_point(&sb_bench_compute_gemm, &p, &ctx, &out, &err) == 0);
+    CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out, &err) ==
+          0);
     CHECK(out.n == 1);
     if (out.n == 1) {
         const sb_result *r = &out.items[0];
@@ -277,7 +279,8 @@ int main(void)
     /* fp32 without a peak.fp32 ceiling: no MFU, and a note says why. */
     memset(&out, 0, sizeof out);
     CHECK(expand("dtype=fp32 shape=llm tokens=16 d_model=32", &p, &err) == 0);
-    CHECK(sb_run_point(&sb_bench_compute_gemm, &p, &ctx, &out, &err) == 0);
+    CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out, &err) ==
+          0);
     CHECK(out.n == 1);
     if (out.n == 1) {
         CHECK(out.items[0].valid);
@@ -293,7 +296,8 @@ int main(void)
         sb_gemm_lib_supports(SB_GEMM_ONEDNN, SB__DT_BF16, NULL, 0);
     memset(&out, 0, sizeof out);
     CHECK(expand("dtype=bf16 n=64", &p, &err) == 0);
-    CHECK(sb_run_point(&sb_bench_compute_gemm, &p, &ctx, &out, &err) == 0);
+    CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out, &err) ==
+          0);
     CHECK(out.n == 1);
     if (out.n == 1) {
         if (bf16_any) {
@@ -311,7 +315,8 @@ int main(void)
     /* A library asked for by name that cannot run the point: skipped. */
     memset(&out, 0, sizeof out);
     CHECK(expand("dtype=fp64 n=32 lib=onednn", &p, &err) == 0);
-    CHECK(sb_run_point(&sb_bench_compute_gemm, &p, &ctx, &out, &err) == 0);
+    CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out, &err) ==
+          0);
     CHECK(out.n == 1 && out.items[0].skipped &&
           has_note(&out.items[0], "unsupported: onednn fp64"));
     sb_results_free(&out);
@@ -324,8 +329,8 @@ int main(void)
                      &err) == 0);
         CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
         CHECK(m == 4 && k == 64 && n == 256);
-        CHECK(sb_bench_compute_gemm.flops(&p) == 2.0 * 4 * 256 * 64);
-        CHECK(sb_bench_compute_gemm.bytes(&p) ==
+        CHECK(sb_test_flops(&sb_bench_compute_gemm, &p) == 2.0 * 4 * 256 * 64);
+        CHECK(sb_test_bytes(&sb_bench_compute_gemm, &p) ==
               (4.0 * 64 + 64.0 * 256) * 4 + 4.0 * 256 * 4);
         CHECK(expand("dtype=bf16 shape=decode d_model=1024", &p, &err) == 0);
         CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
@@ -335,16 +340,18 @@ int main(void)
               (double)k * (n - 256) * 2 < 4 * llc);
         /* the square shape's m and k are refused, naming decode's own */
         CHECK(expand("dtype=fp32 shape=decode m=4", &p, &err) == 0);
-        CHECK(sb_bench_compute_gemm.check(&p, NULL, &err) == SB_EINVAL &&
+        CHECK(sb_test_check(&sb_bench_compute_gemm, &p, NULL, &err) ==
+                  SB_EINVAL &&
               strstr(err.msg, "batch, d_model and ffn") != NULL);
         /* square and llm report no bytes (FLOP/s is their headline) */
         CHECK(expand("dtype=fp32 n=64", &p, &err) == 0);
-        CHECK(sb_bench_compute_gemm.bytes(&p) == 0);
+        CHECK(sb_test_bytes(&sb_bench_compute_gemm, &p) == 0);
 
         memset(&out, 0, sizeof out);
         CHECK(expand("dtype=fp32 shape=decode d_model=256 ffn=4096 batch=2", &p,
                      &err) == 0);
-        CHECK(sb_run_point(&sb_bench_compute_gemm, &p, &ctx, &out, &err) == 0);
+        CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out,
+                           &err) == 0);
         CHECK(out.n == 1);
         if (out.n == 1) {
             const sb_result *r = &out.items[0];

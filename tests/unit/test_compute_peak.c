@@ -281,7 +281,8 @@ int main(void)
     if (sb__bf16_dot_supported() && (mask & (1u << sb__bf16_dot_isa()))) {
         memset(&out, 0, sizeof out);
         CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
-        CHECK(sb_run_point(&sb_bench_compute_peak, &p, &ctx, &out, &err) == 0);
+        CHECK(sb_run_point(&sb_bench_compute_peak, NULL, &p, &ctx, &out,
+                           &err) == 0);
         CHECK(out.n == 1 && out.items[0].valid);
         CHECK(sb_ceil_get(&ctx.ceil, "peak.bf16") > 0);
         sb_results_free(&out);
@@ -291,7 +292,7 @@ int main(void)
      * theoretical peak and the ceilings. */
     CHECK(one_point("dtype=fp32 isa=auto cores=all", &p) == 0);
     memset(&out, 0, sizeof out);
-    rc = sb_run_point(&sb_bench_compute_peak, &p, &ctx, &out, &err);
+    rc = sb_run_point(&sb_bench_compute_peak, NULL, &p, &ctx, &out, &err);
     CHECK(rc == 0);
     CHECK(out.n == 1);
     if (out.n == 1) {

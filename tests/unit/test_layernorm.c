@@ -136,7 +136,7 @@ static void run_bench(const char *spec)
     sb_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.threads = 2;
-    CHECK(bench->flops(&p) > 0 && bench->bytes(&p) > 0);
+    CHECK(sb_test_flops(bench, &p) > 0 && sb_test_bytes(bench, &p) > 0);
     sb_test_run_valid(bench, &p, &ctx, 3);
 }
 

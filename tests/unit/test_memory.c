@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench/memory/memory.h"
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/bench.h"
 #include "solbench/runner.h"
@@ -18,28 +19,14 @@ extern const sb_bench sb_bench_memory_copy, sb_bench_memory_scale,
     sb_bench_memory_add, sb_bench_memory_triad, sb_bench_memory_read,
     sb_bench_memory_write, sb_bench_memory_sweep;
 
-/* One point of a bench from "k=v k=v" text over its defaults. */
+/* One point of a bench from "k=v k=v" text over its CPU defaults. */
 static bool point(const sb_bench *b, const char *spec, sb_params *out)
 {
-    sb_pset ps = {0};
     sb_err err = {0};
-    if (sb_pset_add_all(&ps, spec, &err)) {
+    if (sb_test_point(b, spec, out, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return false;
     }
-    const sb_pset *layers[1] = {&ps};
-    const bool lenient[1] = {false};
-    sb_params *pts = NULL;
-    int n = 0;
-    if (sb_params_expand(b->name, b->params, layers, lenient, 1, &pts, &n,
-                         &err) ||
-        n != 1) {
-        fprintf(stderr, "%s\n", err.msg);
-        free(pts);
-        return false;
-    }
-    *out = pts[0];
-    free(pts);
     return true;
 }
 
@@ -47,7 +34,7 @@ static bool verify_ok(const sb_bench *b, void *state)
 {
     sb_result r;
     sb_result_init(&r, b->name, b->area, "cpu");
-    int rc = b->verify(state, &r);
+    int rc = sb_test_cpu(b)->verify(state, &r);
     bool ok = rc == 0 && r.valid;
     sb_result_free(&r);
     return ok;
@@ -111,11 +98,11 @@ static void plant(const sb_bench *b, sb_mem_state *s, void *arr, size_t i,
     double old = get(s, arr, i);
     put(s, arr, i, old * 1.25 + 0.5);
     if (rerun)
-        b->run(s, 1);
+        sb_test_cpu(b)->run(s, 1);
     CHECK(!verify_ok(b, s));
     put(s, arr, i, old);
     if (rerun)
-        b->run(s, 1);
+        sb_test_cpu(b)->run(s, 1);
     CHECK(verify_ok(b, s));
 }
 
@@ -124,9 +111,9 @@ static void test_kernel(const sb_bench *b, sb_ctx *ctx, const char *spec)
     sb_params p;
     CHECK(point(b, spec, &p));
     sb_err err = {0};
-    CHECK(b->check(&p, ctx, &err) == 0);
+    CHECK(sb_test_check(b, &p, ctx, &err) == 0);
     void *state = NULL;
-    CHECK(b->setup(&p, ctx, &state, &err) == 0);
+    CHECK(sb_test_setup(b, &p, ctx, &state, &err) == 0);
     if (!state)
         return;
     sb_mem_state *s = state;
@@ -135,9 +122,9 @@ static void test_kernel(const sb_bench *b, sb_ctx *ctx, const char *spec)
     /* Before the kernel has run the outputs hold other values: a kernel
      * that does nothing fails. */
     CHECK(!verify_ok(b, s));
-    b->run(s, 3);
+    sb_test_cpu(b)->run(s, 3);
     CHECK(verify_ok(b, s));
-    b->run(s, 2); /* idempotent: more iterations, same answer */
+    sb_test_cpu(b)->run(s, 2); /* idempotent: more iterations, same answer */
     CHECK(verify_ok(b, s));
 
     size_t where[3] = {0, s->n / 2 + 1, s->n - 1};
@@ -158,7 +145,7 @@ static void test_kernel(const sb_bench *b, sb_ctx *ctx, const char *spec)
         s->partial[0] = old;
         CHECK(verify_ok(b, s));
     }
-    b->teardown(state);
+    sb_test_cpu(b)->teardown(state);
 }
 
 static void test_kernels(sb_ctx *ctx)
@@ -184,19 +171,19 @@ static void test_bytes(sb_ctx *ctx)
     sb_params p;
     /* copy: 1e6 B over 2 arrays of fp64 = 62500 elements, 2 words each. */
     CHECK(point(&sb_bench_memory_copy, "size=1000000", &p));
-    CHECK_NEAR(sb_bench_memory_copy.bytes(&p), 2.0 * 62500 * 8, 0);
-    CHECK_NEAR(sb_bench_memory_copy.footprint(&p, ctx), 1e6, 0);
+    CHECK_NEAR(sb_test_bytes(&sb_bench_memory_copy, &p), 2.0 * 62500 * 8, 0);
+    CHECK_NEAR(sb_test_footprint(&sb_bench_memory_copy, &p, ctx), 1e6, 0);
     /* triad: 1e6 B over 3 arrays = 41666 elements, 3 words each. */
     CHECK(point(&sb_bench_memory_triad, "size=1000000", &p));
-    CHECK_NEAR(sb_bench_memory_triad.bytes(&p), 3.0 * 41666 * 8, 0);
+    CHECK_NEAR(sb_test_bytes(&sb_bench_memory_triad, &p), 3.0 * 41666 * 8, 0);
     CHECK(point(&sb_bench_memory_add, "size=3MiB", &p));
-    CHECK_NEAR(sb_bench_memory_add.bytes(&p), 3.0 * 131072 * 8, 0);
+    CHECK_NEAR(sb_test_bytes(&sb_bench_memory_add, &p), 3.0 * 131072 * 8, 0);
     CHECK(point(&sb_bench_memory_scale, "size=1MiB dtype=fp32", &p));
-    CHECK_NEAR(sb_bench_memory_scale.bytes(&p), 2.0 * 131072 * 4, 0);
+    CHECK_NEAR(sb_test_bytes(&sb_bench_memory_scale, &p), 2.0 * 131072 * 4, 0);
     CHECK(point(&sb_bench_memory_read, "size=4096 dtype=fp32", &p));
-    CHECK_NEAR(sb_bench_memory_read.bytes(&p), 4096, 0);
+    CHECK_NEAR(sb_test_bytes(&sb_bench_memory_read, &p), 4096, 0);
     CHECK(point(&sb_bench_memory_write, "size=8KiB", &p));
-    CHECK_NEAR(sb_bench_memory_write.bytes(&p), 8192, 0);
+    CHECK_NEAR(sb_test_bytes(&sb_bench_memory_write, &p), 8192, 0);
 
     /* Write-allocate words: +1 per written array unless nt. */
     CHECK(sb_mem_words(SB_MEM_COPY) == 2 &&
@@ -219,7 +206,7 @@ static void test_bytes(sb_ctx *ctx)
     void *state = NULL;
     sb_err err = {0};
     ctx->threads = 1;
-    CHECK(sb_bench_memory_triad.setup(&p, ctx, &state, &err) == 0);
+    CHECK(sb_test_setup(&sb_bench_memory_triad, &p, ctx, &state, &err) == 0);
     if (state) {
         sb_result r;
         sb_result_init(&r, "memory.triad", "memory", "cpu");
@@ -227,9 +214,9 @@ static void test_bytes(sb_ctx *ctx)
         sb_result_add_sample(&r, 1e-3);
         sb_result_add_sample(&r, 3e-3);
         sb_result_finish_stats(&r);
-        sb_bench_memory_triad.run(state, 1);
-        sb_bench_memory_triad.verify(state, &r);
-        sb_bench_memory_triad.report(state, &p, ctx, &r);
+        sb_test_cpu(&sb_bench_memory_triad)->run(state, 1);
+        sb_test_cpu(&sb_bench_memory_triad)->verify(state, &r);
+        sb_test_report(&sb_bench_memory_triad, state, &p, ctx, &r);
         const sb_metric *m = sb_result_get(&r, "GBps_wa");
         const sb_metric *mb = sb_result_get(&r, "GBps_wa_best");
         CHECK(m && mb);
@@ -240,7 +227,7 @@ static void test_bytes(sb_ctx *ctx)
         /* A valid triad offers its best figure as bw.triad. */
         CHECK(sb_ceil_get(&ctx->ceil, "bw.triad") > 0);
         sb_result_free(&r);
-        sb_bench_memory_triad.teardown(state);
+        sb_test_cpu(&sb_bench_memory_triad)->teardown(state);
     }
 }
 
@@ -249,21 +236,23 @@ static void test_checks(sb_ctx *ctx)
     sb_params p;
     sb_err err = {0};
     CHECK(point(&sb_bench_memory_triad, "size=1KiB", &p));
-    CHECK(sb_bench_memory_triad.check(&p, ctx, &err) == SB_EINVAL);
+    CHECK(sb_test_check(&sb_bench_memory_triad, &p, ctx, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "size=") != NULL);
     CHECK(point(&sb_bench_memory_triad, "size=1PiB", &p));
-    CHECK(sb_bench_memory_triad.check(&p, ctx, &err) == SB_EINVAL);
+    CHECK(sb_test_check(&sb_bench_memory_triad, &p, ctx, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "physical memory") != NULL);
     CHECK(point(&sb_bench_memory_sweep, "kernels=read threads=abc", &p));
-    CHECK(sb_bench_memory_sweep.check(&p, ctx, &err) == SB_EINVAL);
+    CHECK(sb_test_check(&sb_bench_memory_sweep, &p, ctx, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "threads=abc") != NULL);
     CHECK(point(&sb_bench_memory_sweep,
                 "kernels=read threads=1 min_size=1MiB max_size=64KiB", &p));
-    CHECK(sb_bench_memory_sweep.check(&p, ctx, &err) == SB_EINVAL);
+    CHECK(sb_test_check(&sb_bench_memory_sweep, &p, ctx, &err) == SB_EINVAL);
     CHECK(point(&sb_bench_memory_sweep, "kernels=triad threads=all", &p));
-    CHECK(sb_bench_memory_sweep.check(&p, ctx, &err) == 0);
-    CHECK(sb_bench_memory_sweep.footprint(&p, ctx) >= 1024.0 * 1024 * 1024 ||
-          sb_bench_memory_sweep.footprint(&p, ctx) >= 0.25 * ctx->phys_mem - 1);
+    CHECK(sb_test_check(&sb_bench_memory_sweep, &p, ctx, &err) == 0);
+    CHECK(sb_test_footprint(&sb_bench_memory_sweep, &p, ctx) >=
+              1024.0 * 1024 * 1024 ||
+          sb_test_footprint(&sb_bench_memory_sweep, &p, ctx) >=
+              0.25 * ctx->phys_mem - 1);
 }
 
 static void test_caches(void)
@@ -310,7 +299,10 @@ static void test_sweep(sb_ctx *ctx)
     lc.min_time = 0.01;
     lc.repeat = 3;
     lc.threads = 2;
-    CHECK(sb_bench_memory_sweep.drive(&p, &lc, &out, &err) == 0);
+    sb_point spt = sb_test_pt(&sb_bench_memory_sweep, &p);
+    CHECK(sb_test_cpu(&sb_bench_memory_sweep)->drive(&spt, &lc, &out, &err) ==
+          0);
+    sb_point_release(&spt);
     CHECK(out.n == 6); /* 8, 16, 32, 64, 128 KiB and the summary */
     for (size_t i = 0; i < out.n; i++) {
         sb_result *r = &out.items[i];

@@ -388,11 +388,11 @@ static void run_bench(const char *name, const char *spec, bool want_ok)
     sb_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.threads = 2;
-    int rc = b->check(&p, &ctx, &err);
+    int rc = sb_test_check(b, &p, &ctx, &err);
     CHECK((rc == 0) == want_ok);
     if (rc == 0) {
-        CHECK(b->footprint(&p, &ctx) > 0);
-        CHECK(b->bytes(&p) > 0);
+        CHECK(sb_test_footprint(b, &p, &ctx) > 0);
+        CHECK(sb_test_bytes(b, &p) > 0);
         sb_test_run_valid(b, &p, &ctx, 2);
     } else {
         CHECK(err.code == SB_EINVAL);

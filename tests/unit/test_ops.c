@@ -357,10 +357,10 @@ static void run_bench(const char *name, const char *spec, bool want_ok)
     sb_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.threads = 2;
-    int rc = b->check(&p, &ctx, &err);
+    int rc = sb_test_check(b, &p, &ctx, &err);
     CHECK((rc == 0) == want_ok);
     if (rc == 0) {
-        CHECK(b->flops(&p) > 0 && b->bytes(&p) > 0);
+        CHECK(sb_test_flops(b, &p) > 0 && sb_test_bytes(b, &p) > 0);
         sb_test_run_valid(b, &p, &ctx, 3);
     } else {
         CHECK(err.code == SB_EINVAL && strstr(err.msg, "head_dim"));

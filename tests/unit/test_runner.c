@@ -46,22 +46,22 @@ static int fake_setup(char tag, void **state)
     setups++;
     return 0;
 }
-static int setup_a(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+static int setup_a(const sb_point *p, const sb_ctx *c, void **s, sb_err *e)
 {
     (void)p, (void)c, (void)e;
     return fake_setup('a', s);
 }
-static int setup_b(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+static int setup_b(const sb_point *p, const sb_ctx *c, void **s, sb_err *e)
 {
     (void)p, (void)c, (void)e;
     return fake_setup('b', s);
 }
-static int setup_unsup(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+static int setup_unsup(const sb_point *p, const sb_ctx *c, void **s, sb_err *e)
 {
     (void)p, (void)c, (void)s;
     return sb_fail(e, SB_EUNSUP, "not on this machine");
 }
-static int setup_fail(const sb_params *p, const sb_ctx *c, void **s, sb_err *e)
+static int setup_fail(const sb_point *p, const sb_ctx *c, void **s, sb_err *e)
 {
     (void)p, (void)c, (void)s;
     return sb_fail(e, SB_EINVAL, "cannot set up");
@@ -86,22 +86,29 @@ static void fake_teardown(void *state)
     free(state);
     teardowns++;
 }
-static double half_memory(const sb_params *p, const sb_ctx *ctx)
+static double half_memory(const sb_point *p, const sb_ctx *ctx)
 {
     (void)p;
     return 0.5 * ctx->phys_mem;
 }
-static int fake_drive(const sb_params *p, sb_ctx *c, sb_result_list *o,
+static int fake_drive(const sb_point *p, sb_ctx *c, sb_result_list *o,
                       sb_err *e)
 {
     (void)p, (void)c, (void)o, (void)e;
     return 0;
 }
 
+/* A definition with one CPU impl. */
+#define FAKE_IMPLS(...)                                                        \
+    (const sb_impl *const[])                                                   \
+    {                                                                          \
+        &(const sb_impl){.backend = "cpu", __VA_ARGS__}, NULL                  \
+    }
 #define FAKE(nm, su, rn, vf)                                                   \
     {                                                                          \
-        .name = nm, .area = "fake", .desc = "a fake", .setup = su, .run = rn,  \
-        .verify = vf, .teardown = fake_teardown                                \
+        .name = nm, .area = "fake", .desc = "a fake",                          \
+        .impls = FAKE_IMPLS(.setup = su, .run = rn, .verify = vf,              \
+                            .teardown = fake_teardown)                         \
     }
 static const sb_bench bench_a = FAKE("fake.a", setup_a, fake_run, fake_verify);
 static const sb_bench bench_b = FAKE("fake.b", setup_b, fake_run, fake_verify);
@@ -131,8 +138,10 @@ static int run(const sb_bench *const *b, int n, bool interleave,
                double min_time, sb_result_list *out, sb_err *err)
 {
     sb_plan plan = {calloc((size_t)n, sizeof(sb_plan_item)), n};
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         plan.items[i].bench = b[i];
+        plan.items[i].impl = b[i]->impls[0];
+    }
     sb_ctx ctx;
     context(&ctx, interleave);
     ctx.min_time = min_time;
@@ -285,11 +294,12 @@ static void test_plan_refusals(void)
     sb_plan plan;
     sb_err err = {0};
     /* a bench that takes its own samples */
-    static const sb_bench driven = {.name = "fake.driven",
-                                    .area = "fake",
-                                    .desc = "drives",
-                                    .drive = fake_drive};
-    const sb_bench *d[] = {&bench_a, &driven};
+    const sb_bench driven = {.name = "fake.driven",
+                             .area = "fake",
+                             .desc = "drives",
+                             .impls = FAKE_IMPLS(.drive = fake_drive)};
+    sb_sel_item d[] = {{&bench_a, bench_a.impls[0]},
+                       {&driven, driven.impls[0]}};
     sb_selection sel = {d, 2, true};
     context(&ctx, true);
     CHECK(sb_plan_build(&sel, NULL, &ctx, &plan, &err) == SB_EINVAL);
@@ -300,17 +310,17 @@ static void test_plan_refusals(void)
 
     /* two points of half the memory each: one by one they fit, together
      * they do not */
-    static const sb_bench big1 = {.name = "fake.big1",
-                                  .area = "fake",
-                                  .desc = "big",
-                                  .footprint = half_memory,
-                                  .run = fake_run};
-    static const sb_bench big2 = {.name = "fake.big2",
-                                  .area = "fake",
-                                  .desc = "big",
-                                  .footprint = half_memory,
-                                  .run = fake_run};
-    const sb_bench *g[] = {&big1, &big2};
+    const sb_bench big1 = {.name = "fake.big1",
+                           .area = "fake",
+                           .desc = "big",
+                           .footprint = half_memory,
+                           .impls = FAKE_IMPLS(.run = fake_run)};
+    const sb_bench big2 = {.name = "fake.big2",
+                           .area = "fake",
+                           .desc = "big",
+                           .footprint = half_memory,
+                           .impls = FAKE_IMPLS(.run = fake_run)};
+    sb_sel_item g[] = {{&big1, big1.impls[0]}, {&big2, big2.impls[0]}};
     sb_selection gsel = {g, 2, true};
     context(&ctx, false);
     CHECK(ctx.phys_mem > 0);
@@ -320,7 +330,7 @@ static void test_plan_refusals(void)
     memset(&err, 0, sizeof err);
     CHECK(sb_plan_build(&gsel, NULL, &ctx, &plan, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "together") && strstr(err.msg, "fake.big2"));
-    const sb_bench *one[] = {&big1};
+    sb_sel_item one[] = {{&big1, big1.impls[0]}};
     sb_selection osel = {one, 1, true};
     CHECK(sb_plan_build(&osel, NULL, &ctx, &plan, &err) == 0 && plan.n == 1);
     sb_plan_free(&plan);
@@ -332,20 +342,21 @@ static void test_plan_refusals(void)
  * compute roof is peak.fp32, or peak.<dtype> of the point with
  * SB_ROOF_DTYPE. 1e9 FLOP over 1e6 B (AI 1000) under a 1e10 B/s memory
  * roof is compute-bound: attainable = the peak. */
-static double big_flops(const sb_params *p)
+static double big_flops(const sb_point *p)
 {
     (void)p;
     return 1e9;
 }
-static double mega_bytes(const sb_params *p)
+static double mega_bytes(const sb_point *p)
 {
     (void)p;
     return 1e6;
 }
 #define ROOFED(nm, kind)                                                       \
     {                                                                          \
-        .name = nm, .area = "fake", .desc = "a fake", .setup = setup_a,        \
-        .run = fake_run, .verify = fake_verify, .teardown = fake_teardown,     \
+        .name = nm, .area = "fake", .desc = "a fake",                          \
+        .impls = FAKE_IMPLS(.setup = setup_a, .run = fake_run,                 \
+                            .verify = fake_verify, .teardown = fake_teardown), \
         .flops = big_flops, .bytes = mega_bytes, .roof = kind                  \
     }
 static const sb_bench bench_unplaced = ROOFED("fake.unplaced", SB_ROOF_NONE);
@@ -359,6 +370,7 @@ static void test_roofline_placement(void)
     sb_plan plan = {calloc(4, sizeof(sb_plan_item)), 4};
     for (int i = 0; i < 4; i++) {
         plan.items[i].bench = benches[i];
+        plan.items[i].impl = benches[i]->impls[0];
         /* every point says bf16; only SB_ROOF_DTYPE heeds it; the last
          * point has no dtype parameter at all */
         if (i < 3) {

@@ -70,7 +70,8 @@ static int run_mode(sb_xfer_mode mode, const char *size, const char *host,
     if (plant == 2) /* corrupt what arrived on the host */
         ((unsigned char *)s->h_dst)[s->bytes / 2] ^= 0x01;
     sb_xfer_verify(st, r);
-    sb_xfer_report(st, &p, &ctx, r);
+    sb_point pt = {.params = &p};
+    sb_xfer_report(st, &pt, &ctx, r);
     sb_xfer_teardown(st);
     return r->valid;
 }

@@ -1,10 +1,11 @@
 /*
- * cuda_benches.c — the benchmark tables of the CUDA backend (backend
- * "cuda", the same names as the CPU benchmarks): memory.copy/read/write/
- * triad, compute.gemm, attention.bmm, attention.paged_decode and, where
- * NCCL was found, network.allreduce/allgather/reduce_scatter/alltoall/
- * bcast. Parameters, checks, work counts and the MFU arithmetic live here;
- * kernels and library calls in the .cu files (cuda_kernels.h).
+ * cuda_benches.c — the CUDA backend's impls of the benchmarks (backend
+ * "cuda"; the definitions are the benchmarks' own, in src/bench):
+ * memory.copy/read/write/triad, compute.gemm, attention.bmm,
+ * attention.paged_decode and, where NCCL was found, network.allreduce/
+ * allgather/reduce_scatter/alltoall/bcast. This backend's parameters,
+ * checks, work counts and the MFU arithmetic live here; kernels and
+ * library calls in the .cu files (cuda_kernels.h).
  *
  * Every benchmark's setup returns SB_EUNSUP with "no CUDA device (<the
  * driver's reason>)" when there is no device, which the runner reports as
@@ -56,47 +57,53 @@ static size_t cmem_elem(const sb_params *p)
     return strcmp(sb_p_str(p, "dtype"), "fp64") == 0 ? 8 : 4;
 }
 
-static int cmem_check(int kernel, const char *name, const sb_params *p,
-                      sb_err *err)
+static int cmem_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
-    if (sb__cmem_elems(kernel, sb_p_num(p, "size"), cmem_elem(p)) == 0)
+    (void)ctx;
+    const sb_params *p = pt->params;
+    if (sb__cmem_elems(pt->impl->kind, sb_p_num(p, "size"), cmem_elem(p)) == 0)
         return sb_fail(err, SB_EINVAL,
                        "%s: parameter size=%s B holds no "
                        "16-byte vector per array (at least %d B)",
-                       name, sb_p_str(p, "size"), 16 * sb__cmem_arrays(kernel));
+                       pt->bench->name, sb_p_str(p, "size"),
+                       16 * sb__cmem_arrays(pt->impl->kind));
     return 0;
 }
 
+static double cmem_bytes(const sb_point *pt)
+{
+    return sb__cmem_bytes(pt->impl->kind, sb_p_num(pt->params, "size"),
+                          cmem_elem(pt->params));
+}
+
+static int cmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                      sb_err *err)
+{
+    (void)ctx;
+    return sb__cmem_setup(pt->impl->kind, pt->params, state, err);
+}
+
+static void cmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                        sb_result *r)
+{
+    sb__cmem_report(state, pt->params, ctx, r);
+}
+
+/* One impl a kernel: its number (kind), parameters and suites. */
 #define CMEM_BENCH(K, NAME, PARAMS, QUICK, DESC)                               \
-    static int cmem_##NAME##_check(const sb_params *p, const sb_ctx *ctx,      \
-                                   sb_err *err)                                \
-    {                                                                          \
-        return cmem_check(K, "memory." #NAME, p, err);                         \
-    }                                                                          \
-    static double cmem_##NAME##_bytes(const sb_params *p)                      \
-    {                                                                          \
-        return sb__cmem_bytes(K, sb_p_num(p, "size"), cmem_elem(p));           \
-    }                                                                          \
-    static int cmem_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,      \
-                                   void **state, sb_err *err)                  \
-    {                                                                          \
-        return sb__cmem_setup(K, p, state, err);                               \
-    }                                                                          \
-    const sb_bench sb_bench_cuda_memory_##NAME = {                             \
-        .name = "memory." #NAME,                                               \
-        .area = "memory",                                                      \
+    const sb_impl sb_impl_cuda_memory_##NAME = {                               \
         .backend = "cuda",                                                     \
         .desc = DESC,                                                          \
         .params = PARAMS,                                                      \
         .quick = QUICK,                                                        \
         .full = "size=4MiB..8GiB:x2",                                          \
-        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
-        .check = cmem_##NAME##_check,                                          \
-        .bytes = cmem_##NAME##_bytes,                                          \
-        .setup = cmem_##NAME##_setup,                                          \
+        .kind = K,                                                             \
+        .check = cmem_check,                                                   \
+        .bytes = cmem_bytes,                                                   \
+        .setup = cmem_setup,                                                   \
         .measure = sb__cuda_measure,                                           \
         .verify = sb__cmem_verify,                                             \
-        .report = sb__cmem_report,                                             \
+        .report = cmem_report,                                                 \
         .teardown = sb__cmem_teardown,                                         \
     };
 
@@ -132,8 +139,10 @@ static const sb_param_def cgemm_params[] = {
     SB__CUDA_P_PLANT,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-static int cgemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int cgemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
+    (void)ctx;
+    const sb_params *p = pt->params;
     int64_t m = 0, n = 0, k = 0;
     const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
     if (!dt)
@@ -160,8 +169,9 @@ static double cgemm_flops(const sb_params *p)
     return 2.0 * (double)m * (double)n * (double)k;
 }
 
-static double cgemm_bytes(const sb_params *p)
+static double cgemm_bytes(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     int64_t m = 0, n = 0, k = 0;
     const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
     if (!dt || sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
@@ -170,9 +180,11 @@ static double cgemm_bytes(const sb_params *p)
            (double)m * n * dt->out_bytes;
 }
 
-static int cgemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int cgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
+    (void)ctx;
+    const sb_params *p = pt->params;
     int64_t m = 0, n = 0, k = 0;
     int rc = sb_gemm_dims(p, &m, &n, &k, err);
     if (rc)
@@ -203,9 +215,10 @@ static double datasheet_peak(const char *devname, const char *key, char *src,
     return table;
 }
 
-static void cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void cgemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                          sb_result *r)
 {
+    const sb_params *p = pt->params;
     const sb__cuda_base *b = state;
     const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
     sb__cgemm_report(state, p, ctx, r);
@@ -244,9 +257,7 @@ static void cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
                    key, top * 1e-12, dt->peak);
 }
 
-const sb_bench sb_bench_cuda_compute_gemm = {
-    .name = "compute.gemm",
-    .area = "compute",
+const sb_impl sb_impl_cuda_compute_gemm = {
     .backend = "cuda",
     .desc = "cuBLASLt GEMM fp32/tf32/fp16/bf16/fp8, square and LLM shapes, "
             "TFLOP/s and MFU",
@@ -255,9 +266,7 @@ const sb_bench sb_bench_cuda_compute_gemm = {
              "d_model=4096",
     .full = "dtype=fp32,tf32,fp16,bf16,fp8,fp8_f32 shape=square,llm "
             "n=2048,4096,8192,16384 tokens=2048,8192 d_model=4096,8192",
-    .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = cgemm_check,
-    .flops = cgemm_flops,
     .bytes = cgemm_bytes,
     .setup = cgemm_setup,
     .measure = sb__cuda_measure,
@@ -269,59 +278,32 @@ const sb_bench sb_bench_cuda_compute_gemm = {
 /* ==== attention.bmm
  * ============================================================ */
 
-static const sb_param_def cbmm_params[] = {SB_BMM_PARAMS,
-                                           SB__CUDA_P_DEVICE,
-                                           SB__CUDA_P_PLANT,
-                                           {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def cbmm_params[] = {
+    SB__CUDA_P_DEVICE, SB__CUDA_P_PLANT, {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static bool cbmm_bf16(const sb_params *p)
 {
     return strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
 }
 
-static int cbmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static double cbmm_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
-    sb_bmm_shape s = sb_bmm_shape_of(p);
-    const double imax = 2147483647.0;
-    if ((double)s.m * s.k > imax || (double)s.k * s.n > imax ||
-        (double)s.m * s.n > imax)
-        return sb_fail(err, SB_EINVAL,
-                       "attention.bmm: one matrix of "
-                       "%lldx%lldx%lld exceeds 2^31 elements (parameters m, "
-                       "n, k or seq)",
-                       (long long)s.m, (long long)s.n, (long long)s.k);
-    return 0;
-}
-
-static double cbmm_footprint(const sb_params *p, const sb_ctx *ctx)
-{
-    sb_bmm_shape s = sb_bmm_shape_of(p);
+    (void)ctx;
+    sb_bmm_shape s = sb_bmm_shape_of(pt->params);
     return 4.0 * sb_bmm_bytes(&s, 1); /* host copies of A, B and C */
 }
 
-static double cbmm_flops(const sb_params *p)
-{
-    sb_bmm_shape s = sb_bmm_shape_of(p);
-    return sb_bmm_flops(&s);
-}
-
-static double cbmm_bytes(const sb_params *p)
-{
-    sb_bmm_shape s = sb_bmm_shape_of(p);
-    /* bf16 inputs, fp32 output: attention.c's count. */
-    return sb_bmm_bytes(&s, cbmm_bf16(p) ? 2 : 4) +
-           (cbmm_bf16(p) ? 2.0 * (double)s.batch * s.m * s.n : 0.0);
-}
-
-static int cbmm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int cbmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
-    return sb__cbmm_setup(p, state, err);
+    (void)ctx;
+    return sb__cbmm_setup(pt->params, state, err);
 }
 
-static void cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void cbmm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                         sb_result *r)
 {
+    const sb_params *p = pt->params;
     sb__cbmm_report(state, p, ctx, r);
     const sb_metric *g = sb_result_get(r, "GFLOPs");
     double peak =
@@ -330,20 +312,15 @@ static void cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
         sb_result_metric(r, "pct_gemm", 100.0 * g->value * 1e9 / peak, "%");
 }
 
-const sb_bench sb_bench_cuda_attention_bmm = {
-    .name = "attention.bmm",
-    .area = "attention",
+/* The definition (src/bench/attention) holds the shape, its 2^31 limit,
+ * FLOPs and bytes (bf16 inputs, fp32 output). */
+const sb_impl sb_impl_cuda_attention_bmm = {
     .backend = "cuda",
-    .desc = "batched matmul (cublasGemmStridedBatchedEx) in the shapes of "
-            "QK^T and PV, fp32 or bf16 inputs",
+    .desc = "cublasGemmStridedBatchedEx, fp32 or bf16 inputs",
     .params = cbmm_params,
     .quick = "batch=32 shape=qk,pv seq=2048 head_dim=128 dtype=fp32,bf16",
     .full = "batch=64 shape=qk,pv seq=2048,8192 head_dim=128 dtype=fp32,bf16",
-    .flags = SB_BF_QUICK | SB_BF_FULL,
-    .check = cbmm_check,
     .footprint = cbmm_footprint,
-    .flops = cbmm_flops,
-    .bytes = cbmm_bytes,
     .setup = cbmm_setup,
     .measure = sb__cuda_measure,
     .verify = sb__cbmm_verify,
@@ -354,19 +331,16 @@ const sb_bench sb_bench_cuda_attention_bmm = {
 /* ==== attention.paged_decode
  * ===================================================== */
 
-static const sb_param_def cpaged_params[] = {SB_PAGED_PARAMS,
-                                             SB__CUDA_P_DEVICE,
-                                             SB__CUDA_P_PLANT,
-                                             {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def cpaged_params[] = {
+    SB__CUDA_P_DEVICE, SB__CUDA_P_PLANT, {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* The shape of a point (attention.c's rules); the caller frees it. */
 
-static int cpaged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int cpaged_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
-    sb_paged_shape s;
-    int rc = sb_paged_shape_of(p, &s, err);
-    if (rc)
-        return rc;
+    (void)ctx;
+    const sb_paged_shape s = *(const sb_paged_shape *)pt->shape;
+    int rc = 0;
     if (s.total_pages >= 2147483647LL || s.total_q >= 2147483647LL)
         rc = sb_fail(err, SB_EINVAL,
                      "attention.paged_decode: %lld pages "
@@ -393,36 +367,35 @@ static int cpaged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
                      "parameters q_heads=%lld, kv_heads=%lld with %lld query "
                      "tokens exceed the kernel's launch grid",
                      (long long)s.hq, (long long)s.hkv, (long long)s.total_q);
-    sb_paged_shape_free(&s);
     return rc;
 }
 
-static int cpaged_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int cpaged_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                         sb_err *err)
 {
-    return sb__cpaged_setup(p, state, err);
+    (void)ctx;
+    return sb__cpaged_setup(pt->params, state, err);
 }
 
-const sb_bench sb_bench_cuda_attention_paged_decode = {
-    .name = "attention.paged_decode",
-    .area = "attention",
+static void cpaged_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                          sb_result *r)
+{
+    sb__cpaged_report(state, pt->params, ctx, r);
+}
+
+/* The definition holds the shape, the page table's limit, FLOPs, bytes
+ * and the host footprint. */
+const sb_impl sb_impl_cuda_attention_paged_decode = {
     .backend = "cuda",
-    .desc = "ragged paged attention on the GPU: split-KV kernel over a "
-            "shuffled page pool, GQA, decode tokens and prefill chunks",
+    .desc = "split-KV kernel over a shuffled page pool",
     .params = cpaged_params,
-    .quick = "batch=16 lens=uniform:1:2048 q_heads=32 kv_heads=8 "
-             "head_dim=128 chunk=0,16",
     .full = "batch=64,256 lens=uniform:512:8192 q_heads=32 kv_heads=8 "
             "head_dim=128 chunk=0,256",
-    .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = cpaged_check,
-    .footprint = sb_paged_footprint_of,
-    .flops = sb_paged_flops_of,
-    .bytes = sb_paged_bytes_of,
     .setup = cpaged_setup,
     .measure = sb__cuda_measure,
     .verify = sb__cpaged_verify,
-    .report = sb__cpaged_report,
+    .report = cpaged_report,
     .teardown = sb__cpaged_teardown,
 };
 
@@ -437,35 +410,41 @@ static const sb_param_def cnccl_params[] = {
     SB__CUDA_P_PLANT,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-#define CNCCL_BENCH(OP, NAME, DESC)                                            \
-    static int cnccl_##NAME##_setup(const sb_params *p, const sb_ctx *ctx,     \
-                                    void **state, sb_err *err)                 \
-    {                                                                          \
-        return sb__cnccl_setup(OP, p, state, err);                             \
-    }                                                                          \
-    const sb_bench sb_bench_cuda_net_##NAME = {                                \
-        .name = "network." #NAME,                                              \
-        .area = "network",                                                     \
+static int cnccl_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                       sb_err *err)
+{
+    (void)ctx;
+    return sb__cnccl_setup(pt->bench->kind, pt->params, state, err);
+}
+
+static void cnccl_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                         sb_result *r)
+{
+    sb__cnccl_report(state, pt->params, ctx, r);
+}
+
+/* One impl a collective; the collective is the definition's kind. */
+#define CNCCL_BENCH(NAME, DESC)                                                \
+    const sb_impl sb_impl_cuda_network_##NAME = {                              \
         .backend = "cuda",                                                     \
         .desc = DESC,                                                          \
         .params = cnccl_params,                                                \
         .quick = "size=1MiB,64MiB",                                            \
         .full = "size=4KiB..1GiB:x4",                                          \
-        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
-        .setup = cnccl_##NAME##_setup,                                         \
+        .setup = cnccl_setup,                                                  \
         .measure = sb__cnccl_measure,                                          \
         .verify = sb__cnccl_verify,                                            \
-        .report = sb__cnccl_report,                                            \
+        .report = cnccl_report,                                                \
         .teardown = sb__cnccl_teardown,                                        \
     };
 
-CNCCL_BENCH(SB_NET_ALLREDUCE, allreduce,
+CNCCL_BENCH(allreduce,
             "ncclAllReduce over the node's GPUs; busbw = algbw x 2(n-1)/n")
-CNCCL_BENCH(SB_NET_ALLGATHER, allgather,
+CNCCL_BENCH(allgather,
             "ncclAllGather; S = output buffer; busbw = algbw x (n-1)/n")
-CNCCL_BENCH(SB_NET_REDUCE_SCATTER, reduce_scatter,
+CNCCL_BENCH(reduce_scatter,
             "ncclReduceScatter; S = input buffer; busbw = algbw x (n-1)/n")
-CNCCL_BENCH(SB_NET_ALLTOALL, alltoall,
+CNCCL_BENCH(alltoall,
             "all-to-all as grouped ncclSend/ncclRecv; busbw x (n-1)/n")
-CNCCL_BENCH(SB_NET_BCAST, bcast, "ncclBroadcast from GPU 0; busbw = algbw")
+CNCCL_BENCH(bcast, "ncclBroadcast from GPU 0; busbw = algbw")
 #endif

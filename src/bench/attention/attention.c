@@ -100,47 +100,61 @@ static void *alloc_floats(double n) /* NULL on failure or n == 0 */
 /* ==== attention.bmm ========================================================
  */
 
-static const sb_param_def bmm_params[] = {
-    SB_BMM_PARAMS, SB_LIB_PARAM, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def bmm_params[] = {SB_BMM_PARAMS,
+                                          {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def bmm_cpu_params[] = {
+    SB_LIB_PARAM, {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static bool bmm_bf16(const sb_params *p)
 {
     return strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
 }
 
-static double bmm_footprint(const sb_params *p, const sb_ctx *ctx)
+static double bmm_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
+    const sb_params *p = pt->params;
     sb_bmm_shape s = sb_bmm_shape_of(p);
     double elems = sb_bmm_bytes(&s, 1);
     double in = (double)s.batch * ((double)s.m * s.k + (double)s.k * s.n);
     return 4.0 * elems + (bmm_bf16(p) ? 2.0 * in : 0.0);
 }
 
-static int bmm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+/* One matrix of a product must stay under 2^31 elements (BLAS and
+ * cuBLAS index with int). */
+static int bmm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
-    sb_bmm_shape s = sb_bmm_shape_of(p);
+    (void)ctx;
+    sb_bmm_shape s = sb_bmm_shape_of(pt->params);
     if ((double)s.m * s.k > BLAS_MAX || (double)s.k * s.n > BLAS_MAX ||
         (double)s.m * s.n > BLAS_MAX)
         return sb_fail(err, SB_EINVAL,
                        "attention.bmm: one matrix of %lldx%lldx%lld exceeds "
                        "2^31 elements (parameters m, n, k or seq)",
                        (long long)s.m, (long long)s.n, (long long)s.k);
-    if (point_lib(p) == -2)
-        return sb_fail(err, SB_EINVAL,
-                       "attention.bmm: parameter lib=%s: "
-                       "expected auto, openblas or onednn",
-                       sb_p_str(p, "lib"));
     return 0;
 }
 
-static double bmm_flops(const sb_params *p)
+static int bmm_cpu_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
+    (void)ctx;
+    if (point_lib(pt->params) == -2)
+        return sb_fail(err, SB_EINVAL,
+                       "attention.bmm: parameter lib=%s: "
+                       "expected auto, openblas or onednn",
+                       sb_p_str(pt->params, "lib"));
+    return 0;
+}
+
+static double bmm_flops(const sb_point *pt)
+{
+    const sb_params *p = pt->params;
     sb_bmm_shape s = sb_bmm_shape_of(p);
     return sb_bmm_flops(&s);
 }
 
-static double bmm_bytes(const sb_params *p)
+static double bmm_bytes(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     sb_bmm_shape s = sb_bmm_shape_of(p);
     return sb_bmm_bytes(&s, bmm_bf16(p) ? 2 : 4) +
            (bmm_bf16(p) ? 2.0 * (double)s.batch * s.m * s.n : 0.0);
@@ -229,9 +243,10 @@ static int bmm_plan(bmm_state *st, int lib, sb_err *err)
                           st->bf16 ? "bf16" : "fp32", why);
 }
 
-static int bmm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int bmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                      sb_err *err)
 {
+    const sb_params *p = pt->params;
     bmm_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "attention.bmm: out of memory");
@@ -298,36 +313,50 @@ static void report_lib(sb_result *r, sb_gemm_plan *plan, bool lib_auto,
         }
 }
 
-static void bmm_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void bmm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                        sb_result *r)
 {
+    const sb_params *p = pt->params;
     bmm_state *st = state;
     const char *dt = bmm_bf16(p) ? "bf16" : "fp32";
-    report_common(r, bmm_flops(p), bmm_bytes(p));
+    report_common(r, bmm_flops(pt), bmm_bytes(pt));
     report_gemm(r, ctx, dt);
-    report_lib(r, st->plan, st->lib_auto, st->lib_s, bmm_flops(p));
+    report_lib(r, st->plan, st->lib_auto, st->lib_s, bmm_flops(pt));
 }
+
+static const sb_impl attention_bmm_cpu = {
+    .backend = "cpu",
+    .desc = "fp32, or bf16 where a GEMM library runs it",
+    .params = bmm_cpu_params,
+    .check = bmm_cpu_check,
+    .footprint = bmm_footprint,
+    .setup = bmm_setup,
+    .run = bmm_run,
+    .verify = bmm_verify,
+    .report = bmm_report,
+    .teardown = bmm_teardown,
+};
+
+#ifdef SB_HAVE_CUDA
+extern const sb_impl sb_impl_cuda_attention_bmm,
+    sb_impl_cuda_attention_paged_decode;
+#endif
 
 const sb_bench sb_bench_attention_bmm = {
     .name = "attention.bmm",
     .area = "attention",
-    .backend = "cpu",
-    .desc = "batched matmul [B,M,K]x[B,K,N] in the shapes of QK^T and PV "
-            "(fp32, or bf16 where a GEMM library runs it)",
+    .desc = "batched matmul [B,M,K]x[B,K,N] in the shapes of QK^T and PV",
     .params = bmm_params,
     .quick = "batch=8 shape=qk,pv seq=256 head_dim=64",
     .full = "batch=32 shape=qk,pv seq=2048 head_dim=128 dtype=fp32,bf16",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .roof = SB_ROOF_DTYPE,
     .check = bmm_check,
-    .footprint = bmm_footprint,
     .flops = bmm_flops,
     .bytes = bmm_bytes,
-    .setup = bmm_setup,
-    .run = bmm_run,
-    .verify = bmm_verify,
-    .report = bmm_report,
-    .teardown = bmm_teardown,
+    .impls =
+        (const sb_impl *const[]){&attention_bmm_cpu,
+                                 SB_IMPL_CUDA(sb_impl_cuda_attention_bmm) NULL},
 };
 
 /* ==== shared head parameters =================================================
@@ -395,8 +424,9 @@ static sb_prefill_shape prefill_shape(const sb_params *p)
     return s;
 }
 
-static int prefill_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int prefill_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
+    const sb_params *p = pt->params;
     sb_prefill_shape s = prefill_shape(p);
     int rc = check_heads("attention.prefill", s.hq, s.hkv, s.d, err);
     if (rc)
@@ -415,8 +445,9 @@ static int prefill_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
 
 /* Q, K, V at 2 bytes for bf16 (O stays fp32): sb_prefill_bytes counts 4
  * for each. */
-static double prefill_bytes(const sb_params *p)
+static double prefill_bytes(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     sb_prefill_shape s = prefill_shape(p);
     double bytes = sb_prefill_bytes(&s);
     if (point_dt(p) == SB_GEMM_BF16) {
@@ -427,8 +458,9 @@ static double prefill_bytes(const sb_params *p)
     return bytes;
 }
 
-static double prefill_footprint(const sb_params *p, const sb_ctx *ctx)
+static double prefill_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
+    const sb_params *p = pt->params;
     sb_prefill_shape s = prefill_shape(p);
     int nt = ctx && ctx->threads > 0 ? ctx->threads : 1;
     double extra = 0;
@@ -439,8 +471,9 @@ static double prefill_footprint(const sb_params *p, const sb_ctx *ctx)
            4.0 * nt * (SB_PREFILL_BR * (1.5 * SB_PREFILL_BC + 2.0));
 }
 
-static double prefill_flops(const sb_params *p)
+static double prefill_flops(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     sb_prefill_shape s = prefill_shape(p);
     return sb_prefill_flops(&s);
 }
@@ -529,9 +562,10 @@ static int prefill_plans(prefill_state *st, int lib, sb_err *err)
     return 0;
 }
 
-static int prefill_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int prefill_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                          sb_err *err)
 {
+    const sb_params *p = pt->params;
     prefill_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "attention.prefill: out of memory");
@@ -593,20 +627,28 @@ static int prefill_verify(void *state, sb_result *r)
     return 0;
 }
 
-static void prefill_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void prefill_report(void *state, const sb_point *pt, sb_ctx *ctx,
                            sb_result *r)
 {
     prefill_state *st = state;
     const char *dt = st->dt == SB_GEMM_BF16 ? "bf16" : "fp32";
-    report_common(r, prefill_flops(p), prefill_bytes(p));
+    report_common(r, prefill_flops(pt), prefill_bytes(pt));
     report_gemm(r, ctx, dt);
-    report_lib(r, st->ws.qk[0], st->lib_auto, st->lib_s, prefill_flops(p));
+    report_lib(r, st->ws.qk[0], st->lib_auto, st->lib_s, prefill_flops(pt));
 }
+
+static const sb_impl attention_prefill_cpu = {
+    .backend = "cpu",
+    .setup = prefill_setup,
+    .run = prefill_run,
+    .verify = prefill_verify,
+    .report = prefill_report,
+    .teardown = prefill_teardown,
+};
 
 const sb_bench sb_bench_attention_prefill = {
     .name = "attention.prefill",
     .area = "attention",
-    .backend = "cpu",
     .desc = "flash-style prefill attention (online softmax, GEMM-library "
             "tiles), causal or not, MHA/GQA/MQA, fp32 or bf16",
     .params = prefill_params,
@@ -619,11 +661,7 @@ const sb_bench sb_bench_attention_prefill = {
     .footprint = prefill_footprint,
     .flops = prefill_flops,
     .bytes = prefill_bytes,
-    .setup = prefill_setup,
-    .run = prefill_run,
-    .verify = prefill_verify,
-    .report = prefill_report,
-    .teardown = prefill_teardown,
+    .impls = (const sb_impl *const[]){&attention_prefill_cpu, NULL},
 };
 
 /* ==== attention.paged_decode =================================================
@@ -639,20 +677,45 @@ static double paged_pool_floats(const sb_paged_shape *s)
     return (double)s->total_pages * s->hkv * s->page_size * s->d;
 }
 
-static int paged_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int paged_decode(const sb_bench *b, const sb_params *p, void *shape,
+                        sb_err *err)
 {
-    sb_paged_shape s;
-    int rc = sb_paged_shape_of(p, &s, err);
-    if (rc)
-        return rc;
-    if (s.total_pages >= 2147483647LL)
-        rc = sb_fail(err, SB_EINVAL,
-                     "attention.paged_decode: %lld pages "
-                     "exceed the 32-bit page table (parameters lens, "
-                     "page_size)",
-                     (long long)s.total_pages);
-    sb_paged_shape_free(&s);
-    return rc;
+    (void)b;
+    return sb_paged_shape_of(p, shape, err);
+}
+
+static void paged_shape_free(void *shape)
+{
+    sb_paged_shape_free(shape);
+}
+
+static int paged_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
+{
+    (void)ctx;
+    const sb_paged_shape *s = pt->shape;
+    if (s->total_pages >= 2147483647LL)
+        return sb_fail(err, SB_EINVAL,
+                       "attention.paged_decode: %lld pages "
+                       "exceed the 32-bit page table (parameters lens, "
+                       "page_size)",
+                       (long long)s->total_pages);
+    return 0;
+}
+
+static double paged_flops(const sb_point *pt)
+{
+    return sb_paged_flops(pt->shape);
+}
+
+static double paged_bytes(const sb_point *pt)
+{
+    return sb_paged_bytes(pt->shape);
+}
+
+static double paged_footprint(const sb_point *pt, const sb_ctx *ctx)
+{
+    (void)ctx;
+    return sb_paged_footprint(pt->shape);
 }
 
 typedef struct paged_state {
@@ -677,9 +740,10 @@ static void paged_teardown(void *state)
     free(st);
 }
 
-static int paged_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int paged_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
+    const sb_params *p = pt->params;
     paged_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "attention.paged_decode: out of memory");
@@ -739,7 +803,7 @@ static int paged_verify(void *state, sb_result *r)
     return 0;
 }
 
-static void paged_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void paged_report(void *state, const sb_point *pt, sb_ctx *ctx,
                          sb_result *r)
 {
     paged_state *st = state;
@@ -765,10 +829,18 @@ static void paged_report(void *state, const sb_params *p, sb_ctx *ctx,
     }
 }
 
+static const sb_impl attention_paged_decode_cpu = {
+    .backend = "cpu",
+    .setup = paged_setup,
+    .run = paged_run,
+    .verify = paged_verify,
+    .report = paged_report,
+    .teardown = paged_teardown,
+};
+
 const sb_bench sb_bench_attention_paged_decode = {
     .name = "attention.paged_decode",
     .area = "attention",
-    .backend = "cpu",
     .desc = "ragged paged attention: shuffled KV page pool, ragged lengths, "
             "GQA decode tokens and optional prefill chunks",
     .params = paged_params,
@@ -778,13 +850,15 @@ const sb_bench sb_bench_attention_paged_decode = {
             "head_dim=128 chunk=0,64",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .roof = SB_ROOF_FP32,
+    .decode = paged_decode,
+    .shape_free = paged_shape_free,
+    .shape_size = sizeof(sb_paged_shape),
     .check = paged_check,
-    .footprint = sb_paged_footprint_of,
-    .flops = sb_paged_flops_of,
-    .bytes = sb_paged_bytes_of,
-    .setup = paged_setup,
-    .run = paged_run,
-    .verify = paged_verify,
-    .report = paged_report,
-    .teardown = paged_teardown,
+    .footprint = paged_footprint,
+    .flops = paged_flops,
+    .bytes = paged_bytes,
+    .impls =
+        (const sb_impl *const[]){
+            &attention_paged_decode_cpu,
+            SB_IMPL_CUDA(sb_impl_cuda_attention_paged_decode) NULL},
 };

@@ -105,38 +105,12 @@ int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err)
     return rc;
 }
 
-double sb_paged_flops_of(const sb_params *p)
+double sb_paged_footprint(const sb_paged_shape *s)
 {
-    sb_paged_shape s;
-    if (sb_paged_shape_of(p, &s, NULL))
-        return 0;
-    double f = sb_paged_flops(&s);
-    sb_paged_shape_free(&s);
-    return f;
-}
-
-double sb_paged_bytes_of(const sb_params *p)
-{
-    sb_paged_shape s;
-    if (sb_paged_shape_of(p, &s, NULL))
-        return 0;
-    double b = sb_paged_bytes(&s);
-    sb_paged_shape_free(&s);
-    return b;
-}
-
-double sb_paged_footprint_of(const sb_params *p, const sb_ctx *ctx)
-{
-    (void)ctx;
-    sb_paged_shape s;
-    if (sb_paged_shape_of(p, &s, NULL))
-        return 0;
     /* K and V pools, Q and O, and the page table. */
-    double pool = (double)s.total_pages * s.hkv * s.page_size * s.d;
-    double f = 4.0 * (2.0 * pool + 2.0 * (double)s.total_q * s.hq * s.d) +
-               4.0 * (double)s.total_pages;
-    sb_paged_shape_free(&s);
-    return f;
+    double pool = (double)s->total_pages * s->hkv * s->page_size * s->d;
+    return 4.0 * (2.0 * pool + 2.0 * (double)s->total_q * s->hq * s->d) +
+           4.0 * (double)s->total_pages;
 }
 
 double sb_bmm_flops(const sb_bmm_shape *s)

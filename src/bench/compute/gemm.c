@@ -341,8 +341,9 @@ static int gemm_lib(const sb_params *p)
     return lib >= 0 ? lib : -2;
 }
 
-static int gemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int gemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
+    const sb_params *p = pt->params;
     (void)ctx;
     int64_t m = 0, n = 0, k = 0;
     if (gemm_dtype(p) < 0)
@@ -358,8 +359,9 @@ static int gemm_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     return sb_gemm_dims(p, &m, &n, &k, err);
 }
 
-static double gemm_footprint(const sb_params *p, const sb_ctx *ctx)
+static double gemm_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
+    const sb_params *p = pt->params;
     (void)ctx;
     int64_t m = 0, n = 0, k = 0;
     int dt = gemm_dtype(p);
@@ -369,8 +371,9 @@ static double gemm_footprint(const sb_params *p, const sb_ctx *ctx)
            (double)m * n * out_size(dt);
 }
 
-static double gemm_flops(const sb_params *p)
+static double gemm_flops(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     int64_t m = 0, n = 0, k = 0;
     if (sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
         return 0;
@@ -380,18 +383,20 @@ static double gemm_flops(const sb_params *p)
 /* Decode points are read as memory traffic: the least a product can move
  * (A and the weights read once, C written once). The other shapes are
  * compute-bound and report FLOP/s alone. */
-static double gemm_bytes(const sb_params *p)
+static double gemm_bytes(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     if (!is_decode(p))
         return 0;
-    return gemm_footprint(p, NULL);
+    return gemm_footprint(pt, NULL);
 }
 
 /* ---- the benchmark ------------------------------------------------------- */
 
-static int gemm_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int gemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
+    const sb_params *p = pt->params;
     int64_t m = 0, n = 0, k = 0;
     int rc = sb_gemm_dims(p, &m, &n, &k, err);
     if (rc < 0)
@@ -429,9 +434,10 @@ static int gemm_verify(void *state, sb_result *r)
     return 0;
 }
 
-static void gemm_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void gemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                         sb_result *r)
 {
+    const sb_params *p = pt->params;
     sb__gemm *g = state;
     const char *dt = sb__dtype_name(g->dt);
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
@@ -518,25 +524,39 @@ static void gemm_teardown(void *state)
     sb__gemm_destroy(state);
 }
 
-const sb_bench sb_bench_compute_gemm = {
-    .name = "compute.gemm",
-    .area = "compute",
+/* The CPU's GEMM: its libraries' dtypes and shapes (decode among them),
+ * the library choice. */
+static const sb_impl compute_gemm_cpu = {
     .backend = "cpu",
-    .desc = "GEMM from OpenBLAS or oneDNN (the fastest, or as asked): "
-            "square, LLM and decode shapes, with MFU",
     .params = gemm_params,
     .quick = "dtype=fp64,fp32,bf16 shape=square,llm,decode n=1024 "
              "tokens=256 d_model=1024 batch=1",
     .full = "dtype=fp64,fp32,bf16 shape=square,llm,decode n=2048 "
             "tokens=1024 d_model=4096 batch=1,16,64",
-    .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = gemm_check,
     .footprint = gemm_footprint,
-    .flops = gemm_flops,
     .bytes = gemm_bytes,
     .setup = gemm_setup,
     .run = gemm_run,
     .verify = gemm_verify,
     .report = gemm_report,
     .teardown = gemm_teardown,
+};
+
+#ifdef SB_HAVE_CUDA
+extern const sb_impl sb_impl_cuda_compute_gemm;
+#endif
+
+/* C = A B of M x K by K x N (sb_gemm_dims): 2 M N K FLOPs on every
+ * backend; which dtypes and shapes each takes is the backend's. */
+const sb_bench sb_bench_compute_gemm = {
+    .name = "compute.gemm",
+    .area = "compute",
+    .desc = "GEMM C = A B (CPU: OpenBLAS or oneDNN, the fastest or as asked; "
+            "CUDA: cuBLASLt): square, LLM and decode shapes, with MFU",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .flops = gemm_flops,
+    .impls =
+        (const sb_impl *const[]){&compute_gemm_cpu,
+                                 SB_IMPL_CUDA(sb_impl_cuda_compute_gemm) NULL},
 };

@@ -366,8 +366,9 @@ static int peak_threads(const sb_params *p, const sb_ctx *ctx)
     return ctx->threads > 0 ? ctx->threads : 1;
 }
 
-static int peak_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int peak_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
+    const sb_params *p = pt->params;
     (void)ctx;
     if (sb__dtype_parse(sb_p_str(p, "dtype")) < 0)
         return sb_fail(err, SB_EINVAL,
@@ -383,9 +384,10 @@ static int peak_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     return 0;
 }
 
-static int peak_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int peak_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
+    const sb_params *p = pt->params;
     unsigned mask = sb__isa_supported_mask();
     int isa = peak_isa(p, mask);
     if (isa < 0 || !(mask & (1u << isa)))
@@ -497,9 +499,10 @@ static int peak_verify(void *state, sb_result *r)
     return 0;
 }
 
-static void peak_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void peak_report(void *state, const sb_point *pt, sb_ctx *ctx,
                         sb_result *r)
 {
+    const sb_params *p = pt->params;
     peak_state *s = state;
     if (r->stats.p50 <= 0 || r->stats.min <= 0)
         return;
@@ -603,18 +606,22 @@ static void peak_teardown(void *state)
 }
 
 /* The runner drives this one once the point is known to be runnable. */
-static const sb_bench peak_inner = {
-    .name = "compute.peak",
-    .area = "compute",
+static const sb_impl peak_inner_cpu = {
     .backend = "cpu",
-    .desc = "FMA throughput per ISA and precision",
-    .params = peak_params,
     .setup = peak_setup,
     .run = peak_run,
     .measure = peak_measure,
     .verify = peak_verify,
     .report = peak_report,
     .teardown = peak_teardown,
+};
+
+static const sb_bench peak_inner = {
+    .name = "compute.peak",
+    .area = "compute",
+    .desc = "FMA throughput per ISA and precision",
+    .params = peak_params,
+    .impls = (const sb_impl *const[]){&peak_inner_cpu, NULL},
 };
 
 int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
@@ -640,20 +647,25 @@ int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                                      : "AVX512-BF16 vdpbf16ps",
             isa != bf16_isa ? " and isa=" : ", which this CPU does not have",
             isa != bf16_isa ? sb__isa_name(bf16_isa) : "");
-    return sb_run_point(&peak_inner, p, ctx, out, err);
+    return sb_run_point(&peak_inner, NULL, p, ctx, out, err);
 }
 
-static int peak_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+static int peak_drive(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
                       sb_err *err)
 {
+    const sb_params *p = pt->params;
     return sb__peak_drive_mask(p, ctx, out, err, sb__isa_supported_mask(),
                                sb__bf16_dot_supported());
 }
 
+static const sb_impl compute_peak_cpu = {
+    .backend = "cpu",
+    .drive = peak_drive,
+};
+
 const sb_bench sb_bench_compute_peak = {
     .name = "compute.peak",
     .area = "compute",
-    .backend = "cpu",
     .desc = "FMA throughput (scalar, AVX2, AVX-512; fp64, fp32; bf16 dot "
             "product) vs the theoretical peak",
     .params = peak_params,
@@ -661,5 +673,5 @@ const sb_bench sb_bench_compute_peak = {
     .full = "isa=scalar,avx2,avx512 cores=1,all dtype=fp64,fp32,bf16",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = peak_check,
-    .drive = peak_drive,
+    .impls = (const sb_impl *const[]){&compute_peak_cpu, NULL},
 };

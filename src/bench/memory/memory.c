@@ -685,60 +685,83 @@ static const sb_param_def mem_params[] = {
      "non-temporal (streaming) stores, where the ISA has them"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-static bool param_fp32(const sb_params *p)
+/* A point once decoded: which kernel, the bytes asked for, the element
+ * type, the elements per array and non-temporal stores asked for. */
+typedef struct mem_shape {
+    sb_mem_kernel k;
+    double size;
+    bool fp32, nt;
+    size_t elem, elems;
+    double used; /* bytes the arrays hold: whole elements, every array */
+} mem_shape;
+
+static int mem_decode(const sb_bench *b, const sb_params *p, void *out,
+                      sb_err *err)
 {
-    return strcmp(sb_p_str(p, "dtype"), "fp32") == 0;
+    (void)err;
+    mem_shape *sh = out;
+    sh->k = (sb_mem_kernel)b->kind;
+    sh->size = sb_p_num(p, "size");
+    sh->fp32 = strcmp(sb_p_str(p, "dtype"), "fp32") == 0;
+    sh->nt = sb_p_find(p, "nt") && sb_p_bool(p, "nt");
+    sh->elem = sh->fp32 ? sizeof(float) : sizeof(double);
+    sh->elems = sb_mem_elems(sh->k, sh->size, sh->elem);
+    sh->used = (double)sh->elems * (double)sh->elem * sb_mem_arrays(sh->k);
+    return 0;
 }
 
-static size_t point_elems(sb_mem_kernel k, const sb_params *p)
+static const mem_shape *shape_of(const sb_point *pt)
 {
-    return sb_mem_elems(k, sb_p_num(p, "size"),
-                        param_fp32(p) ? sizeof(float) : sizeof(double));
+    return pt->shape;
 }
 
-static double point_footprint(sb_mem_kernel k, const sb_params *p)
+static double mem_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
-    size_t elem = param_fp32(p) ? sizeof(float) : sizeof(double);
-    return (double)point_elems(k, p) * (double)elem * sb_mem_arrays(k);
+    (void)ctx;
+    return shape_of(pt)->used;
 }
 
-static int point_check(sb_mem_kernel k, const char *bench, const sb_params *p,
-                       const sb_ctx *ctx, sb_err *err)
+static double mem_bytes(const sb_point *pt)
 {
-    double size = sb_p_num(p, "size");
-    size_t elem = param_fp32(p) ? sizeof(float) : sizeof(double);
-    double need = (double)sb_mem_arrays(k) * (double)elem * 64.0;
+    return shape_of(pt)->used; /* one pass over every array */
+}
+
+static int mem_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
+{
+    const mem_shape *sh = shape_of(pt);
+    double need = (double)sb_mem_arrays(sh->k) * (double)sh->elem * 64.0;
     char a[32], b[32];
-    if (size < need)
+    if (sh->size < need)
         return sb_fail(err, SB_EINVAL,
                        "%s: size=%s is too small: it needs "
                        "at least %s (%d arrays of 64 elements)",
-                       bench, sb_fmt_size(size, a, sizeof a),
-                       sb_fmt_size(need, b, sizeof b), sb_mem_arrays(k));
-    double fp = point_footprint(k, p);
-    if (ctx && ctx->phys_mem > 0 && fp > ctx->phys_mem)
+                       pt->bench->name, sb_fmt_size(sh->size, a, sizeof a),
+                       sb_fmt_size(need, b, sizeof b), sb_mem_arrays(sh->k));
+    if (ctx && ctx->phys_mem > 0 && sh->used > ctx->phys_mem)
         return sb_fail(err, SB_EINVAL,
                        "%s: size=%s is more than this "
                        "machine's physical memory (%s)",
-                       bench, sb_fmt_size(size, a, sizeof a),
+                       pt->bench->name, sb_fmt_size(sh->size, a, sizeof a),
                        sb_fmt_size(ctx->phys_mem, b, sizeof b));
     return 0;
 }
 
-static int point_setup(sb_mem_kernel k, const sb_params *p, const sb_ctx *ctx,
-                       void **state, sb_err *err)
+static int mem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                     sb_err *err)
 {
+    const mem_shape *sh = shape_of(pt);
     sb_mem_state *s = NULL;
-    int rc = sb_mem_setup(k, param_fp32(p), sb_p_bool(p, "nt"),
-                          sb_p_num(p, "size"), ctx->threads, &s, err);
+    int rc =
+        sb_mem_setup(sh->k, sh->fp32, sh->nt, sh->size, ctx->threads, &s, err);
     *state = s;
     return rc;
 }
 
-static void point_report(void *state, const sb_params *p, sb_ctx *ctx,
-                         sb_result *r)
+static void mem_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                       sb_result *r)
 {
     sb_mem_state *s = state;
+    const mem_shape *sh = shape_of(pt);
     if (r->n_samples == 0)
         return;
     double bytes = (double)s->n * (double)s->elem;
@@ -755,18 +778,16 @@ static void point_report(void *state, const sb_params *p, sb_ctx *ctx,
                        s->nt ? " (none with "
                                "non-temporal stores, so GBps_wa = GBps)"
                              : "");
-    const double used = point_footprint(s->kernel, p);
-    if (used != sb_p_num(p, "size"))
+    if (sh->used != sh->size)
         sb_result_note(r,
                        "size rounded down to %.0f B: %d array%s of %zu "
                        "whole %d-byte elements",
-                       used, sb_mem_arrays(s->kernel),
-                       sb_mem_arrays(s->kernel) == 1 ? "" : "s",
-                       (size_t)point_elems(s->kernel, p), (int)s->elem);
-    bool nt_asked = sb_p_bool(p, "nt");
-    if (nt_asked && s->kernel == SB_MEM_READ)
+                       sh->used, sb_mem_arrays(s->kernel),
+                       sb_mem_arrays(s->kernel) == 1 ? "" : "s", sh->elems,
+                       (int)s->elem);
+    if (sh->nt && s->kernel == SB_MEM_READ)
         sb_result_note(r, "nt has no effect on read (it stores nothing)");
-    else if (nt_asked && !s->nt)
+    else if (sh->nt && !s->nt)
         sb_result_note(r, "nt not available on this CPU: regular stores "
                           "used");
     else if (s->nt)
@@ -780,7 +801,7 @@ static void point_report(void *state, const sb_params *p, sb_ctx *ctx,
     double llc = sb_mem_llc_total(&mc);
     /* DRAM-ness is judged on the size asked for: the arrays hold whole
      * elements, so the bytes used may fall a few short of it. */
-    double ws = sb_p_num(p, "size");
+    double ws = sh->size;
     bool dram = llc <= 0 || ws >= 4.0 * llc;
     char a[32], b[32];
     if (llc > 0)
@@ -802,49 +823,47 @@ static void point_report(void *state, const sb_params *p, sb_ctx *ctx,
     }
 }
 
-/* One set of entry points per kernel: the runner's callbacks carry no
- * bench pointer, so the kernel is bound here. */
-#define SB__MEM_BENCH(K, NAME, DESC)                                           \
-    static int NAME##_check(const sb_params *p, const sb_ctx *ctx,             \
-                            sb_err *err)                                       \
-    {                                                                          \
-        return point_check(K, "memory." #NAME, p, ctx, err);                   \
-    }                                                                          \
-    static double NAME##_footprint(const sb_params *p, const sb_ctx *ctx)      \
-    {                                                                          \
-        return point_footprint(K, p);                                          \
-    }                                                                          \
-    static double NAME##_bytes(const sb_params *p)                             \
-    {                                                                          \
-        return point_footprint(K, p); /* one pass over every array */          \
-    }                                                                          \
-    static int NAME##_setup(const sb_params *p, const sb_ctx *ctx,             \
-                            void **state, sb_err *err)                         \
-    {                                                                          \
-        return point_setup(K, p, ctx, state, err);                             \
-    }                                                                          \
+/* The CPU's impl, one for the six kernels: the hooks read the kernel from
+ * the definition (its kind). */
+static const sb_impl mem_cpu = {
+    .backend = "cpu",
+    .params = mem_params,
+    .quick = "size=128MiB",
+    .full = "size=2GiB",
+    .check = mem_check,
+    .footprint = mem_footprint,
+    .bytes = mem_bytes,
+    .setup = mem_setup,
+    .run = sb_mem_run,
+    .verify = sb_mem_verify,
+    .report = mem_report,
+    .teardown = sb_mem_teardown,
+};
+
+#ifdef SB_HAVE_CUDA
+extern const sb_impl sb_impl_cuda_memory_copy, sb_impl_cuda_memory_read,
+    sb_impl_cuda_memory_write, sb_impl_cuda_memory_triad;
+#endif
+
+#define SB__MEM_BENCH(K, NAME, DESC, ...)                                      \
     const sb_bench sb_bench_memory_##NAME = {                                  \
         .name = "memory." #NAME,                                               \
         .area = "memory",                                                      \
-        .backend = "cpu",                                                      \
         .desc = DESC,                                                          \
-        .params = mem_params,                                                  \
-        .quick = "size=128MiB",                                                \
-        .full = "size=2GiB",                                                   \
         .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
-        .check = NAME##_check,                                                 \
-        .footprint = NAME##_footprint,                                         \
-        .bytes = NAME##_bytes,                                                 \
-        .setup = NAME##_setup,                                                 \
-        .run = sb_mem_run,                                                     \
-        .verify = sb_mem_verify,                                               \
-        .report = point_report,                                                \
-        .teardown = sb_mem_teardown,                                           \
+        .kind = K,                                                             \
+        .decode = mem_decode,                                                  \
+        .shape_size = sizeof(mem_shape),                                       \
+        .impls = (const sb_impl *const[]){&mem_cpu, __VA_ARGS__ NULL},         \
     };
 
-SB__MEM_BENCH(SB_MEM_COPY, copy, "STREAM copy c = a (2 words/element)")
+SB__MEM_BENCH(SB_MEM_COPY, copy, "STREAM copy c = a (2 words/element)",
+              SB_IMPL_CUDA(sb_impl_cuda_memory_copy))
 SB__MEM_BENCH(SB_MEM_SCALE, scale, "STREAM scale b = s*c (2 words/element)")
 SB__MEM_BENCH(SB_MEM_ADD, add, "STREAM add c = a + b (3 words/element)")
-SB__MEM_BENCH(SB_MEM_TRIAD, triad, "STREAM triad a = b + s*c (3 words/element)")
-SB__MEM_BENCH(SB_MEM_READ, read, "read: sum of a (1 word/element)")
-SB__MEM_BENCH(SB_MEM_WRITE, write, "write: fill a = v (1 word/element)")
+SB__MEM_BENCH(SB_MEM_TRIAD, triad, "STREAM triad a = b + s*c (3 words/element)",
+              SB_IMPL_CUDA(sb_impl_cuda_memory_triad))
+SB__MEM_BENCH(SB_MEM_READ, read, "read: sum of a (1 word/element)",
+              SB_IMPL_CUDA(sb_impl_cuda_memory_read))
+SB__MEM_BENCH(SB_MEM_WRITE, write, "write: fill a = v (1 word/element)",
+              SB_IMPL_CUDA(sb_impl_cuda_memory_write))

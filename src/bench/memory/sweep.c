@@ -65,8 +65,9 @@ static double max_size_of(const sb_params *p, const sb_ctx *ctx)
     return m;
 }
 
-static int sweep_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int sweep_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
+    const sb_params *p = pt->params;
     if (point_threads(p, ctx) == 0)
         return sb_fail(err, SB_EINVAL,
                        "memory.sweep: threads=%s: expected "
@@ -95,8 +96,9 @@ static int sweep_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     return 0;
 }
 
-static double sweep_footprint(const sb_params *p, const sb_ctx *ctx)
+static double sweep_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
+    const sb_params *p = pt->params;
     return max_size_of(p, ctx);
 }
 
@@ -144,9 +146,10 @@ static void point_params(sb_params *p, const char *kernel, int threads,
     }
 }
 
-static int sweep_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+static int sweep_drive(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
                        sb_err *err)
 {
+    const sb_params *p = pt->params;
     const char *kname = sb_p_str(p, "kernels");
     int k = sb_mem_kernel_from_name(kname);
     int threads = point_threads(p, ctx);
@@ -159,9 +162,9 @@ static int sweep_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
 
     sb_ctx lc = *ctx;
     lc.threads = threads;
-    double pt = sb_p_num(p, "point_time");
-    if (pt < lc.min_time)
-        lc.min_time = pt;
+    double ptime = sb_p_num(p, "point_time");
+    if (ptime < lc.min_time)
+        lc.min_time = ptime;
     sb_threads_setup(threads);
 
     bool all_valid = true;
@@ -279,10 +282,14 @@ static int sweep_drive(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
     return 0;
 }
 
+static const sb_impl memory_sweep_cpu = {
+    .backend = "cpu",
+    .drive = sweep_drive,
+};
+
 const sb_bench sb_bench_memory_sweep = {
     .name = "memory.sweep",
     .area = "memory",
-    .backend = "cpu",
     .desc = "read and triad bandwidth over working-set sizes; cache "
             "plateaus L1/L2/L3/DRAM",
     .params = sweep_params,
@@ -291,5 +298,5 @@ const sb_bench sb_bench_memory_sweep = {
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .check = sweep_check,
     .footprint = sweep_footprint,
-    .drive = sweep_drive,
+    .impls = (const sb_impl *const[]){&memory_sweep_cpu, NULL},
 };

@@ -352,12 +352,18 @@ static void sb__moe_shape(const sb_params *p, sb_moe_shape *s)
     s->gated = sb_p_find(p, "gated") ? sb_p_bool(p, "gated") : false;
 }
 
-static int sb__moe_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int sb__moe_decode(const sb_bench *b, const sb_params *p, void *shape,
+                          sb_err *err)
+{
+    (void)b, (void)err;
+    sb__moe_shape(p, shape);
+    return 0;
+}
+
+static int sb__moe_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    return sb_moe_check(&s, err);
+    return sb_moe_check(pt->shape, err);
 }
 
 /* Deterministic uniform values in [-a, a): element i depends only on
@@ -391,10 +397,9 @@ static void *sb__alloc(size_t bytes, int *fail)
     return p;
 }
 
-static double sb__moe_footprint_kind(const sb_params *p, int kind)
+static double sb__moe_footprint_kind(const sb_moe_shape *sh, int kind)
 {
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
+    const sb_moe_shape s = *sh;
     double T = (double)s.tokens, D = (double)s.d_model, E = s.experts,
            k = s.topk, F = (double)s.ffn, R = T * k;
     switch (kind) {
@@ -486,13 +491,13 @@ static int sb__moe_plans(sb_moe_state *st, const sb_params *p, sb_err *err)
     return 0;
 }
 
-static int sb__moe_setup_kind(const sb_params *p, int kind, void **state,
-                              sb_err *err)
+static int sb__moe_setup_kind(const sb_moe_shape *shape, const sb_params *p,
+                              int kind, void **state, sb_err *err)
 {
     sb_moe_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "moe: out of memory");
-    sb__moe_shape(p, &st->s);
+    st->s = *shape;
     st->kind = kind;
     const sb_moe_shape *s = &st->s;
     const int64_t T = s->tokens, D = s->d_model, F = s->ffn, R = T * s->topk;
@@ -641,60 +646,56 @@ static int sb__moe_verify(void *state, sb_result *r)
     return 0;
 }
 
-/* The runner's FLOP and byte hooks: the shape from the parameters, then
- * the shared accounting of moe.h. */
-#define SB__MOE_ACCOUNT(name, fn)                                              \
-    static double name(const sb_params *p)                                     \
-    {                                                                          \
-        sb_moe_shape s;                                                        \
-        sb__moe_shape(p, &s);                                                  \
-        return fn(&s);                                                         \
-    }
-SB__MOE_ACCOUNT(sb__route_flops, sb_moe_route_flops)
-SB__MOE_ACCOUNT(sb__route_bytes, sb_moe_route_bytes)
-SB__MOE_ACCOUNT(sb__dispatch_bytes, sb_moe_dispatch_bytes)
-SB__MOE_ACCOUNT(sb__combine_flops, sb_moe_combine_flops)
-SB__MOE_ACCOUNT(sb__combine_bytes, sb_moe_combine_bytes)
-SB__MOE_ACCOUNT(sb__gemm_flops, sb_moe_gemm_flops)
-/* The weights read depend on how many experts receive tokens: the
- * synthetic routing is deterministic, so the count is exact. */
-static double sb__gemm_bytes(const sb_params *p)
+/* The runner's FLOP and byte hooks: the shared accounting of moe.h on the
+ * decoded shape, by the definition's kind. */
+static double sb__moe_flops(const sb_point *pt)
 {
-    sb_moe_shape s;
-    sb__moe_shape(p, &s);
-    if (sb_moe_check(&s, NULL) != 0)
+    const sb_moe_shape *s = pt->shape;
+    switch (pt->bench->kind) {
+    case SB_MOE_ROUTE:
+        return sb_moe_route_flops(s);
+    case SB_MOE_COMBINE:
+        return sb_moe_combine_flops(s);
+    case SB_MOE_GEMM:
+        return sb_moe_gemm_flops(s);
+    default:
         return 0.0;
-    int64_t *counts = calloc((size_t)s.experts, sizeof(int64_t));
+    }
+}
+
+/* The weights read by the grouped GEMM depend on how many experts receive
+ * tokens: the synthetic routing is deterministic, so the count is exact. */
+static double sb__moe_bytes(const sb_point *pt)
+{
+    const sb_moe_shape *s = pt->shape;
+    switch (pt->bench->kind) {
+    case SB_MOE_ROUTE:
+        return sb_moe_route_bytes(s);
+    case SB_MOE_DISPATCH:
+        return sb_moe_dispatch_bytes(s);
+    case SB_MOE_COMBINE:
+        return sb_moe_combine_bytes(s);
+    default:
+        break;
+    }
+    if (sb_moe_check(s, NULL) != 0)
+        return 0.0;
+    int64_t *counts = calloc((size_t)s->experts, sizeof(int64_t));
     if (!counts)
         return 0.0;
-    sb_moe_synth_counts(&s, counts);
-    int active = sb_moe_active(counts, s.experts);
+    sb_moe_synth_counts(s, counts);
+    int active = sb_moe_active(counts, s->experts);
     free(counts);
-    return sb_moe_gemm_bytes(&s, active);
+    return sb_moe_gemm_bytes(s, active);
 }
 
-static double sb__route_fp(const sb_params *p, const sb_ctx *c)
+static double sb__moe_fp(const sb_point *pt, const sb_ctx *c)
 {
     (void)c;
-    return sb__moe_footprint_kind(p, SB_MOE_ROUTE);
-}
-static double sb__dispatch_fp(const sb_params *p, const sb_ctx *c)
-{
-    (void)c;
-    return sb__moe_footprint_kind(p, SB_MOE_DISPATCH);
-}
-static double sb__combine_fp(const sb_params *p, const sb_ctx *c)
-{
-    (void)c;
-    return sb__moe_footprint_kind(p, SB_MOE_COMBINE);
-}
-static double sb__gemm_fp(const sb_params *p, const sb_ctx *c)
-{
-    (void)c;
-    return sb__moe_footprint_kind(p, SB_MOE_GEMM);
+    return sb__moe_footprint_kind(pt->shape, pt->bench->kind);
 }
 
-static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void sb__moe_report(void *state, const sb_point *pt, sb_ctx *ctx,
                            sb_result *r)
 {
     sb_moe_state *st = state;
@@ -714,7 +715,7 @@ static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
                    : st->kind == SB_MOE_COMBINE  ? sb_moe_combine_flops(s)
                    : st->kind == SB_MOE_DISPATCH ? 0.0
                                                  : sb_moe_gemm_flops(s);
-    (void)p;
+    (void)pt;
     (void)ctx;
     const sb_gemm_plan *plan = st->plans.route ? st->plans.route
                                : st->plans.n   ? st->plans.up[0]
@@ -736,99 +737,58 @@ static void sb__moe_report(void *state, const sb_params *p, sb_ctx *ctx,
     }
 }
 
-#define SB__MOE_SETUP(name, kind)                                              \
-    static int name(const sb_params *p, const sb_ctx *ctx, void **state,       \
-                    sb_err *err)                                               \
-    {                                                                          \
-        (void)ctx;                                                             \
-        return sb__moe_setup_kind(p, kind, state, err);                        \
-    }
-SB__MOE_SETUP(sb__route_setup, SB_MOE_ROUTE)
-SB__MOE_SETUP(sb__dispatch_setup, SB_MOE_DISPATCH)
-SB__MOE_SETUP(sb__combine_setup, SB_MOE_COMBINE)
-SB__MOE_SETUP(sb__gemm_setup, SB_MOE_GEMM)
+static int sb__moe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                         sb_err *err)
+{
+    (void)ctx;
+    return sb__moe_setup_kind(pt->shape, pt->params, pt->bench->kind, state,
+                              err);
+}
 
 #define SB__MOE_QUICK "tokens=512 d_model=512 experts=8 topk=2"
 #define SB__MOE_FULL "tokens=4096 d_model=4096 experts=8,64 topk=2,8"
 
-const sb_bench sb_bench_moe_route = {
-    .name = "moe.route",
-    .area = "moe",
-    .desc = "router: logits = X·Wr (sgemm) + bias, softmax, top-k, weights "
-            "renormalised over the k",
-    .params = sb__moe_params,
-    .quick = SB__MOE_QUICK,
-    .full = SB__MOE_FULL,
-    .flags = SB_BF_QUICK | SB_BF_FULL,
-    .roof = SB_ROOF_FP32,
-    .check = sb__moe_check,
-    .footprint = sb__route_fp,
-    .flops = sb__route_flops,
-    .bytes = sb__route_bytes,
-    .setup = sb__route_setup,
+static const sb_impl sb__moe_cpu = {
+    .backend = "cpu",
+    .setup = sb__moe_setup,
     .run = sb__moe_run,
     .verify = sb__moe_verify,
     .report = sb__moe_report,
     .teardown = sb__moe_teardown,
 };
 
-const sb_bench sb_bench_moe_dispatch = {
-    .name = "moe.dispatch",
-    .area = "moe",
-    .desc = "permute token rows into per-expert groups (counting sort + "
-            "gather)",
-    .params = sb__moe_params,
-    .quick = SB__MOE_QUICK,
-    .full = SB__MOE_FULL,
-    .flags = SB_BF_QUICK | SB_BF_FULL,
-    .roof = SB_ROOF_FP32,
-    .check = sb__moe_check,
-    .footprint = sb__dispatch_fp,
-    .bytes = sb__dispatch_bytes,
-    .setup = sb__dispatch_setup,
-    .run = sb__moe_run,
-    .verify = sb__moe_verify,
-    .report = sb__moe_report,
-    .teardown = sb__moe_teardown,
-};
+#define SB__MOE_BENCH(NAME, KIND, PARAMS, QUICK, FULL, DESC)                   \
+    const sb_bench sb_bench_moe_##NAME = {                                     \
+        .name = "moe." #NAME,                                                  \
+        .area = "moe",                                                         \
+        .desc = DESC,                                                          \
+        .params = PARAMS,                                                      \
+        .quick = QUICK,                                                        \
+        .full = FULL,                                                          \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
+        .roof = SB_ROOF_FP32,                                                  \
+        .kind = KIND,                                                          \
+        .decode = sb__moe_decode,                                              \
+        .shape_size = sizeof(sb_moe_shape),                                    \
+        .check = sb__moe_check,                                                \
+        .footprint = sb__moe_fp,                                               \
+        .flops = sb__moe_flops,                                                \
+        .bytes = sb__moe_bytes,                                                \
+        .impls = (const sb_impl *const[]){&sb__moe_cpu, NULL},                 \
+    };
 
-const sb_bench sb_bench_moe_combine = {
-    .name = "moe.combine",
-    .area = "moe",
-    .desc = "weighted scatter-add of expert outputs back in token order",
-    .params = sb__moe_params,
-    .quick = SB__MOE_QUICK,
-    .full = SB__MOE_FULL,
-    .flags = SB_BF_QUICK | SB_BF_FULL,
-    .roof = SB_ROOF_FP32,
-    .check = sb__moe_check,
-    .footprint = sb__combine_fp,
-    .flops = sb__combine_flops,
-    .bytes = sb__combine_bytes,
-    .setup = sb__combine_setup,
-    .run = sb__moe_run,
-    .verify = sb__moe_verify,
-    .report = sb__moe_report,
-    .teardown = sb__moe_teardown,
-};
-
-const sb_bench sb_bench_moe_grouped_gemm = {
-    .name = "moe.grouped_gemm",
-    .area = "moe",
-    .desc = "one sgemm per expert on its ragged group (ragged_dot), or the "
-            "gated expert MLP",
-    .params = sb__moe_gemm_params,
-    .quick = SB__MOE_QUICK " ffn=512",
-    .full = "tokens=256 d_model=4096 ffn=1408 experts=8,64 topk=2,8 gated=1",
-    .flags = SB_BF_QUICK | SB_BF_FULL,
-    .roof = SB_ROOF_FP32,
-    .check = sb__moe_check,
-    .footprint = sb__gemm_fp,
-    .flops = sb__gemm_flops,
-    .bytes = sb__gemm_bytes,
-    .setup = sb__gemm_setup,
-    .run = sb__moe_run,
-    .verify = sb__moe_verify,
-    .report = sb__moe_report,
-    .teardown = sb__moe_teardown,
-};
+SB__MOE_BENCH(route, SB_MOE_ROUTE, sb__moe_params, SB__MOE_QUICK, SB__MOE_FULL,
+              "router: logits = X·Wr (sgemm) + bias, softmax, top-k, weights "
+              "renormalised over the k")
+SB__MOE_BENCH(dispatch, SB_MOE_DISPATCH, sb__moe_params, SB__MOE_QUICK,
+              SB__MOE_FULL,
+              "permute token rows into per-expert groups (counting sort + "
+              "gather)")
+SB__MOE_BENCH(combine, SB_MOE_COMBINE, sb__moe_params, SB__MOE_QUICK,
+              SB__MOE_FULL,
+              "weighted scatter-add of expert outputs back in token order")
+SB__MOE_BENCH(grouped_gemm, SB_MOE_GEMM, sb__moe_gemm_params,
+              SB__MOE_QUICK " ffn=512",
+              "tokens=256 d_model=4096 ffn=1408 experts=8,64 topk=2,8 gated=1",
+              "one sgemm per expert on its ragged group (ragged_dot), or the "
+              "gated expert MLP")

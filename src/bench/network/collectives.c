@@ -689,9 +689,10 @@ static void watchdog_stop(watchdog *wd)
 
 /* ---- check, footprint ---------------------------------------------------- */
 
-static int net_check(sb_netop op, const sb_params *p, const sb_ctx *ctx,
-                     sb_err *err)
+static int net_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
+    const sb_netop op = (sb_netop)pt->bench->kind;
+    const sb_params *p = pt->params;
     if (ctx->nranks >= 2 && has_param(p, "root") &&
         sb_p_int(p, "root") >= ctx->nranks)
         return sb_fail(err, SB_EINVAL,
@@ -735,8 +736,10 @@ static int net_check(sb_netop op, const sb_params *p, const sb_ctx *ctx,
 }
 
 /* Bytes this host needs for the point: every rank on it holds buffers. */
-static double net_footprint(sb_netop op, const sb_params *p, const sb_ctx *ctx)
+static double net_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
+    const sb_netop op = (sb_netop)pt->bench->kind;
+    const sb_params *p = pt->params;
     net_state st;
     describe(op, p, ctx->rank, ctx->nranks, &st);
     size_t sb, rb;
@@ -935,9 +938,12 @@ static void quiet_barrier(void)
     }
 }
 
-static int net_drive(sb_netop op, const char *bname, const sb_params *p,
-                     sb_ctx *ctx, sb_result_list *out, sb_err *err)
+static int net_drive(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
+                     sb_err *err)
 {
+    const sb_netop op = (sb_netop)pt->bench->kind;
+    const char *bname = pt->bench->name;
+    const sb_params *p = pt->params;
     char sz[32], what[160];
     sb_fmt_size(sb_p_num(p, "size"), sz, sizeof sz);
     snprintf(what, sizeof what, "%s size=%s", bname, sz);
@@ -1059,56 +1065,37 @@ done:
  * stops at 4 MiB per message (256 MiB per window), OSU's default limit. */
 #define NET_FULL_WINDOW "size=8B..4MiB:x2"
 
-#define NET_BENCH(sym, OP, NAME, PARAMS, FULL, DESC)                           \
-    static int sym##_check(const sb_params *p, const sb_ctx *ctx, sb_err *e)   \
-    {                                                                          \
-        return net_check(OP, p, ctx, e);                                       \
-    }                                                                          \
-    static double sym##_footprint(const sb_params *p, const sb_ctx *ctx)       \
-    {                                                                          \
-        return net_footprint(OP, p, ctx);                                      \
-    }                                                                          \
-    static int sym##_drive(const sb_params *p, sb_ctx *ctx,                    \
-                           sb_result_list *out, sb_err *e)                     \
-    {                                                                          \
-        return net_drive(OP, "network." NAME, p, ctx, out, e);                 \
-    }                                                                          \
-    const sb_bench sym = {                                                     \
-        .name = "network." NAME,                                               \
-        .area = "network",                                                     \
+/* One MPI impl a collective: its parameters and full sweep; the hooks
+ * read the collective from the definition (its kind). */
+#define NET_IMPL(NAME, PARAMS, FULL, DESC)                                     \
+    const sb_impl sb_impl_mpi_network_##NAME = {                               \
         .backend = "mpi",                                                      \
         .desc = DESC,                                                          \
         .params = PARAMS,                                                      \
         .quick = NET_QUICK,                                                    \
         .full = FULL,                                                          \
-        .flags = SB_BF_QUICK | SB_BF_FULL | SB_BF_NEEDS_MPI,                   \
-        .check = sym##_check,                                                  \
-        .footprint = sym##_footprint,                                          \
-        .drive = sym##_drive,                                                  \
+        .flags = SB_BF_NEEDS_MPI,                                              \
+        .check = net_check,                                                    \
+        .footprint = net_footprint,                                            \
+        .drive = net_drive,                                                    \
     };
 
-NET_BENCH(sb_bench_network_allreduce, SB_NET_ALLREDUCE, "allreduce",
-          params_reduce_all, NET_FULL,
-          "MPI_Allreduce; busbw = algbw x 2(n-1)/n")
-NET_BENCH(sb_bench_network_allgather, SB_NET_ALLGATHER, "allgather",
-          params_move, NET_FULL,
-          "MPI_Allgather; S = output buffer; busbw = algbw x (n-1)/n")
-NET_BENCH(sb_bench_network_reduce_scatter, SB_NET_REDUCE_SCATTER,
-          "reduce_scatter", params_reduce_all, NET_FULL,
-          "MPI_Reduce_scatter_block; S = input buffer; busbw x (n-1)/n")
-NET_BENCH(sb_bench_network_alltoall, SB_NET_ALLTOALL, "alltoall", params_move,
-          NET_FULL, "MPI_Alltoall; S = whole buffer; busbw = algbw x (n-1)/n")
-NET_BENCH(sb_bench_network_bcast, SB_NET_BCAST, "bcast", params_bcast, NET_FULL,
-          "MPI_Bcast from root; busbw = algbw")
-NET_BENCH(sb_bench_network_reduce, SB_NET_REDUCE, "reduce", params_reduce_root,
-          NET_FULL, "MPI_Reduce to root; busbw = algbw")
-NET_BENCH(sb_bench_network_sendrecv, SB_NET_SENDRECV, "sendrecv", params_move,
-          NET_FULL, "MPI_Sendrecv in a ring: to rank+1, from rank-1")
-NET_BENCH(sb_bench_network_pingpong, SB_NET_PINGPONG, "pingpong", params_p2p,
-          NET_FULL,
-          "ranks 0 and 1: latency = half the round trip (osu_latency)")
-NET_BENCH(sb_bench_network_bw, SB_NET_BW, "bw", params_window, NET_FULL_WINDOW,
-          "ranks 0 -> 1: a window of MPI_Isend, then an ack (osu_bw)")
-NET_BENCH(sb_bench_network_bibw, SB_NET_BIBW, "bibw", params_window,
-          NET_FULL_WINDOW,
-          "ranks 0 <-> 1: windows both ways at once (osu_bibw)")
+NET_IMPL(allreduce, params_reduce_all, NET_FULL,
+         "MPI_Allreduce; busbw = algbw x 2(n-1)/n")
+NET_IMPL(allgather, params_move, NET_FULL,
+         "MPI_Allgather; S = output buffer; busbw = algbw x (n-1)/n")
+NET_IMPL(reduce_scatter, params_reduce_all, NET_FULL,
+         "MPI_Reduce_scatter_block; S = input buffer; busbw x (n-1)/n")
+NET_IMPL(alltoall, params_move, NET_FULL,
+         "MPI_Alltoall; S = whole buffer; busbw = algbw x (n-1)/n")
+NET_IMPL(bcast, params_bcast, NET_FULL, "MPI_Bcast from root; busbw = algbw")
+NET_IMPL(reduce, params_reduce_root, NET_FULL,
+         "MPI_Reduce to root; busbw = algbw")
+NET_IMPL(sendrecv, params_move, NET_FULL,
+         "MPI_Sendrecv in a ring: to rank+1, from rank-1")
+NET_IMPL(pingpong, params_p2p, NET_FULL,
+         "ranks 0 and 1: latency = half the round trip (osu_latency)")
+NET_IMPL(bw, params_window, NET_FULL_WINDOW,
+         "ranks 0 -> 1: a window of MPI_Isend, then an ack (osu_bw)")
+NET_IMPL(bibw, params_window, NET_FULL_WINDOW,
+         "ranks 0 <-> 1: windows both ways at once (osu_bibw)")

@@ -200,20 +200,23 @@ static bool ln_bf16(const sb_params *p)
     return strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
 }
 
-static double ln_footprint(const sb_params *p, const sb_ctx *ctx)
+static double ln_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
+    const sb_params *p = pt->params;
     (void)ctx;
     return sb_layernorm_bytes(sb_p_int(p, "tokens"), sb_p_int(p, "d"),
                               ln_bf16(p));
 }
 
-static double ln_flops(const sb_params *p)
+static double ln_flops(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     return sb_layernorm_flops(sb_p_int(p, "tokens"), sb_p_int(p, "d"));
 }
 
-static double ln_bytes(const sb_params *p)
+static double ln_bytes(const sb_point *pt)
 {
+    const sb_params *p = pt->params;
     return sb_layernorm_bytes(sb_p_int(p, "tokens"), sb_p_int(p, "d"),
                               ln_bf16(p));
 }
@@ -230,9 +233,10 @@ static void ln_teardown(void *state)
     free(st);
 }
 
-static int ln_setup(const sb_params *p, const sb_ctx *ctx, void **state,
+static int ln_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                     sb_err *err)
 {
+    const sb_params *p = pt->params;
     (void)ctx;
     ln_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -288,6 +292,14 @@ static int ln_verify(void *state, sb_result *r)
     return 0;
 }
 
+static const sb_impl ops_layernorm_cpu = {
+    .backend = "cpu",
+    .setup = ln_setup,
+    .run = ln_run,
+    .verify = ln_verify,
+    .teardown = ln_teardown,
+};
+
 const sb_bench sb_bench_ops_layernorm = {
     .name = "ops.layernorm",
     .area = "ops",
@@ -300,8 +312,5 @@ const sb_bench sb_bench_ops_layernorm = {
     .footprint = ln_footprint,
     .flops = ln_flops,
     .bytes = ln_bytes,
-    .setup = ln_setup,
-    .run = ln_run,
-    .verify = ln_verify,
-    .teardown = ln_teardown,
+    .impls = (const sb_impl *const[]){&ops_layernorm_cpu, NULL},
 };

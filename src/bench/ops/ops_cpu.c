@@ -2384,52 +2384,65 @@ static int sb__ops_verify(void *state, sb_result *r)
     return 0;
 }
 
-static void sb__ops_report(void *state, const sb_params *p, sb_ctx *ctx,
+static void sb__ops_report(void *state, const sb_point *pt, sb_ctx *ctx,
                            sb_result *r)
 {
     sb_ops_state *st = state;
-    (void)p;
+    (void)pt, (void)ctx;
     if (st->s.nt)
         sb_result_note(r, "output rows written with non-temporal stores "
                           "(no write-allocate read)");
 }
 
+/* Every op's hooks, on the shape decoded once per point (the op is the
+ * definition's kind). */
+static int sb__ops_decode(const sb_bench *b, const sb_params *p, void *shape,
+                          sb_err *err)
+{
+    (void)err;
+    sb__ops_shape(p, (sb_op_kind)b->kind, shape);
+    return 0;
+}
+
+static int sb__ops_check_pt(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
+{
+    (void)ctx;
+    return sb_ops_check(pt->shape, err);
+}
+
+static double sb__ops_fp(const sb_point *pt, const sb_ctx *ctx)
+{
+    (void)ctx;
+    return sb__ops_footprint_shape(pt->shape);
+}
+
+static double sb__ops_flops_pt(const sb_point *pt)
+{
+    return sb_ops_flops(pt->shape);
+}
+
+static double sb__ops_bytes_pt(const sb_point *pt)
+{
+    return sb_ops_bytes(pt->shape);
+}
+
+static int sb__ops_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                         sb_err *err)
+{
+    (void)ctx;
+    return sb_ops_cpu_setup(pt->shape, state, err);
+}
+
+static const sb_impl sb__ops_cpu = {
+    .backend = "cpu",
+    .setup = sb__ops_setup,
+    .run = sb__ops_run,
+    .verify = sb__ops_verify,
+    .report = sb__ops_report,
+    .teardown = sb__ops_teardown,
+};
+
 #define SB__OPS_BENCH(OPNAME, KIND, PARAMS, DESC)                              \
-    static int sb__##OPNAME##_check(const sb_params *p, const sb_ctx *ctx,     \
-                                    sb_err *err)                               \
-    {                                                                          \
-        (void)ctx;                                                             \
-        sb_ops_shape s;                                                        \
-        sb__ops_shape(p, KIND, &s);                                            \
-        return sb_ops_check(&s, err);                                          \
-    }                                                                          \
-    static double sb__##OPNAME##_fp(const sb_params *p, const sb_ctx *ctx)     \
-    {                                                                          \
-        (void)ctx;                                                             \
-        sb_ops_shape s;                                                        \
-        sb__ops_shape(p, KIND, &s);                                            \
-        return sb__ops_footprint_shape(&s);                                    \
-    }                                                                          \
-    static double sb__##OPNAME##_flops(const sb_params *p)                     \
-    {                                                                          \
-        sb_ops_shape s;                                                        \
-        sb__ops_shape(p, KIND, &s);                                            \
-        return sb_ops_flops(&s);                                               \
-    }                                                                          \
-    static double sb__##OPNAME##_bytes(const sb_params *p)                     \
-    {                                                                          \
-        sb_ops_shape s;                                                        \
-        sb__ops_shape(p, KIND, &s);                                            \
-        return sb_ops_bytes(&s);                                               \
-    }                                                                          \
-    static int sb__##OPNAME##_setup(const sb_params *p, const sb_ctx *ctx,     \
-                                    void **state, sb_err *err)                 \
-    {                                                                          \
-        (void)ctx;                                                             \
-        sb_ops_shape s;                                                        \
-        sb__ops_shape(p, KIND, &s);                                            \
-        return sb_ops_cpu_setup(&s, state, err);                               \
-    }                                                                          \
     const sb_bench sb_bench_ops_##OPNAME = {                                   \
         .name = "ops." #OPNAME,                                                \
         .area = "ops",                                                         \
@@ -2439,15 +2452,14 @@ static void sb__ops_report(void *state, const sb_params *p, sb_ctx *ctx,
         .full = "tokens=16384 d=4096 dtype=fp32,bf16",                         \
         .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
         .roof = SB_ROOF_FP32,                                                  \
-        .check = sb__##OPNAME##_check,                                         \
-        .footprint = sb__##OPNAME##_fp,                                        \
-        .flops = sb__##OPNAME##_flops,                                         \
-        .bytes = sb__##OPNAME##_bytes,                                         \
-        .setup = sb__##OPNAME##_setup,                                         \
-        .run = sb__ops_run,                                                    \
-        .verify = sb__ops_verify,                                              \
-        .report = sb__ops_report,                                              \
-        .teardown = sb__ops_teardown,                                          \
+        .kind = KIND,                                                          \
+        .decode = sb__ops_decode,                                              \
+        .shape_size = sizeof(sb_ops_shape),                                    \
+        .check = sb__ops_check_pt,                                             \
+        .footprint = sb__ops_fp,                                               \
+        .flops = sb__ops_flops_pt,                                             \
+        .bytes = sb__ops_bytes_pt,                                             \
+        .impls = (const sb_impl *const[]){&sb__ops_cpu, NULL},                 \
     };
 
 SB__OPS_BENCH(rmsnorm, SB_OP_RMSNORM, sb__ops_params,

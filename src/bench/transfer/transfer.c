@@ -263,7 +263,7 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void sb_xfer_report(void *state, const sb_params *p, sb_ctx *ctx, sb_result *r)
+void sb_xfer_report(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r)
 {
     sb_xfer_state *s = state;
     static const char *names[2] = {"h2d", "d2h"};
@@ -290,34 +290,19 @@ void sb_xfer_report(void *state, const sb_params *p, sb_ctx *ctx, sb_result *r)
     sb_result_note(r, "%s", s->where);
 }
 
-double sb_xfer_footprint(const sb_params *p, const sb_ctx *ctx)
+double sb_xfer_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
+    const sb_params *p = pt->params;
     /* Two host buffers, two device buffers and a check buffer at most; on
      * the host backend the device buffers are host memory too. */
     return 5.0 * sb_p_num(p, "size");
 }
 
-static double bytes_one(const sb_params *p)
+/* One direction moves size bytes per iteration, bidir both. */
+static double xfer_bytes(const sb_point *pt)
 {
-    return sb_p_num(p, "size");
-}
-static double bytes_two(const sb_params *p)
-{
-    return 2.0 * sb_p_num(p, "size");
-}
-
-static int setup_h2d(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
-{
-    return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_H2D, p, st, e);
-}
-static int setup_d2h(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
-{
-    return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_D2H, p, st, e);
-}
-static int setup_bidir(const sb_params *p, const sb_ctx *c, void **st,
-                       sb_err *e)
-{
-    return sb_xfer_setup_with(&sb_dev_host_ops, SB_XFER_BIDIR, p, st, e);
+    double size = sb_p_num(pt->params, "size");
+    return pt->bench->kind == SB_XFER_BIDIR ? 2.0 * size : size;
 }
 
 #define XFER_QUICK "size=1MiB,64MiB host=pageable,pinned"
@@ -326,10 +311,10 @@ static int setup_bidir(const sb_params *p, const sb_ctx *c, void **st,
 /* A NUMA node that does not exist is refused at planning, before any
  * point of the run is measured (setup would find it only when its turn
  * came). */
-static int xfer_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
+static int xfer_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
-    const long long numa = sb_p_int(p, "numa");
+    const long long numa = sb_p_int(pt->params, "numa");
     if (numa >= 0 && !sb_numa_node_exists((int)numa))
         return sb_fail(err, SB_EINVAL,
                        "parameter numa=%lld: this machine "
@@ -338,55 +323,66 @@ static int xfer_check(const sb_params *p, const sb_ctx *ctx, sb_err *err)
     return 0;
 }
 
-#define XFER_BENCH(sym, nm, dsc, setupfn, bytesfn, be)                         \
-    const sb_bench sym = {.name = nm,                                          \
-                          .area = "transfer",                                  \
-                          .backend = be,                                       \
-                          .desc = dsc,                                         \
-                          .params = xfer_params,                               \
-                          .quick = XFER_QUICK,                                 \
-                          .full = XFER_FULL,                                   \
-                          .check = xfer_check,                                 \
-                          .flags = SB_BF_QUICK | SB_BF_FULL,                   \
-                          .footprint = sb_xfer_footprint,                      \
-                          .bytes = bytesfn,                                    \
-                          .setup = setupfn,                                    \
-                          .measure = sb_xfer_measure,                          \
-                          .verify = sb_xfer_verify,                            \
-                          .report = sb_xfer_report,                            \
-                          .teardown = sb_xfer_teardown}
+/* The host backend: host-to-host memcpy through sb_dev_host_ops. */
+static int host_setup(const sb_point *pt, const sb_ctx *ctx, void **st,
+                      sb_err *e)
+{
+    (void)ctx;
+    return sb_xfer_setup_with(&sb_dev_host_ops, (sb_xfer_mode)pt->bench->kind,
+                              pt->params, st, e);
+}
 
-XFER_BENCH(sb_bench_transfer_h2d, "transfer.h2d",
-           "host to device copies (host backend: host-to-host memcpy)",
-           setup_h2d, bytes_one, "host");
-XFER_BENCH(sb_bench_transfer_d2h, "transfer.d2h",
-           "device to host copies (host backend: host-to-host memcpy)",
-           setup_d2h, bytes_one, "host");
-XFER_BENCH(sb_bench_transfer_bidir, "transfer.bidir",
-           "both directions at once on two streams, each direction reported",
-           setup_bidir, bytes_two, "host");
+static const sb_impl xfer_host = {
+    .backend = "host",
+    .desc = "host backend: host-to-host memcpy",
+    .setup = host_setup,
+    .measure = sb_xfer_measure,
+    .verify = sb_xfer_verify,
+    .report = sb_xfer_report,
+    .teardown = sb_xfer_teardown,
+};
 
 #ifdef SB_HAVE_CUDA
-static int csetup_h2d(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
+/* The CUDA backend: the copy engine, timed with CUDA events. */
+static int cuda_setup(const sb_point *pt, const sb_ctx *ctx, void **st,
+                      sb_err *e)
 {
-    return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_H2D, p, st, e);
+    (void)ctx;
+    return sb_xfer_setup_with(&sb_dev_cuda_ops, (sb_xfer_mode)pt->bench->kind,
+                              pt->params, st, e);
 }
-static int csetup_d2h(const sb_params *p, const sb_ctx *c, void **st, sb_err *e)
-{
-    return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_D2H, p, st, e);
-}
-static int csetup_bidir(const sb_params *p, const sb_ctx *c, void **st,
-                        sb_err *e)
-{
-    return sb_xfer_setup_with(&sb_dev_cuda_ops, SB_XFER_BIDIR, p, st, e);
-}
-XFER_BENCH(sb_bench_cuda_transfer_h2d, "transfer.h2d",
-           "host to device copies over the copy engine (CUDA events)",
-           csetup_h2d, bytes_one, "cuda");
-XFER_BENCH(sb_bench_cuda_transfer_d2h, "transfer.d2h",
-           "device to host copies over the copy engine (CUDA events)",
-           csetup_d2h, bytes_one, "cuda");
-XFER_BENCH(sb_bench_cuda_transfer_bidir, "transfer.bidir",
-           "both directions at once on two streams (CUDA events)", csetup_bidir,
-           bytes_two, "cuda");
+
+static const sb_impl xfer_cuda = {
+    .backend = "cuda",
+    .desc = "over the copy engine (CUDA events)",
+    .setup = cuda_setup,
+    .measure = sb_xfer_measure,
+    .verify = sb_xfer_verify,
+    .report = sb_xfer_report,
+    .teardown = sb_xfer_teardown,
+};
 #endif
+
+#define XFER_BENCH(sym, nm, MODE, dsc)                                         \
+    const sb_bench sym = {                                                     \
+        .name = nm,                                                            \
+        .area = "transfer",                                                    \
+        .desc = dsc,                                                           \
+        .params = xfer_params,                                                 \
+        .quick = XFER_QUICK,                                                   \
+        .full = XFER_FULL,                                                     \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
+        .kind = MODE,                                                          \
+        .check = xfer_check,                                                   \
+        .footprint = sb_xfer_footprint,                                        \
+        .bytes = xfer_bytes,                                                   \
+        .impls = (const sb_impl *const[]){&xfer_host,                          \
+                                          SB_IMPL_CUDA(xfer_cuda) NULL},       \
+    }
+
+XFER_BENCH(sb_bench_transfer_h2d, "transfer.h2d", SB_XFER_H2D,
+           "host to device copies");
+XFER_BENCH(sb_bench_transfer_d2h, "transfer.d2h", SB_XFER_D2H,
+           "device to host copies");
+XFER_BENCH(sb_bench_transfer_bidir, "transfer.bidir", SB_XFER_BIDIR,
+           "both directions at once on two streams, each direction reported");

@@ -33,9 +33,9 @@ int sb_xfer_setup_with(const sb_dev_ops *ops, sb_xfer_mode mode,
                        const sb_params *p, void **state, sb_err *err);
 int sb_xfer_measure(void *state, const sb_ctx *ctx, sb_result *r, sb_err *err);
 int sb_xfer_verify(void *state, sb_result *r);
-void sb_xfer_report(void *state, const sb_params *p, sb_ctx *ctx, sb_result *r);
+void sb_xfer_report(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r);
 void sb_xfer_teardown(void *state);
-double sb_xfer_footprint(const sb_params *p, const sb_ctx *ctx);
+double sb_xfer_footprint(const sb_point *pt, const sb_ctx *ctx);
 /* Words of `got` that differ from the pattern of `seed`. */
 size_t sb_xfer_count_wrong(const void *got, size_t bytes, uint64_t seed);
 

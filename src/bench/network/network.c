@@ -1,0 +1,63 @@
+/*
+ * network.c — the network area's benchmarks: one definition a collective,
+ * with its impls where this build has them (MPI ranks: collectives.c;
+ * the node's GPUs over NCCL: src/backend/cuda). Built everywhere, like
+ * the collectives' arithmetic (netdef.c); a definition this build has no
+ * impl of is not in the registry.
+ */
+#include "solbench/bench.h"
+#include "solbench/netmodel.h"
+
+#ifdef SB_HAVE_MPI
+extern const sb_impl sb_impl_mpi_network_allreduce,
+    sb_impl_mpi_network_allgather, sb_impl_mpi_network_reduce_scatter,
+    sb_impl_mpi_network_alltoall, sb_impl_mpi_network_bcast,
+    sb_impl_mpi_network_reduce, sb_impl_mpi_network_sendrecv,
+    sb_impl_mpi_network_pingpong, sb_impl_mpi_network_bw,
+    sb_impl_mpi_network_bibw;
+#endif
+#ifdef SB_HAVE_NCCL
+extern const sb_impl sb_impl_cuda_network_allreduce,
+    sb_impl_cuda_network_allgather, sb_impl_cuda_network_reduce_scatter,
+    sb_impl_cuda_network_alltoall, sb_impl_cuda_network_bcast;
+#endif
+
+#define NET_BENCH(OP, NAME, DESC, ...)                                         \
+    const sb_bench sb_bench_network_##NAME = {                                 \
+        .name = "network." #NAME,                                              \
+        .area = "network",                                                     \
+        .desc = DESC,                                                          \
+        .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
+        .kind = OP,                                                            \
+        .impls = (const sb_impl *const[]){__VA_ARGS__ NULL},                   \
+    };
+
+NET_BENCH(SB_NET_PINGPONG, pingpong, "latency: half a round trip",
+          SB_IMPL_MPI(sb_impl_mpi_network_pingpong))
+NET_BENCH(SB_NET_BW, bw, "one-way bandwidth: a window of sends, then an ack",
+          SB_IMPL_MPI(sb_impl_mpi_network_bw))
+NET_BENCH(SB_NET_BIBW, bibw, "bidirectional bandwidth: windows both ways",
+          SB_IMPL_MPI(sb_impl_mpi_network_bibw))
+NET_BENCH(SB_NET_SENDRECV, sendrecv, "send to the next, receive from the "
+                                     "previous, in a ring",
+          SB_IMPL_MPI(sb_impl_mpi_network_sendrecv))
+NET_BENCH(SB_NET_BCAST, bcast, "broadcast from a root; busbw = algbw",
+          SB_IMPL_MPI(sb_impl_mpi_network_bcast)
+              SB_IMPL_NCCL(sb_impl_cuda_network_bcast))
+NET_BENCH(SB_NET_REDUCE, reduce, "reduce to a root; busbw = algbw",
+          SB_IMPL_MPI(sb_impl_mpi_network_reduce))
+NET_BENCH(SB_NET_ALLREDUCE, allreduce, "all-reduce; busbw = algbw x 2(n-1)/n",
+          SB_IMPL_MPI(sb_impl_mpi_network_allreduce)
+              SB_IMPL_NCCL(sb_impl_cuda_network_allreduce))
+NET_BENCH(SB_NET_ALLGATHER, allgather,
+          "all-gather; S = output buffer; busbw = algbw x (n-1)/n",
+          SB_IMPL_MPI(sb_impl_mpi_network_allgather)
+              SB_IMPL_NCCL(sb_impl_cuda_network_allgather))
+NET_BENCH(SB_NET_REDUCE_SCATTER, reduce_scatter,
+          "reduce-scatter; S = input buffer; busbw = algbw x (n-1)/n",
+          SB_IMPL_MPI(sb_impl_mpi_network_reduce_scatter)
+              SB_IMPL_NCCL(sb_impl_cuda_network_reduce_scatter))
+NET_BENCH(SB_NET_ALLTOALL, alltoall,
+          "all-to-all; S = whole buffer; busbw = algbw x (n-1)/n",
+          SB_IMPL_MPI(sb_impl_mpi_network_alltoall)
+              SB_IMPL_NCCL(sb_impl_cuda_network_alltoall))
