@@ -102,10 +102,42 @@ typedef struct sb_point {
     const void *shape; /* NULL when the definition has no decode */
 } sb_point;
 
-/* A custom measurement: fills r->samples_s itself (e.g. collectives whose
- * per-iteration time is the slowest rank's). Return 0 or a negative code. */
-typedef int (*sb_measure_fn)(void *state, const sb_ctx *ctx, sb_result *r,
-                             sb_err *err);
+/* How a backend's samples are taken, where the runner's defaults do not
+ * fit (device events, the slowest MPI rank, a fixed count every rank
+ * agrees on). The timing loop itself is the runner's, for every backend:
+ * calibration of the inner count, warm-up, sampling until --repeat and
+ * --min-time, statistics (runner.h). */
+typedef struct sb_sampling {
+    uint64_t inner; /* runs per sample; 0: the runner calibrates it */
+    int samples;    /* at least this many samples (beside --repeat) */
+    bool exact;     /* exactly `samples`, --min-time and --repeat aside:
+                       every MPI rank takes the same count */
+    int warmup;     /* untimed samples first; -1: --warmup */
+} sb_sampling;
+
+typedef struct sb_timer {
+    /* A sample lasts at least this long (0: the runner's 100 clock ticks
+     * and 1 ms), and its inner count never exceeds max_iters (0: no cap,
+     * e.g. the launches a CUDA graph holds). */
+    double min_sample_s;
+    uint64_t max_iters;
+    /* Optional: fixes what the runner would calibrate or stop by time
+     * (sp comes filled with the defaults: 0, 0, false, -1). */
+    int (*plan)(void *state, const sb_ctx *ctx, sb_sampling *sp, sb_err *err);
+    /* Runs the kernel `iters` times and says how long that took on this
+     * backend's clock (CUDA events around a graph replay; the local time
+     * after a barrier under MPI). idx: the sample's index, -1 for the
+     * calibration and warm-up runs (nothing to record). NULL: the host's
+     * monotonic clock around run(). */
+    int (*sample)(void *state, int idx, uint64_t iters, double *secs,
+                  sb_err *err);
+    /* Kernel iterations one run is (CUDA: passes of one launch); NULL: 1.
+     * A sample's time is divided by iters x work. */
+    double (*work)(void *state);
+    /* Optional, after the last sample: the seconds per iteration of every
+     * sample, as the backend reports them (MPI: the slowest rank's). */
+    int (*reduce)(void *state, double *secs, size_t n, sb_err *err);
+} sb_timer;
 
 /* One backend's implementation of a benchmark: how it runs there. Every
  * field but backend and setup/run (or drive) may be left NULL: the
@@ -131,7 +163,8 @@ struct sb_impl {
 
     int (*setup)(const sb_point *pt, const sb_ctx *ctx, void **state,
                  sb_err *err);
-    /* Runs the kernel `iters` times back to back (the timed region). */
+    /* Runs the kernel `iters` times back to back (the timed region; a
+     * timer's sample may run it another way). */
     void (*run)(void *state, uint64_t iters);
     /* Checks the output against a reference; sets r->valid, adds notes.
      * Return 0, or a negative code for an error that is not a wrong
@@ -141,11 +174,16 @@ struct sb_impl {
     void (*report)(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r);
     void (*teardown)(void *state);
 
-    /* Optional: replaces the runner's timing loop. */
-    sb_measure_fn measure;
-    /* Optional: the whole point is driven by the impl (e.g. sweeps that
-     * emit many results). When set, only the checks and this are used;
-     * it appends to `out`. */
+    /* How samples are taken here; NULL: the host clock around run(). */
+    const sb_timer *timer;
+    /* Optional, after each point's result: summarises the points so far
+     * (the network's alpha-beta fit over a size sweep), appending to or
+     * editing `out`. */
+    int (*summarize)(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
+                     sb_err *err);
+    /* Optional: the whole point is driven by the impl (sweeps that emit
+     * many results). When set, only the checks and this are used; it
+     * appends to `out`. */
     int (*drive)(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
                  sb_err *err);
 };

@@ -76,13 +76,17 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                   const sb_ctx *ctx, sb_plan *plan, sb_err *err);
 void sb_plan_free(sb_plan *plan);
 
-/* The timing loop every benchmark shares: picks the inner iteration count
- * so one sample lasts >= max(SB_MIN_SAMPLE_TICKS x resolution,
- * SB_MIN_SAMPLE_S), runs ctx->warmup untimed samples, then samples until
- * ctx->min_time has elapsed and ctx->repeat samples exist. Appends seconds
- * per iteration to r->samples_s and computes r->stats. */
-int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
-                   const sb_ctx *ctx, sb_result *r, sb_err *err);
+/* The timing loop every benchmark shares, on every backend: picks the
+ * inner iteration count so one sample lasts >= max(SB_MIN_SAMPLE_TICKS x
+ * resolution, SB_MIN_SAMPLE_S, the timer's min_sample_s) (at most the
+ * timer's max_iters), runs ctx->warmup untimed samples, then samples until
+ * ctx->min_time has elapsed and ctx->repeat samples exist — or as the
+ * timer's plan fixes them. Samples are timed by the timer (NULL: the
+ * host's monotonic clock around run()). Appends seconds per iteration to
+ * r->samples_s and computes r->stats. */
+int sb_sample_loop(void (*run)(void *state, uint64_t iters),
+                   const sb_timer *timer, void *state, const sb_ctx *ctx,
+                   sb_result *r, sb_err *err);
 
 /* Runs one point of b on im (NULL: b's first impl), appending its
  * result(s) to out. */

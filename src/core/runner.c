@@ -311,8 +311,9 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
     for (int i = 0; i < sel->n; i++) {
         const sb_bench *b = sel->items[i].bench;
         const sb_impl *im = sel->items[i].impl;
-        if (ctx->interleave && (!im->run || im->drive || im->measure ||
-                                (sb_impl_flags(b, im) & SB_BF_NEEDS_MPI))) {
+        if (ctx->interleave &&
+            (!im->run || im->drive || im->timer || im->summarize ||
+             (sb_impl_flags(b, im) & SB_BF_NEEDS_MPI))) {
             bool cpu = strcmp(im->backend, "cpu") == 0;
             /* the cuda benchmarks leave with --backend cpu; the host's
              * transfers and the MPI ones come with it, so name them */
@@ -414,16 +415,43 @@ void sb_plan_free(sb_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-/* ---- timing -------------------------------------------------------------- */
+/* ---- timing --------------------------------------------------------------
+ * One loop for every backend. What differs is the impl's timer: how one
+ * sample of `iters` runs is timed (the host clock around run() by default;
+ * CUDA events; a barrier first and the slowest rank after, under MPI), the
+ * shortest sample and the largest inner count it allows, and what it fixes
+ * itself (sb_timer.plan). */
 
-/* The inner count for run (its calls warm it up, too). */
-static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
-                     const sb_ctx *ctx, const sb_result *r, uint64_t *out,
+typedef struct sb__timed {
+    void (*run)(void *state, uint64_t iters);
+    const sb_timer *timer; /* NULL: the host clock */
+    void *state;
+} sb__timed;
+
+static int time_runs(const sb__timed *tm, int idx, uint64_t iters, double *secs,
                      sb_err *err)
+{
+    if (tm->timer && tm->timer->sample)
+        return tm->timer->sample(tm->state, idx, iters, secs, err);
+    double t0 = sb_now();
+    tm->run(tm->state, iters);
+    *secs = sb_now() - t0;
+    return 0;
+}
+
+/* The inner count (its calls warm the kernel up, too). */
+static int calibrate(const sb__timed *tm, const sb_ctx *ctx, const sb_result *r,
+                     uint64_t *out, sb_err *err)
 {
     double target = SB_MIN_SAMPLE_TICKS * ctx->tick_s;
     if (target < SB_MIN_SAMPLE_S)
         target = SB_MIN_SAMPLE_S;
+    uint64_t cap = 0; /* the timer's largest inner count, 0: none */
+    if (tm->timer) {
+        if (tm->timer->min_sample_s > target)
+            target = tm->timer->min_sample_s;
+        cap = tm->timer->max_iters;
+    }
 
     /* Calibration: grow the inner count until one sample reaches the
      * target. These runs also warm caches, pages and frequency. The first
@@ -432,19 +460,22 @@ static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
      * would fix the inner count too low, so each candidate is timed twice
      * and the faster time decides, after one untimed call. */
     uint64_t iters = 1;
-    run(state, 1);
+    double t = 0;
+    int rc = time_runs(tm, -1, 1, &t, err);
+    if (rc)
+        return rc;
     for (;;) {
-        double t = 0;
+        t = 0;
         for (int rep = 0; rep < 2; rep++) {
-            double t0 = sb_now();
-            run(state, iters);
-            double dt = sb_now() - t0;
+            double dt = 0;
+            if ((rc = time_runs(tm, -1, iters, &dt, err)))
+                return rc;
             if (rep == 0 || dt < t)
                 t = dt;
             if (dt >= 4 * target)
                 break; /* long enough that one timing says it */
         }
-        if (t >= target)
+        if (t >= target || (cap && iters >= cap))
             break;
         double grow = t > 0 ? 1.25 * target / t : 16.0;
         if (grow < 2.0)
@@ -452,6 +483,8 @@ static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
         if (grow > 1000.0)
             grow = 1000.0;
         uint64_t next = (uint64_t)ceil((double)iters * grow);
+        if (cap && next > cap)
+            next = cap;
         if (next <= iters || next > (1ull << 40))
             return sb_fail(err, SB_EINVAL,
                            "%s: the kernel takes no measurable "
@@ -463,47 +496,76 @@ static int calibrate(void (*run)(void *state, uint64_t iters), void *state,
     return 0;
 }
 
-/* One timed sample of iters calls: its time per call joins r; *spent
- * (when given) grows by its seconds. */
-static int take_sample(void (*run)(void *state, uint64_t iters), void *state,
-                       uint64_t iters, sb_result *r, double *spent, sb_err *err)
+/* Kernel iterations per run. */
+static double work_of(const sb__timed *tm)
 {
-    double t0 = sb_now();
-    run(state, iters);
-    double t1 = sb_now();
+    double w = tm->timer && tm->timer->work ? tm->timer->work(tm->state) : 1.0;
+    return w > 0 ? w : 1.0;
+}
+
+/* One timed sample of iters runs: its time per iteration joins r; *spent
+ * (when given) grows by its seconds. */
+static int take_sample(const sb__timed *tm, int idx, uint64_t iters,
+                       sb_result *r, double *spent, sb_err *err)
+{
+    double secs = 0;
+    int rc = time_runs(tm, idx, iters, &secs, err);
+    if (rc)
+        return rc;
     if (spent)
-        *spent += t1 - t0;
-    if (sb_result_add_sample(r, (t1 - t0) / (double)iters))
+        *spent += secs;
+    if (sb_result_add_sample(r, secs / ((double)iters * work_of(tm))))
         return sb_fail(err, SB_ENOMEM, "out of memory");
     return 0;
 }
 
 /* After the last sample: the inner count and the statistics. */
-static void close_samples(sb_result *r, uint64_t iters)
+static void close_samples(sb_result *r, double inner)
 {
-    sb_result_metric(r, "inner_iters", (double)iters, "");
+    sb_result_metric(r, "inner_iters", inner, "");
     sb_result_finish_stats(r);
 }
 
-int sb_sample_loop(void (*run)(void *state, uint64_t iters), void *state,
-                   const sb_ctx *ctx, sb_result *r, sb_err *err)
+static int sample_loop(const sb__timed *tm, const sb_ctx *ctx, sb_result *r,
+                       sb_err *err)
 {
-    uint64_t iters;
-    int rc = calibrate(run, state, ctx, r, &iters, err);
-    if (rc)
+    sb_sampling sp = {0, 0, false, -1};
+    int rc = 0;
+    if (tm->timer && tm->timer->plan &&
+        (rc = tm->timer->plan(tm->state, ctx, &sp, err)))
         return rc;
-    for (int w = 0; w < ctx->warmup; w++)
-        run(state, iters);
-    double start = sb_now();
-    while ((int)r->n_samples < ctx->repeat ||
-           sb_now() - start < ctx->min_time) {
-        if ((rc = take_sample(run, state, iters, r, NULL, err)))
+    uint64_t iters = sp.inner;
+    if (iters == 0 && (rc = calibrate(tm, ctx, r, &iters, err)))
+        return rc;
+    int warm = sp.warmup >= 0 ? sp.warmup : ctx->warmup;
+    for (int w = 0; w < warm; w++) {
+        double secs;
+        if ((rc = time_runs(tm, -1, iters, &secs, err)))
             return rc;
-        if (r->n_samples >= SB_RUN_MAX_SAMPLES)
-            break;
     }
-    close_samples(r, iters);
+    int want = sp.samples > ctx->repeat ? sp.samples : ctx->repeat;
+    double start = sb_now();
+    for (int idx = 0;; idx++) {
+        bool more = sp.exact ? idx < sp.samples
+                             : idx < want || sb_now() - start < ctx->min_time;
+        if (!more || r->n_samples >= SB_RUN_MAX_SAMPLES)
+            break;
+        if ((rc = take_sample(tm, idx, iters, r, NULL, err)))
+            return rc;
+    }
+    if (tm->timer && tm->timer->reduce &&
+        (rc = tm->timer->reduce(tm->state, r->samples_s, r->n_samples, err)))
+        return rc;
+    close_samples(r, (double)iters * work_of(tm));
     return 0;
+}
+
+int sb_sample_loop(void (*run)(void *state, uint64_t iters),
+                   const sb_timer *timer, void *state, const sb_ctx *ctx,
+                   sb_result *r, sb_err *err)
+{
+    const sb__timed tm = {run, timer, state};
+    return sample_loop(&tm, ctx, r, err);
 }
 
 /* ---- running ------------------------------------------------------------- */
@@ -641,11 +703,11 @@ int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,
         return rc;
     }
     sb_result *r = &out->items[out->n - 1];
-    if (im->measure)
-        rc = im->measure(state, ctx, r, err);
-    else
-        rc = sb_sample_loop(im->run, state, ctx, r, err);
+    const sb__timed tm = {im->run, im->timer, state};
+    rc = sample_loop(&tm, ctx, r, err);
     rc = finish_point(&pt, ctx, r, state, rc, err);
+    if (rc == 0 && im->summarize)
+        rc = im->summarize(&pt, ctx, out, err);
     sb_point_release(&pt);
     return rc;
 }
@@ -722,9 +784,10 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         sl[n].res = out->n - 1;
     }
     for (int i = 0; i < n && rc == 0; i++)
-        if (sl[i].live)
-            rc = calibrate(plan->items[i].impl->run, sl[i].state, ctx,
-                           &out->items[sl[i].res], &sl[i].iters, err);
+        if (sl[i].live) {
+            const sb__timed tm = {plan->items[i].impl->run, NULL, sl[i].state};
+            rc = calibrate(&tm, ctx, &out->items[sl[i].res], &sl[i].iters, err);
+        }
     if (rc) { /* a run stopped by an error keeps none of these results */
         for (int i = 0; i < n; i++) {
             if (sl[i].live && plan->items[i].impl->teardown)
@@ -765,8 +828,9 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             int i = round % 2 ? n - 1 - k : k;
             if (!sl[i].live)
                 continue;
-            rc = take_sample(plan->items[i].impl->run, sl[i].state, sl[i].iters,
-                             &out->items[sl[i].res], &sl[i].spent, err);
+            const sb__timed tm = {plan->items[i].impl->run, NULL, sl[i].state};
+            rc = take_sample(&tm, round, sl[i].iters, &out->items[sl[i].res],
+                             &sl[i].spent, err);
         }
         if (rc)
             break;
@@ -785,7 +849,7 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         }
         sb_result *r = &out->items[sl[i].res];
         if (sampled == 0)
-            close_samples(r, sl[i].iters);
+            close_samples(r, (double)sl[i].iters);
         sb_err ferr = {0};
         int frc = finish_point(&sl[i].pt, ctx, r, sl[i].state, sampled, &ferr);
         sb_point_release(&sl[i].pt);

@@ -60,7 +60,7 @@ static int run_mode(sb_xfer_mode mode, const char *size, const char *host,
     if (sb_xfer_setup_with(&sb_dev_host_ops, mode, &p, &st, &err) != 0)
         return -1;
     sb_result_init(r, "transfer.test", "transfer", "host");
-    if (sb_xfer_measure(st, &ctx, r, &err) != 0) {
+    if (sb_sample_loop(NULL, &sb_xfer_timer, st, &ctx, r, &err) != 0) {
         sb_xfer_teardown(st);
         return -1;
     }

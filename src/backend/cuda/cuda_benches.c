@@ -101,7 +101,7 @@ static void cmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .check = cmem_check,                                                   \
         .bytes = cmem_bytes,                                                   \
         .setup = cmem_setup,                                                   \
-        .measure = sb__cuda_measure,                                           \
+        .timer = &sb__cuda_timer,                                              \
         .verify = sb__cmem_verify,                                             \
         .report = cmem_report,                                                 \
         .teardown = sb__cmem_teardown,                                         \
@@ -269,7 +269,7 @@ const sb_impl sb_impl_cuda_compute_gemm = {
     .check = cgemm_check,
     .bytes = cgemm_bytes,
     .setup = cgemm_setup,
-    .measure = sb__cuda_measure,
+    .timer = &sb__cuda_timer,
     .verify = sb__cgemm_verify,
     .report = cgemm_report,
     .teardown = sb__cgemm_teardown,
@@ -322,7 +322,7 @@ const sb_impl sb_impl_cuda_attention_bmm = {
     .full = "batch=64 shape=qk,pv seq=2048,8192 head_dim=128 dtype=fp32,bf16",
     .footprint = cbmm_footprint,
     .setup = cbmm_setup,
-    .measure = sb__cuda_measure,
+    .timer = &sb__cuda_timer,
     .verify = sb__cbmm_verify,
     .report = cbmm_report,
     .teardown = sb__cbmm_teardown,
@@ -393,7 +393,7 @@ const sb_impl sb_impl_cuda_attention_paged_decode = {
             "head_dim=128 chunk=0,256",
     .check = cpaged_check,
     .setup = cpaged_setup,
-    .measure = sb__cuda_measure,
+    .timer = &sb__cuda_timer,
     .verify = sb__cpaged_verify,
     .report = cpaged_report,
     .teardown = sb__cpaged_teardown,
@@ -432,7 +432,7 @@ static void cnccl_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .quick = "size=1MiB,64MiB",                                            \
         .full = "size=4KiB..1GiB:x4",                                          \
         .setup = cnccl_setup,                                                  \
-        .measure = sb__cnccl_measure,                                          \
+        .timer = &sb__cnccl_timer,                                             \
         .verify = sb__cnccl_verify,                                            \
         .report = cnccl_report,                                                \
         .teardown = sb__cnccl_teardown,                                        \

@@ -35,7 +35,6 @@ extern "C" {
 #define SB__CUDA_SAMPLE_S 2e-3
 /* Launches per sample never exceed this (graph nodes). */
 #define SB__CUDA_MAX_ITERS 4096
-#define SB__CUDA_MAX_SAMPLES 100000
 
 extern "C" int sb__cuda_fail(sb_err *err, cudaError_t e, const char *what)
 {
@@ -112,6 +111,9 @@ extern "C" int sb__cuda_base_init(sb__cuda_base *b, int device,
 
 extern "C" void sb__cuda_base_free(sb__cuda_base *b)
 {
+    if (b->graph)
+        cudaGraphExecDestroy((cudaGraphExec_t)b->graph);
+    b->graph = NULL;
     if (b->ev[0])
         cudaEventDestroy(b->ev[0]);
     if (b->ev[1])
@@ -199,87 +201,46 @@ static int capture(sb__cuda_base *b, int iters, cudaGraphExec_t *exec,
     return 0;
 }
 
-static int grow_iters(int iters, double t)
-{
-    double grow = t > 0 ? 1.25 * SB__CUDA_SAMPLE_S / t : 16.0;
-    grow = fmin(fmax(grow, 2.0), 1000.0);
-    double next = ceil(iters * grow);
-    return next > SB__CUDA_MAX_ITERS ? SB__CUDA_MAX_ITERS : (int)next;
-}
-
-extern "C" int sb__cuda_measure(void *state, const sb_ctx *ctx, sb_result *r,
-                                sb_err *err)
+/* One sample of `iters` launches: replayed from a graph of that many
+ * launches (captured again when the count changes), or launched directly
+ * where the stream's work cannot be captured. */
+static int cuda_sample(void *state, int idx, uint64_t iters, double *secs,
+                       sb_err *err)
 {
     sb__cuda_base *b = (sb__cuda_base *)state;
-    const int passes = b->passes > 1 ? b->passes : 1;
-    cudaGraphExec_t exec = NULL;
-    double t = 0;
-    int rc, iters = 1;
-
-    /* Calibration with direct launches: these also load the module and
-     * warm the clocks. */
-    for (;;) {
-        if ((rc = time_batch(b, NULL, iters, &t, err)))
+    const int n = (int)iters;
+    if (b->use_graph && !b->no_graph && b->graph_iters != n) {
+        if (b->graph)
+            cudaGraphExecDestroy((cudaGraphExec_t)b->graph);
+        b->graph = NULL;
+        cudaGraphExec_t exec = NULL;
+        int rc = capture(b, n, &exec, err);
+        if (rc)
             return rc;
-        if (t >= SB__CUDA_SAMPLE_S || iters >= SB__CUDA_MAX_ITERS)
-            break;
-        iters = grow_iters(iters, t);
+        b->graph = exec;
+        b->graph_iters = n;
+        b->no_graph = exec == NULL;
     }
-    /* The graph of the batch; direct launches were slower than the GPU
-     * when the kernel is short, so the graph's batch may need to grow. */
-    bool graphed = false;
-    for (int tries = 0; b->use_graph && tries < 4; tries++) {
-        if (exec)
-            cudaGraphExecDestroy(exec);
-        if ((rc = capture(b, iters, &exec, err)))
-            return rc;
-        if (!exec)
-            break;
-        graphed = true;
-        if ((rc = time_batch(b, exec, iters, &t, err)))
-            goto out;
-        if (t >= SB__CUDA_SAMPLE_S || iters >= SB__CUDA_MAX_ITERS)
-            break;
-        iters = grow_iters(iters, t);
+    int rc = time_batch(b, (cudaGraphExec_t)b->graph, n, secs, err);
+    if (rc == 0 && idx == 0) {
+        b->iters = n;
+        snprintf(b->how, sizeof b->how,
+                 "%s of %d launches%s timed with CUDA "
+                 "events",
+                 b->graph ? "graph replay" : "batch", n,
+                 b->passes > 1 ? " of several passes each," : "");
     }
-    if (graphed && !exec) {
-        /* A later capture failed after an earlier one worked. */
-        if ((rc = capture(b, iters, &exec, err)))
-            return rc;
-    }
-    b->iters = iters;
-    snprintf(b->how, sizeof b->how,
-             "%s of %d launches%s timed with CUDA "
-             "events",
-             exec ? "graph replay" : "batch", iters,
-             passes > 1 ? " of several passes each," : "");
-    for (int w = 0; w < (ctx->warmup > 0 ? ctx->warmup : 1); w++)
-        if ((rc = time_batch(b, exec, iters, &t, err)))
-            goto out;
-    {
-        double start = sb_now();
-        while ((int)r->n_samples < ctx->repeat ||
-               sb_now() - start < ctx->min_time) {
-            if ((rc = time_batch(b, exec, iters, &t, err)))
-                goto out;
-            if (sb_result_add_sample(r, t / ((double)iters * passes))) {
-                rc = sb_fail(err, SB_ENOMEM, "out of memory");
-                goto out;
-            }
-            if (r->n_samples >= SB__CUDA_MAX_SAMPLES)
-                break;
-        }
-    }
-    sb_result_metric(r, "inner_iters", (double)iters * passes, "");
-    if (passes > 1)
-        sb_result_metric(r, "passes_per_launch", passes, "");
-    sb_result_finish_stats(r);
-    rc = 0;
-out:
-    if (exec)
-        cudaGraphExecDestroy(exec);
     return rc;
 }
+
+static double cuda_work(void *state)
+{
+    const sb__cuda_base *b = (const sb__cuda_base *)state;
+    return b->passes > 1 ? b->passes : 1;
+}
+
+extern "C" const sb_timer sb__cuda_timer = {
+    SB__CUDA_SAMPLE_S, SB__CUDA_MAX_ITERS, NULL, cuda_sample, cuda_work, NULL};
 
 extern "C" void sb__cuda_note(const sb__cuda_base *b, sb_result *r)
 {
@@ -290,6 +251,8 @@ extern "C" void sb__cuda_note(const sb__cuda_base *b, sb_result *r)
                    b->l2_bytes / 1048576.0);
     if (b->how[0])
         sb_result_note(r, "%s", b->how);
+    if (b->passes > 1)
+        sb_result_metric(r, "passes_per_launch", b->passes, "");
 }
 
 /* ---- fingerprint --------------------------------------------------------- */

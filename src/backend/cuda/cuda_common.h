@@ -36,9 +36,12 @@ typedef struct sb__cuda_base {
     bool use_graph;   /* capture the batch into a graph (else direct) */
     bool plant_error; /* verify() corrupts one output element first */
     int iters;        /* launches per sample, set by the measurement */
-    int passes;       /* repetitions of the work inside one launch (0 or
-                         1: one); a sample is divided by iters x passes */
-    char how[96];     /* how the samples were timed, for a note */
+    void *graph;      /* cudaGraphExec_t of `graph_iters` launches */
+    int graph_iters;
+    bool no_graph; /* this stream's work could not be captured */
+    int passes;    /* repetitions of the work inside one launch (0 or
+                      1: one); a sample is divided by iters x passes */
+    char how[96];  /* how the samples were timed, for a note */
     char devname[256];
     int cc; /* compute capability x 10 */
     int sms;
@@ -61,11 +64,13 @@ int sb__cuda_sync(sb__cuda_base *b, sb_err *err, const char *what);
  * the legacy stream may still be in flight (pageable copies return once
  * staged), and a benchmark's own stream does not wait for them. */
 int sb__cuda_uploads_done(sb_err *err);
-/* The runner's `measure` hook for any state that begins with
- * sb__cuda_base: calibrates launches per sample (>= 1 ms), captures them
- * in a graph when allowed, warms up, then samples (event time / launches)
- * until --repeat and --min-time are met. */
-int sb__cuda_measure(void *state, const sb_ctx *ctx, sb_result *r, sb_err *err);
+/* The timer of any state that begins with sb__cuda_base: a sample is a
+ * batch of launches (captured once per count into a CUDA graph when
+ * allowed, then replayed) between two CUDA events on the state's stream;
+ * at least 2 ms and at most 4096 launches a sample, each launch
+ * b->passes kernel iterations. The runner's loop calibrates, warms up and
+ * samples with it. */
+extern const sb_timer sb__cuda_timer;
 /* Adds the device and timing-method notes to a result. */
 void sb__cuda_note(const sb__cuda_base *b, sb_result *r);
 /* Devices visible to the runtime, or a negative code with err set. */

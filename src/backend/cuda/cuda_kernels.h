@@ -3,7 +3,7 @@
  * .cu files of this folder and bound to benchmark tables in
  * cuda_benches.c. Each setup returns SB_EUNSUP with "no CUDA device
  * (<driver's reason>)" when there is no device; every state begins with
- * sb__cuda_base, so sb__cuda_measure times them all.
+ * sb__cuda_base, so sb__cuda_timer times them all.
  */
 #ifndef SOLBENCH_BACKEND_CUDA_KERNELS_H
 #define SOLBENCH_BACKEND_CUDA_KERNELS_H
@@ -43,8 +43,8 @@ void sb__cpaged_teardown(void *state);
 
 /* network.* over NCCL (cuda_nccl.cu); op is an sb_netop. */
 int sb__cnccl_setup(int op, const sb_params *p, void **state, sb_err *err);
-int sb__cnccl_measure(void *state, const sb_ctx *ctx, sb_result *r,
-                      sb_err *err);
+/* Batches of operations on every GPU, the slowest GPU's event time. */
+extern const sb_timer sb__cnccl_timer;
 int sb__cnccl_verify(void *state, sb_result *r);
 void sb__cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
                       sb_result *r);

@@ -244,36 +244,36 @@ static int batch(cnccl_state *s, int iters, double *t, sb_err *err)
     return 0;
 }
 
-extern "C" int sb__cnccl_measure(void *state, const sb_ctx *ctx, sb_result *r,
-                                 sb_err *err)
+/* Batches of at most 50 operations (many samples, each >> the events'
+ * resolution), at least as many as sb_net_auto_iters asks for this size;
+ * the warm-up about its count of operations. */
+static int cnccl_plan(void *state, const sb_ctx *ctx, sb_sampling *sp,
+                      sb_err *err)
 {
+    (void)err;
     cnccl_state *s = (cnccl_state *)state;
     int iters = 0, warm = 0;
     sb_net_auto_iters(s->S, ctx->min_time, &iters, &warm);
-    /* Batches of at most 50 operations: many samples, each >> event
-     * resolution. */
     int per = iters < 50 ? iters : 50;
-    double t = 0;
-    int rc;
-    if ((rc = batch(s, warm > 0 ? warm : 1, &t, err)))
-        return rc;
-    double start = sb_now();
-    int done = 0;
-    while (done < iters || (int)r->n_samples < ctx->repeat ||
-           sb_now() - start < ctx->min_time) {
-        if ((rc = batch(s, per, &t, err)))
-            return rc;
-        if (sb_result_add_sample(r, t / per))
-            return sb_fail(err, SB_ENOMEM, "out of memory");
-        done += per;
-        if (r->n_samples >= 100000)
-            break;
-    }
+    if (per < 1)
+        per = 1;
     s->iters = per;
-    sb_result_metric(r, "inner_iters", per, "");
-    sb_result_finish_stats(r);
+    sp->inner = (uint64_t)per;
+    sp->samples = (iters + per - 1) / per;
+    sp->warmup = warm > per ? (warm + per - 1) / per : 1;
     return 0;
 }
+
+/* The slowest GPU's event time of the batch. */
+static int cnccl_sample(void *state, int idx, uint64_t iters, double *secs,
+                        sb_err *err)
+{
+    (void)idx;
+    return batch((cnccl_state *)state, (int)iters, secs, err);
+}
+
+extern "C" const sb_timer sb__cnccl_timer = {
+    0, 0, cnccl_plan, cnccl_sample, NULL, NULL};
 
 /* Expected element i of rank r's output. */
 static float expect(const cnccl_state *s, int r, size_t i)

@@ -450,10 +450,11 @@ static void peak_run_blocks(void *state, uint64_t iters)
 /* Sizes the block so one sample lasts SB__PEAK_SAMPLE_S, timing every
  * candidate twice and keeping the faster: one call slowed by preemption or
  * a waking thread must not fix a tiny block (then every sample would be
- * mostly fork/join). Then the runner's own loop samples whole blocks. */
-static int peak_measure(void *state, const sb_ctx *ctx, sb_result *r,
-                        sb_err *err)
+ * mostly fork/join). The runner's loop then samples whole blocks. */
+static int peak_plan(void *state, const sb_ctx *ctx, sb_sampling *sp,
+                     sb_err *err)
 {
+    (void)ctx, (void)err;
     peak_state *s = state;
     uint64_t b = 256;
     for (;;) {
@@ -472,8 +473,11 @@ static int peak_measure(void *state, const sb_ctx *ctx, sb_result *r,
         b = (uint64_t)ceil((double)b * grow);
     }
     s->block = b;
-    return sb_sample_loop(peak_run_blocks, state, ctx, r, err);
+    (void)sp; /* the runner calibrates blocks per sample (one, mostly) */
+    return 0;
 }
+
+static const sb_timer peak_timer = {.plan = peak_plan};
 
 static int peak_verify(void *state, sb_result *r)
 {
@@ -609,8 +613,8 @@ static void peak_teardown(void *state)
 static const sb_impl peak_inner_cpu = {
     .backend = "cpu",
     .setup = peak_setup,
-    .run = peak_run,
-    .measure = peak_measure,
+    .run = peak_run_blocks,
+    .timer = &peak_timer,
     .verify = peak_verify,
     .report = peak_report,
     .teardown = peak_teardown,

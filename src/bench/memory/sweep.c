@@ -190,7 +190,7 @@ static int sweep_drive(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
         }
         sb_result_init(r, "memory.sweep", "memory", "cpu");
         point_params(&r->params, kname, threads, sizes[i]);
-        rc = sb_sample_loop(sb_mem_run, s, &lc, r, err);
+        rc = sb_sample_loop(sb_mem_run, NULL, s, &lc, r, err);
         if (rc == 0)
             rc = sb_mem_verify(s, r);
         double bytes =

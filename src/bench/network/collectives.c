@@ -774,9 +774,12 @@ static bool same_group(const sb_result *a, const sb_result *b)
 
 /* Refits the group of the last result and moves its summary to the end of
  * the list, so that after the last size it closes the group. */
-static int update_fit(sb_netop op, sb_ctx *ctx, sb_result_list *out,
+static int update_fit(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
                       sb_err *err)
 {
+    const sb_netop op = (sb_netop)pt->bench->kind;
+    if (out->n == 0 || strcmp(out->items[out->n - 1].bench, pt->bench->name))
+        return 0; /* this rank kept no result of the point */
     sb_result last = out->items[out->n - 1]; /* shallow copy: params, name */
     for (size_t i = 0; i + 1 < out->n; i++) {
         if (is_fit(&out->items[i]) && same_group(&out->items[i], &last)) {
@@ -938,123 +941,157 @@ static void quiet_barrier(void)
     }
 }
 
-static int net_drive(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
+/* ---- one point: setup, the timer, verify, report ---------------------------
+ * The runner's loop takes the samples, as for every benchmark; what the
+ * network supplies is its timer: the iteration count and warm-up every rank
+ * agrees on (the parameters, or sb_net_auto_iters of the bytes), one
+ * operation a sample after a barrier (one barrier in all for point to
+ * point, whose reply or ack closes each iteration, as the OSU tests), the
+ * local time, and at the end the slowest rank's time of each iteration. A
+ * watchdog ends the job when a point outlives --timeout. */
+
+typedef struct net_point {
+    net_state st;
+    watchdog wd;
+    const sb_params *p;
+    int iters, warm;
+    bool plant;
+    unsigned long long wrong;
+} net_point;
+
+static void net_teardown(void *state)
+{
+    net_point *np = state;
+    if (!np)
+        return;
+    net_free(&np->st);
+    watchdog_stop(&np->wd);
+    free(np);
+}
+
+static int net_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                      sb_err *err)
 {
     const sb_netop op = (sb_netop)pt->bench->kind;
-    const char *bname = pt->bench->name;
     const sb_params *p = pt->params;
     char sz[32], what[160];
     sb_fmt_size(sb_p_num(p, "size"), sz, sizeof sz);
-    snprintf(what, sizeof what, "%s size=%s", bname, sz);
+    snprintf(what, sizeof what, "%s size=%s", pt->bench->name, sz);
     quiet_barrier();
-
-    watchdog wd;
+    net_point *np = calloc(1, sizeof *np);
+    if (!np)
+        return sb_fail(err, SB_ENOMEM, "size=%s: out of memory", sz);
     double limit = ctx->timeout_s > 0 ? ctx->timeout_s : NET_DEFAULT_TIMEOUT_S;
-    watchdog_start(&wd, limit, what, ctx->rank);
-
-    net_state st;
-    describe(op, p, ctx->rank, ctx->nranks, &st);
-    if (st.dt == MPI_DATATYPE_NULL) {
+    watchdog_start(&np->wd, limit, what, ctx->rank);
+    np->p = p;
+    np->plant = sb_p_bool(p, "plant_error");
+    describe(op, p, ctx->rank, ctx->nranks, &np->st);
+    if (np->st.dt == MPI_DATATYPE_NULL) {
         /* An MPI without the type: say so rather than fail. */
-        watchdog_stop(&wd);
-        return sb_results_push_skipped(
-            out, bname, "network", "mpi", p, err,
-            "skipped: this MPI has no datatype for dtype=%s",
-            sb_p_str(p, "dtype"));
+        net_teardown(np);
+        return sb_fail(err, SB_EUNSUP, "this MPI has no datatype for dtype=%s",
+                       sb_p_str(p, "dtype"));
     }
     sb_err serr = {0};
-    int rc = net_alloc(&st, &serr);
+    int rc = net_alloc(&np->st, &serr);
     int ok = rc == 0, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    double *times = NULL;
-    if (all_ok) {
-        int iters = (int)sb_p_int(p, "iters"),
-            warm = (int)sb_p_int(p, "warmup");
-        int auto_it, auto_wu;
-        sb_net_auto_iters(sb_net_bytes(op, st.count, st.elem, st.window),
-                          ctx->min_time, &auto_it, &auto_wu);
-        if (iters <= 0)
-            iters = auto_it;
-        if (warm < 0) /* a tenth of the iterations in use, at least 2 */
-            warm = iters == auto_it ? auto_wu : iters / 10 < 2 ? 2 : iters / 10;
-        times = calloc((size_t)iters, sizeof *times);
-        ok = times != NULL;
-        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (!ok) {
-            rc = sb_fail(err, SB_ENOMEM, "%s: out of memory", what);
-            goto done;
-        }
-
-        prepare(&st, false);
-        if ((int)sb_p_int(p, "stall_rank") == ctx->rank) {
-            /* Test hook: this rank stops answering; the watchdogs end it. */
-            struct timespec ts = {(time_t)(limit + 60.0), 0};
-            while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-                ;
-        }
-        for (int i = 0; i < warm; i++)
-            op_once(&st);
-        if (is_p2p(op)) {
-            /* Point to point synchronises itself (the reply or the ack
-             * closes each iteration), as in osu_latency and osu_bw: one
-             * barrier, then back-to-back iterations timed on rank 0. A
-             * barrier per iteration would add its exit skew to every
-             * round trip. */
-            MPI_Barrier(MPI_COMM_WORLD);
-            for (int i = 0; i < iters; i++) {
-                double t0 = sb_now();
-                op_once(&st);
-                double dt = sb_now() - t0;
-                times[i] = ctx->rank == 0 ? dt : 0.0;
-            }
-        } else {
-            for (int i = 0; i < iters; i++) {
-                MPI_Barrier(MPI_COMM_WORLD);
-                double t0 = sb_now();
-                op_once(&st);
-                times[i] = sb_now() - t0;
-            }
-        }
-        /* The slowest rank's time of each iteration. */
-        MPI_Allreduce(MPI_IN_PLACE, times, iters, MPI_DOUBLE, MPI_MAX,
-                      MPI_COMM_WORLD);
-        if (op == SB_NET_PINGPONG)
-            for (int i = 0; i < iters; i++)
-                times[i] *= 0.5;
-
-        unsigned long long wrong = validate(&st, sb_p_bool(p, "plant_error"));
-        MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                      MPI_COMM_WORLD);
-
-        sb_result *r = sb_results_push(out);
-        if (!r) {
-            rc = sb_fail(err, SB_ENOMEM, "out of memory");
-            goto done;
-        }
-        sb_result_init(r, bname, "network", "mpi");
-        r->params = *p;
-        for (int i = 0; i < iters; i++)
-            if (sb_result_add_sample(r, times[i])) {
-                rc = sb_fail(err, SB_ENOMEM, "out of memory");
-                goto done;
-            }
-        sb_result_finish_stats(r);
-        r->valid = wrong == 0;
-        add_metrics(&st, p, ctx, iters, warm, wrong, r);
-        rc = update_fit(op, ctx, out, err);
-    } else {
-        rc = rc ? sb_fail(err, rc, "%s: %s", what, serr.msg)
-                : sb_fail(err, SB_ENOMEM,
-                          "%s: another rank could not "
-                          "allocate its buffers",
-                          what);
+    if (!all_ok) {
+        net_teardown(np);
+        return rc ? sb_fail(err, rc, "size=%s: %s", sz, serr.msg)
+                  : sb_fail(err, SB_ENOMEM,
+                            "size=%s: another rank could not "
+                            "allocate its buffers",
+                            sz);
     }
-done:
-    free(times);
-    net_free(&st);
-    watchdog_stop(&wd);
-    return rc;
+    int iters = (int)sb_p_int(p, "iters"), warm = (int)sb_p_int(p, "warmup");
+    int auto_it, auto_wu;
+    sb_net_auto_iters(
+        sb_net_bytes(op, np->st.count, np->st.elem, np->st.window),
+        ctx->min_time, &auto_it, &auto_wu);
+    if (iters <= 0)
+        iters = auto_it;
+    if (warm < 0) /* a tenth of the iterations in use, at least 2 */
+        warm = iters == auto_it ? auto_wu : iters / 10 < 2 ? 2 : iters / 10;
+    np->iters = iters;
+    np->warm = warm;
+
+    prepare(&np->st, false);
+    if ((int)sb_p_int(p, "stall_rank") == ctx->rank) {
+        /* Test hook: this rank stops answering; the watchdogs end it. */
+        struct timespec ts = {(time_t)(limit + 60.0), 0};
+        while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+            ;
+    }
+    *state = np;
+    return 0;
+}
+
+static int net_plan(void *state, const sb_ctx *ctx, sb_sampling *sp,
+                    sb_err *err)
+{
+    (void)ctx, (void)err;
+    const net_point *np = state;
+    sp->inner = 1;
+    sp->samples = np->iters;
+    sp->exact = true;
+    sp->warmup = np->warm;
+    return 0;
+}
+
+static int net_sample(void *state, int idx, uint64_t iters, double *secs,
+                      sb_err *err)
+{
+    (void)iters, (void)err;
+    net_point *np = state;
+    if (idx < 0) { /* warm-up: back to back, untimed */
+        op_once(&np->st);
+        *secs = 0;
+        return 0;
+    }
+    if (!is_p2p(np->st.op) || idx == 0)
+        MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = sb_now();
+    op_once(&np->st);
+    double dt = sb_now() - t0;
+    /* point to point is timed on rank 0 alone */
+    *secs = is_p2p(np->st.op) && np->st.rank != 0 ? 0.0 : dt;
+    return 0;
+}
+
+/* The slowest rank's time of each iteration; a ping-pong's latency is half
+ * its round trip. */
+static int net_reduce(void *state, double *secs, size_t n, sb_err *err)
+{
+    (void)err;
+    const net_point *np = state;
+    MPI_Allreduce(MPI_IN_PLACE, secs, (int)n, MPI_DOUBLE, MPI_MAX,
+                  MPI_COMM_WORLD);
+    if (np->st.op == SB_NET_PINGPONG)
+        for (size_t i = 0; i < n; i++)
+            secs[i] *= 0.5;
+    return 0;
+}
+
+static const sb_timer net_timer = {
+    .plan = net_plan, .sample = net_sample, .reduce = net_reduce};
+
+static int net_verify(void *state, sb_result *r)
+{
+    net_point *np = state;
+    unsigned long long wrong = validate(&np->st, np->plant);
+    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                  MPI_COMM_WORLD);
+    np->wrong = wrong;
+    r->valid = wrong == 0;
+    return 0;
+}
+
+static void net_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                       sb_result *r)
+{
+    const net_point *np = state;
+    add_metrics(&np->st, pt->params, ctx, np->iters, np->warm, np->wrong, r);
 }
 
 /* ---- the table entries --------------------------------------------------- */
@@ -1077,7 +1114,12 @@ done:
         .flags = SB_BF_NEEDS_MPI,                                              \
         .check = net_check,                                                    \
         .footprint = net_footprint,                                            \
-        .drive = net_drive,                                                    \
+        .setup = net_setup,                                                    \
+        .timer = &net_timer,                                                   \
+        .verify = net_verify,                                                  \
+        .report = net_report,                                                  \
+        .teardown = net_teardown,                                              \
+        .summarize = update_fit,                                               \
     };
 
 NET_IMPL(allreduce, params_reduce_all, NET_FULL,

@@ -38,8 +38,9 @@ NET_BENCH(SB_NET_BW, bw, "one-way bandwidth: a window of sends, then an ack",
           SB_IMPL_MPI(sb_impl_mpi_network_bw))
 NET_BENCH(SB_NET_BIBW, bibw, "bidirectional bandwidth: windows both ways",
           SB_IMPL_MPI(sb_impl_mpi_network_bibw))
-NET_BENCH(SB_NET_SENDRECV, sendrecv, "send to the next, receive from the "
-                                     "previous, in a ring",
+NET_BENCH(SB_NET_SENDRECV, sendrecv,
+          "send to the next, receive from the "
+          "previous, in a ring",
           SB_IMPL_MPI(sb_impl_mpi_network_sendrecv))
 NET_BENCH(SB_NET_BCAST, bcast, "broadcast from a root; busbw = algbw",
           SB_IMPL_MPI(sb_impl_mpi_network_bcast)

@@ -177,60 +177,29 @@ static int push_dir(sb_xfer_state *s, int d, double v)
     return 0;
 }
 
-int sb_xfer_measure(void *state, const sb_ctx *ctx, sb_result *r, sb_err *err)
+int sb_xfer_sample(void *state, int idx, uint64_t iters, double *secs,
+                   sb_err *err)
 {
     sb_xfer_state *s = state;
     sb_copy_job jobs[2];
-    double secs[2];
-    double target = SB_MIN_SAMPLE_TICKS * ctx->tick_s;
-    if (target < SB_MIN_SAMPLE_S)
-        target = SB_MIN_SAMPLE_S;
-
-    /* Calibrate the batch so one sample lasts at least the target; each
-     * candidate is timed twice and the faster time decides, so one slow
-     * first call does not fix the batch too small (see runner.c). */
-    int reps = 1;
-    for (;;) {
-        double t = 0;
-        for (int rep = 0; rep < 2; rep++) {
-            int n = make_jobs(s, reps, jobs);
-            if (s->ops->timed_copies(s->dev, jobs, n, secs, err))
-                return err->code ? err->code : SB_EIO;
-            double dt = n == 2 && secs[1] > secs[0] ? secs[1] : secs[0];
-            if (rep == 0 || dt < t)
-                t = dt;
-        }
-        if (t >= target || reps >= (1 << 20))
-            break;
-        double grow = t > 0 ? 1.25 * target / t : 16.0;
-        reps = (int)fmin((double)(1 << 20),
-                         ceil(reps * fmax(2.0, fmin(grow, 1000.0))));
-    }
-    for (int w = 0; w < ctx->warmup; w++) {
-        int n = make_jobs(s, reps, jobs);
-        if (s->ops->timed_copies(s->dev, jobs, n, secs, err))
-            return err->code ? err->code : SB_EIO;
-    }
-    double start = sb_now();
-    while ((int)r->n_samples < ctx->repeat ||
-           sb_now() - start < ctx->min_time) {
-        int n = make_jobs(s, reps, jobs);
-        if (s->ops->timed_copies(s->dev, jobs, n, secs, err))
-            return err->code ? err->code : SB_EIO;
-        /* A bidirectional sample is the pair's span: the slower stream. */
-        double t = n == 2 && secs[1] > secs[0] ? secs[1] : secs[0];
-        if (sb_result_add_sample(r, t / reps))
+    double t[2] = {0, 0};
+    int reps = (int)iters;
+    int n = make_jobs(s, reps, jobs);
+    if (s->ops->timed_copies(s->dev, jobs, n, t, err))
+        return err->code ? err->code : SB_EIO;
+    /* A bidirectional sample is the pair's span: the slower stream. */
+    *secs = n == 2 && t[1] > t[0] ? t[1] : t[0];
+    for (int j = 0; idx >= 0 && j < n; j++)
+        if (push_dir(s, jobs[j].dir == SB_H2D ? 0 : 1, t[j] / reps))
             return sb_fail(err, SB_ENOMEM, "out of memory");
-        for (int j = 0; j < n; j++)
-            if (push_dir(s, jobs[j].dir == SB_H2D ? 0 : 1, secs[j] / reps))
-                return sb_fail(err, SB_ENOMEM, "out of memory");
-        if (r->n_samples >= 100000)
-            break;
-    }
-    sb_result_metric(r, "inner_iters", reps, "");
-    sb_result_finish_stats(r);
     return 0;
 }
+
+/* Batches of copies timed by the device's own clock (the host backend's
+ * is the host's), each direction recorded apart; at most 2^20 copies a
+ * batch. */
+const sb_timer sb_xfer_timer = {.max_iters = 1u << 20,
+                                .sample = sb_xfer_sample};
 
 int sb_xfer_verify(void *state, sb_result *r)
 {
@@ -336,7 +305,7 @@ static const sb_impl xfer_host = {
     .backend = "host",
     .desc = "host backend: host-to-host memcpy",
     .setup = host_setup,
-    .measure = sb_xfer_measure,
+    .timer = &sb_xfer_timer,
     .verify = sb_xfer_verify,
     .report = sb_xfer_report,
     .teardown = sb_xfer_teardown,
@@ -356,7 +325,7 @@ static const sb_impl xfer_cuda = {
     .backend = "cuda",
     .desc = "over the copy engine (CUDA events)",
     .setup = cuda_setup,
-    .measure = sb_xfer_measure,
+    .timer = &sb_xfer_timer,
     .verify = sb_xfer_verify,
     .report = sb_xfer_report,
     .teardown = sb_xfer_teardown,
