@@ -83,8 +83,10 @@ void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t);
  * accumulator grows by exactly 1 per FMA, so trips x FMAs/trip x lanes. */
 double sb__peak_expected_growth(int isa, int dt, uint64_t trips);
 
-/* compute.peak's driver with an explicit ISA mask and bf16 dot product,
- * so tests can pretend one is missing. Appends one result per point. */
+/* One point of compute.peak with an explicit ISA mask and bf16 dot
+ * product, so tests can pretend one is missing: what this CPU could not
+ * run is a skipped result ("skipped: unsupported: ..."), as the runner
+ * keeps it; the rest runs through the runner. Appends one result. */
 int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                         sb_err *err, unsigned supported_mask, bool bf16_dot);
 

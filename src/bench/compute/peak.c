@@ -384,17 +384,44 @@ static int peak_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
     return 0;
 }
 
+/* Why a CPU with these ISAs (and bf16 dot product or not) cannot run p:
+ * SB_EUNSUP with "unsupported: ...", which the runner keeps as a skipped
+ * result; SB_EINVAL for an ISA it does not know; 0 when it can. */
+static int peak_unsupported(const sb_params *p, unsigned mask, bool bf16_dot,
+                            sb_err *err)
+{
+    int isa = peak_isa(p, mask);
+    if (isa < 0)
+        return sb_fail(err, SB_EINVAL,
+                       "compute.peak: parameter isa=%s: "
+                       "unknown",
+                       sb_p_str(p, "isa"));
+    if (!(mask & (1u << isa)))
+        return sb_fail(err, SB_EUNSUP,
+                       "unsupported: %s not available on this CPU",
+                       sb__isa_name(isa));
+    const int bf16_isa = sb__bf16_dot_isa();
+    if (strcmp(sb_p_str(p, "dtype"), "bf16") == 0 &&
+        (isa != bf16_isa || !bf16_dot))
+        return sb_fail(err, SB_EUNSUP,
+                       "unsupported: bf16 needs a bf16 dot product (%s)%s%s",
+                       bf16_isa == SB__ISA_NEON ? "FEAT_BF16 bfmmla"
+                                                : "AVX512-BF16 vdpbf16ps",
+                       isa != bf16_isa ? " and isa="
+                                       : ", which this CPU does not have",
+                       isa != bf16_isa ? sb__isa_name(bf16_isa) : "");
+    return 0;
+}
+
 static int peak_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     const sb_params *p = pt->params;
     unsigned mask = sb__isa_supported_mask();
+    int rc = peak_unsupported(p, mask, sb__bf16_dot_supported(), err);
+    if (rc)
+        return rc;
     int isa = peak_isa(p, mask);
-    if (isa < 0 || !(mask & (1u << isa)))
-        return sb_fail(err, SB_EUNSUP,
-                       "compute.peak: unsupported: %s not available on this "
-                       "CPU",
-                       sb_p_str(p, "isa"));
     peak_state *s = calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "compute.peak: out of memory");
@@ -609,8 +636,7 @@ static void peak_teardown(void *state)
     free(s);
 }
 
-/* The runner drives this one once the point is known to be runnable. */
-static const sb_impl peak_inner_cpu = {
+static const sb_impl compute_peak_cpu = {
     .backend = "cpu",
     .setup = peak_setup,
     .run = peak_run_blocks,
@@ -620,52 +646,23 @@ static const sb_impl peak_inner_cpu = {
     .teardown = peak_teardown,
 };
 
-static const sb_bench peak_inner = {
-    .name = "compute.peak",
-    .area = "compute",
-    .desc = "FMA throughput per ISA and precision",
-    .params = peak_params,
-    .impls = (const sb_impl *const[]){&peak_inner_cpu, NULL},
-};
+extern const sb_bench sb_bench_compute_peak;
 
 int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
                         sb_err *err, unsigned mask, bool bf16_dot)
 {
-    int isa = peak_isa(p, mask);
-    if (isa < 0)
-        return sb_fail(err, SB_EINVAL,
-                       "compute.peak: parameter isa=%s: "
-                       "unknown",
-                       sb_p_str(p, "isa"));
-    if (!(mask & (1u << isa)))
-        return sb_results_push_skipped(
-            out, "compute.peak", "compute", "cpu", p, err,
-            "unsupported: %s not available on this CPU", sb__isa_name(isa));
-    const int bf16_isa = sb__bf16_dot_isa();
-    if (strcmp(sb_p_str(p, "dtype"), "bf16") == 0 &&
-        (isa != bf16_isa || !bf16_dot))
-        return sb_results_push_skipped(
-            out, "compute.peak", "compute", "cpu", p, err,
-            "unsupported: bf16 needs a bf16 dot product (%s)%s%s",
-            bf16_isa == SB__ISA_NEON ? "FEAT_BF16 bfmmla"
-                                     : "AVX512-BF16 vdpbf16ps",
-            isa != bf16_isa ? " and isa=" : ", which this CPU does not have",
-            isa != bf16_isa ? sb__isa_name(bf16_isa) : "");
-    return sb_run_point(&peak_inner, NULL, p, ctx, out, err);
+    sb_err why = {0};
+    int rc = peak_unsupported(p, mask, bf16_dot, &why);
+    if (rc == SB_EUNSUP)
+        return sb_results_push_skipped(out, "compute.peak", "compute", "cpu", p,
+                                       err, "skipped: %s", why.msg);
+    if (rc) {
+        if (err)
+            *err = why;
+        return rc;
+    }
+    return sb_run_point(&sb_bench_compute_peak, NULL, p, ctx, out, err);
 }
-
-static int peak_drive(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
-                      sb_err *err)
-{
-    const sb_params *p = pt->params;
-    return sb__peak_drive_mask(p, ctx, out, err, sb__isa_supported_mask(),
-                               sb__bf16_dot_supported());
-}
-
-static const sb_impl compute_peak_cpu = {
-    .backend = "cpu",
-    .drive = peak_drive,
-};
 
 const sb_bench sb_bench_compute_peak = {
     .name = "compute.peak",
