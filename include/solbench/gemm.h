@@ -13,6 +13,9 @@
 
 #include <stdint.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "solbench/error.h"
 #include "solbench/param.h"
 
@@ -25,6 +28,14 @@ extern "C" {
  * outside 1..INT_MAX. */
 int sb_gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
                  sb_err *err);
+
+/* A compute.gemm point decoded once (its definition's decode): the
+ * product's dimensions and whether it is decode-shaped (read as memory
+ * traffic). Every backend's hooks take it from the point. */
+typedef struct sb_gemm_shape {
+    int64_t m, n, k;
+    bool decode;
+} sb_gemm_shape;
 
 #ifdef __cplusplus
 }

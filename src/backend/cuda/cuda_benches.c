@@ -143,16 +143,14 @@ static int cgemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
     const sb_params *p = pt->params;
-    int64_t m = 0, n = 0, k = 0;
+    const sb_gemm_shape *s = pt->shape;
+    const int64_t m = s->m, n = s->n, k = s->k;
     const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
     if (!dt)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter dtype=%s: "
                        "unknown on cuda",
                        sb_p_str(p, "dtype"));
-    int rc = sb_gemm_dims(p, &m, &n, &k, err);
-    if (rc)
-        return rc;
     if (dt->scale_ptrs && (m % 16 || n % 16 || k % 16))
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm dtype=%s: M=%lld N=%lld "
@@ -161,35 +159,24 @@ static int cgemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
     return 0;
 }
 
-static double cgemm_flops(const sb_params *p)
-{
-    int64_t m = 0, n = 0, k = 0;
-    if (sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
-        return 0;
-    return 2.0 * (double)m * (double)n * (double)k;
-}
-
+/* fp8 in, bf16 out...: the bytes of the cuBLASLt types. */
 static double cgemm_bytes(const sb_point *pt)
 {
-    const sb_params *p = pt->params;
-    int64_t m = 0, n = 0, k = 0;
-    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
-    if (!dt || sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
+    const sb_gemm_shape *s = pt->shape;
+    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(pt->params, "dtype"));
+    if (!dt)
         return 0;
-    return ((double)m * k + (double)k * n) * dt->in_bytes +
-           (double)m * n * dt->out_bytes;
+    return ((double)s->m * s->k + (double)s->k * s->n) * dt->in_bytes +
+           (double)s->m * s->n * dt->out_bytes;
 }
 
 static int cgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
     (void)ctx;
-    const sb_params *p = pt->params;
-    int64_t m = 0, n = 0, k = 0;
-    int rc = sb_gemm_dims(p, &m, &n, &k, err);
-    if (rc)
-        return rc;
-    return sb__cgemm_setup(sb_p_str(p, "dtype"), m, n, k, p, state, err);
+    const sb_gemm_shape *s = pt->shape;
+    return sb__cgemm_setup(sb_p_str(pt->params, "dtype"), s->m, s->n, s->k,
+                           pt->params, state, err);
 }
 
 /* The dense datasheet peak of the device for a peak key: data/hw/<spec>
@@ -222,7 +209,7 @@ static void cgemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
     const sb__cuda_base *b = state;
     const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
     sb__cgemm_report(state, p, ctx, r);
-    double flops = cgemm_flops(p);
+    double flops = sb_point_flops(pt);
     if (!dt || r->stats.p50 <= 0 || flops <= 0)
         return;
     /* bytes, AI, GFLOPs and TFLOPs come from the runner; a GEMM's AI puts
@@ -289,7 +276,7 @@ static bool cbmm_bf16(const sb_params *p)
 static double cbmm_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
     (void)ctx;
-    sb_bmm_shape s = sb_bmm_shape_of(pt->params);
+    sb_bmm_shape s = *(const sb_bmm_shape *)pt->shape;
     return 4.0 * sb_bmm_bytes(&s, 1); /* host copies of A, B and C */
 }
 

@@ -113,10 +113,18 @@ static bool bmm_bf16(const sb_params *p)
 static double bmm_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
     const sb_params *p = pt->params;
-    sb_bmm_shape s = sb_bmm_shape_of(p);
+    sb_bmm_shape s = *(const sb_bmm_shape *)pt->shape;
     double elems = sb_bmm_bytes(&s, 1);
     double in = (double)s.batch * ((double)s.m * s.k + (double)s.k * s.n);
     return 4.0 * elems + (bmm_bf16(p) ? 2.0 * in : 0.0);
+}
+
+static int bmm_decode(const sb_bench *b, const sb_params *p, void *shape,
+                      sb_err *err)
+{
+    (void)b, (void)err;
+    *(sb_bmm_shape *)shape = sb_bmm_shape_of(p);
+    return 0;
 }
 
 /* One matrix of a product must stay under 2^31 elements (BLAS and
@@ -124,7 +132,7 @@ static double bmm_footprint(const sb_point *pt, const sb_ctx *ctx)
 static int bmm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
-    sb_bmm_shape s = sb_bmm_shape_of(pt->params);
+    sb_bmm_shape s = *(const sb_bmm_shape *)pt->shape;
     if ((double)s.m * s.k > BLAS_MAX || (double)s.k * s.n > BLAS_MAX ||
         (double)s.m * s.n > BLAS_MAX)
         return sb_fail(err, SB_EINVAL,
@@ -147,15 +155,14 @@ static int bmm_cpu_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 
 static double bmm_flops(const sb_point *pt)
 {
-    const sb_params *p = pt->params;
-    sb_bmm_shape s = sb_bmm_shape_of(p);
+    sb_bmm_shape s = *(const sb_bmm_shape *)pt->shape;
     return sb_bmm_flops(&s);
 }
 
 static double bmm_bytes(const sb_point *pt)
 {
     const sb_params *p = pt->params;
-    sb_bmm_shape s = sb_bmm_shape_of(p);
+    sb_bmm_shape s = *(const sb_bmm_shape *)pt->shape;
     return sb_bmm_bytes(&s, bmm_bf16(p) ? 2 : 4) +
            (bmm_bf16(p) ? 2.0 * (double)s.batch * s.m * s.n : 0.0);
 }
@@ -250,7 +257,7 @@ static int bmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     bmm_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "attention.bmm: out of memory");
-    st->s = sb_bmm_shape_of(p);
+    st->s = *(const sb_bmm_shape *)pt->shape;
     st->bf16 = bmm_bf16(p);
     double na = (double)st->s.batch * st->s.m * st->s.k;
     double nb = (double)st->s.batch * st->s.k * st->s.n;
@@ -351,6 +358,8 @@ const sb_bench sb_bench_attention_bmm = {
     .full = "batch=32 shape=qk,pv seq=2048 head_dim=128 dtype=fp32,bf16",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .roof = SB_ROOF_DTYPE,
+    .decode = bmm_decode,
+    .shape_size = sizeof(sb_bmm_shape),
     .check = bmm_check,
     .flops = bmm_flops,
     .bytes = bmm_bytes,
@@ -424,10 +433,18 @@ static sb_prefill_shape prefill_shape(const sb_params *p)
     return s;
 }
 
+static int prefill_decode(const sb_bench *b, const sb_params *p, void *shape,
+                          sb_err *err)
+{
+    (void)b, (void)err;
+    *(sb_prefill_shape *)shape = prefill_shape(p);
+    return 0;
+}
+
 static int prefill_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     const sb_params *p = pt->params;
-    sb_prefill_shape s = prefill_shape(p);
+    sb_prefill_shape s = *(const sb_prefill_shape *)pt->shape;
     int rc = check_heads("attention.prefill", s.hq, s.hkv, s.d, err);
     if (rc)
         return rc;
@@ -448,7 +465,7 @@ static int prefill_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 static double prefill_bytes(const sb_point *pt)
 {
     const sb_params *p = pt->params;
-    sb_prefill_shape s = prefill_shape(p);
+    sb_prefill_shape s = *(const sb_prefill_shape *)pt->shape;
     double bytes = sb_prefill_bytes(&s);
     if (point_dt(p) == SB_GEMM_BF16) {
         double q = (double)s.batch * s.hq * s.sq * s.d;
@@ -461,7 +478,7 @@ static double prefill_bytes(const sb_point *pt)
 static double prefill_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
     const sb_params *p = pt->params;
-    sb_prefill_shape s = prefill_shape(p);
+    sb_prefill_shape s = *(const sb_prefill_shape *)pt->shape;
     int nt = ctx && ctx->threads > 0 ? ctx->threads : 1;
     double extra = 0;
     if (point_dt(p) == SB_GEMM_BF16) /* bf16 copies beside the floats */
@@ -473,8 +490,7 @@ static double prefill_footprint(const sb_point *pt, const sb_ctx *ctx)
 
 static double prefill_flops(const sb_point *pt)
 {
-    const sb_params *p = pt->params;
-    sb_prefill_shape s = prefill_shape(p);
+    sb_prefill_shape s = *(const sb_prefill_shape *)pt->shape;
     return sb_prefill_flops(&s);
 }
 
@@ -569,7 +585,7 @@ static int prefill_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     prefill_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "attention.prefill: out of memory");
-    st->s = prefill_shape(p);
+    st->s = *(const sb_prefill_shape *)pt->shape;
     st->dt = point_dt(p);
     const sb_prefill_shape *s = &st->s;
     double nq = (double)s->batch * s->hq * s->sq * s->d;
@@ -657,6 +673,8 @@ const sb_bench sb_bench_attention_prefill = {
             "causal=0,1 dtype=fp32,bf16",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .roof = SB_ROOF_DTYPE,
+    .decode = prefill_decode,
+    .shape_size = sizeof(sb_prefill_shape),
     .check = prefill_check,
     .footprint = prefill_footprint,
     .flops = prefill_flops,

@@ -341,11 +341,20 @@ static int gemm_lib(const sb_params *p)
     return lib >= 0 ? lib : -2;
 }
 
+/* The product's dimensions, once per point, on every backend. */
+static int gemm_decode(const sb_bench *b, const sb_params *p, void *shape,
+                       sb_err *err)
+{
+    (void)b;
+    sb_gemm_shape *s = shape;
+    s->decode = is_decode(p);
+    return sb_gemm_dims(p, &s->m, &s->n, &s->k, err);
+}
+
 static int gemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     const sb_params *p = pt->params;
     (void)ctx;
-    int64_t m = 0, n = 0, k = 0;
     if (gemm_dtype(p) < 0)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter dtype=%s: expected fp64, "
@@ -356,28 +365,24 @@ static int gemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
                        "compute.gemm: parameter lib=%s: expected auto, "
                        "openblas or onednn",
                        sb_p_str(p, "lib"));
-    return sb_gemm_dims(p, &m, &n, &k, err);
+    return 0;
 }
 
 static double gemm_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
-    const sb_params *p = pt->params;
     (void)ctx;
-    int64_t m = 0, n = 0, k = 0;
-    int dt = gemm_dtype(p);
-    if (dt < 0 || sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
+    const sb_gemm_shape *s = pt->shape;
+    int dt = gemm_dtype(pt->params);
+    if (dt < 0)
         return 0;
-    return ((double)m * k + (double)k * n) * in_size(dt) +
-           (double)m * n * out_size(dt);
+    return ((double)s->m * s->k + (double)s->k * s->n) * in_size(dt) +
+           (double)s->m * s->n * out_size(dt);
 }
 
 static double gemm_flops(const sb_point *pt)
 {
-    const sb_params *p = pt->params;
-    int64_t m = 0, n = 0, k = 0;
-    if (sb_gemm_dims(p, &m, &n, &k, NULL) < 0)
-        return 0;
-    return 2.0 * (double)m * (double)n * (double)k;
+    const sb_gemm_shape *s = pt->shape;
+    return 2.0 * (double)s->m * (double)s->n * (double)s->k;
 }
 
 /* Decode points are read as memory traffic: the least a product can move
@@ -385,8 +390,7 @@ static double gemm_flops(const sb_point *pt)
  * compute-bound and report FLOP/s alone. */
 static double gemm_bytes(const sb_point *pt)
 {
-    const sb_params *p = pt->params;
-    if (!is_decode(p))
+    if (!((const sb_gemm_shape *)pt->shape)->decode)
         return 0;
     return gemm_footprint(pt, NULL);
 }
@@ -397,18 +401,17 @@ static int gemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     const sb_params *p = pt->params;
-    int64_t m = 0, n = 0, k = 0;
-    int rc = sb_gemm_dims(p, &m, &n, &k, err);
-    if (rc < 0)
-        return rc;
+    const sb_gemm_shape *s = pt->shape;
+    const int64_t m = s->m, n = s->n, k = s->k;
     int threads = ctx->threads > 0 ? ctx->threads : 1;
     /* The libraries' own parallel regions use the run's thread count. */
     openblas_set_num_threads(threads);
     sb_threads_setup(threads);
     sb__gemm *g;
-    rc = sb__gemm_create(gemm_dtype(p), m, n, k, threads,
-                         0x9e3779b97f4a7c15ULL ^ (uint64_t)(m * 31 + n * 7 + k),
-                         gemm_lib(p), &g, err);
+    int rc =
+        sb__gemm_create(gemm_dtype(p), m, n, k, threads,
+                        0x9e3779b97f4a7c15ULL ^ (uint64_t)(m * 31 + n * 7 + k),
+                        gemm_lib(p), &g, err);
     if (rc < 0)
         return rc;
     *state = g;
@@ -437,14 +440,13 @@ static int gemm_verify(void *state, sb_result *r)
 static void gemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                         sb_result *r)
 {
-    const sb_params *p = pt->params;
     sb__gemm *g = state;
     const char *dt = sb__dtype_name(g->dt);
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
     char name[48];
     if (r->stats.p50 > 0) {
         double achieved = flops / r->stats.p50;
-        if (is_decode(p)) {
+        if (((const sb_gemm_shape *)pt->shape)->decode) {
             /* The weights' streaming rate: a decode step reads every
              * weight once whatever the batch; the best of it is the
              * gemv.<dtype> ceiling (bytes per second of weights). */
@@ -555,6 +557,8 @@ const sb_bench sb_bench_compute_gemm = {
     .desc = "GEMM C = A B (CPU: OpenBLAS or oneDNN, the fastest or as asked; "
             "CUDA: cuBLASLt): square, LLM and decode shapes, with MFU",
     .flags = SB_BF_QUICK | SB_BF_FULL,
+    .decode = gemm_decode,
+    .shape_size = sizeof(sb_gemm_shape),
     .flops = gemm_flops,
     .impls =
         (const sb_impl *const[]){&compute_gemm_cpu,
