@@ -4,8 +4,12 @@
  * interleaved (--interleave: all points set up and calibrated first, then
  * one sample of each a round, the order reversed every other round). Also
  * what sb_plan_build refuses for an interleaved run, and that a failed
- * set-up leaves no results and nothing allocated behind; and the runner's
- * roofline placement.
+ * set-up leaves no results and nothing allocated behind; the runner's
+ * roofline placement; the one timing loop over a backend's timer (a fake
+ * device clock: calibration to its shortest sample and largest count, a
+ * plan that fixes the count, the work per run, the reduction); and a
+ * definition with two backends' impls (their parameters' union, the
+ * selection by backend).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +448,159 @@ static void test_needs_mpi(void)
 #endif
 }
 
+/* ---- the timer interface -------------------------------------------------
+ * A fake device whose clock says every run takes 1 ms: what the runner's
+ * one loop makes of a timer's settings is then exact. */
+typedef struct {
+    int calib, warm, timed; /* sample() calls by kind */
+    uint64_t last_iters;
+    int reduced;
+} fake_dev;
+
+static int dev_sample(void *state, int idx, uint64_t iters, double *secs,
+                      sb_err *err)
+{
+    (void)err;
+    fake_dev *d = state;
+    if (idx < 0)
+        d->calib++;
+    else
+        d->timed++;
+    d->last_iters = iters;
+    *secs = 1e-3 * (double)iters;
+    return 0;
+}
+static double dev_work(void *state)
+{
+    (void)state;
+    return 4.0; /* four kernel iterations a run */
+}
+static int dev_reduce(void *state, double *secs, size_t n, sb_err *err)
+{
+    (void)err;
+    fake_dev *d = state;
+    for (size_t i = 0; i < n; i++)
+        secs[i] *= 2.0;
+    d->reduced = (int)n;
+    return 0;
+}
+static int dev_plan(void *state, const sb_ctx *ctx, sb_sampling *sp,
+                    sb_err *err)
+{
+    (void)state, (void)ctx, (void)err;
+    CHECK(sp->inner == 0 && sp->samples == 0 && !sp->exact &&
+          sp->warmup == -1); /* the defaults come filled in */
+    sp->inner = 5;
+    sp->samples = 7;
+    sp->exact = true;
+    sp->warmup = 3;
+    return 0;
+}
+
+static void test_timer(void)
+{
+    sb_ctx ctx;
+    context(&ctx, false);
+    ctx.repeat = 3;
+    ctx.min_time = 0.0;
+    ctx.warmup = 2;
+
+    /* Calibration to the timer's 10 ms: 1 run (1 ms) grows by 1.25 x 10 /
+     * 1 to 13 runs (13 ms); samples are per kernel iteration (13 x 4). */
+    const sb_timer t1 = {
+        .min_sample_s = 10e-3, .sample = dev_sample, .work = dev_work};
+    fake_dev d = {0};
+    sb_result r;
+    sb_err err = {0};
+    sb_result_init(&r, "fake.dev", "fake", "fake");
+    CHECK(sb_sample_loop(NULL, &t1, &d, &ctx, &r, &err) == 0);
+    CHECK(d.last_iters == 13);
+    CHECK(r.n_samples == 3 && d.timed == 3);
+    CHECK_NEAR(r.samples_s[0], 13e-3 / (13 * 4), 1e-15);
+    const sb_metric *m = sb_result_get(&r, "inner_iters");
+    CHECK(m && m->value == 13 * 4);
+    /* the untimed calls: 1, then 1 run twice, 13 runs twice, 2 warm-ups */
+    CHECK(d.calib == 1 + 2 + 2 + 2);
+    sb_result_free(&r);
+
+    /* The largest count caps the calibration: 8, though 8 ms < 10 ms. */
+    const sb_timer t2 = {
+        .min_sample_s = 10e-3, .max_iters = 8, .sample = dev_sample};
+    memset(&d, 0, sizeof d);
+    sb_result_init(&r, "fake.dev", "fake", "fake");
+    CHECK(sb_sample_loop(NULL, &t2, &d, &ctx, &r, &err) == 0);
+    CHECK(d.last_iters == 8);
+    CHECK_NEAR(r.stats.p50, 1e-3, 1e-15);
+    sb_result_free(&r);
+
+    /* A plan fixes the count (no calibration), the warm-up and exactly 7
+     * samples (not --repeat's 3, whatever --min-time says); the reduction
+     * sees every sample. */
+    const sb_timer t3 = {
+        .plan = dev_plan, .sample = dev_sample, .reduce = dev_reduce};
+    memset(&d, 0, sizeof d);
+    ctx.min_time = 10.0;
+    sb_result_init(&r, "fake.dev", "fake", "fake");
+    CHECK(sb_sample_loop(NULL, &t3, &d, &ctx, &r, &err) == 0);
+    CHECK(d.calib == 3 && d.timed == 7 && r.n_samples == 7);
+    CHECK(d.reduced == 7);
+    CHECK_NEAR(r.stats.p50, 2.0 * 5e-3 / 5, 1e-15); /* reduced: x 2 */
+    m = sb_result_get(&r, "inner_iters");
+    CHECK(m && m->value == 5);
+    sb_result_free(&r);
+}
+
+/* ---- one definition, two backends ---------------------------------------- */
+static const sb_param_def def_params[] = {
+    {"size", SB_P_SIZE, "1KiB", 1, 1e12, NULL, "shared"},
+    {"dtype", SB_P_STR, "fp64", 0, 0, "fp64|fp32", "the definition's"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static const sb_param_def dev_params[] = {
+    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16", "the device's"},
+    {"device", SB_P_INT, "0", 0, 16, NULL, "its own"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static void test_impl_params(void)
+{
+    const sb_impl host = {.backend = "cpu"};
+    const sb_impl dev = {.backend = "cuda", .params = dev_params};
+    const sb_bench b = {.name = "fake.two",
+                        .area = "fake",
+                        .params = def_params,
+                        .impls = (const sb_impl *const[]){&host, &dev, NULL}};
+    sb_param_def out[SB_MAX_PARAMS + 1];
+    CHECK(sb_params_of(&b, &host, out, SB_MAX_PARAMS + 1) == 2);
+    CHECK(strcmp(out[1].def, "fp64") == 0 && out[2].name == NULL);
+    /* the device's dtype replaces the definition's in place; its own
+     * parameter follows */
+    CHECK(sb_params_of(&b, &dev, out, SB_MAX_PARAMS + 1) == 3);
+    CHECK(strcmp(out[0].name, "size") == 0 && strcmp(out[1].def, "fp32") == 0 &&
+          strcmp(out[2].name, "device") == 0 && out[3].name == NULL);
+    CHECK(sb_param_find(&b, &dev, "device") == &dev_params[1]);
+    CHECK(sb_param_find(&b, &host, "device") == NULL);
+    CHECK(sb_param_find(&b, &host, "dtype") == &def_params[1]);
+    CHECK(sb_impl_find(&b, "cuda") == &dev && sb_impl_find(&b, NULL) == &host &&
+          sb_impl_find(&b, "pjrt") == NULL);
+    /* a cap too small for all: truncated, still terminated */
+    CHECK(sb_params_of(&b, &dev, out, 2) == 1 && out[1].name == NULL);
+
+    /* The real registry: transfer.h2d on the host is what --backend cpu
+     * takes; one definition of it, whatever its impls. */
+    const sb_bench *h2d = sb_bench_find("transfer.h2d", NULL);
+    CHECK(h2d && sb_impl_find(h2d, "host") && !sb_impl_find(h2d, "cpu"));
+    sb_selection sel;
+    sb_err err = {0};
+    CHECK(sb_select(NULL, "transfer.h2d", SB_SUITE_QUICK, "cpu", &sel, &err) ==
+          0);
+    CHECK(sel.n == 1 && sel.items[0].bench == h2d &&
+          strcmp(sel.items[0].impl->backend, "host") == 0);
+    sb_selection_free(&sel);
+    int defs = 0;
+    for (const sb_bench *const *x = sb_registry(); *x; x++)
+        defs += strcmp((*x)->name, "memory.copy") == 0;
+    CHECK(defs == 1);
+}
+
 int main(void)
 {
     test_interleaved_rounds();
@@ -456,5 +613,7 @@ int main(void)
     test_plan_refusals();
     test_roofline_placement();
     test_needs_mpi();
+    test_timer();
+    test_impl_params();
     return sb_check_done();
 }
