@@ -12,9 +12,9 @@
  *     rename and retire several such adds per cycle, which read as a
  *     15.9 GHz clock on an Emerald Rapids guest.)
  *  2. multiply chain: 8 dependent integer multiplies per iteration, whose
- *     latency is a measured constant per core (sb__x86_mul_latency: 3
+ *     latency is a measured constant per core (sb_x86_mul_latency: 3
  *     cycles for `imul r64, r64` on every Intel P-core since Sandy Bridge
- *     and every AMD Zen, 4-5 on Intel's E-cores; sb__arm_mul_latency for
+ *     and every AMD Zen, 4-5 on Intel's E-cores; sb_arm_mul_latency for
  *     Arm). An execution unit of another kind with another latency: a
  *     fault in one method does not repeat in the other.
  *  3. the hardware cycle counter (perf_event_open, user-mode cycles of this
@@ -130,8 +130,8 @@ static bool sb__mul_chain(uint64_t iters)
 /* ---- latencies
  * ----------------------------------------------------------------- */
 
-int sb__x86_mul_latency(bool intel, bool amd, int family, int model,
-                        int core_type)
+int sb_x86_mul_latency(bool intel, bool amd, int family, int model,
+                       int core_type)
 {
     /* imul r64, r64, measured (AIDA64 InstLat dumps): 3 cycles on every
      * Intel P-core from Sandy Bridge to Lion Cove and on AMD Zen 1-5; 5 on
@@ -187,7 +187,7 @@ static unsigned sb__arm_midr(void)
 }
 #endif
 
-int sb__arm_mul_latency(unsigned implementer, unsigned part)
+int sb_arm_mul_latency(unsigned implementer, unsigned part)
 {
     /* 64-bit MUL (chained through the multiplicand), from the scheduling
      * models that transcribe Arm's software optimisation guides:
@@ -235,10 +235,10 @@ static int sb__mul_latency(void)
             core_type = (int)(a >> 24);
         }
     }
-    return sb__x86_mul_latency(intel, amd, family, model, core_type);
+    return sb_x86_mul_latency(intel, amd, family, model, core_type);
 #elif defined(__aarch64__)
     unsigned midr = sb__arm_midr();
-    return sb__arm_mul_latency(midr >> 24, (midr >> 4) & 0xfff);
+    return sb_arm_mul_latency(midr >> 24, (midr >> 4) & 0xfff);
 #else
     return 0;
 #endif

@@ -34,7 +34,7 @@ static uint64_t sb__xgetbv0(void)
 }
 #endif
 
-bool sb__cpuid_read(sb__cpuid_regs *r, uint64_t *xcr0)
+bool sb_cpuid_read(sb_cpuid_regs *r, uint64_t *xcr0)
 {
     memset(r, 0, sizeof *r);
     *xcr0 = 0;
@@ -66,8 +66,8 @@ bool sb__cpuid_read(sb__cpuid_regs *r, uint64_t *xcr0)
 
 #define SB__BIT(word, n) ((((word) >> (n)) & 1u) != 0)
 
-void sb__isa_from_regs(const sb__cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
-                       sb_isa *usable)
+void sb_isa_from_regs(const sb_cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
+                      sb_isa *usable)
 {
     sb_isa c;
     memset(&c, 0, sizeof c);
@@ -112,13 +112,13 @@ void sb__isa_from_regs(const sb__cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
 
 void sb_isa_detect(sb_isa *isa)
 {
-    sb__cpuid_regs r;
+    sb_cpuid_regs r;
     uint64_t xcr0;
-    if (!sb__cpuid_read(&r, &xcr0)) {
+    if (!sb_cpuid_read(&r, &xcr0)) {
         memset(isa, 0, sizeof *isa);
         return;
     }
-    sb__isa_from_regs(&r, xcr0, NULL, isa);
+    sb_isa_from_regs(&r, xcr0, NULL, isa);
 }
 
 /* ---- identification ------------------------------------------------------ */
@@ -145,7 +145,7 @@ static void sb__squeeze(char *s)
 }
 #endif
 
-void sb__cpu_identify(sb__cpu_ident *id)
+void sb_cpu_identify(sb_cpu_ident *id)
 {
     memset(id, 0, sizeof *id);
     id->family = id->model = id->stepping = -1;

@@ -19,38 +19,38 @@
 #define SB_XCR0_AMX 0x60000ull /* XTILECFG, XTILEDATA */
 
 /* The cpuid words the ISA flags come from. */
-typedef struct sb__cpuid_regs {
+typedef struct sb_cpuid_regs {
     uint32_t l1_ecx; /* leaf 1 */
     uint32_t l7_ebx; /* leaf 7 sub-leaf 0 */
     uint32_t l7_edx;
     uint32_t l7s1_eax; /* leaf 7 sub-leaf 1 (0 when absent) */
-} sb__cpuid_regs;
+} sb_cpuid_regs;
 
-typedef struct sb__cpu_ident {
+typedef struct sb_cpu_ident {
     char vendor[16];             /* "GenuineIntel", "AuthenticAMD", ... */
     char brand[64];              /* leaves 0x80000002-4, spaces trimmed */
     int family, model, stepping; /* display values; -1 when unknown */
     char hypervisor[16]; /* leaf 0x40000000 signature; "" on bare metal */
-} sb__cpu_ident;
+} sb_cpu_ident;
 
 /* Reads the registers and XCR0 (0 when the OS has not set OSXSAVE).
  * Returns false on a processor without cpuid (non-x86). */
-bool sb__cpuid_read(sb__cpuid_regs *r, uint64_t *xcr0);
+bool sb_cpuid_read(sb_cpuid_regs *r, uint64_t *xcr0);
 
 /* What the CPU implements (cpu) and what this process may use (usable:
  * the CPU has it and the OS saves its register state). Either may be NULL. */
-void sb__isa_from_regs(const sb__cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
-                       sb_isa *usable);
+void sb_isa_from_regs(const sb_cpuid_regs *r, uint64_t xcr0, sb_isa *cpu,
+                      sb_isa *usable);
 
-void sb__cpu_identify(sb__cpu_ident *id);
+void sb_cpu_identify(sb_cpu_ident *id);
 
 /* Latency in cycles of a 64-bit integer multiply, for the clock's
  * multiply chain (clock.c); 0 when not known. x86: by vendor, display
  * family and model, and on a hybrid part the core type of cpuid leaf 1Ah
  * (0x20 E-core, 0x40 P-core, 0 not hybrid). Arm: by MIDR implementer and
  * part number. */
-int sb__x86_mul_latency(bool intel, bool amd, int family, int model,
-                        int core_type);
-int sb__arm_mul_latency(unsigned implementer, unsigned part);
+int sb_x86_mul_latency(bool intel, bool amd, int family, int model,
+                       int core_type);
+int sb_arm_mul_latency(unsigned implementer, unsigned part);
 
 #endif

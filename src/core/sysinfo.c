@@ -273,8 +273,8 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
 {
     memset(si, 0, sizeof *si);
 
-    sb__cpu_ident id;
-    sb__cpu_identify(&id);
+    sb_cpu_ident id;
+    sb_cpu_identify(&id);
     sb__copy(si->vendor, sizeof si->vendor,
              id.vendor[0] ? id.vendor : "unknown");
     sb__copy(si->hypervisor, sizeof si->hypervisor, id.hypervisor);
@@ -305,10 +305,10 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
             sb__copy(si->cpu_model, sizeof si->cpu_model, "unknown");
     }
 
-    sb__cpuid_regs regs;
+    sb_cpuid_regs regs;
     uint64_t xcr0 = 0;
-    if (sb__cpuid_read(&regs, &xcr0))
-        sb__isa_from_regs(&regs, xcr0, &si->isa_cpu, &si->isa);
+    if (sb_cpuid_read(&regs, &xcr0))
+        sb_isa_from_regs(&regs, xcr0, &si->isa_cpu, &si->isa);
     si->xcr0 = xcr0;
 
     sb__topology(si);

@@ -39,7 +39,7 @@ static double metric(const sb_result *r, const char *name)
     return m ? m->value : -1;
 }
 
-static bool sampled(const sb__gemm *g, int64_t i, int64_t j)
+static bool sampled(const sb_gemm *g, int64_t i, int64_t j)
 {
     for (int q = 0; q < SB__GEMM_SAMPLES; q++)
         if (g->si[q] == i && g->sj[q] == j)
@@ -51,29 +51,28 @@ static bool sampled(const sb__gemm *g, int64_t i, int64_t j)
  * in an unsampled position both fail; restoring them passes again. */
 static void check_planted(int dt, int lib, double small, double large)
 {
-    sb__gemm *g = NULL;
+    sb_gemm *g = NULL;
     sb_err err = {0};
     char why[256];
-    printf("planted errors: %s %s\n", sb__dtype_name(dt),
-           sb_gemm_lib_name(lib));
-    CHECK(sb__gemm_create(dt, 67, 45, 129, 1, 42, lib, &g, &err) == 0);
+    printf("planted errors: %s %s\n", sb_dtype_name(dt), sb_gemm_lib_name(lib));
+    CHECK(sb_gemm_create(dt, 67, 45, 129, 1, 42, lib, &g, &err) == 0);
     if (!g)
         return;
     CHECK(sb_gemm_plan_lib(g->plan) == lib);
     /* Nothing computed yet: C is NaN everywhere. */
-    CHECK(sb__gemm_check(g, why, sizeof why) > 0);
-    sb__gemm_once(g);
-    CHECK(sb__gemm_check(g, why, sizeof why) == 0);
-    CHECK(g->max_rel_err < 129 * sb__gemm_unit_roundoff(dt));
+    CHECK(sb_gemm_check(g, why, sizeof why) > 0);
+    sb_gemm_once(g);
+    CHECK(sb_gemm_check(g, why, sizeof why) == 0);
+    CHECK(g->max_rel_err < 129 * sb_gemm_unit_roundoff(dt));
     CHECK(g->max_rel_err > 0 || dt == SB__DT_FP64);
 
     int64_t i = g->si[7], j = g->sj[7];
-    double keep = sb__gemm_c_get(g, i, j);
-    sb__gemm_c_set(g, i, j, keep + small);
-    CHECK(sb__gemm_check(g, why, sizeof why) > 0);
+    double keep = sb_gemm_c_get(g, i, j);
+    sb_gemm_c_set(g, i, j, keep + small);
+    CHECK(sb_gemm_check(g, why, sizeof why) > 0);
     CHECK(strstr(why, "C[") != NULL);
-    sb__gemm_c_set(g, i, j, keep);
-    CHECK(sb__gemm_check(g, why, sizeof why) == 0);
+    sb_gemm_c_set(g, i, j, keep);
+    CHECK(sb_gemm_check(g, why, sizeof why) == 0);
 
     /* An element no sample looks at: the column sums must catch it. */
     int64_t ui = -1, uj = -1;
@@ -86,17 +85,17 @@ static void check_planted(int dt, int lib, double small, double large)
             }
     CHECK(ui >= 0);
     if (ui >= 0) {
-        keep = sb__gemm_c_get(g, ui, uj);
-        sb__gemm_c_set(g, ui, uj, keep + large);
-        CHECK(sb__gemm_check(g, why, sizeof why) == 1);
+        keep = sb_gemm_c_get(g, ui, uj);
+        sb_gemm_c_set(g, ui, uj, keep + large);
+        CHECK(sb_gemm_check(g, why, sizeof why) == 1);
         CHECK(strstr(why, "column") != NULL);
-        sb__gemm_c_set(g, ui, uj, keep);
-        CHECK(sb__gemm_check(g, why, sizeof why) == 0);
-        sb__gemm_c_set(g, ui, uj, NAN);
-        CHECK(sb__gemm_check(g, why, sizeof why) > 0);
-        sb__gemm_c_set(g, ui, uj, keep);
+        sb_gemm_c_set(g, ui, uj, keep);
+        CHECK(sb_gemm_check(g, why, sizeof why) == 0);
+        sb_gemm_c_set(g, ui, uj, NAN);
+        CHECK(sb_gemm_check(g, why, sizeof why) > 0);
+        sb_gemm_c_set(g, ui, uj, keep);
     }
-    sb__gemm_destroy(g);
+    sb_gemm_destroy(g);
 }
 
 int main(void)
@@ -305,8 +304,8 @@ int main(void)
         } else {
             CHECK(out.items[0].skipped);
             CHECK(has_note(&out.items[0], "unsupported: no library runs bf16"));
-            sb__gemm *g = NULL;
-            CHECK(sb__gemm_create(SB__DT_BF16, 8, 8, 8, 1, 1, -1, &g, &err) ==
+            sb_gemm *g = NULL;
+            CHECK(sb_gemm_create(SB__DT_BF16, 8, 8, 8, 1, 1, -1, &g, &err) ==
                   SB_EUNSUP);
             CHECK(g == NULL);
         }

@@ -52,21 +52,21 @@ static double metric(const sb_result *r, const char *name)
 int main(void)
 {
     /* ---- FLOPs per iteration, by hand: threads x 48 FMAs x lanes x 2 */
-    CHECK(sb__peak_lanes(SB__ISA_SCALAR, SB__DT_FP64) == 1);
-    CHECK(sb__peak_lanes(SB__ISA_SCALAR, SB__DT_FP32) == 1);
-    CHECK(sb__peak_lanes(SB__ISA_AVX2, SB__DT_FP64) == 4);
-    CHECK(sb__peak_lanes(SB__ISA_AVX2, SB__DT_FP32) == 8);
-    CHECK(sb__peak_lanes(SB__ISA_AVX512, SB__DT_FP64) == 8);
-    CHECK(sb__peak_lanes(SB__ISA_AVX512, SB__DT_FP32) == 16);
-    CHECK(sb__peak_lanes(SB__ISA_AVX512, SB__DT_BF16) == 32);
-    CHECK(sb__peak_flops_per_trip(SB__ISA_AVX512, SB__DT_BF16, 1) == 3072.0);
-    CHECK(sb__peak_flops_per_trip(SB__ISA_AVX2, SB__DT_FP64, 2) == 768.0);
-    CHECK(sb__peak_flops_per_trip(SB__ISA_SCALAR, SB__DT_FP32, 1) == 96.0);
-    CHECK(sb__peak_flops_per_trip(SB__ISA_AVX512, SB__DT_FP32, 4) == 6144.0);
-    CHECK(sb__peak_expected_growth(SB__ISA_AVX2, SB__DT_FP32, 10) == 3840.0);
+    CHECK(sb_peak_lanes(SB__ISA_SCALAR, SB__DT_FP64) == 1);
+    CHECK(sb_peak_lanes(SB__ISA_SCALAR, SB__DT_FP32) == 1);
+    CHECK(sb_peak_lanes(SB__ISA_AVX2, SB__DT_FP64) == 4);
+    CHECK(sb_peak_lanes(SB__ISA_AVX2, SB__DT_FP32) == 8);
+    CHECK(sb_peak_lanes(SB__ISA_AVX512, SB__DT_FP64) == 8);
+    CHECK(sb_peak_lanes(SB__ISA_AVX512, SB__DT_FP32) == 16);
+    CHECK(sb_peak_lanes(SB__ISA_AVX512, SB__DT_BF16) == 32);
+    CHECK(sb_peak_flops_per_trip(SB__ISA_AVX512, SB__DT_BF16, 1) == 3072.0);
+    CHECK(sb_peak_flops_per_trip(SB__ISA_AVX2, SB__DT_FP64, 2) == 768.0);
+    CHECK(sb_peak_flops_per_trip(SB__ISA_SCALAR, SB__DT_FP32, 1) == 96.0);
+    CHECK(sb_peak_flops_per_trip(SB__ISA_AVX512, SB__DT_FP32, 4) == 6144.0);
+    CHECK(sb_peak_expected_growth(SB__ISA_AVX2, SB__DT_FP32, 10) == 3840.0);
 
     /* ---- kernels: closed form on every ISA this CPU runs */
-    unsigned mask = sb__isa_supported_mask();
+    unsigned mask = sb_isa_supported_mask();
     CHECK(mask & (1u << SB__ISA_SCALAR));
     int kernels_run = 0;
     for (int isa = 0; isa < SB__ISA_N; isa++) {
@@ -74,34 +74,34 @@ int main(void)
             continue;
         for (int dt = SB__DT_FP64; dt <= SB__DT_BF16; dt++) {
             if (dt == SB__DT_BF16 &&
-                (isa != sb__bf16_dot_isa() || !sb__bf16_dot_supported()))
+                (isa != sb_bf16_dot_isa() || !sb_bf16_dot_supported()))
                 continue;
-            sb__peak_tally t = {0, 0};
-            sb__peak_kernel(isa, dt, 1000, &t);
+            sb_peak_tally t = {0, 0};
+            sb_peak_kernel(isa, dt, 1000, &t);
             CHECK(t.bad == 0);
-            CHECK(t.growth == sb__peak_expected_growth(isa, dt, 1000));
+            CHECK(t.growth == sb_peak_expected_growth(isa, dt, 1000));
             /* The check is count-sensitive: one trip more or less is a
              * different number. */
-            CHECK(t.growth != sb__peak_expected_growth(isa, dt, 999));
-            CHECK(t.growth != sb__peak_expected_growth(isa, dt, 1001));
+            CHECK(t.growth != sb_peak_expected_growth(isa, dt, 999));
+            CHECK(t.growth != sb_peak_expected_growth(isa, dt, 1001));
             kernels_run++;
         }
     }
     CHECK(kernels_run >= 2);
     /* Crossing a chunk boundary keeps fp32 exact: 2^20 + 3 trips. */
     {
-        int isa = sb__isa_best(mask);
-        sb__peak_tally t = {0, 0};
+        int isa = sb_isa_best(mask);
+        sb_peak_tally t = {0, 0};
         uint64_t trips = (uint64_t)SB__PEAK_CHUNK + 3;
-        sb__peak_kernel(isa, SB__DT_FP32, trips, &t);
+        sb_peak_kernel(isa, SB__DT_FP32, trips, &t);
         CHECK(t.bad == 0);
-        CHECK(t.growth == sb__peak_expected_growth(isa, SB__DT_FP32, trips));
-        if (isa == sb__bf16_dot_isa() && sb__bf16_dot_supported()) {
-            sb__peak_tally tb = {0, 0};
-            sb__peak_kernel(isa, SB__DT_BF16, trips, &tb);
+        CHECK(t.growth == sb_peak_expected_growth(isa, SB__DT_FP32, trips));
+        if (isa == sb_bf16_dot_isa() && sb_bf16_dot_supported()) {
+            sb_peak_tally tb = {0, 0};
+            sb_peak_kernel(isa, SB__DT_BF16, trips, &tb);
             CHECK(tb.bad == 0);
             CHECK(tb.growth ==
-                  sb__peak_expected_growth(isa, SB__DT_BF16, trips));
+                  sb_peak_expected_growth(isa, SB__DT_BF16, trips));
         }
     }
 
@@ -111,9 +111,9 @@ int main(void)
     unsigned m5 = m2 | (1u << SB__ISA_AVX512);
     unsigned marm =
         (1u << SB__ISA_SCALAR) | (1u << SB__ISA_NEON) | (1u << SB__ISA_SVE);
-    sb__uarch u;
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x01, 1, "", false, m2,
-                                          false, false}); /* Milan */
+    sb_uarch u;
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"AMD", 0x19, 0x01, 1, "", false, m2,
+                                        false, false}); /* Milan */
     CHECK(strcmp(u.name, "Zen 3") == 0 && !u.assumed);
     CHECK(u.fpc[SB__ISA_SCALAR][SB__DT_FP64] == 4 &&
           u.fpc[SB__ISA_SCALAR][SB__DT_FP32] == 4);
@@ -122,58 +122,58 @@ int main(void)
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 0); /* not in the mask */
     CHECK(strstr(u.source[SB__ISA_AVX2], "256-bit") != NULL);
     /* Zen 4: 512-bit ops double-pumped; vdpbf16ps zmm once a cycle. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x19, 0x11, 1, "", false, m5,
-                                          true, false}); /* Genoa */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"AMD", 0x19, 0x11, 1, "", false, m5,
+                                        true, false}); /* Genoa */
     CHECK(strcmp(u.name, "Zen 4") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16 &&
           u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 32);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 64);
     CHECK(u.fpc[SB__ISA_AVX2][SB__DT_BF16] == 0);
     /* Zen 5: full 512-bit where cpuid says FP512, half without. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x02, 0, "", true, m5,
-                                          true, false}); /* Turin */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"AMD", 0x1a, 0x02, 0, "", true, m5,
+                                        true, false}); /* Turin */
     CHECK(strcmp(u.name, "Zen 5") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
           u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 128);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x1a, 0x24, 0, "", false, m5,
-                                          true, false}); /* Strix */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"AMD", 0x1a, 0x24, 0, "", false, m5,
+                                        true, false}); /* Strix */
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16 &&
           u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 64);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x01, 2, "", false, m2,
-                                          false, false}); /* Naples */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"AMD", 0x17, 0x01, 2, "", false, m2,
+                                        false, false}); /* Naples */
     CHECK(u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 8);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"AMD", 0x17, 0x31, 0, "", false, m2,
-                                          false, false}); /* Rome */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"AMD", 0x17, 0x31, 0, "", false, m2,
+                                        false, false}); /* Rome */
     CHECK(strcmp(u.name, "Zen 2") == 0 &&
           u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
     /* Skylake-SP: the 512-bit units by SKU, the name by stepping. */
-    sb__uarch_lookup(
-        &u, &(sb__cpu_facts){"Intel", 6, 0x55, 4,
-                             "Intel(R) Xeon(R) Platinum 8160 CPU @ 2.10GHz",
-                             false, m5, false, false});
+    sb_uarch_lookup(
+        &u, &(sb_cpu_facts){"Intel", 6, 0x55, 4,
+                            "Intel(R) Xeon(R) Platinum 8160 CPU @ 2.10GHz",
+                            false, m5, false, false});
     CHECK(strcmp(u.name, "Skylake-SP") == 0 && !u.assumed);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
           u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 64);
     CHECK(u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
-    sb__uarch_lookup(
-        &u, &(sb__cpu_facts){"Intel", 6, 0x55, 7,
-                             "Intel(R) Xeon(R) Gold 5218 CPU @ 2.30GHz", false,
-                             m5, false, false});
+    sb_uarch_lookup(&u,
+                    &(sb_cpu_facts){"Intel", 6, 0x55, 7,
+                                    "Intel(R) Xeon(R) Gold 5218 CPU @ 2.30GHz",
+                                    false, m5, false, false});
     CHECK(strcmp(u.name, "Cascade Lake") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16);
-    sb__uarch_lookup(
+    sb_uarch_lookup(
         &u,
-        &(sb__cpu_facts){"Intel", 6, 0x55, 7,
-                         "Intel Xeon Processor (Cascadelake)", false, m5, false,
-                         false}); /* a hypervisor's name: SKU unknown */
+        &(sb_cpu_facts){"Intel", 6, 0x55, 7,
+                        "Intel Xeon Processor (Cascadelake)", false, m5, false,
+                        false}); /* a hypervisor's name: SKU unknown */
     CHECK(u.assumed && u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 6, 0x7e, 5, "", false, m5,
-                                          false, false}); /* ICL */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"Intel", 6, 0x7e, 5, "", false, m5,
+                                        false, false}); /* ICL */
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 16);
     /* Emerald Rapids: 2 x 512-bit FMA, vdpbf16ps at half the fp32 rate,
      * AMX tiles at 1024. */
-    sb__uarch_lookup(
-        &u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false, m5, true, true});
+    sb_uarch_lookup(
+        &u, &(sb_cpu_facts){"Intel", 6, 0xcf, 2, "", false, m5, true, true});
     CHECK(strcmp(u.name, "Sapphire/Emerald/Granite Rapids") == 0);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32 &&
           u.fpc[SB__ISA_AVX512][SB__DT_FP32] == 64 &&
@@ -181,48 +181,47 @@ int main(void)
     CHECK(u.amx_bf16 == 1024);
     CHECK(strstr(u.bf16_source, "inferred") != NULL);
     /* The same part under a hypervisor that hides AMX and BF16. */
-    sb__uarch_lookup(
-        &u, &(sb__cpu_facts){"Intel", 6, 0xcf, 2, "", false, m5, false, false});
+    sb_uarch_lookup(
+        &u, &(sb_cpu_facts){"Intel", 6, 0xcf, 2, "", false, m5, false, false});
     CHECK(u.amx_bf16 == 0 && u.fpc[SB__ISA_AVX512][SB__DT_BF16] == 0);
     /* Alder Lake: P-core figures, marked hybrid; Sierra Forest E-cores. */
-    sb__uarch_lookup(
-        &u, &(sb__cpu_facts){"Intel", 6, 0x97, 2, "", false, m2, false, false});
+    sb_uarch_lookup(
+        &u, &(sb_cpu_facts){"Intel", 6, 0x97, 2, "", false, m2, false, false});
     CHECK(u.hybrid && u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 16);
-    sb__uarch_lookup(
-        &u, &(sb__cpu_facts){"Intel", 6, 0xaf, 3, "", false, m2, false, false});
+    sb_uarch_lookup(
+        &u, &(sb_cpu_facts){"Intel", 6, 0xaf, 3, "", false, m2, false, false});
     CHECK(!u.hybrid && u.fpc[SB__ISA_AVX2][SB__DT_FP64] == 8);
     /* An unknown x86 core: two pipes of the widest width, assumed. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Intel", 19, 0x01, 0, "", false, m5,
-                                          false, false});
+    sb_uarch_lookup(
+        &u, &(sb_cpu_facts){"Intel", 19, 0x01, 0, "", false, m5, false, false});
     CHECK(u.assumed && strstr(u.name, "unknown") != NULL);
     CHECK(u.fpc[SB__ISA_AVX512][SB__DT_FP64] == 32);
     /* Arm Neoverse: NEON and SVE pipes, bfmmla. */
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd0c, 0, "", false,
-                                          marm, false, false}); /* N1 */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"Arm", 0x41, 0xd0c, 0, "", false, marm,
+                                        false, false}); /* N1 */
     CHECK(strcmp(u.name, "Neoverse N1/Cortex-A76") == 0);
     CHECK(u.fpc[SB__ISA_NEON][SB__DT_FP64] == 8 &&
           u.fpc[SB__ISA_NEON][SB__DT_FP32] == 16);
     CHECK(u.fpc[SB__ISA_SVE][SB__DT_FP64] == 0);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd40, 0, "", false,
-                                          marm, true, false}); /* V1 */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"Arm", 0x41, 0xd40, 0, "", false, marm,
+                                        true, false}); /* V1 */
     CHECK(u.fpc[SB__ISA_NEON][SB__DT_FP64] == 16 &&
           u.fpc[SB__ISA_SVE][SB__DT_FP64] == 16 &&
           u.fpc[SB__ISA_NEON][SB__DT_BF16] == 128);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd4f, 0, "", false,
-                                          marm, true, false}); /* V2 */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"Arm", 0x41, 0xd4f, 0, "", false, marm,
+                                        true, false}); /* V2 */
     CHECK(u.fpc[SB__ISA_SVE][SB__DT_FP32] == 32 &&
           u.fpc[SB__ISA_SCALAR][SB__DT_FP64] == 8);
-    sb__uarch_lookup(&u, &(sb__cpu_facts){"Arm", 0x41, 0xd49, 0, "", false,
-                                          marm, true, false}); /* N2 */
+    sb_uarch_lookup(&u, &(sb_cpu_facts){"Arm", 0x41, 0xd49, 0, "", false, marm,
+                                        true, false}); /* N2 */
     CHECK(u.fpc[SB__ISA_NEON][SB__DT_BF16] == 64 &&
           u.fpc[SB__ISA_NEON][SB__DT_FP64] == 8);
     /* This machine: a name and a figure for the widest ISA it runs. */
-    sb__uarch_detect(&u);
+    sb_uarch_detect(&u);
     printf("this CPU: %s, %s %g FLOP/cycle fp64 (%s)\n", u.name,
-           sb__isa_name(sb__isa_best(mask)),
-           u.fpc[sb__isa_best(mask)][SB__DT_FP64],
-           u.source[sb__isa_best(mask)]);
-    CHECK(u.fpc[sb__isa_best(mask)][SB__DT_FP64] > 0);
+           sb_isa_name(sb_isa_best(mask)),
+           u.fpc[sb_isa_best(mask)][SB__DT_FP64], u.source[sb_isa_best(mask)]);
+    CHECK(u.fpc[sb_isa_best(mask)][SB__DT_FP64] > 0);
 
     /* ---- an ISA the CPU lacks is a skipped result, never a crash: AVX-512
      * is pretended missing here even where the CPU has it. */
@@ -236,8 +235,8 @@ int main(void)
     sb_err err = {0};
     sb_params p;
     CHECK(one_point("dtype=fp64 isa=avx512 cores=1", &p) == 0);
-    int rc = sb__peak_drive_mask(&p, &ctx, &out, &err,
-                                 mask & ~(1u << SB__ISA_AVX512), true);
+    int rc = sb_peak_drive_mask(&p, &ctx, &out, &err,
+                                mask & ~(1u << SB__ISA_AVX512), true);
     CHECK(rc == 0);
     CHECK(out.n == 1);
     if (out.n == 1) {
@@ -252,14 +251,14 @@ int main(void)
     /* bf16 without the dot product: skipped, saying so. */
     CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
     memset(&out, 0, sizeof out);
-    CHECK(sb__peak_drive_mask(&p, &ctx, &out, &err, m5, false) == 0);
+    CHECK(sb_peak_drive_mask(&p, &ctx, &out, &err, m5, false) == 0);
     CHECK(
         out.n == 1 && out.items[0].skipped &&
         has_note(&out.items[0], "unsupported: bf16 needs a bf16 dot product"));
     sb_results_free(&out);
     memset(&out, 0, sizeof out);
     CHECK(one_point("dtype=bf16 isa=avx2 cores=1", &p) == 0);
-    CHECK(sb__peak_drive_mask(&p, &ctx, &out, &err, m5, true) == 0);
+    CHECK(sb_peak_drive_mask(&p, &ctx, &out, &err, m5, true) == 0);
     CHECK(out.n == 1 && out.items[0].skipped &&
           has_note(&out.items[0], "isa=avx512"));
     sb_results_free(&out);
@@ -270,15 +269,15 @@ int main(void)
     CHECK(one_point(other == SB__ISA_NEON ? "dtype=fp32 isa=neon cores=1"
                                           : "dtype=fp32 isa=avx2 cores=1",
                     &p) == 0);
-    CHECK(sb__peak_drive_mask(&p, &ctx, &out, &err, mask, false) == 0);
+    CHECK(sb_peak_drive_mask(&p, &ctx, &out, &err, mask, false) == 0);
     CHECK(out.n == 1 && out.items[0].skipped &&
           has_note(&out.items[0], "not available on this CPU"));
     sb_results_free(&out);
-    CHECK(sb__peak_lanes(SB__ISA_NEON, SB__DT_FP64) == 2 &&
-          sb__peak_lanes(SB__ISA_NEON, SB__DT_FP32) == 4 &&
-          sb__peak_lanes(SB__ISA_NEON, SB__DT_BF16) == 16);
+    CHECK(sb_peak_lanes(SB__ISA_NEON, SB__DT_FP64) == 2 &&
+          sb_peak_lanes(SB__ISA_NEON, SB__DT_FP32) == 4 &&
+          sb_peak_lanes(SB__ISA_NEON, SB__DT_BF16) == 16);
     /* Where the CPU has it: a valid bf16 point, counted in bf16 pairs. */
-    if (sb__bf16_dot_supported() && (mask & (1u << sb__bf16_dot_isa()))) {
+    if (sb_bf16_dot_supported() && (mask & (1u << sb_bf16_dot_isa()))) {
         memset(&out, 0, sizeof out);
         CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
         CHECK(sb_run_point(&sb_bench_compute_peak, NULL, &p, &ctx, &out,
@@ -308,8 +307,7 @@ int main(void)
         CHECK(has_note(r, "isa=auto ran the"));
         /* GFLOPs is the FLOPs of one iteration (a whole number of trips)
          * over the median time. */
-        double trip =
-            sb__peak_flops_per_trip(sb__isa_best(mask), SB__DT_FP32, 1);
+        double trip = sb_peak_flops_per_trip(sb_isa_best(mask), SB__DT_FP32, 1);
         double f = metric(r, "flops");
         CHECK(f >= 256 * trip);
         CHECK(fmod(f, trip) == 0);

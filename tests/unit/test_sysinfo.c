@@ -171,7 +171,7 @@ static void test_fnv(void)
 /* A CPU with everything, under three OS configurations. */
 static void test_os_gate(void)
 {
-    sb__cpuid_regs r = {0};
+    sb_cpuid_regs r = {0};
     r.l1_ecx = (1u << 20) | (1u << 28) | (1u << 12) | (1u << 27); /* +OSXSAVE */
     r.l7_ebx = (1u << 5) | (1u << 16) | (1u << 30) | (1u << 31);
     r.l7_edx = (1u << 22) | (1u << 23) | (1u << 24) | (1u << 25);
@@ -179,7 +179,7 @@ static void test_os_gate(void)
     sb_isa cpu, use;
 
     /* OS saves only x87/SSE/AVX state: AVX2 yes, AVX-512 and AMX no. */
-    sb__isa_from_regs(&r, 0x7, &cpu, &use);
+    sb_isa_from_regs(&r, 0x7, &cpu, &use);
     CHECK(cpu.avx512f && cpu.avx512_bf16 && cpu.amx_tile && cpu.amx_int8);
     CHECK(use.sse42 && use.avx && use.avx2 && use.fma);
     CHECK(!use.avx512f && !use.avx512bw && !use.avx512vl);
@@ -187,22 +187,22 @@ static void test_os_gate(void)
     CHECK(!use.amx_tile && !use.amx_bf16 && !use.amx_int8);
 
     /* Full AVX-512 state, no AMX tile state. */
-    sb__isa_from_regs(&r, 0xe7, NULL, &use);
+    sb_isa_from_regs(&r, 0xe7, NULL, &use);
     CHECK(use.avx512f && use.avx512bw && use.avx512vl && use.avx512_bf16 &&
           use.avx512_fp16);
     CHECK(!use.amx_tile && !use.amx_bf16);
 
     /* Everything enabled. */
-    sb__isa_from_regs(&r, 0x600e7, NULL, &use);
+    sb_isa_from_regs(&r, 0x600e7, NULL, &use);
     CHECK(use.amx_tile && use.amx_bf16 && use.amx_int8 && use.avx512f);
 
     /* Only part of the ZMM state (no Hi16_ZMM): AVX-512 must stay off. */
-    sb__isa_from_regs(&r, 0x67, NULL, &use);
+    sb_isa_from_regs(&r, 0x67, NULL, &use);
     CHECK(!use.avx512f && use.avx2);
 
     /* OSXSAVE clear: XCR0 cannot be trusted, no AVX at all, SSE4.2 stays. */
     r.l1_ecx &= ~(1u << 27);
-    sb__isa_from_regs(&r, 0x600e7, NULL, &use);
+    sb_isa_from_regs(&r, 0x600e7, NULL, &use);
     CHECK(!use.avx && !use.avx2 && !use.fma && !use.avx512f && !use.amx_tile);
     CHECK(use.sse42);
 }
@@ -362,23 +362,23 @@ static void test_clock_decide(void)
     json_decref(doc);
 
     /* The multiply latencies the chain may use; others are unknown. */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0xcf, 0) == 3);    /* EMR */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0x55, 0) == 3);    /* SKX */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0x97, 0x40) == 3); /* ADL P */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0x97, 0x20) == 5); /* ADL E */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0xc6, 0x20) == 4); /* ARL E */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0xaf, 0) == 5);    /* SRF */
-    CHECK(sb__x86_mul_latency(true, false, 6, 0xdd, 0) == 0);    /* CWF */
-    CHECK(sb__x86_mul_latency(true, false, 19, 0x01, 0) == 0);
-    CHECK(sb__x86_mul_latency(false, true, 0x19, 0x01, 0) == 3); /* Zen 3 */
-    CHECK(sb__x86_mul_latency(false, true, 0x1a, 0x02, 0) == 3); /* Zen 5 */
-    CHECK(sb__x86_mul_latency(false, true, 0x15, 0x01, 0) == 0);
-    CHECK(sb__x86_mul_latency(false, false, 6, 0x55, 0) == 0);
-    CHECK(sb__arm_mul_latency(0x41, 0xd0c) == 4); /* Neoverse N1 */
-    CHECK(sb__arm_mul_latency(0x41, 0xd4f) == 2); /* Neoverse V2 */
-    CHECK(sb__arm_mul_latency(0xc0, 0xac3) == 3); /* AmpereOne */
-    CHECK(sb__arm_mul_latency(0x61, 0x022) == 0); /* not Arm's design */
-    CHECK(sb__arm_mul_latency(0x41, 0x123) == 0);
+    CHECK(sb_x86_mul_latency(true, false, 6, 0xcf, 0) == 3);    /* EMR */
+    CHECK(sb_x86_mul_latency(true, false, 6, 0x55, 0) == 3);    /* SKX */
+    CHECK(sb_x86_mul_latency(true, false, 6, 0x97, 0x40) == 3); /* ADL P */
+    CHECK(sb_x86_mul_latency(true, false, 6, 0x97, 0x20) == 5); /* ADL E */
+    CHECK(sb_x86_mul_latency(true, false, 6, 0xc6, 0x20) == 4); /* ARL E */
+    CHECK(sb_x86_mul_latency(true, false, 6, 0xaf, 0) == 5);    /* SRF */
+    CHECK(sb_x86_mul_latency(true, false, 6, 0xdd, 0) == 0);    /* CWF */
+    CHECK(sb_x86_mul_latency(true, false, 19, 0x01, 0) == 0);
+    CHECK(sb_x86_mul_latency(false, true, 0x19, 0x01, 0) == 3); /* Zen 3 */
+    CHECK(sb_x86_mul_latency(false, true, 0x1a, 0x02, 0) == 3); /* Zen 5 */
+    CHECK(sb_x86_mul_latency(false, true, 0x15, 0x01, 0) == 0);
+    CHECK(sb_x86_mul_latency(false, false, 6, 0x55, 0) == 0);
+    CHECK(sb_arm_mul_latency(0x41, 0xd0c) == 4); /* Neoverse N1 */
+    CHECK(sb_arm_mul_latency(0x41, 0xd4f) == 2); /* Neoverse V2 */
+    CHECK(sb_arm_mul_latency(0xc0, 0xac3) == 3); /* AmpereOne */
+    CHECK(sb_arm_mul_latency(0x61, 0x022) == 0); /* not Arm's design */
+    CHECK(sb_arm_mul_latency(0x41, 0x123) == 0);
 }
 
 static void test_fingerprint(const sb_sysinfo *measured)

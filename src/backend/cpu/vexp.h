@@ -26,19 +26,19 @@
 /* 2^f on [-1/2, 1/2], coefficients from the constant term up: degree 5
  * (1.2e-7 relative, fp32 results) and degree 4 (2.6e-6, for results
  * stored in bf16; see sb_vexp2_bf16). */
-static const float sb__vexp2_c5[6] = {1.0f,
-                                      6.931470917e-1f,
-                                      2.402224203e-1f,
-                                      5.550582455e-2f,
-                                      9.671516374e-3f,
-                                      1.330882482e-3f};
-static const float sb__vexp2_c4[5] = {
+static const float sb_vexp2_c5[6] = {1.0f,
+                                     6.931470917e-1f,
+                                     2.402224203e-1f,
+                                     5.550582455e-2f,
+                                     9.671516374e-3f,
+                                     1.330882482e-3f};
+static const float sb_vexp2_c4[5] = {
     9.999992847442627e-1f, 6.931218504905701e-1f, 2.40247443318367e-1f,
     5.5917747318744659e-2f, 9.57004725933075e-3f};
 
 /* Horner's rule for the degree-deg polynomial c (a constant at each call,
  * so the loop unrolls into deg FMAs). */
-static inline __m256 sb__vexp2_poly(__m256 f, const float *c, int deg)
+static inline __m256 sb_vexp2_poly(__m256 f, const float *c, int deg)
 {
     __m256 p =
         _mm256_fmadd_ps(_mm256_set1_ps(c[deg]), f, _mm256_set1_ps(c[deg - 1]));
@@ -54,7 +54,7 @@ static inline __m256 sb_vexp2(__m256 t)
                       _mm256_set1_ps(127.0f));
     __m256 ti = _mm256_add_ps(t, shifter);
     __m256 f = _mm256_sub_ps(t, _mm256_sub_ps(ti, shifter));
-    __m256 p = sb__vexp2_poly(f, sb__vexp2_c5, 5);
+    __m256 p = sb_vexp2_poly(f, sb_vexp2_c5, 5);
     __m256i e = _mm256_slli_epi32(
         _mm256_add_epi32(_mm256_castps_si256(ti), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
@@ -65,7 +65,7 @@ static inline __m256 sb_vexp2(__m256 t)
  * of waiting on one chain of some 40 cycles at a time. */
 static inline void sb_vexp2_x4(__m256 t[4])
 {
-    const float *c = sb__vexp2_c5;
+    const float *c = sb_vexp2_c5;
     const __m256 shifter = _mm256_set1_ps(SB_VEXP_SHIFTER);
     __m256 ti[4], f[4], p[4];
     for (int k = 0; k < 4; k++) {
@@ -120,26 +120,26 @@ static inline float sb_vexp2_fused_lo(float r)
 {
     return (-126.75f - r) * SB_VEXP_LN2; /* t = -126.75: n = -127 */
 }
-static inline __m256 sb__vexp2_fused_f(__m256 x, __m256 vr, __m256 *ti)
+static inline __m256 sb_vexp2_fused_f(__m256 x, __m256 vr, __m256 *ti)
 {
     const __m256 vl = _mm256_set1_ps(SB_VEXP_LOG2E);
     *ti = _mm256_fmadd_ps(x, vl, vr);
     return _mm256_fmadd_ps(x, vl, _mm256_sub_ps(vr, *ti));
 }
-static inline __m256 sb__vexp2_fused_scale(__m256 p, __m256 ti)
+static inline __m256 sb_vexp2_fused_scale(__m256 p, __m256 ti)
 {
     return _mm256_mul_ps(
         p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(ti), 23)));
 }
 static inline __m256 sb_vexp2_fused(__m256 x, __m256 vr)
 {
-    __m256 ti, f = sb__vexp2_fused_f(x, vr, &ti);
-    return sb__vexp2_fused_scale(sb__vexp2_poly(f, sb__vexp2_c5, 5), ti);
+    __m256 ti, f = sb_vexp2_fused_f(x, vr, &ti);
+    return sb_vexp2_fused_scale(sb_vexp2_poly(f, sb_vexp2_c5, 5), ti);
 }
 static inline __m256 sb_vexp2_bf16(__m256 x, __m256 vr)
 {
-    __m256 ti, f = sb__vexp2_fused_f(x, vr, &ti);
-    return sb__vexp2_fused_scale(sb__vexp2_poly(f, sb__vexp2_c4, 4), ti);
+    __m256 ti, f = sb_vexp2_fused_f(x, vr, &ti);
+    return sb_vexp2_fused_scale(sb_vexp2_poly(f, sb_vexp2_c4, 4), ti);
 }
 
 /* The same functions on 16 lanes with AVX-512F (the ops' AVX-512 kernels,
@@ -149,7 +149,7 @@ static inline __m256 sb_vexp2_bf16(__m256 x, __m256 vr)
  * tests/emu/avx512_emu.h, which emulates the intrinsics on machines
  * without AVX-512 (unit.test_ops_avx512emu). */
 #if defined(__AVX512F__) || defined(SB_OPS_EMULATE_AVX512)
-static inline __m512 sb__vexp2_poly512(__m512 f, const float *c, int deg)
+static inline __m512 sb_vexp2_poly512(__m512 f, const float *c, int deg)
 {
     __m512 p =
         _mm512_fmadd_ps(_mm512_set1_ps(c[deg]), f, _mm512_set1_ps(c[deg - 1]));
@@ -165,7 +165,7 @@ static inline __m512 sb_vexp2_512(__m512 t)
                       _mm512_set1_ps(127.0f));
     __m512 ti = _mm512_add_ps(t, shifter);
     __m512 f = _mm512_sub_ps(t, _mm512_sub_ps(ti, shifter));
-    __m512 p = sb__vexp2_poly512(f, sb__vexp2_c5, 5);
+    __m512 p = sb_vexp2_poly512(f, sb_vexp2_c5, 5);
     __m512i e = _mm512_slli_epi32(
         _mm512_add_epi32(_mm512_castps_si512(ti), _mm512_set1_epi32(127)), 23);
     return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
@@ -173,7 +173,7 @@ static inline __m512 sb_vexp2_512(__m512 t)
 
 static inline void sb_vexp2_x4_512(__m512 t[4])
 {
-    const float *c = sb__vexp2_c5;
+    const float *c = sb_vexp2_c5;
     const __m512 shifter = _mm512_set1_ps(SB_VEXP_SHIFTER);
     __m512 ti[4], f[4], p[4];
     for (int k = 0; k < 4; k++) {
@@ -200,26 +200,26 @@ static inline __m512 sb_vexp2_fused_vr512(float r)
 {
     return _mm512_set1_ps(r + (SB_VEXP_SHIFTER + 127.0f));
 }
-static inline __m512 sb__vexp2_fused_f512(__m512 x, __m512 vr, __m512 *ti)
+static inline __m512 sb_vexp2_fused_f512(__m512 x, __m512 vr, __m512 *ti)
 {
     const __m512 vl = _mm512_set1_ps(SB_VEXP_LOG2E);
     *ti = _mm512_fmadd_ps(x, vl, vr);
     return _mm512_fmadd_ps(x, vl, _mm512_sub_ps(vr, *ti));
 }
-static inline __m512 sb__vexp2_fused_scale512(__m512 p, __m512 ti)
+static inline __m512 sb_vexp2_fused_scale512(__m512 p, __m512 ti)
 {
     return _mm512_mul_ps(
         p, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(ti), 23)));
 }
 static inline __m512 sb_vexp2_fused512(__m512 x, __m512 vr)
 {
-    __m512 ti, f = sb__vexp2_fused_f512(x, vr, &ti);
-    return sb__vexp2_fused_scale512(sb__vexp2_poly512(f, sb__vexp2_c5, 5), ti);
+    __m512 ti, f = sb_vexp2_fused_f512(x, vr, &ti);
+    return sb_vexp2_fused_scale512(sb_vexp2_poly512(f, sb_vexp2_c5, 5), ti);
 }
 static inline __m512 sb_vexp2_bf16_512(__m512 x, __m512 vr)
 {
-    __m512 ti, f = sb__vexp2_fused_f512(x, vr, &ti);
-    return sb__vexp2_fused_scale512(sb__vexp2_poly512(f, sb__vexp2_c4, 4), ti);
+    __m512 ti, f = sb_vexp2_fused_f512(x, vr, &ti);
+    return sb_vexp2_fused_scale512(sb_vexp2_poly512(f, sb_vexp2_c4, 4), ti);
 }
 #endif
 #endif

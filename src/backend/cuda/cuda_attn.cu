@@ -49,7 +49,7 @@ static int mem_check(const char *bench, double need, const char *dev,
     size_t free_b = 0, total_b = 0;
     cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
     if (e)
-        return sb__cuda_fail(err, e, "cudaMemGetInfo");
+        return sb_cuda_fail(err, e, "cudaMemGetInfo");
     if (need > 0.95 * (double)free_b)
         return sb_fail(err, SB_EINVAL,
                        "%s: needs %.2f GiB of device memory, "
@@ -62,7 +62,7 @@ static int mem_check(const char *bench, double need, const char *dev,
  */
 
 typedef struct cbmm_state {
-    sb__cuda_base base;
+    sb_cuda_base base;
     sb_bmm_shape s;
     bool bf16;
     float *a, *b, *c; /* host: the values the product uses; C read back */
@@ -92,7 +92,7 @@ static int bmm_enqueue(void *state, int iters, sb_err *err)
     return 0;
 }
 
-extern "C" void sb__cbmm_teardown(void *state)
+extern "C" void sb_cbmm_teardown(void *state)
 {
     cbmm_state *s = (cbmm_state *)state;
     if (!s)
@@ -106,7 +106,7 @@ extern "C" void sb__cbmm_teardown(void *state)
     sb_free_aligned(s->a);
     sb_free_aligned(s->b);
     sb_free_aligned(s->c);
-    sb__cuda_base_free(&s->base);
+    sb_cuda_base_free(&s->base);
     free(s);
 }
 
@@ -118,7 +118,7 @@ static int upload(float *x, size_t n, bool bf16, void **dst, sb_err *err)
     if (!bf16) {
         if ((e = cudaMalloc(dst, n * 4)) ||
             (e = cudaMemcpy(*dst, x, n * 4, cudaMemcpyHostToDevice)))
-            return sb__cuda_fail(err, e, "uploading an operand");
+            return sb_cuda_fail(err, e, "uploading an operand");
         return 0;
     }
     uint16_t *h = (uint16_t *)malloc(n * 2);
@@ -131,16 +131,16 @@ static int upload(float *x, size_t n, bool bf16, void **dst, sb_err *err)
     if (!(e = cudaMalloc(dst, n * 2)))
         e = cudaMemcpy(*dst, h, n * 2, cudaMemcpyHostToDevice);
     free(h);
-    return sb__cuda_fail(err, e, "uploading an operand");
+    return sb_cuda_fail(err, e, "uploading an operand");
 }
 
-extern "C" int sb__cbmm_setup(const sb_params *p, void **state, sb_err *err)
+extern "C" int sb_cbmm_setup(const sb_params *p, void **state, sb_err *err)
 {
     cbmm_state *s = (cbmm_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
-                                bmm_enqueue, true, err);
+    int rc = sb_cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
+                               bmm_enqueue, true, err);
     if (rc)
         goto fail;
     s->base.plant_error = sb_p_bool(p, "plant_error");
@@ -188,7 +188,7 @@ extern "C" int sb__cbmm_setup(const sb_params *p, void **state, sb_err *err)
         if ((e = cudaMalloc((void **)&s->dc, nc * 4)) ||
             (e = cudaMemset(s->dc, 0x3f, nc * 4)) ||
             (e = cudaMalloc(&s->ws, WORKSPACE))) {
-            rc = sb__cuda_fail(err, e, "cudaMalloc");
+            rc = sb_cuda_fail(err, e, "cudaMalloc");
             goto fail;
         }
     }
@@ -202,16 +202,16 @@ extern "C" int sb__cbmm_setup(const sb_params *p, void **state, sb_err *err)
             goto fail;
         }
     }
-    if ((rc = sb__cuda_uploads_done(err)))
+    if ((rc = sb_cuda_uploads_done(err)))
         goto fail;
     *state = s;
     return 0;
 fail:
-    sb__cbmm_teardown(s);
+    sb_cbmm_teardown(s);
     return rc;
 }
 
-extern "C" int sb__cbmm_verify(void *state, sb_result *r)
+extern "C" int sb_cbmm_verify(void *state, sb_result *r)
 {
     cbmm_state *s = (cbmm_state *)state;
     sb_err err = {};
@@ -219,11 +219,11 @@ extern "C" int sb__cbmm_verify(void *state, sb_result *r)
     cudaError_t e;
     int rc = 0;
     if ((e = cudaMemsetAsync(s->dc, 0xff, nc * 4, s->base.stream))) {
-        rc = sb__cuda_fail(&err, e, "poisoning C");
+        rc = sb_cuda_fail(&err, e, "poisoning C");
         goto out;
     }
     if ((rc = bmm_enqueue(s, 1, &err)) ||
-        (rc = sb__cuda_sync(&s->base, &err, "the verified product")))
+        (rc = sb_cuda_sync(&s->base, &err, "the verified product")))
         goto out;
     if (s->base.plant_error) {
         /* The first element sb_bmm_verify samples (its generator). */
@@ -231,12 +231,12 @@ extern "C" int sb__cbmm_verify(void *state, sb_result *r)
         size_t at = nc <= 512 ? 0 : (size_t)(sb_rng_next(&st) % (uint64_t)nc);
         float wrong = 1000.0f;
         if ((e = cudaMemcpy(s->dc + at, &wrong, 4, cudaMemcpyHostToDevice))) {
-            rc = sb__cuda_fail(&err, e, "planting an error");
+            rc = sb_cuda_fail(&err, e, "planting an error");
             goto out;
         }
     }
     if ((e = cudaMemcpy(s->c, s->dc, nc * 4, cudaMemcpyDeviceToHost))) {
-        rc = sb__cuda_fail(&err, e, "reading C back");
+        rc = sb_cuda_fail(&err, e, "reading C back");
         goto out;
     }
     {
@@ -250,13 +250,13 @@ out:
     return rc;
 }
 
-extern "C" void sb__cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
-                                sb_result *r)
+extern "C" void sb_cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
+                               sb_result *r)
 {
     cbmm_state *s = (cbmm_state *)state;
     (void)p;
     (void)ctx;
-    sb__cuda_note(&s->base, r);
+    sb_cuda_note(&s->base, r);
     sb_result_note(r,
                    "cublasGemmStridedBatchedEx, %s inputs, fp32 compute "
                    "(CUBLAS_COMPUTE_32F: no tf32) and output",
@@ -275,7 +275,7 @@ extern "C" void sb__cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 #define PD_ROW_PAD 4 /* floats after a row's d values: m, l, padding */
 
 typedef struct cpaged_state {
-    sb__cuda_base base;
+    sb_cuda_base base;
     sb_paged_shape s;
     float *q, *kp, *vp, *o; /* host copies (reference) */
     int32_t *table;
@@ -548,12 +548,12 @@ static int paged_enqueue(void *state, int iters, sb_err *err)
                                             s->split, s->max_splits, s->dout);
         cudaError_t e = cudaGetLastError();
         if (e)
-            return sb__cuda_fail(err, e, "paged attention launch");
+            return sb_cuda_fail(err, e, "paged attention launch");
     }
     return 0;
 }
 
-extern "C" void sb__cpaged_teardown(void *state)
+extern "C" void sb_cpaged_teardown(void *state)
 {
     cpaged_state *s = (cpaged_state *)state;
     if (!s)
@@ -573,7 +573,7 @@ extern "C" void sb__cpaged_teardown(void *state)
     sb_free_aligned(s->o);
     sb_free_aligned(s->table);
     sb_paged_shape_free(&s->s);
-    sb__cuda_base_free(&s->base);
+    sb_cuda_base_free(&s->base);
     free(s);
 }
 
@@ -582,18 +582,18 @@ static int up(void **dst, const void *src, size_t bytes, sb_err *err)
     cudaError_t e = cudaMalloc(dst, bytes ? bytes : 16);
     if (!e && bytes)
         e = cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice);
-    return sb__cuda_fail(err, e, "uploading the paged attention inputs");
+    return sb_cuda_fail(err, e, "uploading the paged attention inputs");
 }
 
-extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
+extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
 {
     cpaged_state *s = (cpaged_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     uint64_t seed = (uint64_t)sb_p_int(p, "seed");
     int32_t *keys = NULL, *base = NULL;
-    int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
-                                paged_enqueue, true, err);
+    int rc = sb_cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
+                               paged_enqueue, true, err);
     if (rc)
         goto fail;
     s->base.plant_error = sb_p_bool(p, "plant_error");
@@ -665,7 +665,7 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
             (e = cudaMalloc((void **)&s->pacc,
                             (nslot ? nslot : 1) * x->d * 4)) ||
             (e = cudaMalloc((void **)&s->pml, (nslot ? nslot : 1) * 2 * 4))) {
-            rc = sb__cuda_fail(err, e, "cudaMalloc");
+            rc = sb_cuda_fail(err, e, "cudaMalloc");
             goto fail;
         }
         size_t smem =
@@ -680,12 +680,12 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)smem);
             if (e) {
-                rc = sb__cuda_fail(err, e, "cudaFuncSetAttribute");
+                rc = sb_cuda_fail(err, e, "cudaFuncSetAttribute");
                 goto fail;
             }
         }
     }
-    if ((rc = sb__cuda_uploads_done(err)))
+    if ((rc = sb_cuda_uploads_done(err)))
         goto fail;
     free(keys);
     free(base);
@@ -694,11 +694,11 @@ extern "C" int sb__cpaged_setup(const sb_params *p, void **state, sb_err *err)
 fail:
     free(keys);
     free(base);
-    sb__cpaged_teardown(s);
+    sb_cpaged_teardown(s);
     return rc;
 }
 
-extern "C" int sb__cpaged_verify(void *state, sb_result *r)
+extern "C" int sb_cpaged_verify(void *state, sb_result *r)
 {
     cpaged_state *s = (cpaged_state *)state;
     sb_err err = {};
@@ -706,23 +706,23 @@ extern "C" int sb__cpaged_verify(void *state, sb_result *r)
     int rc = 0;
     size_t bytes = s->nq * 4;
     if (bytes && (e = cudaMemsetAsync(s->dout, 0xff, bytes, s->base.stream))) {
-        rc = sb__cuda_fail(&err, e, "poisoning O");
+        rc = sb_cuda_fail(&err, e, "poisoning O");
         goto out;
     }
     if ((rc = paged_enqueue(s, 1, &err)) ||
-        (rc = sb__cuda_sync(&s->base, &err, "the verified run")))
+        (rc = sb_cuda_sync(&s->base, &err, "the verified run")))
         goto out;
     if (s->base.plant_error && bytes) {
         /* Row 0 is always among the rows sb_paged_verify checks. */
         float wrong = 1000.0f;
         if ((e = cudaMemcpy(s->dout, &wrong, 4, cudaMemcpyHostToDevice))) {
-            rc = sb__cuda_fail(&err, e, "planting an error");
+            rc = sb_cuda_fail(&err, e, "planting an error");
             goto out;
         }
     }
     if (bytes &&
         (e = cudaMemcpy(s->o, s->dout, bytes, cudaMemcpyDeviceToHost))) {
-        rc = sb__cuda_fail(&err, e, "reading O back");
+        rc = sb_cuda_fail(&err, e, "reading O back");
         goto out;
     }
     {
@@ -737,12 +737,12 @@ out:
     return rc;
 }
 
-extern "C" void sb__cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
-                                  sb_result *r)
+extern "C" void sb_cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
+                                 sb_result *r)
 {
     cpaged_state *s = (cpaged_state *)state;
     (void)p;
-    sb__cuda_note(&s->base, r);
+    sb_cuda_note(&s->base, r);
     double bytes = sb_paged_bytes(&s->s);
     sb_result_metric(r, "sequences", (double)s->s.batch, "");
     sb_result_metric(r, "query_tokens", (double)s->s.total_q, "");

@@ -61,32 +61,32 @@ static int cmem_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
     const sb_params *p = pt->params;
-    if (sb__cmem_elems(pt->impl->kind, sb_p_num(p, "size"), cmem_elem(p)) == 0)
+    if (sb_cmem_elems(pt->impl->kind, sb_p_num(p, "size"), cmem_elem(p)) == 0)
         return sb_fail(err, SB_EINVAL,
                        "%s: parameter size=%s B holds no "
                        "16-byte vector per array (at least %d B)",
                        pt->bench->name, sb_p_str(p, "size"),
-                       16 * sb__cmem_arrays(pt->impl->kind));
+                       16 * sb_cmem_arrays(pt->impl->kind));
     return 0;
 }
 
 static double cmem_bytes(const sb_point *pt)
 {
-    return sb__cmem_bytes(pt->impl->kind, sb_p_num(pt->params, "size"),
-                          cmem_elem(pt->params));
+    return sb_cmem_bytes(pt->impl->kind, sb_p_num(pt->params, "size"),
+                         cmem_elem(pt->params));
 }
 
 static int cmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     (void)ctx;
-    return sb__cmem_setup(pt->impl->kind, pt->params, state, err);
+    return sb_cmem_setup(pt->impl->kind, pt->params, state, err);
 }
 
 static void cmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
                         sb_result *r)
 {
-    sb__cmem_report(state, pt->params, ctx, r);
+    sb_cmem_report(state, pt->params, ctx, r);
 }
 
 /* One impl a kernel: its number (kind), parameters and suites. */
@@ -101,10 +101,10 @@ static void cmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .check = cmem_check,                                                   \
         .bytes = cmem_bytes,                                                   \
         .setup = cmem_setup,                                                   \
-        .timer = &sb__cuda_timer,                                              \
-        .verify = sb__cmem_verify,                                             \
+        .timer = &sb_cuda_timer,                                               \
+        .verify = sb_cmem_verify,                                              \
         .report = cmem_report,                                                 \
-        .teardown = sb__cmem_teardown,                                         \
+        .teardown = sb_cmem_teardown,                                          \
     };
 
 CMEM_BENCH(SB__CMEM_COPY, copy, cmem_copy_params,
@@ -145,7 +145,7 @@ static int cgemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
     const sb_params *p = pt->params;
     const sb_gemm_shape *s = pt->shape;
     const int64_t m = s->m, n = s->n, k = s->k;
-    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
+    const sb_cu_dtype *dt = sb_cu_dtype_find(sb_p_str(p, "dtype"));
     if (!dt)
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter dtype=%s: "
@@ -163,7 +163,7 @@ static int cgemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 static double cgemm_bytes(const sb_point *pt)
 {
     const sb_gemm_shape *s = pt->shape;
-    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(pt->params, "dtype"));
+    const sb_cu_dtype *dt = sb_cu_dtype_find(sb_p_str(pt->params, "dtype"));
     if (!dt)
         return 0;
     return ((double)s->m * s->k + (double)s->k * s->n) * dt->in_bytes +
@@ -175,8 +175,8 @@ static int cgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
 {
     (void)ctx;
     const sb_gemm_shape *s = pt->shape;
-    return sb__cgemm_setup(sb_p_str(pt->params, "dtype"), s->m, s->n, s->k,
-                           pt->params, state, err);
+    return sb_cgemm_setup(sb_p_str(pt->params, "dtype"), s->m, s->n, s->k,
+                          pt->params, state, err);
 }
 
 /* The dense datasheet peak of the device for a peak key: data/hw/<spec>
@@ -185,7 +185,7 @@ static double datasheet_peak(const char *devname, const char *key, char *src,
                              size_t len)
 {
     const char *spec = "";
-    double table = sb__cu_datasheet_peak(devname, key, &spec);
+    double table = sb_cu_datasheet_peak(devname, key, &spec);
     if (spec[0]) {
         sb_hw_spec hw;
         sb_err e = {0};
@@ -206,9 +206,9 @@ static void cgemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                          sb_result *r)
 {
     const sb_params *p = pt->params;
-    const sb__cuda_base *b = state;
-    const sb__cu_dtype *dt = sb__cu_dtype_find(sb_p_str(p, "dtype"));
-    sb__cgemm_report(state, p, ctx, r);
+    const sb_cuda_base *b = state;
+    const sb_cu_dtype *dt = sb_cu_dtype_find(sb_p_str(p, "dtype"));
+    sb_cgemm_report(state, p, ctx, r);
     double flops = sb_point_flops(pt);
     if (!dt || r->stats.p50 <= 0 || flops <= 0)
         return;
@@ -256,10 +256,10 @@ const sb_impl sb_impl_cuda_compute_gemm = {
     .check = cgemm_check,
     .bytes = cgemm_bytes,
     .setup = cgemm_setup,
-    .timer = &sb__cuda_timer,
-    .verify = sb__cgemm_verify,
+    .timer = &sb_cuda_timer,
+    .verify = sb_cgemm_verify,
     .report = cgemm_report,
-    .teardown = sb__cgemm_teardown,
+    .teardown = sb_cgemm_teardown,
 };
 
 /* ==== attention.bmm
@@ -284,14 +284,14 @@ static int cbmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     (void)ctx;
-    return sb__cbmm_setup(pt->params, state, err);
+    return sb_cbmm_setup(pt->params, state, err);
 }
 
 static void cbmm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                         sb_result *r)
 {
     const sb_params *p = pt->params;
-    sb__cbmm_report(state, p, ctx, r);
+    sb_cbmm_report(state, p, ctx, r);
     const sb_metric *g = sb_result_get(r, "GFLOPs");
     double peak =
         sb_ceil_get(&ctx->ceil, cbmm_bf16(p) ? "peak.bf16" : "peak.fp32");
@@ -309,10 +309,10 @@ const sb_impl sb_impl_cuda_attention_bmm = {
     .full = "batch=64 shape=qk,pv seq=2048,8192 head_dim=128 dtype=fp32,bf16",
     .footprint = cbmm_footprint,
     .setup = cbmm_setup,
-    .timer = &sb__cuda_timer,
-    .verify = sb__cbmm_verify,
+    .timer = &sb_cuda_timer,
+    .verify = sb_cbmm_verify,
     .report = cbmm_report,
-    .teardown = sb__cbmm_teardown,
+    .teardown = sb_cbmm_teardown,
 };
 
 /* ==== attention.paged_decode
@@ -361,13 +361,13 @@ static int cpaged_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                         sb_err *err)
 {
     (void)ctx;
-    return sb__cpaged_setup(pt->params, state, err);
+    return sb_cpaged_setup(pt->params, state, err);
 }
 
 static void cpaged_report(void *state, const sb_point *pt, sb_ctx *ctx,
                           sb_result *r)
 {
-    sb__cpaged_report(state, pt->params, ctx, r);
+    sb_cpaged_report(state, pt->params, ctx, r);
 }
 
 /* The definition holds the shape, the page table's limit, FLOPs, bytes
@@ -380,10 +380,10 @@ const sb_impl sb_impl_cuda_attention_paged_decode = {
             "head_dim=128 chunk=0,256",
     .check = cpaged_check,
     .setup = cpaged_setup,
-    .timer = &sb__cuda_timer,
-    .verify = sb__cpaged_verify,
+    .timer = &sb_cuda_timer,
+    .verify = sb_cpaged_verify,
     .report = cpaged_report,
-    .teardown = sb__cpaged_teardown,
+    .teardown = sb_cpaged_teardown,
 };
 
 /* ==== network.* over NCCL
@@ -401,13 +401,13 @@ static int cnccl_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
     (void)ctx;
-    return sb__cnccl_setup(pt->bench->kind, pt->params, state, err);
+    return sb_cnccl_setup(pt->bench->kind, pt->params, state, err);
 }
 
 static void cnccl_report(void *state, const sb_point *pt, sb_ctx *ctx,
                          sb_result *r)
 {
-    sb__cnccl_report(state, pt->params, ctx, r);
+    sb_cnccl_report(state, pt->params, ctx, r);
 }
 
 /* One impl a collective; the collective is the definition's kind. */
@@ -419,10 +419,10 @@ static void cnccl_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .quick = "size=1MiB,64MiB",                                            \
         .full = "size=4KiB..1GiB:x4",                                          \
         .setup = cnccl_setup,                                                  \
-        .timer = &sb__cnccl_timer,                                             \
-        .verify = sb__cnccl_verify,                                            \
+        .timer = &sb_cnccl_timer,                                              \
+        .verify = sb_cnccl_verify,                                             \
         .report = cnccl_report,                                                \
-        .teardown = sb__cnccl_teardown,                                        \
+        .teardown = sb_cnccl_teardown,                                         \
     };
 
 CNCCL_BENCH(allreduce,

@@ -36,7 +36,7 @@ extern "C" {
 /* Launches per sample never exceed this (graph nodes). */
 #define SB__CUDA_MAX_ITERS 4096
 
-extern "C" int sb__cuda_fail(sb_err *err, cudaError_t e, const char *what)
+extern "C" int sb_cuda_fail(sb_err *err, cudaError_t e, const char *what)
 {
     if (e == cudaSuccess)
         return 0;
@@ -44,7 +44,7 @@ extern "C" int sb__cuda_fail(sb_err *err, cudaError_t e, const char *what)
                    cudaGetErrorName(e));
 }
 
-extern "C" int sb__cuda_count(int *n, sb_err *err)
+extern "C" int sb_cuda_count(int *n, sb_err *err)
 {
     *n = 0;
     cudaError_t e = cudaGetDeviceCount(n);
@@ -64,13 +64,13 @@ extern "C" int sb_cuda_device_count(void)
 {
     int n = 0;
     sb_err err = {};
-    return sb__cuda_count(&n, &err) ? 0 : n;
+    return sb_cuda_count(&n, &err) ? 0 : n;
 }
 
-extern "C" int sb__cuda_open(int device, sb_err *err)
+extern "C" int sb_cuda_open(int device, sb_err *err)
 {
     int n = 0;
-    int rc = sb__cuda_count(&n, err);
+    int rc = sb_cuda_count(&n, err);
     if (rc)
         return rc;
     if (device < 0 || device >= n)
@@ -84,11 +84,11 @@ extern "C" int sb__cuda_open(int device, sb_err *err)
     return 0;
 }
 
-extern "C" int sb__cuda_base_init(sb__cuda_base *b, int device,
-                                  sb__cuda_enqueue_fn fn, bool use_graph,
-                                  sb_err *err)
+extern "C" int sb_cuda_base_init(sb_cuda_base *b, int device,
+                                 sb_cuda_enqueue_fn fn, bool use_graph,
+                                 sb_err *err)
 {
-    int rc = sb__cuda_open(device, err);
+    int rc = sb_cuda_open(device, err);
     if (rc)
         return rc;
     b->device = device;
@@ -97,19 +97,19 @@ extern "C" int sb__cuda_base_init(sb__cuda_base *b, int device,
     cudaDeviceProp prop;
     cudaError_t e = cudaGetDeviceProperties(&prop, device);
     if (e != cudaSuccess)
-        return sb__cuda_fail(err, e, "cudaGetDeviceProperties");
+        return sb_cuda_fail(err, e, "cudaGetDeviceProperties");
     snprintf(b->devname, sizeof b->devname, "%s", prop.name);
     b->cc = prop.major * 10 + prop.minor;
     b->sms = prop.multiProcessorCount;
     b->l2_bytes = (double)prop.l2CacheSize;
     if ((e = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)))
-        return sb__cuda_fail(err, e, "cudaStreamCreate");
+        return sb_cuda_fail(err, e, "cudaStreamCreate");
     if ((e = cudaEventCreate(&b->ev[0])) || (e = cudaEventCreate(&b->ev[1])))
-        return sb__cuda_fail(err, e, "cudaEventCreate");
+        return sb_cuda_fail(err, e, "cudaEventCreate");
     return 0;
 }
 
-extern "C" void sb__cuda_base_free(sb__cuda_base *b)
+extern "C" void sb_cuda_base_free(sb_cuda_base *b)
 {
     if (b->graph)
         cudaGraphExecDestroy((cudaGraphExec_t)b->graph);
@@ -124,46 +124,46 @@ extern "C" void sb__cuda_base_free(sb__cuda_base *b)
     b->stream = NULL;
 }
 
-extern "C" int sb__cuda_sync(sb__cuda_base *b, sb_err *err, const char *what)
+extern "C" int sb_cuda_sync(sb_cuda_base *b, sb_err *err, const char *what)
 {
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(b->stream);
-    return sb__cuda_fail(err, e, what);
+    return sb_cuda_fail(err, e, what);
 }
 
-extern "C" int sb__cuda_uploads_done(sb_err *err)
+extern "C" int sb_cuda_uploads_done(sb_err *err)
 {
-    return sb__cuda_fail(err, cudaDeviceSynchronize(), "finishing the uploads");
+    return sb_cuda_fail(err, cudaDeviceSynchronize(), "finishing the uploads");
 }
 
 /* ---- measurement --------------------------------------------------------- */
 
 /* One batch: an executable graph of `iters` launches, or direct launches
  * when exec is NULL. Returns the events' elapsed seconds in *t. */
-static int time_batch(sb__cuda_base *b, cudaGraphExec_t exec, int iters,
+static int time_batch(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
                       double *t, sb_err *err)
 {
     cudaError_t e;
     if ((e = cudaEventRecord(b->ev[0], b->stream)))
-        return sb__cuda_fail(err, e, "cudaEventRecord");
+        return sb_cuda_fail(err, e, "cudaEventRecord");
     if (exec) {
         if ((e = cudaGraphLaunch(exec, b->stream)))
-            return sb__cuda_fail(err, e, "cudaGraphLaunch");
+            return sb_cuda_fail(err, e, "cudaGraphLaunch");
     } else {
         int rc = b->enqueue(b, iters, err);
         if (rc)
             return rc;
     }
     if ((e = cudaEventRecord(b->ev[1], b->stream)))
-        return sb__cuda_fail(err, e, "cudaEventRecord");
+        return sb_cuda_fail(err, e, "cudaEventRecord");
     if ((e = cudaEventSynchronize(b->ev[1])))
-        return sb__cuda_fail(err, e, "waiting for the timed kernels");
+        return sb_cuda_fail(err, e, "waiting for the timed kernels");
     if ((e = cudaGetLastError()))
-        return sb__cuda_fail(err, e, "the timed kernels");
+        return sb_cuda_fail(err, e, "the timed kernels");
     float ms = 0;
     if ((e = cudaEventElapsedTime(&ms, b->ev[0], b->ev[1])))
-        return sb__cuda_fail(err, e, "cudaEventElapsedTime");
+        return sb_cuda_fail(err, e, "cudaEventElapsedTime");
     *t = 1e-3 * (double)ms;
     return 0;
 }
@@ -171,7 +171,7 @@ static int time_batch(sb__cuda_base *b, cudaGraphExec_t exec, int iters,
 /* Captures `iters` launches into an executable graph; NULL (and no error)
  * when this stream's work cannot be captured, so the caller falls back to
  * direct launches. */
-static int capture(sb__cuda_base *b, int iters, cudaGraphExec_t *exec,
+static int capture(sb_cuda_base *b, int iters, cudaGraphExec_t *exec,
                    sb_err *err)
 {
     *exec = NULL;
@@ -207,7 +207,7 @@ static int capture(sb__cuda_base *b, int iters, cudaGraphExec_t *exec,
 static int cuda_sample(void *state, int idx, uint64_t iters, double *secs,
                        sb_err *err)
 {
-    sb__cuda_base *b = (sb__cuda_base *)state;
+    sb_cuda_base *b = (sb_cuda_base *)state;
     const int n = (int)iters;
     if (b->use_graph && !b->no_graph && b->graph_iters != n) {
         if (b->graph)
@@ -235,14 +235,14 @@ static int cuda_sample(void *state, int idx, uint64_t iters, double *secs,
 
 static double cuda_work(void *state)
 {
-    const sb__cuda_base *b = (const sb__cuda_base *)state;
+    const sb_cuda_base *b = (const sb_cuda_base *)state;
     return b->passes > 1 ? b->passes : 1;
 }
 
-extern "C" const sb_timer sb__cuda_timer = {
+extern "C" const sb_timer sb_cuda_timer = {
     SB__CUDA_SAMPLE_S, SB__CUDA_MAX_ITERS, NULL, cuda_sample, cuda_work, NULL};
 
-extern "C" void sb__cuda_note(const sb__cuda_base *b, sb_result *r)
+extern "C" void sb_cuda_note(const sb_cuda_base *b, sb_result *r)
 {
     sb_result_note(r,
                    "cuda device %d: %s (compute capability %d.%d, %d "
@@ -399,7 +399,7 @@ extern "C" json_t *sb_sysinfo_devices_json(void)
 {
     int n = 0;
     sb_err err = {};
-    if (sb__cuda_count(&n, &err)) {
+    if (sb_cuda_count(&n, &err)) {
         json_t *o = json_object();
         json_object_set_new(o, "error", json_string(err.msg));
         return o;

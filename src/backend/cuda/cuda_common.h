@@ -25,14 +25,14 @@ extern "C" {
 
 /* Enqueues `iters` back-to-back runs of the kernel on b->stream (no
  * synchronisation). Returns 0 or a negative code with err set. */
-typedef int (*sb__cuda_enqueue_fn)(void *state, int iters, sb_err *err);
+typedef int (*sb_cuda_enqueue_fn)(void *state, int iters, sb_err *err);
 
 /* The first member of every CUDA benchmark state. */
-typedef struct sb__cuda_base {
+typedef struct sb_cuda_base {
     int device;
     cudaStream_t stream;
     cudaEvent_t ev[2];
-    sb__cuda_enqueue_fn enqueue;
+    sb_cuda_enqueue_fn enqueue;
     bool use_graph;   /* capture the batch into a graph (else direct) */
     bool plant_error; /* verify() corrupts one output element first */
     int iters;        /* launches per sample, set by the measurement */
@@ -46,35 +46,35 @@ typedef struct sb__cuda_base {
     int cc; /* compute capability x 10 */
     int sms;
     double l2_bytes;
-} sb__cuda_base;
+} sb_cuda_base;
 
 /* Checks that a CUDA device exists and selects it. SB_EUNSUP with
  * "no CUDA device (<driver's reason>)" when none; SB_EINVAL when `device`
  * is past the last one. Calls nothing that can wait on a device. */
-int sb__cuda_open(int device, sb_err *err);
+int sb_cuda_open(int device, sb_err *err);
 /* Opens the device and creates the stream and events. */
-int sb__cuda_base_init(sb__cuda_base *b, int device, sb__cuda_enqueue_fn fn,
-                       bool use_graph, sb_err *err);
-void sb__cuda_base_free(sb__cuda_base *b);
+int sb_cuda_base_init(sb_cuda_base *b, int device, sb_cuda_enqueue_fn fn,
+                      bool use_graph, sb_err *err);
+void sb_cuda_base_free(sb_cuda_base *b);
 /* 0, or SB_EIO with "what: message (name)" when e is an error. */
-int sb__cuda_fail(sb_err *err, cudaError_t e, const char *what);
+int sb_cuda_fail(sb_err *err, cudaError_t e, const char *what);
 /* Waits for the stream and reports any error a kernel left behind. */
-int sb__cuda_sync(sb__cuda_base *b, sb_err *err, const char *what);
+int sb_cuda_sync(sb_cuda_base *b, sb_err *err, const char *what);
 /* Waits for the setup's uploads on the current device: uploads through
  * the legacy stream may still be in flight (pageable copies return once
  * staged), and a benchmark's own stream does not wait for them. */
-int sb__cuda_uploads_done(sb_err *err);
-/* The timer of any state that begins with sb__cuda_base: a sample is a
+int sb_cuda_uploads_done(sb_err *err);
+/* The timer of any state that begins with sb_cuda_base: a sample is a
  * batch of launches (captured once per count into a CUDA graph when
  * allowed, then replayed) between two CUDA events on the state's stream;
  * at least 2 ms and at most 4096 launches a sample, each launch
  * b->passes kernel iterations. The runner's loop calibrates, warms up and
  * samples with it. */
-extern const sb_timer sb__cuda_timer;
+extern const sb_timer sb_cuda_timer;
 /* Adds the device and timing-method notes to a result. */
-void sb__cuda_note(const sb__cuda_base *b, sb_result *r);
+void sb_cuda_note(const sb_cuda_base *b, sb_result *r);
 /* Devices visible to the runtime, or a negative code with err set. */
-int sb__cuda_count(int *n, sb_err *err);
+int sb_cuda_count(int *n, sb_err *err);
 
 /* "plant_error" parameter shared by the CUDA benches (tests). */
 #define SB__CUDA_P_PLANT                                                        \

@@ -42,8 +42,8 @@ extern "C" {
 #define SEED_B 0xb0bULL
 
 typedef struct cgemm_state {
-    sb__cuda_base base;
-    const sb__cu_dtype *dt;
+    sb_cuda_base base;
+    const sb_cu_dtype *dt;
     int64_t m, n, k;
     void *a, *b, *d, *ws;
     float *scale; /* fp8: the A scale (1.0) at [0], B's at [SCALE_B] */
@@ -66,7 +66,7 @@ static int lt_fail(sb_err *err, cublasStatus_t st, const char *what)
 
 __device__ __forceinline__ float unif(uint64_t i, uint64_t seed)
 {
-    uint64_t h = sb__cmem_mix(i + seed * 0x9e3779b97f4a7c15ULL);
+    uint64_t h = sb_cmem_mix(i + seed * 0x9e3779b97f4a7c15ULL);
     return (float)(h >> 40) * (2.0f / 16777216.0f) - 1.0f; /* [-1, 1) */
 }
 
@@ -133,7 +133,7 @@ static int enqueue(void *state, int iters, sb_err *err)
     return 0;
 }
 
-extern "C" void sb__cgemm_teardown(void *state)
+extern "C" void sb_cgemm_teardown(void *state)
 {
     cgemm_state *s = (cgemm_state *)state;
     if (!s)
@@ -153,7 +153,7 @@ extern "C" void sb__cgemm_teardown(void *state)
     cudaFree(s->d);
     cudaFree(s->ws);
     cudaFree(s->scale);
-    sb__cuda_base_free(&s->base);
+    sb_cuda_base_free(&s->base);
     free(s);
 }
 
@@ -161,13 +161,13 @@ static int fill(cgemm_state *s, void *x, size_t n, cudaDataType_t t,
                 uint64_t seed, sb_err *err)
 {
     k_fill<<<s->base.sms * 8, 256, 0, s->base.stream>>>(x, n, (int)t, seed);
-    return sb__cuda_sync(&s->base, err, "filling the matrices");
+    return sb_cuda_sync(&s->base, err, "filling the matrices");
 }
 
 /* Creates the cuBLASLt descriptors and picks the algorithm. */
 static int lt_setup(cgemm_state *s, sb_err *err)
 {
-    const sb__cu_dtype *dt = s->dt;
+    const sb_cu_dtype *dt = s->dt;
     cublasStatus_t st;
     if ((st = cublasLtCreate(&s->lt)))
         return lt_fail(err, st, "cublasLtCreate");
@@ -218,7 +218,7 @@ static int lt_setup(cgemm_state *s, sb_err *err)
         if (run == CUBLAS_STATUS_SUCCESS) {
             s->algo_rank = i + 1;
             s->algo_offered = found;
-            return sb__cuda_sync(&s->base, err, "the first product");
+            return sb_cuda_sync(&s->base, err, "the first product");
         }
         if (run != CUBLAS_STATUS_NOT_SUPPORTED)
             return lt_fail(err, run, "cublasLtMatmul");
@@ -230,18 +230,18 @@ static int lt_setup(cgemm_state *s, sb_err *err)
                    s->base.devname, found);
 }
 
-extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
-                               int64_t k, const sb_params *p, void **state,
-                               sb_err *err)
+extern "C" int sb_cgemm_setup(const char *dtype, int64_t m, int64_t n,
+                              int64_t k, const sb_params *p, void **state,
+                              sb_err *err)
 {
-    const sb__cu_dtype *dt = sb__cu_dtype_find(dtype);
+    const sb_cu_dtype *dt = sb_cu_dtype_find(dtype);
     if (!dt)
         return sb_fail(err, SB_EINVAL, "compute.gemm: unknown dtype %s", dtype);
     cgemm_state *s = (cgemm_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"), enqueue,
-                                true, err);
+    int rc = sb_cuda_base_init(&s->base, (int)sb_p_int(p, "device"), enqueue,
+                               true, err);
     if (rc)
         goto fail;
     s->dt = dt;
@@ -266,7 +266,7 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
         size_t free_b = 0, total_b = 0;
         cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
         if (e) {
-            rc = sb__cuda_fail(err, e, "cudaMemGetInfo");
+            rc = sb_cuda_fail(err, e, "cudaMemGetInfo");
             goto fail;
         }
         if (need > 0.95 * (double)free_b) {
@@ -289,7 +289,7 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
                             cudaMemcpyHostToDevice)) ||
             (e = cudaMemcpy(s->scale + SCALE_B, ones + 1, sizeof(float),
                             cudaMemcpyHostToDevice))) {
-            rc = sb__cuda_fail(err, e, "allocating the matrices");
+            rc = sb_cuda_fail(err, e, "allocating the matrices");
             goto fail;
         }
         if ((rc = fill(s, s->a, na, dt->a, SEED_A ^ (uint64_t)m, err)) ||
@@ -311,19 +311,19 @@ extern "C" int sb__cgemm_setup(const char *dtype, int64_t m, int64_t n,
                                   : (int64_t)(sb_rng_next(&rng) % (uint64_t)n);
         }
     }
-    if ((rc = sb__cuda_uploads_done(err)))
+    if ((rc = sb_cuda_uploads_done(err)))
         goto fail;
     *state = s;
     return 0;
 fail:
-    sb__cgemm_teardown(s);
+    sb_cgemm_teardown(s);
     return rc;
 }
 
-extern "C" int sb__cgemm_verify(void *state, sb_result *r)
+extern "C" int sb_cgemm_verify(void *state, sb_result *r)
 {
     cgemm_state *s = (cgemm_state *)state;
-    const sb__cu_dtype *dt = s->dt;
+    const sb_cu_dtype *dt = s->dt;
     sb_err err = {};
     int rc = 0;
     size_t kb = (size_t)s->k * dt->in_bytes;
@@ -337,16 +337,16 @@ extern "C" int sb__cgemm_verify(void *state, sb_result *r)
     }
     if ((e = cudaMemsetAsync(s->d, 0xff, (size_t)s->m * s->n * dt->out_bytes,
                              s->base.stream))) {
-        rc = sb__cuda_fail(&err, e, "poisoning D");
+        rc = sb_cuda_fail(&err, e, "poisoning D");
         goto out;
     }
     if ((rc = enqueue(s, 1, &err)) ||
-        (rc = sb__cuda_sync(&s->base, &err, "the verified product")))
+        (rc = sb_cuda_sync(&s->base, &err, "the verified product")))
         goto out;
     if (s->base.plant_error) {
         k_plant<<<1, 1, 0, s->base.stream>>>(
             s->d, (size_t)(s->rows[3] + s->cols[5] * s->m), (int)dt->c);
-        if ((rc = sb__cuda_sync(&s->base, &err, "planting an error")))
+        if ((rc = sb_cuda_sync(&s->base, &err, "planting an error")))
             goto out;
     }
     /* Row i of A and column j of B are contiguous K-vectors. */
@@ -355,7 +355,7 @@ extern "C" int sb__cgemm_verify(void *state, sb_result *r)
                             kb, cudaMemcpyDeviceToHost)) ||
             (e = cudaMemcpy(cb + t * kb, (char *)s->b + (size_t)s->cols[t] * kb,
                             kb, cudaMemcpyDeviceToHost))) {
-            rc = sb__cuda_fail(&err, e, "reading A and B back");
+            rc = sb_cuda_fail(&err, e, "reading A and B back");
             goto out;
         }
     }
@@ -368,20 +368,20 @@ extern "C" int sb__cgemm_verify(void *state, sb_result *r)
                 size_t at = (size_t)(s->rows[i] + s->cols[j] * s->m);
                 if ((e = cudaMemcpy(dv, (char *)s->d + at * dt->out_bytes,
                                     dt->out_bytes, cudaMemcpyDeviceToHost))) {
-                    rc = sb__cuda_fail(&err, e, "reading D back");
+                    rc = sb_cuda_fail(&err, e, "reading D back");
                     goto out;
                 }
                 double ref = 0, l2 = 0;
                 for (int64_t q = 0; q < s->k; q++) {
-                    double x = sb__cu_get(ra + i * kb, dt->a, (size_t)q) *
-                               sb__cu_get(cb + j * kb, dt->b, (size_t)q);
+                    double x = sb_cu_get(ra + i * kb, dt->a, (size_t)q) *
+                               sb_cu_get(cb + j * kb, dt->b, (size_t)q);
                     ref += x;
                     l2 += x * x;
                 }
                 l2 = sqrt(l2);
-                double d = sb__cu_get(dv, dt->c, 0);
+                double d = sb_cu_get(dv, dt->c, 0);
                 double rel = fabs(d - ref) / (fabs(ref) + l2 + 1e-300);
-                if (!sb__cu_gemm_ok(d, ref, l2, dt->tol)) {
+                if (!sb_cu_gemm_ok(d, ref, l2, dt->tol)) {
                     if (!bad)
                         sb_result_note(
                             r,
@@ -417,13 +417,13 @@ out:
     return rc;
 }
 
-extern "C" void sb__cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
-                                 sb_result *r)
+extern "C" void sb_cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
+                                sb_result *r)
 {
     cgemm_state *s = (cgemm_state *)state;
     (void)p;
     (void)ctx;
-    sb__cuda_note(&s->base, r);
+    sb_cuda_note(&s->base, r);
     sb_result_note(r,
                    "cuBLASLt %s: A %dB, B %dB, D %dB per element, TN "
                    "layout, fp32 accumulation%s, the heuristic's algorithm %d "

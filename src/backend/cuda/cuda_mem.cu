@@ -35,7 +35,7 @@ extern "C" {
 #define SEED 0x5eed0001ULL
 
 typedef struct cmem_state {
-    sb__cuda_base base;
+    sb_cuda_base base;
     int kernel;
     bool fp64, use_memcpy;
     size_t n, elem, nv;           /* elements, bytes each, 16-byte vectors */
@@ -64,12 +64,12 @@ __device__ __forceinline__ T input_value(uint64_t i, int arr);
 template <>
 __device__ __forceinline__ float input_value<float>(uint64_t i, int arr)
 {
-    return sb__cmem_value_f(i, arr, SEED);
+    return sb_cmem_value_f(i, arr, SEED);
 }
 template <>
 __device__ __forceinline__ double input_value<double>(uint64_t i, int arr)
 {
-    return sb__cmem_value_d(i, arr, SEED);
+    return sb_cmem_value_d(i, arr, SEED);
 }
 
 template <typename T> __global__ void k_init(T *x, size_t n, int arr)
@@ -184,12 +184,12 @@ __global__ void k_read(const V *__restrict__ a, size_t nv, double *partial,
 __device__ __forceinline__ void wstore(float4 *p, uint64_t e)
 {
     *p = make_float4(
-        (float)sb__cmem_write_value(e), (float)sb__cmem_write_value(e + 1),
-        (float)sb__cmem_write_value(e + 2), (float)sb__cmem_write_value(e + 3));
+        (float)sb_cmem_write_value(e), (float)sb_cmem_write_value(e + 1),
+        (float)sb_cmem_write_value(e + 2), (float)sb_cmem_write_value(e + 3));
 }
 __device__ __forceinline__ void wstore(double2 *p, uint64_t e)
 {
-    *p = make_double2(sb__cmem_write_value(e), sb__cmem_write_value(e + 1));
+    *p = make_double2(sb_cmem_write_value(e), sb_cmem_write_value(e + 1));
 }
 
 /* a[i] = (i mod 4096) + 0.5 */
@@ -214,7 +214,7 @@ __device__ __forceinline__ T expected(int kernel, uint64_t i)
     case SB__CMEM_COPY:
         return input_value<T>(i, 0);
     case SB__CMEM_WRITE:
-        return (T)sb__cmem_write_value(i);
+        return (T)sb_cmem_write_value(i);
     default: /* triad: a = b + s c */
         return input_value<T>(i, 1) + (T)SB__CMEM_SCALAR * input_value<T>(i, 2);
     }
@@ -266,7 +266,7 @@ static int enqueue(void *state, int iters, sb_err *err)
                 cudaError_t e = cudaMemcpyAsync(s->c, s->a, s->n * s->elem,
                                                 cudaMemcpyDeviceToDevice, st);
                 if (e)
-                    return sb__cuda_fail(err, e, "cudaMemcpyAsync");
+                    return sb_cuda_fail(err, e, "cudaMemcpyAsync");
             }
             continue;
         }
@@ -308,12 +308,12 @@ static int enqueue(void *state, int iters, sb_err *err)
         }
         cudaError_t e = cudaGetLastError();
         if (e)
-            return sb__cuda_fail(err, e, "kernel launch");
+            return sb_cuda_fail(err, e, "kernel launch");
     }
     return 0;
 }
 
-extern "C" void sb__cmem_teardown(void *state)
+extern "C" void sb_cmem_teardown(void *state)
 {
     cmem_state *s = (cmem_state *)state;
     if (!s)
@@ -325,7 +325,7 @@ extern "C" void sb__cmem_teardown(void *state)
     cudaFree(s->counters);
     cudaFree(s->d_idx);
     cudaFree(s->d_vals);
-    sb__cuda_base_free(&s->base);
+    sb_cuda_base_free(&s->base);
     free(s);
 }
 
@@ -336,18 +336,18 @@ static int init_array(cmem_state *s, void *x, int arr, sb_err *err)
         k_init<<<g, BLOCK, 0, s->base.stream>>>((double *)x, s->n, arr);
     else
         k_init<<<g, BLOCK, 0, s->base.stream>>>((float *)x, s->n, arr);
-    return sb__cuda_sync(&s->base, err, "initialising the arrays");
+    return sb_cuda_sync(&s->base, err, "initialising the arrays");
 }
 
-extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
-                              sb_err *err)
+extern "C" int sb_cmem_setup(int kernel, const sb_params *p, void **state,
+                             sb_err *err)
 {
     static const char *const names[] = {"copy", "read", "write", "triad"};
     cmem_state *s = (cmem_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    int rc = sb__cuda_base_init(&s->base, (int)sb_p_int(p, "device"), enqueue,
-                                true, err);
+    int rc = sb_cuda_base_init(&s->base, (int)sb_p_int(p, "device"), enqueue,
+                               true, err);
     if (rc)
         goto fail;
     s->kernel = kernel;
@@ -357,13 +357,13 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
     s->base.plant_error = sb_p_bool(p, "plant_error");
     s->size = sb_p_num(p, "size");
     s->elem = s->fp64 ? 8 : 4;
-    s->n = sb__cmem_elems(kernel, s->size, s->elem);
+    s->n = sb_cmem_elems(kernel, s->size, s->elem);
     s->nv = s->n * s->elem / 16;
     /* A launch over a small (L2-resident) working set lasts less than the
      * gap between two launches, so it sweeps the arrays several times:
      * at least 64 MiB of traffic per launch. Samples are per pass. */
     s->base.passes =
-        sb__cmem_passes((double)sb__cmem_arrays(kernel) * s->n * s->elem);
+        sb_cmem_passes((double)sb_cmem_arrays(kernel) * s->n * s->elem);
     if (s->n == 0) {
         rc = sb_fail(err, SB_EINVAL,
                      "memory.%s: parameter size=%.0f holds no "
@@ -375,10 +375,10 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
         size_t free_b = 0, total_b = 0;
         cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
         if (e) {
-            rc = sb__cuda_fail(err, e, "cudaMemGetInfo");
+            rc = sb_cuda_fail(err, e, "cudaMemGetInfo");
             goto fail;
         }
-        double need = (double)sb__cmem_arrays(kernel) * s->n * s->elem;
+        double need = (double)sb_cmem_arrays(kernel) * s->n * s->elem;
         if (need > 0.95 * (double)free_b) {
             char a[32], b[32];
             rc = sb_fail(err, SB_EINVAL,
@@ -398,9 +398,9 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
         s->grid = (int)(want < most ? want : most);
         size_t bytes = s->n * s->elem;
         cudaError_t e = cudaMalloc(&s->a, bytes);
-        if (!e && sb__cmem_arrays(kernel) >= 2)
+        if (!e && sb_cmem_arrays(kernel) >= 2)
             e = cudaMalloc(&s->c, bytes);
-        if (!e && sb__cmem_arrays(kernel) == 3)
+        if (!e && sb_cmem_arrays(kernel) == 3)
             e = cudaMalloc(&s->b, bytes);
         if (!e)
             e = cudaMalloc(&s->partial, (size_t)s->grid * sizeof(double));
@@ -411,7 +411,7 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
         if (!e)
             e = cudaMalloc(&s->d_vals, HOST_SAMPLES * sizeof(double));
         if (e) {
-            rc = sb__cuda_fail(err, e, "cudaMalloc");
+            rc = sb_cuda_fail(err, e, "cudaMalloc");
             goto fail;
         }
     }
@@ -424,7 +424,7 @@ extern "C" int sb__cmem_setup(int kernel, const sb_params *p, void **state,
     *state = s;
     return 0;
 fail:
-    sb__cmem_teardown(s);
+    sb_cmem_teardown(s);
     return rc;
 }
 
@@ -440,22 +440,22 @@ static double host_expected(const cmem_state *s, uint64_t i)
     if (s->fp64) {
         switch (s->kernel) {
         case SB__CMEM_COPY:
-            return sb__cmem_value_d(i, 0, SEED);
+            return sb_cmem_value_d(i, 0, SEED);
         case SB__CMEM_WRITE:
-            return sb__cmem_write_value(i);
+            return sb_cmem_write_value(i);
         default:
-            return sb__cmem_value_d(i, 1, SEED) +
-                   SB__CMEM_SCALAR * sb__cmem_value_d(i, 2, SEED);
+            return sb_cmem_value_d(i, 1, SEED) +
+                   SB__CMEM_SCALAR * sb_cmem_value_d(i, 2, SEED);
         }
     }
     switch (s->kernel) {
     case SB__CMEM_COPY:
-        return sb__cmem_value_f(i, 0, SEED);
+        return sb_cmem_value_f(i, 0, SEED);
     case SB__CMEM_WRITE:
-        return sb__cmem_write_value(i);
+        return sb_cmem_write_value(i);
     default:
-        return (double)sb__cmem_value_f(i, 1, SEED) +
-               SB__CMEM_SCALAR * (double)sb__cmem_value_f(i, 2, SEED);
+        return (double)sb_cmem_value_f(i, 1, SEED) +
+               SB__CMEM_SCALAR * (double)sb_cmem_value_f(i, 2, SEED);
     }
 }
 
@@ -468,8 +468,8 @@ static double host_partial(const cmem_state *s, int blk)
         for (size_t t = 0; t < BLOCK && base + t < s->nv; t++)
             for (size_t l = 0; l < lanes; l++) {
                 uint64_t e = (uint64_t)(base + t) * lanes + l;
-                sum += s->fp64 ? sb__cmem_value_d(e, 0, SEED)
-                               : (double)sb__cmem_value_f(e, 0, SEED);
+                sum += s->fp64 ? sb_cmem_value_d(e, 0, SEED)
+                               : (double)sb_cmem_value_f(e, 0, SEED);
             }
     return sum;
 }
@@ -479,10 +479,10 @@ static int verify_read(cmem_state *s, sb_result *r, sb_err *err)
     cudaError_t e;
     if ((e = cudaMemsetAsync(s->partial, 0xff, (size_t)s->grid * sizeof(double),
                              s->base.stream)))
-        return sb__cuda_fail(err, e, "cudaMemset");
+        return sb_cuda_fail(err, e, "cudaMemset");
     int rc = enqueue(s, 1, err);
     if (!rc)
-        rc = sb__cuda_sync(&s->base, err, "the read kernel");
+        rc = sb_cuda_sync(&s->base, err, "the read kernel");
     if (rc)
         return rc;
     double *part = (double *)malloc((size_t)s->grid * sizeof(double));
@@ -498,7 +498,7 @@ static int verify_read(cmem_state *s, sb_result *r, sb_err *err)
                        cudaMemcpyDeviceToHost);
     if (e) {
         free(part);
-        return sb__cuda_fail(err, e, "reading the partial sums back");
+        return sb_cuda_fail(err, e, "reading the partial sums back");
     }
     /* The first, middle and last block's partials, recomputed in full;
      * every partial must be a finite, positive sum. */
@@ -533,7 +533,7 @@ static int verify_read(cmem_state *s, sb_result *r, sb_err *err)
     return 0;
 }
 
-extern "C" int sb__cmem_verify(void *state, sb_result *r)
+extern "C" int sb_cmem_verify(void *state, sb_result *r)
 {
     cmem_state *s = (cmem_state *)state;
     sb_err err = {};
@@ -553,11 +553,11 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
     if ((e = cudaMemsetAsync(out, 0xff, bytes, s->base.stream)) ||
         (e = cudaMemcpy(s->counters, init, sizeof init,
                         cudaMemcpyHostToDevice))) {
-        rc = sb__cuda_fail(&err, e, "preparing the verification");
+        rc = sb_cuda_fail(&err, e, "preparing the verification");
         goto out;
     }
     if ((rc = enqueue(s, 1, &err)) ||
-        (rc = sb__cuda_sync(&s->base, &err, "the verified run")))
+        (rc = sb_cuda_sync(&s->base, &err, "the verified run")))
         goto out;
     if (s->base.plant_error) {
         size_t at = s->n / 2 + 1;
@@ -572,11 +572,11 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
     else
         k_check<<<s->base.sms * 4, BLOCK, 0, s->base.stream>>>(
             (const float *)out, s->n, s->kernel, rtol, s->counters);
-    if ((rc = sb__cuda_sync(&s->base, &err, "the check kernel")))
+    if ((rc = sb_cuda_sync(&s->base, &err, "the check kernel")))
         goto out;
     if ((e = cudaMemcpy(cnt, s->counters, sizeof cnt,
                         cudaMemcpyDeviceToHost))) {
-        rc = sb__cuda_fail(&err, e, "reading the check back");
+        rc = sb_cuda_fail(&err, e, "reading the check back");
         goto out;
     }
     {
@@ -593,7 +593,7 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
                                     : sb_rng_next(&rng) % s->n;
         if ((e = cudaMemcpy(s->d_idx, idx, (size_t)m * sizeof(uint64_t),
                             cudaMemcpyHostToDevice))) {
-            rc = sb__cuda_fail(&err, e, "cudaMemcpy");
+            rc = sb_cuda_fail(&err, e, "cudaMemcpy");
             goto out;
         }
         int g = (m + BLOCK - 1) / BLOCK;
@@ -603,11 +603,11 @@ extern "C" int sb__cmem_verify(void *state, sb_result *r)
         else
             k_gather<<<g, BLOCK, 0, s->base.stream>>>((const float *)out,
                                                       s->d_idx, m, s->d_vals);
-        if ((rc = sb__cuda_sync(&s->base, &err, "gathering samples")))
+        if ((rc = sb_cuda_sync(&s->base, &err, "gathering samples")))
             goto out;
         if ((e = cudaMemcpy(vals, s->d_vals, (size_t)m * sizeof(double),
                             cudaMemcpyDeviceToHost))) {
-            rc = sb__cuda_fail(&err, e, "cudaMemcpy");
+            rc = sb_cuda_fail(&err, e, "cudaMemcpy");
             goto out;
         }
         int hbad = 0;
@@ -646,14 +646,14 @@ out:
     return rc;
 }
 
-extern "C" void sb__cmem_report(void *state, const sb_params *p, sb_ctx *ctx,
-                                sb_result *r)
+extern "C" void sb_cmem_report(void *state, const sb_params *p, sb_ctx *ctx,
+                               sb_result *r)
 {
     cmem_state *s = (cmem_state *)state;
     (void)p;
-    double ws = (double)sb__cmem_arrays(s->kernel) * s->n * s->elem;
+    double ws = (double)sb_cmem_arrays(s->kernel) * s->n * s->elem;
     bool hbm = s->base.l2_bytes > 0 && ws >= 4.0 * s->base.l2_bytes;
-    sb__cuda_note(&s->base, r);
+    sb_cuda_note(&s->base, r);
     sb_result_metric(r, "l2_ratio",
                      s->base.l2_bytes > 0 ? ws / s->base.l2_bytes : 0, "x");
     sb_result_note(r, "working set %.3g x the L2: %s", ws / s->base.l2_bytes,

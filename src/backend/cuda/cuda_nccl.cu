@@ -34,7 +34,7 @@ extern "C" {
 #define MAXDEV 16
 
 typedef struct cnccl_state {
-    sb__cuda_base base; /* device 0; its fields name the device */
+    sb_cuda_base base; /* device 0; its fields name the device */
     int op, n;
     bool comms_up;
     ncclComm_t comm[MAXDEV];
@@ -98,7 +98,7 @@ static int issue(cnccl_state *s, sb_err *err)
     return 0;
 }
 
-extern "C" void sb__cnccl_teardown(void *state)
+extern "C" void sb_cnccl_teardown(void *state)
 {
     cnccl_state *s = (cnccl_state *)state;
     if (!s)
@@ -120,11 +120,11 @@ extern "C" void sb__cnccl_teardown(void *state)
     free(s);
 }
 
-extern "C" int sb__cnccl_setup(int op, const sb_params *p, void **state,
-                               sb_err *err)
+extern "C" int sb_cnccl_setup(int op, const sb_params *p, void **state,
+                              sb_err *err)
 {
     int ndev = 0;
-    int rc = sb__cuda_count(&ndev, err);
+    int rc = sb_cuda_count(&ndev, err);
     if (rc) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);
@@ -196,7 +196,7 @@ extern "C" int sb__cnccl_setup(int op, const sb_params *p, void **state,
                                 cudaMemcpyHostToDevice)) ||
                 (e = cudaMemset(s->recv[d], 0x3f, s->rcount * 4))) {
                 free(h);
-                rc = sb__cuda_fail(err, e, "preparing the NCCL buffers");
+                rc = sb_cuda_fail(err, e, "preparing the NCCL buffers");
                 goto fail;
             }
         }
@@ -204,15 +204,15 @@ extern "C" int sb__cnccl_setup(int op, const sb_params *p, void **state,
     }
     /* Pageable uploads return once staged: wait for them on every GPU. */
     for (int d = 0; d < ndev; d++) {
-        if ((rc = sb__cuda_fail(err, cudaSetDevice(d), "cudaSetDevice")) ||
-            (rc = sb__cuda_uploads_done(err)))
+        if ((rc = sb_cuda_fail(err, cudaSetDevice(d), "cudaSetDevice")) ||
+            (rc = sb_cuda_uploads_done(err)))
             goto fail;
     }
     cudaSetDevice(0);
     *state = s;
     return 0;
 fail:
-    sb__cnccl_teardown(s);
+    sb_cnccl_teardown(s);
     return rc;
 }
 
@@ -222,7 +222,7 @@ static int batch(cnccl_state *s, int iters, double *t, sb_err *err)
     cudaError_t e;
     for (int d = 0; d < s->n; d++)
         if ((e = cudaSetDevice(d)) || (e = cudaEventRecord(s->e0[d], s->st[d])))
-            return sb__cuda_fail(err, e, "cudaEventRecord");
+            return sb_cuda_fail(err, e, "cudaEventRecord");
     for (int it = 0; it < iters; it++) {
         int rc = issue(s, err);
         if (rc)
@@ -231,12 +231,12 @@ static int batch(cnccl_state *s, int iters, double *t, sb_err *err)
     double worst = 0;
     for (int d = 0; d < s->n; d++)
         if ((e = cudaSetDevice(d)) || (e = cudaEventRecord(s->e1[d], s->st[d])))
-            return sb__cuda_fail(err, e, "cudaEventRecord");
+            return sb_cuda_fail(err, e, "cudaEventRecord");
     for (int d = 0; d < s->n; d++) {
         float ms = 0;
         if ((e = cudaEventSynchronize(s->e1[d])) ||
             (e = cudaEventElapsedTime(&ms, s->e0[d], s->e1[d])))
-            return sb__cuda_fail(err, e, "timing the collectives");
+            return sb_cuda_fail(err, e, "timing the collectives");
         if (ms * 1e-3 > worst)
             worst = ms * 1e-3;
     }
@@ -272,8 +272,8 @@ static int cnccl_sample(void *state, int idx, uint64_t iters, double *secs,
     return batch((cnccl_state *)state, (int)iters, secs, err);
 }
 
-extern "C" const sb_timer sb__cnccl_timer = {
-    0, 0, cnccl_plan, cnccl_sample, NULL, NULL};
+extern "C" const sb_timer sb_cnccl_timer = {0,    0,   cnccl_plan, cnccl_sample,
+                                            NULL, NULL};
 
 /* Expected element i of rank r's output. */
 static float expect(const cnccl_state *s, int r, size_t i)
@@ -296,7 +296,7 @@ static float expect(const cnccl_state *s, int r, size_t i)
     }
 }
 
-extern "C" int sb__cnccl_verify(void *state, sb_result *r)
+extern "C" int sb_cnccl_verify(void *state, sb_result *r)
 {
     cnccl_state *s = (cnccl_state *)state;
     sb_err err = {};
@@ -309,21 +309,21 @@ extern "C" int sb__cnccl_verify(void *state, sb_result *r)
     for (int d = 0; d < s->n; d++)
         if ((e = cudaSetDevice(d)) ||
             (e = cudaMemsetAsync(s->recv[d], 0xff, s->rcount * 4, s->st[d]))) {
-            rc = sb__cuda_fail(&err, e, "poisoning the outputs");
+            rc = sb_cuda_fail(&err, e, "poisoning the outputs");
             goto out;
         }
     if ((rc = issue(s, &err)))
         goto out;
     for (int d = 0; d < s->n; d++)
         if ((e = cudaSetDevice(d)) || (e = cudaStreamSynchronize(s->st[d]))) {
-            rc = sb__cuda_fail(&err, e, "the verified operation");
+            rc = sb_cuda_fail(&err, e, "the verified operation");
             goto out;
         }
     if (s->base.plant_error) {
         float bad = 12345.0f;
         if ((e = cudaSetDevice(0)) ||
             (e = cudaMemcpy(s->recv[0], &bad, 4, cudaMemcpyHostToDevice))) {
-            rc = sb__cuda_fail(&err, e, "planting an error");
+            rc = sb_cuda_fail(&err, e, "planting an error");
             goto out;
         }
     }
@@ -331,7 +331,7 @@ extern "C" int sb__cnccl_verify(void *state, sb_result *r)
         if ((e = cudaSetDevice(d)) ||
             (e = cudaMemcpy(h, s->recv[d], s->rcount * 4,
                             cudaMemcpyDeviceToHost))) {
-            rc = sb__cuda_fail(&err, e, "reading the outputs back");
+            rc = sb_cuda_fail(&err, e, "reading the outputs back");
             goto out;
         }
         for (size_t i = 0; i < s->rcount; i++)
@@ -356,8 +356,8 @@ out:
     return rc;
 }
 
-extern "C" void sb__cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
-                                 sb_result *r)
+extern "C" void sb_cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
+                                sb_result *r)
 {
     cnccl_state *s = (cnccl_state *)state;
     (void)p;

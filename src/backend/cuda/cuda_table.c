@@ -32,7 +32,7 @@
  *   fp8   5e-2 : bf16 output rounding plus the reduced-precision fp8
  *                accumulation of the tensor cores.
  */
-const sb__cu_dtype sb__cu_dtypes[] = {
+const sb_cu_dtype sb_cu_dtypes[] = {
     {"fp32", CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F,
      50, 4, 4, false, true, 2e-5, "fp32"},
     {"tf32", CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32,
@@ -48,15 +48,15 @@ const sb__cu_dtype sb__cu_dtypes[] = {
     {NULL, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F,
      0, 0, 0, false, false, 0, NULL}};
 
-const sb__cu_dtype *sb__cu_dtype_find(const char *name)
+const sb_cu_dtype *sb_cu_dtype_find(const char *name)
 {
-    for (const sb__cu_dtype *d = sb__cu_dtypes; name && d->name; d++)
+    for (const sb_cu_dtype *d = sb_cu_dtypes; name && d->name; d++)
         if (strcmp(d->name, name) == 0)
             return d;
     return NULL;
 }
 
-int sb__cu_type_bytes(cudaDataType_t t)
+int sb_cu_type_bytes(cudaDataType_t t)
 {
     switch (t) {
     case CUDA_R_32F:
@@ -73,7 +73,7 @@ int sb__cu_type_bytes(cudaDataType_t t)
 
 /* ---- narrow types -------------------------------------------------------- */
 
-float sb__cu_fp16_to_float(uint16_t h)
+float sb_cu_fp16_to_float(uint16_t h)
 {
     int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
     double v;
@@ -88,7 +88,7 @@ float sb__cu_fp16_to_float(uint16_t h)
 
 /* OCP fp8 E4M3 (NVIDIA's __nv_fp8_e4m3): bias 7, no infinities, only
  * S.1111.111 is NaN, max 448. */
-float sb__cu_e4m3_to_float(uint8_t x)
+float sb_cu_e4m3_to_float(uint8_t x)
 {
     int sign = x >> 7, e = (x >> 3) & 0xf, m = x & 7;
     double v;
@@ -101,17 +101,17 @@ float sb__cu_e4m3_to_float(uint8_t x)
     return (float)(sign ? -v : v);
 }
 
-double sb__cu_get(const void *buf, cudaDataType_t t, size_t idx)
+double sb_cu_get(const void *buf, cudaDataType_t t, size_t idx)
 {
     switch (t) {
     case CUDA_R_32F:
         return ((const float *)buf)[idx];
     case CUDA_R_16F:
-        return sb__cu_fp16_to_float(((const uint16_t *)buf)[idx]);
+        return sb_cu_fp16_to_float(((const uint16_t *)buf)[idx]);
     case CUDA_R_16BF:
         return sb_bf16_to_f32(((const uint16_t *)buf)[idx]);
     case CUDA_R_8F_E4M3:
-        return sb__cu_e4m3_to_float(((const uint8_t *)buf)[idx]);
+        return sb_cu_e4m3_to_float(((const uint8_t *)buf)[idx]);
     default:
         return NAN;
     }
@@ -120,7 +120,7 @@ double sb__cu_get(const void *buf, cudaDataType_t t, size_t idx)
 /* ---- GEMM verification
  * -------------------------------------------------------- */
 
-bool sb__cu_gemm_ok(double d, double ref, double l2, double tol)
+bool sb_cu_gemm_ok(double d, double ref, double l2, double tol)
 {
     if (isnan(d) || isnan(ref) || isinf(d))
         return false;
@@ -144,8 +144,8 @@ static const struct {
     {"L40S", NULL, "l40s", 362.1, 362.1, 733.0, 183.0, 91.6},
 };
 
-double sb__cu_datasheet_peak(const char *device_name, const char *key,
-                             const char **spec)
+double sb_cu_datasheet_peak(const char *device_name, const char *key,
+                            const char **spec)
 {
     if (spec)
         *spec = "";
@@ -171,7 +171,7 @@ double sb__cu_datasheet_peak(const char *device_name, const char *key,
 /* ---- device memory kernels
  * ---------------------------------------------------- */
 
-int sb__cmem_arrays(int kernel)
+int sb_cmem_arrays(int kernel)
 {
     switch (kernel) {
     case SB__CMEM_COPY:
@@ -183,16 +183,16 @@ int sb__cmem_arrays(int kernel)
     }
 }
 
-size_t sb__cmem_elems(int kernel, double size, size_t elem)
+size_t sb_cmem_elems(int kernel, double size, size_t elem)
 {
     if (elem == 0 || elem > 16 || size <= 0)
         return 0;
     size_t per_vec = 16 / elem;
-    double vecs = floor(size / ((double)sb__cmem_arrays(kernel) * 16.0));
+    double vecs = floor(size / ((double)sb_cmem_arrays(kernel) * 16.0));
     return vecs >= 1 ? (size_t)vecs * per_vec : 0;
 }
 
-int sb__cmem_passes(double bytes)
+int sb_cmem_passes(double bytes)
 {
     if (!(bytes > 0))
         return 1;
@@ -200,8 +200,8 @@ int sb__cmem_passes(double bytes)
     return p < 1 ? 1 : p > 1024 ? 1024 : (int)p;
 }
 
-double sb__cmem_bytes(int kernel, double size, size_t elem)
+double sb_cmem_bytes(int kernel, double size, size_t elem)
 {
-    return (double)sb__cmem_arrays(kernel) *
-           (double)sb__cmem_elems(kernel, size, elem) * (double)elem;
+    return (double)sb_cmem_arrays(kernel) *
+           (double)sb_cmem_elems(kernel, size, elem) * (double)elem;
 }

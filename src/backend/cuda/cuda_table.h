@@ -28,7 +28,7 @@ extern "C" {
 
 /* ---- cuBLASLt dtype table ------------------------------------------------ */
 
-typedef struct sb__cu_dtype {
+typedef struct sb_cu_dtype {
     const char *name;    /* compute.gemm dtype: "bf16", "fp8", ... */
     cudaDataType_t a, b; /* input types */
     cudaDataType_t c;    /* C and D (the output) */
@@ -40,20 +40,20 @@ typedef struct sb__cu_dtype {
     bool trans_a;            /* A given as K x M (the "TN" layout) */
     double tol;              /* |d - ref| <= tol (|ref| + sqrt(sum (ab)^2)) */
     const char *peak;        /* datasheet peak key: "bf16", "fp8", ... */
-} sb__cu_dtype;
+} sb_cu_dtype;
 
 /* The table, NULL-name terminated, and lookup by name (NULL: unknown). */
-extern const sb__cu_dtype sb__cu_dtypes[];
-const sb__cu_dtype *sb__cu_dtype_find(const char *name);
+extern const sb_cu_dtype sb_cu_dtypes[];
+const sb_cu_dtype *sb_cu_dtype_find(const char *name);
 /* Bytes per element of a cudaDataType this backend uses; 0 otherwise. */
-int sb__cu_type_bytes(cudaDataType_t t);
+int sb_cu_type_bytes(cudaDataType_t t);
 
 /* ---- narrow types -------------------------------------------------------- */
 
-float sb__cu_fp16_to_float(uint16_t h);
-float sb__cu_e4m3_to_float(uint8_t v); /* NaN for 0x7f / 0xff */
+float sb_cu_fp16_to_float(uint16_t h);
+float sb_cu_e4m3_to_float(uint8_t v); /* NaN for 0x7f / 0xff */
 /* Element idx of a buffer of type t, as double. */
-double sb__cu_get(const void *buf, cudaDataType_t t, size_t idx);
+double sb_cu_get(const void *buf, cudaDataType_t t, size_t idx);
 
 /* ---- GEMM verification
  * -------------------------------------------------------- */
@@ -61,7 +61,7 @@ double sb__cu_get(const void *buf, cudaDataType_t t, size_t idx);
 /* Whether d passes against the double reference `ref` of a dot product
  * whose terms have Euclidean norm `l2` (sqrt of sum of (a_k b_k)^2):
  * |d - ref| <= tol (|ref| + l2); NaN never passes. */
-bool sb__cu_gemm_ok(double d, double ref, double l2, double tol);
+bool sb_cu_gemm_ok(double d, double ref, double l2, double tol);
 
 /* ---- datasheet peaks
  * ----------------------------------------------------------- */
@@ -69,24 +69,24 @@ bool sb__cu_gemm_ok(double d, double ref, double l2, double tol);
 /* Dense peak FLOP/s of a GPU by its CUDA device name ("NVIDIA H200") for
  * a peak key, from a small built-in table; 0 when unknown. *spec gets the
  * data/hw name the device corresponds to ("h200-sxm"), "" when none. */
-double sb__cu_datasheet_peak(const char *device_name, const char *key,
-                             const char **spec);
+double sb_cu_datasheet_peak(const char *device_name, const char *key,
+                            const char **spec);
 
 /* ---- device memory kernels
  * ---------------------------------------------------- */
 
 /* Arrays of memory kernel `kernel` (copy 2, read 1, write 1, triad 3). */
 enum { SB__CMEM_COPY, SB__CMEM_READ, SB__CMEM_WRITE, SB__CMEM_TRIAD };
-int sb__cmem_arrays(int kernel);
+int sb_cmem_arrays(int kernel);
 /* Elements per array for a working set of `size` bytes: a whole number of
  * 16-byte vectors (so every access is a vector), 0 when none fits. */
-size_t sb__cmem_elems(int kernel, double size, size_t elem);
+size_t sb_cmem_elems(int kernel, double size, size_t elem);
 /* Sweeps of the arrays per launch for a working set of `bytes`: enough for
  * 64 MiB of traffic, so a launch outlasts the gap between launches
  * (1..1024). */
-int sb__cmem_passes(double bytes);
+int sb_cmem_passes(double bytes);
 /* Bytes one iteration moves: arrays x elems x elem (reads + writes). */
-double sb__cmem_bytes(int kernel, double size, size_t elem);
+double sb_cmem_bytes(int kernel, double size, size_t elem);
 
 /* Host and device share the element values: the same inline code runs on
  * both sides, so the host can check any element without a copy of the
@@ -98,7 +98,7 @@ double sb__cmem_bytes(int kernel, double size, size_t elem);
 #endif
 
 /* splitmix64's finaliser: a good 64-bit mix of the index. */
-SB__HD uint64_t sb__cmem_mix(uint64_t z)
+SB__HD uint64_t sb_cmem_mix(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -107,21 +107,21 @@ SB__HD uint64_t sb__cmem_mix(uint64_t z)
 /* Element i of input array `array` (0 = a, 1 = b, 2 = c) for a seed:
  * uniform in [1, 2) and exact in the element type (23 or 52 random
  * mantissa bits), never zero. */
-SB__HD float sb__cmem_value_f(uint64_t i, int array, uint64_t seed)
+SB__HD float sb_cmem_value_f(uint64_t i, int array, uint64_t seed)
 {
     uint64_t h =
-        sb__cmem_mix(i * 4u + (uint64_t)array + seed * 0x9e3779b97f4a7c15ULL);
+        sb_cmem_mix(i * 4u + (uint64_t)array + seed * 0x9e3779b97f4a7c15ULL);
     return 1.0f + (float)(h >> 41) * (1.0f / 8388608.0f);
 }
-SB__HD double sb__cmem_value_d(uint64_t i, int array, uint64_t seed)
+SB__HD double sb_cmem_value_d(uint64_t i, int array, uint64_t seed)
 {
     uint64_t h =
-        sb__cmem_mix(i * 4u + (uint64_t)array + seed * 0x9e3779b97f4a7c15ULL);
+        sb_cmem_mix(i * 4u + (uint64_t)array + seed * 0x9e3779b97f4a7c15ULL);
     return 1.0 + (double)(h >> 12) * (1.0 / 4503599627370496.0);
 }
 /* The value write() stores at element i: (i mod 4096) + 0.5, exact in
  * both types and cheap enough not to slow a store stream. */
-SB__HD double sb__cmem_write_value(uint64_t i)
+SB__HD double sb_cmem_write_value(uint64_t i)
 {
     return (double)(i & 4095u) + 0.5;
 }

@@ -5,7 +5,8 @@
  * table of known microarchitectures, the OpenBLAS kernel-width check, and
  * the GEMM state with its verification.
  *
- * Nothing here is public API: names carry the internal `sb__` prefix.
+ * Nothing here is public API: the area's files and its tests share it
+ * (`sb_` like every name used across files; `sb__` is for file-local ones).
  */
 #ifndef SOLBENCH_COMPUTE_H
 #define SOLBENCH_COMPUTE_H
@@ -32,22 +33,22 @@ enum {
 enum { SB__DT_FP64 = 0, SB__DT_FP32, SB__DT_BF16, SB__DT_N };
 
 /* "scalar", "avx2", "avx512", "neon", "sve"; "fp64", "fp32", "bf16". */
-const char *sb__isa_name(int isa);
-const char *sb__dtype_name(int dt);
+const char *sb_isa_name(int isa);
+const char *sb_dtype_name(int dt);
 /* Index by name, -1 when unknown ("auto" is handled by callers). */
-int sb__isa_parse(const char *s);
-int sb__dtype_parse(const char *s);
+int sb_isa_parse(const char *s);
+int sb_dtype_parse(const char *s);
 
 /* Bit (1 << isa) set for every ISA this CPU and OS can run (cpuid with the
  * OS's saved-register state: AVX-512 needs the kernel to save ZMM). */
-unsigned sb__isa_supported_mask(void);
+unsigned sb_isa_supported_mask(void);
 /* The widest ISA in mask; SB__ISA_SCALAR when mask is empty. */
-int sb__isa_best(unsigned mask);
+int sb_isa_best(unsigned mask);
 /* Whether this CPU and OS run a bf16 dot product compute.peak has a
  * kernel for (x86: AVX512-BF16's vdpbf16ps; AArch64: FEAT_BF16's
  * bfmmla), and the ISA that kernel is filed under (avx512, neon). */
-bool sb__bf16_dot_supported(void);
-int sb__bf16_dot_isa(void);
+bool sb_bf16_dot_supported(void);
+int sb_bf16_dot_isa(void);
 
 /* ---- FMA-throughput kernels (peak.c) ------------------------------------- */
 
@@ -62,38 +63,38 @@ int sb__bf16_dot_isa(void);
 #define SB__PEAK_CHUNK (1u << 20)
 
 /* Lanes of one vector of dtype under isa (scalar: 1). */
-int sb__peak_lanes(int isa, int dt);
+int sb_peak_lanes(int isa, int dt);
 /* FLOPs of one trip on every thread: threads x FMAs per trip x lanes x 2.
  * One iteration of the sampling loop is a block of trips sized to ~20 ms
  * (the "flops" metric of a result is the FLOPs of that block). */
-double sb__peak_flops_per_trip(int isa, int dt, int threads);
+double sb_peak_flops_per_trip(int isa, int dt, int threads);
 
 /* What one thread's kernel left behind: the sum, over every accumulator
  * lane, of its growth (final - initial), and how many lane checks missed
  * the closed form. */
-typedef struct sb__peak_tally {
+typedef struct sb_peak_tally {
     double growth;
     uint64_t bad;
-} sb__peak_tally;
+} sb_peak_tally;
 
 /* Runs `trips` trips of the isa/dt kernel on the calling thread and adds
  * to *t. The caller checks the ISA is supported. */
-void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t);
+void sb_peak_kernel(int isa, int dt, uint64_t trips, sb_peak_tally *t);
 /* The closed form of tally.growth after `trips` trips: every lane of every
  * accumulator grows by exactly 1 per FMA, so trips x FMAs/trip x lanes. */
-double sb__peak_expected_growth(int isa, int dt, uint64_t trips);
+double sb_peak_expected_growth(int isa, int dt, uint64_t trips);
 
 /* One point of compute.peak with an explicit ISA mask and bf16 dot
  * product, so tests can pretend one is missing: what this CPU could not
  * run is a skipped result ("skipped: unsupported: ..."), as the runner
  * keeps it; the rest runs through the runner. Appends one result. */
-int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
-                        sb_err *err, unsigned supported_mask, bool bf16_dot);
+int sb_peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+                       sb_err *err, unsigned supported_mask, bool bf16_dot);
 
 /* ---- microarchitecture (cpu_model.c) ------------------------------------- */
 
 /* What the table is looked up by: detected here, made up in tests. */
-typedef struct sb__cpu_facts {
+typedef struct sb_cpu_facts {
     char vendor[16];   /* "Intel", "AMD", "Arm", else as cpuid says */
     int family, model; /* x86 display family and model; Arm: MIDR
                           implementer and part number */
@@ -103,9 +104,9 @@ typedef struct sb__cpu_facts {
     unsigned isa_mask; /* 1 << SB__ISA_* the CPU and OS run */
     bool bf16_dot;     /* AVX512-BF16 (x86), FEAT_BF16 (Arm) */
     bool amx_bf16;
-} sb__cpu_facts;
+} sb_cpu_facts;
 
-typedef struct sb__uarch {
+typedef struct sb_uarch {
     char name[48]; /* "Zen 3", "Sapphire/Emerald/Granite Rapids" */
     int family, model;
     /* FLOPs per cycle per core for [isa][dt]; 0 where the ISA or the
@@ -119,18 +120,18 @@ typedef struct sb__uarch {
     char amx_source[64];
     bool hybrid;  /* P-core figures on a CPU with slower E-cores */
     bool assumed; /* no entry, or an entry the SKU could change */
-} sb__uarch;
+} sb_uarch;
 
-void sb__cpu_facts_detect(sb__cpu_facts *f);
-void sb__uarch_detect(sb__uarch *u);
+void sb_cpu_facts_detect(sb_cpu_facts *f);
+void sb_uarch_detect(sb_uarch *u);
 /* The table lookup itself, for tests: fills u from facts. */
-void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f);
+void sb_uarch_lookup(sb_uarch *u, const sb_cpu_facts *f);
 
 /* ---- GEMM (gemm.c) ------------------------------------------------------- */
 
 #define SB__GEMM_SAMPLES 64
 
-typedef struct sb__gemm {
+typedef struct sb_gemm {
     int dt;          /* SB__DT_* */
     int64_t m, n, k; /* C[m x n] = A[m x k] B[k x n], row-major */
     void *a, *b;     /* double, float, or uint16_t (bf16) */
@@ -146,26 +147,26 @@ typedef struct sb__gemm {
     bool lib_auto;      /* chosen by timing every library */
     double
         lib_s[SB_GEMM_NLIBS]; /* auto: each library's best time (0: not run) */
-} sb__gemm;
+} sb_gemm;
 
 /* Allocates and fills A, B (random in [-1, 1), rounded to bf16 for bf16)
  * and C; picks the sample points; makes the plan of library lib
  * (SB_GEMM_OPENBLAS, SB_GEMM_ONEDNN), or of the fastest when lib < 0.
  * Returns 0 or a negative code (SB_EUNSUP: no library asked for runs dt
  * here). */
-int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
-                    uint64_t seed, int lib, sb__gemm **out, sb_err *err);
-void sb__gemm_destroy(sb__gemm *g);
+int sb_gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
+                   uint64_t seed, int lib, sb_gemm **out, sb_err *err);
+void sb_gemm_destroy(sb_gemm *g);
 /* C = A B once (through the plan's library). */
-void sb__gemm_once(sb__gemm *g);
+void sb_gemm_once(sb_gemm *g);
 /* Checks C: the sampled elements against a double-precision reference
  * and every column sum against (1^T A) B. Returns the number of failures
  * (0 = right) and writes the first one's description into why. */
-int sb__gemm_check(sb__gemm *g, char *why, size_t len);
+int sb_gemm_check(sb_gemm *g, char *why, size_t len);
 /* Unit roundoff of the accumulation for dt (2^-53 fp64, 2^-24 otherwise). */
-double sb__gemm_unit_roundoff(int dt);
+double sb_gemm_unit_roundoff(int dt);
 /* Element of C as double, and setting one (tests plant wrong values). */
-double sb__gemm_c_get(const sb__gemm *g, int64_t i, int64_t j);
-void sb__gemm_c_set(sb__gemm *g, int64_t i, int64_t j, double v);
+double sb_gemm_c_get(const sb_gemm *g, int64_t i, int64_t j);
+void sb_gemm_c_set(sb_gemm *g, int64_t i, int64_t j, double v);
 
 #endif

@@ -43,17 +43,17 @@ static const char *const isa_names[SB__ISA_N] = {"scalar", "avx2", "avx512",
                                                  "neon", "sve"};
 static const char *const dt_names[SB__DT_N] = {"fp64", "fp32", "bf16"};
 
-const char *sb__isa_name(int isa)
+const char *sb_isa_name(int isa)
 {
     return (isa >= 0 && isa < SB__ISA_N) ? isa_names[isa] : "?";
 }
 
-const char *sb__dtype_name(int dt)
+const char *sb_dtype_name(int dt)
 {
     return (dt >= 0 && dt < SB__DT_N) ? dt_names[dt] : "?";
 }
 
-int sb__isa_parse(const char *s)
+int sb_isa_parse(const char *s)
 {
     for (int i = 0; s && i < SB__ISA_N; i++)
         if (strcmp(s, isa_names[i]) == 0)
@@ -61,7 +61,7 @@ int sb__isa_parse(const char *s)
     return -1;
 }
 
-int sb__dtype_parse(const char *s)
+int sb_dtype_parse(const char *s)
 {
     for (int i = 0; s && i < SB__DT_N; i++)
         if (strcmp(s, dt_names[i]) == 0)
@@ -71,7 +71,7 @@ int sb__dtype_parse(const char *s)
 
 /* ---- ISA support --------------------------------------------------------- */
 
-unsigned sb__isa_supported_mask(void)
+unsigned sb_isa_supported_mask(void)
 {
     unsigned mask = 0;
 #if defined(__x86_64__)
@@ -96,7 +96,7 @@ unsigned sb__isa_supported_mask(void)
     return mask;
 }
 
-bool sb__bf16_dot_supported(void)
+bool sb_bf16_dot_supported(void)
 {
 #if defined(__aarch64__) && defined(__linux__)
     return (getauxval(AT_HWCAP2) & SB__HWCAP2_BF16) != 0;
@@ -107,7 +107,7 @@ bool sb__bf16_dot_supported(void)
 #endif
 }
 
-int sb__bf16_dot_isa(void)
+int sb_bf16_dot_isa(void)
 {
 #if defined(__aarch64__)
     return SB__ISA_NEON;
@@ -116,7 +116,7 @@ int sb__bf16_dot_isa(void)
 #endif
 }
 
-int sb__isa_best(unsigned mask)
+int sb_isa_best(unsigned mask)
 {
     /* Widest first: AVX-512 over AVX2, SVE over NEON. */
     static const int order[] = {SB__ISA_AVX512, SB__ISA_SVE, SB__ISA_AVX2,
@@ -469,8 +469,8 @@ static int skx_fma_units(const char *brand)
 }
 
 /* Sets one ISA's fp64 and fp32 figures from `pipes` FMA pipes of `bits`. */
-static void set_fpc(sb__uarch *u, int isa, int pipes, int bits,
-                    const char *kind, const char *why)
+static void set_fpc(sb_uarch *u, int isa, int pipes, int bits, const char *kind,
+                    const char *why)
 {
     if (pipes <= 0)
         return;
@@ -488,7 +488,7 @@ static void set_fpc(sb__uarch *u, int isa, int pipes, int bits,
                  pipes == 1 ? "" : "s", bits, why);
 }
 
-void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f)
+void sb_uarch_lookup(sb_uarch *u, const sb_cpu_facts *f)
 {
     memset(u, 0, sizeof *u);
     u->family = f->family;
@@ -600,17 +600,17 @@ void sb__uarch_lookup(sb__uarch *u, const sb__cpu_facts *f)
 /* ---- this machine
  * ---------------------------------------------------------------- */
 
-void sb__cpu_facts_detect(sb__cpu_facts *f)
+void sb_cpu_facts_detect(sb_cpu_facts *f)
 {
     memset(f, 0, sizeof *f);
-    f->isa_mask = sb__isa_supported_mask();
+    f->isa_mask = sb_isa_supported_mask();
     sb_isa isa;
     sb_isa_detect(&isa);
     f->bf16_dot = isa.avx512_bf16;
     f->amx_bf16 = isa.amx_bf16;
 #if defined(__x86_64__) || defined(__i386__)
-    sb__cpu_ident id;
-    sb__cpu_identify(&id);
+    sb_cpu_ident id;
+    sb_cpu_identify(&id);
     snprintf(f->vendor, sizeof f->vendor, "%s",
              strstr(id.vendor, "AMD")     ? "AMD"
              : strstr(id.vendor, "Intel") ? "Intel"
@@ -650,9 +650,9 @@ void sb__cpu_facts_detect(sb__cpu_facts *f)
 #endif
 }
 
-void sb__uarch_detect(sb__uarch *u)
+void sb_uarch_detect(sb_uarch *u)
 {
-    sb__cpu_facts f;
-    sb__cpu_facts_detect(&f);
-    sb__uarch_lookup(u, &f);
+    sb_cpu_facts f;
+    sb_cpu_facts_detect(&f);
+    sb_uarch_lookup(u, &f);
 }

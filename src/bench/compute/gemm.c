@@ -51,12 +51,12 @@ static size_t out_size(int dt)
     return dt == SB__DT_FP64 ? 8 : 4;
 }
 
-double sb__gemm_unit_roundoff(int dt)
+double sb_gemm_unit_roundoff(int dt)
 {
     return dt == SB__DT_FP64 ? ldexp(1.0, -53) : ldexp(1.0, -24);
 }
 
-static double in_get(const sb__gemm *g, const void *x, int64_t idx)
+static double in_get(const sb_gemm *g, const void *x, int64_t idx)
 {
     switch (g->dt) {
     case SB__DT_FP64:
@@ -68,14 +68,14 @@ static double in_get(const sb__gemm *g, const void *x, int64_t idx)
     }
 }
 
-double sb__gemm_c_get(const sb__gemm *g, int64_t i, int64_t j)
+double sb_gemm_c_get(const sb_gemm *g, int64_t i, int64_t j)
 {
     int64_t idx = i * g->n + j;
     return g->dt == SB__DT_FP64 ? ((const double *)g->c)[idx]
                                 : ((const float *)g->c)[idx];
 }
 
-void sb__gemm_c_set(sb__gemm *g, int64_t i, int64_t j, double v)
+void sb_gemm_c_set(sb_gemm *g, int64_t i, int64_t j, double v)
 {
     int64_t idx = i * g->n + j;
     if (g->dt == SB__DT_FP64)
@@ -119,8 +119,8 @@ static void fill_nan(int dt, void *x, int64_t rows, int64_t cols)
         }
 }
 
-int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
-                    uint64_t seed, int lib, sb__gemm **out, sb_err *err)
+int sb_gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
+                   uint64_t seed, int lib, sb_gemm **out, sb_err *err)
 {
     *out = NULL;
     if (dt < 0 || dt >= SB__DT_N || m < 1 || n < 1 || k < 1 || m > INT_MAX ||
@@ -138,8 +138,8 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
     if (!any)
         return sb_fail(err, SB_EUNSUP, "unsupported: %s %s: %s",
                        lib < 0 ? "no library runs" : sb_gemm_lib_name(lib),
-                       sb__dtype_name(dt), why);
-    sb__gemm *g = calloc(1, sizeof *g);
+                       sb_dtype_name(dt), why);
+    sb_gemm *g = calloc(1, sizeof *g);
     if (!g)
         return sb_fail(err, SB_ENOMEM, "compute.gemm: out of memory");
     g->dt = dt;
@@ -152,7 +152,7 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
     g->b = sb_alloc_aligned((size_t)k * (size_t)n * in_size(dt));
     g->c = sb_alloc_aligned((size_t)m * (size_t)n * out_size(dt));
     if (!g->a || !g->b || !g->c) {
-        sb__gemm_destroy(g);
+        sb_gemm_destroy(g);
         return sb_fail(err, SB_ENOMEM,
                        "compute.gemm: cannot allocate %lldx%lldx%lld "
                        "matrices",
@@ -169,7 +169,7 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
                       : sb_gemm_plan_fastest(&d, 1, g->a, g->b, g->c, 3,
                                              g->lib_s, &g->plan, err);
     if (rc < 0) {
-        sb__gemm_destroy(g);
+        sb_gemm_destroy(g);
         return rc;
     }
     g->lib_auto = lib < 0;
@@ -191,7 +191,7 @@ int sb__gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
     return 0;
 }
 
-void sb__gemm_destroy(sb__gemm *g)
+void sb_gemm_destroy(sb_gemm *g)
 {
     if (!g)
         return;
@@ -202,17 +202,17 @@ void sb__gemm_destroy(sb__gemm *g)
     free(g);
 }
 
-void sb__gemm_once(sb__gemm *g)
+void sb_gemm_once(sb_gemm *g)
 {
     sb_gemm_run(g->plan, 0, g->a, g->b, g->c);
 }
 
 /* ---- verification -------------------------------------------------------- */
 
-int sb__gemm_check(sb__gemm *g, char *why, size_t len)
+int sb_gemm_check(sb_gemm *g, char *why, size_t len)
 {
     const int64_t m = g->m, n = g->n, k = g->k;
-    const double u = sb__gemm_unit_roundoff(g->dt);
+    const double u = sb_gemm_unit_roundoff(g->dt);
     const double ud = ldexp(1.0, -53);
     int bad = 0;
     if (why && len)
@@ -230,7 +230,7 @@ int sb__gemm_check(sb__gemm *g, char *why, size_t len)
             ref += t;
             mag += fabs(t);
         }
-        double c = sb__gemm_c_get(g, i, j);
+        double c = sb_gemm_c_get(g, i, j);
         double e = fabs(c - ref);
         double rel = mag > 0 ? e / mag : e;
         if (!(rel <= g->max_rel_err))
@@ -266,7 +266,7 @@ int sb__gemm_check(sb__gemm *g, char *why, size_t len)
         }
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++)
-            cs[j] += sb__gemm_c_get(g, i, j);
+            cs[j] += sb_gemm_c_get(g, i, j);
     const double tol_col =
         (double)(k + 2) * u + (double)(2 * k + 2 * m + 4) * ud;
     for (int64_t j = 0; j < n; j++) {
@@ -328,7 +328,7 @@ static bool is_decode(const sb_params *p)
 
 static int gemm_dtype(const sb_params *p)
 {
-    return sb__dtype_parse(sb_p_str(p, "dtype"));
+    return sb_dtype_parse(sb_p_str(p, "dtype"));
 }
 
 /* The library a point asks for: -1 for auto, -2 when unknown. */
@@ -407,11 +407,11 @@ static int gemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     /* The libraries' own parallel regions use the run's thread count. */
     openblas_set_num_threads(threads);
     sb_threads_setup(threads);
-    sb__gemm *g;
+    sb_gemm *g;
     int rc =
-        sb__gemm_create(gemm_dtype(p), m, n, k, threads,
-                        0x9e3779b97f4a7c15ULL ^ (uint64_t)(m * 31 + n * 7 + k),
-                        gemm_lib(p), &g, err);
+        sb_gemm_create(gemm_dtype(p), m, n, k, threads,
+                       0x9e3779b97f4a7c15ULL ^ (uint64_t)(m * 31 + n * 7 + k),
+                       gemm_lib(p), &g, err);
     if (rc < 0)
         return rc;
     *state = g;
@@ -421,14 +421,14 @@ static int gemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
 static void gemm_run(void *state, uint64_t iters)
 {
     for (uint64_t i = 0; i < iters; i++)
-        sb__gemm_once(state);
+        sb_gemm_once(state);
 }
 
 static int gemm_verify(void *state, sb_result *r)
 {
-    sb__gemm *g = state;
+    sb_gemm *g = state;
     char why[256];
-    int bad = sb__gemm_check(g, why, sizeof why);
+    int bad = sb_gemm_check(g, why, sizeof why);
     r->valid = bad == 0;
     if (bad)
         sb_result_note(r, "verification failed (%d of %d checks): %s", bad,
@@ -440,8 +440,8 @@ static int gemm_verify(void *state, sb_result *r)
 static void gemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                         sb_result *r)
 {
-    sb__gemm *g = state;
-    const char *dt = sb__dtype_name(g->dt);
+    sb_gemm *g = state;
+    const char *dt = sb_dtype_name(g->dt);
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
     char name[48];
     if (r->stats.p50 > 0) {
@@ -523,7 +523,7 @@ static void gemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
 
 static void gemm_teardown(void *state)
 {
-    sb__gemm_destroy(state);
+    sb_gemm_destroy(state);
 }
 
 /* The CPU's GEMM: its libraries' dtypes and shapes (decode among them),

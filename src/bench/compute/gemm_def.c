@@ -41,7 +41,7 @@ int sb_gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
         *k = sb_p_int(p, "d_model");
         *n = 4 * *k;
     } else if (strcmp(shape, "decode") == 0) {
-        int dt = sb__dtype_parse(sb_p_str(p, "dtype"));
+        int dt = sb_dtype_parse(sb_p_str(p, "dtype"));
         *m = sb_p_int(p, "batch");
         *k = sb_p_int(p, "d_model");
         *n = sb_p_int(p, "ffn") ? sb_p_int(p, "ffn")

@@ -36,7 +36,7 @@ _Static_assert(SB__PEAK_ACC == 12 && SB__PEAK_UNROLL == 4,
 
 /* ---- kernels ------------------------------------------------------------- */
 
-int sb__peak_lanes(int isa, int dt)
+int sb_peak_lanes(int isa, int dt)
 {
     /* bf16: elements of the bf16 pairs one dot product multiplies. */
     int bytes = dt == SB__DT_FP64 ? 8 : dt == SB__DT_BF16 ? 2 : 4;
@@ -53,15 +53,15 @@ int sb__peak_lanes(int isa, int dt)
     }
 }
 
-double sb__peak_flops_per_trip(int isa, int dt, int threads)
+double sb_peak_flops_per_trip(int isa, int dt, int threads)
 {
-    return (double)threads * SB__PEAK_FMAS_PER_TRIP * sb__peak_lanes(isa, dt) *
+    return (double)threads * SB__PEAK_FMAS_PER_TRIP * sb_peak_lanes(isa, dt) *
            2.0;
 }
 
-double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
+double sb_peak_expected_growth(int isa, int dt, uint64_t trips)
 {
-    return (double)trips * SB__PEAK_FMAS_PER_TRIP * sb__peak_lanes(isa, dt);
+    return (double)trips * SB__PEAK_FMAS_PER_TRIP * sb_peak_lanes(isa, dt);
 }
 
 #if defined(__x86_64__)
@@ -87,8 +87,8 @@ double sb__peak_expected_growth(int isa, int dt, uint64_t trips)
 #define SB__DEFINE_PEAK(FN, TARGET, VT, ET, INSN)                              \
     SB__DEFINE_PEAK_G(FN, TARGET, VT, ET, INSN, ones[l] = (ET)1, 1)
 #define SB__DEFINE_PEAK_G(FN, TARGET, VT, ET, INSN, ONE, GROW)                 \
-    __attribute__((target(TARGET), noinline)) static void FN(                  \
-        uint64_t trips, sb__peak_tally *t)                                     \
+    __attribute__((target(TARGET), noinline)) static void FN(uint64_t trips,   \
+                                                             sb_peak_tally *t) \
     {                                                                          \
         enum { L = sizeof(VT) / sizeof(ET) };                                  \
         ET init[SB__PEAK_ACC][L], fin[SB__PEAK_ACC][L], ones[L];               \
@@ -150,7 +150,7 @@ SB__DEFINE_PEAK_G(
     } while (0),
     2)
 
-void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
+void sb_peak_kernel(int isa, int dt, uint64_t trips, sb_peak_tally *t)
 {
     bool d = dt == SB__DT_FP64;
     switch (isa) {
@@ -175,7 +175,7 @@ void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
 /* The portable scalar kernel (isa=scalar where there is no x86 FMA):
  * the same closed form in C. */
 #define SB__DEFINE_PEAK_C(FN, ET, FMA)                                         \
-    static void FN(uint64_t trips, sb__peak_tally *t)                          \
+    static void FN(uint64_t trips, sb_peak_tally *t)                           \
     {                                                                          \
         ET init[SB__PEAK_ACC], x[SB__PEAK_ACC], a = 1, c = 1;                  \
         __asm__("" : "+r"(a), "+r"(c));                                        \
@@ -262,7 +262,7 @@ _Static_assert(SB__NEON_ACC * 2 == SB__PEAK_FMAS_PER_TRIP,
  * word (fp64 ones take a double array); GROW: a lane's growth per
  * instruction. */
 #define SB__DEFINE_PEAK_NEON(FN, ET, INSN, T, S, SETONES, GROW)              \
-    static void FN(uint64_t trips, sb__peak_tally *t)                        \
+    static void FN(uint64_t trips, sb_peak_tally *t)                        \
     {                                                                        \
         enum { L = 16 / sizeof(ET) };                                        \
         ET init[SB__NEON_ACC][L], x[SB__NEON_ACC][L];                        \
@@ -297,7 +297,7 @@ SB__DEFINE_PEAK_NEON(peak_neon_bf16, float, "bfmmla", "4s", "8h",
                      do { uint32_t two_ones = 0x3f803f80u;
                           memcpy(&ones[l], &two_ones, 4); } while (0), 4)
 
-void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
+void sb_peak_kernel(int isa, int dt, uint64_t trips, sb_peak_tally *t)
 {
     if (isa == SB__ISA_NEON) {
         if (dt == SB__DT_BF16)
@@ -312,7 +312,7 @@ void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
 /* clang-format on */
 #elif !defined(__x86_64__) /* neither: the portable scalar kernel alone */
 
-void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
+void sb_peak_kernel(int isa, int dt, uint64_t trips, sb_peak_tally *t)
 {
     (void)isa;
     dt == SB__DT_FP64 ? peak_c_fp64(trips, t) : peak_c_fp32(trips, t);
@@ -323,8 +323,8 @@ void sb__peak_kernel(int isa, int dt, uint64_t trips, sb__peak_tally *t)
 
 /* Per-thread tallies on their own cache lines. */
 typedef struct peak_slot {
-    sb__peak_tally t;
-    char pad[64 - sizeof(sb__peak_tally)];
+    sb_peak_tally t;
+    char pad[64 - sizeof(sb_peak_tally)];
 } peak_slot;
 
 typedef struct peak_state {
@@ -353,10 +353,10 @@ static int peak_isa(const sb_params *p, unsigned mask)
 {
     const char *s = sb_p_str(p, "isa");
     if (strcmp(s, "auto") != 0)
-        return sb__isa_parse(s);
+        return sb_isa_parse(s);
     if (strcmp(sb_p_str(p, "dtype"), "bf16") == 0)
-        return sb__bf16_dot_isa();
-    return sb__isa_best(mask);
+        return sb_bf16_dot_isa();
+    return sb_isa_best(mask);
 }
 
 static int peak_threads(const sb_params *p, const sb_ctx *ctx)
@@ -370,12 +370,12 @@ static int peak_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     const sb_params *p = pt->params;
     (void)ctx;
-    if (sb__dtype_parse(sb_p_str(p, "dtype")) < 0)
+    if (sb_dtype_parse(sb_p_str(p, "dtype")) < 0)
         return sb_fail(err, SB_EINVAL,
                        "compute.peak: parameter dtype=%s: expected fp64, "
                        "fp32 or bf16",
                        sb_p_str(p, "dtype"));
-    int isa = peak_isa(p, sb__isa_supported_mask());
+    int isa = peak_isa(p, sb_isa_supported_mask());
     if (isa < 0 || isa == SB__ISA_SVE)
         return sb_fail(err, SB_EINVAL,
                        "compute.peak: parameter isa=%s: expected auto, "
@@ -399,8 +399,8 @@ static int peak_unsupported(const sb_params *p, unsigned mask, bool bf16_dot,
     if (!(mask & (1u << isa)))
         return sb_fail(err, SB_EUNSUP,
                        "unsupported: %s not available on this CPU",
-                       sb__isa_name(isa));
-    const int bf16_isa = sb__bf16_dot_isa();
+                       sb_isa_name(isa));
+    const int bf16_isa = sb_bf16_dot_isa();
     if (strcmp(sb_p_str(p, "dtype"), "bf16") == 0 &&
         (isa != bf16_isa || !bf16_dot))
         return sb_fail(err, SB_EUNSUP,
@@ -409,7 +409,7 @@ static int peak_unsupported(const sb_params *p, unsigned mask, bool bf16_dot,
                                                 : "AVX512-BF16 vdpbf16ps",
                        isa != bf16_isa ? " and isa="
                                        : ", which this CPU does not have",
-                       isa != bf16_isa ? sb__isa_name(bf16_isa) : "");
+                       isa != bf16_isa ? sb_isa_name(bf16_isa) : "");
     return 0;
 }
 
@@ -417,8 +417,8 @@ static int peak_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     const sb_params *p = pt->params;
-    unsigned mask = sb__isa_supported_mask();
-    int rc = peak_unsupported(p, mask, sb__bf16_dot_supported(), err);
+    unsigned mask = sb_isa_supported_mask();
+    int rc = peak_unsupported(p, mask, sb_bf16_dot_supported(), err);
     if (rc)
         return rc;
     int isa = peak_isa(p, mask);
@@ -426,7 +426,7 @@ static int peak_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     if (!s)
         return sb_fail(err, SB_ENOMEM, "compute.peak: out of memory");
     s->isa = isa;
-    s->dt = sb__dtype_parse(sb_p_str(p, "dtype"));
+    s->dt = sb_dtype_parse(sb_p_str(p, "dtype"));
     s->threads = peak_threads(p, ctx);
     s->all_cores = s->threads == (ctx->threads > 0 ? ctx->threads : 1);
     s->slot = sb_alloc_aligned(sizeof(peak_slot) * (size_t)s->threads);
@@ -452,7 +452,7 @@ static void peak_run(void *state, uint64_t iters)
     int got = s->threads;
 #pragma omp parallel num_threads(s->threads)
     {
-        sb__peak_kernel(s->isa, s->dt, iters, &s->slot[omp_get_thread_num()].t);
+        sb_peak_kernel(s->isa, s->dt, iters, &s->slot[omp_get_thread_num()].t);
         if (omp_get_thread_num() == 0)
             got = omp_get_num_threads();
     }
@@ -509,13 +509,13 @@ static const sb_timer peak_timer = {.plan = peak_plan};
 static int peak_verify(void *state, sb_result *r)
 {
     peak_state *s = state;
-    double want = sb__peak_expected_growth(s->isa, s->dt, s->trips);
+    double want = sb_peak_expected_growth(s->isa, s->dt, s->trips);
     r->valid = s->trips > 0 && s->short_threads == 0;
     if (s->short_threads)
         sb_result_note(r, "verification: OpenMP ran fewer than %d threads",
                        s->threads);
     for (int t = 0; t < s->threads; t++) {
-        const sb__peak_tally *tl = &s->slot[t].t;
+        const sb_peak_tally *tl = &s->slot[t].t;
         if (tl->bad || tl->growth != want) {
             if (r->valid)
                 sb_result_note(r,
@@ -538,14 +538,14 @@ static void peak_report(void *state, const sb_point *pt, sb_ctx *ctx,
     if (r->stats.p50 <= 0 || r->stats.min <= 0)
         return;
     double flops =
-        sb__peak_flops_per_trip(s->isa, s->dt, s->threads) * (double)s->block;
+        sb_peak_flops_per_trip(s->isa, s->dt, s->threads) * (double)s->block;
     double achieved = flops / r->stats.p50;
     double best = flops / r->stats.min;
     sb_result_metric(r, "flops", flops, "FLOP");
     sb_result_metric(r, "GFLOPs", achieved * 1e-9, "GFLOP/s");
     sb_result_metric(r, "GFLOPs_best", best * 1e-9, "GFLOP/s");
     if (strcmp(sb_p_str(p, "isa"), "auto") == 0)
-        sb_result_note(r, "isa=auto ran the %s kernel", sb__isa_name(s->isa));
+        sb_result_note(r, "isa=auto ran the %s kernel", sb_isa_name(s->isa));
 
     /* The clock of every core used, measured at once on all of them (an
      * all-core clock can be lower than a one-core one). A core whose
@@ -578,10 +578,10 @@ static void peak_report(void *state, const sb_point *pt, sb_ctx *ctx,
     int cores = sb_cores();
     int used = (cores > 0 && s->threads > cores) ? cores : s->threads;
 
-    sb__uarch u;
-    sb__uarch_detect(&u);
+    sb_uarch u;
+    sb_uarch_detect(&u);
     double fpc = u.fpc[s->isa][s->dt];
-    const char *dt = sb__dtype_name(s->dt);
+    const char *dt = sb_dtype_name(s->dt);
     char name[48];
     if (ghz > 0 && fpc > 0) {
         double theo = used * ghz * 1e9 * fpc;
@@ -591,7 +591,7 @@ static void peak_report(void *state, const sb_point *pt, sb_ctx *ctx,
                        "theoretical = %d core%s x %.3f GHz (measured: %s) "
                        "x %g FLOP/cycle (%s %s: %s)",
                        used, used == 1 ? "" : "s", ghz, first.method, fpc,
-                       u.name, sb__isa_name(s->isa),
+                       u.name, sb_isa_name(s->isa),
                        s->dt == SB__DT_BF16 ? u.bf16_source : u.source[s->isa]);
         if (u.hybrid)
             sb_result_note(r, "hybrid CPU: the figure is the P-cores'; "
@@ -648,8 +648,8 @@ static const sb_impl compute_peak_cpu = {
 
 extern const sb_bench sb_bench_compute_peak;
 
-int sb__peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
-                        sb_err *err, unsigned mask, bool bf16_dot)
+int sb_peak_drive_mask(const sb_params *p, sb_ctx *ctx, sb_result_list *out,
+                       sb_err *err, unsigned mask, bool bf16_dot)
 {
     sb_err why = {0};
     int rc = peak_unsupported(p, mask, bf16_dot, &why);
