@@ -39,6 +39,7 @@ typedef struct sb_cuda_base {
     void *graph;      /* cudaGraphExec_t of `graph_iters` launches */
     int graph_iters;
     bool no_graph; /* this stream's work could not be captured */
+    bool launched; /* launched directly once (module loaded) */
     int passes;    /* repetitions of the work inside one launch (0 or
                       1: one); a sample is divided by iters x passes */
     char how[96];  /* how the samples were timed, for a note */
