@@ -1,8 +1,6 @@
 /*
- * collectives.c — the network area: MPI collectives (all-reduce,
- * all-gather, reduce-scatter, all-to-all, broadcast, reduce), send/recv in
- * a ring, and the two-rank point-to-point tests (ping-pong latency, osu_bw
- * style windowed bandwidth one way and both ways).
+ * collectives.c — the network area's MPI impls: how each collective and
+ * point-to-point test (mpi_ops.c) is timed, checked and summarised.
  *
  * Method (docs/NETWORK.md): buffers are allocated once per size and filled
  * before timing; after untimed warm-up iterations every iteration of a
@@ -10,17 +8,16 @@
  * operation, and the iteration's time is the slowest rank's (one MPI_MAX
  * reduction over all iterations after the loop, so it stays out of the
  * timed region). Point-to-point iterations synchronise themselves (reply,
- * ack) and are timed back to back on rank 0, as OSU does.
- * Iteration counts come from the size (more for small messages, as OSU
- * does), never from one rank's timing, so all ranks agree. After timing,
- * one more operation runs on inputs whose exact result is known on every
- * rank (small integers, so float sums are exact); wrong elements are
- * counted on every rank and summed.
+ * ack) and are timed back to back on rank 0, as OSU does. Iteration counts
+ * come from the size (more for small messages, as OSU does), never from
+ * one rank's timing, so all ranks agree. The runner's loop takes the
+ * samples; this file's timer (net_timer) supplies the barrier, the agreed
+ * count and the slowest rank's reduction.
  *
- * Each benchmark drives its own point so that, after the last size of a
- * sweep, it can fit t = alpha + S / beta over all sizes measured so far
- * and keep that fit as one summary result (size "fit") at the end of the
- * group, and as the ceilings net.<op>.alpha_s and net.<op>.beta_Bps.
+ * After the last size of a sweep, the impl's summarize hook fits
+ * t = alpha + S / beta over all sizes measured so far and keeps that fit
+ * as one summary result (size "fit") at the end of the group, and as the
+ * ceilings net.<op>.alpha_s and net.<op>.beta_Bps.
  *
  * A watchdog thread ends the whole job with one message naming the
  * benchmark and size when a point runs past --timeout (a stuck or dead
@@ -38,6 +35,7 @@
 
 #include <mpi.h>
 
+#include "bench/network/mpi_ops.h"
 #include "solbench/bench.h"
 #include "solbench/net.h"
 #include "solbench/netmodel.h"
@@ -46,139 +44,6 @@
 
 /* Per-point limit when --timeout is not given: generous, but never a hang. */
 #define NET_DEFAULT_TIMEOUT_S 300.0
-/* bw/bibw: receive slots never take more than this many bytes; by default
- * the whole window lands in one buffer, as osu_bw and osu_bibw do, which
- * keeps it in cache; `slots=0` gives each message its own buffer. */
-#define NET_SLOT_BYTES (64.0 * 1048576.0)
-#define NET_TAG 2718
-
-/* ---- data patterns ------------------------------------------------------- */
-
-enum { K_F32, K_F64, K_I32, K_U8 };
-
-/* Element i of the base pattern: integers in [-14, 14], exact in every
- * type; a rank adds rank_term(r) to it, so sums, maxima and minima over
- * ranks are known in closed form. */
-static inline double pat(size_t i)
-{
-    return (double)((i * 7u) % 29u) - 14.0;
-}
-static double rank_term(int r)
-{
-    return (double)((r * 13) % 31) - 15.0;
-}
-/* All-to-all adds a term for the destination too. */
-static double dest_term(int d)
-{
-    return (double)((d * 5) % 11);
-}
-
-/* buf[j] = mult * pat(off + j) + add, for j < n. */
-static void fill(void *buf, int kind, size_t n, size_t off, double mult,
-                 double add)
-{
-    switch (kind) {
-    case K_F32: {
-        float *x = buf;
-        for (size_t j = 0; j < n; j++)
-            x[j] = (float)(mult * pat(off + j) + add);
-        break;
-    }
-    case K_F64: {
-        double *x = buf;
-        for (size_t j = 0; j < n; j++)
-            x[j] = mult * pat(off + j) + add;
-        break;
-    }
-    case K_I32: {
-        int32_t *x = buf;
-        for (size_t j = 0; j < n; j++)
-            x[j] = (int32_t)(mult * pat(off + j) + add);
-        break;
-    }
-    default: {
-        uint8_t *x = buf;
-        for (size_t j = 0; j < n; j++)
-            x[j] = (uint8_t)(int)(mult * pat(off + j) + add);
-        break;
-    }
-    }
-}
-
-/* A value the patterns never produce, so a missing transfer shows. */
-static void fill_sentinel(void *buf, int kind, size_t n)
-{
-    switch (kind) {
-    case K_F32:
-        for (size_t j = 0; j < n; j++)
-            ((float *)buf)[j] = -77777.0f;
-        break;
-    case K_F64:
-        for (size_t j = 0; j < n; j++)
-            ((double *)buf)[j] = -77777.0;
-        break;
-    case K_I32:
-        for (size_t j = 0; j < n; j++)
-            ((int32_t *)buf)[j] = -77777;
-        break;
-    default:
-        memset(buf, 0xA5, n);
-        break;
-    }
-}
-
-/* Elements j < n where buf[j] != mult * pat(off + j) + add. */
-static size_t count_wrong(const void *buf, int kind, size_t n, size_t off,
-                          double mult, double add)
-{
-    size_t bad = 0;
-    switch (kind) {
-    case K_F32: {
-        const float *x = buf;
-        for (size_t j = 0; j < n; j++)
-            bad += x[j] != (float)(mult * pat(off + j) + add);
-        break;
-    }
-    case K_F64: {
-        const double *x = buf;
-        for (size_t j = 0; j < n; j++)
-            bad += x[j] != mult * pat(off + j) + add;
-        break;
-    }
-    case K_I32: {
-        const int32_t *x = buf;
-        for (size_t j = 0; j < n; j++)
-            bad += x[j] != (int32_t)(mult * pat(off + j) + add);
-        break;
-    }
-    default: {
-        const uint8_t *x = buf;
-        for (size_t j = 0; j < n; j++)
-            bad += x[j] != (uint8_t)(int)(mult * pat(off + j) + add);
-        break;
-    }
-    }
-    return bad;
-}
-
-/* Corrupts element 0 (the plant_error test hook). */
-static void corrupt(void *buf, int kind)
-{
-    switch (kind) {
-    case K_F32:
-        ((float *)buf)[0] += 1.0f;
-        break;
-    case K_F64:
-        ((double *)buf)[0] += 1.0;
-        break;
-    case K_I32:
-        ((int32_t *)buf)[0] += 1;
-        break;
-    default:
-        ((uint8_t *)buf)[0] ^= 1u;
-        break;
-    }
-}
 
 /* ---- parameters ---------------------------------------------------------- */
 
@@ -225,395 +90,6 @@ static const sb_param_def params_move[] = {P_DTYPE, P_INPLACE, P_TAIL};
 static const sb_param_def params_bcast[] = {P_DTYPE, P_ROOT, P_TAIL};
 static const sb_param_def params_p2p[] = {P_TAIL};
 static const sb_param_def params_window[] = {P_WINDOW, P_TAIL};
-
-static bool has_param(const sb_params *p, const char *name)
-{
-    return sb_p_find(p, name) != NULL;
-}
-
-static int dtype_kind(const sb_params *p, size_t *elem, MPI_Datatype *dt)
-{
-    const char *d = has_param(p, "dtype") ? sb_p_str(p, "dtype") : NULL;
-    if (!d) {
-        *elem = 1;
-        *dt = MPI_BYTE;
-        return K_U8;
-    }
-    if (strcmp(d, "double") == 0) {
-        *elem = 8;
-        *dt = MPI_DOUBLE;
-        return K_F64;
-    }
-    if (strcmp(d, "int32") == 0) {
-        *elem = 4;
-        *dt = MPI_INT32_T;
-        return K_I32;
-    }
-    *elem = 4;
-    *dt = MPI_FLOAT;
-    return K_F32;
-}
-
-/* ---- state of one point -------------------------------------------------- */
-
-typedef struct net_state {
-    sb_netop op;
-    int rank, n;
-    int kind;
-    size_t elem;
-    MPI_Datatype dt;
-    MPI_Op mop;
-    int opkind; /* 0 sum, 1 max, 2 min */
-    bool inplace;
-    int root;
-    int window, nslots;
-    size_t count; /* elements of the op's buffer (bytes for p2p) */
-    size_t chunk; /* count / n for the chunked ops */
-    void *sbuf, *rbuf;
-    size_t sbytes, rbytes;
-    MPI_Request *reqs;
-    /* Real status arrays: MPICH declares MPI_Waitall's statuses with an
-     * access size, and gcc warns on MPI_STATUSES_IGNORE. */
-    MPI_Status *stats;
-    char ack[4];
-} net_state;
-
-static bool is_p2p(sb_netop op)
-{
-    return op == SB_NET_PINGPONG || op == SB_NET_BW || op == SB_NET_BIBW;
-}
-
-/* Bytes each buffer needs for a point: the same arithmetic for footprint()
- * (before anything is allocated) and setup. */
-static void buffer_sizes(const net_state *st, size_t *sb, size_t *rb)
-{
-    size_t all = st->count * st->elem, part = st->chunk * st->elem;
-    *sb = *rb = 0;
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-    case SB_NET_ALLTOALL:
-    case SB_NET_SENDRECV:
-        *sb = st->inplace ? 0 : all;
-        *rb = all;
-        break;
-    case SB_NET_ALLGATHER:
-        *sb = st->inplace ? 0 : part;
-        *rb = all;
-        break;
-    case SB_NET_REDUCE_SCATTER:
-        *sb = st->inplace ? 0 : all;
-        *rb = st->inplace ? all : part;
-        break;
-    case SB_NET_BCAST:
-        *rb = all;
-        break;
-    case SB_NET_REDUCE:
-        *sb = all;
-        *rb = all;
-        break;
-    case SB_NET_PINGPONG:
-        *sb = *rb = all;
-        break;
-    case SB_NET_BW:
-    case SB_NET_BIBW:
-        *sb = all;
-        *rb = all * (size_t)st->nslots;
-        break;
-    default:
-        break;
-    }
-}
-
-/* Fills the parts of st that follow from the parameters alone. */
-static void describe(sb_netop op, const sb_params *p, int rank, int nranks,
-                     net_state *st)
-{
-    memset(st, 0, sizeof *st);
-    st->op = op;
-    st->rank = rank;
-    st->n = nranks < 2 ? 2 : nranks;
-    st->kind = dtype_kind(p, &st->elem, &st->dt);
-    const char *o = has_param(p, "op") ? sb_p_str(p, "op") : "sum";
-    st->opkind = strcmp(o, "max") == 0 ? 1 : strcmp(o, "min") == 0 ? 2 : 0;
-    st->mop = st->opkind == 1 ? MPI_MAX : st->opkind == 2 ? MPI_MIN : MPI_SUM;
-    st->inplace = has_param(p, "inplace") && sb_p_bool(p, "inplace");
-    st->root = has_param(p, "root") ? (int)sb_p_int(p, "root") : 0;
-    st->window = has_param(p, "window") ? (int)sb_p_int(p, "window") : 1;
-    st->count = sb_net_count(op, sb_p_num(p, "size"), st->elem, st->n);
-    st->chunk = st->count / (size_t)st->n;
-    st->nslots = 1;
-    if (op == SB_NET_BW || op == SB_NET_BIBW) {
-        int want = has_param(p, "slots") ? (int)sb_p_int(p, "slots") : 1;
-        double fit = NET_SLOT_BYTES / (double)st->count;
-        if (want <= 0 || want > st->window)
-            want = st->window;
-        st->nslots = fit >= want ? want : fit >= 1 ? (int)fit : 1;
-    }
-}
-
-static void net_free(net_state *st)
-{
-    sb_free_aligned(st->sbuf);
-    sb_free_aligned(st->rbuf);
-    free(st->reqs);
-    free(st->stats);
-    st->sbuf = st->rbuf = NULL;
-    st->reqs = NULL;
-    st->stats = NULL;
-}
-
-static int net_alloc(net_state *st, sb_err *err)
-{
-    buffer_sizes(st, &st->sbytes, &st->rbytes);
-    if (st->sbytes)
-        st->sbuf = sb_alloc_aligned(st->sbytes);
-    st->rbuf = sb_alloc_aligned(st->rbytes);
-    st->reqs = calloc(2 * (size_t)st->window, sizeof *st->reqs);
-    st->stats = calloc(2 * (size_t)st->window, sizeof *st->stats);
-    if ((st->sbytes && !st->sbuf) || !st->rbuf || !st->reqs || !st->stats) {
-        net_free(st);
-        return sb_fail(err, SB_ENOMEM, "out of memory for %zu + %zu bytes",
-                       st->sbytes, st->rbytes);
-    }
-    return 0;
-}
-
-/* ---- the operations ------------------------------------------------------ */
-
-static void *in_buf(net_state *st)
-{
-    return st->inplace ? st->rbuf : st->sbuf;
-}
-
-/* One iteration of the op (the timed region). */
-static void op_once(net_state *st)
-{
-    MPI_Comm w = MPI_COMM_WORLD;
-    int c = (int)st->count, ch = (int)st->chunk;
-    void *snd = st->inplace ? MPI_IN_PLACE : st->sbuf;
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-        MPI_Allreduce(snd, st->rbuf, c, st->dt, st->mop, w);
-        break;
-    case SB_NET_ALLGATHER:
-        MPI_Allgather(snd, ch, st->dt, st->rbuf, ch, st->dt, w);
-        break;
-    case SB_NET_REDUCE_SCATTER:
-        MPI_Reduce_scatter_block(snd, st->rbuf, ch, st->dt, st->mop, w);
-        break;
-    case SB_NET_ALLTOALL:
-        MPI_Alltoall(snd, ch, st->dt, st->rbuf, ch, st->dt, w);
-        break;
-    case SB_NET_BCAST:
-        MPI_Bcast(st->rbuf, c, st->dt, st->root, w);
-        break;
-    case SB_NET_REDUCE:
-        MPI_Reduce(st->inplace && st->rank == st->root ? MPI_IN_PLACE
-                                                       : st->sbuf,
-                   st->rbuf, c, st->dt, st->mop, st->root, w);
-        break;
-    case SB_NET_SENDRECV: {
-        int next = (st->rank + 1) % st->n,
-            prev = (st->rank + st->n - 1) % st->n;
-        if (st->inplace)
-            MPI_Sendrecv_replace(st->rbuf, c, st->dt, next, NET_TAG, prev,
-                                 NET_TAG, w, MPI_STATUS_IGNORE);
-        else
-            MPI_Sendrecv(st->sbuf, c, st->dt, next, NET_TAG, st->rbuf, c,
-                         st->dt, prev, NET_TAG, w, MPI_STATUS_IGNORE);
-        break;
-    }
-    case SB_NET_PINGPONG:
-        if (st->rank == 0) {
-            MPI_Send(st->sbuf, c, MPI_BYTE, 1, NET_TAG, w);
-            MPI_Recv(st->rbuf, c, MPI_BYTE, 1, NET_TAG, w, MPI_STATUS_IGNORE);
-        } else if (st->rank == 1) {
-            MPI_Recv(st->rbuf, c, MPI_BYTE, 0, NET_TAG, w, MPI_STATUS_IGNORE);
-            MPI_Send(st->rbuf, c, MPI_BYTE, 0, NET_TAG, w);
-        }
-        break;
-    case SB_NET_BW:
-        /* osu_bw: a window of non-blocking sends, then a short ack. */
-        if (st->rank == 0) {
-            for (int k = 0; k < st->window; k++)
-                MPI_Isend(st->sbuf, c, MPI_BYTE, 1, NET_TAG, w, &st->reqs[k]);
-            MPI_Waitall(st->window, st->reqs, st->stats);
-            MPI_Recv(st->ack, 4, MPI_BYTE, 1, NET_TAG + 1, w,
-                     MPI_STATUS_IGNORE);
-        } else if (st->rank == 1) {
-            for (int k = 0; k < st->window; k++)
-                MPI_Irecv((char *)st->rbuf +
-                              (size_t)(k % st->nslots) * st->count,
-                          c, MPI_BYTE, 0, NET_TAG, w, &st->reqs[k]);
-            MPI_Waitall(st->window, st->reqs, st->stats);
-            MPI_Send(st->ack, 4, MPI_BYTE, 0, NET_TAG + 1, w);
-        }
-        break;
-    case SB_NET_BIBW:
-        /* osu_bibw: both ranks post a window of receives and of sends. */
-        if (st->rank < 2) {
-            int peer = 1 - st->rank;
-            for (int k = 0; k < st->window; k++)
-                MPI_Irecv((char *)st->rbuf +
-                              (size_t)(k % st->nslots) * st->count,
-                          c, MPI_BYTE, peer, NET_TAG, w, &st->reqs[k]);
-            for (int k = 0; k < st->window; k++)
-                MPI_Isend(st->sbuf, c, MPI_BYTE, peer, NET_TAG, w,
-                          &st->reqs[st->window + k]);
-            MPI_Waitall(2 * st->window, st->reqs, st->stats);
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-/* ---- validation ---------------------------------------------------------- */
-
-/* The closed form of op over ranks of (pat(i) + rank_term(r)):
- * mult * pat(i) + add. */
-static void reduced(const net_state *st, double *mult, double *add)
-{
-    double s = 0, mx = -1e300, mn = 1e300;
-    for (int r = 0; r < st->n; r++) {
-        double b = rank_term(r);
-        s += b;
-        mx = b > mx ? b : mx;
-        mn = b < mn ? b : mn;
-    }
-    *mult = st->opkind == 0 ? (double)st->n : 1.0;
-    *add = st->opkind == 0 ? s : st->opkind == 1 ? mx : mn;
-}
-
-/* Builds the inputs of the timed loop and of the validation run. With
- * `sentinel` the outputs are set to a value no correct run produces. */
-static void prepare(net_state *st, bool sentinel)
-{
-    int r = st->rank, k = st->kind;
-    double b = rank_term(r);
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-    case SB_NET_SENDRECV:
-        if (sentinel && !st->inplace)
-            fill_sentinel(st->rbuf, k, st->count);
-        fill(in_buf(st), k, st->count, 0, 1, b);
-        break;
-    case SB_NET_REDUCE:
-        if (sentinel)
-            fill_sentinel(st->rbuf, k, st->count);
-        fill(st->inplace && r == st->root ? st->rbuf : st->sbuf, k, st->count,
-             0, 1, b);
-        break;
-    case SB_NET_ALLGATHER:
-        if (sentinel)
-            fill_sentinel(st->rbuf, k, st->count);
-        fill(st->inplace ? (char *)st->rbuf + (size_t)r * st->chunk * st->elem
-                         : st->sbuf,
-             k, st->chunk, (size_t)r * st->chunk, 1, b);
-        break;
-    case SB_NET_REDUCE_SCATTER:
-        if (sentinel && !st->inplace)
-            fill_sentinel(st->rbuf, k, st->chunk);
-        fill(in_buf(st), k, st->count, 0, 1, b);
-        break;
-    case SB_NET_ALLTOALL:
-        if (sentinel && !st->inplace)
-            fill_sentinel(st->rbuf, k, st->count);
-        for (int d = 0; d < st->n; d++)
-            fill((char *)in_buf(st) + (size_t)d * st->chunk * st->elem, k,
-                 st->chunk, 0, 1, b + dest_term(d));
-        break;
-    case SB_NET_BCAST:
-        if (r == st->root)
-            fill(st->rbuf, k, st->count, 0, 1, b);
-        else
-            fill_sentinel(st->rbuf, k, st->count);
-        break;
-    case SB_NET_PINGPONG:
-    case SB_NET_BW:
-    case SB_NET_BIBW:
-        if (st->rank < 2) {
-            fill(st->sbuf, k, st->count, 0, 1, b);
-            if (sentinel)
-                fill_sentinel(st->rbuf, k, st->count * (size_t)st->nslots);
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-/* The buffer this rank checks and the rank that plants an error there. */
-static int checking_rank(const net_state *st)
-{
-    if (st->op == SB_NET_REDUCE)
-        return st->root;
-    if (is_p2p(st->op))
-        return 1;
-    return st->n - 1;
-}
-
-/* Wrong elements of this rank's output after one validation run. */
-static size_t check_output(const net_state *st)
-{
-    int r = st->rank, k = st->kind;
-    double mult, add;
-    reduced(st, &mult, &add);
-    size_t bad = 0;
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-        return count_wrong(st->rbuf, k, st->count, 0, mult, add);
-    case SB_NET_REDUCE:
-        return r == st->root ? count_wrong(st->rbuf, k, st->count, 0, mult, add)
-                             : 0;
-    case SB_NET_REDUCE_SCATTER:
-        return count_wrong(st->rbuf, k, st->chunk, (size_t)r * st->chunk, mult,
-                           add);
-    case SB_NET_ALLGATHER:
-        for (int s = 0; s < st->n; s++)
-            bad += count_wrong(
-                (char *)st->rbuf + (size_t)s * st->chunk * st->elem, k,
-                st->chunk, (size_t)s * st->chunk, 1, rank_term(s));
-        return bad;
-    case SB_NET_ALLTOALL:
-        for (int s = 0; s < st->n; s++)
-            bad +=
-                count_wrong((char *)st->rbuf + (size_t)s * st->chunk * st->elem,
-                            k, st->chunk, 0, 1, rank_term(s) + dest_term(r));
-        return bad;
-    case SB_NET_BCAST:
-        return count_wrong(st->rbuf, k, st->count, 0, 1, rank_term(st->root));
-    case SB_NET_SENDRECV:
-        return count_wrong(st->rbuf, k, st->count, 0, 1,
-                           rank_term((r + st->n - 1) % st->n));
-    case SB_NET_PINGPONG:
-        /* rank 1 got rank 0's message; rank 0 got it echoed back. */
-        return r < 2 ? count_wrong(st->rbuf, k, st->count, 0, 1, rank_term(0))
-                     : 0;
-    case SB_NET_BW:
-    case SB_NET_BIBW:
-        /* Every receive slot holds one whole message from the peer. */
-        if (r > 1 || (st->op == SB_NET_BW && r == 0))
-            return 0;
-        for (int s = 0; s < st->nslots; s++)
-            bad += count_wrong((char *)st->rbuf + (size_t)s * st->count, k,
-                               st->count, 0, 1, rank_term(1 - r));
-        return bad;
-    default:
-        return 0;
-    }
-}
-
-/* One untimed run on fresh inputs; the wrong elements of this rank. */
-static size_t validate(net_state *st, bool plant)
-{
-    prepare(st, true);
-    MPI_Barrier(MPI_COMM_WORLD);
-    op_once(st);
-    if (plant && st->rank == checking_rank(st))
-        corrupt(st->rbuf, st->kind);
-    return check_output(st);
-}
 
 /* ---- watchdog ------------------------------------------------------------ */
 
@@ -693,7 +169,7 @@ static int net_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     const sb_netop op = (sb_netop)pt->bench->kind;
     const sb_params *p = pt->params;
-    if (ctx->nranks >= 2 && has_param(p, "root") &&
+    if (ctx->nranks >= 2 && sb_p_find(p, "root") &&
         sb_p_int(p, "root") >= ctx->nranks)
         return sb_fail(err, SB_EINVAL,
                        "network.%s: parameter root=%lld: must "
@@ -710,8 +186,8 @@ static int net_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
                        "network.reduce: inplace=true with "
                        "root=%lld crashes %s; use root=0 or inplace=false",
                        (long long)sb_p_int(p, "root"), ctx->mpi_library);
-    net_state st;
-    describe(op, p, ctx->rank, ctx->nranks, &st);
+    sb_mpi_coll st;
+    sb_mpi_coll_describe(op, p, ctx->rank, ctx->nranks, &st);
     if (st.count > (size_t)INT32_MAX)
         return sb_fail(err, SB_EINVAL,
                        "network.%s: size=%s: more than 2^31 "
@@ -740,10 +216,10 @@ static double net_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
     const sb_netop op = (sb_netop)pt->bench->kind;
     const sb_params *p = pt->params;
-    net_state st;
-    describe(op, p, ctx->rank, ctx->nranks, &st);
+    sb_mpi_coll st;
+    sb_mpi_coll_describe(op, p, ctx->rank, ctx->nranks, &st);
     size_t sb, rb;
-    buffer_sizes(&st, &sb, &rb);
+    sb_mpi_coll_buffers(&st, &sb, &rb);
     double per_rank = (double)sb + (double)rb + 8.0 * 1e6;
     int local = ctx->ranks_per_host > 0 ? ctx->ranks_per_host : 1;
     return per_rank * local;
@@ -866,7 +342,7 @@ static int update_fit(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
 
 /* ---- one point ----------------------------------------------------------- */
 
-static void add_metrics(const net_state *st, const sb_params *p,
+static void add_metrics(const sb_mpi_coll *st, const sb_params *p,
                         const sb_ctx *ctx, int iters, int warm,
                         unsigned long long wrong, sb_result *r)
 {
@@ -896,14 +372,14 @@ static void add_metrics(const net_state *st, const sb_params *p,
     sb_result_metric(r, "busbw_factor", f, "");
 
     double size = sb_p_num(p, "size");
-    if (!is_p2p(st->op) && fabs(S - size) > 0.5)
+    if (!sb_mpi_coll_is_p2p(st->op) && fabs(S - size) > 0.5)
         sb_result_note(r, "S = %.0f B: the size rounded to whole elements%s", S,
                        st->op == SB_NET_ALLGATHER ||
                                st->op == SB_NET_REDUCE_SCATTER ||
                                st->op == SB_NET_ALLTOALL
                            ? " and one equal chunk per rank"
                            : "");
-    if (is_p2p(st->op)) {
+    if (sb_mpi_coll_is_p2p(st->op)) {
         sb_result_note(r, "between ranks 0 and 1 only%s",
                        st->op == SB_NET_PINGPONG ? "; latency = half the round "
                                                    "trip, timed on rank 0"
@@ -951,7 +427,7 @@ static void quiet_barrier(void)
  * watchdog ends the job when a point outlives --timeout. */
 
 typedef struct net_point {
-    net_state st;
+    sb_mpi_coll st;
     watchdog wd;
     const sb_params *p;
     int iters, warm;
@@ -964,7 +440,7 @@ static void net_teardown(void *state)
     net_point *np = state;
     if (!np)
         return;
-    net_free(&np->st);
+    sb_mpi_coll_free(&np->st);
     watchdog_stop(&np->wd);
     free(np);
 }
@@ -985,7 +461,7 @@ static int net_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     watchdog_start(&np->wd, limit, what, ctx->rank);
     np->p = p;
     np->plant = sb_p_bool(p, "plant_error");
-    describe(op, p, ctx->rank, ctx->nranks, &np->st);
+    sb_mpi_coll_describe(op, p, ctx->rank, ctx->nranks, &np->st);
     if (np->st.dt == MPI_DATATYPE_NULL) {
         /* An MPI without the type: say so rather than fail. */
         net_teardown(np);
@@ -993,7 +469,7 @@ static int net_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_p_str(p, "dtype"));
     }
     sb_err serr = {0};
-    int rc = net_alloc(&np->st, &serr);
+    int rc = sb_mpi_coll_alloc(&np->st, &serr);
     int ok = rc == 0, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {
@@ -1016,7 +492,7 @@ static int net_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     np->iters = iters;
     np->warm = warm;
 
-    prepare(&np->st, false);
+    sb_mpi_coll_prepare(&np->st, false);
     if ((int)sb_p_int(p, "stall_rank") == ctx->rank) {
         /* Test hook: this rank stops answering; the watchdogs end it. */
         struct timespec ts = {(time_t)(limit + 60.0), 0};
@@ -1045,17 +521,17 @@ static int net_sample(void *state, int idx, uint64_t iters, double *secs,
     (void)iters, (void)err;
     net_point *np = state;
     if (idx < 0) { /* warm-up: back to back, untimed */
-        op_once(&np->st);
+        sb_mpi_coll_once(&np->st);
         *secs = 0;
         return 0;
     }
-    if (!is_p2p(np->st.op) || idx == 0)
+    if (!sb_mpi_coll_is_p2p(np->st.op) || idx == 0)
         MPI_Barrier(MPI_COMM_WORLD);
     double t0 = sb_now();
-    op_once(&np->st);
+    sb_mpi_coll_once(&np->st);
     double dt = sb_now() - t0;
     /* point to point is timed on rank 0 alone */
-    *secs = is_p2p(np->st.op) && np->st.rank != 0 ? 0.0 : dt;
+    *secs = sb_mpi_coll_is_p2p(np->st.op) && np->st.rank != 0 ? 0.0 : dt;
     return 0;
 }
 
@@ -1079,7 +555,7 @@ static const sb_timer net_timer = {
 static int net_verify(void *state, sb_result *r)
 {
     net_point *np = state;
-    unsigned long long wrong = validate(&np->st, np->plant);
+    unsigned long long wrong = sb_mpi_coll_validate(&np->st, np->plant);
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
                   MPI_COMM_WORLD);
     np->wrong = wrong;
