@@ -175,7 +175,6 @@ static int dtype_kind(const sb_params *p, size_t *elem, MPI_Datatype *dt)
 
 /* ---- state of one point -------------------------------------------------- */
 
-
 bool sb_mpi_coll_is_p2p(sb_netop op)
 {
     return op == SB_NET_PINGPONG || op == SB_NET_BW || op == SB_NET_BIBW;
@@ -224,7 +223,7 @@ void sb_mpi_coll_buffers(const sb_mpi_coll *st, size_t *sb, size_t *rb)
 
 /* Fills the parts of st that follow from the parameters alone. */
 void sb_mpi_coll_describe(sb_netop op, const sb_params *p, int rank, int nranks,
-                     sb_mpi_coll *st)
+                          sb_mpi_coll *st)
 {
     memset(st, 0, sizeof *st);
     st->op = op;

@@ -50,8 +50,8 @@ bool sb_mpi_coll_is_p2p(sb_netop op);
 /* The point's operation, types, counts and buffers' sizes from its
  * parameters (nothing allocated); st->dt is MPI_DATATYPE_NULL where this
  * MPI lacks the type. */
-void sb_mpi_coll_describe(sb_netop op, const sb_params *p, int rank,
-                          int nranks, sb_mpi_coll *st);
+void sb_mpi_coll_describe(sb_netop op, const sb_params *p, int rank, int nranks,
+                          sb_mpi_coll *st);
 /* Bytes of the send and receive buffers (for footprint and setup alike). */
 void sb_mpi_coll_buffers(const sb_mpi_coll *st, size_t *sb, size_t *rb);
 int sb_mpi_coll_alloc(sb_mpi_coll *st, sb_err *err);

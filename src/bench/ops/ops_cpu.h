@@ -31,6 +31,9 @@ void sb_ops_cpu_fill(void *a, int64_t rows, int64_t width, bool bf16,
 
 /* Bytes of per-thread scratch the op needs (softmax: one fp32 row). */
 size_t sb_ops_cpu_scratch(const sb_ops_shape *s);
+/* What the kernels of a shape need made once before they run (the bf16
+ * SwiGLU's table on AVX2); the setup calls it. */
+void sb_ops_cpu_prepare(const sb_ops_shape *s);
 /* Runs the op once: x, g, y fp32 or uint16 by s->bf16. */
 void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
                     const float *cos_t, const float *sin_t, void *y,
