@@ -685,11 +685,12 @@ int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,
         return sb_results_push_skipped(
             out, b->name, b->area, im->backend, p, err,
             "skipped: needs 2 or more ranks — run under mpirun");
+    /* Threads first: a shape may depend on them (the ops' chunk size). */
+    sb_threads_setup(ctx->threads);
     sb_point pt;
     int rc = sb_point_make(b, im, p, &pt, err);
     if (rc)
         return rc;
-    sb_threads_setup(ctx->threads);
     if (im->drive) {
         rc = im->drive(&pt, ctx, out, err);
         sb_point_release(&pt);
