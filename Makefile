@@ -21,6 +21,7 @@ all: build
 
 deps:
 	@bash scripts/install-deps.sh
+	@bash scripts/fetch-pjrt.sh
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
@@ -49,7 +50,8 @@ FUZZERS    ?= fuzz_param fuzz_run fuzz_workload fuzz_hw fuzz_trace
 
 fuzz-build: deps
 	@CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug \
-	  -DSOLBENCH_FUZZ=ON -DSOLBENCH_CUDA=OFF -DBUILD_TESTING=OFF \
+	  -DSOLBENCH_FUZZ=ON -DSOLBENCH_CUDA=OFF -DSOLBENCH_PJRT=OFF \
+	  -DBUILD_TESTING=OFF \
 	  $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzzers
 

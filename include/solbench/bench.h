@@ -143,7 +143,7 @@ typedef struct sb_timer {
  * field but backend and setup/run (or drive) may be left NULL: the
  * definition's then holds. */
 struct sb_impl {
-    const char *backend; /* "cpu", "host", "mpi", "cuda" */
+    const char *backend; /* "cpu", "host", "mpi", "cuda", "pjrt" */
     const char *desc;    /* how this backend runs it; NULL: the definition's */
     /* This backend's own parameters, added to the definition's; one of the
      * same name replaces the definition's (its default, bounds or choices
@@ -242,6 +242,11 @@ struct sb_bench {
 #define SB_IMPL_MPI(sym) &sym,
 #else
 #define SB_IMPL_MPI(sym)
+#endif
+#ifdef SB_HAVE_PJRT
+#define SB_IMPL_PJRT(sym) &sym,
+#else
+#define SB_IMPL_PJRT(sym)
 #endif
 
 /* ---- registry ------------------------------------------------------------ */

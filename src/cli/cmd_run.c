@@ -37,7 +37,11 @@ static const char run_help[] =
     "  --interleave        set up every point first, then sample them in\n"
     "                      rounds (one sample each), so points compared\n"
     "                      as a ratio see the same stretches of time\n"
-    "  --backend cpu|cuda  only this backend (default: every one present)\n"
+    "  --backend cpu|cuda|pjrt  only this backend (default: every one\n"
+    "                      present; pjrt when a plugin is named)\n"
+    "  --pjrt-plugin PATH  the PJRT plugin (libtpu, a CUDA or CPU plugin;\n"
+    "                      default $SOLBENCH_PJRT_PLUGIN, else the one\n"
+    "                      found at build time)\n"
     "  --timeout S         per-point limit for network benchmarks\n"
     "  --json FILE         write the run document (schema solbench.run/1)\n"
     "  --csv FILE          write one CSV row per result\n"
@@ -143,6 +147,14 @@ int sb_cmd_run(int argc, char **argv)
                 goto out;
             backend = v;
             snprintf(ctx.backend, sizeof ctx.backend, "%s", v);
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--pjrt-plugin", &v))) {
+            if (m < 0)
+                goto out;
+            if (!*v) {
+                sb_cli_usage("run", "--pjrt-plugin: an empty path");
+                goto out;
+            }
+            setenv("SOLBENCH_PJRT_PLUGIN", v, 1);
         } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
             if (m < 0)
                 goto out;

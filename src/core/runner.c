@@ -131,7 +131,7 @@ static int backend_phase(const char *be)
     if (strcmp(be, "cpu") == 0 || strcmp(be, "host") == 0 ||
         strcmp(be, "mpi") == 0)
         return 0;
-    return strcmp(be, "cuda") == 0 ? 1 : 2;
+    return strcmp(be, "cuda") == 0 ? 1 : 2; /* then pjrt */
 }
 
 /* Whether --backend `want` takes an impl on backend `be`: its own, and
@@ -155,10 +155,11 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
     if (names && (check_list("--bench", names, err) ||
                   each_item(names, check_name, err)))
         return SB_EINVAL;
-    if (backend && strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0)
+    if (backend && strcmp(backend, "cpu") != 0 &&
+        strcmp(backend, "cuda") != 0 && strcmp(backend, "pjrt") != 0)
         return sb_fail(err, SB_EINVAL,
                        "--backend '%s': unknown backend (cpu, "
-                       "cuda)",
+                       "cuda, pjrt)",
                        backend);
 
     int cap = 0;
@@ -185,6 +186,12 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
                     sb_cuda_device_count() == 0)
                     continue;
 #endif
+                /* A PJRT plugin is loaded only when asked for: --backend
+                 * pjrt, or a plugin named (run --pjrt-plugin,
+                 * $SOLBENCH_PJRT_PLUGIN). */
+                if ((!backend || !*backend) && strcmp(be, "pjrt") == 0 &&
+                    !getenv("SOLBENCH_PJRT_PLUGIN"))
+                    continue;
                 unsigned flags = sb_impl_flags(*b, *im);
                 bool pick;
                 if (names)

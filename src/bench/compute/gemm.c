@@ -548,6 +548,9 @@ static const sb_impl compute_gemm_cpu = {
 #ifdef SB_HAVE_CUDA
 extern const sb_impl sb_impl_cuda_compute_gemm;
 #endif
+#ifdef SB_HAVE_PJRT
+extern const sb_impl sb_impl_pjrt_compute_gemm;
+#endif
 
 /* C = A B of M x K by K x N (sb_gemm_dims): 2 M N K FLOPs on every
  * backend; which dtypes and shapes each takes is the backend's. */
@@ -555,12 +558,14 @@ const sb_bench sb_bench_compute_gemm = {
     .name = "compute.gemm",
     .area = "compute",
     .desc = "GEMM C = A B (CPU: OpenBLAS or oneDNN, the fastest or as asked; "
-            "CUDA: cuBLASLt): square, LLM and decode shapes, with MFU",
+            "CUDA: cuBLASLt; PJRT: StableHLO): square, LLM and decode shapes, "
+            "with MFU",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .decode = gemm_decode,
     .shape_size = sizeof(sb_gemm_shape),
     .flops = gemm_flops,
-    .impls =
-        (const sb_impl *const[]){&compute_gemm_cpu,
-                                 SB_IMPL_CUDA(sb_impl_cuda_compute_gemm) NULL},
+    .impls = (const sb_impl *const[]){&compute_gemm_cpu,
+                                      SB_IMPL_CUDA(sb_impl_cuda_compute_gemm)
+                                          SB_IMPL_PJRT(
+                                              sb_impl_pjrt_compute_gemm) NULL},
 };

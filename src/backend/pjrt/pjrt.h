@@ -1,0 +1,57 @@
+/*
+ * pjrt.h — the PJRT backend's plumbing (pjrt.c): the plugin a process
+ * loads once (dlopen, GetPjrtApi, the API version check, the client and
+ * its devices), device buffers, programs compiled from StableHLO text, and
+ * executions awaited through their events. Every PJRT error becomes one
+ * sb_err line naming the call and the plugin's message.
+ */
+#ifndef SOLBENCH_BACKEND_PJRT_H
+#define SOLBENCH_BACKEND_PJRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "solbench/error.h"
+
+typedef struct sb_pjrt sb_pjrt;
+typedef struct sb_pjrt_buf sb_pjrt_buf;
+typedef struct sb_pjrt_exe sb_pjrt_exe;
+
+/* Element types of the buffers solbench makes. */
+typedef enum { SB_PJRT_F32, SB_PJRT_BF16, SB_PJRT_S32 } sb_pjrt_type;
+
+/* The plugin of this process, loaded and its client created on the first
+ * call: $SOLBENCH_PJRT_PLUGIN (set by `run --pjrt-plugin`), else the one
+ * found at build time. SB_EUNSUP (a skipped result) with the reason when
+ * there is none or it does not load. */
+int sb_pjrt_open(sb_pjrt **out, sb_err *err);
+/* "cpu", "tpu", "cuda"...; the first device's kind; devices; the plugin's
+ * path and PJRT API version (major.minor). */
+const char *sb_pjrt_platform(const sb_pjrt *p);
+const char *sb_pjrt_device_kind(const sb_pjrt *p);
+int sb_pjrt_devices(const sb_pjrt *p);
+const char *sb_pjrt_path(const sb_pjrt *p);
+void sb_pjrt_api_version(const sb_pjrt *p, int *major, int *minor);
+
+/* A device buffer of `type` and dims on device 0 from host data (copied
+ * before the call returns). */
+int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
+                   const int64_t *dims, int ndims, sb_pjrt_buf **out,
+                   sb_err *err);
+/* Copies a buffer to host memory of `bytes`. */
+int sb_pjrt_download(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
+                     sb_err *err);
+void sb_pjrt_buf_free(sb_pjrt *p, sb_pjrt_buf *b);
+
+/* Compiles a StableHLO module given as MLIR text for one replica and one
+ * partition. */
+int sb_pjrt_compile(sb_pjrt *p, const char *mlir, sb_pjrt_exe **out,
+                    sb_err *err);
+void sb_pjrt_exe_free(sb_pjrt *p, sb_pjrt_exe *e);
+/* Executes on device 0 with `nargs` arguments, waits for the device to
+ * finish (the execution's completion event) and returns its one output
+ * (free it with sb_pjrt_buf_free). */
+int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf *const *args,
+                    int nargs, sb_pjrt_buf **out, sb_err *err);
+
+#endif

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The PJRT backend on the CPU plugin `make deps` fetches (or the one
+# $SOLBENCH_PJRT_PLUGIN names): compute.gemm runs through StableHLO and
+# verifies in fp32 and bf16; a planted wrong element fails the run (exit
+# 1); a plugin that does not load is a skipped result saying why (exit 0);
+# bad input exits 2 before any plugin is loaded; beside the CPU's GEMM the
+# result carries pct_cpu_gemm. Exit 77 (skipped) where the build has no
+# PJRT backend or no plugin loads here.
+#   usage: pjrt_cli.sh SOLBENCH
+set -u
+sb=$1
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$sb" list | grep -q "^compute.gemm .*pjrt" ||
+    { echo "this build has no PJRT backend (no pjrt_c_api.h: make deps)"; exit 77; }
+
+# Bad input: exit 2, before any plugin is asked for.
+out=$(SOLBENCH_PJRT_PLUGIN=/nonexistent/plugin.so "$sb" run --no-store --backend pjrt \
+    --bench compute.gemm -p n=128 -p k=64 2>&1)
+[ $? = 2 ] || fail "k != n: expected exit 2: $out"
+echo "$out" | grep -q "k=64 must be 0 or n=128" || fail "k != n: no message: $out"
+out=$("$sb" run --no-store --backend pjrt --pjrt-plugin "" --bench compute.gemm 2>&1)
+[ $? = 2 ] || fail "an empty --pjrt-plugin: expected exit 2: $out"
+
+# A plugin that does not load: skipped, saying why, exit 0.
+out=$("$sb" run --no-store --backend pjrt --pjrt-plugin /nonexistent/plugin.so \
+    --bench compute.gemm -p n=128 -p dtype=fp32 2>&1)
+[ $? = 0 ] || fail "a missing plugin: expected exit 0: $out"
+echo "$out" | grep -q "compute.gemm@pjrt.*skipped: PJRT plugin /nonexistent/plugin.so does not load" ||
+    fail "a missing plugin: no skip line with the reason: $out"
+
+# Both dtypes verify on the plugin.
+"$sb" run --no-store --quiet --backend pjrt --bench compute.gemm -p n=128 \
+    --json "$d/r.json" >"$d/out" 2>&1 || fail "run: exit $?: $(cat "$d/out")"
+python3 - "$d/r.json" <<'PY' || exit $?
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+if rs and all(r.get("skipped") for r in rs):
+    print("no PJRT plugin loads here: %s" % rs[0]["notes"])
+    sys.exit(77)
+dts = sorted(r["params"]["dtype"] for r in rs)
+assert dts == ["bf16", "fp32"], dts
+for r in rs:
+    assert r["backend"] == "pjrt" and r["valid"], r
+    g = r["metrics"]["GFLOPs"]["value"]
+    f = r["metrics"]["flops"]["value"]
+    assert f == 2 * 128 ** 3, f
+    assert g > 0.01, g
+    assert any("pjrt: platform cpu" in n for n in r["notes"]), r["notes"]
+    assert r["metrics"]["max_rel_err"]["value"] < (1.6e-2 if r["params"]["dtype"] == "bf16" else 1e-5)
+print("pjrt: both dtypes valid")
+PY
+
+# A planted wrong element: the run fails its verification, exit 1.
+out=$("$sb" run --no-store --backend pjrt --bench compute.gemm -p n=128 \
+    -p dtype=fp32 -p plant_error=1 2>&1)
+[ $? = 1 ] || fail "plant_error: expected exit 1: $out"
+echo "$out" | grep -q "1 of 16384 elements of A·P^3 differ" || fail "plant_error: no note: $out"
+
+# Beside the CPU's GEMM of the same run (the plugin named, so both
+# backends run): the share of it, as a metric.
+plugin=$(python3 -c '
+import json, re, sys
+for n in json.load(open(sys.argv[1]))["results"][0]["notes"]:
+    m = re.search(r"plugin (\S+)$", n)
+    if m: print(m.group(1)); break' "$d/r.json")
+[ -n "$plugin" ] || fail "no plugin path in the notes"
+"$sb" run --no-store --quiet --bench compute.gemm -p compute.gemm:shape=square \
+    -p n=256 -p dtype=fp32 --pjrt-plugin "$plugin" --json "$d/b.json" \
+    >"$d/out" 2>&1 || fail "both backends: exit $?: $(cat "$d/out")"
+python3 - "$d/b.json" <<'PY' || exit 1
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+be = [r["backend"] for r in rs]
+assert be == ["cpu", "pjrt"], be  # the host's first, then the device's
+p = rs[1]
+assert rs[0]["valid"] and p["valid"], rs
+share = p["metrics"]["pct_cpu_gemm"]["value"]
+cpu = rs[0]["metrics"]["GFLOPs_best"]["value"]
+assert abs(share - 100 * p["metrics"]["GFLOPs"]["value"] / cpu) < 1e-6 * share, (share, cpu)
+print("pjrt fp32 n=256: %.1f %% of the CPU GEMM's best" % share)
+PY
+echo "ok"
