@@ -53,6 +53,28 @@ for r in rs:
 print("pjrt: both dtypes valid")
 PY
 
+# The memory kernels written in StableHLO: scale, add, triad, read verify.
+"$sb" run --no-store --quiet --backend pjrt --area memory -p size=1MiB \
+    --json "$d/m.json" >"$d/out" 2>&1 || fail "memory: exit $?: $(cat "$d/out")"
+python3 - "$d/m.json" <<'PY' || exit 1
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+names = sorted(r["bench"] for r in rs)
+assert names == ["memory.add", "memory.read", "memory.scale", "memory.triad"], names
+words = {"memory.scale": 2, "memory.add": 3, "memory.triad": 3, "memory.read": 1}
+for r in rs:
+    assert r["backend"] == "pjrt" and r["valid"], r
+    n = 1048576 // (4 * words[r["bench"]])
+    assert r["metrics"]["bytes"]["value"] == 4 * n * words[r["bench"]], r["metrics"]["bytes"]
+    assert r["metrics"]["GBps"]["value"] > 0.01, r["metrics"]["GBps"]
+print("pjrt memory: scale, add, triad, read valid")
+PY
+out=$("$sb" run --no-store --backend pjrt --bench memory.triad -p size=1MiB \
+    -p plant_error=1 2>&1)
+[ $? = 1 ] || fail "memory plant_error: expected exit 1: $out"
+echo "$out" | grep -q "1 of 87381 output elements after 3 passes differ" ||
+    fail "memory plant_error: no note: $out"
+
 # A planted wrong element: the run fails its verification, exit 1.
 out=$("$sb" run --no-store --backend pjrt --bench compute.gemm -p n=128 \
     -p dtype=fp32 -p plant_error=1 2>&1)

@@ -18,6 +18,7 @@
 #include <pjrt_c_api.h>
 
 #include "backend/pjrt/pjrt.h"
+#include "solbench/timer.h"
 
 struct sb_pjrt {
     void *dl;
@@ -317,4 +318,41 @@ int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf *const *args,
     }
     *out = (sb_pjrt_buf *)outs[0];
     return 0;
+}
+
+int sb_pjrt_count_set(sb_pjrt *p, sb_pjrt_count *c, uint64_t n, sb_err *err)
+{
+    if (c->buf && c->n == n)
+        return 0;
+    if (n > 2147483647u)
+        return sb_fail(err, SB_EINVAL, "pjrt: a loop of %llu iterations",
+                       (unsigned long long)n);
+    sb_pjrt_count_free(p, c);
+    int32_t v = (int32_t)n;
+    int rc = sb_pjrt_upload(p, &v, SB_PJRT_S32, NULL, 0, &c->buf, err);
+    if (rc == 0)
+        c->n = n;
+    return rc;
+}
+
+void sb_pjrt_count_free(sb_pjrt *p, sb_pjrt_count *c)
+{
+    sb_pjrt_buf_free(p, c->buf);
+    c->buf = NULL;
+    c->n = 0;
+}
+
+int sb_pjrt_time_loop(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf **args, int nargs,
+                      sb_pjrt_count *c, uint64_t n, double *secs, sb_err *err)
+{
+    int rc = sb_pjrt_count_set(p, c, n, err);
+    if (rc)
+        return rc;
+    args[nargs - 1] = c->buf;
+    sb_pjrt_buf *out = NULL;
+    double t0 = sb_now();
+    rc = sb_pjrt_execute(p, e, args, nargs, &out, err);
+    *secs = sb_now() - t0;
+    sb_pjrt_buf_free(p, out);
+    return rc;
 }

@@ -54,4 +54,18 @@ void sb_pjrt_exe_free(sb_pjrt *p, sb_pjrt_exe *e);
 int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf *const *args,
                     int nargs, sb_pjrt_buf **out, sb_err *err);
 
+/* The device scalar (s32) of a program's loop count, uploaded again only
+ * when the count changes. */
+typedef struct sb_pjrt_count {
+    sb_pjrt_buf *buf;
+    uint64_t n;
+} sb_pjrt_count;
+int sb_pjrt_count_set(sb_pjrt *p, sb_pjrt_count *c, uint64_t n, sb_err *err);
+void sb_pjrt_count_free(sb_pjrt *p, sb_pjrt_count *c);
+/* One timed launch of a program whose last argument is its loop count:
+ * args[nargs - 1] becomes the count n; the host clock from the call to
+ * the execution's completion event in *secs; the output freed. */
+int sb_pjrt_time_loop(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf **args, int nargs,
+                      sb_pjrt_count *c, uint64_t n, double *secs, sb_err *err);
+
 #endif

@@ -21,7 +21,6 @@
 #include "backend/pjrt/pjrt.h"
 #include "solbench/bench.h"
 #include "solbench/gemm.h"
-#include "solbench/timer.h"
 #include "solbench/util.h"
 
 static const sb_param_def pgemm_params[] = {
@@ -46,8 +45,7 @@ typedef struct pgemm_state {
     int64_t *perm;        /* column l of A lands in column perm[l] */
     signed char *sign;    /* with this sign */
     sb_pjrt_buf *da, *dp; /* device: A, the permutation */
-    sb_pjrt_buf *dn;      /* the count of the last sample */
-    uint64_t dn_value;
+    sb_pjrt_count count;  /* the loop count of the last launch */
     sb_pjrt_exe *exe;
     char note[1280];
 } pgemm_state;
@@ -80,7 +78,7 @@ static void pgemm_teardown(void *state)
     if (st->p) {
         sb_pjrt_buf_free(st->p, st->da);
         sb_pjrt_buf_free(st->p, st->dp);
-        sb_pjrt_buf_free(st->p, st->dn);
+        sb_pjrt_count_free(st->p, &st->count);
         sb_pjrt_exe_free(st->p, st->exe);
     }
     free(st->a);
@@ -141,23 +139,6 @@ static int pgemm_program(pgemm_state *st, sb_err *err)
     if (len < 0 || len >= (int)sizeof mlir)
         return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
     return sb_pjrt_compile(st->p, mlir, &st->exe, err);
-}
-
-/* The device buffer of the loop count `n` (kept while it stays the same). */
-static int count_buf(pgemm_state *st, uint64_t n, sb_err *err)
-{
-    if (st->dn && st->dn_value == n)
-        return 0;
-    if (n > 2147483647u)
-        return sb_fail(err, SB_EINVAL, "pjrt: %llu products in one launch",
-                       (unsigned long long)n);
-    sb_pjrt_buf_free(st->p, st->dn);
-    st->dn = NULL;
-    int32_t v = (int32_t)n;
-    int rc = sb_pjrt_upload(st->p, &v, SB_PJRT_S32, NULL, 0, &st->dn, err);
-    if (rc == 0)
-        st->dn_value = n;
-    return rc;
 }
 
 static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
@@ -234,15 +215,9 @@ static int pgemm_sample(void *state, int idx, uint64_t iters, double *secs,
 {
     (void)idx;
     pgemm_state *st = state;
-    int rc = count_buf(st, iters, err);
-    if (rc)
-        return rc;
-    sb_pjrt_buf *args[3] = {st->da, st->dp, st->dn}, *out = NULL;
-    double t0 = sb_now();
-    rc = sb_pjrt_execute(st->p, st->exe, args, 3, &out, err);
-    *secs = sb_now() - t0;
-    sb_pjrt_buf_free(st->p, out);
-    return rc;
+    sb_pjrt_buf *args[3] = {st->da, st->dp, NULL};
+    return sb_pjrt_time_loop(st->p, st->exe, args, 3, &st->count, iters, secs,
+                             err);
 }
 
 /* Launches of at least 10 ms: dispatch and the await stay a small share. */
@@ -262,9 +237,9 @@ static int pgemm_verify(void *state, sb_result *r)
     /* 1. three products by the permutation: exact, every element */
     const uint64_t k = 3;
     sb_pjrt_buf *args[3] = {st->da, st->dp, NULL};
-    if ((rc = count_buf(st, k, &err)))
+    if ((rc = sb_pjrt_count_set(st->p, &st->count, k, &err)))
         goto done;
-    args[2] = st->dn;
+    args[2] = st->count.buf;
     if ((rc = sb_pjrt_execute(st->p, st->exe, args, 3, &out, &err)) ||
         (rc = sb_pjrt_download(st->p, out, c, na * st->elem, &err)))
         goto done;
@@ -297,10 +272,10 @@ static int pgemm_verify(void *state, sb_result *r)
     if ((rc = sb_pjrt_upload(st->p, st->bd,
                              st->bf16 ? SB_PJRT_BF16 : SB_PJRT_F32, db, 2, &dd,
                              &err)) ||
-        (rc = count_buf(st, 1, &err)))
+        (rc = sb_pjrt_count_set(st->p, &st->count, 1, &err)))
         goto done;
     args[1] = dd;
-    args[2] = st->dn;
+    args[2] = st->count.buf;
     if ((rc = sb_pjrt_execute(st->p, st->exe, args, 3, &out, &err)) ||
         (rc = sb_pjrt_download(st->p, out, c, na * st->elem, &err)))
         goto done;
