@@ -27,6 +27,7 @@ struct sb_pjrt {
     PJRT_Device *const *devs;
     size_t ndev;
     char platform[64], kind[128], path[1024];
+    char what[1400]; /* the note every result carries */
 };
 
 static sb_pjrt g_pjrt;
@@ -152,6 +153,12 @@ static void open_once(void)
         return;
     snprintf(p->kind, sizeof p->kind, "%.*s", (int)ka.device_kind_size,
              ka.device_kind);
+    snprintf(p->what, sizeof p->what,
+             "pjrt: platform %s, device %s (%zu device%s), API %d.%d, "
+             "plugin %s",
+             p->platform, p->kind, p->ndev, p->ndev == 1 ? "" : "s",
+             api->pjrt_api_version.major_version,
+             api->pjrt_api_version.minor_version, p->path);
 }
 
 int sb_pjrt_open(sb_pjrt **out, sb_err *err)
@@ -181,6 +188,10 @@ int sb_pjrt_devices(const sb_pjrt *p)
 const char *sb_pjrt_path(const sb_pjrt *p)
 {
     return p->path;
+}
+const char *sb_pjrt_describe(const sb_pjrt *p)
+{
+    return p->what;
 }
 void sb_pjrt_api_version(const sb_pjrt *p, int *major, int *minor)
 {
@@ -342,17 +353,36 @@ void sb_pjrt_count_free(sb_pjrt *p, sb_pjrt_count *c)
     c->n = 0;
 }
 
-int sb_pjrt_time_loop(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf **args, int nargs,
-                      sb_pjrt_count *c, uint64_t n, double *secs, sb_err *err)
+int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **out,
+                     sb_err *err)
 {
-    int rc = sb_pjrt_count_set(p, c, n, err);
+    int rc = sb_pjrt_count_set(l->p, &l->count, n, err);
     if (rc)
         return rc;
-    args[nargs - 1] = c->buf;
+    l->args[l->nargs - 1] = l->count.buf;
+    return sb_pjrt_execute(l->p, l->exe, l->args, l->nargs, out, err);
+}
+
+void sb_pjrt_loop_free(sb_pjrt_loop *l)
+{
+    if (!l->p)
+        return;
+    sb_pjrt_count_free(l->p, &l->count);
+    sb_pjrt_exe_free(l->p, l->exe);
+    l->exe = NULL;
+}
+
+static int loop_sample(void *state, int idx, uint64_t iters, double *secs,
+                       sb_err *err)
+{
+    (void)idx;
+    sb_pjrt_loop *l = state;
     sb_pjrt_buf *out = NULL;
     double t0 = sb_now();
-    rc = sb_pjrt_execute(p, e, args, nargs, &out, err);
+    int rc = sb_pjrt_loop_run(l, iters, &out, err);
     *secs = sb_now() - t0;
-    sb_pjrt_buf_free(p, out);
+    sb_pjrt_buf_free(l->p, out);
     return rc;
 }
+
+const sb_timer sb_pjrt_timer = {.min_sample_s = 10e-3, .sample = loop_sample};

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "solbench/bench.h"
 #include "solbench/error.h"
 
 typedef struct sb_pjrt sb_pjrt;
@@ -32,6 +33,8 @@ const char *sb_pjrt_device_kind(const sb_pjrt *p);
 int sb_pjrt_devices(const sb_pjrt *p);
 const char *sb_pjrt_path(const sb_pjrt *p);
 void sb_pjrt_api_version(const sb_pjrt *p, int *major, int *minor);
+/* All of that in one line, the note every PJRT result carries. */
+const char *sb_pjrt_describe(const sb_pjrt *p);
 
 /* A device buffer of `type` and dims on device 0 from host data (copied
  * before the call returns). */
@@ -62,10 +65,26 @@ typedef struct sb_pjrt_count {
 } sb_pjrt_count;
 int sb_pjrt_count_set(sb_pjrt *p, sb_pjrt_count *c, uint64_t n, sb_err *err);
 void sb_pjrt_count_free(sb_pjrt *p, sb_pjrt_count *c);
-/* One timed launch of a program whose last argument is its loop count:
- * args[nargs - 1] becomes the count n; the host clock from the call to
- * the execution's completion event in *secs; the output freed. */
-int sb_pjrt_time_loop(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf **args, int nargs,
-                      sb_pjrt_count *c, uint64_t n, double *secs, sb_err *err);
+/* The first member of every PJRT benchmark state: the plugin, the
+ * compiled program (a loop whose last argument is its count) and the
+ * arguments of a launch before the count (owned by the state). */
+typedef struct sb_pjrt_loop {
+    sb_pjrt *p;
+    sb_pjrt_exe *exe;
+    sb_pjrt_buf *args[4];
+    int nargs; /* with the count */
+    sb_pjrt_count count;
+} sb_pjrt_loop;
+/* One launch of the loop with count n, awaited; its output in *out. */
+int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **out,
+                     sb_err *err);
+/* Frees the program and the count (not the arguments). */
+void sb_pjrt_loop_free(sb_pjrt_loop *l);
+/* The timer of every state that begins with sb_pjrt_loop: a sample is one
+ * launch of `iters` iterations, timed on the host clock from
+ * PJRT_LoadedExecutable_Execute to the end of PJRT_Event_Await on its
+ * completion event; at least 10 ms, so dispatch and the await stay a small
+ * share. The runner's loop calibrates, warms up and samples with it. */
+extern const sb_timer sb_pjrt_timer;
 
 #endif

@@ -37,8 +37,8 @@ static const sb_param_def pgemm_params[] = {
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 typedef struct pgemm_state {
-    sb_pjrt *p;
-    int64_t m, n; /* A: m x n, B: n x n */
+    sb_pjrt_loop loop; /* first: sb_pjrt_timer's; args A, B */
+    int64_t m, n;      /* A: m x n, B: n x n */
     bool bf16, plant;
     size_t elem;
     void *a, *bp, *bd;    /* host: A, the signed permutation, a dense B */
@@ -47,7 +47,6 @@ typedef struct pgemm_state {
     sb_pjrt_buf *da, *dp; /* device: A, the permutation */
     sb_pjrt_count count;  /* the loop count of the last launch */
     sb_pjrt_exe *exe;
-    char note[1280];
 } pgemm_state;
 
 static int pgemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
@@ -75,11 +74,10 @@ static void pgemm_teardown(void *state)
     pgemm_state *st = state;
     if (!st)
         return;
-    if (st->p) {
-        sb_pjrt_buf_free(st->p, st->da);
-        sb_pjrt_buf_free(st->p, st->dp);
-        sb_pjrt_count_free(st->p, &st->count);
-        sb_pjrt_exe_free(st->p, st->exe);
+    if (st->loop.p) {
+        sb_pjrt_buf_free(st->loop.p, st->da);
+        sb_pjrt_buf_free(st->loop.p, st->dp);
+        sb_pjrt_loop_free(&st->loop);
     }
     free(st->a);
     free(st->bp);
@@ -138,7 +136,7 @@ static int pgemm_program(pgemm_state *st, sb_err *err)
         a, b, a, a, b, a, b, a, a, b, a);
     if (len < 0 || len >= (int)sizeof mlir)
         return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
-    return sb_pjrt_compile(st->p, mlir, &st->exe, err);
+    return sb_pjrt_compile(st->loop.p, mlir, &st->loop.exe, err);
 }
 
 static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
@@ -153,7 +151,7 @@ static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     pgemm_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    st->p = p;
+    st->loop.p = p;
     st->m = s->m;
     st->n = s->n;
     st->bf16 = strcmp(sb_p_str(pt->params, "dtype"), "bf16") == 0;
@@ -198,31 +196,12 @@ static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
         pgemm_teardown(st);
         return rc;
     }
-    int maj = 0, min = 0;
-    sb_pjrt_api_version(p, &maj, &min);
-    snprintf(st->note, sizeof st->note,
-             "pjrt: platform %s, device %s (%d device%s), API %d.%d, "
-             "plugin %s",
-             sb_pjrt_platform(p), sb_pjrt_device_kind(p), sb_pjrt_devices(p),
-             sb_pjrt_devices(p) == 1 ? "" : "s", maj, min, sb_pjrt_path(p));
+    st->loop.args[0] = st->da;
+    st->loop.args[1] = st->dp;
+    st->loop.nargs = 3;
     *state = st;
     return 0;
 }
-
-/* One launch of `iters` products, until its completion event. */
-static int pgemm_sample(void *state, int idx, uint64_t iters, double *secs,
-                        sb_err *err)
-{
-    (void)idx;
-    pgemm_state *st = state;
-    sb_pjrt_buf *args[3] = {st->da, st->dp, NULL};
-    return sb_pjrt_time_loop(st->p, st->exe, args, 3, &st->count, iters, secs,
-                             err);
-}
-
-/* Launches of at least 10 ms: dispatch and the await stay a small share. */
-static const sb_timer pgemm_timer = {.min_sample_s = 10e-3,
-                                     .sample = pgemm_sample};
 
 static int pgemm_verify(void *state, sb_result *r)
 {
@@ -236,12 +215,8 @@ static int pgemm_verify(void *state, sb_result *r)
         goto done;
     /* 1. three products by the permutation: exact, every element */
     const uint64_t k = 3;
-    sb_pjrt_buf *args[3] = {st->da, st->dp, NULL};
-    if ((rc = sb_pjrt_count_set(st->p, &st->count, k, &err)))
-        goto done;
-    args[2] = st->count.buf;
-    if ((rc = sb_pjrt_execute(st->p, st->exe, args, 3, &out, &err)) ||
-        (rc = sb_pjrt_download(st->p, out, c, na * st->elem, &err)))
+    if ((rc = sb_pjrt_loop_run(&st->loop, k, &out, &err)) ||
+        (rc = sb_pjrt_download(st->loop.p, out, c, na * st->elem, &err)))
         goto done;
     if (st->plant) /* one element off by a unit of its last place */
         put(st, c, na / 2, get(st, c, na / 2) * (1.0 + 1.0 / 64.0) + 1.0);
@@ -266,18 +241,17 @@ static int pgemm_verify(void *state, sb_result *r)
                        "from the permutation applied on the host",
                        wrong, na);
     /* 2. one product with a dense B: 64 sampled elements against double */
-    sb_pjrt_buf_free(st->p, out);
+    sb_pjrt_buf_free(st->loop.p, out);
     out = NULL;
     const int64_t db[2] = {st->n, st->n};
-    if ((rc = sb_pjrt_upload(st->p, st->bd,
+    if ((rc = sb_pjrt_upload(st->loop.p, st->bd,
                              st->bf16 ? SB_PJRT_BF16 : SB_PJRT_F32, db, 2, &dd,
-                             &err)) ||
-        (rc = sb_pjrt_count_set(st->p, &st->count, 1, &err)))
+                             &err)))
         goto done;
-    args[1] = dd;
-    args[2] = st->count.buf;
-    if ((rc = sb_pjrt_execute(st->p, st->exe, args, 3, &out, &err)) ||
-        (rc = sb_pjrt_download(st->p, out, c, na * st->elem, &err)))
+    st->loop.args[1] = dd; /* one product with the dense B */
+    rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err);
+    st->loop.args[1] = st->dp;
+    if (rc || (rc = sb_pjrt_download(st->loop.p, out, c, na * st->elem, &err)))
         goto done;
     const double tol = st->bf16 ? 1.6e-2 : 1e-5;
     uint64_t seed = 77;
@@ -311,8 +285,8 @@ static int pgemm_verify(void *state, sb_result *r)
 done:
     if (rc && rc != SB_ENOMEM)
         sb_result_note(r, "verification could not run: %s", err.msg);
-    sb_pjrt_buf_free(st->p, out);
-    sb_pjrt_buf_free(st->p, dd);
+    sb_pjrt_buf_free(st->loop.p, out);
+    sb_pjrt_buf_free(st->loop.p, dd);
     free(c);
     return rc;
 }
@@ -321,12 +295,12 @@ static void pgemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                          sb_result *r)
 {
     const pgemm_state *st = state;
-    sb_result_note(r, "%s", st->note);
+    sb_result_note(r, "%s", sb_pjrt_describe(st->loop.p));
     sb_result_note(r, "a launch runs the product in a StableHLO while loop "
                       "(A carried, B a signed permutation), timed to its "
                       "completion event");
     const sb_metric *g = sb_result_get(r, "GFLOPs");
-    if (!g || strcmp(sb_pjrt_platform(st->p), "cpu") != 0)
+    if (!g || strcmp(sb_pjrt_platform(st->loop.p), "cpu") != 0)
         return;
     /* on the CPU plugin: against this machine's own GEMM of the run */
     char key[24];
@@ -350,7 +324,7 @@ const sb_impl sb_impl_pjrt_compute_gemm = {
     .check = pgemm_check,
     .footprint = pgemm_footprint,
     .setup = pgemm_setup,
-    .timer = &pgemm_timer,
+    .timer = &sb_pjrt_timer,
     .verify = pgemm_verify,
     .report = pgemm_report,
     .teardown = pgemm_teardown,

@@ -46,15 +46,12 @@ static int64_t elems_of(const sb_point *pt)
 }
 
 typedef struct pmem_state {
-    sb_pjrt *p;
+    sb_pjrt_loop loop; /* first: sb_pjrt_timer's; args x (and y) */
     int kind;
     int64_t n;
     bool plant;
     float *x, *y;         /* host inputs */
     sb_pjrt_buf *dx, *dy; /* device inputs */
-    sb_pjrt_exe *exe;
-    sb_pjrt_count count;
-    char note[1280];
 } pmem_state;
 
 static int pmem_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
@@ -90,11 +87,10 @@ static void pmem_teardown(void *state)
     pmem_state *st = state;
     if (!st)
         return;
-    if (st->p) {
-        sb_pjrt_buf_free(st->p, st->dx);
-        sb_pjrt_buf_free(st->p, st->dy);
-        sb_pjrt_count_free(st->p, &st->count);
-        sb_pjrt_exe_free(st->p, st->exe);
+    if (st->loop.p) {
+        sb_pjrt_buf_free(st->loop.p, st->dx);
+        sb_pjrt_buf_free(st->loop.p, st->dy);
+        sb_pjrt_loop_free(&st->loop);
     }
     free(st->x);
     free(st->y);
@@ -163,7 +159,7 @@ static int pmem_program(pmem_state *st, sb_err *err)
     }
     if (len < 0 || len >= (int)sizeof mlir)
         return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
-    return sb_pjrt_compile(st->p, mlir, &st->exe, err);
+    return sb_pjrt_compile(st->loop.p, mlir, &st->loop.exe, err);
 }
 
 static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
@@ -177,7 +173,7 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     pmem_state *st = calloc(1, sizeof *st);
     if (!st)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    st->p = p;
+    st->loop.p = p;
     st->kind = pt->impl->kind;
     st->n = elems_of(pt);
     st->plant = sb_p_bool(pt->params, "plant_error");
@@ -201,33 +197,12 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
         pmem_teardown(st);
         return rc;
     }
-    int maj = 0, min = 0;
-    sb_pjrt_api_version(p, &maj, &min);
-    snprintf(st->note, sizeof st->note,
-             "pjrt: platform %s, device %s (%d device%s), API %d.%d, "
-             "plugin %s",
-             sb_pjrt_platform(p), sb_pjrt_device_kind(p), sb_pjrt_devices(p),
-             sb_pjrt_devices(p) == 1 ? "" : "s", maj, min, sb_pjrt_path(p));
+    st->loop.args[0] = st->dx;
+    st->loop.args[1] = st->dy; /* read: the count's place */
+    st->loop.nargs = st->kind == K_READ ? 2 : 3;
     *state = st;
     return 0;
 }
-
-static int pmem_sample(void *state, int idx, uint64_t iters, double *secs,
-                       sb_err *err)
-{
-    (void)idx;
-    pmem_state *st = state;
-    sb_pjrt_buf *args[3] = {st->dx, st->dy, NULL};
-    int nargs = st->kind == K_READ ? 2 : 3;
-    if (st->kind == K_READ)
-        args[1] = NULL;
-    return sb_pjrt_time_loop(st->p, st->exe, args, nargs, &st->count, iters,
-                             secs, err);
-}
-
-/* Launches of at least 10 ms, as for GEMM. */
-static const sb_timer pmem_timer = {.min_sample_s = 10e-3,
-                                    .sample = pmem_sample};
 
 static int pmem_verify(void *state, sb_result *r)
 {
@@ -240,13 +215,8 @@ static int pmem_verify(void *state, sb_result *r)
     int rc = SB_ENOMEM;
     if (!c)
         goto done;
-    sb_pjrt_buf *args[3] = {st->dx, rd ? NULL : st->dy, NULL};
-    const int nargs = rd ? 2 : 3;
-    if ((rc = sb_pjrt_count_set(st->p, &st->count, 3, &err)))
-        goto done;
-    args[nargs - 1] = st->count.buf;
-    if ((rc = sb_pjrt_execute(st->p, st->exe, args, nargs, &out, &err)) ||
-        (rc = sb_pjrt_download(st->p, out, c, n * sizeof(float), &err)))
+    if ((rc = sb_pjrt_loop_run(&st->loop, 3, &out, &err)) ||
+        (rc = sb_pjrt_download(st->loop.p, out, c, n * sizeof(float), &err)))
         goto done;
     if (st->plant)
         c[n / 2] += 1.0f;
@@ -274,7 +244,7 @@ static int pmem_verify(void *state, sb_result *r)
 done:
     if (rc && rc != SB_ENOMEM)
         sb_result_note(r, "verification could not run: %s", err.msg);
-    sb_pjrt_buf_free(st->p, out);
+    sb_pjrt_buf_free(st->loop.p, out);
     free(c);
     return rc;
 }
@@ -284,10 +254,10 @@ static void pmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
 {
     (void)pt;
     const pmem_state *st = state;
-    sb_result_note(r, "%s", st->note);
+    sb_result_note(r, "%s", sb_pjrt_describe(st->loop.p));
     const sb_metric *g = sb_result_get(r, "GBps");
     double triad = sb_ceil_get(&ctx->ceil, "bw.triad");
-    if (g && triad > 0 && strcmp(sb_pjrt_platform(st->p), "cpu") == 0)
+    if (g && triad > 0 && strcmp(sb_pjrt_platform(st->loop.p), "cpu") == 0)
         sb_result_metric(r, "pct_cpu_triad", 100.0 * g->value * 1e9 / triad,
                          "%");
 }
@@ -304,7 +274,7 @@ static void pmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .footprint = pmem_footprint,                                           \
         .bytes = pmem_bytes,                                                   \
         .setup = pmem_setup,                                                   \
-        .timer = &pmem_timer,                                                  \
+        .timer = &sb_pjrt_timer,                                               \
         .verify = pmem_verify,                                                 \
         .report = pmem_report,                                                 \
         .teardown = pmem_teardown,                                             \
