@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The PJRT backend on the CPU plugin `make deps` fetches (or the one
 # $SOLBENCH_PJRT_PLUGIN names): compute.gemm runs through StableHLO and
-# verifies in fp32 and bf16; a planted wrong element fails the run (exit
+# verifies in fp32 and bf16, so do the memory kernels and the transfers; a planted wrong element fails the run (exit
 # 1); a plugin that does not load is a skipped result saying why (exit 0);
 # bad input exits 2 before any plugin is loaded; beside the CPU's GEMM the
 # result carries pct_cpu_gemm. Exit 77 (skipped) where the build has no
@@ -74,6 +74,23 @@ out=$("$sb" run --no-store --backend pjrt --bench memory.triad -p size=1MiB \
 [ $? = 1 ] || fail "memory plant_error: expected exit 1: $out"
 echo "$out" | grep -q "1 of 87381 output elements after 3 passes differ" ||
     fail "memory plant_error: no note: $out"
+
+# Transfers: h2d and d2h of whole words verify; what only the host
+# backend takes is refused.
+"$sb" run --no-store --quiet --backend pjrt --area transfer -p size=64KiB \
+    --json "$d/t.json" >"$d/out" 2>&1 || fail "transfer: exit $?: $(cat "$d/out")"
+python3 - "$d/t.json" <<'PY' || exit 1
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+assert sorted(r["bench"] for r in rs) == ["transfer.d2h", "transfer.h2d"], rs
+for r in rs:
+    assert r["backend"] == "pjrt" and r["valid"], r
+    assert r["params"]["host"] == "pageable", r["params"]
+    assert r["metrics"]["bytes"]["value"] == 65536, r["metrics"]["bytes"]
+print("pjrt transfer: h2d, d2h valid")
+PY
+out=$("$sb" run --no-store --backend pjrt --bench transfer.h2d -p numa=0 2>&1)
+[ $? = 2 ] || fail "transfer numa: expected exit 2: $out"
 
 # A planted wrong element: the run fails its verification, exit 1.
 out=$("$sb" run --no-store --backend pjrt --bench compute.gemm -p n=128 \

@@ -225,8 +225,15 @@ int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
                   "PJRT_Client_BufferFromHostBuffer", err);
     if (rc)
         return rc;
-    /* the host data may be reused once the transfer says so */
-    if ((rc = await_event(api, a.done_with_host_buffer, "the upload", err))) {
+    /* the host data may be reused once the transfer says so, and the
+     * buffer is on the device when its ready event fires */
+    PJRT_Buffer_ReadyEvent_Args ra = {
+        .struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE,
+        .buffer = a.buffer};
+    if ((rc = await_event(api, a.done_with_host_buffer, "the upload", err)) ||
+        (rc = fail(api, api->PJRT_Buffer_ReadyEvent(&ra),
+                   "PJRT_Buffer_ReadyEvent", err)) ||
+        (rc = await_event(api, ra.event, "the uploaded buffer", err))) {
         sb_pjrt_buf_free(p, (sb_pjrt_buf *)a.buffer);
         return rc;
     }

@@ -36,8 +36,8 @@ void sb_pjrt_api_version(const sb_pjrt *p, int *major, int *minor);
 /* All of that in one line, the note every PJRT result carries. */
 const char *sb_pjrt_describe(const sb_pjrt *p);
 
-/* A device buffer of `type` and dims on device 0 from host data (copied
- * before the call returns). */
+/* A device buffer of `type` and dims on device 0 from host data: returns
+ * once the host data may be reused and the buffer is ready on the device. */
 int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
                    const int64_t *dims, int ndims, sb_pjrt_buf **out,
                    sb_err *err);

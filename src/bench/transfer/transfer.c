@@ -332,7 +332,11 @@ static const sb_impl xfer_cuda = {
 };
 #endif
 
-#define XFER_BENCH(sym, nm, MODE, dsc)                                         \
+#ifdef SB_HAVE_PJRT
+extern const sb_impl sb_impl_pjrt_transfer_h2d, sb_impl_pjrt_transfer_d2h;
+#endif
+
+#define XFER_BENCH(sym, nm, MODE, dsc, ...)                                    \
     const sb_bench sym = {                                                     \
         .name = nm,                                                            \
         .area = "transfer",                                                    \
@@ -345,13 +349,13 @@ static const sb_impl xfer_cuda = {
         .check = xfer_check,                                                   \
         .footprint = sb_xfer_footprint,                                        \
         .bytes = xfer_bytes,                                                   \
-        .impls = (const sb_impl *const[]){&xfer_host,                          \
-                                          SB_IMPL_CUDA(xfer_cuda) NULL},       \
+        .impls = (const sb_impl *const[]){&xfer_host, SB_IMPL_CUDA(xfer_cuda)  \
+                                                          __VA_ARGS__ NULL},   \
     }
 
 XFER_BENCH(sb_bench_transfer_h2d, "transfer.h2d", SB_XFER_H2D,
-           "host to device copies");
+           "host to device copies", SB_IMPL_PJRT(sb_impl_pjrt_transfer_h2d));
 XFER_BENCH(sb_bench_transfer_d2h, "transfer.d2h", SB_XFER_D2H,
-           "device to host copies");
+           "device to host copies", SB_IMPL_PJRT(sb_impl_pjrt_transfer_d2h));
 XFER_BENCH(sb_bench_transfer_bidir, "transfer.bidir", SB_XFER_BIDIR,
            "both directions at once on two streams, each direction reported");
