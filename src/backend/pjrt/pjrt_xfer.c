@@ -38,7 +38,8 @@ static int pxfer_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
         return sb_fail(err, SB_EINVAL,
                        "%s on pjrt: parameter device=%lld: the plugin's "
                        "first device only",
-                       pt->bench->name, (long long)sb_p_int(pt->params, "device"));
+                       pt->bench->name,
+                       (long long)sb_p_int(pt->params, "device"));
     if (sb_p_int(pt->params, "numa") != -1)
         return sb_fail(err, SB_EINVAL,
                        "%s on pjrt: parameter numa is the host backend's",
@@ -141,8 +142,9 @@ static int pxfer_verify(void *state, sb_result *r)
     for (size_t i = 0; i < st->words; i++)
         wrong += st->dst[i] != st->src[i];
     if (wrong)
-        sb_result_note(r, "verification: %zu of %zu words differ from what "
-                          "was sent",
+        sb_result_note(r,
+                       "verification: %zu of %zu words differ from what "
+                       "was sent",
                        wrong, st->words);
     r->valid = wrong == 0;
     return 0;
