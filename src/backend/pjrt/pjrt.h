@@ -26,14 +26,11 @@ typedef enum { SB_PJRT_F32, SB_PJRT_BF16, SB_PJRT_S32 } sb_pjrt_type;
  * found at build time. SB_EUNSUP (a skipped result) with the reason when
  * there is none or it does not load. */
 int sb_pjrt_open(sb_pjrt **out, sb_err *err);
-/* "cpu", "tpu", "cuda"...; the first device's kind; devices; the plugin's
- * path and PJRT API version (major.minor). */
+/* "cpu", "tpu", "cuda"... */
 const char *sb_pjrt_platform(const sb_pjrt *p);
-const char *sb_pjrt_device_kind(const sb_pjrt *p);
-int sb_pjrt_devices(const sb_pjrt *p);
-const char *sb_pjrt_path(const sb_pjrt *p);
-void sb_pjrt_api_version(const sb_pjrt *p, int *major, int *minor);
-/* All of that in one line, the note every PJRT result carries. */
+/* The platform, the first device's kind, the devices, the PJRT API
+ * version and the plugin's path in one line: the note every PJRT result
+ * carries. */
 const char *sb_pjrt_describe(const sb_pjrt *p);
 
 /* A device buffer of `type` and dims on device 0 from host data: returns
@@ -46,10 +43,10 @@ int sb_pjrt_download(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
                      sb_err *err);
 void sb_pjrt_buf_free(sb_pjrt *p, sb_pjrt_buf *b);
 
-/* Compiles a StableHLO module given as MLIR text for one replica and one
- * partition. */
-int sb_pjrt_compile(sb_pjrt *p, const char *mlir, sb_pjrt_exe **out,
-                    sb_err *err);
+/* Compiles a StableHLO module given as MLIR text (a printf format and its
+ * arguments) for one replica and one partition. */
+int sb_pjrt_compile(sb_pjrt *p, sb_pjrt_exe **out, sb_err *err, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
 void sb_pjrt_exe_free(sb_pjrt *p, sb_pjrt_exe *e);
 /* Executes on device 0 with `nargs` arguments, waits for the device to
  * finish (the execution's completion event) and returns its one output

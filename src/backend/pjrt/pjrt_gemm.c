@@ -110,9 +110,8 @@ static int pgemm_program(pgemm_state *st, sb_err *err)
              (long long)st->n, t);
     snprintf(b, sizeof b, "tensor<%lldx%lldx%s>", (long long)st->n,
              (long long)st->n, t);
-    char mlir[4096];
-    int len = snprintf(
-        mlir, sizeof mlir,
+    return sb_pjrt_compile(
+        st->loop.p, &st->loop.exe, err,
         "module @sb_gemm {\n"
         "  func.func public @main(%%a: %s, %%b: %s, %%n: tensor<i32>) -> %s {\n"
         "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
@@ -134,9 +133,6 @@ static int pgemm_program(pgemm_state *st, sb_err *err)
         "  }\n"
         "}\n",
         a, b, a, a, b, a, b, a, a, b, a);
-    if (len < 0 || len >= (int)sizeof mlir)
-        return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
-    return sb_pjrt_compile(st->loop.p, mlir, &st->loop.exe, err);
 }
 
 static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,

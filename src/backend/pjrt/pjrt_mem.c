@@ -100,7 +100,7 @@ static void pmem_teardown(void *state)
 /* The program of a kernel over arrays of `t` (tensor<Nxf32>). */
 static int pmem_program(pmem_state *st, sb_err *err)
 {
-    char t[48], mlir[4096];
+    char t[48];
     snprintf(t, sizeof t, "tensor<%lldxf32>", (long long)st->n);
     const char *cmp = "      %lt = stablehlo.compare LT, %i, %k, SIGNED : "
                       "(tensor<i32>, tensor<i32>) -> tensor<i1>\n"
@@ -108,10 +108,9 @@ static int pmem_program(pmem_state *st, sb_err *err)
     const char *inc = "      %one = stablehlo.constant dense<1> : "
                       "tensor<i32>\n"
                       "      %j = stablehlo.add %i, %one : tensor<i32>\n";
-    int len;
     if (st->kind == K_READ)
-        len = snprintf(
-            mlir, sizeof mlir,
+        return sb_pjrt_compile(
+            st->loop.p, &st->loop.exe, err,
             "module @sb_mem {\n"
             "  func.func public @main(%%a: %s, %%n: tensor<i32>) -> "
             "tensor<f32> {\n"
@@ -134,32 +133,27 @@ static int pmem_program(pmem_state *st, sb_err *err)
             "  }\n"
             "}\n",
             t, t, cmp, t, t, t, inc, t);
-    else {
-        const char *body = st->kind == K_SCALE ? "stablehlo.negate %x"
-                           : st->kind == K_ADD ? "stablehlo.add %x, %w"
-                                               : "stablehlo.subtract %w, %x";
-        len = snprintf(
-            mlir, sizeof mlir,
-            "module @sb_mem {\n"
-            "  func.func public @main(%%a: %s, %%b: %s, %%n: tensor<i32>) -> "
-            "%s {\n"
-            "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
-            "    %%r:4 = stablehlo.while(%%i = %%c0, %%x = %%a, %%w = %%b, "
-            "%%k = %%n) : tensor<i32>, %s, %s, tensor<i32>\n"
-            "     cond {\n%s    } do {\n"
-            "      %%y = %s : %s\n"
-            "%s"
-            "      stablehlo.return %%j, %%y, %%w, %%k : tensor<i32>, %s, %s, "
-            "tensor<i32>\n"
-            "    }\n"
-            "    return %%r#1 : %s\n"
-            "  }\n"
-            "}\n",
-            t, t, t, t, t, cmp, body, t, inc, t, t, t);
-    }
-    if (len < 0 || len >= (int)sizeof mlir)
-        return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
-    return sb_pjrt_compile(st->loop.p, mlir, &st->loop.exe, err);
+    const char *body = st->kind == K_SCALE ? "stablehlo.negate %x"
+                       : st->kind == K_ADD ? "stablehlo.add %x, %w"
+                                           : "stablehlo.subtract %w, %x";
+    return sb_pjrt_compile(
+        st->loop.p, &st->loop.exe, err,
+        "module @sb_mem {\n"
+        "  func.func public @main(%%a: %s, %%b: %s, %%n: tensor<i32>) -> "
+        "%s {\n"
+        "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+        "    %%r:4 = stablehlo.while(%%i = %%c0, %%x = %%a, %%w = %%b, "
+        "%%k = %%n) : tensor<i32>, %s, %s, tensor<i32>\n"
+        "     cond {\n%s    } do {\n"
+        "      %%y = %s : %s\n"
+        "%s"
+        "      stablehlo.return %%j, %%y, %%w, %%k : tensor<i32>, %s, %s, "
+        "tensor<i32>\n"
+        "    }\n"
+        "    return %%r#1 : %s\n"
+        "  }\n"
+        "}\n",
+        t, t, t, t, t, cmp, body, t, inc, t, t, t);
 }
 
 static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,

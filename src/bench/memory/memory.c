@@ -710,25 +710,20 @@ static int mem_decode(const sb_bench *b, const sb_params *p, void *out,
     return 0;
 }
 
-static const mem_shape *shape_of(const sb_point *pt)
-{
-    return pt->shape;
-}
-
 static double mem_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
     (void)ctx;
-    return shape_of(pt)->used;
+    return ((const mem_shape *)pt->shape)->used;
 }
 
 static double mem_bytes(const sb_point *pt)
 {
-    return shape_of(pt)->used; /* one pass over every array */
+    return ((const mem_shape *)pt->shape)->used; /* one pass over every array */
 }
 
 static int mem_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
-    const mem_shape *sh = shape_of(pt);
+    const mem_shape *sh = pt->shape;
     double need = (double)sb_mem_arrays(sh->k) * (double)sh->elem * 64.0;
     char a[32], b[32];
     if (sh->size < need)
@@ -749,7 +744,7 @@ static int mem_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 static int mem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                      sb_err *err)
 {
-    const mem_shape *sh = shape_of(pt);
+    const mem_shape *sh = pt->shape;
     sb_mem_state *s = NULL;
     int rc =
         sb_mem_setup(sh->k, sh->fp32, sh->nt, sh->size, ctx->threads, &s, err);
@@ -761,7 +756,7 @@ static void mem_report(void *state, const sb_point *pt, sb_ctx *ctx,
                        sb_result *r)
 {
     sb_mem_state *s = state;
-    const mem_shape *sh = shape_of(pt);
+    const mem_shape *sh = pt->shape;
     if (r->n_samples == 0)
         return;
     double bytes = (double)s->n * (double)s->elem;

@@ -177,8 +177,8 @@ static int push_dir(sb_xfer_state *s, int d, double v)
     return 0;
 }
 
-int sb_xfer_sample(void *state, int idx, uint64_t iters, double *secs,
-                   sb_err *err)
+static int xfer_sample(void *state, int idx, uint64_t iters, double *secs,
+                       sb_err *err)
 {
     sb_xfer_state *s = state;
     sb_copy_job jobs[2];
@@ -198,8 +198,7 @@ int sb_xfer_sample(void *state, int idx, uint64_t iters, double *secs,
 /* Batches of copies timed by the device's own clock (the host backend's
  * is the host's), each direction recorded apart; at most 2^20 copies a
  * batch. */
-const sb_timer sb_xfer_timer = {.max_iters = 1u << 20,
-                                .sample = sb_xfer_sample};
+const sb_timer sb_xfer_timer = {.max_iters = 1u << 20, .sample = xfer_sample};
 
 int sb_xfer_verify(void *state, sb_result *r)
 {

@@ -31,10 +31,9 @@ typedef struct sb_xfer_state {
 
 int sb_xfer_setup_with(const sb_dev_ops *ops, sb_xfer_mode mode,
                        const sb_params *p, void **state, sb_err *err);
-/* One batch of `iters` copies (both directions at once for bidir), timed
- * by the device's clock; a sample (idx >= 0) records each direction. */
-int sb_xfer_sample(void *state, int idx, uint64_t iters, double *secs,
-                   sb_err *err);
+/* The transfers' timer: a sample is one batch of copies (both directions
+ * at once for bidir) timed by the device's clock, each direction recorded
+ * for the samples (not the calibration and warm-up). */
 extern const sb_timer sb_xfer_timer;
 int sb_xfer_verify(void *state, sb_result *r);
 void sb_xfer_report(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r);
