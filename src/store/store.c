@@ -422,6 +422,33 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
     "  data BLOB NOT NULL);",
 };
 
+/* The database's application id, schema version and number of schema
+ * objects, read in one statement and so from one snapshot: read one by one,
+ * a creator committing in between gives a mixture (no objects yet, a
+ * version already) that looks like another program's file. */
+static int read_header(sb_store *st, long *app, long *ver, long *nobj,
+                       sb_err *err)
+{
+    sqlite3_stmt *s;
+    int rc =
+        prepare(st,
+                "SELECT (SELECT application_id FROM pragma_application_id),"
+                " (SELECT user_version FROM pragma_user_version),"
+                " (SELECT count(*) FROM sqlite_master)",
+                &s, err);
+    if (rc)
+        return rc;
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        rc = store_fail(st, err, "reading the database header");
+    } else {
+        *app = (long)sqlite3_column_int64(s, 0);
+        *ver = (long)sqlite3_column_int64(s, 1);
+        *nobj = (long)sqlite3_column_int64(s, 2);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 /* A database that is neither ours nor empty belongs to another program. */
 static int refuse_foreign(const sb_store *st, long app, long ver, long ntables,
                           sb_err *err)
@@ -452,10 +479,7 @@ static int migrate(sb_store *st, sb_err *err)
      * same new database cannot both run the migrations. */
     if ((rc = exec_retry(st, "BEGIN IMMEDIATE", err)))
         return rc;
-    if ((rc = query_int(st, "PRAGMA user_version", &ver, err)) ||
-        (rc = query_int(st, "PRAGMA application_id", &app, err)) ||
-        (rc = query_int(st, "SELECT count(*) FROM sqlite_master", &ntables,
-                        err)))
+    if ((rc = read_header(st, &app, &ver, &ntables, err)))
         goto fail;
 
     if ((rc = refuse_foreign(st, app, ver, ntables, err)))
@@ -636,8 +660,8 @@ int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
      * size; a full quick_check, which reads every page, runs only on small
      * databases, so that commands do not slow down as the store grows.
      * Damage found later by SQLite still ends the command with exit 2. */
-    long n = 0;
-    if ((rc = query_int(st, "SELECT count(*) FROM sqlite_master", &n, err)))
+    long n = 0, app = 0, ver = 0;
+    if ((rc = read_header(st, &app, &ver, &n, err)))
         goto fail;
     if (suspect ||
         (stat(path, &sbuf) == 0 && sbuf.st_size <= SB_STORE_QUICK_CHECK_MAX)) {
@@ -678,10 +702,6 @@ int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
     /* Another program's database is refused before anything is written
      * to it (switching to WAL rewrites the header); migrate() checks again
      * under its lock. */
-    long app = 0, ver = 0;
-    if ((rc = query_int(st, "PRAGMA application_id", &app, err)) ||
-        (rc = query_int(st, "PRAGMA user_version", &ver, err)))
-        goto fail;
     if ((rc = refuse_foreign(st, app, ver, n, err)))
         goto fail;
     if (ver > SB_STORE_SCHEMA_VERSION) {
