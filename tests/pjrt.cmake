@@ -1,5 +1,6 @@
 # The PJRT backend on the CPU plugin `make deps` fetches: compute.gemm
-# through a StableHLO program verifies in fp32 and bf16, a planted wrong
+# through a StableHLO program verifies in fp32 and bf16 (and the memory,
+# transfer and collective programs verify), a planted wrong
 # element fails the run, a plugin that does not load is a skipped result,
 # bad input exits 2, and beside the CPU's GEMM the share of it is reported
 # (tests/scripts/pjrt_cli.sh; skipped, exit 77, without a header or a

@@ -37,6 +37,10 @@ typedef struct sb_selection {
  * one item per benchmark and backend. The host's (cpu, host, mpi) come
  * first in registry order, then each device backend's, so a device's
  * ceilings never stand in for the host's in the host's figures. */
+/* Whether a run with --backend `backend` (NULL or "": every one) uses a
+ * PJRT plugin: --backend pjrt, or every backend and a plugin named
+ * ($SOLBENCH_PJRT_PLUGIN, which run --pjrt-plugin sets). */
+bool sb_backend_wants_pjrt(const char *backend);
 int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err);
 void sb_selection_free(sb_selection *sel);

@@ -41,6 +41,20 @@ typedef struct sb_core_clock {
     char method[96]; /* in words: which methods, agreeing or not */
 } sb_core_clock;
 
+/* The devices of a PJRT plugin (docs/PJRT.md), when a run uses one. */
+typedef struct sb_pjrt_info {
+    char platform[32];          /* "cpu", "tpu", "cuda" */
+    char platform_version[128]; /* the client's: the runtime's version */
+    char device_kind[96];       /* the first device's */
+    int devices;                /* addressable devices */
+    int api_major, api_minor;   /* the plugin's PJRT C API */
+    char xla_version[32];       /* plugin attributes; "" when absent */
+    char stablehlo_version[32];
+    double device_mem_bytes; /* device 0's allocatable memory; 0: unknown */
+    char plugin[512];        /* the path loaded */
+    char error[256];         /* why there is none ("" when loaded) */
+} sb_pjrt_info;
+
 typedef struct sb_sysinfo {
     char cpu_model[128];
     char vendor[32];
@@ -70,7 +84,18 @@ typedef struct sb_sysinfo {
     char sqlite_version[24];
     char mpi_version[128]; /* first line; "" without MPI */
     sb_core_clock clock;   /* every method's figure (when measured) */
+    /* A run on a PJRT plugin: its devices are part of the machine (and of
+     * the fingerprint, when the plugin loaded). */
+    bool has_pjrt;
+    sb_pjrt_info pjrt;
 } sb_sysinfo;
+
+/* Adds the PJRT plugin's devices to si (loading the plugin: $SOLBENCH_PJRT_
+ * PLUGIN, else the build's default); si->pjrt.error says why not. */
+void sb_sysinfo_add_pjrt(sb_sysinfo *si);
+/* The PJRT backend defines it when built (a weak default reports that the
+ * build has none): fills *out, 0 when the plugin loaded. */
+int sb_pjrt_info_get(sb_pjrt_info *out);
 
 /* Fills si. Measuring the clock takes ~50 ms. */
 void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock);

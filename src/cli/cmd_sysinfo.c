@@ -6,28 +6,41 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "solbench/runner.h"
 #include "solbench/sysinfo.h"
 
-#define SB__SYSINFO_USAGE "usage: solbench sysinfo [--json]"
+#define SB__SYSINFO_USAGE                                                      \
+    "usage: solbench sysinfo [--json] [--pjrt-plugin PATH]"
 
 int sb_cmd_sysinfo(int argc, char **argv)
 {
     bool as_json = false;
     for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
         if (strcmp(argv[i], "--json") == 0) {
             as_json = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--pjrt-plugin", &v))) {
+            if (m < 0)
+                return 2;
+            if (!*v)
+                return sb_cli_usage("sysinfo", "--pjrt-plugin: an empty path");
+            setenv("SOLBENCH_PJRT_PLUGIN", v, 1);
         } else if (strcmp(argv[i], "-h") == 0 ||
                    strcmp(argv[i], "--help") == 0) {
             printf(
                 "%s\n  Prints the machine fingerprint: CPU, topology, caches, "
                 "memory, ISA,\n  measured clock, OS, build, libraries and "
                 "performance-relevant\n  environment; --json prints it as "
-                "one JSON document.\n",
+                "one JSON document. With a PJRT plugin\n  (--pjrt-plugin "
+                "PATH or $SOLBENCH_PJRT_PLUGIN) its devices as well:\n  "
+                "platform, kind, count, memory, runtime and API versions.\n",
                 SB__SYSINFO_USAGE);
             return 0;
         } else {
@@ -38,6 +51,8 @@ int sb_cmd_sysinfo(int argc, char **argv)
 
     sb_sysinfo si;
     sb_sysinfo_collect(&si, true);
+    if (sb_backend_wants_pjrt(NULL))
+        sb_sysinfo_add_pjrt(&si);
     json_t *doc = sb_sysinfo_json(&si);
     if (!doc) {
         fprintf(stderr, "solbench sysinfo: out of memory\n");

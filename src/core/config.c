@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu_gemm.h"
 #include "solbench/output.h"
+#include "solbench/runner.h"
 #include "solbench/sysinfo.h"
 
 char *openblas_get_config(void);
@@ -73,6 +74,8 @@ void sb_run_begin(sb_run *run, const sb_ctx *ctx, const char *areas,
     sb_utc_now(run->started_at, sizeof run->started_at);
     sb_sysinfo si;
     sb_sysinfo_collect(&si, true);
+    if (sb_backend_wants_pjrt(ctx->backend))
+        sb_sysinfo_add_pjrt(&si);
     json_decref(run->system);
     run->system = sb_sysinfo_json(&si);
     json_decref(run->config);

@@ -145,6 +145,14 @@ static bool backend_takes(const char *want, const char *be)
            (strcmp(want, "cpu") == 0 && backend_phase(be) == 0);
 }
 
+bool sb_backend_wants_pjrt(const char *backend)
+{
+    if (backend && *backend)
+        return strcmp(backend, "pjrt") == 0;
+    const char *env = getenv("SOLBENCH_PJRT_PLUGIN");
+    return env && *env;
+}
+
 int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err)
 {
@@ -189,8 +197,7 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
                 /* A PJRT plugin is loaded only when asked for: --backend
                  * pjrt, or a plugin named (run --pjrt-plugin,
                  * $SOLBENCH_PJRT_PLUGIN). */
-                if ((!backend || !*backend) && strcmp(be, "pjrt") == 0 &&
-                    !getenv("SOLBENCH_PJRT_PLUGIN"))
+                if (strcmp(be, "pjrt") == 0 && !sb_backend_wants_pjrt(backend))
                     continue;
                 unsigned flags = sb_impl_flags(*b, *im);
                 bool pick;

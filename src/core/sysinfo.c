@@ -397,6 +397,9 @@ int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len)
             first = false;
         }
     SB__APP(";kernel=%s", si->kernel);
+    if (si->has_pjrt && !si->pjrt.error[0])
+        SB__APP(";pjrt=%s/%s/x%d/%s", si->pjrt.platform, si->pjrt.device_kind,
+                si->pjrt.devices, si->pjrt.platform_version);
 #undef SB__APP
     if (out && len > 0 && n >= len)
         out[len - 1] = '\0';
@@ -605,6 +608,49 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
     return notes;
 }
 
+/* Weak default: the PJRT backend, when built, defines the strong one. */
+__attribute__((weak)) int sb_pjrt_info_get(sb_pjrt_info *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->error, sizeof out->error,
+             "this build has no PJRT backend (docs/PJRT.md)");
+    return -1;
+}
+
+void sb_sysinfo_add_pjrt(sb_sysinfo *si)
+{
+    si->has_pjrt = true;
+    sb_pjrt_info_get(&si->pjrt);
+}
+
+static json_t *pjrt_json(const sb_pjrt_info *p)
+{
+    json_t *o = json_object();
+    if (p->error[0]) {
+        json_object_set_new(o, "error", sb__jstr(p->error));
+        return o;
+    }
+    char api[32];
+    snprintf(api, sizeof api, "%d.%d", p->api_major, p->api_minor);
+    json_object_set_new(o, "platform", sb__jstr(p->platform));
+    json_object_set_new(o, "platform_version", sb__jstr(p->platform_version));
+    json_object_set_new(o, "device_kind", sb__jstr(p->device_kind));
+    json_object_set_new(o, "devices", json_integer(p->devices));
+    json_object_set_new(o, "device_memory_bytes",
+                        p->device_mem_bytes > 0
+                            ? json_integer((json_int_t)p->device_mem_bytes)
+                            : json_null());
+    json_object_set_new(o, "api_version", json_string(api));
+    json_object_set_new(o, "xla_version",
+                        p->xla_version[0] ? sb__jstr(p->xla_version)
+                                          : json_null());
+    json_object_set_new(o, "stablehlo_version",
+                        p->stablehlo_version[0] ? sb__jstr(p->stablehlo_version)
+                                                : json_null());
+    json_object_set_new(o, "plugin", sb__jstr(p->plugin));
+    return o;
+}
+
 /* Weak default: the CUDA backend, when built, defines the strong one. */
 __attribute__((weak)) json_t *sb_sysinfo_devices_json(void)
 {
@@ -760,6 +806,8 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
     json_t *devices = sb_sysinfo_devices_json();
     if (devices)
         json_object_set_new(doc, "devices", devices);
+    if (si->has_pjrt)
+        json_object_set_new(doc, "pjrt", pjrt_json(&si->pjrt));
 
     json_t *env = sb__env_json();
     json_object_set_new(doc, "notes", sb__notes(si, env));
@@ -901,6 +949,26 @@ void sb_sysinfo_print(FILE *f, const json_t *doc)
     if (json_is_string(json_object_get(libs, "mpi")))
         fprintf(f, ", %s", sb__s(libs, NULL, "mpi"));
     fputc('\n', f);
+
+    const json_t *pj = json_object_get(doc, "pjrt");
+    if (json_is_object(pj) && json_object_get(pj, "error"))
+        fprintf(f, "PJRT         none: %s\n", sb__s(pj, NULL, "error"));
+    else if (json_is_object(pj)) {
+        const json_t *dmem = json_object_get(pj, "device_memory_bytes");
+        char mbuf[40] = "memory unknown";
+        if (json_is_integer(dmem)) {
+            sb__size(mbuf, sizeof mbuf, (double)json_integer_value(dmem));
+            strncat(mbuf, " each", sizeof mbuf - strlen(mbuf) - 1);
+        }
+        fprintf(f,
+                "PJRT         %s %s x%d (%s), %s; API %s, XLA %s; plugin "
+                "%s\n",
+                sb__s(pj, NULL, "platform"), sb__s(pj, NULL, "device_kind"),
+                (int)json_integer_value(json_object_get(pj, "devices")), mbuf,
+                sb__s(pj, NULL, "platform_version"),
+                sb__s(pj, NULL, "api_version"), sb__s(pj, NULL, "xla_version"),
+                sb__s(pj, NULL, "plugin"));
+    }
 
     fprintf(f, "Environment ");
     int nenv = 0;

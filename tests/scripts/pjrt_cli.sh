@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The PJRT backend on the CPU plugin `make deps` fetches (or the one
 # $SOLBENCH_PJRT_PLUGIN names): compute.gemm runs through StableHLO and
-# verifies in fp32 and bf16, so do the memory kernels and the transfers; a planted wrong element fails the run (exit
+# verifies in fp32 and bf16, so do the memory kernels, the transfers and
+# the collectives across the client's devices; a planted wrong element
+# fails the run (exit
 # 1); a plugin that does not load is a skipped result saying why (exit 0);
 # bad input exits 2 before any plugin is loaded; beside the CPU's GEMM the
 # result carries pct_cpu_gemm. Exit 77 (skipped) where the build has no
@@ -91,6 +93,79 @@ print("pjrt transfer: h2d, d2h valid")
 PY
 out=$("$sb" run --no-store --backend pjrt --bench transfer.h2d -p numa=0 2>&1)
 [ $? = 2 ] || fail "transfer numa: expected exit 2: $out"
+
+# Collectives across the client's devices: each verifies (a collective the
+# platform's compiler lacks is a skipped result naming it); S, busbw and
+# the device count as nccl-tests define them; the run's machine document
+# names the plugin's devices and its fingerprint covers them.
+"$sb" run --no-store --quiet --backend pjrt --area network -p size=64KiB \
+    --json "$d/n.json" >"$d/out" 2>&1 || fail "network: exit $?: $(cat "$d/out")"
+python3 - "$d/n.json" <<'PY' || exit 1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pj = doc["system"]["pjrt"]
+assert pj["devices"] >= 1 and pj["platform"] and pj["api_version"], pj
+assert ";pjrt=%s/%s/x%d/" % (pj["platform"], pj["device_kind"], pj["devices"]) in \
+    doc["system"]["fingerprint_of"], doc["system"]["fingerprint_of"]
+rs = doc["results"]
+names = sorted(r["bench"] for r in rs)
+assert names == ["network.allgather", "network.allreduce", "network.alltoall",
+                 "network.bcast", "network.reduce_scatter", "network.sendrecv"], names
+if pj["devices"] < 2:
+    assert all(r["skipped"] and "2 devices or more" in r["notes"][0] for r in rs), rs
+    print("pjrt network: one device, every collective skipped")
+    sys.exit(0)
+n = pj["devices"]
+factor = {"network.allreduce": 2 * (n - 1) / n, "network.bcast": 1, "network.sendrecv": 1}
+ran = 0
+for r in rs:
+    if r["skipped"]:
+        # only a collective the compiler lacks, said in its words
+        assert r["bench"] == "network.bcast" and "not supported" in r["notes"][0], r
+        continue
+    ran += 1
+    assert r["backend"] == "pjrt" and r["valid"], r
+    m = r["metrics"]
+    assert m["ranks"]["value"] == n, m["ranks"]
+    elems = 16384 if r["bench"] in factor else 16384 // n * n
+    assert m["bytes"]["value"] == 4 * elems, (r["bench"], m["bytes"])
+    f = factor.get(r["bench"], (n - 1) / n)
+    assert abs(m["busbw_factor"]["value"] - f) < 1e-12, (r["bench"], m["busbw_factor"])
+    assert abs(m["busbw_GBps"]["value"] - f * m["algbw_GBps"]["value"]) <= \
+        1e-9 * m["busbw_GBps"]["value"], m
+    assert abs(m["algbw_GBps"]["value"] - 4 * elems / r["stats"]["p50"] * 1e-9) <= \
+        1e-9 * m["algbw_GBps"]["value"], m
+assert ran >= 5, ran
+print("pjrt network: %d collectives valid on %d devices" % (ran, n))
+PY
+ndev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["system"]["pjrt"]["devices"])' "$d/n.json")
+if [ "$ndev" -ge 2 ]; then
+    out=$("$sb" run --no-store --backend pjrt --bench network.reduce_scatter \
+        -p size=64KiB -p plant_error=1 2>&1)
+    [ $? = 1 ] || fail "network plant_error: expected exit 1: $out"
+    echo "$out" | grep -q "1 of .* checked elements after 3 iterations differ" ||
+        fail "network plant_error: no note: $out"
+    out=$("$sb" run --no-store --backend pjrt --bench network.allreduce \
+        -p devices=$((ndev + 1)) 2>&1)
+    [ $? = 0 ] || fail "more devices than the client's: expected exit 0: $out"
+    echo "$out" | grep -q "skipped: network.allreduce on pjrt: devices=$((ndev + 1)), the client has $ndev" ||
+        fail "more devices than the client's: no skip line: $out"
+fi
+out=$("$sb" run --no-store --backend pjrt --bench network.allreduce -p devices=65 2>&1)
+[ $? = 2 ] || fail "devices=65: expected exit 2: $out"
+"$sb" sysinfo --pjrt-plugin /nonexistent/plugin.so | grep -q "^PJRT  *none: PJRT plugin /nonexistent/plugin.so does not load" ||
+    fail "sysinfo with a missing plugin: no PJRT line"
+
+# Not named, a plugin installed as a Python package is found: libtpu in
+# the virtual environment first (here a stand-in for it).
+plugin0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["system"]["pjrt"]["plugin"])' "$d/n.json")
+mkdir -p "$d/venv/lib/python3.99/site-packages/libtpu"
+ln -s "$(readlink -f "$plugin0")" "$d/venv/lib/python3.99/site-packages/libtpu/libtpu.so"
+out=$(env -u SOLBENCH_PJRT_PLUGIN VIRTUAL_ENV="$d/venv" "$sb" run --no-store \
+    --backend pjrt --bench memory.scale -p size=64KiB 2>&1)
+[ $? = 0 ] || fail "a plugin in a virtual environment: exit $?: $out"
+echo "$out" | grep -q "plugin $d/venv/lib/python3.99/site-packages/libtpu/libtpu.so" ||
+    fail "the plugin of the virtual environment was not found: $out"
 
 # A planted wrong element: the run fails its verification, exit 1.
 out=$("$sb" run --no-store --backend pjrt --bench compute.gemm -p n=128 \

@@ -10,7 +10,9 @@
  * compatible by the API's rules, every struct carrying its size).
  */
 #include <dlfcn.h>
+#include <glob.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include <pjrt_c_api.h>
 
 #include "backend/pjrt/pjrt.h"
+#include "solbench/sysinfo.h"
 #include "solbench/timer.h"
 
 struct sb_pjrt {
@@ -36,7 +39,9 @@ static int g_rc;
 static sb_err g_err;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-/* One line from a PJRT error (which is destroyed); SB_EIO. */
+/* One line from a PJRT error (which is destroyed): SB_EUNSUP (a skipped
+ * result) when the plugin says UNIMPLEMENTED — an operation this device's
+ * compiler or runtime lacks — else SB_EIO. */
 static int fail(const PJRT_Api *api, PJRT_Error *e, const char *what,
                 sb_err *err)
 {
@@ -45,8 +50,12 @@ static int fail(const PJRT_Api *api, PJRT_Error *e, const char *what,
     PJRT_Error_Message_Args m = {
         .struct_size = PJRT_Error_Message_Args_STRUCT_SIZE, .error = e};
     api->PJRT_Error_Message(&m);
-    int rc = sb_fail(err, SB_EIO, "pjrt: %s: %.*s", what, (int)m.message_size,
-                     m.message ? m.message : "");
+    PJRT_Error_GetCode_Args c = {
+        .struct_size = PJRT_Error_GetCode_Args_STRUCT_SIZE, .error = e};
+    bool unimpl = api->PJRT_Error_GetCode && !api->PJRT_Error_GetCode(&c) &&
+                  c.code == PJRT_Error_Code_UNIMPLEMENTED;
+    int rc = sb_fail(err, unimpl ? SB_EUNSUP : SB_EIO, "pjrt: %s: %.*s", what,
+                     (int)m.message_size, m.message ? m.message : "");
     PJRT_Error_Destroy_Args d = {
         .struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE, .error = e};
     api->PJRT_Error_Destroy(&d);
@@ -67,11 +76,44 @@ static int await_event(const PJRT_Api *api, PJRT_Event *ev, const char *what,
     return rc;
 }
 
+/* A plugin installed as a Python package, found without being named:
+ * libtpu (TPUs) first, then the JAX CUDA plugins, in a virtual
+ * environment, the user's site-packages or the system's. */
+static bool discover(char *out, size_t len)
+{
+    static const char *const pkg[] = {
+        "libtpu/libtpu.so", "jax_plugins/xla_cuda13/xla_cuda_plugin.so",
+        "jax_plugins/xla_cuda12/xla_cuda_plugin.so"};
+    const char *venv = getenv("VIRTUAL_ENV"), *home = getenv("HOME");
+    const char *root[4] = {venv, home, "/usr/local", "/usr"};
+    const char *mid[4] = {
+        "lib/python3*/site-packages", ".local/lib/python3*/site-packages",
+        "lib/python3*/dist-packages", "lib/python3*/dist-packages"};
+    for (size_t k = 0; k < sizeof pkg / sizeof pkg[0]; k++)
+        for (int r = 0; r < 4; r++) {
+            if (!root[r] || !*root[r])
+                continue;
+            char pat[1200];
+            snprintf(pat, sizeof pat, "%s/%s/%s", root[r], mid[r], pkg[k]);
+            glob_t g;
+            if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+                snprintf(out, len, "%s", g.gl_pathv[g.gl_pathc - 1]);
+                globfree(&g);
+                return true;
+            }
+            globfree(&g);
+        }
+    return false;
+}
+
 static void open_once(void)
 {
     sb_pjrt *p = &g_pjrt;
     sb_err *err = &g_err;
     const char *path = getenv("SOLBENCH_PJRT_PLUGIN");
+    static char found[1024];
+    if ((!path || !*path) && discover(found, sizeof found))
+        path = found;
 #ifdef SB_PJRT_PLUGIN_DEFAULT
     if (!path || !*path)
         path = SB_PJRT_PLUGIN_DEFAULT;
@@ -174,6 +216,77 @@ int sb_pjrt_open(sb_pjrt **out, sb_err *err)
     return 0;
 }
 
+/* A plugin attribute's string value into out ("" when absent). */
+static void attribute(const PJRT_Api *api, const char *name, char *out,
+                      size_t len)
+{
+    out[0] = '\0';
+    if (!api->PJRT_Plugin_Attributes)
+        return;
+    PJRT_Plugin_Attributes_Args a = {
+        .struct_size = PJRT_Plugin_Attributes_Args_STRUCT_SIZE};
+    sb_err ignored = {0};
+    if (fail(api, api->PJRT_Plugin_Attributes(&a), "PJRT_Plugin_Attributes",
+             &ignored))
+        return;
+    for (size_t i = 0; i < a.num_attributes; i++) {
+        const PJRT_NamedValue *v = &a.attributes[i];
+        if (v->name_size != strlen(name) ||
+            strncmp(v->name, name, v->name_size) != 0)
+            continue;
+        if (v->type == PJRT_NamedValue_kString)
+            snprintf(out, len, "%.*s", (int)v->value_size, v->string_value);
+        else if (v->type == PJRT_NamedValue_kInt64)
+            snprintf(out, len, "%lld", (long long)v->int64_value);
+        else if (v->type == PJRT_NamedValue_kInt64List) {
+            size_t o = 0;
+            for (size_t k = 0; k < v->value_size && o + 1 < len; k++)
+                o += (size_t)snprintf(out + o, len - o, "%s%lld", k ? "." : "",
+                                      (long long)v->int64_array_value[k]);
+        }
+    }
+}
+
+int sb_pjrt_info_get(sb_pjrt_info *out)
+{
+    memset(out, 0, sizeof *out);
+    sb_pjrt *p = NULL;
+    sb_err err = {0};
+    if (sb_pjrt_open(&p, &err)) {
+        snprintf(out->error, sizeof out->error, "%s", err.msg);
+        return -1;
+    }
+    const PJRT_Api *api = p->api;
+    snprintf(out->platform, sizeof out->platform, "%s", p->platform);
+    snprintf(out->device_kind, sizeof out->device_kind, "%s", p->kind);
+    snprintf(out->plugin, sizeof out->plugin, "%s", p->path);
+    out->devices = (int)p->ndev;
+    out->api_major = api->pjrt_api_version.major_version;
+    out->api_minor = api->pjrt_api_version.minor_version;
+    PJRT_Client_PlatformVersion_Args v = {
+        .struct_size = PJRT_Client_PlatformVersion_Args_STRUCT_SIZE,
+        .client = p->client};
+    if (!fail(api, api->PJRT_Client_PlatformVersion(&v),
+              "PJRT_Client_PlatformVersion", &err))
+        snprintf(out->platform_version, sizeof out->platform_version, "%.*s",
+                 (int)v.platform_version_size, v.platform_version);
+    attribute(api, "xla_version", out->xla_version, sizeof out->xla_version);
+    attribute(api, "stablehlo_current_version", out->stablehlo_version,
+              sizeof out->stablehlo_version);
+    /* allocatable memory, where the plugin keeps the statistic (TPU and
+     * GPU plugins; the CPU plugin's devices use the host's) */
+    if (api->PJRT_Device_MemoryStats) {
+        PJRT_Device_MemoryStats_Args m = {
+            .struct_size = PJRT_Device_MemoryStats_Args_STRUCT_SIZE,
+            .device = p->devs[0]};
+        if (!fail(api, api->PJRT_Device_MemoryStats(&m),
+                  "PJRT_Device_MemoryStats", &err) &&
+            m.bytes_limit_is_set)
+            out->device_mem_bytes = (double)m.bytes_limit;
+    }
+    return 0;
+}
+
 const char *sb_pjrt_platform(const sb_pjrt *p)
 {
     return p->platform;
@@ -190,11 +303,19 @@ static PJRT_Buffer_Type type_of(sb_pjrt_type t)
                               : PJRT_Buffer_Type_F32;
 }
 
-int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
-                   const int64_t *dims, int ndims, sb_pjrt_buf **out,
-                   sb_err *err)
+int sb_pjrt_ndev(const sb_pjrt *p)
+{
+    return p->ndev < SB_PJRT_MAXDEV ? (int)p->ndev : SB_PJRT_MAXDEV;
+}
+
+int sb_pjrt_upload_to(sb_pjrt *p, int dev, const void *data, sb_pjrt_type type,
+                      const int64_t *dims, int ndims, sb_pjrt_buf **out,
+                      sb_err *err)
 {
     const PJRT_Api *api = p->api;
+    if (dev < 0 || dev >= sb_pjrt_ndev(p))
+        return sb_fail(err, SB_EINVAL,
+                       "pjrt: no device %d (the client has %zu)", dev, p->ndev);
     PJRT_Client_BufferFromHostBuffer_Args a = {
         .struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE,
         .client = p->client,
@@ -204,7 +325,7 @@ int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
         .num_dims = (size_t)ndims,
         .host_buffer_semantics =
             PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes,
-        .device = p->devs[0]};
+        .device = p->devs[dev]};
     int rc = fail(api, api->PJRT_Client_BufferFromHostBuffer(&a),
                   "PJRT_Client_BufferFromHostBuffer", err);
     if (rc)
@@ -223,6 +344,13 @@ int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
     }
     *out = (sb_pjrt_buf *)a.buffer;
     return 0;
+}
+
+int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
+                   const int64_t *dims, int ndims, sb_pjrt_buf **out,
+                   sb_err *err)
+{
+    return sb_pjrt_upload_to(p, 0, data, type, dims, ndims, out, err);
 }
 
 int sb_pjrt_download(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
@@ -253,36 +381,106 @@ void sb_pjrt_buf_free(sb_pjrt *p, sb_pjrt_buf *b)
          &ignored);
 }
 
-/* xla.CompileOptionsProto with executable_build_options (field 3) holding
- * num_replicas = 1 (field 4) and num_partitions = 1 (field 5). */
-static const char one_replica[] = {0x1A, 0x04, 0x20, 0x01, 0x28, 0x01};
-
-int sb_pjrt_compile(sb_pjrt *p, sb_pjrt_exe **out, sb_err *err, const char *fmt,
-                    ...)
+/* The devices a compiled program runs on, as indices into the client's
+ * addressable devices, in the order Execute takes their arguments. */
+static int exe_devices(sb_pjrt *p, PJRT_LoadedExecutable *e, int nrep, int *dev,
+                       sb_err *err)
 {
-    char mlir[8192];
-    va_list ap;
-    va_start(ap, fmt);
+    const PJRT_Api *api = p->api;
+    PJRT_LoadedExecutable_AddressableDevices_Args a = {
+        .struct_size =
+            PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE,
+        .executable = e};
+    int rc = fail(api, api->PJRT_LoadedExecutable_AddressableDevices(&a),
+                  "PJRT_LoadedExecutable_AddressableDevices", err);
+    if (rc)
+        return rc;
+    if (a.num_addressable_devices != (size_t)nrep)
+        return sb_fail(err, SB_EUNSUP,
+                       "pjrt: a program of %d replicas runs on %zu devices "
+                       "of this process",
+                       nrep, a.num_addressable_devices);
+    for (int r = 0; r < nrep; r++) {
+        dev[r] = -1;
+        for (size_t d = 0; d < p->ndev; d++)
+            if (p->devs[d] == a.addressable_devices[r])
+                dev[r] = (int)d;
+        if (dev[r] < 0)
+            return sb_fail(err, SB_EIO,
+                           "pjrt: replica %d runs on a device the client "
+                           "does not list",
+                           r);
+    }
+    return 0;
+}
+
+static int compile_v(sb_pjrt *p, int nrep, int *dev, sb_pjrt_exe **out,
+                     sb_err *err, const char *fmt, va_list ap)
+{
+    char mlir[16384];
     int len = vsnprintf(mlir, sizeof mlir, fmt, ap);
-    va_end(ap);
     if (len < 0 || len >= (int)sizeof mlir)
         return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
+    if (nrep < 1 || nrep > SB_PJRT_MAXDEV)
+        return sb_fail(err, SB_EINVAL, "pjrt: %d replicas", nrep);
+    /* xla.CompileOptionsProto: executable_build_options (field 3, a
+     * message) holding num_replicas (field 4) and num_partitions = 1
+     * (field 5), varints; one replica encodes as 1A 04 20 01 28 01. No
+     * device assignment: the client's default places replica r. */
+    unsigned char opts[16];
+    size_t o = 2;
+    opts[o++] = 0x20;
+    for (unsigned v = (unsigned)nrep;; v >>= 7) {
+        opts[o++] = (unsigned char)((v & 0x7F) | (v > 0x7F ? 0x80 : 0));
+        if (v <= 0x7F)
+            break;
+    }
+    opts[o++] = 0x28;
+    opts[o++] = 0x01;
+    opts[0] = 0x1A;
+    opts[1] = (unsigned char)(o - 2);
     const PJRT_Api *api = p->api;
     PJRT_Program prog = {.struct_size = PJRT_Program_STRUCT_SIZE,
-                         .code = (char *)mlir,
-                         .code_size = strlen(mlir),
+                         .code = mlir,
+                         .code_size = (size_t)len,
                          .format = "mlir",
                          .format_size = 4};
     PJRT_Client_Compile_Args a = {.struct_size =
                                       PJRT_Client_Compile_Args_STRUCT_SIZE,
                                   .client = p->client,
                                   .program = &prog,
-                                  .compile_options = one_replica,
-                                  .compile_options_size = sizeof one_replica};
+                                  .compile_options = (const char *)opts,
+                                  .compile_options_size = o};
     int rc =
         fail(api, api->PJRT_Client_Compile(&a), "PJRT_Client_Compile", err);
-    if (rc == 0)
-        *out = (sb_pjrt_exe *)a.executable;
+    if (rc)
+        return rc;
+    if (dev && (rc = exe_devices(p, a.executable, nrep, dev, err))) {
+        sb_pjrt_exe_free(p, (sb_pjrt_exe *)a.executable);
+        return rc;
+    }
+    *out = (sb_pjrt_exe *)a.executable;
+    return 0;
+}
+
+int sb_pjrt_compile(sb_pjrt *p, sb_pjrt_exe **out, sb_err *err, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = compile_v(p, 1, NULL, out, err, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int sb_pjrt_compile_replicated(sb_pjrt *p, int nrep, int *dev,
+                               sb_pjrt_exe **out, sb_err *err, const char *fmt,
+                               ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = compile_v(p, nrep, dev, out, err, fmt, ap);
+    va_end(ap);
     return rc;
 }
 
@@ -298,21 +496,28 @@ void sb_pjrt_exe_free(sb_pjrt *p, sb_pjrt_exe *e)
          "PJRT_LoadedExecutable_Destroy", &ignored);
 }
 
-int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf *const *args,
-                    int nargs, sb_pjrt_buf **out, sb_err *err)
+int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, int ndev,
+                    sb_pjrt_buf *const *args, int nargs, sb_pjrt_buf **outs,
+                    sb_err *err)
 {
     const PJRT_Api *api = p->api;
+    if (ndev < 1 || ndev > SB_PJRT_MAXDEV)
+        return sb_fail(err, SB_EINVAL, "pjrt: a launch on %d devices", ndev);
     PJRT_ExecuteOptions opts = {.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE};
-    PJRT_Buffer *const *lists[1] = {(PJRT_Buffer *const *)args};
-    PJRT_Buffer *outs[1] = {NULL};
-    PJRT_Buffer **out_lists[1] = {outs};
-    PJRT_Event *done[1] = {NULL};
+    PJRT_Buffer *const *lists[SB_PJRT_MAXDEV];
+    PJRT_Buffer *res[SB_PJRT_MAXDEV] = {NULL};
+    PJRT_Buffer **out_lists[SB_PJRT_MAXDEV];
+    PJRT_Event *done[SB_PJRT_MAXDEV] = {NULL};
+    for (int d = 0; d < ndev; d++) {
+        lists[d] = (PJRT_Buffer *const *)args + (size_t)d * (size_t)nargs;
+        out_lists[d] = &res[d];
+    }
     PJRT_LoadedExecutable_Execute_Args a = {
         .struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE,
         .executable = (PJRT_LoadedExecutable *)e,
         .options = &opts,
         .argument_lists = lists,
-        .num_devices = 1,
+        .num_devices = (size_t)ndev,
         .num_args = (size_t)nargs,
         .output_lists = out_lists,
         .device_complete_events = done};
@@ -320,52 +525,78 @@ int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf *const *args,
                   "PJRT_LoadedExecutable_Execute", err);
     if (rc)
         return rc;
-    rc = await_event(api, done[0], "the execution", err);
-    if (rc) {
-        sb_pjrt_buf_free(p, (sb_pjrt_buf *)outs[0]);
-        return rc;
+    /* every event is awaited and destroyed, the first error kept */
+    for (int d = 0; d < ndev; d++) {
+        sb_err e2 = {0};
+        int r2 = await_event(api, done[d], "the execution", &e2);
+        if (r2 && !rc) {
+            rc = r2;
+            if (err)
+                *err = e2;
+        }
     }
-    *out = (sb_pjrt_buf *)outs[0];
-    return 0;
+    for (int d = 0; d < ndev; d++) {
+        if (rc)
+            sb_pjrt_buf_free(p, (sb_pjrt_buf *)res[d]);
+        else
+            outs[d] = (sb_pjrt_buf *)res[d];
+    }
+    return rc;
 }
 
-int sb_pjrt_count_set(sb_pjrt *p, sb_pjrt_count *c, uint64_t n, sb_err *err)
+static int loop_ndev(const sb_pjrt_loop *l)
 {
-    if (c->buf && c->n == n)
+    return l->ndev > 1 ? l->ndev : 1;
+}
+
+int sb_pjrt_loop_count(sb_pjrt_loop *l, uint64_t n, sb_err *err)
+{
+    sb_pjrt_count *c = &l->count;
+    if (c->buf[0] && c->n == n)
         return 0;
     if (n > 2147483647u)
         return sb_fail(err, SB_EINVAL, "pjrt: a loop of %llu iterations",
                        (unsigned long long)n);
-    sb_pjrt_count_free(p, c);
-    int32_t v = (int32_t)n;
-    int rc = sb_pjrt_upload(p, &v, SB_PJRT_S32, NULL, 0, &c->buf, err);
-    if (rc == 0)
-        c->n = n;
-    return rc;
-}
-
-void sb_pjrt_count_free(sb_pjrt *p, sb_pjrt_count *c)
-{
-    sb_pjrt_buf_free(p, c->buf);
-    c->buf = NULL;
+    for (int d = 0; d < SB_PJRT_MAXDEV; d++) {
+        sb_pjrt_buf_free(l->p, c->buf[d]);
+        c->buf[d] = NULL;
+    }
     c->n = 0;
+    int32_t v = (int32_t)n;
+    for (int d = 0; d < loop_ndev(l); d++) {
+        int rc = sb_pjrt_upload_to(l->p, l->ndev > 1 ? l->dev[d] : 0, &v,
+                                   SB_PJRT_S32, NULL, 0, &c->buf[d], err);
+        if (rc)
+            return rc;
+    }
+    c->n = n;
+    return 0;
 }
 
-int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **out,
+int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **outs,
                      sb_err *err)
 {
-    int rc = sb_pjrt_count_set(l->p, &l->count, n, err);
+    int rc = sb_pjrt_loop_count(l, n, err);
     if (rc)
         return rc;
-    l->args[l->nargs - 1] = l->count.buf;
-    return sb_pjrt_execute(l->p, l->exe, l->args, l->nargs, out, err);
+    const int nd = loop_ndev(l);
+    sb_pjrt_buf *args[SB_PJRT_MAXDEV * 4];
+    for (int d = 0; d < nd; d++) {
+        for (int i = 0; i < l->nargs - 1; i++)
+            args[d * l->nargs + i] = l->args[d][i];
+        args[d * l->nargs + l->nargs - 1] = l->count.buf[d];
+    }
+    return sb_pjrt_execute(l->p, l->exe, nd, args, l->nargs, outs, err);
 }
 
 void sb_pjrt_loop_free(sb_pjrt_loop *l)
 {
     if (!l->p)
         return;
-    sb_pjrt_count_free(l->p, &l->count);
+    for (int d = 0; d < SB_PJRT_MAXDEV; d++) {
+        sb_pjrt_buf_free(l->p, l->count.buf[d]);
+        l->count.buf[d] = NULL;
+    }
     sb_pjrt_exe_free(l->p, l->exe);
     l->exe = NULL;
 }
@@ -375,15 +606,16 @@ static int loop_sample(void *state, int idx, uint64_t iters, double *secs,
 {
     (void)idx;
     sb_pjrt_loop *l = state;
-    sb_pjrt_buf *out = NULL;
+    sb_pjrt_buf *outs[SB_PJRT_MAXDEV] = {NULL};
     /* a new count's upload stays out of the timed launch */
-    int rc = sb_pjrt_count_set(l->p, &l->count, iters, err);
+    int rc = sb_pjrt_loop_count(l, iters, err);
     if (rc)
         return rc;
     double t0 = sb_now();
-    rc = sb_pjrt_loop_run(l, iters, &out, err);
+    rc = sb_pjrt_loop_run(l, iters, outs, err);
     *secs = sb_now() - t0;
-    sb_pjrt_buf_free(l->p, out);
+    for (int d = 0; d < loop_ndev(l); d++)
+        sb_pjrt_buf_free(l->p, outs[d]);
     return rc;
 }
 

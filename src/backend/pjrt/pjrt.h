@@ -33,8 +33,17 @@ const char *sb_pjrt_platform(const sb_pjrt *p);
  * carries. */
 const char *sb_pjrt_describe(const sb_pjrt *p);
 
-/* A device buffer of `type` and dims on device 0 from host data: returns
- * once the host data may be reused and the buffer is ready on the device. */
+/* Devices a program may run on: the client's addressable devices. */
+#define SB_PJRT_MAXDEV 64
+int sb_pjrt_ndev(const sb_pjrt *p);
+
+/* A device buffer of `type` and dims on device `dev` (an index into the
+ * client's addressable devices) from host data: returns once the host data
+ * may be reused and the buffer is ready on the device. sb_pjrt_upload is
+ * device 0's. */
+int sb_pjrt_upload_to(sb_pjrt *p, int dev, const void *data, sb_pjrt_type type,
+                      const int64_t *dims, int ndims, sb_pjrt_buf **out,
+                      sb_err *err);
 int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
                    const int64_t *dims, int ndims, sb_pjrt_buf **out,
                    sb_err *err);
@@ -47,41 +56,56 @@ void sb_pjrt_buf_free(sb_pjrt *p, sb_pjrt_buf *b);
  * arguments) for one replica and one partition. */
 int sb_pjrt_compile(sb_pjrt *p, sb_pjrt_exe **out, sb_err *err, const char *fmt,
                     ...) __attribute__((format(printf, 4, 5)));
+/* The same for `nrep` replicas (a collective's program: replica groups
+ * name replicas 0..nrep-1), placed by the client's default device
+ * assignment; the devices it runs on, in replica order, are put in
+ * dev[0..nrep-1] as indices into the client's addressable devices. */
+int sb_pjrt_compile_replicated(sb_pjrt *p, int nrep, int *dev,
+                               sb_pjrt_exe **out, sb_err *err, const char *fmt,
+                               ...) __attribute__((format(printf, 6, 7)));
 void sb_pjrt_exe_free(sb_pjrt *p, sb_pjrt_exe *e);
-/* Executes on device 0 with `nargs` arguments, waits for the device to
- * finish (the execution's completion event) and returns its one output
- * (free it with sb_pjrt_buf_free). */
-int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, sb_pjrt_buf *const *args,
-                    int nargs, sb_pjrt_buf **out, sb_err *err);
+/* Executes on `ndev` devices (1: device 0; more: a replicated program, in
+ * the order of its devices) with `nargs` arguments a device (args[d *
+ * nargs + i]), waits until every device has finished (the completion
+ * events) and returns each device's one output in outs[d] (free them with
+ * sb_pjrt_buf_free). */
+int sb_pjrt_execute(sb_pjrt *p, sb_pjrt_exe *e, int ndev,
+                    sb_pjrt_buf *const *args, int nargs, sb_pjrt_buf **outs,
+                    sb_err *err);
 
-/* The device scalar (s32) of a program's loop count, uploaded again only
- * when the count changes. */
+/* The device scalars (s32) of a program's loop count, one a device,
+ * uploaded again only when the count changes. */
 typedef struct sb_pjrt_count {
-    sb_pjrt_buf *buf;
+    sb_pjrt_buf *buf[SB_PJRT_MAXDEV];
     uint64_t n;
 } sb_pjrt_count;
-int sb_pjrt_count_set(sb_pjrt *p, sb_pjrt_count *c, uint64_t n, sb_err *err);
-void sb_pjrt_count_free(sb_pjrt *p, sb_pjrt_count *c);
 /* The first member of every PJRT benchmark state: the plugin, the
- * compiled program (a loop whose last argument is its count) and the
- * arguments of a launch before the count (owned by the state). */
+ * compiled program (a loop whose last argument is its count), the devices
+ * it runs on (ndev 0 or 1: device 0 alone) and each device's arguments
+ * before the count (owned by the state). */
 typedef struct sb_pjrt_loop {
     sb_pjrt *p;
     sb_pjrt_exe *exe;
-    sb_pjrt_buf *args[4];
+    int ndev;
+    int dev[SB_PJRT_MAXDEV];
+    sb_pjrt_buf *args[SB_PJRT_MAXDEV][4];
     int nargs; /* with the count */
     sb_pjrt_count count;
 } sb_pjrt_loop;
-/* One launch of the loop with count n, awaited; its output in *out. */
-int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **out,
+/* Sets the loop count of the next launches (uploaded when it changes). */
+int sb_pjrt_loop_count(sb_pjrt_loop *l, uint64_t n, sb_err *err);
+/* One launch of the loop with count n, awaited; each device's output in
+ * outs[d] (ndev of them). */
+int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **outs,
                      sb_err *err);
-/* Frees the program and the count (not the arguments). */
+/* Frees the program and the counts (not the arguments). */
 void sb_pjrt_loop_free(sb_pjrt_loop *l);
 /* The timer of every state that begins with sb_pjrt_loop: a sample is one
  * launch of `iters` iterations, timed on the host clock from
- * PJRT_LoadedExecutable_Execute to the end of PJRT_Event_Await on its
- * completion event; at least 10 ms, so dispatch and the await stay a small
- * share. The runner's loop calibrates, warms up and samples with it. */
+ * PJRT_LoadedExecutable_Execute to the end of PJRT_Event_Await on the
+ * last device's completion event; at least 10 ms, so dispatch and the
+ * await stay a small share. The runner's loop calibrates, warms up and
+ * samples with it. */
 extern const sb_timer sb_pjrt_timer;
 
 #endif

@@ -45,8 +45,6 @@ typedef struct pgemm_state {
     int64_t *perm;        /* column l of A lands in column perm[l] */
     signed char *sign;    /* with this sign */
     sb_pjrt_buf *da, *dp; /* device: A, the permutation */
-    sb_pjrt_count count;  /* the loop count of the last launch */
-    sb_pjrt_exe *exe;
 } pgemm_state;
 
 static int pgemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
@@ -192,8 +190,8 @@ static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
         pgemm_teardown(st);
         return rc;
     }
-    st->loop.args[0] = st->da;
-    st->loop.args[1] = st->dp;
+    st->loop.args[0][0] = st->da;
+    st->loop.args[0][1] = st->dp;
     st->loop.nargs = 3;
     *state = st;
     return 0;
@@ -244,9 +242,9 @@ static int pgemm_verify(void *state, sb_result *r)
                              st->bf16 ? SB_PJRT_BF16 : SB_PJRT_F32, db, 2, &dd,
                              &err)))
         goto done;
-    st->loop.args[1] = dd; /* one product with the dense B */
+    st->loop.args[0][1] = dd; /* one product with the dense B */
     rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err);
-    st->loop.args[1] = st->dp;
+    st->loop.args[0][1] = st->dp;
     if (rc || (rc = sb_pjrt_download(st->loop.p, out, c, na * st->elem, &err)))
         goto done;
     const double tol = st->bf16 ? 1.6e-2 : 1e-5;

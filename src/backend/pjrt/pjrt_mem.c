@@ -191,8 +191,8 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
         pmem_teardown(st);
         return rc;
     }
-    st->loop.args[0] = st->dx;
-    st->loop.args[1] = st->dy; /* read: the count's place */
+    st->loop.args[0][0] = st->dx;
+    st->loop.args[0][1] = st->dy; /* read: the count's place */
     st->loop.nargs = st->kind == K_READ ? 2 : 3;
     *state = st;
     return 0;
