@@ -20,9 +20,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Bad input: exit 2, before any plugin is asked for.
 out=$(SOLBENCH_PJRT_PLUGIN=/nonexistent/plugin.so "$sb" run --no-store --backend pjrt \
-    --bench compute.gemm -p n=128 -p k=64 2>&1)
-[ $? = 2 ] || fail "k != n: expected exit 2: $out"
-echo "$out" | grep -q "k=64 must be 0 or n=128" || fail "k != n: no message: $out"
+    --bench compute.gemm -p shape=square -p n=128 -p k=70000 2>&1)
+[ $? = 2 ] || fail "k=70000: expected exit 2: $out"
+echo "$out" | grep -q "k=70000" || fail "k=70000: no message: $out"
+out=$(SOLBENCH_PJRT_PLUGIN=/nonexistent/plugin.so "$sb" run --no-store --backend pjrt \
+    --bench compute.gemm -p shape=llm -p k=64 2>&1)
+[ $? = 2 ] || fail "k with shape=llm: expected exit 2: $out"
 out=$("$sb" run --no-store --backend pjrt --pjrt-plugin "" --bench compute.gemm 2>&1)
 [ $? = 2 ] || fail "an empty --pjrt-plugin: expected exit 2: $out"
 
@@ -35,7 +38,7 @@ echo "$out" | grep -q "compute.gemm@pjrt.*skipped: PJRT plugin /nonexistent/plug
 
 # Both dtypes verify on the plugin.
 "$sb" run --no-store --quiet --backend pjrt --bench compute.gemm -p n=128 \
-    --json "$d/r.json" >"$d/out" 2>&1 || fail "run: exit $?: $(cat "$d/out")"
+    -p shape=square --json "$d/r.json" >"$d/out" 2>&1 || fail "run: exit $?: $(cat "$d/out")"
 python3 - "$d/r.json" <<'PY' || exit $?
 import json, sys
 rs = json.load(open(sys.argv[1]))["results"]
@@ -53,6 +56,25 @@ for r in rs:
     assert any(n.startswith("pjrt: platform ") for n in r["notes"]), r["notes"]
     assert r["metrics"]["max_rel_err"]["value"] < (1.6e-2 if r["params"]["dtype"] == "bf16" else 1e-5)
 print("pjrt: both dtypes valid")
+PY
+
+# LLM and decode shapes (K != N): two products an iteration, each counted
+# as one run of 2 M N K FLOPs; both verify.
+"$sb" run --no-store --quiet --backend pjrt --bench compute.gemm -p dtype=fp32 \
+    -p shape=llm,decode -p tokens=64 -p d_model=96 -p batch=3 -p ffn=200 \
+    --json "$d/l.json" >"$d/out" 2>&1 || fail "llm, decode: exit $?: $(cat "$d/out")"
+python3 - "$d/l.json" <<'PY' || exit 1
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+assert sorted(r["params"]["shape"] for r in rs) == ["decode", "llm"], rs
+for r in rs:
+    assert r["valid"], r
+    m, n = (64, 4 * 96) if r["params"]["shape"] == "llm" else (3, 200)
+    assert r["metrics"]["flops"]["value"] == 2 * m * n * 96, r["metrics"]["flops"]
+    assert any("two products an iteration" in x for x in r["notes"]), r["notes"]
+    g = r["metrics"]["GFLOPs"]["value"]
+    assert abs(g - 2 * m * n * 96 / r["stats"]["p50"] * 1e-9) <= 1e-9 * g, g
+print("pjrt gemm: llm and decode shapes valid")
 PY
 
 # The memory kernels written in StableHLO: scale, add, triad, read verify.
@@ -169,9 +191,9 @@ echo "$out" | grep -q "plugin $d/venv/lib/python3.99/site-packages/libtpu/libtpu
 
 # A planted wrong element: the run fails its verification, exit 1.
 out=$("$sb" run --no-store --backend pjrt --bench compute.gemm -p n=128 \
-    -p dtype=fp32 -p plant_error=1 2>&1)
+    -p shape=square -p dtype=fp32 -p plant_error=1 2>&1)
 [ $? = 1 ] || fail "plant_error: expected exit 1: $out"
-echo "$out" | grep -q "1 of 16384 elements of A·P^3 differ" || fail "plant_error: no note: $out"
+echo "$out" | grep -q "1 of 16384 elements of A after 3 iterations differ" || fail "plant_error: no note: $out"
 
 # Beside the CPU's GEMM of the same run (the plugin named, so both
 # backends run): the share of it, as a metric (a CPU plugin only).

@@ -619,4 +619,11 @@ static int loop_sample(void *state, int idx, uint64_t iters, double *secs,
     return rc;
 }
 
-const sb_timer sb_pjrt_timer = {.min_sample_s = 10e-3, .sample = loop_sample};
+static double loop_work(void *state)
+{
+    const sb_pjrt_loop *l = state;
+    return l->work > 0 ? l->work : 1.0;
+}
+
+const sb_timer sb_pjrt_timer = {
+    .min_sample_s = 10e-3, .sample = loop_sample, .work = loop_work};

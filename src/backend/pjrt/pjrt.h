@@ -91,6 +91,7 @@ typedef struct sb_pjrt_loop {
     sb_pjrt_buf *args[SB_PJRT_MAXDEV][4];
     int nargs; /* with the count */
     sb_pjrt_count count;
+    double work; /* the definition's runs one iteration is (0: 1) */
 } sb_pjrt_loop;
 /* Sets the loop count of the next launches (uploaded when it changes). */
 int sb_pjrt_loop_count(sb_pjrt_loop *l, uint64_t n, sb_err *err);
@@ -104,8 +105,8 @@ void sb_pjrt_loop_free(sb_pjrt_loop *l);
  * launch of `iters` iterations, timed on the host clock from
  * PJRT_LoadedExecutable_Execute to the end of PJRT_Event_Await on the
  * last device's completion event; at least 10 ms, so dispatch and the
- * await stay a small share. The runner's loop calibrates, warms up and
- * samples with it. */
+ * await stay a small share; the time per run divides by `work` too. The
+ * runner's loop calibrates, warms up and samples with it. */
 extern const sb_timer sb_pjrt_timer;
 
 #endif

@@ -183,8 +183,8 @@ static int pnet_program(pnet_state *st, sb_err *err)
     snprintf(tout, sizeof tout, "tensor<%zuxi32>", st->out);
     size_t o = (size_t)snprintf(grp, sizeof grp, "dense<[[");
     for (int d = 0; d < st->n; d++)
-        o += (size_t)snprintf(grp + o, sizeof grp - o, "%s%d", d ? ", " : "",
-                              d);
+        o +=
+            (size_t)snprintf(grp + o, sizeof grp - o, "%s%d", d ? ", " : "", d);
     snprintf(grp + o, sizeof grp - o, "]]> : tensor<1x%dxi64>", st->n);
     if (body(st, grp, tin, tout, b, sizeof b))
         return sb_fail(err, SB_EINVAL, "pjrt: no program for this collective");
@@ -223,8 +223,8 @@ static int pnet_program(pnet_state *st, sb_err *err)
         "    return %%r#%d : %s\n"
         "  }\n"
         "}\n",
-        st->n, tin, tout, init, two ? 4 : 3, carry, types, b,
-        two ? "%g, " : "", types, two ? 2 : 1, tout);
+        st->n, tin, tout, init, two ? 4 : 3, carry, types, b, two ? "%g, " : "",
+        types, two ? 2 : 1, tout);
 }
 
 static int pnet_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
