@@ -73,8 +73,9 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err);
  * and the array). */
 int sb_hw_list(char ***names, int *n, sb_err *err);
 /* The spec of data/hw a device's name stands for ("NVIDIA H100 80GB
- * HBM3" -> "h100-sxm"); NULL when none does (PCIe and NVL cards, GH200,
- * other GPUs). */
+ * HBM3" -> "h100-sxm"; a TPU by its runtime's device kind, "TPU v5 lite"
+ * -> "tpu-v5e"); NULL when none does (PCIe and NVL cards, GH200, other
+ * GPUs and TPUs). */
 const char *sb_hw_spec_for_device(const char *name);
 /* Peak FLOP/s of a dtype, 0 when the spec has none. */
 double sb_hw_peak(const sb_hw_spec *hw, const char *dtype);

@@ -87,6 +87,10 @@ static inline float sb_bf16_to_f32(uint16_t h)
     return f;
 }
 
+/* OCP fp8 E4M3 (E4M3FN: NVIDIA's __nv_fp8_e4m3, XLA's f8E4M3FN) to fp32:
+ * bias 7, no infinities, only S.1111.111 is NaN, max 448. */
+float sb_e4m3_to_f32(uint8_t x);
+
 /* True when the loaded BLAS exports cblas_sbgemm (bf16 in, fp32 out): every
  * recent OpenBLAS header declares it, but only builds with bfloat16
  * support export it, so callers reference it weakly. */

@@ -170,6 +170,19 @@ int sb_threads_setup(int threads)
 /* A weak reference: NULL where this OpenBLAS build lacks the symbol,
  * instead of a failed link. */
 #pragma weak cblas_sbgemm
+float sb_e4m3_to_f32(uint8_t x)
+{
+    int sign = x >> 7, e = (x >> 3) & 0xf, m = x & 7;
+    double v;
+    if (e == 15 && m == 7)
+        return NAN;
+    if (e == 0)
+        v = ldexp((double)m, -9); /* subnormal: m/8 2^-6 */
+    else
+        v = ldexp(1.0 + m / 8.0, e - 7);
+    return (float)(sign ? -v : v);
+}
+
 bool sb_blas_have_sbgemm(void)
 {
     return cblas_sbgemm != NULL;

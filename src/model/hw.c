@@ -526,6 +526,19 @@ double sb_ceil_peak(const sb_ceilings *c, const char *dtype, const char **name)
 
 const char *sb_hw_spec_for_device(const char *dev)
 {
+    /* TPUs by the kind their runtime reports ("TPU v5 lite" is v5e,
+     * "TPU v5" alone v5p, "TPU v6 lite" v6e, "TPU7x") */
+    if (dev && strncmp(dev, "TPU", 3) == 0) {
+        if (strstr(dev, "v5 lite") || strstr(dev, "v5e"))
+            return "tpu-v5e";
+        if (strstr(dev, "v5p") || strcmp(dev, "TPU v5") == 0)
+            return "tpu-v5p";
+        if (strstr(dev, "v6 lite") || strstr(dev, "v6e"))
+            return "tpu-v6e";
+        if (strstr(dev, "7x"))
+            return "tpu7x";
+        return NULL;
+    }
     /* the SXM parts only: a PCIe or NVL card, or a Grace Hopper
      * superchip, has other figures (give --hw or --run for those) */
     if (!dev || strstr(dev, "GH200") || strstr(dev, "PCIe") ||

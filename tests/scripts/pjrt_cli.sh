@@ -77,21 +77,67 @@ for r in rs:
 print("pjrt gemm: llm and decode shapes valid")
 PY
 
-# The memory kernels written in StableHLO: scale, add, triad, read verify.
+# fp8 (E4M3FN) where the plugin takes it: valid, or skipped in the
+# plugin's words.
+out=$("$sb" run --no-store --backend pjrt --bench compute.gemm -p dtype=fp8 \
+    -p shape=square,llm -p n=128 -p tokens=64 -p d_model=96 2>&1)
+[ $? = 0 ] || fail "fp8: exit $?: $out"
+echo "$out" | grep -q "compute.gemm@pjrt .*dtype=fp8 .*skipped: pjrt:\|compute.gemm@pjrt .*dtype=fp8 .* yes$" ||
+    fail "fp8: neither valid nor skipped by the plugin: $out"
+
+# The attention block and the MoE kernels as StableHLO programs: each
+# verifies against the definitions' double references; a planted error
+# fails the run.
+"$sb" run --no-store --quiet --backend pjrt --area attention,moe \
+    -p attention.prefill:sq=64 -p q_heads=4 -p kv_heads=2 -p head_dim=32 \
+    -p causal=0,1 -p attention.prefill:dtype=fp32,bf16 -p tokens=64 \
+    -p d_model=32 -p experts=8 -p topk=2 -p moe.grouped_gemm:ffn=48 \
+    -p moe.grouped_gemm:gated=0,1 --json "$d/a.json" >"$d/out" 2>&1 ||
+    fail "attention, moe: exit $?: $(cat "$d/out")"
+python3 - "$d/a.json" <<'PY' || exit 1
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+got = sorted((r["bench"], r["params"].get("causal"), r["params"].get("dtype")) for r in rs
+             if r["bench"] == "attention.prefill")
+assert len(got) == 4, got
+assert sorted(r["bench"] for r in rs if r["bench"].startswith("moe.")) == \
+    ["moe.combine", "moe.dispatch", "moe.grouped_gemm", "moe.grouped_gemm",
+     "moe.route"], [r["bench"] for r in rs]
+for r in rs:
+    assert r["backend"] == "pjrt" and r["valid"], r
+    if r["bench"] != "moe.dispatch":  # a data mover: no FLOPs
+        assert r["metrics"]["flops"]["value"] > 0, r
+print("pjrt attention.prefill (4 points) and moe route, dispatch, combine, "
+      "grouped_gemm (plain and gated) valid")
+PY
+out=$("$sb" run --no-store --backend pjrt --bench attention.prefill -p plant_error=1 \
+    -p sq=64 -p q_heads=4 -p kv_heads=2 -p head_dim=32 2>&1)
+[ $? = 1 ] || fail "attention.prefill plant_error: expected exit 1: $out"
+for b in moe.route moe.dispatch moe.combine moe.grouped_gemm; do
+    out=$("$sb" run --no-store --backend pjrt --bench $b -p plant_error=1 \
+        -p tokens=64 -p d_model=32 2>&1)
+    [ $? = 1 ] || fail "$b plant_error: expected exit 1: $out"
+    echo "$out" | grep -q "verification failed" || fail "$b plant_error: no note: $out"
+done
+
+# The memory kernels written in StableHLO: copy, scale, add, triad, read
+# verify.
 "$sb" run --no-store --quiet --backend pjrt --area memory -p size=1MiB \
     --json "$d/m.json" >"$d/out" 2>&1 || fail "memory: exit $?: $(cat "$d/out")"
 python3 - "$d/m.json" <<'PY' || exit 1
 import json, sys
 rs = json.load(open(sys.argv[1]))["results"]
 names = sorted(r["bench"] for r in rs)
-assert names == ["memory.add", "memory.read", "memory.scale", "memory.triad"], names
-words = {"memory.scale": 2, "memory.add": 3, "memory.triad": 3, "memory.read": 1}
+assert names == ["memory.add", "memory.copy", "memory.read", "memory.scale",
+                 "memory.triad"], names
+words = {"memory.scale": 2, "memory.add": 3, "memory.triad": 3, "memory.read": 1,
+         "memory.copy": 2}
 for r in rs:
     assert r["backend"] == "pjrt" and r["valid"], r
     n = 1048576 // (4 * words[r["bench"]])
     assert r["metrics"]["bytes"]["value"] == 4 * n * words[r["bench"]], r["metrics"]["bytes"]
     assert r["metrics"]["GBps"]["value"] > 0.01, r["metrics"]["GBps"]
-print("pjrt memory: scale, add, triad, read valid")
+print("pjrt memory: copy, scale, add, triad, read valid")
 PY
 out=$("$sb" run --no-store --backend pjrt --bench memory.triad -p size=1MiB \
     -p plant_error=1 2>&1)

@@ -982,6 +982,14 @@ static void test_names(void)
     CHECK(sb_hw_spec_for_device("NVIDIA GH200 480GB") == NULL);
     CHECK(sb_hw_spec_for_device("NVIDIA A100-SXM4-80GB") == NULL);
     CHECK(sb_hw_spec_for_device(NULL) == NULL);
+    /* TPUs by the device kind their PJRT runtime reports */
+    CHECK(strcmp(sb_hw_spec_for_device("TPU v5 lite"), "tpu-v5e") == 0);
+    CHECK(strcmp(sb_hw_spec_for_device("TPU v5"), "tpu-v5p") == 0);
+    CHECK(strcmp(sb_hw_spec_for_device("TPU v5p"), "tpu-v5p") == 0);
+    CHECK(strcmp(sb_hw_spec_for_device("TPU v6 lite"), "tpu-v6e") == 0);
+    CHECK(strcmp(sb_hw_spec_for_device("TPU7x"), "tpu7x") == 0);
+    CHECK(sb_hw_spec_for_device("TPU v4") == NULL);
+    CHECK(sb_hw_spec_for_device("cpu") == NULL);
 }
 
 int main(void)

@@ -86,21 +86,6 @@ float sb_cu_fp16_to_float(uint16_t h)
     return (float)(sign ? -v : v);
 }
 
-/* OCP fp8 E4M3 (NVIDIA's __nv_fp8_e4m3): bias 7, no infinities, only
- * S.1111.111 is NaN, max 448. */
-float sb_cu_e4m3_to_float(uint8_t x)
-{
-    int sign = x >> 7, e = (x >> 3) & 0xf, m = x & 7;
-    double v;
-    if (e == 15 && m == 7)
-        return NAN;
-    if (e == 0)
-        v = ldexp((double)m, -9); /* subnormal: m/8 2^-6 */
-    else
-        v = ldexp(1.0 + m / 8.0, e - 7);
-    return (float)(sign ? -v : v);
-}
-
 double sb_cu_get(const void *buf, cudaDataType_t t, size_t idx)
 {
     switch (t) {
@@ -111,7 +96,7 @@ double sb_cu_get(const void *buf, cudaDataType_t t, size_t idx)
     case CUDA_R_16BF:
         return sb_bf16_to_f32(((const uint16_t *)buf)[idx]);
     case CUDA_R_8F_E4M3:
-        return sb_cu_e4m3_to_float(((const uint8_t *)buf)[idx]);
+        return sb_e4m3_to_f32(((const uint8_t *)buf)[idx]);
     default:
         return NAN;
     }

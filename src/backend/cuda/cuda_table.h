@@ -51,7 +51,6 @@ int sb_cu_type_bytes(cudaDataType_t t);
 /* ---- narrow types -------------------------------------------------------- */
 
 float sb_cu_fp16_to_float(uint16_t h);
-float sb_cu_e4m3_to_float(uint8_t v); /* NaN for 0x7f / 0xff */
 /* Element idx of a buffer of type t, as double. */
 double sb_cu_get(const void *buf, cudaDataType_t t, size_t idx);
 

@@ -21,6 +21,7 @@
 #include <pjrt_c_api.h>
 
 #include "backend/pjrt/pjrt.h"
+#include "solbench/hw.h"
 #include "solbench/sysinfo.h"
 #include "solbench/timer.h"
 
@@ -291,6 +292,18 @@ const char *sb_pjrt_platform(const sb_pjrt *p)
 {
     return p->platform;
 }
+const char *sb_pjrt_device_kind(const sb_pjrt *p)
+{
+    return p->kind;
+}
+
+bool sb_pjrt_datasheet(const sb_pjrt *p, sb_hw_spec *hw)
+{
+    const char *name = sb_hw_spec_for_device(p->kind);
+    sb_err ignored = {0};
+    return name && sb_hw_load(name, hw, &ignored) == 0;
+}
+
 const char *sb_pjrt_describe(const sb_pjrt *p)
 {
     return p->what;
@@ -298,9 +311,10 @@ const char *sb_pjrt_describe(const sb_pjrt *p)
 
 static PJRT_Buffer_Type type_of(sb_pjrt_type t)
 {
-    return t == SB_PJRT_BF16  ? PJRT_Buffer_Type_BF16
-           : t == SB_PJRT_S32 ? PJRT_Buffer_Type_S32
-                              : PJRT_Buffer_Type_F32;
+    return t == SB_PJRT_BF16     ? PJRT_Buffer_Type_BF16
+           : t == SB_PJRT_S32    ? PJRT_Buffer_Type_S32
+           : t == SB_PJRT_F8E4M3 ? PJRT_Buffer_Type_F8E4M3FN
+                                 : PJRT_Buffer_Type_F32;
 }
 
 int sb_pjrt_ndev(const sb_pjrt *p)
@@ -580,7 +594,10 @@ int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **outs,
     if (rc)
         return rc;
     const int nd = loop_ndev(l);
-    sb_pjrt_buf *args[SB_PJRT_MAXDEV * 4];
+    if (l->nargs < 1 || l->nargs > 8)
+        return sb_fail(err, SB_EINVAL, "pjrt: a loop of %d arguments",
+                       l->nargs);
+    sb_pjrt_buf *args[SB_PJRT_MAXDEV * 8];
     for (int d = 0; d < nd; d++) {
         for (int i = 0; i < l->nargs - 1; i++)
             args[d * l->nargs + i] = l->args[d][i];

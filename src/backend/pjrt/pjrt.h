@@ -8,6 +8,7 @@
 #ifndef SOLBENCH_BACKEND_PJRT_H
 #define SOLBENCH_BACKEND_PJRT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,7 +20,12 @@ typedef struct sb_pjrt_buf sb_pjrt_buf;
 typedef struct sb_pjrt_exe sb_pjrt_exe;
 
 /* Element types of the buffers solbench makes. */
-typedef enum { SB_PJRT_F32, SB_PJRT_BF16, SB_PJRT_S32 } sb_pjrt_type;
+typedef enum {
+    SB_PJRT_F32,
+    SB_PJRT_BF16,
+    SB_PJRT_S32,
+    SB_PJRT_F8E4M3 /* OCP fp8 E4M3FN */
+} sb_pjrt_type;
 
 /* The plugin of this process, loaded and its client created on the first
  * call: $SOLBENCH_PJRT_PLUGIN (set by `run --pjrt-plugin`), else the one
@@ -28,6 +34,12 @@ typedef enum { SB_PJRT_F32, SB_PJRT_BF16, SB_PJRT_S32 } sb_pjrt_type;
 int sb_pjrt_open(sb_pjrt **out, sb_err *err);
 /* "cpu", "tpu", "cuda"... */
 const char *sb_pjrt_platform(const sb_pjrt *p);
+/* The first device's kind ("TPU v5 lite", "NVIDIA H100 80GB HBM3", "cpu"). */
+const char *sb_pjrt_device_kind(const sb_pjrt *p);
+/* The datasheet of the device (data/hw, by its kind) loaded into *hw;
+ * false when none stands for it. */
+struct sb_hw_spec;
+bool sb_pjrt_datasheet(const sb_pjrt *p, struct sb_hw_spec *hw);
 /* The platform, the first device's kind, the devices, the PJRT API
  * version and the plugin's path in one line: the note every PJRT result
  * carries. */
@@ -88,7 +100,7 @@ typedef struct sb_pjrt_loop {
     sb_pjrt_exe *exe;
     int ndev;
     int dev[SB_PJRT_MAXDEV];
-    sb_pjrt_buf *args[SB_PJRT_MAXDEV][4];
+    sb_pjrt_buf *args[SB_PJRT_MAXDEV][8];
     int nargs; /* with the count */
     sb_pjrt_count count;
     double work; /* the definition's runs one iteration is (0: 1) */

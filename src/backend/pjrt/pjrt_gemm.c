@@ -25,11 +25,13 @@
 #include "backend/pjrt/pjrt.h"
 #include "solbench/bench.h"
 #include "solbench/gemm.h"
+#include "solbench/hw.h"
 #include "solbench/util.h"
 
 static const sb_param_def pgemm_params[] = {
-    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",
-     "element type of A, B and C (the device accumulates as it does)"},
+    {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16|fp8",
+     "element type of A, B and C: fp32, bf16 (accumulated as the device "
+     "does), fp8 (E4M3FN in and out, the products accumulated in fp32)"},
     {"shape", SB_P_STR, "square", 0, 0, "square|llm|decode",
      "square: M = N = K = n; llm: M = tokens, K = d_model, N = 4 d_model; "
      "decode: M = batch, K = d_model, N = ffn"},
@@ -56,7 +58,7 @@ typedef struct pgemm_state {
     sb_pjrt_loop loop; /* first: sb_pjrt_timer's; args A, B (B1, B2) */
     int64_t m, n, k;   /* A: m x k, B1: k x n */
     bool two;          /* k != n: two products an iteration */
-    bool bf16, plant;
+    bool bf16, fp8, plant;
     size_t elem;
     void *a, *b1, *b2, *bd; /* host: A, the lane matrices, a dense B1 */
     /* lane l: B1[pi[l]][col[l]] = s[l] (with one product: B = B1, and
@@ -98,9 +100,35 @@ static void pgemm_teardown(void *state)
     free(st);
 }
 
+/* v rounded to the nearest E4M3FN value (ties to the even code; |v| above
+ * the largest finite value, 448, saturates). */
+static uint8_t e4m3_from(double v)
+{
+    const uint8_t sign = v < 0 ? 0x80 : 0;
+    const double a = fabs(v);
+    int lo = 0, hi = 0x7e; /* positive codes increase with the value */
+    while (lo < hi) {      /* the largest code not above a */
+        int mid = (lo + hi + 1) / 2;
+        if (sb_e4m3_to_f32((uint8_t)mid) <= a)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    int c = lo;
+    if (c < 0x7e) {
+        double d0 = a - sb_e4m3_to_f32((uint8_t)c),
+               d1 = sb_e4m3_to_f32((uint8_t)(c + 1)) - a;
+        if (d1 < d0 || (d1 == d0 && (c & 1)))
+            c++;
+    }
+    return (uint8_t)(sign | c);
+}
+
 static void put(const pgemm_state *st, void *buf, size_t i, double v)
 {
-    if (st->bf16)
+    if (st->fp8)
+        ((uint8_t *)buf)[i] = e4m3_from(v);
+    else if (st->bf16)
         ((uint16_t *)buf)[i] = sb_bf16_from_f32((float)v);
     else
         ((float *)buf)[i] = (float)v;
@@ -108,15 +136,39 @@ static void put(const pgemm_state *st, void *buf, size_t i, double v)
 
 static double get(const pgemm_state *st, const void *buf, size_t i)
 {
+    if (st->fp8)
+        return sb_e4m3_to_f32(((const uint8_t *)buf)[i]);
     return st->bf16 ? (double)sb_bf16_to_f32(((const uint16_t *)buf)[i])
                     : (double)((const float *)buf)[i];
+}
+
+/* One product `out` = lhs·rhs as a body line (fp8: accumulated in f32
+ * and rounded back to E4M3FN, the carried type). */
+static void product(const pgemm_state *st, char *b, size_t len, const char *out,
+                    const char *lhs, const char *rhs, const char *tl,
+                    const char *tr, const char *tres)
+{
+    if (!st->fp8) {
+        snprintf(b, len,
+                 "      %s = stablehlo.dot_general %s, %s, contracting_dims = "
+                 "[1] x [0] : (%s, %s) -> %s\n",
+                 out, lhs, rhs, tl, tr, tres);
+        return;
+    }
+    char t32[64];
+    snprintf(t32, sizeof t32, "%.*sf32>", (int)(strlen(tres) - 9), tres);
+    snprintf(b, len,
+             "      %s32 = stablehlo.dot_general %s, %s, contracting_dims = "
+             "[1] x [0] : (%s, %s) -> %s\n"
+             "      %s = stablehlo.convert %s32 : (%s) -> %s\n",
+             out, lhs, rhs, tl, tr, t32, out, out, t32, tres);
 }
 
 /* The program: n iterations in a loop, A carried. */
 static int pgemm_program(pgemm_state *st, sb_err *err)
 {
-    const char *t = st->bf16 ? "bf16" : "f32";
-    char a[64], b1[64], b2[64], c[64];
+    const char *t = st->fp8 ? "f8E4M3FN" : st->bf16 ? "bf16" : "f32";
+    char a[64], b1[64], b2[64], c[64], p1[512], p2[512] = "";
     snprintf(a, sizeof a, "tensor<%lldx%lldx%s>", (long long)st->m,
              (long long)st->k, t);
     snprintf(b1, sizeof b1, "tensor<%lldx%lldx%s>", (long long)st->k,
@@ -134,44 +186,39 @@ static int pgemm_program(pgemm_state *st, sb_err *err)
                        "    } do {\n";
     const char *inc = "      %one = stablehlo.constant dense<1> : tensor<i32>\n"
                       "      %j = stablehlo.add %i, %one : tensor<i32>\n";
-    if (!st->two)
+    if (!st->two) {
+        product(st, p1, sizeof p1, "%y", "%x", "%w", a, b1, a);
         return sb_pjrt_compile(
             st->loop.p, &st->loop.exe, err,
             "%s%%a: %s, %%b: %s, %%n: tensor<i32>) -> %s {\n"
             "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
             "    %%r:4 = stablehlo.while(%%i = %%c0, %%x = %%a, %%w = %%b, "
             "%%k = %%n) : tensor<i32>, %s, %s, tensor<i32>\n"
-            "%s"
-            "      %%y = stablehlo.dot_general %%x, %%w, contracting_dims = "
-            "[1] x [0] : (%s, %s) -> %s\n"
-            "%s"
+            "%s%s%s"
             "      stablehlo.return %%j, %%y, %%w, %%k : tensor<i32>, %s, %s, "
             "tensor<i32>\n"
             "    }\n"
             "    return %%r#1 : %s\n"
             "  }\n"
             "}\n",
-            head, a, b1, a, a, b1, cond, a, b1, a, inc, a, b1, a);
+            head, a, b1, a, a, b1, cond, p1, inc, a, b1, a);
+    }
+    product(st, p1, sizeof p1, "%y", "%x", "%w", a, b1, c);
+    product(st, p2, sizeof p2, "%z", "%y", "%v", c, b2, a);
     return sb_pjrt_compile(
         st->loop.p, &st->loop.exe, err,
         "%s%%a: %s, %%b: %s, %%d: %s, %%n: tensor<i32>) -> %s {\n"
         "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
         "    %%r:5 = stablehlo.while(%%i = %%c0, %%x = %%a, %%w = %%b, "
         "%%v = %%d, %%k = %%n) : tensor<i32>, %s, %s, %s, tensor<i32>\n"
-        "%s"
-        "      %%y = stablehlo.dot_general %%x, %%w, contracting_dims = "
-        "[1] x [0] : (%s, %s) -> %s\n"
-        "      %%z = stablehlo.dot_general %%y, %%v, contracting_dims = "
-        "[1] x [0] : (%s, %s) -> %s\n"
-        "%s"
+        "%s%s%s%s"
         "      stablehlo.return %%j, %%z, %%w, %%v, %%k : tensor<i32>, %s, %s, "
         "%s, tensor<i32>\n"
         "    }\n"
         "    return %%r#1 : %s\n"
         "  }\n"
         "}\n",
-        head, a, b1, b2, a, a, b1, b2, cond, a, b1, c, c, b2, a, inc, a, b1, b2,
-        a);
+        head, a, b1, b2, a, a, b1, b2, cond, p1, p2, inc, a, b1, b2, a);
 }
 
 /* A random permutation of 0..len-1 (Fisher-Yates); the lanes use its
@@ -211,7 +258,8 @@ static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     st->two = st->k != st->n;
     st->loop.work = st->two ? 2.0 : 1.0;
     st->bf16 = strcmp(sb_p_str(pt->params, "dtype"), "bf16") == 0;
-    st->elem = st->bf16 ? 2 : 4;
+    st->fp8 = strcmp(sb_p_str(pt->params, "dtype"), "fp8") == 0;
+    st->elem = st->fp8 ? 1 : st->bf16 ? 2 : 4;
     st->plant = sb_p_bool(pt->params, "plant_error");
     st->nl = st->k < st->n ? st->k : st->n;
     const size_t na = (size_t)st->m * (size_t)st->k,
@@ -258,7 +306,9 @@ static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     }
     const int64_t da[2] = {st->m, st->k}, db1[2] = {st->k, st->n},
                   db2[2] = {st->n, st->k};
-    const sb_pjrt_type ty = st->bf16 ? SB_PJRT_BF16 : SB_PJRT_F32;
+    const sb_pjrt_type ty = st->fp8    ? SB_PJRT_F8E4M3
+                            : st->bf16 ? SB_PJRT_BF16
+                                       : SB_PJRT_F32;
     if ((rc = sb_pjrt_upload(p, st->a, ty, da, 2, &st->da, err)) ||
         (rc = sb_pjrt_upload(p, st->b1, ty, db1, 2, &st->d1, err)) ||
         (st->two &&
@@ -340,15 +390,18 @@ static int pgemm_verify(void *state, sb_result *r)
     out = NULL;
     const int64_t db[2] = {st->k, st->n};
     if ((rc = sb_pjrt_upload(st->loop.p, st->bd,
-                             st->bf16 ? SB_PJRT_BF16 : SB_PJRT_F32, db, 2, &dd,
-                             &err)))
+                             st->fp8    ? SB_PJRT_F8E4M3
+                             : st->bf16 ? SB_PJRT_BF16
+                                        : SB_PJRT_F32,
+                             db, 2, &dd, &err)))
         goto done;
     st->loop.args[0][1] = dd;
     rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err);
     st->loop.args[0][1] = st->d1;
     if (rc || (rc = sb_pjrt_download(st->loop.p, out, c, na * st->elem, &err)))
         goto done;
-    const double tol = st->bf16 ? 1.6e-2 : 1e-5;
+    /* fp8: the f32 sum rounded to E4M3 (3 mantissa bits: 2^-4 relative) */
+    const double tol = st->fp8 ? 7e-2 : st->bf16 ? 1.6e-2 : 1e-5;
     uint64_t seed = 77;
     size_t off = 0;
     double worst = 0;
@@ -406,8 +459,25 @@ static void pgemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                           "loop (A carried, B a signed permutation), timed "
                           "to its completion event");
     const sb_metric *g = sb_result_get(r, "GFLOPs");
-    if (!g || strcmp(sb_pjrt_platform(st->loop.p), "cpu") != 0)
+    if (!g)
         return;
+    /* MFU against the device's datasheet peak (data/hw, by its kind) */
+    sb_hw_spec hw;
+    if (sb_pjrt_datasheet(st->loop.p, &hw)) {
+        const char *dt = sb_p_str(pt->params, "dtype");
+        double peak = sb_hw_peak(&hw, dt);
+        if (peak <= 0 && st->fp8) { /* no fp8 rate: against bf16's */
+            peak = sb_hw_peak(&hw, "bf16");
+            dt = "bf16";
+        }
+        if (peak > 0) {
+            sb_result_metric(r, "MFU", g->value * 1e9 / peak, "ratio");
+            sb_result_note(r, "MFU against %s's %s peak, %.0f TFLOP/s", hw.name,
+                           dt, peak * 1e-12);
+        }
+    }
+    if (strcmp(sb_pjrt_platform(st->loop.p), "cpu") != 0 || st->fp8)
+        return; /* the CPU backend has no fp8 GEMM to compare with */
     /* on the CPU plugin: against this machine's own GEMM of the run */
     char key[24];
     snprintf(key, sizeof key, "gemm.%s", sb_p_str(pt->params, "dtype"));

@@ -6,11 +6,12 @@
  * The loop carries the array it writes, so no pass is loop-invariant for
  * the compiler to hoist or drop: scale x ← −x (2 words an element), add
  * x ← x + y (3), triad x ← y + s·x with s = −1 (3), read acc ← max over
- * max(x, acc) (1: a reduction that reads every element). Inputs are small
- * integers, so after 3 passes every element is checked exactly: −x, x + 3y,
- * y − x, max x. memory.copy and memory.write are not written: a loop whose
- * body copies or fills without reading what it carries is one the
- * compiler may fold away.
+ * max(x, acc) (1: a reduction that reads every element), copy x ← x
+ * rotated by R elements (2: a copy whose source is what the loop carries,
+ * R = 1024, so rows stay aligned). Inputs are small integers, so after 3
+ * passes every element is checked exactly: −x, x + 3y, y − x, max x,
+ * x[(i + 3R) mod N]. memory.write is not written: a body that fills
+ * without reading what it carries is one the compiler may fold away.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,10 +20,11 @@
 
 #include "backend/pjrt/pjrt.h"
 #include "solbench/bench.h"
+#include "solbench/hw.h"
 #include "solbench/util.h"
 
 /* This backend's kernels (the impl's kind). */
-enum { K_SCALE, K_ADD, K_TRIAD, K_READ };
+enum { K_SCALE, K_ADD, K_TRIAD, K_READ, K_COPY };
 
 static const sb_param_def pmem_params[] = {
     {"size", SB_P_SIZE, "64MiB", 64, 17179869184.0, NULL,
@@ -36,7 +38,7 @@ static const sb_param_def pmem_params[] = {
 /* Arrays of the kernel's footprint and words moved an element a pass. */
 static int arrays_of(int k)
 {
-    return k == K_READ ? 1 : k == K_SCALE ? 2 : 3;
+    return k == K_READ ? 1 : k == K_SCALE || k == K_COPY ? 2 : 3;
 }
 
 static int64_t elems_of(const sb_point *pt)
@@ -97,6 +99,12 @@ static void pmem_teardown(void *state)
     free(st);
 }
 
+/* memory.copy's rotation: whole 4 KiB rows where the array has several. */
+static long long rot_of(int64_t n)
+{
+    return n >= 4096 ? 1024 : n / 4;
+}
+
 /* The program of a kernel over arrays of `t` (tensor<Nxf32>). */
 static int pmem_program(pmem_state *st, sb_err *err)
 {
@@ -133,6 +141,31 @@ static int pmem_program(pmem_state *st, sb_err *err)
             "  }\n"
             "}\n",
             t, t, cmp, t, t, t, inc, t);
+    if (st->kind == K_COPY) {
+        const long long n = st->n, r = rot_of(st->n);
+        return sb_pjrt_compile(
+            st->loop.p, &st->loop.exe, err,
+            "module @sb_mem {\n"
+            "  func.func public @main(%%a: %s, %%n: tensor<i32>) -> %s {\n"
+            "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+            "    %%r:3 = stablehlo.while(%%i = %%c0, %%x = %%a, %%k = %%n) : "
+            "tensor<i32>, %s, tensor<i32>\n"
+            "     cond {\n%s    } do {\n"
+            "      %%lo = stablehlo.slice %%x [%lld:%lld] : (%s) -> "
+            "tensor<%lldxf32>\n"
+            "      %%hi = stablehlo.slice %%x [0:%lld] : (%s) -> "
+            "tensor<%lldxf32>\n"
+            "      %%y = stablehlo.concatenate %%lo, %%hi, dim = 0 : "
+            "(tensor<%lldxf32>, tensor<%lldxf32>) -> %s\n"
+            "%s"
+            "      stablehlo.return %%j, %%y, %%k : tensor<i32>, %s, "
+            "tensor<i32>\n"
+            "    }\n"
+            "    return %%r#1 : %s\n"
+            "  }\n"
+            "}\n",
+            t, t, t, cmp, r, n, t, n - r, r, t, r, n - r, r, t, inc, t, t);
+    }
     const char *body = st->kind == K_SCALE ? "stablehlo.negate %x"
                        : st->kind == K_ADD ? "stablehlo.add %x, %w"
                                            : "stablehlo.subtract %w, %x";
@@ -185,7 +218,7 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     }
     const int64_t dims[1] = {st->n};
     if ((rc = sb_pjrt_upload(p, st->x, SB_PJRT_F32, dims, 1, &st->dx, err)) ||
-        (st->kind != K_READ &&
+        (st->kind != K_READ && st->kind != K_COPY &&
          (rc = sb_pjrt_upload(p, st->y, SB_PJRT_F32, dims, 1, &st->dy, err))) ||
         (rc = pmem_program(st, err))) {
         pmem_teardown(st);
@@ -193,7 +226,7 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     }
     st->loop.args[0][0] = st->dx;
     st->loop.args[0][1] = st->dy; /* read: the count's place */
-    st->loop.nargs = st->kind == K_READ ? 2 : 3;
+    st->loop.nargs = st->kind == K_READ || st->kind == K_COPY ? 2 : 3;
     *state = st;
     return 0;
 }
@@ -222,9 +255,11 @@ static int pmem_verify(void *state, sb_result *r)
         wrong = c[0] != mx;
     } else {
         for (size_t i = 0; i < n; i++) {
-            float want = st->kind == K_SCALE ? -st->x[i]
-                         : st->kind == K_ADD ? st->x[i] + 3.0f * st->y[i]
-                                             : st->y[i] - st->x[i];
+            const size_t from = (i + 3 * (size_t)rot_of(st->n)) % (size_t)st->n;
+            float want = st->kind == K_COPY    ? st->x[from]
+                         : st->kind == K_SCALE ? -st->x[i]
+                         : st->kind == K_ADD   ? st->x[i] + 3.0f * st->y[i]
+                                               : st->y[i] - st->x[i];
             wrong += c[i] != want;
         }
     }
@@ -254,6 +289,16 @@ static void pmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
     if (g && triad > 0 && strcmp(sb_pjrt_platform(st->loop.p), "cpu") == 0)
         sb_result_metric(r, "pct_cpu_triad", 100.0 * g->value * 1e9 / triad,
                          "%");
+    /* against the device's main memory on its datasheet (data/hw) */
+    sb_hw_spec hw;
+    if (g && sb_pjrt_datasheet(st->loop.p, &hw) && hw.n_levels > 0) {
+        const double bw = hw.level[hw.n_levels - 1].bw_Bps;
+        if (bw > 0) {
+            sb_result_metric(r, "pct_hbm", 100.0 * g->value * 1e9 / bw, "%");
+            sb_result_note(r, "pct_hbm against %s's %s, %.0f GB/s", hw.name,
+                           hw.level[hw.n_levels - 1].level, bw * 1e-9);
+        }
+    }
 }
 
 #define PMEM_IMPL(NAME, K, DESC)                                               \
@@ -274,6 +319,8 @@ static void pmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .teardown = pmem_teardown,                                             \
     };
 
+PMEM_IMPL(copy, K_COPY,
+          "StableHLO loop x <- x rotated by 1024 elements (2 words)")
 PMEM_IMPL(scale, K_SCALE, "StableHLO loop x <- -x (2 words)")
 PMEM_IMPL(add, K_ADD, "StableHLO loop x <- x + y (3 words)")
 PMEM_IMPL(triad, K_TRIAD, "StableHLO loop x <- y + s x, s = -1 (3 words)")

@@ -348,6 +348,9 @@ static const sb_impl attention_bmm_cpu = {
 extern const sb_impl sb_impl_cuda_attention_bmm,
     sb_impl_cuda_attention_paged_decode;
 #endif
+#ifdef SB_HAVE_PJRT
+extern const sb_impl sb_impl_pjrt_attention_prefill;
+#endif
 
 const sb_bench sb_bench_attention_bmm = {
     .name = "attention.bmm",
@@ -679,7 +682,9 @@ const sb_bench sb_bench_attention_prefill = {
     .footprint = prefill_footprint,
     .flops = prefill_flops,
     .bytes = prefill_bytes,
-    .impls = (const sb_impl *const[]){&attention_prefill_cpu, NULL},
+    .impls = (const sb_impl *const[]){&attention_prefill_cpu,
+                                      SB_IMPL_PJRT(
+                                          sb_impl_pjrt_attention_prefill) NULL},
 };
 
 /* ==== attention.paged_decode =================================================

@@ -840,8 +840,9 @@ extern const sb_impl sb_impl_cuda_memory_copy, sb_impl_cuda_memory_read,
     sb_impl_cuda_memory_write, sb_impl_cuda_memory_triad;
 #endif
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_memory_scale, sb_impl_pjrt_memory_add,
-    sb_impl_pjrt_memory_triad, sb_impl_pjrt_memory_read;
+extern const sb_impl sb_impl_pjrt_memory_copy, sb_impl_pjrt_memory_scale,
+    sb_impl_pjrt_memory_add, sb_impl_pjrt_memory_triad,
+    sb_impl_pjrt_memory_read;
 #endif
 
 #define SB__MEM_BENCH(K, NAME, DESC, ...)                                      \
@@ -857,7 +858,8 @@ extern const sb_impl sb_impl_pjrt_memory_scale, sb_impl_pjrt_memory_add,
     };
 
 SB__MEM_BENCH(SB_MEM_COPY, copy, "STREAM copy c = a (2 words/element)",
-              SB_IMPL_CUDA(sb_impl_cuda_memory_copy))
+              SB_IMPL_CUDA(sb_impl_cuda_memory_copy)
+                  SB_IMPL_PJRT(sb_impl_pjrt_memory_copy))
 SB__MEM_BENCH(SB_MEM_SCALE, scale, "STREAM scale b = s*c (2 words/element)",
               SB_IMPL_PJRT(sb_impl_pjrt_memory_scale))
 SB__MEM_BENCH(SB_MEM_ADD, add, "STREAM add c = a + b (3 words/element)",
