@@ -91,6 +91,7 @@ echo "$out" | grep -q "compute.gemm@pjrt .*dtype=fp8 .*skipped: pjrt:\|compute.g
 "$sb" run --no-store --quiet --backend pjrt --area attention,moe \
     -p attention.prefill:sq=64 -p q_heads=4 -p kv_heads=2 -p head_dim=32 \
     -p causal=0,1 -p attention.prefill:dtype=fp32,bf16 -p tokens=64 \
+    -p attention.bmm:shape=qk,pv -p seq=64 -p attention.bmm:head_dim=32 \
     -p d_model=32 -p experts=8 -p topk=2 -p moe.grouped_gemm:ffn=48 \
     -p moe.grouped_gemm:gated=0,1 --json "$d/a.json" >"$d/out" 2>&1 ||
     fail "attention, moe: exit $?: $(cat "$d/out")"
@@ -100,6 +101,8 @@ rs = json.load(open(sys.argv[1]))["results"]
 got = sorted((r["bench"], r["params"].get("causal"), r["params"].get("dtype")) for r in rs
              if r["bench"] == "attention.prefill")
 assert len(got) == 4, got
+bmm = sorted(r["params"]["shape"] for r in rs if r["bench"] == "attention.bmm")
+assert bmm == ["pv", "qk"], bmm
 assert sorted(r["bench"] for r in rs if r["bench"].startswith("moe.")) == \
     ["moe.combine", "moe.dispatch", "moe.grouped_gemm", "moe.grouped_gemm",
      "moe.route"], [r["bench"] for r in rs]
@@ -107,12 +110,15 @@ for r in rs:
     assert r["backend"] == "pjrt" and r["valid"], r
     if r["bench"] != "moe.dispatch":  # a data mover: no FLOPs
         assert r["metrics"]["flops"]["value"] > 0, r
-print("pjrt attention.prefill (4 points) and moe route, dispatch, combine, "
+print("pjrt attention.bmm (qk, pv), attention.prefill (4 points) and moe route, dispatch, combine, "
       "grouped_gemm (plain and gated) valid")
 PY
 out=$("$sb" run --no-store --backend pjrt --bench attention.prefill -p plant_error=1 \
     -p sq=64 -p q_heads=4 -p kv_heads=2 -p head_dim=32 2>&1)
 [ $? = 1 ] || fail "attention.prefill plant_error: expected exit 1: $out"
+out=$("$sb" run --no-store --backend pjrt --bench attention.bmm -p plant_error=1 \
+    -p seq=64 -p head_dim=32 2>&1)
+[ $? = 1 ] || fail "attention.bmm plant_error: expected exit 1: $out"
 for b in moe.route moe.dispatch moe.combine moe.grouped_gemm; do
     out=$("$sb" run --no-store --backend pjrt --bench $b -p plant_error=1 \
         -p tokens=64 -p d_model=32 2>&1)

@@ -84,8 +84,7 @@ static int pattn_program(pattn_state *st, sb_err *err)
     const long long B = s->batch, H = s->hq, G = s->hq / s->hkv, K = s->hkv,
                     Q = s->sq, S = s->skv, D = s->d;
     const char *t = st->bf16 ? "bf16" : "f32";
-    char tq[80], tk[80], t5[96], s5[96], i5[96], r4[80], o5[96], o4[80],
-        p5[96];
+    char tq[80], tk[80], t5[96], s5[96], i5[96], r4[80], o5[96], o4[80], p5[96];
     snprintf(tq, sizeof tq, "tensor<%lldx%lldx%lldx%lldx%s>", B, H, Q, D, t);
     snprintf(tk, sizeof tk, "tensor<%lldx%lldx%lldx%lldx%s>", B, K, S, D, t);
     snprintf(t5, sizeof t5, "tensor<%lldx%lldx%lldx%lldx%lldx%s>", B, K, G, Q,
@@ -210,8 +209,9 @@ static int pattn_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     if (!st->q || !st->o || !st->k || !st->v || (st->bf16 && !h16)) {
         free(h16);
         pattn_teardown(st);
-        return sb_fail(err, SB_ENOMEM, "attention.prefill on pjrt: out of "
-                                       "memory");
+        return sb_fail(err, SB_ENOMEM,
+                       "attention.prefill on pjrt: out of "
+                       "memory");
     }
     sb_attn_fill(st->q, nq, 0x51ULL);
     sb_attn_fill(st->k, nkv, 0x4bULL);
@@ -258,20 +258,19 @@ static int pattn_verify(void *state, sb_result *r)
         goto done;
     /* one block: the loop's output is O (in Q's type) */
     if ((rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err)) ||
-        (rc = sb_pjrt_download(st->loop.p, out, raw,
-                               nq * (st->bf16 ? 2 : 4), &err)))
+        (rc = sb_pjrt_download(st->loop.p, out, raw, nq * (st->bf16 ? 2 : 4),
+                               &err)))
         goto done;
     for (size_t i = 0; i < nq; i++)
-        st->o[i] = st->bf16 ? sb_bf16_to_f32(((uint16_t *)raw)[i])
-                            : ((float *)raw)[i];
+        st->o[i] =
+            st->bf16 ? sb_bf16_to_f32(((uint16_t *)raw)[i]) : ((float *)raw)[i];
     if (st->plant)
         st->o[nq / 2] += 0.5f;
     sb_attn_check c;
     /* bf16: O comes back rounded to bf16 as well (2^-8 |O| <= 2^-8) */
-    sb_prefill_verify_tol(s, st->q, st->k, st->v, st->o, VERIFY_ROWS,
-                          0x5eedULL, st->bf16 ? BF16_ATOL + 1.0 / 256 : 0, &c);
-    sb_attn_check_report(r,
-                         &c,
+    sb_prefill_verify_tol(s, st->q, st->k, st->v, st->o, VERIFY_ROWS, 0x5eedULL,
+                          st->bf16 ? BF16_ATOL + 1.0 / 256 : 0, &c);
+    sb_attn_check_report(r, &c,
                          st->bf16 ? "|err| <= 1.2e-2 + 1e-3*|ref| (P and O "
                                     "rounded to bf16: 3 x 2^-8 max|V|)"
                                   : "|err| <= 1e-4 + 1e-3*|ref|");
@@ -296,6 +295,192 @@ static void pattn_report(void *state, const sb_point *pt, sb_ctx *ctx,
                       "them), O carried as the next Q");
 }
 
+/* ==== attention.bmm ======================================================
+ * C = A·B batched ([B,M,K] x [B,K,N], fp32 out; bf16 in with fp32
+ * accumulation). The loop carries A, and the next A is the same but for
+ * its first element, which takes 0 times C's first: one element updated in
+ * place, so no product is loop-invariant and the traffic stays the
+ * product's. Verified after one iteration by the definition's reference. */
+
+typedef struct pbmm_state {
+    sb_pjrt_loop loop; /* first: sb_pjrt_timer's; args A, B */
+    sb_bmm_shape s;
+    bool bf16, plant;
+    float *a, *b, *c;
+    sb_pjrt_buf *da, *db;
+} pbmm_state;
+
+static double pbmm_footprint(const sb_point *pt, const sb_ctx *ctx)
+{
+    (void)ctx;
+    const sb_bmm_shape *s = pt->shape;
+    const double a = (double)s->batch * s->m * s->k,
+                 b = (double)s->batch * s->k * s->n,
+                 c = (double)s->batch * s->m * s->n;
+    return 4.0 * (3.0 * (a + b) + 3.0 * c);
+}
+
+static void pbmm_teardown(void *state)
+{
+    pbmm_state *st = state;
+    if (!st)
+        return;
+    if (st->loop.p) {
+        sb_pjrt_buf_free(st->loop.p, st->da);
+        sb_pjrt_buf_free(st->loop.p, st->db);
+        sb_pjrt_loop_free(&st->loop);
+    }
+    free(st->a);
+    free(st->b);
+    free(st->c);
+    free(st);
+}
+
+static int pbmm_program(pbmm_state *st, sb_err *err)
+{
+    const long long B = st->s.batch, M = st->s.m, N = st->s.n, K = st->s.k;
+    const char *t = st->bf16 ? "bf16" : "f32";
+    char ta[80], tb[80], tc[80], t1[48], cast[160] = "";
+    snprintf(ta, sizeof ta, "tensor<%lldx%lldx%lldx%s>", B, M, K, t);
+    snprintf(tb, sizeof tb, "tensor<%lldx%lldx%lldx%s>", B, K, N, t);
+    snprintf(tc, sizeof tc, "tensor<%lldx%lldx%lldxf32>", B, M, N);
+    snprintf(t1, sizeof t1, "tensor<1x1x1x%s>", t);
+    if (st->bf16)
+        snprintf(cast, sizeof cast,
+                 "      %%dt = stablehlo.convert %%d : (tensor<1x1x1xf32>) -> "
+                 "%s\n",
+                 t1);
+    return sb_pjrt_compile(
+        st->loop.p, &st->loop.exe, err,
+        "module @sb_bmm {\n"
+        "  func.func public @main(%%a: %s, %%b: %s, %%n: tensor<i32>) -> %s "
+        "{\n"
+        "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+        "    %%z = stablehlo.constant dense<0.0> : %s\n"
+        "    %%r:5 = stablehlo.while(%%i = %%c0, %%x = %%a, %%w = %%b, %%o = "
+        "%%z, %%cnt = %%n) : tensor<i32>, %s, %s, %s, tensor<i32>\n"
+        "     cond {\n"
+        "      %%lt = stablehlo.compare LT, %%i, %%cnt, SIGNED : "
+        "(tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+        "      stablehlo.return %%lt : tensor<i1>\n"
+        "    } do {\n"
+        "      %%c = stablehlo.dot_general %%x, %%w, batching_dims = [0] x "
+        "[0], contracting_dims = [2] x [1] : (%s, %s) -> %s\n"
+        "      %%c1 = stablehlo.slice %%c [0:1, 0:1, 0:1] : (%s) -> "
+        "tensor<1x1x1xf32>\n"
+        "      %%zz = stablehlo.constant dense<0.0> : tensor<1x1x1xf32>\n"
+        "      %%d = stablehlo.multiply %%c1, %%zz : tensor<1x1x1xf32>\n"
+        "%s"
+        "      %%x1 = stablehlo.slice %%x [0:1, 0:1, 0:1] : (%s) -> %s\n"
+        "      %%nx = stablehlo.add %%x1, %s : %s\n"
+        "      %%i0 = stablehlo.constant dense<0> : tensor<i32>\n"
+        "      %%x2 = stablehlo.dynamic_update_slice %%x, %%nx, %%i0, %%i0, "
+        "%%i0 : (%s, %s, tensor<i32>, tensor<i32>, tensor<i32>) -> %s\n"
+        "      %%one = stablehlo.constant dense<1> : tensor<i32>\n"
+        "      %%j = stablehlo.add %%i, %%one : tensor<i32>\n"
+        "      stablehlo.return %%j, %%x2, %%w, %%c, %%cnt : tensor<i32>, %s, "
+        "%s, %s, tensor<i32>\n"
+        "    }\n"
+        "    return %%r#3 : %s\n"
+        "  }\n"
+        "}\n",
+        ta, tb, tc, tc, ta, tb, tc, ta, tb, tc, tc, cast, ta, t1,
+        st->bf16 ? "%dt" : "%d", t1, ta, t1, ta, ta, tb, tc, tc);
+}
+
+static int pbmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                      sb_err *err)
+{
+    (void)ctx;
+    sb_pjrt *p = NULL;
+    int rc = sb_pjrt_open(&p, err);
+    if (rc)
+        return rc;
+    pbmm_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    st->loop.p = p;
+    st->s = *(const sb_bmm_shape *)pt->shape;
+    st->bf16 = strcmp(sb_p_str(pt->params, "dtype"), "bf16") == 0;
+    st->plant = sb_p_bool(pt->params, "plant_error");
+    const sb_bmm_shape *s = &st->s;
+    const size_t na = (size_t)(s->batch * s->m * s->k),
+                 nb = (size_t)(s->batch * s->k * s->n),
+                 nc = (size_t)(s->batch * s->m * s->n);
+    st->a = malloc(na * sizeof(float));
+    st->b = malloc(nb * sizeof(float));
+    st->c = malloc(nc * sizeof(float));
+    uint16_t *h16 = st->bf16 ? malloc((na > nb ? na : nb) * 2) : NULL;
+    if (!st->a || !st->b || !st->c || (st->bf16 && !h16)) {
+        free(h16);
+        pbmm_teardown(st);
+        return sb_fail(err, SB_ENOMEM, "attention.bmm on pjrt: out of memory");
+    }
+    sb_attn_fill(st->a, na, 0x51ULL);
+    sb_attn_fill(st->b, nb, 0x4bULL);
+    const int64_t da[3] = {s->batch, s->m, s->k},
+                  db[3] = {s->batch, s->k, s->n};
+    float *host[2] = {st->a, st->b};
+    sb_pjrt_buf **dev[2] = {&st->da, &st->db};
+    for (int a = 0; a < 2 && !rc; a++) {
+        const size_t n = a ? nb : na;
+        if (st->bf16) { /* the host keeps the values the device gets */
+            to_bf16(host[a], h16, n);
+            for (size_t i = 0; i < n; i++)
+                host[a][i] = sb_bf16_to_f32(h16[i]);
+            rc = sb_pjrt_upload(p, h16, SB_PJRT_BF16, a ? db : da, 3, dev[a],
+                                err);
+        } else {
+            rc = sb_pjrt_upload(p, host[a], SB_PJRT_F32, a ? db : da, 3, dev[a],
+                                err);
+        }
+    }
+    free(h16);
+    if (rc || (rc = pbmm_program(st, err))) {
+        pbmm_teardown(st);
+        return rc;
+    }
+    st->loop.args[0][0] = st->da;
+    st->loop.args[0][1] = st->db;
+    st->loop.nargs = 3;
+    *state = st;
+    return 0;
+}
+
+static int pbmm_verify(void *state, sb_result *r)
+{
+    pbmm_state *st = state;
+    const sb_bmm_shape *s = &st->s;
+    const size_t nc = (size_t)(s->batch * s->m * s->n);
+    sb_err err = {0};
+    sb_pjrt_buf *out = NULL;
+    int rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err);
+    if (!rc)
+        rc = sb_pjrt_download(st->loop.p, out, st->c, nc * sizeof(float), &err);
+    sb_pjrt_buf_free(st->loop.p, out);
+    if (rc) {
+        sb_result_note(r, "verification could not run: %s", err.msg);
+        return rc;
+    }
+    if (st->plant)
+        st->c[nc / 2] += 0.5f;
+    sb_attn_check c;
+    sb_bmm_verify(s, st->a, st->b, st->c, 512, 0x5eedULL, &c);
+    sb_attn_check_report(r, &c, "|err| <= 1e-5 * sum|a*b|");
+    return 0;
+}
+
+static void pbmm_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                        sb_result *r)
+{
+    (void)pt;
+    (void)ctx;
+    const pbmm_state *st = state;
+    sb_result_note(r, "%s", sb_pjrt_describe(st->loop.p));
+    sb_result_note(r, "a batched dot_general a loop iteration, A carried (its "
+                      "first element takes 0 times C's)");
+}
+
 static const sb_param_def pattn_params[] = {
     {"plant_error", SB_P_BOOL, "0", 0, 0, NULL,
      "testing: corrupt one output element before verification (the run "
@@ -314,4 +499,16 @@ const sb_impl sb_impl_pjrt_attention_prefill = {
     .verify = pattn_verify,
     .report = pattn_report,
     .teardown = pattn_teardown,
+};
+
+const sb_impl sb_impl_pjrt_attention_bmm = {
+    .backend = "pjrt",
+    .desc = "a batched StableHLO dot_general in a while loop",
+    .params = pattn_params,
+    .footprint = pbmm_footprint,
+    .setup = pbmm_setup,
+    .timer = &sb_pjrt_timer,
+    .verify = pbmm_verify,
+    .report = pbmm_report,
+    .teardown = pbmm_teardown,
 };

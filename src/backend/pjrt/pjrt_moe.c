@@ -74,8 +74,8 @@ static double pmoe_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
     (void)ctx;
     const sb_moe_shape *s = pt->shape;
-    const double T = (double)s->tokens, D = (double)s->d_model,
-                 E = s->experts, R = T * s->topk;
+    const double T = (double)s->tokens, D = (double)s->d_model, E = s->experts,
+                 R = T * s->topk;
     /* host inputs and the output fetched, the device's copies and the
      * program's intermediates (sorts, gathered rows) */
     switch (pt->impl->kind) {
@@ -241,8 +241,8 @@ static int route_program(pmoe_state *st, sb_err *err)
         "tensor<f32>\n"
         "      %%dep2 = stablehlo.multiply %%w0, %%z : tensor<f32>\n",
         tc, tc, ta, tb, te, tc, te, te, te, tt, tt, te, te, te, te, tt, tt, te,
-        te, tei, te, tei, te, tei, T, k, te, tk, T, k, tei, tki, T, tk, T, T, tk,
-        tk, tk, tk, tt, tt, tk, tk, tki, tk, te, tk, tk, tout, tk);
+        te, tei, te, tei, te, tei, T, k, te, tk, T, k, tei, tki, T, tk, T, T,
+        tk, tk, tk, tk, tt, tt, tk, tk, tki, tk, te, tk, tk, tout, tk);
     if (w < 0 || w >= (int)sizeof body)
         return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
     return compile_loop(st, ta, tb, tc, "f32", tout, body, err);
@@ -312,9 +312,9 @@ static int dispatch_program(pmoe_state *st, sb_err *err)
         "      %%p0s = stablehlo.reshape %%p0 : (tensor<1xi32>) -> "
         "tensor<i32>\n"
         "      %%dep2 = stablehlo.minimum %%p0s, %%zi : tensor<i32>\n",
-        tb, tb, tb, tb, tb, tb, tb, k, tb, tb, tb, tr2, D, ta, tr2, trd, tb,
-        tb, tb, tb, tb, tor, tor, tor, tor, E + 1, R, tor, tor, E + 1, R, tor,
-        tor, E + 1, trd, R * D, R * D, R * D, R * D, E + 1, tb, tb, tout, tb);
+        tb, tb, tb, tb, tb, tb, tb, k, tb, tb, tb, tr2, D, ta, tr2, trd, tb, tb,
+        tb, tb, tb, tor, tor, tor, tor, E + 1, R, tor, tor, E + 1, R, tor, tor,
+        E + 1, trd, R * D, R * D, R * D, R * D, E + 1, tb, tb, tout, tb);
     if (w < 0 || w >= (int)sizeof body)
         return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
     return compile_loop(st, ta, tb, "tensor<1xi32>", "i32", tout, body, err);
@@ -452,11 +452,10 @@ static int gemm_program(pmoe_state *st, sb_err *err)
         "    return %%r#8 : %s\n"
         "  }\n"
         "}\n",
-        tx, tw, tg, td, tp, tq, tout, tout, tx, tw, tg, td, tp, tq, tout, D,
-        tx, D, R + 1, D, tp, E * C, D, R + 1, D, E * C, E * C, D, E * C, D, E,
-        C, D, E, C, D, tw, te, gated, s->gated ? "%y" : "%h", teo, E * C, O,
-        tq, R, O, E * C, O, R, tout, tout, tx, tw, tg, td, tp, tq, tout,
-        tout);
+        tx, tw, tg, td, tp, tq, tout, tout, tx, tw, tg, td, tp, tq, tout, D, tx,
+        D, R + 1, D, tp, E * C, D, R + 1, D, E * C, E * C, D, E * C, D, E, C, D,
+        E, C, D, tw, te, gated, s->gated ? "%y" : "%h", teo, E * C, O, tq, R, O,
+        E * C, O, R, tout, tout, tx, tw, tg, td, tp, tq, tout, tout);
 }
 
 /* Uniform values in [-a, a) from (seed, i). */
@@ -524,8 +523,7 @@ static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
             fill(st->wu, wn, s->seed * 4 + 2, a_in);
             if (s->gated) {
                 fill(st->wg, wn, s->seed * 4 + 3, a_in);
-                fill(st->wd, wn, s->seed * 4 + 4,
-                     (float)sqrt(3.0 / (double)F));
+                fill(st->wd, wn, s->seed * 4 + 4, (float)sqrt(3.0 / (double)F));
             }
             st->cap = 1;
             for (int e = 0; e < E; e++)
@@ -574,8 +572,8 @@ static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                                   err)) &&
             !(rc = sb_pjrt_upload(p, st->wr, SB_PJRT_F32, dde, 2, &st->dev[1],
                                   err)) &&
-            !(rc = sb_pjrt_upload(p, st->bias, SB_PJRT_F32, de, 1,
-                                  &st->dev[2], err)))
+            !(rc = sb_pjrt_upload(p, st->bias, SB_PJRT_F32, de, 1, &st->dev[2],
+                                  err)))
             rc = route_program(st, err);
     } else if (st->kind == K_DISPATCH) {
         for (int64_t i = 0; i < R; i++)
@@ -696,8 +694,8 @@ static int pmoe_verify(void *state, sb_result *r)
         }
         if (st->plant)
             xp[R * D / 2] += 1.0f;
-        bad = sb_moe_dispatch_verify(s, st->idx, st->x, xp, offs, pos, tok,
-                                     why, sizeof why);
+        bad = sb_moe_dispatch_verify(s, st->idx, st->x, xp, offs, pos, tok, why,
+                                     sizeof why);
     } else if (st->kind == K_GEMM) {
         int64_t rows[32];
         int nr = sb_moe_gemm_sample_rows(s, st->offsets, rows, 32);
@@ -713,8 +711,8 @@ static int pmoe_verify(void *state, sb_result *r)
     } else {
         if (st->plant)
             o[T * D / 2] += 0.25f;
-        bad = sb_moe_combine_verify(s, st->y, st->pos, st->w, o, why,
-                                    sizeof why);
+        bad =
+            sb_moe_combine_verify(s, st->y, st->pos, st->w, o, why, sizeof why);
     }
     r->valid = bad == 0;
     if (bad)

@@ -349,7 +349,7 @@ extern const sb_impl sb_impl_cuda_attention_bmm,
     sb_impl_cuda_attention_paged_decode;
 #endif
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_attention_prefill;
+extern const sb_impl sb_impl_pjrt_attention_prefill, sb_impl_pjrt_attention_bmm;
 #endif
 
 const sb_bench sb_bench_attention_bmm = {
@@ -366,9 +366,10 @@ const sb_bench sb_bench_attention_bmm = {
     .check = bmm_check,
     .flops = bmm_flops,
     .bytes = bmm_bytes,
-    .impls =
-        (const sb_impl *const[]){&attention_bmm_cpu,
-                                 SB_IMPL_CUDA(sb_impl_cuda_attention_bmm) NULL},
+    .impls = (const sb_impl *const[]){&attention_bmm_cpu,
+                                      SB_IMPL_CUDA(sb_impl_cuda_attention_bmm)
+                                          SB_IMPL_PJRT(
+                                              sb_impl_pjrt_attention_bmm) NULL},
 };
 
 /* ==== shared head parameters =================================================
