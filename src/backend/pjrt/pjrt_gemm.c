@@ -478,8 +478,20 @@ static void pgemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
     }
     if (strcmp(sb_pjrt_platform(st->loop.p), "cpu") != 0 || st->fp8)
         return; /* the CPU backend has no fp8 GEMM to compare with */
-    /* on the CPU plugin: against this machine's own GEMM of the run */
+    /* on the CPU plugin: against this machine's own GEMM of the run; a
+     * decode product against the CPU's weight streaming (gemv) */
     char key[24];
+    const bool decode = ((const sb_gemm_shape *)pt->shape)->decode;
+    if (decode && r->stats.p50 > 0) {
+        const double wbytes = (double)st->k * (double)st->n * (double)st->elem;
+        const double wbps = wbytes / r->stats.p50;
+        sb_result_metric(r, "weight_GBps", wbps * 1e-9, "GB/s");
+        snprintf(key, sizeof key, "gemv.%s", sb_p_str(pt->params, "dtype"));
+        const double gemv = sb_ceil_get(&ctx->ceil, key);
+        if (gemv > 0)
+            sb_result_metric(r, "pct_cpu_gemv", 100.0 * wbps / gemv, "%");
+        return;
+    }
     snprintf(key, sizeof key, "gemm.%s", sb_p_str(pt->params, "dtype"));
     double ceil = sb_ceil_get(&ctx->ceil, key);
     if (ceil > 0)
