@@ -643,4 +643,4 @@ static double loop_work(void *state)
 }
 
 const sb_timer sb_pjrt_timer = {
-    .min_sample_s = 10e-3, .sample = loop_sample, .work = loop_work};
+    .min_sample_s = 100e-3, .sample = loop_sample, .work = loop_work};

@@ -116,8 +116,10 @@ void sb_pjrt_loop_free(sb_pjrt_loop *l);
 /* The timer of every state that begins with sb_pjrt_loop: a sample is one
  * launch of `iters` iterations, timed on the host clock from
  * PJRT_LoadedExecutable_Execute to the end of PJRT_Event_Await on the
- * last device's completion event; at least 10 ms, so dispatch and the
- * await stay a small share; the time per run divides by `work` too. The
+ * last device's completion event; at least 100 ms, so dispatch, the
+ * await and what a plugin does once a launch (the CPU plugin maps and
+ * faults in fresh output buffers) stay a small share; the time per run
+ * divides by `work` too. The
  * runner's loop calibrates, warms up and samples with it. */
 extern const sb_timer sb_pjrt_timer;
 

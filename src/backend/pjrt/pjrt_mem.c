@@ -1,16 +1,17 @@
 /*
- * pjrt_mem.c — memory.scale, add, triad and read on a PJRT device: each a
+ * pjrt_mem.c — memory.copy, scale, add, triad and read on a PJRT device:
+ * each a
  * StableHLO while loop over fp32 arrays, `n` passes a launch (n an input),
  * timed to the launch's completion event like every PJRT program.
  *
  * The loop carries the array it writes, so no pass is loop-invariant for
  * the compiler to hoist or drop: scale x ← −x (2 words an element), add
  * x ← x + y (3), triad x ← y + s·x with s = −1 (3), read acc ← max over
- * max(x, acc) (1: a reduction that reads every element), copy x ← x
- * rotated by R elements (2: a copy whose source is what the loop carries,
- * R = 1024, so rows stay aligned). Inputs are small integers, so after 3
- * passes every element is checked exactly: −x, x + 3y, y − x, max x,
- * x[(i + 3R) mod N]. memory.write is not written: a body that fills
+ * max(x, acc) (1: a reduction that reads every element), copy x ← y + d
+ * with d = 0·x[0] (2: y read, x written; a zero the compiler cannot
+ * prove, so each pass depends on the last and writes in place). Inputs
+ * are small integers, so after 3 passes every element is checked exactly:
+ * −x, x + 3y, y − x, max x, y. memory.write is not written: a body that fills
  * without reading what it carries is one the compiler may fold away.
  */
 #include <math.h>
@@ -99,12 +100,6 @@ static void pmem_teardown(void *state)
     free(st);
 }
 
-/* memory.copy's rotation: whole 4 KiB rows where the array has several. */
-static long long rot_of(int64_t n)
-{
-    return n >= 4096 ? 1024 : n / 4;
-}
-
 /* The program of a kernel over arrays of `t` (tensor<Nxf32>). */
 static int pmem_program(pmem_state *st, sb_err *err)
 {
@@ -141,34 +136,24 @@ static int pmem_program(pmem_state *st, sb_err *err)
             "  }\n"
             "}\n",
             t, t, cmp, t, t, t, inc, t);
-    if (st->kind == K_COPY) {
-        const long long n = st->n, r = rot_of(st->n);
-        return sb_pjrt_compile(
-            st->loop.p, &st->loop.exe, err,
-            "module @sb_mem {\n"
-            "  func.func public @main(%%a: %s, %%n: tensor<i32>) -> %s {\n"
-            "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
-            "    %%r:3 = stablehlo.while(%%i = %%c0, %%x = %%a, %%k = %%n) : "
-            "tensor<i32>, %s, tensor<i32>\n"
-            "     cond {\n%s    } do {\n"
-            "      %%lo = stablehlo.slice %%x [%lld:%lld] : (%s) -> "
-            "tensor<%lldxf32>\n"
-            "      %%hi = stablehlo.slice %%x [0:%lld] : (%s) -> "
-            "tensor<%lldxf32>\n"
-            "      %%y = stablehlo.concatenate %%lo, %%hi, dim = 0 : "
-            "(tensor<%lldxf32>, tensor<%lldxf32>) -> %s\n"
-            "%s"
-            "      stablehlo.return %%j, %%y, %%k : tensor<i32>, %s, "
-            "tensor<i32>\n"
-            "    }\n"
-            "    return %%r#1 : %s\n"
-            "  }\n"
-            "}\n",
-            t, t, t, cmp, r, n, t, n - r, r, t, r, n - r, r, t, inc, t, t);
-    }
-    const char *body = st->kind == K_SCALE ? "stablehlo.negate %x"
-                       : st->kind == K_ADD ? "stablehlo.add %x, %w"
-                                           : "stablehlo.subtract %w, %x";
+    const char *body = st->kind == K_SCALE  ? "stablehlo.negate %x"
+                       : st->kind == K_ADD  ? "stablehlo.add %x, %w"
+                       : st->kind == K_COPY ? "stablehlo.add %w, %db"
+                                            : "stablehlo.subtract %w, %x";
+    /* copy: y plus a zero the compiler cannot prove (0 times x's first
+     * element), so the pass reads y, writes x and depends on x */
+    char pre[512] = "";
+    if (st->kind == K_COPY)
+        snprintf(pre, sizeof pre,
+                 "      %%x0 = stablehlo.slice %%x [0:1] : (%s) -> "
+                 "tensor<1xf32>\n"
+                 "      %%x1 = stablehlo.reshape %%x0 : (tensor<1xf32>) -> "
+                 "tensor<f32>\n"
+                 "      %%zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                 "      %%d = stablehlo.multiply %%x1, %%zero : tensor<f32>\n"
+                 "      %%db = stablehlo.broadcast_in_dim %%d, dims = [] : "
+                 "(tensor<f32>) -> %s\n",
+                 t, t);
     return sb_pjrt_compile(
         st->loop.p, &st->loop.exe, err,
         "module @sb_mem {\n"
@@ -178,6 +163,7 @@ static int pmem_program(pmem_state *st, sb_err *err)
         "    %%r:4 = stablehlo.while(%%i = %%c0, %%x = %%a, %%w = %%b, "
         "%%k = %%n) : tensor<i32>, %s, %s, tensor<i32>\n"
         "     cond {\n%s    } do {\n"
+        "%s"
         "      %%y = %s : %s\n"
         "%s"
         "      stablehlo.return %%j, %%y, %%w, %%k : tensor<i32>, %s, %s, "
@@ -186,7 +172,7 @@ static int pmem_program(pmem_state *st, sb_err *err)
         "    return %%r#1 : %s\n"
         "  }\n"
         "}\n",
-        t, t, t, t, t, cmp, body, t, inc, t, t, t);
+        t, t, t, t, t, cmp, pre, body, t, inc, t, t, t);
 }
 
 static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
@@ -218,7 +204,7 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     }
     const int64_t dims[1] = {st->n};
     if ((rc = sb_pjrt_upload(p, st->x, SB_PJRT_F32, dims, 1, &st->dx, err)) ||
-        (st->kind != K_READ && st->kind != K_COPY &&
+        (st->kind != K_READ &&
          (rc = sb_pjrt_upload(p, st->y, SB_PJRT_F32, dims, 1, &st->dy, err))) ||
         (rc = pmem_program(st, err))) {
         pmem_teardown(st);
@@ -226,7 +212,7 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     }
     st->loop.args[0][0] = st->dx;
     st->loop.args[0][1] = st->dy; /* read: the count's place */
-    st->loop.nargs = st->kind == K_READ || st->kind == K_COPY ? 2 : 3;
+    st->loop.nargs = st->kind == K_READ ? 2 : 3;
     *state = st;
     return 0;
 }
@@ -255,8 +241,7 @@ static int pmem_verify(void *state, sb_result *r)
         wrong = c[0] != mx;
     } else {
         for (size_t i = 0; i < n; i++) {
-            const size_t from = (i + 3 * (size_t)rot_of(st->n)) % (size_t)st->n;
-            float want = st->kind == K_COPY    ? st->x[from]
+            float want = st->kind == K_COPY    ? st->y[i]
                          : st->kind == K_SCALE ? -st->x[i]
                          : st->kind == K_ADD   ? st->x[i] + 3.0f * st->y[i]
                                                : st->y[i] - st->x[i];
@@ -319,8 +304,7 @@ static void pmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .teardown = pmem_teardown,                                             \
     };
 
-PMEM_IMPL(copy, K_COPY,
-          "StableHLO loop x <- x rotated by 1024 elements (2 words)")
+PMEM_IMPL(copy, K_COPY, "StableHLO loop x <- y + 0*x[0] (2 words)")
 PMEM_IMPL(scale, K_SCALE, "StableHLO loop x <- -x (2 words)")
 PMEM_IMPL(add, K_ADD, "StableHLO loop x <- x + y (3 words)")
 PMEM_IMPL(triad, K_TRIAD, "StableHLO loop x <- y + s x, s = -1 (3 words)")
