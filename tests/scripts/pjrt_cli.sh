@@ -92,6 +92,8 @@ echo "$out" | grep -q "compute.gemm@pjrt .*dtype=fp8 .*skipped: pjrt:\|compute.g
     -p attention.prefill:sq=64 -p q_heads=4 -p kv_heads=2 -p head_dim=32 \
     -p causal=0,1 -p attention.prefill:dtype=fp32,bf16 -p tokens=64 \
     -p attention.bmm:shape=qk,pv -p seq=64 -p attention.bmm:head_dim=32 \
+    -p attention.paged_decode:batch=5 -p lens=0/1/17/40/100 -p page_size=16 \
+    -p attention.paged_decode:chunk=0,16 -p chunk_every=2 \
     -p d_model=32 -p experts=8 -p topk=2 -p moe.grouped_gemm:ffn=48 \
     -p moe.grouped_gemm:gated=0,1 --json "$d/a.json" >"$d/out" 2>&1 ||
     fail "attention, moe: exit $?: $(cat "$d/out")"
@@ -103,6 +105,8 @@ got = sorted((r["bench"], r["params"].get("causal"), r["params"].get("dtype")) f
 assert len(got) == 4, got
 bmm = sorted(r["params"]["shape"] for r in rs if r["bench"] == "attention.bmm")
 assert bmm == ["pv", "qk"], bmm
+paged = sorted(r["params"]["chunk"] for r in rs if r["bench"] == "attention.paged_decode")
+assert paged == [0, 16], paged
 assert sorted(r["bench"] for r in rs if r["bench"].startswith("moe.")) == \
     ["moe.combine", "moe.dispatch", "moe.grouped_gemm", "moe.grouped_gemm",
      "moe.route"], [r["bench"] for r in rs]
@@ -110,12 +114,17 @@ for r in rs:
     assert r["backend"] == "pjrt" and r["valid"], r
     if r["bench"] != "moe.dispatch":  # a data mover: no FLOPs
         assert r["metrics"]["flops"]["value"] > 0, r
-print("pjrt attention.bmm (qk, pv), attention.prefill (4 points) and moe route, dispatch, combine, "
+print("pjrt attention.bmm (qk, pv), prefill (4 points), paged_decode (decode "
+      "and chunks, a length 0 among them) and moe route, dispatch, combine, "
       "grouped_gemm (plain and gated) valid")
 PY
 out=$("$sb" run --no-store --backend pjrt --bench attention.prefill -p plant_error=1 \
     -p sq=64 -p q_heads=4 -p kv_heads=2 -p head_dim=32 2>&1)
 [ $? = 1 ] || fail "attention.prefill plant_error: expected exit 1: $out"
+out=$("$sb" run --no-store --backend pjrt --bench attention.paged_decode \
+    -p plant_error=1 -p batch=4 -p lens=uniform:1:64 -p q_heads=4 -p kv_heads=2 \
+    -p head_dim=32 2>&1)
+[ $? = 1 ] || fail "attention.paged_decode plant_error: expected exit 1: $out"
 out=$("$sb" run --no-store --backend pjrt --bench attention.bmm -p plant_error=1 \
     -p seq=64 -p head_dim=32 2>&1)
 [ $? = 1 ] || fail "attention.bmm plant_error: expected exit 1: $out"

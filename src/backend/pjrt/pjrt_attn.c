@@ -481,6 +481,356 @@ static void pbmm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                       "first element takes 0 times C's)");
 }
 
+/* ==== attention.paged_decode ==============================================
+ * Ragged paged attention as XLA would be handed it: each sequence's pages
+ * gathered from the pools by its (padded) page table row, its query
+ * tokens gathered into a padded block, the scores masked where a key is
+ * past what the query sees (or a page is padding), softmax (a query that
+ * sees no key gives 0), P·V, the rows gathered back into the ragged
+ * order. The loop carries O as the next Q. Verified after one iteration by
+ * the definition's reference (sampled rows). */
+
+typedef struct ppaged_state {
+    sb_pjrt_loop loop; /* first: args Q, K pool, V pool, pages, q rows,
+                          key limits, out rows */
+    sb_paged_shape s;
+    int64_t maxp, maxq;
+    bool plant;
+    float *q, *kp, *vp, *o;
+    int32_t *table;
+    sb_pjrt_buf *dev[7];
+} ppaged_state;
+
+static double ppaged_footprint(const sb_point *pt, const sb_ctx *ctx)
+{
+    (void)ctx;
+    const sb_paged_shape *s = pt->shape;
+    int64_t maxp = 0, maxq = 0;
+    for (int64_t b = 0; b < s->batch; b++) {
+        int64_t np = s->cu_pages[b + 1] - s->cu_pages[b],
+                nq = sb_paged_qlen(s, b);
+        maxp = np > maxp ? np : maxp;
+        maxq = nq > maxq ? nq : maxq;
+    }
+    const double pool = (double)s->total_pages * s->hkv * s->page_size * s->d,
+                 q = (double)s->total_q * s->hq * s->d,
+                 kv = (double)s->batch * maxp * s->page_size * s->hkv * s->d,
+                 sc = (double)s->batch * s->hq * maxq * maxp * s->page_size;
+    /* the pools and Q on host and device, the gathered K and V twice (the
+     * gather and its transpose), the scores three times */
+    return 4.0 * (2.0 * (2.0 * pool + 3.0 * q) + 4.0 * kv + 3.0 * sc);
+}
+
+static void ppaged_teardown(void *state)
+{
+    ppaged_state *st = state;
+    if (!st)
+        return;
+    if (st->loop.p) {
+        for (int a = 0; a < 7; a++)
+            sb_pjrt_buf_free(st->loop.p, st->dev[a]);
+        sb_pjrt_loop_free(&st->loop);
+    }
+    sb_paged_shape_free(&st->s);
+    free(st->q);
+    free(st->kp);
+    free(st->vp);
+    free(st->o);
+    free(st->table);
+    free(st);
+}
+
+static int ppaged_program(ppaged_state *st, sb_err *err)
+{
+    const sb_paged_shape *s = &st->s;
+    const long long B = s->batch, H = s->hq, K = s->hkv, G = s->hq / s->hkv,
+                    D = s->d, P = s->page_size, NP = s->total_pages,
+                    TQ = s->total_q, MP = st->maxp, MQ = st->maxq;
+    char tq[64], tpool[80], tpt[48], tqi[48], tlim[48], toi[48], tg[96],
+        tq5[96], tqt[96], ts[112], tsi[112], tr[96], to5[96], tot[96], ti1[112];
+    snprintf(tq, sizeof tq, "tensor<%lldx%lldx%lldxf32>", TQ, H, D);
+    snprintf(tpool, sizeof tpool, "tensor<%lldx%lldx%lldx%lldxf32>",
+             NP > 0 ? NP : 1, K, P, D);
+    snprintf(tpt, sizeof tpt, "tensor<%lldx%lldxi32>", B, MP);
+    snprintf(tqi, sizeof tqi, "tensor<%lldxi32>", B * MQ);
+    snprintf(tlim, sizeof tlim, "tensor<%lldx%lldxi32>", B, MQ);
+    snprintf(toi, sizeof toi, "tensor<%lldxi32>", TQ);
+    snprintf(tg, sizeof tg, "tensor<%lldx%lldx%lldx%lldx%lldxf32>", B, MP, K, P,
+             D);
+    snprintf(tq5, sizeof tq5, "tensor<%lldx%lldx%lldx%lldx%lldxf32>", B, MQ, K,
+             G, D);
+    snprintf(tqt, sizeof tqt, "tensor<%lldx%lldx%lldx%lldx%lldxf32>", B, K, G,
+             MQ, D);
+    snprintf(ts, sizeof ts, "tensor<%lldx%lldx%lldx%lldx%lldx%lldxf32>", B, K,
+             G, MQ, MP, P);
+    snprintf(tsi, sizeof tsi, "tensor<%lldx%lldx%lldx%lldx%lldx%lldxi32>", B, K,
+             G, MQ, MP, P);
+    snprintf(ti1, sizeof ti1, "tensor<%lldx%lldx%lldx%lldx%lldx%lldxi1>", B, K,
+             G, MQ, MP, P);
+    snprintf(tr, sizeof tr, "tensor<%lldx%lldx%lldx%lldxf32>", B, K, G, MQ);
+    snprintf(to5, sizeof to5, "tensor<%lldx%lldx%lldx%lldx%lldxf32>", B, K, G,
+             MQ, D);
+    snprintf(tot, sizeof tot, "tensor<%lldx%lldx%lldx%lldx%lldxf32>", B, MQ, K,
+             G, D);
+    char tr1[96];
+    snprintf(tr1, sizeof tr1, "tensor<%lldx%lldx%lldx%lldxi1>", B, K, G, MQ);
+    return sb_pjrt_compile(
+        st->loop.p, &st->loop.exe, err,
+        "module @sb_paged {\n"
+        "  func.func public @main(%%q0: %s, %%k0: %s, %%v0: %s, %%pt0: %s, "
+        "%%qi0: %s, %%lim0: %s, %%oi0: %s, %%n: tensor<i32>) -> %s {\n"
+        "    %%c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+        "    %%r:9 = stablehlo.while(%%i = %%c0, %%x = %%q0, %%kp = %%k0, "
+        "%%vp = %%v0, %%pt = %%pt0, %%qi = %%qi0, %%lim = %%lim0, %%oi = "
+        "%%oi0, %%cnt = %%n) : tensor<i32>, %s, %s, %s, %s, %s, %s, %s, "
+        "tensor<i32>\n"
+        "     cond {\n"
+        "      %%lt = stablehlo.compare LT, %%i, %%cnt, SIGNED : "
+        "(tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+        "      stablehlo.return %%lt : tensor<i1>\n"
+        "    } do {\n"
+        /* the queries, padded per sequence (row TQ: zeros) */
+        "      %%zq = stablehlo.constant dense<0.0> : tensor<1x%lldx%lldxf32>\n"
+        "      %%xz = stablehlo.concatenate %%x, %%zq, dim = 0 : (%s, "
+        "tensor<1x%lldx%lldxf32>) -> tensor<%lldx%lldx%lldxf32>\n"
+        "      %%qi2 = stablehlo.reshape %%qi : (%s) -> tensor<%lldx1xi32>\n"
+        "      %%qg = \"stablehlo.gather\"(%%xz, %%qi2) {dimension_numbers = "
+        "#stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], "
+        "start_index_map = [0], index_vector_dim = 1>, slice_sizes = "
+        "array<i64: 1, %lld, %lld>, indices_are_sorted = false} : "
+        "(tensor<%lldx%lldx%lldxf32>, tensor<%lldx1xi32>) -> "
+        "tensor<%lldx%lldx%lldxf32>\n"
+        "      %%q5 = stablehlo.reshape %%qg : (tensor<%lldx%lldx%lldxf32>) -> "
+        "%s\n"
+        "      %%qt = stablehlo.transpose %%q5, dims = [0, 2, 3, 1, 4] : (%s) "
+        "-> %s\n"
+        /* each sequence's pages, in the pool's own layout */
+        "      %%pt3 = stablehlo.reshape %%pt : (%s) -> "
+        "tensor<%lldx%lldx1xi32>\n"
+        "      %%kg = \"stablehlo.gather\"(%%kp, %%pt3) {dimension_numbers = "
+        "#stablehlo.gather<offset_dims = [2, 3, 4], collapsed_slice_dims = "
+        "[0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = "
+        "array<i64: 1, %lld, %lld, %lld>, indices_are_sorted = false} : (%s, "
+        "tensor<%lldx%lldx1xi32>) -> %s\n"
+        "      %%vg = \"stablehlo.gather\"(%%vp, %%pt3) {dimension_numbers = "
+        "#stablehlo.gather<offset_dims = [2, 3, 4], collapsed_slice_dims = "
+        "[0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = "
+        "array<i64: 1, %lld, %lld, %lld>, indices_are_sorted = false} : (%s, "
+        "tensor<%lldx%lldx1xi32>) -> %s\n"
+        /* scores over (page, slot), masked past each query's keys */
+        "      %%s = stablehlo.dot_general %%qt, %%kg, batching_dims = [0, 1] "
+        "x [0, 2], contracting_dims = [4] x [4] : (%s, %s) -> %s\n"
+        "      %%scale = stablehlo.constant dense<%.9g> : %s\n"
+        "      %%ss = stablehlo.multiply %%s, %%scale : %s\n"
+        "      %%pg = stablehlo.iota dim = 4 : %s\n"
+        "      %%sl = stablehlo.iota dim = 5 : %s\n"
+        "      %%psz = stablehlo.constant dense<%lld> : %s\n"
+        "      %%pgs = stablehlo.multiply %%pg, %%psz : %s\n"
+        "      %%kj = stablehlo.add %%pgs, %%sl : %s\n"
+        "      %%lb = stablehlo.broadcast_in_dim %%lim, dims = [0, 3] : (%s) "
+        "-> %s\n"
+        "      %%ok = stablehlo.compare LT, %%kj, %%lb, SIGNED : (%s, %s) -> "
+        "%s\n"
+        "      %%ninf = stablehlo.constant dense<0xFF800000> : %s\n"
+        "      %%sm = stablehlo.select %%ok, %%ss, %%ninf : %s, %s\n"
+        "      %%lo = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+        "      %%z0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "      %%mx = stablehlo.reduce(%%sm init: %%lo) applies "
+        "stablehlo.maximum across dimensions = [4, 5] : (%s, tensor<f32>) -> "
+        "%s\n"
+        /* a query that sees no key: max 0, sum 1, so P = 0 and O = 0 */
+        "      %%ninf4 = stablehlo.constant dense<0xFF800000> : %s\n"
+        "      %%zero4 = stablehlo.constant dense<0.0> : %s\n"
+        "      %%none = stablehlo.compare EQ, %%mx, %%ninf4, FLOAT : (%s, %s) "
+        "-> %s\n"
+        "      %%mx2 = stablehlo.select %%none, %%zero4, %%mx : %s, %s\n"
+        "      %%mb = stablehlo.broadcast_in_dim %%mx2, dims = [0, 1, 2, 3] : "
+        "(%s) -> %s\n"
+        "      %%d = stablehlo.subtract %%sm, %%mb : %s\n"
+        "      %%e = stablehlo.exponential %%d : %s\n"
+        "      %%sum = stablehlo.reduce(%%e init: %%z0) applies stablehlo.add "
+        "across dimensions = [4, 5] : (%s, tensor<f32>) -> %s\n"
+        "      %%one4 = stablehlo.constant dense<1.0> : %s\n"
+        "      %%empty = stablehlo.compare EQ, %%sum, %%zero4, FLOAT : (%s, "
+        "%s) -> %s\n"
+        "      %%sum2 = stablehlo.select %%empty, %%one4, %%sum : %s, %s\n"
+        "      %%sb = stablehlo.broadcast_in_dim %%sum2, dims = [0, 1, 2, 3] : "
+        "(%s) -> %s\n"
+        "      %%p = stablehlo.divide %%e, %%sb : %s\n"
+        "      %%o5 = stablehlo.dot_general %%p, %%vg, batching_dims = [0, 1] "
+        "x [0, 2], contracting_dims = [4, 5] x [1, 3] : (%s, %s) -> %s\n"
+        /* back to the ragged rows */
+        "      %%ot = stablehlo.transpose %%o5, dims = [0, 3, 1, 2, 4] : (%s) "
+        "-> %s\n"
+        "      %%of = stablehlo.reshape %%ot : (%s) -> "
+        "tensor<%lldx%lldx%lldxf32>\n"
+        "      %%oi2 = stablehlo.reshape %%oi : (%s) -> tensor<%lldx1xi32>\n"
+        "      %%y = \"stablehlo.gather\"(%%of, %%oi2) {dimension_numbers = "
+        "#stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], "
+        "start_index_map = [0], index_vector_dim = 1>, slice_sizes = "
+        "array<i64: 1, %lld, %lld>, indices_are_sorted = true} : "
+        "(tensor<%lldx%lldx%lldxf32>, tensor<%lldx1xi32>) -> %s\n"
+        "      %%one = stablehlo.constant dense<1> : tensor<i32>\n"
+        "      %%j = stablehlo.add %%i, %%one : tensor<i32>\n"
+        "      stablehlo.return %%j, %%y, %%kp, %%vp, %%pt, %%qi, %%lim, %%oi, "
+        "%%cnt : tensor<i32>, %s, %s, %s, %s, %s, %s, %s, tensor<i32>\n"
+        "    }\n"
+        "    return %%r#1 : %s\n"
+        "  }\n"
+        "}\n",
+        /* main and while */
+        tq, tpool, tpool, tpt, tqi, tlim, toi, tq, tq, tpool, tpool, tpt, tqi,
+        tlim, toi,
+        /* queries */
+        H, D, tq, H, D, TQ + 1, H, D, tqi, B * MQ, H, D, TQ + 1, H, D, B * MQ,
+        B * MQ, H, D, B * MQ, H, D, tq5, tq5, tqt,
+        /* pages */
+        tpt, B, MP, K, P, D, tpool, B, MP, tg, K, P, D, tpool, B, MP, tg,
+        /* scores */
+        tqt, tg, ts, 1.0 / sqrt((double)D), ts, ts, tsi, tsi, P, tsi, tsi, tsi,
+        tlim, tsi, tsi, tsi, ti1, ts, ti1, ts, ts, tr, tr, tr, tr, tr, tr1, tr1,
+        tr, tr, ts, ts, ts, ts, tr, tr, tr, tr, tr1, tr1, tr, tr, ts, ts, ts,
+        tg, to5,
+        /* back */
+        to5, tot, tot, B * MQ, H, D, toi, TQ, H, D, B * MQ, H, D, TQ, tq,
+        /* return */
+        tq, tpool, tpool, tpt, tqi, tlim, toi, tq);
+}
+
+static int ppaged_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                        sb_err *err)
+{
+    (void)ctx;
+    sb_pjrt *p = NULL;
+    int rc = sb_pjrt_open(&p, err);
+    if (rc)
+        return rc;
+    ppaged_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    st->loop.p = p;
+    st->plant = sb_p_bool(pt->params, "plant_error");
+    if ((rc = sb_paged_shape_of(pt->params, &st->s, err))) {
+        free(st);
+        return rc;
+    }
+    const sb_paged_shape *s = &st->s;
+    const int64_t B = s->batch, NP = s->total_pages > 0 ? s->total_pages : 1;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t np = s->cu_pages[b + 1] - s->cu_pages[b],
+                nq = sb_paged_qlen(s, b);
+        st->maxp = np > st->maxp ? np : st->maxp;
+        st->maxq = nq > st->maxq ? nq : st->maxq;
+    }
+    if (st->maxp == 0)
+        st->maxp = 1; /* every length 0: one (masked) page */
+    const size_t npool = (size_t)(NP * s->hkv * s->page_size * s->d),
+                 nq = (size_t)(s->total_q * s->hq * s->d),
+                 MP = (size_t)st->maxp, MQ = (size_t)st->maxq;
+    st->kp = malloc(npool * sizeof(float));
+    st->vp = malloc(npool * sizeof(float));
+    st->q = malloc(nq * sizeof(float));
+    st->o = malloc(nq * sizeof(float));
+    st->table = malloc((size_t)(s->total_pages + 1) * sizeof(int32_t));
+    int32_t *pt32 = calloc((size_t)B * MP, sizeof(int32_t)),
+            *qi = malloc((size_t)B * MQ * sizeof(int32_t)),
+            *lim = calloc((size_t)B * MQ, sizeof(int32_t)),
+            *oi = malloc((size_t)(s->total_q > 0 ? s->total_q : 1) *
+                         sizeof(int32_t));
+    if (!st->kp || !st->vp || !st->q || !st->o || !st->table || !pt32 || !qi ||
+        !lim || !oi) {
+        rc = sb_fail(err, SB_ENOMEM,
+                     "attention.paged_decode on pjrt: out of "
+                     "memory");
+        goto done;
+    }
+    const uint64_t seed = (uint64_t)sb_p_int(pt->params, "seed");
+    sb_paged_shuffle_table(st->table, s->total_pages, seed);
+    sb_attn_fill(st->kp, npool, 0x4bULL ^ seed);
+    sb_attn_fill(st->vp, npool, 0x56ULL ^ seed);
+    sb_attn_fill(st->q, nq, 0x51ULL ^ seed);
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t k = s->cu_pages[b]; k < s->cu_pages[b + 1]; k++)
+            pt32[(size_t)b * MP + (size_t)(k - s->cu_pages[b])] = st->table[k];
+        for (int64_t u = 0; u < st->maxq; u++) {
+            const size_t at = (size_t)b * MQ + (size_t)u;
+            const bool real = u < sb_paged_qlen(s, b);
+            qi[at] = (int32_t)(real ? s->cu_q[b] + u : s->total_q);
+            lim[at] = (int32_t)(real ? sb_paged_keys(s, b, u) : 0);
+            if (real)
+                oi[s->cu_q[b] + u] = (int32_t)at;
+        }
+    }
+    const int64_t dq[3] = {s->total_q, s->hq, s->d},
+                  dpool[4] = {NP, s->hkv, s->page_size, s->d},
+                  dpt[2] = {B, st->maxp}, dqi[1] = {B * st->maxq},
+                  dlim[2] = {B, st->maxq}, doi[1] = {s->total_q};
+    if ((rc = sb_pjrt_upload(p, st->q, SB_PJRT_F32, dq, 3, &st->dev[0], err)) ||
+        (rc = sb_pjrt_upload(p, st->kp, SB_PJRT_F32, dpool, 4, &st->dev[1],
+                             err)) ||
+        (rc = sb_pjrt_upload(p, st->vp, SB_PJRT_F32, dpool, 4, &st->dev[2],
+                             err)) ||
+        (rc = sb_pjrt_upload(p, pt32, SB_PJRT_S32, dpt, 2, &st->dev[3], err)) ||
+        (rc = sb_pjrt_upload(p, qi, SB_PJRT_S32, dqi, 1, &st->dev[4], err)) ||
+        (rc = sb_pjrt_upload(p, lim, SB_PJRT_S32, dlim, 2, &st->dev[5], err)) ||
+        (rc = sb_pjrt_upload(p, oi, SB_PJRT_S32, doi, 1, &st->dev[6], err)) ||
+        (rc = ppaged_program(st, err)))
+        goto done;
+    for (int a = 0; a < 7; a++)
+        st->loop.args[0][a] = st->dev[a];
+    st->loop.nargs = 8;
+done:
+    free(pt32);
+    free(qi);
+    free(lim);
+    free(oi);
+    if (rc) {
+        ppaged_teardown(st);
+        return rc;
+    }
+    *state = st;
+    return 0;
+}
+
+static int ppaged_verify(void *state, sb_result *r)
+{
+    ppaged_state *st = state;
+    const sb_paged_shape *s = &st->s;
+    const size_t nq = (size_t)(s->total_q * s->hq * s->d);
+    sb_err err = {0};
+    sb_pjrt_buf *out = NULL;
+    int rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err);
+    if (!rc)
+        rc = sb_pjrt_download(st->loop.p, out, st->o, nq * sizeof(float), &err);
+    sb_pjrt_buf_free(st->loop.p, out);
+    if (rc) {
+        sb_result_note(r, "verification could not run: %s", err.msg);
+        return rc;
+    }
+    if (st->plant)
+        st->o[nq / 2] += 0.5f;
+    sb_attn_check c;
+    sb_paged_verify(s, st->q, st->kp, st->vp, st->table, st->o, VERIFY_ROWS,
+                    0x5eedULL, &c);
+    sb_attn_check_report(r, &c, "|err| <= 1e-4 + 1e-3*|ref|");
+    return 0;
+}
+
+static void ppaged_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                          sb_result *r)
+{
+    (void)pt;
+    (void)ctx;
+    const ppaged_state *st = state;
+    sb_result_note(r, "%s", sb_pjrt_describe(st->loop.p));
+    sb_result_note(r,
+                   "pages gathered a sequence (padded to %lld pages of %lld "
+                   "tokens) and queries to %lld a sequence, masked; the "
+                   "padding's work is not counted",
+                   (long long)st->maxp, (long long)st->s.page_size,
+                   (long long)st->maxq);
+}
+
 static const sb_param_def pattn_params[] = {
     {"plant_error", SB_P_BOOL, "0", 0, 0, NULL,
      "testing: corrupt one output element before verification (the run "
@@ -511,4 +861,17 @@ const sb_impl sb_impl_pjrt_attention_bmm = {
     .verify = pbmm_verify,
     .report = pbmm_report,
     .teardown = pbmm_teardown,
+};
+
+const sb_impl sb_impl_pjrt_attention_paged_decode = {
+    .backend = "pjrt",
+    .desc = "page gathers, a masked attention block and a row gather in a "
+            "StableHLO while loop",
+    .params = pattn_params,
+    .footprint = ppaged_footprint,
+    .setup = ppaged_setup,
+    .timer = &sb_pjrt_timer,
+    .verify = ppaged_verify,
+    .report = ppaged_report,
+    .teardown = ppaged_teardown,
 };

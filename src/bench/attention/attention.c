@@ -349,7 +349,8 @@ extern const sb_impl sb_impl_cuda_attention_bmm,
     sb_impl_cuda_attention_paged_decode;
 #endif
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_attention_prefill, sb_impl_pjrt_attention_bmm;
+extern const sb_impl sb_impl_pjrt_attention_prefill, sb_impl_pjrt_attention_bmm,
+    sb_impl_pjrt_attention_paged_decode;
 #endif
 
 const sb_bench sb_bench_attention_bmm = {
@@ -884,5 +885,6 @@ const sb_bench sb_bench_attention_paged_decode = {
     .impls =
         (const sb_impl *const[]){
             &attention_paged_decode_cpu,
-            SB_IMPL_CUDA(sb_impl_cuda_attention_paged_decode) NULL},
+            SB_IMPL_CUDA(sb_impl_cuda_attention_paged_decode)
+                SB_IMPL_PJRT(sb_impl_pjrt_attention_paged_decode) NULL},
 };
