@@ -167,12 +167,18 @@ echo "$out" | grep -q "1 of 87381 output elements after 3 passes differ" ||
 python3 - "$d/t.json" <<'PY' || exit 1
 import json, sys
 rs = json.load(open(sys.argv[1]))["results"]
-assert sorted(r["bench"] for r in rs) == ["transfer.d2h", "transfer.h2d"], rs
+assert sorted(r["bench"] for r in rs) == ["transfer.bidir", "transfer.d2h",
+                                          "transfer.h2d"], rs
 for r in rs:
     assert r["backend"] == "pjrt" and r["valid"], r
     assert r["params"]["host"] == "pageable", r["params"]
-    assert r["metrics"]["bytes"]["value"] == 65536, r["metrics"]["bytes"]
-print("pjrt transfer: h2d, d2h valid")
+    both = r["bench"] == "transfer.bidir"
+    assert r["metrics"]["bytes"]["value"] == 65536 * (2 if both else 1), r["metrics"]["bytes"]
+    if both:  # each direction timed to its own event, within the pair's span
+        m = r["metrics"]
+        for d in ("h2d", "d2h"):
+            assert m[d + "_GBps"]["value"] >= 0.5 * m["GBps"]["value"] * 0.999, m
+print("pjrt transfer: h2d, d2h, bidir valid")
 PY
 out=$("$sb" run --no-store --backend pjrt --bench transfer.h2d -p numa=0 2>&1)
 [ $? = 2 ] || fail "transfer numa: expected exit 2: $out"

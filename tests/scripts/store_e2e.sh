@@ -448,8 +448,18 @@ PY
     rm -f "$W/locked"
     (sleep 1.2; python3 - "$SOLBENCH_DB" "$W/locked" <<'PY'
 import sqlite3, sys, time
-c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
-c.execute("BEGIN IMMEDIATE")
+# The lock is taken while the run measures; an open that meets the run's
+# connection closing (SQLite removing the WAL's side files) is retried, so
+# the lock is always taken and the scenario always happens.
+for attempt in range(20):
+    try:
+        c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
+        c.execute("BEGIN IMMEDIATE")
+        break
+    except sqlite3.OperationalError as e:
+        if attempt == 19:
+            raise
+        time.sleep(0.05)
 c.execute("UPDATE baselines SET created_at = created_at")
 open(sys.argv[2], "w").close()
 time.sleep(15)

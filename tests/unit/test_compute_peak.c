@@ -302,7 +302,13 @@ int main(void)
         double g = metric(r, "GFLOPs");
         CHECK(g > 0);
         CHECK(metric(r, "GFLOPs_best") >= g);
-        CHECK(metric(r, "theoretical_GFLOPs") > 0);
+        /* The theoretical peak needs the core clock; on a loaded machine
+         * the clock methods may disagree, and then the result says so
+         * instead of giving a figure. */
+        const bool clock_known =
+            !has_note(r, "no theoretical peak: the core clock is uncertain");
+        CHECK(clock_known ? metric(r, "theoretical_GFLOPs") > 0
+                          : metric(r, "theoretical_GFLOPs") < 0);
         CHECK(metric(r, "flops_per_cycle") > 0);
         CHECK(has_note(r, "isa=auto ran the"));
         /* GFLOPs is the FLOPs of one iteration (a whole number of trips)
@@ -317,7 +323,9 @@ int main(void)
         CHECK(r->stats.min * metric(r, "inner_iters") > 2e-3);
         CHECK_NEAR(sb_ceil_get(&ctx.ceil, "peak.fp32"),
                    metric(r, "GFLOPs_best") * 1e9, 1e-12);
-        CHECK(sb_ceil_get(&ctx.ceil, "peak.fp32.theoretical") > 0);
+        CHECK(clock_known
+                  ? sb_ceil_get(&ctx.ceil, "peak.fp32.theoretical") > 0
+                  : sb_ceil_get(&ctx.ceil, "peak.fp32.theoretical") == 0);
         CHECK(sb_ceil_get(&ctx.ceil, "peak.fp64") == 0);
     }
     sb_results_free(&out);

@@ -322,14 +322,79 @@ int sb_pjrt_ndev(const sb_pjrt *p)
     return p->ndev < SB_PJRT_MAXDEV ? (int)p->ndev : SB_PJRT_MAXDEV;
 }
 
-int sb_pjrt_upload_to(sb_pjrt *p, int dev, const void *data, sb_pjrt_type type,
-                      const int64_t *dims, int ndims, sb_pjrt_buf **out,
-                      sb_err *err)
+/* OnReady: the time an event fired, written to its stamp. */
+static void stamp_ready(PJRT_Error *e, void *arg)
+{
+    sb_pjrt_stamp *at = arg;
+    if (e) {
+        PJRT_Error_Destroy_Args d = {
+            .struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE, .error = e};
+        g_pjrt.api->PJRT_Error_Destroy(&d);
+    }
+    at->t = sb_now();
+    __atomic_store_n(&at->set, 1, __ATOMIC_RELEASE);
+}
+
+int sb_pjrt_stamp_last(sb_pjrt *p, sb_pjrt_pending *w, sb_pjrt_stamp *at,
+                       sb_err *err)
+{
+    if (w->n == 0)
+        return sb_fail(err, SB_EINVAL, "pjrt: no event to stamp");
+    at->set = 0;
+    PJRT_Event_OnReady_Args a = {.struct_size =
+                                     PJRT_Event_OnReady_Args_STRUCT_SIZE,
+                                 .event = (PJRT_Event *)w->ev[w->n - 1],
+                                 .callback = stamp_ready,
+                                 .user_arg = at};
+    return fail(p->api, p->api->PJRT_Event_OnReady(&a), "PJRT_Event_OnReady",
+                err);
+}
+
+double sb_pjrt_stamp_get(const sb_pjrt_stamp *at)
+{
+    /* the callback may run just after the event's awaiter wakes */
+    for (int spin = 0; spin < 1000000; spin++)
+        if (__atomic_load_n(&at->set, __ATOMIC_ACQUIRE))
+            return at->t;
+    return -1;
+}
+
+/* Awaits and destroys every event of w, the first error kept. */
+int sb_pjrt_wait(sb_pjrt *p, sb_pjrt_pending *w, sb_err *err)
+{
+    int rc = 0;
+    for (int i = 0; i < w->n; i++) {
+        sb_err e2 = {0};
+        int r2 = await_event(p->api, (PJRT_Event *)w->ev[i], w->what[i], &e2);
+        if (r2 && !rc) {
+            rc = r2;
+            if (err)
+                *err = e2;
+        }
+        w->ev[i] = NULL;
+    }
+    w->n = 0;
+    return rc;
+}
+
+static void pending_add(sb_pjrt_pending *w, PJRT_Event *ev, const char *what)
+{
+    if (ev && w->n < SB_PJRT_MAXPENDING) {
+        w->what[w->n] = what;
+        w->ev[w->n++] = ev;
+    }
+}
+
+int sb_pjrt_upload_begin(sb_pjrt *p, int dev, const void *data,
+                         sb_pjrt_type type, const int64_t *dims, int ndims,
+                         sb_pjrt_buf **out, sb_pjrt_pending *w, sb_err *err)
 {
     const PJRT_Api *api = p->api;
     if (dev < 0 || dev >= sb_pjrt_ndev(p))
         return sb_fail(err, SB_EINVAL,
                        "pjrt: no device %d (the client has %zu)", dev, p->ndev);
+    if (w->n + 2 > SB_PJRT_MAXPENDING)
+        return sb_fail(err, SB_EINVAL, "pjrt: too many pending events");
     PJRT_Client_BufferFromHostBuffer_Args a = {
         .struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE,
         .client = p->client,
@@ -349,14 +414,32 @@ int sb_pjrt_upload_to(sb_pjrt *p, int dev, const void *data, sb_pjrt_type type,
     PJRT_Buffer_ReadyEvent_Args ra = {
         .struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE,
         .buffer = a.buffer};
-    if ((rc = await_event(api, a.done_with_host_buffer, "the upload", err)) ||
-        (rc = fail(api, api->PJRT_Buffer_ReadyEvent(&ra),
-                   "PJRT_Buffer_ReadyEvent", err)) ||
-        (rc = await_event(api, ra.event, "the uploaded buffer", err))) {
+    pending_add(w, a.done_with_host_buffer, "the upload");
+    if ((rc = fail(api, api->PJRT_Buffer_ReadyEvent(&ra),
+                   "PJRT_Buffer_ReadyEvent", err))) {
+        sb_pjrt_wait(p, w, NULL);
         sb_pjrt_buf_free(p, (sb_pjrt_buf *)a.buffer);
         return rc;
     }
+    pending_add(w, ra.event, "the uploaded buffer");
     *out = (sb_pjrt_buf *)a.buffer;
+    return 0;
+}
+
+int sb_pjrt_upload_to(sb_pjrt *p, int dev, const void *data, sb_pjrt_type type,
+                      const int64_t *dims, int ndims, sb_pjrt_buf **out,
+                      sb_err *err)
+{
+    sb_pjrt_pending w = {0};
+    sb_pjrt_buf *b = NULL;
+    int rc = sb_pjrt_upload_begin(p, dev, data, type, dims, ndims, &b, &w, err);
+    if (rc)
+        return rc;
+    if ((rc = sb_pjrt_wait(p, &w, err))) {
+        sb_pjrt_buf_free(p, b);
+        return rc;
+    }
+    *out = b;
     return 0;
 }
 
@@ -367,10 +450,12 @@ int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
     return sb_pjrt_upload_to(p, 0, data, type, dims, ndims, out, err);
 }
 
-int sb_pjrt_download(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
-                     sb_err *err)
+int sb_pjrt_download_begin(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
+                           sb_pjrt_pending *w, sb_err *err)
 {
     const PJRT_Api *api = p->api;
+    if (w->n + 1 > SB_PJRT_MAXPENDING)
+        return sb_fail(err, SB_EINVAL, "pjrt: too many pending events");
     PJRT_Buffer_ToHostBuffer_Args a = {
         .struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE,
         .src = (PJRT_Buffer *)b,
@@ -380,7 +465,16 @@ int sb_pjrt_download(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
                   "PJRT_Buffer_ToHostBuffer", err);
     if (rc)
         return rc;
-    return await_event(api, a.event, "the download", err);
+    pending_add(w, a.event, "the download");
+    return 0;
+}
+
+int sb_pjrt_download(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
+                     sb_err *err)
+{
+    sb_pjrt_pending w = {0};
+    int rc = sb_pjrt_download_begin(p, b, dst, bytes, &w, err);
+    return rc ? rc : sb_pjrt_wait(p, &w, err);
 }
 
 void sb_pjrt_buf_free(sb_pjrt *p, sb_pjrt_buf *b)

@@ -62,6 +62,33 @@ int sb_pjrt_upload(sb_pjrt *p, const void *data, sb_pjrt_type type,
 /* Copies a buffer to host memory of `bytes`. */
 int sb_pjrt_download(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
                      sb_err *err);
+
+/* Copies in flight: the _begin calls return once the copy is issued, its
+ * events added to a pending set; sb_pjrt_wait awaits them all (an upload
+ * is done when its host data is released and its buffer ready). Several
+ * copies issued before one wait are in flight together. */
+#define SB_PJRT_MAXPENDING 8
+typedef struct sb_pjrt_pending {
+    void *ev[SB_PJRT_MAXPENDING];
+    const char *what[SB_PJRT_MAXPENDING];
+    int n;
+} sb_pjrt_pending;
+int sb_pjrt_upload_begin(sb_pjrt *p, int dev, const void *data,
+                         sb_pjrt_type type, const int64_t *dims, int ndims,
+                         sb_pjrt_buf **out, sb_pjrt_pending *w, sb_err *err);
+int sb_pjrt_download_begin(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
+                           sb_pjrt_pending *w, sb_err *err);
+int sb_pjrt_wait(sb_pjrt *p, sb_pjrt_pending *w, sb_err *err);
+/* The host time (sb_now) the last event added to w fires, taken by an
+ * OnReady callback: register before the wait, read after it
+ * (sb_pjrt_stamp_get: -1 if the callback never ran). */
+typedef struct sb_pjrt_stamp {
+    double t;
+    int set;
+} sb_pjrt_stamp;
+int sb_pjrt_stamp_last(sb_pjrt *p, sb_pjrt_pending *w, sb_pjrt_stamp *at,
+                       sb_err *err);
+double sb_pjrt_stamp_get(const sb_pjrt_stamp *at);
 void sb_pjrt_buf_free(sb_pjrt *p, sb_pjrt_buf *b);
 
 /* Compiles a StableHLO module given as MLIR text (a printf format and its

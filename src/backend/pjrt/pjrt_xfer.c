@@ -3,19 +3,24 @@
  * is a batch of copies of `size` bytes, each one complete before the next
  * (h2d: PJRT_Client_BufferFromHostBuffer until the host data is released
  * and the buffer's ready event; d2h: PJRT_Buffer_ToHostBuffer until its
- * event), timed on the host clock. The bytes arrive where they were sent:
- * the last h2d buffer is read back, the last d2h copy compared with what
- * was uploaded, word for word.
+ * event), timed on the host clock. transfer.bidir issues one copy each
+ * way and awaits both, so the two are in flight together; each direction's
+ * time is taken when its event fires (an OnReady stamp) from the pair's
+ * common start. The bytes arrive where they were sent: the last h2d buffer
+ * is read back, the last d2h copy compared with what was uploaded, word
+ * for word.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/pjrt/pjrt.h"
 #include "solbench/bench.h"
+#include "solbench/stats.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
 
-enum { K_H2D, K_D2H };
+enum { K_H2D, K_D2H, K_BIDIR };
 
 /* The definition's host memory, narrowed to what a plugin takes. */
 static const sb_param_def pxfer_params[] = {
@@ -29,6 +34,9 @@ typedef struct pxfer_state {
     size_t bytes, words;
     uint64_t *src, *dst; /* host: what is sent, what came back */
     sb_pjrt_buf *dev;    /* d2h: the source; h2d: the last copy */
+    sb_pjrt_buf *dsrc;   /* bidir: the d2h source */
+    double *dir[2];      /* bidir: seconds per copy of each sample, h2d, d2h */
+    size_t ndir, capdir;
 } pxfer_state;
 
 static int pxfer_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
@@ -56,8 +64,12 @@ static void pxfer_teardown(void *state)
     pxfer_state *st = state;
     if (!st)
         return;
-    if (st->p)
+    if (st->p) {
         sb_pjrt_buf_free(st->p, st->dev);
+        sb_pjrt_buf_free(st->p, st->dsrc);
+    }
+    free(st->dir[0]);
+    free(st->dir[1]);
     free(st->src);
     free(st->dst);
     free(st);
@@ -89,10 +101,11 @@ static int pxfer_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     for (size_t i = 0; i < st->words; i++)
         st->src[i] = sb_rng_next(&seed);
     memset(st->dst, 0, st->bytes);
-    if (st->kind == K_D2H) {
+    if (st->kind != K_H2D) {
         /* bytes as 32-bit integers: any pattern survives the copy */
         const int64_t dims[1] = {(int64_t)(st->words * 2)};
-        if ((rc = sb_pjrt_upload(p, st->src, SB_PJRT_S32, dims, 1, &st->dev,
+        if ((rc = sb_pjrt_upload(p, st->src, SB_PJRT_S32, dims, 1,
+                                 st->kind == K_D2H ? &st->dev : &st->dsrc,
                                  err))) {
             pxfer_teardown(st);
             return rc;
@@ -124,13 +137,73 @@ static int pxfer_sample(void *state, int idx, uint64_t iters, double *secs,
     return rc;
 }
 
+/* bidir: an upload and a download issued together, then both awaited;
+ * the sample is the pair's span, each direction's time its own event's. */
+static int pxfer_bidir_sample(void *state, int idx, uint64_t iters,
+                              double *secs, sb_err *err)
+{
+    pxfer_state *st = state;
+    const int64_t dims[1] = {(int64_t)(st->words * 2)};
+    double span = 0, dt[2] = {0, 0};
+    int rc = 0;
+    for (uint64_t i = 0; i < iters && rc == 0; i++) {
+        sb_pjrt_pending w = {0};
+        sb_pjrt_stamp up = {0}, down = {0};
+        sb_pjrt_buf_free(st->p, st->dev);
+        st->dev = NULL;
+        const double t0 = sb_now();
+        if ((rc = sb_pjrt_upload_begin(st->p, 0, st->src, SB_PJRT_S32, dims, 1,
+                                       &st->dev, &w, err)) ||
+            (rc = sb_pjrt_stamp_last(st->p, &w, &up, err)) ||
+            (rc = sb_pjrt_download_begin(st->p, st->dsrc, st->dst, st->bytes,
+                                         &w, err)) ||
+            (rc = sb_pjrt_stamp_last(st->p, &w, &down, err))) {
+            sb_pjrt_wait(st->p, &w, NULL);
+            break;
+        }
+        rc = sb_pjrt_wait(st->p, &w, err);
+        const double t1 = sb_now(), tu = sb_pjrt_stamp_get(&up),
+                     td = sb_pjrt_stamp_get(&down);
+        span += t1 - t0;
+        dt[0] += (tu > 0 ? tu : t1) - t0;
+        dt[1] += (td > 0 ? td : t1) - t0;
+    }
+    *secs = span;
+    if (rc == 0 && idx >= 0 && iters > 0) {
+        if (st->ndir == st->capdir) {
+            size_t cap = st->capdir ? 2 * st->capdir : 64;
+            for (int d = 0; d < 2; d++) {
+                double *n = realloc(st->dir[d], cap * sizeof *n);
+                if (!n)
+                    return sb_fail(err, SB_ENOMEM, "out of memory");
+                st->dir[d] = n;
+            }
+            st->capdir = cap;
+        }
+        st->dir[0][st->ndir] = dt[0] / (double)iters;
+        st->dir[1][st->ndir++] = dt[1] / (double)iters;
+    }
+    return rc;
+}
+
 static const sb_timer pxfer_timer = {.sample = pxfer_sample};
+static const sb_timer pxfer_bidir_timer = {.sample = pxfer_bidir_sample};
 
 static int pxfer_verify(void *state, sb_result *r)
 {
     pxfer_state *st = state;
     sb_err err = {0};
-    if (st->kind == K_H2D) {
+    if (st->kind == K_BIDIR) { /* the d2h side first, as it came back */
+        size_t w = 0;
+        for (size_t i = 0; i < st->words; i++)
+            w += st->dst[i] != st->src[i];
+        if (w)
+            sb_result_note(r, "d2h: %zu of %zu words differ", w, st->words);
+        r->valid = w == 0;
+        if (w)
+            return 0;
+    }
+    if (st->kind != K_D2H) {
         memset(st->dst, 0, st->bytes);
         if (!st->dev ||
             sb_pjrt_download(st->p, st->dev, st->dst, st->bytes, &err)) {
@@ -150,18 +223,35 @@ static int pxfer_verify(void *state, sb_result *r)
     return 0;
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static void pxfer_report(void *state, const sb_point *pt, sb_ctx *ctx,
                          sb_result *r)
 {
     (void)pt, (void)ctx;
-    const pxfer_state *st = state;
+    pxfer_state *st = state;
     sb_result_note(r, "%s", sb_pjrt_describe(st->p));
+    static const char *names[2] = {"h2d", "d2h"};
+    for (int d = 0; d < 2 && st->ndir > 0; d++) {
+        qsort(st->dir[d], st->ndir, sizeof(double), cmp_d);
+        const double med = sb_percentile_sorted(st->dir[d], st->ndir, 0.5),
+                     best = st->dir[d][0];
+        char m[32];
+        snprintf(m, sizeof m, "%s_GBps", names[d]);
+        sb_result_metric(r, m, (double)st->bytes / med * 1e-9, "GB/s");
+        snprintf(m, sizeof m, "%s_GBps_best", names[d]);
+        sb_result_metric(r, m, (double)st->bytes / best * 1e-9, "GB/s");
+    }
     if (st->bytes != (size_t)sb_p_num(pt->params, "size"))
         sb_result_note(r, "size rounded down to %zu B (whole 8-byte words)",
                        st->bytes);
 }
 
-#define PXFER_IMPL(NAME, K, DESC)                                              \
+#define PXFER_IMPL(NAME, K, TIMER, DESC)                                       \
     const sb_impl sb_impl_pjrt_transfer_##NAME = {                             \
         .backend = "pjrt",                                                     \
         .desc = DESC,                                                          \
@@ -171,11 +261,15 @@ static void pxfer_report(void *state, const sb_point *pt, sb_ctx *ctx,
         .kind = K,                                                             \
         .check = pxfer_check,                                                  \
         .setup = pxfer_setup,                                                  \
-        .timer = &pxfer_timer,                                                 \
+        .timer = &TIMER,                                                       \
         .verify = pxfer_verify,                                                \
         .report = pxfer_report,                                                \
         .teardown = pxfer_teardown,                                            \
     };
 
-PXFER_IMPL(h2d, K_H2D, "PJRT_Client_BufferFromHostBuffer, until ready")
-PXFER_IMPL(d2h, K_D2H, "PJRT_Buffer_ToHostBuffer, until its event")
+PXFER_IMPL(h2d, K_H2D, pxfer_timer,
+           "PJRT_Client_BufferFromHostBuffer, until ready")
+PXFER_IMPL(d2h, K_D2H, pxfer_timer, "PJRT_Buffer_ToHostBuffer, until its event")
+PXFER_IMPL(bidir, K_BIDIR, pxfer_bidir_timer,
+           "an upload and a download in flight together, each direction "
+           "timed to its own event")

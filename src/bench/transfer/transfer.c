@@ -332,7 +332,8 @@ static const sb_impl xfer_cuda = {
 #endif
 
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_transfer_h2d, sb_impl_pjrt_transfer_d2h;
+extern const sb_impl sb_impl_pjrt_transfer_h2d, sb_impl_pjrt_transfer_d2h,
+    sb_impl_pjrt_transfer_bidir;
 #endif
 
 #define XFER_BENCH(sym, nm, MODE, dsc, ...)                                    \
@@ -357,4 +358,5 @@ XFER_BENCH(sb_bench_transfer_h2d, "transfer.h2d", SB_XFER_H2D,
 XFER_BENCH(sb_bench_transfer_d2h, "transfer.d2h", SB_XFER_D2H,
            "device to host copies", SB_IMPL_PJRT(sb_impl_pjrt_transfer_d2h));
 XFER_BENCH(sb_bench_transfer_bidir, "transfer.bidir", SB_XFER_BIDIR,
-           "both directions at once on two streams, each direction reported");
+           "both directions at once on two streams, each direction reported",
+           SB_IMPL_PJRT(sb_impl_pjrt_transfer_bidir));
