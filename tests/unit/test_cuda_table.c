@@ -154,6 +154,20 @@ static void test_peaks(void)
                1e-9);
     CHECK(strcmp(spec, "h100-pcie") == 0);
     CHECK(sb_cu_datasheet_peak("NVIDIA A100-SXM4-80GB", "fp8", &spec) == 0.0);
+    CHECK_NEAR(sb_cu_datasheet_peak("NVIDIA A100-SXM4-80GB", "bf16", &spec),
+               312e12, 1e-9);
+    CHECK(strcmp(spec, "a100") == 0);
+    CHECK_NEAR(sb_cu_datasheet_peak("NVIDIA L40S", "fp8", &spec), 733e12, 1e-9);
+    /* the NVL parts are not their SXM siblings */
+    CHECK_NEAR(sb_cu_datasheet_peak("NVIDIA H100 NVL", "bf16", &spec), 835.5e12,
+               1e-9);
+    CHECK(strcmp(spec, "h100-nvl") == 0);
+    CHECK_NEAR(sb_cu_datasheet_peak("NVIDIA H200 NVL", "fp8", &spec), 1670.5e12,
+               1e-9);
+    CHECK(strcmp(spec, "h200-nvl") == 0);
+    CHECK_NEAR(sb_cu_datasheet_peak("NVIDIA B200", "bf16", &spec), 2250e12,
+               1e-9);
+    CHECK(sb_cu_datasheet_peak("NVIDIA B200", "fp32", &spec) == 0.0);
     CHECK(sb_cu_datasheet_peak("Tesla T4", "bf16", &spec) == 0.0);
     CHECK(strcmp(spec, "") == 0);
     CHECK(sb_cu_datasheet_peak("NVIDIA H200", "int4", NULL) == 0.0);

@@ -116,17 +116,35 @@ bool sb_cu_gemm_ok(double d, double ref, double l2, double tol)
  * ----------------------------------------------------------- */
 
 /* Dense tensor-core peaks (TFLOP/s) from NVIDIA's datasheets (the sparsity
- * figures halved); used when data/hw has no spec for the device. */
+ * figures halved; fp32 is the non-tensor rate; 0 where the sheet gives
+ * none); used when data/hw has no spec for the device. The first row
+ * whose `match` is in the device's name (and `nomatch` is not) wins, so
+ * the NVL parts come before their SXM rows. Sources:
+ *   H200 SXM, H200 NVL: NVIDIA H200 Tensor Core GPU datasheet (SXM: FP32
+ *     67, TF32 989*, BF16/FP16 1979*, FP8 3958*; NVL: FP32 60, TF32 835*,
+ *     BF16/FP16 1671*, FP8 3341*; * with sparsity);
+ *   H100 SXM, PCIe, NVL: NVIDIA H100 Tensor Core GPU datasheet (SXM: FP32
+ *     67, TF32 989*, BF16 1979*, FP8 3958*; PCIe: 51, 756*, 1513*, 3026*;
+ *     NVL: 60, 835*, 1671*, 3341*);
+ *   A100 (SXM and PCIe alike): NVIDIA A100 datasheet (FP32 19.5, TF32 312*,
+ *     BF16/FP16 624*; no FP8);
+ *   L40S: NVIDIA L40S datasheet (FP32 91.6, TF32 366*, BF16/FP16 733*, FP8
+ *     1466*);
+ *   B200: NVIDIA HGX B200 datasheet, per GPU of eight (TF32 18 PF*, FP16/
+ *     BF16 36 PF*, FP8 72 PF* for the eight; no FP32 figure). */
 static const struct {
     const char *match, *nomatch; /* substring of the name; must not have */
     const char *spec;
     double bf16, fp16, fp8, tf32, fp32;
 } peaks[] = {
+    {"H200 NVL", NULL, "h200-nvl", 835.5, 835.5, 1670.5, 417.5, 60.0},
     {"H200", NULL, "h200-sxm", 989.4, 989.4, 1978.9, 494.7, 66.9},
+    {"H100 NVL", NULL, "h100-nvl", 835.5, 835.5, 1670.5, 417.5, 60.0},
     {"H100", "PCIe", "h100-sxm", 989.4, 989.4, 1978.9, 494.7, 66.9},
     {"H100", NULL, "h100-pcie", 756.0, 756.0, 1513.0, 378.0, 51.2},
     {"A100", NULL, "a100", 312.0, 312.0, 0.0, 156.0, 19.5},
     {"L40S", NULL, "l40s", 362.1, 362.1, 733.0, 183.0, 91.6},
+    {"B200", NULL, "b200", 2250.0, 2250.0, 4500.0, 1125.0, 0.0},
 };
 
 double sb_cu_datasheet_peak(const char *device_name, const char *key,
