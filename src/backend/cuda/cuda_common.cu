@@ -137,6 +137,16 @@ extern "C" int sb_cuda_uploads_done(sb_err *err)
     return sb_cuda_fail(err, cudaDeviceSynchronize(), "finishing the uploads");
 }
 
+extern "C" int sb_cuda_put(sb_cuda_base *b, void *dst, const void *src,
+                           size_t bytes, sb_err *err, const char *what)
+{
+    cudaError_t e =
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, b->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(b->stream);
+    return sb_cuda_fail(err, e, what);
+}
+
 /* ---- measurement --------------------------------------------------------- */
 
 /* One batch: an executable graph of `iters` launches, or direct launches

@@ -65,6 +65,12 @@ int sb_cuda_sync(sb_cuda_base *b, sb_err *err, const char *what);
  * the legacy stream may still be in flight (pageable copies return once
  * staged), and a benchmark's own stream does not wait for them. */
 int sb_cuda_uploads_done(sb_err *err);
+/* Host to device on the benchmark's stream, complete when it returns: a
+ * copy the stream's next kernel reads (a plain cudaMemcpy goes through the
+ * legacy stream, which the non-blocking benchmark stream does not wait
+ * for, and may return before a pageable copy has landed). */
+int sb_cuda_put(sb_cuda_base *b, void *dst, const void *src, size_t bytes,
+                sb_err *err, const char *what);
 /* The timer of any state that begins with sb_cuda_base: a sample is a
  * batch of launches (captured once per count into a CUDA graph when
  * allowed, then replayed) between two CUDA events on the state's stream;

@@ -550,12 +550,14 @@ extern "C" int sb_cmem_verify(void *state, sb_result *r)
     unsigned long long init[2] = {0, ~0ull}, cnt[2];
     int rc = 0;
     /* Poison, run once, and check that every element was written. */
-    if ((e = cudaMemsetAsync(out, 0xff, bytes, s->base.stream)) ||
-        (e = cudaMemcpy(s->counters, init, sizeof init,
-                        cudaMemcpyHostToDevice))) {
+    if ((e = cudaMemsetAsync(out, 0xff, bytes, s->base.stream))) {
         rc = sb_cuda_fail(&err, e, "preparing the verification");
         goto out;
     }
+    /* on the benchmark's stream: the check kernel reads the counters */
+    if ((rc = sb_cuda_put(&s->base, s->counters, init, sizeof init, &err,
+                          "preparing the verification")))
+        goto out;
     if ((rc = enqueue(s, 1, &err)) ||
         (rc = sb_cuda_sync(&s->base, &err, "the verified run")))
         goto out;
@@ -591,11 +593,10 @@ extern "C" int sb_cmem_verify(void *state, sb_result *r)
                      : k == 1       ? s->n - 1
                      : k == 2       ? s->n / 2 + 1
                                     : sb_rng_next(&rng) % s->n;
-        if ((e = cudaMemcpy(s->d_idx, idx, (size_t)m * sizeof(uint64_t),
-                            cudaMemcpyHostToDevice))) {
-            rc = sb_cuda_fail(&err, e, "cudaMemcpy");
+        if ((rc = sb_cuda_put(&s->base, s->d_idx, idx,
+                              (size_t)m * sizeof(uint64_t), &err,
+                              "uploading the sampled indices")))
             goto out;
-        }
         int g = (m + BLOCK - 1) / BLOCK;
         if (s->fp64)
             k_gather<<<g, BLOCK, 0, s->base.stream>>>((const double *)out,
