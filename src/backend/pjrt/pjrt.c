@@ -700,6 +700,17 @@ int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **outs,
     return sb_pjrt_execute(l->p, l->exe, nd, args, l->nargs, outs, err);
 }
 
+int sb_pjrt_loop_fetch(sb_pjrt_loop *l, uint64_t n, void *dst, size_t bytes,
+                       sb_err *err)
+{
+    sb_pjrt_buf *out = NULL;
+    int rc = sb_pjrt_loop_run(l, n, &out, err);
+    if (rc == 0)
+        rc = sb_pjrt_download(l->p, out, dst, bytes, err);
+    sb_pjrt_buf_free(l->p, out);
+    return rc;
+}
+
 void sb_pjrt_loop_free(sb_pjrt_loop *l)
 {
     if (!l->p)

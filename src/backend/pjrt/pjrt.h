@@ -138,6 +138,10 @@ int sb_pjrt_loop_count(sb_pjrt_loop *l, uint64_t n, sb_err *err);
  * outs[d] (ndev of them). */
 int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **outs,
                      sb_err *err);
+/* One launch of a one-device loop with count n, its output copied to
+ * host memory of `bytes` and released: what a verification reads. */
+int sb_pjrt_loop_fetch(sb_pjrt_loop *l, uint64_t n, void *dst, size_t bytes,
+                       sb_err *err);
 /* Frees the program and the counts (not the arguments). */
 void sb_pjrt_loop_free(sb_pjrt_loop *l);
 /* The timer of every state that begins with sb_pjrt_loop: a sample is one

@@ -177,10 +177,24 @@ static int pattn_program(pattn_state *st, sb_err *err)
         pp, st->bf16 ? p5 : s5, tk, o5, o5, o4, ocast, y, tq, tk, tk, tq);
 }
 
-static void to_bf16(const float *x, uint16_t *y, size_t n)
+/* Uploads x[0..n) as fp32, or as bf16 after rounding x in place, so the
+ * host's reference sees exactly the values the device multiplies. */
+static int upload_values(sb_pjrt *p, float *x, size_t n, bool bf16,
+                         const int64_t *dims, int ndims, sb_pjrt_buf **out,
+                         sb_err *err)
 {
-    for (size_t i = 0; i < n; i++)
-        y[i] = sb_bf16_from_f32(x[i]);
+    if (!bf16)
+        return sb_pjrt_upload(p, x, SB_PJRT_F32, dims, ndims, out, err);
+    uint16_t *h = malloc(n * 2);
+    if (!h)
+        return sb_fail(err, SB_ENOMEM, "pjrt: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        h[i] = sb_bf16_from_f32(x[i]);
+        x[i] = sb_bf16_to_f32(h[i]);
+    }
+    int rc = sb_pjrt_upload(p, h, SB_PJRT_BF16, dims, ndims, out, err);
+    free(h);
+    return rc;
 }
 
 static int pattn_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
@@ -205,9 +219,7 @@ static int pattn_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     st->o = malloc(nq * sizeof(float));
     st->k = malloc(nkv * sizeof(float));
     st->v = malloc(nkv * sizeof(float));
-    uint16_t *h16 = st->bf16 ? malloc((nq > nkv ? nq : nkv) * 2) : NULL;
-    if (!st->q || !st->o || !st->k || !st->v || (st->bf16 && !h16)) {
-        free(h16);
+    if (!st->q || !st->o || !st->k || !st->v) {
         pattn_teardown(st);
         return sb_fail(err, SB_ENOMEM,
                        "attention.prefill on pjrt: out of "
@@ -220,19 +232,9 @@ static int pattn_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                   dk[4] = {s->batch, s->hkv, s->skv, s->d};
     float *host[3] = {st->q, st->k, st->v};
     sb_pjrt_buf **dev[3] = {&st->dq, &st->dk, &st->dv};
-    for (int a = 0; a < 3 && !rc; a++) {
-        size_t n = a ? nkv : nq;
-        const int64_t *dims = a ? dk : dq;
-        if (st->bf16) { /* the host keeps the values the device gets */
-            to_bf16(host[a], h16, n);
-            for (size_t i = 0; i < n; i++)
-                host[a][i] = sb_bf16_to_f32(h16[i]);
-            rc = sb_pjrt_upload(p, h16, SB_PJRT_BF16, dims, 4, dev[a], err);
-        } else {
-            rc = sb_pjrt_upload(p, host[a], SB_PJRT_F32, dims, 4, dev[a], err);
-        }
-    }
-    free(h16);
+    for (int a = 0; a < 3 && !rc; a++)
+        rc = upload_values(p, host[a], a ? nkv : nq, st->bf16, a ? dk : dq, 4,
+                           dev[a], err);
     if (rc || (rc = pattn_program(st, err))) {
         pattn_teardown(st);
         return rc;
@@ -251,15 +253,13 @@ static int pattn_verify(void *state, sb_result *r)
     const sb_prefill_shape *s = &st->s;
     const size_t nq = (size_t)(s->batch * s->hq * s->sq * s->d);
     sb_err err = {0};
-    sb_pjrt_buf *out = NULL;
     void *raw = malloc(nq * (st->bf16 ? 2 : 4));
     int rc = SB_ENOMEM;
     if (!raw)
         goto done;
     /* one block: the loop's output is O (in Q's type) */
-    if ((rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err)) ||
-        (rc = sb_pjrt_download(st->loop.p, out, raw, nq * (st->bf16 ? 2 : 4),
-                               &err)))
+    if ((rc = sb_pjrt_loop_fetch(&st->loop, 1, raw, nq * (st->bf16 ? 2 : 4),
+                                 &err)))
         goto done;
     for (size_t i = 0; i < nq; i++)
         st->o[i] =
@@ -278,7 +278,6 @@ static int pattn_verify(void *state, sb_result *r)
 done:
     if (rc && rc != SB_ENOMEM)
         sb_result_note(r, "verification could not run: %s", err.msg);
-    sb_pjrt_buf_free(st->loop.p, out);
     free(raw);
     return rc;
 }
@@ -410,9 +409,7 @@ static int pbmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     st->a = malloc(na * sizeof(float));
     st->b = malloc(nb * sizeof(float));
     st->c = malloc(nc * sizeof(float));
-    uint16_t *h16 = st->bf16 ? malloc((na > nb ? na : nb) * 2) : NULL;
-    if (!st->a || !st->b || !st->c || (st->bf16 && !h16)) {
-        free(h16);
+    if (!st->a || !st->b || !st->c) {
         pbmm_teardown(st);
         return sb_fail(err, SB_ENOMEM, "attention.bmm on pjrt: out of memory");
     }
@@ -422,20 +419,9 @@ static int pbmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                   db[3] = {s->batch, s->k, s->n};
     float *host[2] = {st->a, st->b};
     sb_pjrt_buf **dev[2] = {&st->da, &st->db};
-    for (int a = 0; a < 2 && !rc; a++) {
-        const size_t n = a ? nb : na;
-        if (st->bf16) { /* the host keeps the values the device gets */
-            to_bf16(host[a], h16, n);
-            for (size_t i = 0; i < n; i++)
-                host[a][i] = sb_bf16_to_f32(h16[i]);
-            rc = sb_pjrt_upload(p, h16, SB_PJRT_BF16, a ? db : da, 3, dev[a],
-                                err);
-        } else {
-            rc = sb_pjrt_upload(p, host[a], SB_PJRT_F32, a ? db : da, 3, dev[a],
-                                err);
-        }
-    }
-    free(h16);
+    for (int a = 0; a < 2 && !rc; a++)
+        rc = upload_values(p, host[a], a ? nb : na, st->bf16, a ? db : da, 3,
+                           dev[a], err);
     if (rc || (rc = pbmm_program(st, err))) {
         pbmm_teardown(st);
         return rc;
@@ -453,11 +439,7 @@ static int pbmm_verify(void *state, sb_result *r)
     const sb_bmm_shape *s = &st->s;
     const size_t nc = (size_t)(s->batch * s->m * s->n);
     sb_err err = {0};
-    sb_pjrt_buf *out = NULL;
-    int rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err);
-    if (!rc)
-        rc = sb_pjrt_download(st->loop.p, out, st->c, nc * sizeof(float), &err);
-    sb_pjrt_buf_free(st->loop.p, out);
+    int rc = sb_pjrt_loop_fetch(&st->loop, 1, st->c, nc * sizeof(float), &err);
     if (rc) {
         sb_result_note(r, "verification could not run: %s", err.msg);
         return rc;
@@ -798,11 +780,7 @@ static int ppaged_verify(void *state, sb_result *r)
     const sb_paged_shape *s = &st->s;
     const size_t nq = (size_t)(s->total_q * s->hq * s->d);
     sb_err err = {0};
-    sb_pjrt_buf *out = NULL;
-    int rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err);
-    if (!rc)
-        rc = sb_pjrt_download(st->loop.p, out, st->o, nq * sizeof(float), &err);
-    sb_pjrt_buf_free(st->loop.p, out);
+    int rc = sb_pjrt_loop_fetch(&st->loop, 1, st->o, nq * sizeof(float), &err);
     if (rc) {
         sb_result_note(r, "verification could not run: %s", err.msg);
         return rc;

@@ -224,12 +224,10 @@ static int pmem_verify(void *state, sb_result *r)
     const bool rd = st->kind == K_READ;
     const size_t n = rd ? 1 : (size_t)st->n;
     float *c = malloc(n * sizeof(float));
-    sb_pjrt_buf *out = NULL;
     int rc = SB_ENOMEM;
     if (!c)
         goto done;
-    if ((rc = sb_pjrt_loop_run(&st->loop, 3, &out, &err)) ||
-        (rc = sb_pjrt_download(st->loop.p, out, c, n * sizeof(float), &err)))
+    if ((rc = sb_pjrt_loop_fetch(&st->loop, 3, c, n * sizeof(float), &err)))
         goto done;
     if (st->plant)
         c[n / 2] += 1.0f;
@@ -258,7 +256,6 @@ static int pmem_verify(void *state, sb_result *r)
 done:
     if (rc && rc != SB_ENOMEM)
         sb_result_note(r, "verification could not run: %s", err.msg);
-    sb_pjrt_buf_free(st->loop.p, out);
     free(c);
     return rc;
 }

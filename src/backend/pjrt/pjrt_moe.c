@@ -645,7 +645,6 @@ static int pmoe_verify(void *state, sb_result *r)
     const int64_t T = s->tokens, D = s->d_model, E = s->experts, k = s->topk,
                   R = T * k;
     sb_err err = {0};
-    sb_pjrt_buf *out = NULL;
     char why[320] = "";
     int64_t bad = 0;
     float *o = malloc(st->nout * sizeof(float));
@@ -655,9 +654,8 @@ static int pmoe_verify(void *state, sb_result *r)
     int rc = SB_ENOMEM;
     if (!o)
         goto done;
-    if ((rc = sb_pjrt_loop_run(&st->loop, 1, &out, &err)) ||
-        (rc = sb_pjrt_download(st->loop.p, out, o, st->nout * sizeof(float),
-                               &err)))
+    if ((rc = sb_pjrt_loop_fetch(&st->loop, 1, o, st->nout * sizeof(float),
+                                 &err)))
         goto done;
     rc = SB_ENOMEM;
     if (st->kind == K_ROUTE) {
@@ -721,7 +719,6 @@ static int pmoe_verify(void *state, sb_result *r)
 done:
     if (rc && rc != SB_ENOMEM)
         sb_result_note(r, "verification could not run: %s", err.msg);
-    sb_pjrt_buf_free(st->loop.p, out);
     free(o);
     free(probs);
     free(idx);
