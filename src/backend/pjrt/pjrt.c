@@ -700,6 +700,21 @@ int sb_pjrt_loop_run(sb_pjrt_loop *l, uint64_t n, sb_pjrt_buf **outs,
     return sb_pjrt_execute(l->p, l->exe, nd, args, l->nargs, outs, err);
 }
 
+int sb_pjrt_state_new(size_t size, void **out, sb_err *err)
+{
+    *out = NULL;
+    sb_pjrt *p = NULL;
+    int rc = sb_pjrt_open(&p, err);
+    if (rc)
+        return rc;
+    sb_pjrt_loop *l = calloc(1, size);
+    if (!l)
+        return sb_fail(err, SB_ENOMEM, "pjrt: out of memory");
+    l->p = p;
+    *out = l;
+    return 0;
+}
+
 int sb_pjrt_loop_fetch(sb_pjrt_loop *l, uint64_t n, void *dst, size_t bytes,
                        sb_err *err)
 {

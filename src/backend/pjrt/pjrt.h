@@ -132,6 +132,10 @@ typedef struct sb_pjrt_loop {
     sb_pjrt_count count;
     double work; /* the definition's runs one iteration is (0: 1) */
 } sb_pjrt_loop;
+/* A new zeroed benchmark state of `size` bytes (which begins with an
+ * sb_pjrt_loop) in *out, the plugin opened and set in its loop; the
+ * plugin's reason (SB_EUNSUP) when there is none. */
+int sb_pjrt_state_new(size_t size, void **out, sb_err *err);
 /* Sets the loop count of the next launches (uploaded when it changes). */
 int sb_pjrt_loop_count(sb_pjrt_loop *l, uint64_t n, sb_err *err);
 /* One launch of the loop with count n, awaited; each device's output in

@@ -201,14 +201,11 @@ static int pattn_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
     (void)ctx;
-    sb_pjrt *p = NULL;
-    int rc = sb_pjrt_open(&p, err);
+    pattn_state *st = NULL;
+    int rc = sb_pjrt_state_new(sizeof *st, (void **)&st, err);
     if (rc)
         return rc;
-    pattn_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return sb_fail(err, SB_ENOMEM, "out of memory");
-    st->loop.p = p;
+    sb_pjrt *p = st->loop.p;
     st->s = *(const sb_prefill_shape *)pt->shape;
     st->bf16 = strcmp(sb_p_str(pt->params, "dtype"), "bf16") == 0;
     st->plant = sb_p_bool(pt->params, "plant_error");
@@ -391,14 +388,11 @@ static int pbmm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     (void)ctx;
-    sb_pjrt *p = NULL;
-    int rc = sb_pjrt_open(&p, err);
+    pbmm_state *st = NULL;
+    int rc = sb_pjrt_state_new(sizeof *st, (void **)&st, err);
     if (rc)
         return rc;
-    pbmm_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return sb_fail(err, SB_ENOMEM, "out of memory");
-    st->loop.p = p;
+    sb_pjrt *p = st->loop.p;
     st->s = *(const sb_bmm_shape *)pt->shape;
     st->bf16 = strcmp(sb_p_str(pt->params, "dtype"), "bf16") == 0;
     st->plant = sb_p_bool(pt->params, "plant_error");
@@ -683,14 +677,11 @@ static int ppaged_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                         sb_err *err)
 {
     (void)ctx;
-    sb_pjrt *p = NULL;
-    int rc = sb_pjrt_open(&p, err);
+    ppaged_state *st = NULL;
+    int rc = sb_pjrt_state_new(sizeof *st, (void **)&st, err);
     if (rc)
         return rc;
-    ppaged_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return sb_fail(err, SB_ENOMEM, "out of memory");
-    st->loop.p = p;
+    sb_pjrt *p = st->loop.p;
     st->plant = sb_p_bool(pt->params, "plant_error");
     if ((rc = sb_paged_shape_of(pt->params, &st->s, err))) {
         free(st);

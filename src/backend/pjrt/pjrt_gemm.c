@@ -243,15 +243,12 @@ static int pgemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
     (void)ctx;
-    sb_pjrt *p = NULL;
-    int rc = sb_pjrt_open(&p, err);
+    const sb_gemm_shape *sh = pt->shape;
+    pgemm_state *st = NULL;
+    int rc = sb_pjrt_state_new(sizeof *st, (void **)&st, err);
     if (rc)
         return rc;
-    const sb_gemm_shape *sh = pt->shape;
-    pgemm_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return sb_fail(err, SB_ENOMEM, "out of memory");
-    st->loop.p = p;
+    sb_pjrt *p = st->loop.p;
     st->m = sh->m;
     st->n = sh->n;
     st->k = sh->k;

@@ -179,14 +179,11 @@ static int pmem_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     (void)ctx;
-    sb_pjrt *p = NULL;
-    int rc = sb_pjrt_open(&p, err);
+    pmem_state *st = NULL;
+    int rc = sb_pjrt_state_new(sizeof *st, (void **)&st, err);
     if (rc)
         return rc;
-    pmem_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return sb_fail(err, SB_ENOMEM, "out of memory");
-    st->loop.p = p;
+    sb_pjrt *p = st->loop.p;
     st->kind = pt->impl->kind;
     st->n = elems_of(pt);
     st->plant = sb_p_bool(pt->params, "plant_error");
