@@ -92,6 +92,30 @@ double sb_moe_imbalance(const int64_t *counts, int experts);
 /* Experts with at least one token. */
 int sb_moe_active(const int64_t *counts, int experts);
 
+/* The inputs of the four kernels, the same on every backend: uniform
+ * values, element i depending only on (seed, i), each array whole (its
+ * size from the shape): X [T·D] and the dispatched rows XP [R·D] (seed·4+1,
+ * in [-1, 1)), the router's Wr [D·E] (seed·4+2, [-3/√D, 3/√D): logits of
+ * standard deviation ~1) and bias [E] (sb_moe_router_bias), the expert
+ * outputs Y [R·D] (seed·4+3, [-1, 1)), the expert weights W_up, W_gate
+ * [E·D·F] (seed·4+2, ·4+3, ±√(3/D)) and W_down [E·F·D] (seed·4+4, ±√(3/F)):
+ * variance 1/fan-in, outputs of order 1. R = T·k. */
+typedef enum {
+    SB_MOE_IN_X,
+    SB_MOE_IN_WR,
+    SB_MOE_IN_BIAS,
+    SB_MOE_IN_Y,
+    SB_MOE_IN_XP,
+    SB_MOE_IN_W_UP,
+    SB_MOE_IN_W_GATE,
+    SB_MOE_IN_W_DOWN
+} sb_moe_input;
+/* Elements of an input. */
+int64_t sb_moe_input_size(const sb_moe_shape *s, sb_moe_input in);
+/* Fills it (in parallel static chunks, so the pages are first-touched by
+ * the threads that use them). */
+void sb_moe_input_fill(const sb_moe_shape *s, sb_moe_input in, float *v);
+
 /* ---- FLOP and byte accounting (one iteration) ------------------------------
  * Bytes count inputs read once and outputs written once (intermediates that
  * a fused kernel keeps on chip are not counted); data 4 bytes (fp32),

@@ -40,6 +40,13 @@ int sb_netop_from_name(const char *name);
 /* Bus-bandwidth factor (nccl-tests): all-reduce 2(n-1)/n; all-gather,
  * reduce-scatter, all-to-all (n-1)/n; everything else 1. 0 for n < 1. */
 double sb_net_busbw_factor(sb_netop op, int nranks);
+/* The rates every backend's collective reports (the network section of
+ * docs/METRICS.md): ranks, bytes (S), busbw_factor and, with samples,
+ * algbw_GBps and busbw_GBps from the median and their _best pair from the
+ * fastest sample. */
+struct sb_result;
+void sb_net_report_rates(struct sb_result *r, sb_netop op, int nranks,
+                         double S);
 /* algbw = S / t in B/s; 0 when t <= 0. */
 double sb_net_algbw(double bytes, double seconds);
 /* busbw = algbw x factor, in B/s. */

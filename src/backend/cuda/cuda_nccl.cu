@@ -362,17 +362,7 @@ extern "C" void sb_cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
     cnccl_state *s = (cnccl_state *)state;
     (void)p;
     (void)ctx;
-    double f = sb_net_busbw_factor((sb_netop)s->op, s->n);
-    sb_result_metric(r, "ranks", s->n, "");
-    sb_result_metric(r, "bytes", s->S, "B");
-    sb_result_metric(r, "busbw_factor", f, "");
-    if (r->stats.p50 > 0) {
-        double a = s->S / r->stats.p50, ab = s->S / r->stats.min;
-        sb_result_metric(r, "algbw_GBps", a * 1e-9, "GB/s");
-        sb_result_metric(r, "busbw_GBps", a * f * 1e-9, "GB/s");
-        sb_result_metric(r, "algbw_GBps_best", ab * 1e-9, "GB/s");
-        sb_result_metric(r, "busbw_GBps_best", ab * f * 1e-9, "GB/s");
-    }
+    sb_net_report_rates(r, (sb_netop)s->op, s->n, s->S);
     int v = 0;
     ncclGetVersion(&v);
     sb_result_note(r,

@@ -33,6 +33,9 @@ struct sb_pjrt {
     size_t ndev;
     char platform[64], kind[128], path[1024];
     char what[1400]; /* the note every result carries */
+    int sheet;       /* the device's datasheet: 0 not looked up, 1 in hw,
+                        -1 none */
+    sb_hw_spec hw;
 };
 
 static sb_pjrt g_pjrt;
@@ -297,11 +300,15 @@ const char *sb_pjrt_device_kind(const sb_pjrt *p)
     return p->kind;
 }
 
-bool sb_pjrt_datasheet(const sb_pjrt *p, sb_hw_spec *hw)
+bool sb_pjrt_datasheet(sb_pjrt *p, const sb_hw_spec **hw)
 {
-    const char *name = sb_hw_spec_for_device(p->kind);
-    sb_err ignored = {0};
-    return name && sb_hw_load(name, hw, &ignored) == 0;
+    if (p->sheet == 0) { /* read once a process, not once a result */
+        const char *name = sb_hw_spec_for_device(p->kind);
+        sb_err ignored = {0};
+        p->sheet = name && sb_hw_load(name, &p->hw, &ignored) == 0 ? 1 : -1;
+    }
+    *hw = &p->hw;
+    return p->sheet > 0;
 }
 
 const char *sb_pjrt_describe(const sb_pjrt *p)

@@ -36,10 +36,10 @@ int sb_pjrt_open(sb_pjrt **out, sb_err *err);
 const char *sb_pjrt_platform(const sb_pjrt *p);
 /* The first device's kind ("TPU v5 lite", "NVIDIA H100 80GB HBM3", "cpu"). */
 const char *sb_pjrt_device_kind(const sb_pjrt *p);
-/* The datasheet of the device (data/hw, by its kind) loaded into *hw;
- * false when none stands for it. */
+/* The datasheet of the device (data/hw, by its kind), read on the first
+ * call; false when none stands for it. */
 struct sb_hw_spec;
-bool sb_pjrt_datasheet(const sb_pjrt *p, struct sb_hw_spec *hw);
+bool sb_pjrt_datasheet(sb_pjrt *p, const struct sb_hw_spec **hw);
 /* The platform, the first device's kind, the devices, the PJRT API
  * version and the plugin's path in one line: the note every PJRT result
  * carries. */

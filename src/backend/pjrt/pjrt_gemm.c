@@ -455,18 +455,18 @@ static void pgemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
     if (!g)
         return;
     /* MFU against the device's datasheet peak (data/hw, by its kind) */
-    sb_hw_spec hw;
+    const sb_hw_spec *hw;
     if (sb_pjrt_datasheet(st->loop.p, &hw)) {
         const char *dt = sb_p_str(pt->params, "dtype");
-        double peak = sb_hw_peak(&hw, dt);
+        double peak = sb_hw_peak(hw, dt);
         if (peak <= 0 && st->fp8) { /* no fp8 rate: against bf16's */
-            peak = sb_hw_peak(&hw, "bf16");
+            peak = sb_hw_peak(hw, "bf16");
             dt = "bf16";
         }
         if (peak > 0) {
             sb_result_metric(r, "MFU", g->value * 1e9 / peak, "ratio");
-            sb_result_note(r, "MFU against %s's %s peak, %.0f TFLOP/s", hw.name,
-                           dt, peak * 1e-12);
+            sb_result_note(r, "MFU against %s's %s peak, %.0f TFLOP/s",
+                           hw->name, dt, peak * 1e-12);
         }
     }
     if (strcmp(sb_pjrt_platform(st->loop.p), "cpu") != 0 || st->fp8)

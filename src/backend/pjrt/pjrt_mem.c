@@ -271,13 +271,13 @@ static void pmem_report(void *state, const sb_point *pt, sb_ctx *ctx,
         sb_result_metric(r, "pct_cpu_triad", 100.0 * gb->value * 1e9 / triad,
                          "%");
     /* against the device's main memory on its datasheet (data/hw) */
-    sb_hw_spec hw;
-    if (g && sb_pjrt_datasheet(st->loop.p, &hw) && hw.n_levels > 0) {
-        const double bw = hw.level[hw.n_levels - 1].bw_Bps;
+    const sb_hw_spec *hw;
+    if (g && sb_pjrt_datasheet(st->loop.p, &hw) && hw->n_levels > 0) {
+        const double bw = hw->level[hw->n_levels - 1].bw_Bps;
         if (bw > 0) {
             sb_result_metric(r, "pct_hbm", 100.0 * g->value * 1e9 / bw, "%");
-            sb_result_note(r, "pct_hbm against %s's %s, %.0f GB/s", hw.name,
-                           hw.level[hw.n_levels - 1].level, bw * 1e-9);
+            sb_result_note(r, "pct_hbm against %s's %s, %.0f GB/s", hw->name,
+                           hw->level[hw->n_levels - 1].level, bw * 1e-9);
         }
     }
 }

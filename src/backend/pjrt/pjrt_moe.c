@@ -255,6 +255,12 @@ static int dispatch_program(pmoe_state *st, sb_err *err)
     const long long T = st->s.tokens, D = st->s.d_model, E = st->s.experts,
                     k = st->s.topk, R = T * k;
     char ta[64], tb[64], tr2[64], trd[64], tor[64], tout[64], body[8192];
+    /* the comparator of both stable sorts: ascending s32 keys */
+    const char *lt = "      ^bb0(%p: tensor<i32>, %q: tensor<i32>, %u: "
+                     "tensor<i32>, %v: tensor<i32>):\n"
+                     "        %lt = stablehlo.compare LT, %p, %q, SIGNED : "
+                     "(tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+                     "        stablehlo.return %lt : tensor<i1>\n";
     snprintf(ta, sizeof ta, "tensor<%lldx%lldxf32>", T, D);
     snprintf(tb, sizeof tb, "tensor<%lldxi32>", R);
     snprintf(tr2, sizeof tr2, "tensor<%lldx1xi32>", R);
@@ -268,11 +274,7 @@ static int dispatch_program(pmoe_state *st, sb_err *err)
         "      %%ids = stablehlo.add %%b, %%db : %s\n"
         "      %%io = stablehlo.iota dim = 0 : %s\n"
         "      %%srt:2 = \"stablehlo.sort\"(%%ids, %%io) ({\n"
-        "      ^bb0(%%p: tensor<i32>, %%q: tensor<i32>, %%u: tensor<i32>, "
-        "%%v: tensor<i32>):\n"
-        "        %%lt = stablehlo.compare LT, %%p, %%q, SIGNED : "
-        "(tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-        "        stablehlo.return %%lt : tensor<i1>\n"
+        "%s"
         "      }) {dimension = 0 : i64, is_stable = true} : (%s, %s) -> (%s, "
         "%s)\n"
         "      %%kc = stablehlo.constant dense<%lld> : %s\n"
@@ -283,11 +285,7 @@ static int dispatch_program(pmoe_state *st, sb_err *err)
         "start_index_map = [0], index_vector_dim = 1>, slice_sizes = "
         "array<i64: 1, %lld>, indices_are_sorted = true} : (%s, %s) -> %s\n"
         "      %%inv:2 = \"stablehlo.sort\"(%%srt#1, %%io) ({\n"
-        "      ^bb0(%%p: tensor<i32>, %%q: tensor<i32>, %%u: tensor<i32>, "
-        "%%v: tensor<i32>):\n"
-        "        %%lt = stablehlo.compare LT, %%p, %%q, SIGNED : "
-        "(tensor<i32>, tensor<i32>) -> tensor<i1>\n"
-        "        stablehlo.return %%lt : tensor<i1>\n"
+        "%s"
         "      }) {dimension = 0 : i64, is_stable = true} : (%s, %s) -> (%s, "
         "%s)\n"
         "      %%ib = stablehlo.broadcast_in_dim %%ids, dims = [1] : (%s) -> "
@@ -312,9 +310,10 @@ static int dispatch_program(pmoe_state *st, sb_err *err)
         "      %%p0s = stablehlo.reshape %%p0 : (tensor<1xi32>) -> "
         "tensor<i32>\n"
         "      %%dep2 = stablehlo.minimum %%p0s, %%zi : tensor<i32>\n",
-        tb, tb, tb, tb, tb, tb, tb, k, tb, tb, tb, tr2, D, ta, tr2, trd, tb, tb,
-        tb, tb, tb, tor, tor, tor, tor, E + 1, R, tor, tor, E + 1, R, tor, tor,
-        E + 1, trd, R * D, R * D, R * D, R * D, E + 1, tb, tb, tout, tb);
+        tb, tb, tb, lt, tb, tb, tb, tb, k, tb, tb, tb, tr2, D, ta, tr2, trd, lt,
+        tb, tb, tb, tb, tb, tor, tor, tor, tor, E + 1, R, tor, tor, E + 1, R,
+        tor, tor, E + 1, trd, R * D, R * D, R * D, R * D, E + 1, tb, tb, tout,
+        tb);
     if (w < 0 || w >= (int)sizeof body)
         return sb_fail(err, SB_EINVAL, "pjrt: the program does not fit");
     return compile_loop(st, ta, tb, "tensor<1xi32>", "i32", tout, body, err);
@@ -458,15 +457,6 @@ static int gemm_program(pmoe_state *st, sb_err *err)
         E * C, O, R, tout, tout, tx, tw, tg, td, tp, tq, tout, tout);
 }
 
-/* Uniform values in [-a, a) from (seed, i). */
-static void fill(float *v, int64_t n, uint64_t seed, float a)
-{
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t r = seed * 0x2545f4914f6cdd1dULL + (uint64_t)i;
-        v[i] = (float)((2.0 * sb_rng_unif(&r) - 1.0) * a);
-    }
-}
-
 static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
@@ -490,11 +480,9 @@ static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
         st->bias = malloc(sizeof(float) * (size_t)E);
         ok = st->x && st->wr && st->bias;
         if (ok) {
-            fill(st->x, T * D, s->seed * 4 + 1, 1.0f);
-            fill(st->wr, D * E, s->seed * 4 + 2,
-                 (float)(3.0 / sqrt((double)D)));
-            for (int e = 0; e < E; e++)
-                st->bias[e] = (float)sb_moe_router_bias(s, e);
+            sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
+            sb_moe_input_fill(s, SB_MOE_IN_WR, st->wr);
+            sb_moe_input_fill(s, SB_MOE_IN_BIAS, st->bias);
         }
         st->nout = (size_t)(T * (E + 2 * k));
     } else if (st->kind == K_GEMM) {
@@ -514,13 +502,11 @@ static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
             sb_moe_synth_route(s, st->idx, st->w);
             sb_moe_dispatch_ref(s, st->idx, st->offsets, st->pos,
                                 st->row_token);
-            /* weights of variance 1/fan-in keep outputs of order 1 */
-            const float a_in = (float)sqrt(3.0 / (double)D);
-            fill(st->xp, R * D, s->seed * 4 + 1, 1.0f);
-            fill(st->wu, wn, s->seed * 4 + 2, a_in);
+            sb_moe_input_fill(s, SB_MOE_IN_XP, st->xp);
+            sb_moe_input_fill(s, SB_MOE_IN_W_UP, st->wu);
             if (s->gated) {
-                fill(st->wg, wn, s->seed * 4 + 3, a_in);
-                fill(st->wd, wn, s->seed * 4 + 4, (float)sqrt(3.0 / (double)F));
+                sb_moe_input_fill(s, SB_MOE_IN_W_GATE, st->wg);
+                sb_moe_input_fill(s, SB_MOE_IN_W_DOWN, st->wd);
             }
             st->cap = 1;
             for (int e = 0; e < E; e++)
@@ -548,9 +534,9 @@ static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
             sb_moe_dispatch_ref(s, st->idx, st->offsets, st->pos,
                                 st->row_token);
             if (st->x)
-                fill(st->x, T * D, s->seed * 4 + 1, 1.0f);
+                sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
             else
-                fill(st->y, R * D, s->seed * 4 + 3, 1.0f);
+                sb_moe_input_fill(s, SB_MOE_IN_Y, st->y);
         }
         st->nout = st->kind == K_DISPATCH ? (size_t)(R * D + E + 1 + 2 * R)
                                           : (size_t)(T * D);

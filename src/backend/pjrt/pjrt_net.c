@@ -414,17 +414,7 @@ static void pnet_report(void *state, const sb_point *pt, sb_ctx *ctx,
     (void)pt;
     (void)ctx;
     const pnet_state *st = state;
-    const double f = sb_net_busbw_factor(st->op, st->n);
-    sb_result_metric(r, "ranks", st->n, "");
-    sb_result_metric(r, "bytes", st->S, "B");
-    sb_result_metric(r, "busbw_factor", f, "");
-    if (r->stats.p50 > 0) {
-        const double a = st->S / r->stats.p50, ab = st->S / r->stats.min;
-        sb_result_metric(r, "algbw_GBps", a * 1e-9, "GB/s");
-        sb_result_metric(r, "busbw_GBps", a * f * 1e-9, "GB/s");
-        sb_result_metric(r, "algbw_GBps_best", ab * 1e-9, "GB/s");
-        sb_result_metric(r, "busbw_GBps_best", ab * f * 1e-9, "GB/s");
-    }
+    sb_net_report_rates(r, st->op, st->n, st->S);
     sb_result_note(r, "%s", sb_pjrt_describe(st->loop.p));
     sb_result_note(r,
                    "one program replicated on %d devices, a while loop of "

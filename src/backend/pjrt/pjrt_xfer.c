@@ -223,12 +223,6 @@ static int pxfer_verify(void *state, sb_result *r)
     return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void pxfer_report(void *state, const sb_point *pt, sb_ctx *ctx,
                          sb_result *r)
 {
@@ -237,14 +231,13 @@ static void pxfer_report(void *state, const sb_point *pt, sb_ctx *ctx,
     sb_result_note(r, "%s", sb_pjrt_describe(st->p));
     static const char *names[2] = {"h2d", "d2h"};
     for (int d = 0; d < 2 && st->ndir > 0; d++) {
-        qsort(st->dir[d], st->ndir, sizeof(double), cmp_d);
-        const double med = sb_percentile_sorted(st->dir[d], st->ndir, 0.5),
-                     best = st->dir[d][0];
+        sb_stats t;
+        sb_stats_compute(st->dir[d], st->ndir, &t);
         char m[32];
         snprintf(m, sizeof m, "%s_GBps", names[d]);
-        sb_result_metric(r, m, (double)st->bytes / med * 1e-9, "GB/s");
+        sb_result_metric(r, m, (double)st->bytes / t.p50 * 1e-9, "GB/s");
         snprintf(m, sizeof m, "%s_GBps_best", names[d]);
-        sb_result_metric(r, m, (double)st->bytes / best * 1e-9, "GB/s");
+        sb_result_metric(r, m, (double)st->bytes / t.min * 1e-9, "GB/s");
     }
     if (st->bytes != (size_t)sb_p_num(pt->params, "size"))
         sb_result_note(r, "size rounded down to %zu B (whole 8-byte words)",

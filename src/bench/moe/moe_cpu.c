@@ -366,18 +366,6 @@ static int sb__moe_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
     return sb_moe_check(pt->shape, err);
 }
 
-/* Deterministic uniform values in [-a, a): element i depends only on
- * (seed, i), and the static schedule first-touches each page in the
- * thread that later works on it. */
-static void sb__fill(float *v, int64_t n, uint64_t seed, float a)
-{
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t st = seed * 0x2545f4914f6cdd1dULL + (uint64_t)i;
-        v[i] = (float)((2.0 * sb_rng_unif(&st) - 1.0) * a);
-    }
-}
-
 static void sb__zero(void *v, size_t bytes)
 {
     char *c = v;
@@ -513,12 +501,9 @@ static int sb__moe_setup_kind(const sb_moe_shape *shape, const sb_params *p,
         st->bias = sb__alloc(sizeof(float) * (size_t)E, &fail);
         st->probs = sb__alloc(sizeof(float) * (size_t)(T * E), &fail);
         if (!fail) {
-            sb__fill(st->x, T * D, s->seed * 4 + 1, 1.0f);
-            /* logits of standard deviation ~1: var = D·(1/3)·(a²/3) */
-            sb__fill(st->wr, D * E, s->seed * 4 + 2,
-                     (float)(3.0 / sqrt((double)D)));
-            for (int e = 0; e < E; e++)
-                st->bias[e] = (float)sb_moe_router_bias(s, e);
+            sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
+            sb_moe_input_fill(s, SB_MOE_IN_WR, st->wr);
+            sb_moe_input_fill(s, SB_MOE_IN_BIAS, st->bias);
         }
     } else {
         st->offsets = sb__alloc(sizeof(int64_t) * (size_t)(E + 1), &fail);
@@ -535,12 +520,12 @@ static int sb__moe_setup_kind(const sb_moe_shape *shape, const sb_params *p,
             st->xp = sb__alloc(sizeof(float) * (size_t)(R * D), &fail);
             st->scratch = sb__alloc(sb_moe_cpu_dispatch_scratch(s), &fail);
             if (!fail)
-                sb__fill(st->x, T * D, s->seed * 4 + 1, 1.0f);
+                sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
         } else if (kind == SB_MOE_COMBINE) {
             st->y = sb__alloc(sizeof(float) * (size_t)(R * D), &fail);
             st->out = sb__alloc(sizeof(float) * (size_t)(T * D), &fail);
             if (!fail)
-                sb__fill(st->y, R * D, s->seed * 4 + 3, 1.0f);
+                sb_moe_input_fill(s, SB_MOE_IN_Y, st->y);
         } else {
             const int64_t wn = (int64_t)E * D * F;
             st->xp = sb__alloc(sizeof(float) * (size_t)(R * D), &fail);
@@ -554,14 +539,11 @@ static int sb__moe_setup_kind(const sb_moe_shape *shape, const sb_params *p,
             st->out = sb__alloc(
                 sizeof(float) * (size_t)(R * (s->gated ? D : F)), &fail);
             if (!fail) {
-                /* weights of variance 1/fan-in keep outputs of order 1 */
-                float a_in = (float)sqrt(3.0 / (double)D);
-                sb__fill(st->xp, R * D, s->seed * 4 + 1, 1.0f);
-                sb__fill(st->wu, wn, s->seed * 4 + 2, a_in);
+                sb_moe_input_fill(s, SB_MOE_IN_XP, st->xp);
+                sb_moe_input_fill(s, SB_MOE_IN_W_UP, st->wu);
                 if (s->gated) {
-                    sb__fill(st->wg, wn, s->seed * 4 + 3, a_in);
-                    sb__fill(st->wd, wn, s->seed * 4 + 4,
-                             (float)sqrt(3.0 / (double)F));
+                    sb_moe_input_fill(s, SB_MOE_IN_W_GATE, st->wg);
+                    sb_moe_input_fill(s, SB_MOE_IN_W_DOWN, st->wd);
                 }
             }
         }

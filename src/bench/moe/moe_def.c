@@ -670,3 +670,64 @@ int sb_moe_gemm_sample_rows(const sb_moe_shape *s, const int64_t *offsets,
     }
     return n;
 }
+
+/* ---- inputs -------------------------------------------------------------- */
+
+int64_t sb_moe_input_size(const sb_moe_shape *s, sb_moe_input in)
+{
+    const int64_t T = s->tokens, D = s->d_model, E = s->experts, F = s->ffn,
+                  R = T * s->topk;
+    switch (in) {
+    case SB_MOE_IN_X:
+        return T * D;
+    case SB_MOE_IN_WR:
+        return D * E;
+    case SB_MOE_IN_BIAS:
+        return E;
+    case SB_MOE_IN_Y:
+    case SB_MOE_IN_XP:
+        return R * D;
+    default:
+        return E * D * F;
+    }
+}
+
+void sb_moe_input_fill(const sb_moe_shape *s, sb_moe_input in, float *v)
+{
+    const int64_t n = sb_moe_input_size(s, in);
+    if (in == SB_MOE_IN_BIAS) {
+        for (int64_t e = 0; e < n; e++)
+            v[e] = (float)sb_moe_router_bias(s, (int)e);
+        return;
+    }
+    const double D = (double)s->d_model, F = (double)s->ffn;
+    uint64_t seed = s->seed * 4;
+    double a = 1.0;
+    switch (in) {
+    case SB_MOE_IN_X:
+    case SB_MOE_IN_XP:
+        seed += 1;
+        break;
+    case SB_MOE_IN_WR:
+        seed += 2, a = 3.0 / sqrt(D);
+        break;
+    case SB_MOE_IN_Y:
+        seed += 3;
+        break;
+    case SB_MOE_IN_W_UP:
+        seed += 2, a = sqrt(3.0 / D);
+        break;
+    case SB_MOE_IN_W_GATE:
+        seed += 3, a = sqrt(3.0 / D);
+        break;
+    default: /* W_down */
+        seed += 4, a = sqrt(3.0 / F);
+        break;
+    }
+    const float fa = (float)a;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t st = seed * 0x2545f4914f6cdd1dULL + (uint64_t)i;
+        v[i] = (float)((2.0 * sb_rng_unif(&st) - 1.0) * fa);
+    }
+}

@@ -342,34 +342,21 @@ static int update_fit(const sb_point *pt, sb_ctx *ctx, sb_result_list *out,
 
 /* ---- one point ----------------------------------------------------------- */
 
-static void add_metrics(const sb_mpi_coll *st, const sb_params *p,
-                        const sb_ctx *ctx, int iters, int warm,
-                        unsigned long long wrong, sb_result *r)
+static void add_metrics(const sb_mpi_coll *st, const sb_params *p, int iters,
+                        int warm, unsigned long long wrong, sb_result *r)
 {
     double S = sb_net_bytes(st->op, st->count, st->elem, st->window);
-    double med = r->stats.p50, best = r->stats.min;
-    double f = sb_net_busbw_factor(st->op, st->n);
+    double med = r->stats.p50;
     sb_result_metric(r, "latency_us", med * 1e6, "us");
-    sb_result_metric(r, "bytes", S, "B");
-    if (med > 0) {
-        sb_result_metric(r, "algbw_GBps", sb_net_algbw(S, med) * 1e-9, "GB/s");
-        sb_result_metric(r, "busbw_GBps", sb_net_algbw(S, med) * f * 1e-9,
-                         "GB/s");
-        sb_result_metric(r, "algbw_GBps_best", sb_net_algbw(S, best) * 1e-9,
-                         "GB/s");
-        sb_result_metric(r, "busbw_GBps_best", sb_net_algbw(S, best) * f * 1e-9,
-                         "GB/s");
-        double link = sb_p_num(p, "link_GBps");
-        if (link > 0)
-            sb_result_metric(r, "pct_link",
-                             100.0 * sb_net_algbw(S, med) * f * 1e-9 / link,
-                             "%");
-    }
+    sb_net_report_rates(r, st->op, st->n, S);
+    double link = sb_p_num(p, "link_GBps");
+    if (med > 0 && link > 0)
+        sb_result_metric(
+            r, "pct_link",
+            100.0 * sb_net_busbw(st->op, st->n, S, med) * 1e-9 / link, "%");
     sb_result_metric(r, "wrong", (double)wrong, "");
     sb_result_metric(r, "iters", iters, "");
     sb_result_metric(r, "warmup", warm, "");
-    sb_result_metric(r, "ranks", ctx->nranks, "");
-    sb_result_metric(r, "busbw_factor", f, "");
 
     double size = sb_p_num(p, "size");
     if (!sb_mpi_coll_is_p2p(st->op) && fabs(S - size) > 0.5)
@@ -567,7 +554,7 @@ static void net_report(void *state, const sb_point *pt, sb_ctx *ctx,
                        sb_result *r)
 {
     const net_point *np = state;
-    add_metrics(&np->st, pt->params, ctx, np->iters, np->warm, np->wrong, r);
+    add_metrics(&np->st, pt->params, np->iters, np->warm, np->wrong, r);
 }
 
 /* ---- the table entries --------------------------------------------------- */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "solbench/netmodel.h"
+#include "solbench/result.h"
 
 static const char *const netop_names[SB_NET_NOPS] = {
     "allreduce", "allgather", "reduce_scatter", "alltoall", "bcast",
@@ -18,6 +19,23 @@ static const char *const netop_names[SB_NET_NOPS] = {
 const char *sb_netop_name(sb_netop op)
 {
     return (op >= 0 && op < SB_NET_NOPS) ? netop_names[op] : NULL;
+}
+
+void sb_net_report_rates(sb_result *r, sb_netop op, int nranks, double S)
+{
+    const double f = sb_net_busbw_factor(op, nranks);
+    const double med = r->stats.p50, best = r->stats.min;
+    sb_result_metric(r, "ranks", nranks, "");
+    sb_result_metric(r, "bytes", S, "B");
+    sb_result_metric(r, "busbw_factor", f, "");
+    if (!(med > 0))
+        return;
+    sb_result_metric(r, "algbw_GBps", sb_net_algbw(S, med) * 1e-9, "GB/s");
+    sb_result_metric(r, "busbw_GBps", sb_net_algbw(S, med) * f * 1e-9, "GB/s");
+    sb_result_metric(r, "algbw_GBps_best", sb_net_algbw(S, best) * 1e-9,
+                     "GB/s");
+    sb_result_metric(r, "busbw_GBps_best", sb_net_algbw(S, best) * f * 1e-9,
+                     "GB/s");
 }
 
 int sb_netop_from_name(const char *name)

@@ -225,12 +225,6 @@ int sb_xfer_verify(void *state, sb_result *r)
     return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void sb_xfer_report(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r)
 {
     sb_xfer_state *s = state;
@@ -238,9 +232,9 @@ void sb_xfer_report(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r)
     for (int d = 0; d < 2; d++) {
         if (s->n_dir[d] == 0)
             continue;
-        qsort(s->dir_samples[d], s->n_dir[d], sizeof(double), cmp_d);
-        double med = sb_percentile_sorted(s->dir_samples[d], s->n_dir[d], 0.5);
-        double best = s->dir_samples[d][0];
+        sb_stats t;
+        sb_stats_compute(s->dir_samples[d], s->n_dir[d], &t);
+        const double med = t.p50, best = t.min;
         char m[32];
         snprintf(m, sizeof m, "%s_GBps", names[d]);
         sb_result_metric(r, m, s->bytes / med * 1e-9, "GB/s");
