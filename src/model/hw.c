@@ -80,8 +80,9 @@ int sb_data_file(const char *sub, const char *name, char *out, size_t len,
     snprintf(out, len, "%s/%s/%s.json", dir, sub, name);
     if (stat(out, &st) != 0)
         return sb_fail(err, SB_EINVAL, "unknown %s '%s' (no %s)",
-                       strcmp(sub, "hw") == 0 ? "hardware spec"
-                                              : "workload preset",
+                       strcmp(sub, "hw") == 0      ? "hardware spec"
+                       : strcmp(sub, "calib") == 0 ? "calibration"
+                                                   : "workload preset",
                        name, out);
     return 0;
 }
@@ -539,11 +540,22 @@ const char *sb_hw_spec_for_device(const char *dev)
             return "tpu7x";
         return NULL;
     }
+    if (dev && strstr(dev, "MI300X"))
+        return "mi300x";
+    /* Blackwell: the Grace-attached GB200 (NVL72) and the HGX B200 */
+    if (dev && strstr(dev, "GB200"))
+        return "gb200-nvl72";
+    if (dev && strstr(dev, "B200"))
+        return "b200";
     /* the SXM parts only: a PCIe or NVL card, or a Grace Hopper
      * superchip, has other figures (give --hw or --run for those) */
     if (!dev || strstr(dev, "GH200") || strstr(dev, "PCIe") ||
         strstr(dev, "NVL"))
         return NULL;
+    if (strstr(dev, "A100") && strstr(dev, "SXM") && strstr(dev, "80GB"))
+        return "a100-sxm";
+    if (strstr(dev, "H800"))
+        return "h800-sxm";
     if (strstr(dev, "H200"))
         return "h200-sxm";
     if (strstr(dev, "H100") && (strstr(dev, "HBM3") || strstr(dev, "SXM")))

@@ -980,7 +980,14 @@ static void test_names(void)
     CHECK(sb_hw_spec_for_device("NVIDIA H100 PCIe") == NULL);
     CHECK(sb_hw_spec_for_device("NVIDIA H100 NVL") == NULL);
     CHECK(sb_hw_spec_for_device("NVIDIA GH200 480GB") == NULL);
-    CHECK(sb_hw_spec_for_device("NVIDIA A100-SXM4-80GB") == NULL);
+    CHECK(strcmp(sb_hw_spec_for_device("NVIDIA A100-SXM4-80GB"), "a100-sxm") ==
+          0);
+    CHECK(sb_hw_spec_for_device("NVIDIA A100-SXM4-40GB") == NULL);
+    CHECK(sb_hw_spec_for_device("NVIDIA A100 80GB PCIe") == NULL);
+    CHECK(strcmp(sb_hw_spec_for_device("NVIDIA H800"), "h800-sxm") == 0);
+    CHECK(strcmp(sb_hw_spec_for_device("NVIDIA B200"), "b200") == 0);
+    CHECK(strcmp(sb_hw_spec_for_device("NVIDIA GB200"), "gb200-nvl72") == 0);
+    CHECK(strcmp(sb_hw_spec_for_device("AMD Instinct MI300X"), "mi300x") == 0);
     CHECK(sb_hw_spec_for_device(NULL) == NULL);
     /* TPUs by the device kind their PJRT runtime reports */
     CHECK(strcmp(sb_hw_spec_for_device("TPU v5 lite"), "tpu-v5e") == 0);
