@@ -44,6 +44,13 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max);
 const char *sb_advice(sb_bound cls, const char *phase, bool inference);
 
 void sb_predict_print(FILE *f, const sb_prediction *p);
+/* One line on how communication overlaps compute ("hidden fractions fsdp
+ * 1.00, dp 1.00, ..."). */
+void sb_overlap_describe(const sb_workload *w, char *out, size_t len);
+/* The totals of a speed-of-light and a calibrated prediction of the same
+ * workload side by side, with the ratio. */
+void sb_predict_print_modes(FILE *f, const sb_prediction *sol,
+                            const sb_prediction *cal, const char *source);
 void sb_interventions_print(FILE *f, const sb_prediction *p);
 json_t *sb_predict_to_json(const sb_prediction *p);
 

@@ -22,12 +22,44 @@ extern "C" {
 #endif
 
 typedef enum sb_job_kind { SB_JOB_TRAIN = 0, SB_JOB_INFER = 1 } sb_job_kind;
+/* Rematerialisation policies, by what the backward pass recomputes:
+ * selective (Megatron) the attention core; minimal (MaxText: every matmul
+ * output saved) the attention core and the elementwise work; save_qkv_proj
+ * (MaxText) everything but the q/k/v projections; save_dot_except_mlpwi
+ * (MaxText) the attention core, the MLP's input matmuls and the
+ * elementwise work; full the whole forward. */
 typedef enum sb_remat {
     SB_REMAT_NONE = 0,
     SB_REMAT_SELECTIVE,
+    SB_REMAT_MINIMAL,
+    SB_REMAT_SAVE_DOT_EXCEPT_MLPWI,
+    SB_REMAT_SAVE_QKV,
     SB_REMAT_FULL
 } sb_remat;
-typedef enum sb_overlap { SB_OVERLAP_NONE = 0, SB_OVERLAP_FULL } sb_overlap;
+/* The policy's name ("none", "selective", ...). */
+const char *sb_remat_name(sb_remat r);
+/* How communication is scheduled against compute: "none" (every
+ * collective on the critical path), "full" (every one hidden behind the
+ * compute stream while it lasts), or "auto" / an object (a hidden fraction
+ * per kind of collective, SB_COMM_*). */
+typedef enum sb_overlap {
+    SB_OVERLAP_NONE = 0,
+    SB_OVERLAP_FULL,
+    SB_OVERLAP_PER_KIND
+} sb_overlap;
+/* Kinds of communication, each with its own hidden fraction. */
+typedef enum sb_comm_kind {
+    SB_COMM_FSDP = 0, /* ZeRO / FSDP all-gather and reduce-scatter */
+    SB_COMM_DP,       /* data-parallel gradient all-reduce */
+    SB_COMM_TP,       /* tensor-parallel all-reduce */
+    SB_COMM_EP,       /* expert all-to-all */
+    SB_COMM_PP,       /* pipeline send/recv */
+    SB_COMM_HOST,     /* input transfer */
+    SB_COMM_N
+} sb_comm_kind;
+/* The hidden fraction of each kind under "auto" (docs/WORKLOAD.md). */
+extern const double sb_overlap_default[SB_COMM_N];
+extern const char *const sb_comm_kind_name[SB_COMM_N];
 
 typedef struct sb_workload {
     char name[64];
@@ -52,6 +84,9 @@ typedef struct sb_workload {
     char attention_kernel[8]; /* flash | naive */
     /* parallelism and topology */
     int data, fsdp, tensor, expert, pipeline;
+    int zero;                   /* ZeRO stage over the fsdp axis: 1, 2, 3 */
+    bool reshard_after_forward; /* stage 3: gather again for the backward */
+    int virtual_stages;         /* interleaved pipeline: chunks per stage */
     int chips, chips_per_host;
     char mesh[32];
     /* hardware and cost */
@@ -59,8 +94,23 @@ typedef struct sb_workload {
     char hw_run[256];
     double price_chip_hour; /* 0: from the spec */
     sb_overlap overlap;
+    double hidden[SB_COMM_N]; /* hidden fraction per kind of collective */
+    /* per-phase precision: the dtype each kind of work computes in */
+    char mm_dtype[8], attn_dtype[8], router_dtype[8], dispatch_dtype[8],
+        combine_dtype[8];
+    double dispatch_bytes, combine_bytes;
+    /* serving (inference) */
+    int max_batched_tokens; /* token budget of one iteration */
+    double slo_ttft_s, slo_tpot_s;
+    /* calibration: efficiencies against the ceilings (0: none given) */
+    double eff_matmul, eff_attention, eff_memory, eff_network;
+    char calib_source[480]; /* where they come from */
     /* measured times to compare with (seconds; 0 = none) */
     double measured_step_s;
+    double measured_tokens_per_s; /* throughput (inference: output tokens) */
+    double measured_mfu;
+    bool measured_mfu_causal; /* the MFU counts causal attention (else
+                                 PaLM's full matrix) */
     int n_measured;
     struct {
         char phase[40];
@@ -103,6 +153,13 @@ int sb_workload_read_file(json_t *doc, const char *path,
 int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,
                               const char *where, sb_err *err);
 
+/* Fills the efficiencies the workload's own `calibration` does not give
+ * from a calibration file (docs/WORKLOAD.md, "Calibration"): `file` (a
+ * path or a name in data/calib) when given, else data/calib/<spec>.json
+ * when there is one for the workload's hardware spec. A file that is
+ * named but missing or malformed is an error (SB_EINVAL, its path). */
+int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err);
+
 /* ---- model sizes --------------------------------------------------------- */
 
 typedef struct sb_wl_sizes {
@@ -122,7 +179,18 @@ void sb_workload_sizes(const sb_workload *w, sb_wl_sizes *s);
 
 /* ---- phases and totals --------------------------------------------------- */
 
-#define SB_WL_MAX_PHASES 48
+#define SB_WL_MAX_PHASES 64
+
+/* The kinds of work a phase computes: each runs under its own peak (the
+ * dtype per phase; a measured GEMM ceiling for matmuls) and, calibrated,
+ * its own efficiency. */
+enum {
+    SB_WORK_MATMUL = 0, /* weight matmuls */
+    SB_WORK_ATTENTION,  /* the attention core */
+    SB_WORK_ROUTER,     /* the MoE router */
+    SB_WORK_VECTOR,     /* norms, elementwise, embedding, optimizer */
+    SB_WORK_N
+};
 
 typedef struct sb_phase {
     char name[40];
@@ -138,6 +206,11 @@ typedef struct sb_phase {
     double host_bytes;   /* host <-> chip bytes per chip */
     /* times (s) */
     double t_compute, t_memory, t_network, t_latency, t_host, t;
+    int work; /* what it computes: SB_WORK_* (its peak and efficiency) */
+    double peak_flops, bw_Bps; /* the ceilings it was timed against */
+    int comm_kind;  /* sb_comm_kind of a communication phase, else -1 */
+    double hidden;  /* fraction of t hidden behind the compute stream */
+    double exposed; /* what it adds to its stage's critical path (s) */
     sb_bound bound;
     char ceiling[40]; /* the binding ceiling's name */
     double share;     /* of its stage's total */
@@ -149,6 +222,22 @@ typedef struct sb_mem_use {
     bool fits;
 } sb_mem_use;
 
+/* serving under continuous batching (inference): the steady state of
+ * `batch` live sequences per replica, each iteration one decode token
+ * for each and a chunk of new prompts within max_batched_tokens */
+typedef struct sb_serve {
+    double batch;                /* live sequences per replica */
+    double iteration_s;          /* one iteration: decode + prefill chunk */
+    double prefill_tokens;       /* per iteration and replica */
+    double tokens_per_s;         /* output tokens/s, all replicas, prefill
+                                    charged */
+    double ttft_s, tpot_s;       /* under that load */
+    double max_batch;            /* sequences whose full context fits */
+    double goodput_tokens_per_s; /* best throughput within the SLOs */
+    double goodput_batch;
+    bool slo_met;
+} sb_serve;
+
 typedef struct sb_prediction {
     sb_workload w;
     sb_wl_sizes sizes;
@@ -156,24 +245,39 @@ typedef struct sb_prediction {
     sb_phase ph[SB_WL_MAX_PHASES];
     /* training */
     double step_s, tokens_per_step, tokens_per_s, mfu, hfu;
+    double mfu_causal; /* attention FLOPs of the causal mask only (MaxText,
+                          Megatron), beside PaLM's full-matrix count */
     double model_flops_per_token, hw_flops_per_token;
     /* inference */
     double ttft_s, tpot_s, tpot_bound_s, decode_tokens_per_s, request_s,
         context;
+    sb_serve serve;
     /* both */
     double peak_flops, mem_bw;
+    bool calibrated; /* efficiencies applied (the calibrated mode) */
+    double eff_matmul, eff_attention, eff_memory, eff_network;
     char peak_name[40], bw_name[40]; /* the ceilings used */
     sb_mem_use mem;
     double cost_per_step, cost_per_mtok, price_chip_hour;
     double measured_step_s, pct_sol;
+    /* predicted / measured throughput (from measured tokens/s, or from a
+     * measured MFU in its convention); 0 when nothing was measured */
+    double vs_measured;
     char warnings[4][200];
     int n_warnings;
 } sb_prediction;
 
-/* Predicts every phase and the totals. Returns 0, or SB_EINVAL when the
- * ceilings lack what the workload needs (no peak, no memory bandwidth). */
+/* Predicts every phase and the totals at the speed of light: every phase at
+ * its ceiling. Returns 0, or SB_EINVAL when the ceilings lack what the
+ * workload needs (no peak, no memory bandwidth). */
 int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
                sb_err *err);
+/* The calibrated mode: each ceiling scaled by the sustained efficiency the
+ * workload's calibration gives (w->eff_*; 1 where it gives none). */
+int sb_predict_calibrated(const sb_workload *w, const sb_ceilings *c,
+                          sb_prediction *p, sb_err *err);
+/* Whether the workload carries any calibration. */
+bool sb_workload_calibrated(const sb_workload *w);
 
 /* Bytes per element of a dtype name ("bf16" 2, "fp32" 4, "fp8" 1...); 0 for
  * an unknown name. */

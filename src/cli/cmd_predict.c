@@ -18,7 +18,7 @@
 #define SB_MAX_SETS 32
 
 typedef struct sb__popts {
-    const char *file, *hw, *run, *results, *db, *sweep, *json;
+    const char *file, *hw, *run, *results, *db, *sweep, *json, *calib;
     const char *sets[SB_MAX_SETS + 2];
     int n_sets;
 } sb__popts;
@@ -146,8 +146,8 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f  "
                    "%s%s\n",
                    kw, v, w.chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
-                   p->decode_tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9,
-                   dom, p->mem.fits ? "" : "  (does not fit)");
+                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, dom,
+                   p->mem.fits ? "" : "  (does not fit)");
         json_t *j = sb_predict_to_json(p);
         json_object_set_new(j, "variant", json_string(kv));
         json_array_append_new(rows, j);
@@ -174,8 +174,8 @@ int sb_cmd_predict(int argc, char **argv)
                    "--results FILE]\n"
                    "                        [--db PATH] [--set key=value ...] "
                    "[--sweep key=v1,v2,...]\n"
-                   "                        [--overlap none|full] [--json "
-                   "FILE]\n"
+                   "                        [--overlap none|full|auto] "
+                   "[--calibration FILE] [--json FILE]\n"
                    "  WORKLOAD        a workload file or a preset of "
                    "data/models (docs/WORKLOAD.md)\n"
                    "  --run ID        a stored run (id, prefix, baseline, "
@@ -186,7 +186,13 @@ int sb_cmd_predict(int argc, char **argv)
                    "  --set k=v       change a field (JSON path or alias: "
                    "chips, tensor, fsdp, batch, remat, hw...)\n"
                    "  --sweep k=v,... one row per value: step time, MFU, "
-                   "cost per million tokens\n");
+                   "cost per million tokens\n"
+                   "  --calibration F sustained efficiencies per ceiling (a "
+                   "file or a name in data/calib;\n"
+                   "                  default data/calib/<spec>.json when "
+                   "there is one): prints the\n"
+                   "                  calibrated totals beside the speed of "
+                   "light\n");
             return 0;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--hw", &o.hw)) != 0 ||
@@ -194,7 +200,8 @@ int sb_cmd_predict(int argc, char **argv)
             (r = sb_cli_opt(argc, argv, &i, "--results", &o.results)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--db", &o.db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--sweep", &o.sweep)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--json", &o.json)) != 0) {
+            (r = sb_cli_opt(argc, argv, &i, "--json", &o.json)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--calibration", &o.calib)) != 0) {
             if (r < 0)
                 return 2;
             continue;
@@ -211,9 +218,10 @@ int sb_cmd_predict(int argc, char **argv)
         if ((r = sb_cli_opt(argc, argv, &i, "--overlap", &v)) != 0) {
             if (r < 0)
                 return 2;
-            if (strcmp(v, "none") != 0 && strcmp(v, "full") != 0)
-                return sb_cli_usage("predict", "--overlap '%s': none or full",
-                                    v);
+            if (strcmp(v, "none") != 0 && strcmp(v, "full") != 0 &&
+                strcmp(v, "auto") != 0)
+                return sb_cli_usage("predict",
+                                    "--overlap '%s': none, full or auto", v);
             snprintf(overlap_kv, sizeof overlap_kv, "overlap=\"%s\"", v);
             if (o.n_sets >= SB_MAX_SETS)
                 return sb_cli_usage("predict",
@@ -236,7 +244,8 @@ int sb_cmd_predict(int argc, char **argv)
         return sb_cli_usage("predict", "usage: predict WORKLOAD [--hw NAME | "
                                        "--run ID | --results FILE] [--db PATH] "
                                        "[--set k=v ...] [--sweep k=v1,v2] "
-                                       "[--overlap none|full] [--json FILE]");
+                                       "[--overlap none|full|auto] "
+                                       "[--calibration FILE] [--json FILE]");
     sb_err err = {0};
     /* Before anything is read or printed: the --json file, the form of
      * --sweep, then (with the workload at hand) the key it sweeps. */
@@ -254,6 +263,8 @@ int sb_cmd_predict(int argc, char **argv)
     if (rc == 0 && o.sweep)
         rc = sb_workload_check_key(doc, sweep_key, &err);
     json_decref(doc);
+    if (rc == 0)
+        rc = sb_workload_calibration(&w, o.calib, &err);
     if (rc)
         return sb_cli_error(&err);
     sb_prediction *p = malloc(sizeof *p);
@@ -278,6 +289,22 @@ int sb_cmd_predict(int argc, char **argv)
         sb_interventions_print(stdout, p);
         out = sb_predict_to_json(p);
         json_object_set_new(out, "machine", json_string(desc));
+        if (sb_workload_calibrated(&w)) {
+            sb_prediction *cal = malloc(sizeof *cal);
+            if (!cal || (rc = sb_predict_calibrated(&w, &c, cal, &err)) != 0) {
+                free(cal);
+                free(p);
+                json_decref(out);
+                if (!rc)
+                    sb_fail(&err, SB_ENOMEM, "predict: out of memory");
+                return sb_cli_error(&err);
+            }
+            sb_predict_print_modes(stdout, p, cal, w.calib_source);
+            json_t *cj = sb_predict_to_json(cal);
+            json_object_set_new(cj, "source", json_string(w.calib_source));
+            json_object_set_new(out, "calibrated", cj);
+            free(cal);
+        }
     }
     if (o.json) {
         FILE *f;

@@ -31,10 +31,15 @@ typedef struct sb__ctx {
     const sb_ceilings *c;
     sb_prediction *p;
     double peak, bw, host_bw;
+    double pk[SB_WORK_N]; /* peak per kind of work */
+    const char *pk_name[SB_WORK_N];
+    double bw_gemv; /* decode matmuls' weight stream, 0: none */
+    double eff[SB_WORK_N], eff_mem, eff_net; /* 1 at the speed of light */
+    bool calibrated;
     double mats;       /* 3 gated, 2 plain */
     double dqk, dv;    /* per-head widths of scores and values */
     double p_qkv, p_o; /* per layer */
-    int Ls;            /* layers per pipeline stage */
+    int Ls;            /* layers of the fullest pipeline stage */
     double dense_layers_chip, moe_layers_chip;
     int fsdp_e, dp_e; /* expert weights: FSDP and replica groups */
     const char *stage;
@@ -89,14 +94,15 @@ static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
         snprintf(ph->ceiling, sizeof ph->ceiling, "net (unknown)");
         b = 1e30;
     }
-    ph->t_network = S_total * sb__factor(coll, group) / b;
+    ph->t_network = S_total * sb__factor(coll, group) / (b * x->eff_net);
     ph->t_latency = calls * a;
 }
 
 /* ---- phases
  * ------------------------------------------------------------------ */
 
-static sb_phase *sb__add(sb__ctx *x, const char *name)
+static sb_phase *sb__add_kind(sb__ctx *x, const char *name, int work,
+                              int comm_kind)
 {
     sb_prediction *p = x->p;
     if (p->n >= SB_WL_MAX_PHASES)
@@ -105,19 +111,67 @@ static sb_phase *sb__add(sb__ctx *x, const char *name)
     memset(ph, 0, sizeof *ph);
     snprintf(ph->name, sizeof ph->name, "%s", name);
     snprintf(ph->stage, sizeof ph->stage, "%s", x->stage);
+    ph->work = work;
+    ph->comm_kind = comm_kind;
+    ph->hidden = comm_kind >= 0 ? x->w->hidden[comm_kind] : 0;
     return ph;
+}
+
+static sb_phase *sb__add(sb__ctx *x, const char *name, int work)
+{
+    return sb__add_kind(x, name, work, -1);
+}
+
+static sb_phase *sb__add_comm(sb__ctx *x, const char *name, int comm_kind)
+{
+    return sb__add_kind(x, name, SB_WORK_VECTOR, comm_kind);
+}
+
+/* Parts of a layer, for what a remat policy recomputes. */
+enum { SB_PART_QKV, SB_PART_ATTN, SB_PART_OPROJ, SB_PART_MLP, SB_PART_ELEM };
+
+/* The share of `part`'s forward the backward pass recomputes. */
+static double sb__recompute(const sb__ctx *x, int part)
+{
+    switch (x->w->remat) {
+    case SB_REMAT_FULL:
+        return 1.0;
+    case SB_REMAT_SAVE_QKV:
+        return part != SB_PART_QKV;
+    case SB_REMAT_SAVE_DOT_EXCEPT_MLPWI:
+        /* the MLP's input matmuls (gate and up) of its `mats` */
+        return part == SB_PART_MLP ? (x->mats - 1.0) / x->mats
+               : part == SB_PART_QKV || part == SB_PART_OPROJ ? 0.0
+                                                              : 1.0;
+    case SB_REMAT_MINIMAL:
+        return part == SB_PART_ATTN || part == SB_PART_ELEM;
+    case SB_REMAT_SELECTIVE:
+        return part == SB_PART_ATTN;
+    default:
+        return 0.0;
+    }
+}
+
+/* Forward passes of `part` in a training step: fwd + bwd (2x) + the
+ * recomputed forward; 1 in inference. */
+static double sb__mult(const sb__ctx *x, int part)
+{
+    if (x->w->kind != SB_JOB_TRAIN)
+        return 1.0;
+    return 3.0 + sb__recompute(x, part);
 }
 
 /* Main-memory bytes of `params` weights (per chip) used once per
  * microbatch, `reads` times: inference reads them; training reads them in
  * the forward, the backward (and the recomputed forward) and reads and
  * writes their gradient accumulators. */
-static double sb__weight_bytes(const sb__ctx *x, double params, double reads)
+static double sb__weight_bytes(const sb__ctx *x, double params, double reads,
+                               int part)
 {
     const sb_workload *w = x->w;
     if (w->kind != SB_JOB_TRAIN)
         return params * w->w_bytes * reads;
-    return params * (w->w_bytes * reads * (2.0 + (w->remat == SB_REMAT_FULL)) +
+    return params * (w->w_bytes * reads * (2.0 + sb__recompute(x, part)) +
                      w->g_bytes * 2.0 * reads /* accumulate per microbatch:
                          read + write */);
 }
@@ -148,14 +202,15 @@ static double sb__norm_params(const sb__ctx *x)
  * per-chip weight of din x dout. Training multiplies FLOPs and activation
  * traffic by fwd+bwd(+remat) and adds weight-gradient writes. */
 static void sb__linear(sb__ctx *x, sb_phase *ph, double tokens, double din,
-                       double dout, double layers, double weight_reads)
+                       double dout, double layers, double weight_reads,
+                       int part)
 {
     const sb_workload *w = x->w;
-    bool train = w->kind == SB_JOB_TRAIN;
-    double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+    double mult = sb__mult(x, part);
     ph->flops += 2.0 * tokens * din * dout * layers * mult;
     double acts = tokens * (din + dout) * layers * w->a_bytes * mult;
-    ph->bytes += sb__weight_bytes(x, din * dout * layers, weight_reads) + acts;
+    ph->bytes +=
+        sb__weight_bytes(x, din * dout * layers, weight_reads, part) + acts;
 }
 
 /* Attention core (scores, softmax, weighted values) over `seqs` sequences
@@ -164,11 +219,10 @@ static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
                           double skv, bool causal)
 {
     const sb_workload *w = x->w;
-    bool train = w->kind == SB_JOB_TRAIN;
     double hq = (double)w->q_heads / w->tensor;
     double hkv = w->mla ? hq : fmax(1.0, (double)w->kv_heads / w->tensor);
     double pairs = causal ? sq * (sq + 1) / 2.0 : sq * skv;
-    double mult = train ? 3.0 + (w->remat != SB_REMAT_NONE) : 1.0;
+    double mult = sb__mult(x, SB_PART_ATTN);
     double layers = x->Ls;
     ph->flops += 2.0 * pairs * hq * (x->dqk + x->dv) * seqs * layers * mult;
     double io;
@@ -203,19 +257,37 @@ static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
     ph->bytes += io * seqs * layers * mult;
 }
 
-/* Times and classifies a phase. */
+/* Whether a phase of `stage` multiplies decode-sized batches by weights:
+ * its time is the weights' stream, under the decode-GEMM ceiling when the
+ * machine model has one. */
+static bool sb__decode_matmul(const sb_phase *ph)
+{
+    return ph->work == SB_WORK_MATMUL && strcmp(ph->stage, "prefill") != 0 &&
+           strcmp(ph->stage, "step") != 0;
+}
+
+/* Times and classifies a phase: compute under its kind's peak, memory
+ * under the main-memory bandwidth (decode matmuls under the decode-GEMM
+ * ceiling), each scaled by its efficiency in the calibrated mode; a phase
+ * takes max(compute, memory) + network + host (a phase has one kind of
+ * term or the other: overlap between phases is the stage total's). */
 static void sb__time(const sb__ctx *x, sb_phase *ph)
 {
     const sb_workload *w = x->w;
-    ph->t_compute = ph->flops / x->peak;
-    ph->t_memory = ph->bytes / x->bw;
+    double pk = x->pk[ph->work] * x->eff[ph->work];
+    bool gemv = x->bw_gemv > 0 && sb__decode_matmul(ph);
+    double bw = (gemv ? x->bw_gemv : x->bw) *
+                (ph->work == SB_WORK_ATTENTION ? x->eff[ph->work]
+                 : ph->work == SB_WORK_MATMUL  ? fmin(x->eff_mem, 1.0)
+                                               : x->eff_mem);
+    ph->peak_flops = pk;
+    ph->bw_Bps = bw;
+    ph->t_compute = ph->flops > 0 ? ph->flops / pk : 0;
+    ph->t_memory = ph->bytes > 0 ? ph->bytes / bw : 0;
     if (ph->host_bytes > 0 && x->host_bw > 0)
         ph->t_host = ph->host_bytes / x->host_bw;
     double net = ph->t_network + ph->t_latency;
-    if (w->overlap == SB_OVERLAP_FULL)
-        ph->t = fmax(fmax(ph->t_compute, ph->t_memory), fmax(net, ph->t_host));
-    else
-        ph->t = fmax(ph->t_compute, ph->t_memory) + net + ph->t_host;
+    ph->t = fmax(ph->t_compute, ph->t_memory) + net + ph->t_host;
     double terms[5] = {ph->t_compute, ph->t_memory, ph->t_network, ph->t_host,
                        ph->t_latency};
     sb_bound kinds[5] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY, SB_BOUND_NETWORK,
@@ -229,10 +301,11 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
     snprintf(keep, sizeof keep, "%s", ph->ceiling);
     switch (ph->bound) {
     case SB_BOUND_COMPUTE:
-        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", x->p->peak_name);
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", x->pk_name[ph->work]);
         break;
     case SB_BOUND_MEMORY:
-        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", x->p->bw_name);
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
+                 gemv ? "gemv (measured)" : x->p->bw_name);
         break;
     case SB_BOUND_HOST:
         snprintf(ph->ceiling, sizeof ph->ceiling, "host.h2d");
@@ -255,7 +328,8 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
 
 /* The phases of one forward (or forward+backward) pass over `tokens`
  * tokens per tensor-parallel group, in `seqs` sequences of length `sq`
- * against `skv` keys, `mb` microbatches. */
+ * against `skv` keys, `mb` microbatches (each reads the weights once; 0:
+ * the weights are read by another pass of the same iteration). */
 static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
                      double skv, double mb, bool decode)
 {
@@ -263,78 +337,88 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
     bool train = w->kind == SB_JOB_TRAIN;
     double T = w->tensor, d = w->d_model;
     double tok_sp = tokens / T; /* sequence-parallel share */
-    double fb = train ? 2.0 + (w->remat == SB_REMAT_FULL) : 1.0; /* passes
-        that need communication: fwd, bwd, and the recomputed fwd */
+    /* passes that need tensor-parallel communication: fwd, bwd, and the
+     * recomputed forward of the sharded matmuls */
+    double fb = train ? 2.0 + fmax(sb__recompute(x, SB_PART_OPROJ),
+                                   sb__recompute(x, SB_PART_MLP))
+                      : 1.0;
+    double calls = mb > 0 ? mb : 1; /* collectives per iteration */
     sb_phase *ph;
 
-    if ((ph = sb__add(x, "input transfer"))) {
+    if ((ph = sb__add_comm(x, "input transfer", SB_COMM_HOST))) {
         ph->host_bytes = tokens * (train ? 8.0 : 4.0); /* int32 ids+labels */
     }
-    if ((ph = sb__add(x, "embedding"))) {
+    if ((ph = sb__add(x, "embedding", SB_WORK_VECTOR))) {
         ph->bytes = tok_sp * d * (w->w_bytes + w->a_bytes) *
                     (train ? 2.0 : 1.0) / w->pipeline;
         if (train) /* scatter-add of the gradient rows */
             ph->bytes +=
                 tok_sp * d * (w->a_bytes + 2 * w->g_bytes) / w->pipeline;
     }
-    if ((ph = sb__add(x, "qkv projection")))
-        sb__linear(x, ph, tokens, d, x->p_qkv / d / T, x->Ls, mb);
-    if ((ph = sb__add(x, "attention core"))) {
+    if ((ph = sb__add(x, "qkv projection", SB_WORK_MATMUL)))
+        sb__linear(x, ph, tokens, d, x->p_qkv / d / T, x->Ls, mb, SB_PART_QKV);
+    if ((ph = sb__add(x, "attention core", SB_WORK_ATTENTION))) {
         sb__attention(x, ph, seqs, sq, skv, !decode);
     }
-    if ((ph = sb__add(x, "output projection")))
-        sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb);
-    if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp")))
+    if ((ph = sb__add(x, "output projection", SB_WORK_MATMUL)))
+        sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb, SB_PART_OPROJ);
+    if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp", SB_WORK_MATMUL)))
         sb__linear(x, ph, tokens, d, x->mats * w->ffn / T, x->dense_layers_chip,
-                   mb);
+                   mb, SB_PART_MLP);
     if (x->moe_layers_chip > 0) {
         double E = w->experts, k = w->top_k, ep = w->expert;
-        if ((ph = sb__add(x, "router"))) {
-            double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+        double rb = sb_dtype_bytes(w->router_dtype);
+        if ((ph = sb__add(x, "router", SB_WORK_ROUTER))) {
+            double mult = sb__mult(x, SB_PART_ELEM);
             ph->flops = 2.0 * tok_sp * d * E * x->moe_layers_chip * mult;
-            /* hidden in, fp32 logits out and back, then the local
+            /* hidden in, logits (router dtype) out and back, then the local
              * permutation of k copies of each token and its inverse */
             ph->bytes =
                 tok_sp *
-                (d * w->a_bytes + 2 * 4.0 * E + 4.0 * k * d * w->a_bytes) *
+                (d * w->a_bytes + 2 * rb * E + 4.0 * k * d * w->a_bytes) *
                 x->moe_layers_chip * mult;
             /* its weights, d x E per MoE layer, whole on every chip */
-            ph->bytes += sb__weight_bytes(x, d * E * x->moe_layers_chip, mb);
+            ph->bytes += sb__weight_bytes(x, d * E * x->moe_layers_chip, mb,
+                                          SB_PART_ELEM);
         }
-        if (ep > 1 && (ph = sb__add(x, "moe dispatch all-to-all"))) {
-            double S = tok_sp * k * w->capacity_factor * d * w->a_bytes;
+        if (ep > 1 &&
+            (ph = sb__add_comm(x, "moe dispatch all-to-all", SB_COMM_EP))) {
+            double S = tok_sp * k * w->capacity_factor * d * w->dispatch_bytes;
             sb__net(x, ph, "alltoall", w->expert, w->tensor,
-                    S * x->moe_layers_chip * fb, x->moe_layers_chip * fb * mb);
+                    S * x->moe_layers_chip * fb,
+                    x->moe_layers_chip * fb * calls);
         }
-        if ((ph = sb__add(x, "experts"))) {
+        if ((ph = sb__add(x, "experts", SB_WORK_MATMUL))) {
             double eff = w->expert_ffn;
             double routed = tokens * k * w->capacity_factor;
             double touched = sb__experts_touched(x, tokens, decode);
             /* FLOPs and activations: the routed tokens (capacity factor
              * included); weights: the experts those tokens touch. */
-            double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+            double mult = sb__mult(x, SB_PART_MLP);
             double L = x->moe_layers_chip;
             ph->flops += 2.0 * routed * d * x->mats * eff / T * L * mult;
             ph->bytes +=
                 routed * (2 * d + x->mats * eff / T) * w->a_bytes * L * mult;
             double wts = touched * x->mats * d * eff / T * L;
-            ph->bytes += train
-                             ? wts * (w->w_bytes * mb *
-                                          (2.0 + (w->remat == SB_REMAT_FULL)) +
-                                      2.0 * w->g_bytes)
-                             : wts * w->w_bytes * mb;
+            ph->bytes +=
+                train ? wts * (w->w_bytes * mb *
+                                   (2.0 + sb__recompute(x, SB_PART_MLP)) +
+                               2.0 * w->g_bytes)
+                      : wts * w->w_bytes * mb;
             if (w->shared_experts > 0)
                 sb__linear(x, ph, tokens, d,
                            w->shared_experts * x->mats * eff / T,
-                           x->moe_layers_chip, mb);
+                           x->moe_layers_chip, mb, SB_PART_MLP);
         }
-        if (ep > 1 && (ph = sb__add(x, "moe combine all-to-all"))) {
-            double S = tok_sp * k * w->capacity_factor * d * w->a_bytes;
+        if (ep > 1 &&
+            (ph = sb__add_comm(x, "moe combine all-to-all", SB_COMM_EP))) {
+            double S = tok_sp * k * w->capacity_factor * d * w->combine_bytes;
             sb__net(x, ph, "alltoall", w->expert, w->tensor,
-                    S * x->moe_layers_chip * fb, x->moe_layers_chip * fb * mb);
+                    S * x->moe_layers_chip * fb,
+                    x->moe_layers_chip * fb * calls);
         }
     }
-    if ((ph = sb__add(x, "norms & elementwise"))) {
+    if ((ph = sb__add(x, "norms & elementwise", SB_WORK_VECTOR))) {
         double ffn_act = 0;
         if (x->dense_layers_chip > 0)
             ffn_act += x->dense_layers_chip * w->ffn;
@@ -346,33 +430,37 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
             x->Ls * (4 * d + 6 * d +
                      2.0 * (w->q_heads + w->kv_heads) * w->head_dim) +
             ffn_act * (w->gated ? 3.0 : 2.0);
-        double mult = train ? 3.0 + (w->remat == SB_REMAT_FULL) : 1.0;
+        double mult = sb__mult(x, SB_PART_ELEM);
         ph->bytes = tok_sp * per_tok * w->a_bytes * mult;
         ph->flops = tok_sp * per_tok * 2.0 * mult;
         /* the norms' weights: two per layer, whole on every chip, and a
          * 1/pp share of the final norm */
-        ph->bytes += sb__weight_bytes(x, sb__norm_params(x), mb);
+        ph->bytes += sb__weight_bytes(x, sb__norm_params(x), mb, SB_PART_ELEM);
     }
-    if ((ph = sb__add(x, "lm head"))) {
+    if ((ph = sb__add(x, "lm head", SB_WORK_MATMUL))) {
         double lm_tokens = train ? tokens : seqs; /* inference: last token */
         sb__linear(x, ph, lm_tokens / w->pipeline, d, (double)w->vocab / T, 1,
-                   mb / w->pipeline);
+                   mb / w->pipeline, SB_PART_QKV /* never recomputed */);
         /* softmax / cross-entropy over the logits (fp32) */
         ph->bytes +=
             lm_tokens / w->pipeline * w->vocab / T * 4.0 * (train ? 3.0 : 1.0);
     }
-    if (w->pipeline > 1 && (ph = sb__add(x, "pipeline send/recv"))) {
+    if (w->pipeline > 1 &&
+        (ph = sb__add_comm(x, "pipeline send/recv", SB_COMM_PP))) {
         /* Activations forward and their gradients backward across each
-         * stage boundary, once per microbatch (sequence-parallel share). */
-        double S = tok_sp * d * w->a_bytes * (train ? 2.0 : 1.0);
+         * stage boundary, once per microbatch and model chunk (an
+         * interleaved schedule has virtual_stages chunks per stage), the
+         * sequence-parallel share. */
+        double v = w->virtual_stages;
+        double S = tok_sp * d * w->a_bytes * (train ? 2.0 : 1.0) * v;
         sb__net(x, ph, "sendrecv", 2, w->tensor * w->fsdp * w->data, S,
-                mb * (train ? 2.0 : 1.0));
+                calls * v * (train ? 2.0 : 1.0));
     }
-    if (T > 1 && (ph = sb__add(x, "tensor all-reduce"))) {
+    if (T > 1 && (ph = sb__add_comm(x, "tensor all-reduce", SB_COMM_TP))) {
         double S = tokens * d * w->a_bytes;
         double per_layer = 2.0 * fb;
         sb__net(x, ph, "allreduce", w->tensor, 1, S * x->Ls * per_layer,
-                x->Ls * per_layer * mb);
+                x->Ls * per_layer * calls);
     }
 }
 
@@ -394,27 +482,38 @@ static void sb__train(sb__ctx *x)
     double dense_unsh = s->params_dense / (T * PP);
     double exp_unsh = s->params_expert / (T * PP * w->expert);
     sb_phase *ph;
-    if (w->fsdp > 1 && (ph = sb__add(x, "fsdp all-gather"))) {
-        double passes = 2.0; /* forward and backward */
+    /* Full-weight gathers and gradient reductions per step over the fsdp
+     * axis, by ZeRO stage: 3 gathers for every microbatch's forward and
+     * (resharded after the forward) again for its backward, and
+     * reduce-scatters every microbatch's gradients; 2 keeps the weights
+     * whole (one gather after the update) and reduce-scatters every
+     * microbatch; 1 keeps weights and gradients whole, one reduce-scatter
+     * and one gather a step. */
+    double gathers =
+        w->zero == 3 ? mb * (w->reshard_after_forward ? 2.0 : 1.0) : 1.0;
+    double reduces = w->zero == 1 ? 1.0 : mb;
+    if (w->fsdp > 1 &&
+        (ph = sb__add_comm(x, "fsdp all-gather", SB_COMM_FSDP))) {
         sb__net(x, ph, "allgather", w->fsdp, w->tensor,
-                dense_unsh * w->w_bytes * passes * mb, x->Ls * passes * mb);
+                dense_unsh * w->w_bytes * gathers, x->Ls * gathers);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
             sb__net(x, &e, "allgather", x->fsdp_e, w->tensor * w->expert,
-                    exp_unsh * w->w_bytes * passes * mb, 0);
+                    exp_unsh * w->w_bytes * gathers, 0);
             ph->t_network += e.t_network;
             ph->comm_bytes += e.comm_bytes;
         }
     }
-    if (w->fsdp > 1 && (ph = sb__add(x, "fsdp reduce-scatter"))) {
+    if (w->fsdp > 1 &&
+        (ph = sb__add_comm(x, "fsdp reduce-scatter", SB_COMM_FSDP))) {
         sb__net(x, ph, "reduce_scatter", w->fsdp, w->tensor,
-                dense_unsh * w->g_bytes * mb, x->Ls * mb);
+                dense_unsh * w->g_bytes * reduces, x->Ls * reduces);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
             sb__net(x, &e, "reduce_scatter", x->fsdp_e, w->tensor * w->expert,
-                    exp_unsh * w->g_bytes * mb, 0);
+                    exp_unsh * w->g_bytes * reduces, 0);
             ph->t_network += e.t_network;
             ph->comm_bytes += e.comm_bytes;
         }
@@ -422,7 +521,8 @@ static void sb__train(sb__ctx *x)
     double dense_chip = dense_unsh / w->fsdp;
     double exp_chip = exp_unsh / x->fsdp_e;
     if ((w->data > 1 || (x->dp_e > 1 && exp_chip > 0)) &&
-        (ph = sb__add(x, "data-parallel gradient all-reduce"))) {
+        (ph = sb__add_comm(x, "data-parallel gradient all-reduce",
+                           SB_COMM_DP))) {
         if (w->data > 1)
             sb__net(x, ph, "allreduce", w->data, w->tensor * w->fsdp,
                     dense_chip * w->g_bytes, x->Ls);
@@ -439,7 +539,7 @@ static void sb__train(sb__ctx *x)
             snprintf(ph->collective, sizeof ph->collective, "allreduce");
         }
     }
-    if ((ph = sb__add(x, "optimizer update"))) {
+    if ((ph = sb__add(x, "optimizer update", SB_WORK_VECTOR))) {
         double params_chip = dense_chip + exp_chip;
         double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
                         : strcmp(w->optimizer, "sgd") == 0 ? 1.0
@@ -449,15 +549,17 @@ static void sb__train(sb__ctx *x)
                                    w->g_bytes + w->w_bytes);
         ph->flops = params_chip * (states >= 2 ? 12.0 : 4.0);
     }
-    /* Time every phase, then the pipeline bubble over the compute stream. */
+    /* Time every phase, then the pipeline bubble over the compute stream:
+     * (PP - 1) / (microbatches x virtual stages) of it (1F1B; interleaved
+     * with virtual stages). */
     double comp = 0;
     for (int i = 0; i < p->n; i++) {
         sb__time(x, &p->ph[i]);
-        if (p->ph[i].comm_bytes <= 0 && p->ph[i].host_bytes <= 0)
+        if (p->ph[i].comm_kind < 0)
             comp += p->ph[i].t;
     }
-    if (PP > 1 && (ph = sb__add(x, "pipeline bubble"))) {
-        ph->t_latency = comp * (PP - 1) / mb;
+    if (PP > 1 && (ph = sb__add(x, "pipeline bubble", SB_WORK_VECTOR))) {
+        ph->t_latency = comp * (PP - 1) / (mb * w->virtual_stages);
         sb__time(x, ph);
     }
     p->tokens_per_step = tokens_step;
@@ -511,25 +613,39 @@ static double sb__decode_reads(const sb__ctx *x, double b, double context)
            b * context * x->p->sizes.kv_bytes_per_token / (PP * kv_shard);
 }
 
-/* Stage total under the overlap assumption. */
-static double sb__total(const sb_prediction *p, const char *stage)
+/* Stage total: the compute stream (every phase that is not
+ * communication, the pipeline bubble included), plus what communication
+ * leaves exposed; the hidden part runs beside the compute stream and adds
+ * only what outlasts it (network and host transfers are streams of their
+ * own). Sets each phase's exposed time. */
+static double sb__total(sb_prediction *p, const char *stage)
 {
-    double comp = 0, net = 0, host = 0, sum = 0;
+    double comp = 0, exposed = 0, hid_net = 0, hid_host = 0;
     for (int i = 0; i < p->n; i++) {
-        const sb_phase *ph = &p->ph[i];
+        sb_phase *ph = &p->ph[i];
         if (strcmp(ph->stage, stage) != 0)
             continue;
-        sum += ph->t;
-        if (ph->comm_bytes > 0)
-            net += ph->t;
-        else if (ph->host_bytes > 0)
-            host += ph->t;
-        else
+        if (ph->comm_kind < 0) {
             comp += ph->t;
+            ph->exposed = ph->t;
+            continue;
+        }
+        ph->exposed = (1.0 - ph->hidden) * ph->t;
+        exposed += ph->exposed;
+        if (ph->comm_kind == SB_COMM_HOST)
+            hid_host += ph->hidden * ph->t;
+        else
+            hid_net += ph->hidden * ph->t;
     }
-    if (p->w.overlap == SB_OVERLAP_FULL)
-        return fmax(comp, fmax(net, host));
-    return sum;
+    return fmax(comp, fmax(hid_net, hid_host)) + exposed;
+}
+
+/* KV-cache bytes per token of context per chip. */
+static double sb__kv_token_chip(const sb__ctx *x)
+{
+    const sb_workload *w = x->w;
+    double kv_shard = w->mla ? 1.0 : fmin((double)w->tensor, w->kv_heads);
+    return x->p->sizes.kv_bytes_per_token / (w->pipeline * kv_shard);
 }
 
 /* Memory per chip. */
@@ -541,11 +657,21 @@ static void sb__memory(sb__ctx *x)
     double T = w->tensor, PP = w->pipeline;
     double params_chip = s->params_dense / (T * PP * w->fsdp) +
                          s->params_expert / (T * PP * w->expert * x->fsdp_e);
+    /* the same before the fsdp axis shards them */
+    double params_whole =
+        s->params_dense / (T * PP) + s->params_expert / (T * PP * w->expert);
+    bool train = w->kind == SB_JOB_TRAIN;
     sb_mem_use *m = &p->mem;
-    m->weights = params_chip * w->w_bytes;
+    /* ZeRO 1 and 2 keep the weights whole; 3 shards them, and without
+     * resharding after the forward holds the gathered weights of the
+     * stage until its backward. */
+    m->weights =
+        (train && w->zero < 3 ? params_whole : params_chip) * w->w_bytes;
+    if (train && w->zero == 3 && !w->reshard_after_forward)
+        m->weights += (params_whole - params_chip) * w->w_bytes;
     double d = w->d_model;
-    if (w->kind == SB_JOB_TRAIN) {
-        m->grads = params_chip * w->g_bytes;
+    if (train) {
+        m->grads = (w->zero == 1 ? params_whole : params_chip) * w->g_bytes;
         double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
                         : strcmp(w->optimizer, "sgd") == 0 ? 1.0
                                                            : 0.1;
@@ -565,31 +691,59 @@ static void sb__memory(sb__ctx *x)
         double attn_int = qkv + w->q_heads * (double)w->head_dim;
         if (strcmp(w->attention_kernel, "naive") == 0)
             attn_int += w->q_heads * (double)w->seq_len * (1 + 4 / w->a_bytes);
-        double full_set = 4 * d + attn_int + w->q_heads * (double)w->head_dim +
-                          x->mats * ffn_act +
-                          moe_frac * w->top_k * d * 2; /* dispatch buffers */
+        /* What the backward needs of a layer, per token, with fused norms
+         * and activation functions (their outputs recomputed in the
+         * backward): the inputs of the two blocks, q/k/v and the attention
+         * output, the MLP's input-matmul outputs (gate and up; up alone
+         * when plain), the dispatch buffers of an MoE layer. */
+        double full_set = 2 * d + attn_int + (x->mats - 1) * ffn_act +
+                          moe_frac * w->top_k * d * 2;
+        /* what each policy keeps per layer and token: everything; all
+         * but the attention core's intermediates; every weight matmul's
+         * output (minimal); the q/k/v, output and MLP output projections
+         * and the layer input (save_dot_except_mlpwi); q/k/v and the
+         * input; the input alone (full) */
         double per_layer;
-        if (w->remat == SB_REMAT_FULL)
+        switch (w->remat) {
+        case SB_REMAT_FULL:
             per_layer = d;
-        else if (w->remat == SB_REMAT_SELECTIVE)
+            break;
+        case SB_REMAT_SAVE_QKV:
+            per_layer = qkv + d;
+            break;
+        case SB_REMAT_SAVE_DOT_EXCEPT_MLPWI:
+            per_layer = qkv + 3 * d;
+            break;
+        case SB_REMAT_MINIMAL:
+            per_layer = full_set - (attn_int - qkv);
+            break;
+        case SB_REMAT_SELECTIVE:
             per_layer = full_set - attn_int;
-        else
+            break;
+        default:
             per_layer = full_set;
+        }
+        /* a policy that recomputes more than the attention core holds
+         * what it recomputes of one layer while it does */
+        double one_layer =
+            w->remat > SB_REMAT_SELECTIVE ? fmax(0.0, full_set - per_layer) : 0;
         double in_flight = fmin(PP, w->microbatches);
-        m->activations = tok_mb / T *
-                             (x->Ls * per_layer +
-                              (w->remat == SB_REMAT_FULL ? full_set : 0)) *
+        m->activations = tok_mb / T * (x->Ls * per_layer + one_layer) *
                              w->a_bytes * in_flight +
                          tok_mb * w->vocab / T * 4.0 / PP; /* fp32 logits */
     } else {
         double R = (double)w->data * w->fsdp;
         double b = ceil(w->concurrency / R);
-        double len =
-            ceil((double)(w->prompt_len + w->output_len) / w->kv_page) *
-            w->kv_page;
-        double kv_shard = w->mla ? 1.0 : fmin((double)T, w->kv_heads);
-        m->kv_cache = b * len * s->kv_bytes_per_token / (PP * kv_shard);
-        m->activations = w->prompt_len *
+        double P = w->prompt_len, O = w->output_len;
+        /* The KV cache of b sequences at the mean live context (half-way
+         * through the output), in whole pages; the batch whose full
+         * context fits is checked apart (serve.max_batch). */
+        double len = ceil((P + O / 2.0) / w->kv_page) * w->kv_page;
+        m->kv_cache = b * len * sb__kv_token_chip(x);
+        /* the largest iteration in flight: a prompt, or the token budget
+         * of a batch with its prefill chunk */
+        double tok = fmin(w->max_batched_tokens, fmax(P, b * (1 + P / O)));
+        m->activations = tok *
                          (4 * d + x->mats * fmax(w->ffn, w->expert_ffn) / T) *
                          w->a_bytes;
     }
@@ -599,8 +753,150 @@ static void sb__memory(sb__ctx *x)
     m->fits = !(m->capacity > 0) || m->total <= m->capacity;
 }
 
-int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
-               sb_err *err)
+/* One continuous-batching iteration of B live sequences per replica: a
+ * decode token for each, and the prefill the steady state needs (every
+ * iteration B / output_len sequences finish and as many prompts join:
+ * B x prompt_len / output_len prompt tokens, within the token budget), in
+ * one batch that reads the weights once. Appends the "serve" phases and
+ * returns the iteration's time; *chunk gets its prefill tokens. */
+static double sb__serve_iter(sb__ctx *x, double B, double *chunk)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    double P = w->prompt_len, O = w->output_len;
+    *chunk = fmin(B * P / O, fmax(0.0, w->max_batched_tokens - B));
+    x->stage = "serve";
+    int first = p->n;
+    sb__pass(x, B, B, 1, P + O / 2.0, 1, true);
+    int mid = p->n;
+    if (*chunk > 0) {
+        /* the chunk's share of whole prompts: its causal attention is
+         * that of chunk / P prompts; its weights are the decode's */
+        sb__pass(x, *chunk, *chunk / P, P, P, 0, false);
+        for (int i = mid; i < p->n; i++) {
+            const sb_phase *q = &p->ph[i];
+            for (int j = first; j < mid; j++) {
+                sb_phase *d = &p->ph[j];
+                if (strcmp(d->name, q->name) != 0)
+                    continue;
+                d->flops += q->flops;
+                d->bytes += q->bytes;
+                d->comm_bytes += q->comm_bytes;
+                d->host_bytes += q->host_bytes;
+                d->t_network += q->t_network;
+            }
+        }
+        p->n = mid;
+    }
+    for (int i = first; i < p->n; i++)
+        sb__time(x, &p->ph[i]);
+    return sb__total(p, "serve");
+}
+
+/* The serving model: the steady state of continuous batching at the
+ * workload's concurrency (capped by what the memory holds at the mean
+ * live context, and by what the token budget can keep fed), its
+ * throughput with prefill charged, TTFT and TPOT under that load; with
+ * SLOs, the best throughput over batch sizes that meet them (goodput).
+ * Runs after sb__memory. */
+static void sb__serve(sb__ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    double R = (double)w->data * w->fsdp, PP = w->pipeline;
+    double P = w->prompt_len, O = w->output_len;
+    double b = ceil(w->concurrency / R);
+    double kv_tok = sb__kv_token_chip(x);
+    double page = w->kv_page;
+    double free_b = p->mem.capacity - p->mem.weights - p->mem.activations;
+    double live = ceil((P + O / 2.0) / page) * page * kv_tok;
+    double full = ceil((P + O) / page) * page * kv_tok;
+    double cap_live = p->mem.capacity > 0 ? floor(free_b / live) : 1e18;
+    p->serve.max_batch = p->mem.capacity > 0 ? floor(free_b / full) : 0;
+    /* the token budget feeds B sequences when B (1 + P / O) fits in it */
+    double fed = floor(w->max_batched_tokens * O / (P + O));
+    double B = fmax(1.0, fmin(b, fmin(cap_live, fed)));
+    double Bmax = B;
+    int first = p->n;
+    /* goodput: the best batch within the SLOs, powers of two up to B */
+    if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
+        for (double c = 1;; c = fmin(c * 2, Bmax)) {
+            double chunk, it = sb__serve_iter(x, c, &chunk) * PP;
+            p->n = first;
+            double room = w->max_batched_tokens - c;
+            double ttft = room > 0 ? ceil(P / room) * it : 1e30;
+            double tps = R * c / it;
+            bool ok = (!(w->slo_ttft_s > 0) || ttft <= w->slo_ttft_s) &&
+                      (!(w->slo_tpot_s > 0) || it <= w->slo_tpot_s);
+            if (ok && tps > p->serve.goodput_tokens_per_s) {
+                p->serve.goodput_tokens_per_s = tps;
+                p->serve.goodput_batch = c;
+            }
+            if (c >= Bmax)
+                break;
+        }
+    }
+    double chunk;
+    double it = sb__serve_iter(x, B, &chunk) * PP;
+    double room = w->max_batched_tokens - B;
+    p->serve.batch = B;
+    p->serve.prefill_tokens = chunk;
+    p->serve.iteration_s = it;
+    p->serve.tokens_per_s = R * B / it;
+    p->serve.tpot_s = it;
+    p->serve.ttft_s = room > 0 ? ceil(P / room) * it : 0;
+    p->serve.slo_met =
+        (!(w->slo_ttft_s > 0) || p->serve.ttft_s <= w->slo_ttft_s) &&
+        (!(w->slo_tpot_s > 0) || p->serve.tpot_s <= w->slo_tpot_s);
+    if (!(w->slo_ttft_s > 0 || w->slo_tpot_s > 0)) {
+        p->serve.goodput_tokens_per_s = p->serve.tokens_per_s;
+        p->serve.goodput_batch = B;
+    }
+    if (B < b && p->n_warnings < 4)
+        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                 "serving: %.0f of the %.0f concurrent sequences per replica "
+                 "run at once (%s)",
+                 B, b,
+                 B >= fed ? "the token budget feeds no more"
+                          : "the KV cache holds no more");
+    for (int i = first; i < p->n; i++)
+        p->ph[i].share = p->serve.iteration_s > 0
+                             ? p->ph[i].t * PP / p->serve.iteration_s
+                             : 0;
+}
+
+const char *sb_remat_name(sb_remat r)
+{
+    static const char *const names[] = {
+        "none",          "selective", "minimal", "save_dot_except_mlpwi",
+        "save_qkv_proj", "full"};
+    return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}
+
+bool sb_workload_calibrated(const sb_workload *w)
+{
+    return w->eff_matmul > 0 || w->eff_attention > 0 || w->eff_memory > 0 ||
+           w->eff_network > 0;
+}
+
+/* The ceiling a matmul in `dtype` runs under: a measured GEMM of that
+ * dtype when the machine model has one (a run: what the GEMM library
+ * sustains), else the peak. */
+static double sb__mm_peak(const sb_ceilings *c, const char *dtype,
+                          const char **name)
+{
+    char nm[40];
+    snprintf(nm, sizeof nm, "gemm.%s", dtype);
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->c[i].name, nm) == 0 && c->c[i].value > 0) {
+            *name = c->c[i].name;
+            return c->c[i].value;
+        }
+    return sb_ceil_peak(c, dtype, name);
+}
+
+static int sb__predict(const sb_workload *w, const sb_ceilings *c,
+                       bool calibrated, sb_prediction *p, sb_err *err)
 {
     memset(p, 0, sizeof *p);
     p->w = *w;
@@ -626,14 +922,49 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
                        "bandwidth (bw.HBM / bw.DRAM / bw.read / bw.triad)");
     p->peak_flops = x.peak;
     p->mem_bw = x.bw;
+    x.pk[SB_WORK_MATMUL] =
+        sb__mm_peak(c, w->mm_dtype, &x.pk_name[SB_WORK_MATMUL]);
+    x.pk[SB_WORK_ATTENTION] =
+        sb__mm_peak(c, w->attn_dtype, &x.pk_name[SB_WORK_ATTENTION]);
+    x.pk[SB_WORK_ROUTER] =
+        sb_ceil_peak(c, w->router_dtype, &x.pk_name[SB_WORK_ROUTER]);
+    x.pk[SB_WORK_VECTOR] = x.peak;
+    x.pk_name[SB_WORK_VECTOR] = p->peak_name;
+    for (int k = 0; k < SB_WORK_N; k++)
+        if (!(x.pk[k] > 0)) { /* a dtype the machine lacks: the job's */
+            x.pk[k] = x.peak;
+            x.pk_name[k] = p->peak_name;
+        }
+    char gv[40];
+    snprintf(gv, sizeof gv, "gemv.%s", w->mm_dtype);
+    x.bw_gemv = sb_ceil_get(c, gv);
+    for (int k = 0; k < SB_WORK_N; k++)
+        x.eff[k] = 1.0;
+    x.eff_mem = x.eff_net = 1.0;
+    if (calibrated) {
+        p->calibrated = x.calibrated = true;
+        if (w->eff_matmul > 0)
+            x.eff[SB_WORK_MATMUL] = x.eff[SB_WORK_ROUTER] = w->eff_matmul;
+        if (w->eff_attention > 0)
+            x.eff[SB_WORK_ATTENTION] = w->eff_attention;
+        if (w->eff_memory > 0)
+            x.eff_mem = x.eff[SB_WORK_VECTOR] = w->eff_memory;
+        if (w->eff_network > 0)
+            x.eff_net = w->eff_network;
+    }
+    p->eff_matmul = x.eff[SB_WORK_MATMUL];
+    p->eff_attention = x.eff[SB_WORK_ATTENTION];
+    p->eff_memory = x.eff_mem;
+    p->eff_network = x.eff_net;
     x.mats = w->gated ? 3.0 : 2.0;
     x.dqk = w->head_dim + (w->mla ? w->rope_dim : 0);
     x.dv = w->head_dim;
     double d = w->d_model;
     x.p_o = (double)w->q_heads * w->head_dim * d;
     x.p_qkv = p->sizes.params_attn_layer - x.p_o;
-    x.Ls = w->layers / w->pipeline;
-    x.moe_layers_chip = (double)p->sizes.moe_layers / w->pipeline;
+    /* the fullest stage sets the pace when stages are uneven */
+    x.Ls = (w->layers + w->pipeline - 1) / w->pipeline;
+    x.moe_layers_chip = (double)p->sizes.moe_layers * x.Ls / w->layers;
     x.dense_layers_chip = x.Ls - x.moe_layers_chip;
     if (w->fsdp % w->expert == 0) {
         x.fsdp_e = w->fsdp / w->expert;
@@ -647,6 +978,13 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
     else
         sb__infer(&x);
     sb__memory(&x);
+    if (!p->mem.fits && p->n_warnings < 4)
+        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                 "does not fit: needs %.1f GB per chip, the chip has %.1f GB "
+                 "(raise sharding, remat, or chips)",
+                 p->mem.total / 1e9, p->mem.capacity / 1e9);
+    if (w->kind == SB_JOB_INFER)
+        sb__serve(&x);
 
     p->price_chip_hour = w->price_chip_hour > 0
                              ? w->price_chip_hour
@@ -661,6 +999,15 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
             6.0 * s->n_for_mfu +
             12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
         p->mfu = p->model_flops_per_token * p->tokens_per_s / (chips * x.peak);
+        /* Causal attention counts the unmasked pairs only, S(S+1)/2 of S^2
+         * (MaxText's and Megatron's convention): the attention term times
+         * (S+1)/2S. */
+        double attn =
+            12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
+        p->mfu_causal =
+            (p->model_flops_per_token -
+             attn * (1.0 - (w->seq_len + 1.0) / (2.0 * w->seq_len))) *
+            p->tokens_per_s / (chips * x.peak);
         double hw = 0;
         for (int i = 0; i < p->n; i++)
             hw += p->ph[i].flops;
@@ -674,6 +1021,13 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
         p->measured_step_s = w->measured_step_s;
         if (w->measured_step_s > 0)
             p->pct_sol = 100.0 * p->step_s / w->measured_step_s;
+        if (w->measured_tokens_per_s > 0)
+            p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
+        else if (w->measured_step_s > 0)
+            p->vs_measured = w->measured_step_s / p->step_s;
+        else if (w->measured_mfu > 0)
+            p->vs_measured = (w->measured_mfu_causal ? p->mfu_causal : p->mfu) /
+                             w->measured_mfu;
     } else {
         double PP = w->pipeline;
         double pre = sb__total(p, "prefill"), dec = sb__total(p, "decode");
@@ -688,26 +1042,38 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
         p->tpot_bound_s = sb__decode_reads(&x, b, p->context) / x.bw * PP;
         p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
         p->request_s = p->ttft_s + w->output_len * p->tpot_s;
-        p->tokens_per_s = p->decode_tokens_per_s;
+        /* served throughput: prefill charged (the serving model) */
+        p->tokens_per_s = p->serve.tokens_per_s;
         double cost_s = p->price_chip_hour * chips / 3600.0;
-        p->cost_per_mtok = cost_s / p->decode_tokens_per_s * 1e6;
+        p->cost_per_mtok = cost_s / p->tokens_per_s * 1e6;
         p->model_flops_per_token = 2.0 * s->n_for_mfu;
         p->mfu = p->model_flops_per_token * p->decode_tokens_per_s /
                  (chips * x.peak);
+        if (w->measured_tokens_per_s > 0)
+            p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
         for (int i = 0; i < p->n; i++) {
+            if (strcmp(p->ph[i].stage, "serve") == 0)
+                continue; /* sb__serve's */
             double tot = strcmp(p->ph[i].stage, "prefill") == 0 ? pre : dec;
             p->ph[i].share = tot > 0 ? p->ph[i].t / tot : 0;
         }
     }
-    if (!p->mem.fits && p->n_warnings < 4)
-        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
-                 "does not fit: needs %.1f GB per chip, the chip has %.1f GB "
-                 "(raise sharding, remat, or chips)",
-                 p->mem.total / 1e9, p->mem.capacity / 1e9);
     if (!(x.host_bw > 0) && p->n_warnings < 4)
         snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
                  "no host-link ceiling: input transfer not timed");
     return 0;
+}
+
+int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
+               sb_err *err)
+{
+    return sb__predict(w, c, false, p, err);
+}
+
+int sb_predict_calibrated(const sb_workload *w, const sb_ceilings *c,
+                          sb_prediction *p, sb_err *err)
+{
+    return sb__predict(w, c, true, p, err);
 }
 
 int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,

@@ -179,8 +179,11 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
         snprintf(iv->stage, sizeof iv->stage, "%s", ph->stage);
         iv->t_s = ph->t;
         iv->share = ph->share;
-        iv->at_stake_s =
-            p->w.overlap == SB_OVERLAP_FULL ? top - second : ph->t - second;
+        /* a collective hidden behind compute costs only what outlasts
+         * it; any other phase what reaching its next roof saves */
+        iv->at_stake_s = ph->comm_kind >= 0 && ph->hidden >= 1.0
+                             ? top - second
+                             : ph->t - second;
         if (iv->at_stake_s < 0)
             iv->at_stake_s = 0;
         snprintf(iv->what, sizeof iv->what, "%s",
@@ -209,12 +212,31 @@ static void sb__phase_table(FILE *f, const sb_prediction *p, const char *stage)
                 sb_fmt_eng(ph->host_bytes, d, sizeof d),
                 sb_fmt_time(ph->t, "us", e, sizeof e), 100 * ph->share,
                 sb_bound_name(ph->bound), ph->ceiling);
+        if (ph->comm_kind >= 0 && ph->hidden > 0)
+            fprintf(f, " (%.0f%% hidden)", 100 * ph->hidden);
         if (ph->measured_s > 0)
             fprintf(f, "  (measured %s: %.0f%% of SOL)",
                     sb_fmt_time(ph->measured_s, "us", a, sizeof a),
                     ph->pct_sol);
         fputc('\n', f);
     }
+}
+
+void sb_overlap_describe(const sb_workload *w, char *out, size_t len)
+{
+    if (w->overlap == SB_OVERLAP_NONE) {
+        snprintf(out, len, "none (every collective on the critical path)");
+        return;
+    }
+    if (w->overlap == SB_OVERLAP_FULL) {
+        snprintf(out, len,
+                 "full (communication hidden behind compute while it lasts)");
+        return;
+    }
+    size_t n = (size_t)snprintf(out, len, "hidden fractions");
+    for (int k = 0; k < SB_COMM_N && n < len; k++)
+        n += (size_t)snprintf(out + n, len - n, "%s %s %.2f", k ? "," : "",
+                              sb_comm_kind_name[k], w->hidden[k]);
 }
 
 void sb_predict_print(FILE *f, const sb_prediction *p)
@@ -228,16 +250,18 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
             w->name, w->kind == SB_JOB_TRAIN ? "training" : "inference",
             s->params_total / 1e9, s->params_active / 1e9, w->chips, w->data,
             w->fsdp, w->tensor, w->expert, w->pipeline);
+    char ov[160];
+    sb_overlap_describe(w, ov, sizeof ov);
     fprintf(f,
-            "machine: peak %s FLOP/s (%s), memory %s B/s (%s); overlap "
-            "assumption: %s\n",
+            "machine: peak %s FLOP/s (%s), memory %s B/s (%s); overlap: "
+            "%s\n",
             sb_fmt_eng(p->peak_flops, a, sizeof a), p->peak_name,
-            sb_fmt_eng(p->mem_bw, b, sizeof b), p->bw_name,
-            w->overlap == SB_OVERLAP_FULL
-                ? "full (phase = max of its terms; communication hidden "
-                  "behind compute)"
-                : "none (phase = max(compute, memory) + network + host; "
-                  "phases in sequence)");
+            sb_fmt_eng(p->mem_bw, b, sizeof b), p->bw_name, ov);
+    if (p->calibrated)
+        fprintf(f,
+                "calibrated: efficiencies matmul %.2f, attention %.2f, "
+                "memory %.2f, network %.2f\n",
+                p->eff_matmul, p->eff_attention, p->eff_memory, p->eff_network);
     if (w->kind == SB_JOB_TRAIN) {
         fprintf(f, "\ntraining step (per chip):\n");
         sb__phase_table(f, p, "step");
@@ -252,15 +276,13 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 p->tokens_per_s, p->tokens_per_step);
         fprintf(f,
                 "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
-                "FLOP/token)\n",
-                100 * p->mfu, p->model_flops_per_token);
+                "FLOP/token); %.1f%% counting causal attention "
+                "(MaxText, Megatron)\n",
+                100 * p->mfu, p->model_flops_per_token, 100 * p->mfu_causal);
         fprintf(f,
                 "  HFU              %.1f%% (%.3g FLOP/token executed, "
                 "remat %s)\n",
-                100 * p->hfu, p->hw_flops_per_token,
-                w->remat == SB_REMAT_FULL        ? "full"
-                : w->remat == SB_REMAT_SELECTIVE ? "selective"
-                                                 : "none");
+                100 * p->hfu, p->hw_flops_per_token, sb_remat_name(w->remat));
         fprintf(f,
                 "  cost             $%.4g per step, $%.4g per million "
                 "tokens ($%.2f per chip-hour)\n",
@@ -274,6 +296,13 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 "(per chip):\n",
                 w->concurrency, p->context);
         sb__phase_table(f, p, "decode");
+        const sb_serve *sv = &p->serve;
+        fprintf(f,
+                "\nserving iteration: %.0f live sequences per replica and "
+                "%.0f prompt tokens of prefill (continuous batching, %d "
+                "tokens a batch at most; per chip):\n",
+                sv->batch, sv->prefill_tokens, w->max_batched_tokens);
+        sb__phase_table(f, p, "serve");
         fprintf(f, "\ntotals:\n");
         fprintf(f, "  TTFT             %s\n",
                 sb_fmt_time(p->ttft_s, "us", a, sizeof a));
@@ -282,8 +311,30 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 "memory bandwidth: %s)\n",
                 sb_fmt_time(p->tpot_s, "us", a, sizeof a),
                 sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b));
-        fprintf(f, "  throughput       %.4g output tokens/s (%.4g per chip)\n",
-                p->decode_tokens_per_s, p->decode_tokens_per_s / w->chips);
+        fprintf(f,
+                "  decode alone     %.4g output tokens/s (%d requests, no "
+                "prefill)\n",
+                p->decode_tokens_per_s, w->concurrency);
+        fprintf(f,
+                "  served           %.4g output tokens/s (%.4g per chip), "
+                "prefill charged; under that load TTFT %s, TPOT %s\n",
+                sv->tokens_per_s, sv->tokens_per_s / w->chips,
+                sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
+                sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
+        if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
+            if (sv->goodput_tokens_per_s > 0)
+                fprintf(f,
+                        "  goodput          %.4g output tokens/s within the "
+                        "SLOs (TTFT %g s, TPOT %g s) at %.0f sequences per "
+                        "replica\n",
+                        sv->goodput_tokens_per_s, w->slo_ttft_s, w->slo_tpot_s,
+                        sv->goodput_batch);
+            else
+                fprintf(f,
+                        "  goodput          0: no batch size meets the SLOs "
+                        "(TTFT %g s, TPOT %g s)\n",
+                        w->slo_ttft_s, w->slo_tpot_s);
+        }
         fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
                 sb_fmt_time(p->request_s, "us", a, sizeof a), w->output_len);
         fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
@@ -302,6 +353,12 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
         fprintf(f, " (of %.0f GB: %s)", m->capacity / 1e9,
                 m->fits ? "fits" : "DOES NOT FIT");
     fputc('\n', f);
+    if (w->kind == SB_JOB_INFER && p->serve.max_batch > 0)
+        fprintf(f,
+                "  KV cache         at the mean live context (prompt + half "
+                "the output); %.0f sequences per replica fit at the full "
+                "context\n",
+                p->serve.max_batch);
     for (int i = 0; i < p->n_warnings; i++)
         fprintf(f, "warning: %s\n", p->warnings[i]);
 }
@@ -340,9 +397,26 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         o, "kind",
         json_string(w->kind == SB_JOB_TRAIN ? "training" : "inference"));
     json_object_set_new(o, "chips", json_integer(w->chips));
+    json_object_set_new(o, "overlap",
+                        json_string(w->overlap == SB_OVERLAP_FULL ? "full"
+                                    : w->overlap == SB_OVERLAP_NONE
+                                        ? "none"
+                                        : "per-kind"));
+    json_t *hid = json_object();
+    for (int k = 0; k < SB_COMM_N; k++)
+        json_object_set_new(hid, sb_comm_kind_name[k], json_real(w->hidden[k]));
+    json_object_set_new(o, "hidden", hid);
     json_object_set_new(
-        o, "overlap",
-        json_string(w->overlap == SB_OVERLAP_FULL ? "full" : "none"));
+        o, "mode",
+        json_string(p->calibrated ? "calibrated" : "speed-of-light"));
+    if (p->calibrated) {
+        json_t *e = json_object();
+        json_object_set_new(e, "matmul", json_real(p->eff_matmul));
+        json_object_set_new(e, "attention", json_real(p->eff_attention));
+        json_object_set_new(e, "memory", json_real(p->eff_memory));
+        json_object_set_new(e, "network", json_real(p->eff_network));
+        json_object_set_new(o, "efficiencies", e);
+    }
     json_object_set_new(o, "params_total", json_real(p->sizes.params_total));
     json_object_set_new(o, "params_active", json_real(p->sizes.params_active));
     json_object_set_new(o, "kv_bytes_per_token",
@@ -370,6 +444,14 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(j, "t_latency_s", json_real(x->t_latency));
         json_object_set_new(j, "t_host_s", json_real(x->t_host));
         json_object_set_new(j, "time_s", json_real(x->t));
+        json_object_set_new(j, "peak_flops", json_real(x->peak_flops));
+        json_object_set_new(j, "bw_Bps", json_real(x->bw_Bps));
+        if (x->comm_kind >= 0) {
+            json_object_set_new(j, "comm_kind",
+                                json_string(sb_comm_kind_name[x->comm_kind]));
+            json_object_set_new(j, "hidden", json_real(x->hidden));
+            json_object_set_new(j, "exposed_s", json_real(x->exposed));
+        }
         json_object_set_new(j, "share", json_real(x->share));
         json_object_set_new(j, "class", json_string(sb_bound_name(x->bound)));
         json_object_set_new(j, "ceiling", json_string(x->ceiling));
@@ -386,6 +468,7 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(t, "tokens_per_step",
                             json_real(p->tokens_per_step));
         json_object_set_new(t, "mfu", json_real(p->mfu));
+        json_object_set_new(t, "mfu_causal", json_real(p->mfu_causal));
         json_object_set_new(t, "hfu", json_real(p->hfu));
         json_object_set_new(t, "model_flops_per_token",
                             json_real(p->model_flops_per_token));
@@ -397,6 +480,30 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(t, "request_s", json_real(p->request_s));
         json_object_set_new(t, "context", json_real(p->context));
         json_object_set_new(t, "mfu", json_real(p->mfu));
+        json_object_set_new(t, "decode_tokens_per_s",
+                            json_real(p->decode_tokens_per_s));
+        json_t *sv = json_object();
+        json_object_set_new(sv, "batch", json_real(p->serve.batch));
+        json_object_set_new(sv, "iteration_s", json_real(p->serve.iteration_s));
+        json_object_set_new(sv, "prefill_tokens",
+                            json_real(p->serve.prefill_tokens));
+        json_object_set_new(sv, "tokens_per_s",
+                            json_real(p->serve.tokens_per_s));
+        json_object_set_new(sv, "ttft_s", json_real(p->serve.ttft_s));
+        json_object_set_new(sv, "tpot_s", json_real(p->serve.tpot_s));
+        json_object_set_new(sv, "max_batch", json_real(p->serve.max_batch));
+        json_object_set_new(sv, "max_batched_tokens",
+                            json_integer(w->max_batched_tokens));
+        if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
+            json_object_set_new(sv, "slo_ttft_s", json_real(w->slo_ttft_s));
+            json_object_set_new(sv, "slo_tpot_s", json_real(w->slo_tpot_s));
+            json_object_set_new(sv, "slo_met", json_boolean(p->serve.slo_met));
+        }
+        json_object_set_new(sv, "goodput_tokens_per_s",
+                            json_real(p->serve.goodput_tokens_per_s));
+        json_object_set_new(sv, "goodput_batch",
+                            json_real(p->serve.goodput_batch));
+        json_object_set_new(t, "serving", sv);
     }
     json_object_set_new(t, "tokens_per_s", json_real(p->tokens_per_s));
     json_object_set_new(t, "cost_per_mtok", json_real(p->cost_per_mtok));
@@ -431,4 +538,42 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_array_append_new(wa, json_string(p->warnings[i]));
     json_object_set_new(o, "warnings", wa);
     return o;
+}
+
+void sb_predict_print_modes(FILE *f, const sb_prediction *sol,
+                            const sb_prediction *cal, const char *source)
+{
+    char a[32], b[32];
+    fprintf(f,
+            "\nspeed of light vs calibrated (efficiencies matmul %.2f, "
+            "attention %.2f, memory %.2f, network %.2f; %s):\n",
+            cal->eff_matmul, cal->eff_attention, cal->eff_memory,
+            cal->eff_network, source && *source ? source : "no source given");
+    fprintf(f, "  %-22s %14s %14s %8s\n", "", "speed of light", "calibrated",
+            "ratio");
+    if (sol->w.kind == SB_JOB_TRAIN) {
+        fprintf(f, "  %-22s %14s %14s %7.2fx\n", "step time",
+                sb_fmt_time(sol->step_s, "us", a, sizeof a),
+                sb_fmt_time(cal->step_s, "us", b, sizeof b),
+                cal->step_s / sol->step_s);
+        fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "tokens/s",
+                sol->tokens_per_s, cal->tokens_per_s,
+                cal->tokens_per_s / sol->tokens_per_s);
+        fprintf(f, "  %-22s %13.1f%% %13.1f%%\n", "MFU (PaLM)", 100 * sol->mfu,
+                100 * cal->mfu);
+        fprintf(f, "  %-22s %13.1f%% %13.1f%%\n", "MFU (causal)",
+                100 * sol->mfu_causal, 100 * cal->mfu_causal);
+        return;
+    }
+    fprintf(f, "  %-22s %14s %14s %7.2fx\n", "TTFT",
+            sb_fmt_time(sol->ttft_s, "us", a, sizeof a),
+            sb_fmt_time(cal->ttft_s, "us", b, sizeof b),
+            cal->ttft_s / sol->ttft_s);
+    fprintf(f, "  %-22s %14s %14s %7.2fx\n", "TPOT",
+            sb_fmt_time(sol->tpot_s, "us", a, sizeof a),
+            sb_fmt_time(cal->tpot_s, "us", b, sizeof b),
+            cal->tpot_s / sol->tpot_s);
+    fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "served tokens/s",
+            sol->serve.tokens_per_s, cal->serve.tokens_per_s,
+            cal->serve.tokens_per_s / sol->serve.tokens_per_s);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "solbench/fileio.h"
 #include "solbench/hw.h"
@@ -236,23 +237,30 @@ static int sb__dtype(const sb__rd *rd, json_t *o, const char *key,
 static const char sb__job_train[] = "type|global_batch|seq_len|microbatches|"
                                     "optimizer|remat|attention_kernel";
 static const char sb__job_infer[] = "type|prompt_len|output_len|concurrency|"
-                                    "kv_page|attention_kernel";
+                                    "kv_page|attention_kernel|"
+                                    "max_batched_tokens|slo_ttft_s|"
+                                    "slo_tpot_s";
 static const struct {
     const char *path, *keys;
 } sb__fields[] = {
     {"$", "name|description|source|model|dtypes|job|parallelism|topology|"
-          "hardware|overlap|measured"},
+          "hardware|overlap|calibration|measured"},
     {"$.model", "layers|d_model|q_heads|kv_heads|head_dim|ffn|gated_mlp|"
                 "vocab|tied_embeddings|attention|moe"},
     {"$.model.attention", "type|q_lora_rank|kv_lora_rank|rope_dim"},
     {"$.model.moe", "experts|top_k|shared_experts|expert_ffn|first_layer|"
                     "every|capacity_factor"},
-    {"$.dtypes", "weights|activations|kv_cache|optimizer|gradients"},
+    {"$.dtypes", "weights|activations|kv_cache|optimizer|gradients|matmul|"
+                 "attention|router|dispatch|combine"},
     {"$.job", sb__job_train}, /* sb__job_infer for an inference job */
-    {"$.parallelism", "data|fsdp|tensor|expert|pipeline"},
+    {"$.parallelism", "data|fsdp|tensor|expert|pipeline|zero|"
+                      "reshard_after_forward|virtual_stages"},
     {"$.topology", "chips|chips_per_host|mesh"},
     {"$.hardware", "spec|run|price_per_chip_hour"},
-    {"$.measured", "step_time_s|phases"},
+    {"$.overlap", "fsdp|dp|tp|ep|pp|host"},
+    {"$.calibration", "matmul|attention|memory|network|source"},
+    {"$.measured", "step_time_s|tokens_per_s|mfu|mfu_convention|source|"
+                   "phases"},
     {"$.measured.phases", "*"},
 };
 
@@ -308,6 +316,48 @@ static int sb__known(const sb__rd *rd, json_t *o, const char *path,
         if ((rc = (x)) != 0)                                                   \
             return rc;                                                         \
     } while (0)
+
+const char *const sb_comm_kind_name[SB_COMM_N] = {"fsdp", "dp", "tp",
+                                                  "ep",   "pp", "host"};
+/* "auto": ZeRO/FSDP gathers are prefetched a layer ahead and gradient
+ * reductions are bucketed behind the backward pass (hidden while compute
+ * lasts); a tensor-parallel all-reduce sits between two matmuls that need
+ * its result (exposed); an expert all-to-all overlaps half-way (the
+ * dispatch of one chunk with the experts of the previous); pipeline sends
+ * and the input transfer run beside the compute. docs/WORKLOAD.md. */
+const double sb_overlap_default[SB_COMM_N] = {1.0, 1.0, 0.0, 0.5, 1.0, 1.0};
+
+/* $.overlap: "none", "full", "auto", or an object of hidden fractions per
+ * kind (the others from "auto"). */
+static int sb__overlap(const sb__rd *rd, json_t *doc, sb_workload *w)
+{
+    int rc;
+    json_t *v = json_object_get(doc, "overlap");
+    memcpy(w->hidden, sb_overlap_default, sizeof w->hidden);
+    w->overlap = SB_OVERLAP_PER_KIND;
+    if (json_is_object(v)) {
+        TRY(sb__known(rd, v, "$.overlap", false));
+        for (int k = 0; k < SB_COMM_N; k++)
+            TRY(sb__num(rd, v, sb_comm_kind_name[k], "$.overlap", 0, 1,
+                        sb_overlap_default[k], &w->hidden[k]));
+        return 0;
+    }
+    char ov[8];
+    if (v && !json_is_string(v))
+        return sb__bad(rd, "$.overlap",
+                       "must be \"none\", \"full\", \"auto\" or an object "
+                       "of hidden fractions per kind (fsdp, dp, tp, ep, pp, "
+                       "host)");
+    TRY(sb__str(rd, doc, "overlap", "$", "none|full|auto", "auto", ov,
+                sizeof ov));
+    double h = strcmp(ov, "full") == 0 ? 1.0 : 0.0;
+    if (strcmp(ov, "auto") != 0) {
+        w->overlap = h > 0 ? SB_OVERLAP_FULL : SB_OVERLAP_NONE;
+        for (int k = 0; k < SB_COMM_N; k++)
+            w->hidden[k] = h;
+    }
+    return 0;
+}
 
 static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
 {
@@ -405,11 +455,20 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     TRY(sb__dtype(rd, dt, "kv_cache", w->a_dtype, w->kv_dtype, &w->kv_bytes));
     TRY(sb__dtype(rd, dt, "optimizer", "fp32", w->opt_dtype, &w->opt_bytes));
     TRY(sb__dtype(rd, dt, "gradients", "fp32", w->g_dtype, &w->g_bytes));
+    /* the dtype each kind of work computes in (the peak it runs under) */
+    double unused;
+    TRY(sb__dtype(rd, dt, "matmul", w->a_dtype, w->mm_dtype, &unused));
+    TRY(sb__dtype(rd, dt, "attention", w->a_dtype, w->attn_dtype, &unused));
+    TRY(sb__dtype(rd, dt, "router", w->a_dtype, w->router_dtype, &unused));
+    TRY(sb__dtype(rd, dt, "dispatch", w->a_dtype, w->dispatch_dtype,
+                  &w->dispatch_bytes));
+    TRY(sb__dtype(rd, dt, "combine", w->a_dtype, w->combine_dtype,
+                  &w->combine_bytes));
 
     json_t *job = sb__obj(rd, doc, "job", "$.job", true, &rc);
     if (!job)
         return rc;
-    char type[16], remat[16];
+    char type[16], remat[32];
     TRY(sb__str(rd, job, "type", "$.job", "training|inference", NULL, type,
                 sizeof type));
     TRY(sb__known(rd, job, "$.job", strcmp(type, "inference") == 0));
@@ -426,11 +485,14 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                     &w->microbatches));
         TRY(sb__str(rd, job, "optimizer", "$.job", "adam|adafactor|sgd", "adam",
                     w->optimizer, sizeof w->optimizer));
-        TRY(sb__str(rd, job, "remat", "$.job", "none|selective|full", "none",
-                    remat, sizeof remat));
-        w->remat = strcmp(remat, "full") == 0        ? SB_REMAT_FULL
-                   : strcmp(remat, "selective") == 0 ? SB_REMAT_SELECTIVE
-                                                     : SB_REMAT_NONE;
+        TRY(sb__str(rd, job, "remat", "$.job",
+                    "none|selective|minimal|save_dot_except_mlpwi|"
+                    "save_qkv_proj|full",
+                    "none", remat, sizeof remat));
+        w->remat = SB_REMAT_NONE;
+        for (int r = SB_REMAT_NONE; r <= SB_REMAT_FULL; r++)
+            if (strcmp(remat, sb_remat_name((sb_remat)r)) == 0)
+                w->remat = (sb_remat)r;
     } else {
         TRY(sb__int(rd, job, "prompt_len", "$.job", true, 1, BIG, 0,
                     &w->prompt_len));
@@ -440,6 +502,10 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                     &w->concurrency));
         TRY(sb__int(rd, job, "kv_page", "$.job", false, 1, 1 << 20, 16,
                     &w->kv_page));
+        TRY(sb__int(rd, job, "max_batched_tokens", "$.job", false, 1, BIG, 8192,
+                    &w->max_batched_tokens));
+        TRY(sb__num(rd, job, "slo_ttft_s", "$.job", 0, 1e6, 0, &w->slo_ttft_s));
+        TRY(sb__num(rd, job, "slo_tpot_s", "$.job", 0, 1e6, 0, &w->slo_tpot_s));
         w->microbatches = 1;
     }
 
@@ -456,6 +522,11 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                 &w->expert));
     TRY(sb__int(rd, par, "pipeline", "$.parallelism", false, 1, BIG, 1,
                 &w->pipeline));
+    TRY(sb__int(rd, par, "zero", "$.parallelism", false, 1, 3, 3, &w->zero));
+    TRY(sb__bool(rd, par, "reshard_after_forward", "$.parallelism", true,
+                 &w->reshard_after_forward));
+    TRY(sb__int(rd, par, "virtual_stages", "$.parallelism", false, 1, 1024, 1,
+                &w->virtual_stages));
     json_t *top = sb__obj(rd, doc, "topology", "$.topology", true, &rc);
     if (!top)
         return rc;
@@ -481,9 +552,24 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                        "or hardware.run: a results file)");
     TRY(sb__num(rd, hw, "price_per_chip_hour", "$.hardware", 0, 1e6, 0,
                 &w->price_chip_hour));
-    char ov[8];
-    TRY(sb__str(rd, doc, "overlap", "$", "none|full", "none", ov, sizeof ov));
-    w->overlap = strcmp(ov, "full") == 0 ? SB_OVERLAP_FULL : SB_OVERLAP_NONE;
+    TRY(sb__overlap(rd, doc, w));
+    json_t *cal = sb__obj(rd, doc, "calibration", "$.calibration", false, &rc);
+    if (rc)
+        return rc;
+    if (cal) {
+        TRY(sb__known(rd, cal, "$.calibration", false));
+        TRY(sb__num(rd, cal, "matmul", "$.calibration", 0.01, 1, 0,
+                    &w->eff_matmul));
+        TRY(sb__num(rd, cal, "attention", "$.calibration", 0.01, 1, 0,
+                    &w->eff_attention));
+        TRY(sb__num(rd, cal, "memory", "$.calibration", 0.01, 1, 0,
+                    &w->eff_memory));
+        TRY(sb__num(rd, cal, "network", "$.calibration", 0.01, 1, 0,
+                    &w->eff_network));
+        TRY(sb__str(rd, cal, "source", "$.calibration", NULL,
+                    "the workload's calibration", w->calib_source,
+                    sizeof w->calib_source));
+    }
 
     json_t *meas = sb__obj(rd, doc, "measured", "$.measured", false, &rc);
     if (rc)
@@ -492,6 +578,16 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
         TRY(sb__known(rd, meas, "$.measured", false));
         TRY(sb__num(rd, meas, "step_time_s", "$.measured", 0, 1e9, 0,
                     &w->measured_step_s));
+        TRY(sb__num(rd, meas, "tokens_per_s", "$.measured", 0, 1e15, 0,
+                    &w->measured_tokens_per_s));
+        TRY(sb__num(rd, meas, "mfu", "$.measured", 0, 1, 0, &w->measured_mfu));
+        char conv[8];
+        TRY(sb__str(rd, meas, "mfu_convention", "$.measured", "palm|causal",
+                    "palm", conv, sizeof conv));
+        w->measured_mfu_causal = strcmp(conv, "causal") == 0;
+        json_t *sv = json_object_get(meas, "source");
+        if (sv && !json_is_string(sv))
+            return sb__bad(rd, "$.measured.source", "must be a string");
         json_t *ph =
             sb__obj(rd, meas, "phases", "$.measured.phases", false, &rc);
         if (rc)
@@ -526,11 +622,11 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                        "%d does not divide "
                        "model.q_heads (%d)",
                        w->tensor, w->q_heads);
-    if (w->layers % w->pipeline != 0)
+    if ((double)w->pipeline * w->virtual_stages > w->layers)
         return sb__bad(rd, "$.parallelism.pipeline",
-                       "%d does not divide "
-                       "model.layers (%d)",
-                       w->pipeline, w->layers);
+                       "%d stages x %d virtual stages is more than the %d "
+                       "layers",
+                       w->pipeline, w->virtual_stages, w->layers);
     if (w->expert > 1) {
         if (!w->experts)
             return sb__bad(rd, "$.parallelism.expert",
@@ -663,6 +759,80 @@ int sb_workload_read_file(json_t *doc, const char *path,
     return rc;
 }
 
+/* ---- calibration files --------------------------------------------------- */
+
+int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
+{
+    char path[4400];
+    struct stat st;
+    if (file) {
+        int rc = sb_data_file("calib", file, path, sizeof path, err);
+        if (rc)
+            return rc;
+    } else {
+        char dir[4096];
+        if (!w->hw_spec[0] || strchr(w->hw_spec, '/') ||
+            sb_datadir(dir, sizeof dir) != 0)
+            return 0;
+        snprintf(path, sizeof path, "%s/calib/%s.json", dir, w->hw_spec);
+        if (stat(path, &st) != 0)
+            return 0; /* none for this hardware: speed of light only */
+    }
+    json_error_t je;
+    FILE *f;
+    int rc = sb_file_fopen(path, "rb", &f, err);
+    if (rc)
+        return rc;
+    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
+    if (!doc)
+        return sb_fail(err, SB_EINVAL, "%s: line %d, column %d: %s", path,
+                       je.line, je.column, je.text);
+    char *text = sb__slurp(path);
+    sb__rd rd = {path, text, err, NULL, 0};
+    rc = 0;
+    if (!json_is_object(doc)) {
+        rc = sb__bad(&rd, "$", "a calibration must be a JSON object");
+        goto out;
+    }
+    static const char keys[] = "hardware|matmul|attention|memory|network|"
+                               "source|notes";
+    const char *k;
+    json_t *v;
+    json_object_foreach(doc, k, v)
+    {
+        if (!sb__field_in(keys, k)) {
+            char p2[128];
+            snprintf(p2, sizeof p2, "$.%s", k);
+            rc = sb__bad(&rd, p2, "unknown field (known here: %s)", keys);
+            goto out;
+        }
+    }
+    double e[4] = {0};
+    static const char *const names[4] = {"matmul", "attention", "memory",
+                                         "network"};
+    double *dst[4] = {&w->eff_matmul, &w->eff_attention, &w->eff_memory,
+                      &w->eff_network};
+    bool had = sb_workload_calibrated(w);
+    for (int i = 0; i < 4 && !rc; i++) {
+        rc = sb__num(&rd, doc, names[i], "$", 0.01, 1, 0, &e[i]);
+        if (!rc && !(*dst[i] > 0))
+            *dst[i] = e[i];
+    }
+    char src[400] = "";
+    if (!rc)
+        rc = sb__str(&rd, doc, "source", "$", NULL, "", src, sizeof src);
+    if (!rc && !had) {
+        const char *base = strrchr(path, '/');
+        snprintf(w->calib_source, sizeof w->calib_source, "%s%s%s",
+                 base ? base + 1 : path, src[0] ? ": " : "", src);
+    }
+out:
+    free(text);
+    json_decref(doc);
+    return rc;
+}
+
 /* ---- --set --------------------------------------------------------------- */
 
 static const struct {
@@ -686,6 +856,11 @@ static const struct {
     {"seq_len", "job.seq_len"},
     {"microbatches", "job.microbatches"},
     {"remat", "job.remat"},
+    {"zero", "parallelism.zero"},
+    {"virtual_stages", "parallelism.virtual_stages"},
+    {"reshard_after_forward", "parallelism.reshard_after_forward"},
+    {"max_batched_tokens", "job.max_batched_tokens"},
+    {"matmul", "dtypes.matmul"},
     {"optimizer", "job.optimizer"},
     {"prompt", "job.prompt_len"},
     {"prompt_len", "job.prompt_len"},

@@ -362,6 +362,7 @@ static void sb__workload(sb_buf *b, const sb_prediction *p)
     } else {
         sb__phase_rows(b, p, "prefill");
         sb__phase_rows(b, p, "decode");
+        sb__phase_rows(b, p, "serve");
     }
     if (tot) {
         sb_buf_printf(b, "<pre>");

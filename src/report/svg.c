@@ -464,6 +464,7 @@ void sb_svg_phases(sb_buf *b, const sb_prediction *p, int W)
     } else {
         stages[ns++] = "prefill";
         stages[ns++] = "decode";
+        stages[ns++] = "serve";
     }
     int H = 60 + 70 * ns + 40;
     sb_buf_printf(b,
@@ -479,7 +480,9 @@ void sb_svg_phases(sb_buf *b, const sb_prediction *p, int W)
                   W / 2);
     sb_buf_esc(b, p->w.name);
     sb_buf_printf(b, " by class (%s overlap)</text>\n",
-                  p->w.overlap == SB_OVERLAP_FULL ? "full" : "no");
+                  p->w.overlap == SB_OVERLAP_FULL   ? "full"
+                  : p->w.overlap == SB_OVERLAP_NONE ? "no"
+                                                    : "per-kind");
     double x0 = 90, x1 = W - 20;
     for (int s = 0; s < ns; s++) {
         double tot = 0;

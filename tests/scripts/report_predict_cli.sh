@@ -94,7 +94,7 @@ expect 0 'TPOT +[0-9.]+ ms' -- "$SB" predict llama3-70b
 expect 0 'experts' -- "$SB" predict mixtral-8x7b
 expect 0 'moe dispatch all-to-all' -- "$SB" predict deepseek-v3
 expect 0 'interventions' -- "$SB" predict moe-110b-tpu7x-4x4x4
-expect 0 'overlap assumption: full' -- "$SB" predict llama3-8b --overlap full
+expect 0 'overlap: full' -- "$SB" predict llama3-8b --overlap full
 expect 0 'DOES NOT FIT' -- "$SB" predict llama3-70b --set chips=1 --set tensor=1 --hw h100-sxm
 
 # Sweeps: one row per value, with step time, MFU and cost.

@@ -1,0 +1,550 @@
+/*
+ * test_workload_schedule.c — the workload model's schedule and serving
+ * against hand calculations: overlap per kind of collective (none, full,
+ * auto, an object), ZeRO stages and resharding (bytes gathered and
+ * reduced per step, memory held), interleaved and uneven pipelines, the
+ * serving model (prefill charged, the chunk a steady state needs, the KV
+ * cache at the mean live context, the batch that fits, the token budget,
+ * goodput under SLOs), precision per phase, measured GEMM and decode-GEMM
+ * ceilings, the calibrated mode and calibration files, MFU with causal
+ * attention, remat policies, the hardware fixes, the published cases
+ * (never slower than reality), and errors with their JSON paths.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "solbench/hw.h"
+#include "solbench/predict.h"
+
+static int load(const char *name, const char *const *sets, int nsets,
+                sb_workload *w, sb_err *err)
+{
+    json_t *doc;
+    char path[4400];
+    int rc = sb_workload_load_doc(name, &doc, path, sizeof path, err);
+    if (rc)
+        return rc;
+    rc = sb_workload_apply(doc, sets, nsets, err);
+    if (rc == 0)
+        rc = sb_workload_read_file(doc, path, NULL, 0, w, err);
+    json_decref(doc);
+    return rc;
+}
+
+static const sb_phase *phase(const sb_prediction *p, const char *stage,
+                             const char *name)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->ph[i].name, name) == 0 &&
+            strcmp(p->ph[i].stage, stage) == 0)
+            return &p->ph[i];
+    return NULL;
+}
+
+static void machine(const char *hw, sb_ceilings *c)
+{
+    sb_hw_spec s;
+    sb_err e;
+    memset(c, 0, sizeof *c);
+    if (sb_hw_load(hw, &s, &e) == 0)
+        sb_ceil_from_spec(&s, c);
+    else
+        fprintf(stderr, "%s\n", e.msg);
+}
+
+static sb_prediction P, Q; /* large: static */
+
+/* Predicts `preset` with `sets` on `hw`; 0 on success. */
+static int predict(const char *preset, const char *const *sets, int n,
+                   const char *hw, sb_prediction *p)
+{
+    sb_workload w;
+    sb_ceilings c;
+    sb_err err = {0};
+    machine(hw, &c);
+    int rc = load(preset, sets, n, &w, &err);
+    if (rc == 0)
+        rc = sb_predict(&w, &c, p, &err);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", preset, err.msg);
+    return rc;
+}
+
+/* The stage total by the documented rule: max(compute stream, hidden
+ * network, hidden host) + exposed. */
+static double by_hand(const sb_prediction *p, const char *stage)
+{
+    double comp = 0, hn = 0, hh = 0, ex = 0;
+    for (int i = 0; i < p->n; i++) {
+        const sb_phase *ph = &p->ph[i];
+        if (strcmp(ph->stage, stage) != 0)
+            continue;
+        if (ph->comm_kind < 0) {
+            comp += ph->t;
+            continue;
+        }
+        ex += (1 - ph->hidden) * ph->t;
+        if (ph->comm_kind == SB_COMM_HOST)
+            hh += ph->hidden * ph->t;
+        else
+            hn += ph->hidden * ph->t;
+    }
+    return fmax(comp, fmax(hn, hh)) + ex;
+}
+
+static void test_overlap(void)
+{
+    /* none: everything in sequence */
+    const char *none[] = {"overlap=\"none\""};
+    CHECK(predict("llama3-8b", none, 1, "h100-sxm", &P) == 0);
+    double sum = 0;
+    for (int i = 0; i < P.n; i++)
+        sum += P.ph[i].t;
+    CHECK_NEAR(P.step_s, sum, 1e-12);
+    double step_none = P.step_s;
+    /* full: the largest stream */
+    const char *full[] = {"overlap=\"full\""};
+    CHECK(predict("llama3-8b", full, 1, "h100-sxm", &P) == 0);
+    CHECK_NEAR(P.step_s, by_hand(&P, "step"), 1e-12);
+    CHECK(P.step_s < step_none);
+    for (int i = 0; i < P.n; i++)
+        if (P.ph[i].comm_kind >= 0)
+            CHECK(P.ph[i].hidden == 1.0);
+    /* auto: fsdp hidden, tensor all-reduce exposed; tp 2 so there is one */
+    const char *aut[] = {"overlap=\"auto\"", "tensor=2"};
+    CHECK(predict("llama3-8b", aut, 2, "h100-sxm", &P) == 0);
+    const sb_phase *ag = phase(&P, "step", "fsdp all-gather");
+    const sb_phase *tp = phase(&P, "step", "tensor all-reduce");
+    CHECK(ag && tp);
+    if (ag && tp) {
+        CHECK(ag->hidden == 1.0 && ag->comm_kind == SB_COMM_FSDP);
+        CHECK(tp->hidden == 0.0 && tp->comm_kind == SB_COMM_TP);
+        CHECK_NEAR(tp->exposed, tp->t, 1e-12);
+    }
+    CHECK_NEAR(P.step_s, by_hand(&P, "step"), 1e-12);
+    /* an object: the kinds it names, the others as auto */
+    const char *obj[] = {"overlap={\"fsdp\":0.25}", "tensor=2"};
+    CHECK(predict("llama3-8b", obj, 2, "h100-sxm", &Q) == 0);
+    ag = phase(&Q, "step", "fsdp all-gather");
+    CHECK(ag && ag->hidden == 0.25);
+    if (ag)
+        CHECK_NEAR(ag->exposed, 0.75 * ag->t, 1e-12);
+    CHECK_NEAR(Q.step_s, by_hand(&Q, "step"), 1e-12);
+    CHECK(Q.step_s > P.step_s); /* less hidden, longer */
+    CHECK(Q.w.hidden[SB_COMM_EP] == sb_overlap_default[SB_COMM_EP]);
+}
+
+static void test_zero(void)
+{
+    sb_wl_sizes s;
+    sb_workload w;
+    sb_err err = {0};
+    CHECK(load("llama3-8b", NULL, 0, &w, &err) == 0);
+    sb_workload_sizes(&w, &s);
+    const double whole = s.params_dense; /* tp 1, pp 1 */
+    const double mb = 8, F = 8;
+    struct {
+        const char *zero, *reshard;
+        double gathers, reduces;
+    } cases[] = {{"zero=3", "reshard_after_forward=true", 2 * mb, mb},
+                 {"zero=3", "reshard_after_forward=false", mb, mb},
+                 {"zero=2", "reshard_after_forward=true", 1, mb},
+                 {"zero=1", "reshard_after_forward=true", 1, 1}};
+    for (int k = 0; k < 4; k++) {
+        const char *sets[] = {cases[k].zero, cases[k].reshard};
+        CHECK(predict("llama3-8b", sets, 2, "h100-sxm", &P) == 0);
+        const sb_phase *ag = phase(&P, "step", "fsdp all-gather");
+        const sb_phase *rs = phase(&P, "step", "fsdp reduce-scatter");
+        CHECK(ag && rs);
+        if (!ag || !rs)
+            continue;
+        CHECK_NEAR(ag->comm_bytes, whole * 2 * cases[k].gathers, 1e-12);
+        CHECK_NEAR(rs->comm_bytes, whole * 4 * cases[k].reduces, 1e-12);
+        /* memory: 1 and 2 keep the weights whole, 1 the gradients too; 3
+         * without resharding holds the gathered weights as well */
+        double wts = k == 0 ? whole / F * 2 : whole * 2;
+        double grads = k == 3 ? whole * 4 : whole / F * 4;
+        CHECK_NEAR(P.mem.weights, wts, 1e-12);
+        CHECK_NEAR(P.mem.grads, grads, 1e-12);
+        /* Adam's two states and the fp32 master copy of bf16 weights */
+        CHECK_NEAR(P.mem.optimizer, whole / F * 3 * 4, 1e-12);
+    }
+}
+
+static void test_pipeline(void)
+{
+    /* interleaved: bubble = compute x (PP-1) / (mb x v) */
+    const char *il[] = {"pipeline=2", "virtual_stages=2"};
+    CHECK(predict("llama3-8b", il, 2, "h100-sxm", &P) == 0);
+    double comp = 0;
+    for (int i = 0; i < P.n; i++)
+        if (P.ph[i].comm_kind < 0 &&
+            strcmp(P.ph[i].name, "pipeline bubble") != 0)
+            comp += P.ph[i].t;
+    const sb_phase *b = phase(&P, "step", "pipeline bubble");
+    CHECK(b != NULL);
+    if (b)
+        CHECK_NEAR(b->t_latency, comp * 1.0 / (8 * 2), 1e-12);
+    const sb_phase *sr = phase(&P, "step", "pipeline send/recv");
+    CHECK(sr && sr->n_coll == 8 * 2 * 2); /* mb x v x (fwd, bwd) */
+    /* uneven stages: 32 layers over 3 stages, the fullest holds 11 */
+    const char *one[] = {"chips=1", "fsdp=1"};
+    const char *three[] = {"chips=3", "fsdp=1", "pipeline=3"};
+    CHECK(predict("llama3-8b", one, 2, "h100-sxm", &P) == 0);
+    CHECK(predict("llama3-8b", three, 3, "h100-sxm", &Q) == 0);
+    const sb_phase *a = phase(&P, "step", "qkv projection");
+    b = phase(&Q, "step", "qkv projection");
+    CHECK(a && b);
+    if (a && b)
+        CHECK_NEAR(b->flops / a->flops, 11.0 / 32.0, 1e-12);
+}
+
+static void test_serving(void)
+{
+    sb_workload w;
+    sb_ceilings c;
+    sb_err err = {0};
+    machine("h200-sxm", &c);
+    CHECK(load("llama3-70b", NULL, 0, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    const double B = 64, Pl = 2048, O = 512, T = 8;
+    const sb_serve *sv = &P.serve;
+    CHECK(sv->batch == B);
+    CHECK_NEAR(sv->prefill_tokens, B * Pl / O, 1e-12);
+    /* prefill charged: fewer tokens/s than decode alone */
+    CHECK(sv->tokens_per_s < P.decode_tokens_per_s);
+    CHECK_NEAR(sv->tokens_per_s, B / sv->iteration_s, 1e-12);
+    CHECK_NEAR(P.tokens_per_s, sv->tokens_per_s, 1e-12);
+    CHECK(sv->iteration_s > P.tpot_s); /* the decode step plus a chunk */
+    CHECK_NEAR(sv->ttft_s, ceil(Pl / (8192 - B)) * sv->iteration_s, 1e-12);
+    /* a serve phase holds the decode and the chunk: FLOPs of B + chunk
+     * tokens */
+    const sb_phase *d = phase(&P, "decode", "qkv projection");
+    const sb_phase *s = phase(&P, "serve", "qkv projection");
+    CHECK(d && s);
+    if (d && s)
+        CHECK_NEAR(s->flops / d->flops, (B + B * Pl / O) / B, 1e-12);
+    /* the KV cache at the mean live context, in pages; the batch whose
+     * full context fits */
+    double kv_tok = 2.0 * 80 * 8 * 128 * 2 / T;
+    CHECK_NEAR(P.mem.kv_cache, B * ceil((Pl + O / 2) / 16) * 16 * kv_tok,
+               1e-12);
+    double free_b = P.mem.capacity - P.mem.weights - P.mem.activations;
+    CHECK(sv->max_batch == floor(free_b / (ceil((Pl + O) / 16) * 16 * kv_tok)));
+    /* the token budget caps the batch it can keep fed */
+    const char *budget[] = {"job.max_batched_tokens=512", "concurrency=512"};
+    CHECK(load("llama3-70b", budget, 2, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.serve.batch == floor(512 * O / (Pl + O)));
+    int warned = 0;
+    for (int i = 0; i < P.n_warnings; i++)
+        warned += strstr(P.warnings[i], "token budget") != NULL;
+    CHECK(warned == 1);
+    /* goodput: an SLO no batch meets; one every batch meets */
+    const char *tight[] = {"job.slo_tpot_s=1e-6"};
+    CHECK(load("llama3-70b", tight, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.serve.goodput_tokens_per_s == 0 && !P.serve.slo_met);
+    const char *loose[] = {"job.slo_tpot_s=10", "job.slo_ttft_s=10"};
+    CHECK(load("llama3-70b", loose, 2, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.serve.slo_met && P.serve.goodput_batch == 64);
+    CHECK_NEAR(P.serve.goodput_tokens_per_s, P.serve.tokens_per_s, 1e-12);
+    /* a TPOT limit between batch 1's and batch 64's picks a smaller one */
+    const char *mid[] = {"job.slo_tpot_s=0.0085"};
+    CHECK(load("llama3-70b", mid, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &Q, &err) == 0);
+    CHECK(Q.serve.goodput_batch >= 1 && Q.serve.goodput_batch < 64);
+    CHECK(Q.serve.goodput_tokens_per_s > 0 &&
+          Q.serve.goodput_tokens_per_s < P.serve.tokens_per_s);
+}
+
+static void test_precision(void)
+{
+    const char *fp8[] = {"dtypes.matmul=fp8"};
+    CHECK(predict("llama3-8b", fp8, 1, "h100-sxm", &P) == 0);
+    const sb_phase *q = phase(&P, "step", "qkv projection");
+    const sb_phase *a = phase(&P, "step", "attention core");
+    CHECK(q && a);
+    if (q && a) {
+        CHECK_NEAR(q->t_compute, q->flops / 1978.9e12, 1e-12);
+        CHECK_NEAR(a->t_compute, a->flops / 989.4e12, 1e-12);
+    }
+    /* an fp32 router runs under the fp32 peak */
+    const char *r32[] = {"dtypes.router=fp32"};
+    CHECK(predict("mixtral-8x7b", r32, 1, "h100-sxm", &P) == 0);
+    const sb_phase *r = phase(&P, "decode", "router");
+    CHECK(r != NULL);
+    if (r)
+        CHECK_NEAR(r->peak_flops, 66.9e12, 1e-12);
+    /* fp8 dispatch halves the all-to-all's bytes of bf16 */
+    const char *ep[] = {"expert=8"};
+    const char *ep8[] = {"expert=8", "dtypes.dispatch=fp8"};
+    CHECK(predict("moe-110b-tpu7x-4x4x4", ep, 1, "tpu7x", &P) == 0);
+    CHECK(predict("moe-110b-tpu7x-4x4x4", ep8, 2, "tpu7x", &Q) == 0);
+    const sb_phase *d1 = phase(&P, "step", "moe dispatch all-to-all");
+    const sb_phase *d2 = phase(&Q, "step", "moe dispatch all-to-all");
+    const sb_phase *c2 = phase(&Q, "step", "moe combine all-to-all");
+    CHECK(d1 && d2 && c2);
+    if (d1 && d2 && c2) {
+        CHECK_NEAR(d2->comm_bytes, d1->comm_bytes / 2, 1e-12);
+        CHECK_NEAR(c2->comm_bytes, d1->comm_bytes, 1e-12);
+    }
+}
+
+static void test_measured_ceilings(void)
+{
+    /* a CPU-like machine: FMA peak 1 TFLOP/s, the GEMM 0.4, the decode
+     * GEMM's weight stream 50 GB/s, DRAM 100 GB/s */
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.fp32", 1e12, "measured");
+    sb_ceil_set(&c, "gemm.fp32", 4e11, "measured");
+    sb_ceil_set(&c, "gemv.fp32", 5e10, "measured");
+    sb_ceil_set(&c, "bw.DRAM", 1e11, "measured");
+    const char *sets[] = {"dtypes={\"weights\":\"fp32\"}", "chips=1",
+                          "tensor=1", "concurrency=1"};
+    sb_workload w;
+    sb_err err = {0};
+    CHECK(load("llama3-70b", sets, 4, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    const sb_phase *pre = phase(&P, "prefill", "mlp");
+    const sb_phase *dec = phase(&P, "decode", "mlp");
+    const sb_phase *nrm = phase(&P, "prefill", "norms & elementwise");
+    CHECK(pre && dec && nrm);
+    if (pre && dec && nrm) {
+        CHECK_NEAR(pre->t_compute, pre->flops / 4e11, 1e-12);
+        CHECK(strcmp(pre->ceiling, "gemm.fp32") == 0);
+        CHECK_NEAR(dec->t_memory, dec->bytes / 5e10, 1e-12);
+        CHECK(dec->bound == SB_BOUND_MEMORY &&
+              strstr(dec->ceiling, "gemv") != NULL);
+        CHECK_NEAR(nrm->t_compute, nrm->flops / 1e12, 1e-12);
+        CHECK_NEAR(nrm->t_memory, nrm->bytes / 1e11, 1e-12);
+    }
+}
+
+static void test_calibration(void)
+{
+    sb_workload w;
+    sb_ceilings c;
+    sb_err err = {0};
+    machine("h100-sxm", &c);
+    const char *tp[] = {"tensor=2"};
+    CHECK(load("llama3-8b", tp, 1, &w, &err) == 0);
+    CHECK(!sb_workload_calibrated(&w));
+    w.eff_matmul = 0.5;
+    w.eff_attention = 0.25;
+    w.eff_memory = 0.8;
+    w.eff_network = 0.5;
+    CHECK(sb_workload_calibrated(&w));
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(sb_predict_calibrated(&w, &c, &Q, &err) == 0);
+    CHECK(!P.calibrated && Q.calibrated);
+    const char *names[] = {"mlp", "attention core", "norms & elementwise",
+                           "tensor all-reduce"};
+    for (int k = 0; k < 4; k++) {
+        const sb_phase *a = phase(&P, "step", names[k]);
+        const sb_phase *b = phase(&Q, "step", names[k]);
+        CHECK(a && b);
+        if (!a || !b)
+            continue;
+        if (k == 0)
+            CHECK_NEAR(b->t_compute, 2 * a->t_compute, 1e-12);
+        if (k == 1) {
+            CHECK_NEAR(b->t_compute, 4 * a->t_compute, 1e-12);
+            CHECK_NEAR(b->t_memory, 4 * a->t_memory, 1e-12);
+        }
+        if (k == 2)
+            CHECK_NEAR(b->t_memory, a->t_memory / 0.8, 1e-12);
+        if (k == 3)
+            CHECK_NEAR(b->t_network, 2 * a->t_network, 1e-12);
+    }
+    CHECK(Q.step_s > P.step_s);
+    /* a calibration file fills what the workload leaves */
+    CHECK(load("llama3-8b", NULL, 0, &w, &err) == 0);
+    w.eff_matmul = 0.5;
+    CHECK(sb_workload_calibration(&w, NULL, &err) == 0); /* h100-sxm's */
+    CHECK(w.eff_matmul == 0.5 && w.eff_memory == 0.92 &&
+          w.eff_attention == 0.75 && w.eff_network == 0);
+    CHECK(load("llama3-8b", NULL, 0, &w, &err) == 0);
+    CHECK(sb_workload_calibration(&w, "h200-sxm", &err) == 0);
+    CHECK(w.eff_matmul == 0.69 && strstr(w.calib_source, "h200-sxm.json"));
+    /* no file for this hardware: nothing changes */
+    const char *v5e[] = {"hw=tpu-v5e"};
+    CHECK(load("llama3-8b", v5e, 1, &w, &err) == 0);
+    CHECK(sb_workload_calibration(&w, NULL, &err) == 0);
+    CHECK(!sb_workload_calibrated(&w));
+    /* a named file that is missing or wrong is an error with its path */
+    CHECK(sb_workload_calibration(&w, "/nonexistent/c.json", &err) ==
+          SB_EINVAL);
+    CHECK(strstr(err.msg, "/nonexistent/c.json") != NULL);
+    char path[] = "/tmp/sb_calib_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        const char *bad[] = {"{\"matmul\": 1.5}",
+                             "{\"matmul\": 0.5, "
+                             "\"mamtul\": 0.5}",
+                             "[1]"};
+        const char *want[] = {"$.matmul", "$.mamtul", "$"};
+        for (int k = 0; k < 3; k++) {
+            FILE *f = fopen(path, "w");
+            if (!f)
+                break;
+            fputs(bad[k], f);
+            fclose(f);
+            CHECK(load("llama3-8b", NULL, 0, &w, &err) == 0);
+            CHECK(sb_workload_calibration(&w, path, &err) == SB_EINVAL);
+            CHECK(strstr(err.msg, want[k]) != NULL);
+        }
+        close(fd);
+        unlink(path);
+    }
+}
+
+static void test_mfu_and_remat(void)
+{
+    CHECK(predict("llama3-8b", NULL, 0, "h100-sxm", &P) == 0);
+    const double S = 8192, attn = 12.0 * 32 * 32 * 128 * S;
+    double causal = (P.model_flops_per_token - attn * (1 - (S + 1) / (2 * S))) /
+                    P.model_flops_per_token;
+    CHECK_NEAR(P.mfu_causal, P.mfu * causal, 1e-12);
+    CHECK(P.mfu_causal < P.mfu);
+    /* save_dot_except_mlpwi recomputes the MLP's gate and up (2 of 3
+     * matmuls) and the attention core; q/k/v and the output projection
+     * are saved */
+    const char *sd[] = {"remat=save_dot_except_mlpwi"};
+    const char *no[] = {"remat=none"};
+    CHECK(predict("llama3-8b", no, 1, "h100-sxm", &P) == 0);
+    CHECK(predict("llama3-8b", sd, 1, "h100-sxm", &Q) == 0);
+    const char *nm[] = {"mlp", "qkv projection", "output projection",
+                        "attention core"};
+    const double ratio[] = {(3 + 2.0 / 3) / 3, 1, 1, 4.0 / 3};
+    for (int k = 0; k < 4; k++) {
+        const sb_phase *a = phase(&P, "step", nm[k]);
+        const sb_phase *b = phase(&Q, "step", nm[k]);
+        CHECK(a && b);
+        if (a && b)
+            CHECK_NEAR(b->flops / a->flops, ratio[k], 1e-12);
+    }
+    /* activations: full < save_qkv_proj < save_dot_except_mlpwi < none */
+    const char *pol[] = {"remat=full", "remat=save_qkv_proj",
+                         "remat=save_dot_except_mlpwi", "remat=none"};
+    double prev = 0;
+    for (int k = 0; k < 4; k++) {
+        CHECK(predict("llama3-8b", &pol[k], 1, "h100-sxm", &P) == 0);
+        CHECK(P.mem.activations > prev);
+        prev = P.mem.activations;
+    }
+    CHECK(strcmp(sb_remat_name(SB_REMAT_SAVE_DOT_EXCEPT_MLPWI),
+                 "save_dot_except_mlpwi") == 0);
+}
+
+static void test_hardware(void)
+{
+    sb_ceilings c;
+    machine("tpu-v5e", &c);
+    /* 2 x 100 Gb/s per 8-chip host */
+    CHECK_NEAR(sb_ceil_get(&c, "net.scaleout.beta_Bps"), 25e9 / 8, 1e-12);
+    machine("tpu-v6e", &c);
+    CHECK(sb_ceil_get(&c, "host.h2d") == 64e9); /* PCIe Gen5 x16 */
+    machine("tpu7x", &c);
+    CHECK_NEAR(sb_ceil_get(&c, "mem.bytes"), 192 * 1.073741824e9, 2e-3);
+    machine("tpu-v5p", &c);
+    CHECK_NEAR(sb_ceil_get(&c, "mem.bytes"), 95 * 1.073741824e9, 2e-3);
+    static const struct {
+        const char *hw;
+        double bf16, bw;
+    } t[] = {{"a100-sxm", 312e12, 2039e9},
+             {"h800-sxm", 989.4e12, 3350e9},
+             {"b200", 2250e12, 8000e9},
+             {"gb200-nvl72", 2500e12, 8000e9},
+             {"mi300x", 1307.4e12, 5300e9}};
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        machine(t[k].hw, &c);
+        CHECK_NEAR(sb_ceil_get(&c, "peak.bf16"), t[k].bf16, 1e-12);
+        CHECK_NEAR(sb_ceil_get(&c, "bw.HBM"), t[k].bw, 1e-12);
+    }
+    machine("gb200-nvl72", &c);
+    CHECK(sb_ceil_get(&c, "net.scaleup.domain") == 72);
+}
+
+/* The published cases: the speed of light is never slower than the run
+ * the source reports, a configuration that ran fits, and the calibrated
+ * mode (efficiencies from the project's H200 run) lands within 25 %. */
+static void test_published(void)
+{
+    static const char *const cases[] = {"llama3-405b-h100-8k",
+                                        "llama2-70b-tpu-v5p-512",
+                                        "llama2-70b-mlperf-h200"};
+    for (int k = 0; k < 3; k++) {
+        sb_workload w;
+        sb_ceilings c;
+        sb_err err = {0};
+        CHECK(load(cases[k], NULL, 0, &w, &err) == 0);
+        machine(w.hw_spec, &c);
+        CHECK(sb_workload_calibration(&w, NULL, &err) == 0);
+        CHECK(sb_predict(&w, &c, &P, &err) == 0);
+        CHECK(P.vs_measured >= 1.0);
+        CHECK(P.mem.fits);
+        if (P.vs_measured < 1.0 || !P.mem.fits)
+            fprintf(stderr, "%s: %.3f of the measured, %s\n", cases[k],
+                    P.vs_measured, P.mem.fits ? "fits" : "does not fit");
+        if (!sb_workload_calibrated(&w))
+            continue; /* no measured run of this hardware */
+        CHECK(sb_predict_calibrated(&w, &c, &Q, &err) == 0);
+        CHECK(Q.vs_measured >= 0.75 && Q.vs_measured <= 1.25);
+        CHECK(Q.vs_measured < P.vs_measured);
+    }
+}
+
+static void test_errors(void)
+{
+    sb_workload w;
+    sb_err err = {0};
+    static const struct {
+        const char *set, *path;
+    } bad[] = {
+        {"overlap={\"tpp\":0.5}", "$.overlap.tpp"},
+        {"overlap={\"tp\":1.5}", "$.overlap.tp"},
+        {"overlap=\"some\"", "$.overlap"},
+        {"overlap=3", "$.overlap"},
+        {"zero=4", "$.parallelism.zero"},
+        {"virtual_stages=3", "$.parallelism.pipeline"},
+        {"remat=most", "$.job.remat"},
+        {"dtypes.matmul=fp7", "$.dtypes.matmul"},
+        {"calibration={\"matmul\":0}", "$.calibration.matmul"},
+        {"measured={\"mfu_convention\":\"x\"}", "$.measured.mfu_convention"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        const char *sets[] = {"pipeline=16", "fsdp=1", "chips=16", bad[k].set};
+        /* pipeline 16 x virtual 3 = 48 > 32 layers */
+        int rc = load("llama3-8b", k == 5 ? sets : &bad[k].set, k == 5 ? 4 : 1,
+                      &w, &err);
+        CHECK(rc == SB_EINVAL);
+        CHECK(strstr(err.msg, bad[k].path) != NULL);
+        if (rc != SB_EINVAL || !strstr(err.msg, bad[k].path))
+            fprintf(stderr, "%s: %s\n", bad[k].set, err.msg);
+    }
+    /* 32 layers on 3 stages is accepted (uneven) */
+    const char *un[] = {"chips=3", "fsdp=1", "pipeline=3"};
+    CHECK(load("llama3-8b", un, 3, &w, &err) == 0);
+}
+
+int main(void)
+{
+    test_overlap();
+    test_zero();
+    test_pipeline();
+    test_serving();
+    test_precision();
+    test_measured_ceilings();
+    test_calibration();
+    test_mfu_and_remat();
+    test_hardware();
+    test_published();
+    test_errors();
+    return sb_check_done();
+}
