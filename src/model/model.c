@@ -549,14 +549,19 @@ static void sb__train(sb__ctx *x)
                                    w->g_bytes + w->w_bytes);
         ph->flops = params_chip * (states >= 2 ? 12.0 : 4.0);
     }
-    /* Time every phase, then the pipeline bubble over the compute stream:
-     * (PP - 1) / (microbatches x virtual stages) of it (1F1B; interleaved
-     * with virtual stages). */
+    /* Time every phase, then the pipeline bubble: (PP - 1) / (microbatches
+     * x virtual stages) of the time a stage spends on its microbatches
+     * (1F1B; interleaved with virtual stages), which is the compute stream
+     * and the communication exposed inside each microbatch (tensor
+     * all-reduces, the exposed part of expert all-to-alls). */
     double comp = 0;
     for (int i = 0; i < p->n; i++) {
-        sb__time(x, &p->ph[i]);
-        if (p->ph[i].comm_kind < 0)
-            comp += p->ph[i].t;
+        sb_phase *q = &p->ph[i];
+        sb__time(x, q);
+        if (q->comm_kind < 0)
+            comp += q->t;
+        else if (q->comm_kind == SB_COMM_TP || q->comm_kind == SB_COMM_EP)
+            comp += (1.0 - q->hidden) * q->t;
     }
     if (PP > 1 && (ph = sb__add(x, "pipeline bubble", SB_WORK_VECTOR))) {
         ph->t_latency = comp * (PP - 1) / (mb * w->virtual_stages);

@@ -274,6 +274,15 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                     p->pct_sol);
         fprintf(f, "\n  tokens/s         %.4g (%.0f tokens per step)\n",
                 p->tokens_per_s, p->tokens_per_step);
+        if (p->vs_measured > 0)
+            fprintf(f,
+                    "  vs measured      %.2fx the measured throughput (%s)\n",
+                    p->vs_measured,
+                    w->measured_tokens_per_s > 0 ? "tokens/s"
+                    : w->measured_step_s > 0     ? "step time"
+                    : w->measured_mfu_causal     ? "MFU counting causal "
+                                                   "attention"
+                                                 : "MFU, PaLM's count");
         fprintf(f,
                 "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
                 "FLOP/token); %.1f%% counting causal attention "
@@ -335,6 +344,11 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                         "(TTFT %g s, TPOT %g s)\n",
                         w->slo_ttft_s, w->slo_tpot_s);
         }
+        if (p->vs_measured > 0)
+            fprintf(f,
+                    "  vs measured      %.2fx the measured %.4g output "
+                    "tokens/s\n",
+                    p->vs_measured, w->measured_tokens_per_s);
         fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
                 sb_fmt_time(p->request_s, "us", a, sizeof a), w->output_len);
         fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
@@ -416,6 +430,23 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(e, "memory", json_real(p->eff_memory));
         json_object_set_new(e, "network", json_real(p->eff_network));
         json_object_set_new(o, "efficiencies", e);
+    }
+    if (w->measured_tokens_per_s > 0 || w->measured_mfu > 0 ||
+        w->measured_step_s > 0) {
+        json_t *m = json_object();
+        if (w->measured_tokens_per_s > 0)
+            json_object_set_new(m, "tokens_per_s",
+                                json_real(w->measured_tokens_per_s));
+        if (w->measured_mfu > 0) {
+            json_object_set_new(m, "mfu", json_real(w->measured_mfu));
+            json_object_set_new(
+                m, "mfu_convention",
+                json_string(w->measured_mfu_causal ? "causal" : "palm"));
+        }
+        if (w->measured_step_s > 0)
+            json_object_set_new(m, "step_time_s",
+                                json_real(w->measured_step_s));
+        json_object_set_new(o, "measured", m);
     }
     json_object_set_new(o, "params_total", json_real(p->sizes.params_total));
     json_object_set_new(o, "params_active", json_real(p->sizes.params_active));
@@ -506,6 +537,8 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(t, "serving", sv);
     }
     json_object_set_new(t, "tokens_per_s", json_real(p->tokens_per_s));
+    if (p->vs_measured > 0)
+        json_object_set_new(t, "vs_measured", json_real(p->vs_measured));
     json_object_set_new(t, "cost_per_mtok", json_real(p->cost_per_mtok));
     json_object_set_new(t, "price_chip_hour", json_real(p->price_chip_hour));
     json_t *m = json_object();
@@ -563,6 +596,9 @@ void sb_predict_print_modes(FILE *f, const sb_prediction *sol,
                 100 * cal->mfu);
         fprintf(f, "  %-22s %13.1f%% %13.1f%%\n", "MFU (causal)",
                 100 * sol->mfu_causal, 100 * cal->mfu_causal);
+        if (sol->vs_measured > 0)
+            fprintf(f, "  %-22s %13.2fx %13.2fx\n", "vs measured",
+                    sol->vs_measured, cal->vs_measured);
         return;
     }
     fprintf(f, "  %-22s %14s %14s %7.2fx\n", "TTFT",
@@ -576,4 +612,7 @@ void sb_predict_print_modes(FILE *f, const sb_prediction *sol,
     fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "served tokens/s",
             sol->serve.tokens_per_s, cal->serve.tokens_per_s,
             cal->serve.tokens_per_s / sol->serve.tokens_per_s);
+    if (sol->vs_measured > 0)
+        fprintf(f, "  %-22s %13.2fx %13.2fx\n", "vs measured", sol->vs_measured,
+                cal->vs_measured);
 }

@@ -191,6 +191,19 @@ static void test_pipeline(void)
         CHECK_NEAR(b->t_latency, comp * 1.0 / (8 * 2), 1e-12);
     const sb_phase *sr = phase(&P, "step", "pipeline send/recv");
     CHECK(sr && sr->n_coll == 8 * 2 * 2); /* mb x v x (fwd, bwd) */
+    /* the tensor all-reduce a microbatch waits for is part of its slot */
+    const char *tp[] = {"pipeline=2", "tensor=2", "fsdp=2"};
+    CHECK(predict("llama3-8b", tp, 3, "h100-sxm", &P) == 0);
+    comp = 0;
+    for (int i = 0; i < P.n; i++)
+        if (P.ph[i].comm_kind < 0 &&
+            strcmp(P.ph[i].name, "pipeline bubble") != 0)
+            comp += P.ph[i].t;
+    const sb_phase *ar = phase(&P, "step", "tensor all-reduce");
+    b = phase(&P, "step", "pipeline bubble");
+    CHECK(ar && b && ar->t > 0);
+    if (ar && b)
+        CHECK_NEAR(b->t_latency, (comp + ar->t) * 1.0 / 8, 1e-12);
     /* uneven stages: 32 layers over 3 stages, the fullest holds 11 */
     const char *one[] = {"chips=1", "fsdp=1"};
     const char *three[] = {"chips=3", "fsdp=1", "pipeline=3"};
