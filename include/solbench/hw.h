@@ -83,11 +83,18 @@ double sb_hw_peak(const sb_hw_spec *hw, const char *dtype);
 /* Ceilings from a spec (source "datasheet"). */
 void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c);
 /* Ceilings from a run's results (source "measured"): peak.<dtype> from
- * compute.peak / compute.gemm (best), bw.<level> from memory.sweep
- * summaries, bw.triad / bw.read / bw.DRAM from STREAM kernels, host.h2d
- * from transfer results, net.<coll>.alpha_s / beta_Bps from fits. Values
- * already in c are replaced by measured ones. Returns how many were set. */
+ * compute.peak / compute.gemm (best), gemm.<dtype> from compute.gemm,
+ * gemv.<dtype> from decode-shaped compute.gemm (the weights' rate), bw.<level>
+ * from memory.sweep summaries, bw.triad / bw.read / bw.DRAM from STREAM
+ * kernels, host.h2d from transfer results, net.<coll>.alpha_s / beta_Bps from
+ * fits. Values already in c are replaced by measured ones. Returns how many
+ * were set. */
 int sb_ceil_from_run(const sb_run *run, sb_ceilings *c);
+/* The machine whose ceilings a run gives: "cuda" when it has valid CUDA
+ * results, else "pjrt" when it has valid results of a PJRT plugin that is
+ * not the CPU one, else "host" (cpu and mpi results). sb_ceil_from_run
+ * takes that family's results only. */
+const char *sb_run_device_family(const sb_run *run);
 /* Main-memory bandwidth: bw.HBM, else bw.DRAM, bw.read, bw.triad (0 when
  * none). *name receives which one. */
 double sb_ceil_main_bw(const sb_ceilings *c, const char **name);

@@ -389,14 +389,51 @@ static void sb__best(sb_ceilings *c, sb_ceilings *seen, const char *name,
     (*count)++;
 }
 
+/* The PJRT platform a run's plugin reported ("cpu", "tpu", "cuda"), or
+ * NULL. */
+static const char *sb__pjrt_platform(const sb_run *run)
+{
+    return json_string_value(
+        json_object_get(json_object_get(run->system, "pjrt"), "platform"));
+}
+
+const char *sb_run_device_family(const sb_run *run)
+{
+    const char *plat = sb__pjrt_platform(run);
+    bool pjrt_device = plat && strcmp(plat, "cpu") != 0;
+    bool cuda = false, pjrt = false;
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        if (r->skipped || !r->valid)
+            continue;
+        cuda = cuda || strcmp(r->backend, "cuda") == 0;
+        pjrt = pjrt || (pjrt_device && strcmp(r->backend, "pjrt") == 0);
+    }
+    return cuda ? "cuda" : pjrt ? "pjrt" : "host";
+}
+
+/* Whether a result measures the machine of `family`: the host's own
+ * backends (cpu, mpi) for "host"; that backend for a device. */
+static bool sb__in_family(const sb_result *r, const char *family)
+{
+    if (strcmp(family, "host") == 0)
+        return strcmp(r->backend, "cpu") == 0 ||
+               strcmp(r->backend, "mpi") == 0 || !r->backend[0];
+    return strcmp(r->backend, family) == 0;
+}
+
 int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
 {
     sb_ceilings seen = {0};
     int count = 0;
     char name[40];
+    /* One machine: the accelerator's results when the run has any, else
+     * the host's; never a mixture (a GEMM ceiling of the CPU under a
+     * GPU's bandwidth). */
+    const char *family = sb_run_device_family(run);
     for (size_t i = 0; i < run->results.n; i++) {
         const sb_result *r = &run->results.items[i];
-        if (r->skipped || !r->valid)
+        if (r->skipped || !r->valid || !sb__in_family(r, family))
             continue;
         const sb_pval *dt = sb_p_find(&r->params, "dtype");
         const char *dtype = dt ? dt->text : "fp64";
@@ -465,9 +502,15 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
         }
     }
     /* The host's memory is the capacity of a CPU run's only "chip"; a
-     * spec's capacity (an accelerator's) is left alone. */
-    double mem = json_number_value(
-        json_object_get(json_object_get(run->system, "memory"), "bytes"));
+     * spec's capacity (an accelerator's) is left alone; a PJRT device's is
+     * what its plugin reports. */
+    double mem = 0;
+    if (strcmp(family, "host") == 0)
+        mem = json_number_value(
+            json_object_get(json_object_get(run->system, "memory"), "bytes"));
+    else if (strcmp(family, "pjrt") == 0)
+        mem = json_number_value(json_object_get(
+            json_object_get(run->system, "pjrt"), "device_memory_bytes"));
     if (mem > 0 && !(sb_ceil_get(c, "mem.bytes") > 0)) {
         sb_ceil_set(c, "mem.bytes", mem, "sysinfo");
         count++;

@@ -276,6 +276,61 @@ int main(void)
     CHECK_NEAR(sb_ceil_get(&m2, "gemm.fp32"), 150e9, 1e-9);
     CHECK_NEAR(sb_ceil_get(&m2, "peak.fp32"), 150e9, 1e-9);
     sb_run_free(&run);
+
+    /* A run of two machines (the host's CPU and a GPU) gives the GPU's
+     * ceilings alone: never the CPU's GEMM under the GPU's bandwidth, nor
+     * the host's memory as the GPU's capacity. */
+    sb_run_init(&run);
+    run.system = json_pack("{s:{s:f}}", "memory", "bytes", 64e9);
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs_best", 150.0, "GFLOP/s");
+    a = sb_results_push(&run.results);
+    mk(a, "memory.read", "memory");
+    sb_result_metric(a, "GBps_best", 20.0, "GB/s");
+    a = sb_results_push(&run.results);
+    sb_result_init(a, "compute.gemm", "compute", "cuda");
+    a->valid = true;
+    param(a, "dtype", "bf16", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs_best", 700e3, "GFLOP/s");
+    a = sb_results_push(&run.results);
+    sb_result_init(a, "memory.read", "memory", "cuda");
+    a->valid = true;
+    sb_result_metric(a, "GBps_best", 4400.0, "GB/s");
+    CHECK(strcmp(sb_run_device_family(&run), "cuda") == 0);
+    sb_ceilings m3 = {0};
+    CHECK(sb_ceil_from_run(&run, &m3) == 3); /* peak, gemm, read */
+    CHECK_NEAR(sb_ceil_get(&m3, "gemm.bf16"), 700e12, 1e-9);
+    CHECK(sb_ceil_get(&m3, "gemm.fp32") == 0);
+    CHECK_NEAR(sb_ceil_get(&m3, "bw.read"), 4400e9, 1e-9);
+    CHECK(sb_ceil_get(&m3, "mem.bytes") == 0);
+    /* without the GPU's results: the host's, with its memory */
+    run.results.items[2].valid = run.results.items[3].valid = false;
+    CHECK(strcmp(sb_run_device_family(&run), "host") == 0);
+    sb_ceilings m4 = {0};
+    CHECK(sb_ceil_from_run(&run, &m4) == 4);
+    CHECK_NEAR(sb_ceil_get(&m4, "bw.read"), 20e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&m4, "mem.bytes"), 64e9, 1e-9);
+    /* PJRT results of the CPU plugin are the host's machine measured
+     * another way: not a device; of a TPU plugin, the device */
+    a = sb_results_push(&run.results);
+    sb_result_init(a, "memory.read", "memory", "pjrt");
+    a->valid = true;
+    sb_result_metric(a, "GBps_best", 800.0, "GB/s");
+    json_object_set_new(
+        run.system, "pjrt",
+        json_pack("{s:s,s:f}", "platform", "cpu", "device_memory_bytes", 16e9));
+    CHECK(strcmp(sb_run_device_family(&run), "host") == 0);
+    json_object_set_new(
+        run.system, "pjrt",
+        json_pack("{s:s,s:f}", "platform", "tpu", "device_memory_bytes", 16e9));
+    CHECK(strcmp(sb_run_device_family(&run), "pjrt") == 0);
+    sb_ceilings m5 = {0};
+    CHECK(sb_ceil_from_run(&run, &m5) == 2);
+    CHECK_NEAR(sb_ceil_get(&m5, "bw.read"), 800e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&m5, "mem.bytes"), 16e9, 1e-9);
+    sb_run_free(&run);
     CHECK(strcmp(sb_ceil_unit("gemv.bf16"), "B/s") == 0);
     CHECK(strcmp(sb_ceil_unit("gemm.fp32"), "FLOP/s") == 0);
     CHECK(strcmp(sb_ceil_unit("net.allreduce.beta_Bps"), "B/s") == 0);
