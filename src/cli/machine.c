@@ -85,6 +85,12 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
         }
         if (rc == 0)
             rc = sb_workload_check_machine(w, c, path, err);
+        /* From here on hw_spec names the datasheet the machine model is
+         * (what a default calibration file belongs to): empty when
+         * measured ceilings are in it, which are sustained already. */
+        if (rc == 0)
+            snprintf(w->hw_spec, sizeof w->hw_spec, "%s",
+                     hw && !res && !run ? hw : "");
     }
     if (doc_out && rc == 0)
         *doc_out = doc;

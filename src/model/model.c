@@ -1044,7 +1044,10 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
          * full memory bandwidth, stage after stage. (Not the weights held
          * per chip: those include the whole embedding table, of which a
          * step reads one row per sequence, and every expert.) */
-        p->tpot_bound_s = sb__decode_reads(&x, b, p->context) / x.bw * PP;
+        /* ... at the fastest stream the machine model has (a run's
+         * decode-GEMM weight stream can beat its read bandwidth) */
+        p->tpot_bound_s = sb__decode_reads(&x, b, p->context) /
+                          fmax(x.bw, x.bw_gemv) * PP;
         p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
         p->request_s = p->ttft_s + w->output_len * p->tpot_s;
         /* served throughput: prefill charged (the serving model) */
