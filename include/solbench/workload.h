@@ -208,9 +208,12 @@ typedef struct sb_phase {
     double t_compute, t_memory, t_network, t_latency, t_host, t;
     int work; /* what it computes: SB_WORK_* (its peak and efficiency) */
     double peak_flops, bw_Bps; /* the ceilings it was timed against */
-    int comm_kind;  /* sb_comm_kind of a communication phase, else -1 */
-    double hidden;  /* fraction of t hidden behind the compute stream */
-    double exposed; /* what it adds to its stage's critical path (s) */
+    int comm_kind;   /* sb_comm_kind of a communication phase, else -1 */
+    double hidden;   /* fraction of t hidden behind the compute stream */
+    double hide_cap; /* the most of it compute can hide (s); 0: no cap */
+    double exposed;  /* what it adds to its stage's critical path (s): its
+                        unhidden part, and its share of hidden time that
+                        outlasts the compute stream */
     sb_bound bound;
     char ceiling[40]; /* the binding ceiling's name */
     double share;     /* of its stage's total */

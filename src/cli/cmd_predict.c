@@ -110,7 +110,7 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             else if (rc == 0)
                 printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s  %s\n", kw,
                        key, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
-                       "tokens/s", "$/Mtok", "GB/chip",
+                       "served tok/s", "$/Mtok", "GB/chip",
                        p->w.kind == SB_JOB_TRAIN ? "dominant"
                                                  : "dominant (prefill/decode)");
             first = 0;

@@ -88,9 +88,11 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
         /* From here on hw_spec names the datasheet the machine model is
          * (what a default calibration file belongs to): empty when
          * measured ceilings are in it, which are sustained already. */
-        if (rc == 0)
-            snprintf(w->hw_spec, sizeof w->hw_spec, "%s",
-                     hw && !res && !run ? hw : "");
+        if (rc == 0) {
+            char used[sizeof w->hw_spec]; /* hw may be w->hw_spec itself */
+            snprintf(used, sizeof used, "%s", hw && !res && !run ? hw : "");
+            memcpy(w->hw_spec, used, sizeof used);
+        }
     }
     if (doc_out && rc == 0)
         *doc_out = doc;

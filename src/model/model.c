@@ -40,6 +40,7 @@ typedef struct sb__ctx {
     double dqk, dv;    /* per-head widths of scores and values */
     double p_qkv, p_o; /* per layer */
     int Ls;            /* layers of the fullest pipeline stage */
+    double stage_frac; /* its share of the weights over an even stage's */
     double dense_layers_chip, moe_layers_chip;
     int fsdp_e, dp_e; /* expert weights: FSDP and replica groups */
     const char *stage;
@@ -478,9 +479,10 @@ static void sb__train(sb__ctx *x)
     x->stage = "step";
     sb__pass(x, tokens, seqs, w->seq_len, w->seq_len, mb, false);
 
-    /* Weights per chip before FSDP sharding (what an all-gather rebuilds). */
-    double dense_unsh = s->params_dense / (T * PP);
-    double exp_unsh = s->params_expert / (T * PP * w->expert);
+    /* Weights per chip before FSDP sharding (what an all-gather rebuilds),
+     * of the fullest stage. */
+    double dense_unsh = s->params_dense / (T * PP) * x->stage_frac;
+    double exp_unsh = s->params_expert / (T * PP * w->expert) * x->stage_frac;
     sb_phase *ph;
     /* Full-weight gathers and gradient reductions per step over the fsdp
      * axis, by ZeRO stage: 3 gathers for every microbatch's forward and
@@ -558,14 +560,29 @@ static void sb__train(sb__ctx *x)
     for (int i = 0; i < p->n; i++) {
         sb_phase *q = &p->ph[i];
         sb__time(x, q);
-        if (q->comm_kind < 0)
-            comp += q->t;
+        if (q->comm_kind < 0 && strcmp(q->name, "optimizer update") != 0)
+            comp += q->t; /* the update runs once, after the microbatches */
         else if (q->comm_kind == SB_COMM_TP || q->comm_kind == SB_COMM_EP)
             comp += (1.0 - q->hidden) * q->t;
     }
     if (PP > 1 && (ph = sb__add(x, "pipeline bubble", SB_WORK_VECTOR))) {
         ph->t_latency = comp * (PP - 1) / (mb * w->virtual_stages);
         sb__time(x, ph);
+    }
+    /* A collective that runs once a step can hide only behind the compute
+     * next to it: the gradient reduction behind the last microbatch's
+     * backward (2/3 of a microbatch), the gather of the updated weights
+     * behind the first microbatch's forward (1/3); one that runs every
+     * microbatch (ZeRO-3, reduce-scatters of ZeRO-2) behind the whole
+     * step. */
+    double per_mb = comp / mb;
+    for (int i = 0; i < p->n; i++) {
+        sb_phase *q = &p->ph[i];
+        if (strcmp(q->name, "data-parallel gradient all-reduce") == 0 ||
+            (strcmp(q->name, "fsdp reduce-scatter") == 0 && w->zero == 1))
+            q->hide_cap = 2.0 / 3.0 * per_mb;
+        else if (strcmp(q->name, "fsdp all-gather") == 0 && w->zero < 3)
+            q->hide_cap = per_mb / 3.0;
     }
     p->tokens_per_step = tokens_step;
 }
@@ -625,7 +642,7 @@ static double sb__decode_reads(const sb__ctx *x, double b, double context)
  * own). Sets each phase's exposed time. */
 static double sb__total(sb_prediction *p, const char *stage)
 {
-    double comp = 0, exposed = 0, hid_net = 0, hid_host = 0;
+    double comp = 0, exposed = 0, hid[2] = {0, 0}; /* network, host */
     for (int i = 0; i < p->n; i++) {
         sb_phase *ph = &p->ph[i];
         if (strcmp(ph->stage, stage) != 0)
@@ -635,14 +652,25 @@ static double sb__total(sb_prediction *p, const char *stage)
             ph->exposed = ph->t;
             continue;
         }
-        ph->exposed = (1.0 - ph->hidden) * ph->t;
+        double h = ph->hidden * ph->t;
+        if (ph->hide_cap > 0 && h > ph->hide_cap)
+            h = ph->hide_cap;
+        ph->exposed = ph->t - h;
         exposed += ph->exposed;
-        if (ph->comm_kind == SB_COMM_HOST)
-            hid_host += ph->hidden * ph->t;
-        else
-            hid_net += ph->hidden * ph->t;
+        hid[ph->comm_kind == SB_COMM_HOST] += h;
     }
-    return fmax(comp, fmax(hid_net, hid_host)) + exposed;
+    /* hidden time that outlasts the compute stream is on the critical
+     * path: shared out over the phases of its stream */
+    for (int i = 0; i < p->n; i++) {
+        sb_phase *ph = &p->ph[i];
+        if (strcmp(ph->stage, stage) != 0 || ph->comm_kind < 0)
+            continue;
+        int k = ph->comm_kind == SB_COMM_HOST;
+        double h = ph->t - ph->exposed;
+        if (hid[k] > comp && hid[k] > 0)
+            ph->exposed += h * (hid[k] - comp) / hid[k];
+    }
+    return fmax(comp, fmax(hid[0], hid[1])) + exposed;
 }
 
 /* KV-cache bytes per token of context per chip. */
@@ -660,11 +688,13 @@ static void sb__memory(sb__ctx *x)
     sb_prediction *p = x->p;
     const sb_wl_sizes *s = &p->sizes;
     double T = w->tensor, PP = w->pipeline;
-    double params_chip = s->params_dense / (T * PP * w->fsdp) +
-                         s->params_expert / (T * PP * w->expert * x->fsdp_e);
+    double params_chip = (s->params_dense / (T * PP * w->fsdp) +
+                          s->params_expert / (T * PP * w->expert * x->fsdp_e)) *
+                         x->stage_frac;
     /* the same before the fsdp axis shards them */
     double params_whole =
-        s->params_dense / (T * PP) + s->params_expert / (T * PP * w->expert);
+        (s->params_dense / (T * PP) + s->params_expert / (T * PP * w->expert)) *
+        x->stage_frac;
     bool train = w->kind == SB_JOB_TRAIN;
     sb_mem_use *m = &p->mem;
     /* ZeRO 1 and 2 keep the weights whole; 3 shards them, and without
@@ -763,13 +793,16 @@ static void sb__memory(sb__ctx *x)
  * iteration B / output_len sequences finish and as many prompts join:
  * B x prompt_len / output_len prompt tokens, within the token budget), in
  * one batch that reads the weights once. Appends the "serve" phases and
- * returns the iteration's time; *chunk gets its prefill tokens. */
-static double sb__serve_iter(sb__ctx *x, double B, double *chunk)
+ * returns the iteration's time; *chunk gets its prefill tokens: `want`
+ * when it is >= 0 (a prompt being prefilled with what the budget leaves),
+ * else the steady state's. */
+static double sb__serve_iter(sb__ctx *x, double B, double want, double *chunk)
 {
     const sb_workload *w = x->w;
     sb_prediction *p = x->p;
     double P = w->prompt_len, O = w->output_len;
-    *chunk = fmin(B * P / O, fmax(0.0, w->max_batched_tokens - B));
+    *chunk = fmin(want >= 0 ? want : B * P / O,
+                  fmax(0.0, w->max_batched_tokens - B));
     x->stage = "serve";
     int first = p->n;
     sb__pass(x, B, B, 1, P + O / 2.0, 1, true);
@@ -789,6 +822,13 @@ static double sb__serve_iter(sb__ctx *x, double B, double *chunk)
                 d->comm_bytes += q->comm_bytes;
                 d->host_bytes += q->host_bytes;
                 d->t_network += q->t_network;
+                /* the routed experts the whole batch touches, beyond the
+                 * decode tokens' */
+                if (strcmp(d->name, "experts") == 0)
+                    d->bytes += (sb__experts_touched(x, B + *chunk, true) -
+                                 sb__experts_touched(x, B, true)) *
+                                x->mats * w->d_model * w->expert_ffn /
+                                w->tensor * x->moe_layers_chip * w->w_bytes;
             }
         }
         p->n = mid;
@@ -798,76 +838,111 @@ static double sb__serve_iter(sb__ctx *x, double B, double *chunk)
     return sb__total(p, "serve");
 }
 
+/* TTFT under load: a new prompt is prefilled in chunks of what the token
+ * budget leaves beside the B decode tokens, each iteration carrying one
+ * chunk and the decodes; never sooner than on an idle machine. */
+static double sb__serve_ttft(sb__ctx *x, double B)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    double P = w->prompt_len;
+    double room = fmin(P, w->max_batched_tokens - B);
+    if (!(room >= 1))
+        return 0;
+    int first = p->n;
+    double chunk, it = sb__serve_iter(x, B, room, &chunk) * w->pipeline;
+    p->n = first;
+    return fmax(ceil(P / chunk) * it, p->ttft_s);
+}
+
 /* The serving model: the steady state of continuous batching at the
  * workload's concurrency (capped by what the memory holds at the mean
  * live context, and by what the token budget can keep fed), its
  * throughput with prefill charged, TTFT and TPOT under that load; with
  * SLOs, the best throughput over batch sizes that meet them (goodput).
- * Runs after sb__memory. */
+ * One batch is in flight per replica (across pipeline stages as in the
+ * decode step). Runs after sb__memory; sizes the KV cache for the batch
+ * it runs. */
 static void sb__serve(sb__ctx *x)
 {
     const sb_workload *w = x->w;
     sb_prediction *p = x->p;
+    sb_serve *sv = &p->serve;
     double R = (double)w->data * w->fsdp, PP = w->pipeline;
     double P = w->prompt_len, O = w->output_len;
     double b = ceil(w->concurrency / R);
     double kv_tok = sb__kv_token_chip(x);
     double page = w->kv_page;
-    double free_b = p->mem.capacity - p->mem.weights - p->mem.activations;
+    double free_b =
+        fmax(0.0, p->mem.capacity - p->mem.weights - p->mem.activations);
     double live = ceil((P + O / 2.0) / page) * page * kv_tok;
     double full = ceil((P + O) / page) * page * kv_tok;
-    double cap_live = p->mem.capacity > 0 ? floor(free_b / live) : 1e18;
-    p->serve.max_batch = p->mem.capacity > 0 ? floor(free_b / full) : 0;
+    bool cap = p->mem.capacity > 0;
+    double cap_live = cap ? floor(free_b / live) : 1e18;
+    sv->max_batch = cap ? floor(free_b / full) : 0;
     /* the token budget feeds B sequences when B (1 + P / O) fits in it */
     double fed = floor(w->max_batched_tokens * O / (P + O));
-    double B = fmax(1.0, fmin(b, fmin(cap_live, fed)));
-    double Bmax = B;
+    double B = fmin(b, fmin(cap_live, fed));
+    const char *why = NULL;
+    if (cap && cap_live < 1)
+        why = "the weights and activations leave no room for a sequence's "
+              "KV cache";
+    else if (fed < 1)
+        why = "the token budget (max_batched_tokens) admits no prompt";
+    if (why) {
+        /* nothing can be served: say so rather than time a batch of 0 */
+        if (p->n_warnings < 4)
+            snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                     "serving: nothing runs: %s", why);
+        return;
+    }
+    /* active sequences over all replicas: no more than the requests */
+    double active_max = fmin((double)w->concurrency, R * B);
     int first = p->n;
-    /* goodput: the best batch within the SLOs, powers of two up to B */
-    if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
-        for (double c = 1;; c = fmin(c * 2, Bmax)) {
-            double chunk, it = sb__serve_iter(x, c, &chunk) * PP;
-            p->n = first;
-            double room = w->max_batched_tokens - c;
-            double ttft = room > 0 ? ceil(P / room) * it : 1e30;
-            double tps = R * c / it;
-            bool ok = (!(w->slo_ttft_s > 0) || ttft <= w->slo_ttft_s) &&
-                      (!(w->slo_tpot_s > 0) || it <= w->slo_tpot_s);
-            if (ok && tps > p->serve.goodput_tokens_per_s) {
-                p->serve.goodput_tokens_per_s = tps;
-                p->serve.goodput_batch = c;
-            }
-            if (c >= Bmax)
-                break;
+    bool slo = w->slo_ttft_s > 0 || w->slo_tpot_s > 0;
+    for (double c = 1; slo; c = fmin(c * 2, B)) {
+        double chunk, it = sb__serve_iter(x, c, -1, &chunk) * PP;
+        p->n = first;
+        double ttft = sb__serve_ttft(x, c);
+        double tps = fmin((double)w->concurrency, R * c) / it;
+        bool ok = (!(w->slo_ttft_s > 0) || ttft <= w->slo_ttft_s) &&
+                  (!(w->slo_tpot_s > 0) || it <= w->slo_tpot_s);
+        if (ok && tps > sv->goodput_tokens_per_s) {
+            sv->goodput_tokens_per_s = tps;
+            sv->goodput_batch = c;
         }
+        if (c >= B)
+            break;
     }
+    sv->ttft_s = sb__serve_ttft(x, B);
     double chunk;
-    double it = sb__serve_iter(x, B, &chunk) * PP;
-    double room = w->max_batched_tokens - B;
-    p->serve.batch = B;
-    p->serve.prefill_tokens = chunk;
-    p->serve.iteration_s = it;
-    p->serve.tokens_per_s = R * B / it;
-    p->serve.tpot_s = it;
-    p->serve.ttft_s = room > 0 ? ceil(P / room) * it : 0;
-    p->serve.slo_met =
-        (!(w->slo_ttft_s > 0) || p->serve.ttft_s <= w->slo_ttft_s) &&
-        (!(w->slo_tpot_s > 0) || p->serve.tpot_s <= w->slo_tpot_s);
-    if (!(w->slo_ttft_s > 0 || w->slo_tpot_s > 0)) {
-        p->serve.goodput_tokens_per_s = p->serve.tokens_per_s;
-        p->serve.goodput_batch = B;
+    double it = sb__serve_iter(x, B, -1, &chunk) * PP;
+    sv->batch = B;
+    sv->prefill_tokens = chunk;
+    sv->iteration_s = it;
+    sv->tokens_per_s = active_max / it;
+    sv->tpot_s = it;
+    sv->slo_met = (!(w->slo_ttft_s > 0) || sv->ttft_s <= w->slo_ttft_s) &&
+                  (!(w->slo_tpot_s > 0) || sv->tpot_s <= w->slo_tpot_s);
+    if (!slo) {
+        sv->goodput_tokens_per_s = sv->tokens_per_s;
+        sv->goodput_batch = B;
     }
-    if (B < b && p->n_warnings < 4)
-        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
-                 "serving: %.0f of the %.0f concurrent sequences per replica "
-                 "run at once (%s)",
-                 B, b,
-                 B >= fed ? "the token budget feeds no more"
-                          : "the KV cache holds no more");
+    if (B < b) {
+        /* the KV cache of the batch that runs */
+        p->mem.kv_cache = B * live;
+        p->mem.total = p->mem.weights + p->mem.activations + p->mem.kv_cache;
+        p->mem.fits = !cap || p->mem.total <= p->mem.capacity;
+        if (p->n_warnings < 4)
+            snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                     "serving: %.0f of the %.0f concurrent sequences per "
+                     "replica run at once (%s)",
+                     B, b,
+                     B >= fed ? "the token budget feeds no more"
+                              : "the KV cache holds no more");
+    }
     for (int i = first; i < p->n; i++)
-        p->ph[i].share = p->serve.iteration_s > 0
-                             ? p->ph[i].t * PP / p->serve.iteration_s
-                             : 0;
+        p->ph[i].share = it > 0 ? p->ph[i].exposed * PP / it : 0;
 }
 
 const char *sb_remat_name(sb_remat r)
@@ -911,7 +986,8 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     x.c = c;
     x.p = p;
     const char *pk_name = "none", *bw_name = "none";
-    x.peak = sb_ceil_peak(c, w->a_dtype, &pk_name);
+    /* MFU's denominator: the peak of the dtype the matmuls run in */
+    x.peak = sb_ceil_peak(c, w->mm_dtype, &pk_name);
     x.bw = sb_ceil_main_bw(c, &bw_name);
     snprintf(p->peak_name, sizeof p->peak_name, "%s", pk_name);
     snprintf(p->bw_name, sizeof p->bw_name, "%s", bw_name);
@@ -920,7 +996,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
         return sb_fail(err, SB_EINVAL,
                        "the machine model has no compute "
                        "peak for %s (nor a wider type)",
-                       w->a_dtype);
+                       w->mm_dtype);
     if (!(x.bw > 0))
         return sb_fail(err, SB_EINVAL,
                        "the machine model has no memory "
@@ -933,8 +1009,8 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
         sb__mm_peak(c, w->attn_dtype, &x.pk_name[SB_WORK_ATTENTION]);
     x.pk[SB_WORK_ROUTER] =
         sb_ceil_peak(c, w->router_dtype, &x.pk_name[SB_WORK_ROUTER]);
-    x.pk[SB_WORK_VECTOR] = x.peak;
-    x.pk_name[SB_WORK_VECTOR] = p->peak_name;
+    x.pk[SB_WORK_VECTOR] =
+        sb_ceil_peak(c, w->a_dtype, &x.pk_name[SB_WORK_VECTOR]);
     for (int k = 0; k < SB_WORK_N; k++)
         if (!(x.pk[k] > 0)) { /* a dtype the machine lacks: the job's */
             x.pk[k] = x.peak;
@@ -969,6 +1045,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     x.p_qkv = p->sizes.params_attn_layer - x.p_o;
     /* the fullest stage sets the pace when stages are uneven */
     x.Ls = (w->layers + w->pipeline - 1) / w->pipeline;
+    x.stage_frac = (double)x.Ls * w->pipeline / w->layers;
     x.moe_layers_chip = (double)p->sizes.moe_layers * x.Ls / w->layers;
     x.dense_layers_chip = x.Ls - x.moe_layers_chip;
     if (w->fsdp % w->expert == 0) {
@@ -983,13 +1060,6 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     else
         sb__infer(&x);
     sb__memory(&x);
-    if (!p->mem.fits && p->n_warnings < 4)
-        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
-                 "does not fit: needs %.1f GB per chip, the chip has %.1f GB "
-                 "(raise sharding, remat, or chips)",
-                 p->mem.total / 1e9, p->mem.capacity / 1e9);
-    if (w->kind == SB_JOB_INFER)
-        sb__serve(&x);
 
     p->price_chip_hour = w->price_chip_hour > 0
                              ? w->price_chip_hour
@@ -1022,7 +1092,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
         p->cost_per_mtok = p->cost_per_step / p->tokens_per_step * 1e6;
         for (int i = 0; i < p->n; i++)
             if (p->step_s > 0)
-                p->ph[i].share = p->ph[i].t / p->step_s;
+                p->ph[i].share = p->ph[i].exposed / p->step_s;
         p->measured_step_s = w->measured_step_s;
         if (w->measured_step_s > 0)
             p->pct_sol = 100.0 * p->step_s / w->measured_step_s;
@@ -1046,14 +1116,16 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
          * step reads one row per sequence, and every expert.) */
         /* ... at the fastest stream the machine model has (a run's
          * decode-GEMM weight stream can beat its read bandwidth) */
-        p->tpot_bound_s = sb__decode_reads(&x, b, p->context) /
-                          fmax(x.bw, x.bw_gemv) * PP;
+        p->tpot_bound_s =
+            sb__decode_reads(&x, b, p->context) / fmax(x.bw, x.bw_gemv) * PP;
         p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
         p->request_s = p->ttft_s + w->output_len * p->tpot_s;
+        sb__serve(&x);
         /* served throughput: prefill charged (the serving model) */
         p->tokens_per_s = p->serve.tokens_per_s;
         double cost_s = p->price_chip_hour * chips / 3600.0;
-        p->cost_per_mtok = cost_s / p->tokens_per_s * 1e6;
+        p->cost_per_mtok =
+            p->tokens_per_s > 0 ? cost_s / p->tokens_per_s * 1e6 : 0;
         p->model_flops_per_token = 2.0 * s->n_for_mfu;
         p->mfu = p->model_flops_per_token * p->decode_tokens_per_s /
                  (chips * x.peak);
@@ -1063,8 +1135,18 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
             if (strcmp(p->ph[i].stage, "serve") == 0)
                 continue; /* sb__serve's */
             double tot = strcmp(p->ph[i].stage, "prefill") == 0 ? pre : dec;
-            p->ph[i].share = tot > 0 ? p->ph[i].t / tot : 0;
+            p->ph[i].share = tot > 0 ? p->ph[i].exposed / tot : 0;
         }
+    }
+    if (!p->mem.fits) {
+        /* first: the warning that matters most */
+        int n = p->n_warnings < 4 ? p->n_warnings : 3;
+        memmove(p->warnings[1], p->warnings[0], sizeof p->warnings[0] * n);
+        snprintf(p->warnings[0], sizeof p->warnings[0],
+                 "does not fit: needs %.1f GB per chip, the chip has %.1f GB "
+                 "(raise sharding, remat, or chips)",
+                 p->mem.total / 1e9, p->mem.capacity / 1e9);
+        p->n_warnings = n + 1;
     }
     if (!(x.host_bw > 0) && p->n_warnings < 4)
         snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],

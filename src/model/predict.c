@@ -181,9 +181,7 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
         iv->share = ph->share;
         /* a collective hidden behind compute costs only what outlasts
          * it; any other phase what reaching its next roof saves */
-        iv->at_stake_s = ph->comm_kind >= 0 && ph->hidden >= 1.0
-                             ? top - second
-                             : ph->t - second;
+        iv->at_stake_s = ph->comm_kind >= 0 ? ph->exposed : ph->t - second;
         if (iv->at_stake_s < 0)
             iv->at_stake_s = 0;
         snprintf(iv->what, sizeof iv->what, "%s",
@@ -331,18 +329,20 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
                 sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
         if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
+            char lim[64] = "";
+            if (w->slo_ttft_s > 0)
+                snprintf(lim, sizeof lim, "TTFT %g s", w->slo_ttft_s);
+            if (w->slo_tpot_s > 0)
+                snprintf(lim + strlen(lim), sizeof lim - strlen(lim),
+                         "%sTPOT %g s", lim[0] ? ", " : "", w->slo_tpot_s);
             if (sv->goodput_tokens_per_s > 0)
                 fprintf(f,
-                        "  goodput          %.4g output tokens/s within the "
-                        "SLOs (TTFT %g s, TPOT %g s) at %.0f sequences per "
-                        "replica\n",
-                        sv->goodput_tokens_per_s, w->slo_ttft_s, w->slo_tpot_s,
-                        sv->goodput_batch);
+                        "  goodput          %.4g output tokens/s within %s "
+                        "at %.0f sequences per replica\n",
+                        sv->goodput_tokens_per_s, lim, sv->goodput_batch);
             else
-                fprintf(f,
-                        "  goodput          0: no batch size meets the SLOs "
-                        "(TTFT %g s, TPOT %g s)\n",
-                        w->slo_ttft_s, w->slo_tpot_s);
+                fprintf(f, "  goodput          0: no batch size meets %s\n",
+                        lim);
         }
         if (p->vs_measured > 0)
             fprintf(f,

@@ -622,6 +622,13 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                        "%d does not divide "
                        "model.q_heads (%d)",
                        w->tensor, w->q_heads);
+    if (w->kind == SB_JOB_TRAIN && w->virtual_stages > 1 &&
+        w->microbatches % w->pipeline != 0)
+        return sb__bad(rd, "$.parallelism.virtual_stages",
+                       "%d needs microbatches (%d) to be a multiple of the "
+                       "%d pipeline stages (the interleaved schedule runs them "
+                       "in groups of that many)",
+                       w->virtual_stages, w->microbatches, w->pipeline);
     if ((double)w->pipeline * w->virtual_stages > w->layers)
         return sb__bad(rd, "$.parallelism.pipeline",
                        "%d stages x %d virtual stages is more than the %d "
@@ -808,6 +815,18 @@ int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
             goto out;
         }
     }
+    char hwname[48] = "";
+    if (!rc)
+        rc =
+            sb__str(&rd, doc, "hardware", "$", NULL, "", hwname, sizeof hwname);
+    if (!rc && hwname[0] && w->hw_spec[0] && strcmp(hwname, w->hw_spec) != 0) {
+        rc = sb__bad(&rd, "$.hardware",
+                     "'%s', but the machine model is the %s datasheet", hwname,
+                     w->hw_spec);
+        goto out;
+    }
+    if (rc)
+        goto out;
     double e[4] = {0};
     static const char *const names[4] = {"matmul", "attention", "memory",
                                          "network"};

@@ -111,6 +111,33 @@ static void test_overlap(void)
     CHECK(predict("llama3-8b", full, 1, "h100-sxm", &P) == 0);
     CHECK_NEAR(P.step_s, by_hand(&P, "step"), 1e-12);
     CHECK(P.step_s < step_none);
+    /* auto on a step whose collectives (ZeRO-3, every microbatch) all hide
+     * behind a longer compute stream: the step is the sum less them */
+    const char *au[] = {"overlap=\"auto\""};
+    CHECK(predict("llama3-8b", au, 1, "h100-sxm", &Q) == 0);
+    const sb_phase *g = phase(&Q, "step", "fsdp all-gather");
+    const sb_phase *r = phase(&Q, "step", "fsdp reduce-scatter");
+    const sb_phase *in = phase(&Q, "step", "input transfer");
+    CHECK(g && r && in);
+    if (g && r && in) {
+        CHECK_NEAR(Q.step_s, step_none - g->t - r->t - in->t, 1e-12);
+        CHECK(g->exposed == 0 && g->share == 0);
+    }
+    /* ZeRO-1's one reduce-scatter a step hides behind the last
+     * microbatch's backward only: 2/3 of a microbatch's compute */
+    const char *z1[] = {"overlap=\"auto\"", "zero=1"};
+    CHECK(predict("llama3-8b", z1, 2, "h100-sxm", &Q) == 0);
+    r = phase(&Q, "step", "fsdp reduce-scatter");
+    double comp = 0;
+    for (int i = 0; i < Q.n; i++)
+        if (Q.ph[i].comm_kind < 0 &&
+            strcmp(Q.ph[i].name, "optimizer update") != 0)
+            comp += Q.ph[i].t;
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_NEAR(r->hide_cap, 2.0 / 3.0 * comp / 8, 1e-12);
+        CHECK_NEAR(r->exposed, fmax(0.0, r->t - r->hide_cap), 1e-12);
+    }
     for (int i = 0; i < P.n; i++)
         if (P.ph[i].comm_kind >= 0)
             CHECK(P.ph[i].hidden == 1.0);
@@ -180,10 +207,12 @@ static void test_pipeline(void)
     /* interleaved: bubble = compute x (PP-1) / (mb x v) */
     const char *il[] = {"pipeline=2", "virtual_stages=2"};
     CHECK(predict("llama3-8b", il, 2, "h100-sxm", &P) == 0);
+    /* the bubble's base: the microbatches' compute, not the update */
     double comp = 0;
     for (int i = 0; i < P.n; i++)
         if (P.ph[i].comm_kind < 0 &&
-            strcmp(P.ph[i].name, "pipeline bubble") != 0)
+            strcmp(P.ph[i].name, "pipeline bubble") != 0 &&
+            strcmp(P.ph[i].name, "optimizer update") != 0)
             comp += P.ph[i].t;
     const sb_phase *b = phase(&P, "step", "pipeline bubble");
     CHECK(b != NULL);
@@ -197,7 +226,8 @@ static void test_pipeline(void)
     comp = 0;
     for (int i = 0; i < P.n; i++)
         if (P.ph[i].comm_kind < 0 &&
-            strcmp(P.ph[i].name, "pipeline bubble") != 0)
+            strcmp(P.ph[i].name, "pipeline bubble") != 0 &&
+            strcmp(P.ph[i].name, "optimizer update") != 0)
             comp += P.ph[i].t;
     const sb_phase *ar = phase(&P, "step", "tensor all-reduce");
     b = phase(&P, "step", "pipeline bubble");
@@ -233,7 +263,12 @@ static void test_serving(void)
     CHECK_NEAR(sv->tokens_per_s, B / sv->iteration_s, 1e-12);
     CHECK_NEAR(P.tokens_per_s, sv->tokens_per_s, 1e-12);
     CHECK(sv->iteration_s > P.tpot_s); /* the decode step plus a chunk */
-    CHECK_NEAR(sv->ttft_s, ceil(Pl / (8192 - B)) * sv->iteration_s, 1e-12);
+    /* a new prompt is prefilled in what the budget leaves beside the
+     * decodes (here all of it in one iteration): never sooner than on an
+     * idle machine, and later by at most the decodes it shares with */
+    CHECK(sv->ttft_s >= P.ttft_s);
+    CHECK(sv->ttft_s <= P.ttft_s + sv->iteration_s);
+    double ttft_8k = sv->ttft_s;
     /* a serve phase holds the decode and the chunk: FLOPs of B + chunk
      * tokens */
     const sb_phase *d = phase(&P, "decode", "qkv projection");
@@ -248,6 +283,11 @@ static void test_serving(void)
                1e-12);
     double free_b = P.mem.capacity - P.mem.weights - P.mem.activations;
     CHECK(sv->max_batch == floor(free_b / (ceil((Pl + O) / 16) * 16 * kv_tok)));
+    /* a budget of 1088 leaves 1024 tokens a chunk: two iterations */
+    const char *b1k[] = {"job.max_batched_tokens=1088"};
+    CHECK(load("llama3-70b", b1k, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &Q, &err) == 0);
+    CHECK(Q.serve.ttft_s > ttft_8k);
     /* the token budget caps the batch it can keep fed */
     const char *budget[] = {"job.max_batched_tokens=512", "concurrency=512"};
     CHECK(load("llama3-70b", budget, 2, &w, &err) == 0);
@@ -257,6 +297,36 @@ static void test_serving(void)
     for (int i = 0; i < P.n_warnings; i++)
         warned += strstr(P.warnings[i], "token budget") != NULL;
     CHECK(warned == 1);
+    /* fewer requests than replicas: only they are served */
+    const char *few[] = {"concurrency=1", "data=8", "tensor=1", "chips=8",
+                         "dtypes.weights=fp8"};
+    CHECK(load("llama3-70b", few, 5, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.serve.batch == 1);
+    CHECK_NEAR(P.serve.tokens_per_s, 1 / P.serve.iteration_s, 1e-12);
+    CHECK(P.serve.tokens_per_s <= P.decode_tokens_per_s);
+    /* a budget that admits no prompt, weights that leave no room: nothing
+     * is served, and the output says why */
+    const char *none[] = {"job.max_batched_tokens=1"};
+    CHECK(load("llama3-70b", none, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.serve.tokens_per_s == 0 && P.tokens_per_s == 0 &&
+          P.cost_per_mtok == 0);
+    CHECK(P.n_warnings >= 1 && strstr(P.warnings[0], "token budget"));
+    const char *big[] = {"chips=1", "tensor=1", "dtypes.weights=fp32"};
+    CHECK(load("llama3-70b", big, 3, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.serve.tokens_per_s == 0 && P.serve.max_batch == 0);
+    CHECK(P.n_warnings >= 2 && strstr(P.warnings[0], "does not fit") &&
+          strstr(P.warnings[1], "no room"));
+    /* a concurrency the memory cannot hold: the KV cache of the batch that
+     * runs, which fits */
+    const char *huge[] = {"concurrency=100000000"};
+    CHECK(load("llama3-70b", huge, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.serve.batch > 64 && P.serve.batch < 1e5 && P.mem.fits);
+    CHECK_NEAR(P.mem.kv_cache,
+               P.serve.batch * ceil((Pl + O / 2) / 16) * 16 * kv_tok, 1e-12);
     /* goodput: an SLO no batch meets; one every batch meets */
     const char *tight[] = {"job.slo_tpot_s=1e-6"};
     CHECK(load("llama3-70b", tight, 1, &w, &err) == 0);
@@ -382,7 +452,12 @@ static void test_calibration(void)
     CHECK(sb_workload_calibration(&w, NULL, &err) == 0); /* h100-sxm's */
     CHECK(w.eff_matmul == 0.5 && w.eff_memory == 0.92 &&
           w.eff_attention == 0.75 && w.eff_network == 0);
+    /* a file for other hardware is refused */
     CHECK(load("llama3-8b", NULL, 0, &w, &err) == 0);
+    CHECK(sb_workload_calibration(&w, "h200-sxm", &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.hardware") && strstr(err.msg, "h100-sxm"));
+    const char *h200[] = {"hw=h200-sxm"};
+    CHECK(load("llama3-8b", h200, 1, &w, &err) == 0);
     CHECK(sb_workload_calibration(&w, "h200-sxm", &err) == 0);
     CHECK(w.eff_matmul == 0.69 && strstr(w.calib_source, "h200-sxm.json"));
     /* no file for this hardware: nothing changes */
@@ -526,16 +601,20 @@ static void test_errors(void)
         {"overlap=\"some\"", "$.overlap"},
         {"overlap=3", "$.overlap"},
         {"zero=4", "$.parallelism.zero"},
-        {"virtual_stages=3", "$.parallelism.pipeline"},
+        {"virtual_stages=9", "$.parallelism.pipeline"},
+        {"virtual_stages=2", "$.parallelism.virtual_stages"},
         {"remat=most", "$.job.remat"},
         {"dtypes.matmul=fp7", "$.dtypes.matmul"},
         {"calibration={\"matmul\":0}", "$.calibration.matmul"},
         {"measured={\"mfu_convention\":\"x\"}", "$.measured.mfu_convention"}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        const char *sets[] = {"pipeline=16", "fsdp=1", "chips=16", bad[k].set};
-        /* pipeline 16 x virtual 3 = 48 > 32 layers */
-        int rc = load("llama3-8b", k == 5 ? sets : &bad[k].set, k == 5 ? 4 : 1,
-                      &w, &err);
+        /* 4 stages x 9 virtual stages = 36 > 32 layers; 16 stages and 8
+         * microbatches cannot interleave */
+        const char *sets[] = {k == 5 ? "pipeline=4" : "pipeline=16", "fsdp=1",
+                              k == 5 ? "chips=4" : "chips=16", bad[k].set};
+        bool pp = k == 5 || k == 6;
+        int rc =
+            load("llama3-8b", pp ? sets : &bad[k].set, pp ? 4 : 1, &w, &err);
         CHECK(rc == SB_EINVAL);
         CHECK(strstr(err.msg, bad[k].path) != NULL);
         if (rc != SB_EINVAL || !strstr(err.msg, bad[k].path))
