@@ -14,23 +14,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "workload_fixtures.h"
 #include "solbench/hw.h"
 #include "solbench/predict.h"
-
-static int load(const char *name, const char *const *sets, int nsets,
-                sb_workload *w, sb_err *err)
-{
-    json_t *doc;
-    char path[4400];
-    int rc = sb_workload_load_doc(name, &doc, path, sizeof path, err);
-    if (rc)
-        return rc;
-    rc = sb_workload_apply(doc, sets, nsets, err);
-    if (rc == 0)
-        rc = sb_workload_read_file(doc, path, NULL, 0, w, err);
-    json_decref(doc);
-    return rc;
-}
 
 static int from_text(const char *text, sb_workload *w, sb_err *err)
 {
@@ -41,27 +27,6 @@ static int from_text(const char *text, sb_workload *w, sb_err *err)
     int rc = sb_workload_from_json(doc, "t.json", w, err);
     json_decref(doc);
     return rc;
-}
-
-static const sb_phase *phase(const sb_prediction *p, const char *stage,
-                             const char *name)
-{
-    for (int i = 0; i < p->n; i++)
-        if (strcmp(p->ph[i].name, name) == 0 &&
-            strcmp(p->ph[i].stage, stage) == 0)
-            return &p->ph[i];
-    return NULL;
-}
-
-static void machine(const char *hw, sb_ceilings *c)
-{
-    sb_hw_spec s;
-    sb_err e;
-    memset(c, 0, sizeof *c);
-    if (sb_hw_load(hw, &s, &e) == 0)
-        sb_ceil_from_spec(&s, c);
-    else
-        fprintf(stderr, "%s\n", e.msg);
 }
 
 /* A training preset's job turned into inference. */
