@@ -55,8 +55,10 @@ typedef struct sb_hw_spec {
     int chips_per_node;
     double scaleout_alpha_s;
     double price_chip_hour; /* USD, 0 when unknown */
+    double vector_flops;    /* non-matrix fp32 FLOP/s (elementwise work), 0 */
+    double exp_ops;         /* transcendental ops/s (exp in softmax), 0 */
     char source[768];
-    char notes[512];
+    char notes[1024];
 } sb_hw_spec;
 
 /* The data folder: $SOLBENCH_DATA, else <exe>/../share/solbench/data,

@@ -54,6 +54,7 @@ typedef enum sb_comm_kind {
     SB_COMM_TP,       /* tensor-parallel all-reduce */
     SB_COMM_EP,       /* expert all-to-all */
     SB_COMM_PP,       /* pipeline send/recv */
+    SB_COMM_CP,       /* context-parallel K/V all-gather (reduce-scatter) */
     SB_COMM_HOST,     /* input transfer */
     SB_COMM_N
 } sb_comm_kind;
@@ -78,12 +79,17 @@ typedef struct sb_workload {
     /* job */
     sb_job_kind kind;
     int global_batch, seq_len, microbatches;
-    char optimizer[16]; /* adam | adafactor | sgd */
+    char optimizer[16];     /* adam | adafactor | sgd */
+    bool optimizer_offload; /* states and update in host memory
+                               (ZeRO-Offload) */
     sb_remat remat;
     int prompt_len, output_len, concurrency, kv_page;
     char attention_kernel[8]; /* flash | naive */
     /* parallelism and topology */
     int data, fsdp, tensor, expert, pipeline;
+    int context;                /* context parallelism: a sequence split
+                                   over this many chips (ring/all-gather
+                                   attention) */
     int zero;                   /* ZeRO stage over the fsdp axis: 1, 2, 3 */
     bool reshard_after_forward; /* stage 3: gather again for the backward */
     int virtual_stages;         /* interleaved pipeline: chunks per stage */
@@ -101,6 +107,8 @@ typedef struct sb_workload {
     double dispatch_bytes, combine_bytes;
     /* serving (inference) */
     int max_batched_tokens; /* token budget of one iteration */
+    double request_rate;    /* offered load (requests/s, all replicas);
+                               0: the concurrency is given */
     double slo_ttft_s, slo_tpot_s;
     /* calibration: efficiencies against the ceilings (0: none given) */
     double eff_matmul, eff_attention, eff_memory, eff_network;
@@ -204,6 +212,8 @@ typedef struct sb_phase {
     int group;           /* chips in the collective */
     int n_coll;          /* collective calls (for alpha) */
     double host_bytes;   /* host <-> chip bytes per chip */
+    double exps;         /* transcendental operations (softmax's exp, the
+                            gate's sigmoid) per chip */
     /* times (s) */
     double t_compute, t_memory, t_network, t_latency, t_host, t;
     int work; /* what it computes: SB_WORK_* (its peak and efficiency) */
@@ -239,6 +249,8 @@ typedef struct sb_serve {
     double goodput_tokens_per_s; /* best throughput within the SLOs */
     double goodput_batch;
     bool slo_met;
+    double max_request_rate; /* with request_rate: what the machine serves */
+    bool saturated;          /* the offered load exceeds it */
 } sb_serve;
 
 typedef struct sb_prediction {

@@ -34,8 +34,11 @@ double sb_ceil_get(const sb_ceilings *c, const char *name)
 
 const char *sb_ceil_unit(const char *name)
 {
-    if (strncmp(name, "peak.", 5) == 0 || strncmp(name, "gemm.", 5) == 0)
+    if (strncmp(name, "peak.", 5) == 0 || strncmp(name, "gemm.", 5) == 0 ||
+        strcmp(name, "vector.peak") == 0)
         return "FLOP/s";
+    if (strcmp(name, "vector.exp") == 0)
+        return "op/s";
     if (strncmp(name, "bw.", 3) == 0 || strncmp(name, "gemv.", 5) == 0 ||
         strncmp(name, "host.", 5) == 0 || strstr(name, "Bps"))
         return "B/s";

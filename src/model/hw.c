@@ -281,6 +281,16 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
     if (sb__num_in(doc, "price_per_chip_hour", &hw->price_chip_hour, path, "$",
                    0, 0.0, 1e6, false, err))
         goto out;
+    /* the units beside the matrix unit: vector FLOP/s and transcendentals
+     * per second (optional: a datasheet that publishes no rate has none) */
+    double vt = 0, tt = 0;
+    if (sb__num_in(doc, "vector_tflops", &vt, path, "$", 0, 0.0, 1e5, false,
+                   err) ||
+        sb__num_in(doc, "transcendental_tops", &tt, path, "$", 0, 0.0, 1e5,
+                   false, err))
+        goto out;
+    hw->vector_flops = vt * 1e12;
+    hw->exp_ops = tt * 1e12;
     rc = 0;
 out:
     json_decref(doc);
@@ -367,6 +377,10 @@ void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c)
     }
     if (hw->price_chip_hour > 0)
         sb_ceil_set(c, "price.chip_hour", hw->price_chip_hour, "datasheet");
+    if (hw->vector_flops > 0)
+        sb_ceil_set(c, "vector.peak", hw->vector_flops, "datasheet");
+    if (hw->exp_ops > 0)
+        sb_ceil_set(c, "vector.exp", hw->exp_ops, "datasheet");
 }
 
 static double sb__metric(const sb_result *r, const char *name)

@@ -33,7 +33,8 @@ typedef struct sb__ctx {
     double peak, bw, host_bw;
     double pk[SB_WORK_N]; /* peak per kind of work */
     const char *pk_name[SB_WORK_N];
-    double bw_gemv; /* decode matmuls' weight stream, 0: none */
+    double bw_gemv;  /* decode matmuls' weight stream, 0: none */
+    double exp_rate; /* transcendentals per second, 0: none */
     double eff[SB_WORK_N], eff_mem, eff_net; /* 1 at the speed of light */
     bool calibrated;
     double mats;       /* 3 gated, 2 plain */
@@ -223,9 +224,19 @@ static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
     double hq = (double)w->q_heads / w->tensor;
     double hkv = w->mla ? hq : fmax(1.0, (double)w->kv_heads / w->tensor);
     double pairs = causal ? sq * (sq + 1) / 2.0 : sq * skv;
+    /* context parallelism: each chip holds sq / cp queries (2 cp chunks,
+     * paired so that every chip has the same share of the causal pairs)
+     * against the whole sequence's keys */
+    double cp = w->kind == SB_JOB_TRAIN ? w->context : 1;
+    pairs /= cp;
     double mult = sb__mult(x, SB_PART_ATTN);
     double layers = x->Ls;
     ph->flops += 2.0 * pairs * hq * (x->dqk + x->dv) * seqs * layers * mult;
+    /* one exp per score in the forward, again in a flash backward (it
+     * recomputes P), and in a recomputed forward */
+    ph->exps +=
+        pairs * hq * seqs * layers *
+        (w->kind == SB_JOB_TRAIN ? 2.0 + sb__recompute(x, SB_PART_ATTN) : 1.0);
     double io;
     if (w->kind == SB_JOB_INFER && sq == 1) {
         /* Decode: read the whole KV cache of the context once. */
@@ -240,15 +251,16 @@ static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
          * causal mask). Kernels run 128-query tiles, but the tiles of one
          * head run side by side and share K/V tiles through the on-chip
          * cache, so main memory sees about one K/V pass per 512 queries. */
-        double tiles = ceil(sq / SB_ATTN_Q_REUSE);
+        double sql = sq / cp; /* this chip's queries */
+        double tiles = ceil(sql / SB_ATTN_Q_REUSE);
         double kv_passes = causal ? (tiles + 1) / 2.0 : tiles;
-        io = (sq * hq * (x->dqk + x->dv) +
+        io = (sql * hq * (x->dqk + x->dv) +
               kv_passes * skv * hkv * (x->dqk + x->dv)) *
              w->a_bytes;
         if (strcmp(w->attention_kernel, "naive") == 0)
             /* Scores materialised: fp32 S written and read, P written and
              * read at the activation width, for all sq x skv entries. */
-            io += hq * sq * skv * (2 * 4.0 + 2 * w->a_bytes);
+            io += hq * sql * skv * (2 * 4.0 + 2 * w->a_bytes);
         if (w->kind == SB_JOB_INFER) /* prefill writes the KV cache */
             io += skv *
                   (w->mla ? (w->kv_lora_rank + w->rope_dim)
@@ -284,6 +296,14 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
     ph->peak_flops = pk;
     ph->bw_Bps = bw;
     ph->t_compute = ph->flops > 0 ? ph->flops / pk : 0;
+    /* the transcendental unit runs beside the others: the slower of the
+     * two sets the compute term */
+    double t_exp = x->exp_rate > 0 && ph->exps > 0
+                       ? ph->exps / (x->exp_rate * x->eff[ph->work])
+                       : 0;
+    bool exp_bound = t_exp > ph->t_compute;
+    if (exp_bound)
+        ph->t_compute = t_exp;
     ph->t_memory = ph->bytes > 0 ? ph->bytes / bw : 0;
     if (ph->host_bytes > 0 && x->host_bw > 0)
         ph->t_host = ph->host_bytes / x->host_bw;
@@ -302,7 +322,8 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
     snprintf(keep, sizeof keep, "%s", ph->ceiling);
     switch (ph->bound) {
     case SB_BOUND_COMPUTE:
-        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", x->pk_name[ph->work]);
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
+                 exp_bound ? "vector.exp" : x->pk_name[ph->work]);
         break;
     case SB_BOUND_MEMORY:
         snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
@@ -361,6 +382,21 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
     if ((ph = sb__add(x, "attention core", SB_WORK_ATTENTION))) {
         sb__attention(x, ph, seqs, sq, skv, !decode);
     }
+    if (train && w->context > 1 &&
+        (ph = sb__add_comm(x, "context all-gather", SB_COMM_CP))) {
+        /* Llama 3's all-gather context parallelism: every layer gathers
+         * the sequence's K and V (of this chip's kv heads) before its
+         * attention, and reduce-scatters their gradients in the backward
+         * (again for a recomputed forward): S = the gathered K and V. */
+        double hkv = w->mla ? (double)w->q_heads / T
+                            : fmax(1.0, (double)w->kv_heads / T);
+        double width =
+            w->mla ? (w->kv_lora_rank + w->rope_dim) : 2.0 * hkv * w->head_dim;
+        double passes = 2.0 + sb__recompute(x, SB_PART_ATTN);
+        sb__net(x, ph, "allgather", w->context, w->tensor,
+                seqs * sq * width * w->a_bytes * x->Ls * passes,
+                x->Ls * passes * calls);
+    }
     if ((ph = sb__add(x, "output projection", SB_WORK_MATMUL)))
         sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb, SB_PART_OPROJ);
     if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp", SB_WORK_MATMUL)))
@@ -372,6 +408,7 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         if ((ph = sb__add(x, "router", SB_WORK_ROUTER))) {
             double mult = sb__mult(x, SB_PART_ELEM);
             ph->flops = 2.0 * tok_sp * d * E * x->moe_layers_chip * mult;
+            ph->exps = tok_sp * E * x->moe_layers_chip * mult; /* softmax */
             /* hidden in, logits (router dtype) out and back, then the local
              * permutation of k copies of each token and its inverse */
             ph->bytes =
@@ -385,7 +422,7 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         if (ep > 1 &&
             (ph = sb__add_comm(x, "moe dispatch all-to-all", SB_COMM_EP))) {
             double S = tok_sp * k * w->capacity_factor * d * w->dispatch_bytes;
-            sb__net(x, ph, "alltoall", w->expert, w->tensor,
+            sb__net(x, ph, "alltoall", w->expert, w->tensor * w->context,
                     S * x->moe_layers_chip * fb,
                     x->moe_layers_chip * fb * calls);
         }
@@ -414,7 +451,7 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         if (ep > 1 &&
             (ph = sb__add_comm(x, "moe combine all-to-all", SB_COMM_EP))) {
             double S = tok_sp * k * w->capacity_factor * d * w->combine_bytes;
-            sb__net(x, ph, "alltoall", w->expert, w->tensor,
+            sb__net(x, ph, "alltoall", w->expert, w->tensor * w->context,
                     S * x->moe_layers_chip * fb,
                     x->moe_layers_chip * fb * calls);
         }
@@ -434,6 +471,9 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         double mult = sb__mult(x, SB_PART_ELEM);
         ph->bytes = tok_sp * per_tok * w->a_bytes * mult;
         ph->flops = tok_sp * per_tok * 2.0 * mult;
+        /* the gate's sigmoid (silu): one exp per gated element */
+        if (w->gated)
+            ph->exps = tok_sp * ffn_act * mult;
         /* the norms' weights: two per layer, whole on every chip, and a
          * 1/pp share of the final norm */
         ph->bytes += sb__weight_bytes(x, sb__norm_params(x), mb, SB_PART_ELEM);
@@ -454,7 +494,8 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
          * sequence-parallel share. */
         double v = w->virtual_stages;
         double S = tok_sp * d * w->a_bytes * (train ? 2.0 : 1.0) * v;
-        sb__net(x, ph, "sendrecv", 2, w->tensor * w->fsdp * w->data, S,
+        sb__net(x, ph, "sendrecv", 2,
+                w->tensor * w->context * w->fsdp * w->data, S,
                 calls * v * (train ? 2.0 : 1.0));
     }
     if (T > 1 && (ph = sb__add_comm(x, "tensor all-reduce", SB_COMM_TP))) {
@@ -477,7 +518,8 @@ static void sb__train(sb__ctx *x)
     double mb = w->microbatches;
     double T = w->tensor, PP = w->pipeline;
     x->stage = "step";
-    sb__pass(x, tokens, seqs, w->seq_len, w->seq_len, mb, false);
+    /* context parallelism splits each sequence over `context` chips */
+    sb__pass(x, tokens / w->context, seqs, w->seq_len, w->seq_len, mb, false);
 
     /* Weights per chip before FSDP sharding (what an all-gather rebuilds),
      * of the fullest stage. */
@@ -496,12 +538,13 @@ static void sb__train(sb__ctx *x)
     double reduces = w->zero == 1 ? 1.0 : mb;
     if (w->fsdp > 1 &&
         (ph = sb__add_comm(x, "fsdp all-gather", SB_COMM_FSDP))) {
-        sb__net(x, ph, "allgather", w->fsdp, w->tensor,
+        sb__net(x, ph, "allgather", w->fsdp, w->tensor * w->context,
                 dense_unsh * w->w_bytes * gathers, x->Ls * gathers);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
-            sb__net(x, &e, "allgather", x->fsdp_e, w->tensor * w->expert,
+            sb__net(x, &e, "allgather", x->fsdp_e,
+                    w->tensor * w->context * w->expert,
                     exp_unsh * w->w_bytes * gathers, 0);
             ph->t_network += e.t_network;
             ph->comm_bytes += e.comm_bytes;
@@ -509,12 +552,13 @@ static void sb__train(sb__ctx *x)
     }
     if (w->fsdp > 1 &&
         (ph = sb__add_comm(x, "fsdp reduce-scatter", SB_COMM_FSDP))) {
-        sb__net(x, ph, "reduce_scatter", w->fsdp, w->tensor,
+        sb__net(x, ph, "reduce_scatter", w->fsdp, w->tensor * w->context,
                 dense_unsh * w->g_bytes * reduces, x->Ls * reduces);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
-            sb__net(x, &e, "reduce_scatter", x->fsdp_e, w->tensor * w->expert,
+            sb__net(x, &e, "reduce_scatter", x->fsdp_e,
+                    w->tensor * w->context * w->expert,
                     exp_unsh * w->g_bytes * reduces, 0);
             ph->t_network += e.t_network;
             ph->comm_bytes += e.comm_bytes;
@@ -526,20 +570,30 @@ static void sb__train(sb__ctx *x)
         (ph = sb__add_comm(x, "data-parallel gradient all-reduce",
                            SB_COMM_DP))) {
         if (w->data > 1)
-            sb__net(x, ph, "allreduce", w->data, w->tensor * w->fsdp,
-                    dense_chip * w->g_bytes, x->Ls);
+            sb__net(x, ph, "allreduce", w->data,
+                    w->tensor * w->context * w->fsdp, dense_chip * w->g_bytes,
+                    x->Ls);
         if (x->dp_e > 1 && exp_chip > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
             sb__net(x, &e, "allreduce", x->dp_e,
-                    w->tensor * w->expert * x->fsdp_e, exp_chip * w->g_bytes,
-                    x->Ls);
+                    w->tensor * w->context * w->expert * x->fsdp_e,
+                    exp_chip * w->g_bytes, x->Ls);
             ph->t_network += e.t_network;
             ph->t_latency = fmax(ph->t_latency, e.t_latency);
             ph->comm_bytes += e.comm_bytes;
             ph->group = ph->group ? ph->group : e.group;
             snprintf(ph->collective, sizeof ph->collective, "allreduce");
         }
+    }
+    if (w->context > 1 &&
+        (ph = sb__add_comm(x, "context-parallel gradient all-reduce",
+                           SB_COMM_DP))) {
+        /* weights are whole on every chip of a context group: their
+         * gradients (the shard each holds) are summed over it once a
+         * step */
+        sb__net(x, ph, "allreduce", w->context, w->tensor,
+                (dense_chip + exp_chip) * w->g_bytes, x->Ls);
     }
     if ((ph = sb__add(x, "optimizer update", SB_WORK_VECTOR))) {
         double params_chip = dense_chip + exp_chip;
@@ -550,6 +604,16 @@ static void sb__train(sb__ctx *x)
         ph->bytes = params_chip * (2.0 * (states * w->opt_bytes + master) +
                                    w->g_bytes + w->w_bytes);
         ph->flops = params_chip * (states >= 2 ? 12.0 : 4.0);
+        if (w->optimizer_offload) {
+            /* ZeRO-Offload: the update runs on the host, against its own
+             * memory; the chip sends its gradient shard and receives the
+             * updated weights over the host link */
+            ph->bytes = ph->flops = 0;
+            sb_phase *o =
+                sb__add_comm(x, "optimizer offload transfer", SB_COMM_HOST);
+            if (o)
+                o->host_bytes = params_chip * (w->g_bytes + w->w_bytes);
+        }
     }
     /* Time every phase, then the pipeline bubble: (PP - 1) / (microbatches
      * x virtual stages) of the time a stage spends on its microbatches
@@ -578,8 +642,12 @@ static void sb__train(sb__ctx *x)
     double per_mb = comp / mb;
     for (int i = 0; i < p->n; i++) {
         sb_phase *q = &p->ph[i];
-        if (strcmp(q->name, "data-parallel gradient all-reduce") == 0 ||
-            (strcmp(q->name, "fsdp reduce-scatter") == 0 && w->zero == 1))
+        if (strcmp(q->name, "optimizer offload transfer") == 0)
+            q->hide_cap = 2.0 / 3.0 * per_mb; /* gradients stream out
+                                                during the last backward */
+        else if (strcmp(q->name, "data-parallel gradient all-reduce") == 0 ||
+                 strcmp(q->name, "context-parallel gradient all-reduce") == 0 ||
+                 (strcmp(q->name, "fsdp reduce-scatter") == 0 && w->zero == 1))
             q->hide_cap = 2.0 / 3.0 * per_mb;
         else if (strcmp(q->name, "fsdp all-gather") == 0 && w->zero < 3)
             q->hide_cap = per_mb / 3.0;
@@ -710,11 +778,15 @@ static void sb__memory(sb__ctx *x)
         double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
                         : strcmp(w->optimizer, "sgd") == 0 ? 1.0
                                                            : 0.1;
-        m->optimizer = params_chip * (states * w->opt_bytes +
-                                      (w->w_bytes < 4 ? w->opt_bytes : 0));
+        m->optimizer =
+            w->optimizer_offload
+                ? 0 /* in host memory */
+                : params_chip * (states * w->opt_bytes +
+                                 (w->w_bytes < 4 ? w->opt_bytes : 0));
         double R = (double)w->data * w->fsdp;
-        double tok_mb =
-            (double)w->global_batch * w->seq_len / (R * w->microbatches);
+        /* tokens of a microbatch on this chip's context group share */
+        double tok_mb = (double)w->global_batch * w->seq_len /
+                        (R * w->microbatches * w->context);
         double ffn_act = 0;
         int nl = w->layers;
         double moe_frac = (double)s->moe_layers / nl;
@@ -818,6 +890,7 @@ static double sb__serve_iter(sb__ctx *x, double B, double want, double *chunk)
                 if (strcmp(d->name, q->name) != 0)
                     continue;
                 d->flops += q->flops;
+                d->exps += q->exps;
                 d->bytes += q->bytes;
                 d->comm_bytes += q->comm_bytes;
                 d->host_bytes += q->host_bytes;
@@ -899,6 +972,40 @@ static void sb__serve(sb__ctx *x)
     /* active sequences over all replicas: no more than the requests */
     double active_max = fmin((double)w->concurrency, R * B);
     int first = p->n;
+    if (w->request_rate > 0) {
+        /* an offered load instead of a concurrency: the live sequences per
+         * replica B that serve rate / R requests a second, B / (O t(B))
+         * (Little's law: B = rate x O x t), by bisection over (0, the most
+         * the memory and the budget allow]; the machine saturates above */
+        double rr = w->request_rate / R, chunk;
+        double Bmax = fmin(cap_live, fed);
+        double top = Bmax / (O * sb__serve_iter(x, Bmax, -1, &chunk) * PP);
+        p->n = first;
+        sv->max_request_rate = top * R;
+        if (rr >= top) {
+            B = Bmax;
+            sv->saturated = true;
+            if (p->n_warnings < 4)
+                snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                         "serving: %g requests/s is more than the %.4g the "
+                         "machine serves: queues grow without bound",
+                         w->request_rate, sv->max_request_rate);
+        } else {
+            double lo = 1e-6, hi = Bmax;
+            for (int k = 0; k < 60 && hi - lo > 1e-6 * hi; k++) {
+                double mid = 0.5 * (lo + hi);
+                double r = mid / (O * sb__serve_iter(x, mid, -1, &chunk) * PP);
+                p->n = first;
+                if (r < rr)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            B = 0.5 * (lo + hi);
+        }
+        active_max = R * B;
+        b = B;
+    }
     bool slo = w->slo_ttft_s > 0 || w->slo_tpot_s > 0;
     for (double c = 1; slo; c = fmin(c * 2, B)) {
         double chunk, it = sb__serve_iter(x, c, -1, &chunk) * PP;
@@ -928,12 +1035,12 @@ static void sb__serve(sb__ctx *x)
         sv->goodput_tokens_per_s = sv->tokens_per_s;
         sv->goodput_batch = B;
     }
-    if (B < b) {
+    if (w->request_rate > 0 || B < b) {
         /* the KV cache of the batch that runs */
         p->mem.kv_cache = B * live;
         p->mem.total = p->mem.weights + p->mem.activations + p->mem.kv_cache;
         p->mem.fits = !cap || p->mem.total <= p->mem.capacity;
-        if (p->n_warnings < 4)
+        if (B < b && p->n_warnings < 4)
             snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
                      "serving: %.0f of the %.0f concurrent sequences per "
                      "replica run at once (%s)",
@@ -1009,8 +1116,14 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
         sb__mm_peak(c, w->attn_dtype, &x.pk_name[SB_WORK_ATTENTION]);
     x.pk[SB_WORK_ROUTER] =
         sb_ceil_peak(c, w->router_dtype, &x.pk_name[SB_WORK_ROUTER]);
-    x.pk[SB_WORK_VECTOR] =
-        sb_ceil_peak(c, w->a_dtype, &x.pk_name[SB_WORK_VECTOR]);
+    /* elementwise work: the vector unit where the machine model has one,
+     * else the activations' peak */
+    x.pk[SB_WORK_VECTOR] = sb_ceil_get(c, "vector.peak");
+    x.pk_name[SB_WORK_VECTOR] = "vector.peak";
+    if (!(x.pk[SB_WORK_VECTOR] > 0))
+        x.pk[SB_WORK_VECTOR] =
+            sb_ceil_peak(c, w->a_dtype, &x.pk_name[SB_WORK_VECTOR]);
+    x.exp_rate = sb_ceil_get(c, "vector.exp");
     for (int k = 0; k < SB_WORK_N; k++)
         if (!(x.pk[k] > 0)) { /* a dtype the machine lacks: the job's */
             x.pk[k] = x.peak;

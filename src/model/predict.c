@@ -47,7 +47,8 @@ int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
     long dp = sb__geti(doc, "parallelism", "data", 1),
          fs = sb__geti(doc, "parallelism", "fsdp", 1),
          tp = sb__geti(doc, "parallelism", "tensor", 1),
-         pp = sb__geti(doc, "parallelism", "pipeline", 1);
+         pp = sb__geti(doc, "parallelism", "pipeline", 1) *
+              sb__geti(doc, "parallelism", "context", 1);
     if (chips != chips0)
         json_object_del(json_object_get(doc, "topology"), "mesh");
     /* Products in double: four degrees of up to 2^31 overflow a long. */
@@ -244,10 +245,11 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
     char a[32], b[32];
     fprintf(f,
             "workload %s: %s, %.2fB parameters (%.2fB active), %d chips "
-            "(data %d, fsdp %d, tensor %d, expert %d, pipeline %d)\n",
+            "(data %d, fsdp %d, tensor %d, expert %d, pipeline %d, context "
+            "%d)\n",
             w->name, w->kind == SB_JOB_TRAIN ? "training" : "inference",
             s->params_total / 1e9, s->params_active / 1e9, w->chips, w->data,
-            w->fsdp, w->tensor, w->expert, w->pipeline);
+            w->fsdp, w->tensor, w->expert, w->pipeline, w->context);
     char ov[160];
     sb_overlap_describe(w, ov, sizeof ov);
     fprintf(f,
@@ -328,6 +330,13 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 sv->tokens_per_s, sv->tokens_per_s / w->chips,
                 sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
                 sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
+        if (w->request_rate > 0)
+            fprintf(f,
+                    "  offered load     %g requests/s: %.3g live sequences "
+                    "per replica; the machine serves at most %.4g "
+                    "requests/s%s\n",
+                    w->request_rate, sv->batch, sv->max_request_rate,
+                    sv->saturated ? " (SATURATED: queues grow)" : "");
         if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
             char lim[64] = "";
             if (w->slo_ttft_s > 0)
@@ -463,6 +472,8 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(j, "stage", json_string(x->stage));
         json_object_set_new(j, "flops", json_real(x->flops));
         json_object_set_new(j, "bytes", json_real(x->bytes));
+        if (x->exps > 0)
+            json_object_set_new(j, "exps", json_real(x->exps));
         json_object_set_new(j, "comm_bytes", json_real(x->comm_bytes));
         if (x->collective[0]) {
             json_object_set_new(j, "collective", json_string(x->collective));
@@ -529,6 +540,13 @@ json_t *sb_predict_to_json(const sb_prediction *p)
             json_object_set_new(sv, "slo_ttft_s", json_real(w->slo_ttft_s));
             json_object_set_new(sv, "slo_tpot_s", json_real(w->slo_tpot_s));
             json_object_set_new(sv, "slo_met", json_boolean(p->serve.slo_met));
+        }
+        if (w->request_rate > 0) {
+            json_object_set_new(sv, "request_rate", json_real(w->request_rate));
+            json_object_set_new(sv, "max_request_rate",
+                                json_real(p->serve.max_request_rate));
+            json_object_set_new(sv, "saturated",
+                                json_boolean(p->serve.saturated));
         }
         json_object_set_new(sv, "goodput_tokens_per_s",
                             json_real(p->serve.goodput_tokens_per_s));

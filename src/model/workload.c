@@ -235,11 +235,12 @@ static int sb__dtype(const sb__rd *rd, json_t *o, const char *key,
  * takes any name (the phases of measured.phases); the job's fields depend
  * on its type. */
 static const char sb__job_train[] = "type|global_batch|seq_len|microbatches|"
-                                    "optimizer|remat|attention_kernel";
+                                    "optimizer|optimizer_offload|remat|"
+                                    "attention_kernel";
 static const char sb__job_infer[] = "type|prompt_len|output_len|concurrency|"
                                     "kv_page|attention_kernel|"
                                     "max_batched_tokens|slo_ttft_s|"
-                                    "slo_tpot_s";
+                                    "slo_tpot_s|request_rate";
 static const struct {
     const char *path, *keys;
 } sb__fields[] = {
@@ -253,11 +254,11 @@ static const struct {
     {"$.dtypes", "weights|activations|kv_cache|optimizer|gradients|matmul|"
                  "attention|router|dispatch|combine"},
     {"$.job", sb__job_train}, /* sb__job_infer for an inference job */
-    {"$.parallelism", "data|fsdp|tensor|expert|pipeline|zero|"
+    {"$.parallelism", "data|fsdp|tensor|expert|pipeline|context|zero|"
                       "reshard_after_forward|virtual_stages"},
     {"$.topology", "chips|chips_per_host|mesh"},
     {"$.hardware", "spec|run|price_per_chip_hour"},
-    {"$.overlap", "fsdp|dp|tp|ep|pp|host"},
+    {"$.overlap", "fsdp|dp|tp|ep|pp|cp|host"},
     {"$.calibration", "matmul|attention|memory|network|source"},
     {"$.measured", "step_time_s|tokens_per_s|mfu|mfu_convention|source|"
                    "phases"},
@@ -317,15 +318,18 @@ static int sb__known(const sb__rd *rd, json_t *o, const char *path,
             return rc;                                                         \
     } while (0)
 
-const char *const sb_comm_kind_name[SB_COMM_N] = {"fsdp", "dp", "tp",
-                                                  "ep",   "pp", "host"};
+const char *const sb_comm_kind_name[SB_COMM_N] = {"fsdp", "dp", "tp",  "ep",
+                                                  "pp",   "cp", "host"};
 /* "auto": ZeRO/FSDP gathers are prefetched a layer ahead and gradient
  * reductions are bucketed behind the backward pass (hidden while compute
  * lasts); a tensor-parallel all-reduce sits between two matmuls that need
- * its result (exposed); an expert all-to-all overlaps half-way (the
+ * its result (exposed), as does a context-parallel K/V all-gather (the
+ * attention that follows needs it); an expert all-to-all overlaps
+ * half-way (the
  * dispatch of one chunk with the experts of the previous); pipeline sends
  * and the input transfer run beside the compute. docs/WORKLOAD.md. */
-const double sb_overlap_default[SB_COMM_N] = {1.0, 1.0, 0.0, 0.5, 1.0, 1.0};
+const double sb_overlap_default[SB_COMM_N] = {1.0, 1.0, 0.0, 0.5,
+                                              1.0, 0.0, 1.0};
 
 /* $.overlap: "none", "full", "auto", or an object of hidden fractions per
  * kind (the others from "auto"). */
@@ -485,6 +489,8 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                     &w->microbatches));
         TRY(sb__str(rd, job, "optimizer", "$.job", "adam|adafactor|sgd", "adam",
                     w->optimizer, sizeof w->optimizer));
+        TRY(sb__bool(rd, job, "optimizer_offload", "$.job", false,
+                     &w->optimizer_offload));
         TRY(sb__str(rd, job, "remat", "$.job",
                     "none|selective|minimal|save_dot_except_mlpwi|"
                     "save_qkv_proj|full",
@@ -506,6 +512,8 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                     &w->max_batched_tokens));
         TRY(sb__num(rd, job, "slo_ttft_s", "$.job", 0, 1e6, 0, &w->slo_ttft_s));
         TRY(sb__num(rd, job, "slo_tpot_s", "$.job", 0, 1e6, 0, &w->slo_tpot_s));
+        TRY(sb__num(rd, job, "request_rate", "$.job", 0, 1e9, 0,
+                    &w->request_rate));
         w->microbatches = 1;
     }
 
@@ -522,6 +530,8 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
                 &w->expert));
     TRY(sb__int(rd, par, "pipeline", "$.parallelism", false, 1, BIG, 1,
                 &w->pipeline));
+    TRY(sb__int(rd, par, "context", "$.parallelism", false, 1, BIG, 1,
+                &w->context));
     TRY(sb__int(rd, par, "zero", "$.parallelism", false, 1, 3, 3, &w->zero));
     TRY(sb__bool(rd, par, "reshard_after_forward", "$.parallelism", true,
                  &w->reshard_after_forward));
@@ -610,13 +620,26 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
 
     /* ---- consistency ---- */
     /* In double: four degrees of up to 2^30 each overflow a long. */
-    double prod = (double)w->data * w->fsdp * w->tensor * w->pipeline;
+    double prod =
+        (double)w->data * w->fsdp * w->tensor * w->pipeline * w->context;
     if (prod != (double)w->chips)
         return sb__bad(rd, "$.parallelism",
-                       "data x fsdp x tensor x pipeline "
-                       "= %d x %d x %d x %d = %.0f, but topology.chips is %d",
-                       w->data, w->fsdp, w->tensor, w->pipeline, prod,
-                       w->chips);
+                       "data x fsdp x tensor x pipeline x context "
+                       "= %d x %d x %d x %d x %d = %.0f, but topology.chips "
+                       "is %d",
+                       w->data, w->fsdp, w->tensor, w->pipeline, w->context,
+                       prod, w->chips);
+    if (w->context > 1 && w->kind != SB_JOB_TRAIN)
+        return sb__bad(rd, "$.parallelism.context",
+                       "%d: context parallelism is modelled for training "
+                       "(a sequence split over chips); an inference job "
+                       "takes 1",
+                       w->context);
+    if (w->context > 1 && w->seq_len % (2 * w->context) != 0)
+        return sb__bad(rd, "$.parallelism.context",
+                       "%d: the sequence (%d tokens) must split into 2 x %d "
+                       "equal chunks (the causal load balance)",
+                       w->context, w->seq_len, w->context);
     if (w->q_heads % w->tensor != 0)
         return sb__bad(rd, "$.parallelism.tensor",
                        "%d does not divide "
@@ -868,6 +891,8 @@ static const struct {
     {"ep", "parallelism.expert"},
     {"pipeline", "parallelism.pipeline"},
     {"pp", "parallelism.pipeline"},
+    {"context", "parallelism.context"},
+    {"cp", "parallelism.context"},
     {"dp", "parallelism.data"},
     {"batch", "job.global_batch"},
     {"global_batch", "job.global_batch"},

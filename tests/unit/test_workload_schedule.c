@@ -23,6 +23,9 @@
 
 static sb_prediction P, Q; /* large: static */
 
+static const char infer_job[] =
+    "job={\"type\":\"inference\",\"prompt_len\":2048,\"output_len\":512}";
+
 /* Predicts `preset` with `sets` on `hw`; 0 on success. */
 static int predict(const char *preset, const char *const *sets, int n,
                    const char *hw, sb_prediction *p)
@@ -167,6 +170,24 @@ static void test_zero(void)
     }
 }
 
+/* ZeRO-Offload: no optimizer state on the chip; gradient shard out and
+ * weights back over the host link once a step */
+static void test_offload(void)
+{
+    const char *off[] = {"job.optimizer_offload=true"};
+    CHECK(predict("llama3-8b", off, 1, "h100-sxm", &P) == 0);
+    CHECK(P.mem.optimizer == 0);
+    const sb_phase *o = phase(&P, "step", "optimizer offload transfer");
+    const sb_phase *u = phase(&P, "step", "optimizer update");
+    CHECK(o && u && u->bytes == 0);
+    sb_wl_sizes s;
+    sb_workload_sizes(&P.w, &s);
+    if (o) {
+        CHECK_NEAR(o->host_bytes, s.params_dense / 8 * (4 + 2), 1e-12);
+        CHECK(o->comm_kind == SB_COMM_HOST && o->hide_cap > 0);
+    }
+}
+
 static void test_pipeline(void)
 {
     /* interleaved: bubble = compute x (PP-1) / (mb x v) */
@@ -209,6 +230,45 @@ static void test_pipeline(void)
     CHECK(a && b);
     if (a && b)
         CHECK_NEAR(b->flops / a->flops, 11.0 / 32.0, 1e-12);
+}
+
+/* Context parallelism: a sequence over 2 chips halves every per-chip
+ * token count and the attention pairs, gathers K and V every layer and
+ * pass, and sums the gradients over the pair. */
+static void test_context(void)
+{
+    const char *one[] = {"remat=none"};
+    const char *two[] = {"remat=none", "context=2", "chips=16"};
+    CHECK(predict("llama3-8b", one, 1, "h100-sxm", &P) == 0);
+    CHECK(predict("llama3-8b", two, 3, "h100-sxm", &Q) == 0);
+    CHECK(Q.w.context == 2 && Q.w.fsdp == 8 && Q.w.chips == 16);
+    const char *halved[] = {"qkv projection", "attention core", "mlp",
+                            "lm head"};
+    for (int k = 0; k < 4; k++) {
+        const sb_phase *a = phase(&P, "step", halved[k]);
+        const sb_phase *b = phase(&Q, "step", halved[k]);
+        CHECK(a && b);
+        if (a && b)
+            CHECK_NEAR(b->flops, a->flops / 2, 1e-12);
+    }
+    const sb_phase *g = phase(&Q, "step", "context all-gather");
+    CHECK(g != NULL);
+    if (g) {
+        /* 8 sequences of 8192 tokens per replica, K and V of 8 heads of
+         * 128 in bf16, 32 layers, forward and backward */
+        CHECK_NEAR(g->comm_bytes, 8.0 * 8192 * 2 * 8 * 128 * 2 * 32 * 2, 1e-12);
+        CHECK(g->group == 2 && g->comm_kind == SB_COMM_CP && g->hidden == 0);
+    }
+    const sb_phase *ar =
+        phase(&Q, "step", "context-parallel gradient all-reduce");
+    CHECK(ar && ar->group == 2 && ar->hide_cap > 0);
+    CHECK_NEAR(Q.mem.activations, P.mem.activations / 2, 1e-12);
+    /* the context axis sits inside fsdp: the fsdp group of 8 now spans 16
+     * chips, past the 8-GPU NVLink domain */
+    const sb_phase *f1 = phase(&P, "step", "fsdp all-gather");
+    const sb_phase *f2 = phase(&Q, "step", "fsdp all-gather");
+    CHECK(f1 && f2 && strcmp(f1->ceiling, "net.scaleup") == 0 &&
+          strcmp(f2->ceiling, "net.scaleout") == 0);
 }
 
 static void test_serving(void)
@@ -292,6 +352,22 @@ static void test_serving(void)
     CHECK(P.serve.batch > 64 && P.serve.batch < 1e5 && P.mem.fits);
     CHECK_NEAR(P.mem.kv_cache,
                P.serve.batch * ceil((Pl + O / 2) / 16) * 16 * kv_tok, 1e-12);
+    /* an offered load: the live batch that serves it, output tokens/s =
+     * rate x output_len; above what the machine serves, saturation */
+    const char *rate[] = {"job.request_rate=0.5"};
+    CHECK(load("llama3-70b", rate, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &Q, &err) == 0);
+    CHECK(Q.serve.batch > 0 && Q.serve.batch < 64 && !Q.serve.saturated);
+    CHECK_NEAR(Q.serve.tokens_per_s, 0.5 * O, 1e-5);
+    CHECK(Q.serve.max_request_rate > 0.5);
+    const char *flood[] = {"job.request_rate=1e6"};
+    CHECK(load("llama3-70b", flood, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &Q, &err) == 0);
+    CHECK(Q.serve.saturated && Q.serve.max_request_rate < 1e6);
+    warned = 0;
+    for (int i = 0; i < Q.n_warnings; i++)
+        warned += strstr(Q.warnings[i], "queues grow") != NULL;
+    CHECK(warned == 1);
     /* goodput: an SLO no batch meets; one every batch meets */
     const char *tight[] = {"job.slo_tpot_s=1e-6"};
     CHECK(load("llama3-70b", tight, 1, &w, &err) == 0);
@@ -438,10 +514,7 @@ static void test_calibration(void)
     int fd = mkstemps(path, 5);
     CHECK(fd >= 0);
     if (fd >= 0) {
-        const char *bad[] = {"{\"matmul\": 1.5}",
-                             "{\"matmul\": 0.5, "
-                             "\"mamtul\": 0.5}",
-                             "[1]"};
+        const char *bad[] = {"{\"matmul\": 1.5}", "{\"mamtul\": 0.5}", "[1]"};
         const char *want[] = {"$.matmul", "$.mamtul", "$"};
         for (int k = 0; k < 3; k++) {
             FILE *f = fopen(path, "w");
@@ -566,6 +639,7 @@ static void test_errors(void)
         {"overlap=\"some\"", "$.overlap"},
         {"overlap=3", "$.overlap"},
         {"zero=4", "$.parallelism.zero"},
+        {"context=3", "$.parallelism"},
         {"virtual_stages=9", "$.parallelism.pipeline"},
         {"virtual_stages=2", "$.parallelism.virtual_stages"},
         {"remat=most", "$.job.remat"},
@@ -575,9 +649,10 @@ static void test_errors(void)
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         /* 4 stages x 9 virtual stages = 36 > 32 layers; 16 stages and 8
          * microbatches cannot interleave */
-        const char *sets[] = {k == 5 ? "pipeline=4" : "pipeline=16", "fsdp=1",
-                              k == 5 ? "chips=4" : "chips=16", bad[k].set};
-        bool pp = k == 5 || k == 6;
+        bool nine = strcmp(bad[k].set, "virtual_stages=9") == 0;
+        const char *sets[] = {nine ? "pipeline=4" : "pipeline=16", "fsdp=1",
+                              nine ? "chips=4" : "chips=16", bad[k].set};
+        bool pp = strncmp(bad[k].set, "virtual_stages", 14) == 0;
         int rc =
             load("llama3-8b", pp ? sets : &bad[k].set, pp ? 4 : 1, &w, &err);
         CHECK(rc == SB_EINVAL);
@@ -585,6 +660,13 @@ static void test_errors(void)
         if (rc != SB_EINVAL || !strstr(err.msg, bad[k].path))
             fprintf(stderr, "%s: %s\n", bad[k].set, err.msg);
     }
+    /* context parallelism: training only, in 2 x cp equal chunks */
+    const char *cpi[] = {infer_job, "context=2", "chips=16"};
+    CHECK(load("llama3-8b", cpi, 3, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.parallelism.context") != NULL);
+    const char *cp3[] = {"context=3", "chips=24"}; /* 8192 = 6 x 1365.3 */
+    CHECK(load("llama3-8b", cp3, 2, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "$.parallelism.context") && strstr(err.msg, "2 x 3"));
     /* 32 layers on 3 stages is accepted (uneven) */
     const char *un[] = {"chips=3", "fsdp=1", "pipeline=3"};
     CHECK(load("llama3-8b", un, 3, &w, &err) == 0);
@@ -595,6 +677,8 @@ int main(void)
     test_overlap();
     test_zero();
     test_pipeline();
+    test_context();
+    test_offload();
     test_serving();
     test_precision();
     test_measured_ceilings();
