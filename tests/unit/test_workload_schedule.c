@@ -420,6 +420,48 @@ static void test_precision(void)
     }
 }
 
+/* The units beside the matrix unit: elementwise work under the vector
+ * rate, softmax's exps on the transcendental unit (binding fp8 attention
+ * with 64-wide heads on an H100), neither on a TPU (no published rate). */
+static void test_vector(void)
+{
+    sb_ceilings c;
+    machine("h100-sxm", &c);
+    CHECK_NEAR(sb_ceil_get(&c, "vector.peak"), 66.9e12, 1e-12);
+    CHECK_NEAR(sb_ceil_get(&c, "vector.exp"), 4.18e12, 1e-12);
+    const char *base[] = {"remat=none"};
+    CHECK(predict("llama3-8b", base, 1, "h100-sxm", &P) == 0);
+    const sb_phase *n = phase(&P, "step", "norms & elementwise");
+    const sb_phase *a = phase(&P, "step", "attention core");
+    CHECK(n && a);
+    if (n && a) {
+        CHECK_NEAR(n->peak_flops, 66.9e12, 1e-12);
+        /* 8 sequences of 8192: S(S+1)/2 pairs, 32 heads, 32 layers; one exp
+         * forward and one in the flash backward */
+        CHECK_NEAR(a->exps, 8.0 * 8192 * 8193 / 2 * 32 * 32 * 2, 1e-12);
+        CHECK_NEAR(a->t_compute, a->flops / 989.4e12, 1e-12);
+        CHECK(strcmp(a->ceiling, "peak.bf16") == 0);
+    }
+    /* 256 FLOPs a score at fp8 (0.13 ps) against one exp (0.24 ps) */
+    const char *fp8[] = {infer_job, "model.head_dim=64",
+                         "dtypes.attention=fp8"};
+    CHECK(predict("llama3-8b", fp8, 3, "h100-sxm", &P) == 0);
+    a = phase(&P, "prefill", "attention core");
+    CHECK(a != NULL);
+    if (a) {
+        CHECK_NEAR(a->t_compute, a->exps / 4.18e12, 1e-12);
+        CHECK(a->t_compute > a->flops / 1978.9e12);
+        CHECK(a->bound != SB_BOUND_COMPUTE ||
+              strcmp(a->ceiling, "vector.exp") == 0);
+    }
+    /* a TPU: the matrix peak alone */
+    CHECK(predict("llama3-8b", fp8, 3, "tpu7x", &P) == 0);
+    a = phase(&P, "prefill", "attention core");
+    CHECK(a && a->exps > 0);
+    if (a)
+        CHECK_NEAR(a->t_compute, a->flops / 4614e12, 1e-12);
+}
+
 static void test_measured_ceilings(void)
 {
     /* a CPU-like machine: FMA peak 1 TFLOP/s, the GEMM 0.4, the decode
@@ -681,6 +723,7 @@ int main(void)
     test_offload();
     test_serving();
     test_precision();
+    test_vector();
     test_measured_ceilings();
     test_calibration();
     test_mfu_and_remat();
