@@ -16,6 +16,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "solbench/hw.h"
@@ -40,6 +41,8 @@ typedef struct sb__ctx {
     double mats;       /* 3 gated, 2 plain */
     double dqk, dv;    /* per-head widths of scores and values */
     double p_qkv, p_o; /* per layer */
+    int ndims;         /* torus mesh (topology.mesh), innermost last */
+    double dims[8];
     int Ls;            /* layers of the fullest pipeline stage */
     double stage_frac; /* its share of the weights over an even stage's */
     double dense_layers_chip, moe_layers_chip;
@@ -55,6 +58,34 @@ static double sb__factor(const char *coll, int g)
 {
     int op = sb_netop_from_name(coll);
     return g <= 1 || op < 0 ? 0.0 : sb_net_busbw_factor((sb_netop)op, g);
+}
+
+/* The share of a chip's scale-up links a group uses on a torus mesh: the
+ * axes of the mesh it spans over the mesh's axes (a ring runs over the
+ * links of the axes it spans; a 1-D group on a 3-D torus has 2 of its 6).
+ * The group's chips are `stride` apart in the mesh's linear order, the
+ * last axis innermost; 1 with no mesh. *spanned and *total (may be NULL)
+ * get the counts. */
+static double sb__torus_share(const sb__ctx *x, int group, int stride,
+                              int *spanned_out, int *total_out)
+{
+    int spanned = 0, total = 0;
+    double lo = stride, hi = (double)stride * group, cum = 1;
+    for (int i = x->ndims - 1; i >= 0; i--) {
+        double d = x->dims[i];
+        if (d > 1) {
+            total++;
+            if (hi > cum && lo < cum * d)
+                spanned++;
+        }
+        cum *= d;
+    }
+    if (spanned_out)
+        *spanned_out = spanned;
+    if (total_out)
+        *total_out = total;
+    return x->ndims >= 2 && total > 0 && spanned > 0 ? (double)spanned / total
+                                                     : 1.0;
 }
 
 /* Fills the network terms of a phase. `stride` is the product of the mesh
@@ -91,6 +122,13 @@ static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
                                         : "net.scaleout.alpha_s");
     snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
              inside ? "net.scaleup" : "net.scaleout");
+    int sp = 0, tot = 0;
+    double share = inside ? sb__torus_share(x, group, stride, &sp, &tot) : 1;
+    if (share < 1.0) {
+        b *= share;
+        snprintf(ph->ceiling, sizeof ph->ceiling, "net.scaleup (%d/%d axes)",
+                 sp, tot);
+    }
     if (!(b > 0)) {
         /* No network in the machine model: a single host; say so. */
         snprintf(ph->ceiling, sizeof ph->ceiling, "net (unknown)");
@@ -1157,6 +1195,12 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     x.p_o = (double)w->q_heads * w->head_dim * d;
     x.p_qkv = p->sizes.params_attn_layer - x.p_o;
     /* the fullest stage sets the pace when stages are uneven */
+    /* the torus (validated by the reader: whole numbers joined by x) */
+    for (const char *m = w->mesh; *m && x.ndims < 8;) {
+        char *end;
+        x.dims[x.ndims++] = strtod(m, &end);
+        m = *end ? end + 1 : end;
+    }
     x.Ls = (w->layers + w->pipeline - 1) / w->pipeline;
     x.stage_frac = (double)x.Ls * w->pipeline / w->layers;
     x.moe_layers_chip = (double)p->sizes.moe_layers * x.Ls / w->layers;

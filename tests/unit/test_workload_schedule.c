@@ -271,6 +271,34 @@ static void test_context(void)
           strcmp(f2->ceiling, "net.scaleout") == 0);
 }
 
+/* A torus mesh: a group uses the links of the axes it spans (the last
+ * axis innermost). On TPU7x's 4x4x4 cube, tensor 4 spans one axis of
+ * three, the fsdp group of 16 outside it the other two. */
+static void test_torus(void)
+{
+    const char *t4[] = {"tensor=4"};
+    CHECK(predict("moe-110b-tpu7x-4x4x4", t4, 1, "tpu7x", &P) == 0);
+    CHECK(strcmp(P.w.mesh, "4x4x4") == 0 && P.w.fsdp == 16);
+    const sb_phase *tp = phase(&P, "step", "tensor all-reduce");
+    const sb_phase *ag = phase(&P, "step", "fsdp all-gather");
+    CHECK(tp && ag);
+    if (tp && ag) {
+        CHECK(strcmp(tp->ceiling, "net.scaleup (1/3 axes)") == 0);
+        CHECK_NEAR(tp->t_network, tp->comm_bytes * 2 * 3 / 4 / (600e9 / 3),
+                   1e-12);
+        CHECK(strstr(ag->ceiling, "2/3") != NULL);
+    }
+    /* all three axes: the whole of the chip's links */
+    CHECK(predict("moe-110b-tpu7x-4x4x4", NULL, 0, "tpu7x", &Q) == 0);
+    ag = phase(&Q, "step", "fsdp all-gather");
+    CHECK(ag && strcmp(ag->ceiling, "net.scaleup") == 0);
+    /* no mesh (a GPU node): the whole scale-up link */
+    const char *gpu[] = {"tensor=8"};
+    CHECK(predict("llama3-8b", gpu, 1, "h100-sxm", &Q) == 0);
+    tp = phase(&Q, "step", "tensor all-reduce");
+    CHECK(tp && strcmp(tp->ceiling, "net.scaleup") == 0);
+}
+
 static void test_serving(void)
 {
     sb_workload w;
@@ -720,6 +748,7 @@ int main(void)
     test_zero();
     test_pipeline();
     test_context();
+    test_torus();
     test_offload();
     test_serving();
     test_precision();
