@@ -250,6 +250,22 @@ typedef struct sb_tr_analysis {
 int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
                      sb_err *err);
 void sb_tr_analysis_free(sb_tr_analysis *a);
+/* Sustained efficiencies the trace shows against its machine model, per
+ * kind of ceiling: the time its placed ops would take at their binding
+ * ceilings over the time they took (an op faster than its ceiling counts
+ * as at it). Matmul (matmuls, convolutions), attention, memory (softmax,
+ * norms, elementwise, reductions, embeddings, device copies), network
+ * (collectives); host transfers are left out. t[k] and n[k] get the time
+ * and the number of op instances behind each; eff[k] = 0 where none. */
+enum {
+    SB_TR_EFF_MATMUL = 0,
+    SB_TR_EFF_ATTENTION,
+    SB_TR_EFF_MEMORY,
+    SB_TR_EFF_NETWORK,
+    SB_TR_EFF_N
+};
+void sb_tr_efficiencies(const sb_tr_analysis *a, double eff[SB_TR_EFF_N],
+                        double t[SB_TR_EFF_N], long n[SB_TR_EFF_N]);
 
 /* The table (top `top` rows, 0 all), phases, overlap and idle, and the
  * interventions for the classes with most time at stake. */

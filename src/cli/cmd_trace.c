@@ -3,6 +3,7 @@
  * trace held against a machine model (docs/TRACE.md).
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +39,13 @@ static const char trace_help[] =
     "  --json FILE     the whole analysis (schema solbench.trace/1)\n"
     "  --csv FILE      one line per op\n"
     "  --hlo FILE      the compiled XLA module's text (jax: jit(f).lower(...)\n"
-    "                  .compile().as_text()): shapes for a JAX trace's ops\n";
+    "                  .compile().as_text()): shapes for a JAX trace's ops\n"
+    "  --calibration-out FILE  the efficiencies the trace shows against a\n"
+    "                  datasheet (--hw, or the trace's GPU) as a calibration\n"
+    "                  file for predict --calibration (docs/WORKLOAD.md)\n";
 
 typedef struct opts {
-    const char *db, *name, *run, *results, *hw, *json, *csv, *hlo;
+    const char *db, *name, *run, *results, *hw, *json, *csv, *hlo, *calib;
     int top;
     const char *pos[3];
     int npos;
@@ -65,7 +69,8 @@ static int parse(const char *cmd, int argc, char **argv, opts *o)
             (m = sb_cli_opt(argc, argv, &i, "--hw", &o->hw)) ||
             (m = sb_cli_opt(argc, argv, &i, "--json", &o->json)) ||
             (m = sb_cli_opt(argc, argv, &i, "--csv", &o->csv)) ||
-            (m = sb_cli_opt(argc, argv, &i, "--hlo", &o->hlo))) {
+            (m = sb_cli_opt(argc, argv, &i, "--hlo", &o->hlo)) ||
+            (m = sb_cli_opt(argc, argv, &i, "--calibration-out", &o->calib))) {
             if (m < 0)
                 return 2;
             continue;
@@ -265,17 +270,27 @@ static int add_hlo(const char *path, sb_trace *t, sb_err *err)
     return rc;
 }
 
+/* The machine model of `show`; *spec_used (may be NULL) gets the
+ * datasheet it is when it is one alone (no measured ceilings), else NULL. */
 static int machine(const opts *o, const sb_trace *t, sb_ceilings *c, char *desc,
-                   size_t len, sb_err *err)
+                   size_t len, const char **spec_used, sb_err *err)
 {
     memset(c, 0, sizeof *c);
-    if (o->hw || o->run || o->results)
+    if (spec_used)
+        *spec_used = NULL;
+    if (o->hw || o->run || o->results) {
+        if (spec_used && !o->run && !o->results)
+            *spec_used = o->hw;
         return sb_cli_machine(o->hw, o->results, o->run, o->db, c, NULL, NULL,
                               NULL, desc, len, err);
+    }
     const char *spec = sb_hw_spec_for_device(t->device_name);
-    if (spec)
+    if (spec) {
+        if (spec_used)
+            *spec_used = spec;
         return sb_cli_machine(spec, NULL, NULL, o->db, c, NULL, NULL, NULL,
                               desc, len, err);
+    }
     bool has_device = false;
     for (size_t i = 0; i < t->ntracks; i++)
         has_device |= t->tracks[i].device;
@@ -295,14 +310,69 @@ static int machine(const opts *o, const sb_trace *t, sb_ceilings *c, char *desc,
     return 0;
 }
 
+/* A calibration file (docs/WORKLOAD.md) from the trace's efficiencies
+ * against the datasheet `spec`. */
+static int write_calibration(const sb_trace *t, const sb_tr_analysis *a,
+                             const char *spec, const char *path, sb_err *err)
+{
+    double eff[SB_TR_EFF_N], ts[SB_TR_EFF_N];
+    long n[SB_TR_EFF_N];
+    sb_tr_efficiencies(a, eff, ts, n);
+    static const char *const key[SB_TR_EFF_N] = {"matmul", "attention",
+                                                 "memory", "network"};
+    json_t *doc = json_object();
+    json_object_set_new(doc, "hardware", json_string(spec));
+    char src[400];
+    size_t l = (size_t)snprintf(src, sizeof src, "trace %s:", t->label);
+    int kinds = 0;
+    for (int k = 0; k < SB_TR_EFF_N; k++) {
+        if (!(ts[k] > 0))
+            continue;
+        /* a calibration's range: (0, 1] */
+        double e = eff[k] < 0.01 ? 0.01 : eff[k] > 1 ? 1 : eff[k];
+        json_object_set_new(doc, key[k], json_real(round(e * 1000) / 1000));
+        if (l < sizeof src)
+            l += (size_t)snprintf(
+                src + l, sizeof src - l, "%s %s %.3f over %ld ops (%.3g s)",
+                kinds ? ";" : "", key[k], eff[k], n[k], ts[k]);
+        kinds++;
+    }
+    if (!kinds) {
+        json_decref(doc);
+        return sb_fail(err, SB_EINVAL,
+                       "--calibration-out %s: no op of the trace could be "
+                       "placed under a ceiling of %s",
+                       path, spec);
+    }
+    json_object_set_new(doc, "source", json_string(src));
+    json_object_set_new(doc, "notes",
+                        json_string("written by solbench trace show "
+                                    "--calibration-out: the time the ops "
+                                    "would take at their ceilings over the "
+                                    "time they took"));
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc == 0) {
+        rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        if (fclose(f) != 0 || rc)
+            rc = sb_fail(err, SB_EIO, "%s: cannot write the calibration", path);
+        else
+            printf("calibration written to %s (%s)\n", path, src);
+    }
+    json_decref(doc);
+    return rc;
+}
+
 static int cmd_show(const opts *o)
 {
     if (o->npos != 1)
         return sb_cli_usage("trace", "usage: trace show NAME|FILE [--run ID "
                                      "| --hw NAME] [--json F] [--csv F]");
     sb_err err = {0};
-    struct stat js, cs;
-    if ((o->json && sb_cli_check_out("--json", o->json, &js, &err)) ||
+    struct stat js, cs, ks;
+    if ((o->calib &&
+         sb_cli_check_out("--calibration-out", o->calib, &ks, &err)) ||
+        (o->json && sb_cli_check_out("--json", o->json, &js, &err)) ||
         (o->csv && sb_cli_check_out("--csv", o->csv, &cs, &err)) ||
         (o->json && o->csv && sb_cli_same_out(o->json, &js, o->csv, &cs) &&
          sb_fail(&err, SB_EINVAL, "--json %s and --csv %s name the same file",
@@ -318,7 +388,14 @@ static int cmd_show(const opts *o)
     sb_ceilings c;
     char desc[256];
     sb_tr_analysis a;
-    int rc = machine(o, &t, &c, desc, sizeof desc, &err);
+    const char *spec = NULL;
+    int rc = machine(o, &t, &c, desc, sizeof desc, &spec, &err);
+    if (!rc && o->calib && !spec)
+        rc = sb_fail(&err, SB_EINVAL,
+                     "--calibration-out %s: needs a datasheet to hold the "
+                     "trace against (--hw NAME, or a trace of a GPU with a "
+                     "spec), not measured ceilings",
+                     o->calib);
     if (!rc)
         rc = sb_trace_analyze(&t, &c, &a, &err);
     if (rc) {
@@ -331,6 +408,8 @@ static int cmd_show(const opts *o)
         rc = sb_tr_write_json(&t, &a, desc, o->json, &err);
     if (o->csv && !rc)
         rc = sb_tr_write_csv(&a, o->csv, &err);
+    if (o->calib && !rc)
+        rc = write_calibration(&t, &a, spec, o->calib, &err);
     sb_tr_analysis_free(&a);
     sb_trace_free(&t);
     return rc ? sb_cli_error(&err) : 0;

@@ -386,6 +386,21 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
         }
 }
 
+/* An expert all-to-all (dispatch or combine): k x capacity copies of
+ * each of `tok_sp` tokens, `bytes` an element, per MoE layer and pass. */
+static void sb__moe_a2a(sb__ctx *x, const char *name, double tok_sp,
+                        double bytes, double passes, double calls)
+{
+    const sb_workload *w = x->w;
+    sb_phase *ph = sb__add_comm(x, name, SB_COMM_EP);
+    if (!ph)
+        return;
+    double S = tok_sp * w->top_k * w->capacity_factor * w->d_model * bytes;
+    sb__net(x, ph, "alltoall", w->expert, w->tensor * w->context,
+            S * x->moe_layers_chip * passes,
+            x->moe_layers_chip * passes * calls);
+}
+
 /* The phases of one forward (or forward+backward) pass over `tokens`
  * tokens per tensor-parallel group, in `seqs` sequences of length `sq`
  * against `skv` keys, `mb` microbatches (each reads the weights once; 0:
@@ -457,13 +472,9 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
             ph->bytes += sb__weight_bytes(x, d * E * x->moe_layers_chip, mb,
                                           SB_PART_ELEM);
         }
-        if (ep > 1 &&
-            (ph = sb__add_comm(x, "moe dispatch all-to-all", SB_COMM_EP))) {
-            double S = tok_sp * k * w->capacity_factor * d * w->dispatch_bytes;
-            sb__net(x, ph, "alltoall", w->expert, w->tensor * w->context,
-                    S * x->moe_layers_chip * fb,
-                    x->moe_layers_chip * fb * calls);
-        }
+        if (ep > 1)
+            sb__moe_a2a(x, "moe dispatch all-to-all", tok_sp, w->dispatch_bytes,
+                        fb, calls);
         if ((ph = sb__add(x, "experts", SB_WORK_MATMUL))) {
             double eff = w->expert_ffn;
             double routed = tokens * k * w->capacity_factor;
@@ -486,13 +497,9 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
                            w->shared_experts * x->mats * eff / T,
                            x->moe_layers_chip, mb, SB_PART_MLP);
         }
-        if (ep > 1 &&
-            (ph = sb__add_comm(x, "moe combine all-to-all", SB_COMM_EP))) {
-            double S = tok_sp * k * w->capacity_factor * d * w->combine_bytes;
-            sb__net(x, ph, "alltoall", w->expert, w->tensor * w->context,
-                    S * x->moe_layers_chip * fb,
-                    x->moe_layers_chip * fb * calls);
-        }
+        if (ep > 1)
+            sb__moe_a2a(x, "moe combine all-to-all", tok_sp, w->combine_bytes,
+                        fb, calls);
     }
     if ((ph = sb__add(x, "norms & elementwise", SB_WORK_VECTOR))) {
         double ffn_act = 0;

@@ -633,6 +633,51 @@ static int add_group(sb_tr_group **g, size_t *n, const char *name,
 /* ---- the analysis ----------------------------------------------------------
  */
 
+void sb_tr_efficiencies(const sb_tr_analysis *a, double eff[SB_TR_EFF_N],
+                        double t[SB_TR_EFF_N], long n[SB_TR_EFF_N])
+{
+    double ceil_s[SB_TR_EFF_N] = {0};
+    for (int k = 0; k < SB_TR_EFF_N; k++) {
+        eff[k] = t[k] = 0;
+        n[k] = 0;
+    }
+    for (size_t i = 0; i < a->nrows; i++) {
+        const sb_tr_row *r = &a->rows[i];
+        if (!(r->t_s > 0) || !(r->t_ceil_s > 0) || r->bound == SB_BOUND_UNKNOWN)
+            continue;
+        int k;
+        switch (r->cost.cat) {
+        case SB_TC_MATMUL:
+        case SB_TC_CONV:
+            k = SB_TR_EFF_MATMUL;
+            break;
+        case SB_TC_ATTENTION:
+            k = SB_TR_EFF_ATTENTION;
+            break;
+        case SB_TC_SOFTMAX:
+        case SB_TC_NORM:
+        case SB_TC_ELEMWISE:
+        case SB_TC_REDUCE:
+        case SB_TC_EMBEDDING:
+        case SB_TC_COPY:
+            k = SB_TR_EFF_MEMORY;
+            break;
+        case SB_TC_COLLECTIVE:
+            k = SB_TR_EFF_NETWORK;
+            break;
+        default:
+            continue; /* host transfers, framework, unknown */
+        }
+        /* an op faster than its ceiling (data reused in cache) counts as
+         * at its ceiling */
+        ceil_s[k] += r->t_ceil_s < r->t_s ? r->t_ceil_s : r->t_s;
+        t[k] += r->t_s;
+        n[k] += r->count;
+    }
+    for (int k = 0; k < SB_TR_EFF_N; k++)
+        eff[k] = t[k] > 0 ? ceil_s[k] / t[k] : 0;
+}
+
 void sb_tr_analysis_free(sb_tr_analysis *a)
 {
     free(a->rows);

@@ -89,6 +89,40 @@ has "$K" '^Memcpy HtoD \(Pageable -> Device\) .* [0-9.]+ host ' "kineto: H2D mem
 has "$K" '^ncclDevKernel_AllReduce.* network ' "kineto: NCCL kernel classed network"
 has "$K" '^trace .*: pytorch, 109 events .*device NVIDIA H100 80GB HBM3, rank 0 of 2$' \
     "kineto: 109 events, device and rank 0 of 2"
+# ---- --calibration-out: the trace's efficiencies against the datasheet,
+# read back by predict (the time at the ceilings over the time taken:
+# matmuls 0.611 -- addmm 21.0 %, two mm 65.7/65.8 %, the bmm above its
+# ceiling counted at 1 --, the flash attention 0.408, the all-reduce 0.411)
+"$S" trace show "$D/kineto_gpu_small.json" --hw h100-sxm \
+    --calibration-out "$W/cal.json" >"$W/cal.out" 2>&1
+expect_rc 0 $? "show --calibration-out"
+has "$W/cal.out" '^calibration written to .*cal\.json \(trace ' "--calibration-out: says where"
+python3 - "$W/cal.json" <<'PY' && ok "calibration file: hardware and efficiencies" || fail "calibration file: $(cat "$W/cal.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["hardware"] == "h100-sxm", d
+assert abs(d["matmul"] - 0.611) < 0.005, d
+assert abs(d["attention"] - 0.408) < 0.005, d
+assert abs(d["network"] - 0.411) < 0.005, d
+assert 0.3 < d["memory"] < 1, d
+PY
+"$S" predict llama3-8b --calibration "$W/cal.json" >"$W/calp.out" 2>&1
+expect_rc 0 $? "predict --calibration (the trace's file)"
+has "$W/calp.out" '^speed of light vs calibrated \(efficiencies matmul 0\.61, attention 0\.41,' \
+    "predict reads the trace's calibration"
+"$S" run --bench memory.read --backend cpu -p size=64KiB --repeat 3 --no-store \
+    --min-time 0.01 --json "$W/small-run.json" >/dev/null 2>&1
+expect_rc 0 $? "a small run for measured ceilings"
+"$S" trace show "$D/kineto_gpu_small.json" --hw h100-sxm \
+    --results "$W/small-run.json" --calibration-out "$W/cal2.json" \
+    >"$W/cal2.out" 2>&1
+expect_rc 2 $? "--calibration-out with measured ceilings"
+has "$W/cal2.out" 'calibration-out .*needs a datasheet' "--calibration-out: a datasheet, said"
+"$S" trace show "$D/kineto_gpu_small.json" --hw tpu-v5e \
+    --calibration-out "$W/cal3.json" >/dev/null 2>&1
+"$S" predict llama3-8b --calibration "$W/cal3.json" >"$W/cal3.out" 2>&1
+expect_rc 2 $? "predict with another hardware's calibration"
+has "$W/cal3.out" 'hardware.*tpu-v5e.*h100-sxm' "the mismatch is named"
 "$S" trace show "$D/kineto_gpu_small.json" --top 2 --hw h100-sxm >"$W/top2.out" 2>&1
 expect_rc 0 $? "show --top 2"
 has "$W/top2.out" '^\.\.\. [0-9]+ more rows' "--top 2 says how many rows it left out"

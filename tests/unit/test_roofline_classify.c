@@ -281,7 +281,8 @@ int main(void)
      * ceilings alone: never the CPU's GEMM under the GPU's bandwidth, nor
      * the host's memory as the GPU's capacity. */
     sb_run_init(&run);
-    run.system = json_pack("{s:{s:f}}", "memory", "bytes", 64e9);
+    json_object_set_new(run.system, "memory",
+                        json_pack("{s:f}", "bytes", 64e9));
     a = sb_results_push(&run.results);
     mk(a, "compute.gemm", "compute");
     param(a, "dtype", "fp32", SB_P_STR, 0);

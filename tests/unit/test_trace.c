@@ -999,8 +999,49 @@ static void test_names(void)
     CHECK(sb_hw_spec_for_device("cpu") == NULL);
 }
 
+/* Efficiencies for a calibration file: per kind, the time at the ceilings
+ * over the time taken, an op above its ceiling counted at it, host
+ * transfers and unplaced ops left out. */
+static void test_efficiencies(void)
+{
+    sb_tr_row rows[6];
+    memset(rows, 0, sizeof rows);
+    const struct {
+        sb_tr_cat cat;
+        double t, ceil;
+        sb_bound b;
+    } r[6] = {{SB_TC_MATMUL, 10e-6, 6e-6, SB_BOUND_COMPUTE},
+              {SB_TC_MATMUL, 30e-6, 40e-6, SB_BOUND_COMPUTE}, /* above */
+              {SB_TC_ATTENTION, 20e-6, 5e-6, SB_BOUND_MEMORY},
+              {SB_TC_NORM, 8e-6, 4e-6, SB_BOUND_MEMORY},
+              {SB_TC_TRANSFER, 100e-6, 50e-6, SB_BOUND_HOST},
+              {SB_TC_ELEMWISE, 9e-6, 1e-6, SB_BOUND_UNKNOWN}};
+    for (int i = 0; i < 6; i++) {
+        rows[i].cost.cat = r[i].cat;
+        rows[i].t_s = r[i].t;
+        rows[i].t_ceil_s = r[i].ceil;
+        rows[i].bound = r[i].b;
+        rows[i].count = 2;
+    }
+    sb_tr_analysis a;
+    memset(&a, 0, sizeof a);
+    a.rows = rows;
+    a.nrows = 6;
+    double eff[SB_TR_EFF_N], t[SB_TR_EFF_N];
+    long n[SB_TR_EFF_N];
+    sb_tr_efficiencies(&a, eff, t, n);
+    CHECK_NEAR(eff[SB_TR_EFF_MATMUL], (6 + 30) / 40.0, 1e-12);
+    CHECK_NEAR(t[SB_TR_EFF_MATMUL], 40e-6, 1e-12);
+    CHECK(n[SB_TR_EFF_MATMUL] == 4);
+    CHECK_NEAR(eff[SB_TR_EFF_ATTENTION], 0.25, 1e-12);
+    CHECK_NEAR(eff[SB_TR_EFF_MEMORY], 0.5, 1e-12);
+    CHECK(n[SB_TR_EFF_MEMORY] == 2); /* the unplaced elementwise op: out */
+    CHECK(eff[SB_TR_EFF_NETWORK] == 0 && t[SB_TR_EFF_NETWORK] == 0);
+}
+
 int main(void)
 {
+    test_efficiencies();
     test_rules();
     test_host();
     test_device();
