@@ -88,6 +88,32 @@ static double sb__torus_share(const sb__ctx *x, int group, int stride,
                                                      : 1.0;
 }
 
+/* The time an all-to-all of S bytes a chip (S_total over all calls) takes
+ * to cross the bisection of the torus its group spans: half the group
+ * sends to the other half, g S / 4 each way, over the links that cut the
+ * longest axis it spans (each of its g / k_max rings cut in 2 places: 2 g
+ * / k_max links each way), each link the chip's scale-up bandwidth `up`
+ * over its 2 links an axis. */
+static double sb__torus_bisection(const sb__ctx *x, int group, int stride,
+                                  double S_total, double up, int axes)
+{
+    double lo = stride, hi = (double)stride * group, cum = 1, kmax = 0;
+    for (int i = x->ndims - 1; i >= 0; i--) {
+        double d = x->dims[i];
+        if (d > 1 && hi > cum && lo < cum * d) {
+            /* the part of this axis the group covers */
+            double from = fmax(lo, cum), to = fmin(hi, cum * d);
+            kmax = fmax(kmax, to / from);
+        }
+        cum *= d;
+    }
+    if (!(kmax > 2))
+        return 0; /* a ring of 2: no bisection beyond its links */
+    double link = up / (2.0 * axes);
+    double g = group;
+    return (g * S_total / 4.0) / (2.0 * g / kmax * link);
+}
+
 /* Fills the network terms of a phase. `stride` is the product of the mesh
  * axes inside this one (the group's chips are `stride` apart). */
 static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
@@ -124,6 +150,9 @@ static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
              inside ? "net.scaleup" : "net.scaleout");
     int sp = 0, tot = 0;
     double share = inside ? sb__torus_share(x, group, stride, &sp, &tot) : 1;
+    double t_bisect = 0;
+    if (inside && tot > 0 && strcmp(coll, "alltoall") == 0)
+        t_bisect = sb__torus_bisection(x, group, stride, S_total, up, tot);
     if (share < 1.0) {
         b *= share;
         snprintf(ph->ceiling, sizeof ph->ceiling, "net.scaleup (%d/%d axes)",
@@ -135,6 +164,10 @@ static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
         b = 1e30;
     }
     ph->t_network = S_total * sb__factor(coll, group) / (b * x->eff_net);
+    if (t_bisect / x->eff_net > ph->t_network) {
+        ph->t_network = t_bisect / x->eff_net;
+        snprintf(ph->ceiling, sizeof ph->ceiling, "net.scaleup (bisection)");
+    }
     ph->t_latency = calls * a;
 }
 

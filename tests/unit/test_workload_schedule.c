@@ -292,6 +292,14 @@ static void test_torus(void)
     CHECK(predict("moe-110b-tpu7x-4x4x4", NULL, 0, "tpu7x", &Q) == 0);
     ag = phase(&Q, "step", "fsdp all-gather");
     CHECK(ag && strcmp(ag->ceiling, "net.scaleup") == 0);
+    /* the experts' all-to-all over 8 chips of the cube (the last axis
+     * and half the middle one): g S / 4 each way across a cut of 2 g / 4
+     * links of 600/6 GB/s, S k axes / (4 up) = 4 x 3 / 4 / 600e9 S, slower
+     * than its ring share (2/3 of the links) gives */
+    const sb_phase *a2a = phase(&Q, "step", "moe dispatch all-to-all");
+    CHECK(a2a && strcmp(a2a->ceiling, "net.scaleup (bisection)") == 0);
+    if (a2a)
+        CHECK_NEAR(a2a->t_network, a2a->comm_bytes * 4 * 3 / 4 / 600e9, 1e-12);
     /* no mesh (a GPU node): the whole scale-up link */
     const char *gpu[] = {"tensor=8"};
     CHECK(predict("llama3-8b", gpu, 1, "h100-sxm", &Q) == 0);
