@@ -97,6 +97,26 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c);
  * not the CPU one, else "host" (cpu and mpi results). sb_ceil_from_run
  * takes that family's results only. */
 const char *sb_run_device_family(const sb_run *run);
+/* Sustained efficiencies a run shows against the datasheet of the
+ * machine it measured (a calibration file's figures, docs/WORKLOAD.md):
+ * matmul = compute.gemm's median over the spec's peak of its dtype (the
+ * widest-peaked dtype measured, its best size), attention =
+ * attention.paged_decode's median over the spec's memory bandwidth,
+ * memory = memory.read's median over it; network is not derived (0).
+ * Each clamped to [0.01, 1]; 0 where the run has no such result. `src`
+ * gets the account. Returns how many were found (>= 1), or SB_EINVAL when
+ * none is or the run measured another kind of machine (the host's CPU
+ * against an accelerator's spec, or the reverse). */
+enum {
+    SB_CALIB_MATMUL = 0,
+    SB_CALIB_ATTENTION,
+    SB_CALIB_MEMORY,
+    SB_CALIB_NETWORK,
+    SB_CALIB_N
+};
+int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
+                      double eff[SB_CALIB_N], char *src, size_t len,
+                      sb_err *err);
 /* Main-memory bandwidth: bw.HBM, else bw.DRAM, bw.read, bw.triad (0 when
  * none). *name receives which one. */
 double sb_ceil_main_bw(const sb_ceilings *c, const char **name);

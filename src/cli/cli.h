@@ -68,6 +68,14 @@ int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
                    struct sb_hw_spec *spec, struct sb_run *run, int *have_run,
                    char *desc, size_t len, sb_err *err);
 
+/* Writes a calibration file (docs/WORKLOAD.md) for `hardware`: the
+ * efficiencies eff[4] (matmul, attention, memory, network) that are > 0,
+ * clamped to [0.01, 1], with `source` and `notes`; to stdout when `path`
+ * is NULL. */
+int sb_cli_write_calibration(const char *path, const char *hardware,
+                             const double eff[4], const char *source,
+                             const char *notes, sb_err *err);
+
 struct sb_workload;
 /* predict's and report's one pipeline: reads the workload file, applies
  * the n `sets` (key=value), reads the workload, builds its machine from

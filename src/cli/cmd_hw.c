@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "solbench/hw.h"
+#include "solbench/output.h"
 
 static void sb__show(const sb_hw_spec *h)
 {
@@ -52,6 +54,64 @@ static void sb__show(const sb_hw_spec *h)
     printf("  source: %s\n  notes: %s\n", h->source, h->notes);
 }
 
+/* hw calibrate NAME (--run ID | --results FILE) [--db PATH] [-o FILE] */
+static int sb__calibrate(int argc, char **argv)
+{
+    const char *run_ref = NULL, *results = NULL, *db = NULL, *out = NULL,
+               *name = NULL;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        if ((m = sb_cli_opt(argc, argv, &i, "--run", &run_ref)) ||
+            (m = sb_cli_opt(argc, argv, &i, "--results", &results)) ||
+            (m = sb_cli_opt(argc, argv, &i, "--db", &db)) ||
+            (m = sb_cli_opt(argc, argv, &i, "-o", &out))) {
+            if (m < 0)
+                return 2;
+            continue;
+        }
+        if (argv[i][0] == '-' || name)
+            return sb_cli_usage("hw",
+                                "unexpected argument '%s' (usage: hw "
+                                "calibrate NAME --run ID|--results "
+                                "FILE [-o FILE])",
+                                argv[i]);
+        name = argv[i];
+    }
+    if (!name || (!run_ref && !results))
+        return sb_cli_usage("hw", "usage: hw calibrate NAME --run ID|--results "
+                                  "FILE [--db PATH] [-o FILE]");
+    sb_err err = {0};
+    struct stat os;
+    if (out && sb_cli_check_out("-o", out, &os, &err))
+        return sb_cli_error(&err);
+    sb_hw_spec h;
+    if (sb_hw_load(name, &h, &err) != 0)
+        return sb_cli_error(&err);
+    sb_ceilings c;
+    sb_run run;
+    int have = 0;
+    char desc[256], src[400];
+    int rc = sb_cli_machine(NULL, results, run_ref, db, &c, NULL, &run, &have,
+                            desc, sizeof desc, &err);
+    if (rc)
+        return sb_cli_error(&err);
+    double eff[SB_CALIB_N];
+    rc = sb_calib_from_run(&run, &h, eff, src, sizeof src, &err);
+    if (rc > 0)
+        rc = sb_cli_write_calibration(
+            out, h.name, eff, src,
+            "written by solbench hw calibrate: the run's median rates over "
+            "the datasheet's",
+            &err);
+    if (have)
+        sb_run_free(&run);
+    if (rc)
+        return sb_cli_error(&err);
+    if (out)
+        printf("calibration written to %s (%s)\n", out, src);
+    return 0;
+}
+
 int sb_cmd_hw(int argc, char **argv)
 {
     sb_err err = {0};
@@ -59,7 +119,14 @@ int sb_cmd_hw(int argc, char **argv)
         (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         printf("usage: solbench hw list        the hardware specs in data/hw\n"
                "       solbench hw show NAME   one spec: dense peaks, memory, "
-               "links, price, sources\n");
+               "links, price, sources\n"
+               "       solbench hw calibrate NAME --run ID|--results FILE "
+               "[--db PATH] [-o FILE]\n"
+               "                               the efficiencies a run of that "
+               "machine shows\n"
+               "                               against its datasheet, as a "
+               "calibration file\n"
+               "                               (predict --calibration)\n");
         return 0;
     }
     if (argc < 2 || strcmp(argv[1], "list") == 0) {
@@ -97,6 +164,10 @@ int sb_cmd_hw(int argc, char **argv)
         sb__show(&h);
         return 0;
     }
-    return sb_cli_usage("hw", "unknown subcommand '%s' (list | show NAME)",
+    if (strcmp(argv[1], "calibrate") == 0)
+        return sb__calibrate(argc, argv);
+    return sb_cli_usage("hw",
+                        "unknown subcommand '%s' (list | show NAME | "
+                        "calibrate NAME)",
                         argv[1]);
 }

@@ -3,7 +3,6 @@
  * trace held against a machine model (docs/TRACE.md).
  */
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,46 +319,33 @@ static int write_calibration(const sb_trace *t, const sb_tr_analysis *a,
     sb_tr_efficiencies(a, eff, ts, n);
     static const char *const key[SB_TR_EFF_N] = {"matmul", "attention",
                                                  "memory", "network"};
-    json_t *doc = json_object();
-    json_object_set_new(doc, "hardware", json_string(spec));
     char src[400];
     size_t l = (size_t)snprintf(src, sizeof src, "trace %s:", t->label);
     int kinds = 0;
     for (int k = 0; k < SB_TR_EFF_N; k++) {
-        if (!(ts[k] > 0))
+        if (!(ts[k] > 0)) {
+            eff[k] = 0; /* none: left out of the file */
             continue;
-        /* a calibration's range: (0, 1] */
-        double e = eff[k] < 0.01 ? 0.01 : eff[k] > 1 ? 1 : eff[k];
-        json_object_set_new(doc, key[k], json_real(round(e * 1000) / 1000));
+        }
         if (l < sizeof src)
             l += (size_t)snprintf(
                 src + l, sizeof src - l, "%s %s %.3f over %ld ops (%.3g s)",
                 kinds ? ";" : "", key[k], eff[k], n[k], ts[k]);
+        eff[k] = eff[k] < 0.01 ? 0.01 : eff[k]; /* placed: kept */
         kinds++;
     }
-    if (!kinds) {
-        json_decref(doc);
+    if (!kinds)
         return sb_fail(err, SB_EINVAL,
                        "--calibration-out %s: no op of the trace could be "
                        "placed under a ceiling of %s",
                        path, spec);
-    }
-    json_object_set_new(doc, "source", json_string(src));
-    json_object_set_new(doc, "notes",
-                        json_string("written by solbench trace show "
-                                    "--calibration-out: the time the ops "
-                                    "would take at their ceilings over the "
-                                    "time they took"));
-    FILE *f;
-    int rc = sb_file_fopen(path, "w", &f, err);
-    if (rc == 0) {
-        rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        if (fclose(f) != 0 || rc)
-            rc = sb_fail(err, SB_EIO, "%s: cannot write the calibration", path);
-        else
-            printf("calibration written to %s (%s)\n", path, src);
-    }
-    json_decref(doc);
+    int rc = sb_cli_write_calibration(
+        path, spec, eff, src,
+        "written by solbench trace show --calibration-out: the time the ops "
+        "would take at their ceilings over the time they took",
+        err);
+    if (rc == 0)
+        printf("calibration written to %s (%s)\n", path, src);
     return rc;
 }
 

@@ -5,10 +5,12 @@
  * pipeline from a workload file to a workload and its machine that
  * predict and report share (sb_cli_workload).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/store.h"
 #include "solbench/predict.h"
@@ -98,5 +100,39 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
         *doc_out = doc;
     else
         json_decref(doc);
+    return rc;
+}
+
+int sb_cli_write_calibration(const char *path, const char *hardware,
+                             const double eff[4], const char *source,
+                             const char *notes, sb_err *err)
+{
+    static const char *const key[4] = {"matmul", "attention", "memory",
+                                       "network"};
+    json_t *doc = json_object();
+    json_object_set_new(doc, "hardware", json_string(hardware));
+    for (int k = 0; k < 4; k++)
+        if (eff[k] > 0) {
+            /* a calibration's range: [0.01, 1] */
+            double e = eff[k] < 0.01 ? 0.01 : eff[k] > 1 ? 1 : eff[k];
+            json_object_set_new(doc, key[k], json_real(round(e * 1000) / 1000));
+        }
+    json_object_set_new(doc, "source", json_string(source));
+    json_object_set_new(doc, "notes", json_string(notes));
+    int rc = 0;
+    if (!path) {
+        rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        fputc('\n', stdout);
+    } else {
+        FILE *f;
+        rc = sb_file_fopen(path, "w", &f, err);
+        if (rc == 0) {
+            rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            if (fclose(f) != 0 || rc)
+                rc = sb_fail(err, SB_EIO, "%s: cannot write the calibration",
+                             path);
+        }
+    }
+    json_decref(doc);
     return rc;
 }

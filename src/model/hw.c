@@ -532,6 +532,73 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
     return count;
 }
 
+int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
+                      double eff[SB_CALIB_N], char *src, size_t len,
+                      sb_err *err)
+{
+    const char *family = sb_run_device_family(run);
+    bool host = strcmp(family, "host") == 0;
+    if (host != (strcmp(hw->kind, "cpu") == 0))
+        return sb_fail(err, SB_EINVAL,
+                       "run %s measured %s, but %s is a %s spec: a run "
+                       "calibrates the datasheet of the machine it measured",
+                       run->run_id, host ? "the host's CPU" : "an accelerator",
+                       hw->name, hw->kind);
+    double bw = hw->n_levels ? hw->level[hw->n_levels - 1].bw_Bps : 0;
+    double best_peak = 0;
+    for (int k = 0; k < SB_CALIB_N; k++)
+        eff[k] = 0;
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        if (r->skipped || !r->valid || !sb__in_family(r, family))
+            continue;
+        const sb_pval *dt = sb_p_find(&r->params, "dtype");
+        const sb_pval *shape = sb_p_find(&r->params, "shape");
+        if (strcmp(r->bench, "compute.gemm") == 0 &&
+            !(shape && strcmp(shape->text, "decode") == 0)) {
+            /* the sustained (median) rate of the widest-peaked dtype the
+             * run measured, at its best size */
+            double peak = sb_hw_peak(hw, dt ? dt->text : "fp64");
+            double f = sb__metric(r, "GFLOPs") * 1e9;
+            if (!(f > 0))
+                f = sb__metric(r, "TFLOPs") * 1e12;
+            if (!(peak > 0) || !(f > 0) || peak < best_peak)
+                continue;
+            if (peak > best_peak)
+                eff[SB_CALIB_MATMUL] = 0;
+            best_peak = peak;
+            eff[SB_CALIB_MATMUL] = fmax(eff[SB_CALIB_MATMUL], f / peak);
+        } else if (strcmp(r->bench, "memory.read") == 0 && bw > 0) {
+            eff[SB_CALIB_MEMORY] =
+                fmax(eff[SB_CALIB_MEMORY], sb__metric(r, "GBps") * 1e9 / bw);
+        } else if (strcmp(r->bench, "attention.paged_decode") == 0 && bw > 0) {
+            eff[SB_CALIB_ATTENTION] =
+                fmax(eff[SB_CALIB_ATTENTION], sb__metric(r, "GBps") * 1e9 / bw);
+        }
+    }
+    int n = 0;
+    size_t l = (size_t)snprintf(
+        src, len, "run %s against the %s datasheet:", run->run_id, hw->name);
+    static const char *const what[SB_CALIB_N] = {
+        "compute.gemm median", "attention.paged_decode median",
+        "memory.read median", ""};
+    for (int k = 0; k < SB_CALIB_N; k++) {
+        if (!(eff[k] > 0))
+            continue;
+        if (l < len)
+            l += (size_t)snprintf(src + l, len - l, "%s %s %.3f", n ? ";" : "",
+                                  what[k], eff[k]);
+        eff[k] = fmin(1.0, fmax(0.01, eff[k]));
+        n++;
+    }
+    if (!n)
+        return sb_fail(err, SB_EINVAL,
+                       "run %s has no result that calibrates a ceiling "
+                       "(compute.gemm, memory.read, attention.paged_decode)",
+                       run->run_id);
+    return n;
+}
+
 double sb_ceil_main_bw(const sb_ceilings *c, const char **name)
 {
     static const char *order[] = {"bw.HBM", "bw.DRAM", "bw.read", "bw.triad"};

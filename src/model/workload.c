@@ -842,7 +842,9 @@ int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
     if (!rc)
         rc =
             sb__str(&rd, doc, "hardware", "$", NULL, "", hwname, sizeof hwname);
-    if (!rc && hwname[0] && w->hw_spec[0] && strcmp(hwname, w->hw_spec) != 0) {
+    /* (a spec given as a file is named inside it: not checked here) */
+    if (!rc && hwname[0] && w->hw_spec[0] && !strchr(w->hw_spec, '/') &&
+        strcmp(hwname, w->hw_spec) != 0) {
         rc = sb__bad(&rd, "$.hardware",
                      "'%s', but the machine model is the %s datasheet", hwname,
                      w->hw_spec);

@@ -242,4 +242,36 @@ for c in "roofline --run last" "predict llama3-8b --run last" \
     fi
 done
 expect 2 "--db needs a value" -- sbh roofline --run last --db
+
+# hw calibrate: a run's median rates over the datasheet of the machine it
+# measured, as a calibration file predict reads; a CPU run against a GPU
+# datasheet is refused
+cat >"$T/cpu-spec.json" <<'JSON'
+{"name": "test-cpu", "title": "a test CPU", "kind": "cpu",
+ "peak_tflops": {"fp32": 100},
+ "memory": [{"level": "DRAM", "GBps": 10000, "GB": 24}],
+ "source": "a spec for the test", "notes": "far above any real CPU"}
+JSON
+if "$SB" run --bench memory.read,compute.gemm --backend cpu -p memory.read:size=4MiB \
+        -p compute.gemm:n=256 -p compute.gemm:dtype=fp32 --min-time 0.02 --repeat 3 \
+        --no-store --json "$T/cal-run.json" >"$T/cal-run.out" 2>&1; then
+    expect 0 'calibration written to .*cal\.json .*compute\.gemm median .*memory\.read median' -- \
+        "$SB" hw calibrate "$T/cpu-spec.json" --results "$T/cal-run.json" -o "$T/cal.json"
+    python3 - "$T/cal.json" <<'PY' && ok "hw calibrate: the efficiencies of a run" || bad "hw calibrate file: $(cat "$T/cal.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["hardware"] == "test-cpu", d
+# a 256^3 GEMM and a 4 MiB read against 100 TFLOP/s and 10 TB/s: far under
+assert 0.01 <= d["matmul"] < 0.5 and 0.01 <= d["memory"] < 0.5, d
+assert "attention" not in d and "network" not in d, d
+PY
+    expect 0 'speed of light vs calibrated \(efficiencies matmul' -- \
+        "$SB" predict llama3-8b --hw "$T/cpu-spec.json" --calibration "$T/cal.json" \
+        --set chips=1 --set fsdp=1
+    expect 2 "measured the host's CPU, but h100-sxm is a gpu spec" -- \
+        "$SB" hw calibrate h100-sxm --results "$T/cal-run.json"
+else
+    bad "the run for hw calibrate failed"; tail -5 "$T/cal-run.out"
+fi
+expect 2 'usage: hw calibrate NAME' -- "$SB" hw calibrate h100-sxm
 exit $fail

@@ -331,6 +331,34 @@ int main(void)
     CHECK(sb_ceil_from_run(&run, &m5) == 2);
     CHECK_NEAR(sb_ceil_get(&m5, "bw.read"), 800e9, 1e-9);
     CHECK_NEAR(sb_ceil_get(&m5, "mem.bytes"), 16e9, 1e-9);
+    /* A calibration from that run against a TPU datasheet: the median
+     * rates over the datasheet's (v5e: 819 GB/s HBM) */
+    sb_hw_spec tpu;
+    sb_err e2 = {0};
+    CHECK(sb_hw_load("tpu-v5e", &tpu, &e2) == 0);
+    double eff[SB_CALIB_N];
+    char src[400];
+    a = sb_results_push(&run.results);
+    sb_result_init(a, "compute.gemm", "compute", "pjrt");
+    a->valid = true;
+    param(a, "dtype", "bf16", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs", 150e3, "GFLOP/s");
+    sb_result_metric(a, "GFLOPs_best", 170e3, "GFLOP/s");
+    a = sb_results_push(&run.results);
+    sb_result_init(a, "memory.read", "memory", "pjrt");
+    a->valid = true;
+    sb_result_metric(a, "GBps", 700.0, "GB/s");
+    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 2);
+    CHECK_NEAR(eff[SB_CALIB_MATMUL], 150e12 / 197e12, 1e-12);
+    CHECK_NEAR(eff[SB_CALIB_MEMORY], 700.0 / 819.0, 1e-12);
+    CHECK(eff[SB_CALIB_ATTENTION] == 0 && eff[SB_CALIB_NETWORK] == 0);
+    CHECK(strstr(src, "tpu-v5e") != NULL);
+    /* the host's run against a TPU's datasheet: refused */
+    json_object_set_new(run.system, "pjrt",
+                        json_pack("{s:s}", "platform", "cpu"));
+    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) ==
+          SB_EINVAL);
+    CHECK(strstr(e2.msg, "host's CPU") != NULL);
     sb_run_free(&run);
     CHECK(strcmp(sb_ceil_unit("gemv.bf16"), "B/s") == 0);
     CHECK(strcmp(sb_ceil_unit("gemm.fp32"), "FLOP/s") == 0);
