@@ -43,6 +43,9 @@ typedef struct sb__ctx {
     double p_qkv, p_o; /* per layer */
     int ndims;         /* torus mesh (topology.mesh), innermost last */
     double dims[8];
+    /* phases that run once a step, not once a microbatch: a collective's
+     * share of a microbatch's compute it can hide behind, 1 for work */
+    double once[SB_WL_MAX_PHASES];
     int Ls;            /* layers of the fullest pipeline stage */
     double stage_frac; /* its share of the weights over an even stage's */
     double dense_layers_chip, moe_layers_chip;
@@ -60,58 +63,57 @@ static double sb__factor(const char *coll, int g)
     return g <= 1 || op < 0 ? 0.0 : sb_net_busbw_factor((sb_netop)op, g);
 }
 
-/* The share of a chip's scale-up links a group uses on a torus mesh: the
- * axes of the mesh it spans over the mesh's axes (a ring runs over the
- * links of the axes it spans; a 1-D group on a 3-D torus has 2 of its 6).
- * The group's chips are `stride` apart in the mesh's linear order, the
- * last axis innermost; 1 with no mesh. *spanned and *total (may be NULL)
- * get the counts. */
-static double sb__torus_share(const sb__ctx *x, int group, int stride,
-                              int *spanned_out, int *total_out)
+/* How a group lies on the torus mesh (topology.mesh, the last axis
+ * innermost; its chips `stride` apart in the mesh's linear order): the
+ * axes it spans, the mesh's axes (of more than one chip), and the most
+ * chips it covers along one axis. */
+typedef struct sb__span {
+    int spanned, total;
+    double kmax;
+} sb__span;
+
+static sb__span sb__torus_span(const sb__ctx *x, int group, int stride)
 {
-    int spanned = 0, total = 0;
+    sb__span sp = {0, 0, 0};
     double lo = stride, hi = (double)stride * group, cum = 1;
     for (int i = x->ndims - 1; i >= 0; i--) {
         double d = x->dims[i];
         if (d > 1) {
-            total++;
-            if (hi > cum && lo < cum * d)
-                spanned++;
+            sp.total++;
+            if (hi > cum && lo < cum * d) {
+                sp.spanned++;
+                sp.kmax = fmax(sp.kmax, fmin(hi, cum * d) / fmax(lo, cum));
+            }
         }
         cum *= d;
     }
-    if (spanned_out)
-        *spanned_out = spanned;
-    if (total_out)
-        *total_out = total;
-    return x->ndims >= 2 && total > 0 && spanned > 0 ? (double)spanned / total
-                                                     : 1.0;
+    return sp;
 }
 
-/* The time an all-to-all of S bytes a chip (S_total over all calls) takes
- * to cross the bisection of the torus its group spans: half the group
- * sends to the other half, g S / 4 each way, over the links that cut the
- * longest axis it spans (each of its g / k_max rings cut in 2 places: 2 g
- * / k_max links each way), each link the chip's scale-up bandwidth `up`
- * over its 2 links an axis. */
-static double sb__torus_bisection(const sb__ctx *x, int group, int stride,
-                                  double S_total, double up, int axes)
+/* The share of a chip's scale-up links a group uses: the axes it spans
+ * over the mesh's (a ring runs over the links of the axes it spans; a 1-D
+ * group on a 3-D torus has 2 of its 6); 1 with no mesh. */
+static double sb__torus_share(const sb__ctx *x, const sb__span *sp)
 {
-    double lo = stride, hi = (double)stride * group, cum = 1, kmax = 0;
-    for (int i = x->ndims - 1; i >= 0; i--) {
-        double d = x->dims[i];
-        if (d > 1 && hi > cum && lo < cum * d) {
-            /* the part of this axis the group covers */
-            double from = fmax(lo, cum), to = fmin(hi, cum * d);
-            kmax = fmax(kmax, to / from);
-        }
-        cum *= d;
-    }
-    if (!(kmax > 2))
-        return 0; /* a ring of 2: no bisection beyond its links */
-    double link = up / (2.0 * axes);
+    return x->ndims >= 2 && sp->total > 0 && sp->spanned > 0
+               ? (double)sp->spanned / sp->total
+               : 1.0;
+}
+
+/* The time an all-to-all of S_total bytes a chip takes to cross the
+ * bisection of the torus its group spans: half the group sends to the
+ * other half, g S / 4 each way, over the links that cut the longest axis
+ * it spans (each of its g / k_max rings cut in 2 places: 2 g / k_max
+ * links each way), each link the chip's scale-up bandwidth `up` over its
+ * 2 links an axis; 0 for a ring of 2 or no mesh. */
+static double sb__torus_bisection(const sb__span *sp, int group, double S_total,
+                                  double up)
+{
+    if (!(sp->kmax > 2) || sp->total < 1)
+        return 0;
+    double link = up / (2.0 * sp->total);
     double g = group;
-    return (g * S_total / 4.0) / (2.0 * g / kmax * link);
+    return (g * S_total / 4.0) / (2.0 * g / sp->kmax * link);
 }
 
 /* Fills the network terms of a phase. `stride` is the product of the mesh
@@ -148,15 +150,16 @@ static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
                                         : "net.scaleout.alpha_s");
     snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
              inside ? "net.scaleup" : "net.scaleout");
-    int sp = 0, tot = 0;
-    double share = inside ? sb__torus_share(x, group, stride, &sp, &tot) : 1;
-    double t_bisect = 0;
-    if (inside && tot > 0 && strcmp(coll, "alltoall") == 0)
-        t_bisect = sb__torus_bisection(x, group, stride, S_total, up, tot);
+    sb__span sp =
+        inside ? sb__torus_span(x, group, stride) : (sb__span){0, 0, 0};
+    double share = sb__torus_share(x, &sp);
+    double t_bisect = strcmp(coll, "alltoall") == 0
+                          ? sb__torus_bisection(&sp, group, S_total, up)
+                          : 0;
     if (share < 1.0) {
         b *= share;
         snprintf(ph->ceiling, sizeof ph->ceiling, "net.scaleup (%d/%d axes)",
-                 sp, tot);
+                 sp.spanned, sp.total);
     }
     if (!(b > 0)) {
         /* No network in the machine model: a single host; say so. */
@@ -198,6 +201,13 @@ static sb_phase *sb__add(sb__ctx *x, const char *name, int work)
 static sb_phase *sb__add_comm(sb__ctx *x, const char *name, int comm_kind)
 {
     return sb__add_kind(x, name, SB_WORK_VECTOR, comm_kind);
+}
+
+/* Marks a phase of the step as run once a step (see sb__ctx.once). */
+static void sb__once(sb__ctx *x, const sb_phase *ph, double window)
+{
+    if (ph)
+        x->once[ph - x->p->ph] = window;
 }
 
 /* Parts of a layer, for what a remat policy recomputes. */
@@ -361,9 +371,7 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
     double pk = x->pk[ph->work] * x->eff[ph->work];
     bool gemv = x->bw_gemv > 0 && sb__decode_matmul(ph);
     double bw = (gemv ? x->bw_gemv : x->bw) *
-                (ph->work == SB_WORK_ATTENTION ? x->eff[ph->work]
-                 : ph->work == SB_WORK_MATMUL  ? fmin(x->eff_mem, 1.0)
-                                               : x->eff_mem);
+                (ph->work == SB_WORK_ATTENTION ? x->eff[ph->work] : x->eff_mem);
     ph->peak_flops = pk;
     ph->bw_Bps = bw;
     ph->t_compute = ph->flops > 0 ? ph->flops / pk : 0;
@@ -616,6 +624,8 @@ static void sb__train(sb__ctx *x)
     double reduces = w->zero == 1 ? 1.0 : mb;
     if (w->fsdp > 1 &&
         (ph = sb__add_comm(x, "fsdp all-gather", SB_COMM_FSDP))) {
+        if (w->zero < 3) /* after the update, before the first forward */
+            sb__once(x, ph, 1.0 / 3.0);
         sb__net(x, ph, "allgather", w->fsdp, w->tensor * w->context,
                 dense_unsh * w->w_bytes * gathers, x->Ls * gathers);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
@@ -630,6 +640,8 @@ static void sb__train(sb__ctx *x)
     }
     if (w->fsdp > 1 &&
         (ph = sb__add_comm(x, "fsdp reduce-scatter", SB_COMM_FSDP))) {
+        if (w->zero == 1) /* during the last microbatch's backward */
+            sb__once(x, ph, 2.0 / 3.0);
         sb__net(x, ph, "reduce_scatter", w->fsdp, w->tensor * w->context,
                 dense_unsh * w->g_bytes * reduces, x->Ls * reduces);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
@@ -647,6 +659,7 @@ static void sb__train(sb__ctx *x)
     if ((w->data > 1 || (x->dp_e > 1 && exp_chip > 0)) &&
         (ph = sb__add_comm(x, "data-parallel gradient all-reduce",
                            SB_COMM_DP))) {
+        sb__once(x, ph, 2.0 / 3.0);
         if (w->data > 1)
             sb__net(x, ph, "allreduce", w->data,
                     w->tensor * w->context * w->fsdp, dense_chip * w->g_bytes,
@@ -667,6 +680,7 @@ static void sb__train(sb__ctx *x)
     if (w->context > 1 &&
         (ph = sb__add_comm(x, "context-parallel gradient all-reduce",
                            SB_COMM_DP))) {
+        sb__once(x, ph, 2.0 / 3.0);
         /* weights are whole on every chip of a context group: their
          * gradients (the shard each holds) are summed over it once a
          * step */
@@ -674,6 +688,7 @@ static void sb__train(sb__ctx *x)
                 (dense_chip + exp_chip) * w->g_bytes, x->Ls);
     }
     if ((ph = sb__add(x, "optimizer update", SB_WORK_VECTOR))) {
+        sb__once(x, ph, 1.0);
         double params_chip = dense_chip + exp_chip;
         double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
                         : strcmp(w->optimizer, "sgd") == 0 ? 1.0
@@ -691,6 +706,8 @@ static void sb__train(sb__ctx *x)
                 sb__add_comm(x, "optimizer offload transfer", SB_COMM_HOST);
             if (o)
                 o->host_bytes = params_chip * (w->g_bytes + w->w_bytes);
+            sb__once(x, o, 2.0 / 3.0); /* gradients stream out during the
+                                           last backward */
         }
     }
     /* Time every phase, then the pipeline bubble: (PP - 1) / (microbatches
@@ -702,7 +719,7 @@ static void sb__train(sb__ctx *x)
     for (int i = 0; i < p->n; i++) {
         sb_phase *q = &p->ph[i];
         sb__time(x, q);
-        if (q->comm_kind < 0 && strcmp(q->name, "optimizer update") != 0)
+        if (q->comm_kind < 0 && !(x->once[i] > 0))
             comp += q->t; /* the update runs once, after the microbatches */
         else if (q->comm_kind == SB_COMM_TP || q->comm_kind == SB_COMM_EP)
             comp += (1.0 - q->hidden) * q->t;
@@ -717,19 +734,9 @@ static void sb__train(sb__ctx *x)
      * behind the first microbatch's forward (1/3); one that runs every
      * microbatch (ZeRO-3, reduce-scatters of ZeRO-2) behind the whole
      * step. */
-    double per_mb = comp / mb;
-    for (int i = 0; i < p->n; i++) {
-        sb_phase *q = &p->ph[i];
-        if (strcmp(q->name, "optimizer offload transfer") == 0)
-            q->hide_cap = 2.0 / 3.0 * per_mb; /* gradients stream out
-                                                during the last backward */
-        else if (strcmp(q->name, "data-parallel gradient all-reduce") == 0 ||
-                 strcmp(q->name, "context-parallel gradient all-reduce") == 0 ||
-                 (strcmp(q->name, "fsdp reduce-scatter") == 0 && w->zero == 1))
-            q->hide_cap = 2.0 / 3.0 * per_mb;
-        else if (strcmp(q->name, "fsdp all-gather") == 0 && w->zero < 3)
-            q->hide_cap = per_mb / 3.0;
-    }
+    for (int i = 0; i < p->n; i++)
+        if (p->ph[i].comm_kind >= 0 && x->once[i] > 0)
+            p->ph[i].hide_cap = x->once[i] * comp / mb;
     p->tokens_per_step = tokens_step;
 }
 

@@ -291,12 +291,11 @@ static bool sb__field_in(const char *keys, const char *k)
     return false;
 }
 
-/* Refuses keys the format does not define: a misspelt optional field
- * would otherwise be ignored without a word. */
-static int sb__known(const sb__rd *rd, json_t *o, const char *path,
-                     bool inference)
+/* Refuses keys not among `keys` ("a|b|c") in the object at `path`: a
+ * misspelt optional field would otherwise be ignored without a word. */
+static int sb__known_keys(const sb__rd *rd, json_t *o, const char *path,
+                          const char *keys)
 {
-    const char *keys = sb__fields_of(path, inference);
     const char *k;
     json_t *v;
     json_object_foreach(o, k, v)
@@ -308,6 +307,26 @@ static int sb__known(const sb__rd *rd, json_t *o, const char *path,
         }
     }
     return 0;
+}
+
+/* The same for an object of the workload format. */
+static int sb__known(const sb__rd *rd, json_t *o, const char *path,
+                     bool inference)
+{
+    return sb__known_keys(rd, o, path, sb__fields_of(path, inference));
+}
+
+/* The efficiencies of a calibration (the workload's `calibration` or a
+ * calibration file) at `path`: matmul, attention, memory, network, each in
+ * [0.01, 1], 0 where absent. */
+static int sb__effs(const sb__rd *rd, json_t *o, const char *path, double e[4])
+{
+    static const char *const names[4] = {"matmul", "attention", "memory",
+                                         "network"};
+    int rc = 0;
+    for (int i = 0; i < 4 && !rc; i++)
+        rc = sb__num(rd, o, names[i], path, 0.01, 1, 0, &e[i]);
+    return rc;
 }
 
 /* ---- the document -------------------------------------------------------- */
@@ -568,14 +587,12 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
         return rc;
     if (cal) {
         TRY(sb__known(rd, cal, "$.calibration", false));
-        TRY(sb__num(rd, cal, "matmul", "$.calibration", 0.01, 1, 0,
-                    &w->eff_matmul));
-        TRY(sb__num(rd, cal, "attention", "$.calibration", 0.01, 1, 0,
-                    &w->eff_attention));
-        TRY(sb__num(rd, cal, "memory", "$.calibration", 0.01, 1, 0,
-                    &w->eff_memory));
-        TRY(sb__num(rd, cal, "network", "$.calibration", 0.01, 1, 0,
-                    &w->eff_network));
+        double e[4];
+        TRY(sb__effs(rd, cal, "$.calibration", e));
+        w->eff_matmul = e[0];
+        w->eff_attention = e[1];
+        w->eff_memory = e[2];
+        w->eff_network = e[3];
         TRY(sb__str(rd, cal, "source", "$.calibration", NULL,
                     "the workload's calibration", w->calib_source,
                     sizeof w->calib_source));
@@ -808,37 +825,27 @@ int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
         if (stat(path, &st) != 0)
             return 0; /* none for this hardware: speed of light only */
     }
+    /* read once: the text gives errors their line and column */
+    char *text = sb__slurp(path);
+    if (!text)
+        return sb_fail(err, SB_EIO, "%s: cannot read the calibration", path);
     json_error_t je;
-    FILE *f;
-    int rc = sb_file_fopen(path, "rb", &f, err);
-    if (rc)
-        return rc;
-    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-    fclose(f);
-    if (!doc)
+    json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!doc) {
+        free(text);
         return sb_fail(err, SB_EINVAL, "%s: line %d, column %d: %s", path,
                        je.line, je.column, je.text);
-    char *text = sb__slurp(path);
+    }
     sb__rd rd = {path, text, err, NULL, 0};
-    rc = 0;
+    int rc = 0;
     if (!json_is_object(doc)) {
         rc = sb__bad(&rd, "$", "a calibration must be a JSON object");
         goto out;
     }
-    static const char keys[] = "hardware|matmul|attention|memory|network|"
-                               "source|notes";
-    const char *k;
-    json_t *v;
-    json_object_foreach(doc, k, v)
-    {
-        if (!sb__field_in(keys, k)) {
-            char p2[128];
-            snprintf(p2, sizeof p2, "$.%s", k);
-            rc = sb__bad(&rd, p2, "unknown field (known here: %s)", keys);
-            goto out;
-        }
-    }
     char hwname[48] = "";
+    rc = sb__known_keys(&rd, doc, "$",
+                        "hardware|matmul|attention|memory|network|source|"
+                        "notes");
     if (!rc)
         rc =
             sb__str(&rd, doc, "hardware", "$", NULL, "", hwname, sizeof hwname);
@@ -852,17 +859,14 @@ int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
     }
     if (rc)
         goto out;
-    double e[4] = {0};
-    static const char *const names[4] = {"matmul", "attention", "memory",
-                                         "network"};
+    double e[4];
     double *dst[4] = {&w->eff_matmul, &w->eff_attention, &w->eff_memory,
                       &w->eff_network};
     bool had = sb_workload_calibrated(w);
-    for (int i = 0; i < 4 && !rc; i++) {
-        rc = sb__num(&rd, doc, names[i], "$", 0.01, 1, 0, &e[i]);
-        if (!rc && !(*dst[i] > 0))
+    rc = sb__effs(&rd, doc, "$", e);
+    for (int i = 0; i < 4 && !rc; i++)
+        if (!(*dst[i] > 0)) /* the workload's own come first */
             *dst[i] = e[i];
-    }
     char src[400] = "";
     if (!rc)
         rc = sb__str(&rd, doc, "source", "$", NULL, "", src, sizeof src);
