@@ -1,5 +1,6 @@
 # solbench — two commands do all set-up on a fresh Debian machine:
 #   make run    installs what is missing, builds, runs the quick suite here
+#               and a short validation (a reference LLM against predict)
 #   make test   the same set-up, then the whole test suite (ctest)
 #
 # Overridable: BUILD (build folder), BUILD_TYPE, CMAKE_ARGS, CC, RUN_ARGS.
@@ -30,6 +31,7 @@ build: deps
 run: build
 	./$(BUILD)/solbench sysinfo
 	./$(BUILD)/solbench run $(RUN_ARGS)
+	./$(BUILD)/solbench validate --quick
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j 1

@@ -18,6 +18,7 @@
 #include "bench/attention/attention.def"
 #include "bench/moe/moe.def"
 #include "bench/ops/ops.def"
+#include "bench/llm/llm.def"
 #include "bench/network/network.def"
 #undef SB_BENCH
 
@@ -29,13 +30,14 @@ static const sb_bench *const every[] = {
 #include "bench/attention/attention.def"
 #include "bench/moe/moe.def"
 #include "bench/ops/ops.def"
+#include "bench/llm/llm.def"
 #include "bench/network/network.def"
     NULL};
 #undef SB_BENCH
 
-static const char *const areas[] = {"compute",   "memory", "transfer",
-                                    "attention", "moe",    "ops",
-                                    "network",   NULL};
+static const char *const areas[] = {"compute",   "memory",  "transfer",
+                                    "attention", "moe",     "ops",
+                                    "llm",       "network", NULL};
 
 /* The definitions this build has an impl of, in run order. */
 static const sb_bench *registry[sizeof every / sizeof every[0]];

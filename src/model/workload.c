@@ -352,6 +352,23 @@ const double sb_overlap_default[SB_COMM_N] = {1.0, 1.0, 0.0, 0.5,
 
 /* $.overlap: "none", "full", "auto", or an object of hidden fractions per
  * kind (the others from "auto"). */
+/* $.hardware, when the workload names its machine: a spec or a run. */
+static int sb__hardware(const sb__rd *rd, json_t *hw, sb_workload *w)
+{
+    int rc;
+    TRY(sb__known(rd, hw, "$.hardware", false));
+    TRY(sb__str(rd, hw, "spec", "$.hardware", NULL, "", w->hw_spec,
+                sizeof w->hw_spec));
+    TRY(sb__str(rd, hw, "run", "$.hardware", NULL, "", w->hw_run,
+                sizeof w->hw_run));
+    if (!w->hw_spec[0] && !w->hw_run[0])
+        return sb__bad(rd, "$.hardware.spec",
+                       "missing (a data/hw spec name, "
+                       "or hardware.run: a results file)");
+    return sb__num(rd, hw, "price_per_chip_hour", "$.hardware", 0, 1e6, 0,
+                   &w->price_chip_hour);
+}
+
 static int sb__overlap(const sb__rd *rd, json_t *doc, sb_workload *w)
 {
     int rc;
@@ -567,20 +584,13 @@ static int sb__read(const sb__rd *rd, json_t *doc, sb_workload *w)
     TRY(sb__str(rd, top, "mesh", "$.topology", NULL, "", w->mesh,
                 sizeof w->mesh));
 
-    json_t *hw = sb__obj(rd, doc, "hardware", "$.hardware", true, &rc);
-    if (!hw)
+    /* optional: without it, the machine is the command's (--hw, --run,
+     * --results; validate measures its own) */
+    json_t *hw = sb__obj(rd, doc, "hardware", "$.hardware", false, &rc);
+    if (rc)
         return rc;
-    TRY(sb__known(rd, hw, "$.hardware", false));
-    TRY(sb__str(rd, hw, "spec", "$.hardware", NULL, "", w->hw_spec,
-                sizeof w->hw_spec));
-    TRY(sb__str(rd, hw, "run", "$.hardware", NULL, "", w->hw_run,
-                sizeof w->hw_run));
-    if (!w->hw_spec[0] && !w->hw_run[0])
-        return sb__bad(rd, "$.hardware.spec",
-                       "missing (a data/hw spec name, "
-                       "or hardware.run: a results file)");
-    TRY(sb__num(rd, hw, "price_per_chip_hour", "$.hardware", 0, 1e6, 0,
-                &w->price_chip_hour));
+    if (hw)
+        TRY(sb__hardware(rd, hw, w));
     TRY(sb__overlap(rd, doc, w));
     json_t *cal = sb__obj(rd, doc, "calibration", "$.calibration", false, &rc);
     if (rc)

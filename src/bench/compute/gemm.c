@@ -303,8 +303,8 @@ static const sb_param_def gemm_params[] = {
     {"lib", SB_P_STR, "auto", 0, 0, "auto|openblas|onednn",
      "GEMM library; auto = the fastest on this point, timed"},
     {"shape", SB_P_STR, "square", 0, 0, "square|llm|decode",
-     "square: M = N = K = n; llm: M = tokens, K = d_model, N = 4 d_model; "
-     "decode: M = batch, K = d_model, N = ffn"},
+     "square: M = N = K = n; llm: M = tokens, K = d_model, N = ffn "
+     "(4 d_model when 0); decode: M = batch, K = d_model, N = ffn"},
     {"n", SB_P_INT, "1024", 1, 1048576, NULL, "square: the matrix order"},
     {"m", SB_P_INT, "0", 0, 16777216, NULL,
      "square: rows of A and C when not n (0 = n)"},
@@ -317,8 +317,8 @@ static const sb_param_def gemm_params[] = {
     {"batch", SB_P_INT, "1", 1, 4096, NULL,
      "decode: sequences decoding at once, one token each (M)"},
     {"ffn", SB_P_INT, "0", 0, 1048576, NULL,
-     "decode: columns of the weight matrix (N); 0 = enough that the "
-     "weights are 4x the last-level cache"},
+     "llm, decode: columns of the weight matrix (N); 0 = llm: 4 d_model, "
+     "decode: enough that the weights are 4x the last-level cache"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static bool is_decode(const sb_params *p)

@@ -39,7 +39,9 @@ int sb_gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
     if (strcmp(shape, "llm") == 0) {
         *m = sb_p_int(p, "tokens");
         *k = sb_p_int(p, "d_model");
-        *n = 4 * *k;
+        /* a model's own up-projection width where the backend takes it */
+        *n = sb_p_find(p, "ffn") && sb_p_int(p, "ffn") ? sb_p_int(p, "ffn")
+                                                       : 4 * *k;
     } else if (strcmp(shape, "decode") == 0) {
         int dt = sb_dtype_parse(sb_p_str(p, "dtype"));
         *m = sb_p_int(p, "batch");

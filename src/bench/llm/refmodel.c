@@ -1,0 +1,1193 @@
+/*
+ * refmodel.c — the reference decoder of refmodel.h: weights, the paged KV
+ * cache, one serving iteration timed per phase, and the same model in
+ * double precision.
+ */
+#include "bench/llm/refmodel.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/attn_cpu.h"
+#include "backend/cpu/cpu_gemm.h"
+#include "bench/ops/ops_cpu.h"
+#include "solbench/moe.h"
+#include "solbench/ops.h"
+#include "solbench/timer.h"
+#include "solbench/util.h"
+
+/* ---- configuration ------------------------------------------------------ */
+
+static const char *const sb__phase_names[SB_REF_NPH] = {
+    "embedding", "qkv projection", "attention core", "output projection",
+    "mlp",       "router",         "experts",        "norms & elementwise",
+    "lm head"};
+
+const char *sb_ref_phase_name(int ph)
+{
+    return ph >= 0 && ph < SB_REF_NPH ? sb__phase_names[ph] : "?";
+}
+
+bool sb_ref_layer_is_moe(const sb_ref_config *c, int l)
+{
+    return c->experts > 0 && l >= c->moe_first &&
+           (l - c->moe_first) % (c->moe_every > 0 ? c->moe_every : 1) == 0;
+}
+
+static int sb__range(const char *what, long v, long lo, long hi, sb_err *err)
+{
+    if (v < lo || v > hi)
+        return sb_fail(err, SB_EINVAL,
+                       "reference model: %s = %ld: expected %ld .. %ld", what,
+                       v, lo, hi);
+    return 0;
+}
+
+int sb_ref_config_check(const sb_ref_config *c, sb_err *err)
+{
+    if (sb__range("layers", c->layers, 1, SB_REF_MAX_LAYERS, err) ||
+        sb__range("d_model", c->d, 1, SB_REF_MAX_DIM, err) ||
+        sb__range("q_heads", c->hq, 1, SB_REF_MAX_HEADS, err) ||
+        sb__range("kv_heads", c->hkv, 1, SB_REF_MAX_HEADS, err) ||
+        sb__range("head_dim", c->hd, 2, 1024, err) ||
+        sb__range("vocab", c->vocab, 2, SB_REF_MAX_VOCAB, err) ||
+        sb__range("kv_page", c->page, 1, 65536, err))
+        return SB_EINVAL;
+    if (c->hd % 2)
+        return sb_fail(err, SB_EINVAL,
+                       "reference model: head_dim = %d: RoPE needs an even "
+                       "head dimension",
+                       c->hd);
+    if (c->hq % c->hkv)
+        return sb_fail(err, SB_EINVAL,
+                       "reference model: kv_heads = %d does not divide "
+                       "q_heads = %d",
+                       c->hkv, c->hq);
+    if (c->experts == 0)
+        return sb__range("ffn", c->ffn, 1, 4 * SB_REF_MAX_DIM, err);
+    if (sb__range("experts", c->experts, 1, SB_REF_MAX_EXPERTS, err) ||
+        sb__range("top_k", c->top_k, 1, c->experts, err) ||
+        sb__range("expert_ffn", c->expert_ffn, 1, 4 * SB_REF_MAX_DIM, err) ||
+        sb__range("moe_first_layer", c->moe_first, 0, c->layers - 1, err) ||
+        sb__range("moe_every", c->moe_every, 1, c->layers, err))
+        return SB_EINVAL;
+    /* dense layers before the first MoE layer need an ffn */
+    if (c->moe_first > 0 || c->moe_every > 1)
+        return sb__range("ffn", c->ffn, 1, 4 * SB_REF_MAX_DIM, err);
+    return 0;
+}
+
+int sb_ref_config_from_workload(const sb_workload *w, bool bf16,
+                                sb_ref_config *c, sb_err *err)
+{
+    memset(c, 0, sizeof *c);
+    if (w->mla)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: the reference model has no multi-head latent "
+                       "attention (model.mla)",
+                       w->name);
+    if (!w->gated)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: the reference model runs gated (SwiGLU) MLPs "
+                       "only (model.gated_mlp)",
+                       w->name);
+    if (w->experts > 0 && w->shared_experts > 0)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: the reference model has no shared experts "
+                       "(model.shared_experts)",
+                       w->name);
+    c->layers = w->layers;
+    c->d = w->d_model;
+    c->hq = w->q_heads;
+    c->hkv = w->kv_heads;
+    c->hd = w->head_dim;
+    c->ffn = w->ffn;
+    c->vocab = w->vocab;
+    c->experts = w->experts;
+    c->top_k = w->top_k;
+    c->expert_ffn = w->expert_ffn;
+    c->moe_first = w->moe_first_layer;
+    c->moe_every = w->moe_every > 0 ? w->moe_every : 1;
+    c->bf16 = bf16;
+    c->page = w->kv_page > 0 ? w->kv_page : 16;
+    c->rope_theta = 10000.0;
+    c->seed = 1;
+    c->lib = -1;
+    return sb_ref_config_check(c, err);
+}
+
+static double sb__es(const sb_ref_config *c)
+{
+    return c->bf16 ? 2.0 : 4.0;
+}
+
+static double sb__nqkv(const sb_ref_config *c)
+{
+    return (double)(c->hq + 2 * c->hkv) * c->hd;
+}
+
+/* Parameters of the weight matmuls of layer l (routed experts: all). */
+static double sb__layer_params(const sb_ref_config *c, int l, bool active)
+{
+    double d = c->d, p = sb__nqkv(c) * d + (double)c->hq * c->hd * d;
+    if (sb_ref_layer_is_moe(c, l))
+        p += (active ? c->top_k : c->experts) * 3.0 * d * c->expert_ffn;
+    else
+        p += 3.0 * d * c->ffn;
+    return p;
+}
+
+double sb_ref_weight_bytes(const sb_ref_config *c)
+{
+    double p = 2.0 * (double)c->vocab * c->d; /* embedding, lm head */
+    double f32 = (2.0 * c->layers + 1) * c->d;
+    for (int l = 0; l < c->layers; l++) {
+        p += sb__layer_params(c, l, false);
+        if (sb_ref_layer_is_moe(c, l))
+            f32 += (double)c->experts * c->d;
+    }
+    return p * sb__es(c) + 4.0 * f32;
+}
+
+double sb_ref_matmul_flops_per_token(const sb_ref_config *c)
+{
+    double p = 0;
+    for (int l = 0; l < c->layers; l++)
+        p += sb__layer_params(c, l, true);
+    return 2.0 * p;
+}
+
+static int64_t sb__pages_per_seq(const sb_ref_config *c, int ctx)
+{
+    return ((int64_t)ctx + c->page - 1) / c->page;
+}
+
+static double sb__widest_ffn(const sb_ref_config *c)
+{
+    double f = c->experts > 0 ? (double)c->top_k * c->expert_ffn : 0;
+    return f > c->ffn ? f : c->ffn;
+}
+
+double sb_ref_footprint(const sb_ref_config *c, int seqs, int ctx, int tokens)
+{
+    double T = tokens, d = c->d, kvrow = (double)c->hkv * c->hd;
+    double kv = 2.0 * 4.0 * c->layers * (double)seqs *
+                sb__pages_per_seq(c, ctx) * c->page * kvrow;
+    double act =
+        4.0 * T *
+        (3 * d + sb__nqkv(c) + 2.0 * c->hq * c->hd + 3.0 * sb__widest_ffn(c) +
+         (c->experts > 0 ? 3 * d * c->top_k : 0));
+    double logits = 4.0 * (double)seqs * c->vocab * 2;
+    double rope = 4.0 * (double)ctx * c->hd;
+    return sb_ref_weight_bytes(c) + kv + act + logits + rope;
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+/* Products of at most this many rows are decode-sized. */
+#define SB__DECODE_M 16
+
+typedef struct sb__plan_ent {
+    int64_t m, n, k, ldc;
+    sb_gemm_plan *p;
+} sb__plan_ent;
+
+struct sb_ref_model {
+    sb_ref_config c;
+    int seqs, ctx, tokens, threads, dt;
+    int lib_small, lib_large; /* by m: decode-sized (<= 16), larger */
+    size_t es;
+    /* weights (dt unless fp32 said) */
+    void *emb, *lm;                    /* [vocab][d] */
+    float *norm1, *norm2, *normf;      /* [L][d], [L][d], [d] fp32 */
+    void **wqkv, **wo, **wgu, **wdown; /* per layer; MoE: E blocks */
+    float **wr;                        /* per MoE layer [E][d] fp32 */
+    /* the KV cache: pools [layers][npages][hkv][page][hd] fp32 */
+    float *kpool, *vpool;
+    int64_t pps, npages;
+    int32_t *pages; /* [seqs][pps] */
+    int *len;
+    float *cos_t, *sin_t; /* [ctx][hd/2] */
+    /* activations, [tokens][...] */
+    float *x, *qkv, *q, *o, *proj, *gu, *xr, *logits;
+    void *xn, *on, *act, *hl;
+    int32_t *tpos, *tslot; /* per token: position, slot */
+    /* MoE */
+    int *idx;
+    float *rw, *rp;
+    int64_t *offsets, *pos;
+    void *xp, *acte;
+    float *gue, *ye;
+    /* the iteration's paged shape */
+    int64_t *plen, *cu_q, *cu_pages;
+    int32_t *table;
+    sb__plan_ent *plans;
+    int nplans, cap_plans;
+    /* events, when recorded: the layer and the rows (tokens) at hand */
+    sb_ref_event *ev;
+    int n_ev, cap_ev, ev_layer;
+    int64_t ev_m;
+    double t[SB_REF_NPH];
+    char kernels[200];
+};
+
+const sb_ref_config *sb_ref_config_of(const sb_ref_model *m)
+{
+    return &m->c;
+}
+
+const char *sb_ref_kernels(const sb_ref_model *m)
+{
+    return m->kernels;
+}
+
+int sb_ref_len(const sb_ref_model *m, int slot)
+{
+    return m->len[slot];
+}
+
+void sb_ref_set_len(sb_ref_model *m, int slot, int len)
+{
+    m->len[slot] = len < 0 ? 0 : (len > m->ctx ? m->ctx : len);
+}
+
+void sb_ref_times(const sb_ref_model *m, double t[SB_REF_NPH])
+{
+    memcpy(t, m->t, sizeof m->t);
+}
+
+void sb_ref_times_reset(sb_ref_model *m)
+{
+    memset(m->t, 0, sizeof m->t);
+}
+
+void sb_ref_record(sb_ref_model *m, sb_ref_event *buf, int cap)
+{
+    m->ev = buf;
+    m->cap_ev = buf ? cap : 0;
+    m->n_ev = 0;
+}
+
+int sb_ref_n_events(const sb_ref_model *m)
+{
+    return m->n_ev;
+}
+
+/* Uniform in [-scale, scale), each row from its own stream (the same
+ * values whatever the thread count), fp32 or bf16. */
+static void sb__fill(void *a, int64_t rows, int64_t cols, bool bf16,
+                     uint64_t seed, double scale)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        uint64_t s =
+            seed * 0x9e3779b97f4a7c15ULL + (uint64_t)r * 0xd1b54a32d192ed03ULL;
+        for (int64_t j = 0; j < cols; j++) {
+            float v = (float)((2.0 * sb_rng_unif(&s) - 1.0) * scale);
+            if (bf16)
+                ((uint16_t *)a)[r * cols + j] = sb_bf16_from_f32(v);
+            else
+                ((float *)a)[r * cols + j] = v;
+        }
+    }
+}
+
+static void sb__gains(float *g, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++)
+        g[i] = (float)(1.0 + 0.1 * (2.0 * sb_rng_unif(&s) - 1.0));
+}
+
+static void *sb__alloc(size_t bytes, int *fail)
+{
+    void *p = sb_alloc_aligned(bytes ? bytes : 1);
+    if (!p)
+        *fail = 1;
+    return p;
+}
+
+void sb_ref_free(sb_ref_model *m)
+{
+    if (!m)
+        return;
+    const sb_ref_config *c = &m->c;
+    for (int l = 0; l < c->layers; l++) {
+        if (m->wqkv)
+            sb_free_aligned(m->wqkv[l]);
+        if (m->wo)
+            sb_free_aligned(m->wo[l]);
+        if (m->wgu)
+            sb_free_aligned(m->wgu[l]);
+        if (m->wdown)
+            sb_free_aligned(m->wdown[l]);
+        if (m->wr)
+            sb_free_aligned(m->wr[l]);
+    }
+    free(m->wqkv);
+    free(m->wo);
+    free(m->wgu);
+    free(m->wdown);
+    free(m->wr);
+    void *bufs[] = {m->emb,      m->lm,    m->norm1,   m->norm2, m->normf,
+                    m->kpool,    m->vpool, m->pages,   m->cos_t, m->sin_t,
+                    m->x,        m->qkv,   m->q,       m->o,     m->proj,
+                    m->gu,       m->xr,    m->logits,  m->xn,    m->on,
+                    m->act,      m->hl,    m->tpos,    m->tslot, m->idx,
+                    m->rw,       m->rp,    m->offsets, m->pos,   m->xp,
+                    m->acte,     m->gue,   m->ye,      m->plen,  m->cu_q,
+                    m->cu_pages, m->table};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        sb_free_aligned(bufs[i]);
+    for (int i = 0; i < m->nplans; i++)
+        sb_gemm_plan_destroy(m->plans[i].p);
+    free(m->plans);
+    free(m->len);
+    free(m);
+}
+
+/* The plan of one product shape, made on first use (weights W [n][k],
+ * C = A·Wᵀ, C fp32). NULL when no library can run it. */
+static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
+                              int64_t ldc, int slots)
+{
+    for (int i = 0; i < m->nplans; i++)
+        if (m->plans[i].m == M && m->plans[i].n == N && m->plans[i].k == K &&
+            m->plans[i].ldc == ldc)
+            return m->plans[i].p;
+    if (m->nplans == m->cap_plans) {
+        int cap = m->cap_plans ? 2 * m->cap_plans : 64;
+        sb__plan_ent *np = realloc(m->plans, (size_t)cap * sizeof *np);
+        if (!np)
+            return NULL;
+        m->plans = np;
+        m->cap_plans = cap;
+    }
+    sb_gemm_desc d = {.dt = m->dt,
+                      .m = M,
+                      .n = N,
+                      .k = K,
+                      .ldc = ldc,
+                      .trans_b = true,
+                      .alpha = 1.0f,
+                      .beta = 0.0f};
+    int lib = M <= SB__DECODE_M ? m->lib_small : m->lib_large;
+    sb_gemm_plan *p = NULL;
+    sb_err e = {0};
+    if (sb_gemm_plan_create(lib, &d, slots, &p, &e) &&
+        sb_gemm_plan_create(1 - lib, &d, slots, &p, &e))
+        return NULL;
+    m->plans[m->nplans++] = (sb__plan_ent){M, N, K, ldc, p};
+    return p;
+}
+
+/* C [M][N] = A [M][K] · W[N][K]ᵀ. A decode-sized product (a few rows
+ * streaming a weight matrix) is split by output columns over the threads,
+ * each running the library alone on an equal slice of W, so every thread
+ * streams its share whatever the library's threading threshold for small
+ * products. */
+static void sb__mm(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
+                   const void *A, const void *W, float *C)
+{
+    if (M <= 0)
+        return;
+    int nt = m->threads;
+    if (M <= SB__DECODE_M && nt > 1 && N >= 64 * nt) {
+        int64_t chunk = (N + nt - 1) / nt;
+        chunk = (chunk + 15) / 16 * 16;
+        int64_t last = N - chunk * (nt - 1);
+        sb_gemm_plan *pf = sb__plan(m, M, chunk, K, N, nt),
+                     *pl = last > 0 ? sb__plan(m, M, last, K, N, nt) : NULL;
+        if (pf && (pl || last <= 0)) {
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+            for (int t = 0; t < nt; t++) {
+                int64_t n0 = chunk * t;
+                if (n0 >= N)
+                    continue;
+                sb_gemm_run(n0 + chunk >= N && pl ? pl : pf, t, A,
+                            (const char *)W + (size_t)(n0 * K) * m->es, C + n0);
+            }
+            return;
+        }
+    }
+    sb_gemm_plan *p = sb__plan(m, M, N, K, 0, 1);
+    if (p)
+        sb_gemm_run(p, 0, A, W, C);
+}
+
+/* Which library runs each shape class: the one given, or the faster of
+ * those that support the dtype on the MLP's first product at m = 1 and
+ * at the iteration's largest m (best of 3 after one untimed run). */
+static int sb__pick_libs(sb_ref_model *m, sb_err *err)
+{
+    const sb_ref_config *c = &m->c;
+    int usable[SB_GEMM_NLIBS], nuse = 0;
+    for (int lib = 0; lib < SB_GEMM_NLIBS; lib++)
+        if (sb_gemm_lib_supports(lib, m->dt, NULL, 0))
+            usable[nuse++] = lib;
+    if (nuse == 0)
+        return sb_fail(err, SB_EUNSUP,
+                       "reference model: no GEMM library runs %s on this "
+                       "CPU",
+                       c->bf16 ? "bf16" : "fp32");
+    if (c->lib >= 0) {
+        if (!sb_gemm_lib_supports(c->lib, m->dt, NULL, 0))
+            return sb_fail(err, SB_EUNSUP,
+                           "reference model: %s cannot run %s on this CPU",
+                           sb_gemm_lib_name(c->lib), c->bf16 ? "bf16" : "fp32");
+        m->lib_small = m->lib_large = c->lib;
+        return 0;
+    }
+    m->lib_small = m->lib_large = usable[0];
+    if (nuse == 1)
+        return 0;
+    bool moe0 = sb_ref_layer_is_moe(c, 0);
+    int64_t N = 2 * (int64_t)(moe0 ? c->expert_ffn : c->ffn), K = c->d;
+    for (int cls = 0; cls < 2; cls++) {
+        int64_t M = cls == 0 ? 1 : (m->tokens < 256 ? m->tokens : 256);
+        if (cls == 1 && M <= 16) {
+            m->lib_large = m->lib_small;
+            break;
+        }
+        sb_gemm_desc d = {.dt = m->dt,
+                          .m = M,
+                          .n = N,
+                          .k = K,
+                          .trans_b = true,
+                          .alpha = 1.0f,
+                          .beta = 0.0f};
+        double best[SB_GEMM_NLIBS];
+        sb_gemm_plan *p = NULL;
+        sb_err e = {0};
+        if (sb_gemm_plan_fastest(&d, 1, m->xn, m->wgu[0], moe0 ? m->gue : m->gu,
+                                 3, best, &p, &e) == 0) {
+            int lib = sb_gemm_plan_lib(p);
+            if (cls == 0)
+                m->lib_small = lib;
+            else
+                m->lib_large = lib;
+            sb_gemm_plan_destroy(p);
+        }
+    }
+    return 0;
+}
+
+/* A slot's pages: page j of slot s is m->pages[s * pps + j]. */
+int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
+                  int threads, sb_ref_model **out, sb_err *err)
+{
+    *out = NULL;
+    if (sb_ref_config_check(cfg, err) ||
+        sb__range("sequences", seqs, 1, SB_REF_MAX_SEQS, err) ||
+        sb__range("context", ctx, 1, SB_REF_MAX_CTX, err) ||
+        sb__range("tokens per iteration", tokens, 1, SB_REF_MAX_CTX, err))
+        return SB_EINVAL;
+    double need = sb_ref_footprint(cfg, seqs, ctx, tokens);
+    double have = sb_phys_mem();
+    if (have > 0 && need > 0.8 * have)
+        return sb_fail(err, SB_ENOMEM,
+                       "reference model: needs %.2f GB (weights %.2f GB), "
+                       "more than 80%% of this machine's %.2f GB",
+                       need / 1e9, sb_ref_weight_bytes(cfg) / 1e9, have / 1e9);
+    sb_ref_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return sb_fail(err, SB_ENOMEM, "reference model: out of memory");
+    m->c = *cfg;
+    const sb_ref_config *c = &m->c;
+    m->seqs = seqs;
+    m->ctx = ctx;
+    m->tokens = tokens;
+    m->threads = threads > 0 ? threads : omp_get_max_threads();
+    m->dt = c->bf16 ? SB_GEMM_BF16 : SB_GEMM_F32;
+    m->es = c->bf16 ? 2 : 4;
+    int L = c->layers, fail = 0;
+    int64_t d = c->d, V = c->vocab, nq = (int64_t)sb__nqkv(c),
+            ho = (int64_t)c->hq * c->hd, T = tokens;
+    size_t es = m->es;
+    m->wqkv = calloc((size_t)L, sizeof(void *));
+    m->wo = calloc((size_t)L, sizeof(void *));
+    m->wgu = calloc((size_t)L, sizeof(void *));
+    m->wdown = calloc((size_t)L, sizeof(void *));
+    m->wr = calloc((size_t)L, sizeof(float *));
+    m->len = calloc((size_t)seqs, sizeof(int));
+    if (!m->wqkv || !m->wo || !m->wgu || !m->wdown || !m->wr || !m->len)
+        fail = 1;
+    uint64_t sd = c->seed;
+    if (!fail) {
+        m->emb = sb__alloc((size_t)(V * d) * es, &fail);
+        m->lm = sb__alloc((size_t)(V * d) * es, &fail);
+        m->norm1 = sb__alloc((size_t)(L * d) * 4, &fail);
+        m->norm2 = sb__alloc((size_t)(L * d) * 4, &fail);
+        m->normf = sb__alloc((size_t)d * 4, &fail);
+        for (int l = 0; l < L && !fail; l++) {
+            bool moe = sb_ref_layer_is_moe(c, l);
+            int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
+            m->wqkv[l] = sb__alloc((size_t)(nq * d) * es, &fail);
+            m->wo[l] = sb__alloc((size_t)(d * ho) * es, &fail);
+            m->wgu[l] = sb__alloc((size_t)(E * 2 * f * d) * es, &fail);
+            m->wdown[l] = sb__alloc((size_t)(E * d * f) * es, &fail);
+            if (moe)
+                m->wr[l] = sb__alloc((size_t)(c->experts * d) * 4, &fail);
+        }
+    }
+    if (!fail) {
+        sb__fill(m->emb, V, d, c->bf16, sd + 1, 1.0);
+        sb__fill(m->lm, V, d, c->bf16, sd + 2, sqrt(3.0 / d));
+        sb__gains(m->norm1, L * d, sd + 3);
+        sb__gains(m->norm2, L * d, sd + 4);
+        sb__gains(m->normf, d, sd + 5);
+        for (int l = 0; l < L; l++) {
+            bool moe = sb_ref_layer_is_moe(c, l);
+            int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
+            uint64_t ls = sd + 100 + 10 * (uint64_t)l;
+            sb__fill(m->wqkv[l], nq, d, c->bf16, ls + 1, sqrt(3.0 / d));
+            sb__fill(m->wo[l], d, ho, c->bf16, ls + 2, sqrt(3.0 / ho));
+            sb__fill(m->wgu[l], E * 2 * f, d, c->bf16, ls + 3, sqrt(3.0 / d));
+            sb__fill(m->wdown[l], E * d, f, c->bf16, ls + 4, sqrt(3.0 / f));
+            if (moe)
+                sb__fill(m->wr[l], c->experts, d, false, ls + 5, sqrt(3.0 / d));
+        }
+    }
+    /* the KV cache, its pages shuffled over the slots */
+    m->pps = sb__pages_per_seq(c, ctx);
+    m->npages = m->pps * seqs;
+    int64_t kvrow = (int64_t)c->hkv * c->page * c->hd * L;
+    if (!fail) {
+        m->kpool = sb__alloc((size_t)(m->npages * kvrow) * 4, &fail);
+        m->vpool = sb__alloc((size_t)(m->npages * kvrow) * 4, &fail);
+        m->pages = sb__alloc((size_t)m->npages * 4, &fail);
+    }
+    if (!fail) {
+        for (int64_t i = 0; i < m->npages; i++)
+            m->pages[i] = (int32_t)i;
+        uint64_t s = sd + 7;
+        for (int64_t i = m->npages - 1; i > 0; i--) {
+            int64_t j = (int64_t)(sb_rng_unif(&s) * (double)(i + 1));
+            int32_t t = m->pages[i];
+            m->pages[i] = m->pages[j];
+            m->pages[j] = t;
+        }
+        memset(m->kpool, 0, (size_t)(m->npages * kvrow) * 4);
+        memset(m->vpool, 0, (size_t)(m->npages * kvrow) * 4);
+    }
+    /* RoPE tables */
+    int h2 = c->hd / 2;
+    if (!fail) {
+        m->cos_t = sb__alloc((size_t)ctx * h2 * 4, &fail);
+        m->sin_t = sb__alloc((size_t)ctx * h2 * 4, &fail);
+    }
+    if (!fail)
+        for (int64_t p = 0; p < ctx; p++)
+            for (int i = 0; i < h2; i++) {
+                double a = (double)p * pow(c->rope_theta, -2.0 * i / c->hd);
+                m->cos_t[p * h2 + i] = (float)cos(a);
+                m->sin_t[p * h2 + i] = (float)sin(a);
+            }
+    /* activations */
+    int64_t F = (int64_t)sb__widest_ffn(c),
+            R = c->experts > 0 ? T * c->top_k : 1;
+    int64_t fe = c->experts > 0 ? c->expert_ffn : 1;
+    if (!fail) {
+        m->x = sb__alloc((size_t)(T * d) * 4, &fail);
+        m->xr = sb__alloc((size_t)(T * d) * 4, &fail);
+        m->qkv = sb__alloc((size_t)(T * nq) * 4, &fail);
+        m->q = sb__alloc((size_t)(T * ho) * 4, &fail);
+        m->o = sb__alloc((size_t)(T * ho) * 4, &fail);
+        m->proj = sb__alloc((size_t)(T * d) * 4, &fail);
+        m->gu =
+            sb__alloc((size_t)(T * 2 * (c->ffn > 0 ? c->ffn : 1)) * 4, &fail);
+        m->xn = sb__alloc((size_t)(T * d) * es, &fail);
+        m->on = sb__alloc((size_t)(T * ho) * es, &fail);
+        m->act = sb__alloc((size_t)(T * F) * es, &fail);
+        m->hl = sb__alloc((size_t)((int64_t)seqs * d) * es, &fail);
+        m->logits = sb__alloc((size_t)((int64_t)seqs * V) * 4, &fail);
+        m->tpos = sb__alloc((size_t)T * 4, &fail);
+        m->tslot = sb__alloc((size_t)T * 4, &fail);
+        m->idx = sb__alloc((size_t)R * sizeof(int), &fail);
+        m->rw = sb__alloc((size_t)R * 4, &fail);
+        m->rp = sb__alloc((size_t)(T * (c->experts > 0 ? c->experts : 1)) * 4,
+                          &fail);
+        m->offsets = sb__alloc((size_t)(c->experts + 2) * 8, &fail);
+        m->pos = sb__alloc((size_t)R * 8, &fail);
+        m->xp = sb__alloc((size_t)(R * d) * es, &fail);
+        m->acte = sb__alloc((size_t)(R * fe) * es, &fail);
+        m->gue = sb__alloc((size_t)(R * 2 * fe) * 4, &fail);
+        m->ye = sb__alloc((size_t)(R * d) * 4, &fail);
+        m->plen = sb__alloc((size_t)seqs * 8, &fail);
+        m->cu_q = sb__alloc((size_t)(seqs + 1) * 8, &fail);
+        m->cu_pages = sb__alloc((size_t)(seqs + 1) * 8, &fail);
+        m->table = sb__alloc((size_t)m->npages * 4, &fail);
+    }
+    if (fail) {
+        sb_ref_free(m);
+        return sb_fail(err, SB_ENOMEM,
+                       "reference model: out of memory allocating %.2f GB",
+                       need / 1e9);
+    }
+    memset(m->xn, 0, (size_t)(T * d) * es);
+    memset(m->gu, 0, (size_t)(T * 2 * (c->ffn > 0 ? c->ffn : 1)) * 4);
+    if (c->experts > 0 && sb_ref_layer_is_moe(c, 0))
+        /* the library pick times the first layer's expert block */
+        memset(m->gue, 0, (size_t)(R * 2 * fe) * 4);
+    int rc = sb__pick_libs(m, err);
+    if (rc) {
+        sb_ref_free(m);
+        return rc;
+    }
+    snprintf(m->kernels, sizeof m->kernels,
+             "%s (decode) / %s (prefill) %s, "
+             "paged attention %s",
+             sb_gemm_lib_name(m->lib_small), sb_gemm_lib_name(m->lib_large),
+             c->bf16 ? "bf16" : "fp32", sb_attn_cpu_isa());
+    *out = m;
+    return 0;
+}
+
+void sb_ref_fill_kv(sb_ref_model *m, uint64_t seed)
+{
+    int64_t kvrow = (int64_t)m->c.hkv * m->c.page * m->c.hd * m->c.layers;
+    sb__fill(m->kpool, m->npages, kvrow, false, seed, 1.0);
+    sb__fill(m->vpool, m->npages, kvrow, false, seed + 1, 1.0);
+}
+
+/* ---- one iteration ------------------------------------------------------ */
+
+static inline float sb__ld(const void *a, bool bf16, int64_t i)
+{
+    return bf16 ? sb_bf16_to_f32(((const uint16_t *)a)[i])
+                : ((const float *)a)[i];
+}
+
+static inline void sb__st(void *a, bool bf16, int64_t i, float v)
+{
+    if (bf16)
+        ((uint16_t *)a)[i] = sb_bf16_from_f32(v);
+    else
+        ((float *)a)[i] = v;
+}
+
+/* y [T][d] (dt) = x / rms(x) · g: the ops area's kernel in fp32, a loop
+ * that rounds to bf16 otherwise (the kernel stores what it reads). */
+static void sb__rmsnorm(const float *x, const float *g, void *y, int64_t T,
+                        int64_t d, bool bf16)
+{
+    if (!bf16) {
+        sb_ops_shape s = {.op = SB_OP_RMSNORM, .tokens = T, .d = d};
+        sb_ops_cpu_run(&s, x, g, NULL, NULL, y, NULL);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++) {
+        const float *r = x + t * d;
+        float ss = 0;
+        for (int64_t j = 0; j < d; j++)
+            ss += r[j] * r[j];
+        float inv = 1.0f / sqrtf(ss / (float)d + (float)SB_OPS_EPS);
+        for (int64_t j = 0; j < d; j++)
+            sb__st(y, bf16, t * d + j, r[j] * inv * g[j]);
+    }
+}
+
+/* y [T][f] (dt) = silu(a) · b of rows [a | b] (fp32): the ops area's
+ * kernel in fp32, a loop that rounds to bf16 otherwise. */
+static void sb__swiglu(const float *gu, void *y, int64_t T, int64_t f,
+                       bool bf16)
+{
+    if (!bf16) {
+        sb_ops_shape s = {.op = SB_OP_SWIGLU, .tokens = T, .d = f};
+        sb_ops_cpu_run(&s, gu, NULL, NULL, NULL, y, NULL);
+        return;
+    }
+    uint16_t *o = y;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t j = 0; j < f; j++) {
+            float a = gu[t * 2 * f + j], b = gu[t * 2 * f + f + j];
+            o[t * f + j] = sb_bf16_from_f32(a / (1.0f + expf(-a)) * b);
+        }
+}
+
+/* Closes a phase that began at *t0: its time, and its event when the
+ * model records them; the next phase begins now. */
+static void sb__ph(sb_ref_model *m, int ph, double *t0)
+{
+    double now = sb_now();
+    m->t[ph] += now - *t0;
+    if (m->ev && m->n_ev < m->cap_ev)
+        m->ev[m->n_ev++] = (sb_ref_event){ph, m->ev_layer, m->ev_m, *t0, now};
+    *t0 = now;
+}
+
+static void sb__moe_layer(sb_ref_model *m, int l, int64_t T, double *t0)
+{
+    const sb_ref_config *c = &m->c;
+    const bool bf = c->bf16;
+    const int E = c->experts, k = c->top_k;
+    const int64_t d = c->d, fe = c->expert_ffn;
+    const float *wr = m->wr[l];
+    /* router: logits, softmax, top-k renormalised */
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++) {
+        float *p = m->rp + t * E, mx = -INFINITY, sum = 0;
+        for (int e = 0; e < E; e++) {
+            float a = 0;
+            for (int64_t j = 0; j < d; j++)
+                a += sb__ld(m->xn, bf, t * d + j) * wr[e * d + j];
+            p[e] = a;
+            mx = a > mx ? a : mx;
+        }
+        for (int e = 0; e < E; e++)
+            sum += (p[e] = expf(p[e] - mx));
+        for (int e = 0; e < E; e++)
+            p[e] /= sum;
+        float val[SB_REF_MAX_EXPERTS], s = 0;
+        sb_moe_topk_f(p, E, k, m->idx + t * k, val);
+        for (int j = 0; j < k; j++)
+            s += val[j];
+        for (int j = 0; j < k; j++)
+            m->rw[t * k + j] = val[j] / s;
+    }
+    /* dispatch: rows grouped by expert, in token order within each */
+    int64_t *off = m->offsets;
+    memset(off, 0, (size_t)(E + 1) * sizeof *off);
+    for (int64_t i = 0; i < T * k; i++)
+        off[m->idx[i] + 1]++;
+    for (int e = 0; e < E; e++)
+        off[e + 1] += off[e];
+    int64_t fillp[SB_REF_MAX_EXPERTS];
+    memcpy(fillp, off, (size_t)E * sizeof *off);
+    for (int64_t i = 0; i < T * k; i++)
+        m->pos[i] = fillp[m->idx[i]]++;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < T * k; i++)
+        memcpy((char *)m->xp + m->pos[i] * d * m->es,
+               (const char *)m->xn + (i / k) * d * m->es, (size_t)d * m->es);
+    sb__ph(m, SB_REF_ROUTER, t0);
+    /* experts: gate and up, silu, down */
+    for (int e = 0; e < E; e++) {
+        int64_t r = off[e + 1] - off[e];
+        sb__mm(m, r, 2 * fe, d, (const char *)m->xp + off[e] * d * m->es,
+               (const char *)m->wgu[l] + (size_t)e * 2 * fe * d * m->es,
+               m->gue + off[e] * 2 * fe);
+    }
+    sb__ph(m, SB_REF_EXPERTS, t0);
+    int64_t R = T * k;
+    sb__swiglu(m->gue, m->acte, R, fe, bf);
+    sb__ph(m, SB_REF_ELEM, t0);
+    for (int e = 0; e < E; e++) {
+        int64_t r = off[e + 1] - off[e];
+        sb__mm(m, r, d, fe, (const char *)m->acte + off[e] * fe * m->es,
+               (const char *)m->wdown[l] + (size_t)e * d * fe * m->es,
+               m->ye + off[e] * d);
+    }
+    sb__ph(m, SB_REF_EXPERTS, t0);
+    /* combine into the residual */
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++)
+        for (int j = 0; j < k; j++) {
+            const float *y = m->ye + m->pos[t * k + j] * d;
+            float w = m->rw[t * k + j];
+            for (int64_t i = 0; i < d; i++)
+                m->x[t * d + i] += w * y[i];
+        }
+    sb__ph(m, SB_REF_ROUTER, t0);
+}
+
+int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
+                   const int32_t *tokens, float *logits, int32_t *next,
+                   sb_err *err)
+{
+    const sb_ref_config *c = &m->c;
+    const bool bf = c->bf16;
+    const int64_t d = c->d, nq = (int64_t)sb__nqkv(c),
+                  ho = (int64_t)c->hq * c->hd, hd = c->hd, h2 = hd / 2,
+                  V = c->vocab, P = c->page;
+    if (n < 1 || n > m->seqs)
+        return sb_fail(err, SB_EINVAL,
+                       "reference model: %d sequences in an iteration "
+                       "(1 .. %d)",
+                       n, m->seqs);
+    int64_t T = 0, np = 0;
+    m->cu_q[0] = m->cu_pages[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (slot[i] < 0 || slot[i] >= m->seqs || ntok[i] < 1)
+            return sb_fail(err, SB_EINVAL,
+                           "reference model: sequence %d: slot %d, %d "
+                           "tokens",
+                           i, slot[i], ntok[i]);
+        for (int j = 0; j < i; j++)
+            if (slot[j] == slot[i])
+                return sb_fail(err, SB_EINVAL,
+                               "reference model: slot %d twice in one "
+                               "iteration",
+                               slot[i]);
+        int64_t len = (int64_t)m->len[slot[i]] + ntok[i];
+        if (len > m->ctx)
+            return sb_fail(err, SB_EINVAL,
+                           "reference model: slot %d would hold %lld "
+                           "tokens, more than its %d",
+                           slot[i], (long long)len, m->ctx);
+        if (T + ntok[i] > m->tokens)
+            return sb_fail(err, SB_EINVAL,
+                           "reference model: more than %d tokens in an "
+                           "iteration",
+                           m->tokens);
+        for (int u = 0; u < ntok[i]; u++) {
+            m->tpos[T + u] = m->len[slot[i]] + u;
+            m->tslot[T + u] = slot[i];
+        }
+        T += ntok[i];
+        int64_t pg = (len + P - 1) / P;
+        memcpy(m->table + np, m->pages + (int64_t)slot[i] * m->pps,
+               (size_t)pg * 4);
+        np += pg;
+        m->plen[i] = len;
+        m->cu_q[i + 1] = T;
+        m->cu_pages[i + 1] = np;
+    }
+    for (int64_t t = 0; t < T; t++)
+        if (tokens[t] < 0 || tokens[t] >= V)
+            return sb_fail(err, SB_EINVAL,
+                           "reference model: token %lld = %d: expected "
+                           "0 .. %lld",
+                           (long long)t, tokens[t], (long long)V - 1);
+    sb_paged_shape ps = {.batch = n,
+                         .hq = c->hq,
+                         .hkv = c->hkv,
+                         .d = hd,
+                         .page_size = P,
+                         .len = m->plen,
+                         .cu_q = m->cu_q,
+                         .cu_pages = m->cu_pages,
+                         .total_q = T,
+                         .total_pages = np};
+    for (int i = 0; i < n; i++) {
+        ps.total_keys += m->plen[i];
+        if (m->plen[i] > ps.max_len)
+            ps.max_len = m->plen[i];
+    }
+    sb_attn_ws ws;
+    int rc = sb_cpu_paged_ws(&ps, m->threads, &ws, err);
+    if (rc)
+        return rc;
+
+    double t0 = sb_now();
+    m->ev_layer = -1;
+    m->ev_m = T;
+    /* embedding */
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t j = 0; j < d; j++)
+            m->x[t * d + j] = sb__ld(m->emb, bf, (int64_t)tokens[t] * d + j);
+    sb__ph(m, SB_REF_EMBED, &t0);
+
+    const int64_t kvrow = (int64_t)c->hkv * P * hd;
+    m->ev_m = T;
+    for (int l = 0; l < c->layers; l++) {
+        m->ev_layer = l;
+        float *kp = m->kpool + (int64_t)l * m->npages * kvrow,
+              *vp = m->vpool + (int64_t)l * m->npages * kvrow;
+        sb__rmsnorm(m->x, m->norm1 + l * d, m->xn, T, d, bf);
+        sb__ph(m, SB_REF_ELEM, &t0);
+        sb__mm(m, T, nq, d, m->xn, m->wqkv[l], m->qkv);
+        sb__ph(m, SB_REF_QKV, &t0);
+        /* RoPE on q and k; k and v into the slot's pages */
+#pragma omp parallel for schedule(static)
+        for (int64_t t = 0; t < T; t++) {
+            const float *r = m->qkv + t * nq;
+            const float *cs = m->cos_t + (int64_t)m->tpos[t] * h2,
+                        *sn = m->sin_t + (int64_t)m->tpos[t] * h2;
+            int64_t
+                pg = m->pages[(int64_t)m->tslot[t] * m->pps + m->tpos[t] / P],
+                sl = m->tpos[t] % P;
+            for (int h = 0; h < c->hq + c->hkv; h++) {
+                const float *src = r + (int64_t)h * hd;
+                float *dst = h < c->hq
+                                 ? m->q + t * ho + (int64_t)h * hd
+                                 : kp + pg * kvrow +
+                                       ((int64_t)(h - c->hq) * P + sl) * hd;
+                for (int64_t i = 0; i < h2; i++) {
+                    float a = src[i], b = src[i + h2];
+                    dst[i] = a * cs[i] - b * sn[i];
+                    dst[i + h2] = b * cs[i] + a * sn[i];
+                }
+            }
+            for (int h = 0; h < c->hkv; h++)
+                memcpy(vp + pg * kvrow + ((int64_t)h * P + sl) * hd,
+                       r + (int64_t)(c->hq + c->hkv + h) * hd, (size_t)hd * 4);
+        }
+        sb__ph(m, SB_REF_ELEM, &t0);
+        sb_cpu_paged(&ps, m->q, kp, vp, m->table, m->o, &ws);
+        sb__ph(m, SB_REF_ATTN, &t0);
+        const void *oin = m->o;
+        if (bf) {
+#pragma omp parallel for schedule(static)
+            for (int64_t i = 0; i < T * ho; i++)
+                ((uint16_t *)m->on)[i] = sb_bf16_from_f32(m->o[i]);
+            oin = m->on;
+            sb__ph(m, SB_REF_ELEM, &t0);
+        }
+        sb__mm(m, T, d, ho, oin, m->wo[l], m->proj);
+        sb__ph(m, SB_REF_OPROJ, &t0);
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < T * d; i++)
+            m->x[i] += m->proj[i];
+        sb__rmsnorm(m->x, m->norm2 + l * d, m->xn, T, d, bf);
+        sb__ph(m, SB_REF_ELEM, &t0);
+        if (sb_ref_layer_is_moe(c, l)) {
+            sb__moe_layer(m, l, T, &t0);
+            continue;
+        }
+        const int64_t f = c->ffn;
+        sb__mm(m, T, 2 * f, d, m->xn, m->wgu[l], m->gu);
+        sb__ph(m, SB_REF_MLP, &t0);
+        sb__swiglu(m->gu, m->act, T, f, bf);
+        sb__ph(m, SB_REF_ELEM, &t0);
+        sb__mm(m, T, d, f, m->act, m->wdown[l], m->proj);
+        sb__ph(m, SB_REF_MLP, &t0);
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < T * d; i++)
+            m->x[i] += m->proj[i];
+        sb__ph(m, SB_REF_ELEM, &t0);
+    }
+    m->ev_layer = -1;
+    m->ev_m = n;
+    /* the last token of each sequence: final norm, LM head, greedy */
+    for (int i = 0; i < n; i++)
+        memcpy(m->xr + (int64_t)i * d, m->x + (m->cu_q[i + 1] - 1) * d,
+               (size_t)d * 4);
+    sb__rmsnorm(m->xr, m->normf, m->hl, n, d, bf);
+    sb__mm(m, n, V, d, m->hl, m->lm, m->logits);
+    for (int i = 0; i < n; i++) {
+        const float *lg = m->logits + (int64_t)i * V;
+        int64_t best = 0;
+        for (int64_t j = 1; j < V; j++)
+            if (lg[j] > lg[best])
+                best = j;
+        if (next)
+            next[i] = (int32_t)best;
+        if (logits)
+            memcpy(logits + (int64_t)i * V, lg, (size_t)V * 4);
+    }
+    sb__ph(m, SB_REF_LMHEAD, &t0);
+    for (int i = 0; i < n; i++)
+        m->len[slot[i]] = (int)m->plen[i];
+    sb_attn_ws_free(&ws);
+    return 0;
+}
+
+/* ---- the double-precision reference ------------------------------------- */
+
+static double sb__rd(const sb_ref_model *m, const void *a, int64_t i)
+{
+    return (double)sb__ld(a, m->c.bf16, i);
+}
+
+/* What the fast path stores in the matmul dtype. */
+static double sb__round(const sb_ref_model *m, double v)
+{
+    return m->c.bf16 ? (double)sb_bf16_to_f32(sb_bf16_from_f32((float)v)) : v;
+}
+
+/* y [n][N] = x [n][K] · W[N][K]ᵀ */
+static void sb__dmm(const sb_ref_model *m, int64_t n, int64_t N, int64_t K,
+                    const double *x, const void *W, int64_t w_off, double *y)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < N; o++)
+        for (int64_t t = 0; t < n; t++) {
+            double a = 0;
+            for (int64_t j = 0; j < K; j++)
+                a += x[t * K + j] * sb__rd(m, W, w_off + o * K + j);
+            y[t * N + o] = a;
+        }
+}
+
+static void sb__dnorm(const sb_ref_model *m, const double *x, const float *g,
+                      double *y, int64_t n, int64_t d)
+{
+    for (int64_t t = 0; t < n; t++) {
+        double ss = 0;
+        for (int64_t j = 0; j < d; j++)
+            ss += x[t * d + j] * x[t * d + j];
+        double inv = 1.0 / sqrt(ss / (double)d + SB_OPS_EPS);
+        for (int64_t j = 0; j < d; j++)
+            y[t * d + j] = sb__round(m, x[t * d + j] * inv * g[j]);
+    }
+}
+
+static double sb__silu(double a)
+{
+    return a / (1.0 + exp(-a));
+}
+
+int sb_ref_forward_double(const sb_ref_model *m, int n, const int32_t *tokens,
+                          double *out, sb_err *err)
+{
+    const sb_ref_config *c = &m->c;
+    const int64_t d = c->d, nq = (int64_t)sb__nqkv(c),
+                  ho = (int64_t)c->hq * c->hd, hd = c->hd, h2 = hd / 2,
+                  V = c->vocab, g = c->hq / c->hkv;
+    int64_t F = c->ffn > c->expert_ffn ? c->ffn : c->expert_ffn;
+    if (n < 1 || n > m->ctx)
+        return sb_fail(err, SB_EINVAL, "reference model: %d tokens", n);
+    double *x = malloc(sizeof(double) * (size_t)(n * d)),
+           *xn = malloc(sizeof(double) * (size_t)(n * d)),
+           *qkv = malloc(sizeof(double) * (size_t)(n * nq)),
+           *o = malloc(sizeof(double) * (size_t)(n * ho)),
+           *pr = malloc(sizeof(double) * (size_t)(n * d)),
+           *gu = malloc(sizeof(double) * (size_t)(2 * F)),
+           *ac = malloc(sizeof(double) * (size_t)F),
+           *y = malloc(sizeof(double) * (size_t)d),
+           *sc = malloc(sizeof(double) * (size_t)n);
+    if (!x || !xn || !qkv || !o || !pr || !gu || !ac || !y || !sc) {
+        free(x), free(xn), free(qkv), free(o), free(pr), free(gu), free(ac),
+            free(y), free(sc);
+        return sb_fail(err, SB_ENOMEM, "reference model: out of memory");
+    }
+    for (int64_t t = 0; t < n; t++)
+        for (int64_t j = 0; j < d; j++)
+            x[t * d + j] = sb__rd(m, m->emb, (int64_t)tokens[t] * d + j);
+    for (int l = 0; l < c->layers; l++) {
+        sb__dnorm(m, x, m->norm1 + l * d, xn, n, d);
+        sb__dmm(m, n, nq, d, xn, m->wqkv[l], 0, qkv);
+        /* RoPE in double on q and k heads */
+        for (int64_t t = 0; t < n; t++)
+            for (int h = 0; h < c->hq + c->hkv; h++) {
+                double *r = qkv + t * nq + (int64_t)h * hd;
+                for (int64_t i = 0; i < h2; i++) {
+                    double a = (double)t * pow(c->rope_theta, -2.0 * i / hd);
+                    double u = r[i], v = r[i + h2];
+                    r[i] = u * cos(a) - v * sin(a);
+                    r[i + h2] = v * cos(a) + u * sin(a);
+                }
+            }
+        /* causal attention, query head h on kv head h / g */
+        double scale = 1.0 / sqrt((double)hd);
+        for (int64_t t = 0; t < n; t++)
+            for (int h = 0; h < c->hq; h++) {
+                const double *q = qkv + t * nq + (int64_t)h * hd;
+                int64_t kh = c->hq + h / g, vh = c->hq + c->hkv + h / g;
+                double mx = -INFINITY, sum = 0;
+                for (int64_t s = 0; s <= t; s++) {
+                    const double *kk = qkv + s * nq + kh * hd;
+                    double a = 0;
+                    for (int64_t i = 0; i < hd; i++)
+                        a += q[i] * kk[i];
+                    sc[s] = a * scale;
+                    mx = sc[s] > mx ? sc[s] : mx;
+                }
+                for (int64_t s = 0; s <= t; s++)
+                    sum += (sc[s] = exp(sc[s] - mx));
+                for (int64_t i = 0; i < hd; i++) {
+                    double a = 0;
+                    for (int64_t s = 0; s <= t; s++)
+                        a += sc[s] * qkv[s * nq + vh * hd + i];
+                    o[t * ho + (int64_t)h * hd + i] = sb__round(m, a / sum);
+                }
+            }
+        sb__dmm(m, n, d, ho, o, m->wo[l], 0, pr);
+        for (int64_t i = 0; i < n * d; i++)
+            x[i] += pr[i];
+        sb__dnorm(m, x, m->norm2 + l * d, xn, n, d);
+        bool moe = sb_ref_layer_is_moe(c, l);
+        int64_t f = moe ? c->expert_ffn : c->ffn;
+        for (int64_t t = 0; t < n; t++) {
+            int E = moe ? c->experts : 1, k = moe ? c->top_k : 1;
+            int idx[SB_REF_MAX_EXPERTS];
+            double w[SB_REF_MAX_EXPERTS], p[SB_REF_MAX_EXPERTS];
+            if (moe) {
+                double mx = -INFINITY, sum = 0, s = 0;
+                for (int e = 0; e < E; e++) {
+                    double a = 0;
+                    for (int64_t j = 0; j < d; j++)
+                        a += xn[t * d + j] * (double)m->wr[l][e * d + j];
+                    p[e] = a;
+                    mx = a > mx ? a : mx;
+                }
+                for (int e = 0; e < E; e++)
+                    sum += (p[e] = exp(p[e] - mx));
+                for (int e = 0; e < E; e++)
+                    p[e] /= sum;
+                sb_moe_topk_d(p, E, k, idx, w);
+                for (int j = 0; j < k; j++)
+                    s += w[j];
+                for (int j = 0; j < k; j++)
+                    w[j] /= s;
+            } else {
+                idx[0] = 0;
+                w[0] = 1.0;
+            }
+            for (int j = 0; j < k; j++) {
+                int64_t e = idx[j];
+                sb__dmm(m, 1, 2 * f, d, xn + t * d, m->wgu[l], e * 2 * f * d,
+                        gu);
+                for (int64_t i = 0; i < f; i++)
+                    ac[i] = sb__round(m, sb__silu(gu[i]) * gu[f + i]);
+                sb__dmm(m, 1, d, f, ac, m->wdown[l], e * d * f, y);
+                for (int64_t i = 0; i < d; i++)
+                    x[t * d + i] += w[j] * y[i];
+            }
+        }
+    }
+    sb__dnorm(m, x, m->normf, xn, n, d);
+    sb__dmm(m, n, V, d, xn, m->lm, 0, out);
+    free(x), free(xn), free(qkv), free(o), free(pr), free(gu), free(ac),
+        free(y), free(sc);
+    return 0;
+}
+
+int sb_ref_verify(sb_ref_model *m, int slot, int n_prompt, int n_decode,
+                  uint64_t seed, double *rel, sb_err *err)
+{
+    const int64_t V = m->c.vocab;
+    int n = n_prompt + n_decode;
+    *rel = 0;
+    if (slot < 0 || slot >= m->seqs || n_prompt < 1 || n_decode < 0 ||
+        n > m->ctx || n_prompt > m->tokens)
+        return sb_fail(err, SB_EINVAL,
+                       "reference model: verification of %d + %d tokens "
+                       "in slot %d does not fit",
+                       n_prompt, n_decode, slot);
+    int32_t *tok = malloc(sizeof *tok * (size_t)(n + 1));
+    float *lg = malloc(sizeof *lg * (size_t)(V * (n_decode + 1)));
+    double *ref = malloc(sizeof *ref * (size_t)(V * n));
+    if (!tok || !lg || !ref) {
+        free(tok), free(lg), free(ref);
+        return sb_fail(err, SB_ENOMEM, "reference model: out of memory");
+    }
+    uint64_t s = seed;
+    for (int i = 0; i < n_prompt; i++)
+        tok[i] = (int32_t)(sb_rng_unif(&s) * (double)V);
+    m->len[slot] = 0;
+    int rc = 0;
+    for (int step = 0; step <= n_decode && rc == 0; step++) {
+        int start = step == 0 ? 0 : n_prompt + step - 1;
+        int cnt = step == 0 ? n_prompt : 1;
+        rc = sb_ref_forward(m, 1, &slot, &cnt, tok + start, lg + step * V,
+                            tok + n_prompt + step, err);
+    }
+    if (rc == 0)
+        rc = sb_ref_forward_double(m, n, tok, ref, err);
+    for (int step = 0; step <= n_decode && rc == 0; step++) {
+        const double *r = ref + (int64_t)(n_prompt - 1 + step) * V;
+        const float *l = lg + (int64_t)step * V;
+        double ss = 0, worst = 0;
+        for (int64_t j = 0; j < V; j++)
+            ss += r[j] * r[j];
+        double scale = fmax(sqrt(ss / (double)V), 1.0);
+        for (int64_t j = 0; j < V; j++) {
+            double e = fabs((double)l[j] - r[j]) / scale;
+            if (!(e <= worst)) /* NaN counts */
+                worst = isnan(e) ? INFINITY : e;
+        }
+        if (worst > *rel)
+            *rel = worst;
+    }
+    m->len[slot] = 0;
+    free(tok), free(lg), free(ref);
+    return rc;
+}

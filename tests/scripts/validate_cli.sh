@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# validate_cli.sh — solbench validate end to end on a small model: the
+# comparison printed and written as JSON (every phase with a prediction and
+# a measurement), the serving run's trace read back by trace show, the run
+# stored and its llm.decode result in the history; llm.prefill and
+# llm.decode as benchmarks; and bad input, each exiting 2 with one line
+# that names it (a training job, several chips, a model too large for
+# memory, an unknown dtype, too few requests, a head count that does not
+# divide).
+# Usage: validate_cli.sh SOLBENCH
+set -u
+SB=${1:?usage: $0 SOLBENCH}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+# expect CODE PATTERN -- command...: exit code and a pattern in its output.
+expect() {
+    local code=$1 pat=$2
+    shift 3
+    "$@" >"$T/out" 2>&1
+    local rc=$?
+    if [ "$rc" -ne "$code" ]; then
+        bad "$* -> exit $rc, want $code"; sed 's/^/    /' "$T/out" | head -8
+    elif ! grep -qE -- "$pat" "$T/out"; then
+        bad "$* -> output lacks /$pat/"; sed 's/^/    /' "$T/out" | head -8
+    else
+        ok "$* (exit $rc, /$pat/)"
+    fi
+}
+
+# a small model: 2 layers, d 256, MoE in layer 1
+cat >"$T/tiny.json" <<'J'
+{"name": "tiny", "model": {"layers": 2, "d_model": 256, "q_heads": 4, "kv_heads": 2,
+  "head_dim": 64, "ffn": 512, "gated_mlp": true, "vocab": 4096,
+  "moe": {"experts": 4, "top_k": 2, "expert_ffn": 256, "first_layer": 1, "every": 1}},
+ "dtypes": {"weights": "fp32", "activations": "fp32", "kv_cache": "fp32"},
+ "job": {"type": "inference", "prompt_len": 32, "output_len": 8, "concurrency": 2, "kv_page": 16},
+ "parallelism": {"data": 1, "tensor": 1}, "topology": {"chips": 1}}
+J
+
+expect 0 'TPOT' -- "$SB" validate "$T/tiny.json" --quick --db "$T/db" \
+    --json "$T/v.json" --trace "$T/tr.json" --threads 2
+grep -q 'stored as run' "$T/out" && ok "run stored" || bad "no stored run"
+grep -qE 'router +[0-9.]+ .s' "$T/out" && ok "the router phase compared" ||
+    bad "no router row"
+python3 - "$T/v.json" <<'P' && ok "validate JSON" || bad "validate JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "solbench.validate/1" and d["batch"] == 2
+for st in ("prefill", "decode"):
+    s = d[st]
+    assert s["measured_s"] > 0 and s["sol_s"] > 0 and s["calibrated_s"] >= s["sol_s"] * 0.999, s
+    assert abs(s["ratio"] - s["measured_s"] / s["calibrated_s"]) < 1e-9
+    names = {p["phase"] for p in s["phases"]}
+    assert {"qkv projection", "attention core", "mlp", "router", "experts", "lm head"} <= names, names
+    for p in s["phases"]:
+        assert p["measured_s"] > 0 and p["calibrated_s"] > 0, p
+sv = d["serve"]["measured"]
+assert sv["tokens_per_s"] > 0 and sv["tpot_p50_s"] <= sv["tpot_p99_s"]
+assert d["reference"]["decode_stream_of_read"] > 0
+P
+expect 0 'steps' -- "$SB" trace show "$T/tr.json" --db "$T/db" --run last
+grep -q 'aten::linear' "$T/out" && ok "trace: matmuls read back" ||
+    bad "trace: no aten::linear rows"
+expect 0 'llm.decode' -- "$SB" history --db "$T/db"
+
+# the benchmarks alone
+expect 0 'llm.decode' -- "$SB" run --bench llm.prefill,llm.decode \
+    -p model="$T/tiny.json" -p batch=2 -p prompt=16 -p context=24 -p ragged=1 \
+    --repeat 2 --min-time 0 --no-store
+grep -q 'double-precision model' "$T/out" && ok "verified against double" ||
+    bad "no verification note"
+
+# bad input
+sed 's/"inference", "prompt_len": 32, "output_len": 8, "concurrency": 2, "kv_page": 16/"training", "global_batch": 4, "seq_len": 64/' \
+    "$T/tiny.json" >"$T/train.json"
+expect 2 'job.type' -- "$SB" validate "$T/train.json" --no-store
+sed 's/"tensor": 1}, "topology": {"chips": 1}/"tensor": 2}, "topology": {"chips": 2}/' \
+    "$T/tiny.json" >"$T/tp.json"
+expect 2 'one chip' -- "$SB" validate "$T/tp.json" --no-store
+sed 's/"vocab": 4096/"vocab": 1000000/; s/"d_model": 256/"d_model": 65536/' \
+    "$T/tiny.json" >"$T/huge.json"
+expect 2 'needs [0-9.]+ GB' -- "$SB" validate "$T/huge.json" --no-store
+sed 's/"kv_heads": 2/"kv_heads": 3/' "$T/tiny.json" >"$T/heads.json"
+expect 2 'kv_heads' -- "$SB" validate "$T/heads.json" --no-store
+expect 2 'dtype fp16' -- "$SB" validate "$T/tiny.json" --dtype fp16 --no-store
+expect 2 'requests 1' -- "$SB" validate "$T/tiny.json" --requests 1 --no-store
+expect 2 'unknown option' -- "$SB" validate --bogus
+expect 2 'model' -- "$SB" run --bench llm.decode -p model="$T/nope.json" --no-store
+
+exit $fail
