@@ -363,7 +363,7 @@ static void test_serve(void)
         CHECK(a.n_steps == st.iterations);
         double mm = 0;
         for (size_t i = 0; i < a.nrows; i++)
-            if (strcmp(a.rows[i].name, "aten::linear") == 0)
+            if (strcmp(a.rows[i].name, "aten::mm") == 0)
                 mm += a.rows[i].flops;
         CHECK(mm > 0);
         sb_tr_analysis_free(&a);

@@ -191,7 +191,7 @@ double sb_ref_footprint(const sb_ref_config *c, int seqs, int ctx, int tokens)
 #define SB__DECODE_M 16
 
 typedef struct sb__plan_ent {
-    int64_t m, n, k, ldc;
+    int64_t m, n, k, lda, ldb, ldc;
     sb_gemm_plan *p;
 } sb__plan_ent;
 
@@ -200,7 +200,8 @@ struct sb_ref_model {
     int seqs, ctx, tokens, threads, dt;
     int lib_small, lib_large; /* by m: decode-sized (<= 16), larger */
     size_t es;
-    /* weights (dt unless fp32 said) */
+    /* weights (dt unless fp32 said); the matrices in one block */
+    void *arena;
     void *emb, *lm;                    /* [vocab][d] */
     float *norm1, *norm2, *normf;      /* [L][d], [L][d], [d] fp32 */
     void **wqkv, **wo, **wgu, **wdown; /* per layer; MoE: E blocks */
@@ -226,6 +227,10 @@ struct sb_ref_model {
     int32_t *table;
     sb__plan_ent *plans;
     int nplans, cap_plans;
+    /* partial products of a decode-sized product split over the threads:
+     * threads - 1 blocks of part_floats */
+    float *part;
+    int64_t part_floats;
     /* events, when recorded: the layer and the rows (tokens) at hand */
     sb_ref_event *ev;
     int n_ev, cap_ev, ev_layer;
@@ -310,54 +315,53 @@ static void *sb__alloc(size_t bytes, int *fail)
     return p;
 }
 
+static void sb__plans_free(sb_ref_model *m)
+{
+    for (int i = 0; i < m->nplans; i++)
+        sb_gemm_plan_destroy(m->plans[i].p);
+    m->nplans = 0;
+}
+
 void sb_ref_free(sb_ref_model *m)
 {
     if (!m)
         return;
     const sb_ref_config *c = &m->c;
-    for (int l = 0; l < c->layers; l++) {
-        if (m->wqkv)
-            sb_free_aligned(m->wqkv[l]);
-        if (m->wo)
-            sb_free_aligned(m->wo[l]);
-        if (m->wgu)
-            sb_free_aligned(m->wgu[l]);
-        if (m->wdown)
-            sb_free_aligned(m->wdown[l]);
-        if (m->wr)
-            sb_free_aligned(m->wr[l]);
-    }
+    for (int l = 0; m->wr && l < c->layers; l++)
+        sb_free_aligned(m->wr[l]);
+    sb_free_aligned(m->arena); /* every weight matrix */
     free(m->wqkv);
     free(m->wo);
     free(m->wgu);
     free(m->wdown);
     free(m->wr);
-    void *bufs[] = {m->emb,      m->lm,    m->norm1,   m->norm2, m->normf,
-                    m->kpool,    m->vpool, m->pages,   m->cos_t, m->sin_t,
-                    m->x,        m->qkv,   m->q,       m->o,     m->proj,
-                    m->gu,       m->xr,    m->logits,  m->xn,    m->on,
-                    m->act,      m->hl,    m->tpos,    m->tslot, m->idx,
-                    m->rw,       m->rp,    m->offsets, m->pos,   m->xp,
-                    m->acte,     m->gue,   m->ye,      m->plen,  m->cu_q,
-                    m->cu_pages, m->table};
+    void *bufs[] = {
+        m->part,  m->norm1, m->norm2,   m->normf, m->kpool,    m->vpool,
+        m->pages, m->cos_t, m->sin_t,   m->x,     m->qkv,      m->q,
+        m->o,     m->proj,  m->gu,      m->xr,    m->logits,   m->xn,
+        m->on,    m->act,   m->hl,      m->tpos,  m->tslot,    m->idx,
+        m->rw,    m->rp,    m->offsets, m->pos,   m->xp,       m->acte,
+        m->gue,   m->ye,    m->plen,    m->cu_q,  m->cu_pages, m->table};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         sb_free_aligned(bufs[i]);
-    for (int i = 0; i < m->nplans; i++)
-        sb_gemm_plan_destroy(m->plans[i].p);
+    sb__plans_free(m);
     free(m->plans);
     free(m->len);
     free(m);
 }
 
-/* The plan of one product shape, made on first use (weights W [n][k],
- * C = A·Wᵀ, C fp32). NULL when no library can run it. */
+/* The plan of one product, made on first use: C [M][N] = A · W with W
+ * [k][n] (C fp32), leading dimensions lda, ldb, ldc (0: packed). NULL
+ * when no library can run it. */
 static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
-                              int64_t ldc, int slots)
+                              int64_t lda, int64_t ldb, int64_t ldc, int slots)
 {
-    for (int i = 0; i < m->nplans; i++)
-        if (m->plans[i].m == M && m->plans[i].n == N && m->plans[i].k == K &&
-            m->plans[i].ldc == ldc)
-            return m->plans[i].p;
+    for (int i = 0; i < m->nplans; i++) {
+        const sb__plan_ent *e = &m->plans[i];
+        if (e->m == M && e->n == N && e->k == K && e->lda == lda &&
+            e->ldb == ldb && e->ldc == ldc)
+            return e->p;
+    }
     if (m->nplans == m->cap_plans) {
         int cap = m->cap_plans ? 2 * m->cap_plans : 64;
         sb__plan_ent *np = realloc(m->plans, (size_t)cap * sizeof *np);
@@ -370,8 +374,10 @@ static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
                       .m = M,
                       .n = N,
                       .k = K,
+                      .lda = lda,
+                      .ldb = ldb,
                       .ldc = ldc,
-                      .trans_b = true,
+                      .trans_b = false,
                       .alpha = 1.0f,
                       .beta = 0.0f};
     int lib = M <= SB__DECODE_M ? m->lib_small : m->lib_large;
@@ -380,40 +386,56 @@ static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
     if (sb_gemm_plan_create(lib, &d, slots, &p, &e) &&
         sb_gemm_plan_create(1 - lib, &d, slots, &p, &e))
         return NULL;
-    m->plans[m->nplans++] = (sb__plan_ent){M, N, K, ldc, p};
+    m->plans[m->nplans++] = (sb__plan_ent){M, N, K, lda, ldb, ldc, p};
     return p;
 }
 
-/* C [M][N] = A [M][K] · W[N][K]ᵀ. A decode-sized product (a few rows
- * streaming a weight matrix) is split by output columns over the threads,
- * each running the library alone on an equal slice of W, so every thread
- * streams its share whatever the library's threading threshold for small
- * products. */
+/* C [M][N] = A [M][K] · W [K][N]. Weights are stored input-major (as JAX
+ * stores a Dense kernel): a few rows against W stream it row by row, which
+ * both libraries do at the memory's rate; W [N][K] (PyTorch's Linear),
+ * a dot product per output, ran at 0.6-0.7 of it here (docs/VALIDATE.md).
+ * A decode-sized product is split over the threads by rows of W (each
+ * streams one contiguous block, into its own partial C), the partials
+ * summed after. */
 static void sb__mm(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
                    const void *A, const void *W, float *C)
 {
     if (M <= 0)
         return;
     int nt = m->threads;
-    if (M <= SB__DECODE_M && nt > 1 && N >= 64 * nt) {
-        int64_t chunk = (N + nt - 1) / nt;
+    if (M <= SB__DECODE_M && nt > 1 && K >= 16 * nt &&
+        M * N <= m->part_floats) {
+        int64_t chunk = (K + nt - 1) / nt;
         chunk = (chunk + 15) / 16 * 16;
-        int64_t last = N - chunk * (nt - 1);
-        sb_gemm_plan *pf = sb__plan(m, M, chunk, K, N, nt),
-                     *pl = last > 0 ? sb__plan(m, M, last, K, N, nt) : NULL;
-        if (pf && (pl || last <= 0)) {
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-            for (int t = 0; t < nt; t++) {
-                int64_t n0 = chunk * t;
-                if (n0 >= N)
-                    continue;
-                sb_gemm_run(n0 + chunk >= N && pl ? pl : pf, t, A,
-                            (const char *)W + (size_t)(n0 * K) * m->es, C + n0);
+        int64_t last = K - chunk * ((K + chunk - 1) / chunk - 1);
+        sb_gemm_plan *pf = sb__plan(m, M, N, chunk, K, N, N, nt),
+                     *pl = last != chunk ? sb__plan(m, M, N, last, K, N, N, nt)
+                                         : pf;
+        if (pf && pl) {
+            const int used = (int)((K + chunk - 1) / chunk);
+#pragma omp parallel num_threads(nt)
+            {
+                int t = omp_get_thread_num();
+                int64_t k0 = chunk * t;
+                if (t < used) {
+                    float *ct = t == 0 ? C : m->part + (t - 1) * m->part_floats;
+                    sb_gemm_run(t == used - 1 ? pl : pf, t,
+                                (const char *)A + (size_t)k0 * m->es,
+                                (const char *)W + (size_t)(k0 * N) * m->es, ct);
+                }
+#pragma omp barrier
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < M * N; i++) {
+                    float a = C[i];
+                    for (int u = 1; u < used; u++)
+                        a += m->part[(u - 1) * m->part_floats + i];
+                    C[i] = a;
+                }
             }
             return;
         }
     }
-    sb_gemm_plan *p = sb__plan(m, M, N, K, 0, 1);
+    sb_gemm_plan *p = sb__plan(m, M, N, K, 0, 0, 0, 1);
     if (p)
         sb_gemm_run(p, 0, A, W, C);
 }
@@ -444,33 +466,63 @@ static int sb__pick_libs(sb_ref_model *m, sb_err *err)
     m->lib_small = m->lib_large = usable[0];
     if (nuse == 1)
         return 0;
+    /* decode-sized: what streaming every layer's matrices (a MoE layer's
+     * first expert) at one row sustains, best of 2 passes after one that
+     * makes the plans: from memory, as decode reads them, where one matrix
+     * timed alone would sit in the cache */
+    double best_s = 0;
+    int best_lib = usable[0];
+    for (int u = 0; u < nuse; u++) {
+        m->lib_small = usable[u];
+        double t_best = 0;
+        for (int pass = 0; pass < 3; pass++) {
+            double t0 = sb_now();
+            for (int l = 0; l < c->layers; l++) {
+                bool moe = sb_ref_layer_is_moe(c, l);
+                int64_t f = moe ? c->expert_ffn : c->ffn,
+                        ho = (int64_t)c->hq * c->hd;
+                sb__mm(m, 1, (int64_t)sb__nqkv(c), c->d, m->xn, m->wqkv[l],
+                       m->qkv);
+                sb__mm(m, 1, c->d, ho, m->on, m->wo[l], m->proj);
+                sb__mm(m, 1, 2 * f, c->d, m->xn, m->wgu[l],
+                       moe ? m->gue : m->gu);
+                sb__mm(m, 1, c->d, f, moe ? m->acte : m->act, m->wdown[l],
+                       m->proj);
+            }
+            double t = sb_now() - t0;
+            if (pass > 0 && (t_best == 0 || t < t_best))
+                t_best = t;
+        }
+        if (best_s == 0 || t_best < best_s) {
+            best_s = t_best;
+            best_lib = usable[u];
+        }
+        sb__plans_free(m);
+    }
+    m->lib_small = best_lib;
+    /* prefill-sized: the faster on the MLP's first product at the
+     * iteration's largest m (up to 256), best of 3 after one untimed run */
     bool moe0 = sb_ref_layer_is_moe(c, 0);
     int64_t N = 2 * (int64_t)(moe0 ? c->expert_ffn : c->ffn), K = c->d;
-    for (int cls = 0; cls < 2; cls++) {
-        int64_t M = cls == 0 ? 1 : (m->tokens < 256 ? m->tokens : 256);
-        if (cls == 1 && M <= 16) {
-            m->lib_large = m->lib_small;
-            break;
-        }
-        sb_gemm_desc d = {.dt = m->dt,
-                          .m = M,
-                          .n = N,
-                          .k = K,
-                          .trans_b = true,
-                          .alpha = 1.0f,
-                          .beta = 0.0f};
-        double best[SB_GEMM_NLIBS];
-        sb_gemm_plan *p = NULL;
-        sb_err e = {0};
-        if (sb_gemm_plan_fastest(&d, 1, m->xn, m->wgu[0], moe0 ? m->gue : m->gu,
-                                 3, best, &p, &e) == 0) {
-            int lib = sb_gemm_plan_lib(p);
-            if (cls == 0)
-                m->lib_small = lib;
-            else
-                m->lib_large = lib;
-            sb_gemm_plan_destroy(p);
-        }
+    int64_t M = m->tokens < 256 ? m->tokens : 256;
+    if (M <= SB__DECODE_M) {
+        m->lib_large = m->lib_small;
+        return 0;
+    }
+    sb_gemm_desc d = {.dt = m->dt,
+                      .m = M,
+                      .n = N,
+                      .k = K,
+                      .trans_b = false,
+                      .alpha = 1.0f,
+                      .beta = 0.0f};
+    double best[SB_GEMM_NLIBS];
+    sb_gemm_plan *p = NULL;
+    sb_err e = {0};
+    if (sb_gemm_plan_fastest(&d, 1, m->xn, m->wgu[0], moe0 ? m->gue : m->gu, 3,
+                             best, &p, &e) == 0) {
+        m->lib_large = sb_gemm_plan_lib(p);
+        sb_gemm_plan_destroy(p);
     }
     return 0;
 }
@@ -516,26 +568,44 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
     if (!m->wqkv || !m->wo || !m->wgu || !m->wdown || !m->wr || !m->len)
         fail = 1;
     uint64_t sd = c->seed;
+    /* The weight matrices in one block, in the order a forward reads
+     * them: large enough for huge pages (sb_alloc_aligned), so streaming
+     * them in decode does not walk a page table every 4 KiB. Two passes:
+     * the size, then the pointers. */
+    for (int pass = 0; pass < 2 && !fail; pass++) {
+        size_t off = 0;
+        char *base = m->arena;
+#define SB__CARVE(dst, bytes)                                                  \
+    do {                                                                       \
+        if (pass == 1)                                                         \
+            (dst) = base + off;                                                \
+        off += ((size_t)(bytes) + 4095) / 4096 * 4096;                         \
+    } while (0)
+        SB__CARVE(m->emb, (size_t)(V * d) * es);
+        for (int l = 0; l < L; l++) {
+            bool moe = sb_ref_layer_is_moe(c, l);
+            int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
+            SB__CARVE(m->wqkv[l], (size_t)(nq * d) * es);
+            SB__CARVE(m->wo[l], (size_t)(d * ho) * es);
+            SB__CARVE(m->wgu[l], (size_t)(E * 2 * f * d) * es);
+            SB__CARVE(m->wdown[l], (size_t)(E * d * f) * es);
+        }
+        SB__CARVE(m->lm, (size_t)(V * d) * es);
+#undef SB__CARVE
+        if (pass == 0)
+            m->arena = sb__alloc(off, &fail);
+    }
     if (!fail) {
-        m->emb = sb__alloc((size_t)(V * d) * es, &fail);
-        m->lm = sb__alloc((size_t)(V * d) * es, &fail);
         m->norm1 = sb__alloc((size_t)(L * d) * 4, &fail);
         m->norm2 = sb__alloc((size_t)(L * d) * 4, &fail);
         m->normf = sb__alloc((size_t)d * 4, &fail);
-        for (int l = 0; l < L && !fail; l++) {
-            bool moe = sb_ref_layer_is_moe(c, l);
-            int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
-            m->wqkv[l] = sb__alloc((size_t)(nq * d) * es, &fail);
-            m->wo[l] = sb__alloc((size_t)(d * ho) * es, &fail);
-            m->wgu[l] = sb__alloc((size_t)(E * 2 * f * d) * es, &fail);
-            m->wdown[l] = sb__alloc((size_t)(E * d * f) * es, &fail);
-            if (moe)
+        for (int l = 0; l < L && !fail; l++)
+            if (sb_ref_layer_is_moe(c, l))
                 m->wr[l] = sb__alloc((size_t)(c->experts * d) * 4, &fail);
-        }
     }
     if (!fail) {
         sb__fill(m->emb, V, d, c->bf16, sd + 1, 1.0);
-        sb__fill(m->lm, V, d, c->bf16, sd + 2, sqrt(3.0 / d));
+        sb__fill(m->lm, d, V, c->bf16, sd + 2, sqrt(3.0 / d));
         sb__gains(m->norm1, L * d, sd + 3);
         sb__gains(m->norm2, L * d, sd + 4);
         sb__gains(m->normf, d, sd + 5);
@@ -543,10 +613,10 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
             bool moe = sb_ref_layer_is_moe(c, l);
             int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
             uint64_t ls = sd + 100 + 10 * (uint64_t)l;
-            sb__fill(m->wqkv[l], nq, d, c->bf16, ls + 1, sqrt(3.0 / d));
-            sb__fill(m->wo[l], d, ho, c->bf16, ls + 2, sqrt(3.0 / ho));
-            sb__fill(m->wgu[l], E * 2 * f, d, c->bf16, ls + 3, sqrt(3.0 / d));
-            sb__fill(m->wdown[l], E * d, f, c->bf16, ls + 4, sqrt(3.0 / f));
+            sb__fill(m->wqkv[l], d, nq, c->bf16, ls + 1, sqrt(3.0 / d));
+            sb__fill(m->wo[l], ho, d, c->bf16, ls + 2, sqrt(3.0 / ho));
+            sb__fill(m->wgu[l], E * d, 2 * f, c->bf16, ls + 3, sqrt(3.0 / d));
+            sb__fill(m->wdown[l], E * f, d, c->bf16, ls + 4, sqrt(3.0 / f));
             if (moe)
                 sb__fill(m->wr[l], c->experts, d, false, ls + 5, sqrt(3.0 / d));
         }
@@ -620,6 +690,14 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
         m->cu_q = sb__alloc((size_t)(seqs + 1) * 8, &fail);
         m->cu_pages = sb__alloc((size_t)(seqs + 1) * 8, &fail);
         m->table = sb__alloc((size_t)m->npages * 4, &fail);
+        int64_t wide = V > nq ? V : nq;
+        wide = wide > 2 * F ? wide : 2 * F;
+        wide = wide > 2 * fe ? wide : 2 * fe;
+        m->part_floats = SB__DECODE_M * (wide > d ? wide : d);
+        m->part = sb__alloc(
+            (size_t)(m->part_floats * (m->threads > 1 ? m->threads - 1 : 1)) *
+                4,
+            &fail);
     }
     if (fail) {
         sb_ref_free(m);
@@ -627,11 +705,11 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
                        "reference model: out of memory allocating %.2f GB",
                        need / 1e9);
     }
+    /* the library pick reads these before any forward */
     memset(m->xn, 0, (size_t)(T * d) * es);
-    memset(m->gu, 0, (size_t)(T * 2 * (c->ffn > 0 ? c->ffn : 1)) * 4);
-    if (c->experts > 0 && sb_ref_layer_is_moe(c, 0))
-        /* the library pick times the first layer's expert block */
-        memset(m->gue, 0, (size_t)(R * 2 * fe) * 4);
+    memset(m->on, 0, (size_t)(T * ho) * es);
+    memset(m->act, 0, (size_t)(T * F) * es);
+    memset(m->acte, 0, (size_t)(R * fe) * es);
     int rc = sb__pick_libs(m, err);
     if (rc) {
         sb_ref_free(m);
@@ -992,18 +1070,25 @@ static double sb__round(const sb_ref_model *m, double v)
     return m->c.bf16 ? (double)sb_bf16_to_f32(sb_bf16_from_f32((float)v)) : v;
 }
 
-/* y [n][N] = x [n][K] · W[N][K]ᵀ */
+/* y [n][N] = x [n][K] · W [K][N], W from element w_off */
 static void sb__dmm(const sb_ref_model *m, int64_t n, int64_t N, int64_t K,
                     const double *x, const void *W, int64_t w_off, double *y)
 {
+    const int64_t blk = 256;
 #pragma omp parallel for schedule(static)
-    for (int64_t o = 0; o < N; o++)
+    for (int64_t o0 = 0; o0 < N; o0 += blk) {
+        int64_t o1 = o0 + blk < N ? o0 + blk : N;
         for (int64_t t = 0; t < n; t++) {
-            double a = 0;
-            for (int64_t j = 0; j < K; j++)
-                a += x[t * K + j] * sb__rd(m, W, w_off + o * K + j);
-            y[t * N + o] = a;
+            double *yt = y + t * N;
+            for (int64_t o = o0; o < o1; o++)
+                yt[o] = 0;
+            for (int64_t j = 0; j < K; j++) {
+                double a = x[t * K + j];
+                for (int64_t o = o0; o < o1; o++)
+                    yt[o] += a * sb__rd(m, W, w_off + j * N + o);
+            }
         }
+    }
 }
 
 static void sb__dnorm(const sb_ref_model *m, const double *x, const float *g,

@@ -227,17 +227,17 @@ json_t *sb_serve_trace(const sb_ref_model *m, const sb_ref_event *ev, int n,
             json_t *dims = NULL;
             switch (e->ph) {
             case SB_REF_QKV:
-                dims = sb__dims2(e->rows, d, nq, d);
+                dims = sb__dims2(e->rows, d, d, nq);
                 break;
             case SB_REF_OPROJ:
-                dims = sb__dims2(e->rows, ho, d, ho);
+                dims = sb__dims2(e->rows, ho, ho, d);
                 break;
             case SB_REF_MLP:
-                dims = mlp_seen++ % 2 == 0 ? sb__dims2(e->rows, d, 2 * f, d)
-                                           : sb__dims2(e->rows, f, d, f);
+                dims = mlp_seen++ % 2 == 0 ? sb__dims2(e->rows, d, d, 2 * f)
+                                           : sb__dims2(e->rows, f, f, d);
                 break;
             case SB_REF_LMHEAD:
-                dims = sb__dims2(e->rows, d, c->vocab, d);
+                dims = sb__dims2(e->rows, d, d, c->vocab);
                 break;
             default:
                 break;
@@ -251,8 +251,8 @@ json_t *sb_serve_trace(const sb_ref_model *m, const sb_ref_event *ev, int n,
             }
             json_array_append_new(
                 evs, json_pack("{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:o}", "name",
-                               dims ? "aten::linear" : name, "cat", "cpu_op",
-                               "ph", "X", "ts", (e->t0 - t_start) * 1e6, "dur",
+                               dims ? "aten::mm" : name, "cat", "cpu_op", "ph",
+                               "X", "ts", (e->t0 - t_start) * 1e6, "dur",
                                (e->t1 - e->t0) * 1e6, "pid", 1, "tid", 1,
                                "args", args));
         }

@@ -44,7 +44,7 @@ int sb_serve_run(sb_ref_model *m, const sb_serve_opts *o, sb_serve_stats *st,
 
 /* The events m recorded (sb_ref_record) as a Chrome trace in the PyTorch
  * profiler's form: one ProfilerStep per iteration, each phase of each
- * layer a cpu_op (the weight matmuls as aten::linear with their input
+ * layer a cpu_op (the weight matmuls as aten::mm with their input
  * dims and types, so `trace show` counts their FLOPs), times from
  * t_start. */
 json_t *sb_serve_trace(const sb_ref_model *m, const sb_ref_event *ev, int n,
