@@ -6,7 +6,7 @@
 # llm.decode as benchmarks; and bad input, each exiting 2 with one line
 # that names it (a training job, several chips, a model too large for
 # memory, an unknown dtype, too few requests, a head count that does not
-# divide).
+# divide, shared experts, a top-k above the experts).
 # Usage: validate_cli.sh SOLBENCH
 set -u
 SB=${1:?usage: $0 SOLBENCH}
@@ -69,7 +69,9 @@ expect 0 'llm.decode' -- "$SB" history --db "$T/db"
 
 # the benchmarks alone
 expect 0 'llm.decode' -- "$SB" run --bench llm.prefill,llm.decode \
-    -p model="$T/tiny.json" -p batch=2 -p prompt=16 -p context=24 -p ragged=1 \
+    -p layers=2 -p d_model=256 -p q_heads=4 -p kv_heads=2 -p ffn=512 \
+    -p vocab=4096 -p experts=4 -p expert_ffn=256 -p moe_first_layer=1 \
+    -p batch=2 -p prompt=16 -p context=24 -p ragged=1 \
     --repeat 2 --min-time 0 --no-store
 grep -q 'double-precision model' "$T/out" && ok "verified against double" ||
     bad "no verification note"
@@ -89,6 +91,9 @@ expect 2 'kv_heads' -- "$SB" validate "$T/heads.json" --no-store
 expect 2 'dtype fp16' -- "$SB" validate "$T/tiny.json" --dtype fp16 --no-store
 expect 2 'requests 1' -- "$SB" validate "$T/tiny.json" --requests 1 --no-store
 expect 2 'unknown option' -- "$SB" validate --bogus
-expect 2 'model' -- "$SB" run --bench llm.decode -p model="$T/nope.json" --no-store
+expect 2 'kv_heads = 5' -- "$SB" run --bench llm.decode -p kv_heads=5 --no-store
+expect 2 'top_k' -- "$SB" run --bench llm.decode -p experts=4 -p top_k=5 --no-store
+sed 's/"every": 1}/"every": 1, "shared_experts": 1}/' "$T/tiny.json" >"$T/shared.json"
+expect 2 'shared experts' -- "$SB" validate "$T/shared.json" --no-store
 
 exit $fail

@@ -6,7 +6,8 @@
  * `batch` sequences at `context` keys each (the KV cache filled once, every
  * step at the same context). Both report the time of each phase under
  * predict's names and check the model's logits against its double-
- * precision twin. Sizes come from a workload file (the one predict reads).
+ * precision twin. Its sizes are parameters (solbench validate passes a
+ * workload's).
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,10 +31,28 @@ const char *sb_llm_phase_metric(int ph)
     return ph >= 0 && ph < SB_REF_NPH ? sb__metric_of[ph] : "?";
 }
 
+/* The model's sizes default to validate-dense's (data/models): solbench
+ * validate passes a workload's. */
 static const sb_param_def sb__llm_params[] = {
-    {"model", SB_P_STR, "validate-dense", 0, 0, NULL,
-     "a workload file or a preset of data/models (its model block sizes "
-     "the reference)"},
+    {"layers", SB_P_INT, "12", 1, SB_REF_MAX_LAYERS, NULL, "decoder layers"},
+    {"d_model", SB_P_INT, "768", 1, SB_REF_MAX_DIM, NULL, "model width"},
+    {"q_heads", SB_P_INT, "12", 1, SB_REF_MAX_HEADS, NULL, "query heads"},
+    {"kv_heads", SB_P_INT, "4", 1, SB_REF_MAX_HEADS, NULL,
+     "key/value heads (must divide q_heads)"},
+    {"head_dim", SB_P_INT, "64", 2, 1024, NULL, "head dimension (even)"},
+    {"ffn", SB_P_INT, "2048", 0, 4 * SB_REF_MAX_DIM, NULL,
+     "SwiGLU width of the dense layers (0: every layer MoE)"},
+    {"vocab", SB_P_INT, "32000", 2, SB_REF_MAX_VOCAB, NULL, "vocabulary"},
+    {"experts", SB_P_INT, "0", 0, SB_REF_MAX_EXPERTS, NULL,
+     "routed experts of a MoE layer (0: dense)"},
+    {"top_k", SB_P_INT, "2", 1, SB_REF_MAX_EXPERTS, NULL, "experts per token"},
+    {"expert_ffn", SB_P_INT, "1024", 1, 4 * SB_REF_MAX_DIM, NULL,
+     "SwiGLU width of an expert"},
+    {"moe_first_layer", SB_P_INT, "0", 0, SB_REF_MAX_LAYERS, NULL,
+     "first MoE layer"},
+    {"moe_every", SB_P_INT, "1", 1, SB_REF_MAX_LAYERS, NULL,
+     "a MoE layer every this many from the first"},
+    {"kv_page", SB_P_INT, "16", 1, 65536, NULL, "tokens per KV-cache page"},
     {"dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",
      "fp32, or bf16 weights and matmul inputs (fp32 accumulation)"},
     {"batch", SB_P_INT, "1", 1, SB_REF_MAX_SEQS, NULL, "sequences"},
@@ -68,19 +87,25 @@ static int sb__llm_decode(const sb_bench *b, const sb_params *p, void *shape,
 {
     sb_llm_shape *s = shape;
     s->kind = b->kind;
-    snprintf(s->model, sizeof s->model, "%s", sb_p_str(p, "model"));
-    bool bf16 = strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
-    json_t *doc = NULL;
-    char path[1024];
-    sb_workload w;
-    int rc = sb_workload_load_doc(s->model, &doc, path, sizeof path, err);
-    if (rc == 0)
-        rc = sb_workload_from_json(doc, path, &w, err);
-    json_decref(doc);
+    sb_ref_config *c = &s->c;
+    c->layers = (int)sb_p_int(p, "layers");
+    c->d = (int)sb_p_int(p, "d_model");
+    c->hq = (int)sb_p_int(p, "q_heads");
+    c->hkv = (int)sb_p_int(p, "kv_heads");
+    c->hd = (int)sb_p_int(p, "head_dim");
+    c->ffn = (int)sb_p_int(p, "ffn");
+    c->vocab = (int)sb_p_int(p, "vocab");
+    c->experts = (int)sb_p_int(p, "experts");
+    c->top_k = (int)sb_p_int(p, "top_k");
+    c->expert_ffn = (int)sb_p_int(p, "expert_ffn");
+    c->moe_first = (int)sb_p_int(p, "moe_first_layer");
+    c->moe_every = (int)sb_p_int(p, "moe_every");
+    c->page = (int)sb_p_int(p, "kv_page");
+    c->bf16 = strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
+    c->rope_theta = 10000.0;
+    int rc = sb_ref_config_check(c, err);
     if (rc)
-        return rc;
-    if ((rc = sb_ref_config_from_workload(&w, bf16, &s->c, err)))
-        return rc;
+        return sb_fail(err, rc, "%s: %s", b->name, err->msg);
     const char *lib = sb_p_str(p, "lib");
     s->c.lib = strcmp(lib, "auto") == 0 ? -1 : sb_gemm_lib_parse(lib);
     s->c.seed = (uint64_t)sb_p_int(p, "seed");

@@ -13,7 +13,6 @@
 
 typedef struct sb_llm_shape {
     int kind; /* 0 prefill, 1 decode */
-    char model[256];
     sb_ref_config c;
     int batch, mean;
     bool ragged;

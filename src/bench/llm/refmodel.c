@@ -80,45 +80,6 @@ int sb_ref_config_check(const sb_ref_config *c, sb_err *err)
     return 0;
 }
 
-int sb_ref_config_from_workload(const sb_workload *w, bool bf16,
-                                sb_ref_config *c, sb_err *err)
-{
-    memset(c, 0, sizeof *c);
-    if (w->mla)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: the reference model has no multi-head latent "
-                       "attention (model.mla)",
-                       w->name);
-    if (!w->gated)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: the reference model runs gated (SwiGLU) MLPs "
-                       "only (model.gated_mlp)",
-                       w->name);
-    if (w->experts > 0 && w->shared_experts > 0)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: the reference model has no shared experts "
-                       "(model.shared_experts)",
-                       w->name);
-    c->layers = w->layers;
-    c->d = w->d_model;
-    c->hq = w->q_heads;
-    c->hkv = w->kv_heads;
-    c->hd = w->head_dim;
-    c->ffn = w->ffn;
-    c->vocab = w->vocab;
-    c->experts = w->experts;
-    c->top_k = w->top_k;
-    c->expert_ffn = w->expert_ffn;
-    c->moe_first = w->moe_first_layer;
-    c->moe_every = w->moe_every > 0 ? w->moe_every : 1;
-    c->bf16 = bf16;
-    c->page = w->kv_page > 0 ? w->kv_page : 16;
-    c->rope_theta = 10000.0;
-    c->seed = 1;
-    c->lib = -1;
-    return sb_ref_config_check(c, err);
-}
-
 static double sb__es(const sb_ref_config *c)
 {
     return c->bf16 ? 2.0 : 4.0;

@@ -26,9 +26,8 @@
 #include <stdint.h>
 
 #include "solbench/error.h"
-#include "solbench/workload.h"
 
-/* Limits on what a workload file may ask of the reference (checked before
+/* Limits on what a point may ask of the reference (checked before
  * anything is allocated). */
 #define SB_REF_MAX_LAYERS 512
 #define SB_REF_MAX_DIM 65536
@@ -68,12 +67,6 @@ typedef struct sb_ref_config {
                 class (decode-sized, prefill-sized) at creation */
 } sb_ref_config;
 
-/* The reference's configuration from a workload (its model block; the
- * KV page from job.kv_page, default 16): SB_EINVAL naming what the
- * reference cannot run (MLA, shared experts, ungated MLPs, head counts
- * that do not divide, sizes beyond the limits above). */
-int sb_ref_config_from_workload(const sb_workload *w, bool bf16,
-                                sb_ref_config *c, sb_err *err);
 /* Checks a configuration: SB_EINVAL naming the field. */
 int sb_ref_config_check(const sb_ref_config *c, sb_err *err);
 bool sb_ref_layer_is_moe(const sb_ref_config *c, int l);
