@@ -9,26 +9,7 @@
 # Usage: report_predict_cli.sh SOLBENCH
 set -u
 SB=${1:?usage: $0 SOLBENCH}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
-
-# expect CODE PATTERN -- command...: exit code and a pattern in its output.
-expect() {
-    local code=$1 pat=$2
-    shift 3
-    "$@" >"$T/out" 2>&1
-    local rc=$?
-    if [ "$rc" -ne "$code" ]; then
-        bad "$* -> exit $rc, want $code"; sed 's/^/    /' "$T/out" | head -5
-    elif ! grep -qE -- "$pat" "$T/out"; then
-        bad "$* -> output lacks /$pat/"; sed 's/^/    /' "$T/out" | head -5
-    else
-        ok "$* (exit $rc, /$pat/)"
-    fi
-}
+. "$(dirname "$0")/expect.sh"
 
 expect 0 'h100-sxm .*989' -- "$SB" hw list
 expect 0 'tpu7x' -- "$SB" hw list

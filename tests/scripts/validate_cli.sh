@@ -10,26 +10,7 @@
 # Usage: validate_cli.sh SOLBENCH
 set -u
 SB=${1:?usage: $0 SOLBENCH}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
-
-# expect CODE PATTERN -- command...: exit code and a pattern in its output.
-expect() {
-    local code=$1 pat=$2
-    shift 3
-    "$@" >"$T/out" 2>&1
-    local rc=$?
-    if [ "$rc" -ne "$code" ]; then
-        bad "$* -> exit $rc, want $code"; sed 's/^/    /' "$T/out" | head -8
-    elif ! grep -qE -- "$pat" "$T/out"; then
-        bad "$* -> output lacks /$pat/"; sed 's/^/    /' "$T/out" | head -8
-    else
-        ok "$* (exit $rc, /$pat/)"
-    fi
-}
+. "$(dirname "$0")/expect.sh"
 
 # a small model: 2 layers, d 256, MoE in layer 1
 cat >"$T/tiny.json" <<'J'
