@@ -28,8 +28,9 @@ typedef enum sb_suite { SB_SUITE_QUICK = 0, SB_SUITE_FULL = 1 } sb_suite;
  * the best GEMM), "gemv.<dtype>" (B/s of weights, decode-shaped GEMM),
  * "bw.L1", "bw.L2", "bw.L3", "bw.DRAM" (B/s, read), "bw.triad" (B/s),
  * "net.<coll>.alpha_s", "net.<coll>.beta_Bps", "host.h2d" (B/s). Values
- * in SI base units. */
-#define SB_MAX_CEILINGS 64
+ * in SI base units. A GEMM measured at M rows also gives "gemm.<dtype>@M"
+ * (FLOP/s) or, decode-shaped, "gemv.<dtype>@M" (B/s of weights). */
+#define SB_MAX_CEILINGS 160
 typedef struct sb_ceiling {
     char name[40];
     double value;
@@ -45,6 +46,11 @@ void sb_ceil_set(sb_ceilings *c, const char *name, double value,
                  const char *source);
 /* 0 when unknown. */
 double sb_ceil_get(const sb_ceilings *c, const char *name);
+/* The value of base"@M" for the largest M <= rows among those c holds
+ * (the smallest M when every one is larger), its name in name_out; 0
+ * when c holds none. */
+double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
+                       char *name_out, size_t len);
 /* The unit of a ceiling by its name: "FLOP/s", "B/s", "s", "B", or "". */
 const char *sb_ceil_unit(const char *name);
 

@@ -214,6 +214,9 @@ typedef struct sb_phase {
     double host_bytes;   /* host <-> chip bytes per chip */
     double exps;         /* transcendental operations (softmax's exp, the
                             gate's sigmoid) per chip */
+    double rows;         /* weight matmuls: the rows (tokens) one product
+                            multiplies, for a GEMM measured at that many
+                            (gemm.<dtype>@M); 0 elsewhere */
     /* times (s) */
     double t_compute, t_memory, t_network, t_latency, t_host, t;
     int work; /* what it computes: SB_WORK_* (its peak and efficiency) */

@@ -159,7 +159,8 @@ static void sb__why(const sb_phase *pc, const char *stage, double ratio,
     int rows = prefill ? v->prompt : v->batch;
     double per_expert =
         v->experts > 0 ? (double)rows * v->top_k / v->experts : rows;
-    if (strcmp(pc->name, "experts") == 0 && per_expert < rows)
+    if (strcmp(pc->name, "experts") == 0 && per_expert < rows &&
+        !strchr(pc->ceiling, '@'))
         snprintf(out, len,
                  "its products have %.3g rows an expert, the %s ceiling "
                  "was measured at %d: a GEMM's rate depends on its rows "
@@ -487,7 +488,7 @@ int sb_cmd_validate(int argc, char **argv)
     int F = cfg.experts > 0 && cfg.ffn == 0 ? cfg.expert_ffn : cfg.ffn;
     double llc = sb_llc_bytes();
     double rsize = fmax(256.0 * (1 << 20), 4 * llc);
-    char spec[5][600];
+    char spec[6][600];
     snprintf(spec[0], sizeof spec[0],
              "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d", dt, P,
              cfg.d, 2 * F);
@@ -513,9 +514,28 @@ int sb_cmd_validate(int argc, char **argv)
              model, dt, P);
     snprintf(llm_decode, sizeof llm_decode, "%s dtype=%s batch=%d context=%d",
              model, dt, B, C);
+    /* an expert's products have fewer rows: the GEMMs at those too
+     * (predict takes each matmul phase's ceiling at its rows) */
+    int PE = 0, BE = 0;
+    if (cfg.experts > 0) {
+        PE = (int)lround((double)P * cfg.top_k / cfg.experts);
+        BE = (int)lround((double)B * cfg.top_k / cfg.experts);
+        PE = PE < 1 ? 1 : PE;
+        BE = BE < 1 ? 1 : BE;
+    }
+    snprintf(spec[4], sizeof spec[4],
+             "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d", dt, PE,
+             cfg.d, 2 * cfg.expert_ffn);
+    snprintf(spec[5], sizeof spec[5],
+             "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=0", dt, BE,
+             cfg.d);
     sb_plan plan = {0};
     if (sb__add(&plan, "compute.gemm", spec[0], &ctx, &err) ||
         sb__add(&plan, "compute.gemm", spec[1], &ctx, &err) ||
+        (PE > 0 && PE != P &&
+         sb__add(&plan, "compute.gemm", spec[4], &ctx, &err)) ||
+        (BE > 0 && BE != B &&
+         sb__add(&plan, "compute.gemm", spec[5], &ctx, &err)) ||
         sb__add(&plan, "memory.read", spec[2], &ctx, &err) ||
         sb__add(&plan, "attention.paged_decode", spec[3], &ctx, &err) ||
         sb__add(&plan, "llm.prefill", llm_prefill, &ctx, &err) ||

@@ -3,6 +3,7 @@
  * name, which later benchmarks and the roofline read.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "solbench/bench.h"
@@ -22,6 +23,37 @@ void sb_ceil_set(sb_ceilings *c, const char *name, double value,
     snprintf(c->c[i].source, sizeof c->c[i].source, "%s",
              source ? source : "measured");
     c->c[i].value = value;
+}
+
+double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
+                       char *name_out, size_t len)
+{
+    size_t bl = strlen(base);
+    int below = -1, least = -1;
+    double m_below = 0, m_least = 0;
+    for (int i = 0; i < c->n; i++) {
+        const char *nm = c->c[i].name;
+        if (strncmp(nm, base, bl) != 0 || nm[bl] != '@' || !(c->c[i].value > 0))
+            continue;
+        char *end = NULL;
+        double m = strtod(nm + bl + 1, &end);
+        if (!end || *end || !(m > 0))
+            continue;
+        if (m <= rows && (below < 0 || m > m_below)) {
+            below = i;
+            m_below = m;
+        }
+        if (least < 0 || m < m_least) {
+            least = i;
+            m_least = m;
+        }
+    }
+    int k = below >= 0 ? below : least;
+    if (k < 0)
+        return 0;
+    if (name_out)
+        snprintf(name_out, len, "%s", c->c[k].name);
+    return c->c[k].value;
 }
 
 double sb_ceil_get(const sb_ceilings *c, const char *name)

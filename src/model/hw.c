@@ -460,12 +460,34 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
                 f = sb__metric(r, "TFLOPs") * 1e3;
             const sb_pval *shape = sb_p_find(&r->params, "shape");
             bool decode = shape && strcmp(shape->text, "decode") == 0;
+            /* the rows of the product, for gemm.<dtype>@M / gemv.<dtype>@M:
+             * a matmul phase runs under the one measured at its rows */
+            double rows = 0;
+            if (shape && strcmp(r->bench, "compute.gemm") == 0) {
+                const char *key = decode                            ? "batch"
+                                  : strcmp(shape->text, "llm") == 0 ? "tokens"
+                                                                    : "m";
+                const sb_pval *v = sb_p_find(&r->params, key);
+                rows = v ? v->num : 0;
+                if (!(rows > 0) && !decode) { /* square: m = 0 is n */
+                    v = sb_p_find(&r->params, "n");
+                    rows = v ? v->num : 0;
+                }
+            }
             if (decode) {
                 /* decode-shaped GEMM: the weights' streaming rate */
+                double gb = sb__metric(r, "weight_GBps_best") * 1e9;
                 snprintf(name, sizeof name, "gemv.%s", dtype);
-                sb__best(c, &seen, name,
-                         sb__metric(r, "weight_GBps_best") * 1e9, &count);
+                sb__best(c, &seen, name, gb, &count);
+                if (rows > 0) {
+                    snprintf(name, sizeof name, "gemv.%s@%.0f", dtype, rows);
+                    sb__best(c, &seen, name, gb, &count);
+                }
                 continue;
+            }
+            if (rows > 0 && strcmp(r->bench, "compute.gemm") == 0) {
+                snprintf(name, sizeof name, "gemm.%s@%.0f", dtype, rows);
+                sb__best(c, &seen, name, f * 1e9, &count);
             }
             snprintf(name, sizeof name, "peak.%s", dtype);
             sb__best(c, &seen, name, f * 1e9, &count);

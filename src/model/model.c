@@ -290,6 +290,10 @@ static void sb__linear(sb__ctx *x, sb_phase *ph, double tokens, double din,
 {
     const sb_workload *w = x->w;
     double mult = sb__mult(x, part);
+    /* the rows one product multiplies: a microbatch's tokens */
+    double mb = weight_reads > 0 ? weight_reads : 1;
+    if (!(ph->rows > 0))
+        ph->rows = tokens / mb;
     ph->flops += 2.0 * tokens * din * dout * layers * mult;
     double acts = tokens * (din + dout) * layers * w->a_bytes * mult;
     ph->bytes +=
@@ -368,9 +372,20 @@ static bool sb__decode_matmul(const sb_phase *ph)
 static void sb__time(const sb__ctx *x, sb_phase *ph)
 {
     const sb_workload *w = x->w;
-    double pk = x->pk[ph->work] * x->eff[ph->work];
-    bool gemv = x->bw_gemv > 0 && sb__decode_matmul(ph);
-    double bw = (gemv ? x->bw_gemv : x->bw) *
+    /* a weight matmul under the GEMM measured at its products' rows
+     * where the machine model has one (gemm.<dtype>@M, gemv.<dtype>@M) */
+    char pk_at[40] = "", gv_at[40] = "";
+    double pk_rows = 0, gv_rows = 0;
+    if (ph->work == SB_WORK_MATMUL && ph->rows > 0) {
+        char base[40];
+        snprintf(base, sizeof base, "gemm.%s", w->mm_dtype);
+        pk_rows = sb_ceil_at_rows(x->c, base, ph->rows, pk_at, sizeof pk_at);
+        snprintf(base, sizeof base, "gemv.%s", w->mm_dtype);
+        gv_rows = sb_ceil_at_rows(x->c, base, ph->rows, gv_at, sizeof gv_at);
+    }
+    double pk = (pk_rows > 0 ? pk_rows : x->pk[ph->work]) * x->eff[ph->work];
+    bool gemv = (gv_rows > 0 || x->bw_gemv > 0) && sb__decode_matmul(ph);
+    double bw = (gemv ? (gv_rows > 0 ? gv_rows : x->bw_gemv) : x->bw) *
                 (ph->work == SB_WORK_ATTENTION ? x->eff[ph->work] : x->eff_mem);
     ph->peak_flops = pk;
     ph->bw_Bps = bw;
@@ -402,11 +417,15 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
     switch (ph->bound) {
     case SB_BOUND_COMPUTE:
         snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
-                 exp_bound ? "vector.exp" : x->pk_name[ph->work]);
+                 exp_bound  ? "vector.exp"
+                 : pk_at[0] ? pk_at
+                            : x->pk_name[ph->work]);
         break;
     case SB_BOUND_MEMORY:
         snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
-                 gemv ? "gemv (measured)" : x->p->bw_name);
+                 gemv && gv_at[0] ? gv_at
+                 : gemv           ? "gemv (measured)"
+                                  : x->p->bw_name);
         break;
     case SB_BOUND_HOST:
         snprintf(ph->ceiling, sizeof ph->ceiling, "host.h2d");
@@ -524,6 +543,9 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
              * included); weights: the experts those tokens touch. */
             double mult = sb__mult(x, SB_PART_MLP);
             double L = x->moe_layers_chip;
+            /* an expert's rows: the routed tokens of the expert group's
+             * chips over the experts, a microbatch at a time */
+            ph->rows = routed * ep / E / (mb > 0 ? mb : 1);
             ph->flops += 2.0 * routed * d * x->mats * eff / T * L * mult;
             ph->bytes +=
                 routed * (2 * d + x->mats * eff / T) * w->a_bytes * L * mult;

@@ -6,9 +6,10 @@
  * serving model (prefill charged, the chunk a steady state needs, the KV
  * cache at the mean live context, the batch that fits, the token budget,
  * goodput under SLOs), precision per phase, measured GEMM and decode-GEMM
- * ceilings, the calibrated mode and calibration files, MFU with causal
- * attention, remat policies, the hardware fixes, the published cases
- * (never slower than reality), and errors with their JSON paths.
+ * ceilings (and those measured at a product's rows), the calibrated
+ * mode and calibration files, MFU with causal attention, remat policies, the
+ * hardware fixes, the published cases (never slower than reality), and errors
+ * with their JSON paths.
  */
 #include <math.h>
 #include <stdio.h>
@@ -528,6 +529,66 @@ static void test_measured_ceilings(void)
     }
 }
 
+/* GEMMs measured at several rows: each matmul phase under the one at its
+ * products' rows (the largest M at most its rows, the smallest when all
+ * are larger): a MoE's expert products have tokens x k / E rows. */
+static void test_ceilings_at_rows(void)
+{
+    sb_ceilings c = {0};
+    char nm[40];
+    sb_ceil_set(&c, "gemm.fp32@128", 1e11, "measured");
+    sb_ceil_set(&c, "gemm.fp32@32", 5e10, "measured");
+    sb_ceil_set(&c, "gemm.fp32@x", 9e11, "measured"); /* not a row count */
+    CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 32, nm, sizeof nm) == 5e10 &&
+          strcmp(nm, "gemm.fp32@32") == 0);
+    CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 100, nm, sizeof nm) == 5e10);
+    CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 4096, nm, sizeof nm) == 1e11 &&
+          strcmp(nm, "gemm.fp32@128") == 0);
+    CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 2, nm, sizeof nm) == 5e10);
+    CHECK(sb_ceil_at_rows(&c, "gemm.bf16", 32, nm, sizeof nm) == 0);
+    CHECK(sb_ceil_at_rows(&c, "gemm.fp3", 32, nm, sizeof nm) == 0);
+
+    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
+    sb_ceil_set(&c, "gemm.fp32", 1e11, "measured");
+    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
+    sb_ceil_set(&c, "gemv.fp32@16", 5e9, "measured");
+    sb_ceil_set(&c, "gemv.fp32@4", 1e10, "measured");
+    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
+    const char *sets[] = {"prompt=128", "output=64", "concurrency=16"};
+    sb_workload w;
+    sb_err err = {0};
+    CHECK(load("validate-moe", sets, 3, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    const sb_phase *qkv = phase(&P, "prefill", "qkv projection");
+    const sb_phase *ex = phase(&P, "prefill", "experts");
+    const sb_phase *dq = phase(&P, "decode", "qkv projection");
+    const sb_phase *de = phase(&P, "decode", "experts");
+    CHECK(qkv && ex && dq && de);
+    if (qkv && ex && dq && de) {
+        /* 128 tokens, top-2 of 8: 32 rows an expert */
+        CHECK_NEAR(qkv->rows, 128, 1e-12);
+        CHECK_NEAR(ex->rows, 32, 1e-12);
+        CHECK(strcmp(qkv->ceiling, "gemm.fp32@128") == 0);
+        CHECK(strcmp(ex->ceiling, "gemm.fp32@32") == 0);
+        CHECK_NEAR(ex->t_compute, ex->flops / 5e10, 1e-12);
+        CHECK_NEAR(qkv->t_compute, qkv->flops / 1e11, 1e-12);
+        /* decode: 16 rows, an expert 4 */
+        CHECK_NEAR(de->rows, 4, 1e-12);
+        CHECK(strcmp(dq->ceiling, "gemv.fp32@16") == 0);
+        CHECK(strcmp(de->ceiling, "gemv.fp32@4") == 0);
+        CHECK_NEAR(dq->t_memory, dq->bytes / 5e9, 1e-12);
+        CHECK_NEAR(de->t_memory, de->bytes / 1e10, 1e-12);
+    }
+    /* without rows-specific ceilings, as before */
+    sb_ceilings d = {0};
+    sb_ceil_set(&d, "peak.fp32", 2e11, "measured");
+    sb_ceil_set(&d, "gemm.fp32", 1e11, "measured");
+    sb_ceil_set(&d, "bw.read", 2.5e10, "measured");
+    CHECK(sb_predict(&w, &d, &P, &err) == 0);
+    ex = phase(&P, "prefill", "experts");
+    CHECK(ex && strcmp(ex->ceiling, "gemm.fp32") == 0);
+}
+
 static void test_calibration(void)
 {
     sb_workload w;
@@ -762,6 +823,7 @@ int main(void)
     test_precision();
     test_vector();
     test_measured_ceilings();
+    test_ceilings_at_rows();
     test_calibration();
     test_mfu_and_remat();
     test_hardware();
