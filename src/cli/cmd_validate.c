@@ -476,8 +476,14 @@ int sb_cmd_validate(int argc, char **argv)
         ctx.threads = o.threads;
     snprintf(ctx.backend, sizeof ctx.backend, "cpu");
     /* every point set up first, then sampled in rounds: the ceilings and
-     * the model see the same stretches of a shared machine */
-    ctx.interleave = true;
+     * the model see the same stretches of a shared machine; when two
+     * models and the ceilings' buffers do not fit together, one point
+     * after the other */
+    ctx.interleave = have <= 0 || 2 * need + 1e9 < 0.8 * have;
+    if (!ctx.interleave)
+        printf("note: the points run one after the other (two copies of "
+               "the model and the ceilings' buffers do not fit in memory "
+               "together)\n");
     if (o.quick) {
         ctx.min_time = 0.05;
         ctx.repeat = 3;
