@@ -113,13 +113,19 @@ static void test_logits(bool moe)
             c.bf16 = bf;
             sb_ref_model *m = NULL;
             sb_err err = {0};
-            CHECK(sb_ref_create(&c, 3, 32, 24, 2, &m, &err) == 0);
+            CHECK(sb_ref_create(&c, 3, 64, 64, 2, &m, &err) == 0);
             if (!m)
                 continue;
             double rel = 1;
             /* a prompt over two pages and steps across a page boundary */
             CHECK(sb_ref_verify(m, 1, 7, 3, 42, &rel, &err) == 0);
             CHECK(rel <= sb_ref_tol(c.bf16));
+            /* a prompt whose expert groups exceed decode size: the experts
+             * spread over the threads */
+            double rel2 = 1;
+            CHECK(sb_ref_verify(m, 2, 48, 1, 43, &rel2, &err) == 0);
+            CHECK(rel2 <= sb_ref_tol(c.bf16));
+            rel = fmax(rel, rel2);
             CHECK(sb_ref_len(m, 1) == 0);
             if (rel > sb_ref_tol(c.bf16))
                 fprintf(stderr, "%s %s %s: logits off by %g\n",

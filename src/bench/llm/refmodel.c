@@ -153,6 +153,7 @@ double sb_ref_footprint(const sb_ref_config *c, int seqs, int ctx, int tokens)
 
 typedef struct sb__plan_ent {
     int64_t m, n, k, lda, ldb, ldc;
+    int slots;
     sb_gemm_plan *p;
 } sb__plan_ent;
 
@@ -320,7 +321,7 @@ static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
     for (int i = 0; i < m->nplans; i++) {
         const sb__plan_ent *e = &m->plans[i];
         if (e->m == M && e->n == N && e->k == K && e->lda == lda &&
-            e->ldb == ldb && e->ldc == ldc)
+            e->ldb == ldb && e->ldc == ldc && e->slots >= slots)
             return e->p;
     }
     if (m->nplans == m->cap_plans) {
@@ -347,7 +348,7 @@ static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
     if (sb_gemm_plan_create(lib, &d, slots, &p, &e) &&
         sb_gemm_plan_create(1 - lib, &d, slots, &p, &e))
         return NULL;
-    m->plans[m->nplans++] = (sb__plan_ent){M, N, K, lda, ldb, ldc, p};
+    m->plans[m->nplans++] = (sb__plan_ent){M, N, K, lda, ldb, ldc, slots, p};
     return p;
 }
 
@@ -760,6 +761,59 @@ static void sb__ph(sb_ref_model *m, int ph, double *t0)
     *t0 = now;
 }
 
+/* The experts of a MoE layer spread over the threads: the plans (one
+ * slot a thread) made first, outside the parallel region; each expert's
+ * gate and up, silu and down on one thread, heaviest group first. */
+static void sb__experts_spread(sb_ref_model *m, int l, const int64_t *off,
+                               double *t0)
+{
+    const sb_ref_config *c = &m->c;
+    const int E = c->experts, nt = m->threads;
+    const int64_t d = c->d, fe = c->expert_ffn;
+    sb_gemm_plan *up[SB_REF_MAX_EXPERTS], *down[SB_REF_MAX_EXPERTS];
+    int order[SB_REF_MAX_EXPERTS], n = 0;
+    for (int e = 0; e < E; e++) {
+        int64_t r = off[e + 1] - off[e];
+        up[e] = down[e] = NULL;
+        if (r <= 0)
+            continue;
+        up[e] = sb__plan(m, r, 2 * fe, d, 0, 0, 0, nt);
+        down[e] = sb__plan(m, r, d, fe, 0, 0, 0, nt);
+        if (!up[e] || !down[e])
+            continue;
+        int i = n++;
+        while (i > 0 && off[order[i - 1] + 1] - off[order[i - 1]] < r) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = e;
+    }
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+    for (int i = 0; i < n; i++) {
+        int e = order[i], t = omp_get_thread_num();
+        int64_t r = off[e + 1] - off[e];
+        float *gu = m->gue + off[e] * 2 * fe;
+        sb_gemm_run(up[e], t, (const char *)m->xp + off[e] * d * m->es,
+                    (const char *)m->wgu[l] + (size_t)e * 2 * fe * d * m->es,
+                    gu);
+        char *act = (char *)m->acte + off[e] * fe * m->es;
+        for (int64_t q = 0; q < r; q++)
+            for (int64_t j = 0; j < fe; j++) {
+                float a = gu[q * 2 * fe + j], b = gu[q * 2 * fe + fe + j];
+                float v = a / (1.0f + expf(-a)) * b;
+                if (c->bf16)
+                    ((uint16_t *)act)[q * fe + j] = sb_bf16_from_f32(v);
+                else
+                    ((float *)act)[q * fe + j] = v;
+            }
+        sb_gemm_run(down[e], t, act,
+                    (const char *)m->wdown[l] + (size_t)e * d * fe * m->es,
+                    m->ye + off[e] * d);
+    }
+    /* the silu runs inside the experts' loop here: its time counts there */
+    sb__ph(m, SB_REF_EXPERTS, t0);
+}
+
 static void sb__moe_layer(sb_ref_model *m, int l, int64_t T, double *t0)
 {
     const sb_ref_config *c = &m->c;
@@ -771,10 +825,19 @@ static void sb__moe_layer(sb_ref_model *m, int l, int64_t T, double *t0)
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < T; t++) {
         float *p = m->rp + t * E, mx = -INFINITY, sum = 0;
-        for (int e = 0; e < E; e++) {
-            float a = 0;
+        /* the row in fp32 (xr is free until the LM head) */
+        float *xt = m->xr + t * d;
+        if (bf)
             for (int64_t j = 0; j < d; j++)
-                a += sb__ld(m->xn, bf, t * d + j) * wr[e * d + j];
+                xt[j] = sb_bf16_to_f32(((const uint16_t *)m->xn)[t * d + j]);
+        else
+            memcpy(xt, (const float *)m->xn + t * d, (size_t)d * 4);
+        for (int e = 0; e < E; e++) {
+            const float *we = wr + e * d;
+            float a = 0;
+#pragma omp simd reduction(+ : a)
+            for (int64_t j = 0; j < d; j++)
+                a += xt[j] * we[j];
             p[e] = a;
             mx = a > mx ? a : mx;
         }
@@ -805,24 +868,33 @@ static void sb__moe_layer(sb_ref_model *m, int l, int64_t T, double *t0)
         memcpy((char *)m->xp + m->pos[i] * d * m->es,
                (const char *)m->xn + (i / k) * d * m->es, (size_t)d * m->es);
     sb__ph(m, SB_REF_ROUTER, t0);
-    /* experts: gate and up, silu, down */
-    for (int e = 0; e < E; e++) {
-        int64_t r = off[e + 1] - off[e];
-        sb__mm(m, r, 2 * fe, d, (const char *)m->xp + off[e] * d * m->es,
-               (const char *)m->wgu[l] + (size_t)e * 2 * fe * d * m->es,
-               m->gue + off[e] * 2 * fe);
+    /* experts: gate and up, silu, down. Decode-sized groups one after
+     * the other, each split over the threads (sb__mm); larger groups
+     * spread over the threads, heaviest first, each on one thread: a
+     * library threading a product of a few dozen rows gains little. */
+    int64_t R = T * k, most = 0;
+    for (int e = 0; e < E; e++)
+        most = off[e + 1] - off[e] > most ? off[e + 1] - off[e] : most;
+    if (most <= SB__DECODE_M || m->threads < 2 || E < 2) {
+        for (int e = 0; e < E; e++) {
+            int64_t r = off[e + 1] - off[e];
+            sb__mm(m, r, 2 * fe, d, (const char *)m->xp + off[e] * d * m->es,
+                   (const char *)m->wgu[l] + (size_t)e * 2 * fe * d * m->es,
+                   m->gue + off[e] * 2 * fe);
+        }
+        sb__ph(m, SB_REF_EXPERTS, t0);
+        sb__swiglu(m->gue, m->acte, R, fe, bf);
+        sb__ph(m, SB_REF_ELEM, t0);
+        for (int e = 0; e < E; e++) {
+            int64_t r = off[e + 1] - off[e];
+            sb__mm(m, r, d, fe, (const char *)m->acte + off[e] * fe * m->es,
+                   (const char *)m->wdown[l] + (size_t)e * d * fe * m->es,
+                   m->ye + off[e] * d);
+        }
+        sb__ph(m, SB_REF_EXPERTS, t0);
+    } else {
+        sb__experts_spread(m, l, off, t0);
     }
-    sb__ph(m, SB_REF_EXPERTS, t0);
-    int64_t R = T * k;
-    sb__swiglu(m->gue, m->acte, R, fe, bf);
-    sb__ph(m, SB_REF_ELEM, t0);
-    for (int e = 0; e < E; e++) {
-        int64_t r = off[e + 1] - off[e];
-        sb__mm(m, r, d, fe, (const char *)m->acte + off[e] * fe * m->es,
-               (const char *)m->wdown[l] + (size_t)e * d * fe * m->es,
-               m->ye + off[e] * d);
-    }
-    sb__ph(m, SB_REF_EXPERTS, t0);
     /* combine into the residual */
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < T; t++)
