@@ -567,6 +567,15 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
                        run->run_id, host ? "the host's CPU" : "an accelerator",
                        hw->name, hw->kind);
     double bw = hw->n_levels ? hw->level[hw->n_levels - 1].bw_Bps : 0;
+    /* collectives: within one host the scale-up link, across hosts a
+     * chip's share of the node's scale-out */
+    json_t *topo =
+        run->config ? json_object_get(run->config, "topology") : NULL;
+    json_int_t hosts = json_integer_value(json_object_get(topo, "hosts"));
+    double link = hosts > 1 ? (hw->chips_per_node > 0
+                                   ? hw->scaleout_Bps_node / hw->chips_per_node
+                                   : 0)
+                            : hw->scaleup_Bps;
     double best_peak = 0;
     for (int k = 0; k < SB_CALIB_N; k++)
         eff[k] = 0;
@@ -596,6 +605,12 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
         } else if (strcmp(r->bench, "attention.paged_decode") == 0 && bw > 0) {
             eff[SB_CALIB_ATTENTION] =
                 fmax(eff[SB_CALIB_ATTENTION], sb__metric(r, "GBps") * 1e9 / bw);
+        } else if (strcmp(r->area, "network") == 0 && link > 0) {
+            /* the bus bandwidth (median) of the size that gets most of
+             * the link: a collective's large-message regime */
+            eff[SB_CALIB_NETWORK] =
+                fmax(eff[SB_CALIB_NETWORK],
+                     sb__metric(r, "busbw_GBps") * 1e9 / link);
         }
     }
     int n = 0;
@@ -603,7 +618,7 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
         src, len, "run %s against the %s datasheet:", run->run_id, hw->name);
     static const char *const what[SB_CALIB_N] = {
         "compute.gemm median", "attention.paged_decode median",
-        "memory.read median", ""};
+        "memory.read median", "collective busbw median"};
     for (int k = 0; k < SB_CALIB_N; k++) {
         if (!(eff[k] > 0))
             continue;
@@ -616,7 +631,8 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
     if (!n)
         return sb_fail(err, SB_EINVAL,
                        "run %s has no result that calibrates a ceiling "
-                       "(compute.gemm, memory.read, attention.paged_decode)",
+                       "(compute.gemm, memory.read, attention.paged_decode, "
+                       "a collective)",
                        run->run_id);
     return n;
 }

@@ -353,6 +353,26 @@ int main(void)
     CHECK_NEAR(eff[SB_CALIB_MEMORY], 700.0 / 819.0, 1e-12);
     CHECK(eff[SB_CALIB_ATTENTION] == 0 && eff[SB_CALIB_NETWORK] == 0);
     CHECK(strstr(src, "tpu-v5e") != NULL);
+    /* a collective: its median bus bandwidth over the scale-up link
+     * (ICI) within a host, over a chip's share of the host's scale-out
+     * (DCN) across hosts */
+    a = sb_results_push(&run.results);
+    sb_result_init(a, "network.allreduce", "network", "pjrt");
+    a->valid = true;
+    sb_result_metric(a, "busbw_GBps", 30.0, "GB/s");
+    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 3);
+    CHECK(tpu.scaleup_Bps > 30e9);
+    CHECK_NEAR(eff[SB_CALIB_NETWORK], 30e9 / tpu.scaleup_Bps, 1e-12);
+    CHECK(strstr(src, "collective busbw median") != NULL);
+    json_t *cfg = json_pack("{s:{s:i}}", "topology", "hosts", 2);
+    json_t *saved = run.config;
+    run.config = cfg;
+    double dcn = tpu.scaleout_Bps_node / tpu.chips_per_node;
+    sb_result_metric(a, "busbw_GBps", 0.5 * dcn / 1e9, "GB/s");
+    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 3);
+    CHECK_NEAR(eff[SB_CALIB_NETWORK], 0.5, 1e-12);
+    run.config = saved;
+    json_decref(cfg);
     /* the host's run against a TPU's datasheet: refused */
     json_object_set_new(run.system, "pjrt",
                         json_pack("{s:s}", "platform", "cpu"));
