@@ -68,6 +68,10 @@ int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
                    struct sb_hw_spec *spec, struct sb_run *run, int *have_run,
                    char *desc, size_t len, sb_err *err);
 
+/* Writes a JSON document to `path` (stdout when NULL) with jansson's
+ * `flags`; an error names the file and `what` ("the prediction"). */
+int sb_cli_write_json(const struct json_t *doc, const char *path, size_t flags,
+                      const char *what, sb_err *err);
 /* Writes a calibration file (docs/WORKLOAD.md) for `hardware`: the
  * efficiencies eff[4] (matmul, attention, memory, network) that are > 0,
  * clamped to [0.01, 1], with `source` and `notes`; to stdout when `path`

@@ -306,18 +306,9 @@ int sb_cmd_predict(int argc, char **argv)
             free(cal);
         }
     }
-    if (o.json) {
-        FILE *f;
-        int wrc = sb_file_fopen(o.json, "w", &f, &err);
-        if (wrc == 0) {
-            wrc = json_dumpf(out, f, JSON_INDENT(2));
-            if (fclose(f) != 0 || wrc)
-                wrc = sb_fail(&err, SB_EIO, "%s: cannot write the prediction",
-                              o.json);
-        }
-        if (wrc)
-            code = sb_cli_error(&err);
-    }
+    if (o.json &&
+        sb_cli_write_json(out, o.json, JSON_INDENT(2), "the prediction", &err))
+        code = sb_cli_error(&err);
     json_decref(out);
     free(p);
     return code;

@@ -63,19 +63,6 @@ typedef struct sb__vopts {
     int batch, prompt, output, requests, threads;
 } sb__vopts;
 
-static int sb__write(const json_t *doc, const char *path, int flags,
-                     sb_err *err)
-{
-    FILE *f;
-    int rc = sb_file_fopen(path, "w", &f, err);
-    if (rc)
-        return rc;
-    rc = json_dumpf(doc, f, flags);
-    if (fclose(f) != 0 || rc)
-        return sb_fail(err, SB_EIO, "%s: cannot write it", path);
-    return 0;
-}
-
 /* Appends the points of one benchmark (its parameters from spec) to all. */
 static int sb__add(sb_plan *all, const char *bench, const char *spec,
                    const sb_ctx *ctx, sb_err *err)
@@ -632,7 +619,7 @@ int sb_cmd_validate(int argc, char **argv)
         snprintf(label, sizeof label, "solbench validate %s", w.name);
         json_t *tr =
             sb_serve_trace(m, ev, sb_ref_n_events(m), ss.t_start, label);
-        rc = sb__write(tr, o.trace, JSON_COMPACT, &err);
+        rc = sb_cli_write_json(tr, o.trace, JSON_COMPACT, "the trace", &err);
         json_decref(tr);
     }
     free(ev);
@@ -711,19 +698,19 @@ int sb_cmd_validate(int argc, char **argv)
     printf("  %-22s %11s %11s\n", "", "predicted", "measured");
     printf("  %-22s %11s %11s   (p50 %s, p99 %s, over %d requests)\n",
            "TTFT under load", sb__t(cal->serve.ttft_s, a, sizeof a),
-           sb__t(ss.ttft_mean, b, sizeof b), sb__t(ss.ttft_p50, x, sizeof x),
-           sb__t(ss.ttft_p99, title, sizeof title), ss.ttft_n);
+           sb__t(ss.ttft.mean, b, sizeof b), sb__t(ss.ttft.p50, x, sizeof x),
+           sb__t(ss.ttft.p99, title, sizeof title), (int)ss.ttft.n);
     printf("  %-22s %11s %11s   (p50 %s, p90 %s, p99 %s)\n", "TPOT under load",
            sb__t(cal->serve.tpot_s, a, sizeof a),
-           sb__t(ss.tpot_mean, b, sizeof b), sb__t(ss.tpot_p50, x, sizeof x),
-           sb__t(ss.tpot_p90, title, sizeof title),
-           sb__t(ss.tpot_p99, title + 40, sizeof title - 40));
+           sb__t(ss.tpot.mean, b, sizeof b), sb__t(ss.tpot.p50, x, sizeof x),
+           sb__t(ss.tpot.p90, title, sizeof title),
+           sb__t(ss.tpot.p99, title + 40, sizeof title - 40));
     printf("  %-22s %11.4g %11.4g   (%.0f output and %.0f prompt tokens)\n",
            "output tokens/s", cal->serve.tokens_per_s, ss.tokens_per_s,
            ss.tokens, ss.prefill_tokens);
     printf("  %-22s %11s %11s\n", "request latency",
            sb__t(cal->ttft_s + O * cal->tpot_s, a, sizeof a),
-           sb__t(ss.latency_mean, b, sizeof b));
+           sb__t(ss.latency.mean, b, sizeof b));
     json_object_set_new(
         out, "serve",
         json_pack("{s:i,s:i,s:{s:f,s:f,s:f,s:f},s:{s:f,s:f,s:f,s:f,s:f,s:f,"
@@ -732,11 +719,11 @@ int sb_cmd_validate(int argc, char **argv)
                   "ttft_s", cal->serve.ttft_s, "tpot_s", cal->serve.tpot_s,
                   "tokens_per_s", cal->serve.tokens_per_s, "latency_s",
                   cal->ttft_s + O * cal->tpot_s, "measured", "ttft_s",
-                  ss.ttft_mean, "ttft_p99_s", ss.ttft_p99, "tpot_s",
-                  ss.tpot_mean, "tpot_p50_s", ss.tpot_p50, "tpot_p90_s",
-                  ss.tpot_p90, "tpot_p99_s", ss.tpot_p99, "tokens_per_s",
-                  ss.tokens_per_s, "latency_s", ss.latency_mean,
-                  "latency_p99_s", ss.latency_p99));
+                  ss.ttft.mean, "ttft_p99_s", ss.ttft.p99, "tpot_s",
+                  ss.tpot.mean, "tpot_p50_s", ss.tpot.p50, "tpot_p90_s",
+                  ss.tpot.p90, "tpot_p99_s", ss.tpot.p99, "tokens_per_s",
+                  ss.tokens_per_s, "latency_s", ss.latency.mean,
+                  "latency_p99_s", ss.latency.p99));
 
     /* the reference against its own ceilings: the decode's stream over
      * memory.read; the prefill's weight matmuls over the time they would
@@ -780,7 +767,8 @@ int sb_cmd_validate(int argc, char **argv)
                    "llm.decode's tokens/s)\n",
                    run.run_id, db_file);
     }
-    if (o.json && sb__write(out, o.json, JSON_INDENT(2), &err))
+    if (o.json &&
+        sb_cli_write_json(out, o.json, JSON_INDENT(2), "the validation", &err))
         code = sb_cli_error(&err);
     if (o.trace)
         printf("timeline of the serving run: %s (solbench trace show %s)\n",

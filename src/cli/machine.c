@@ -103,6 +103,24 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
     return rc;
 }
 
+int sb_cli_write_json(const json_t *doc, const char *path, size_t flags,
+                      const char *what, sb_err *err)
+{
+    if (!path) {
+        int rc = json_dumpf(doc, stdout, flags);
+        fputc('\n', stdout);
+        return rc ? sb_fail(err, SB_EIO, "cannot write %s", what) : 0;
+    }
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc)
+        return rc;
+    rc = json_dumpf(doc, f, flags);
+    if (fclose(f) != 0 || rc)
+        return sb_fail(err, SB_EIO, "%s: cannot write %s", path, what);
+    return 0;
+}
+
 int sb_cli_write_calibration(const char *path, const char *hardware,
                              const double eff[4], const char *source,
                              const char *notes, sb_err *err)
@@ -119,20 +137,9 @@ int sb_cli_write_calibration(const char *path, const char *hardware,
         }
     json_object_set_new(doc, "source", json_string(source));
     json_object_set_new(doc, "notes", json_string(notes));
-    int rc = 0;
-    if (!path) {
-        rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        fputc('\n', stdout);
-    } else {
-        FILE *f;
-        rc = sb_file_fopen(path, "w", &f, err);
-        if (rc == 0) {
-            rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-            if (fclose(f) != 0 || rc)
-                rc = sb_fail(err, SB_EIO, "%s: cannot write the calibration",
-                             path);
-        }
-    }
+    int rc =
+        sb_cli_write_json(doc, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6),
+                          "the calibration", err);
     json_decref(doc);
     return rc;
 }

@@ -326,9 +326,10 @@ static void test_serve(void)
         want_out += olen[i], want_pre += plen[i];
     CHECK(st.requests == 5 && st.tokens == want_out &&
           st.prefill_tokens == want_pre);
-    CHECK(st.tpot_p50 <= st.tpot_p90 && st.tpot_p90 <= st.tpot_p99);
-    CHECK(st.ttft_n == 3); /* the requests that joined a running batch */
-    CHECK(st.latency_mean >= st.ttft_mean && st.wall_s > 0 &&
+    CHECK(st.tpot.p50 <= st.tpot.p90 && st.tpot.p90 <= st.tpot.p99);
+    CHECK(st.ttft.n == 3); /* the requests that joined a running batch */
+    CHECK(st.latency.n == 5);
+    CHECK(st.latency.mean >= st.ttft.mean && st.wall_s > 0 &&
           st.tokens_per_s > 0);
     CHECK(st.iterations >= 6); /* at least the longest output, twice over */
     /* every slot is empty at the end */

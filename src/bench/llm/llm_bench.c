@@ -248,23 +248,10 @@ void sb_llm_work(const sb_llm_shape *s, double *weight_bytes, double *kv_bytes,
                  double *mm_flops)
 {
     const sb_ref_config *c = &s->c;
-    double es = c->bf16 ? 2.0 : 4.0, d = c->d;
     double tokens = s->kind == SB_LLM_PREFILL ? (double)s->total : s->batch;
-    double wb = (double)c->vocab * d * es /* lm head */, fl = 0;
-    for (int l = 0; l < c->layers; l++) {
-        double att =
-            ((double)(c->hq + 2 * c->hkv) * c->hd + (double)c->hq * c->hd) * d;
-        wb += att * es;
-        if (sb_ref_layer_is_moe(c, l)) {
-            double E = c->experts, k = c->top_k;
-            double touched = E * (1.0 - pow(1.0 - k / E, tokens));
-            wb += touched * 3.0 * d * c->expert_ffn * es + E * d * 4.0;
-        } else {
-            wb += 3.0 * d * c->ffn * es;
-        }
-    }
-    fl = tokens * sb_ref_matmul_flops_per_token(c) +
-         2.0 * s->batch * d * c->vocab;
+    double wb = sb_ref_read_bytes(c, tokens);
+    double fl = tokens * sb_ref_matmul_flops_per_token(c) +
+                2.0 * s->batch * (double)c->d * c->vocab;
     double kv = 0;
     for (int i = 0; i < s->batch; i++)
         kv += 2.0 * 4.0 * c->layers * c->hkv * c->hd * s->len[i];

@@ -13,6 +13,7 @@
 
 #include "backend/cpu/attn_cpu.h"
 #include "backend/cpu/cpu_gemm.h"
+#include "bench/moe/moe_cpu.h"
 #include "bench/ops/ops_cpu.h"
 #include "solbench/moe.h"
 #include "solbench/ops.h"
@@ -90,12 +91,13 @@ static double sb__nqkv(const sb_ref_config *c)
     return (double)(c->hq + 2 * c->hkv) * c->hd;
 }
 
-/* Parameters of the weight matmuls of layer l (routed experts: all). */
-static double sb__layer_params(const sb_ref_config *c, int l, bool active)
+/* Parameters of the weight matmuls of layer l, counting `experts` of a
+ * MoE layer's routed experts. */
+static double sb__layer_params(const sb_ref_config *c, int l, double experts)
 {
     double d = c->d, p = sb__nqkv(c) * d + (double)c->hq * c->hd * d;
     if (sb_ref_layer_is_moe(c, l))
-        p += (active ? c->top_k : c->experts) * 3.0 * d * c->expert_ffn;
+        p += experts * 3.0 * d * c->expert_ffn;
     else
         p += 3.0 * d * c->ffn;
     return p;
@@ -106,18 +108,31 @@ double sb_ref_weight_bytes(const sb_ref_config *c)
     double p = 2.0 * (double)c->vocab * c->d; /* embedding, lm head */
     double f32 = (2.0 * c->layers + 1) * c->d;
     for (int l = 0; l < c->layers; l++) {
-        p += sb__layer_params(c, l, false);
+        p += sb__layer_params(c, l, c->experts);
         if (sb_ref_layer_is_moe(c, l))
             f32 += (double)c->experts * c->d;
     }
     return p * sb__es(c) + 4.0 * f32;
 }
 
+double sb_ref_read_bytes(const sb_ref_config *c, double tokens)
+{
+    double E = c->experts, k = c->top_k;
+    double touched = E > 0 ? E * (1.0 - pow(1.0 - k / E, tokens)) : 0;
+    double b = (double)c->vocab * c->d * sb__es(c); /* the LM head */
+    for (int l = 0; l < c->layers; l++) {
+        b += sb__layer_params(c, l, touched) * sb__es(c);
+        if (sb_ref_layer_is_moe(c, l))
+            b += 4.0 * E * c->d; /* the router */
+    }
+    return b;
+}
+
 double sb_ref_matmul_flops_per_token(const sb_ref_config *c)
 {
     double p = 0;
     for (int l = 0; l < c->layers; l++)
-        p += sb__layer_params(c, l, true);
+        p += sb__layer_params(c, l, c->top_k);
     return 2.0 * p;
 }
 
@@ -181,7 +196,7 @@ struct sb_ref_model {
     /* MoE */
     int *idx;
     float *rw, *rp;
-    int64_t *offsets, *pos;
+    int64_t *offsets, *pos, *row_token, *scratch;
     void *xp, *acte;
     float *gue, *ye;
     /* the iteration's paged shape */
@@ -243,23 +258,12 @@ int sb_ref_n_events(const sb_ref_model *m)
     return m->n_ev;
 }
 
-/* Uniform in [-scale, scale), each row from its own stream (the same
- * values whatever the thread count), fp32 or bf16. */
+/* Uniform in [-scale, scale), fp32 or bf16, the same values whatever the
+ * thread count: the ops area's filler. */
 static void sb__fill(void *a, int64_t rows, int64_t cols, bool bf16,
                      uint64_t seed, double scale)
 {
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
-        uint64_t s =
-            seed * 0x9e3779b97f4a7c15ULL + (uint64_t)r * 0xd1b54a32d192ed03ULL;
-        for (int64_t j = 0; j < cols; j++) {
-            float v = (float)((2.0 * sb_rng_unif(&s) - 1.0) * scale);
-            if (bf16)
-                ((uint16_t *)a)[r * cols + j] = sb_bf16_from_f32(v);
-            else
-                ((float *)a)[r * cols + j] = v;
-        }
-    }
+    sb_ops_cpu_fill(a, rows, cols, bf16, seed, -scale, scale);
 }
 
 static void sb__gains(float *g, int64_t n, uint64_t seed)
@@ -297,13 +301,14 @@ void sb_ref_free(sb_ref_model *m)
     free(m->wgu);
     free(m->wdown);
     free(m->wr);
-    void *bufs[] = {
-        m->part,  m->norm1, m->norm2,   m->normf, m->kpool,    m->vpool,
-        m->pages, m->cos_t, m->sin_t,   m->x,     m->qkv,      m->q,
-        m->o,     m->proj,  m->gu,      m->xr,    m->logits,   m->xn,
-        m->on,    m->act,   m->hl,      m->tpos,  m->tslot,    m->idx,
-        m->rw,    m->rp,    m->offsets, m->pos,   m->xp,       m->acte,
-        m->gue,   m->ye,    m->plen,    m->cu_q,  m->cu_pages, m->table};
+    void *bufs[] = {m->part,  m->norm1,    m->norm2, m->normf,     m->kpool,
+                    m->vpool, m->pages,    m->cos_t, m->sin_t,     m->x,
+                    m->qkv,   m->q,        m->o,     m->proj,      m->gu,
+                    m->xr,    m->logits,   m->xn,    m->on,        m->act,
+                    m->hl,    m->tpos,     m->tslot, m->idx,       m->rw,
+                    m->rp,    m->offsets,  m->pos,   m->row_token, m->scratch,
+                    m->xp,    m->acte,     m->gue,   m->ye,        m->plen,
+                    m->cu_q,  m->cu_pages, m->table};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         sb_free_aligned(bufs[i]);
     sb__plans_free(m);
@@ -354,8 +359,8 @@ static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
 
 /* C [M][N] = A [M][K] · W [K][N]. Weights are stored input-major (as JAX
  * stores a Dense kernel): a few rows against W stream it row by row, which
- * both libraries do at the memory's rate; W [N][K] (PyTorch's Linear),
- * a dot product per output, ran at 0.6-0.7 of it here (docs/VALIDATE.md).
+ * both libraries do near the memory's rate; W [N][K] (PyTorch's Linear),
+ * a dot product per output, streamed well below it (docs/VALIDATE.md).
  * A decode-sized product is split over the threads by rows of W (each
  * streams one contiguous block, into its own partial C), the partials
  * summed after. */
@@ -402,9 +407,10 @@ static void sb__mm(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
         sb_gemm_run(p, 0, A, W, C);
 }
 
-/* Which library runs each shape class: the one given, or the faster of
- * those that support the dtype on the MLP's first product at m = 1 and
- * at the iteration's largest m (best of 3 after one untimed run). */
+/* Which library runs each shape class: the one given, or of those that
+ * run the dtype, for decode-sized products the faster at streaming every
+ * layer's matrices at one row, for larger ones the faster on the MLP's
+ * first product at the iteration's largest m (up to 256). */
 static int sb__pick_libs(sb_ref_model *m, sb_err *err)
 {
     const sb_ref_config *c = &m->c;
@@ -530,10 +536,10 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
     if (!m->wqkv || !m->wo || !m->wgu || !m->wdown || !m->wr || !m->len)
         fail = 1;
     uint64_t sd = c->seed;
-    /* The weight matrices in one block, in the order a forward reads
-     * them: large enough for huge pages (sb_alloc_aligned), so streaming
-     * them in decode does not walk a page table every 4 KiB. Two passes:
-     * the size, then the pointers. */
+    /* The weight matrices in one block, in the order a forward reads them
+     * (huge pages where the kernel grants them; it measured no faster here
+     * than one allocation a matrix). Two passes: the size, then the
+     * pointers. */
     for (int pass = 0; pass < 2 && !fail; pass++) {
         size_t off = 0;
         char *base = m->arena;
@@ -644,6 +650,9 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
                           &fail);
         m->offsets = sb__alloc((size_t)(c->experts + 2) * 8, &fail);
         m->pos = sb__alloc((size_t)R * 8, &fail);
+        m->row_token = sb__alloc((size_t)R * 8, &fail);
+        sb_moe_shape ms = {.experts = c->experts > 0 ? c->experts : 1};
+        m->scratch = sb__alloc(sb_moe_cpu_dispatch_scratch(&ms), &fail);
         m->xp = sb__alloc((size_t)(R * d) * es, &fail);
         m->acte = sb__alloc((size_t)(R * fe) * es, &fail);
         m->gue = sb__alloc((size_t)(R * 2 * fe) * 4, &fail);
@@ -731,8 +740,21 @@ static void sb__rmsnorm(const float *x, const float *g, void *y, int64_t T,
     }
 }
 
+/* Rows [a | b] (fp32) to silu(a) · b in the matmul dtype, on the calling
+ * thread. */
+static void sb__swiglu_rows(const float *gu, void *y, int64_t rows, int64_t f,
+                            bool bf16)
+{
+    for (int64_t t = 0; t < rows; t++)
+        for (int64_t j = 0; j < f; j++) {
+            float a = gu[t * 2 * f + j], b = gu[t * 2 * f + f + j];
+            sb__st(y, bf16, t * f + j, a / (1.0f + expf(-a)) * b);
+        }
+}
+
 /* y [T][f] (dt) = silu(a) · b of rows [a | b] (fp32): the ops area's
- * kernel in fp32, a loop that rounds to bf16 otherwise. */
+ * kernel in fp32 (it stores what it reads), rows over the threads in
+ * bf16. */
 static void sb__swiglu(const float *gu, void *y, int64_t T, int64_t f,
                        bool bf16)
 {
@@ -741,13 +763,9 @@ static void sb__swiglu(const float *gu, void *y, int64_t T, int64_t f,
         sb_ops_cpu_run(&s, gu, NULL, NULL, NULL, y, NULL);
         return;
     }
-    uint16_t *o = y;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < T; t++)
-        for (int64_t j = 0; j < f; j++) {
-            float a = gu[t * 2 * f + j], b = gu[t * 2 * f + f + j];
-            o[t * f + j] = sb_bf16_from_f32(a / (1.0f + expf(-a)) * b);
-        }
+        sb__swiglu_rows(gu + t * 2 * f, (uint16_t *)y + t * f, 1, f, true);
 }
 
 /* Closes a phase that began at *t0: its time, and its event when the
@@ -797,15 +815,7 @@ static void sb__experts_spread(sb_ref_model *m, int l, const int64_t *off,
                     (const char *)m->wgu[l] + (size_t)e * 2 * fe * d * m->es,
                     gu);
         char *act = (char *)m->acte + off[e] * fe * m->es;
-        for (int64_t q = 0; q < r; q++)
-            for (int64_t j = 0; j < fe; j++) {
-                float a = gu[q * 2 * fe + j], b = gu[q * 2 * fe + fe + j];
-                float v = a / (1.0f + expf(-a)) * b;
-                if (c->bf16)
-                    ((uint16_t *)act)[q * fe + j] = sb_bf16_from_f32(v);
-                else
-                    ((float *)act)[q * fe + j] = v;
-            }
+        sb__swiglu_rows(gu, act, r, fe, c->bf16);
         sb_gemm_run(down[e], t, act,
                     (const char *)m->wdown[l] + (size_t)e * d * fe * m->es,
                     m->ye + off[e] * d);
@@ -821,52 +831,29 @@ static void sb__moe_layer(sb_ref_model *m, int l, int64_t T, double *t0)
     const int E = c->experts, k = c->top_k;
     const int64_t d = c->d, fe = c->expert_ffn;
     const float *wr = m->wr[l];
-    /* router: logits, softmax, top-k renormalised */
+    const sb_moe_shape ms = {
+        .tokens = T, .d_model = d, .experts = E, .topk = k};
+    /* router: fp32 logits (each row in fp32 in xr, free until the LM
+     * head), then the MoE area's softmax, top-k and renormalisation, and
+     * its stable dispatch of rows by expert */
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < T; t++) {
-        float *p = m->rp + t * E, mx = -INFINITY, sum = 0;
-        /* the row in fp32 (xr is free until the LM head) */
         float *xt = m->xr + t * d;
-        if (bf)
-            for (int64_t j = 0; j < d; j++)
-                xt[j] = sb_bf16_to_f32(((const uint16_t *)m->xn)[t * d + j]);
-        else
-            memcpy(xt, (const float *)m->xn + t * d, (size_t)d * 4);
+        for (int64_t j = 0; j < d; j++)
+            xt[j] = sb__ld(m->xn, bf, t * d + j);
         for (int e = 0; e < E; e++) {
             const float *we = wr + e * d;
             float a = 0;
 #pragma omp simd reduction(+ : a)
             for (int64_t j = 0; j < d; j++)
                 a += xt[j] * we[j];
-            p[e] = a;
-            mx = a > mx ? a : mx;
+            m->rp[t * E + e] = a;
         }
-        for (int e = 0; e < E; e++)
-            sum += (p[e] = expf(p[e] - mx));
-        for (int e = 0; e < E; e++)
-            p[e] /= sum;
-        float val[SB_REF_MAX_EXPERTS], s = 0;
-        sb_moe_topk_f(p, E, k, m->idx + t * k, val);
-        for (int j = 0; j < k; j++)
-            s += val[j];
-        for (int j = 0; j < k; j++)
-            m->rw[t * k + j] = val[j] / s;
     }
-    /* dispatch: rows grouped by expert, in token order within each */
+    sb_moe_cpu_route_select(&ms, NULL, m->rp, m->idx, m->rw);
     int64_t *off = m->offsets;
-    memset(off, 0, (size_t)(E + 1) * sizeof *off);
-    for (int64_t i = 0; i < T * k; i++)
-        off[m->idx[i] + 1]++;
-    for (int e = 0; e < E; e++)
-        off[e + 1] += off[e];
-    int64_t fillp[SB_REF_MAX_EXPERTS];
-    memcpy(fillp, off, (size_t)E * sizeof *off);
-    for (int64_t i = 0; i < T * k; i++)
-        m->pos[i] = fillp[m->idx[i]]++;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < T * k; i++)
-        memcpy((char *)m->xp + m->pos[i] * d * m->es,
-               (const char *)m->xn + (i / k) * d * m->es, (size_t)d * m->es);
+    sb_moe_cpu_dispatch_rows(&ms, m->idx, m->xn, m->xp, (size_t)d * m->es, off,
+                             m->pos, m->row_token, m->scratch);
     sb__ph(m, SB_REF_ROUTER, t0);
     /* experts: gate and up, silu, down. Decode-sized groups one after
      * the other, each split over the threads (sb__mm); larger groups
@@ -895,15 +882,11 @@ static void sb__moe_layer(sb_ref_model *m, int l, int64_t T, double *t0)
     } else {
         sb__experts_spread(m, l, off, t0);
     }
-    /* combine into the residual */
+    /* the MoE area's combine, then into the residual */
+    sb_moe_cpu_combine(&ms, m->ye, m->pos, m->rw, m->proj);
 #pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < T; t++)
-        for (int j = 0; j < k; j++) {
-            const float *y = m->ye + m->pos[t * k + j] * d;
-            float w = m->rw[t * k + j];
-            for (int64_t i = 0; i < d; i++)
-                m->x[t * d + i] += w * y[i];
-        }
+    for (int64_t i = 0; i < T * d; i++)
+        m->x[i] += m->proj[i];
     sb__ph(m, SB_REF_ROUTER, t0);
 }
 
@@ -980,11 +963,6 @@ int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
         if (m->plen[i] > ps.max_len)
             ps.max_len = m->plen[i];
     }
-    sb_attn_ws ws;
-    int rc = sb_cpu_paged_ws(&ps, m->threads, &ws, err);
-    if (rc)
-        return rc;
-
     double t0 = sb_now();
     m->ev_layer = -1;
     m->ev_m = T;
@@ -994,6 +972,13 @@ int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
         for (int64_t j = 0; j < d; j++)
             m->x[t * d + j] = sb__ld(m->emb, bf, (int64_t)tokens[t] * d + j);
     sb__ph(m, SB_REF_EMBED, &t0);
+    /* the paged kernel's work list for this iteration's ragged batch (a
+     * serving engine's scheduling), charged to the attention core */
+    sb_attn_ws ws;
+    int rc = sb_cpu_paged_ws(&ps, m->threads, &ws, err);
+    if (rc)
+        return rc;
+    sb__ph(m, SB_REF_ATTN, &t0);
 
     const int64_t kvrow = (int64_t)c->hkv * P * hd;
     m->ev_m = T;
@@ -1094,7 +1079,7 @@ int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
 
 static double sb__rd(const sb_ref_model *m, const void *a, int64_t i)
 {
-    return (double)sb__ld(a, m->c.bf16, i);
+    return sb_ops_elem(a, m->c.bf16, i);
 }
 
 /* What the fast path stores in the matmul dtype. */

@@ -75,6 +75,10 @@ bool sb_ref_layer_is_moe(const sb_ref_config *c, int l);
  * tokens. */
 double sb_ref_weight_bytes(const sb_ref_config *c);
 double sb_ref_footprint(const sb_ref_config *c, int seqs, int ctx, int tokens);
+/* Weight bytes an iteration of `tokens` tokens reads: every dense matrix
+ * and the LM head, of each MoE layer the experts those tokens touch under
+ * uniform routing, E (1 - (1 - k/E)^tokens), and its fp32 router. */
+double sb_ref_read_bytes(const sb_ref_config *c, double tokens);
 /* FLOPs of the weight matmuls per token (2 x the parameters a token
  * multiplies, the routed experts' top_k of them), without the LM head. */
 double sb_ref_matmul_flops_per_token(const sb_ref_config *c);

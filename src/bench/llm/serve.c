@@ -16,21 +16,6 @@
 #include "solbench/timer.h"
 #include "solbench/util.h"
 
-static int sb__cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-quantile (nearest rank) of n sorted values. */
-static double sb__q(const double *v, int n, double q)
-{
-    if (n <= 0)
-        return 0;
-    int i = (int)ceil(q * n) - 1;
-    return v[i < 0 ? 0 : (i >= n ? n - 1 : i)];
-}
-
 typedef struct sb__req {
     int prompt, output, done; /* tokens generated so far */
     double arrival, first, last;
@@ -155,28 +140,9 @@ int sb_serve_run(sb_ref_model *m, const sb_serve_opts *o, sb_serve_stats *st,
     st->wall_s = sb_now() - t_start;
     st->requests = N;
     st->tokens_per_s = st->wall_s > 0 ? st->tokens / st->wall_s : 0;
-    qsort(gaps, (size_t)ngap, sizeof *gaps, sb__cmp_d);
-    qsort(ttft, (size_t)nttft, sizeof *ttft, sb__cmp_d);
-    qsort(lat, (size_t)N, sizeof *lat, sb__cmp_d);
-    double sum = 0;
-    for (int i = 0; i < ngap; i++)
-        sum += gaps[i];
-    st->tpot_mean = ngap ? sum / ngap : 0;
-    st->tpot_p50 = sb__q(gaps, ngap, 0.50);
-    st->tpot_p90 = sb__q(gaps, ngap, 0.90);
-    st->tpot_p99 = sb__q(gaps, ngap, 0.99);
-    sum = 0;
-    for (int i = 0; i < nttft; i++)
-        sum += ttft[i];
-    st->ttft_mean = nttft ? sum / nttft : 0;
-    st->ttft_p50 = sb__q(ttft, nttft, 0.50);
-    st->ttft_p99 = sb__q(ttft, nttft, 0.99);
-    st->ttft_n = nttft;
-    sum = 0;
-    for (int i = 0; i < N; i++)
-        sum += lat[i];
-    st->latency_mean = sum / N;
-    st->latency_p99 = sb__q(lat, N, 0.99);
+    sb_stats_compute(gaps, (size_t)ngap, &st->tpot);
+    sb_stats_compute(ttft, (size_t)nttft, &st->ttft);
+    sb_stats_compute(lat, (size_t)N, &st->latency);
 out:
     free(rq), free(plen), free(olen), free(slot_req), free(sl), free(nt),
         free(who), free(tok), free(next), free(gaps), free(ttft), free(lat);

@@ -11,6 +11,7 @@
 
 #include "bench/llm/llm_bench.h"
 #include "bench/llm/refmodel.h"
+#include "solbench/stats.h"
 
 typedef struct sb_serve_opts {
     int concurrency;    /* slots: live sequences at once */
@@ -28,12 +29,10 @@ typedef struct sb_serve_stats {
     double tokens, prefill_tokens; /* output tokens, prompt tokens */
     double t_start, wall_s, tokens_per_s;
     /* TTFT from joining to the first token, over the requests that joined
-     * a running batch (all of them when every request started at once) */
-    int ttft_n;
-    double ttft_mean, ttft_p50, ttft_p99;
-    /* time between a request's consecutive output tokens */
-    double tpot_mean, tpot_p50, tpot_p90, tpot_p99;
-    double latency_mean, latency_p99;
+     * a running batch (all of them when every request started at once);
+     * TPOT: the time between a request's consecutive output tokens;
+     * latency: joining to the last token (solbench's statistics) */
+    sb_stats ttft, tpot, latency;
 } sb_serve_stats;
 
 /* Serves o->requests requests on m (slots 0 .. concurrency-1): each

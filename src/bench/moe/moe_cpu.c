@@ -96,19 +96,18 @@ void sb_moe_cpu_plans_free(sb_moe_plans *pl)
 /* ---- kernels
  * ----------------------------------------------------------------- */
 
-void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
-                      const float *x, const float *wr, const float *bias,
-                      float *probs, int *idx, float *w)
+void sb_moe_cpu_route_select(const sb_moe_shape *s, const float *bias,
+                             float *probs, int *idx, float *w)
 {
     const int E = s->experts, k = s->topk;
     const int64_t T = s->tokens;
-    sb_gemm_run(pl->route, 0, x, wr, probs);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < T; t++) {
         float *p = probs + t * E;
         float mx = -INFINITY, sum = 0.0f;
         for (int e = 0; e < E; e++) {
-            p[e] += bias[e];
+            if (bias)
+                p[e] += bias[e];
             mx = p[e] > mx ? p[e] : mx;
         }
         for (int e = 0; e < E; e++) {
@@ -129,6 +128,14 @@ void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
     }
 }
 
+void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
+                      const float *x, const float *wr, const float *bias,
+                      float *probs, int *idx, float *w)
+{
+    sb_gemm_run(pl->route, 0, x, wr, probs);
+    sb_moe_cpu_route_select(s, bias, probs, idx, w);
+}
+
 /* Per-thread histograms padded to whole cache lines (8 int64), so two
  * threads never count into one line. */
 static int64_t sb__hist_stride(int experts)
@@ -146,8 +153,17 @@ void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx, const float *x,
                          float *xp, int64_t *offsets, int64_t *pos,
                          int64_t *row_token, int64_t *scratch)
 {
+    sb_moe_cpu_dispatch_rows(s, idx, x, xp, sizeof(float) * (size_t)s->d_model,
+                             offsets, pos, row_token, scratch);
+}
+
+void sb_moe_cpu_dispatch_rows(const sb_moe_shape *s, const int *idx,
+                              const void *x, void *xp, size_t row_bytes,
+                              int64_t *offsets, int64_t *pos,
+                              int64_t *row_token, int64_t *scratch)
+{
     const int E = s->experts, k = s->topk;
-    const int64_t T = s->tokens, D = s->d_model, hs = sb__hist_stride(E);
+    const int64_t T = s->tokens, hs = sb__hist_stride(E);
     /* Each thread owns a contiguous chunk of tokens. Its histogram gives
      * it a private cursor per expert, placed after the rows of the earlier
      * chunks: the sort is stable (ascending token inside each group) and
@@ -176,12 +192,12 @@ void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx, const float *x,
             offsets[E] = run;
         } /* implicit barrier: cursors are ready */
         for (int64_t t = lo; t < hi; t++) {
-            const float *src = x + t * D;
+            const char *src = (const char *)x + (size_t)t * row_bytes;
             for (int j = 0; j < k; j++) {
                 int64_t r = hist[idx[t * k + j]]++;
                 pos[t * k + j] = r;
                 row_token[r] = t;
-                memcpy(xp + r * D, src, sizeof(float) * (size_t)D);
+                memcpy((char *)xp + (size_t)r * row_bytes, src, row_bytes);
             }
         }
     }

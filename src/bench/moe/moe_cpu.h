@@ -31,6 +31,10 @@ int sb_moe_cpu_plans(const sb_moe_shape *s, bool route, const int64_t *offsets,
                      int lib, sb_moe_plans *pl, sb_err *err);
 void sb_moe_cpu_plans_free(sb_moe_plans *pl);
 
+/* probs [T·E] = softmax(probs + bias) in place (bias may be NULL); idx, w
+ * [T·k]: top-k, renormalised. What route does after its GEMM. */
+void sb_moe_cpu_route_select(const sb_moe_shape *s, const float *bias,
+                             float *probs, int *idx, float *w);
 /* probs [T·E] = softmax(x·wr + bias); idx, w [T·k]: top-k, renormalised. */
 void sb_moe_cpu_route(const sb_moe_shape *s, const sb_moe_plans *pl,
                       const float *x, const float *wr, const float *bias,
@@ -44,6 +48,11 @@ void sb_moe_cpu_dispatch(const sb_moe_shape *s, const int *idx, const float *x,
                          float *xp, int64_t *offsets, int64_t *pos,
                          int64_t *row_token, int64_t *scratch);
 
+/* The same for rows of any element type: row_bytes a row of x and xp. */
+void sb_moe_cpu_dispatch_rows(const sb_moe_shape *s, const int *idx,
+                              const void *x, void *xp, size_t row_bytes,
+                              int64_t *offsets, int64_t *pos,
+                              int64_t *row_token, int64_t *scratch);
 /* out [T·D] = sum_j w[t,j] · y[pos[t,j]]. */
 void sb_moe_cpu_combine(const sb_moe_shape *s, const float *y,
                         const int64_t *pos, const float *w, float *out);
