@@ -47,6 +47,22 @@ double sb_net_busbw_factor(sb_netop op, int nranks);
 struct sb_result;
 void sb_net_report_rates(struct sb_result *r, sb_netop op, int nranks,
                          double S);
+/* A collective over n ranks that span several scale-up domains, n_in of
+ * them in each (n_in divides n), run in two levels as NCCL's hierarchical
+ * algorithms run it: inside each domain over the scale-up link `up`, and
+ * across the domains between the ranks of the same local index over each
+ * rank's share of the scale-out `out` (both B/s per rank and direction).
+ * The share of S each rank moves at each level goes to *f_in and *f_out:
+ * all-reduce 2(n_in-1)/n_in inside (reduce-scatter, then all-gather) and
+ * 2(n_out-1)/n_out / n_in across (its shard of S); all-gather and
+ * reduce-scatter half of those; all-to-all (n_in-1)/n inside and
+ * (n-n_in)/n across (what is bound for other domains). n_in = 1 is the
+ * flat collective across, n_in = n the one inside. The levels stream in
+ * chunks, so the slower bounds: returns max(f_in/up, f_out/out), seconds
+ * per byte of S; 0 for an op without two levels (send/recv, broadcast,
+ * point to point) or bad counts. */
+double sb_net_two_level(sb_netop op, int n, int n_in, double up, double out,
+                        double *f_in, double *f_out);
 /* algbw = S / t in B/s; 0 when t <= 0. */
 double sb_net_algbw(double bytes, double seconds);
 /* busbw = algbw x factor, in B/s. */

@@ -17,6 +17,7 @@
 
 #include "solbench/fileio.h"
 #include "solbench/hw.h"
+#include "solbench/netmodel.h"
 
 #ifndef SB_DATADIR
 #define SB_DATADIR "data"
@@ -568,14 +569,14 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
                        hw->name, hw->kind);
     double bw = hw->n_levels ? hw->level[hw->n_levels - 1].bw_Bps : 0;
     /* collectives: within one host the scale-up link, across hosts a
-     * chip's share of the node's scale-out */
+     * chip's share of the node's scale-out, in two levels where several
+     * ranks share a host */
     json_t *topo =
         run->config ? json_object_get(run->config, "topology") : NULL;
     json_int_t hosts = json_integer_value(json_object_get(topo, "hosts"));
-    double link = hosts > 1 ? (hw->chips_per_node > 0
-                                   ? hw->scaleout_Bps_node / hw->chips_per_node
-                                   : 0)
-                            : hw->scaleup_Bps;
+    double out_chip =
+        hw->chips_per_node > 0 ? hw->scaleout_Bps_node / hw->chips_per_node : 0;
+    double link = hosts > 1 ? out_chip : hw->scaleup_Bps;
     double best_peak = 0;
     for (int k = 0; k < SB_CALIB_N; k++)
         eff[k] = 0;
@@ -607,10 +608,22 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
                 fmax(eff[SB_CALIB_ATTENTION], sb__metric(r, "GBps") * 1e9 / bw);
         } else if (strcmp(r->area, "network") == 0 && link > 0) {
             /* the bus bandwidth (median) of the size that gets most of
-             * the link: a collective's large-message regime */
-            eff[SB_CALIB_NETWORK] =
-                fmax(eff[SB_CALIB_NETWORK],
-                     sb__metric(r, "busbw_GBps") * 1e9 / link);
+             * the link (a collective's large-message regime) over the
+             * speed of light's: across hosts with several ranks on each,
+             * the two-level collective's (the model's, sb_net_two_level) */
+            double sol = link;
+            const char *dot = strchr(r->bench, '.');
+            int op = dot ? sb_netop_from_name(dot + 1) : -1;
+            int n = (int)sb__metric(r, "ranks");
+            if (hosts > 1 && op >= 0 && n > hosts && n % hosts == 0) {
+                double spb =
+                    sb_net_two_level((sb_netop)op, n, n / (int)hosts,
+                                     hw->scaleup_Bps, out_chip, NULL, NULL);
+                if (spb > 0 && isfinite(spb))
+                    sol = sb_net_busbw_factor((sb_netop)op, n) / spb;
+            }
+            eff[SB_CALIB_NETWORK] = fmax(
+                eff[SB_CALIB_NETWORK], sb__metric(r, "busbw_GBps") * 1e9 / sol);
         }
     }
     int n = 0;

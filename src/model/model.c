@@ -12,7 +12,8 @@
  * S(S+1)/2 unmasked query-key pairs exactly. Mesh axes from the innermost:
  * tensor, fsdp (experts shard over the data axes starting there), data,
  * pipeline; a collective whose span fits the scale-up domain runs on the
- * scale-up fabric, otherwise on the scale-out network.
+ * scale-up fabric, one with several chips in each of several domains in
+ * two levels (inside, then across), otherwise on the scale-out network.
  */
 #include <math.h>
 #include <stdio.h>
@@ -116,6 +117,41 @@ static double sb__torus_bisection(const sb__span *sp, int group, double S_total,
     return (g * S_total / 4.0) / (2.0 * g / sp->kmax * link);
 }
 
+/* A group that spans several scale-up domains with several of its chips
+ * inside each (n_in of them a domain, the largest divisor of the group
+ * the domain holds at this stride): the two levels of NCCL's hierarchical
+ * algorithms, inside over the scale-up links the part spans and across
+ * over each chip's share of the scale-out (sb_net_two_level has the
+ * shares of S). Returns false, filling nothing, where there are no two
+ * levels: one chip a domain, or an operation without them. */
+static bool sb__net_two_level(const sb__ctx *x, sb_phase *ph, const char *coll,
+                              int group, int stride, double S_total,
+                              double calls, double domain, double up,
+                              double out)
+{
+    int op = sb_netop_from_name(coll);
+    if (op < 0 || !(out > 0) || !(domain > stride))
+        return false;
+    int n_in = (int)fmin(group, floor(domain / stride));
+    while (n_in > 1 && group % n_in != 0)
+        n_in--;
+    if (n_in < 2)
+        return false;
+    sb__span sp = sb__torus_span(x, n_in, stride);
+    double up_b = up * sb__torus_share(x, &sp), fi, fo;
+    double spb =
+        sb_net_two_level((sb_netop)op, group, n_in, up_b, out, &fi, &fo);
+    if (!(spb > 0))
+        return false;
+    ph->t_network = S_total * spb / x->eff_net;
+    snprintf(ph->ceiling, sizeof ph->ceiling, "%s (%dx%d, 2-level)",
+             fo / out >= fi / up_b ? "net.scaleout" : "net.scaleup", n_in,
+             group / n_in);
+    ph->t_latency = calls * (sb_ceil_get(x->c, "net.scaleup.alpha_s") +
+                             sb_ceil_get(x->c, "net.scaleout.alpha_s"));
+    return true;
+}
+
 /* Fills the network terms of a phase. `stride` is the product of the mesh
  * axes inside this one (the group's chips are `stride` apart). */
 static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
@@ -145,6 +181,10 @@ static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
     bool inside = up > 0 && (double)group * stride <= (domain > 0 ? domain : 1);
     if (!inside && !(out > 0))
         inside = up > 0;
+    if (!inside && up > 0 &&
+        sb__net_two_level(x, ph, coll, group, stride, S_total, calls, domain,
+                          up, out))
+        return;
     double b = inside ? up : out;
     double a = sb_ceil_get(x->c, inside ? "net.scaleup.alpha_s"
                                         : "net.scaleout.alpha_s");

@@ -38,6 +38,39 @@ static void test_factors(void)
     CHECK_NEAR(sb_net_busbw_factor(SB_NET_PINGPONG, 2), 1.0, 1e-15);
     CHECK(sb_net_busbw_factor(SB_NET_ALLREDUCE, 0) == 0.0);
 
+    /* Two levels: 16 ranks, 8 a domain, 450 GB/s inside, 50 across. An
+     * all-reduce moves 2*7/8 of S inside and 2*(1/2)/8 across; the
+     * inside binds (1.75/450e9 > 0.125/50e9). */
+    double fi = -1, fo = -1;
+    double spb =
+        sb_net_two_level(SB_NET_ALLREDUCE, 16, 8, 450e9, 50e9, &fi, &fo);
+    CHECK_NEAR(fi, 1.75, 1e-15);
+    CHECK_NEAR(fo, 0.125, 1e-15);
+    CHECK_NEAR(spb, 1.75 / 450e9, 1e-15);
+    /* a slower scale-out binds it */
+    CHECK_NEAR(
+        sb_net_two_level(SB_NET_ALLREDUCE, 16, 8, 450e9, 5e9, NULL, NULL),
+        0.125 / 5e9, 1e-15);
+    CHECK_NEAR(sb_net_two_level(SB_NET_ALLGATHER, 16, 8, 450e9, 50e9, &fi, &fo),
+               0.875 / 450e9, 1e-15);
+    CHECK_NEAR(fo, 0.0625, 1e-15);
+    /* all-to-all: what leaves the domain is not reduced by it */
+    sb_net_two_level(SB_NET_ALLTOALL, 16, 8, 450e9, 50e9, &fi, &fo);
+    CHECK_NEAR(fi, 7.0 / 16, 1e-15);
+    CHECK_NEAR(fo, 8.0 / 16, 1e-15);
+    /* the edges: one rank a domain is the flat collective across, all in
+     * one domain the flat one inside */
+    sb_net_two_level(SB_NET_REDUCE_SCATTER, 8, 1, 450e9, 50e9, &fi, &fo);
+    CHECK(fi == 0);
+    CHECK_NEAR(fo, sb_net_busbw_factor(SB_NET_REDUCE_SCATTER, 8), 1e-15);
+    sb_net_two_level(SB_NET_ALLREDUCE, 8, 8, 450e9, 50e9, &fi, &fo);
+    CHECK(fo == 0);
+    CHECK_NEAR(fi, sb_net_busbw_factor(SB_NET_ALLREDUCE, 8), 1e-15);
+    /* no two levels: point to point, a count that does not divide */
+    CHECK(sb_net_two_level(SB_NET_SENDRECV, 16, 8, 1, 1, &fi, &fo) == 0);
+    CHECK(fi == 0 && fo == 0);
+    CHECK(sb_net_two_level(SB_NET_ALLREDUCE, 12, 8, 1, 1, NULL, NULL) == 0);
+
     /* 1 MiB in 100 us: 10.48576 GB/s; all-reduce on 4 ranks x1.5. */
     CHECK_NEAR(sb_net_algbw(1048576.0, 100e-6), 10.48576e9, 1e-12);
     CHECK_NEAR(sb_net_busbw(SB_NET_ALLREDUCE, 4, 1048576.0, 100e-6), 15.72864e9,

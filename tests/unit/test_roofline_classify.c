@@ -371,6 +371,13 @@ int main(void)
     sb_result_metric(a, "busbw_GBps", 0.5 * dcn / 1e9, "GB/s");
     CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 3);
     CHECK_NEAR(eff[SB_CALIB_NETWORK], 0.5, 1e-12);
+    /* 16 ranks on the 2 hosts: the two-level all-reduce's speed of light,
+     * 2*15/16 of S over max(2*7/8 / ICI, 2*(1/2)/8 / a chip's DCN) */
+    sb_result_metric(a, "ranks", 16, "");
+    double sol = 2.0 * 15 / 16 / fmax(1.75 / tpu.scaleup_Bps, 0.125 / dcn);
+    sb_result_metric(a, "busbw_GBps", 0.5 * sol / 1e9, "GB/s");
+    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 3);
+    CHECK_NEAR(eff[SB_CALIB_NETWORK], 0.5, 1e-12);
     run.config = saved;
     json_decref(cfg);
     /* the host's run against a TPU's datasheet: refused */

@@ -265,11 +265,43 @@ static void test_context(void)
     CHECK(ar && ar->group == 2 && ar->hide_cap > 0);
     CHECK_NEAR(Q.mem.activations, P.mem.activations / 2, 1e-12);
     /* the context axis sits inside fsdp: the fsdp group of 8 now spans 16
-     * chips, past the 8-GPU NVLink domain */
+     * chips, past the 8-GPU NVLink domain, 4 of it in each node */
     const sb_phase *f1 = phase(&P, "step", "fsdp all-gather");
     const sb_phase *f2 = phase(&Q, "step", "fsdp all-gather");
     CHECK(f1 && f2 && strcmp(f1->ceiling, "net.scaleup") == 0 &&
-          strcmp(f2->ceiling, "net.scaleout") == 0);
+          strstr(f2->ceiling, "(4x2, 2-level)") != NULL);
+}
+
+/* A group over two 8-GPU nodes, eight of it in each: the collectives run
+ * in two levels (NVLink inside, each GPU's share of the scale-out across),
+ * the slower bounding; all sixteen in one 16-chip scale-up domain would be
+ * the flat collective on NVLink. */
+static void test_two_level(void)
+{
+    const char *sets[] = {"chips=16", "batch=128"};
+    CHECK(predict("llama3-8b", sets, 2, "h100-sxm", &P) == 0);
+    CHECK(P.w.fsdp == 16 && P.w.tensor == 1);
+    sb_ceilings c;
+    machine("h100-sxm", &c);
+    double up = sb_ceil_get(&c, "net.scaleup.beta_Bps");
+    double out = sb_ceil_get(&c, "net.scaleout.beta_Bps");
+    CHECK(up > 0 && out > 0 && sb_ceil_get(&c, "net.scaleup.domain") == 8);
+    const sb_phase *ag = phase(&P, "step", "fsdp all-gather");
+    CHECK(ag != NULL);
+    if (ag) {
+        double t = ag->comm_bytes * fmax(7.0 / 8 / up, 0.5 / 8 / out);
+        CHECK_NEAR(ag->t_network, t, 1e-12);
+        CHECK(strstr(ag->ceiling, "(8x2, 2-level)") != NULL);
+        /* far below the flat ring on the scale-out the model used to take */
+        CHECK(ag->t_network < ag->comm_bytes * 15.0 / 16 / out / 4);
+    }
+    /* fsdp 2 outside tensor 8: one GPU a node in each group, flat across */
+    const char *tp8[] = {"chips=16", "batch=128", "tensor=8"};
+    CHECK(predict("llama3-8b", tp8, 3, "h100-sxm", &Q) == 0);
+    ag = phase(&Q, "step", "fsdp all-gather");
+    CHECK(ag && strcmp(ag->ceiling, "net.scaleout") == 0);
+    if (ag)
+        CHECK_NEAR(ag->t_network, ag->comm_bytes * 0.5 / out, 1e-12);
 }
 
 /* A torus mesh: a group uses the links of the axes it spans (the last
@@ -818,6 +850,7 @@ int main(void)
     test_pipeline();
     test_context();
     test_torus();
+    test_two_level();
     test_offload();
     test_serving();
     test_precision();

@@ -63,6 +63,41 @@ double sb_net_busbw_factor(sb_netop op, int nranks)
     }
 }
 
+double sb_net_two_level(sb_netop op, int n, int n_in, double up, double out,
+                        double *f_in, double *f_out)
+{
+    double fi = 0, fo = 0;
+    if (n >= 1 && n_in >= 1 && n_in <= n && n % n_in == 0) {
+        double g = n, in = n_in, across = (double)(n / n_in);
+        switch (op) {
+        case SB_NET_ALLREDUCE:
+            fi = 2.0 * (in - 1) / in;
+            fo = 2.0 * (across - 1) / across / in;
+            break;
+        case SB_NET_ALLGATHER:
+        case SB_NET_REDUCE_SCATTER:
+            fi = (in - 1) / in;
+            fo = (across - 1) / across / in;
+            break;
+        case SB_NET_ALLTOALL:
+            fi = (in - 1) / g;
+            fo = (g - in) / g;
+            break;
+        default:
+            break;
+        }
+    }
+    if (f_in)
+        *f_in = fi;
+    if (f_out)
+        *f_out = fo;
+    if (!(fi > 0) && !(fo > 0))
+        return 0.0;
+    double ti = fi > 0 ? (up > 0 ? fi / up : INFINITY) : 0;
+    double to = fo > 0 ? (out > 0 ? fo / out : INFINITY) : 0;
+    return fmax(ti, to);
+}
+
 double sb_net_algbw(double bytes, double seconds)
 {
     return seconds > 0 ? bytes / seconds : 0.0;
