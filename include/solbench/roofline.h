@@ -18,7 +18,11 @@ typedef enum sb_bound {
     SB_BOUND_MEMORY,
     SB_BOUND_NETWORK,
     SB_BOUND_HOST,
-    SB_BOUND_LATENCY
+    SB_BOUND_LATENCY,
+    /* a unit beside the matrix unit: the vector unit (elementwise work,
+     * softmax) or the transcendental unit (exp) */
+    SB_BOUND_VECTOR,
+    SB_BOUND_N
 } sb_bound;
 
 typedef struct sb_roof_point {

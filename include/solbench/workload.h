@@ -214,6 +214,9 @@ typedef struct sb_phase {
     double host_bytes;   /* host <-> chip bytes per chip */
     double exps;         /* transcendental operations (softmax's exp, the
                             gate's sigmoid) per chip */
+    double vflops;       /* the vector unit's work beside a matmul phase's
+                            (the softmax's elementwise ops, one FLOP an op)
+                            per chip */
     double rows;         /* weight matmuls: the rows (tokens) one product
                             multiplies, for a GEMM measured at that many
                             (gemm.<dtype>@M); 0 elsewhere */

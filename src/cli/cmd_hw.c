@@ -44,10 +44,18 @@ static void sb__show(const sb_hw_spec *h)
                h->scaleout_name, h->scaleout_Bps_node / 1e9, h->chips_per_node,
                h->scaleout_Bps_node / 1e9 / h->chips_per_node,
                h->scaleout_alpha_s * 1e6);
-    if (h->vector_flops > 0 || h->exp_ops > 0)
-        printf("  vector    %.1f TFLOP/s fp32 beside the matrix unit, %.2f "
-               "T transcendentals/s\n",
-               h->vector_flops / 1e12, h->exp_ops / 1e12);
+    if (h->vector_flops > 0 || h->exp_ops > 0) {
+        printf("  vector    ");
+        if (h->vector_flops > 0)
+            printf("%.1f TFLOP/s fp32 beside the matrix unit",
+                   h->vector_flops / 1e12);
+        else
+            printf("no vector rate");
+        if (h->exp_ops > 0)
+            printf(", %.2f T transcendentals/s\n", h->exp_ops / 1e12);
+        else
+            printf(", no transcendental rate\n");
+    }
     if (h->price_chip_hour > 0)
         printf("  price     $%.2f per chip-hour (indicative)\n",
                h->price_chip_hour);

@@ -42,12 +42,12 @@ static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
 
 static const char *sb__dominant(const sb_prediction *p, const char *stage)
 {
-    double by[6] = {0};
+    double by[SB_BOUND_N] = {0};
     for (int i = 0; i < p->n; i++)
-        if (strcmp(p->ph[i].stage, stage) == 0 && p->ph[i].bound < 6)
+        if (strcmp(p->ph[i].stage, stage) == 0 && p->ph[i].bound < SB_BOUND_N)
             by[p->ph[i].bound] += p->ph[i].t;
     int best = 1;
-    for (int i = 2; i < 6; i++)
+    for (int i = 2; i < SB_BOUND_N; i++)
         if (by[i] > by[best])
             best = i;
     return sb_bound_name((sb_bound)best);

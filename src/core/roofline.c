@@ -24,6 +24,8 @@ const char *sb_bound_name(sb_bound b)
         return "host";
     case SB_BOUND_LATENCY:
         return "latency";
+    case SB_BOUND_VECTOR:
+        return "vector";
     default:
         return "-";
     }

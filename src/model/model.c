@@ -26,6 +26,14 @@
 
 /* Queries per main-memory pass over K and V in tiled attention. */
 #define SB_ATTN_Q_REUSE 512.0
+/* Elementwise ops per score on the vector unit in flash attention, the
+ * fewest the algorithm allows (FlashAttention-2, Dao 2023, algorithms 1
+ * and 2, the softmax scale folded into Q, the mask on diagonal blocks
+ * only): forward the running max, the subtraction, the row sum and P's
+ * cast to the matmul dtype; backward S - L, dP - D, the product with P
+ * and the casts of P and dS. The exp is the transcendental unit's. */
+#define SB_SOFTMAX_FWD_OPS 4.0
+#define SB_SOFTMAX_BWD_OPS 5.0
 
 /* Everything the phase builders need, derived once. */
 typedef struct sb__ctx {
@@ -37,6 +45,7 @@ typedef struct sb__ctx {
     const char *pk_name[SB_WORK_N];
     double bw_gemv;  /* decode matmuls' weight stream, 0: none */
     double exp_rate; /* transcendentals per second, 0: none */
+    double vec_rate; /* the vector unit's FLOP/s, 0: none */
     double eff[SB_WORK_N], eff_mem, eff_net; /* 1 at the speed of light */
     bool calibrated;
     double mats;       /* 3 gated, 2 plain */
@@ -359,9 +368,13 @@ static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
     ph->flops += 2.0 * pairs * hq * (x->dqk + x->dv) * seqs * layers * mult;
     /* one exp per score in the forward, again in a flash backward (it
      * recomputes P), and in a recomputed forward */
+    double rc = sb__recompute(x, SB_PART_ATTN);
     ph->exps +=
-        pairs * hq * seqs * layers *
-        (w->kind == SB_JOB_TRAIN ? 2.0 + sb__recompute(x, SB_PART_ATTN) : 1.0);
+        pairs * hq * seqs * layers * (w->kind == SB_JOB_TRAIN ? 2.0 + rc : 1.0);
+    ph->vflops += pairs * hq * seqs * layers *
+                  (w->kind == SB_JOB_TRAIN
+                       ? SB_SOFTMAX_FWD_OPS * (1.0 + rc) + SB_SOFTMAX_BWD_OPS
+                       : SB_SOFTMAX_FWD_OPS);
     double io;
     if (w->kind == SB_JOB_INFER && sq == 1) {
         /* Decode: read the whole KV cache of the context once. */
@@ -430,14 +443,22 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
     ph->peak_flops = pk;
     ph->bw_Bps = bw;
     ph->t_compute = ph->flops > 0 ? ph->flops / pk : 0;
-    /* the transcendental unit runs beside the others: the slower of the
-     * two sets the compute term */
+    /* the vector and transcendental units run beside the matrix unit: the
+     * slowest of the three sets the compute term */
     double t_exp = x->exp_rate > 0 && ph->exps > 0
                        ? ph->exps / (x->exp_rate * x->eff[ph->work])
                        : 0;
-    bool exp_bound = t_exp > ph->t_compute;
-    if (exp_bound)
-        ph->t_compute = t_exp;
+    double t_vec = x->vec_rate > 0 && ph->vflops > 0
+                       ? ph->vflops / (x->vec_rate * x->eff[ph->work])
+                       : 0;
+    const char *side = NULL;
+    if (t_exp > ph->t_compute || t_vec > ph->t_compute) {
+        side = t_exp >= t_vec ? "vector.exp" : "vector.peak";
+        ph->t_compute = fmax(t_exp, t_vec);
+    }
+    /* elementwise work under the vector unit's own rate */
+    if (!side && ph->work == SB_WORK_VECTOR && x->vec_rate > 0)
+        side = "vector.peak";
     ph->t_memory = ph->bytes > 0 ? ph->bytes / bw : 0;
     if (ph->host_bytes > 0 && x->host_bw > 0)
         ph->t_host = ph->host_bytes / x->host_bw;
@@ -452,14 +473,17 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
         if (terms[i] > terms[best])
             best = i;
     ph->bound = terms[best] > 0 ? kinds[best] : SB_BOUND_UNKNOWN;
+    if (ph->bound == SB_BOUND_COMPUTE && side)
+        ph->bound = SB_BOUND_VECTOR;
     char keep[40];
     snprintf(keep, sizeof keep, "%s", ph->ceiling);
     switch (ph->bound) {
     case SB_BOUND_COMPUTE:
         snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
-                 exp_bound  ? "vector.exp"
-                 : pk_at[0] ? pk_at
-                            : x->pk_name[ph->work]);
+                 pk_at[0] ? pk_at : x->pk_name[ph->work]);
+        break;
+    case SB_BOUND_VECTOR:
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", side);
         break;
     case SB_BOUND_MEMORY:
         snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
@@ -1038,6 +1062,7 @@ static double sb__serve_iter(sb__ctx *x, double B, double want, double *chunk)
                     continue;
                 d->flops += q->flops;
                 d->exps += q->exps;
+                d->vflops += q->vflops;
                 d->bytes += q->bytes;
                 d->comm_bytes += q->comm_bytes;
                 d->host_bytes += q->host_bytes;
@@ -1271,6 +1296,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
         x.pk[SB_WORK_VECTOR] =
             sb_ceil_peak(c, w->a_dtype, &x.pk_name[SB_WORK_VECTOR]);
     x.exp_rate = sb_ceil_get(c, "vector.exp");
+    x.vec_rate = sb_ceil_get(c, "vector.peak");
     for (int k = 0; k < SB_WORK_N; k++)
         if (!(x.pk[k] > 0)) { /* a dtype the machine lacks: the job's */
             x.pk[k] = x.peak;

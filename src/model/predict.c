@@ -132,6 +132,16 @@ const char *sb_advice(sb_bound cls, const char *phase, bool inference)
                "bytes per step); topology (keep the group inside the "
                "scale-up domain, map axes to the torus); overlapping "
                "communication with compute; collective offload";
+    case SB_BOUND_VECTOR:
+        if (strstr(phase, "attention"))
+            return "attention kernel (fewer elementwise passes per score: "
+                   "the softmax scale folded into Q, exp2, masks only on "
+                   "the diagonal blocks); wider heads (more matmul work per "
+                   "score); a lower-precision softmax where the vector unit "
+                   "has one";
+        return "fusion (elementwise work folded into the matmuls' "
+               "epilogues); fewer elementwise passes; lower-precision "
+               "elementwise math where the vector unit has one";
     case SB_BOUND_HOST:
         return "input pipeline (more loader workers, pre-tokenised data); "
                "prefetching (next batch during this step); pinned "
@@ -474,6 +484,8 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(j, "bytes", json_real(x->bytes));
         if (x->exps > 0)
             json_object_set_new(j, "exps", json_real(x->exps));
+        if (x->vflops > 0)
+            json_object_set_new(j, "vector_flops", json_real(x->vflops));
         json_object_set_new(j, "comm_bytes", json_real(x->comm_bytes));
         if (x->collective[0]) {
             json_object_set_new(j, "collective", json_string(x->collective));

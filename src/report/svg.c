@@ -214,6 +214,8 @@ static const char *sb__class_color(sb_bound k)
         return "#9467bd";
     case SB_BOUND_LATENCY:
         return "#ff7f0e";
+    case SB_BOUND_VECTOR:
+        return "#8c564b";
     default:
         return "#7f7f7f";
     }
@@ -526,8 +528,8 @@ void sb_svg_phases(sb_buf *b, const sb_prediction *p, int W)
     }
     static const sb_bound cls[] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY,
                                    SB_BOUND_NETWORK, SB_BOUND_HOST,
-                                   SB_BOUND_LATENCY};
-    for (int i = 0; i < 5; i++)
+                                   SB_BOUND_LATENCY, SB_BOUND_VECTOR};
+    for (int i = 0; i < 6; i++)
         sb_buf_printf(b,
                       "<rect x=\"%.1f\" y=\"%d\" width=\"12\" "
                       "height=\"12\" fill=\"%s\"/><text x=\"%.1f\" y=\"%d\">"

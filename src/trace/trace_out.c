@@ -36,6 +36,8 @@ static sb_bound bound_of_cls(const char *cls)
         return SB_BOUND_HOST;
     if (strcmp(cls, "latency") == 0)
         return SB_BOUND_LATENCY;
+    if (strcmp(cls, "vector") == 0)
+        return SB_BOUND_VECTOR;
     return SB_BOUND_UNKNOWN;
 }
 

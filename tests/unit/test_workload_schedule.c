@@ -489,9 +489,11 @@ static void test_precision(void)
     }
 }
 
-/* The units beside the matrix unit: elementwise work under the vector
- * rate, softmax's exps on the transcendental unit (binding fp8 attention
- * with 64-wide heads on an H100), neither on a TPU (no published rate). */
+/* The units beside the matrix unit: elementwise work and the softmax's
+ * elementwise ops under the vector rate, its exps on the transcendental
+ * unit (binding fp8 attention with 64-wide heads on an H100); a TPU has a
+ * vector rate (its VPU) but no transcendental one. A phase bound by either
+ * is classed "vector". */
 static void test_vector(void)
 {
     sb_ceilings c;
@@ -508,9 +510,19 @@ static void test_vector(void)
         /* 8 sequences of 8192: S(S+1)/2 pairs, 32 heads, 32 layers; one exp
          * forward and one in the flash backward */
         CHECK_NEAR(a->exps, 8.0 * 8192 * 8193 / 2 * 32 * 32 * 2, 1e-12);
+        /* 4 vector ops a score forward, 5 in the backward */
+        CHECK_NEAR(a->vflops, 8.0 * 8192 * 8193 / 2 * 32 * 32 * (4 + 5), 1e-12);
         CHECK_NEAR(a->t_compute, a->flops / 989.4e12, 1e-12);
         CHECK(strcmp(a->ceiling, "peak.bf16") == 0);
+        CHECK(a->bound == SB_BOUND_COMPUTE);
     }
+    /* selective remat recomputes the forward's softmax too */
+    const char *sel[] = {"remat=selective"};
+    CHECK(predict("llama3-8b", sel, 1, "h100-sxm", &Q) == 0);
+    const sb_phase *s = phase(&Q, "step", "attention core");
+    CHECK(s && a);
+    if (s && a)
+        CHECK_NEAR(s->vflops / a->vflops, (4.0 + 4 + 5) / (4 + 5), 1e-12);
     /* 256 FLOPs a score at fp8 (0.13 ps) against one exp (0.24 ps) */
     const char *fp8[] = {infer_job, "model.head_dim=64",
                          "dtypes.attention=fp8"};
@@ -520,15 +532,30 @@ static void test_vector(void)
     if (a) {
         CHECK_NEAR(a->t_compute, a->exps / 4.18e12, 1e-12);
         CHECK(a->t_compute > a->flops / 1978.9e12);
-        CHECK(a->bound != SB_BOUND_COMPUTE ||
-              strcmp(a->ceiling, "vector.exp") == 0);
+        CHECK(a->bound == SB_BOUND_MEMORY ||
+              (a->bound == SB_BOUND_VECTOR &&
+               strcmp(a->ceiling, "vector.exp") == 0));
+        CHECK(strcmp(sb_bound_name(SB_BOUND_VECTOR), "vector") == 0);
     }
-    /* a TPU: the matrix peak alone */
+    /* a TPU: the VPU's rate, no transcendental one; 4 ops a score at
+     * 14.3 TFLOP/s (0.28 ps) against 256 FLOPs at 4614 TFLOP/s (0.055) */
+    machine("tpu7x", &c);
+    CHECK_NEAR(sb_ceil_get(&c, "vector.peak"), 14.3e12, 1e-12);
+    CHECK(sb_ceil_get(&c, "vector.exp") == 0);
     CHECK(predict("llama3-8b", fp8, 3, "tpu7x", &P) == 0);
     a = phase(&P, "prefill", "attention core");
-    CHECK(a && a->exps > 0);
-    if (a)
-        CHECK_NEAR(a->t_compute, a->flops / 4614e12, 1e-12);
+    CHECK(a && a->exps > 0 && a->vflops > 0);
+    if (a) {
+        CHECK_NEAR(a->vflops, a->exps * 4, 1e-12);
+        CHECK_NEAR(a->t_compute, a->vflops / 14.3e12, 1e-12);
+        CHECK(a->bound == SB_BOUND_VECTOR);
+        CHECK(strcmp(a->ceiling, "vector.peak") == 0);
+    }
+    /* the same on the H100's CUDA cores: the exps bind there, not the
+     * 4 ops a score at 66.9 TFLOP/s */
+    CHECK(predict("llama3-8b", fp8, 3, "h100-sxm", &P) == 0);
+    a = phase(&P, "prefill", "attention core");
+    CHECK(a && a->vflops / 66.9e12 < a->exps / 4.18e12);
 }
 
 static void test_measured_ceilings(void)
