@@ -470,25 +470,29 @@ static int calibrate(const sb__timed *tm, const sb_ctx *ctx, const sb_result *r,
     /* Calibration: grow the inner count until one sample reaches the
      * target. These runs also warm caches, pages and frequency. The first
      * call of a kernel may pay one-off costs (the thread pool starting,
-     * pages faulting in) and any call may be preempted: a slow outlier
-     * would fix the inner count too low, so each candidate is timed twice
-     * and the faster time decides, after one untimed call. */
+     * pages faulting in) and any call may be preempted or wait for a
+     * descheduled worker thread: a slow outlier would fix the inner count
+     * too low. So a candidate's time is its count times the fastest time
+     * per iteration any call has shown, the first call's included, and
+     * each candidate is timed twice; sampling corrects what calibration
+     * still gets wrong under load (sample_loop). */
     uint64_t iters = 1;
     double t = 0;
     int rc = time_runs(tm, -1, 1, &t, err);
     if (rc)
         return rc;
+    double per = t > 0 ? t : INFINITY; /* fastest seconds per iteration */
     for (;;) {
-        t = 0;
         for (int rep = 0; rep < 2; rep++) {
             double dt = 0;
             if ((rc = time_runs(tm, -1, iters, &dt, err)))
                 return rc;
-            if (rep == 0 || dt < t)
-                t = dt;
-            if (dt >= 4 * target)
+            if (dt > 0 && dt / (double)iters < per)
+                per = dt / (double)iters;
+            if (per * (double)iters >= 4 * target)
                 break; /* long enough that one timing says it */
         }
+        t = isfinite(per) ? per * (double)iters : 0;
         if (t >= target || (cap && iters >= cap))
             break;
         double grow = t > 0 ? 1.25 * target / t : 16.0;
@@ -558,6 +562,14 @@ static int sample_loop(const sb__timed *tm, const sb_ctx *ctx, sb_result *r,
             return rc;
     }
     int want = sp.samples > ctx->repeat ? sp.samples : ctx->repeat;
+    /* On the host clock, a sample that shows the inner count too low for
+     * the target (calibration timed only calls slowed by the load: a
+     * 40 us kernel kept at one iteration a sample, most samples then fit
+     * between two preemptions and the load went unseen) raises it and
+     * starts the samples again, twice at most. */
+    bool adapt = !tm->timer && sp.inner == 0 && !sp.exact;
+    double target = fmax(SB_MIN_SAMPLE_TICKS * ctx->tick_s, SB_MIN_SAMPLE_S);
+    int restarts = 0;
     double start = sb_now();
     for (int idx = 0;; idx++) {
         bool more = sp.exact ? idx < sp.samples
@@ -566,6 +578,15 @@ static int sample_loop(const sb__timed *tm, const sb_ctx *ctx, sb_result *r,
             break;
         if ((rc = take_sample(tm, idx, iters, r, NULL, err)))
             return rc;
+        double per = r->samples_s[r->n_samples - 1] * work_of(tm);
+        if (adapt && restarts < 2 && per > 0 &&
+            per * (double)iters < target / 2) {
+            iters = (uint64_t)ceil(1.25 * target / per);
+            r->n_samples = 0;
+            restarts++;
+            idx = -1;
+            start = sb_now();
+        }
     }
     if (tm->timer && tm->timer->reduce &&
         (rc = tm->timer->reduce(tm->state, r->samples_s, r->n_samples, err)))

@@ -94,9 +94,18 @@ gate)
         BUSY+=($!)
     done
     sleep 0.3
-    "$S" check --baseline base --threshold 15 --junit "$W/busy.xml" --markdown "$W/busy.md" \
-        >"$W/busy.out" 2>&1
-    rc=$?
+    # The load reaches a sample only when a preemption falls inside it:
+    # with samples of about a millisecond and the scheduler's slices of
+    # a few, one check in five here saw a clean median (both threads ran
+    # on their own cores throughout). Three checks under the same load,
+    # the first that sees it counts.
+    for _ in 1 2 3; do
+        "$S" check --baseline base --threshold 15 --junit "$W/busy.xml" \
+            --markdown "$W/busy.md" >"$W/busy.out" 2>&1
+        rc=$?
+        [ $rc -ne 0 ] && break
+        echo "the load went unseen; checking again under it"
+    done
     for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null; done
     wait 2>/dev/null
     BUSY=()
