@@ -254,6 +254,21 @@ for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-decode"):
             print(f"{r['bench']:24} {ps[:44]:44} {'-':>10} {'-':>10} {'':8} "
                   f"{'skipped' if r.get('skipped') else r.get('valid')}")
 print("targets (H200, PyTorch): D2D copy ~4.3 TB/s (read + written), bf16 8192^3 ~790 TFLOP/s; aim >= 95 %")
+# The GEMM targets (medians, 8192^3): bf16 >= 750 TFLOP/s, fp8 with fast
+# accumulation >= 1450 TFLOP/s; the note says which algorithm ran.
+try:
+    doc = json.load(open(os.path.join(out, "ref-gemm.json")))
+    for r in doc["results"]:
+        dt = r.get("params", {}).get("dtype")
+        goal = {"bf16": 750.0, "fp8": 1450.0}.get(dt)
+        v = r.get("metrics", {}).get("TFLOPs", {}).get("value", 0.0)
+        if goal:
+            algo = [n for n in r.get("notes", []) if "cuBLASLt" in n]
+            print(f"target gemm {dt}: median {v:.0f} TFLOP/s, goal {goal:.0f}: "
+                  f"{'met' if v >= goal else 'MISSED'}"
+                  + (f" ({algo[0][:160]})" if algo else ""))
+except Exception as e:
+    print("target gemm: no results:", e)
 PY
 say "total $(elapsed) s, $FAILS failed checks"
 [ $FAILS = 0 ]
