@@ -264,9 +264,12 @@ try:
         v = r.get("metrics", {}).get("TFLOPs", {}).get("value", 0.0)
         if goal:
             algo = [n for n in r.get("notes", []) if "cuBLASLt" in n]
+            dev = [n for n in r.get("notes", []) if "while sampling" in n]
             print(f"target gemm {dt}: median {v:.0f} TFLOP/s, goal {goal:.0f}: "
                   f"{'met' if v >= goal else 'MISSED'}"
                   + (f" ({algo[0][:160]})" if algo else ""))
+            if dev:
+                print(f"  {dev[0]}")
 except Exception as e:
     print("target gemm: no results:", e)
 PY

@@ -239,8 +239,29 @@ static void test_memory_arithmetic(void)
     CHECK(vd - vf >= 0.0 && vd - vf < 1.0 / 8388608.0);
 }
 
+/* NVML's clock event reasons named for the result's note: the bits of
+ * nvml.h, an unknown bit kept as hex, "none" for none. */
+static void test_clock_reasons(void)
+{
+    char buf[160];
+    CHECK(sb_cu_clock_reasons(0, buf, sizeof buf) == 0);
+    CHECK(strcmp(buf, "none") == 0);
+    CHECK(sb_cu_clock_reasons(SB_CU_CLK_SW_POWER_CAP | SB_CU_CLK_HW_THERMAL,
+                              buf, sizeof buf) == 2);
+    CHECK(strcmp(buf, "sw_power_cap,hw_thermal") == 0);
+    CHECK(SB_CU_CLK_SW_POWER_CAP == 0x4 && SB_CU_CLK_HW_SLOWDOWN == 0x8 &&
+          SB_CU_CLK_SW_THERMAL == 0x20 && SB_CU_CLK_HW_POWER_BRAKE == 0x80);
+    CHECK(sb_cu_clock_reasons(0x8ULL | 0x1000ULL, buf, sizeof buf) == 2);
+    CHECK(strcmp(buf, "hw_slowdown,0x1000") == 0);
+    /* a short buffer is cut, never overrun */
+    char tiny[6];
+    CHECK(sb_cu_clock_reasons(0x1ffULL, tiny, sizeof tiny) == 9);
+    CHECK(strlen(tiny) < sizeof tiny);
+}
+
 int main(void)
 {
+    test_clock_reasons();
     test_dtype_table();
     test_narrow_types();
     test_gemm_tolerance();

@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_common.h"
+#include "backend/cuda/cuda_table.h"
 
 extern "C" {
 #include <jansson.h>
@@ -211,6 +212,8 @@ static int capture(sb_cuda_base *b, int iters, cudaGraphExec_t *exec,
     return 0;
 }
 
+static void watch_poll(sb_cuda_base *b, bool first);
+
 /* One sample of `iters` launches: replayed from a graph of that many
  * launches (captured again when the count changes), or launched directly
  * where the stream's work cannot be captured. */
@@ -241,6 +244,10 @@ static int cuda_sample(void *state, int idx, uint64_t iters, double *secs,
         b->no_graph = exec == NULL;
     }
     int rc = time_batch(b, (cudaGraphExec_t)b->graph, n, secs, err);
+    /* the device's clocks, power and throttle reasons after each timed
+     * sample (outside the events; a few NVML reads) */
+    if (rc == 0 && idx >= 0)
+        watch_poll(b, idx == 0);
     if (rc == 0 && idx == 0) {
         b->iters = n;
         snprintf(b->how, sizeof b->how,
@@ -272,6 +279,34 @@ extern "C" void sb_cuda_note(const sb_cuda_base *b, sb_result *r)
         sb_result_note(r, "%s", b->how);
     if (b->passes > 1)
         sb_result_metric(r, "passes_per_launch", b->passes, "");
+    /* what the device did while sampling: a slow sample is explained by
+     * a clock that fell, and the reason NVML gave */
+    const sb_cuda_watch *w = &b->watch;
+    if (w->polls == 0) {
+        if (b->iters > 0)
+            sb_result_note(r, "no clocks or power recorded (NVML not "
+                              "loaded or not answering)");
+        return;
+    }
+    sb_result_metric(r, "sm_clock_MHz_start", w->sm_start, "MHz");
+    sb_result_metric(r, "sm_clock_MHz_end", w->sm_end, "MHz");
+    sb_result_metric(r, "sm_clock_MHz_min", w->sm_min, "MHz");
+    sb_result_metric(r, "mem_clock_MHz_start", w->mem_start, "MHz");
+    sb_result_metric(r, "mem_clock_MHz_end", w->mem_end, "MHz");
+    sb_result_metric(r, "power_W_start", w->watts_start, "W");
+    sb_result_metric(r, "power_W_end", w->watts_end, "W");
+    sb_result_metric(r, "power_W_max", w->watts_max, "W");
+    if (w->temp_max > 0)
+        sb_result_metric(r, "temp_C_max", w->temp_max, "C");
+    char why[160];
+    int n = sb_cu_clock_reasons(w->reasons, why, sizeof why);
+    sb_result_note(r,
+                   "device while sampling (%d NVML reads): SM clock %u -> "
+                   "%u MHz (lowest %u), memory clock %u -> %u MHz, power "
+                   "%.0f -> %.0f W (highest %.0f); clock held back by: %s",
+                   w->polls, w->sm_start, w->sm_end, w->sm_min, w->mem_start,
+                   w->mem_end, w->watts_start, w->watts_end, w->watts_max,
+                   n ? why : "nothing");
 }
 
 /* ---- fingerprint --------------------------------------------------------- */
@@ -284,13 +319,15 @@ typedef int (*nvml_handle_fn)(const char *, void **);
 typedef int (*nvml_uint_fn)(void *, unsigned *);
 typedef int (*nvml_clock_fn)(void *, int, unsigned *);
 typedef int (*nvml_str_fn)(char *, unsigned);
+typedef int (*nvml_u64_fn)(void *, unsigned long long *);
 
 typedef struct nvml_api {
     void *lib;
     nvml_void_fn shutdown;
     nvml_handle_fn by_bus;
-    nvml_uint_fn gen, width, max_gen, max_width, power_limit;
-    nvml_clock_fn max_clock;
+    nvml_uint_fn gen, width, max_gen, max_width, power_limit, power;
+    nvml_clock_fn max_clock, clock, temp;
+    nvml_u64_fn reasons;
     nvml_str_fn driver;
 } nvml_api;
 
@@ -313,6 +350,14 @@ static bool nvml_open(nvml_api *n)
         (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetPowerManagementLimit");
     n->max_clock = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetMaxClockInfo");
     n->driver = (nvml_str_fn)dlsym(n->lib, "nvmlSystemGetDriverVersion");
+    n->clock = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetClockInfo");
+    n->temp = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetTemperature");
+    n->power = (nvml_uint_fn)dlsym(n->lib, "nvmlDeviceGetPowerUsage");
+    n->reasons =
+        (nvml_u64_fn)dlsym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!n->reasons) /* its name before driver 535 */
+        n->reasons = (nvml_u64_fn)dlsym(
+            n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
     if (!init || !n->shutdown || !n->by_bus || init() != 0) {
         dlclose(n->lib);
         n->lib = NULL;
@@ -327,6 +372,73 @@ static void nvml_close(nvml_api *n)
         n->shutdown();
         dlclose(n->lib);
     }
+}
+
+/* ---- the device's state while sampling ------------------------------------
+ * NVML opened once a process (on the first poll) and a handle per device
+ * looked up once, by PCI bus id. */
+
+enum { WATCH_DEVICES = 64 };
+static nvml_api g_nv;
+static int g_nv_state; /* 0 not tried, 1 open, -1 unavailable */
+static void *g_nv_handle[WATCH_DEVICES];
+static bool g_nv_looked[WATCH_DEVICES];
+
+static void *watch_handle(int device)
+{
+    if (g_nv_state == 0)
+        g_nv_state = nvml_open(&g_nv) ? 1 : -1;
+    if (g_nv_state < 0 || device < 0 || device >= WATCH_DEVICES)
+        return NULL;
+    if (!g_nv_looked[device]) {
+        g_nv_looked[device] = true;
+        char busid[32] = "";
+        if (cudaDeviceGetPCIBusId(busid, sizeof busid, device) != cudaSuccess)
+            cudaGetLastError();
+        else if (g_nv.by_bus(busid, &g_nv_handle[device]) != 0)
+            g_nv_handle[device] = NULL;
+    }
+    return g_nv_handle[device];
+}
+
+static void watch_poll(sb_cuda_base *b, bool first)
+{
+    void *h = watch_handle(b->device);
+    if (!h)
+        return;
+    sb_cuda_watch *w = &b->watch;
+    if (first)
+        memset(w, 0, sizeof *w);
+    unsigned sm = 0, mem = 0, mw = 0, temp = 0;
+    unsigned long long why = 0;
+    bool have_sm = g_nv.clock && g_nv.clock(h, 1 /* SM */, &sm) == 0;
+    bool have_mem = g_nv.clock && g_nv.clock(h, 2 /* MEM */, &mem) == 0;
+    bool have_w = g_nv.power && g_nv.power(h, &mw) == 0;
+    if (g_nv.temp && g_nv.temp(h, 0 /* GPU */, &temp) != 0)
+        temp = 0;
+    if (g_nv.reasons && g_nv.reasons(h, &why) != 0)
+        why = 0;
+    if (!have_sm && !have_mem && !have_w)
+        return;
+    double watts = mw / 1000.0;
+    if (w->polls == 0) {
+        w->sm_start = sm;
+        w->mem_start = mem;
+        w->watts_start = watts;
+        w->sm_min = sm;
+    }
+    w->sm_end = sm;
+    w->mem_end = mem;
+    w->watts_end = watts;
+    if (have_sm && sm < w->sm_min)
+        w->sm_min = sm;
+    if (watts > w->watts_max)
+        w->watts_max = watts;
+    if (temp > w->temp_max)
+        w->temp_max = temp;
+    /* idle is set between launches; it says nothing of the samples */
+    w->reasons |= why & ~SB_CU_CLK_IDLE;
+    w->polls++;
 }
 
 static void set_uint(json_t *o, const char *key, nvml_uint_fn fn, void *h)

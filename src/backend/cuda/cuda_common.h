@@ -27,6 +27,17 @@ extern "C" {
  * synchronisation). Returns 0 or a negative code with err set. */
 typedef int (*sb_cuda_enqueue_fn)(void *state, int iters, sb_err *err);
 
+/* What NVML showed of the device across a result's samples: clocks,
+ * power and temperature at the first sample and the last, the lowest SM
+ * clock, the highest power and temperature, and every clock event
+ * (throttle) reason seen while sampling. polls = 0: NVML not loaded. */
+typedef struct sb_cuda_watch {
+    int polls;
+    unsigned sm_start, sm_end, sm_min, mem_start, mem_end, temp_max;
+    double watts_start, watts_end, watts_max;
+    unsigned long long reasons;
+} sb_cuda_watch;
+
 /* The first member of every CUDA benchmark state. */
 typedef struct sb_cuda_base {
     int device;
@@ -47,6 +58,7 @@ typedef struct sb_cuda_base {
     int cc; /* compute capability x 10 */
     int sms;
     double l2_bytes;
+    sb_cuda_watch watch; /* the device's state while sampling */
 } sb_cuda_base;
 
 /* Checks that a CUDA device exists and selects it. SB_EUNSUP with

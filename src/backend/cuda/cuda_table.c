@@ -7,6 +7,7 @@
  * machine.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_table.h"
@@ -104,6 +105,45 @@ double sb_cu_get(const void *buf, cudaDataType_t t, size_t idx)
 
 /* ---- GEMM verification
  * -------------------------------------------------------- */
+
+int sb_cu_clock_reasons(unsigned long long bits, char *buf, size_t len)
+{
+    static const struct {
+        unsigned long long bit;
+        const char *name;
+    } names[] = {
+        {SB_CU_CLK_IDLE, "idle"},
+        {SB_CU_CLK_APP_SETTING, "applications_clocks"},
+        {SB_CU_CLK_SW_POWER_CAP, "sw_power_cap"},
+        {SB_CU_CLK_HW_SLOWDOWN, "hw_slowdown"},
+        {SB_CU_CLK_SYNC_BOOST, "sync_boost"},
+        {SB_CU_CLK_SW_THERMAL, "sw_thermal"},
+        {SB_CU_CLK_HW_THERMAL, "hw_thermal"},
+        {SB_CU_CLK_HW_POWER_BRAKE, "hw_power_brake"},
+        {SB_CU_CLK_DISPLAY, "display_clocks"},
+    };
+    size_t at = 0;
+    int n = 0;
+    if (len)
+        buf[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (bits & names[i].bit) {
+            bits &= ~names[i].bit;
+            if (at < len)
+                at += (size_t)snprintf(buf + at, len - at, "%s%s", n ? "," : "",
+                                       names[i].name);
+            n++;
+        }
+    if (bits) {
+        if (at < len)
+            at += (size_t)snprintf(buf + at, len - at, "%s0x%llx", n ? "," : "",
+                                   bits);
+        n++;
+    }
+    if (!n && len)
+        snprintf(buf, len, "none");
+    return n;
+}
 
 bool sb_cu_gemm_ok(double d, double ref, double l2, double tol)
 {

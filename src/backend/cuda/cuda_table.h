@@ -26,6 +26,25 @@
 extern "C" {
 #endif
 
+/* ---- clock events -------------------------------------------------------- */
+
+/* NVML's clock event (throttle) reason bits, nvmlClocksEventReason*: why
+ * the SM clock was below its maximum. */
+#define SB_CU_CLK_IDLE 0x1ULL
+#define SB_CU_CLK_APP_SETTING 0x2ULL
+#define SB_CU_CLK_SW_POWER_CAP 0x4ULL
+#define SB_CU_CLK_HW_SLOWDOWN 0x8ULL
+#define SB_CU_CLK_SYNC_BOOST 0x10ULL
+#define SB_CU_CLK_SW_THERMAL 0x20ULL
+#define SB_CU_CLK_HW_THERMAL 0x40ULL
+#define SB_CU_CLK_HW_POWER_BRAKE 0x80ULL
+#define SB_CU_CLK_DISPLAY 0x100ULL
+
+/* Writes the names of the reasons set in `bits` ("sw_power_cap,
+ * hw_thermal"; an unknown bit as its hex value), "none" when no bit is
+ * set; `buf` is always terminated. Returns the number of reasons. */
+int sb_cu_clock_reasons(unsigned long long bits, char *buf, size_t len);
+
 /* ---- cuBLASLt dtype table ------------------------------------------------ */
 
 typedef struct sb_cu_dtype {
