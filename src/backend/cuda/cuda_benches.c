@@ -394,14 +394,19 @@ static const sb_param_def cnccl_params[] = {
     {"size", SB_P_SIZE, "64MiB", 4, 17179869184.0, NULL,
      "bytes of the operation's buffer (nccl-tests' S)"},
     {"gpus", SB_P_INT, "0", 0, 16, NULL, "GPUs to use (0: all)"},
+    {"inplace", SB_P_BOOL, "false", 0, 0, NULL,
+     "in place: one buffer for input and output (nccl-tests' in-place "
+     "layout; not for alltoall)"},
     SB__CUDA_P_PLANT,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static int cnccl_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        sb_err *err)
 {
-    (void)ctx;
-    return sb_cnccl_setup(pt->bench->kind, pt->params, state, err);
+    /* a wait past --timeout (5 minutes without one) aborts */
+    return sb_cnccl_setup(pt->bench->kind, pt->params,
+                          ctx->timeout_s > 0 ? ctx->timeout_s : 300.0, state,
+                          err);
 }
 
 static void cnccl_report(void *state, const sb_point *pt, sb_ctx *ctx,

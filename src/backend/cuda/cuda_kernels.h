@@ -40,7 +40,10 @@ void sb_cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
 void sb_cpaged_teardown(void *state);
 
 /* network.* over NCCL (cuda_nccl.cu); op is an sb_netop. */
-int sb_cnccl_setup(int op, const sb_params *p, void **state, sb_err *err);
+/* timeout_s: the longest a wait on the GPUs may last before the
+ * communicators are aborted and the point fails. */
+int sb_cnccl_setup(int op, const sb_params *p, double timeout_s, void **state,
+                   sb_err *err);
 /* Batches of operations on every GPU, the slowest GPU's event time. */
 extern const sb_timer sb_cnccl_timer;
 int sb_cnccl_verify(void *state, sb_result *r);

@@ -1,15 +1,25 @@
 /*
  * cuda_nccl.cu — the network area over NCCL across the GPUs of one node:
  * all-reduce, all-gather, reduce-scatter, all-to-all (grouped send/recv)
- * and broadcast, one process driving every GPU (ncclCommInitAll).
+ * and broadcast, one process driving every GPU (ncclCommInitAll, the
+ * communicators made once a process for a GPU count and kept across
+ * sizes and collectives), out of place or in place (`inplace`).
  *
  * Bytes S of each operation as nccl-tests defines them (netmodel.h):
  * algbw = S / t, busbw = algbw x factor (2(n-1)/n all-reduce; (n-1)/n
  * all-gather, reduce-scatter, all-to-all; 1 broadcast). A sample is a
- * batch of operations between CUDA events on every GPU's stream; the
- * batch's time is the slowest GPU's, divided by the batch size. Inputs are
- * small integers (exact in float sums); after timing, one more operation
- * on poisoned outputs is checked element by element on every GPU.
+ * batch of operations between CUDA events on every GPU's stream, divided
+ * by the batch size: the GPUs' average time is the sample (nccl-tests'
+ * default), the slowest GPU's is reported beside it. Inputs are small
+ * integers (exact in float sums); after timing, one more operation on
+ * fresh inputs and poisoned outputs is checked element by element on
+ * every GPU.
+ *
+ * No wait can hang: the host polls the events while it checks every
+ * communicator's asynchronous error, and past the run's `--timeout` (5
+ * minutes without one), or on such an error, it aborts the communicators
+ * and fails the point, naming the GPU (rank), the collective and the
+ * size.
  *
  * Only built when NCCL is found (SB_HAVE_NCCL).
  */
@@ -26,8 +36,11 @@
 #include "backend/cuda/cuda_common.h"
 #include "backend/cuda/cuda_kernels.h"
 
+#include <time.h>
+
 extern "C" {
 #include "solbench/netmodel.h"
+#include "solbench/stats.h"
 #include "solbench/timer.h"
 }
 
@@ -36,19 +49,117 @@ extern "C" {
 typedef struct cnccl_state {
     sb_cuda_base base; /* device 0; its fields name the device */
     int op, n;
-    bool comms_up;
+    bool inplace;
+    double timeout; /* seconds a wait may last before the abort */
     ncclComm_t comm[MAXDEV];
     cudaStream_t st[MAXDEV];
     cudaEvent_t e0[MAXDEV], e1[MAXDEV];
-    float *send[MAXDEV], *recv[MAXDEV];
-    size_t count, scount, rcount; /* op count; send and recv elements */
-    double S;                     /* nccl-tests bytes */
+    float *buf[MAXDEV], *obuf[MAXDEV];  /* allocations: input, output */
+    float *send[MAXDEV], *recv[MAXDEV]; /* what the operation is given */
+    size_t count, scount, rcount;       /* op count; send and recv elements */
+    double S;                           /* nccl-tests bytes */
     int iters;
+    double *slowest; /* per sample: the slowest GPU's seconds an op */
+    size_t n_slowest, cap_slowest;
 } cnccl_state;
 
 static int nccl_fail(sb_err *err, ncclResult_t r, const char *what)
 {
     return sb_fail(err, SB_EIO, "%s: %s", what, ncclGetErrorString(r));
+}
+
+/* ---- communicators, once a process ---------------------------------------
+ * Made for the first point that needs n GPUs and kept for every later
+ * size and collective (nccl-tests makes them once a run); made again only
+ * for another GPU count, or after an abort. */
+
+static ncclComm_t g_comm[MAXDEV];
+static int g_ncomm; /* GPUs the kept communicators span; 0: none */
+
+static void comms_drop(bool abort)
+{
+    for (int d = 0; d < g_ncomm; d++) {
+        cudaSetDevice(d);
+        if (g_comm[d])
+            (abort ? ncclCommAbort : ncclCommDestroy)(g_comm[d]);
+        g_comm[d] = NULL;
+    }
+    g_ncomm = 0;
+    cudaSetDevice(0);
+}
+
+static int comms_get(int n, ncclComm_t *out, sb_err *err)
+{
+    if (g_ncomm != n) {
+        comms_drop(false);
+        int devs[MAXDEV];
+        for (int d = 0; d < n; d++)
+            devs[d] = d;
+        ncclResult_t nr = ncclCommInitAll(g_comm, n, devs);
+        if (nr != ncclSuccess) {
+            memset(g_comm, 0, sizeof g_comm);
+            return nccl_fail(err, nr, "ncclCommInitAll");
+        }
+        g_ncomm = n;
+    }
+    memcpy(out, g_comm, (size_t)n * sizeof *out);
+    return 0;
+}
+
+/* Waits until every GPU has passed `ev` (NULL: its stream is idle),
+ * polling rather than blocking, and checks each communicator's
+ * asynchronous error as it waits. An error, or `timeout` seconds without
+ * completion, aborts the communicators and fails with the GPU, the
+ * collective and the size. */
+static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
+                    sb_err *err)
+{
+    bool done[MAXDEV] = {};
+    int left = s->n;
+    double t0 = sb_now();
+    const char *coll = sb_netop_name((sb_netop)s->op);
+    for (;;) {
+        for (int d = 0; d < s->n; d++) {
+            if (done[d])
+                continue;
+            cudaError_t e = cudaSetDevice(d);
+            if (!e)
+                e = ev ? cudaEventQuery(ev[d]) : cudaStreamQuery(s->st[d]);
+            if (e == cudaSuccess) {
+                done[d] = true;
+                left--;
+            } else if (e != cudaErrorNotReady) {
+                return sb_cuda_fail(err, e, what);
+            }
+        }
+        if (!left)
+            return 0;
+        for (int d = 0; d < s->n; d++) {
+            ncclResult_t ae = ncclSuccess;
+            if (ncclCommGetAsyncError(s->comm[d], &ae) == ncclSuccess &&
+                ae != ncclSuccess && ae != ncclInProgress) {
+                comms_drop(true);
+                return sb_fail(err, SB_EIO,
+                               "%s: NCCL %s of %.0f bytes: GPU %d (rank %d) "
+                               "reported %s; communicators aborted",
+                               what, coll, s->S, d, d, ncclGetErrorString(ae));
+            }
+        }
+        double waited = sb_now() - t0;
+        if (waited > s->timeout) {
+            int late = 0;
+            while (late < s->n && done[late])
+                late++;
+            comms_drop(true);
+            return sb_fail(err, SB_EIO,
+                           "%s: NCCL %s of %.0f bytes: GPU %d (rank %d) not "
+                           "done after %.0f s (timeout); communicators "
+                           "aborted",
+                           what, coll, s->S, late, late, waited);
+        }
+        struct timespec nap = {0, 20000}; /* 20 us */
+        nanosleep(&nap, NULL);
+    }
 }
 
 /* Rank r's input element i. */
@@ -105,10 +216,9 @@ extern "C" void sb_cnccl_teardown(void *state)
         return;
     for (int d = 0; d < s->n; d++) {
         cudaSetDevice(d);
-        if (s->comms_up && s->comm[d])
-            ncclCommDestroy(s->comm[d]);
-        cudaFree(s->send[d]);
-        cudaFree(s->recv[d]);
+        /* the communicators are the process's, kept for the next point */
+        cudaFree(s->buf[d]);
+        cudaFree(s->obuf[d]);
         if (s->e0[d])
             cudaEventDestroy(s->e0[d]);
         if (s->e1[d])
@@ -117,11 +227,36 @@ extern "C" void sb_cnccl_teardown(void *state)
             cudaStreamDestroy(s->st[d]);
     }
     cudaSetDevice(0);
+    free(s->slowest);
     free(s);
 }
 
-extern "C" int sb_cnccl_setup(int op, const sb_params *p, void **state,
-                              sb_err *err)
+/* Poisons every output and writes each GPU's input (its send buffer,
+ * which in place lies inside the output), on the GPUs' streams, and
+ * waits for them. */
+static int load_inputs(cnccl_state *s, sb_err *err)
+{
+    float *h = (float *)malloc(s->scount * sizeof(float));
+    if (!h)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int d = 0; d < s->n && !rc; d++) {
+        for (size_t i = 0; i < s->scount; i++)
+            h[i] = input(d, i);
+        cudaError_t e;
+        if ((e = cudaSetDevice(d)) ||
+            (e = cudaMemsetAsync(s->recv[d], 0xff, s->rcount * 4, s->st[d])) ||
+            (e = cudaMemcpyAsync(s->send[d], h, s->scount * 4,
+                                 cudaMemcpyHostToDevice, s->st[d])) ||
+            (e = cudaStreamSynchronize(s->st[d])))
+            rc = sb_cuda_fail(err, e, "writing the NCCL inputs");
+    }
+    free(h);
+    return rc;
+}
+
+extern "C" int sb_cnccl_setup(int op, const sb_params *p, double timeout_s,
+                              void **state, sb_err *err)
 {
     int ndev = 0;
     int rc = sb_cuda_count(&ndev, err);
@@ -143,11 +278,19 @@ extern "C" int sb_cnccl_setup(int op, const sb_params *p, void **state,
                        "collectives need two or more CUDA "
                        "devices (found %d)",
                        ndev);
+    bool inplace = sb_p_bool(p, "inplace");
+    if (inplace && op == SB_NET_ALLTOALL)
+        return sb_fail(err, SB_EINVAL,
+                       "network.alltoall: inplace=true: the all-to-all is "
+                       "grouped sends and receives, which have no in-place "
+                       "form; use inplace=false");
     cnccl_state *s = (cnccl_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     s->op = op;
     s->n = ndev;
+    s->inplace = inplace;
+    s->timeout = timeout_s;
     s->base.plant_error = sb_p_bool(p, "plant_error");
     s->base.device = 0;
     {
@@ -164,50 +307,44 @@ extern "C" int sb_cnccl_setup(int op, const sb_params *p, void **state,
     size_t cnt = s->count / (size_t)ndev;
     s->scount = op == SB_NET_ALLGATHER ? cnt : s->count;
     s->rcount = op == SB_NET_REDUCE_SCATTER ? cnt : s->count;
-    {
-        int devs[MAXDEV];
-        for (int d = 0; d < ndev; d++)
-            devs[d] = d;
-        ncclResult_t nr = ncclCommInitAll(s->comm, ndev, devs);
-        if (nr != ncclSuccess) {
-            rc = nccl_fail(err, nr, "ncclCommInitAll");
-            goto fail;
-        }
-        s->comms_up = true;
-    }
-    {
-        float *h = (float *)malloc(s->scount * sizeof(float));
-        if (!h) {
-            rc = sb_fail(err, SB_ENOMEM, "out of memory");
-            goto fail;
-        }
-        for (int d = 0; d < ndev; d++) {
-            cudaError_t e;
-            for (size_t i = 0; i < s->scount; i++)
-                h[i] = input(d, i);
-            if ((e = cudaSetDevice(d)) ||
-                (e = cudaStreamCreateWithFlags(&s->st[d],
-                                               cudaStreamNonBlocking)) ||
-                (e = cudaEventCreate(&s->e0[d])) ||
-                (e = cudaEventCreate(&s->e1[d])) ||
-                (e = cudaMalloc((void **)&s->send[d], s->scount * 4)) ||
-                (e = cudaMalloc((void **)&s->recv[d], s->rcount * 4)) ||
-                (e = cudaMemcpy(s->send[d], h, s->scount * 4,
-                                cudaMemcpyHostToDevice)) ||
-                (e = cudaMemset(s->recv[d], 0x3f, s->rcount * 4))) {
-                free(h);
-                rc = sb_cuda_fail(err, e, "preparing the NCCL buffers");
-                goto fail;
-            }
-        }
-        free(h);
-    }
-    /* Pageable uploads return once staged: wait for them on every GPU. */
+    if ((rc = comms_get(ndev, s->comm, err)))
+        goto fail;
     for (int d = 0; d < ndev; d++) {
-        if ((rc = sb_cuda_fail(err, cudaSetDevice(d), "cudaSetDevice")) ||
-            (rc = sb_cuda_uploads_done(err)))
+        cudaError_t e;
+        if ((e = cudaSetDevice(d)) ||
+            (e = cudaStreamCreateWithFlags(&s->st[d], cudaStreamNonBlocking)) ||
+            (e = cudaEventCreate(&s->e0[d])) ||
+            (e = cudaEventCreate(&s->e1[d]))) {
+            rc = sb_cuda_fail(err, e, "preparing the NCCL streams");
             goto fail;
+        }
+        /* In place, one buffer: the all-gather's input is its rank's
+         * chunk of the output, the reduce-scatter's output its rank's
+         * chunk of the input (nccl-tests' layout); otherwise two. */
+        size_t in_n = s->inplace
+                          ? (s->scount > s->rcount ? s->scount : s->rcount)
+                          : s->scount;
+        if ((e = cudaMalloc((void **)&s->buf[d], in_n * 4)) ||
+            (!s->inplace &&
+             (e = cudaMalloc((void **)&s->obuf[d], s->rcount * 4)))) {
+            rc = sb_cuda_fail(err, e, "allocating the NCCL buffers");
+            goto fail;
+        }
+        if (!s->inplace) {
+            s->send[d] = s->buf[d];
+            s->recv[d] = s->obuf[d];
+        } else if (op == SB_NET_ALLGATHER) {
+            s->recv[d] = s->buf[d];
+            s->send[d] = s->buf[d] + (size_t)d * cnt;
+        } else if (op == SB_NET_REDUCE_SCATTER) {
+            s->send[d] = s->buf[d];
+            s->recv[d] = s->buf[d] + (size_t)d * cnt;
+        } else {
+            s->send[d] = s->recv[d] = s->buf[d];
+        }
     }
+    if ((rc = load_inputs(s, err)))
+        goto fail;
     cudaSetDevice(0);
     *state = s;
     return 0;
@@ -216,8 +353,10 @@ fail:
     return rc;
 }
 
-/* One batch of `iters` operations; *t = the slowest GPU's seconds. */
-static int batch(cnccl_state *s, int iters, double *t, sb_err *err)
+/* One batch of `iters` operations; *t = the GPUs' average seconds,
+ * *worst the slowest GPU's. */
+static int batch(cnccl_state *s, int iters, double *t, double *worst,
+                 sb_err *err)
 {
     cudaError_t e;
     for (int d = 0; d < s->n; d++)
@@ -228,19 +367,24 @@ static int batch(cnccl_state *s, int iters, double *t, sb_err *err)
         if (rc)
             return rc;
     }
-    double worst = 0;
     for (int d = 0; d < s->n; d++)
         if ((e = cudaSetDevice(d)) || (e = cudaEventRecord(s->e1[d], s->st[d])))
             return sb_cuda_fail(err, e, "cudaEventRecord");
+    int rc = wait_all(s, s->e1, "timing the collectives", err);
+    if (rc)
+        return rc;
+    double sum = 0, most = 0;
     for (int d = 0; d < s->n; d++) {
         float ms = 0;
-        if ((e = cudaEventSynchronize(s->e1[d])) ||
+        if ((e = cudaSetDevice(d)) ||
             (e = cudaEventElapsedTime(&ms, s->e0[d], s->e1[d])))
             return sb_cuda_fail(err, e, "timing the collectives");
-        if (ms * 1e-3 > worst)
-            worst = ms * 1e-3;
+        sum += ms * 1e-3;
+        most = fmax(most, ms * 1e-3);
     }
-    *t = worst;
+    cudaSetDevice(0);
+    *t = sum / s->n;
+    *worst = most;
     return 0;
 }
 
@@ -264,12 +408,28 @@ static int cnccl_plan(void *state, const sb_ctx *ctx, sb_sampling *sp,
     return 0;
 }
 
-/* The slowest GPU's event time of the batch. */
+/* The GPUs' average event time of the batch; the slowest GPU's kept
+ * for the report. */
 static int cnccl_sample(void *state, int idx, uint64_t iters, double *secs,
                         sb_err *err)
 {
-    (void)idx;
-    return batch((cnccl_state *)state, (int)iters, secs, err);
+    cnccl_state *s = (cnccl_state *)state;
+    double worst = 0;
+    int rc = batch(s, (int)iters, secs, &worst, err);
+    if (rc || idx < 0)
+        return rc;
+    if (idx == 0)
+        s->n_slowest = 0;
+    if (s->n_slowest == s->cap_slowest) {
+        size_t cap = s->cap_slowest ? 2 * s->cap_slowest : 64;
+        double *grown = (double *)realloc(s->slowest, cap * sizeof *grown);
+        if (!grown)
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+        s->slowest = grown;
+        s->cap_slowest = cap;
+    }
+    s->slowest[s->n_slowest++] = worst / (double)iters;
+    return 0;
 }
 
 extern "C" const sb_timer sb_cnccl_timer = {0,    0,   cnccl_plan, cnccl_sample,
@@ -306,19 +466,11 @@ extern "C" int sb_cnccl_verify(void *state, sb_result *r)
     float *h = (float *)malloc(s->rcount * sizeof(float));
     if (!h)
         return SB_ENOMEM;
-    for (int d = 0; d < s->n; d++)
-        if ((e = cudaSetDevice(d)) ||
-            (e = cudaMemsetAsync(s->recv[d], 0xff, s->rcount * 4, s->st[d]))) {
-            rc = sb_cuda_fail(&err, e, "poisoning the outputs");
-            goto out;
-        }
-    if ((rc = issue(s, &err)))
+    /* fresh inputs (in place, the timed operations overwrote them) and
+     * poisoned outputs */
+    if ((rc = load_inputs(s, &err)) || (rc = issue(s, &err)) ||
+        (rc = wait_all(s, NULL, "the verified operation", &err)))
         goto out;
-    for (int d = 0; d < s->n; d++)
-        if ((e = cudaSetDevice(d)) || (e = cudaStreamSynchronize(s->st[d]))) {
-            rc = sb_cuda_fail(&err, e, "the verified operation");
-            goto out;
-        }
     if (s->base.plant_error) {
         float bad = 12345.0f;
         if ((e = cudaSetDevice(0)) ||
@@ -363,13 +515,30 @@ extern "C" void sb_cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
     (void)p;
     (void)ctx;
     sb_net_report_rates(r, (sb_netop)s->op, s->n, s->S);
+    /* the slowest GPU's time beside the average the samples hold */
+    sb_stats st = {};
+    if (s->n_slowest)
+        sb_stats_compute(s->slowest, s->n_slowest, &st);
+    if (st.p50 > 0) {
+        sb_result_metric(r, "time_slowest_us", st.p50 * 1e6, "us");
+        sb_result_metric(r, "algbw_slowest_GBps",
+                         sb_net_algbw(s->S, st.p50) * 1e-9, "GB/s");
+        sb_result_metric(
+            r, "busbw_slowest_GBps",
+            sb_net_busbw((sb_netop)s->op, s->n, s->S, st.p50) * 1e-9, "GB/s");
+    }
     int v = 0;
     ncclGetVersion(&v);
     sb_result_note(r,
-                   "NCCL %d over %d GPUs of one process (ncclCommInitAll, "
-                   "%s first); batches of %d operations timed with CUDA "
-                   "events, the slowest GPU's time",
-                   v, s->n, s->base.devname, s->iters);
+                   "NCCL %d over %d GPUs of one process (ncclCommInitAll "
+                   "once a process, %s first), %s; batches of %d "
+                   "operations timed with CUDA events: the GPUs' average "
+                   "time (nccl-tests' default), the slowest GPU's as "
+                   "*_slowest; waits polled for NCCL's asynchronous errors "
+                   "with a %.0f s timeout",
+                   v, s->n, s->base.devname,
+                   s->inplace ? "in place" : "out of place", s->iters,
+                   s->timeout);
 }
 
 #endif /* SB_HAVE_NCCL */
