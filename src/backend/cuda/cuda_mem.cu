@@ -45,7 +45,8 @@ typedef struct cmem_state {
     uint64_t *d_idx; /* sampled indices, and their gathered values */
     double *d_vals;
     int grid;
-    double size; /* the requested working set */
+    int blocks_per_sm; /* resident blocks an SM: the grid is one wave */
+    double size;       /* the requested working set */
 } cmem_state;
 
 /* ---- kernels
@@ -313,6 +314,47 @@ static int enqueue(void *state, int iters, sb_err *err)
     return 0;
 }
 
+/* Blocks of BLOCK threads of this point's kernel that one SM holds at
+ * once, from its registers and shared memory (the occupancy API): the
+ * grid is that many blocks an SM, one wave. Sized for 2048 threads an SM
+ * (8 blocks) while the kernels used 34-46 registers (6-7 blocks fit),
+ * the last blocks ran as a second, partial wave. 0 when the API fails. */
+static int blocks_per_sm(const cmem_state *s)
+{
+    int nb = 0;
+    cudaError_t e;
+    switch (s->kernel) {
+    case SB__CMEM_COPY:
+        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_copy<double2>, BLOCK, 0)
+                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_copy<float4>, BLOCK, 0);
+        break;
+    case SB__CMEM_READ:
+        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_read<double2>, BLOCK, 0)
+                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_read<float4>, BLOCK, 0);
+        break;
+    case SB__CMEM_WRITE:
+        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_write<double, double2>, BLOCK, 0)
+                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_write<float, float4>, BLOCK, 0);
+        break;
+    default:
+        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_triad<double, double2>, BLOCK, 0)
+                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &nb, k_triad<float, float4>, BLOCK, 0);
+    }
+    if (e) {
+        cudaGetLastError();
+        return 0;
+    }
+    return nb;
+}
+
 extern "C" void sb_cmem_teardown(void *state)
 {
     cmem_state *s = (cmem_state *)state;
@@ -391,9 +433,12 @@ extern "C" int sb_cmem_setup(int kernel, const sb_params *p, void **state,
         }
     }
     {
-        /* Enough blocks to fill every SM (2048 threads each), but no
-         * block without a vector. */
-        size_t want = (size_t)s->base.sms * (2048 / BLOCK);
+        /* One wave of as many blocks as every SM holds (2048 threads
+         * an SM where the occupancy API cannot say), but no block without
+         * a vector. */
+        int nb = blocks_per_sm(s);
+        s->blocks_per_sm = nb > 0 ? nb : 2048 / BLOCK;
+        size_t want = (size_t)s->base.sms * (size_t)s->blocks_per_sm;
         size_t most = (s->nv + BLOCK - 1) / BLOCK;
         s->grid = (int)(want < most ? want : most);
         size_t bytes = s->n * s->elem;
@@ -663,6 +708,11 @@ extern "C" void sb_cmem_report(void *state, const sb_params *p, sb_ctx *ctx,
                                                   : "between L2 and HBM");
     if (s->use_memcpy)
         sb_result_note(r, "cudaMemcpyAsync device to device");
+    else
+        sb_result_note(r,
+                       "grid of %d blocks of %d threads: %d blocks an SM "
+                       "resident at once (occupancy API), one wave",
+                       s->grid, BLOCK, s->blocks_per_sm);
     if (!r->valid || r->stats.min <= 0)
         return;
     double best = ws / r->stats.min;
