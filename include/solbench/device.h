@@ -12,6 +12,7 @@
 #ifndef SOLBENCH_DEVICE_H
 #define SOLBENCH_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "solbench/error.h"
@@ -41,6 +42,10 @@ typedef struct sb_copy_job {
     size_t bytes;
     sb_dir dir;
     int reps;
+    /* the device may hold its stream until every copy is queued: no copy
+     * blocks the host (page-locked or write-combined host memory), so
+     * queueing never waits on the held stream */
+    bool held;
 } sb_copy_job;
 
 typedef struct sb_dev sb_dev;

@@ -3,7 +3,12 @@
  * (device.h). Copies run on the copy engines through cudaMemcpyAsync; a
  * timed region is a batch of copies queued back to back on one stream per
  * job, timed with CUDA events recorded before the first and after the last
- * copy (nvbandwidth's method), so launch overhead is spread over the batch.
+ * copy, so launch overhead is spread over the batch. With page-locked or
+ * write-combined host memory a spin kernel holds the first stream until
+ * every copy is queued (nvbandwidth's method): the copies then run back to
+ * back from the start event, and small ones measure the link, not how
+ * fast the host queues them. Pageable copies are not held: the host
+ * stages them and would wait on the held stream.
  * Host memory is placed on the GPU's NUMA node where the node can be read
  * from sysfs: pageable and pinned buffers are allocated bound to that node
  * with hwloc (pinned ones then page-locked with cudaHostRegister), so the
@@ -24,13 +29,30 @@ extern "C" {
 
 struct sb_dev {
     int index;
-    int numa; /* the GPU's NUMA node, -1 if unknown */
+    int numa;           /* the GPU's NUMA node, -1 if unknown */
+    volatile int *flag; /* host-mapped release flag of the spin kernel */
+    int *dflag;         /* its device address; NULL: no holding */
     cudaStream_t stream[2];
     cudaEvent_t ev[2][2]; /* [stream][start, stop] */
     char name[256];
     hwloc_topology_t topo; /* NULL when the node is unknown */
     hwloc_obj_t node;      /* the GPU's NUMA node in topo */
 };
+
+/* Copies queued behind the spin kernel at most (the transfer timer's
+ * batch; a stream's queue holds about a thousand), and the spin's limit
+ * in clock cycles (about 2 s). */
+#define HOLD_MAX 512
+#define HOLD_CYCLES 4000000000LL
+
+/* Holds its stream until the host sets *flag (or about `cycles` clock
+ * cycles pass, so a host that never releases it cannot hang the GPU). */
+__global__ void k_hold(volatile int *flag, long long cycles)
+{
+    long long t0 = clock64();
+    while (*flag == 0 && clock64() - t0 < cycles)
+        ;
+}
 
 static int cuda_fail(sb_err *err, int code, const char *what, cudaError_t e)
 {
@@ -111,6 +133,19 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
             return cuda_fail(err, SB_EIO, "creating streams and events", e);
         }
     }
+    /* the spin kernel's flag, in mapped page-locked memory; without it
+     * copies are timed unheld */
+    void *f = NULL;
+    if (cudaHostAlloc(&f, sizeof(int), cudaHostAllocMapped) == cudaSuccess) {
+        if (cudaHostGetDevicePointer((void **)&d->dflag, f, 0) == cudaSuccess)
+            d->flag = (volatile int *)f;
+        else
+            cudaFreeHost(f);
+    }
+    if (!d->flag) {
+        d->dflag = NULL;
+        cudaGetLastError();
+    }
     *out = d;
     return 0;
 }
@@ -119,6 +154,8 @@ static void cuda_close(sb_dev *d)
 {
     if (!d)
         return;
+    if (d->flag)
+        cudaFreeHost((void *)d->flag);
     for (int s = 0; s < 2; s++) {
         cudaEventDestroy(d->ev[s][0]);
         cudaEventDestroy(d->ev[s][1]);
@@ -129,17 +166,22 @@ static void cuda_close(sb_dev *d)
 
 static void cuda_describe(sb_dev *d, char *buf, size_t len)
 {
+    const char *held = d->flag ? "; with page-locked or write-combined "
+                                 "host memory a spin kernel holds the "
+                                 "stream until every copy of a batch is "
+                                 "queued"
+                               : "";
     if (d->node)
         snprintf(buf, len,
                  "cuda device %d (%s); pageable and pinned host "
                  "memory bound to the GPU's NUMA node %d (hwloc), "
-                 "write-combined placed by the driver",
-                 d->index, d->name, d->numa);
+                 "write-combined placed by the driver%s",
+                 d->index, d->name, d->numa, held);
     else
         snprintf(buf, len,
                  "cuda device %d (%s); host memory placed by first "
-                 "touch (GPU NUMA node unknown)",
-                 d->index, d->name);
+                 "touch (GPU NUMA node unknown)%s",
+                 d->index, d->name, held);
 }
 
 static void *cuda_dev_alloc(sb_dev *d, size_t bytes, sb_err *err)
@@ -251,19 +293,12 @@ static int cuda_copy(sb_dev *d, void *dst, const void *src, size_t bytes,
     return e == cudaSuccess ? 0 : cuda_fail(err, SB_EIO, "cudaMemcpy", e);
 }
 
-static int cuda_timed_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
-                             double *seconds, sb_err *err)
+/* Queues every job: the start event on the first stream, the others
+ * waiting on it, then each job's copies and its end event. */
+static int queue_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
+                        sb_err *err)
 {
     cudaError_t e;
-    if (njobs > 2)
-        return sb_fail(err, SB_EINVAL, "at most two concurrent copy streams");
-    /* One start for every stream: the first stream records it and the
-     * others wait on it, and each direction is timed from it to its own
-     * end. Timed from their own starts, two directions that ran one after
-     * the other (pageable copies are staged in the order they are issued)
-     * would each look as fast as alone, and the pair's span as short as
-     * the longer one. Every job is queued before any is waited on, so the
-     * streams overlap where the hardware lets them. */
     if ((e = cudaEventRecord(d->ev[0][0], d->stream[0])))
         return cuda_fail(err, SB_EIO, "cudaEventRecord", e);
     for (int j = 1; j < njobs; j++)
@@ -278,6 +313,40 @@ static int cuda_timed_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
         if ((e = cudaEventRecord(d->ev[j][1], s)))
             return cuda_fail(err, SB_EIO, "cudaEventRecord", e);
     }
+    return 0;
+}
+
+static int cuda_timed_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
+                             double *seconds, sb_err *err)
+{
+    cudaError_t e;
+    if (njobs > 2)
+        return sb_fail(err, SB_EINVAL, "at most two concurrent copy streams");
+    /* One start for every stream: the first stream records it and the
+     * others wait on it, and each direction is timed from it to its own
+     * end. Timed from their own starts, two directions that ran one after
+     * the other (pageable copies are staged in the order they are issued)
+     * would each look as fast as alone, and the pair's span as short as
+     * the longer one. Every job is queued before any is waited on, so the
+     * streams overlap where the hardware lets them. */
+    bool hold = d->flag != NULL;
+    int queued = 0;
+    for (int j = 0; j < njobs; j++) {
+        hold = hold && jobs[j].held;
+        queued += jobs[j].reps;
+    }
+    hold = hold && queued <= HOLD_MAX;
+    if (hold) {
+        *d->flag = 0;
+        k_hold<<<1, 1, 0, d->stream[0]>>>(d->dflag, HOLD_CYCLES);
+        if ((e = cudaGetLastError()))
+            return cuda_fail(err, SB_EIO, "the spin kernel", e);
+    }
+    int rc = queue_copies(d, jobs, njobs, err);
+    if (hold) /* every copy queued (or an error): release the stream */
+        __atomic_store_n(d->flag, 1, __ATOMIC_SEQ_CST);
+    if (rc)
+        return rc;
     for (int j = 0; j < njobs; j++) {
         float ms = 0;
         if ((e = cudaEventSynchronize(d->ev[j][1])) ||

@@ -156,10 +156,13 @@ fail:
 static int make_jobs(sb_xfer_state *s, int reps, sb_copy_job *jobs)
 {
     int n = 0;
+    bool held = s->kind != SB_HOST_PAGEABLE;
     if (s->mode != SB_XFER_D2H)
-        jobs[n++] = (sb_copy_job){s->d_a, s->h_src, s->bytes, SB_H2D, reps};
+        jobs[n++] =
+            (sb_copy_job){s->d_a, s->h_src, s->bytes, SB_H2D, reps, held};
     if (s->mode != SB_XFER_H2D)
-        jobs[n++] = (sb_copy_job){s->h_dst, s->d_b, s->bytes, SB_D2H, reps};
+        jobs[n++] =
+            (sb_copy_job){s->h_dst, s->d_b, s->bytes, SB_D2H, reps, held};
     return n;
 }
 
@@ -196,9 +199,11 @@ static int xfer_sample(void *state, int idx, uint64_t iters, double *secs,
 }
 
 /* Batches of copies timed by the device's own clock (the host backend's
- * is the host's), each direction recorded apart; at most 2^20 copies a
- * batch. */
-const sb_timer sb_xfer_timer = {.max_iters = 1u << 20, .sample = xfer_sample};
+ * is the host's), each direction recorded apart; at most 256 copies a
+ * batch, so a device that holds its stream while they are queued never
+ * fills its queue (a full queue would make the host wait on the held
+ * stream). */
+const sb_timer sb_xfer_timer = {.max_iters = 256, .sample = xfer_sample};
 
 int sb_xfer_verify(void *state, sb_result *r)
 {

@@ -24,7 +24,7 @@ typedef struct sb_xfer_state {
     size_t bytes;
     void *h_src, *h_dst, *h_check; /* host buffers */
     void *d_a, *d_b;               /* device: H2D target, D2H source */
-    char where[256];               /* the device and memory placement */
+    char where[512];               /* the device and memory placement */
     double *dir_samples[2];        /* per-direction seconds per copy */
     size_t n_dir[2], cap_dir[2];
 } sb_xfer_state;
