@@ -138,6 +138,59 @@ extern "C" int sb_cuda_uploads_done(sb_err *err)
     return sb_cuda_fail(err, cudaDeviceSynchronize(), "finishing the uploads");
 }
 
+/* ---- the gate ------------------------------------------------------------ */
+
+__global__ void k_gate(volatile int *flag, long long cycles)
+{
+    long long t0 = clock64();
+    while (*flag == 0 && clock64() - t0 < cycles)
+        ;
+}
+
+extern "C" bool sb_cuda_gate_open(sb_cuda_gate *g)
+{
+    memset(g, 0, sizeof *g);
+    void *f = NULL;
+    if (cudaHostAlloc(&f, sizeof(int), cudaHostAllocMapped) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    if (cudaHostGetDevicePointer((void **)&g->dflag, f, 0) != cudaSuccess) {
+        cudaGetLastError();
+        cudaFreeHost(f);
+        g->dflag = NULL;
+        return false;
+    }
+    g->flag = (volatile int *)f;
+    *g->flag = 1;
+    return true;
+}
+
+extern "C" void sb_cuda_gate_close(sb_cuda_gate *g)
+{
+    if (g->flag)
+        cudaFreeHost((void *)g->flag);
+    memset(g, 0, sizeof *g);
+}
+
+extern "C" int sb_cuda_gate_hold(sb_cuda_gate *g, cudaStream_t st)
+{
+    if (!g->flag)
+        return 0;
+    *g->flag = 0;
+    k_gate<<<1, 1, 0, st>>>(g->dflag, 4000000000LL);
+    cudaError_t e = cudaGetLastError();
+    if (e)
+        *g->flag = 1;
+    return (int)e;
+}
+
+extern "C" void sb_cuda_gate_release(sb_cuda_gate *g)
+{
+    if (g->flag)
+        __atomic_store_n(g->flag, 1, __ATOMIC_SEQ_CST);
+}
+
 extern "C" int sb_cuda_put(sb_cuda_base *b, void *dst, const void *src,
                            size_t bytes, sb_err *err, const char *what)
 {
@@ -150,10 +203,15 @@ extern "C" int sb_cuda_put(sb_cuda_base *b, void *dst, const void *src,
 
 /* ---- measurement --------------------------------------------------------- */
 
+static void watch_poll(sb_cuda_base *b, bool first);
+
 /* One batch: an executable graph of `iters` launches, or direct launches
- * when exec is NULL. Returns the events' elapsed seconds in *t. */
-static int time_batch(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
-                      double *t, sb_err *err)
+ * when exec is NULL. Returns the events' elapsed seconds in *t. `watch`
+ * (1: a result's first sample, 2: a later one, 0: none) reads the
+ * device's clocks, power and throttle reasons while the batch runs
+ * (host-side reads: the events do not see them). */
+static int time_batch_w(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
+                        double *t, sb_err *err, int watch)
 {
     cudaError_t e;
     if ((e = cudaEventRecord(b->ev[0], b->stream)))
@@ -168,6 +226,8 @@ static int time_batch(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
     }
     if ((e = cudaEventRecord(b->ev[1], b->stream)))
         return sb_cuda_fail(err, e, "cudaEventRecord");
+    if (watch)
+        watch_poll(b, watch == 1);
     if ((e = cudaEventSynchronize(b->ev[1])))
         return sb_cuda_fail(err, e, "waiting for the timed kernels");
     if ((e = cudaGetLastError()))
@@ -177,6 +237,12 @@ static int time_batch(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
         return sb_cuda_fail(err, e, "cudaEventElapsedTime");
     *t = 1e-3 * (double)ms;
     return 0;
+}
+
+static int time_batch(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
+                      double *t, sb_err *err)
+{
+    return time_batch_w(b, exec, iters, t, err, 0);
 }
 
 /* Captures `iters` launches into an executable graph; NULL (and no error)
@@ -212,8 +278,6 @@ static int capture(sb_cuda_base *b, int iters, cudaGraphExec_t *exec,
     return 0;
 }
 
-static void watch_poll(sb_cuda_base *b, bool first);
-
 /* One sample of `iters` launches: replayed from a graph of that many
  * launches (captured again when the count changes), or launched directly
  * where the stream's work cannot be captured. */
@@ -243,11 +307,12 @@ static int cuda_sample(void *state, int idx, uint64_t iters, double *secs,
         b->graph_iters = n;
         b->no_graph = exec == NULL;
     }
-    int rc = time_batch(b, (cudaGraphExec_t)b->graph, n, secs, err);
-    /* the device's clocks, power and throttle reasons after each timed
-     * sample (outside the events; a few NVML reads) */
-    if (rc == 0 && idx >= 0)
-        watch_poll(b, idx == 0);
+    /* the device's clocks, power and throttle reasons read while each
+     * timed sample runs */
+    int rc = time_batch_w(b, (cudaGraphExec_t)b->graph, n, secs, err,
+                          idx < 0    ? 0
+                          : idx == 0 ? 1
+                                     : 2);
     if (rc == 0 && idx == 0) {
         b->iters = n;
         snprintf(b->how, sizeof b->how,
@@ -430,7 +495,7 @@ static void watch_poll(sb_cuda_base *b, bool first)
     w->sm_end = sm;
     w->mem_end = mem;
     w->watts_end = watts;
-    if (have_sm && sm < w->sm_min)
+    if (have_sm && (w->sm_min == 0 || sm < w->sm_min))
         w->sm_min = sm;
     if (watts > w->watts_max)
         w->watts_max = watts;

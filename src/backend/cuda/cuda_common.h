@@ -81,6 +81,26 @@ int sb_cuda_uploads_done(sb_err *err);
  * copy the stream's next kernel reads (a plain cudaMemcpy goes through the
  * legacy stream, which the non-blocking benchmark stream does not wait
  * for, and may return before a pageable copy has landed). */
+/* A gate that holds a stream while work is queued behind it (nvbandwidth's
+ * method): a one-thread kernel spins on a flag in mapped page-locked host
+ * memory until the host releases it (or about 2 s of clock cycles pass,
+ * so a host that never releases it cannot hang the GPU). Work queued
+ * behind a held gate then starts back to back, so a batch of short
+ * operations is timed without the host's queueing in it. Queue at most a
+ * few hundred operations behind it: a full queue would make the host wait
+ * on the held stream until the spin's limit. */
+typedef struct sb_cuda_gate {
+    volatile int *flag; /* NULL: no gate (mapped memory unavailable) */
+    int *dflag;
+} sb_cuda_gate;
+/* Makes the gate; false (and no gate) when mapped memory is refused. */
+bool sb_cuda_gate_open(sb_cuda_gate *g);
+void sb_cuda_gate_close(sb_cuda_gate *g);
+/* Holds `st` (the spin kernel queued on it); 0 or a CUDA error code. */
+int sb_cuda_gate_hold(sb_cuda_gate *g, cudaStream_t st);
+void sb_cuda_gate_release(sb_cuda_gate *g);
+#define SB_CUDA_GATE_MAX 512 /* operations queued behind a held gate */
+
 int sb_cuda_put(sb_cuda_base *b, void *dst, const void *src, size_t bytes,
                 sb_err *err, const char *what);
 /* The timer of any state that begins with sb_cuda_base: a sample is a

@@ -168,6 +168,33 @@ static int fill(cgemm_state *s, void *x, size_t n, cudaDataType_t t,
     return sb_cuda_sync(&s->base, err, "filling the matrices");
 }
 
+/* Seconds of one product, from `n` queued behind the gate (so a short
+ * product is timed without the host's queueing) between two events. */
+static int time_products(cgemm_state *s, sb_cuda_gate *gate, int n, double *t,
+                         sb_err *err)
+{
+    cudaError_t e = (cudaError_t)sb_cuda_gate_hold(gate, s->base.stream);
+    if (!e)
+        e = cudaEventRecord(s->base.ev[0], s->base.stream);
+    cublasStatus_t run = CUBLAS_STATUS_SUCCESS;
+    for (int it = 0; !e && it < n && run == CUBLAS_STATUS_SUCCESS; it++)
+        run = matmul(s);
+    if (!e)
+        e = cudaEventRecord(s->base.ev[1], s->base.stream);
+    sb_cuda_gate_release(gate);
+    if (run != CUBLAS_STATUS_SUCCESS)
+        return lt_fail(err, run, "cublasLtMatmul");
+    float ms = 0;
+    if (!e)
+        e = cudaEventSynchronize(s->base.ev[1]);
+    if (!e)
+        e = cudaEventElapsedTime(&ms, s->base.ev[0], s->base.ev[1]);
+    if (e)
+        return sb_cuda_fail(err, e, "timing the offered algorithms");
+    *t = 1e-3 * ms / n;
+    return 0;
+}
+
 /* Creates the cuBLASLt descriptors and picks the algorithm. */
 static int lt_setup(cgemm_state *s, sb_err *err)
 {
@@ -217,10 +244,11 @@ static int lt_setup(cgemm_state *s, sb_err *err)
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
     /* The heuristic may offer an algorithm the call then refuses ("not
      * supported"), and its first choice is not always the fastest at a
-     * shape: each offered one is tried, those that run are timed (the
-     * faster of two batches of three products after one), and the
-     * fastest is kept. */
-    enum { TRIES = 8, BATCH = 3 };
+     * shape: each offered one is tried, those that run are timed, and the
+     * fastest is kept. A timing is the faster of two batches of products
+     * queued behind a gate, enough of them for 0.2 ms (3 to 100) after
+     * one that sizes the batch. */
+    enum { TRIES = 8 };
     cublasLtMatmulHeuristicResult_t offered[TRIES];
     int found = 0;
     if (!st)
@@ -231,40 +259,40 @@ static int lt_setup(cgemm_state *s, sb_err *err)
     if (st && st != CUBLAS_STATUS_NOT_SUPPORTED)
         return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
     int best = -1;
-    float best_ms = INFINITY;
-    for (int i = 0; !st && i < found; i++) {
+    double best_t = INFINITY;
+    sb_cuda_gate gate;
+    sb_cuda_gate_open(&gate);
+    int rc = 0;
+    for (int i = 0; !st && !rc && i < found; i++) {
         s->heur = offered[i];
         cublasStatus_t run = matmul(s);
         if (run == CUBLAS_STATUS_NOT_SUPPORTED)
             continue;
-        if (run != CUBLAS_STATUS_SUCCESS)
-            return lt_fail(err, run, "cublasLtMatmul");
-        int rc = sb_cuda_sync(&s->base, err, "a trial product");
-        if (rc)
-            return rc;
-        s->algo_ran++;
-        float ms = INFINITY;
-        for (int b = 0; b < 2; b++) {
-            cudaError_t e = cudaEventRecord(s->base.ev[0], s->base.stream);
-            for (int it = 0; !e && it < BATCH; it++)
-                if ((run = matmul(s)) != CUBLAS_STATUS_SUCCESS)
-                    return lt_fail(err, run, "cublasLtMatmul");
-            float t = 0;
-            if (!e)
-                e = cudaEventRecord(s->base.ev[1], s->base.stream);
-            if (!e)
-                e = cudaEventSynchronize(s->base.ev[1]);
-            if (!e)
-                e = cudaEventElapsedTime(&t, s->base.ev[0], s->base.ev[1]);
-            if (e)
-                return sb_cuda_fail(err, e, "timing the offered algorithms");
-            ms = fminf(ms, t);
+        if (run != CUBLAS_STATUS_SUCCESS) {
+            rc = lt_fail(err, run, "cublasLtMatmul");
+            break;
         }
-        if (ms < best_ms) {
-            best_ms = ms;
+        if ((rc = sb_cuda_sync(&s->base, err, "a trial product")))
+            break;
+        s->algo_ran++;
+        double t1 = 0, t = INFINITY;
+        if ((rc = time_products(s, &gate, 1, &t1, err)))
+            break;
+        int n = t1 > 0 ? (int)ceil(2e-4 / t1) : 100;
+        n = n < 3 ? 3 : n > 100 ? 100 : n;
+        for (int b = 0; b < 2 && !rc; b++) {
+            double tb = 0;
+            if (!(rc = time_products(s, &gate, n, &tb, err)))
+                t = fmin(t, tb);
+        }
+        if (!rc && t < best_t) {
+            best_t = t;
             best = i;
         }
     }
+    sb_cuda_gate_close(&gate);
+    if (rc)
+        return rc;
     if (best >= 0) {
         s->heur = offered[best];
         s->algo_rank = best + 1;
@@ -477,7 +505,8 @@ extern "C" void sb_cgemm_report(void *state, const sb_params *p, sb_ctx *ctx,
     sb_result_note(r,
                    "cuBLASLt %s: A %dB, B %dB, D %dB per element, TN "
                    "layout, fp32 accumulation%s, the heuristic's algorithm %d "
-                   "of %d offered (the fastest of the %d that ran, timed), "
+                   "of %d offered (the fastest of the %d that ran, timed "
+                   "behind a gate), "
                    "%u MiB workspace",
                    s->dt->name, s->dt->in_bytes, s->dt->in_bytes,
                    s->dt->out_bytes,

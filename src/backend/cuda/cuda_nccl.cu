@@ -10,8 +10,9 @@
  * all-gather, reduce-scatter, all-to-all; 1 broadcast). A sample is a
  * batch of operations between CUDA events on every GPU's stream, divided
  * by the batch size: the GPUs' average time is the sample (nccl-tests'
- * default), the slowest GPU's is reported beside it. Inputs are small
- * integers (exact in float sums); after timing, one more operation on
+ * default across ranks, -a 1, one process per GPU), the slowest GPU's is
+ * reported beside it (what nccl-tests times with -g N in one process). Inputs
+ * are small integers (exact in float sums); after timing, one more operation on
  * fresh inputs and poisoned outputs is checked element by element on
  * every GPU.
  *
@@ -78,6 +79,8 @@ static int g_ncomm; /* GPUs the kept communicators span; 0: none */
 
 static void comms_drop(bool abort)
 {
+    /* on an abort the GPUs may still spin in NCCL kernels: only the
+     * abort stops them, after which the device can be synchronised */
     for (int d = 0; d < g_ncomm; d++) {
         cudaSetDevice(d);
         if (g_comm[d])
@@ -88,8 +91,20 @@ static void comms_drop(bool abort)
     cudaSetDevice(0);
 }
 
+/* At exit, before the CUDA runtime's own teardown (registered earlier,
+ * so run later): the kept communicators are destroyed. */
+static void comms_at_exit(void)
+{
+    comms_drop(false);
+}
+
 static int comms_get(int n, ncclComm_t *out, sb_err *err)
 {
+    static bool registered;
+    if (!registered) {
+        atexit(comms_at_exit);
+        registered = true;
+    }
     if (g_ncomm != n) {
         comms_drop(false);
         int devs[MAXDEV];
@@ -129,7 +144,11 @@ static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
                 done[d] = true;
                 left--;
             } else if (e != cudaErrorNotReady) {
-                return sb_cuda_fail(err, e, what);
+                /* the other GPUs may be spinning in the collective */
+                int rc = sb_cuda_fail(err, e, what);
+                comms_drop(true);
+                memset(s->comm, 0, sizeof s->comm);
+                return rc;
             }
         }
         if (!left)
@@ -139,6 +158,7 @@ static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
             if (ncclCommGetAsyncError(s->comm[d], &ae) == ncclSuccess &&
                 ae != ncclSuccess && ae != ncclInProgress) {
                 comms_drop(true);
+                memset(s->comm, 0, sizeof s->comm);
                 return sb_fail(err, SB_EIO,
                                "%s: NCCL %s of %.0f bytes: GPU %d (rank %d) "
                                "reported %s; communicators aborted",
@@ -151,6 +171,7 @@ static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
             while (late < s->n && done[late])
                 late++;
             comms_drop(true);
+            memset(s->comm, 0, sizeof s->comm);
             return sb_fail(err, SB_EIO,
                            "%s: NCCL %s of %.0f bytes: GPU %d (rank %d) not "
                            "done after %.0f s (timeout); communicators "
@@ -364,12 +385,20 @@ static int batch(cnccl_state *s, int iters, double *t, double *worst,
             return sb_cuda_fail(err, e, "cudaEventRecord");
     for (int it = 0; it < iters; it++) {
         int rc = issue(s, err);
-        if (rc)
+        if (rc) { /* what was issued may never complete */
+            comms_drop(true);
+            memset(s->comm, 0, sizeof s->comm);
             return rc;
+        }
     }
     for (int d = 0; d < s->n; d++)
-        if ((e = cudaSetDevice(d)) || (e = cudaEventRecord(s->e1[d], s->st[d])))
-            return sb_cuda_fail(err, e, "cudaEventRecord");
+        if ((e = cudaSetDevice(d)) ||
+            (e = cudaEventRecord(s->e1[d], s->st[d]))) {
+            int rc = sb_cuda_fail(err, e, "cudaEventRecord");
+            comms_drop(true);
+            memset(s->comm, 0, sizeof s->comm);
+            return rc;
+        }
     int rc = wait_all(s, s->e1, "timing the collectives", err);
     if (rc)
         return rc;
@@ -533,7 +562,8 @@ extern "C" void sb_cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
                    "NCCL %d over %d GPUs of one process (ncclCommInitAll "
                    "once a process, %s first), %s; batches of %d "
                    "operations timed with CUDA events: the GPUs' average "
-                   "time (nccl-tests' default), the slowest GPU's as "
+                   "time (nccl-tests' -a 1 across ranks), the slowest GPU's "
+                   "(nccl-tests' -g N in one process) as "
                    "*_slowest; waits polled for NCCL's asynchronous errors "
                    "with a %.0f s timeout",
                    v, s->n, s->base.devname,

@@ -22,6 +22,8 @@
 #include <cuda_runtime.h>
 #include <hwloc.h>
 
+#include "backend/cuda/cuda_common.h"
+
 extern "C" {
 #include "solbench/device.h"
 #include "solbench/util.h"
@@ -29,30 +31,14 @@ extern "C" {
 
 struct sb_dev {
     int index;
-    int numa;           /* the GPU's NUMA node, -1 if unknown */
-    volatile int *flag; /* host-mapped release flag of the spin kernel */
-    int *dflag;         /* its device address; NULL: no holding */
+    int numa;          /* the GPU's NUMA node, -1 if unknown */
+    sb_cuda_gate gate; /* holds the first stream while a batch is queued */
     cudaStream_t stream[2];
     cudaEvent_t ev[2][2]; /* [stream][start, stop] */
     char name[256];
     hwloc_topology_t topo; /* NULL when the node is unknown */
     hwloc_obj_t node;      /* the GPU's NUMA node in topo */
 };
-
-/* Copies queued behind the spin kernel at most (the transfer timer's
- * batch; a stream's queue holds about a thousand), and the spin's limit
- * in clock cycles (about 2 s). */
-#define HOLD_MAX 512
-#define HOLD_CYCLES 4000000000LL
-
-/* Holds its stream until the host sets *flag (or about `cycles` clock
- * cycles pass, so a host that never releases it cannot hang the GPU). */
-__global__ void k_hold(volatile int *flag, long long cycles)
-{
-    long long t0 = clock64();
-    while (*flag == 0 && clock64() - t0 < cycles)
-        ;
-}
 
 static int cuda_fail(sb_err *err, int code, const char *what, cudaError_t e)
 {
@@ -133,19 +119,8 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
             return cuda_fail(err, SB_EIO, "creating streams and events", e);
         }
     }
-    /* the spin kernel's flag, in mapped page-locked memory; without it
-     * copies are timed unheld */
-    void *f = NULL;
-    if (cudaHostAlloc(&f, sizeof(int), cudaHostAllocMapped) == cudaSuccess) {
-        if (cudaHostGetDevicePointer((void **)&d->dflag, f, 0) == cudaSuccess)
-            d->flag = (volatile int *)f;
-        else
-            cudaFreeHost(f);
-    }
-    if (!d->flag) {
-        d->dflag = NULL;
-        cudaGetLastError();
-    }
+    /* without the gate (no mapped memory) copies are timed unheld */
+    sb_cuda_gate_open(&d->gate);
     *out = d;
     return 0;
 }
@@ -154,8 +129,7 @@ static void cuda_close(sb_dev *d)
 {
     if (!d)
         return;
-    if (d->flag)
-        cudaFreeHost((void *)d->flag);
+    sb_cuda_gate_close(&d->gate);
     for (int s = 0; s < 2; s++) {
         cudaEventDestroy(d->ev[s][0]);
         cudaEventDestroy(d->ev[s][1]);
@@ -166,11 +140,11 @@ static void cuda_close(sb_dev *d)
 
 static void cuda_describe(sb_dev *d, char *buf, size_t len)
 {
-    const char *held = d->flag ? "; with page-locked or write-combined "
-                                 "host memory a spin kernel holds the "
-                                 "stream until every copy of a batch is "
-                                 "queued"
-                               : "";
+    const char *held = d->gate.flag ? "; with page-locked or write-combined "
+                                      "host memory a spin kernel holds the "
+                                      "stream until every copy of a batch is "
+                                      "queued"
+                                    : "";
     if (d->node)
         snprintf(buf, len,
                  "cuda device %d (%s); pageable and pinned host "
@@ -329,22 +303,18 @@ static int cuda_timed_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
      * would each look as fast as alone, and the pair's span as short as
      * the longer one. Every job is queued before any is waited on, so the
      * streams overlap where the hardware lets them. */
-    bool hold = d->flag != NULL;
+    bool hold = d->gate.flag != NULL;
     int queued = 0;
     for (int j = 0; j < njobs; j++) {
         hold = hold && jobs[j].held;
         queued += jobs[j].reps;
     }
-    hold = hold && queued <= HOLD_MAX;
-    if (hold) {
-        *d->flag = 0;
-        k_hold<<<1, 1, 0, d->stream[0]>>>(d->dflag, HOLD_CYCLES);
-        if ((e = cudaGetLastError()))
-            return cuda_fail(err, SB_EIO, "the spin kernel", e);
-    }
+    hold = hold && queued <= SB_CUDA_GATE_MAX;
+    if (hold && (e = (cudaError_t)sb_cuda_gate_hold(&d->gate, d->stream[0])))
+        return cuda_fail(err, SB_EIO, "the spin kernel", e);
     int rc = queue_copies(d, jobs, njobs, err);
     if (hold) /* every copy queued (or an error): release the stream */
-        __atomic_store_n(d->flag, 1, __ATOMIC_SEQ_CST);
+        sb_cuda_gate_release(&d->gate);
     if (rc)
         return rc;
     for (int j = 0; j < njobs; j++) {
