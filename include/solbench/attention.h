@@ -62,6 +62,8 @@ typedef struct sb_paged_shape {
     int64_t *cu_q;     /* [batch + 1] cumulative query tokens */
     int64_t *cu_pages; /* [batch + 1] cumulative pages */
     int64_t total_q, total_pages, total_keys, max_len;
+    int kv_bytes; /* bytes of a K or V element: 4 (fp32), 2 (bf16), 1
+                     (fp8), from a backend's `kv_dtype` parameter */
 } sb_paged_shape;
 
 /* Number of keys query i (0-based) of a causal attention with sq queries
@@ -171,7 +173,7 @@ double sb_prefill_flops(const sb_prefill_shape *s);
 double sb_prefill_bytes(const sb_prefill_shape *s);
 /* 4·Hq·D·Σ over query tokens of the keys each sees. */
 double sb_paged_flops(const sb_paged_shape *s);
-/* K and V of the valid tokens only (2·Σlen·Hkv·D·4) + Q and O
+/* K and V of the valid tokens only (2·Σlen·Hkv·D·kv_bytes) + Q and O
  * (2·total_q·Hq·D·4) + the page table (4 B per page). */
 double sb_paged_bytes(const sb_paged_shape *s);
 

@@ -90,6 +90,9 @@ static inline float sb_bf16_to_f32(uint16_t h)
 /* OCP fp8 E4M3 (E4M3FN: NVIDIA's __nv_fp8_e4m3, XLA's f8E4M3FN) to fp32:
  * bias 7, no infinities, only S.1111.111 is NaN, max 448. */
 float sb_e4m3_to_f32(uint8_t x);
+/* fp32 to E4M3FN, rounded to nearest (ties to even) and saturated to
+ * +-448 (NVIDIA's __NV_SATFINITE conversion); NaN to 0x7f (signed). */
+uint8_t sb_e4m3_from_f32(float f);
 
 /* True when the loaded BLAS exports cblas_sbgemm (bf16 in, fp32 out): every
  * recent OpenBLAS header declares it, but only builds with bfloat16

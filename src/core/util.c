@@ -183,6 +183,33 @@ float sb_e4m3_to_f32(uint8_t x)
     return (float)(sign ? -v : v);
 }
 
+uint8_t sb_e4m3_from_f32(float f)
+{
+    uint8_t sign = signbit(f) ? 0x80 : 0;
+    if (isnan(f))
+        return (uint8_t)(sign | 0x7f);
+    double a = fabs((double)f);
+    if (a >= 448.0)
+        return (uint8_t)(sign | 0x7e);
+    if (a < ldexp(1.0, -6)) {
+        /* subnormal: m/8 2^-6, m = a / 2^-9 to nearest even; m = 8 is
+         * the smallest normal, code 0x08, which the same sum gives */
+        double m = nearbyint(ldexp(a, 9));
+        return (uint8_t)(sign | (uint8_t)m);
+    }
+    int e;
+    frexp(a, &e); /* a = f 2^e, f in [0.5, 1): the exponent is e - 1 */
+    e -= 1;
+    double q = nearbyint(ldexp(a, 3 - e)); /* 1.mmm x 8, in [8, 16] */
+    if (q >= 16.0) {
+        q = 8.0;
+        e++;
+    }
+    if (e > 8 || (e == 8 && q > 14.0)) /* past 448 after rounding */
+        return (uint8_t)(sign | 0x7e);
+    return (uint8_t)(sign | (uint8_t)((e + 7) << 3) | (uint8_t)(q - 8.0));
+}
+
 bool sb_blas_have_sbgemm(void)
 {
     return cblas_sbgemm != NULL;

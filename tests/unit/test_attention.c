@@ -362,6 +362,84 @@ static void test_paged(void)
     CHECK(run_paged_k(ragged, 8, 32, 8, 128, 16, 24, false, 200.0f) == 0);
 }
 
+/* The KV cache's element types: E4M3FN encoding (round to nearest even,
+ * saturation, NaN), which the CUDA kernel's host reference uses to round
+ * its K and V, and the bytes a KV dtype moves. */
+static void test_kv_types(void)
+{
+    /* every finite code decodes and encodes back to itself */
+    int bad = 0;
+    for (int c = 0; c < 256; c++) {
+        float f = sb_e4m3_to_f32((uint8_t)c);
+        if (isnan(f))
+            continue;
+        uint8_t back = sb_e4m3_from_f32(f);
+        if (back != c && !(f == 0.0f && (back & 0x7f) == 0 && (c & 0x7f) == 0))
+            bad++;
+    }
+    CHECK(bad == 0);
+    /* ties to even: 1 + 1/16 lies between 1 (0x38) and 1.125 (0x39) */
+    CHECK(sb_e4m3_from_f32(1.0625f) == 0x38);
+    CHECK(sb_e4m3_from_f32(1.1875f) == 0x3a); /* 1.125 .. 1.25: to 1.25 */
+    CHECK(sb_e4m3_from_f32(1.07f) == 0x39);
+    /* subnormals (m/8 2^-6), the smallest normal, underflow to zero */
+    CHECK(sb_e4m3_from_f32(ldexpf(3.0f, -9)) == 0x03);
+    CHECK(sb_e4m3_from_f32(ldexpf(7.6f, -9)) == 0x08);
+    CHECK(sb_e4m3_from_f32(ldexpf(1.0f, -11)) == 0x00);
+    /* saturation at 448 (satfinite), NaN kept, the sign bit */
+    CHECK(sb_e4m3_from_f32(1e6f) == 0x7e);
+    CHECK(sb_e4m3_from_f32(-500.0f) == 0xfe);
+    CHECK(sb_e4m3_from_f32(460.0f) == 0x7e);
+    CHECK((sb_e4m3_from_f32(NAN) & 0x7f) == 0x7f);
+    CHECK(sb_e4m3_from_f32(-1.0f) == 0xb8);
+    /* nearest overall: no code is closer than the one chosen */
+    for (int i = 0; i < 2000; i++) {
+        float x = ldexpf((float)(i + 1) / 2000.0f, (i % 14) - 8);
+        float got = sb_e4m3_to_f32(sb_e4m3_from_f32(x));
+        for (int c = 0; c < 0x7f; c++)
+            if (fabsf(sb_e4m3_to_f32((uint8_t)c) - x) < fabsf(got - x)) {
+                bad++;
+                break;
+            }
+    }
+    CHECK(bad == 0);
+
+    /* bytes: the KV cache's at the KV dtype, Q, O and the table at 4 */
+    sb_params p;
+    sb_err err = {0};
+    memset(&p, 0, sizeof p);
+    const char *set[][2] = {
+        {"batch", "2"},    {"lens", "16/32"},    {"q_heads", "8"},
+        {"kv_heads", "2"}, {"head_dim", "64"},   {"page_size", "16"},
+        {"chunk", "0"},    {"chunk_every", "4"}, {"seed", "1"}};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
+        p.v[p.n].type = strcmp(set[i][0], "lens") == 0 ? SB_P_STR : SB_P_INT;
+        snprintf(p.v[p.n].name, sizeof p.v[p.n].name, "%s", set[i][0]);
+        snprintf(p.v[p.n].text, sizeof p.v[p.n].text, "%s", set[i][1]);
+        p.v[p.n].num = atof(set[i][1]);
+        p.n++;
+    }
+    sb_paged_shape s4, s2;
+    CHECK(sb_paged_shape_of(&p, &s4, &err) == 0);
+    CHECK(s4.kv_bytes == 4);
+    p.v[p.n].type = SB_P_STR;
+    snprintf(p.v[p.n].name, sizeof p.v[p.n].name, "kv_dtype");
+    snprintf(p.v[p.n].text, sizeof p.v[p.n].text, "bf16");
+    p.n++;
+    CHECK(sb_paged_shape_of(&p, &s2, &err) == 0);
+    CHECK(s2.kv_bytes == 2);
+    double kv = 2.0 * (16 + 32) * 2 * 64, qo = 2.0 * 2 * 8 * 64;
+    CHECK_NEAR(sb_paged_bytes(&s4), 4 * kv + 4 * qo + 4.0 * 3, 1e-12);
+    CHECK_NEAR(sb_paged_bytes(&s2), 2 * kv + 4 * qo + 4.0 * 3, 1e-12);
+    snprintf(p.v[p.n - 1].text, sizeof p.v[p.n - 1].text, "fp8");
+    sb_paged_shape s1;
+    CHECK(sb_paged_shape_of(&p, &s1, &err) == 0);
+    CHECK(s1.kv_bytes == 1);
+    sb_paged_shape_free(&s4);
+    sb_paged_shape_free(&s2);
+    sb_paged_shape_free(&s1);
+}
+
 /* Decode items take all KV heads of a sequence together (the page's rows
  * of consecutive heads are adjacent), and rows of a long prefill chunk,
  * whose running state is large, one head at a time; every (sequence, KV
@@ -597,6 +675,7 @@ int main(void)
     test_lens_and_table();
     test_prefill();
     test_paged();
+    test_kv_types();
     test_split_plan();
     test_head_groups();
     test_bmm();

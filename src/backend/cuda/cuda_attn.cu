@@ -14,7 +14,10 @@
  *                          softmax of its keys with every query head of the
  *                          GQA group sharing each K and V row it loads; a
  *                          second kernel merges the splits. Memory-bound:
- *                          the report compares GB/s with bw.HBM.
+ *                          the report compares GB/s with bw.HBM. The KV
+ *                          cache is fp32, bf16 or fp8 e4m3 (`kv_dtype`),
+ *                          decoded to fp32 as it is loaded; the reference
+ *                          reads the same rounded values.
  *
  * Inputs are the CPU benchmarks' (sb_attn_fill, same seeds), uploaded once.
  */
@@ -24,6 +27,8 @@
 #include <string.h>
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_common.h"
@@ -274,12 +279,38 @@ extern "C" void sb_cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 #endif
 #define PD_ROW_PAD 4 /* floats after a row's d values: m, l, padding */
 
+/* The KV cache's element types: four elements a lane load, decoded to
+ * fp32 (16, 8 or 4 bytes). */
+enum { KV_F32 = 0, KV_BF16 = 1, KV_FP8 = 2 };
+
+__device__ __forceinline__ float4 kv_load4(const float *p)
+{
+    return *(const float4 *)p;
+}
+__device__ __forceinline__ float4 kv_load4(const __nv_bfloat16 *p)
+{
+    uint2 raw = *(const uint2 *)p;
+    __nv_bfloat162 lo = *(const __nv_bfloat162 *)&raw.x,
+                   hi = *(const __nv_bfloat162 *)&raw.y;
+    float2 a = __bfloat1622float2(lo), b = __bfloat1622float2(hi);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
+__device__ __forceinline__ float4 kv_load4(const __nv_fp8_e4m3 *p)
+{
+    __nv_fp8x4_e4m3 raw;
+    raw.__x = *(const __nv_fp8x4_storage_t *)p;
+    return (float4)raw;
+}
+
 typedef struct cpaged_state {
     sb_cuda_base base;
     sb_paged_shape s;
-    float *q, *kp, *vp, *o; /* host copies (reference) */
+    float *q, *kp, *vp, *o; /* host copies (reference; K and V hold the
+                               values the KV dtype rounds them to) */
     int32_t *table;
-    float *dq, *dkp, *dvp, *dout, *pacc, *pml;
+    int kv;          /* KV_F32, KV_BF16, KV_FP8 */
+    void *dkp, *dvp; /* the device pools, in the KV dtype */
+    float *dq, *dout, *pacc, *pml;
     int32_t *dtable, *dkeys, *dbase;
     int split, max_splits, nv, gm, nsub;
     size_t npool, nq;
@@ -295,10 +326,10 @@ typedef struct cpaged_state {
  * no lane computes for a head that does not exist. Scores are kept in
  * base 2 (scale includes log2(e)): exp2f is one special-function
  * instruction where expf is several. */
-template <int NV, int GM>
+template <int NV, int GM, typename KT>
 __global__ void __launch_bounds__(PD_WARPS * 32)
-    k_paged_partial(const float *__restrict__ q, const float *__restrict__ kp,
-                    const float *__restrict__ vp,
+    k_paged_partial(const float *__restrict__ q, const KT *__restrict__ kp,
+                    const KT *__restrict__ vp,
                     const int32_t *__restrict__ table,
                     const int32_t *__restrict__ tok_keys,
                     const int32_t *__restrict__ tok_base, int hq, int hkv,
@@ -358,8 +389,8 @@ __global__ void __launch_bounds__(PD_WARPS * 32)
                 int e = c * 128 + lane * 4;
                 kv[u][c] = vv[u][c] = make_float4(0.f, 0.f, 0.f, 0.f);
                 if (ok[u] && e < d) {
-                    kv[u][c] = *(const float4 *)(kp + row + e);
-                    vv[u][c] = *(const float4 *)(vp + row + e);
+                    kv[u][c] = kv_load4(kp + row + e);
+                    vv[u][c] = kv_load4(vp + row + e);
                 }
             }
         }
@@ -515,10 +546,21 @@ static int paged_enqueue(void *state, int iters, sb_err *err)
     for (int it = 0; it < iters; it++) {
         if (x->total_q == 0)
             break;
+#define PD_LAUNCH_T(nv_, gm_, kt_)                                             \
+    k_paged_partial<nv_, gm_, kt_>                                             \
+        <<<grid, PD_WARPS * 32, smem, s->base.stream>>>(                       \
+            s->dq, (const kt_ *)s->dkp, (const kt_ *)s->dvp, s->dtable,        \
+            s->dkeys, s->dbase, hq, hkv, d, P, G, s->nsub, scale, s->split,    \
+            s->max_splits, s->pacc, s->pml)
 #define PD_LAUNCH(nv_, gm_)                                                    \
-    k_paged_partial<nv_, gm_><<<grid, PD_WARPS * 32, smem, s->base.stream>>>(  \
-        s->dq, s->dkp, s->dvp, s->dtable, s->dkeys, s->dbase, hq, hkv, d, P,   \
-        G, s->nsub, scale, s->split, s->max_splits, s->pacc, s->pml)
+    do {                                                                       \
+        if (s->kv == KV_BF16)                                                  \
+            PD_LAUNCH_T(nv_, gm_, __nv_bfloat16);                              \
+        else if (s->kv == KV_FP8)                                              \
+            PD_LAUNCH_T(nv_, gm_, __nv_fp8_e4m3);                              \
+        else                                                                   \
+            PD_LAUNCH_T(nv_, gm_, float);                                      \
+    } while (0)
         switch (s->nv * 16 + s->gm) {
         case 16 + 1:
             PD_LAUNCH(1, 1);
@@ -543,6 +585,7 @@ static int paged_enqueue(void *state, int iters, sb_err *err)
             break;
         }
 #undef PD_LAUNCH
+#undef PD_LAUNCH_T
         k_paged_combine<<<(unsigned)(x->total_q * hq), 128, 0,
                           s->base.stream>>>(s->pacc, s->pml, s->dkeys, hq, d,
                                             s->split, s->max_splits, s->dout);
@@ -585,6 +628,51 @@ static int up(void **dst, const void *src, size_t bytes, sb_err *err)
     return sb_cuda_fail(err, e, "uploading the paged attention inputs");
 }
 
+/* Uploads a K or V pool of n fp32 values in the KV dtype, after rounding
+ * the host copy in place to what that dtype holds (so the reference
+ * reads exactly the values the kernel decodes). */
+static int up_kv(void **dst, float *x, size_t n, int kv, sb_err *err)
+{
+    if (kv == KV_F32)
+        return up(dst, x, n * 4, err);
+    size_t eb = kv == KV_BF16 ? 2 : 1;
+    void *h = malloc(n ? n * eb : 1);
+    if (!h)
+        return sb_fail(err, SB_ENOMEM,
+                       "attention.paged_decode: out of host memory");
+    for (size_t i = 0; i < n; i++) {
+        if (kv == KV_BF16) {
+            uint16_t b = sb_bf16_from_f32(x[i]);
+            ((uint16_t *)h)[i] = b;
+            x[i] = sb_bf16_to_f32(b);
+        } else {
+            uint8_t b = sb_e4m3_from_f32(x[i]);
+            ((uint8_t *)h)[i] = b;
+            x[i] = sb_e4m3_to_f32(b);
+        }
+    }
+    int rc = up(dst, h, n * eb, err);
+    free(h);
+    return rc;
+}
+
+/* Lets a kernel of every KV dtype take `smem` bytes of shared memory. */
+template <int NV, int GM> static cudaError_t pd_smem(int smem)
+{
+    cudaError_t e =
+        cudaFuncSetAttribute(k_paged_partial<NV, GM, float>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (!e)
+        e = cudaFuncSetAttribute(k_paged_partial<NV, GM, __nv_bfloat16>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem);
+    if (!e)
+        e = cudaFuncSetAttribute(k_paged_partial<NV, GM, __nv_fp8_e4m3>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem);
+    return e;
+}
+
 extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
 {
     cpaged_state *s = (cpaged_state *)calloc(1, sizeof *s);
@@ -597,6 +685,19 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
     if (rc)
         goto fail;
     s->base.plant_error = sb_p_bool(p, "plant_error");
+    {
+        const char *kv = sb_p_str(p, "kv_dtype");
+        s->kv = strcmp(kv, "bf16") == 0  ? KV_BF16
+                : strcmp(kv, "fp8") == 0 ? KV_FP8
+                                         : KV_F32;
+        if (s->kv == KV_FP8 && s->base.cc < 89) {
+            rc = sb_fail(err, SB_EUNSUP,
+                         "attention.paged_decode kv_dtype=fp8 needs compute "
+                         "capability >= 8.9; %s has %d.%d",
+                         s->base.devname, s->base.cc / 10, s->base.cc % 10);
+            goto fail;
+        }
+    }
     if ((rc = sb_paged_shape_of(p, &s->s, err)))
         goto fail;
     {
@@ -623,9 +724,9 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
         s->npool = (size_t)(x->total_pages * x->hkv * x->page_size * x->d);
         s->nq = (size_t)(x->total_q * x->hq * x->d);
         size_t nslot = (size_t)x->total_q * x->hq * s->max_splits;
-        double need =
-            4.0 * (2.0 * s->npool + 2.0 * s->nq + nslot * (x->d + 2.0)) +
-            4.0 * (x->total_pages + 2.0 * x->total_q);
+        double need = (double)x->kv_bytes * 2.0 * s->npool +
+                      4.0 * (2.0 * s->nq + nslot * (x->d + 2.0)) +
+                      4.0 * (x->total_pages + 2.0 * x->total_q);
         if ((rc = mem_check("attention.paged_decode", need, s->base.devname,
                             err)))
             goto fail;
@@ -654,8 +755,8 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
             }
         cudaError_t e;
         if ((rc = up((void **)&s->dq, s->q, s->nq * 4, err)) ||
-            (rc = up((void **)&s->dkp, s->kp, s->npool * 4, err)) ||
-            (rc = up((void **)&s->dvp, s->vp, s->npool * 4, err)) ||
+            (rc = up_kv(&s->dkp, s->kp, s->npool, s->kv, err)) ||
+            (rc = up_kv(&s->dvp, s->vp, s->npool, s->kv, err)) ||
             (rc = up((void **)&s->dtable, s->table, (size_t)x->total_pages * 4,
                      err)) ||
             (rc = up((void **)&s->dkeys, keys, (size_t)x->total_q * 4, err)) ||
@@ -671,14 +772,8 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
         size_t smem =
             (size_t)PD_WARPS * s->gm * (x->d + PD_ROW_PAD) * sizeof(float);
         if (smem > 48 * 1024) {
-            e = s->nv == 1 ? cudaFuncSetAttribute(
-                                 k_paged_partial<1, 8>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)smem)
-                           : cudaFuncSetAttribute(
-                                 k_paged_partial<2, 4>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)smem);
+            e = s->nv == 1 ? pd_smem<1, 8>((int)smem)
+                           : pd_smem<2, 4>((int)smem);
             if (e) {
                 rc = sb_cuda_fail(err, e, "cudaFuncSetAttribute");
                 goto fail;
@@ -746,11 +841,17 @@ extern "C" void sb_cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
     double bytes = sb_paged_bytes(&s->s);
     sb_result_metric(r, "sequences", (double)s->s.batch, "");
     sb_result_metric(r, "query_tokens", (double)s->s.total_q, "");
-    sb_result_metric(r, "kv_cache", 8.0 * (double)s->npool, "B");
+    sb_result_metric(r, "kv_cache", 2.0 * s->s.kv_bytes * (double)s->npool,
+                     "B");
     sb_result_note(r,
                    "split-KV kernel: splits of %d keys (at most %d per "
-                   "token), %d query heads per block",
-                   s->split, s->max_splits, s->gm);
+                   "token), %d query heads per block; KV cache in %s, "
+                   "decoded to fp32 as loaded (the reference reads the same "
+                   "rounded values)",
+                   s->split, s->max_splits, s->gm,
+                   s->kv == KV_BF16  ? "bf16"
+                   : s->kv == KV_FP8 ? "fp8 e4m3"
+                                     : "fp32");
     if (r->stats.p50 <= 0)
         return;
     sb_result_metric(r, "tokens_per_s", (double)s->s.total_q / r->stats.p50,

@@ -319,7 +319,12 @@ const sb_impl sb_impl_cuda_attention_bmm = {
  * ===================================================== */
 
 static const sb_param_def cpaged_params[] = {
-    SB__CUDA_P_DEVICE, SB__CUDA_P_PLANT, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+    {"kv_dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16|fp8",
+     "KV cache element type (bf16 and fp8 e4m3 as serving stores it; "
+     "decoded to fp32 as loaded, fp32 math)"},
+    SB__CUDA_P_DEVICE,
+    SB__CUDA_P_PLANT,
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* The shape of a point (attention.c's rules); the caller frees it. */
 

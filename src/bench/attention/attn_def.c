@@ -102,6 +102,12 @@ int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err)
                                  sb_p_int(p, "chunk"),
                                  sb_p_int(p, "chunk_every"), err);
     free(len);
+    /* the KV cache's element type, where the backend takes one */
+    const char *kv = sb_p_find(p, "kv_dtype") ? sb_p_str(p, "kv_dtype") : NULL;
+    if (!rc)
+        s->kv_bytes = kv && strcmp(kv, "bf16") == 0  ? 2
+                      : kv && strcmp(kv, "fp8") == 0 ? 1
+                                                     : 4;
     return rc;
 }
 
@@ -109,7 +115,8 @@ double sb_paged_footprint(const sb_paged_shape *s)
 {
     /* K and V pools, Q and O, and the page table. */
     double pool = (double)s->total_pages * s->hkv * s->page_size * s->d;
-    return 4.0 * (2.0 * pool + 2.0 * (double)s->total_q * s->hq * s->d) +
+    double kvb = s->kv_bytes > 0 ? s->kv_bytes : 4;
+    return kvb * 2.0 * pool + 4.0 * 2.0 * (double)s->total_q * s->hq * s->d +
            4.0 * (double)s->total_pages;
 }
 
@@ -154,7 +161,8 @@ double sb_paged_bytes(const sb_paged_shape *s)
 {
     double kv = 2.0 * (double)s->total_keys * (double)s->hkv * (double)s->d;
     double qo = 2.0 * (double)s->total_q * (double)s->hq * (double)s->d;
-    return 4.0 * (kv + qo) + 4.0 * (double)s->total_pages;
+    double kvb = s->kv_bytes > 0 ? s->kv_bytes : 4;
+    return kvb * kv + 4.0 * qo + 4.0 * (double)s->total_pages;
 }
 
 /* ---- ragged batches ------------------------------------------------------ */
