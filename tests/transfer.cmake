@@ -10,3 +10,9 @@ add_test(NAME cli.transfer_cuda_skip COMMAND bash -c
    echo \"$out\" | grep -q 'skipped: no CUDA device'")
 set_tests_properties(cli.transfer_cuda_skip PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+# engine=sm (SM-kernel copies through mapped host memory) is the CUDA
+# device's alone: the host backend skips it with the reason, and so does
+# any backend for pageable host memory, which no kernel can read.
+add_test(NAME cli.transfer_engine_sm_skip COMMAND bash -c
+  "set -o pipefail; out=$(${SOLBENCH} run --no-store --bench transfer.h2d --backend cpu -p size=1MiB -p engine=sm --min-time 0.02) || exit 1; \
+   echo \"$out\" | grep -q 'skipped: engine=sm: SM-kernel copies need a CUDA device'")

@@ -46,6 +46,10 @@ typedef struct sb_copy_job {
      * blocks the host (page-locked or write-combined host memory), so
      * queueing never waits on the held stream */
     bool held;
+    /* copied by the device's cores through mapped host memory (CUDA: an
+     * SM kernel), not by its copy engines; page-locked or write-combined
+     * host memory only */
+    bool sm;
 } sb_copy_job;
 
 typedef struct sb_dev sb_dev;

@@ -27,6 +27,10 @@ static const sb_param_def xfer_params[] = {
     {"device", SB_P_INT, "0", 0, 1024, NULL, "device index"},
     {"numa", SB_P_INT, "-1", -1, 4096, NULL,
      "host backend: NUMA node of the device buffer (-1: first touch)"},
+    {"engine", SB_P_STR, "ce", 0, 0, "ce|sm",
+     "cuda: the copy engines (cudaMemcpyAsync), or an SM kernel reading or "
+     "writing mapped host memory (pinned or wc only; nvbandwidth's two "
+     "methods)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static sb_host_kind kind_of(const char *s)
@@ -109,6 +113,19 @@ int sb_xfer_setup_with(const sb_dev_ops *ops, sb_xfer_mode mode,
     s->mode = mode;
     s->bytes = (size_t)sb_p_num(p, "size");
     s->kind = kind_of(sb_p_str(p, "host"));
+    const sb_pval *eng = sb_p_find(p, "engine");
+    s->sm = eng && strcmp(eng->text, "sm") == 0;
+    if (s->sm && strcmp(ops->name, "cuda") != 0) {
+        free(s);
+        return sb_fail(err, SB_EUNSUP,
+                       "engine=sm: SM-kernel copies need a CUDA device");
+    }
+    if (s->sm && s->kind == SB_HOST_PAGEABLE) {
+        free(s);
+        return sb_fail(err, SB_EUNSUP,
+                       "engine=sm with host=pageable: an SM kernel reads "
+                       "only mapped (pinned or wc) host memory");
+    }
     int rc = ops->open((int)sb_p_int(p, "device"), (int)sb_p_int(p, "numa"),
                        &s->dev, err);
     if (rc) {
@@ -158,11 +175,11 @@ static int make_jobs(sb_xfer_state *s, int reps, sb_copy_job *jobs)
     int n = 0;
     bool held = s->kind != SB_HOST_PAGEABLE;
     if (s->mode != SB_XFER_D2H)
-        jobs[n++] =
-            (sb_copy_job){s->d_a, s->h_src, s->bytes, SB_H2D, reps, held};
+        jobs[n++] = (sb_copy_job){s->d_a, s->h_src, s->bytes, SB_H2D,
+                                  reps,   held,     s->sm};
     if (s->mode != SB_XFER_H2D)
-        jobs[n++] =
-            (sb_copy_job){s->h_dst, s->d_b, s->bytes, SB_D2H, reps, held};
+        jobs[n++] = (sb_copy_job){s->h_dst, s->d_b, s->bytes, SB_D2H,
+                                  reps,     held,   s->sm};
     return n;
 }
 
@@ -255,6 +272,9 @@ void sb_xfer_report(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r)
         }
     }
     sb_result_note(r, "%s", s->where);
+    sb_result_note(r, "%s",
+                   s->sm ? "copies by an SM kernel through mapped host memory"
+                         : "copies by the copy engines");
 }
 
 double sb_xfer_footprint(const sb_point *pt, const sb_ctx *ctx)

@@ -21,6 +21,7 @@ typedef struct sb_xfer_state {
     sb_dev *dev;
     sb_xfer_mode mode;
     sb_host_kind kind;
+    bool sm; /* engine=sm: SM-kernel copies, not the copy engines */
     size_t bytes;
     void *h_src, *h_dst, *h_check; /* host buffers */
     void *d_a, *d_b;               /* device: H2D target, D2H source */
