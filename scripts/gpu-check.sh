@@ -201,6 +201,9 @@ run ref-memory 0 --bench memory.copy,memory.read,memory.triad -p size=4GiB \
 run ref-gemm 0 --bench compute.gemm -p dtype=bf16,fp8 -p shape=square -p n=8192 --min-time 1
 run ref-transfer 0 --bench transfer.h2d,transfer.d2h -p size=256MiB \
     -p host=pageable,pinned --min-time 0.5
+# copy engines against SM copies, small (the gate) and large, pinned
+run ref-transfer-sm 0 --bench transfer.h2d,transfer.d2h,transfer.bidir \
+    -p size=4KiB,256MiB -p host=pinned -p engine=ce,sm --min-time 0.5
 run ref-decode 0 --bench memory.read,attention.paged_decode -p size=4GiB \
     -p batch=256 -p lens=uniform:1024:4096 -p chunk=0 --min-time 0.5
 run ref-decode-kv 0 --bench memory.read,attention.paged_decode -p size=4GiB \
@@ -230,8 +233,8 @@ python3 - "$OUTDIR" <<'PY' | tee "$OUTDIR/table.txt" | tee -a "$LOG"
 import json, os, sys
 out = sys.argv[1]
 print(f"{'bench':24} {'params':44} {'median':>10} {'best':>10} {'unit':8} valid")
-for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-decode",
-             "ref-decode-kv"):
+for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-transfer-sm",
+             "ref-decode", "ref-decode-kv"):
     try:
         doc = json.load(open(os.path.join(out, name + ".json")))
     except Exception as e:
@@ -240,7 +243,8 @@ for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-decode",
     for r in doc["results"]:
         m = r.get("metrics", {})
         p = r.get("params", {})
-        keep = ("size", "method", "dtype", "n", "host", "batch")
+        keep = ("size", "method", "dtype", "n", "host", "engine", "batch",
+                "kv_dtype")
         ps = " ".join(f"{k}={p[k]}" for k in keep if k in p)
         # The headline rule of the result table: a rate of FLOPs at an
         # arithmetic intensity of 8 FLOP/B or more, else bytes.
