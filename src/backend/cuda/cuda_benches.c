@@ -402,6 +402,9 @@ static const sb_param_def cnccl_params[] = {
     {"inplace", SB_P_BOOL, "false", 0, 0, NULL,
      "in place: one buffer for input and output (nccl-tests' in-place "
      "layout; not for alltoall)"},
+    {"graph", SB_P_BOOL, "false", 0, 0, NULL,
+     "capture each batch into a CUDA graph per GPU and replay it "
+     "(nccl-tests' -G)"},
     SB__CUDA_P_PLANT,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 

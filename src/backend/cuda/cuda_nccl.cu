@@ -62,7 +62,12 @@ typedef struct cnccl_state {
     int iters;
     double *slowest; /* per sample: the slowest GPU's seconds an op */
     size_t n_slowest, cap_slowest;
+    bool graph;                   /* batches replayed from CUDA graphs */
+    cudaGraphExec_t exec[MAXDEV]; /* per GPU: graph_iters operations */
+    int graph_iters;
 } cnccl_state;
+
+static void graphs_free(cnccl_state *s);
 
 static int nccl_fail(sb_err *err, ncclResult_t r, const char *what)
 {
@@ -235,6 +240,7 @@ extern "C" void sb_cnccl_teardown(void *state)
     cnccl_state *s = (cnccl_state *)state;
     if (!s)
         return;
+    graphs_free(s);
     for (int d = 0; d < s->n; d++) {
         cudaSetDevice(d);
         /* the communicators are the process's, kept for the next point */
@@ -311,6 +317,7 @@ extern "C" int sb_cnccl_setup(int op, const sb_params *p, double timeout_s,
     s->op = op;
     s->n = ndev;
     s->inplace = inplace;
+    s->graph = sb_p_bool(p, "graph");
     s->timeout = timeout_s;
     s->base.plant_error = sb_p_bool(p, "plant_error");
     s->base.device = 0;
@@ -374,16 +381,82 @@ fail:
     return rc;
 }
 
+static void graphs_free(cnccl_state *s)
+{
+    for (int d = 0; d < s->n; d++)
+        if (s->exec[d]) {
+            cudaSetDevice(d);
+            cudaGraphExecDestroy(s->exec[d]);
+            s->exec[d] = NULL;
+        }
+    s->graph_iters = 0;
+    cudaSetDevice(0);
+}
+
+/* graph=true: captures `iters` operations on every GPU's stream into one
+ * graph per GPU, as nccl-tests' -G does with several GPUs in one thread
+ * (every stream in capture, the grouped calls issued, every capture
+ * ended). Captured again when the count changes. */
+static int graphs_make(cnccl_state *s, int iters, sb_err *err)
+{
+    if (s->graph_iters == iters)
+        return 0;
+    graphs_free(s);
+    cudaError_t e = cudaSuccess;
+    int began = 0;
+    for (; began < s->n; began++)
+        if ((e = cudaSetDevice(began)) ||
+            (e = cudaStreamBeginCapture(s->st[began],
+                                        cudaStreamCaptureModeRelaxed)))
+            break;
+    int rc = e ? sb_cuda_fail(err, e, "cudaStreamBeginCapture") : 0;
+    for (int it = 0; !rc && it < iters; it++)
+        rc = issue(s, err);
+    for (int d = 0; d < began; d++) {
+        cudaGraph_t g = NULL;
+        cudaSetDevice(d);
+        cudaError_t ee = cudaStreamEndCapture(s->st[d], &g);
+        if (!ee && !rc)
+            ee = cudaGraphInstantiate(&s->exec[d], g, 0);
+        if (g)
+            cudaGraphDestroy(g);
+        if (ee && !rc)
+            rc = sb_cuda_fail(err, ee, "capturing the collectives");
+    }
+    cudaSetDevice(0);
+    if (rc) {
+        graphs_free(s);
+        return rc;
+    }
+    s->graph_iters = iters;
+    return 0;
+}
+
 /* One batch of `iters` operations; *t = the GPUs' average seconds,
  * *worst the slowest GPU's. */
 static int batch(cnccl_state *s, int iters, double *t, double *worst,
                  sb_err *err)
 {
     cudaError_t e;
+    if (s->graph) {
+        int rc = graphs_make(s, iters, err);
+        if (rc)
+            return rc;
+    }
     for (int d = 0; d < s->n; d++)
         if ((e = cudaSetDevice(d)) || (e = cudaEventRecord(s->e0[d], s->st[d])))
             return sb_cuda_fail(err, e, "cudaEventRecord");
-    for (int it = 0; it < iters; it++) {
+    if (s->graph) {
+        for (int d = 0; d < s->n; d++)
+            if ((e = cudaSetDevice(d)) ||
+                (e = cudaGraphLaunch(s->exec[d], s->st[d]))) {
+                int rc = sb_cuda_fail(err, e, "cudaGraphLaunch");
+                comms_drop(true);
+                memset(s->comm, 0, sizeof s->comm);
+                return rc;
+            }
+    }
+    for (int it = 0; !s->graph && it < iters; it++) {
         int rc = issue(s, err);
         if (rc) { /* what was issued may never complete */
             comms_drop(true);
@@ -561,13 +634,14 @@ extern "C" void sb_cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
     sb_result_note(r,
                    "NCCL %d over %d GPUs of one process (ncclCommInitAll "
                    "once a process, %s first), %s; batches of %d "
-                   "operations timed with CUDA events: the GPUs' average "
+                   "operations%s timed with CUDA events: the GPUs' average "
                    "time (nccl-tests' -a 1 across ranks), the slowest GPU's "
                    "(nccl-tests' -g N in one process) as "
                    "*_slowest; waits polled for NCCL's asynchronous errors "
                    "with a %.0f s timeout",
                    v, s->n, s->base.devname,
                    s->inplace ? "in place" : "out of place", s->iters,
+                   s->graph ? " replayed from a CUDA graph per GPU" : "",
                    s->timeout);
 }
 
