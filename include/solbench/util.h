@@ -19,6 +19,9 @@ extern "C" {
  * the threads that will use the memory. */
 void *sb_alloc_aligned(size_t bytes);
 void sb_free_aligned(void *p);
+/* Appends x to the growable array *v of *n values (capacity *cap,
+ * doubled as needed, 64 at first). 0, or SB_ENOMEM with *v untouched. */
+int sb_dpush(double **v, size_t *n, size_t *cap, double x);
 
 /* Sets the OpenMP thread count and binds thread i to core i (hwloc) in
  * the next parallel regions. Returns the count in effect. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "solbench/result.h"
+#include "solbench/util.h"
 
 void sb_result_init(sb_result *r, const char *bench, const char *area,
                     const char *backend)
@@ -27,16 +28,7 @@ void sb_result_free(sb_result *r)
 
 int sb_result_add_sample(sb_result *r, double seconds)
 {
-    if (r->n_samples == r->cap_samples) {
-        size_t cap = r->cap_samples ? 2 * r->cap_samples : 64;
-        double *s = realloc(r->samples_s, cap * sizeof *s);
-        if (!s)
-            return SB_ENOMEM;
-        r->samples_s = s;
-        r->cap_samples = cap;
-    }
-    r->samples_s[r->n_samples++] = seconds;
-    return 0;
+    return sb_dpush(&r->samples_s, &r->n_samples, &r->cap_samples, seconds);
 }
 
 void sb_result_metric(sb_result *r, const char *name, double value,

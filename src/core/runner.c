@@ -453,19 +453,20 @@ static int time_runs(const sb__timed *tm, int idx, uint64_t iters, double *secs,
     return 0;
 }
 
+/* The shortest sample: 100 clock ticks, 1 ms, or the timer's own. */
+static double sample_target(const sb__timed *tm, const sb_ctx *ctx)
+{
+    double target = fmax(SB_MIN_SAMPLE_TICKS * ctx->tick_s, SB_MIN_SAMPLE_S);
+    return tm->timer ? fmax(target, tm->timer->min_sample_s) : target;
+}
+
 /* The inner count (its calls warm the kernel up, too). */
 static int calibrate(const sb__timed *tm, const sb_ctx *ctx, const sb_result *r,
                      uint64_t *out, sb_err *err)
 {
-    double target = SB_MIN_SAMPLE_TICKS * ctx->tick_s;
-    if (target < SB_MIN_SAMPLE_S)
-        target = SB_MIN_SAMPLE_S;
-    uint64_t cap = 0; /* the timer's largest inner count, 0: none */
-    if (tm->timer) {
-        if (tm->timer->min_sample_s > target)
-            target = tm->timer->min_sample_s;
-        cap = tm->timer->max_iters;
-    }
+    double target = sample_target(tm, ctx);
+    /* the timer's largest inner count, 0: none */
+    uint64_t cap = tm->timer ? tm->timer->max_iters : 0;
 
     /* Calibration: grow the inner count until one sample reaches the
      * target. These runs also warm caches, pages and frequency. The first
@@ -564,11 +565,11 @@ static int sample_loop(const sb__timed *tm, const sb_ctx *ctx, sb_result *r,
     int want = sp.samples > ctx->repeat ? sp.samples : ctx->repeat;
     /* On the host clock, a sample that shows the inner count too low for
      * the target (calibration timed only calls slowed by the load: a
-     * 40 us kernel kept at one iteration a sample, most samples then fit
+     * short kernel kept at one iteration a sample, most samples then fit
      * between two preemptions and the load went unseen) raises it and
      * starts the samples again, twice at most. */
     bool adapt = !tm->timer && sp.inner == 0 && !sp.exact;
-    double target = fmax(SB_MIN_SAMPLE_TICKS * ctx->tick_s, SB_MIN_SAMPLE_S);
+    double target = sample_target(tm, ctx);
     int restarts = 0;
     double start = sb_now();
     for (int idx = 0;; idx++) {

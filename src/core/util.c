@@ -18,6 +18,7 @@
 
 #include <cblas.h>
 
+#include "solbench/error.h"
 #include "solbench/util.h"
 
 #define SB_HUGE_THRESHOLD (64ull << 20)
@@ -170,6 +171,20 @@ int sb_threads_setup(int threads)
 /* A weak reference: NULL where this OpenBLAS build lacks the symbol,
  * instead of a failed link. */
 #pragma weak cblas_sbgemm
+int sb_dpush(double **v, size_t *n, size_t *cap, double x)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        double *g = realloc(*v, c * sizeof *g);
+        if (!g)
+            return SB_ENOMEM;
+        *v = g;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
 float sb_e4m3_to_f32(uint8_t x)
 {
     int sign = x >> 7, e = (x >> 3) & 0xf, m = x & 7;

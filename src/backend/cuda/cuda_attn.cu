@@ -115,27 +115,32 @@ extern "C" void sb_cbmm_teardown(void *state)
     free(s);
 }
 
-/* Uploads x[0..n) as fp32, or as bf16 after rounding x in place (so the
- * reference sees exactly what the GPU multiplies). */
-static int upload(float *x, size_t n, bool bf16, void **dst, sb_err *err)
+/* The element types an operand is uploaded in. */
+enum { EL_F32 = 0, EL_BF16 = 1, EL_FP8 = 2 };
+
+/* Uploads x[0..n) as fp32, or as bf16 or fp8 e4m3 after rounding x in
+ * place to what that type holds (so the reference reads exactly what the
+ * GPU decodes). */
+static int upload(float *x, size_t n, int el, void **dst, sb_err *err)
 {
-    cudaError_t e;
-    if (!bf16) {
-        if ((e = cudaMalloc(dst, n * 4)) ||
-            (e = cudaMemcpy(*dst, x, n * 4, cudaMemcpyHostToDevice)))
-            return sb_cuda_fail(err, e, "uploading an operand");
-        return 0;
-    }
-    uint16_t *h = (uint16_t *)malloc(n * 2);
-    if (!h)
+    size_t eb = el == EL_BF16 ? 2 : el == EL_FP8 ? 1 : 4;
+    void *h = x;
+    if (el != EL_F32 && !(h = malloc(n ? n * eb : 1)))
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        h[i] = sb_bf16_from_f32(x[i]);
-        x[i] = sb_bf16_to_f32(h[i]);
+    for (size_t i = 0; el != EL_F32 && i < n; i++) {
+        if (el == EL_BF16) {
+            ((uint16_t *)h)[i] = sb_bf16_from_f32(x[i]);
+            x[i] = sb_bf16_to_f32(((uint16_t *)h)[i]);
+        } else {
+            ((uint8_t *)h)[i] = sb_e4m3_from_f32(x[i]);
+            x[i] = sb_e4m3_to_f32(((uint8_t *)h)[i]);
+        }
     }
-    if (!(e = cudaMalloc(dst, n * 2)))
-        e = cudaMemcpy(*dst, h, n * 2, cudaMemcpyHostToDevice);
-    free(h);
+    cudaError_t e = cudaMalloc(dst, n ? n * eb : 16);
+    if (!e && n)
+        e = cudaMemcpy(*dst, h, n * eb, cudaMemcpyHostToDevice);
+    if (h != x)
+        free(h);
     return sb_cuda_fail(err, e, "uploading an operand");
 }
 
@@ -187,8 +192,8 @@ extern "C" int sb_cbmm_setup(const sb_params *p, void **state, sb_err *err)
         sb_attn_fill(s->a, na, seed_q);
         sb_attn_fill(s->b, nb, seed_k);
         cudaError_t e;
-        if ((rc = upload(s->a, na, s->bf16, &s->da, err)) ||
-            (rc = upload(s->b, nb, s->bf16, &s->db, err)))
+        if ((rc = upload(s->a, na, s->bf16 ? EL_BF16 : EL_F32, &s->da, err)) ||
+            (rc = upload(s->b, nb, s->bf16 ? EL_BF16 : EL_F32, &s->db, err)))
             goto fail;
         if ((e = cudaMalloc((void **)&s->dc, nc * 4)) ||
             (e = cudaMemset(s->dc, 0x3f, nc * 4)) ||
@@ -279,10 +284,8 @@ extern "C" void sb_cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 #endif
 #define PD_ROW_PAD 4 /* floats after a row's d values: m, l, padding */
 
-/* The KV cache's element types: four elements a lane load, decoded to
- * fp32 (16, 8 or 4 bytes). */
-enum { KV_F32 = 0, KV_BF16 = 1, KV_FP8 = 2 };
-
+/* Four elements of a K or V row, one lane's load (16, 8 or 4 bytes),
+ * decoded to fp32. */
 __device__ __forceinline__ float4 kv_load4(const float *p)
 {
     return *(const float4 *)p;
@@ -308,7 +311,7 @@ typedef struct cpaged_state {
     float *q, *kp, *vp, *o; /* host copies (reference; K and V hold the
                                values the KV dtype rounds them to) */
     int32_t *table;
-    int kv;          /* KV_F32, KV_BF16, KV_FP8 */
+    int kv;          /* the KV cache's element type: EL_F32, _BF16, _FP8 */
     void *dkp, *dvp; /* the device pools, in the KV dtype */
     float *dq, *dout, *pacc, *pml;
     int32_t *dtable, *dkeys, *dbase;
@@ -554,9 +557,9 @@ static int paged_enqueue(void *state, int iters, sb_err *err)
             s->max_splits, s->pacc, s->pml)
 #define PD_LAUNCH(nv_, gm_)                                                    \
     do {                                                                       \
-        if (s->kv == KV_BF16)                                                  \
+        if (s->kv == EL_BF16)                                                  \
             PD_LAUNCH_T(nv_, gm_, __nv_bfloat16);                              \
-        else if (s->kv == KV_FP8)                                              \
+        else if (s->kv == EL_FP8)                                              \
             PD_LAUNCH_T(nv_, gm_, __nv_fp8_e4m3);                              \
         else                                                                   \
             PD_LAUNCH_T(nv_, gm_, float);                                      \
@@ -628,34 +631,6 @@ static int up(void **dst, const void *src, size_t bytes, sb_err *err)
     return sb_cuda_fail(err, e, "uploading the paged attention inputs");
 }
 
-/* Uploads a K or V pool of n fp32 values in the KV dtype, after rounding
- * the host copy in place to what that dtype holds (so the reference
- * reads exactly the values the kernel decodes). */
-static int up_kv(void **dst, float *x, size_t n, int kv, sb_err *err)
-{
-    if (kv == KV_F32)
-        return up(dst, x, n * 4, err);
-    size_t eb = kv == KV_BF16 ? 2 : 1;
-    void *h = malloc(n ? n * eb : 1);
-    if (!h)
-        return sb_fail(err, SB_ENOMEM,
-                       "attention.paged_decode: out of host memory");
-    for (size_t i = 0; i < n; i++) {
-        if (kv == KV_BF16) {
-            uint16_t b = sb_bf16_from_f32(x[i]);
-            ((uint16_t *)h)[i] = b;
-            x[i] = sb_bf16_to_f32(b);
-        } else {
-            uint8_t b = sb_e4m3_from_f32(x[i]);
-            ((uint8_t *)h)[i] = b;
-            x[i] = sb_e4m3_to_f32(b);
-        }
-    }
-    int rc = up(dst, h, n * eb, err);
-    free(h);
-    return rc;
-}
-
 /* Lets a kernel of every KV dtype take `smem` bytes of shared memory. */
 template <int NV, int GM> static cudaError_t pd_smem(int smem)
 {
@@ -687,10 +662,10 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
     s->base.plant_error = sb_p_bool(p, "plant_error");
     {
         const char *kv = sb_p_str(p, "kv_dtype");
-        s->kv = strcmp(kv, "bf16") == 0  ? KV_BF16
-                : strcmp(kv, "fp8") == 0 ? KV_FP8
-                                         : KV_F32;
-        if (s->kv == KV_FP8 && s->base.cc < 89) {
+        s->kv = strcmp(kv, "bf16") == 0  ? EL_BF16
+                : strcmp(kv, "fp8") == 0 ? EL_FP8
+                                         : EL_F32;
+        if (s->kv == EL_FP8 && s->base.cc < 89) {
             rc = sb_fail(err, SB_EUNSUP,
                          "attention.paged_decode kv_dtype=fp8 needs compute "
                          "capability >= 8.9; %s has %d.%d",
@@ -755,8 +730,8 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
             }
         cudaError_t e;
         if ((rc = up((void **)&s->dq, s->q, s->nq * 4, err)) ||
-            (rc = up_kv(&s->dkp, s->kp, s->npool, s->kv, err)) ||
-            (rc = up_kv(&s->dvp, s->vp, s->npool, s->kv, err)) ||
+            (rc = upload(s->kp, s->npool, s->kv, &s->dkp, err)) ||
+            (rc = upload(s->vp, s->npool, s->kv, &s->dvp, err)) ||
             (rc = up((void **)&s->dtable, s->table, (size_t)x->total_pages * 4,
                      err)) ||
             (rc = up((void **)&s->dkeys, keys, (size_t)x->total_q * 4, err)) ||
@@ -849,8 +824,8 @@ extern "C" void sb_cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
                    "decoded to fp32 as loaded (the reference reads the same "
                    "rounded values)",
                    s->split, s->max_splits, s->gm,
-                   s->kv == KV_BF16  ? "bf16"
-                   : s->kv == KV_FP8 ? "fp8 e4m3"
+                   s->kv == EL_BF16  ? "bf16"
+                   : s->kv == EL_FP8 ? "fp8 e4m3"
                                      : "fp32");
     if (r->stats.p50 <= 0)
         return;

@@ -210,8 +210,8 @@ static void watch_poll(sb_cuda_base *b, bool first);
  * (1: a result's first sample, 2: a later one, 0: none) reads the
  * device's clocks, power and throttle reasons while the batch runs
  * (host-side reads: the events do not see them). */
-static int time_batch_w(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
-                        double *t, sb_err *err, int watch)
+static int time_batch(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
+                      double *t, sb_err *err, int watch)
 {
     cudaError_t e;
     if ((e = cudaEventRecord(b->ev[0], b->stream)))
@@ -237,12 +237,6 @@ static int time_batch_w(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
         return sb_cuda_fail(err, e, "cudaEventElapsedTime");
     *t = 1e-3 * (double)ms;
     return 0;
-}
-
-static int time_batch(sb_cuda_base *b, cudaGraphExec_t exec, int iters,
-                      double *t, sb_err *err)
-{
-    return time_batch_w(b, exec, iters, t, err, 0);
 }
 
 /* Captures `iters` launches into an executable graph; NULL (and no error)
@@ -290,7 +284,7 @@ static int cuda_sample(void *state, int idx, uint64_t iters, double *secs,
         /* One direct launch first: it loads the module (lazy loading) and
          * warms the clocks before any capture. */
         double t = 0;
-        int rc = time_batch(b, NULL, 1, &t, err);
+        int rc = time_batch(b, NULL, 1, &t, err, 0);
         if (rc)
             return rc;
         b->launched = true;
@@ -309,10 +303,10 @@ static int cuda_sample(void *state, int idx, uint64_t iters, double *secs,
     }
     /* the device's clocks, power and throttle reasons read while each
      * timed sample runs */
-    int rc = time_batch_w(b, (cudaGraphExec_t)b->graph, n, secs, err,
-                          idx < 0    ? 0
-                          : idx == 0 ? 1
-                                     : 2);
+    int rc = time_batch(b, (cudaGraphExec_t)b->graph, n, secs, err,
+                        idx < 0    ? 0
+                        : idx == 0 ? 1
+                                   : 2);
     if (rc == 0 && idx == 0) {
         b->iters = n;
         snprintf(b->how, sizeof b->how,

@@ -77,10 +77,6 @@ int sb_cuda_sync(sb_cuda_base *b, sb_err *err, const char *what);
  * the legacy stream may still be in flight (pageable copies return once
  * staged), and a benchmark's own stream does not wait for them. */
 int sb_cuda_uploads_done(sb_err *err);
-/* Host to device on the benchmark's stream, complete when it returns: a
- * copy the stream's next kernel reads (a plain cudaMemcpy goes through the
- * legacy stream, which the non-blocking benchmark stream does not wait
- * for, and may return before a pageable copy has landed). */
 /* A gate that holds a stream while work is queued behind it (nvbandwidth's
  * method): a one-thread kernel spins on a flag in mapped page-locked host
  * memory until the host releases it (or about 2 s of clock cycles pass,
@@ -100,6 +96,11 @@ void sb_cuda_gate_close(sb_cuda_gate *g);
 int sb_cuda_gate_hold(sb_cuda_gate *g, cudaStream_t st);
 void sb_cuda_gate_release(sb_cuda_gate *g);
 #define SB_CUDA_GATE_MAX 512 /* operations queued behind a held gate */
+
+/* Host to device on the benchmark's stream, complete when it returns: a
+ * copy the stream's next kernel reads (a plain cudaMemcpy goes through the
+ * legacy stream, which the non-blocking benchmark stream does not wait
+ * for, and may return before a pageable copy has landed). */
 
 int sb_cuda_put(sb_cuda_base *b, void *dst, const void *src, size_t bytes,
                 sb_err *err, const char *what);
@@ -128,6 +129,29 @@ int sb_cuda_count(int *n, sb_err *err);
     }
 
 #ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+/* dst[i] = src[i] for i < nv, grid-stride, four vectors loaded before the
+ * first is stored so that several loads are in flight per thread: the
+ * body of every device copy kernel (memory.copy, the SM host copies). */
+template <typename V>
+__device__ __forceinline__ void sb_cu_copy_vecs(const V *__restrict__ src,
+                                                V *__restrict__ dst, size_t nv)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < nv; i += 4 * stride) {
+        V x0 = src[i], x1 = src[i + stride], x2 = src[i + 2 * stride],
+          x3 = src[i + 3 * stride];
+        dst[i] = x0;
+        dst[i + stride] = x1;
+        dst[i + 2 * stride] = x2;
+        dst[i + 3 * stride] = x3;
+    }
+    for (; i < nv; i += stride)
+        dst[i] = src[i];
 }
 #endif
 

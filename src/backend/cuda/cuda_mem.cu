@@ -90,19 +90,8 @@ template <typename V>
 __global__ void k_copy(const V *__restrict__ a, V *__restrict__ c, size_t nv,
                        int passes)
 {
-    size_t stride = (size_t)gridDim.x * blockDim.x;
     for (int r = 0; r < passes; r++) {
-        size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-        for (; i + 3 * stride < nv; i += 4 * stride) {
-            V x0 = a[i], x1 = a[i + stride], x2 = a[i + 2 * stride],
-              x3 = a[i + 3 * stride];
-            c[i] = x0;
-            c[i + stride] = x1;
-            c[i + 2 * stride] = x2;
-            c[i + 3 * stride] = x3;
-        }
-        for (; i < nv; i += stride)
-            c[i] = a[i];
+        sb_cu_copy_vecs(a, c, nv);
         PASS_BARRIER();
     }
 }
@@ -314,45 +303,37 @@ static int enqueue(void *state, int iters, sb_err *err)
     return 0;
 }
 
-/* Blocks of BLOCK threads of this point's kernel that one SM holds at
- * once, from its registers and shared memory (the occupancy API): the
- * grid is that many blocks an SM, one wave. Sized for 2048 threads an SM
- * (8 blocks) while the kernels used 34-46 registers (6-7 blocks fit),
- * the last blocks ran as a second, partial wave. 0 when the API fails. */
-static int blocks_per_sm(const cmem_state *s)
+/* Blocks of BLOCK threads of `kernel` one SM holds at once; 0 when the
+ * occupancy API cannot say. */
+template <typename K> static int occupancy(K kernel)
 {
     int nb = 0;
-    cudaError_t e;
-    switch (s->kernel) {
-    case SB__CMEM_COPY:
-        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_copy<double2>, BLOCK, 0)
-                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_copy<float4>, BLOCK, 0);
-        break;
-    case SB__CMEM_READ:
-        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_read<double2>, BLOCK, 0)
-                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_read<float4>, BLOCK, 0);
-        break;
-    case SB__CMEM_WRITE:
-        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_write<double, double2>, BLOCK, 0)
-                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_write<float, float4>, BLOCK, 0);
-        break;
-    default:
-        e = s->fp64 ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_triad<double, double2>, BLOCK, 0)
-                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                          &nb, k_triad<float, float4>, BLOCK, 0);
-    }
-    if (e) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, kernel, BLOCK, 0)) {
         cudaGetLastError();
         return 0;
     }
     return nb;
+}
+
+/* This point's kernel's blocks an SM, from its registers and shared
+ * memory: the grid is that many blocks an SM, one wave. A fixed 8 blocks
+ * of 256 (2048 threads an SM) ran a second, partial wave for the kernels
+ * above 32 registers: on sm_90a k_triad takes 34 and k_read (fp32) 46
+ * (nvcc -Xptxas -v), so 6 and 5 blocks fit. */
+static int blocks_per_sm(const cmem_state *s)
+{
+    switch (s->kernel) {
+    case SB__CMEM_COPY:
+        return s->fp64 ? occupancy(k_copy<double2>) : occupancy(k_copy<float4>);
+    case SB__CMEM_READ:
+        return s->fp64 ? occupancy(k_read<double2>) : occupancy(k_read<float4>);
+    case SB__CMEM_WRITE:
+        return s->fp64 ? occupancy(k_write<double, double2>)
+                       : occupancy(k_write<float, float4>);
+    default:
+        return s->fp64 ? occupancy(k_triad<double, double2>)
+                       : occupancy(k_triad<float, float4>);
+    }
 }
 
 extern "C" void sb_cmem_teardown(void *state)

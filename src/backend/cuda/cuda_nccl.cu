@@ -43,6 +43,7 @@ extern "C" {
 #include "solbench/netmodel.h"
 #include "solbench/stats.h"
 #include "solbench/timer.h"
+#include "solbench/util.h"
 }
 
 #define MAXDEV 16
@@ -94,6 +95,14 @@ static void comms_drop(bool abort)
     }
     g_ncomm = 0;
     cudaSetDevice(0);
+}
+
+/* Aborts the kept communicators after a failure (the other GPUs may
+ * still spin in the collective) and forgets the state's copies. */
+static void comms_abort(cnccl_state *s)
+{
+    comms_drop(true);
+    memset(s->comm, 0, sizeof s->comm);
 }
 
 /* At exit, before the CUDA runtime's own teardown (registered earlier,
@@ -151,8 +160,7 @@ static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
             } else if (e != cudaErrorNotReady) {
                 /* the other GPUs may be spinning in the collective */
                 int rc = sb_cuda_fail(err, e, what);
-                comms_drop(true);
-                memset(s->comm, 0, sizeof s->comm);
+                comms_abort(s);
                 return rc;
             }
         }
@@ -162,8 +170,7 @@ static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
             ncclResult_t ae = ncclSuccess;
             if (ncclCommGetAsyncError(s->comm[d], &ae) == ncclSuccess &&
                 ae != ncclSuccess && ae != ncclInProgress) {
-                comms_drop(true);
-                memset(s->comm, 0, sizeof s->comm);
+                comms_abort(s);
                 return sb_fail(err, SB_EIO,
                                "%s: NCCL %s of %.0f bytes: GPU %d (rank %d) "
                                "reported %s; communicators aborted",
@@ -175,8 +182,7 @@ static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
             int late = 0;
             while (late < s->n && done[late])
                 late++;
-            comms_drop(true);
-            memset(s->comm, 0, sizeof s->comm);
+            comms_abort(s);
             return sb_fail(err, SB_EIO,
                            "%s: NCCL %s of %.0f bytes: GPU %d (rank %d) not "
                            "done after %.0f s (timeout); communicators "
@@ -446,33 +452,21 @@ static int batch(cnccl_state *s, int iters, double *t, double *worst,
     for (int d = 0; d < s->n; d++)
         if ((e = cudaSetDevice(d)) || (e = cudaEventRecord(s->e0[d], s->st[d])))
             return sb_cuda_fail(err, e, "cudaEventRecord");
-    if (s->graph) {
-        for (int d = 0; d < s->n; d++)
-            if ((e = cudaSetDevice(d)) ||
-                (e = cudaGraphLaunch(s->exec[d], s->st[d]))) {
-                int rc = sb_cuda_fail(err, e, "cudaGraphLaunch");
-                comms_drop(true);
-                memset(s->comm, 0, sizeof s->comm);
-                return rc;
-            }
-    }
-    for (int it = 0; !s->graph && it < iters; it++) {
-        int rc = issue(s, err);
-        if (rc) { /* what was issued may never complete */
-            comms_drop(true);
-            memset(s->comm, 0, sizeof s->comm);
-            return rc;
-        }
-    }
-    for (int d = 0; d < s->n; d++)
+    int rc = 0;
+    for (int d = 0; s->graph && !rc && d < s->n; d++)
         if ((e = cudaSetDevice(d)) ||
-            (e = cudaEventRecord(s->e1[d], s->st[d]))) {
-            int rc = sb_cuda_fail(err, e, "cudaEventRecord");
-            comms_drop(true);
-            memset(s->comm, 0, sizeof s->comm);
-            return rc;
-        }
-    int rc = wait_all(s, s->e1, "timing the collectives", err);
+            (e = cudaGraphLaunch(s->exec[d], s->st[d])))
+            rc = sb_cuda_fail(err, e, "cudaGraphLaunch");
+    for (int it = 0; !s->graph && !rc && it < iters; it++)
+        rc = issue(s, err);
+    for (int d = 0; !rc && d < s->n; d++)
+        if ((e = cudaSetDevice(d)) || (e = cudaEventRecord(s->e1[d], s->st[d])))
+            rc = sb_cuda_fail(err, e, "cudaEventRecord");
+    if (rc) { /* what was issued may never complete */
+        comms_abort(s);
+        return rc;
+    }
+    rc = wait_all(s, s->e1, "timing the collectives", err);
     if (rc)
         return rc;
     double sum = 0, most = 0;
@@ -522,15 +516,9 @@ static int cnccl_sample(void *state, int idx, uint64_t iters, double *secs,
         return rc;
     if (idx == 0)
         s->n_slowest = 0;
-    if (s->n_slowest == s->cap_slowest) {
-        size_t cap = s->cap_slowest ? 2 * s->cap_slowest : 64;
-        double *grown = (double *)realloc(s->slowest, cap * sizeof *grown);
-        if (!grown)
-            return sb_fail(err, SB_ENOMEM, "out of memory");
-        s->slowest = grown;
-        s->cap_slowest = cap;
-    }
-    s->slowest[s->n_slowest++] = worst / (double)iters;
+    if (sb_dpush(&s->slowest, &s->n_slowest, &s->cap_slowest,
+                 worst / (double)iters))
+        return sb_fail(err, SB_ENOMEM, "out of memory");
     return 0;
 }
 

@@ -103,8 +103,7 @@ double sb_cu_get(const void *buf, cudaDataType_t t, size_t idx)
     }
 }
 
-/* ---- GEMM verification
- * -------------------------------------------------------- */
+/* ---- clock events -------------------------------------------------------- */
 
 int sb_cu_clock_reasons(unsigned long long bits, char *buf, size_t len)
 {
@@ -144,6 +143,9 @@ int sb_cu_clock_reasons(unsigned long long bits, char *buf, size_t len)
         snprintf(buf, len, "none");
     return n;
 }
+
+/* ---- GEMM verification
+ * -------------------------------------------------------- */
 
 bool sb_cu_gemm_ok(double d, double ref, double l2, double tol)
 {

@@ -48,18 +48,7 @@ __global__ void k_copy_sm(const uint4 *__restrict__ src,
                           const unsigned char *__restrict__ tsrc,
                           unsigned char *__restrict__ tdst, size_t tail)
 {
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < nv; i += 4 * stride) {
-        uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride],
-              d = src[i + 3 * stride];
-        dst[i] = a;
-        dst[i + stride] = b;
-        dst[i + 2 * stride] = c;
-        dst[i + 3 * stride] = d;
-    }
-    for (; i < nv; i += stride)
-        dst[i] = src[i];
+    sb_cu_copy_vecs(src, dst, nv);
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t < tail)
         tdst[t] = tsrc[t];
@@ -295,11 +284,31 @@ static int cuda_copy(sb_dev *d, void *dst, const void *src, size_t bytes,
 }
 
 /* Queues every job: the start event on the first stream, the others
- * waiting on it, then each job's copies and its end event. */
+ * waiting on it, then each job's copies and its end event. SM copies
+ * reach the host buffer through its device mapping, looked up before the
+ * start event. */
 static int queue_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
                         sb_err *err)
 {
     cudaError_t e;
+    void *dst[2];
+    const void *src[2];
+    for (int j = 0; j < njobs; j++) {
+        dst[j] = jobs[j].dst;
+        src[j] = jobs[j].src;
+        if (!jobs[j].sm)
+            continue;
+        void *host = jobs[j].dir == SB_H2D ? (void *)src[j] : dst[j], *mapped;
+        if ((e = cudaHostGetDevicePointer(&mapped, host, 0)))
+            return cuda_fail(err, SB_EUNSUP,
+                             "engine=sm: the host buffer has no device "
+                             "mapping (cudaHostGetDevicePointer)",
+                             e);
+        if (jobs[j].dir == SB_H2D)
+            src[j] = mapped;
+        else
+            dst[j] = mapped;
+    }
     if ((e = cudaEventRecord(d->ev[0][0], d->stream[0])))
         return cuda_fail(err, SB_EIO, "cudaEventRecord", e);
     for (int j = 1; j < njobs; j++)
@@ -307,39 +316,24 @@ static int queue_copies(sb_dev *d, const sb_copy_job *jobs, int njobs,
             return cuda_fail(err, SB_EIO, "cudaStreamWaitEvent", e);
     for (int j = 0; j < njobs; j++) {
         cudaStream_t s = d->stream[j];
-        if (jobs[j].sm) {
-            /* the host side through its device mapping */
-            void *dst = jobs[j].dst;
-            const void *src = jobs[j].src;
-            void *mapped = NULL;
-            void *host = jobs[j].dir == SB_H2D ? (void *)src : dst;
-            if ((e = cudaHostGetDevicePointer(&mapped, host, 0)))
-                return cuda_fail(err, SB_EUNSUP,
-                                 "engine=sm: the host buffer has no device "
-                                 "mapping (cudaHostGetDevicePointer)",
-                                 e);
-            if (jobs[j].dir == SB_H2D)
-                src = mapped;
-            else
-                dst = mapped;
-            size_t nv = jobs[j].bytes / 16, tail = jobs[j].bytes % 16;
-            unsigned grid = (unsigned)(d->sms > 0 ? d->sms * 8 : 1024);
-            for (int r = 0; r < jobs[j].reps; r++)
+        size_t bytes = jobs[j].bytes, nv = bytes / 16;
+        unsigned grid = (unsigned)(d->sms > 0 ? d->sms * 8 : 1024);
+        e = cudaSuccess;
+        for (int r = 0; !e && r < jobs[j].reps; r++) {
+            if (jobs[j].sm)
                 k_copy_sm<<<grid, 256, 0, s>>>(
-                    (const uint4 *)src, (uint4 *)dst, nv,
-                    (const unsigned char *)src + nv * 16,
-                    (unsigned char *)dst + nv * 16, tail);
-            if ((e = cudaGetLastError()))
-                return cuda_fail(err, SB_EIO, "the SM copy kernel", e);
-        } else {
-            for (int r = 0; r < jobs[j].reps; r++)
-                if ((e = cudaMemcpyAsync(jobs[j].dst, jobs[j].src,
-                                         jobs[j].bytes, kind_of(jobs[j].dir),
-                                         s)))
-                    return cuda_fail(err, SB_EIO, "cudaMemcpyAsync", e);
+                    (const uint4 *)src[j], (uint4 *)dst[j], nv,
+                    (const unsigned char *)src[j] + nv * 16,
+                    (unsigned char *)dst[j] + nv * 16, bytes % 16);
+            else
+                e = cudaMemcpyAsync(dst[j], src[j], bytes, kind_of(jobs[j].dir),
+                                    s);
         }
-        if ((e = cudaEventRecord(d->ev[j][1], s)))
-            return cuda_fail(err, SB_EIO, "cudaEventRecord", e);
+        if (e || (e = cudaGetLastError()) ||
+            (e = cudaEventRecord(d->ev[j][1], s)))
+            return cuda_fail(
+                err, SB_EIO,
+                jobs[j].sm ? "the SM copy kernel" : "cudaMemcpyAsync", e);
     }
     return 0;
 }

@@ -183,20 +183,6 @@ static int make_jobs(sb_xfer_state *s, int reps, sb_copy_job *jobs)
     return n;
 }
 
-static int push_dir(sb_xfer_state *s, int d, double v)
-{
-    if (s->n_dir[d] == s->cap_dir[d]) {
-        size_t cap = s->cap_dir[d] ? 2 * s->cap_dir[d] : 64;
-        double *x = realloc(s->dir_samples[d], cap * sizeof *x);
-        if (!x)
-            return SB_ENOMEM;
-        s->dir_samples[d] = x;
-        s->cap_dir[d] = cap;
-    }
-    s->dir_samples[d][s->n_dir[d]++] = v;
-    return 0;
-}
-
 static int xfer_sample(void *state, int idx, uint64_t iters, double *secs,
                        sb_err *err)
 {
@@ -209,9 +195,12 @@ static int xfer_sample(void *state, int idx, uint64_t iters, double *secs,
         return err->code ? err->code : SB_EIO;
     /* A bidirectional sample is the pair's span: the slower stream. */
     *secs = n == 2 && t[1] > t[0] ? t[1] : t[0];
-    for (int j = 0; idx >= 0 && j < n; j++)
-        if (push_dir(s, jobs[j].dir == SB_H2D ? 0 : 1, t[j] / reps))
+    for (int j = 0; idx >= 0 && j < n; j++) {
+        int k = jobs[j].dir == SB_H2D ? 0 : 1;
+        if (sb_dpush(&s->dir_samples[k], &s->n_dir[k], &s->cap_dir[k],
+                     t[j] / reps))
             return sb_fail(err, SB_ENOMEM, "out of memory");
+    }
     return 0;
 }
 
