@@ -7,7 +7,8 @@
 #      verification (exit 1): a planted wrong element is caught;
 #   2. the reference points: D2D copy (cudaMemcpy and kernel) and triad at
 #      4 GiB, read at 4 GiB, bf16 and fp8 GEMM at 8192^3, pinned and
-#      pageable H2D/D2H at 256 MiB, paged decode at a large batch;
+#      pageable H2D/D2H at 256 MiB, paged decode at a large batch, the
+#      load-to-use latency of L1, L2, HBM and host memory;
 #   3. compute-sanitizer memcheck of the hand-written kernels at tiny
 #      sizes, when the tool is there;
 # writing every JSON document and log to $OUT (else ./gpu-check-out) and a
@@ -171,6 +172,8 @@ CHECKS=(
   "attention.paged_decode -p batch=16 -p lens=uniform:1:2048 -p chunk=0,16 -p head_dim=64,128,256"
   "attention.paged_decode -p batch=16 -p lens=uniform:1:2048 -p chunk=0,16 -p head_dim=64,128,256 -p kv_dtype=bf16,fp8"
   "attention.paged_decode -p batch=8 -p lens=0/1/17/300/5000/9000/1/33 -p q_heads=32 -p kv_heads=1 -p page_size=1,16"
+  "memory.latency -p size=64KiB,256MiB -p pattern=random,page"
+  "transfer.latency -p size=16MiB -p pattern=random,sequential"
 )
 i=0
 for c in "${CHECKS[@]}"; do
@@ -209,6 +212,10 @@ run ref-decode 0 --bench memory.read,attention.paged_decode -p size=4GiB \
 run ref-decode-kv 0 --bench memory.read,attention.paged_decode -p size=4GiB \
     -p batch=256 -p lens=uniform:1024:4096 -p chunk=0 -p kv_dtype=bf16,fp8 \
     --min-time 0.5
+# load-to-use latency: L1, L2 and HBM of the device, and host memory
+# across the link (nvbandwidth's host_device_latency_sm)
+run ref-latency 0 --bench memory.latency,transfer.latency \
+    -p size=64KiB,16MiB,4GiB -p pattern=random --min-time 0.3
 say "reference points done at $(elapsed) s"
 
 # ---- 3. memcheck of the hand-written kernels ------------------------------------
@@ -234,7 +241,7 @@ import json, os, sys
 out = sys.argv[1]
 print(f"{'bench':24} {'params':44} {'median':>10} {'best':>10} {'unit':8} valid")
 for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-transfer-sm",
-             "ref-decode", "ref-decode-kv"):
+             "ref-decode", "ref-decode-kv", "ref-latency"):
     try:
         doc = json.load(open(os.path.join(out, name + ".json")))
     except Exception as e:
@@ -244,8 +251,12 @@ for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-transfer-sm",
         m = r.get("metrics", {})
         p = r.get("params", {})
         keep = ("size", "method", "dtype", "n", "host", "engine", "batch",
-                "kv_dtype")
+                "kv_dtype", "pattern")
         ps = " ".join(f"{k}={p[k]}" for k in keep if k in p)
+        if "latency_ns" in m:
+            print(f"{r['bench']:24} {ps[:44]:44} {m['latency_ns']['value']:10.1f} "
+                  f"{m['latency_ns_best']['value']:10.1f} {'ns':8} {r.get('valid')}")
+            continue
         # The headline rule of the result table: a rate of FLOPs at an
         # arithmetic intensity of 8 FLOP/B or more, else bytes.
         order = [("TFLOPs", "TFLOPs_best", 1, "TFLOP/s"),

@@ -3,6 +3,10 @@
 # the run still succeeds.
 add_test(NAME cli.transfer_host COMMAND bash -c
   "set -o pipefail; ${SOLBENCH} run --no-store --area transfer --backend cpu -p size=1MiB --min-time 0.02 | grep -q 'transfer.bidir@host.*yes'")
+# transfer.latency on the host backend: a chase through the backend's
+# device buffer validates and reports its latency in ns.
+add_test(NAME cli.transfer_latency_host COMMAND bash -c
+  "f=$(mktemp) && trap 'rm -f $f' EXIT && ${SOLBENCH} run --no-store --quiet --bench transfer.latency --backend cpu -p size=1MiB --min-time 0.02 --json $f && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"results\"]; assert len(r)==1 and r[0][\"valid\"] and r[0][\"backend\"]==\"host\" and r[0][\"metrics\"][\"latency_ns\"][\"value\"]>0, r' $f")
 if(SB_HAVE_CUDA)
 add_test(NAME cli.transfer_cuda_skip COMMAND bash -c
   "if nvidia-smi -L >/dev/null 2>&1; then echo 'a GPU is present: skip path not exercised'; exit 77; fi; \

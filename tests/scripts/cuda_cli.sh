@@ -26,6 +26,8 @@ skip)
         [attention.bmm]="-p batch=2 -p seq=64 -p head_dim=64"
         [attention.paged_decode]="-p batch=4 -p lens=uniform:1:64"
         [transfer.h2d]="-p size=4KiB"
+        [memory.latency]="-p size=64KiB -p plant_error=1"
+        [transfer.latency]="-p size=1MiB"
     )
     for b in "${!pts[@]}"; do
         # shellcheck disable=SC2086

@@ -76,6 +76,40 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
+# memory.latency: every pattern validates; a chain in DRAM (random, 256 MiB)
+# takes several times an L1-resident one per hop, which a chase the
+# compiler or the core did not keep dependent could not show.
+"$sb" run --no-store --quiet --backend cpu --bench memory.latency \
+    -p size=16KiB,256MiB -p pattern=random,page,sequential --min-time 0.05 \
+    --json "$d/l.json" >"$d/out" 2>&1 || { cat "$d/out"; die "latency exited $?"; }
+python3 - "$d/l.json" <<'PY' || fail=1
+import json, sys
+res = {(r["params"]["size"], r["params"]["pattern"]): r
+       for r in json.load(open(sys.argv[1]))["results"]}
+bad = []
+if len(res) != 6:
+    bad.append("want 6 latency results, got %d" % len(res))
+for k, r in res.items():
+    m = r["metrics"]
+    if not r["valid"]:
+        bad.append("%s not valid: %s" % (k, r["notes"]))
+    elif abs(m["latency_ns"]["value"] - 1e3 * m["latency_us"]["value"]) > 1e-9 * m["latency_ns"]["value"]:
+        bad.append("%s latency_ns is not latency_us in ns" % (k,))
+    elif m["hops"]["value"] < 1000:
+        bad.append("%s only %g hops" % (k, m["hops"]["value"]))
+l1 = res.get((16384, "random"))
+dram = res.get((268435456, "random"))
+if l1 and dram:
+    ratio = dram["metrics"]["latency_ns"]["value"] / l1["metrics"]["latency_ns"]["value"]
+    if ratio < 4:
+        bad.append("DRAM hop only %.2fx an L1 hop" % ratio)
+    if not any("fits L1" in n for n in l1["notes"]):
+        bad.append("16 KiB not placed in L1: %s" % l1["notes"])
+for b in bad:
+    print("FAIL:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+
 # Bad input: exit 2 and one line naming the parameter.
 expect2() {
     local what=$1; shift
@@ -89,4 +123,6 @@ expect2 size --bench memory.triad -p size=1PiB
 expect2 size --bench memory.copy -p size=100
 expect2 threads --bench memory.sweep -p threads=abc
 expect2 max_size --bench memory.sweep -p threads=1 -p max_size=1PiB
+expect2 stride --bench memory.latency -p stride=12
+expect2 pattern --bench memory.latency -p pattern=zigzag
 exit $fail

@@ -1,10 +1,10 @@
 /*
  * cuda_benches.c — the CUDA backend's impls of the benchmarks (backend
  * "cuda"; the definitions are the benchmarks' own, in src/bench):
- * memory.copy/read/write/triad, compute.gemm, attention.bmm,
- * attention.paged_decode and, where NCCL was found, network.allreduce/
- * allgather/reduce_scatter/alltoall/bcast. This backend's parameters,
- * checks, work counts and the MFU arithmetic live here; kernels and
+ * memory.copy/read/write/triad/latency, transfer.latency, compute.gemm,
+ * attention.bmm, attention.paged_decode and, where NCCL was found,
+ * network.allreduce/ allgather/reduce_scatter/alltoall/bcast. This backend's
+ * parameters, checks, work counts and the MFU arithmetic live here; kernels and
  * library calls in the .cu files (cuda_kernels.h).
  *
  * Every benchmark's setup returns SB_EUNSUP with "no CUDA device (<the
@@ -18,6 +18,7 @@
 #include "backend/cuda/cuda_common.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_table.h"
+#include "bench/memory/chase.h"
 #include "solbench/gemm.h"
 #include "solbench/attention.h"
 #include "solbench/hw.h"
@@ -389,6 +390,57 @@ const sb_impl sb_impl_cuda_attention_paged_decode = {
     .verify = sb_cpaged_verify,
     .report = cpaged_report,
     .teardown = sb_cpaged_teardown,
+};
+
+/* ==== memory.latency and transfer.latency
+ * ====================================== */
+
+static const sb_param_def cchase_params[] = {
+    SB__CUDA_P_DEVICE, SB__CUDA_P_PLANT, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static int cchase_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                        sb_err *err)
+{
+    (void)ctx;
+    /* the definition's kind: 1 for transfer.latency's host memory */
+    return sb_cchase_setup(pt->bench->kind == 1,
+                           (const sb_chase_shape *)pt->shape, pt->params, state,
+                           err);
+}
+
+static void cchase_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                          sb_result *r)
+{
+    (void)pt;
+    (void)ctx;
+    sb_cchase_report(state, r);
+}
+
+const sb_impl sb_impl_cuda_memory_latency = {
+    .backend = "cuda",
+    .desc = "one GPU thread chases a chain in device memory",
+    .params = cchase_params,
+    .quick = "size=64KiB,16MiB,1GiB",
+    .full = "size=4KiB..4GiB:x4 pattern=random,page",
+    .setup = cchase_setup,
+    .timer = &sb_cuda_timer,
+    .verify = sb_cchase_verify,
+    .report = cchase_report,
+    .teardown = sb_cchase_teardown,
+};
+
+const sb_impl sb_impl_cuda_transfer_latency = {
+    .backend = "cuda",
+    .desc = "one GPU thread chases a chain in mapped page-locked host memory "
+            "(nvbandwidth's host_device_latency_sm)",
+    .params = cchase_params,
+    .quick = "size=64MiB",
+    .full = "size=64MiB pattern=random,page",
+    .setup = cchase_setup,
+    .timer = &sb_cuda_timer,
+    .verify = sb_cchase_verify,
+    .report = cchase_report,
+    .teardown = sb_cchase_teardown,
 };
 
 /* ==== network.* over NCCL

@@ -39,6 +39,16 @@ void sb_cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
                       sb_result *r);
 void sb_cpaged_teardown(void *state);
 
+/* memory.latency (host false: device memory) and transfer.latency (host
+ * true: mapped page-locked host memory), cuda_chase.cu; shape is an
+ * sb_chase_shape (bench/memory/chase.h). */
+struct sb_chase_shape;
+int sb_cchase_setup(bool host, const struct sb_chase_shape *shape,
+                    const sb_params *p, void **state, sb_err *err);
+int sb_cchase_verify(void *state, sb_result *r);
+void sb_cchase_report(void *state, sb_result *r);
+void sb_cchase_teardown(void *state);
+
 /* network.* over NCCL (cuda_nccl.cu); op is an sb_netop. */
 /* timeout_s: the longest a wait on the GPUs may last before the
  * communicators are aborted and the point fails. */

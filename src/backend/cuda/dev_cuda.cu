@@ -13,7 +13,9 @@
  * from sysfs: pageable and pinned buffers are allocated bound to that node
  * with hwloc (pinned ones then page-locked with cudaHostRegister), so the
  * copies do not cross the socket interconnect; write-combined buffers come
- * from cudaHostAlloc, which places them itself.
+ * from cudaHostAlloc, which places them itself. The calling thread is
+ * bound to the node's CPUs while the device is open (its binding before
+ * is put back at close).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,9 @@ struct sb_dev {
     char name[256];
     hwloc_topology_t topo; /* NULL when the node is unknown */
     hwloc_obj_t node;      /* the GPU's NUMA node in topo */
+    /* the calling thread's CPUs before open bound it to the node's, put
+     * back by close; NULL when it was not bound */
+    hwloc_bitmap_t saved_cpus;
 };
 
 /* A copy by the SM: 16-byte vectors, four in flight per thread, then the
@@ -112,6 +117,19 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
             d->numa = -1;
         }
     }
+    if (d->node && d->node->cpuset && !hwloc_bitmap_iszero(d->node->cpuset)) {
+        /* The thread that queues the copies and touches the host buffers
+         * runs on the GPU's node too (a node of memory alone has no CPUs:
+         * then the thread stays where it is). */
+        hwloc_bitmap_t saved = hwloc_bitmap_alloc();
+        if (saved &&
+            hwloc_get_cpubind(d->topo, saved, HWLOC_CPUBIND_THREAD) == 0 &&
+            hwloc_set_cpubind(d->topo, d->node->cpuset, HWLOC_CPUBIND_THREAD) ==
+                0)
+            d->saved_cpus = saved;
+        else if (saved)
+            hwloc_bitmap_free(saved);
+    }
     cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, index) == cudaSuccess) {
         snprintf(d->name, sizeof d->name, "%s", prop.name);
@@ -130,6 +148,10 @@ static int cuda_open(int index, int numa, sb_dev **out, sb_err *err)
                     cudaEventDestroy(d->ev[k][1]);
                 if (d->stream[k])
                     cudaStreamDestroy(d->stream[k]);
+            }
+            if (d->saved_cpus) {
+                hwloc_set_cpubind(d->topo, d->saved_cpus, HWLOC_CPUBIND_THREAD);
+                hwloc_bitmap_free(d->saved_cpus);
             }
             free(d);
             return cuda_fail(err, SB_EIO, "creating streams and events", e);
@@ -151,6 +173,10 @@ static void cuda_close(sb_dev *d)
         cudaEventDestroy(d->ev[s][1]);
         cudaStreamDestroy(d->stream[s]);
     }
+    if (d->saved_cpus) {
+        hwloc_set_cpubind(d->topo, d->saved_cpus, HWLOC_CPUBIND_THREAD);
+        hwloc_bitmap_free(d->saved_cpus);
+    }
     free(d);
 }
 
@@ -165,8 +191,12 @@ static void cuda_describe(sb_dev *d, char *buf, size_t len)
         snprintf(buf, len,
                  "cuda device %d (%s); pageable and pinned host "
                  "memory bound to the GPU's NUMA node %d (hwloc), "
-                 "write-combined placed by the driver%s",
-                 d->index, d->name, d->numa, held);
+                 "write-combined placed by the driver; %s%s",
+                 d->index, d->name, d->numa,
+                 d->saved_cpus ? "the calling thread bound to the node's CPUs"
+                               : "the calling thread not bound (the node has "
+                                 "no CPUs, or binding was refused)",
+                 held);
     else
         snprintf(buf, len,
                  "cuda device %d (%s); host memory placed by first "

@@ -1,0 +1,97 @@
+/*
+ * chase.h — pointer chasing, for memory.latency and transfer.latency: a
+ * buffer of `nodes` slots `stride` bytes apart, each slot holding the
+ * address of the next slot to visit, all of them one cycle, so every load
+ * depends on the one before it and the time per hop is the latency of the
+ * memory the buffer sits in (lmbench's lat_mem_rd, nvbandwidth's
+ * host_device_latency_sm).
+ *
+ * The addresses written are base + offset, so a chain built in a host
+ * buffer can be chased by a device that sees the buffer at `base`. The
+ * visiting order is kept beside the chain: after h hops from the start, a
+ * correct chase stands at order[h mod nodes], whatever did the chasing.
+ */
+#ifndef SOLBENCH_BENCH_CHASE_H
+#define SOLBENCH_BENCH_CHASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "solbench/bench.h"
+
+typedef enum sb_chase_pattern {
+    SB_CHASE_RANDOM,     /* every slot in one random order */
+    SB_CHASE_PAGE,       /* pages in random order, each page's slots in a
+                            random order before the next page: a TLB miss
+                            is paid once per page, not once per hop */
+    SB_CHASE_SEQUENTIAL, /* slot after slot: what the prefetchers hide */
+} sb_chase_pattern;
+
+#define SB_CHASE_PAGE_BYTES 4096u
+#define SB_CHASE_SEED 0xc4a5e0001ull /* the visiting order's */
+
+typedef struct sb_chase {
+    size_t nodes;    /* slots in the cycle */
+    size_t stride;   /* bytes from one slot to the next in memory */
+    uint64_t base;   /* the address the chaser sees the buffer at */
+    uint32_t *order; /* order[j]: the slot visited j hops after the start */
+} sb_chase;
+
+/* "random", "page" or "sequential"; -1 when unknown. */
+int sb_chase_pattern_from_name(const char *name);
+/* Slots a buffer of `bytes` holds at `stride` (0 when fewer than 2, or
+ * more than a 32-bit index reaches). */
+size_t sb_chase_nodes(double bytes, size_t stride);
+/* Writes the chain into buf (bytes long, 8-byte aligned; the slots only
+ * are written) and fills c; the order comes from seed. stride: a multiple
+ * of 8; with SB_CHASE_PAGE, at most a page. SB_EINVAL or SB_ENOMEM with
+ * err set. */
+int sb_chase_build(void *buf, size_t bytes, size_t stride,
+                   sb_chase_pattern pat, uint64_t base, uint64_t seed,
+                   sb_chase *c, sb_err *err);
+void sb_chase_free(sb_chase *c);
+/* The address a chase stands at after `hops` hops from the start. */
+uint64_t sb_chase_expect(const sb_chase *c, uint64_t hops);
+/* Follows the chain `hops` times from p on this CPU; the address reached. */
+const void *sb_chase_run(const void *p, uint64_t hops);
+
+/* A point of memory.latency or transfer.latency, decoded once: the
+ * buffer's bytes (whole slots), the stride, the slots and the order. */
+typedef struct sb_chase_shape {
+    size_t bytes, stride, nodes;
+    sb_chase_pattern pattern;
+} sb_chase_shape;
+
+/* Their parameters' decode (size, stride, pattern) and footprint. */
+int sb_chase_decode(const sb_bench *b, const sb_params *p, void *shape,
+                    sb_err *err);
+double sb_chase_footprint(const sb_point *pt, const sb_ctx *ctx);
+
+/* The CPU's state and hooks, shared by memory.latency (cpu) and
+ * transfer.latency (host backend). */
+typedef struct sb_chase_state {
+    sb_chase chain;
+    void *buf;
+    size_t bytes;
+    const void *cur; /* where the chase stands */
+    uint64_t hops;   /* hops taken since the start */
+    /* frees buf (NULL: sb_free_aligned) */
+    void (*release)(void *ctx, void *buf);
+    void *release_ctx;
+} sb_chase_state;
+
+/* Builds the chain of sh in buf (which the state owns from then on, and
+ * frees with sb_free_aligned unless release is set). */
+int sb_chase_cpu_setup_in(void *buf, const sb_chase_shape *sh,
+                          sb_chase_state **out, sb_err *err);
+void sb_chase_cpu_run(void *state, uint64_t iters);
+int sb_chase_cpu_verify(void *state, sb_result *r);
+void sb_chase_cpu_teardown(void *state);
+/* latency_ns and latency_ns_best from the samples; with cpu_clock,
+ * latency_cycles at the core clock (measured once per process) where it
+ * is known. */
+void sb_chase_report_latency(sb_result *r, bool cpu_clock);
+/* Notes which of this CPU's cache levels the working set fits in. */
+void sb_chase_cpu_level_note(sb_result *r, size_t bytes);
+
+#endif

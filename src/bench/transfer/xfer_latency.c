@@ -1,0 +1,124 @@
+/*
+ * xfer_latency.c — transfer.latency: the time of one dependent load of
+ * host memory by the device, by pointer chasing (bench/memory/chase.h).
+ * On cuda one GPU thread chases a chain in mapped page-locked host memory
+ * (nvbandwidth's host_device_latency_sm); on the host backend, whose
+ * "device" is the CPU, one thread chases a chain in the backend's device
+ * buffer, bound to NUMA node `numa`: the latency of that node's memory
+ * from here, a real figure labelled as such.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench/memory/chase.h"
+#include "solbench/device.h"
+#include "solbench/util.h"
+
+static const sb_param_def xlat_params[] = {
+    {"size", SB_P_SIZE, "256MiB", 16, 17179869184.0, NULL,
+     "bytes of the host buffer the chain runs through"},
+    {"stride", SB_P_INT, "64", 8, 4096, NULL,
+     "bytes between slots (a multiple of 8)"},
+    {"pattern", SB_P_STR, "random", 0, 0, "random|page|sequential",
+     "visiting order (as memory.latency's)"},
+    {"device", SB_P_INT, "0", 0, 1024, NULL, "device index"},
+    {"numa", SB_P_INT, "-1", -1, 4096, NULL,
+     "host backend: NUMA node of the buffer (-1: first touch)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static void host_release(void *dev, void *buf)
+{
+    sb_dev_host_ops.dev_free(dev, buf);
+    sb_dev_host_ops.close(dev);
+}
+
+static int host_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
+                      sb_err *err)
+{
+    (void)ctx;
+    const sb_chase_shape *sh = pt->shape;
+    sb_dev *dev = NULL;
+    int rc = sb_dev_host_ops.open((int)sb_p_int(pt->params, "device"),
+                                  (int)sb_p_int(pt->params, "numa"), &dev, err);
+    if (rc)
+        return rc;
+    void *buf = sb_dev_host_ops.dev_alloc(dev, sh->bytes, err);
+    if (!buf) {
+        sb_dev_host_ops.close(dev);
+        return err->code ? err->code : SB_ENOMEM;
+    }
+    sb_chase_state *s = NULL;
+    if ((rc = sb_chase_cpu_setup_in(buf, sh, &s, err))) {
+        host_release(dev, buf);
+        return rc;
+    }
+    s->release = host_release;
+    s->release_ctx = dev;
+    *state = s;
+    return 0;
+}
+
+static void host_report(void *state, const sb_point *pt, sb_ctx *ctx,
+                        sb_result *r)
+{
+    (void)ctx;
+    sb_chase_state *s = state;
+    sb_chase_report_latency(r, true);
+    sb_chase_cpu_level_note(r, s->bytes);
+    long long numa = sb_p_int(pt->params, "numa");
+    if (numa >= 0)
+        sb_result_note(r,
+                       "host backend: one CPU thread chases %zu slots %zu B "
+                       "apart in a buffer bound to NUMA node %lld",
+                       s->chain.nodes, s->chain.stride, numa);
+    else
+        sb_result_note(r,
+                       "host backend: one CPU thread chases %zu slots %zu B "
+                       "apart in a buffer placed by first touch",
+                       s->chain.nodes, s->chain.stride);
+}
+
+static int xlat_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
+{
+    (void)ctx;
+    const long long numa = sb_p_int(pt->params, "numa");
+    if (numa >= 0 && !sb_numa_node_exists((int)numa))
+        return sb_fail(err, SB_EINVAL,
+                       "parameter numa=%lld: this machine has no NUMA node "
+                       "%lld",
+                       numa, numa);
+    return 0;
+}
+
+static const sb_impl xlat_host = {
+    .backend = "host",
+    .desc = "host backend: one CPU thread chases a chain in the device "
+            "buffer (host memory on NUMA node `numa`)",
+    .setup = host_setup,
+    .run = sb_chase_cpu_run,
+    .verify = sb_chase_cpu_verify,
+    .report = host_report,
+    .teardown = sb_chase_cpu_teardown,
+};
+
+#ifdef SB_HAVE_CUDA
+extern const sb_impl sb_impl_cuda_transfer_latency;
+#endif
+
+const sb_bench sb_bench_transfer_latency = {
+    .name = "transfer.latency",
+    .area = "transfer",
+    .desc = "the device's load-to-use latency of host memory: a chain of "
+            "dependent loads, one per hop",
+    .params = xlat_params,
+    .quick = "size=256MiB",
+    .full = "size=256MiB pattern=random,page",
+    .flags = SB_BF_QUICK | SB_BF_FULL,
+    .kind = 1, /* host memory (the cuda backend's chase reads it) */
+    .decode = sb_chase_decode,
+    .shape_size = sizeof(sb_chase_shape),
+    .check = xlat_check,
+    .footprint = sb_chase_footprint,
+    .impls = (const sb_impl *const[]){&xlat_host, SB_IMPL_CUDA(
+        sb_impl_cuda_transfer_latency) NULL},
+};
