@@ -46,10 +46,10 @@ static void test_patterns(void)
         size_t bytes, stride;
         sb_chase_pattern pat;
     } cases[] = {
-        {64 * 1024, 64, SB_CHASE_RANDOM},   {64 * 1024, 64, SB_CHASE_PAGE},
+        {64 * 1024, 64, SB_CHASE_RANDOM},     {64 * 1024, 64, SB_CHASE_PAGE},
         {64 * 1024, 64, SB_CHASE_SEQUENTIAL}, {10000, 8, SB_CHASE_PAGE},
         {3 * 4096 + 640, 128, SB_CHASE_PAGE}, {1 << 20, 4096, SB_CHASE_PAGE},
-        {1 << 20, 256, SB_CHASE_RANDOM},    {16, 8, SB_CHASE_RANDOM},
+        {1 << 20, 256, SB_CHASE_RANDOM},      {16, 8, SB_CHASE_RANDOM},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         size_t bytes = cases[k].bytes, stride = cases[k].stride;
@@ -65,8 +65,8 @@ static void test_patterns(void)
 
         /* the chase on this CPU agrees with the order at any count */
         const void *start = (const void *)(uintptr_t)sb_chase_expect(&c, 0);
-        uint64_t counts[] = {0, 1, 7, 8, 9, c.nodes - 1, c.nodes,
-                             3 * c.nodes + 5};
+        uint64_t counts[] = {0, 1,           7,       8,
+                             9, c.nodes - 1, c.nodes, 3 * c.nodes + 5};
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
             CHECK((uint64_t)(uintptr_t)sb_chase_run(start, counts[i]) ==
                   sb_chase_expect(&c, counts[i]));

@@ -36,7 +36,7 @@ typedef unsigned long long u64;
 
 typedef struct cchase_state {
     sb_cuda_base base;
-    bool host;     /* the chain is in mapped host memory */
+    bool host; /* the chain is in mapped host memory */
     sb_chase chain;
     size_t bytes;
     void *buf;     /* device memory, or the host buffer (host) */
@@ -143,8 +143,8 @@ extern "C" int sb_cchase_setup(bool host, const sb_chase_shape *sh,
         }
         s->staging = calloc(1, sh->bytes);
         if (!s->staging) {
-            rc = sb_fail(err, SB_ENOMEM, "out of memory (%zu bytes)",
-                         sh->bytes);
+            rc =
+                sb_fail(err, SB_ENOMEM, "out of memory (%zu bytes)", sh->bytes);
             goto fail;
         }
         rc = sb_chase_build(s->staging, sh->bytes, sh->stride, sh->pattern,
@@ -174,8 +174,8 @@ extern "C" int sb_cchase_verify(void *state, sb_result *r)
         return rc;
     if (s->base.plant_error) {
         /* the slot 5 hops in now leads 2 slots on: the chase skips one */
-        size_t at = (size_t)s->chain.order[5 % s->chain.nodes] *
-                    s->chain.stride;
+        size_t at =
+            (size_t)s->chain.order[5 % s->chain.nodes] * s->chain.stride;
         u64 wrong = sb_chase_expect(&s->chain, 7);
         if (s->host)
             memcpy((char *)s->buf + at, &wrong, sizeof wrong);
@@ -187,20 +187,19 @@ extern "C" int sb_cchase_verify(void *state, sb_result *r)
         (rc = sb_cuda_sync(&s->base, &err, "k_chase")))
         return rc;
     u64 got = 0;
-    cudaError_t e = cudaMemcpy(&got, s->d_cur, sizeof got,
-                               cudaMemcpyDeviceToHost);
+    cudaError_t e =
+        cudaMemcpy(&got, s->d_cur, sizeof got, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess)
         return sb_cuda_fail(&err, e, "reading the chase back");
     u64 want = sb_chase_expect(&s->chain, HOPS);
     r->valid = got == want;
     if (!r->valid)
-        sb_result_note(r,
-                       "after %d hops the chase stands at slot %lld, not at "
-                       "slot %llu of the visiting order",
-                       HOPS,
-                       (long long)((got - s->chain.base) / s->chain.stride),
-                       (unsigned long long)((want - s->chain.base) /
-                                            s->chain.stride));
+        sb_result_note(
+            r,
+            "after %d hops the chase stands at slot %lld, not at "
+            "slot %llu of the visiting order",
+            HOPS, (long long)((got - s->chain.base) / s->chain.stride),
+            (unsigned long long)((want - s->chain.base) / s->chain.stride));
     return 0;
 }
 
@@ -226,7 +225,6 @@ extern "C" void sb_cchase_report(void *state, sb_result *r)
                    "memory; working set %s against L2 %s: %s",
                    s->chain.nodes, s->chain.stride, a, b,
                    (double)s->bytes >= 4 * s->base.l2_bytes ? "an HBM figure"
-                   : (double)s->bytes <= s->base.l2_bytes
-                       ? "an L1 or L2 figure"
-                       : "partly cached");
+                   : (double)s->bytes <= s->base.l2_bytes ? "an L1 or L2 figure"
+                                                          : "partly cached");
 }

@@ -46,9 +46,8 @@ size_t sb_chase_nodes(double bytes, size_t stride);
  * are written) and fills c; the order comes from seed. stride: a multiple
  * of 8; with SB_CHASE_PAGE, at most a page. SB_EINVAL or SB_ENOMEM with
  * err set. */
-int sb_chase_build(void *buf, size_t bytes, size_t stride,
-                   sb_chase_pattern pat, uint64_t base, uint64_t seed,
-                   sb_chase *c, sb_err *err);
+int sb_chase_build(void *buf, size_t bytes, size_t stride, sb_chase_pattern pat,
+                   uint64_t base, uint64_t seed, sb_chase *c, sb_err *err);
 void sb_chase_free(sb_chase *c);
 /* The address a chase stands at after `hops` hops from the start. */
 uint64_t sb_chase_expect(const sb_chase *c, uint64_t hops);

@@ -56,9 +56,8 @@ static void shuffle(uint32_t *v, size_t n, uint64_t *rng)
     }
 }
 
-int sb_chase_build(void *buf, size_t bytes, size_t stride,
-                   sb_chase_pattern pat, uint64_t base, uint64_t seed,
-                   sb_chase *c, sb_err *err)
+int sb_chase_build(void *buf, size_t bytes, size_t stride, sb_chase_pattern pat,
+                   uint64_t base, uint64_t seed, sb_chase *c, sb_err *err)
 {
     memset(c, 0, sizeof *c);
     if (stride % 8 || (pat == SB_CHASE_PAGE && stride > SB_CHASE_PAGE_BYTES))
@@ -163,15 +162,14 @@ int sb_chase_cpu_verify(void *state, sb_result *r)
     r->valid = (uint64_t)(uintptr_t)s->cur == want;
     sb_result_metric(r, "hops", (double)s->hops, "");
     if (!r->valid)
-        sb_result_note(r,
-                       "after %llu hops the chase stands at slot %lld, not "
-                       "at slot %llu of the visiting order",
-                       (unsigned long long)s->hops,
-                       (long long)(((uint64_t)(uintptr_t)s->cur -
-                                    s->chain.base) /
-                                   s->chain.stride),
-                       (unsigned long long)((want - s->chain.base) /
-                                            s->chain.stride));
+        sb_result_note(
+            r,
+            "after %llu hops the chase stands at slot %lld, not "
+            "at slot %llu of the visiting order",
+            (unsigned long long)s->hops,
+            (long long)(((uint64_t)(uintptr_t)s->cur - s->chain.base) /
+                        s->chain.stride),
+            (unsigned long long)((want - s->chain.base) / s->chain.stride));
     return 0;
 }
 
@@ -236,8 +234,8 @@ int sb_chase_decode(const sb_bench *b, const sb_params *p, void *out,
     sb_chase_shape *sh = out;
     double size = sb_p_num(p, "size");
     sh->stride = (size_t)sb_p_int(p, "stride");
-    sh->pattern = (sb_chase_pattern)sb_chase_pattern_from_name(
-        sb_p_str(p, "pattern"));
+    sh->pattern =
+        (sb_chase_pattern)sb_chase_pattern_from_name(sb_p_str(p, "pattern"));
     if (sh->stride % 8)
         return sb_fail(err, SB_EINVAL,
                        "%s: parameter stride=%zu is not a multiple of 8",
@@ -265,9 +263,9 @@ int sb_chase_cpu_setup_in(void *buf, const sb_chase_shape *sh,
     sb_chase_state *s = calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    int rc = sb_chase_build(buf, sh->bytes, sh->stride, sh->pattern,
-                            (uint64_t)(uintptr_t)buf, SB_CHASE_SEED, &s->chain,
-                            err);
+    int rc =
+        sb_chase_build(buf, sh->bytes, sh->stride, sh->pattern,
+                       (uint64_t)(uintptr_t)buf, SB_CHASE_SEED, &s->chain, err);
     if (rc) {
         free(s);
         return rc;
@@ -314,10 +312,10 @@ void sb_chase_cpu_level_note(sb_result *r, size_t bytes)
     }
     double llc = mc.nlevels ? mc.size[mc.nlevels] : 0;
     if (llc > 0)
-        sb_result_note(r, "working set %s is %.3gx the last-level cache (%s): %s",
-                       a, (double)bytes / llc, sb_fmt_size(llc, b, sizeof b),
-                       (double)bytes >= 4 * llc ? "a DRAM figure"
-                                                : "partly cached");
+        sb_result_note(
+            r, "working set %s is %.3gx the last-level cache (%s): %s", a,
+            (double)bytes / llc, sb_fmt_size(llc, b, sizeof b),
+            (double)bytes >= 4 * llc ? "a DRAM figure" : "partly cached");
 }
 
 static void lat_report(void *state, const sb_point *pt, sb_ctx *ctx,
@@ -357,6 +355,7 @@ const sb_bench sb_bench_memory_latency = {
     .decode = sb_chase_decode,
     .shape_size = sizeof(sb_chase_shape),
     .footprint = sb_chase_footprint,
-    .impls = (const sb_impl *const[]){&lat_cpu, SB_IMPL_CUDA(
-        sb_impl_cuda_memory_latency) NULL},
+    .impls = (const sb_impl *const[]){&lat_cpu,
+                                      SB_IMPL_CUDA(sb_impl_cuda_memory_latency)
+                                          NULL},
 };

@@ -287,7 +287,7 @@ static double xfer_bytes(const sb_point *pt)
 /* A NUMA node that does not exist is refused at planning, before any
  * point of the run is measured (setup would find it only when its turn
  * came). */
-static int xfer_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
+int sb_xfer_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
     const long long numa = sb_p_int(pt->params, "numa");
@@ -354,7 +354,7 @@ extern const sb_impl sb_impl_pjrt_transfer_h2d, sb_impl_pjrt_transfer_d2h,
         .full = XFER_FULL,                                                     \
         .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
         .kind = MODE,                                                          \
-        .check = xfer_check,                                                   \
+        .check = sb_xfer_check,                                                \
         .footprint = sb_xfer_footprint,                                        \
         .bytes = xfer_bytes,                                                   \
         .impls = (const sb_impl *const[]){&xfer_host, SB_IMPL_CUDA(xfer_cuda)  \

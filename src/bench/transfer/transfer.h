@@ -40,6 +40,9 @@ int sb_xfer_verify(void *state, sb_result *r);
 void sb_xfer_report(void *state, const sb_point *pt, sb_ctx *ctx, sb_result *r);
 void sb_xfer_teardown(void *state);
 double sb_xfer_footprint(const sb_point *pt, const sb_ctx *ctx);
+/* Refuses a `numa` parameter naming a node this machine lacks, at
+ * planning, before any point of the run is measured. */
+int sb_xfer_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err);
 /* Words of `got` that differ from the pattern of `seed`. */
 size_t sb_xfer_count_wrong(const void *got, size_t bytes, uint64_t seed);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "bench/memory/chase.h"
+#include "bench/transfer/transfer.h"
 #include "solbench/device.h"
 #include "solbench/util.h"
 
@@ -78,18 +79,6 @@ static void host_report(void *state, const sb_point *pt, sb_ctx *ctx,
                        s->chain.nodes, s->chain.stride);
 }
 
-static int xlat_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
-{
-    (void)ctx;
-    const long long numa = sb_p_int(pt->params, "numa");
-    if (numa >= 0 && !sb_numa_node_exists((int)numa))
-        return sb_fail(err, SB_EINVAL,
-                       "parameter numa=%lld: this machine has no NUMA node "
-                       "%lld",
-                       numa, numa);
-    return 0;
-}
-
 static const sb_impl xlat_host = {
     .backend = "host",
     .desc = "host backend: one CPU thread chases a chain in the device "
@@ -117,8 +106,9 @@ const sb_bench sb_bench_transfer_latency = {
     .kind = 1, /* host memory (the cuda backend's chase reads it) */
     .decode = sb_chase_decode,
     .shape_size = sizeof(sb_chase_shape),
-    .check = xlat_check,
+    .check = sb_xfer_check,
     .footprint = sb_chase_footprint,
-    .impls = (const sb_impl *const[]){&xlat_host, SB_IMPL_CUDA(
-        sb_impl_cuda_transfer_latency) NULL},
+    .impls =
+        (const sb_impl *const[]){
+            &xlat_host, SB_IMPL_CUDA(sb_impl_cuda_transfer_latency) NULL},
 };
