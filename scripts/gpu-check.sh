@@ -172,6 +172,7 @@ CHECKS=(
   "attention.paged_decode -p batch=16 -p lens=uniform:1:2048 -p chunk=0,16 -p head_dim=64,128,256"
   "attention.paged_decode -p batch=16 -p lens=uniform:1:2048 -p chunk=0,16 -p head_dim=64,128,256 -p kv_dtype=bf16,fp8"
   "attention.paged_decode -p batch=8 -p lens=0/1/17/300/5000/9000/1/33 -p q_heads=32 -p kv_heads=1 -p page_size=1,16"
+  "attention.paged_decode -p batch=8 -p lens=uniform:1:2048 -p q_heads=64 -p kv_heads=8 -p heads_per_block=1,2,4 -p kv_dtype=bf16"
   "memory.latency -p size=64KiB,256MiB -p pattern=random,page"
   "transfer.latency -p size=16MiB -p pattern=random,sequential"
 )
@@ -212,6 +213,15 @@ run ref-decode 0 --bench memory.read,attention.paged_decode -p size=4GiB \
 run ref-decode-kv 0 --bench memory.read,attention.paged_decode -p size=4GiB \
     -p batch=256 -p lens=uniform:1024:4096 -p chunk=0 -p kv_dtype=bf16,fp8 \
     --min-time 0.5
+# the register budget: query heads a block (registers a thread, blocks an
+# SM) against the bandwidth paged decode reaches, bf16 KV, groups of 8
+# and of 4 query heads per KV head
+run ref-decode-budget 0 --bench attention.paged_decode -p batch=256 \
+    -p lens=uniform:1024:4096 -p chunk=0 -p kv_dtype=bf16 -p q_heads=64 \
+    -p kv_heads=8 -p heads_per_block=0,4,2 --min-time 0.5
+run ref-decode-budget4 0 --bench attention.paged_decode -p batch=256 \
+    -p lens=uniform:1024:4096 -p chunk=0 -p kv_dtype=bf16 -p q_heads=32 \
+    -p kv_heads=8 -p heads_per_block=0,2 --min-time 0.5
 # load-to-use latency: L1, L2 and HBM of the device, and host memory
 # across the link (nvbandwidth's host_device_latency_sm)
 run ref-latency 0 --bench memory.latency,transfer.latency \
@@ -241,7 +251,8 @@ import json, os, sys
 out = sys.argv[1]
 print(f"{'bench':24} {'params':44} {'median':>10} {'best':>10} {'unit':8} valid")
 for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-transfer-sm",
-             "ref-decode", "ref-decode-kv", "ref-latency"):
+             "ref-decode", "ref-decode-kv", "ref-decode-budget",
+             "ref-decode-budget4", "ref-latency"):
     try:
         doc = json.load(open(os.path.join(out, name + ".json")))
     except Exception as e:
@@ -251,7 +262,7 @@ for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-transfer-sm",
         m = r.get("metrics", {})
         p = r.get("params", {})
         keep = ("size", "method", "dtype", "n", "host", "engine", "batch",
-                "kv_dtype", "pattern")
+                "kv_dtype", "pattern", "q_heads", "heads_per_block")
         ps = " ".join(f"{k}={p[k]}" for k in keep if k in p)
         if "latency_ns" in m:
             print(f"{r['bench']:24} {ps[:44]:44} {m['latency_ns']['value']:10.1f} "
@@ -310,6 +321,20 @@ try:
               f"{ratio:.2f} of memory.read ({read:.0f} GB/s){goal}")
 except Exception as e:
     print("target paged decode: no results:", e)
+# The register budget: each configuration's registers, blocks an SM and
+# bandwidth, so the default can be set from what the device shows.
+for name in ("ref-decode-budget", "ref-decode-budget4"):
+    try:
+        doc = json.load(open(os.path.join(out, name + ".json")))
+    except Exception as e:
+        print(name, "no results:", e)
+        continue
+    for r in doc["results"]:
+        m, p = r.get("metrics", {}), r.get("params", {})
+        print(f"budget q_heads={p.get('q_heads')} heads_per_block={p.get('heads_per_block')}: "
+              f"{m.get('registers', {}).get('value', 0):.0f} registers, "
+              f"{m.get('blocks_per_sm', {}).get('value', 0):.0f} blocks/SM, "
+              f"{m.get('GBps', {}).get('value', 0):.0f} GB/s")
 PY
 say "total $(elapsed) s, $FAILS failed checks"
 [ $FAILS = 0 ]

@@ -101,6 +101,9 @@ errors)
     out=$("$sb" run --no-store --backend cuda --bench attention.paged_decode -p head_dim=66 2>&1)
     [ $? = 2 ] || fail "paged_decode head_dim=66 on cuda should exit 2: $out"
     echo "$out" | grep -q "multiple of 4" || fail "head_dim=66: $out"
+    out=$("$sb" run --no-store --backend cuda --bench attention.paged_decode -p heads_per_block=3 2>&1)
+    [ $? = 2 ] || fail "paged_decode heads_per_block=3 should exit 2: $out"
+    echo "$out" | grep -q "heads_per_block=3 must be 0, 1, 2, 4 or 8" || fail "heads_per_block=3: $out"
     ;;
 *)
     fail "unknown check $what"

@@ -316,6 +316,7 @@ typedef struct cpaged_state {
     float *dq, *dout, *pacc, *pml;
     int32_t *dtable, *dkeys, *dbase;
     int split, max_splits, nv, gm, nsub;
+    int regs, blocks_per_sm; /* the partial kernel's, 0 when not known */
     size_t npool, nq;
 } cpaged_state;
 
@@ -648,6 +649,34 @@ template <int NV, int GM> static cudaError_t pd_smem(int smem)
     return e;
 }
 
+/* The partial kernel a configuration launches (its address, for the
+ * occupancy queries). */
+template <int NV, int GM> static const void *pd_kernel_kt(int kv)
+{
+    return kv == EL_BF16  ? (const void *)k_paged_partial<NV, GM, __nv_bfloat16>
+           : kv == EL_FP8 ? (const void *)k_paged_partial<NV, GM, __nv_fp8_e4m3>
+                          : (const void *)k_paged_partial<NV, GM, float>;
+}
+static const void *pd_kernel(int nv, int gm, int kv)
+{
+    switch (nv * 16 + gm) {
+    case 16 + 1:
+        return pd_kernel_kt<1, 1>(kv);
+    case 16 + 2:
+        return pd_kernel_kt<1, 2>(kv);
+    case 16 + 4:
+        return pd_kernel_kt<1, 4>(kv);
+    case 16 + 8:
+        return pd_kernel_kt<1, 8>(kv);
+    case 32 + 1:
+        return pd_kernel_kt<2, 1>(kv);
+    case 32 + 2:
+        return pd_kernel_kt<2, 2>(kv);
+    default:
+        return pd_kernel_kt<2, 4>(kv);
+    }
+}
+
 extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
 {
     cpaged_state *s = (cpaged_state *)calloc(1, sizeof *s);
@@ -687,6 +716,12 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
         s->nv = x->d > 128 ? 2 : 1;
         int G = (int)(x->hq / x->hkv);
         int gmax = s->nv == 1 ? 8 : 4;
+        /* heads_per_block caps the group: fewer registers a thread and
+         * more blocks an SM, each K and V row read once per group */
+        const sb_pval *hpb = sb_p_find(p, "heads_per_block");
+        if (hpb && sb_p_int(p, "heads_per_block") > 0 &&
+            sb_p_int(p, "heads_per_block") < gmax)
+            gmax = (int)sb_p_int(p, "heads_per_block");
         for (s->gm = 1; s->gm < G && s->gm < gmax; s->gm *= 2) {
         }
         s->nsub = (G + s->gm - 1) / s->gm;
@@ -754,6 +789,21 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
                 goto fail;
             }
         }
+    }
+    {
+        /* the register budget the compiler gave the kernel, and the
+         * blocks of it an SM holds, for the note */
+        const void *fn = pd_kernel(s->nv, s->gm, s->kv);
+        cudaFuncAttributes fa;
+        int smem = (int)((size_t)PD_WARPS * s->gm * (s->s.d + PD_ROW_PAD) *
+                         sizeof(float));
+        if (cudaFuncGetAttributes(&fa, fn) == cudaSuccess)
+            s->regs = fa.numRegs;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &s->blocks_per_sm, fn, PD_WARPS * 32, (size_t)smem) !=
+            cudaSuccess)
+            s->blocks_per_sm = 0;
+        cudaGetLastError(); /* a failed query is not the run's error */
     }
     if ((rc = sb_cuda_uploads_done(err)))
         goto fail;
@@ -827,6 +877,15 @@ extern "C" void sb_cpaged_report(void *state, const sb_params *p, sb_ctx *ctx,
                    s->kv == EL_BF16  ? "bf16"
                    : s->kv == EL_FP8 ? "fp8 e4m3"
                                      : "fp32");
+    if (s->regs > 0 && s->blocks_per_sm > 0) {
+        sb_result_metric(r, "registers", s->regs, "");
+        sb_result_metric(r, "blocks_per_sm", s->blocks_per_sm, "");
+        sb_result_note(r,
+                       "partial kernel: %d registers a thread, %d blocks of "
+                       "%d warps an SM (%d of the SM's warps)",
+                       s->regs, s->blocks_per_sm, PD_WARPS,
+                       s->blocks_per_sm * PD_WARPS);
+    }
     if (r->stats.p50 <= 0)
         return;
     sb_result_metric(r, "tokens_per_s", (double)s->s.total_q / r->stats.p50,

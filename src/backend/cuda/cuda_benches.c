@@ -323,6 +323,11 @@ static const sb_param_def cpaged_params[] = {
     {"kv_dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16|fp8",
      "KV cache element type (bf16 and fp8 e4m3 as serving stores it; "
      "decoded to fp32 as loaded, fp32 math)"},
+    {"heads_per_block", SB_P_INT, "0", 0, 8, NULL,
+     "query heads of one KV head a block computes (1, 2, 4 or 8; 0: all "
+     "of the group up to 8, 4 past head_dim 128): fewer heads, fewer "
+     "registers a thread and more blocks an SM, each K and V row read "
+     "once per block"},
     SB__CUDA_P_DEVICE,
     SB__CUDA_P_PLANT,
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
@@ -333,6 +338,15 @@ static int cpaged_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
     const sb_paged_shape s = *(const sb_paged_shape *)pt->shape;
+    /* the query heads a block computes, as the kernel's setup takes them:
+     * the group rounded up to a power of two, at most 8 (4 past head_dim
+     * 128) or heads_per_block */
+    const long long hpb = sb_p_int(pt->params, "heads_per_block");
+    long long gmax = s.d > 128 ? 4 : 8, gm = 1;
+    if (hpb > 0 && hpb < gmax)
+        gmax = hpb;
+    while (gm < s.hq / (s.hkv ? s.hkv : 1) && gm < gmax)
+        gm *= 2;
     int rc = 0;
     if (s.total_pages >= 2147483647LL || s.total_q >= 2147483647LL)
         rc = sb_fail(err, SB_EINVAL,
@@ -343,17 +357,20 @@ static int cpaged_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
     /* The kernel's limits (cuda_attn.cu), refused here so that bad input
      * exits 2 before any device is asked for: 16-byte loads of head_dim
      * floats, at most two 128-wide chunks, and the launch grids (y: KV
-     * heads x groups of 8 query heads, 4 past head_dim 128; x of the
-     * merge: tokens x q heads). */
+     * heads x groups of gm query heads; x of the merge: tokens x q
+     * heads). */
     else if (s.d % 4 || s.d > 256)
         rc = sb_fail(err, SB_EINVAL,
                      "attention.paged_decode on cuda: "
                      "parameter head_dim=%lld must be a multiple of 4 and "
                      "<= 256",
                      (long long)s.d);
-    else if (s.hkv * ((s.hq / s.hkv + (s.d > 128 ? 3 : 7)) /
-                      (s.d > 128 ? 4 : 8)) >
-                 65535 ||
+    else if (hpb != 0 && hpb != 1 && hpb != 2 && hpb != 4 && hpb != 8)
+        rc = sb_fail(err, SB_EINVAL,
+                     "attention.paged_decode on cuda: parameter "
+                     "heads_per_block=%lld must be 0, 1, 2, 4 or 8",
+                     hpb);
+    else if (s.hkv * ((s.hq / s.hkv + gm - 1) / gm) > 65535 ||
              s.total_q * s.hq > 2147483647LL)
         rc = sb_fail(err, SB_EINVAL,
                      "attention.paged_decode on cuda: "
