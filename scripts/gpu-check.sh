@@ -17,6 +17,8 @@
 # Usage: scripts/gpu-check.sh [--no-build] [--build-dir DIR]
 #        scripts/gpu-check.sh --prebuilt DIR
 #        scripts/gpu-check.sh --fetch-debs DIR   (on a machine with apt)
+#        scripts/gpu-check.sh --pack DIR   (here: the build and its libraries
+#                                          for --prebuilt DIR)
 # --prebuilt DIR runs DIR/solbench, built elsewhere, with the libraries it
 # needs beside it in DIR/lib (the CUDA libraries too large to copy, cuBLAS
 # and NCCL, are looked for on the machine); see docs/REFERENCE-GPU.md.
@@ -41,6 +43,26 @@ while [ $# -gt 0 ]; do
     --no-build) DO_BUILD=0 ;;
     --build-dir) BUILD=$2; shift ;;
     --prebuilt) PREBUILT=$(cd "$2" && pwd) || exit 2; DO_BUILD=0; shift ;;
+    --pack)
+        # Here, on a machine with the CUDA toolkit and no GPU: the Release
+        # build and the libraries it needs that a bare GPU machine may lack
+        # (not the C library, not CUDA's own: cuBLAS and NCCL are too large
+        # to carry and are looked for on the GPU machine), in DIR and
+        # DIR/lib, as --prebuilt DIR takes them.
+        P=$(mkdir -p "$2/lib" && cd "$2" && pwd) || exit 2
+        cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSOLBENCH_CUDA=ON \
+              -DSOLBENCH_MPI=OFF -DSOLBENCH_NATIVE=OFF >"$P/pack.log" 2>&1 &&
+            cmake --build "$BUILD" -j"$(nproc)" >>"$P/pack.log" 2>&1 ||
+            { tail -20 "$P/pack.log"; echo "gpu-check.sh: the build failed" >&2; exit 2; }
+        cp "$BUILD/solbench" "$P/" || exit 2
+        ldd "$P/solbench" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+            case $(basename "$lib") in
+            libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libcuda.so*|libcublas*|libnccl*) ;;
+            *) cp -L "$lib" "$P/lib/" ;;
+            esac
+        done
+        du -sh "$P"
+        exit 0 ;;
     --fetch-debs)
         mkdir -p "$2" && cd "$2" && apt-get download $PKGS
         exit $? ;;
