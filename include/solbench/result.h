@@ -74,7 +74,8 @@ int sb_results_push_skipped(sb_result_list *l, const char *bench,
 void sb_results_free(sb_result_list *l);
 
 /* Headline metric of a result: the name and whether higher is better.
- * Order: busbw_GBps, GBps, TFLOPs, GFLOPs, tokens_per_s, latency_us. */
+ * Order: busbw_GBps, GBps, TFLOPs, GFLOPs, tokens_per_s, latency_ns,
+ * latency_us. */
 const sb_metric *sb_result_headline(const sb_result *r, bool *higher_better);
 /* Whether higher values of a metric (by name and unit) are better. */
 bool sb_metric_higher_better(const char *name, const char *unit);

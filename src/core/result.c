@@ -145,10 +145,14 @@ bool sb_metric_higher_better(const char *name, const char *unit)
 
 const sb_metric *sb_result_headline(const sb_result *r, bool *higher_better)
 {
+    /* latency_ns: a load's latency (memory.latency), before the
+     * per-iteration latency_us every timed result has */
     static const char *order[] = {"busbw_GBps", "GBps",         "TFLOPs",
-                                  "GFLOPs",     "tokens_per_s", "latency_us"};
+                                  "GFLOPs",     "tokens_per_s", "latency_ns",
+                                  "latency_us"};
     static const char *compute_order[] = {
-        "busbw_GBps", "TFLOPs", "GFLOPs", "GBps", "tokens_per_s", "latency_us"};
+        "busbw_GBps",   "TFLOPs",     "GFLOPs",    "GBps",
+        "tokens_per_s", "latency_ns", "latency_us"};
     const sb_metric *ai = sb_result_get(r, "AI");
     if (ai && ai->value >= SB_HEADLINE_AI) {
         for (size_t i = 0; i < sizeof compute_order / sizeof compute_order[0];
