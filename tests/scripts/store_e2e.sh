@@ -98,14 +98,15 @@ gate)
     # with samples of about a millisecond and the scheduler's slices of
     # a few, one check in five here saw a clean median (both threads ran
     # on their own cores throughout). Three checks under the same load,
-    # the first that sees it counts. No pause before the last
-    # confirmation: one after the default pause once saw -93 % at p 0.24,
-    # many of its samples clean, and dropped the regression — most likely
-    # because a process that sleeps while starved wakes with the time it
-    # is owed (the EEVDF scheduler keeps a task's lag across a sleep) and
-    # runs ahead of the spinners for a while.
+    # the first that sees it counts. Without confirmation: under make
+    # test on a kernel-6.18 guest the second re-measurement ran clean
+    # (+1.5 %, p 0.68) after two that saw -99.8 %, with or without the
+    # pause, in two runs of three, and dropped the regression; spinners
+    # slow this process's samples only in some stretches, unlike a slower
+    # build. Confirmation itself, a regression that holds and one that
+    # does not, is unit.test_gate's.
     for _ in 1 2 3; do
-        "$S" check --baseline base --threshold 15 --confirm-pause 0 \
+        "$S" check --baseline base --threshold 15 --no-confirm \
             --junit "$W/busy.xml" --markdown "$W/busy.md" >"$W/busy.out" 2>&1
         rc=$?
         [ $rc -ne 0 ] && break
