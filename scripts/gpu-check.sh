@@ -48,19 +48,20 @@ while [ $# -gt 0 ]; do
         # build and the libraries it needs that a bare GPU machine may lack
         # (not the C library, not CUDA's own: cuBLAS and NCCL are too large
         # to carry and are looked for on the GPU machine), in DIR and
-        # DIR/lib, as --prebuilt DIR takes them.
-        P=$(mkdir -p "$2/lib" && cd "$2" && pwd) || exit 2
+        # DIR/lib, as --prebuilt DIR takes them. DIR is relative to the
+        # checkout's root.
+        P=$(mkdir -p "${2:?usage: gpu-check.sh --pack DIR}/lib" && cd "$2" && pwd) || exit 2
         cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSOLBENCH_CUDA=ON \
               -DSOLBENCH_MPI=OFF -DSOLBENCH_NATIVE=OFF >"$P/pack.log" 2>&1 &&
             cmake --build "$BUILD" -j"$(nproc)" >>"$P/pack.log" 2>&1 ||
             { tail -20 "$P/pack.log"; echo "gpu-check.sh: the build failed" >&2; exit 2; }
         cp "$BUILD/solbench" "$P/" || exit 2
-        ldd "$P/solbench" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+        while read -r lib; do
             case $(basename "$lib") in
             libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libcuda.so*|libcublas*|libnccl*) ;;
-            *) cp -L "$lib" "$P/lib/" ;;
+            *) cp -L "$lib" "$P/lib/" || exit 2 ;;
             esac
-        done
+        done < <(ldd "$P/solbench" | awk '$3 ~ /^\// {print $3}')
         du -sh "$P"
         exit 0 ;;
     --fetch-debs)
@@ -110,21 +111,17 @@ fi
 SB=$BUILD/solbench
 if [ -n "$PREBUILT" ]; then
     SB=$PREBUILT/solbench
-    export LD_LIBRARY_PATH=$PREBUILT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    # Libraries still missing (cuBLAS, NCCL) are looked for where CUDA
-    # toolkits and Python wheels keep them.
-    for lib in $(ldd "$SB" 2>/dev/null | awk '/not found/ {print $1}'); do
-        hit=$(find /usr/local /opt /usr/lib /usr/lib64 -name "$lib" 2>/dev/null | head -1)
-        if [ -n "$hit" ]; then
-            export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$hit")
-            say "found $lib at $hit"
-        fi
-    done
-    if ldd "$SB" | grep -q "not found"; then
-        ldd "$SB" | grep "not found" | tee -a "$LOG"
+    # its libraries, and those still missing (cuBLAS, NCCL) where CUDA
+    # toolkits and Python wheels keep them
+    # shellcheck source=scripts/lib/gpu-libs.sh
+    . "$ROOT/scripts/lib/gpu-libs.sh"
+    # (not in a pipeline: what it exports must stay in this shell)
+    if ! sb_gpu_libs "$PREBUILT" >"$SCRATCH/libs.txt"; then
+        tee -a "$LOG" <"$SCRATCH/libs.txt"
         say "the prebuilt solbench lacks libraries on this machine"
         exit 2
     fi
+    tee -a "$LOG" <"$SCRATCH/libs.txt"
 fi
 [ -x "$SB" ] || { say "no $SB"; exit 2; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \

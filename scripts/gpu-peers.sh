@@ -84,14 +84,17 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ -z "$SB" ]; then
-    if [ -x "$ROOT/.gpu-bin/solbench" ]; then
-        SB=$ROOT/.gpu-bin/solbench
-        export LD_LIBRARY_PATH=$ROOT/.gpu-bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    else
-        SB=$ROOT/build/solbench
-    fi
+    if [ -x "$ROOT/.gpu-bin/solbench" ]; then SB=$ROOT/.gpu-bin/solbench; else SB=$ROOT/build/solbench; fi
 fi
 [ -x "$SB" ] || { echo "gpu-peers.sh: no solbench at $SB" >&2; exit 2; }
+# a packed solbench (gpu-check.sh --pack): its libraries, and cuBLAS and
+# NCCL found on this machine, as gpu-check.sh --prebuilt finds them
+if [ -d "$(dirname "$SB")/lib" ]; then
+    # shellcheck source=scripts/lib/gpu-libs.sh
+    . "$ROOT/scripts/lib/gpu-libs.sh"
+    sb_gpu_libs "$(dirname "$SB")" ||
+        { echo "gpu-peers.sh: $SB lacks libraries on this machine" >&2; exit 2; }
+fi
 [ -x "$PEER" ] || { echo "gpu-peers.sh: no nvbandwidth at $PEER (--build-peer SRC first)" >&2; exit 2; }
 nvidia-smi -L >/dev/null 2>&1 || { echo "gpu-peers.sh: no GPU" >&2; exit 2; }
 mkdir -p "$OUTDIR"

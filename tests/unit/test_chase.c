@@ -123,6 +123,14 @@ static void test_refusals(void)
     err = (sb_err){0};
     CHECK(sb_chase_build(buf, sizeof buf, 8192, SB_CHASE_PAGE, 0, 1, &c,
                          &err) == SB_EINVAL);
+    /* a page pattern's groups are whole pages: the stride divides one */
+    err = (sb_err){0};
+    CHECK(sb_chase_build(buf, sizeof buf, 24, SB_CHASE_PAGE, 0, 1, &c, &err) ==
+          SB_EINVAL);
+    CHECK(strstr(err.msg, "divides a 4 KiB page") != NULL);
+    CHECK(sb_chase_build(buf, sizeof buf, 24, SB_CHASE_RANDOM, 0, 1, &c,
+                         &err) == 0);
+    sb_chase_free(&c);
     CHECK(sb_chase_nodes(1e300, 8) == 0);
     CHECK(sb_chase_nodes(64, 8) == 8);
     CHECK(sb_chase_pattern_from_name("page") == SB_CHASE_PAGE);
@@ -140,6 +148,10 @@ static void test_refusals(void)
     CHECK(sb_test_point(b, "size=64 stride=64", &p, &err) == 0);
     CHECK(sb_point_make(b, sb_test_cpu(b), &p, &pt, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "fewer than 2 slots") != NULL);
+    err = (sb_err){0};
+    CHECK(sb_test_point(b, "stride=24 pattern=page", &p, &err) == 0);
+    CHECK(sb_point_make(b, sb_test_cpu(b), &p, &pt, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "must divide a 4 KiB page") != NULL);
     /* the footprint is the buffer and its order */
     CHECK(sb_test_point(b, "size=1MiB", &p, &err) == 0);
     CHECK_NEAR(sb_test_footprint(b, &p, NULL), 1048576.0 + 4 * 16384.0, 0);
@@ -181,6 +193,23 @@ static void test_verify(void)
     CHECK(im->verify(st, &r) == 0);
     CHECK(!r.valid);
     CHECK(r.n_notes > 0 && strstr(r.notes[0], "not at slot") != NULL);
+    sb_result_free(&r);
+    im->teardown(st);
+
+    /* with huge pages asked for the buffer starts on a 2 MiB boundary and
+     * the chase is as valid */
+    CHECK(sb_test_point(b, "size=4MiB pages=huge stride=192", &p, &err) == 0);
+    st = NULL;
+    CHECK(sb_test_setup(b, &p, &ctx, &st, &err) == 0);
+    if (!st)
+        return;
+    s = st;
+    CHECK(s->huge && ((uintptr_t)s->buf & ((2u << 20) - 1)) == 0);
+    CHECK(s->chain.nodes == (4u << 20) / 192);
+    im->run(st, 100003);
+    memset(&r, 0, sizeof r);
+    CHECK(im->verify(st, &r) == 0);
+    CHECK(r.valid);
     sb_result_free(&r);
     im->teardown(st);
 }

@@ -2,14 +2,16 @@
  * cuda_chase.cu — pointer chasing on the GPU (chase.h): memory.latency
  * through device memory, and transfer.latency through mapped page-locked
  * host memory (nvbandwidth's host_device_latency_sm). One thread of one
- * block follows the chain; a launch is HOPS hops, so the timer divides a
- * sample by launches x HOPS.
+ * block follows the chain; a launch is `hops` hops (below), so the timer
+ * divides a sample by launches x hops.
  *
  * Device memory is read with plain loads: a small working set shows L1,
  * a larger one L2, past a few times L2 the figure is HBM's (TLB misses
- * included at pattern=random). Host memory is read with ld.volatile
- * (__ldcv), which neither L1 nor L2 answers, so every hop crosses the link
- * to the host and back, whatever the working set.
+ * included at pattern=random; pattern=page groups 4 KiB, far smaller
+ * than the GPU's own pages). Host memory is read with __ldcv
+ * (ld.global.cv: fetched again at every load, neither L1 nor L2 answers),
+ * so every hop crosses the link to the host and back, whatever the
+ * working set.
  *
  * Verification puts the chase back at its start, runs one launch, and
  * compares where it stands with the visiting order; plant_error first
@@ -30,7 +32,11 @@ extern "C" {
 #include "solbench/util.h"
 }
 
-#define HOPS 1024 /* hops a launch */
+/* Hops a launch: 1024 through host memory; through device memory enough
+ * to go round a small chain 16 times, so the L1, which a launch starts
+ * cold, is warm for all but the first round (at most 65536). */
+#define HOPS_MIN 1024
+#define HOPS_MAX 65536
 
 typedef unsigned long long u64;
 
@@ -42,6 +48,7 @@ typedef struct cchase_state {
     void *buf;     /* device memory, or the host buffer (host) */
     void *staging; /* device memory: the chain built here, then copied */
     u64 *d_cur;    /* where the chase stands, on the device */
+    int hops;      /* hops a launch */
     const sb_dev_ops *ops; /* host memory through the device interface */
     sb_dev *dev;
     char where[512];
@@ -60,9 +67,9 @@ static int chase_enqueue(void *state, int iters, sb_err *err)
     cchase_state *s = (cchase_state *)state;
     for (int i = 0; i < iters; i++) {
         if (s->host)
-            k_chase<true><<<1, 1, 0, s->base.stream>>>(s->d_cur, HOPS);
+            k_chase<true><<<1, 1, 0, s->base.stream>>>(s->d_cur, s->hops);
         else
-            k_chase<false><<<1, 1, 0, s->base.stream>>>(s->d_cur, HOPS);
+            k_chase<false><<<1, 1, 0, s->base.stream>>>(s->d_cur, s->hops);
     }
     return sb_cuda_fail(err, cudaGetLastError(), "k_chase launch");
 }
@@ -105,7 +112,10 @@ extern "C" int sb_cchase_setup(bool host, const sb_chase_shape *sh,
     s->host = host;
     s->bytes = sh->bytes;
     s->base.plant_error = sb_p_bool(p, "plant_error");
-    s->base.passes = HOPS;
+    s->hops = HOPS_MIN;
+    if (!host && sh->nodes * 16 > HOPS_MIN)
+        s->hops = sh->nodes * 16 < HOPS_MAX ? (int)(sh->nodes * 16) : HOPS_MAX;
+    s->base.passes = s->hops;
     int device = (int)sb_p_int(p, "device");
     int rc = sb_cuda_base_init(&s->base, device, chase_enqueue, true, err);
     if (rc)
@@ -169,9 +179,11 @@ extern "C" int sb_cchase_verify(void *state, sb_result *r)
 {
     cchase_state *s = (cchase_state *)state;
     sb_err err = {0};
+    u64 got = 0, want = sb_chase_expect(&s->chain, (uint64_t)s->hops);
+    cudaError_t e;
     int rc = chase_restart(s, &err);
     if (rc)
-        return rc;
+        goto fail;
     if (s->base.plant_error) {
         /* the slot 5 hops in now leads 2 slots on: the chase skips one */
         size_t at =
@@ -181,26 +193,29 @@ extern "C" int sb_cchase_verify(void *state, sb_result *r)
             memcpy((char *)s->buf + at, &wrong, sizeof wrong);
         else if ((rc = sb_cuda_put(&s->base, (char *)s->buf + at, &wrong,
                                    sizeof wrong, &err, "plant_error")))
-            return rc;
+            goto fail;
     }
     if ((rc = chase_enqueue(s, 1, &err)) ||
         (rc = sb_cuda_sync(&s->base, &err, "k_chase")))
-        return rc;
-    u64 got = 0;
-    cudaError_t e =
-        cudaMemcpy(&got, s->d_cur, sizeof got, cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess)
-        return sb_cuda_fail(&err, e, "reading the chase back");
-    u64 want = sb_chase_expect(&s->chain, HOPS);
+        goto fail;
+    e = cudaMemcpy(&got, s->d_cur, sizeof got, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+        rc = sb_cuda_fail(&err, e, "reading the chase back");
+        goto fail;
+    }
     r->valid = got == want;
     if (!r->valid)
         sb_result_note(
             r,
             "after %d hops the chase stands at slot %lld, not at "
             "slot %llu of the visiting order",
-            HOPS, (long long)((got - s->chain.base) / s->chain.stride),
+            s->hops, (long long)((got - s->chain.base) / s->chain.stride),
             (unsigned long long)((want - s->chain.base) / s->chain.stride));
     return 0;
+fail:
+    /* the runner says only that verification could not run: say why */
+    sb_result_note(r, "%s", err.msg);
+    return rc;
 }
 
 extern "C" void sb_cchase_report(void *state, sb_result *r)
@@ -214,16 +229,18 @@ extern "C" void sb_cchase_report(void *state, sb_result *r)
         sb_result_note(r, "%s", s->where);
         sb_result_note(r,
                        "one GPU thread chases %zu slots %zu B apart in mapped "
-                       "page-locked host memory (%s) with volatile loads: "
-                       "every hop a round trip over the link",
-                       s->chain.nodes, s->chain.stride, a);
+                       "page-locked host memory (%s) with ld.global.cv loads, "
+                       "%d hops a launch: every hop a round trip over the "
+                       "link",
+                       s->chain.nodes, s->chain.stride, a, s->hops);
         return;
     }
     sb_fmt_size(s->base.l2_bytes, b, sizeof b);
     sb_result_note(r,
                    "one GPU thread chases %zu slots %zu B apart in device "
-                   "memory; working set %s against L2 %s: %s",
-                   s->chain.nodes, s->chain.stride, a, b,
+                   "memory, %d hops a launch; working set %s against L2 %s: "
+                   "%s",
+                   s->chain.nodes, s->chain.stride, s->hops, a, b,
                    (double)s->bytes >= 4 * s->base.l2_bytes ? "an HBM figure"
                    : (double)s->bytes <= s->base.l2_bytes ? "an L1 or L2 figure"
                                                           : "partly cached");

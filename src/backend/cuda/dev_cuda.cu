@@ -42,7 +42,9 @@ struct sb_dev {
     hwloc_topology_t topo; /* NULL when the node is unknown */
     hwloc_obj_t node;      /* the GPU's NUMA node in topo */
     /* the calling thread's CPUs before open bound it to the node's, put
-     * back by close; NULL when it was not bound */
+     * back by close; NULL when it was not bound. Right while a thread's
+     * opens do not nest (a point opens its device and closes it before
+     * the next point's; CUDA points are never interleaved). */
     hwloc_bitmap_t saved_cpus;
 };
 

@@ -14,6 +14,7 @@
 #ifndef SOLBENCH_BENCH_CHASE_H
 #define SOLBENCH_BENCH_CHASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,19 +71,31 @@ double sb_chase_footprint(const sb_point *pt, const sb_ctx *ctx);
  * transfer.latency (host backend). */
 typedef struct sb_chase_state {
     sb_chase chain;
-    void *buf;
+    void *buf; /* the slots, inside the mapping */
     size_t bytes;
+    void *map; /* the buffer's own mapping (munmap'ed at teardown) */
+    size_t map_len;
+    bool huge;       /* transparent huge pages asked for (else refused) */
+    int numa;        /* the NUMA node the buffer is bound to, -1: none */
     const void *cur; /* where the chase stands */
     uint64_t hops;   /* hops taken since the start */
-    /* frees buf (NULL: sb_free_aligned) */
-    void (*release)(void *ctx, void *buf);
-    void *release_ctx;
 } sb_chase_state;
 
-/* Builds the chain of sh in buf (which the state owns from then on, and
- * frees with sb_free_aligned unless release is set). */
-int sb_chase_cpu_setup_in(void *buf, const sb_chase_shape *sh,
-                          sb_chase_state **out, sb_err *err);
+/* The CPU's `pages` parameter (4k or huge), for the impls' tables. */
+#define SB_CHASE_P_PAGES                                                       \
+    {                                                                          \
+        "pages", SB_P_STR, "4k", 0, 0, "4k|huge",                              \
+            "the buffer's pages: 4k (transparent huge pages refused, so a "    \
+            "TLB miss shows wherever the pages outrun the TLB) or huge (2 "    \
+            "MiB pages asked for; the kernel may grant fewer)"                 \
+    }
+
+/* Maps a buffer for the chain of sh with the page policy asked for
+ * (huge: transparent huge pages asked for, 2 MiB aligned; else refused,
+ * so every page is 4 KiB), bound to NUMA node numa when >= 0, touched
+ * page by page by this thread, and builds the chain in it. */
+int sb_chase_cpu_setup(const sb_chase_shape *sh, bool huge, int numa,
+                       sb_chase_state **out, sb_err *err);
 void sb_chase_cpu_run(void *state, uint64_t iters);
 int sb_chase_cpu_verify(void *state, sb_result *r);
 void sb_chase_cpu_teardown(void *state);

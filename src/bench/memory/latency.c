@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#include <hwloc.h>
 
 #include "bench/memory/chase.h"
 #include "bench/memory/memory.h"
@@ -60,10 +63,11 @@ int sb_chase_build(void *buf, size_t bytes, size_t stride, sb_chase_pattern pat,
                    uint64_t base, uint64_t seed, sb_chase *c, sb_err *err)
 {
     memset(c, 0, sizeof *c);
-    if (stride % 8 || (pat == SB_CHASE_PAGE && stride > SB_CHASE_PAGE_BYTES))
-        return sb_fail(err, SB_EINVAL,
-                       "stride=%zu: a multiple of 8 bytes%s is needed", stride,
-                       pat == SB_CHASE_PAGE ? ", at most a page," : "");
+    if (stride % 8 ||
+        (pat == SB_CHASE_PAGE && (stride == 0 || SB_CHASE_PAGE_BYTES % stride)))
+        return sb_fail(
+            err, SB_EINVAL, "stride=%zu: a multiple of 8 bytes%s is needed",
+            stride, pat == SB_CHASE_PAGE ? " that divides a 4 KiB page" : "");
     size_t n = sb_chase_nodes((double)bytes, stride);
     if (n == 0)
         return sb_fail(err, SB_EINVAL,
@@ -179,12 +183,8 @@ void sb_chase_cpu_teardown(void *state)
     if (!s)
         return;
     sb_chase_free(&s->chain);
-    if (s->buf) {
-        if (s->release)
-            s->release(s->release_ctx, s->buf);
-        else
-            sb_free_aligned(s->buf);
-    }
+    if (s->map)
+        munmap(s->map, s->map_len);
     free(s);
 }
 
@@ -240,6 +240,11 @@ int sb_chase_decode(const sb_bench *b, const sb_params *p, void *out,
         return sb_fail(err, SB_EINVAL,
                        "%s: parameter stride=%zu is not a multiple of 8",
                        b->name, sh->stride);
+    if (sh->pattern == SB_CHASE_PAGE && SB_CHASE_PAGE_BYTES % sh->stride)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter stride=%zu with pattern=page: the "
+                       "stride must divide a 4 KiB page",
+                       b->name, sh->stride);
     sh->nodes = sb_chase_nodes(size, sh->stride);
     if (sh->nodes == 0)
         return sb_fail(err, SB_EINVAL,
@@ -257,21 +262,56 @@ double sb_chase_footprint(const sb_point *pt, const sb_ctx *ctx)
     return (double)sh->bytes + 4.0 * (double)sh->nodes;
 }
 
-int sb_chase_cpu_setup_in(void *buf, const sb_chase_shape *sh,
-                          sb_chase_state **out, sb_err *err)
+#define HUGE_ALIGN (2u << 20)
+
+int sb_chase_cpu_setup(const sb_chase_shape *sh, bool huge, int numa,
+                       sb_chase_state **out, sb_err *err)
 {
     sb_chase_state *s = calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
-    int rc =
-        sb_chase_build(buf, sh->bytes, sh->stride, sh->pattern,
-                       (uint64_t)(uintptr_t)buf, SB_CHASE_SEED, &s->chain, err);
-    if (rc) {
+    s->huge = huge;
+    s->numa = numa;
+    s->bytes = sh->bytes;
+    /* Its own mapping, so the page policy and the binding hold before
+     * any page is touched; huge: room to start on a 2 MiB boundary. */
+    s->map_len = sh->bytes + (huge ? HUGE_ALIGN : 0);
+    void *m = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
         free(s);
+        return sb_fail(err, SB_ENOMEM, "cannot map %zu bytes", sh->bytes);
+    }
+    s->map = m;
+    uintptr_t a = (uintptr_t)m;
+    if (huge)
+        a = (a + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1);
+    s->buf = (void *)a;
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+    /* advice: a kernel without transparent huge pages has 4 KiB ones */
+    madvise(s->buf, sh->bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#endif
+    if (numa >= 0) {
+        hwloc_topology_t topo = sb_topology();
+        hwloc_obj_t node =
+            topo ? hwloc_get_numanode_obj_by_os_index(topo, (unsigned)numa)
+                 : NULL;
+        if (!node || hwloc_set_area_membind(topo, s->buf, sh->bytes,
+                                            node->nodeset, HWLOC_MEMBIND_BIND,
+                                            HWLOC_MEMBIND_BYNODESET) != 0) {
+            sb_chase_cpu_teardown(s);
+            return sb_fail(err, SB_EUNSUP,
+                           "cannot bind the buffer to NUMA node %d", numa);
+        }
+    }
+    memset(s->buf, 0, sh->bytes); /* first touch, by the thread that chases */
+    int rc = sb_chase_build(s->buf, sh->bytes, sh->stride, sh->pattern,
+                            (uint64_t)(uintptr_t)s->buf, SB_CHASE_SEED,
+                            &s->chain, err);
+    if (rc) {
+        sb_chase_cpu_teardown(s);
         return rc;
     }
-    s->buf = buf;
-    s->bytes = sh->bytes;
     s->cur = (const void *)(uintptr_t)sb_chase_expect(&s->chain, 0);
     *out = s;
     return 0;
@@ -281,19 +321,12 @@ static int lat_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                      sb_err *err)
 {
     (void)ctx;
-    const sb_chase_shape *sh = pt->shape;
-    void *buf = sb_alloc_aligned(sh->bytes);
-    if (!buf)
-        return sb_fail(err, SB_ENOMEM, "cannot allocate %zu bytes", sh->bytes);
-    memset(buf, 0, sh->bytes); /* first touch, by the thread that chases */
     sb_chase_state *s = NULL;
-    int rc = sb_chase_cpu_setup_in(buf, sh, &s, err);
-    if (rc) {
-        sb_free_aligned(buf);
-        return rc;
-    }
+    int rc = sb_chase_cpu_setup(
+        pt->shape, strcmp(sb_p_str(pt->params, "pages"), "huge") == 0, -1, &s,
+        err);
     *state = s;
-    return 0;
+    return rc;
 }
 
 /* Which level of this CPU's caches the working set fits in. */
@@ -326,13 +359,19 @@ static void lat_report(void *state, const sb_point *pt, sb_ctx *ctx,
     sb_chase_state *s = state;
     sb_chase_report_latency(r, true);
     sb_chase_cpu_level_note(r, s->bytes);
-    sb_result_note(r, "one thread, %zu slots %zu B apart", s->chain.nodes,
-                   s->chain.stride);
+    sb_result_note(r, "one thread, %zu slots %zu B apart, %s", s->chain.nodes,
+                   s->chain.stride,
+                   s->huge ? "huge pages asked for"
+                           : "4 KiB pages (huge pages refused)");
 }
+
+static const sb_param_def lat_cpu_params[] = {
+    SB_CHASE_P_PAGES, {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const sb_impl lat_cpu = {
     .backend = "cpu",
     .desc = "one thread chases a pointer chain (lmbench's lat_mem_rd)",
+    .params = lat_cpu_params,
     .setup = lat_setup,
     .run = sb_chase_cpu_run,
     .verify = sb_chase_cpu_verify,

@@ -9,10 +9,10 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench/memory/chase.h"
 #include "bench/transfer/transfer.h"
-#include "solbench/device.h"
 #include "solbench/util.h"
 
 static const sb_param_def xlat_params[] = {
@@ -27,36 +27,22 @@ static const sb_param_def xlat_params[] = {
      "host backend: NUMA node of the buffer (-1: first touch)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-static void host_release(void *dev, void *buf)
-{
-    sb_dev_host_ops.dev_free(dev, buf);
-    sb_dev_host_ops.close(dev);
-}
-
 static int host_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
     (void)ctx;
-    const sb_chase_shape *sh = pt->shape;
-    sb_dev *dev = NULL;
-    int rc = sb_dev_host_ops.open((int)sb_p_int(pt->params, "device"),
-                                  (int)sb_p_int(pt->params, "numa"), &dev, err);
-    if (rc)
-        return rc;
-    void *buf = sb_dev_host_ops.dev_alloc(dev, sh->bytes, err);
-    if (!buf) {
-        sb_dev_host_ops.close(dev);
-        return err->code ? err->code : SB_ENOMEM;
-    }
+    /* the host backend's one device: device 0 */
+    if (sb_p_int(pt->params, "device") != 0)
+        return sb_fail(err, SB_EUNSUP,
+                       "the host backend has one device (device 0), not "
+                       "device %lld",
+                       (long long)sb_p_int(pt->params, "device"));
     sb_chase_state *s = NULL;
-    if ((rc = sb_chase_cpu_setup_in(buf, sh, &s, err))) {
-        host_release(dev, buf);
-        return rc;
-    }
-    s->release = host_release;
-    s->release_ctx = dev;
+    int rc = sb_chase_cpu_setup(
+        pt->shape, strcmp(sb_p_str(pt->params, "pages"), "huge") == 0,
+        (int)sb_p_int(pt->params, "numa"), &s, err);
     *state = s;
-    return 0;
+    return rc;
 }
 
 static void host_report(void *state, const sb_point *pt, sb_ctx *ctx,
@@ -66,21 +52,24 @@ static void host_report(void *state, const sb_point *pt, sb_ctx *ctx,
     sb_chase_state *s = state;
     sb_chase_report_latency(r, true);
     sb_chase_cpu_level_note(r, s->bytes);
-    long long numa = sb_p_int(pt->params, "numa");
-    if (numa >= 0)
-        sb_result_note(r,
-                       "host backend: one CPU thread chases %zu slots %zu B "
-                       "apart in a buffer bound to NUMA node %lld",
-                       s->chain.nodes, s->chain.stride, numa);
-    else
-        sb_result_note(r,
-                       "host backend: one CPU thread chases %zu slots %zu B "
-                       "apart in a buffer placed by first touch",
-                       s->chain.nodes, s->chain.stride);
+    (void)pt;
+    char where[48] = "placed by first touch";
+    if (s->numa >= 0)
+        snprintf(where, sizeof where, "bound to NUMA node %d", s->numa);
+    sb_result_note(r,
+                   "host backend: one CPU thread chases %zu slots %zu B "
+                   "apart in a buffer %s, %s",
+                   s->chain.nodes, s->chain.stride, where,
+                   s->huge ? "huge pages asked for"
+                           : "4 KiB pages (huge pages refused)");
 }
+
+static const sb_param_def xlat_host_params[] = {
+    SB_CHASE_P_PAGES, {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const sb_impl xlat_host = {
     .backend = "host",
+    .params = xlat_host_params,
     .desc = "host backend: one CPU thread chases a chain in the device "
             "buffer (host memory on NUMA node `numa`)",
     .setup = host_setup,
