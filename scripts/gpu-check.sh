@@ -18,7 +18,8 @@
 #        scripts/gpu-check.sh --prebuilt DIR
 #        scripts/gpu-check.sh --fetch-debs DIR   (on a machine with apt)
 #        scripts/gpu-check.sh --pack DIR   (here: the build and its libraries
-#                                          for --prebuilt DIR)
+#            for --prebuilt DIR, and .gpu-carry.tar.xz holding DIR and
+#            .peers/bin, what a device run carries)
 # --prebuilt DIR runs DIR/solbench, built elsewhere, with the libraries it
 # needs beside it in DIR/lib (the CUDA libraries too large to copy, cuBLAS
 # and NCCL, are looked for on the machine); see docs/REFERENCE-GPU.md.
@@ -63,6 +64,14 @@ while [ $# -gt 0 ]; do
             esac
         done < <(ldd "$P/solbench" | awk '$3 ~ /^\// {print $3}')
         du -sh "$P"
+        # What travels to the GPU machine, compressed (OpenBLAS and oneDNN
+        # alone are 75 MB): DIR and nvbandwidth where gpu-peers.sh built it.
+        # There: tar -xJf .gpu-carry.tar.xz, then --prebuilt DIR.
+        peers=$(ls -d .peers/bin 2>/dev/null)
+        # shellcheck disable=SC2086
+        tar -cf - "$(realpath --relative-to=. "$P")" $peers |
+            xz -6 -T0 >.gpu-carry.tar.xz || exit 2
+        du -h .gpu-carry.tar.xz
         exit 0 ;;
     --fetch-debs)
         mkdir -p "$2" && cd "$2" && apt-get download $PKGS
