@@ -151,9 +151,13 @@ static const char *ob_version(void)
 
 #ifdef SB_HAVE_DNNL
 
+/* One slot a thread: its own stream, memory objects and scratchpad, so
+ * threads may run the plan's primitive at once (oneDNN's own scratchpad,
+ * the library-managed one, is shared: concurrent runs of a primitive that
+ * uses it overwrite each other's packed operands). */
 typedef struct dn_slot {
     dnnl_stream_t stream;
-    dnnl_memory_t a, b, c;
+    dnnl_memory_t a, b, c, scratch;
 } dn_slot;
 
 typedef struct dn_plan {
@@ -217,6 +221,9 @@ static dnnl_status_t dn_pd(const sb_gemm_desc *d, dnnl_primitive_desc_t *pd)
     dnnl_primitive_attr_t attr = NULL;
     if (st == dnnl_success)
         st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success)
+        st = dnnl_primitive_attr_set_scratchpad_mode(attr,
+                                                     dnnl_scratchpad_mode_user);
     if (st == dnnl_success && d->alpha != 1.0f)
         st = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &d->alpha);
     if (st == dnnl_success && d->beta != 0.0f) {
@@ -290,6 +297,8 @@ static void dn_destroy(sb_gemm_plan *p)
             dnnl_memory_destroy(q->slot[s].b);
         if (q->slot[s].c)
             dnnl_memory_destroy(q->slot[s].c);
+        if (q->slot[s].scratch)
+            dnnl_memory_destroy(q->slot[s].scratch);
         if (q->slot[s].stream)
             dnnl_stream_destroy(q->slot[s].stream);
     }
@@ -333,6 +342,8 @@ static int dn_create(sb_gemm_plan *p, sb_err *err)
         dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *mc =
         dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *ms =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     dnnl_engine_t eng = dn_engine();
     for (int s = 0; st == dnnl_success && s < p->slots; s++) {
         dn_slot *sl = &q->slot[s];
@@ -343,6 +354,9 @@ static int dn_create(sb_gemm_plan *p, sb_err *err)
             st = dnnl_memory_create(&sl->b, mb, eng, DNNL_MEMORY_NONE);
         if (st == dnnl_success)
             st = dnnl_memory_create(&sl->c, mc, eng, DNNL_MEMORY_NONE);
+        if (st == dnnl_success && ms)
+            st =
+                dnnl_memory_create(&sl->scratch, ms, eng, DNNL_MEMORY_ALLOCATE);
     }
     dnnl_primitive_desc_destroy(pd);
     if (st != dnnl_success) {
@@ -361,10 +375,11 @@ static void dn_run(sb_gemm_plan *p, int slot, const void *a, const void *b,
     dnnl_memory_set_data_handle_v2(sl->a, (void *)a, sl->stream);
     dnnl_memory_set_data_handle_v2(sl->b, (void *)b, sl->stream);
     dnnl_memory_set_data_handle_v2(sl->c, c, sl->stream);
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, sl->a},
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, sl->a},
                                {DNNL_ARG_WEIGHTS, sl->b},
-                               {DNNL_ARG_DST, sl->c}};
-    dnnl_primitive_execute(q->prim, sl->stream, 3, args);
+                               {DNNL_ARG_DST, sl->c},
+                               {DNNL_ARG_SCRATCHPAD, sl->scratch}};
+    dnnl_primitive_execute(q->prim, sl->stream, sl->scratch ? 4 : 3, args);
     dnnl_stream_wait(sl->stream);
 }
 
