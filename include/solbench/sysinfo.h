@@ -97,11 +97,16 @@ void sb_sysinfo_add_pjrt(sb_sysinfo *si);
  * build has none): fills *out, 0 when the plugin loaded. */
 int sb_pjrt_info_get(sb_pjrt_info *out);
 
-/* Fills si. Measuring the clock takes ~50 ms. */
+/* Fills si; with measure_clock, the clock is the process's one
+ * measurement (sb_core_clock_once). */
 void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock);
 void sb_isa_detect(sb_isa *isa);
-/* Measures the core clock of the calling thread's core (~60 ms). */
+/* Measures the core clock of the calling thread's core (50 ms, up to
+ * 300 ms while the methods disagree). */
 void sb_core_clock_measure(sb_core_clock *c);
+/* The process's one measurement, taken at the first call: the run's
+ * fingerprint and the figures that convert to cycles share it. */
+const sb_core_clock *sb_core_clock_once(void);
 /* Fills c from given method figures (0 = not available) and decides as
  * sb_core_clock_measure does: for tests and for documents read back. */
 void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul,

@@ -420,6 +420,17 @@ void sb_core_clock_from_methods(sb_core_clock *c, double add, double mul,
     sb__clock_decide(c);
 }
 
+const sb_core_clock *sb_core_clock_once(void)
+{
+    static sb_core_clock c;
+    static bool done;
+    if (!done) {
+        sb_core_clock_measure(&c);
+        done = true;
+    }
+    return &c;
+}
+
 double sb_measure_ghz(void)
 {
     sb_core_clock c;

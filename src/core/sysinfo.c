@@ -317,7 +317,7 @@ void sb_sysinfo_collect(sb_sysinfo *si, bool measure_clock)
                                            : si->numa_mem_bytes;
 
     if (measure_clock)
-        sb_core_clock_measure(&si->clock);
+        si->clock = *sb_core_clock_once();
     si->ghz_measured = si->clock.ghz;
 
     struct utsname u;

@@ -103,7 +103,12 @@ if l1 and dram:
     ratio = dram["metrics"]["latency_ns"]["value"] / l1["metrics"]["latency_ns"]["value"]
     if ratio < 4:
         bad.append("DRAM hop only %.2fx an L1 hop" % ratio)
-    if not any("fits L1" in n for n in l1["notes"]):
+    # where the OS reports an L1 data cache (every x86 and Arm server
+    # part has 32 KiB or more), 16 KiB is placed in it
+    import glob
+    l1d = [f for f in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/level")
+           if open(f).read().strip() == "1"]
+    if l1d and not any("fits L1" in n for n in l1["notes"]):
         bad.append("16 KiB not placed in L1: %s" % l1["notes"])
 for b in bad:
     print("FAIL:", b, file=sys.stderr)

@@ -1,7 +1,7 @@
 /*
- * test_chase.c — pointer chasing (bench/memory/chase.h): every pattern
- * links all slots into one cycle in the order it records; the page
- * pattern leaves a page only when its slots are done; a chase on this CPU
+ * test_chase.c — pointer chasing (solbench/chase.h, backend/cpu/chase_cpu.h):
+ * every pattern links all slots into one cycle in the order it records; the
+ * page pattern leaves a page only when its slots are done; a chase on this CPU
  * stands where the order says after any number of hops; a chain that
  * skips a slot fails memory.latency's verification; bad strides and sizes
  * are refused.
@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/memory/chase.h"
+#include "backend/cpu/chase_cpu.h"
+#include "solbench/chase.h"
 #include "bench_point.h"
 #include "check.h"
 #include "solbench/util.h"
@@ -127,7 +128,7 @@ static void test_refusals(void)
     err = (sb_err){0};
     CHECK(sb_chase_build(buf, sizeof buf, 24, SB_CHASE_PAGE, 0, 1, &c, &err) ==
           SB_EINVAL);
-    CHECK(strstr(err.msg, "divides a 4 KiB page") != NULL);
+    CHECK(strstr(err.msg, "divide a 4 KiB page") != NULL);
     CHECK(sb_chase_build(buf, sizeof buf, 24, SB_CHASE_RANDOM, 0, 1, &c,
                          &err) == 0);
     sb_chase_free(&c);

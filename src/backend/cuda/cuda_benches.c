@@ -18,7 +18,7 @@
 #include "backend/cuda/cuda_common.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_table.h"
-#include "bench/memory/chase.h"
+#include "solbench/chase.h"
 #include "solbench/gemm.h"
 #include "solbench/attention.h"
 #include "solbench/hw.h"
@@ -419,8 +419,7 @@ static int cchase_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                         sb_err *err)
 {
     (void)ctx;
-    /* the definition's kind: 1 for transfer.latency's host memory */
-    return sb_cchase_setup(pt->bench->kind == 1,
+    return sb_cchase_setup(pt->bench->kind == SB_CHASE_HOST_MEMORY,
                            (const sb_chase_shape *)pt->shape, pt->params, state,
                            err);
 }

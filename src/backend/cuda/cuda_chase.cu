@@ -1,5 +1,5 @@
 /*
- * cuda_chase.cu — pointer chasing on the GPU (chase.h): memory.latency
+ * cuda_chase.cu — pointer chasing on the GPU (solbench/chase.h): memory.latency
  * through device memory, and transfer.latency through mapped page-locked
  * host memory (nvbandwidth's host_device_latency_sm). One thread of one
  * block follows the chain; a launch is `hops` hops (below), so the timer
@@ -27,7 +27,7 @@
 #include "backend/cuda/cuda_kernels.h"
 
 extern "C" {
-#include "bench/memory/chase.h"
+#include "solbench/chase.h"
 #include "solbench/device.h"
 #include "solbench/util.h"
 }

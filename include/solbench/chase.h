@@ -1,5 +1,7 @@
 /*
- * chase.h — pointer chasing, for memory.latency and transfer.latency: a
+ * chase.h — pointer chasing, for memory.latency and transfer.latency
+ * (src/bench/memory/chase.c; the CPU's chase in src/backend/cpu/
+ * chase_cpu.c, the GPU's in src/backend/cuda/cuda_chase.cu): a
  * buffer of `nodes` slots `stride` bytes apart, each slot holding the
  * address of the next slot to visit, all of them one cycle, so every load
  * depends on the one before it and the time per hop is the latency of the
@@ -11,8 +13,8 @@
  * visiting order is kept beside the chain: after h hops from the start, a
  * correct chase stands at order[h mod nodes], whatever did the chasing.
  */
-#ifndef SOLBENCH_BENCH_CHASE_H
-#define SOLBENCH_BENCH_CHASE_H
+#ifndef SOLBENCH_CHASE_H
+#define SOLBENCH_CHASE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,9 +46,8 @@ int sb_chase_pattern_from_name(const char *name);
  * more than a 32-bit index reaches). */
 size_t sb_chase_nodes(double bytes, size_t stride);
 /* Writes the chain into buf (bytes long, 8-byte aligned; the slots only
- * are written) and fills c; the order comes from seed. stride: a multiple
- * of 8; with SB_CHASE_PAGE, at most a page. SB_EINVAL or SB_ENOMEM with
- * err set. */
+ * are written) and fills c; the order comes from seed. The layout must
+ * pass sb_chase_layout. SB_EINVAL or SB_ENOMEM with err set. */
 int sb_chase_build(void *buf, size_t bytes, size_t stride, sb_chase_pattern pat,
                    uint64_t base, uint64_t seed, sb_chase *c, sb_err *err);
 void sb_chase_free(sb_chase *c);
@@ -55,6 +56,10 @@ uint64_t sb_chase_expect(const sb_chase *c, uint64_t hops);
 /* Follows the chain `hops` times from p on this CPU; the address reached. */
 const void *sb_chase_run(const void *p, uint64_t hops);
 
+/* What a chase reads: device memory, or host memory from the device
+ * (the definitions' kind, which the GPU's impl reads). */
+enum { SB_CHASE_DEVICE_MEMORY = 0, SB_CHASE_HOST_MEMORY = 1 };
+
 /* A point of memory.latency or transfer.latency, decoded once: the
  * buffer's bytes (whole slots), the stride, the slots and the order. */
 typedef struct sb_chase_shape {
@@ -62,26 +67,24 @@ typedef struct sb_chase_shape {
     sb_chase_pattern pattern;
 } sb_chase_shape;
 
-/* Their parameters' decode (size, stride, pattern) and footprint. */
-int sb_chase_decode(const sb_bench *b, const sb_params *p, void *shape,
-                    sb_err *err);
-double sb_chase_footprint(const sb_point *pt, const sb_ctx *ctx);
+/* Checks a layout and fills sh: stride a multiple of 8 (with
+ * SB_CHASE_PAGE, dividing a page), at least 2 slots and at most 2^32.
+ * SB_EINVAL with err naming the problem. */
+int sb_chase_layout(double bytes, size_t stride, sb_chase_pattern pat,
+                    sb_chase_shape *sh, sb_err *err);
 
-/* The CPU's state and hooks, shared by memory.latency (cpu) and
- * transfer.latency (host backend). */
-typedef struct sb_chase_state {
-    sb_chase chain;
-    void *buf; /* the slots, inside the mapping */
-    size_t bytes;
-    void *map; /* the buffer's own mapping (munmap'ed at teardown) */
-    size_t map_len;
-    bool huge;       /* transparent huge pages asked for (else refused) */
-    int numa;        /* the NUMA node the buffer is bound to, -1: none */
-    const void *cur; /* where the chase stands */
-    uint64_t hops;   /* hops taken since the start */
-} sb_chase_state;
+/* The definitions' parameters: size, stride, pattern (SIZE_DOC: what the
+ * buffer is). */
+#define SB_CHASE_PARAMS(SIZE_DOC)                                              \
+    {"size", SB_P_SIZE, "256MiB", 16, 17179869184.0, NULL, SIZE_DOC},          \
+        {"stride", SB_P_INT, "64", 8, 4096, NULL,                              \
+         "bytes between slots (a multiple of 8; one cache line by default)"},  \
+        {"pattern", SB_P_STR, "random", 0, 0, "random|page|sequential",        \
+         "visiting order: random over the whole buffer (a TLB miss where "     \
+         "pages run out), page by page in random order with each page's "      \
+         "slots in random order, or sequential (what the prefetchers hide)"}
 
-/* The CPU's `pages` parameter (4k or huge), for the impls' tables. */
+/* The CPU impls' `pages` parameter (4k or huge). */
 #define SB_CHASE_P_PAGES                                                       \
     {                                                                          \
         "pages", SB_P_STR, "4k", 0, 0, "4k|huge",                              \
@@ -90,20 +93,17 @@ typedef struct sb_chase_state {
             "MiB pages asked for; the kernel may grant fewer)"                 \
     }
 
-/* Maps a buffer for the chain of sh with the page policy asked for
- * (huge: transparent huge pages asked for, 2 MiB aligned; else refused,
- * so every page is 4 KiB), bound to NUMA node numa when >= 0, touched
- * page by page by this thread, and builds the chain in it. */
-int sb_chase_cpu_setup(const sb_chase_shape *sh, bool huge, int numa,
-                       sb_chase_state **out, sb_err *err);
-void sb_chase_cpu_run(void *state, uint64_t iters);
-int sb_chase_cpu_verify(void *state, sb_result *r);
-void sb_chase_cpu_teardown(void *state);
+/* The definitions' decode (size, stride, pattern) and footprint. */
+int sb_chase_decode(const sb_bench *b, const sb_params *p, void *shape,
+                    sb_err *err);
+double sb_chase_footprint(const sb_point *pt, const sb_ctx *ctx);
+
 /* latency_ns and latency_ns_best from the samples; with cpu_clock,
- * latency_cycles at the core clock (measured once per process) where it
- * is known. */
+ * latency_cycles at the core clock (the process's one measurement) where
+ * it is known. */
 void sb_chase_report_latency(sb_result *r, bool cpu_clock);
-/* Notes which of this CPU's cache levels the working set fits in. */
-void sb_chase_cpu_level_note(sb_result *r, size_t bytes);
+/* Notes which of this CPU's cache levels (as the OS reports them) a
+ * working set of `bytes` fits in, or its ratio to the last level. */
+void sb_chase_level_note(sb_result *r, size_t bytes);
 
 #endif
