@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/cpu/chase_cpu.h"
+#include "bench/memory/memory.h"
 #include "solbench/chase.h"
 #include "bench_point.h"
 #include "check.h"
@@ -158,6 +159,54 @@ static void test_refusals(void)
     CHECK_NEAR(sb_test_footprint(b, &p, NULL), 1048576.0 + 4 * 16384.0, 0);
 }
 
+/* The working set of a cache level, from the sizes the OS reports: half
+ * of one instance, DRAM 4x the last level and at least 256 MiB, nothing
+ * for a level the machine lacks; through the definition, level=L1 sizes
+ * the chain from this machine's own L1. */
+static void test_levels(void)
+{
+    sb_mem_caches mc;
+    memset(&mc, 0, sizeof mc);
+    mc.nlevels = 3;
+    mc.size[1] = 48 * 1024.0;
+    mc.size[2] = 1048576.0;
+    mc.size[3] = 32 * 1048576.0;
+    CHECK_NEAR(sb_chase_level_bytes(&mc, "L1"), 24 * 1024.0, 0);
+    CHECK_NEAR(sb_chase_level_bytes(&mc, "L2"), 524288.0, 0);
+    CHECK_NEAR(sb_chase_level_bytes(&mc, "L3"), 16 * 1048576.0, 0);
+    CHECK_NEAR(sb_chase_level_bytes(&mc, "DRAM"), 256 * 1048576.0, 0);
+    mc.size[3] = 96 * 1048576.0; /* a stacked L3 */
+    CHECK_NEAR(sb_chase_level_bytes(&mc, "DRAM"), 384 * 1048576.0, 0);
+    mc.nlevels = 2; /* no L3 reported (an Arm part with only L2) */
+    CHECK(sb_chase_level_bytes(&mc, "L3") == 0);
+    CHECK_NEAR(sb_chase_level_bytes(&mc, "DRAM"), 256 * 1048576.0, 0);
+    CHECK(sb_chase_level_bytes(&mc, "L0") == 0);
+    CHECK(sb_chase_level_bytes(&mc, "L5") == 0);
+
+    const sb_bench *b = &sb_bench_memory_latency;
+    sb_params p;
+    sb_point pt;
+    sb_err err = {0};
+    CHECK(sb_test_point(b, "level=L1", &p, &err) == 0);
+    CHECK(sb_point_make(b, sb_test_cpu(b), &p, &pt, &err) == 0);
+    const sb_chase_shape *sh = pt.shape;
+    sb_mem_caches_read(&mc);
+    if (mc.nlevels >= 1 && mc.size[1] > 0) {
+        CHECK(sh->missing_level == 0);
+        CHECK(sh->bytes <= mc.size[1] / 2 && sh->bytes + 64 > mc.size[1] / 2);
+    } else {
+        CHECK(sh->missing_level == 1);
+    }
+    /* a level the machine lacks is a skip, with the reason, before any
+     * allocation */
+    ((sb_chase_shape *)pt.shape)->missing_level = 3;
+    void *st = NULL;
+    err = (sb_err){0};
+    CHECK(sb_chase_cpu_setup_point(&pt, NULL, &st, &err) == SB_EUNSUP);
+    CHECK(st == NULL && strstr(err.msg, "reports no L3 cache") != NULL);
+    sb_point_release(&pt);
+}
+
 /* memory.latency on the CPU: valid after the timed hops; a chain that
  * skips one slot on the path still to come is caught. */
 static void test_verify(void)
@@ -220,6 +269,7 @@ int main(void)
     test_patterns();
     test_base();
     test_refusals();
+    test_levels();
     test_verify();
     return sb_check_done();
 }

@@ -113,9 +113,14 @@ int sb_chase_cpu_setup_point(const sb_point *pt, const sb_ctx *ctx,
                        "the host backend has one device (device 0), not "
                        "device %lld",
                        (long long)sb_p_int(p, "device"));
+    const sb_chase_shape *sh = pt->shape;
+    if (sh->missing_level)
+        return sb_fail(err, SB_EUNSUP,
+                       "level=L%d: this machine reports no L%d cache",
+                       sh->missing_level, sh->missing_level);
     sb_chase_state *s = NULL;
     int rc = sb_chase_cpu_setup(
-        pt->shape, strcmp(sb_p_str(p, "pages"), "huge") == 0,
+        sh, strcmp(sb_p_str(p, "pages"), "huge") == 0,
         sb_p_find(p, "numa") ? (int)sb_p_int(p, "numa") : -1, &s, err);
     *state = s;
     return rc;
@@ -128,6 +133,7 @@ void sb_chase_cpu_report(void *state, const sb_point *pt, sb_ctx *ctx,
     (void)ctx;
     sb_chase_state *s = state;
     sb_chase_report_latency(r, true);
+    sb_result_metric(r, "working_set", (double)s->bytes, "B");
     sb_chase_level_note(r, s->bytes);
     char where[48] = "placed by first touch";
     if (s->numa >= 0)

@@ -175,13 +175,37 @@ void sb_chase_report_latency(sb_result *r, bool cpu_clock)
     }
 }
 
+double sb_chase_level_bytes(const struct sb_mem_caches *mc, const char *level)
+{
+    if (strcmp(level, "DRAM") == 0) {
+        double llc = mc->nlevels ? mc->size[mc->nlevels] : 0;
+        return 4 * llc > 256.0 * 1048576 ? 4 * llc : 256.0 * 1048576;
+    }
+    int l = level[0] == 'L' ? atoi(level + 1) : 0;
+    if (l < 1 || l > mc->nlevels || l > 4 || !(mc->size[l] > 0))
+        return 0;
+    return mc->size[l] / 2;
+}
+
 int sb_chase_decode(const sb_bench *b, const sb_params *p, void *out,
                     sb_err *err)
 {
+    sb_chase_shape *sh = out;
+    double size = sb_p_num(p, "size");
+    const sb_pval *level = sb_p_find(p, "level");
+    if (level && strcmp(level->text, "size") != 0) {
+        sb_mem_caches mc;
+        sb_mem_caches_read(&mc);
+        double lb = sb_chase_level_bytes(&mc, level->text);
+        if (lb > 0)
+            size = lb;
+        else
+            sh->missing_level = atoi(level->text + 1);
+    }
     int rc = sb_chase_layout(
-        sb_p_num(p, "size"), (size_t)sb_p_int(p, "stride"),
+        size, (size_t)sb_p_int(p, "stride"),
         (sb_chase_pattern)sb_chase_pattern_from_name(sb_p_str(p, "pattern")),
-        out, err);
+        sh, err);
     if (rc) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);

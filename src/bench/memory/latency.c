@@ -16,12 +16,14 @@ static const sb_param_def lat_params[] = {
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const sb_param_def lat_cpu_params[] = {
-    SB_CHASE_P_PAGES, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+    SB_CHASE_P_LEVEL, SB_CHASE_P_PAGES, {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const sb_impl lat_cpu = {
     .backend = "cpu",
     .desc = "one thread chases a pointer chain (lmbench's lat_mem_rd)",
     .params = lat_cpu_params,
+    /* every level this CPU reports, whatever their sizes */
+    .quick = "level=L1,L2,L3,DRAM",
     .setup = sb_chase_cpu_setup_point,
     .run = sb_chase_cpu_run,
     .verify = sb_chase_cpu_verify,
@@ -38,7 +40,7 @@ const sb_bench sb_bench_memory_latency = {
     .area = "memory",
     .desc = "load-to-use latency: a chain of dependent loads, one per hop",
     .params = lat_params,
-    .quick = "size=16KiB,512KiB,8MiB,256MiB",
+    .quick = "size=256MiB",
     .full = "size=4KiB..1GiB:x2 pattern=random,page",
     .flags = SB_BF_QUICK | SB_BF_FULL,
     .kind = SB_CHASE_DEVICE_MEMORY,
