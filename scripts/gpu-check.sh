@@ -277,16 +277,20 @@ fi
 python3 - "$OUTDIR" <<'PY' | tee "$OUTDIR/table.txt" | tee -a "$LOG"
 import json, os, sys
 out = sys.argv[1]
+
+def results(name):
+    """The results of a reference point's document; [] (said) when none."""
+    try:
+        return json.load(open(os.path.join(out, name + ".json")))["results"]
+    except Exception as e:
+        print(name, "no results:", e)
+        return []
+
 print(f"{'bench':24} {'params':44} {'median':>10} {'best':>10} {'unit':8} valid")
 for name in ("ref-memory", "ref-gemm", "ref-transfer", "ref-transfer-sm",
              "ref-decode", "ref-decode-kv", "ref-decode-budget",
              "ref-decode-budget4", "ref-latency"):
-    try:
-        doc = json.load(open(os.path.join(out, name + ".json")))
-    except Exception as e:
-        print(name, "no results:", e)
-        continue
-    for r in doc["results"]:
+    for r in results(name):
         m = r.get("metrics", {})
         p = r.get("params", {})
         keep = ("size", "method", "dtype", "n", "host", "engine", "batch",
@@ -316,8 +320,7 @@ print("targets (H200, PyTorch): D2D copy ~4.3 TB/s (read + written), bf16 8192^3
 # The GEMM targets (medians, 8192^3): bf16 >= 750 TFLOP/s, fp8 with fast
 # accumulation >= 1450 TFLOP/s; the note says which algorithm ran.
 try:
-    doc = json.load(open(os.path.join(out, "ref-gemm.json")))
-    for r in doc["results"]:
+    for r in results("ref-gemm"):
         dt = r.get("params", {}).get("dtype")
         goal = {"bf16": 750.0, "fp8": 1450.0}.get(dt)
         v = r.get("metrics", {}).get("TFLOPs", {}).get("value", 0.0)
@@ -334,11 +337,11 @@ except Exception as e:
 # Paged decode with a bf16 KV cache: >= 0.90 of memory.read's median GB/s
 # in the same run.
 try:
-    doc = json.load(open(os.path.join(out, "ref-decode-kv.json")))
-    read = max((r["metrics"]["GBps"]["value"] for r in doc["results"]
+    res = results("ref-decode-kv")
+    read = max((r["metrics"]["GBps"]["value"] for r in res
                 if r["bench"] == "memory.read" and "GBps" in r.get("metrics", {})),
                default=0.0)
-    for r in doc["results"]:
+    for r in res:
         if r["bench"] != "attention.paged_decode":
             continue
         kv = r.get("params", {}).get("kv_dtype")
@@ -352,12 +355,7 @@ except Exception as e:
 # The register budget: each configuration's registers, blocks an SM and
 # bandwidth, so the default can be set from what the device shows.
 for name in ("ref-decode-budget", "ref-decode-budget4"):
-    try:
-        doc = json.load(open(os.path.join(out, name + ".json")))
-    except Exception as e:
-        print(name, "no results:", e)
-        continue
-    for r in doc["results"]:
+    for r in results(name):
         m, p = r.get("metrics", {}), r.get("params", {})
         print(f"budget q_heads={p.get('q_heads')} heads_per_block={p.get('heads_per_block')}: "
               f"{m.get('registers', {}).get('value', 0):.0f} registers, "
