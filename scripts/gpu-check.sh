@@ -65,7 +65,7 @@ while [ $# -gt 0 ]; do
         done < <(ldd "$P/solbench" | awk '$3 ~ /^\// {print $3}')
         du -sh "$P"
         # What travels to the GPU machine, compressed (OpenBLAS and oneDNN
-        # alone are 75 MB): DIR and nvbandwidth where gpu-peers.sh built it.
+        # alone are 76 MB): DIR and nvbandwidth where gpu-peers.sh built it.
         # There: tar -xJf .gpu-carry.tar.xz, then --prebuilt DIR.
         peers=$(ls -d .peers/bin 2>/dev/null)
         # shellcheck disable=SC2086

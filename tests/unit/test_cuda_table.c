@@ -214,6 +214,16 @@ static void test_memory_arithmetic(void)
     CHECK(sb_cmem_passes(4.0 * 1048576) == 16);
     CHECK(sb_cmem_passes(64.0 * 1048576) == 1);
     CHECK(sb_cmem_passes(8.0 * 1073741824) == 1);
+    /* paged decode's query heads a block: the group to a power of two,
+     * capped at 8 (4 past head_dim 128) and by heads_per_block */
+    CHECK(sb_cpaged_heads_per_block(4, 128, 0) == 4);
+    CHECK(sb_cpaged_heads_per_block(8, 128, 0) == 8);
+    CHECK(sb_cpaged_heads_per_block(16, 128, 0) == 8);
+    CHECK(sb_cpaged_heads_per_block(8, 256, 0) == 4);
+    CHECK(sb_cpaged_heads_per_block(3, 128, 0) == 4);
+    CHECK(sb_cpaged_heads_per_block(8, 128, 2) == 2);
+    CHECK(sb_cpaged_heads_per_block(1, 128, 4) == 1);
+    CHECK(sb_cpaged_heads_per_block(8, 256, 8) == 4);
     CHECK(sb_cmem_passes(100.0 * 1048576) == 1);
     CHECK(sb_cmem_passes(48.0) == 1024);
     CHECK(sb_cmem_passes(0.0) == 1);

@@ -715,15 +715,10 @@ extern "C" int sb_cpaged_setup(const sb_params *p, void **state, sb_err *err)
         }
         s->nv = x->d > 128 ? 2 : 1;
         int G = (int)(x->hq / x->hkv);
-        int gmax = s->nv == 1 ? 8 : 4;
         /* heads_per_block caps the group: fewer registers a thread and
          * more blocks an SM, each K and V row read once per group */
-        const sb_pval *hpb = sb_p_find(p, "heads_per_block");
-        if (hpb && sb_p_int(p, "heads_per_block") > 0 &&
-            sb_p_int(p, "heads_per_block") < gmax)
-            gmax = (int)sb_p_int(p, "heads_per_block");
-        for (s->gm = 1; s->gm < G && s->gm < gmax; s->gm *= 2) {
-        }
+        s->gm =
+            sb_cpaged_heads_per_block(G, x->d, sb_p_int(p, "heads_per_block"));
         s->nsub = (G + s->gm - 1) / s->gm;
         /* Splits of 256 keys, fewer and longer past 8192 keys. */
         s->split = PD_SPLIT;

@@ -338,15 +338,10 @@ static int cpaged_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     (void)ctx;
     const sb_paged_shape s = *(const sb_paged_shape *)pt->shape;
-    /* the query heads a block computes, as the kernel's setup takes them:
-     * the group rounded up to a power of two, at most 8 (4 past head_dim
-     * 128) or heads_per_block */
+    /* the query heads a block computes, as the kernel's setup takes them */
     const long long hpb = sb_p_int(pt->params, "heads_per_block");
-    long long gmax = s.d > 128 ? 4 : 8, gm = 1;
-    if (hpb > 0 && hpb < gmax)
-        gmax = hpb;
-    while (gm < s.hq / (s.hkv ? s.hkv : 1) && gm < gmax)
-        gm *= 2;
+    const long long gm =
+        sb_cpaged_heads_per_block(s.hq / (s.hkv ? s.hkv : 1), s.d, hpb);
     int rc = 0;
     if (s.total_pages >= 2147483647LL || s.total_q >= 2147483647LL)
         rc = sb_fail(err, SB_EINVAL,

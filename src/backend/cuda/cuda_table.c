@@ -250,3 +250,15 @@ double sb_cmem_bytes(int kernel, double size, size_t elem)
     return (double)sb_cmem_arrays(kernel) *
            (double)sb_cmem_elems(kernel, size, elem) * (double)elem;
 }
+
+int sb_cpaged_heads_per_block(long long group, long long d,
+                              long long heads_per_block)
+{
+    long long gmax = d > 128 ? 4 : 8;
+    if (heads_per_block > 0 && heads_per_block < gmax)
+        gmax = heads_per_block;
+    int gm = 1;
+    while (gm < group && gm < gmax)
+        gm *= 2;
+    return gm;
+}

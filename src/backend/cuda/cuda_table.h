@@ -106,6 +106,13 @@ int sb_cmem_passes(double bytes);
 /* Bytes one iteration moves: arrays x elems x elem (reads + writes). */
 double sb_cmem_bytes(int kernel, double size, size_t elem);
 
+/* Paged decode: the query heads one block computes for a group of
+ * `group` query heads per KV head at head dimension d: the group rounded
+ * up to a power of two, at most 8 (4 past d 128) or heads_per_block
+ * (0: no cap). */
+int sb_cpaged_heads_per_block(long long group, long long d,
+                              long long heads_per_block);
+
 /* Host and device share the element values: the same inline code runs on
  * both sides, so the host can check any element without a copy of the
  * inputs. */
