@@ -156,7 +156,11 @@ struct sb_impl {
      * differ here). NULL-terminated by name == NULL. */
     const sb_param_def *params;
     const char *quick, *full; /* suite points here; NULL: the definition's */
-    unsigned flags;           /* added to the definition's (SB_BF_NEEDS_MPI) */
+    /* Optional: the suite's points computed for this machine (working sets
+     * from the cache sizes it reports); NULL, or a NULL return: quick and
+     * full as written. */
+    const char *(*suite_spec)(sb_suite suite);
+    unsigned flags; /* added to the definition's (SB_BF_NEEDS_MPI) */
     int kind; /* the backend's own number for the kernel, read by the hooks
                  a family of impls shares */
 
@@ -265,6 +269,9 @@ const sb_bench *const *sb_registry(void);
 const sb_bench *sb_bench_find(const char *name, const char *backend);
 /* b's impl on backend (NULL or "": its first); NULL when it has none. */
 const sb_impl *sb_impl_find(const sb_bench *b, const char *backend);
+/* The suite's points of b on im: the impl's computed ones, else its
+ * quick or full, else the definition's (NULL: none). */
+const char *sb_suite_spec(const sb_bench *b, const sb_impl *im, sb_suite suite);
 /* The parameter `name` of b on im (the impl's own first, then the
  * definition's; im may be NULL); NULL when it takes none of that name. */
 const sb_param_def *sb_param_find(const sb_bench *b, const sb_impl *im,

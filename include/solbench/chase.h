@@ -65,8 +65,6 @@ enum { SB_CHASE_DEVICE_MEMORY = 0, SB_CHASE_HOST_MEMORY = 1 };
 typedef struct sb_chase_shape {
     size_t bytes, stride, nodes;
     sb_chase_pattern pattern;
-    int missing_level; /* level=Ln asked of a CPU that reports no Ln: the
-                          point is skipped (bytes from size meanwhile) */
 } sb_chase_shape;
 
 /* The working set of `level` ("L1", "L2", "L3", "DRAM") as one thread
@@ -74,7 +72,12 @@ typedef struct sb_chase_shape {
  * half of one instance of the level, so the chain fits it beside what
  * else is cached; DRAM: 4 x the last level's instance, at least 256 MiB.
  * 0 when the machine reports no such level. */
+/* memory.latency's quick suite on the CPU: "size=..." with the working
+ * set of every level this machine reports and of DRAM (NULL for the full
+ * suite, which sweeps sizes as written). */
 struct sb_mem_caches;
+const char *sb_chase_quick_sizes(const struct sb_mem_caches *mc, char *buf,
+                                 size_t len);
 double sb_chase_level_bytes(const struct sb_mem_caches *mc, const char *level);
 
 /* Checks a layout and fills sh: stride a multiple of 8 (with
@@ -99,16 +102,6 @@ int sb_chase_layout(double bytes, size_t stride, sb_chase_pattern pat,
             "visiting order: random over the whole buffer (a TLB miss where "  \
             "pages run out), page by page in random order with each page's "   \
             "slots in random order, or sequential (what the prefetchers hide)" \
-    }
-
-/* The CPU impls' `level` parameter: the working set from the cache
- * sizes the OS reports, instead of `size`. */
-#define SB_CHASE_P_LEVEL                                                       \
-    {                                                                          \
-        "level", SB_P_STR, "size", 0, 0, "size|L1|L2|L3|DRAM",                 \
-            "the working set: `size` as given, or from this CPU's caches: "    \
-            "half of one L1, L2 or L3, or DRAM (4x the last level, at least "  \
-            "256 MiB); a level the CPU does not report is skipped"             \
     }
 
 /* The CPU impls' `pages` parameter (4k or huge). */

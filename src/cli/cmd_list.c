@@ -63,12 +63,15 @@ static void print_bench(const sb_bench *b)
     print_suites(b->quick, b->full, "    ");
     for (const sb_impl *const *im = b->impls; *im; im++) {
         const sb_impl *i = *im;
-        if (!i->desc && !i->params && !i->quick && !i->full)
+        if (!i->desc && !i->params && !i->quick && !i->full && !i->suite_spec)
             continue;
         printf("  on %s:%s%s\n", i->backend, i->desc ? " " : "",
                i->desc ? i->desc : "");
         print_params(i->params, "    ");
-        print_suites(i->quick, i->full, "    ");
+        /* an impl's own suites, computed for this machine where it does */
+        if (i->quick || i->full || i->suite_spec)
+            print_suites(sb_suite_spec(b, i, SB_SUITE_QUICK),
+                         sb_suite_spec(b, i, SB_SUITE_FULL), "    ");
     }
 }
 

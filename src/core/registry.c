@@ -67,6 +67,16 @@ const sb_impl *sb_impl_find(const sb_bench *b, const char *backend)
     return NULL;
 }
 
+const char *sb_suite_spec(const sb_bench *b, const sb_impl *im, sb_suite suite)
+{
+    const char *c = im && im->suite_spec ? im->suite_spec(suite) : NULL;
+    if (c)
+        return c;
+    const char *quick = im && im->quick ? im->quick : b->quick;
+    const char *full = im && im->full ? im->full : b->full;
+    return suite == SB_SUITE_FULL && full ? full : quick;
+}
+
 const sb_bench *sb_bench_find(const char *name, const char *backend)
 {
     for (const sb_bench *const *b = sb_registry(); *b; b++)

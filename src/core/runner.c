@@ -342,9 +342,7 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
             goto fail;
         }
         sb_pset suite_defaults = {0};
-        const char *quick = im->quick ? im->quick : b->quick;
-        const char *full = im->full ? im->full : b->full;
-        const char *spec = ctx->suite == SB_SUITE_FULL && full ? full : quick;
+        const char *spec = sb_suite_spec(b, im, ctx->suite);
         if (sb_pset_add_all(&suite_defaults, spec, err))
             goto fail;
         sb_pset mine;

@@ -113,14 +113,9 @@ int sb_chase_cpu_setup_point(const sb_point *pt, const sb_ctx *ctx,
                        "the host backend has one device (device 0), not "
                        "device %lld",
                        (long long)sb_p_int(p, "device"));
-    const sb_chase_shape *sh = pt->shape;
-    if (sh->missing_level)
-        return sb_fail(err, SB_EUNSUP,
-                       "level=L%d: this machine reports no L%d cache",
-                       sh->missing_level, sh->missing_level);
     sb_chase_state *s = NULL;
     int rc = sb_chase_cpu_setup(
-        sh, strcmp(sb_p_str(p, "pages"), "huge") == 0,
+        pt->shape, strcmp(sb_p_str(p, "pages"), "huge") == 0,
         sb_p_find(p, "numa") ? (int)sb_p_int(p, "numa") : -1, &s, err);
     *state = s;
     return rc;

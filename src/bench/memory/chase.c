@@ -187,25 +187,27 @@ double sb_chase_level_bytes(const struct sb_mem_caches *mc, const char *level)
     return mc->size[l] / 2;
 }
 
+const char *sb_chase_quick_sizes(const struct sb_mem_caches *mc, char *buf,
+                                 size_t len)
+{
+    static const char *levels[] = {"L1", "L2", "L3", "DRAM"};
+    size_t at = (size_t)snprintf(buf, len, "size=");
+    for (int i = 0; i < 4 && at < len; i++) {
+        double b = sb_chase_level_bytes(mc, levels[i]);
+        if (b > 0)
+            at += (size_t)snprintf(buf + at, len - at, "%s%.0f",
+                                   at > 5 ? "," : "", b);
+    }
+    return buf;
+}
+
 int sb_chase_decode(const sb_bench *b, const sb_params *p, void *out,
                     sb_err *err)
 {
-    sb_chase_shape *sh = out;
-    double size = sb_p_num(p, "size");
-    const sb_pval *level = sb_p_find(p, "level");
-    if (level && strcmp(level->text, "size") != 0) {
-        sb_mem_caches mc;
-        sb_mem_caches_read(&mc);
-        double lb = sb_chase_level_bytes(&mc, level->text);
-        if (lb > 0)
-            size = lb;
-        else
-            sh->missing_level = atoi(level->text + 1);
-    }
     int rc = sb_chase_layout(
-        size, (size_t)sb_p_int(p, "stride"),
+        sb_p_num(p, "size"), (size_t)sb_p_int(p, "stride"),
         (sb_chase_pattern)sb_chase_pattern_from_name(sb_p_str(p, "pattern")),
-        sh, err);
+        out, err);
     if (rc) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);

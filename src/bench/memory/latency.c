@@ -8,6 +8,7 @@
  * order says it must after every hop the timed runs took.
  */
 #include "backend/cpu/chase_cpu.h"
+#include "bench/memory/memory.h"
 #include "solbench/chase.h"
 
 static const sb_param_def lat_params[] = {
@@ -16,14 +17,25 @@ static const sb_param_def lat_params[] = {
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const sb_param_def lat_cpu_params[] = {
-    SB_CHASE_P_LEVEL, SB_CHASE_P_PAGES, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+    SB_CHASE_P_PAGES, {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+/* The quick suite: every cache level this CPU reports, and DRAM, whatever
+ * their sizes. */
+static const char *lat_cpu_suite(sb_suite suite)
+{
+    static char spec[128];
+    if (suite != SB_SUITE_QUICK)
+        return NULL;
+    sb_mem_caches mc;
+    sb_mem_caches_read(&mc);
+    return sb_chase_quick_sizes(&mc, spec, sizeof spec);
+}
 
 static const sb_impl lat_cpu = {
     .backend = "cpu",
     .desc = "one thread chases a pointer chain (lmbench's lat_mem_rd)",
     .params = lat_cpu_params,
-    /* every level this CPU reports, whatever their sizes */
-    .quick = "level=L1,L2,L3,DRAM",
+    .suite_spec = lat_cpu_suite,
     .setup = sb_chase_cpu_setup_point,
     .run = sb_chase_cpu_run,
     .verify = sb_chase_cpu_verify,
