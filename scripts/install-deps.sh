@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages solbench builds and tests with. Idempotent:
 # packages already present are not touched, and nothing runs when all are.
+#   --plan   print what would be installed (one "install: PKG" line each,
+#            "without: PKG" for an optional package the archive lacks) and
+#            change nothing: no root needed, no apt-get update
 set -euo pipefail
+
+plan=0
+if [ "${1:-}" = "--plan" ]; then
+  plan=1
+elif [ $# -gt 0 ]; then
+  echo "install-deps: unknown argument '$1' (only --plan)" >&2
+  exit 2
+fi
 
 pkgs=(
   build-essential cmake pkg-config        # toolchain
@@ -27,7 +38,20 @@ fi
 # without (oneDNN: the second GEMM library, SOLBENCH_DNNL=AUTO).
 optional=(libdnnl-dev)
 
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+# Neither test pipes into `grep -q`: under pipefail a grep that exits at
+# its first match kills the writer with SIGPIPE once its output passes a
+# pipe buffer (apt-cache policy of a package with many versions), and the
+# pipeline's status 141 then reads as "not there".
+installed() {
+  local st
+  st=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+  [[ $st == *"ok installed"* ]]
+}
+in_archive() {
+  local pol
+  pol=$(apt-cache policy "$1" 2>/dev/null) || return 1
+  [[ $pol =~ Candidate:\ [0-9] ]]
+}
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -38,6 +62,14 @@ for p in "${optional[@]}"; do
   installed "$p" || want+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && [ ${#want[@]} -eq 0 ] && exit 0
+
+if [ $plan -eq 1 ]; then
+  for p in "${want[@]}"; do
+    if in_archive "$p"; then missing+=("$p"); else echo "without: $p"; fi
+  done
+  for p in "${missing[@]}"; do echo "install: $p"; done
+  exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   if [ ${#missing[@]} -eq 0 ]; then
@@ -57,7 +89,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # An optional package joins the list where the archive has it.
 for p in "${want[@]}"; do
-  if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+  if in_archive "$p"; then
     missing+=("$p")
   else
     echo "install-deps: $p is not in this machine's package archive; building without it" >&2
