@@ -41,3 +41,8 @@ set_tests_properties(cli.interleave PROPERTIES TIMEOUT 120)
 # even when `apt-cache policy` prints more than a pipe buffer (stubs on PATH;
 # nothing is installed).
 add_test(NAME setup.install_deps_plan COMMAND bash ${SB_TEST_DIR}/scripts/install_deps_plan.sh)
+
+# Light start: no heavy library linked (cuBLAS, cuBLASLt, NCCL, the shared
+# CUDA runtime, oneDNN are opened where first needed), and the commands
+# that measure nothing peak under 40 MB.
+add_test(NAME cli.light_start COMMAND python3 ${SB_TEST_DIR}/scripts/light_start.py ${SOLBENCH})

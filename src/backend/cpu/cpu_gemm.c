@@ -26,6 +26,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
+#include "core/dl.h"
 #include "solbench/sysinfo.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
@@ -151,6 +152,59 @@ static const char *ob_version(void)
 
 #ifdef SB_HAVE_DNNL
 
+/* oneDNN is opened with dlopen on first use (core/dl.h): a binary linked
+ * against it would not start where libdnnl is absent, and commands that
+ * multiply nothing should not map it. */
+#define SB_DNNL_FNS(X)                                                         \
+    X(dnnl_engine_create)                                                      \
+    X(dnnl_matmul_desc_init)                                                   \
+    X(dnnl_memory_create)                                                      \
+    X(dnnl_memory_desc_init_by_strides)                                        \
+    X(dnnl_memory_destroy)                                                     \
+    X(dnnl_memory_set_data_handle_v2)                                          \
+    X(dnnl_post_ops_append_sum)                                                \
+    X(dnnl_post_ops_create)                                                    \
+    X(dnnl_post_ops_destroy)                                                   \
+    X(dnnl_primitive_attr_create)                                              \
+    X(dnnl_primitive_attr_destroy)                                             \
+    X(dnnl_primitive_attr_set_output_scales)                                   \
+    X(dnnl_primitive_attr_set_post_ops)                                        \
+    X(dnnl_primitive_attr_set_scratchpad_mode)                                 \
+    X(dnnl_primitive_create)                                                   \
+    X(dnnl_primitive_desc_create)                                              \
+    X(dnnl_primitive_desc_destroy)                                             \
+    X(dnnl_primitive_desc_query)                                               \
+    X(dnnl_primitive_desc_query_md)                                            \
+    X(dnnl_primitive_destroy)                                                  \
+    X(dnnl_primitive_execute)                                                  \
+    X(dnnl_stream_create)                                                      \
+    X(dnnl_stream_destroy)                                                     \
+    X(dnnl_stream_wait)                                                        \
+    X(dnnl_version)
+
+#define SB_DNNL_STR_(x) #x
+#define SB_DNNL_STR(x) SB_DNNL_STR_(x)
+#define SB_DNNL_MEMBER(f) __typeof__(f) *f;
+#define SB_DNNL_NAME(f) #f,
+static struct {
+    SB_DNNL_FNS(SB_DNNL_MEMBER)
+} dn_fn;
+static const char *const dn_names[] = {SB_DNNL_FNS(SB_DNNL_NAME)};
+_Static_assert(sizeof dn_fn == sizeof dn_names, "one name a pointer");
+#ifndef SB_DNNL_LIBDIR
+#define SB_DNNL_LIBDIR NULL
+#endif
+static sb_dl_lib dn_lib = SB_DL_LIB(
+    "oneDNN", "libdnnl.so." SB_DNNL_STR(DNNL_VERSION_MAJOR), SB_DNNL_LIBDIR);
+
+/* 0 once oneDNN's functions are in dn_fn; else SB_EUNSUP with the
+ * loader's reason. */
+static int dn_load(sb_err *err)
+{
+    return sb_dl_load(&dn_lib, dn_names, &dn_fn,
+                      sizeof dn_names / sizeof *dn_names, err);
+}
+
 /* One slot a thread: its own stream, memory objects and scratchpad, so
  * threads may run the plan's primitive at once (oneDNN's own scratchpad,
  * the library-managed one, is shared: concurrent runs of a primitive that
@@ -172,7 +226,9 @@ static dnnl_engine_t dn_engine(void)
     static int state; /* 0 untried, 1 made, -1 failed */
 #pragma omp critical(sb_dnnl_engine)
     if (state == 0)
-        state = dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success ? 1 : -1;
+        state = dn_fn.dnnl_engine_create(&eng, dnnl_cpu, 0) == dnnl_success
+                    ? 1
+                    : -1;
     return state == 1 ? eng : NULL;
 }
 
@@ -210,36 +266,37 @@ static dnnl_status_t dn_pd(const sb_gemm_desc *d, dnnl_primitive_desc_t *pd)
         bs[1] = d->ldb;
     }
     dnnl_status_t st =
-        dnnl_memory_desc_init_by_strides(&a, 2, ad, dn_type(d->dt), as);
+        dn_fn.dnnl_memory_desc_init_by_strides(&a, 2, ad, dn_type(d->dt), as);
     if (st == dnnl_success)
-        st = dnnl_memory_desc_init_by_strides(&b, 2, bd, dn_type(d->dt), bs);
+        st = dn_fn.dnnl_memory_desc_init_by_strides(&b, 2, bd, dn_type(d->dt),
+                                                    bs);
     if (st == dnnl_success)
-        st = dnnl_memory_desc_init_by_strides(&c, 2, cd, dnnl_f32, cs);
+        st = dn_fn.dnnl_memory_desc_init_by_strides(&c, 2, cd, dnnl_f32, cs);
     dnnl_matmul_desc_t md;
     if (st == dnnl_success)
-        st = dnnl_matmul_desc_init(&md, &a, &b, NULL, &c);
+        st = dn_fn.dnnl_matmul_desc_init(&md, &a, &b, NULL, &c);
     dnnl_primitive_attr_t attr = NULL;
     if (st == dnnl_success)
-        st = dnnl_primitive_attr_create(&attr);
+        st = dn_fn.dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success)
-        st = dnnl_primitive_attr_set_scratchpad_mode(attr,
-                                                     dnnl_scratchpad_mode_user);
+        st = dn_fn.dnnl_primitive_attr_set_scratchpad_mode(
+            attr, dnnl_scratchpad_mode_user);
     if (st == dnnl_success && d->alpha != 1.0f)
-        st = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &d->alpha);
+        st = dn_fn.dnnl_primitive_attr_set_output_scales(attr, 1, 0, &d->alpha);
     if (st == dnnl_success && d->beta != 0.0f) {
         dnnl_post_ops_t po;
-        st = dnnl_post_ops_create(&po);
+        st = dn_fn.dnnl_post_ops_create(&po);
         if (st == dnnl_success) {
-            st = dnnl_post_ops_append_sum(po, d->beta);
+            st = dn_fn.dnnl_post_ops_append_sum(po, d->beta);
             if (st == dnnl_success)
-                st = dnnl_primitive_attr_set_post_ops(attr, po);
-            dnnl_post_ops_destroy(po);
+                st = dn_fn.dnnl_primitive_attr_set_post_ops(attr, po);
+            dn_fn.dnnl_post_ops_destroy(po);
         }
     }
     if (st == dnnl_success)
-        st = dnnl_primitive_desc_create(pd, &md, attr, eng, NULL);
+        st = dn_fn.dnnl_primitive_desc_create(pd, &md, attr, eng, NULL);
     if (attr)
-        dnnl_primitive_attr_destroy(attr);
+        dn_fn.dnnl_primitive_attr_destroy(attr);
     return st;
 }
 
@@ -251,6 +308,11 @@ static bool dn_supports(int dt, char *why, size_t len)
     }
     if (dt != SB_GEMM_F32 && dt != SB_GEMM_BF16)
         return false;
+    sb_err e = {0};
+    if (dn_load(&e)) {
+        sb__why(why, len, "%s", e.msg);
+        return false;
+    }
     /* Whether this CPU has a kernel for the type: a small primitive
      * descriptor answers (once; the answer does not change). */
     static int known[SB_GEMM_NDT]; /* 0 untried, 1 yes, -1 no */
@@ -272,7 +334,7 @@ static bool dn_supports(int dt, char *why, size_t len)
             why_not[dt] = dn_pd(&d, &pd);
             known[dt] = why_not[dt] == dnnl_success ? 1 : -1;
             if (known[dt] == 1)
-                dnnl_primitive_desc_destroy(pd);
+                dn_fn.dnnl_primitive_desc_destroy(pd);
         }
         k = known[dt];
     }
@@ -292,25 +354,28 @@ static void dn_destroy(sb_gemm_plan *p)
         return;
     for (int s = 0; q->slot && s < p->slots; s++) {
         if (q->slot[s].a)
-            dnnl_memory_destroy(q->slot[s].a);
+            dn_fn.dnnl_memory_destroy(q->slot[s].a);
         if (q->slot[s].b)
-            dnnl_memory_destroy(q->slot[s].b);
+            dn_fn.dnnl_memory_destroy(q->slot[s].b);
         if (q->slot[s].c)
-            dnnl_memory_destroy(q->slot[s].c);
+            dn_fn.dnnl_memory_destroy(q->slot[s].c);
         if (q->slot[s].scratch)
-            dnnl_memory_destroy(q->slot[s].scratch);
+            dn_fn.dnnl_memory_destroy(q->slot[s].scratch);
         if (q->slot[s].stream)
-            dnnl_stream_destroy(q->slot[s].stream);
+            dn_fn.dnnl_stream_destroy(q->slot[s].stream);
     }
     free(q->slot);
     if (q->prim)
-        dnnl_primitive_destroy(q->prim);
+        dn_fn.dnnl_primitive_destroy(q->prim);
     free(q);
     p->impl = NULL;
 }
 
 static int dn_create(sb_gemm_plan *p, sb_err *err)
 {
+    int rc = dn_load(err);
+    if (rc)
+        return rc;
     dnnl_primitive_desc_t pd;
     dnnl_status_t st = dn_pd(&p->d, &pd);
     if (st != dnnl_success)
@@ -320,8 +385,8 @@ static int dn_create(sb_gemm_plan *p, sb_err *err)
                        p->d.dt == SB_GEMM_BF16 ? "bf16" : "fp32",
                        dn_status(st));
     const char *impl = NULL;
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
-            dnnl_success ||
+    if (dn_fn.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                        &impl) != dnnl_success ||
         !impl)
         impl = "?";
     snprintf(p->kernel, sizeof p->kernel, "oneDNN %s", impl);
@@ -331,34 +396,35 @@ static int dn_create(sb_gemm_plan *p, sb_err *err)
         q->slot = calloc((size_t)p->slots, sizeof *q->slot);
     p->impl = q;
     if (!q || !q->slot) {
-        dnnl_primitive_desc_destroy(pd);
+        dn_fn.dnnl_primitive_desc_destroy(pd);
         dn_destroy(p);
         return sb_fail(err, SB_ENOMEM, "oneDNN matmul: out of memory");
     }
-    st = dnnl_primitive_create(&q->prim, pd);
+    st = dn_fn.dnnl_primitive_create(&q->prim, pd);
     const dnnl_memory_desc_t *ma =
-        dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+        dn_fn.dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *mb =
-        dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+        dn_fn.dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *mc =
-        dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+        dn_fn.dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     const dnnl_memory_desc_t *ms =
-        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        dn_fn.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     dnnl_engine_t eng = dn_engine();
     for (int s = 0; st == dnnl_success && s < p->slots; s++) {
         dn_slot *sl = &q->slot[s];
-        st = dnnl_stream_create(&sl->stream, eng, dnnl_stream_default_flags);
+        st = dn_fn.dnnl_stream_create(&sl->stream, eng,
+                                      dnnl_stream_default_flags);
         if (st == dnnl_success)
-            st = dnnl_memory_create(&sl->a, ma, eng, DNNL_MEMORY_NONE);
+            st = dn_fn.dnnl_memory_create(&sl->a, ma, eng, DNNL_MEMORY_NONE);
         if (st == dnnl_success)
-            st = dnnl_memory_create(&sl->b, mb, eng, DNNL_MEMORY_NONE);
+            st = dn_fn.dnnl_memory_create(&sl->b, mb, eng, DNNL_MEMORY_NONE);
         if (st == dnnl_success)
-            st = dnnl_memory_create(&sl->c, mc, eng, DNNL_MEMORY_NONE);
+            st = dn_fn.dnnl_memory_create(&sl->c, mc, eng, DNNL_MEMORY_NONE);
         if (st == dnnl_success && ms)
-            st =
-                dnnl_memory_create(&sl->scratch, ms, eng, DNNL_MEMORY_ALLOCATE);
+            st = dn_fn.dnnl_memory_create(&sl->scratch, ms, eng,
+                                          DNNL_MEMORY_ALLOCATE);
     }
-    dnnl_primitive_desc_destroy(pd);
+    dn_fn.dnnl_primitive_desc_destroy(pd);
     if (st != dnnl_success) {
         dn_destroy(p);
         return sb_fail(err, st == dnnl_out_of_memory ? SB_ENOMEM : SB_EUNSUP,
@@ -372,21 +438,25 @@ static void dn_run(sb_gemm_plan *p, int slot, const void *a, const void *b,
 {
     dn_plan *q = p->impl;
     dn_slot *sl = &q->slot[slot];
-    dnnl_memory_set_data_handle_v2(sl->a, (void *)a, sl->stream);
-    dnnl_memory_set_data_handle_v2(sl->b, (void *)b, sl->stream);
-    dnnl_memory_set_data_handle_v2(sl->c, c, sl->stream);
+    dn_fn.dnnl_memory_set_data_handle_v2(sl->a, (void *)a, sl->stream);
+    dn_fn.dnnl_memory_set_data_handle_v2(sl->b, (void *)b, sl->stream);
+    dn_fn.dnnl_memory_set_data_handle_v2(sl->c, c, sl->stream);
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, sl->a},
                                {DNNL_ARG_WEIGHTS, sl->b},
                                {DNNL_ARG_DST, sl->c},
                                {DNNL_ARG_SCRATCHPAD, sl->scratch}};
-    dnnl_primitive_execute(q->prim, sl->stream, sl->scratch ? 4 : 3, args);
-    dnnl_stream_wait(sl->stream);
+    dn_fn.dnnl_primitive_execute(q->prim, sl->stream, sl->scratch ? 4 : 3,
+                                 args);
+    dn_fn.dnnl_stream_wait(sl->stream);
 }
 
 static const char *dn_version(void)
 {
     static char v[48];
-    const dnnl_version_t *dv = dnnl_version();
+    sb_err e = {0};
+    if (dn_load(&e))
+        return "oneDNN (does not load)";
+    const dnnl_version_t *dv = dn_fn.dnnl_version();
     snprintf(v, sizeof v, "oneDNN %d.%d.%d (%s)", dv->major, dv->minor,
              dv->patch,
              dv->cpu_runtime == DNNL_RUNTIME_OMP   ? "OpenMP"

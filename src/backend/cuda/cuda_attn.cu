@@ -32,6 +32,7 @@
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_common.h"
+#include "backend/cuda/cuda_dl.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_table.h"
 
@@ -45,7 +46,8 @@ static const uint64_t seed_q = 0x51ULL, seed_k = 0x4bULL, seed_v = 0x56ULL;
 
 static int blas_fail(sb_err *err, cublasStatus_t st, const char *what)
 {
-    return sb_fail(err, SB_EIO, "%s: %s", what, cublasGetStatusString(st));
+    return sb_fail(err, SB_EIO, "%s: %s", what,
+                   sb_cuda_dl.cublasGetStatusString(st));
 }
 
 static int mem_check(const char *bench, double need, const char *dev,
@@ -85,7 +87,7 @@ static int bmm_enqueue(void *state, int iters, sb_err *err)
     cudaDataType_t t = s->bf16 ? CUDA_R_16BF : CUDA_R_32F;
     /* Row-major C = A B is column-major C^T = B^T A^T. */
     for (int it = 0; it < iters; it++) {
-        cublasStatus_t st = cublasGemmStridedBatchedEx(
+        cublasStatus_t st = sb_cuda_dl.cublasGemmStridedBatchedEx(
             s->h, CUBLAS_OP_N, CUBLAS_OP_N, (int)x->n, (int)x->m, (int)x->k,
             &s->alpha, s->db, t, (int)x->n, (long long)(x->k * x->n), s->da, t,
             (int)x->k, (long long)(x->m * x->k), &s->beta, s->dc, CUDA_R_32F,
@@ -103,7 +105,7 @@ extern "C" void sb_cbmm_teardown(void *state)
     if (!s)
         return;
     if (s->h)
-        cublasDestroy(s->h);
+        sb_cuda_dl.cublasDestroy(s->h);
     cudaFree(s->da);
     cudaFree(s->db);
     cudaFree(s->dc);
@@ -151,7 +153,7 @@ extern "C" int sb_cbmm_setup(const sb_params *p, void **state, sb_err *err)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     int rc = sb_cuda_base_init(&s->base, (int)sb_p_int(p, "device"),
                                bmm_enqueue, true, err);
-    if (rc)
+    if (rc || (rc = sb_cuda_dl_load(SB_CUDA_DL_CUBLAS, err)))
         goto fail;
     s->base.plant_error = sb_p_bool(p, "plant_error");
     s->bf16 = strcmp(sb_p_str(p, "dtype"), "bf16") == 0;
@@ -204,10 +206,10 @@ extern "C" int sb_cbmm_setup(const sb_params *p, void **state, sb_err *err)
     }
     {
         cublasStatus_t st;
-        if ((st = cublasCreate(&s->h)) ||
-            (st = cublasSetStream(s->h, s->base.stream)) ||
-            (st = cublasSetWorkspace(s->h, s->ws, WORKSPACE)) ||
-            (st = cublasSetMathMode(s->h, CUBLAS_DEFAULT_MATH))) {
+        if ((st = sb_cuda_dl.cublasCreate(&s->h)) ||
+            (st = sb_cuda_dl.cublasSetStream(s->h, s->base.stream)) ||
+            (st = sb_cuda_dl.cublasSetWorkspace(s->h, s->ws, WORKSPACE)) ||
+            (st = sb_cuda_dl.cublasSetMathMode(s->h, CUBLAS_DEFAULT_MATH))) {
             rc = blas_fail(err, st, "cuBLAS setup");
             goto fail;
         }

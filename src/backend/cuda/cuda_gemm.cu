@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "backend/cuda/cuda_common.h"
+#include "backend/cuda/cuda_dl.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_table.h"
 
@@ -62,7 +63,8 @@ typedef struct cgemm_state {
 
 static int lt_fail(sb_err *err, cublasStatus_t st, const char *what)
 {
-    return sb_fail(err, SB_EIO, "%s: %s", what, cublasLtGetStatusString(st));
+    return sb_fail(err, SB_EIO, "%s: %s", what,
+                   sb_cuda_dl.cublasLtGetStatusString(st));
 }
 
 /* ---- kernels
@@ -121,9 +123,9 @@ __global__ void k_plant(void *x, size_t i, int type)
 /* One product D = A·B with the chosen algorithm, queued on the stream. */
 static cublasStatus_t matmul(cgemm_state *s)
 {
-    return cublasLtMatmul(s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb,
-                          &s->beta, s->d, s->ld, s->d, s->ld, &s->heur.algo,
-                          s->ws, WORKSPACE, s->base.stream);
+    return sb_cuda_dl.cublasLtMatmul(
+        s->lt, s->op, &s->alpha, s->a, s->la, s->b, s->lb, &s->beta, s->d,
+        s->ld, s->d, s->ld, &s->heur.algo, s->ws, WORKSPACE, s->base.stream);
 }
 
 static int enqueue(void *state, int iters, sb_err *err)
@@ -143,15 +145,15 @@ extern "C" void sb_cgemm_teardown(void *state)
     if (!s)
         return;
     if (s->la)
-        cublasLtMatrixLayoutDestroy(s->la);
+        sb_cuda_dl.cublasLtMatrixLayoutDestroy(s->la);
     if (s->lb)
-        cublasLtMatrixLayoutDestroy(s->lb);
+        sb_cuda_dl.cublasLtMatrixLayoutDestroy(s->lb);
     if (s->ld)
-        cublasLtMatrixLayoutDestroy(s->ld);
+        sb_cuda_dl.cublasLtMatrixLayoutDestroy(s->ld);
     if (s->op)
-        cublasLtMatmulDescDestroy(s->op);
+        sb_cuda_dl.cublasLtMatmulDescDestroy(s->op);
     if (s->lt)
-        cublasLtDestroy(s->lt);
+        sb_cuda_dl.cublasLtDestroy(s->lt);
     cudaFree(s->a);
     cudaFree(s->b);
     cudaFree(s->d);
@@ -200,22 +202,23 @@ static int lt_setup(cgemm_state *s, sb_err *err)
 {
     const sb_cu_dtype *dt = s->dt;
     cublasStatus_t st;
-    if ((st = cublasLtCreate(&s->lt)))
+    if ((st = sb_cuda_dl.cublasLtCreate(&s->lt)))
         return lt_fail(err, st, "cublasLtCreate");
-    if ((st = cublasLtMatmulDescCreate(&s->op, dt->compute, dt->scale)))
+    if ((st = sb_cuda_dl.cublasLtMatmulDescCreate(&s->op, dt->compute,
+                                                  dt->scale)))
         return lt_fail(err, st, "cublasLtMatmulDescCreate");
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    if ((st = cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA,
-                                             &ta, sizeof ta)) ||
-        (st = cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSB,
-                                             &tb, sizeof tb)))
+    if ((st = sb_cuda_dl.cublasLtMatmulDescSetAttribute(
+             s->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) ||
+        (st = sb_cuda_dl.cublasLtMatmulDescSetAttribute(
+             s->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)))
         return lt_fail(err, st, "cublasLtMatmulDescSetAttribute(TRANS)");
     if (dt->scale_ptrs) {
         const float *sa = s->scale, *sb = s->scale + SCALE_B;
-        if ((st = cublasLtMatmulDescSetAttribute(
+        if ((st = sb_cuda_dl.cublasLtMatmulDescSetAttribute(
                  s->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa,
                  sizeof sa)) ||
-            (st = cublasLtMatmulDescSetAttribute(
+            (st = sb_cuda_dl.cublasLtMatmulDescSetAttribute(
                  s->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb)))
             return lt_fail(err, st, "cublasLtMatmulDescSetAttribute(SCALE)");
     }
@@ -225,22 +228,25 @@ static int lt_setup(cgemm_state *s, sb_err *err)
          * promotion of the default costs a fifth of the rate on Hopper);
          * the verification's fp8 tolerance covers its rounding */
         int8_t fast = 1;
-        if ((st = cublasLtMatmulDescSetAttribute(
+        if ((st = sb_cuda_dl.cublasLtMatmulDescSetAttribute(
                  s->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast)))
             return lt_fail(err, st,
                            "cublasLtMatmulDescSetAttribute(FAST_ACCUM)");
         s->fast_accum = true;
     }
     uint64_t m = (uint64_t)s->m, n = (uint64_t)s->n, k = (uint64_t)s->k;
-    if ((st = cublasLtMatrixLayoutCreate(&s->la, dt->a, k, m, (int64_t)k)) ||
-        (st = cublasLtMatrixLayoutCreate(&s->lb, dt->b, k, n, (int64_t)k)) ||
-        (st = cublasLtMatrixLayoutCreate(&s->ld, dt->c, m, n, (int64_t)m)))
+    if ((st = sb_cuda_dl.cublasLtMatrixLayoutCreate(&s->la, dt->a, k, m,
+                                                    (int64_t)k)) ||
+        (st = sb_cuda_dl.cublasLtMatrixLayoutCreate(&s->lb, dt->b, k, n,
+                                                    (int64_t)k)) ||
+        (st = sb_cuda_dl.cublasLtMatrixLayoutCreate(&s->ld, dt->c, m, n,
+                                                    (int64_t)m)))
         return lt_fail(err, st, "cublasLtMatrixLayoutCreate");
     cublasLtMatmulPreference_t pref = NULL;
-    if ((st = cublasLtMatmulPreferenceCreate(&pref)))
+    if ((st = sb_cuda_dl.cublasLtMatmulPreferenceCreate(&pref)))
         return lt_fail(err, st, "cublasLtMatmulPreferenceCreate");
     size_t wsb = WORKSPACE;
-    st = cublasLtMatmulPreferenceSetAttribute(
+    st = sb_cuda_dl.cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
     /* The heuristic may offer an algorithm the call then refuses ("not
      * supported"), and its first choice is not always the fastest at a
@@ -252,10 +258,10 @@ static int lt_setup(cgemm_state *s, sb_err *err)
     cublasLtMatmulHeuristicResult_t offered[TRIES];
     int found = 0;
     if (!st)
-        st =
-            cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, s->la, s->lb, s->ld,
-                                           s->ld, pref, TRIES, offered, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
+        st = sb_cuda_dl.cublasLtMatmulAlgoGetHeuristic(
+            s->lt, s->op, s->la, s->lb, s->ld, s->ld, pref, TRIES, offered,
+            &found);
+    sb_cuda_dl.cublasLtMatmulPreferenceDestroy(pref);
     if (st && st != CUBLAS_STATUS_NOT_SUPPORTED)
         return lt_fail(err, st, "cublasLtMatmulAlgoGetHeuristic");
     int best = -1;
@@ -318,7 +324,7 @@ extern "C" int sb_cgemm_setup(const char *dtype, int64_t m, int64_t n,
         return sb_fail(err, SB_ENOMEM, "out of memory");
     int rc = sb_cuda_base_init(&s->base, (int)sb_p_int(p, "device"), enqueue,
                                true, err);
-    if (rc)
+    if (rc || (rc = sb_cuda_dl_load(SB_CUDA_DL_CUBLASLT, err)))
         goto fail;
     s->dt = dt;
     s->m = m;

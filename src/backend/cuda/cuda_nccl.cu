@@ -35,6 +35,7 @@
 #include <nccl.h>
 
 #include "backend/cuda/cuda_common.h"
+#include "backend/cuda/cuda_dl.h"
 #include "backend/cuda/cuda_kernels.h"
 
 #include <time.h>
@@ -72,7 +73,8 @@ static void graphs_free(cnccl_state *s);
 
 static int nccl_fail(sb_err *err, ncclResult_t r, const char *what)
 {
-    return sb_fail(err, SB_EIO, "%s: %s", what, ncclGetErrorString(r));
+    return sb_fail(err, SB_EIO, "%s: %s", what,
+                   sb_cuda_dl.ncclGetErrorString(r));
 }
 
 /* ---- communicators, once a process ---------------------------------------
@@ -90,7 +92,8 @@ static void comms_drop(bool abort)
     for (int d = 0; d < g_ncomm; d++) {
         cudaSetDevice(d);
         if (g_comm[d])
-            (abort ? ncclCommAbort : ncclCommDestroy)(g_comm[d]);
+            (abort ? sb_cuda_dl.ncclCommAbort
+                   : sb_cuda_dl.ncclCommDestroy)(g_comm[d]);
         g_comm[d] = NULL;
     }
     g_ncomm = 0;
@@ -124,7 +127,7 @@ static int comms_get(int n, ncclComm_t *out, sb_err *err)
         int devs[MAXDEV];
         for (int d = 0; d < n; d++)
             devs[d] = d;
-        ncclResult_t nr = ncclCommInitAll(g_comm, n, devs);
+        ncclResult_t nr = sb_cuda_dl.ncclCommInitAll(g_comm, n, devs);
         if (nr != ncclSuccess) {
             memset(g_comm, 0, sizeof g_comm);
             return nccl_fail(err, nr, "ncclCommInitAll");
@@ -168,13 +171,15 @@ static int wait_all(cnccl_state *s, cudaEvent_t *ev, const char *what,
             return 0;
         for (int d = 0; d < s->n; d++) {
             ncclResult_t ae = ncclSuccess;
-            if (ncclCommGetAsyncError(s->comm[d], &ae) == ncclSuccess &&
+            if (sb_cuda_dl.ncclCommGetAsyncError(s->comm[d], &ae) ==
+                    ncclSuccess &&
                 ae != ncclSuccess && ae != ncclInProgress) {
                 comms_abort(s);
                 return sb_fail(err, SB_EIO,
                                "%s: NCCL %s of %.0f bytes: GPU %d (rank %d) "
                                "reported %s; communicators aborted",
-                               what, coll, s->S, d, d, ncclGetErrorString(ae));
+                               what, coll, s->S, d, d,
+                               sb_cuda_dl.ncclGetErrorString(ae));
             }
         }
         double waited = sb_now() - t0;
@@ -203,37 +208,39 @@ static float input(int r, size_t i)
 /* Issues one operation on every GPU (one NCCL group). */
 static int issue(cnccl_state *s, sb_err *err)
 {
-    ncclResult_t r = ncclGroupStart();
+    ncclResult_t r = sb_cuda_dl.ncclGroupStart();
     size_t cnt = s->count / (size_t)s->n;
     for (int d = 0; d < s->n && r == ncclSuccess; d++) {
         switch (s->op) {
         case SB_NET_ALLREDUCE:
-            r = ncclAllReduce(s->send[d], s->recv[d], s->count, ncclFloat,
-                              ncclSum, s->comm[d], s->st[d]);
+            r = sb_cuda_dl.ncclAllReduce(s->send[d], s->recv[d], s->count,
+                                         ncclFloat, ncclSum, s->comm[d],
+                                         s->st[d]);
             break;
         case SB_NET_ALLGATHER:
-            r = ncclAllGather(s->send[d], s->recv[d], cnt, ncclFloat,
-                              s->comm[d], s->st[d]);
+            r = sb_cuda_dl.ncclAllGather(s->send[d], s->recv[d], cnt, ncclFloat,
+                                         s->comm[d], s->st[d]);
             break;
         case SB_NET_REDUCE_SCATTER:
-            r = ncclReduceScatter(s->send[d], s->recv[d], cnt, ncclFloat,
-                                  ncclSum, s->comm[d], s->st[d]);
+            r = sb_cuda_dl.ncclReduceScatter(s->send[d], s->recv[d], cnt,
+                                             ncclFloat, ncclSum, s->comm[d],
+                                             s->st[d]);
             break;
         case SB_NET_ALLTOALL:
             for (int q = 0; q < s->n && r == ncclSuccess; q++) {
-                r = ncclSend(s->send[d] + (size_t)q * cnt, cnt, ncclFloat, q,
-                             s->comm[d], s->st[d]);
+                r = sb_cuda_dl.ncclSend(s->send[d] + (size_t)q * cnt, cnt,
+                                        ncclFloat, q, s->comm[d], s->st[d]);
                 if (r == ncclSuccess)
-                    r = ncclRecv(s->recv[d] + (size_t)q * cnt, cnt, ncclFloat,
-                                 q, s->comm[d], s->st[d]);
+                    r = sb_cuda_dl.ncclRecv(s->recv[d] + (size_t)q * cnt, cnt,
+                                            ncclFloat, q, s->comm[d], s->st[d]);
             }
             break;
         default: /* broadcast from rank 0 */
-            r = ncclBroadcast(s->send[d], s->recv[d], s->count, ncclFloat, 0,
-                              s->comm[d], s->st[d]);
+            r = sb_cuda_dl.ncclBroadcast(s->send[d], s->recv[d], s->count,
+                                         ncclFloat, 0, s->comm[d], s->st[d]);
         }
     }
-    ncclResult_t r2 = ncclGroupEnd();
+    ncclResult_t r2 = sb_cuda_dl.ncclGroupEnd();
     if (r != ncclSuccess)
         return nccl_fail(err, r, "NCCL operation");
     if (r2 != ncclSuccess)
@@ -311,6 +318,8 @@ extern "C" int sb_cnccl_setup(int op, const sb_params *p, double timeout_s,
                        "collectives need two or more CUDA "
                        "devices (found %d)",
                        ndev);
+    if ((rc = sb_cuda_dl_load(SB_CUDA_DL_NCCL, err)))
+        return rc;
     bool inplace = sb_p_bool(p, "inplace");
     if (inplace && op == SB_NET_ALLTOALL)
         return sb_fail(err, SB_EINVAL,
@@ -618,7 +627,7 @@ extern "C" void sb_cnccl_report(void *state, const sb_params *p, sb_ctx *ctx,
             sb_net_busbw((sb_netop)s->op, s->n, s->S, st.p50) * 1e-9, "GB/s");
     }
     int v = 0;
-    ncclGetVersion(&v);
+    sb_cuda_dl.ncclGetVersion(&v);
     sb_result_note(r,
                    "NCCL %d over %d GPUs of one process (ncclCommInitAll "
                    "once a process, %s first), %s; batches of %d "
