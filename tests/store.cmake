@@ -10,3 +10,20 @@ foreach(part gate crash io lock multi)
 endforeach()
 # The gate measures timing and must not share the cores with other tests.
 set_tests_properties(store.e2e_gate PROPERTIES RUN_SERIAL TRUE)
+
+# history: one line a run by default (the results under --verbose, every
+# row under --json), the baselines that name a run on its line.
+add_test(NAME store.history COMMAND bash -c
+  "set -e; d=$(mktemp -d); trap 'rm -rf $d' EXIT; export SOLBENCH_DB=$d/r.db; \
+   for i in 1 2 3; do ${SOLBENCH} run --quiet --bench memory.triad,memory.read -p size=1MiB --min-time 0.01 --repeat 3 >/dev/null; done; \
+   ${SOLBENCH} baseline set nightly >/dev/null; \
+   ${SOLBENCH} history > $d/h; cat $d/h; \
+   test $(wc -l < $d/h) -eq 4; \
+   head -2 $d/h | tail -1 | grep -q '2 measured.*memory.*baseline: nightly'; \
+   ! grep -q 'memory.triad' $d/h; \
+   ${SOLBENCH} history --verbose --last 1 > $d/v; \
+   test $(wc -l < $d/v) -eq 4; grep -q '^  memory.triad  *size=1MiB .*GB/s' $d/v; \
+   ${SOLBENCH} history --bench memory.triad --last 2 | grep -c 'GB/s  cv' | grep -qx 2; \
+   ${SOLBENCH} history --json $d/h.json; \
+   python3 -c \"import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==3 and d[0]['baselines']==['nightly'] and len(d[0]['results'])==2, d\" $d/h.json; \
+   ! ${SOLBENCH} history --json $d/x.json --verbose 2>/dev/null")

@@ -213,6 +213,11 @@ struct sb_bench {
     int kind; /* the family's own number for this member (memory's
                  kernel, a collective, a transfer's direction), read by
                  the hooks a family shares */
+    /* The metric its tables, history and comparisons lead with on every
+     * backend and at every size (network.pingpong: "latency_us", as
+     * osu_latency reports 8 B and 1 MiB alike); NULL: sb_result_headline's
+     * rule. */
+    const char *headline;
 
     /* Decodes a point's parameters into its shape once, before any other
      * hook (shape_size bytes, zeroed); a point it refuses is bad input.

@@ -66,6 +66,11 @@ void sb_csv_field(FILE *f, const char *s);
 
 /* Human tables, one per area, then the machine profile. */
 void sb_print_results(FILE *f, const sb_result_list *l);
+/* A stored point's "k=v k=v" text with the parameters at their
+ * definition's default left out (bench unknown to this build: all kept);
+ * whole pairs only, never one cut mid-value. Returns buf. */
+const char *sb_params_text_compact(const char *bench, const char *backend,
+                                   const char *text, char *buf, size_t len);
 void sb_print_profile(FILE *f, const sb_ceilings *c);
 
 #ifdef __cplusplus

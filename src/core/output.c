@@ -586,89 +586,225 @@ static void fmt_value(char *buf, size_t len, double v)
         snprintf(buf, len, "%.3g", v);
 }
 
-/* The parameters worth showing in a table: those whose value is not the
- * benchmark's single default (a list default always shows). */
-static const char *table_params(const sb_result *r, char *buf, int len)
+/* Whether v is its definition's single default (a list default never is:
+ * the value then says which of the list's points this is). */
+static bool param_is_default(const sb_bench *b, const sb_impl *im,
+                             const sb_pval *v)
+{
+    const sb_param_def *d = b ? sb_param_find(b, im, v->name) : NULL;
+    if (!d || !d->def || strchr(d->def, ',') || strstr(d->def, ".."))
+        return false;
+    sb_pval dv;
+    return sb_parse_value(d, d->def, &dv, NULL) == 0 &&
+           strcmp(dv.text, v->text) == 0;
+}
+
+const char *sb_params_text_compact(const char *bench, const char *backend,
+                                   const char *text, char *buf, size_t len)
+{
+    const sb_bench *b = sb_bench_find(bench, backend);
+    const sb_impl *im = b ? sb_impl_find(b, backend) : NULL;
+    size_t used = 0;
+    buf[0] = 0;
+    const char *p = text ? text : "";
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t tl = strcspn(p, " ");
+        if (!tl)
+            break;
+        char tok[SB_PNAME_LEN + SB_PTEXT_LEN + 2];
+        snprintf(tok, sizeof tok, "%.*s", (int)tl, p);
+        p += tl;
+        char *eq = strchr(tok, '=');
+        bool keep = true;
+        if (eq && b) {
+            *eq = 0;
+            const sb_param_def *d = sb_param_find(b, im, tok);
+            sb_pval v;
+            if (d && sb_parse_value(d, eq + 1, &v, NULL) == 0)
+                keep = !param_is_default(b, im, &v);
+            *eq = '=';
+        }
+        if (!keep)
+            continue;
+        int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", tok);
+        if (w < 0 || used + (size_t)w >= len) {
+            buf[used] = 0; /* a whole pair or none: never cut mid-value */
+            break;
+        }
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+/* Whether parameter `name` takes more than one value among the results of
+ * r's benchmark and backend in l (one that lacks it counts as a value). */
+static bool param_varies(const sb_result_list *l, const sb_result *r,
+                         const char *name)
+{
+    const sb_pval *first = NULL;
+    bool seen = false;
+    for (size_t i = 0; i < l->n; i++) {
+        const sb_result *q = &l->items[i];
+        if (q->skipped || strcmp(q->bench, r->bench) != 0 ||
+            strcmp(q->backend, r->backend) != 0)
+            continue;
+        const sb_pval *v = sb_p_find(&q->params, name);
+        if (!seen) {
+            first = v;
+            seen = true;
+        } else if (!v != !first || (v && strcmp(v->text, first->text) != 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The parameters a table shows for r: every one that tells r from the
+ * other results of its benchmark in l (a 256MiB row of a size sweep shows
+ * its size although 256MiB is the default), and every one not at its
+ * default. Values are whole, never cut (the column widens). */
+static const char *table_params(const sb_result_list *l, const sb_result *r,
+                                char *buf, int len)
 {
     const sb_bench *b = sb_bench_find(r->bench, r->backend);
     const sb_impl *im = b ? sb_impl_find(b, r->backend) : NULL;
     sb_params shown = {0};
     for (int i = 0; i < r->params.n; i++) {
         const sb_pval *v = &r->params.v[i];
-        const sb_param_def *d = b ? sb_param_find(b, im, v->name) : NULL;
-        bool show = true;
-        if (d && d->def && !strchr(d->def, ',') && !strstr(d->def, "..")) {
-            sb_pval dv;
-            if (sb_parse_value(d, d->def, &dv, NULL) == 0 &&
-                strcmp(dv.text, v->text) == 0)
-                show = false;
-        }
-        if (show)
+        if (!param_is_default(b, im, v) || param_varies(l, r, v->name))
             shown.v[shown.n++] = *v;
     }
     return sb_params_fmt(&shown, buf, len);
 }
 
+/* A summary row (a sweep's plateaus, the network's alpha-beta fit: no
+ * samples of its own) as one line of its figures: "L1 204.2 GB/s, L2
+ * 112.1 GB/s" — the byte bounds of its ranges left to the notes. */
+static void summary_text(const sb_result *r, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < r->n_metrics && used + 1 < len; i++) {
+        const sb_metric *m = &r->metrics[i];
+        if (strcmp(m->unit, "B") == 0 || !isfinite(m->value))
+            continue;
+        char name[40], val[32];
+        snprintf(name, sizeof name, "%s", m->name);
+        static const char *const tails[] = {"_GBps", "_us", "_s", "_Bps"};
+        for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+            size_t nl = strlen(name), tl = strlen(tails[t]);
+            if (nl > tl && strcmp(name + nl - tl, tails[t]) == 0) {
+                name[nl - tl] = 0;
+                break;
+            }
+        }
+        fmt_value(val, sizeof val, m->value);
+        int w = snprintf(buf + used, len - used, "%s%s %s%s%s",
+                         used ? ", " : "", name, val, m->unit[0] ? " " : "",
+                         strcmp(m->unit, "ratio") ? m->unit : "");
+        if (w < 0)
+            break;
+        used += (size_t)w;
+        if (used >= len)
+            used = len - 1;
+    }
+    if (!buf[0])
+        snprintf(buf, len, "%s", r->n_notes ? r->notes[0] : "-");
+}
+
+static bool is_summary(const sb_result *r)
+{
+    return !r->skipped && r->n_samples == 0;
+}
+
+/* One area's rows: column widths from the longest name and parameters. */
+static void print_area(FILE *f, const sb_result_list *l, const char *area)
+{
+    int wname = 24, wpar = 20;
+    bool any = false;
+    for (size_t i = 0; i < l->n; i++) {
+        const sb_result *r = &l->items[i];
+        if (strcmp(r->area, area) != 0)
+            continue;
+        any = true;
+        char pbuf[400];
+        int nl = (int)strlen(r->bench) +
+                 (strcmp(r->backend, "cpu") ? 1 + (int)strlen(r->backend) : 0);
+        if (is_summary(r))
+            nl += (int)strlen(" (summary)");
+        if (nl > wname)
+            wname = nl;
+        int pl = (int)strlen(table_params(l, r, pbuf, sizeof pbuf));
+        if (!r->skipped && !is_summary(r) && pl > wpar)
+            wpar = pl < 64 ? pl : 64; /* longer ones push their row only */
+    }
+    if (!any)
+        return;
+    fprintf(f, "\n== %s\n", area);
+    fprintf(f, "%-*s %-*s %14s %-8s %12s %7s %5s %s\n", wname, "bench", wpar,
+            "params", "median", "unit", "best", "cv%", "n", "valid");
+    for (size_t i = 0; i < l->n; i++) {
+        const sb_result *r = &l->items[i];
+        if (strcmp(r->area, area) != 0)
+            continue;
+        char pbuf[400];
+        table_params(l, r, pbuf, sizeof pbuf);
+        char name[96];
+        snprintf(name, sizeof name, "%s%s%s%s", r->bench,
+                 strcmp(r->backend, "cpu") ? "@" : "",
+                 strcmp(r->backend, "cpu") ? r->backend : "",
+                 is_summary(r) ? " (summary)" : "");
+        if (r->skipped) {
+            /* Consecutive points skipped for one reason: one line. */
+            const char *why = r->n_notes ? r->notes[0] : "skipped";
+            size_t j = i + 1;
+            while (j < l->n && l->items[j].skipped &&
+                   strcmp(l->items[j].bench, r->bench) == 0 &&
+                   strcmp(l->items[j].backend, r->backend) == 0 &&
+                   l->items[j].n_notes &&
+                   strcmp(l->items[j].notes[0], why) == 0)
+                j++;
+            fprintf(f, "%-*s %-*s %s\n", wname, name, wpar,
+                    j - i > 1 ? "(all points)" : pbuf, why);
+            i = j - 1;
+            continue;
+        }
+        if (is_summary(r)) {
+            /* set apart: its figures in words, no median, spread or n */
+            char sum[400];
+            summary_text(r, sum, sizeof sum);
+            fprintf(f, "%-*s %-*s   %s%s\n", wname, name, wpar, pbuf, sum,
+                    r->valid ? "" : "  (from invalid points)");
+            continue;
+        }
+        bool hb = true;
+        const sb_metric *h = sb_result_headline(r, &hb);
+        char med[32] = "-", best[32] = "-";
+        const char *unit = "";
+        if (h) {
+            fmt_value(med, sizeof med, h->value);
+            unit = h->unit;
+            char bname[48];
+            snprintf(bname, sizeof bname, "%s_best", h->name);
+            const sb_metric *b = sb_result_get(r, bname);
+            if (b)
+                fmt_value(best, sizeof best, b->value);
+            else if (strcmp(h->name, "latency_us") == 0 && r->stats.n)
+                fmt_value(best, sizeof best, r->stats.min * 1e6);
+        }
+        fprintf(f, "%-*s %-*s %14s %-8s %12s %7.2f %5zu %s\n", wname, name,
+                wpar, pbuf, med, unit, best, 100.0 * r->stats.cv, r->stats.n,
+                r->valid ? "yes" : "NO");
+    }
+}
+
 void sb_print_results(FILE *f, const sb_result_list *l)
 {
     const char *const *areas = sb_areas();
-    for (const char *const *a = areas; *a; a++) {
-        bool header = false;
-        for (size_t i = 0; i < l->n; i++) {
-            const sb_result *r = &l->items[i];
-            if (strcmp(r->area, *a) != 0)
-                continue;
-            if (!header) {
-                fprintf(f, "\n== %s\n", *a);
-                fprintf(f, "%-24s %-40s %14s %-8s %12s %7s %5s %s\n", "bench",
-                        "params", "median", "unit", "best", "cv%", "n",
-                        "valid");
-                header = true;
-            }
-            char pbuf[400];
-            table_params(r, pbuf, sizeof pbuf);
-            char name[40];
-            snprintf(name, sizeof name, "%s%s%s", r->bench,
-                     strcmp(r->backend, "cpu") ? "@" : "",
-                     strcmp(r->backend, "cpu") ? r->backend : "");
-            if (r->skipped) {
-                /* Consecutive points skipped for one reason: one line. */
-                const char *why = r->n_notes ? r->notes[0] : "skipped";
-                size_t j = i + 1;
-                while (j < l->n && l->items[j].skipped &&
-                       strcmp(l->items[j].bench, r->bench) == 0 &&
-                       strcmp(l->items[j].backend, r->backend) == 0 &&
-                       l->items[j].n_notes &&
-                       strcmp(l->items[j].notes[0], why) == 0)
-                    j++;
-                if (j - i > 1) {
-                    fprintf(f, "%-24s %-40s %s\n", name, "(all points)", why);
-                    i = j - 1;
-                } else {
-                    fprintf(f, "%-24s %-40s %s\n", name, pbuf, why);
-                }
-                continue;
-            }
-            bool hb = true;
-            const sb_metric *h = sb_result_headline(r, &hb);
-            char med[32] = "-", best[32] = "-";
-            const char *unit = "";
-            if (h) {
-                fmt_value(med, sizeof med, h->value);
-                unit = h->unit;
-                char bname[48];
-                snprintf(bname, sizeof bname, "%s_best", h->name);
-                const sb_metric *b = sb_result_get(r, bname);
-                if (b)
-                    fmt_value(best, sizeof best, b->value);
-                else if (strcmp(h->name, "latency_us") == 0 && r->stats.n)
-                    fmt_value(best, sizeof best, r->stats.min * 1e6);
-            }
-            fprintf(f, "%-24s %-40s %14s %-8s %12s %7.2f %5zu %s\n", name, pbuf,
-                    med, unit, best, 100.0 * r->stats.cv, r->stats.n,
-                    r->valid ? "yes" : "NO");
-        }
-    }
+    for (const char *const *a = areas; *a; a++)
+        print_area(f, l, *a);
     /* Notes, each distinct (bench, note) once: a sweep repeats them. */
     for (size_t i = 0; i < l->n; i++) {
         const sb_result *r = &l->items[i];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "solbench/result.h"
+#include "solbench/bench.h"
 #include "solbench/util.h"
 
 void sb_result_init(sb_result *r, const char *bench, const char *area,
@@ -153,6 +154,14 @@ const sb_metric *sb_result_headline(const sb_result *r, bool *higher_better)
     static const char *compute_order[] = {
         "busbw_GBps",   "TFLOPs",     "GFLOPs",    "GBps",
         "tokens_per_s", "latency_ns", "latency_us"};
+    const sb_bench *b = sb_bench_find(r->bench, NULL);
+    const sb_metric *own =
+        b && b->headline ? sb_result_get(r, b->headline) : NULL;
+    if (own) {
+        if (higher_better)
+            *higher_better = sb_metric_higher_better(own->name, own->unit);
+        return own;
+    }
     const sb_metric *ai = sb_result_get(r, "AI");
     if (ai && ai->value >= SB_HEADLINE_AI) {
         for (size_t i = 0; i < sizeof compute_order / sizeof compute_order[0];

@@ -46,7 +46,7 @@ P
 expect 0 'steps' -- "$SB" trace show "$T/tr.json" --db "$T/db" --run last
 grep -q 'aten::mm' "$T/out" && ok "trace: matmuls read back" ||
     bad "trace: no aten::mm rows"
-expect 0 'llm.decode' -- "$SB" history --db "$T/db"
+expect 0 'llm.decode' -- "$SB" history --verbose --db "$T/db"
 
 # the benchmarks alone
 expect 0 'llm.decode' -- "$SB" run --bench llm.prefill,llm.decode \

@@ -77,6 +77,21 @@ static double pgemm_footprint(const sb_point *pt, const sb_ctx *ctx)
     return 4.0 * (3.0 * a + 5.0 * b + (double)s->m * s->n);
 }
 
+/* Decode points are read as memory traffic, as on the CPU (gemm.c): the
+ * least the product moves, A and the weights read once and C written once,
+ * in the point's element type (fp8 in and out here); the other shapes
+ * report FLOP/s alone. So a decode GEMM reads in GB/s on every backend. */
+static double pgemm_bytes(const sb_point *pt)
+{
+    const sb_gemm_shape *s = pt->shape;
+    if (!s->decode)
+        return 0;
+    const char *dt = sb_p_str(pt->params, "dtype");
+    double el = strcmp(dt, "fp8") == 0 ? 1 : strcmp(dt, "bf16") == 0 ? 2 : 4;
+    return ((double)s->m * s->k + (double)s->k * s->n + (double)s->m * s->n) *
+           el;
+}
+
 static void pgemm_teardown(void *state)
 {
     pgemm_state *st = state;
@@ -510,6 +525,7 @@ const sb_impl sb_impl_pjrt_compute_gemm = {
     .full = "dtype=fp32,bf16 shape=square,llm,decode n=1024,2048,4096 "
             "tokens=2048 d_model=4096 batch=1,16,64",
     .footprint = pgemm_footprint,
+    .bytes = pgemm_bytes,
     .setup = pgemm_setup,
     .timer = &sb_pjrt_timer,
     .verify = pgemm_verify,

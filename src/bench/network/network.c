@@ -30,6 +30,9 @@ extern const sb_impl sb_impl_pjrt_network_allreduce,
     sb_impl_pjrt_network_bcast;
 #endif
 
+/* A latency test leads with its latency at every size (osu_latency's
+ * column), the others with their bus bandwidth. */
+#define NET_HEADLINE(OP) ((OP) == SB_NET_PINGPONG ? "latency_us" : NULL)
 #define NET_BENCH(OP, NAME, DESC, ...)                                         \
     const sb_bench sb_bench_network_##NAME = {                                 \
         .name = "network." #NAME,                                              \
@@ -37,6 +40,7 @@ extern const sb_impl sb_impl_pjrt_network_allreduce,
         .desc = DESC,                                                          \
         .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
         .kind = OP,                                                            \
+        .headline = NET_HEADLINE(OP),                                          \
         .impls = (const sb_impl *const[]){__VA_ARGS__ NULL},                   \
     };
 
