@@ -27,3 +27,12 @@ add_test(NAME store.history COMMAND bash -c
    ${SOLBENCH} history --json $d/h.json; \
    python3 -c \"import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==3 and d[0]['baselines']==['nightly'] and len(d[0]['results'])==2, d\" $d/h.json; \
    ! ${SOLBENCH} history --json $d/x.json --verbose 2>/dev/null")
+
+# The baseline flow as a user meets it (tests/scripts/baseline_flow.sh):
+# self-comparison refused, a kernel update still compares, another machine
+# refused with `baseline rebase`, a refused check stores nothing and still
+# writes JUnit, a 2-rank baseline names its mpirun line.
+add_test(NAME store.baseline_flow
+  COMMAND bash ${SB_TEST_DIR}/scripts/baseline_flow.sh ${SOLBENCH})
+set_tests_properties(store.baseline_flow PROPERTIES TIMEOUT 300
+  FAIL_REGULAR_EXPRESSION "FAIL:")

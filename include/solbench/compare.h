@@ -153,15 +153,29 @@ void sb_diff_free(sb_diff_list *d);
  * by key, arrays by index). `path` prefixes the lines. */
 void sb_json_diff(const json_t *a, const json_t *b, const char *path,
                   sb_diff_list *d);
-/* The fields that make two runs not comparable: every difference of the
- * configs, and, when the machine fingerprints differ, that and every
- * differing field of the system descriptions. Returns the count. */
+/* The fields that make two runs not comparable: every difference of what
+ * the configs measure (selection, parameters, threads, ranks, topology,
+ * sampling — not the software stack), and, when the machines are not of
+ * one class, the fingerprint and every differing field of the system
+ * descriptions. Returns the count. */
 size_t sb_runs_mismatch(const sb_run *a, const sb_run *b, sb_diff_list *d);
+/* What changed between two runs that still compare: the software stack
+ * (solbench, compiler, flags, the GEMM libraries) and, on one machine
+ * class, the kernel release. They change how fast things run, not what a
+ * figure means: a regression they cause is a real one to see. */
+size_t sb_runs_soft_diff(const sb_run *a, const sb_run *b, sb_diff_list *d);
+/* Whether two runs' machines are of one class: the same fingerprint, or
+ * fingerprints that differ only in the kernel release. */
+bool sb_runs_same_machine_class(const sb_run *a, const sb_run *b);
 
 /* ---- renderings ---------------------------------------------------------- */
 
 void sb_cmp_print(FILE *f, const sb_cmp *c);
 int sb_cmp_write_json(const sb_cmp *c, const char *path, sb_err *err);
+/* A JUnit report of one errored testcase `name` (check refused before it
+ * measured: the CI still gets a report that says why). */
+int sb_junit_write_error(const char *path, const char *suite, const char *name,
+                         const char *message, sb_err *err);
 int sb_cmp_write_junit(const sb_cmp *c, const char *suite, double seconds,
                        const char *path, sb_err *err);
 int sb_cmp_write_markdown(const sb_cmp *c, const char *title, const char *path,

@@ -103,10 +103,15 @@ int sb_cli_trace_load(const char *db, const char *ref, struct sb_trace *t,
 /* Like with like, for compare and check: when runs a and b differ in what
  * must match (sb_runs_mismatch), lists each differing JSON path under
  * "<pair> differ in N fields (<order>):" — as a warning on stdout when
- * `allow`, else on stderr followed by the refusal. Returns 0 when they
+ * `allow`, else on stderr followed by the refusal and the way on (the
+ * same command under mpirun with the baseline's ranks; or, for another
+ * machine, `solbench baseline rebase NAME` where `baseline` names one).
+ * What changed that still compares (sb_runs_soft_diff: the software
+ * stack, the kernel) is listed as notes on stdout. Returns 0 when they
  * match, 1 when they differ but `allow`, 2 when refused. */
 int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
                           const struct sb_run *b, const char *pair,
-                          const char *order, bool allow);
+                          const char *order, bool allow,
+                          const char *baseline);
 
 #endif

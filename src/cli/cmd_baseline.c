@@ -1,7 +1,8 @@
 /*
  * cmd_baseline.c — `solbench baseline set NAME [RUN...] | add NAME RUN... |
- * list | rm NAME`: names stored runs as baselines for `compare` and
- * `check`.
+ * list | rm NAME | rebase NAME`: names stored runs as baselines for
+ * `compare` and `check`; rebase measures a baseline again here and moves
+ * its name to the new run.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,11 +15,44 @@ static const char baseline_help[] =
     "       solbench baseline add NAME RUN... [--db PATH]\n"
     "       solbench baseline list [--db PATH]\n"
     "       solbench baseline rm NAME [--db PATH]\n"
+    "       solbench baseline rebase NAME [--db PATH] [--min-time S] "
+    "[--repeat N]\n"
     "  set names one run or several (the gate judges a change against the\n"
     "  spread between a baseline's runs); add adds runs to a baseline. RUN\n"
     "  is a run id (or a unique prefix), another baseline's name or 'last'\n"
     "  (the default: the newest stored run). NAME: a letter, then letters,\n"
-    "  digits, '.', '_' or '-', at most 64 characters; at most 64 runs.\n";
+    "  digits, '.', '_' or '-', at most 64 characters; at most 64 runs.\n"
+    "  rebase measures NAME's benchmarks again on this machine, as its\n"
+    "  runs were measured (config, parameters, sampling), stores the run\n"
+    "  and makes it the baseline: the way on after a new machine, kernel\n"
+    "  or library that is meant to stay (check and compare name the\n"
+    "  difference). Under mpirun it runs on every rank, as check does.\n";
+
+int sb_cmd_check(int argc, char **argv);
+
+/* `baseline rebase NAME [options]`: the gate's measurement with the
+ * baseline's config, then the name carried over (cmd_check.c). */
+static int rebase(int argc, char **argv)
+{
+    enum { MAXARG = 32 };
+    char *cargv[MAXARG];
+    int n = 0;
+    if (argc < 3 || argv[2][0] == '-')
+        return sb_cli_usage("baseline", "usage: baseline rebase NAME "
+                                        "[--db PATH] [--min-time S] "
+                                        "[--repeat N]");
+    cargv[n++] = "check";
+    cargv[n++] = "--baseline";
+    cargv[n++] = argv[2];
+    cargv[n++] = "--rebase";
+    for (int i = 3; i < argc; i++) {
+        if (n + 1 >= MAXARG)
+            return sb_cli_usage("baseline", "rebase: too many arguments");
+        cargv[n++] = argv[i];
+    }
+    cargv[n] = NULL;
+    return sb_cmd_check(n, cargv);
+}
 
 static int print_baseline(const sb_store_baseline *b, void *arg)
 {
@@ -36,6 +70,8 @@ static int print_baseline(const sb_store_baseline *b, void *arg)
 int sb_cmd_baseline(int argc, char **argv)
 {
     enum { MAXPOS = 2 + SB_STORE_BASELINE_RUNS_MAX };
+    if (argc >= 2 && strcmp(argv[1], "rebase") == 0)
+        return rebase(argc, argv);
     const char *db = NULL, *pos[MAXPOS] = {0};
     int npos = 0;
     for (int i = 1; i < argc; i++) {
@@ -60,14 +96,15 @@ int sb_cmd_baseline(int argc, char **argv)
     if (npos == 0)
         return sb_cli_usage("baseline",
                             "expected 'set NAME [RUN...]', "
-                            "'add NAME RUN...', 'list' or 'rm NAME'");
+                            "'add NAME RUN...', 'list', 'rm NAME' or "
+                            "'rebase NAME'");
     const char *verb = pos[0];
     bool is_set = strcmp(verb, "set") == 0, is_rm = strcmp(verb, "rm") == 0,
          is_list = strcmp(verb, "list") == 0, is_add = strcmp(verb, "add") == 0;
     if (!is_set && !is_rm && !is_list && !is_add)
         return sb_cli_usage("baseline",
                             "unknown action '%s': expected set, "
-                            "add, list or rm",
+                            "add, list, rm or rebase",
                             verb);
     if ((is_set && npos < 2) || (is_add && npos < 3) || (is_rm && npos != 2) ||
         (is_list && npos != 1))

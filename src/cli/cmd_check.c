@@ -56,6 +56,8 @@ static const char check_help[] =
 typedef struct check_opts {
     const char *baseline, *db, *junit, *markdown, *json;
     bool no_confirm, no_store, quiet, update;
+    bool rebase; /* `baseline rebase`: measure as the baseline did, here,
+                    and carry its name over to the new run; no verdict */
     int keep;
     sb_gate_confirm_opts confirm;
     double min_time; /* < 0: the baseline's */
@@ -136,6 +138,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
             o->no_confirm = true;
         } else if (strcmp(argv[i], "--update-baseline") == 0) {
             o->update = true;
+        } else if (strcmp(argv[i], "--rebase") == 0) {
+            o->rebase = true; /* from `solbench baseline rebase` */
         } else if (strcmp(argv[i], "--allow-mismatch") == 0) {
             o->cmp.allow_mismatch = true;
         } else if (strcmp(argv[i], "--no-store") == 0) {
@@ -152,6 +156,13 @@ static int parse_args(int argc, char **argv, check_opts *o)
     }
     if (!o->baseline) {
         sb_cli_usage("check", "--baseline NAME is required");
+        return -1;
+    }
+    if (o->rebase &&
+        (o->no_store || o->update || o->junit || o->markdown || o->json)) {
+        sb_cli_usage("baseline", "rebase measures, stores and renames: it "
+                                 "takes no --no-store, --update-baseline or "
+                                 "report files");
         return -1;
     }
     if (o->update && o->no_store) {
@@ -302,6 +313,10 @@ int sb_cmd_check(int argc, char **argv)
         goto out;
     }
     bool confirm = !o.no_confirm && ctx.nranks <= 1;
+    if (!o.no_confirm && ctx.nranks > 1 && !o.quiet && ctx.rank == 0)
+        printf("note: no confirmation under MPI (re-measuring one point would "
+               "need every rank again): a regression fails on its first "
+               "verdict; a larger --repeat steadies it\n");
     /* The store must take the new run: found now, not after measuring. */
     if (!o.no_store && ctx.rank == 0 &&
         sb_store_check_writable(st, 16.0 * 1048576.0, &err)) {
@@ -310,9 +325,10 @@ int sb_cmd_check(int argc, char **argv)
     }
 
     if (!o.quiet && ctx.rank == 0)
-        printf("check against baseline %s (%d run%s, newest %s): %d point%s, "
+        printf("%s baseline %s (%d run%s, newest %s): %d point%s, "
                "%d thread%s\n",
-               o.baseline, nbase, nbase == 1 ? "" : "s", newest->run_id, plan.n,
+               o.rebase ? "rebase: measuring as" : "check against", o.baseline,
+               nbase, nbase == 1 ? "" : "s", newest->run_id, plan.n,
                plan.n == 1 ? "" : "s", ctx.threads,
                ctx.threads == 1 ? "" : "s");
     fflush(stdout);
@@ -320,6 +336,44 @@ int sb_cmd_check(int argc, char **argv)
     /* The new run, made exactly as `solbench run` makes one. */
     json_object_set_new(o.tags, "check_baseline", json_string(o.baseline));
     sb_run_begin(&now, &ctx, areas, names, &bc.user, o.tags);
+
+    /* Like with like, before anything is measured: a check that cannot
+     * compare measures nothing and stores nothing (an all-skipped run
+     * would become 'last'). Every rank decides alike (same configs). */
+    {
+        sb_run view = now; /* shares now's members; never freed */
+        view.config = sb_gate_comparable_config(newest->config, now.config,
+                                                o.min_time >= 0, o.repeat > 0);
+        char pair[160];
+        snprintf(pair, sizeof pair, "baseline %s and this run", o.baseline);
+        int like = 0;
+        if (ctx.rank == 0 && !o.rebase)
+            like = sb_cli_like_with_like("check", newest, &view, pair,
+                                         "baseline vs now",
+                                         o.cmp.allow_mismatch, o.baseline);
+        if (ctx.rank != 0 && !o.rebase) {
+            sb_diff_list d = {0};
+            if (sb_runs_mismatch(newest, &view, &d) > 0 &&
+                !o.cmp.allow_mismatch)
+                like = 2;
+            sb_diff_free(&d);
+        }
+        json_decref(view.config);
+        if (like == 2) {
+            if (o.junit && ctx.rank == 0) {
+                char msg[400];
+                snprintf(msg, sizeof msg,
+                         "baseline %s (run %s) and this run were not made "
+                         "alike: nothing measured (see the log)",
+                         o.baseline, newest->run_id);
+                if (sb_junit_write_error(o.junit, "solbench.check",
+                                         "like-with-like", msg, &err))
+                    sb_cli_error(&err);
+            }
+            rc = 2;
+            goto out;
+        }
+    }
     double t0 = sb_now();
     if (sb_gate_measure(&plan, &ctx, &now.results, &item_of, &err)) {
         rc = sb_cli_error(&err);
@@ -349,18 +403,35 @@ int sb_cmd_check(int argc, char **argv)
             printf("stored as run %s in %s\n", now.run_id, path);
     }
 
-    /* Like with like. */
+    if (o.rebase) {
+        /* The name moves to the new run when every point verified. */
+        int bad = 0;
+        for (size_t i = 0; i < now.results.n; i++)
+            bad += !now.results.items[i].valid && !now.results.items[i].skipped;
+        if (bad) {
+            fprintf(stderr,
+                    "solbench baseline: rebase %s: %d result%s failed "
+                    "verification; the baseline is unchanged (run %s "
+                    "stored)\n",
+                    o.baseline, bad, bad == 1 ? "" : "s", now.run_id);
+            rc = 1;
+            goto out;
+        }
+        const char *ref = now.run_id;
+        if (sb_store_baseline_set_runs(st, o.baseline, &ref, 1, false, &err)) {
+            rc = sb_cli_error(&err);
+            goto out;
+        }
+        printf("baseline %s rebased: run %s (was %s%s), measured as the "
+               "baseline was on this machine\n",
+               o.baseline, now.run_id, newest->run_id,
+               nbase > 1 ? " and older" : "");
+        rc = 0;
+        goto out;
+    }
     sb_run view = now; /* shares now's members; never freed */
     view.config = sb_gate_comparable_config(newest->config, now.config,
                                             o.min_time >= 0, o.repeat > 0);
-    char pair[160];
-    snprintf(pair, sizeof pair, "baseline %s and this run", o.baseline);
-    if (sb_cli_like_with_like("check", newest, &view, pair, "baseline vs now",
-                              o.cmp.allow_mismatch) == 2) {
-        json_decref(view.config);
-        rc = 2;
-        goto out;
-    }
     sb_cmp c;
     int crc = sb_compare_baseline(base, nbase, &view, &o.cmp, &c, &err);
     json_decref(view.config);

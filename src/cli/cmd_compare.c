@@ -5,6 +5,7 @@
  * whose configs or machines differ are refused (exit 2) with the list of
  * differing fields, unless --allow-mismatch.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,10 +113,26 @@ int sb_cmd_compare(int argc, char **argv)
         goto out;
     }
 
+    struct stat fa, fb;
+    bool from_store = stat(refs[0], &fa) != 0 && stat(refs[1], &fb) != 0;
+    if (from_store && strcmp(a.run_id, b.run_id) == 0) {
+        /* baseline set nightly, then compare nightly last: one run */
+        sb_fail(&err, SB_EINVAL,
+                "%s and %s are the same run (%s): a run compared with itself "
+                "shows no change; make a new run first (solbench run, or "
+                "solbench check --baseline %s)",
+                refs[0], refs[1], a.run_id, refs[0]);
+        rc = sb_cli_error(&err);
+        goto out;
+    }
     char pair[160];
     snprintf(pair, sizeof pair, "runs %s and %s", a.run_id, b.run_id);
-    int like = sb_cli_like_with_like("compare", &a, &b, pair, "A vs B",
-                                     o.allow_mismatch);
+    struct stat sa;
+    bool a_named = isalpha((unsigned char)refs[0][0]) &&
+                   strcmp(refs[0], "last") != 0 && stat(refs[0], &sa) != 0;
+    int like =
+        sb_cli_like_with_like("compare", &a, &b, pair, "A vs B",
+                              o.allow_mismatch, a_named ? refs[0] : NULL);
     if (like == 2) {
         rc = 2;
         goto out;

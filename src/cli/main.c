@@ -259,9 +259,17 @@ int main(int argc, char **argv)
     return 2;
 }
 
+/* The ranks a run's config names (1 when it names none). */
+static long config_ranks(const struct sb_run *r)
+{
+    json_t *t = json_object_get(r->config, "topology");
+    json_t *n = json_object_get(t, "ranks");
+    return json_is_integer(n) ? (long)json_integer_value(n) : 1;
+}
+
 int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
                           const struct sb_run *b, const char *pair,
-                          const char *order, bool allow)
+                          const char *order, bool allow, const char *baseline)
 {
     sb_diff_list diffs = {0};
     int rc = 0;
@@ -277,13 +285,54 @@ int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
             fprintf(f, "  %s\n", diffs.lines[i]);
         rc = 1;
         if (!allow) {
-            fprintf(stderr,
-                    "solbench %s: refusing to compare unlike runs "
-                    "(use --allow-mismatch to compare anyway)\n",
-                    cmd);
+            long ra = config_ranks(a), rb = config_ranks(b);
+            /* "baseline vs now": the first run is "the baseline" */
+            char first[32];
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(order, " "),
+                     order);
+            if (ra != rb && ra > 1)
+                fprintf(stderr,
+                        "solbench %s: refusing to compare unlike runs: %s%s "
+                        "ran on %ld MPI ranks; run this under the same launch "
+                        "(mpirun -np %ld ..., srun -n %ld ...; "
+                        "docs/NETWORK.md)\n",
+                        cmd, strcmp(first, "A") ? "the " : "", first, ra, ra,
+                        ra);
+            else if (ra != rb)
+                fprintf(stderr,
+                        "solbench %s: refusing to compare unlike runs: %s%s "
+                        "ran as one process; run this without mpirun\n",
+                        cmd, strcmp(first, "A") ? "the " : "", first);
+            else if (!sb_runs_same_machine_class(a, b) && baseline)
+                fprintf(stderr,
+                        "solbench %s: refusing to compare runs of different "
+                        "machines; to make this machine's figures the "
+                        "baseline: solbench baseline rebase %s (or "
+                        "--allow-mismatch to compare anyway)\n",
+                        cmd, baseline);
+            else
+                fprintf(stderr,
+                        "solbench %s: refusing to compare unlike runs "
+                        "(use --allow-mismatch to compare anyway)\n",
+                        cmd);
             rc = 2;
         }
     }
     sb_diff_free(&diffs);
+    if (rc == 2)
+        return rc;
+    sb_diff_list soft = {0};
+    if (sb_runs_soft_diff(a, b, &soft) > 0) {
+        printf("note: %s compare, but the software changed (%s); a "
+               "difference may be its doing:\n",
+               pair, order);
+        for (size_t i = 0; i < soft.n; i++)
+            printf("  %s\n", soft.lines[i]);
+        if (baseline)
+            printf("  (to make the new stack the normal: solbench baseline "
+                   "rebase %s)\n",
+                   baseline);
+    }
+    sb_diff_free(&soft);
     return rc;
 }

@@ -549,23 +549,119 @@ void sb_json_diff(const json_t *a, const json_t *b, const char *path,
     diff_add(d, line);
 }
 
+/* The machine's comparability class: its fingerprint's text without the
+ * kernel release, which changes how fast things run, never what a figure
+ * means. NULL when the run has no fingerprint text (then the fingerprint
+ * itself is the class). */
+static const char *machine_class(const json_t *system, char *out, size_t len)
+{
+    const char *fp =
+        json_string_value(json_object_get(system, "fingerprint_of"));
+    if (!fp)
+        return NULL;
+    snprintf(out, len, "%s", fp);
+    char *k = strstr(out, ";kernel=");
+    if (k) {
+        char *end = strchr(k + 1, ';');
+        if (end)
+            memmove(k, end, strlen(end) + 1);
+        else
+            *k = '\0';
+    }
+    return out;
+}
+
+bool sb_runs_same_machine_class(const sb_run *a, const sb_run *b)
+{
+    const json_t *fa = json_object_get(a->system, "fingerprint");
+    const json_t *fb = json_object_get(b->system, "fingerprint");
+    if (!fa && !fb)
+        return true;
+    if (fa && fb && leaf_equal(fa, fb))
+        return true;
+    char ca[2048], cb[2048];
+    const char *xa = machine_class(a->system, ca, sizeof ca),
+               *xb = machine_class(b->system, cb, sizeof cb);
+    return xa && xb && strcmp(xa, xb) == 0;
+}
+
+/* The fingerprint's text "k=v;k=v" as an object of its fields (NULL
+ * when the run has none). */
+static json_t *fingerprint_fields(const json_t *system)
+{
+    const char *fp =
+        json_string_value(json_object_get(system, "fingerprint_of"));
+    if (!fp)
+        return NULL;
+    json_t *o = json_object();
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", fp);
+    for (char *save = NULL, *t = strtok_r(buf, ";", &save); t;
+         t = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        json_object_set_new(o, t, json_string(eq + 1));
+    }
+    return o;
+}
+
+/* A config without its software stack (a copy). */
+static json_t *config_meaning(const json_t *config)
+{
+    json_t *c = json_deep_copy(config);
+    if (json_is_object(c))
+        json_object_del(c, "software");
+    return c;
+}
+
+size_t sb_runs_soft_diff(const sb_run *a, const sb_run *b, sb_diff_list *d)
+{
+    size_t before = d->n;
+    sb_json_diff(json_object_get(a->config, "software"),
+                 json_object_get(b->config, "software"), "config.software", d);
+    const json_t *fa = json_object_get(a->system, "fingerprint");
+    const json_t *fb = json_object_get(b->system, "fingerprint");
+    if (fa && fb && !leaf_equal(fa, fb) && sb_runs_same_machine_class(a, b)) {
+        const json_t *oa = json_object_get(a->system, "os"),
+                     *ob = json_object_get(b->system, "os");
+        sb_json_diff(json_object_get(oa, "kernel"),
+                     json_object_get(ob, "kernel"), "system.os.kernel", d);
+    }
+    return d->n - before;
+}
+
 size_t sb_runs_mismatch(const sb_run *a, const sb_run *b, sb_diff_list *d)
 {
     size_t before = d->n;
-    sb_json_diff(a->config, b->config, "config", d);
+    json_t *ca = config_meaning(a->config), *cb = config_meaning(b->config);
+    sb_json_diff(ca, cb, "config", d);
+    json_decref(ca);
+    json_decref(cb);
     const json_t *fa = json_object_get(a->system, "fingerprint");
     const json_t *fb = json_object_get(b->system, "fingerprint");
-    if ((fa || fb) && !(fa && fb && leaf_equal(fa, fb))) {
-        /* Different machines: name the fingerprint, then every field of
-         * the descriptions that differs, so the reader sees why. */
+    if ((fa || fb) && !sb_runs_same_machine_class(a, b)) {
+        /* Different machines: name the fingerprint, then what tells the
+         * machines apart — the fields of the fingerprint's text where both
+         * runs have it (not the clock measured that day), else every
+         * differing field of the descriptions — so the reader sees why. */
         sb_json_diff(fa, fb, "system.fingerprint", d);
-        json_t *sa = json_deep_copy(a->system),
-               *sbj = json_deep_copy(b->system);
-        json_object_del(sa, "fingerprint");
-        json_object_del(sbj, "fingerprint");
-        sb_json_diff(sa, sbj, "system", d);
-        json_decref(sa);
-        json_decref(sbj);
+        json_t *ta = fingerprint_fields(a->system),
+               *tb = fingerprint_fields(b->system);
+        if (ta && tb) {
+            sb_json_diff(ta, tb, "system.fingerprint_of", d);
+        } else {
+            json_t *sa = json_deep_copy(a->system),
+                   *sbj = json_deep_copy(b->system);
+            json_object_del(sa, "fingerprint");
+            json_object_del(sbj, "fingerprint");
+            sb_json_diff(sa, sbj, "system", d);
+            json_decref(sa);
+            json_decref(sbj);
+        }
+        json_decref(ta);
+        json_decref(tb);
     }
     return d->n - before;
 }

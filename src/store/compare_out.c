@@ -352,3 +352,27 @@ int sb_cmp_write_markdown(const sb_cmp *c, const char *title, const char *path,
                        path);
     return 0;
 }
+
+int sb_junit_write_error(const char *path, const char *suite, const char *name,
+                         const char *message, sb_err *err)
+{
+    FILE *f;
+    int rc = sb_file_fopen(path, "w", &f, err);
+    if (rc)
+        return rc;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<testsuites name=\"solbench\" tests=\"1\" failures=\"0\" "
+               "errors=\"1\" skipped=\"0\" time=\"0\">\n  <testsuite "
+               "name=\"");
+    xml_text(f, suite ? suite : "solbench.check");
+    fprintf(f, "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
+               "time=\"0\">\n    <testcase classname=\"solbench\" name=\"");
+    xml_text(f, name);
+    fprintf(f, "\" time=\"0\">\n      <error type=\"not-comparable\" "
+               "message=\"");
+    xml_text(f, message);
+    fprintf(f, "\"/>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
+    if (fclose(f) != 0)
+        return sb_fail(err, SB_EIO, "%s: cannot write the JUnit report", path);
+    return 0;
+}
