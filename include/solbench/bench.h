@@ -40,6 +40,9 @@ typedef struct sb_ceiling {
 typedef struct sb_ceilings {
     int n;
     sb_ceiling c[SB_MAX_CEILINGS];
+    /* the kind of machine they describe: "cpu", "gpu", "tpu", or ""
+     * (unknown): what its advice may name (tensor cores, MXUs, AMX) */
+    char kind[16];
 } sb_ceilings;
 
 void sb_ceil_set(sb_ceilings *c, const char *name, double value,

@@ -66,6 +66,11 @@ void sb_csv_field(FILE *f, const char *s);
 
 /* Human tables, one per area, then the machine profile. */
 void sb_print_results(FILE *f, const sb_result_list *l);
+/* The parameters a table shows for r, one of the results of l: those
+ * that tell it from l's other results of its benchmark and backend, and
+ * those not at their default (sb_print_results' rule). Returns buf. */
+const char *sb_result_params_shown(const sb_result_list *l, const sb_result *r,
+                                   char *buf, int len);
 /* A stored point's "k=v k=v" text with the parameters at their
  * definition's default left out (bench unknown to this build: all kept);
  * whole pairs only, never one cut mid-value. Returns buf. */

@@ -32,16 +32,21 @@ typedef struct sb_intervention {
     double t_s;        /* the phase's time */
     double at_stake_s; /* what reaching the next roof would save */
     double share;      /* of its stage */
-    char what[240];    /* the interventions, in order of relevance */
+    char what[512];    /* the interventions, in order of relevance */
 } sb_intervention;
 
 /* Interventions for the phases of the dominant classes, largest time at
  * stake first. Returns the count. */
 int sb_interventions(const sb_prediction *p, sb_intervention *out, int max);
-/* The advice table of predict and trace: what fits a phase bound by
- * `cls` ("attention core" / "attention" and "pipeline bubble" get their
- * own); "" for an unknown class. */
-const char *sb_advice(sb_bound cls, const char *phase, bool inference);
+/* The advice of predict and trace for a phase bound by `cls`, written to
+ * out: specific to what the phase is (attention, norms and elementwise,
+ * weights read in decode, the collective and what it carries: FSDP
+ * gathers, gradient reduce-scatters, tensor all-reduces, expert
+ * all-to-alls) and to the machine `hw` ("gpu": tensor cores, NVLink;
+ * "tpu": MXUs, ICI; "cpu": the GEMM libraries, AVX-512/AMX; "" or NULL:
+ * no unit named). "" for an unknown class. Returns out. */
+const char *sb_advice(sb_bound cls, const char *phase, bool inference,
+                      const char *hw, char *out, size_t len);
 
 void sb_predict_print(FILE *f, const sb_prediction *p);
 /* One line on how communication overlaps compute ("hidden fractions fsdp

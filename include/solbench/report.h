@@ -34,6 +34,12 @@ typedef struct sb_roof_row {
     char ceiling[40]; /* "peak.fp32", "bw.L2", "net.allreduce", ... */
     sb_bound bound;
     bool valid;
+    /* sb_roof_table: whether the machine model had the ceiling it needs
+     * (else `why` says which it lacks), and its number on the chart and in
+     * the table (0: not a point of the FLOP roofline) */
+    bool placed;
+    int num;
+    char why[96];
 } sb_roof_row;
 
 /* Cache capacities for choosing the memory level a kernel's working set
@@ -52,11 +58,19 @@ void sb_cache_sizes_from_run(const sb_run *run, sb_cache_sizes *cs);
 int sb_roof_classify(const sb_result *r, const sb_ceilings *c,
                      const sb_cache_sizes *cs, sb_roof_row *out);
 
-/* The table for a whole run; *rows is malloc'ed. */
+/* The table for a whole run; *rows is malloc'ed. Each row's params are
+ * those that tell it from the run's other results of its benchmark and
+ * those not at their default; points of the FLOP roofline are numbered
+ * 1, 2, ... as the chart numbers them; a result whose ceiling the model
+ * lacks is kept with placed = false and the reason. */
 int sb_roof_table(const sb_run *run, const sb_ceilings *c, sb_roof_row **rows,
                   int *n);
-void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
-                   const sb_ceilings *c);
+/* Prints the ceilings, the placed rows (numbered as on the chart) and one
+ * line naming what could not be placed. Returns how many were placed. */
+int sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
+                  const sb_ceilings *c);
+/* How many rows are points of the FLOP roofline chart. */
+int sb_roof_points(const sb_roof_row *rows, int n);
 
 /* ---- charts (SVG text appended to a growing buffer) --------------------- */
 

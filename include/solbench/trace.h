@@ -224,13 +224,14 @@ typedef struct sb_tr_group {
 } sb_tr_group;
 
 typedef struct sb_tr_analysis {
-    bool device;     /* device work analysed (else host ops) */
-    int n_steps;     /* ProfilerStep# / step annotations found */
-    double window_s; /* the analysed span */
-    double step_s;   /* window / steps (window when no step) */
-    double busy_s;   /* union of the analysed ops' time */
-    double idle_s;   /* window - busy */
-    long n_gaps;     /* idle gaps of at least 1 µs on the analysed side */
+    bool device;      /* device work analysed (else host ops) */
+    char hw_kind[16]; /* the ceilings' machine: "cpu", "gpu", "tpu", "" */
+    int n_steps;      /* ProfilerStep# / step annotations found */
+    double window_s;  /* the analysed span */
+    double step_s;    /* window / steps (window when no step) */
+    double busy_s;    /* union of the analysed ops' time */
+    double idle_s;    /* window - busy */
+    long n_gaps;      /* idle gaps of at least 1 µs on the analysed side */
     double max_gap_s;
     double comm_s;         /* union of collectives' time */
     double comm_overlap_s; /* of which overlapped with other work */

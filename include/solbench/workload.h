@@ -278,6 +278,8 @@ typedef struct sb_prediction {
     bool calibrated; /* efficiencies applied (the calibrated mode) */
     double eff_matmul, eff_attention, eff_memory, eff_network;
     char peak_name[40], bw_name[40]; /* the ceilings used */
+    char hw_kind[16]; /* "cpu", "gpu", "tpu" or "": the ceilings' machine,
+                         whose units the interventions name */
     sb_mem_use mem;
     double cost_per_step, cost_per_mtok, price_chip_hour;
     double measured_step_s, pct_sol;

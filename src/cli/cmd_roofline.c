@@ -73,9 +73,27 @@ int sb_cmd_roofline(int argc, char **argv)
     if (have)
         sb_roof_table(&r, &c, &rows, &n);
     printf("machine model: %s\n", desc);
-    sb_roof_print(stdout, rows, n, &c);
+    int placed = sb_roof_print(stdout, rows, n, &c);
+    int points = sb_roof_points(rows, n);
     int code = 0;
-    if (svg || png) {
+    if (have && placed == 0) {
+        /* nothing measured sits under these roofs: say so, draw nothing */
+        fflush(stdout);
+        sb_fail(&err, SB_EINVAL,
+                "run %s has nothing to place on a roofline (%zu result%s: "
+                "kernels with FLOPs or bytes place, from compute, memory, "
+                "attention, moe, ops; collectives need an alpha-beta fit, "
+                "a size sweep under mpirun)",
+                r.run_id, r.results.n, r.results.n == 1 ? "" : "s");
+        code = sb_cli_error(&err);
+    } else if ((svg || png) && points == 0) {
+        fflush(stdout);
+        sb_fail(&err, SB_EINVAL,
+                "%s: no kernel with both FLOPs and bytes to chart (the "
+                "table above places what the run has)",
+                svg ? svg : png);
+        code = sb_cli_error(&err);
+    } else if (svg || png) {
         sb_buf b = {0};
         sb_svg_roofline(&b, &c, rows, n, 1000, 600);
         if (b.oom)

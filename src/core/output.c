@@ -665,16 +665,23 @@ static bool param_varies(const sb_result_list *l, const sb_result *r,
  * other results of its benchmark in l (a 256MiB row of a size sweep shows
  * its size although 256MiB is the default), and every one not at its
  * default. Values are whole, never cut (the column widens). */
-static const char *table_params(const sb_result_list *l, const sb_result *r,
-                                char *buf, int len)
+const char *sb_result_params_shown(const sb_result_list *l, const sb_result *r,
+                                   char *buf, int len)
 {
     const sb_bench *b = sb_bench_find(r->bench, r->backend);
     const sb_impl *im = b ? sb_impl_find(b, r->backend) : NULL;
     sb_params shown = {0};
     for (int i = 0; i < r->params.n; i++) {
         const sb_pval *v = &r->params.v[i];
-        if (!param_is_default(b, im, v) || param_varies(l, r, v->name))
-            shown.v[shown.n++] = *v;
+        if (!param_is_default(b, im, v) || param_varies(l, r, v->name)) {
+            shown.v[shown.n] = *v;
+            /* a run read back from JSON has its sizes as plain numbers:
+             * the definition says they are sizes (64MiB, not 67108864) */
+            const sb_param_def *d = b ? sb_param_find(b, im, v->name) : NULL;
+            if (d && d->type == SB_P_SIZE && v->num > 0)
+                shown.v[shown.n].type = SB_P_SIZE;
+            shown.n++;
+        }
     }
     return sb_params_fmt(&shown, buf, len);
 }
@@ -736,7 +743,7 @@ static void print_area(FILE *f, const sb_result_list *l, const char *area)
             nl += (int)strlen(" (summary)");
         if (nl > wname)
             wname = nl;
-        int pl = (int)strlen(table_params(l, r, pbuf, sizeof pbuf));
+        int pl = (int)strlen(sb_result_params_shown(l, r, pbuf, sizeof pbuf));
         if (!r->skipped && !is_summary(r) && pl > wpar)
             wpar = pl < 64 ? pl : 64; /* longer ones push their row only */
     }
@@ -750,7 +757,7 @@ static void print_area(FILE *f, const sb_result_list *l, const char *area)
         if (strcmp(r->area, area) != 0)
             continue;
         char pbuf[400];
-        table_params(l, r, pbuf, sizeof pbuf);
+        sb_result_params_shown(l, r, pbuf, sizeof pbuf);
         char name[96];
         snprintf(name, sizeof name, "%s%s%s%s", r->bench,
                  strcmp(r->backend, "cpu") ? "@" : "",

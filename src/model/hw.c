@@ -352,6 +352,7 @@ double sb_hw_peak(const sb_hw_spec *hw, const char *dtype)
 void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c)
 {
     char name[40];
+    snprintf(c->kind, sizeof c->kind, "%s", hw->kind);
     for (int i = 0; i < hw->n_peaks; i++) {
         snprintf(name, sizeof name, "peak.%s", hw->peak[i].dtype);
         sb_ceil_set(c, name, hw->peak[i].flops, "datasheet");
@@ -446,6 +447,14 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
      * the host's; never a mixture (a GEMM ceiling of the CPU under a
      * GPU's bandwidth). */
     const char *family = sb_run_device_family(run);
+    /* the machine measured: the host's CPU, a CUDA GPU, or a PJRT
+     * platform's devices ("tpu", "cuda"/"rocm" GPUs) */
+    const char *plat = sb__pjrt_platform(run);
+    snprintf(c->kind, sizeof c->kind, "%s",
+             strcmp(family, "cuda") == 0 ? "gpu"
+             : strcmp(family, "pjrt") != 0
+                 ? "cpu"
+                 : (plat && strcmp(plat, "tpu") == 0 ? "tpu" : "gpu"));
     for (size_t i = 0; i < run->results.n; i++) {
         const sb_result *r = &run->results.items[i];
         if (r->skipped || !r->valid || !sb__in_family(r, family))
@@ -514,6 +523,16 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
         } else if (strcmp(r->bench, "memory.read") == 0) {
             sb__best(c, &seen, "bw.read", sb__metric(r, "GBps_best") * 1e9,
                      &count);
+            /* At 4x the last-level cache or more (its note says so) a read
+             * is a DRAM figure, as the run itself took it for bw.DRAM
+             * (memory.c): a sweep's few samples at its largest sizes must
+             * not leave a DRAM roof below what memory.read measured. */
+            bool dram = false;
+            for (int k = 0; k < r->n_notes && !dram; k++)
+                dram = strstr(r->notes[k], ": a DRAM figure") != NULL;
+            if (dram)
+                sb__best(c, &seen, "bw.DRAM", sb__metric(r, "GBps_best") * 1e9,
+                         &count);
         } else if (strcmp(r->area, "transfer") == 0) {
             if (strstr(r->bench, "h2d"))
                 sb__best(c, &seen, "host.h2d", sb__metric(r, "GBps") * 1e9,

@@ -1282,6 +1282,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
                        "bandwidth (bw.HBM / bw.DRAM / bw.read / bw.triad)");
     p->peak_flops = x.peak;
     p->mem_bw = x.bw;
+    snprintf(p->hw_kind, sizeof p->hw_kind, "%s", c->kind);
     x.pk[SB_WORK_MATMUL] =
         sb__mm_peak(c, w->mm_dtype, &x.pk_name[SB_WORK_MATMUL]);
     x.pk[SB_WORK_ATTENTION] =

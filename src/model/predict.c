@@ -93,69 +93,191 @@ int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
 
 /* ---- interventions ------------------------------------------------------- */
 
-const char *sb_advice(sb_bound cls, const char *phase, bool inference)
+/* What a machine's matrix unit is called and how shapes fit it. */
+static const char *mm_unit(const char *hw)
 {
+    if (hw && strcmp(hw, "gpu") == 0)
+        return "kernel selection (cuBLASLt/CUTLASS algorithms, fused "
+               "kernels for these shapes); tensor-core shapes (dims "
+               "multiples of 64-128, at least of 16; no odd head or "
+               "vocabulary sizes)";
+    if (hw && strcmp(hw, "tpu") == 0)
+        return "kernel selection (XLA fusion choices, a Pallas kernel for "
+               "this op); MXU shapes (dims multiples of 128, of 256 on "
+               "v6e and later; batch x sequence per chip a multiple of 8)";
+    if (hw && strcmp(hw, "cpu") == 0)
+        return "kernel selection (the GEMM library for these shapes: "
+               "oneDNN or OpenBLAS, lib=auto times both); the SIMD and "
+               "matrix units (AVX-512/BF16 or AMX where the CPU has them, "
+               "threads pinned one a core)";
+    return "kernel selection (the fastest GEMM or fused kernel for these "
+           "shapes); shapes that fill the matrix unit's tiles";
+}
+
+static const char *lower_precision(const char *hw)
+{
+    if (hw && strcmp(hw, "gpu") == 0)
+        return "fp8 on Hopper and later, bf16 elsewhere";
+    if (hw && strcmp(hw, "tpu") == 0)
+        return "int8/fp8 where the chip's MXU has them, bf16";
+    if (hw && strcmp(hw, "cpu") == 0)
+        return "bf16 where the CPU has AVX-512 BF16 or AMX, int8";
+    return "a narrower type the matrix unit runs faster";
+}
+
+static const char *scaleup(const char *hw)
+{
+    if (hw && strcmp(hw, "gpu") == 0)
+        return "the NVLink domain";
+    if (hw && strcmp(hw, "tpu") == 0)
+        return "the ICI torus (axes mapped to its dimensions)";
+    return "the scale-up domain";
+}
+
+/* Network advice by what the collective carries. */
+static void advice_network(const char *phase, const char *hw, char *out,
+                           size_t len)
+{
+    if (strstr(phase, "fsdp") && strstr(phase, "all-gather"))
+        snprintf(out, len,
+                 "FSDP parameter all-gather: prefetch the next layer's "
+                 "gather during this layer's compute; fewer, larger "
+                 "units (wrap more layers together); hybrid sharding "
+                 "(shard within %s, replicate across)",
+                 scaleup(hw));
+    else if (strstr(phase, "reduce-scatter"))
+        snprintf(out, len,
+                 "gradient reduce-scatter: overlap it with the backward "
+                 "(buckets that start as gradients are ready); bf16 "
+                 "gradients on the wire; hybrid sharding (reduce within %s "
+                 "first)",
+                 scaleup(hw));
+    else if (strstr(phase, "tensor"))
+        snprintf(out, len,
+                 "tensor-parallel all-reduce: keep the tensor group inside "
+                 "%s; sequence parallelism (reduce-scatter and all-gather "
+                 "instead of all-reduce); a smaller tensor degree, more "
+                 "data or pipeline parallelism",
+                 scaleup(hw));
+    else if (strstr(phase, "expert") || strstr(phase, "all-to-all") ||
+             strstr(phase, "dispatch") || strstr(phase, "combine"))
+        snprintf(out, len,
+                 "expert all-to-all: keep expert parallelism inside %s; a "
+                 "lower capacity factor (fewer padded tokens); overlap the "
+                 "dispatch with the shared expert's compute",
+                 scaleup(hw));
+    else if (strstr(phase, "pipeline") || strstr(phase, "send"))
+        snprintf(out, len,
+                 "pipeline transfers: overlap sends with the next "
+                 "microbatch (1F1B); fewer stages");
+    else if (strstr(phase, "data") || strstr(phase, "gradient") ||
+             strstr(phase, "dp"))
+        snprintf(out, len,
+                 "data-parallel gradient all-reduce: bucket it and overlap "
+                 "it with the backward; shard it (ZeRO/FSDP); gradient "
+                 "accumulation (fewer reductions per token)");
+    else
+        snprintf(out, len,
+                 "fewer bytes per step (other tensor/fsdp/expert degrees); "
+                 "the group inside %s; communication overlapped with "
+                 "compute",
+                 scaleup(hw));
+}
+
+const char *sb_advice(sb_bound cls, const char *phase, bool inference,
+                      const char *hw, char *out, size_t len)
+{
+    out[0] = '\0';
+    bool attn = strstr(phase, "attention") != NULL;
     switch (cls) {
     case SB_BOUND_COMPUTE:
-        if (inference)
-            return "kernel selection (the fastest GEMM/fused kernel for "
-                   "these shapes); shape alignment to the matrix unit (dims "
-                   "multiples of 128 for TPU MXUs, 64-128 for tensor cores); "
-                   "fewer FLOPs (lower precision such as fp8)";
-        return "kernel selection (the fastest GEMM/fused kernel for these "
-               "shapes); shape alignment to the matrix unit (dims multiples "
-               "of 128 for TPU MXUs, 64-128 for tensor cores); fewer FLOPs "
-               "(lower precision such as fp8, less rematerialisation)";
+        snprintf(out, len, "%s; fewer FLOPs (%s%s)", mm_unit(hw),
+                 lower_precision(hw),
+                 inference ? "" : ", less rematerialisation");
+        if (attn)
+            snprintf(out, len,
+                     "attention kernel (a flash kernel with large tiles, "
+                     "causal blocks skipped); %s; fewer FLOPs (%s%s)",
+                     mm_unit(hw), lower_precision(hw),
+                     inference ? "" : ", less rematerialisation");
+        break;
     case SB_BOUND_MEMORY:
-        if (strcmp(phase, "attention core") == 0 ||
-            strcmp(phase, "attention") == 0)
-            return inference
-                       ? "attention kernel (flash/paged decoding: K/V read "
-                         "once, no score matrix in memory); activation "
-                         "layout (KV cache in the layout the kernel reads); "
-                         "data locality (quantised KV cache)"
-                       : "attention kernel (fused/flash attention: no score "
-                         "matrix in memory, K/V reused per tile); "
-                         "rematerialisation policy; activation layout; data "
-                         "locality";
-        if (inference) /* no rematerialisation to tune */
-            return "activation layout (fuse elementwise ops, keep the KV "
-                   "cache in the layout the kernel reads); data locality "
-                   "(more tokens per weight read: larger decode batch, "
-                   "quantised weights and KV cache)";
-        return "rematerialisation policy (recompute only what is cheap); "
-               "activation layout (fuse elementwise ops into the matmuls, "
-               "avoid transposes); data locality (more tokens per weight "
-               "read)";
+        if (attn)
+            snprintf(out, len, "%s",
+                     inference
+                         ? "attention kernel (flash/paged decoding: K/V read "
+                           "once, no score matrix in memory); the KV cache in "
+                           "the layout the kernel reads; a quantised KV cache "
+                           "(fp8/int8)"
+                         : "attention kernel (fused/flash attention: no "
+                           "score matrix in memory, K/V reused per tile); "
+                           "rematerialisation policy; activation layout");
+        else if (strstr(phase, "norm") || strstr(phase, "elementwise") ||
+                 strstr(phase, "embedding"))
+            snprintf(out, len,
+                     "fusion (norms and elementwise work folded into the "
+                     "neighbouring matmuls' prologue and epilogue: one pass "
+                     "over the activations instead of several)%s",
+                     inference ? ""
+                               : "; rematerialisation policy (recompute "
+                                 "only what is cheap)");
+        else if (strstr(phase, "optimizer"))
+            snprintf(out, len,
+                     "a fused (multi-tensor) optimizer step; optimizer "
+                     "state in lower precision or sharded (ZeRO)");
+        else if (inference)
+            snprintf(out, len,
+                     "more tokens per weight read (a larger decode batch, "
+                     "speculative decoding); quantised weights (int8, fp8, "
+                     "int4)%s",
+                     strstr(phase, "expert")
+                         ? "; expert placement that batches each expert's "
+                           "tokens"
+                         : "");
+        else
+            snprintf(out, len,
+                     "more tokens per weight read (a larger micro-batch); "
+                     "activation layout (fuse elementwise ops into the "
+                     "matmuls, avoid transposes); rematerialisation policy");
+        break;
     case SB_BOUND_NETWORK:
-        return "sharding strategy (other tensor/fsdp/expert degrees, fewer "
-               "bytes per step); topology (keep the group inside the "
-               "scale-up domain, map axes to the torus); overlapping "
-               "communication with compute; collective offload";
+        advice_network(phase, hw, out, len);
+        break;
     case SB_BOUND_VECTOR:
-        if (strstr(phase, "attention"))
-            return "attention kernel (fewer elementwise passes per score: "
-                   "the softmax scale folded into Q, exp2, masks only on "
-                   "the diagonal blocks); wider heads (more matmul work per "
-                   "score); a lower-precision softmax where the vector unit "
-                   "has one";
-        return "fusion (elementwise work folded into the matmuls' "
-               "epilogues); fewer elementwise passes; lower-precision "
-               "elementwise math where the vector unit has one";
+        if (attn)
+            snprintf(out, len,
+                     "attention kernel (fewer elementwise passes per score: "
+                     "the softmax scale folded into Q, exp2, masks only on "
+                     "the diagonal blocks); wider heads (more matmul work "
+                     "per score); a lower-precision softmax where the "
+                     "vector unit has one");
+        else
+            snprintf(out, len,
+                     "fusion (elementwise work folded into the matmuls' "
+                     "epilogues); fewer elementwise passes; lower-precision "
+                     "elementwise math where the vector unit has one");
+        break;
     case SB_BOUND_HOST:
-        return "input pipeline (more loader workers, pre-tokenised data); "
-               "prefetching (next batch during this step); pinned "
-               "transfers";
+        snprintf(out, len,
+                 "input pipeline (more loader workers, pre-tokenised "
+                 "data); prefetching (the next batch during this step)%s",
+                 hw && strcmp(hw, "cpu") == 0 ? "" : "; pinned host buffers");
+        break;
     case SB_BOUND_LATENCY:
         if (strcmp(phase, "pipeline bubble") == 0)
-            return "more microbatches or an interleaved pipeline schedule; "
-                   "fewer pipeline stages";
-        return "fewer, larger collectives (bucketing, fusing per-layer "
-               "reductions); overlapping communication with compute; "
-               "collective offload";
+            snprintf(out, len,
+                     "more microbatches or an interleaved pipeline "
+                     "schedule; fewer pipeline stages");
+        else
+            snprintf(out, len,
+                     "fewer, larger collectives (bucketing, fusing "
+                     "per-layer reductions); overlapping communication "
+                     "with compute");
+        break;
     default:
-        return "";
+        break;
     }
+    return out;
 }
 
 static int sb__cmp_iv(const void *a, const void *b)
@@ -195,8 +317,8 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
         iv->at_stake_s = ph->comm_kind >= 0 ? ph->exposed : ph->t - second;
         if (iv->at_stake_s < 0)
             iv->at_stake_s = 0;
-        snprintf(iv->what, sizeof iv->what, "%s",
-                 sb_advice(ph->bound, ph->name, p->w.kind == SB_JOB_INFER));
+        sb_advice(ph->bound, ph->name, p->w.kind == SB_JOB_INFER, p->hw_kind,
+                  iv->what, sizeof iv->what);
     }
     qsort(out, (size_t)n, sizeof *out, sb__cmp_iv);
     return n;
@@ -410,13 +532,20 @@ void sb_interventions_print(FILE *f, const sb_prediction *p)
             snprintf(label, sizeof label, "%s (%s)", iv[i].phase, iv[i].stage);
         else
             snprintf(label, sizeof label, "%s", iv[i].phase);
-        fprintf(f,
-                "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n"
-                "     -> %s\n",
+        fprintf(f, "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n",
                 i + 1, sb_bound_name(iv[i].cls), label,
                 sb_fmt_time(iv[i].t_s, "us", a, sizeof a), 100 * iv[i].share,
                 p->w.kind == SB_JOB_TRAIN ? "step" : iv[i].stage,
-                sb_fmt_time(iv[i].at_stake_s, "us", b, sizeof b), iv[i].what);
+                sb_fmt_time(iv[i].at_stake_s, "us", b, sizeof b));
+        /* the same advice once: later phases that share it point back */
+        int same = -1;
+        for (int j = 0; j < i && same < 0; j++)
+            if (strcmp(iv[j].what, iv[i].what) == 0)
+                same = j;
+        if (same >= 0)
+            fprintf(f, "     -> as %d\n", same + 1);
+        else
+            fprintf(f, "     -> %s\n", iv[i].what);
     }
 }
 

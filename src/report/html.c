@@ -91,47 +91,188 @@ static void sb__profile(sb_buf *b, const sb_run *run, const sb_ceilings *c,
     sb_buf_printf(b, "%s</p></section>\n", k ? "" : "none");
 }
 
-static void sb__roofline(sb_buf *b, const sb_run *run, const sb_ceilings *c)
+/* The figures a reader needs first: what the machine can do (the
+ * measured ceilings, one line), how close each kernel family came to its
+ * roof, what was invalid, and the workload's bottleneck with its advice. */
+static void sb__verdict(sb_buf *b, const sb_run *run, const sb_ceilings *c,
+                        const char *desc, const sb_roof_row *rows, int n,
+                        const sb_prediction *p)
+{
+    char t[48];
+    sb_buf_printf(b, "<section id=\"verdict\"><h2>Verdict</h2>\n<p>");
+    if (run && run->system) {
+        json_t *cpu = json_object_get(run->system, "cpu");
+        json_t *top = json_object_get(run->system, "topology");
+        const char *model = json_string_value(json_object_get(cpu, "model"));
+        sb__h(b, model ? model : "?");
+        sb_buf_printf(b, ", %d cores: ",
+                      (int)json_integer_value(json_object_get(top, "cores")));
+    } else {
+        sb__h(b, desc ? desc : "");
+        sb_buf_printf(b, ": ");
+    }
+    /* the ceilings that bound everything else, in one line */
+    static const char *key[] = {"peak.fp64", "peak.fp32", "peak.bf16",
+                                "peak.fp16", "peak.fp8",  "bw.HBM",
+                                "bw.DRAM",   "bw.L3",     "bw.L2",
+                                "bw.L1",     "host.h2d"};
+    int k = 0;
+    for (size_t i = 0; i < sizeof key / sizeof key[0]; i++) {
+        double v = sb_ceil_get(c, key[i]);
+        if (!(v > 0))
+            continue;
+        sb_buf_printf(b, "%s<b>", k++ ? ", " : "");
+        sb__h(b, key[i]);
+        sb_buf_printf(b, "</b> %s",
+                      sb_fmt_si(v, sb_ceil_unit(key[i]), 4, t, sizeof t));
+    }
+    sb_buf_printf(b, "%s</p>\n", k ? "" : "no measured ceilings");
+    /* each benchmark's range of %SOL, in one paragraph */
+    int shown = 0;
+    for (int i = 0; i < n; i++) {
+        const sb_roof_row *r = &rows[i];
+        if (!r->placed || strncmp(r->bench, "memory.", 7) == 0 ||
+            strcmp(r->bench, "compute.peak") == 0)
+            continue;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = rows[j].placed && strcmp(rows[j].bench, r->bench) == 0;
+        if (seen)
+            continue;
+        double lo = INFINITY, hi = 0;
+        int cc = 0, cnt = 0;
+        for (int j = i; j < n; j++)
+            if (rows[j].placed && strcmp(rows[j].bench, r->bench) == 0) {
+                lo = fmin(lo, rows[j].pct_sol);
+                hi = fmax(hi, rows[j].pct_sol);
+                cc += rows[j].bound == SB_BOUND_COMPUTE;
+                cnt++;
+            }
+        sb_buf_printf(b, "%s<span class=\"c-%s\">",
+                      shown++ ? ", "
+                              : "<p>"
+                                "Kernels at % of their speed of light: ",
+                      cc * 2 > cnt ? "compute" : "memory");
+        sb__h(b, r->bench);
+        if (hi - lo >= 0.5)
+            sb_buf_printf(b, "</span> %.0f&ndash;%.0f", lo, hi);
+        else
+            sb_buf_printf(b, "</span> %.0f", hi);
+    }
+    if (shown)
+        sb_buf_printf(b, " (<span class=\"c-compute\">compute-</span> or "
+                         "<span class=\"c-memory\">memory-bound</span>; "
+                         "each point in the table below the chart).</p>\n");
+    if (run) {
+        size_t ok = 0, bad = 0, skip = 0;
+        for (size_t i = 0; i < run->results.n; i++) {
+            const sb_result *r = &run->results.items[i];
+            skip += r->skipped;
+            ok += !r->skipped && r->valid;
+            bad += !r->skipped && !r->valid;
+        }
+        sb_buf_printf(b,
+                      "<p><span class=\"%s\">%zu valid</span>, <span "
+                      "class=\"%s\">%zu failed verification</span>, <span "
+                      "class=\"skip\">%zu skipped</span> of %zu results "
+                      "(<a href=\"#validation\">details</a>).</p>\n",
+                      "ok", ok, bad ? "bad" : "ok", bad, skip, run->results.n);
+    }
+    if (p) {
+        sb_intervention iv[SB_MAX_INTERVENTIONS];
+        int ni = sb_interventions(p, iv, SB_MAX_INTERVENTIONS);
+        sb_buf_printf(b, "<p>Workload <b>");
+        sb__h(b, p->w.name);
+        sb_buf_printf(b, "</b>: ");
+        if (p->w.kind == SB_JOB_TRAIN)
+            sb_buf_printf(b, "step %s, MFU %.1f%%",
+                          sb_fmt_time(p->step_s, "s", t, sizeof t),
+                          100 * p->mfu);
+        else {
+            char t2[48];
+            sb_buf_printf(b, "TTFT %s, TPOT %s",
+                          sb_fmt_time(p->ttft_s, "ms", t, sizeof t),
+                          sb_fmt_time(p->tpot_s, "ms", t2, sizeof t2));
+        }
+        sb_buf_printf(b, ".</p>\n");
+        if (ni > 0) {
+            sb_buf_printf(b, "<ul>\n");
+            for (int i = 0; i < ni && i < 1; i++) {
+                sb_buf_printf(b, "<li>Bottleneck: <b>");
+                sb__h(b, iv[i].phase);
+                sb_buf_printf(b,
+                              "</b> (%s, <span class=\"c-%s\">%s-bound"
+                              "</span>, %.0f%% of its stage, %s at "
+                              "stake): ",
+                              iv[i].stage, sb_bound_name(iv[i].cls),
+                              sb_bound_name(iv[i].cls), 100 * iv[i].share,
+                              sb_fmt_time(iv[i].at_stake_s, "ms", t, sizeof t));
+                sb__h(b, iv[i].what);
+                sb_buf_printf(b, "</li>\n");
+            }
+            sb_buf_printf(b, "</ul>\n");
+        }
+    }
+    sb_buf_printf(b, "</section>\n");
+}
+
+static void sb__roofline(sb_buf *b, const sb_ceilings *c,
+                         const sb_roof_row *rows, int n)
 {
     sb_buf_printf(b, "<section id=\"roofline\"><h2>Roofline</h2>\n");
-    sb_roof_row *rows = NULL;
-    int n = 0;
-    if (run)
-        sb_roof_table(run, c, &rows, &n);
-    sb_svg_roofline(b, c, rows, n, 1000, 560);
-    if (n) {
-        char a[40], d[40];
-        sb_buf_printf(
-            b, "<table><tr><th>kernel</th><th>params</th><th>AI "
-               "(FLOP/B)</th><th>achieved</th><th>attainable</th><th>"
-               "%%SOL</th><th>binding ceiling</th><th>class</th></tr>\n");
-        for (int i = 0; i < n; i++) {
-            sb_roof_row *r = &rows[i];
-            sb_buf_printf(b, "<tr><td>");
-            sb__h(b, r->bench);
-            sb_buf_printf(b, "</td><td>");
-            sb__h(b, r->params);
-            if (r->ai > 0)
-                sb_buf_printf(b, "</td><td class=\"n\">%.3g", r->ai);
-            else
-                sb_buf_printf(b, "</td><td class=\"n\">-");
-            sb_buf_printf(b,
-                          "</td><td class=\"n\">%s</td><td class=\"n\">%s"
-                          "</td><td class=\"n\">%.1f</td><td>",
-                          sb_fmt_si(r->achieved, r->unit, 4, a, sizeof a),
-                          sb_fmt_si(r->attainable, r->unit, 4, d, sizeof d),
-                          r->pct_sol);
-            sb__h(b, r->ceiling);
-            sb_buf_printf(b, "</td><td class=\"c-%s\">%s</td></tr>\n",
-                          sb_bound_name(r->bound), sb_bound_name(r->bound));
-        }
-        sb_buf_printf(b, "</table>\n");
-    } else {
-        sb_buf_printf(b, "<p class=\"muted\">No measured kernels to place "
-                         "(the chart shows the machine's roofs).</p>\n");
+    int points = sb_roof_points(rows, n), placed = 0;
+    for (int i = 0; i < n; i++)
+        placed += rows[i].placed;
+    if (points == 0) {
+        /* no empty chart: say what the run holds instead */
+        sb_buf_printf(b,
+                      "<p class=\"muted\">Nothing in this run sits under a "
+                      "FLOP roofline: it has no kernel with both FLOPs and "
+                      "bytes (compute.gemm, attention, moe and ops have "
+                      "them; memory and transfers are bandwidths; "
+                      "collectives are read against the link, below).</p>\n");
     }
-    free(rows);
-    sb_buf_printf(b, "</section>\n");
+    if (placed == 0) {
+        sb_buf_printf(b, "</section>\n");
+        return;
+    }
+    if (points > 0)
+        sb_svg_roofline(b, c, rows, n, 1060, 560);
+    char a[40], d[40];
+    sb_buf_printf(b,
+                  "<details%s><summary>%d placed result%s: AI, achieved, "
+                  "attainable, %%SOL, binding ceiling</summary>\n",
+                  points ? "" : " open", placed, placed == 1 ? "" : "s");
+    sb_buf_printf(b, "<table><tr><th>#</th><th>kernel</th><th>params</th>"
+                     "<th>AI (FLOP/B)</th><th>achieved</th><th>attainable"
+                     "</th><th>%%SOL</th><th>binding ceiling</th><th>class"
+                     "</th></tr>\n");
+    for (int i = 0; i < n; i++) {
+        const sb_roof_row *r = &rows[i];
+        if (!r->placed)
+            continue;
+        if (r->num > 0)
+            sb_buf_printf(b, "<tr><td class=\"n\">%d</td><td>", r->num);
+        else
+            sb_buf_printf(b, "<tr><td class=\"n\">-</td><td>");
+        sb__h(b, r->bench);
+        sb_buf_printf(b, "</td><td>");
+        sb__h(b, r->params);
+        if (r->ai > 0)
+            sb_buf_printf(b, "</td><td class=\"n\">%.3g", r->ai);
+        else
+            sb_buf_printf(b, "</td><td class=\"n\">-");
+        sb_buf_printf(b,
+                      "</td><td class=\"n\">%s</td><td class=\"n\">%s"
+                      "</td><td class=\"n\">%.1f</td><td>",
+                      sb_fmt_si(r->achieved, r->unit, 4, a, sizeof a),
+                      sb_fmt_si(r->attainable, r->unit, 4, d, sizeof d),
+                      r->pct_sol);
+        sb__h(b, r->ceiling);
+        sb_buf_printf(b, "</td><td class=\"c-%s\">%s</td></tr>\n",
+                      sb_bound_name(r->bound), sb_bound_name(r->bound));
+    }
+    sb_buf_printf(b, "</table></details>\n</section>\n");
 }
 
 /* Series from a run: results of `bench` (or of an area when bench starts
@@ -510,21 +651,53 @@ int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
         sb__h(&b, tr->t->label);
     }
     sb_buf_printf(&b, "</p>\n");
-    sb__profile(&b, run, c, machine_desc);
-    sb__roofline(&b, run, c);
-    sb__curves(&b, run);
-    sb__validation(&b, run);
+    sb_roof_row *rows = NULL;
+    int nrows = 0;
+    if (run)
+        sb_roof_table(run, c, &rows, &nrows);
+    /* What a reader needs first, then the details folded. */
+    sb__verdict(&b, run, c, machine_desc, rows, nrows, p);
+    sb__roofline(&b, c, rows, nrows);
+    free(rows);
     sb__workload(&b, p);
     sb__trace(&b, c, tr);
+    sb_buf_printf(&b, "<section id=\"details\"><h2>Details</h2>\n");
+    sb_buf_printf(&b, "<details><summary>Machine profile: every ceiling"
+                      "</summary>\n");
+    sb__profile(&b, run, c, machine_desc);
+    sb_buf_printf(&b, "</details>\n<details><summary>Bandwidth versus "
+                      "working-set size, collectives versus message size"
+                      "</summary>\n");
+    sb__curves(&b, run);
+    sb_buf_printf(&b, "</details>\n<details><summary>Validation of every "
+                      "result</summary>\n");
+    sb__validation(&b, run);
+    sb_buf_printf(&b, "</details>\n<details><summary>Fingerprint, system and "
+                      "config</summary>\n");
     sb__fingerprint(&b, run);
+    sb_buf_printf(&b, "</details>\n</section>\n");
     /* Marks the page as rendered once the charts are in the DOM, so a
      * headless browser can check it loaded. */
+    /* ... and where the roofline landed: the top of its first point on
+     * the page and how many pairs of its labels overlap as the browser
+     * laid them out (the report's test reads both). */
     sb_buf_printf(&b,
                   "<p id=\"sb-status\" class=\"muted\" "
                   "data-charts=\"0\">static</p>\n<script>(function(){var n="
                   "document.querySelectorAll('svg').length;var s=document."
                   "getElementById('sb-status');s.setAttribute('data-charts',"
-                  "String(n));s.textContent='rendered: '+n+' charts';})();"
+                  "String(n));s.textContent='rendered: '+n+' charts';"
+                  "var r=document.querySelector('#roofline svg');if(!r)return;"
+                  "var p=r.querySelectorAll('circle.pt');s.setAttribute("
+                  "'data-roof-points',String(p.length));if(p.length)s."
+                  "setAttribute('data-roof-first-top',String(Math.round(p[0]."
+                  "getBoundingClientRect().top+window.scrollY)));var t=[]."
+                  "slice.call(r.querySelectorAll('text')).map(function(e){"
+                  "return e.getBoundingClientRect();});var o=0;for(var i=0;i<"
+                  "t.length;i++)for(var j=i+1;j<t.length;j++){var a=t[i],c=t"
+                  "[j];if(a.left<c.right-0.5&&c.left<a.right-0.5&&a.top<c."
+                  "bottom-0.5&&c.top<a.bottom-0.5)o++;}s.setAttribute("
+                  "'data-roof-overlaps',String(o));})();"
                   "</script>\n</body></html>\n");
     if (b.oom) {
         sb_buf_free(&b);

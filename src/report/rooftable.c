@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solbench/bench.h"
 #include "solbench/hw.h"
+#include "solbench/output.h"
 #include "solbench/predict.h"
 #include "solbench/report.h"
 
@@ -141,6 +143,20 @@ static int sb__network(const sb_result *r, const sb_ceilings *c, sb_roof_row *o)
     return 0;
 }
 
+/* The precision of a result's arithmetic, whose peak is its compute roof:
+ * as the runner places it (bench.h's sb_roof_kind) — fp32 for a
+ * benchmark that computes in fp32 whatever it stores (ops, paged decode,
+ * MoE), else the point's dtype; fp32 when it has none (never the fp64
+ * fallback: no kernel of the suite computes in fp64 without saying so). */
+static const char *roof_dtype(const sb_result *r)
+{
+    const sb_bench *b = sb_bench_find(r->bench, r->backend);
+    const sb_pval *dt = sb_p_find(&r->params, "dtype");
+    if (b && b->roof == SB_ROOF_FP32)
+        return "fp32";
+    return dt && dt->text[0] ? dt->text : "fp32";
+}
+
 int sb_roof_classify(const sb_result *r, const sb_ceilings *c,
                      const sb_cache_sizes *cs, sb_roof_row *o)
 {
@@ -156,8 +172,7 @@ int sb_roof_classify(const sb_result *r, const sb_ceilings *c,
     if (strcmp(r->area, "network") == 0)
         return sb__network(r, c, o);
 
-    const sb_pval *dt = sb_p_find(&r->params, "dtype");
-    snprintf(o->dtype, sizeof o->dtype, "%s", dt ? dt->text : "fp64");
+    snprintf(o->dtype, sizeof o->dtype, "%s", roof_dtype(r));
     double t = sb__m(r, "latency_us") * 1e-6;
     if (!(t > 0))
         t = r->stats.p50;
@@ -253,6 +268,36 @@ int sb_roof_classify(const sb_result *r, const sb_ceilings *c,
     return 0;
 }
 
+/* What a result needs of the machine model, for the line that names
+ * what could not be placed. */
+static void why_unplaced(const sb_result *r, sb_roof_row *o)
+{
+    if (strcmp(r->area, "network") == 0)
+        snprintf(o->why, sizeof o->why,
+                 "no alpha-beta fit of its collective in the machine model "
+                 "(a size sweep)");
+    else if (strcmp(r->area, "transfer") == 0 &&
+             strcmp(r->backend, "host") == 0)
+        snprintf(o->why, sizeof o->why,
+                 "host backend: copies between host buffers, no link");
+    else if (strcmp(r->area, "transfer") == 0)
+        snprintf(o->why, sizeof o->why,
+                 "no host.h2d ceiling in the machine model");
+    else
+        snprintf(o->why, sizeof o->why,
+                 "no peak.%s or memory ceiling in the machine model",
+                 o->dtype[0] ? o->dtype : "fp32");
+}
+
+int sb_roof_points(const sb_roof_row *rows, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += rows[i].placed && rows[i].on_chart && rows[i].ai > 0 &&
+             rows[i].achieved > 0;
+    return k;
+}
+
 int sb_roof_table(const sb_run *run, const sb_ceilings *c, sb_roof_row **rows,
                   int *n)
 {
@@ -262,22 +307,29 @@ int sb_roof_table(const sb_run *run, const sb_ceilings *c, sb_roof_row **rows,
     *rows = calloc(run->results.n ? run->results.n : 1, sizeof **rows);
     if (!*rows)
         return SB_ENOMEM;
+    int num = 0;
     for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
         sb_roof_row *o = &(*rows)[*n];
-        int rc = sb_roof_classify(&run->results.items[i], c, &cs, o);
+        int rc = sb_roof_classify(r, c, &cs, o);
         if (rc == 1)
             continue;
+        sb_result_params_shown(&run->results, r, o->params, sizeof o->params);
+        o->placed = rc == 0;
         if (rc < 0) {
             o->bound = SB_BOUND_UNKNOWN;
+            o->on_chart = false;
             snprintf(o->ceiling, sizeof o->ceiling, "(no ceiling)");
+            why_unplaced(r, o);
         }
+        if (o->placed && o->on_chart && o->ai > 0 && o->achieved > 0)
+            o->num = ++num;
         (*n)++;
     }
     return 0;
 }
 
-void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
-                   const sb_ceilings *c)
+int sb_roof_print(FILE *f, const sb_roof_row *rows, int n, const sb_ceilings *c)
 {
     char a[32], b[32];
     fprintf(f, "machine ceilings:\n");
@@ -294,23 +346,58 @@ void sb_roof_print(FILE *f, const sb_roof_row *rows, int n,
             !strstr(c->c[i].name, "theoretical"))
             fprintf(f, "  ridge %-22s %10.3g FLOP/B against %s\n",
                     c->c[i].name + 5, c->c[i].value / main_bw, bwn);
-    fprintf(f, "\n%-22s %-44s %9s %14s %14s %7s  %-18s %s\n", "kernel",
-            "params", "AI", "achieved", "attainable", "%SOL", "binding ceiling",
-            "class");
+    /* column widths from the rows, so no value is cut */
+    int wk = 6, wp = 6, placed = 0;
     for (int i = 0; i < n; i++) {
-        const sb_roof_row *r = &rows[i];
-        char ai[16];
-        if (r->ai > 0)
-            snprintf(ai, sizeof ai, "%.3g", r->ai);
-        else
-            snprintf(ai, sizeof ai, "-");
-        fprintf(f, "%-22s %-44.44s %9s %14s %14s %6.1f%%  %-18s %s%s\n",
-                r->bench, r->params, ai,
-                sb_fmt_si(r->achieved, r->unit, 3, a, sizeof a),
-                sb_fmt_si(r->attainable, r->unit, 3, b, sizeof b), r->pct_sol,
-                r->ceiling, sb_bound_name(r->bound),
-                r->valid ? "" : "  (INVALID result)");
+        if (!rows[i].placed)
+            continue;
+        placed++;
+        int lk = (int)strlen(rows[i].bench), lp = (int)strlen(rows[i].params);
+        wk = lk > wk ? lk : wk;
+        wp = lp > wp ? lp : wp;
+    }
+    if (placed) {
+        fprintf(f, "\n%3s %-*s %-*s %9s %14s %14s %7s  %-18s %s\n", "#", wk,
+                "kernel", wp, "params", "AI", "achieved", "attainable", "%SOL",
+                "binding ceiling", "class");
+        for (int i = 0; i < n; i++) {
+            const sb_roof_row *r = &rows[i];
+            if (!r->placed)
+                continue;
+            char ai[16], num[8];
+            if (r->ai > 0)
+                snprintf(ai, sizeof ai, "%.3g", r->ai);
+            else
+                snprintf(ai, sizeof ai, "-");
+            if (r->num > 0)
+                snprintf(num, sizeof num, "%d", r->num);
+            else
+                snprintf(num, sizeof num, "-");
+            fprintf(f, "%3s %-*s %-*s %9s %14s %14s %6.1f%%  %-18s %s%s\n", num,
+                    wk, r->bench, wp, r->params[0] ? r->params : "-", ai,
+                    sb_fmt_si(r->achieved, r->unit, 3, a, sizeof a),
+                    sb_fmt_si(r->attainable, r->unit, 3, b, sizeof b),
+                    r->pct_sol, r->ceiling, sb_bound_name(r->bound),
+                    r->valid ? "" : "  (INVALID result)");
+        }
+    }
+    /* What could not be placed: one line a benchmark, with its reason. */
+    for (int i = 0; i < n; i++) {
+        if (rows[i].placed)
+            continue;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !rows[j].placed && strcmp(rows[j].bench, rows[i].bench) == 0;
+        if (seen)
+            continue;
+        int count = 0;
+        for (int j = i; j < n; j++)
+            count +=
+                !rows[j].placed && strcmp(rows[j].bench, rows[i].bench) == 0;
+        fprintf(f, "not placed: %s (%d result%s): %s\n", rows[i].bench, count,
+                count == 1 ? "" : "s", rows[i].why);
     }
     if (n == 0)
         fprintf(f, "(no kernel results to place)\n");
+    return placed;
 }

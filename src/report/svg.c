@@ -173,7 +173,7 @@ static void sb__frame(sb_buf *b, const sb__ax *x, const sb__ax *y,
         sb_buf_printf(b,
                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
                       "fill=\"#333\">%s</text>\n",
-                      px, y->p0 + 16, t);
+                      px, y->p0 + 19, t);
     }
     for (double l = ceil(y->lo); l <= y->hi + 1e-9; l += 1) {
         double py = sb__map(y, pow(10, l));
@@ -229,7 +229,85 @@ static const char *sb__palette(int i)
     return p[i % 10];
 }
 
+/* ---- label placement ----------------------------------------------------- */
+
+/* Text boxes are estimated from the font size (0.6 em a character, one em
+ * tall): what the chart's layout and its overlap test both assume. */
+#define SB__CHAR_W 0.6
+
+typedef struct sb__box {
+    double x0, y0, x1, y1;
+} sb__box;
+
+typedef struct sb__boxes {
+    sb__box b[512];
+    int n;
+} sb__boxes;
+
+static bool sb__hits(const sb__boxes *bx, sb__box c)
+{
+    for (int i = 0; i < bx->n; i++)
+        if (c.x0 < bx->b[i].x1 && bx->b[i].x0 < c.x1 && c.y0 < bx->b[i].y1 &&
+            bx->b[i].y0 < c.y1)
+            return true;
+    return false;
+}
+
+static void sb__take(sb__boxes *bx, sb__box c)
+{
+    if (bx->n < (int)(sizeof bx->b / sizeof bx->b[0]))
+        bx->b[bx->n++] = c;
+}
+
+/* A text of `chars` characters at font size `fs` next to the point
+ * (px, py): the first of the positions around it, at growing distance,
+ * whose box hits nothing placed yet and stays inside `area`. Returns the
+ * baseline-left corner in *tx, *ty; false (and the first candidate) when
+ * every position is taken. */
+static bool sb__place(sb__boxes *bx, sb__box area, double px, double py,
+                      int chars, double fs, double *tx, double *ty)
+{
+    double w = chars * fs * SB__CHAR_W, h = fs;
+    static const double dirs[8][2] = {{1, -1}, {1, 1}, {-1, -1}, {-1, 1},
+                                      {0, -1}, {0, 1}, {1, 0},   {-1, 0}};
+    for (int ring = 0; ring < 6; ring++) {
+        double d = 6 + 7 * ring;
+        for (int k = 0; k < 8; k++) {
+            double cx = px + dirs[k][0] * d, cy = py + dirs[k][1] * d;
+            /* the box's corner nearest the point sits at (cx, cy) */
+            double x0 = dirs[k][0] > 0   ? cx
+                        : dirs[k][0] < 0 ? cx - w
+                                         : cx - w / 2;
+            double y0 = dirs[k][1] > 0   ? cy
+                        : dirs[k][1] < 0 ? cy - h
+                                         : cy - h / 2;
+            sb__box c = {x0, y0, x0 + w, y0 + h};
+            if (c.x0 < area.x0 || c.x1 > area.x1 || c.y0 < area.y0 ||
+                c.y1 > area.y1 || sb__hits(bx, c))
+                continue;
+            sb__take(bx, c);
+            *tx = c.x0;
+            *ty = c.y1 - 0.2 * fs; /* the baseline */
+            return true;
+        }
+    }
+    *tx = px + 6;
+    *ty = py - 6;
+    return false;
+}
+
 /* ---- roofline ------------------------------------------------------------ */
+
+/* The short name of a point in the key: "gemm fp32 shape=llm". */
+static void sb__point_name(const sb_roof_row *r, char *buf, size_t len)
+{
+    const char *shortn =
+        strchr(r->bench, '.') ? strchr(r->bench, '.') + 1 : r->bench;
+    /* the precision once: as its dtype parameter where the row shows it */
+    bool shown = strstr(r->params, "dtype=") != NULL;
+    snprintf(buf, len, "%s%s%s%s%s", shortn, r->dtype[0] && !shown ? " " : "",
+             shown ? "" : r->dtype, r->params[0] ? " " : "", r->params);
+}
 
 void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                      int n, int W, int H)
@@ -259,6 +337,19 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
             bwn[nb++] = x->name + 3;
         }
     }
+    /* bw.read and bw.triad stand in for a memory level only where the run
+     * has no level of its own (as the profile's ridge points take them). */
+    bool level = false;
+    for (int i = 0; i < nb; i++)
+        level = level || strcmp(bwn[i], "DRAM") == 0 ||
+                strcmp(bwn[i], "HBM") == 0 || bwn[i][0] == 'L';
+    for (int i = 0; level && i < nb; i++)
+        if (strcmp(bwn[i], "read") == 0 || strcmp(bwn[i], "triad") == 0) {
+            memmove(&bw[i], &bw[i + 1], (size_t)(nb - i - 1) * sizeof bw[0]);
+            memmove(&bwn[i], &bwn[i + 1], (size_t)(nb - i - 1) * sizeof bwn[0]);
+            nb--;
+            i--;
+        }
     double pmax = 0, pmin = INFINITY, bmax = 0, bmin = INFINITY;
     for (int i = 0; i < np; i++) {
         pmax = fmax(pmax, pk[i]);
@@ -268,33 +359,54 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
         bmax = fmax(bmax, bw[i]);
         bmin = fmin(bmin, bw[i]);
     }
-    double xlo = 1.0 / 64, xhi = 1024;
-    double ylo_v = INFINITY, yhi_v = pmax > 0 ? pmax * 3 : 1e12;
-    if (np && nb) {
-        xhi = fmax(xhi, pmax / bmin * 8);
-        xlo = fmin(xlo, pmin / bmax / 64);
-    }
+    /* The points on the chart, numbered in the key. */
+    int npts = 0;
+    double amin = INFINITY, amax = 0, vmin = INFINITY, vmax = 0;
     for (int i = 0; i < n; i++)
-        if (rows[i].on_chart && rows[i].ai > 0) {
-            xlo = fmin(xlo, rows[i].ai / 2);
-            xhi = fmax(xhi, rows[i].ai * 2);
-            ylo_v = fmin(ylo_v, rows[i].achieved / 3);
-            yhi_v = fmax(yhi_v, rows[i].achieved * 3);
+        if (rows[i].on_chart && rows[i].ai > 0 && rows[i].achieved > 0) {
+            npts++;
+            amin = fmin(amin, rows[i].ai);
+            amax = fmax(amax, rows[i].ai);
+            vmin = fmin(vmin, rows[i].achieved);
+            vmax = fmax(vmax, rows[i].achieved);
         }
+    /* Axes: the points and the ridges with a margin, no empty decades. */
+    double xlo = INFINITY, xhi = 0;
+    if (np && nb) {
+        xlo = pmin / bmax / 4;
+        xhi = pmax / bmin * 4;
+    }
+    if (npts) {
+        xlo = fmin(xlo, amin / 3);
+        xhi = fmax(xhi, amax * 3);
+    }
+    if (!isfinite(xlo) || !(xhi > xlo)) {
+        xlo = 1.0 / 64;
+        xhi = 1024;
+    }
+    double yhi_v = fmax(pmax, vmax) * 2.5;
+    if (!(yhi_v > 0))
+        yhi_v = 1e12;
+    double ylo_v = npts ? vmin / 3 : INFINITY;
     if (nb)
         ylo_v = fmin(ylo_v, bmin * xlo);
     if (!isfinite(ylo_v) || ylo_v <= 0)
         ylo_v = yhi_v / 1e5;
     ylo_v = fmax(ylo_v, yhi_v / 1e7);
-    sb__ax x = {floor(log10(xlo)), ceil(log10(xhi)), 70, W - 30};
+    /* A key of the numbered points on the right, when there are any. */
+    int keyw = npts ? 300 : 0;
+    sb__ax x = {floor(log10(xlo)), ceil(log10(xhi)), 70, W - 20 - keyw};
     sb__ax y = {floor(log10(ylo_v)), ceil(log10(yhi_v)), H - 50, 36};
     sb__frame(b, &x, &y, "Hierarchical roofline",
               "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)", false,
               W, H);
+    sb__box plot = {x.p0, y.p1, x.p1, y.p0};
+    sb__boxes taken = {.n = 0};
     double X0 = pow(10, x.lo), X1 = pow(10, x.hi);
     char t[32];
     sb_buf_printf(b, "<g class=\"roofs\">\n");
-    /* Memory roofs: y = AI x BW, up to the highest peak. */
+    /* Memory roofs: y = AI x BW, up to the highest peak; named in the
+     * legend by colour (labels along parallel roofs would overlap). */
     for (int i = 0; i < nb; i++) {
         double xe = pmax > 0 ? pmax / bw[i] : X1;
         xe = fmin(xe, X1);
@@ -306,17 +418,6 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                       "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
                       sb__map(&x, xs), sb__map(&y, xs * bw[i]), sb__map(&x, xe),
                       sb__map(&y, xe * bw[i]), sb__palette(i));
-        double lx = xs * 1.6;
-        sb_buf_printf(
-            b,
-            "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" "
-            "transform=\"rotate(%.1f %.1f %.1f)\">%s %s%sB/s</text>\n",
-            sb__map(&x, lx) + 4, sb__map(&y, lx * bw[i]) - 5, sb__palette(i),
-            -atan2(sb__map(&y, X0 * bw[i]) - sb__map(&y, X0 * 10 * bw[i]),
-                   sb__map(&x, X0 * 10) - sb__map(&x, X0)) *
-                180 / M_PI,
-            sb__map(&x, lx) + 4, sb__map(&y, lx * bw[i]) - 5, bwn[i],
-            sb__si(bw[i], t, sizeof t), strchr(t, ' ') ? "" : " ");
     }
     /* Compute roofs: horizontal from the fastest memory roof. */
     for (int i = 0; i < np; i++) {
@@ -328,24 +429,89 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                       "stroke-dasharray=\"%s\"/>\n",
                       sb__map(&x, xs), sb__map(&y, pk[i]), sb__map(&x, X1),
                       sb__map(&y, pk[i]), i == 0 ? "none" : "6,3");
-        sb_buf_printf(b,
-                      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
-                      "fill=\"#222\">%s %s%sFLOP/s</text>\n",
-                      sb__map(&x, X1) - 4, sb__map(&y, pk[i]) - 5, pkn[i],
-                      sb__si(pk[i], t, sizeof t), strchr(t, ' ') ? "" : " ");
+    }
+    sb_buf_printf(b, "</g>\n<g class=\"legend\">\n");
+    /* The legend, top left (the region above the memory roofs, where no
+     * kernel can be): every roof with its value, then the classes shown. */
+    {
+        double lx = x.p0 + 10, ly = y.p1 + 8, lh = 15;
+        int lines = 0;
+        for (int i = 0; i < nb; i++) {
+            char label[96];
+            sb__si(bw[i], t, sizeof t);
+            snprintf(label, sizeof label, "%s %s%sB/s", bwn[i], t,
+                     strchr(t, ' ') ? "" : " ");
+            double yy = ly + lh * lines++;
+            sb_buf_printf(b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                          "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\">",
+                          lx, yy + 6, lx + 18, yy + 6, sb__palette(i), lx + 24,
+                          yy + 10);
+            sb_buf_esc(b, label);
+            sb_buf_printf(b, "</text>\n");
+            sb__take(&taken,
+                     (sb__box){lx, yy,
+                               lx + 24 + strlen(label) * 12 * SB__CHAR_W,
+                               yy + 12});
+        }
+        for (int i = 0; i < np; i++) {
+            char label[96];
+            sb__si(pk[i], t, sizeof t);
+            snprintf(label, sizeof label, "%s %s%sFLOP/s", pkn[i], t,
+                     strchr(t, ' ') ? "" : " ");
+            double yy = ly + lh * lines++;
+            sb_buf_printf(b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                          "y2=\"%.1f\" stroke=\"#444\" stroke-width=\"2\" "
+                          "stroke-dasharray=\"%s\"/><text x=\"%.1f\" "
+                          "y=\"%.1f\">",
+                          lx, yy + 6, lx + 18, yy + 6, i == 0 ? "none" : "6,3",
+                          lx + 24, yy + 10);
+            sb_buf_esc(b, label);
+            sb_buf_printf(b, "</text>\n");
+            sb__take(&taken,
+                     (sb__box){lx, yy,
+                               lx + 24 + strlen(label) * 12 * SB__CHAR_W,
+                               yy + 12});
+        }
+        static const sb_bound cls[] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY};
+        for (int k = 0; k < 2 && npts; k++) {
+            double yy = ly + lh * lines++;
+            sb_buf_printf(b,
+                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+                          "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s-bound"
+                          "</text>\n",
+                          lx + 9, yy + 6, sb__class_color(cls[k]), lx + 24,
+                          yy + 10, sb_bound_name(cls[k]));
+            sb__take(&taken, (sb__box){lx, yy, lx + 24 + 14 * 12 * SB__CHAR_W,
+                                       yy + 12});
+        }
     }
     sb_buf_printf(b, "</g>\n<g class=\"points\">\n");
-    int k = 0;
+    /* Points first (their discs are obstacles for every label), then the
+     * numbers beside them, then the key. */
     for (int i = 0; i < n; i++) {
         const sb_roof_row *r = &rows[i];
         if (!r->on_chart || !(r->ai > 0) || !(r->achieved > 0))
             continue;
         double px = sb__map(&x, r->ai), py = sb__map(&y, r->achieved);
+        sb__take(&taken, (sb__box){px - 5, py - 5, px + 5, py + 5});
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const sb_roof_row *r = &rows[i];
+        if (!r->on_chart || !(r->ai > 0) || !(r->achieved > 0))
+            continue;
+        k++;
+        double px = sb__map(&x, r->ai), py = sb__map(&y, r->achieved);
+        char name[256];
+        sb__point_name(r, name, sizeof name);
         sb_buf_printf(b,
-                      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+                      "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
                       "fill=\"%s\" stroke=\"#000\" stroke-width=\"0.8\">"
-                      "<title>",
-                      px, py, sb__class_color(r->bound));
+                      "<title>%d ",
+                      px, py, sb__class_color(r->bound), k);
         sb_buf_esc(b, r->bench);
         sb_buf_printf(b, " ");
         sb_buf_esc(b, r->params);
@@ -354,24 +520,53 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                       "</circle>\n",
                       r->ai, sb__si(r->achieved, t, sizeof t), r->pct_sol,
                       r->ceiling);
-        const char *shortn =
-            strchr(r->bench, '.') ? strchr(r->bench, '.') + 1 : r->bench;
+        char num[8];
+        snprintf(num, sizeof num, "%d", k);
+        double tx, ty;
+        sb__place(&taken, plot, px, py, (int)strlen(num), 10, &tx, &ty);
         sb_buf_printf(b,
-                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-                      "fill=\"#000\">",
-                      px + 7, py + ((k % 2) ? 12 : -4));
-        sb_buf_esc(b, shortn);
-        sb_buf_printf(b, " %s</text>\n", r->dtype);
-        k++;
+                      "<text class=\"pt\" x=\"%.1f\" y=\"%.1f\" "
+                      "font-size=\"10\" font-weight=\"bold\">%s</text>\n",
+                      tx, ty, num);
     }
-    /* Legend of classes. */
-    static const sb_bound cls[] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY};
-    for (int i = 0; i < 2; i++)
+    /* The key: number, class, kernel (cut to its column, whole in the
+     * table below the chart and in the point's tooltip). */
+    if (npts) {
+        double kx = W - keyw + 8, ky = y.p1 + 4;
+        int per = (int)((y.p0 - y.p1) / 13);
+        int maxc = (int)((keyw - 26) / (10 * SB__CHAR_W));
         sb_buf_printf(b,
-                      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>"
-                      "<text x=\"%.1f\" y=\"%.1f\">%s-bound</text>\n",
-                      x.p0 + 14, y.p1 + 16 + 16.0 * i, sb__class_color(cls[i]),
-                      x.p0 + 24, y.p1 + 20 + 16.0 * i, sb_bound_name(cls[i]));
+                      "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">"
+                      "points</text>\n",
+                      kx, ky + 8);
+        k = 0;
+        for (int i = 0; i < n && k < per - 2; i++) {
+            const sb_roof_row *r = &rows[i];
+            if (!r->on_chart || !(r->ai > 0) || !(r->achieved > 0))
+                continue;
+            k++;
+            char name[256];
+            sb__point_name(r, name, sizeof name);
+            if ((int)strlen(name) > maxc && maxc > 3) {
+                name[maxc - 1] = '\0';
+                strcat(name, "~");
+            }
+            double yy = ky + 13.0 * (k + 1);
+            sb_buf_printf(b,
+                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                          "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" "
+                          "font-size=\"10\">%d ",
+                          kx + 4, yy - 3.5, sb__class_color(r->bound), kx + 12,
+                          yy, k);
+            sb_buf_esc(b, name);
+            sb_buf_printf(b, "</text>\n");
+        }
+        if (k < npts)
+            sb_buf_printf(b,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+                          "fill=\"#777\">... %d more: the table</text>\n",
+                          kx + 12, ky + 13.0 * (k + 2), npts - k);
+    }
     sb_buf_printf(b, "</g>\n</svg>\n");
 }
 
@@ -404,7 +599,15 @@ void sb_svg_lines(sb_buf *b, const char *title, const char *xlabel,
         ylo = 1;
         yhi = 10;
     }
-    sb__ax x = {floor(log10(xlo)), ceil(log10(xhi)), 70, W - 150};
+    /* the legend's column as wide as its longest name (11 px text) */
+    size_t longest = 8;
+    for (int i = 0; i < ns; i++)
+        if (strlen(s[i].name) > longest)
+            longest = strlen(s[i].name);
+    double keyw = 36 + longest * 11 * SB__CHAR_W;
+    if (keyw > W / 3)
+        keyw = W / 3;
+    sb__ax x = {floor(log10(xlo)), ceil(log10(xhi)), 70, W - keyw};
     if (x.hi <= x.lo)
         x.hi = x.lo + 1;
     sb__ax y = {floor(log10(ylo)), ceil(log10(yhi)), H - 50, 36};

@@ -869,6 +869,8 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
                      sb_err *err)
 {
     memset(a, 0, sizeof *a);
+    if (c)
+        snprintf(a->hw_kind, sizeof a->hw_kind, "%s", c->kind);
     ctx x = {.t = t};
     x.ccap = 1024;
     x.cc = calloc(x.ccap, sizeof *x.cc);

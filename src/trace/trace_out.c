@@ -85,8 +85,10 @@ static void interventions(FILE *f, const sb_tr_analysis *a)
         if (at[k] <= 0 || at[k] < 0.01 * a->window_s)
             continue;
         char tb[32];
-        const char *what = sb_advice(bound_of_cls(cls[k]),
-                                     where[k] ? where[k] : "", !training(a));
+        char advice[400];
+        const char *what =
+            sb_advice(bound_of_cls(cls[k]), where[k] ? where[k] : "",
+                      !training(a), a->hw_kind, advice, sizeof advice);
         if (k == 4 && (!where[k] || strcmp(where[k], "communication")))
             what = "fewer, larger operations: operator fusion "
                    "(torch.compile, jax.jit), CUDA graphs for launch-bound "

@@ -156,6 +156,20 @@ cat >"$T/run.json" <<'JSON'
    "valid":true,"notes":[]}
  ]}
 JSON
+# no kernel with both FLOPs and bytes: the table, but no empty chart
+expect 2 'no kernel with both FLOPs and bytes to chart' -- "$SB" roofline --results "$T/run.json" --svg "$T/none.svg"
+[ ! -e "$T/none.svg" ] && ok "no empty chart written" || bad "an empty chart was written"
+python3 - "$T/run.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = 2 * 1024**3 / 80e9
+d["results"].append({"bench": "compute.gemm", "area": "compute", "backend": "cpu",
+    "params": {"dtype": "fp64", "shape": "square", "n": 1024}, "samples_s": [t],
+    "stats": {"n": 1, "min": t, "p50": t, "p90": t, "p99": t, "max": t, "mean": t, "stddev": 0, "cv": 0},
+    "metrics": {"GFLOPs": {"value": 80, "unit": "GFLOP/s"}, "AI": {"value": 85.3, "unit": "FLOP/B"},
+                "latency_us": {"value": t * 1e6, "unit": "us"}}, "valid": True, "notes": []})
+json.dump(d, open(sys.argv[1], "w"))
+PY
 if "$SB" roofline --results "$T/run.json" --svg "$T/roof.svg" >"$T/roof" 2>&1; then
     if grep -qE 'memory.triad .* bw\.(triad|DRAM) +memory' "$T/roof" && grep -q '<svg' "$T/roof.svg"; then
         ok "roofline --results --svg"
