@@ -17,24 +17,29 @@
 
 #define SB_MAX_SETS 32
 
+#define SB_MAX_SWEEPS 4
+#define SB_MAX_VARIANTS 256
+
 typedef struct sb__popts {
-    const char *file, *hw, *run, *results, *db, *sweep, *json, *calib;
+    const char *file, *hw, *run, *results, *db, *json, *calib;
+    const char *sweep[SB_MAX_SWEEPS]; /* several: their grid */
+    int n_sweeps;
     const char *sets[SB_MAX_SETS + 2];
     int n_sets;
 } sb__popts;
 
-/* Reads the workload with the settings (and one more, `extra`) applied
- * and builds its machine. */
-static int sb__prepare(const sb__popts *o, const char *extra, json_t **doc_out,
-                       sb_workload *w, sb_ceilings *c, char *desc, size_t dlen,
-                       sb_err *err)
+/* Reads the workload with the settings (and the n_extra of `extra`, a
+ * sweep's variant) applied and builds its machine. */
+static int sb__prepare(const sb__popts *o, const char *const *extra,
+                       int n_extra, json_t **doc_out, sb_workload *w,
+                       sb_ceilings *c, char *desc, size_t dlen, sb_err *err)
 {
-    const char *sets[SB_MAX_SETS + 2];
+    const char *sets[SB_MAX_SETS + 2 + SB_MAX_SWEEPS];
     int n = 0;
     for (int i = 0; i < o->n_sets; i++)
         sets[n++] = o->sets[i];
-    if (extra)
-        sets[n++] = extra;
+    for (int i = 0; i < n_extra; i++)
+        sets[n++] = extra[i];
     const sb_machine_req req = {o->hw, o->results, o->run, false};
     return sb_cli_workload(o->file, sets, n, &req, o->db, doc_out, w, c, desc,
                            dlen, err);
@@ -77,53 +82,126 @@ static int sb__sweep_parse(const char *sweep, char key[64], char vals[1024])
     return 0;
 }
 
+/* One sweep's values split in place: vals[] point into buf. */
+static int sb__sweep_values(char *buf, char **vals, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *v = strtok_r(buf, ",", &save); v && n < max;
+         v = strtok_r(NULL, ",", &save))
+        vals[n++] = v;
+    return n;
+}
+
+/* Every combination of the sweeps' values (several --sweep make a grid,
+ * the last varying fastest), one row each: the speed of light and, where
+ * the workload is calibrated, the calibrated figures beside it. */
 static int sb__sweep(const sb__popts *o, json_t *out)
 {
-    char key[64], vals[1024];
-    if (sb__sweep_parse(o->sweep, key, vals))
-        return 2;
-    int kw = (int)strlen(key) > 12 ? (int)strlen(key) : 12;
+    char key[SB_MAX_SWEEPS][64], buf[SB_MAX_SWEEPS][1024];
+    char *vals[SB_MAX_SWEEPS][SB_MAX_VARIANTS];
+    int nv[SB_MAX_SWEEPS], total = 1;
+    for (int k = 0; k < o->n_sweeps; k++) {
+        if (sb__sweep_parse(o->sweep[k], key[k], buf[k]))
+            return 2;
+        nv[k] = sb__sweep_values(buf[k], vals[k], SB_MAX_VARIANTS);
+        if (nv[k] == 0)
+            return sb_cli_usage(
+                "predict", "--sweep '%s': expected key=v1,v2,...", o->sweep[k]);
+        total *= nv[k];
+        if (total > SB_MAX_VARIANTS)
+            return sb_cli_usage("predict",
+                                "--sweep: %d variants or more (at most %d)",
+                                total, SB_MAX_VARIANTS);
+        for (int j = 0; j < k; j++)
+            if (strcmp(key[j], key[k]) == 0)
+                return sb_cli_usage("predict",
+                                    "--sweep %s given twice (one list a "
+                                    "key; several keys make a grid)",
+                                    key[k]);
+    }
+    /* the first column: the swept keys, "tensor fsdp" */
+    char keys[300] = "";
+    for (int k = 0; k < o->n_sweeps; k++)
+        snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s",
+                 k ? " " : "", key[k]);
+    int kw = (int)strlen(keys);
+    for (int v = 0; v < total; v++) {
+        int w0 = -1;
+        for (int k = 0, rest = v; k < o->n_sweeps; k++) {
+            int div = 1;
+            for (int j = k + 1; j < o->n_sweeps; j++)
+                div *= nv[j];
+            w0 += (int)strlen(vals[k][(rest / div) % nv[k]]) + 1;
+        }
+        if (w0 > kw)
+            kw = w0;
+    }
+    if (kw < 8)
+        kw = 8;
     json_t *rows = json_array();
     int code = 0, first = 1;
-    char *save = NULL;
-    for (char *v = strtok_r(vals, ",", &save); v;
-         v = strtok_r(NULL, ",", &save)) {
-        char kv[1200], desc[256];
-        snprintf(kv, sizeof kv, "%s=%s", key, v);
+    for (int v = 0; v < total; v++) {
+        char kv[SB_MAX_SWEEPS][1200], label[600] = "", desc[256];
+        const char *extra[SB_MAX_SWEEPS];
+        for (int k = 0; k < o->n_sweeps; k++) {
+            int div = 1;
+            for (int j = k + 1; j < o->n_sweeps; j++)
+                div *= nv[j];
+            const char *val = vals[k][(v / div) % nv[k]];
+            snprintf(kv[k], sizeof kv[k], "%s=%s", key[k], val);
+            extra[k] = kv[k];
+            snprintf(label + strlen(label), sizeof label - strlen(label),
+                     "%s%s", k ? " " : "", val);
+        }
         sb_workload w;
         sb_ceilings c;
         sb_err err = {0};
-        sb_prediction *p = malloc(sizeof *p);
-        if (!p) {
+        sb_prediction *p = malloc(sizeof *p), *cal = malloc(sizeof *cal);
+        if (!p || !cal) {
+            free(p);
+            free(cal);
             json_decref(rows);
             return 2;
         }
-        int rc = sb__prepare(o, kv, NULL, &w, &c, desc, sizeof desc, &err);
+        int rc = sb__prepare(o, extra, o->n_sweeps, NULL, &w, &c, desc,
+                             sizeof desc, &err);
+        if (rc == 0)
+            rc = sb_workload_calibration(&w, o->calib, &err);
         if (rc == 0)
             rc = sb_predict(&w, &c, p, &err);
+        bool calibrated = rc == 0 && sb_workload_calibrated(&w) &&
+                          sb_predict_calibrated(&w, &c, cal, &err) == 0;
         if (first) {
-            printf("sweep of %s (%s):\n", key, o->file);
+            printf("sweep of %s (%s)%s:\n", keys, o->file,
+                   calibrated ? "; speed of light, then calibrated" : "");
             if (rc == 0 && p->w.kind == SB_JOB_TRAIN)
-                printf("  %-*s %6s %-22s %10s %8s %12s %12s %9s  %s\n", kw, key,
-                       "chips", "data/fsdp/tp/ep/pp", "step", "MFU", "tokens/s",
-                       "$/Mtok", "GB/chip", "dominant");
+                printf("  %-*s %6s %-22s %10s %8s %12s %12s %9s%s  %s\n", kw,
+                       keys, "chips", "data/fsdp/tp/ep/pp", "step", "MFU",
+                       "tokens/s", "$/Mtok", "GB/chip",
+                       calibrated ? "   step cal  MFU cal" : "", "dominant");
             else if (rc == 0)
-                printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s  %s\n", kw,
-                       key, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
+                printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s%s  %s\n", kw,
+                       keys, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
                        "served tok/s", "$/Mtok", "GB/chip",
-                       p->w.kind == SB_JOB_TRAIN ? "dominant"
-                                                 : "dominant (prefill/decode)");
+                       calibrated ? "   TTFT cal   TPOT cal" : "",
+                       "dominant (prefill/decode)");
             first = 0;
         }
         if (rc) {
             /* the row says which; the reason goes to stderr */
-            printf("  %-*s invalid (see the error)\n", kw, v);
+            printf("  %-*s invalid (see the error)\n", kw, label);
             fflush(stdout);
             sb_err row;
-            sb_fail(&row, rc, "predict --sweep %s: %s", kv, err.msg);
+            char all[600] = "";
+            for (int k = 0; k < o->n_sweeps; k++)
+                snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s",
+                         k ? " " : "", kv[k]);
+            sb_fail(&row, rc, "predict --sweep %s: %s", all, err.msg);
             sb_cli_error(&row);
             code = 2;
             free(p);
+            free(cal);
             continue;
         }
         /* The class holding most of the time, per stage. */
@@ -133,30 +211,46 @@ static int sb__sweep(const sb__popts *o, json_t *out)
         else
             snprintf(dom, sizeof dom, "%s/%s", sb__dominant(p, "prefill"),
                      sb__dominant(p, "decode"));
-        char par[40];
+        char par[40], calcols[64] = "";
         snprintf(par, sizeof par, "%d/%d/%d/%d/%d", w.data, w.fsdp, w.tensor,
                  w.expert, w.pipeline);
+        if (calibrated && w.kind == SB_JOB_TRAIN)
+            snprintf(calcols, sizeof calcols, " %8.3f s %7.1f%%", cal->step_s,
+                     100 * cal->mfu);
+        else if (calibrated)
+            snprintf(calcols, sizeof calcols, " %7.1f ms %7.2f ms",
+                     cal->ttft_s * 1e3, cal->tpot_s * 1e3);
         if (w.kind == SB_JOB_TRAIN)
-            printf("  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f  "
+            printf("  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f%s  "
                    "%s%s\n",
-                   kw, v, w.chips, par, p->step_s, 100 * p->mfu,
-                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, dom,
-                   p->mem.fits ? "" : "  (does not fit)");
+                   kw, label, w.chips, par, p->step_s, 100 * p->mfu,
+                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9,
+                   calcols, dom, p->mem.fits ? "" : "  (does not fit)");
         else
-            printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f  "
+            printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f%s  "
                    "%s%s\n",
-                   kw, v, w.chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
-                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, dom,
-                   p->mem.fits ? "" : "  (does not fit)");
+                   kw, label, w.chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
+                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9,
+                   calcols, dom, p->mem.fits ? "" : "  (does not fit)");
         json_t *j = sb_predict_to_json(p);
-        json_object_set_new(j, "variant", json_string(kv));
+        json_t *variant = json_object();
+        for (int k = 0; k < o->n_sweeps; k++)
+            json_object_set_new(variant, key[k],
+                                json_string(strchr(kv[k], '=') + 1));
+        char all[600] = "";
+        for (int k = 0; k < o->n_sweeps; k++)
+            snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s",
+                     k ? " " : "", kv[k]);
+        json_object_set_new(j, "variant", json_string(all));
+        json_object_set_new(j, "settings", variant);
+        if (calibrated) {
+            json_t *cj = sb_predict_to_json(cal);
+            json_object_set_new(cj, "source", json_string(w.calib_source));
+            json_object_set_new(j, "calibrated", cj);
+        }
         json_array_append_new(rows, j);
         free(p);
-    }
-    if (first) { /* "key=,," names no value */
-        json_decref(rows);
-        return sb_cli_usage("predict", "--sweep '%s': expected key=v1,v2,...",
-                            o->sweep);
+        free(cal);
     }
     json_object_set_new(out, "sweep", rows);
     return code;
@@ -187,6 +281,10 @@ int sb_cmd_predict(int argc, char **argv)
                    "chips, tensor, fsdp, batch, remat, hw...)\n"
                    "  --sweep k=v,... one row per value: step time, MFU, "
                    "cost per million tokens\n"
+                   "                  (several --sweep: one row per "
+                   "combination; calibrated\n"
+                   "                  figures beside the speed of light "
+                   "where there is a calibration)\n"
                    "  --calibration F sustained efficiencies per ceiling (a "
                    "file or a name in data/calib;\n"
                    "                  default data/calib/<spec>.json when "
@@ -199,11 +297,21 @@ int sb_cmd_predict(int argc, char **argv)
             (r = sb_cli_opt(argc, argv, &i, "--run", &o.run)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--results", &o.results)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--db", &o.db)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--sweep", &o.sweep)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--json", &o.json)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--calibration", &o.calib)) != 0) {
             if (r < 0)
                 return 2;
+            continue;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--sweep", &v)) != 0) {
+            if (r < 0)
+                return 2;
+            if (o.n_sweeps >= SB_MAX_SWEEPS)
+                return sb_cli_usage("predict",
+                                    "too many --sweep (at most %d: their "
+                                    "grid)",
+                                    SB_MAX_SWEEPS);
+            o.sweep[o.n_sweeps++] = v;
             continue;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--set", &v)) != 0) {
@@ -252,16 +360,17 @@ int sb_cmd_predict(int argc, char **argv)
     struct stat jid;
     if (o.json && sb_cli_check_out("--json", o.json, &jid, &err))
         return sb_cli_error(&err);
-    char sweep_key[64], sweep_vals[1024];
-    if (o.sweep && sb__sweep_parse(o.sweep, sweep_key, sweep_vals))
-        return 2;
+    char sweep_key[SB_MAX_SWEEPS][64], sweep_vals[1024];
+    for (int k = 0; k < o.n_sweeps; k++)
+        if (sb__sweep_parse(o.sweep[k], sweep_key[k], sweep_vals))
+            return 2;
     sb_workload w;
     sb_ceilings c;
     char desc[256];
     json_t *doc = NULL;
-    int rc = sb__prepare(&o, NULL, &doc, &w, &c, desc, sizeof desc, &err);
-    if (rc == 0 && o.sweep)
-        rc = sb_workload_check_key(doc, sweep_key, &err);
+    int rc = sb__prepare(&o, NULL, 0, &doc, &w, &c, desc, sizeof desc, &err);
+    for (int k = 0; rc == 0 && k < o.n_sweeps; k++)
+        rc = sb_workload_check_key(doc, sweep_key[k], &err);
     json_decref(doc);
     if (rc == 0)
         rc = sb_workload_calibration(&w, o.calib, &err);
@@ -278,7 +387,7 @@ int sb_cmd_predict(int argc, char **argv)
     }
     json_t *out;
     int code = 0;
-    if (o.sweep) {
+    if (o.n_sweeps) {
         out = json_object();
         json_object_set_new(out, "schema", json_string("solbench.predict/1"));
         json_object_set_new(out, "machine", json_string(desc));

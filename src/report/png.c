@@ -3,6 +3,7 @@
  * (no raster library is linked; --svg needs nothing).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,16 @@ static int screenshot(const char *browser, const char *svg_path,
     if (unlink(png) != 0 && errno != ENOENT)
         return sb_fail(err, SB_EIO, "%s: cannot replace it (%s)", png,
                        strerror(errno));
+    /* What stdio holds for a pipe must go out once, from this process:
+     * the child would flush its copy too (a stray duplicate line). */
+    fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
         return sb_fail(err, SB_EIO, "fork failed");
     if (pid == 0) {
-        if (!freopen("/dev/null", "w", stderr) ||
-            !freopen("/dev/null", "w", stdout))
+        /* the descriptors only: no stdio call that flushes in the child */
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
             _exit(126);
         execl(browser, browser, "--headless", "--no-sandbox", "--disable-gpu",
               "--hide-scrollbars", shot, size, url, (char *)NULL);

@@ -47,6 +47,12 @@ timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --hide-scrollbars \
     --window-size=1400,1000 --screenshot="$T/first.png" "file://$T/r.html" >/dev/null 2>&1
 [ -s "$T/first.png" ] && echo "ok: screenshot $T/first.png" || { echo "FAIL: no screenshot"; fail=1; }
 
+# ---- --png forks the browser: piped output comes out once
+a=$("$SB" roofline --run last | wc -l)
+b=$("$SB" roofline --run last --png "$T/r.png" | wc -l)
+[ "$a" -eq "$b" ] && [ -s "$T/r.png" ] && echo "ok: --png: the piped table once ($b lines)" ||
+    { echo "FAIL: --png changed the piped output: $a vs $b lines"; fail=1; }
+
 # ---- nothing to place: no chart, a sentence
 python3 - "$T/net.json" <<'PY'
 import json, sys

@@ -269,4 +269,17 @@ else
     bad "the run for hw calibrate failed"; tail -5 "$T/cal-run.out"
 fi
 expect 2 'usage: hw calibrate NAME' -- "$SB" hw calibrate h100-sxm
+
+# ---- several --sweep make a grid, and the calibrated figures stand beside
+# the speed of light (h100-sxm has a calibration in data/calib)
+if "$SB" predict llama3-8b --hw h100-sxm --set batch=128 --sweep tensor=1,2 \
+        --sweep chips=8,16 --json "$T/grid.json" >"$T/grid" 2>&1 &&
+    [ "$(grep -cE '^  [12] (8|16) ' "$T/grid")" -eq 4 ] &&
+    grep -q 'step cal' "$T/grid" &&
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1]))['sweep']; assert len(d)==4 and d[3]['settings']=={'tensor':'2','chips':'16'} and d[3]['calibrated']['totals']['step_s']>d[3]['totals']['step_s'], d[3].get('settings')" "$T/grid.json"; then
+    ok "predict: two sweeps make a 2x2 grid with calibrated columns"
+else
+    bad "predict grid"; cat "$T/grid"
+fi
+expect 2 'given twice' -- "$SB" predict llama3-8b --sweep tensor=1,2 --sweep tensor=4
 exit $fail
