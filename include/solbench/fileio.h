@@ -33,6 +33,15 @@ int sb_file_open(const char *path, int flags, int *fd, sb_err *err);
  * truncates, "a"/"ab" appends. *f is NULL on failure. */
 int sb_file_fopen(const char *path, const char *mode, FILE **f, sb_err *err);
 
+/* A shared object a user names (a PJRT plugin) checked before dlopen
+ * maps it: a regular file (a FIFO would block dlopen for ever), an ELF
+ * shared object of this machine's class, byte order and architecture,
+ * whose program headers and every loadable segment lie within the file
+ * (dlopen of a truncated object maps past its end: SIGBUS). 0, or
+ * SB_EINVAL with one line: "PATH: truncated: its segment at offset N
+ * ends past the file's M bytes", "PATH: not an ELF shared object", ... */
+int sb_plugin_check(const char *path, sb_err *err);
+
 /* What kind of file a mode_t is, in words for a message: "a named pipe
  * (FIFO)", "a character device", "a block device", "a socket",
  * "a directory", "a regular file" or "a special file". */

@@ -94,6 +94,13 @@ int sb_cli_workload(const char *file, const char *const *sets, int nsets,
                     struct sb_ceilings *c, char *desc, size_t dlen,
                     sb_err *err);
 
+/* A PJRT plugin the user named (--pjrt-plugin sets $SOLBENCH_PJRT_PLUGIN;
+ * `flag` says whether it came from the option) must load: it is opened
+ * now, before anything is measured, and one that does not (no file, a
+ * FIFO, a truncated object, no GetPjrtApi, another API) is exit 2 with
+ * the reason. 0 when none is named or it loaded; else 2 after the line. */
+int sb_cli_pjrt_named(const char *cmd, bool flag);
+
 struct sb_trace;
 /* A profiler trace by file path (anything with a '/' or '.', or that
  * exists) or by the name it was stored under in the database `db`. */

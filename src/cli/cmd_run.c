@@ -69,7 +69,8 @@ int sb_cmd_run(int argc, char **argv)
     const char *areas = NULL, *names = NULL, *json_path = NULL,
                *csv_path = NULL, *db_path = NULL, *backend = NULL;
     char area_buf[1024], name_buf[1024];
-    bool no_store = false, quiet = false, min_time_set = false;
+    bool no_store = false, quiet = false, min_time_set = false,
+         plugin_flag = false;
     sb_pset user = {0};
     sb_err err = {0};
     sb_ctx ctx;
@@ -156,6 +157,7 @@ int sb_cmd_run(int argc, char **argv)
                 goto out;
             }
             setenv("SOLBENCH_PJRT_PLUGIN", v, 1);
+            plugin_flag = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
             if (m < 0)
                 goto out;
@@ -210,6 +212,16 @@ int sb_cmd_run(int argc, char **argv)
     if (sb_plan_build(&sel, &user, &ctx, &plan, &err)) {
         sb_selection_free(&sel);
         rc = ctx.rank == 0 ? sb_cli_error(&err) : sb_exit_code(err.code);
+        goto out_mpi;
+    }
+
+    /* A plugin the user named loads now or the run stops here (exit 2):
+     * after the parameters were checked, before anything is measured or
+     * stored. */
+    if (sb_cli_pjrt_named("run", plugin_flag)) {
+        sb_plan_free(&plan);
+        sb_selection_free(&sel);
+        rc = 2;
         goto out_mpi;
     }
 

@@ -20,7 +20,7 @@
 
 int sb_cmd_sysinfo(int argc, char **argv)
 {
-    bool as_json = false;
+    bool as_json = false, plugin_flag = false;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int m;
@@ -32,6 +32,7 @@ int sb_cmd_sysinfo(int argc, char **argv)
             if (!*v)
                 return sb_cli_usage("sysinfo", "--pjrt-plugin: an empty path");
             setenv("SOLBENCH_PJRT_PLUGIN", v, 1);
+            plugin_flag = true;
         } else if (strcmp(argv[i], "-h") == 0 ||
                    strcmp(argv[i], "--help") == 0) {
             printf(
@@ -49,6 +50,8 @@ int sb_cmd_sysinfo(int argc, char **argv)
         }
     }
 
+    if (sb_cli_pjrt_named("sysinfo", plugin_flag))
+        return 2;
     sb_sysinfo si;
     sb_sysinfo_collect(&si, true);
     if (sb_backend_wants_pjrt(NULL))

@@ -336,3 +336,17 @@ int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
     sb_diff_free(&soft);
     return rc;
 }
+
+int sb_cli_pjrt_named(const char *cmd, bool flag)
+{
+    const char *path = getenv("SOLBENCH_PJRT_PLUGIN");
+    if (!path || !*path)
+        return 0;
+    sb_pjrt_info info;
+    if (sb_pjrt_info_get(&info) == 0)
+        return 0;
+    sb_err err = {0};
+    sb_fail(&err, SB_EINVAL, "%s %s: %s", cmd,
+            flag ? "--pjrt-plugin" : "$SOLBENCH_PJRT_PLUGIN", info.error);
+    return sb_cli_error(&err);
+}

@@ -13,6 +13,7 @@
  * the descriptor behaves as an ordinary one. O_TRUNC is applied by hand
  * after the check, so nothing but a regular file is ever truncated.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -142,4 +143,116 @@ int sb_file_fopen(const char *path, const char *mode, FILE **f, sb_err *err)
         return rc;
     }
     return 0;
+}
+
+/* ---- shared objects ------------------------------------------------------ */
+
+#if defined(__x86_64__)
+#define SB_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define SB_ELF_MACHINE EM_AARCH64
+#elif defined(__powerpc64__)
+#define SB_ELF_MACHINE EM_PPC64
+#elif defined(__riscv)
+#define SB_ELF_MACHINE EM_RISCV
+#else
+#define SB_ELF_MACHINE EM_NONE /* not checked */
+#endif
+
+static bool sb__read_at(int fd, void *buf, size_t n, off_t at)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, (char *)buf + got, n - got, at + (off_t)got);
+        if (k <= 0) {
+            if (k < 0 && errno == EINTR)
+                continue;
+            return false;
+        }
+        got += (size_t)k;
+    }
+    return true;
+}
+
+int sb_plugin_check(const char *path, sb_err *err)
+{
+    int fd;
+    int rc = sb_file_open(path, O_RDONLY, &fd, err);
+    if (rc)
+        return rc;
+    struct stat st;
+    Elf64_Ehdr eh;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return sb_fail(err, SB_EINVAL, "%s: %s", path, strerror(errno));
+    }
+    double size = (double)st.st_size;
+    if (st.st_size < (off_t)sizeof eh || !sb__read_at(fd, &eh, sizeof eh, 0) ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+        close(fd);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: not an ELF shared object (%.0f bytes, no ELF "
+                       "header)",
+                       path, size);
+    }
+    const unsigned char want_class =
+        sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const unsigned char want_data = ELFDATA2LSB;
+#else
+    const unsigned char want_data = ELFDATA2MSB;
+#endif
+    rc = 0;
+    if (eh.e_ident[EI_CLASS] != want_class || eh.e_ident[EI_DATA] != want_data)
+        rc = sb_fail(err, SB_EINVAL,
+                     "%s: an ELF object of another word size or byte order "
+                     "than this machine's",
+                     path);
+    else if (eh.e_type != ET_DYN)
+        rc = sb_fail(err, SB_EINVAL,
+                     "%s: an ELF object but not a shared library (type %u)",
+                     path, (unsigned)eh.e_type);
+    else if (SB_ELF_MACHINE != EM_NONE && eh.e_machine != SB_ELF_MACHINE)
+        rc = sb_fail(err, SB_EINVAL,
+                     "%s: a shared library for another processor (ELF "
+                     "machine %u, this one %u)",
+                     path, (unsigned)eh.e_machine, (unsigned)SB_ELF_MACHINE);
+    if (!rc && sizeof(void *) != 8) { /* the layout read is ELF64's */
+        close(fd);
+        return 0;
+    }
+    if (rc)
+        ;
+    else if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+             eh.e_phnum > 4096 ||
+             (double)eh.e_phoff + (double)eh.e_phnum * eh.e_phentsize > size)
+        rc = sb_fail(err, SB_EINVAL,
+                     "%s: truncated or damaged: its %u program headers at "
+                     "offset %llu do not fit in its %.0f bytes",
+                     path, (unsigned)eh.e_phnum, (unsigned long long)eh.e_phoff,
+                     size);
+    else if (eh.e_shoff &&
+             (double)eh.e_shoff + (double)eh.e_shnum * eh.e_shentsize > size)
+        rc = sb_fail(err, SB_EINVAL,
+                     "%s: truncated: its section headers at offset %llu end "
+                     "past the file's %.0f bytes",
+                     path, (unsigned long long)eh.e_shoff, size);
+    for (unsigned i = 0; !rc && i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        if (!sb__read_at(fd, &ph, sizeof ph,
+                         (off_t)(eh.e_phoff + (Elf64_Off)i * sizeof ph))) {
+            rc = sb_fail(err, SB_EINVAL, "%s: cannot read program header %u",
+                         path, i);
+            break;
+        }
+        if (ph.p_type == PT_LOAD &&
+            (double)ph.p_offset + (double)ph.p_filesz > size)
+            rc = sb_fail(err, SB_EINVAL,
+                         "%s: truncated: its segment at offset %llu ends at "
+                         "%.0f, past the file's %.0f bytes",
+                         path, (unsigned long long)ph.p_offset,
+                         (double)ph.p_offset + (double)ph.p_filesz, size);
+    }
+    close(fd);
+    return rc;
 }

@@ -23,18 +23,34 @@ out=$(SOLBENCH_PJRT_PLUGIN=/nonexistent/plugin.so "$sb" run --no-store --backend
     --bench compute.gemm -p shape=square -p n=128 -p k=70000 2>&1)
 [ $? = 2 ] || fail "k=70000: expected exit 2: $out"
 echo "$out" | grep -q "k=70000" || fail "k=70000: no message: $out"
-out=$(SOLBENCH_PJRT_PLUGIN=/nonexistent/plugin.so "$sb" run --no-store --backend pjrt \
+out=$("$sb" run --no-store --backend pjrt \
     --bench compute.gemm -p shape=llm -p k=64 2>&1)
 [ $? = 2 ] || fail "k with shape=llm: expected exit 2: $out"
+echo "$out" | grep -q "k" || fail "k with shape=llm: no message: $out"
 out=$("$sb" run --no-store --backend pjrt --pjrt-plugin "" --bench compute.gemm 2>&1)
 [ $? = 2 ] || fail "an empty --pjrt-plugin: expected exit 2: $out"
 
-# A plugin that does not load: skipped, saying why, exit 0.
-out=$("$sb" run --no-store --backend pjrt --pjrt-plugin /nonexistent/plugin.so \
-    --bench compute.gemm -p n=128 -p dtype=fp32 2>&1)
-[ $? = 0 ] || fail "a missing plugin: expected exit 0: $out"
-echo "$out" | grep -q "compute.gemm@pjrt.*skipped: PJRT plugin /nonexistent/plugin.so does not load" ||
-    fail "a missing plugin: no skip line with the reason: $out"
+# A plugin the user named that does not load is bad input: exit 2 and one
+# line, before anything is measured (nothing stored) -- a missing file, a
+# named pipe (dlopen would block on it), a truncated object (dlopen would
+# map past its end), a library that is no PJRT plugin.
+mkfifo "$d/fifo"
+head -c 1000 "$(ldd "$sb" | awk '/libz.so/ {print $3}')" >"$d/trunc.so"
+libz=$(ldd "$sb" | awk '/libz.so/ {print $3}')
+for bad in "/nonexistent/plugin.so:No such file" "$d/fifo:named pipe" \
+           "$d/trunc.so:truncated" "$libz:not a PJRT plugin"; do
+    path=${bad%%:*} why=${bad#*:}
+    out=$(timeout 20 "$sb" run --backend pjrt --pjrt-plugin "$path" --db "$d/none.db" \
+        --bench compute.gemm -p n=128 -p dtype=fp32 2>&1)
+    rc=$?
+    [ $rc = 2 ] && echo "$out" | grep -q "run --pjrt-plugin: .*$why" &&
+        [ "$(echo "$out" | wc -l)" -eq 1 ] && [ ! -e "$d/none.db" ] ||
+        fail "run --pjrt-plugin $path: expected exit 2 and one line ($why): rc $rc: $out"
+    out=$(SOLBENCH_PJRT_PLUGIN=$path timeout 20 "$sb" sysinfo 2>&1)
+    rc=$?
+    [ $rc = 2 ] && echo "$out" | grep -q "SOLBENCH_PJRT_PLUGIN: .*$why" ||
+        fail "sysinfo with \$SOLBENCH_PJRT_PLUGIN=$path: expected exit 2 ($why): rc $rc: $out"
+done
 
 # Both dtypes verify on the plugin.
 "$sb" run --no-store --quiet --backend pjrt --bench compute.gemm -p n=128 \
@@ -242,8 +258,9 @@ if [ "$ndev" -ge 2 ]; then
 fi
 out=$("$sb" run --no-store --backend pjrt --bench network.allreduce -p devices=65 2>&1)
 [ $? = 2 ] || fail "devices=65: expected exit 2: $out"
-"$sb" sysinfo --pjrt-plugin /nonexistent/plugin.so | grep -q "^PJRT  *none: PJRT plugin /nonexistent/plugin.so does not load" ||
-    fail "sysinfo with a missing plugin: no PJRT line"
+out=$("$sb" sysinfo --pjrt-plugin /nonexistent/plugin.so 2>&1)
+[ $? = 2 ] && echo "$out" | grep -q "sysinfo --pjrt-plugin: PJRT plugin /nonexistent/plugin.so" ||
+    fail "sysinfo with a missing named plugin: expected exit 2: $out"
 
 # Not named, a plugin installed as a Python package is found: libtpu in
 # the virtual environment first (here a stand-in for it).

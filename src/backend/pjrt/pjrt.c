@@ -21,6 +21,7 @@
 #include <pjrt_c_api.h>
 
 #include "backend/pjrt/pjrt.h"
+#include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/sysinfo.h"
 #include "solbench/timer.h"
@@ -115,6 +116,11 @@ static void open_once(void)
     sb_pjrt *p = &g_pjrt;
     sb_err *err = &g_err;
     const char *path = getenv("SOLBENCH_PJRT_PLUGIN");
+    /* A plugin the user named that does not load is bad input (exit 2,
+     * before anything is measured); one found by discovery or the build's
+     * default is a skip with its reason. */
+    const bool named = path && *path;
+    const int bad = named ? SB_EINVAL : SB_EUNSUP;
     static char found[1024];
     if ((!path || !*path) && discover(found, sizeof found))
         path = found;
@@ -129,23 +135,29 @@ static void open_once(void)
         return;
     }
     snprintf(p->path, sizeof p->path, "%s", path);
+    /* a FIFO would block dlopen, a truncated object crash it */
+    sb_err cerr = {0};
+    if (sb_plugin_check(path, &cerr)) {
+        g_rc = sb_fail(err, bad, "PJRT plugin %s", cerr.msg);
+        return;
+    }
     p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!p->dl) {
         const char *why = dlerror();
-        g_rc = sb_fail(err, SB_EUNSUP, "PJRT plugin %s does not load: %s", path,
+        g_rc = sb_fail(err, bad, "PJRT plugin %s does not load: %s", path,
                        why ? why : "?");
         return;
     }
     const PJRT_Api *(*get)(void) =
         (const PJRT_Api *(*)(void))dlsym(p->dl, "GetPjrtApi");
     if (!get || !(p->api = get())) {
-        g_rc = sb_fail(err, SB_EUNSUP,
-                       "%s is not a PJRT plugin (no GetPjrtApi)", path);
+        g_rc =
+            sb_fail(err, bad, "%s is not a PJRT plugin (no GetPjrtApi)", path);
         return;
     }
     const PJRT_Api *api = p->api;
     if (api->pjrt_api_version.major_version != PJRT_API_MAJOR) {
-        g_rc = sb_fail(err, SB_EUNSUP,
+        g_rc = sb_fail(err, bad,
                        "PJRT plugin %s speaks API %d.%d, this solbench %d.%d",
                        path, api->pjrt_api_version.major_version,
                        api->pjrt_api_version.minor_version, PJRT_API_MAJOR,
