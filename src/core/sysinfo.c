@@ -560,7 +560,11 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
     if (si->hypervisor[0]) {
         snprintf(buf, sizeof buf,
                  "virtual machine (%s): topology and cache sizes are what "
-                 "the hypervisor reports, not necessarily the host's",
+                 "the hypervisor reports, not necessarily the host's; a "
+                 "neighbour on the host can take cores, cache and memory "
+                 "bandwidth (steal time): compare runs of one VM, prefer "
+                 "--interleave for ratios, and read a figure's cv before "
+                 "trusting it",
                  si->hypervisor);
         json_array_append_new(notes, sb__jstr(buf));
     }
@@ -568,7 +572,9 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
         if (sb__isa_has(&si->isa_cpu, i) && !sb__isa_has(&si->isa, i)) {
             snprintf(buf, sizeof buf,
                      "the CPU has %s but the OS does not enable its register "
-                     "state (XCR0=0x%llx): not usable",
+                     "state (XCR0=0x%llx): not usable, so its kernels and "
+                     "peak are left out (a kernel or hypervisor setting "
+                     "enables it)",
                      sb__isa_names[i].label, (unsigned long long)si->xcr0);
             json_array_append_new(notes, sb__jstr(buf));
         }
@@ -576,7 +582,10 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
         snprintf(buf, sizeof buf,
                  "the core clock is uncertain: add chain %.3f GHz, multiply "
                  "chain %.3f GHz, cycle counter %.3f GHz (0 = not available) "
-                 "disagree by %.1f %%; no theoretical peak is computed",
+                 "disagree by %.1f %%; no theoretical peak is computed "
+                 "(MFU_theoretical is absent): the clock moved while it was "
+                 "measured (boost, a busy neighbour) -- run again on a quiet "
+                 "machine, or fix the frequency (cpupower frequency-set)",
                  si->clock.ghz_add, si->clock.ghz_mul, si->clock.ghz_perf,
                  100 * si->clock.spread);
         json_array_append_new(notes, sb__jstr(buf));
@@ -584,7 +593,12 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
     if (si->numa_mem_bytes > 0 && si->mem_bytes > 0 &&
         fabs(si->numa_mem_bytes - si->mem_bytes) > 0.1 * si->mem_bytes) {
         snprintf(buf, sizeof buf,
-                 "NUMA nodes report %.1f GiB but the OS has %.1f GiB",
+                 "NUMA nodes report %.1f GiB but the OS has %.1f GiB: the "
+                 "topology the hypervisor or firmware describes does not "
+                 "cover all memory, so buffers bound to a node may land "
+                 "where it does not say; the memory check uses the OS's "
+                 "figure, and DRAM bandwidth is the OS's memory, whatever "
+                 "node it is",
                  si->numa_mem_bytes / SB__GIB, si->mem_bytes / SB__GIB);
         json_array_append_new(notes, sb__jstr(buf));
     }
