@@ -46,3 +46,12 @@ add_test(NAME setup.install_deps_plan COMMAND bash ${SB_TEST_DIR}/scripts/instal
 # CUDA runtime, oneDNN are opened where first needed), and the commands
 # that measure nothing peak under 40 MB.
 add_test(NAME cli.light_start COMMAND python3 ${SB_TEST_DIR}/scripts/light_start.py ${SOLBENCH})
+
+# run --plan: the points a run would measure and their memory, checked as
+# a run checks them; nothing measured, nothing stored.
+add_test(NAME cli.run_plan COMMAND bash -c
+  "set -e; d=$(mktemp -d); trap 'rm -rf $d' EXIT; \
+   ${SOLBENCH} run --suite full --plan --db $d/r.db > $d/p; \
+   tail -1 $d/p | grep -q '^[0-9]* points; the largest allocates .*nothing measured'; \
+   grep -q '^memory.triad  *2GiB  *size=2GiB' $d/p; test ! -e $d/r.db; \
+   ! ${SOLBENCH} run --plan -p size=-5 --bench memory.triad 2>/dev/null")

@@ -71,6 +71,10 @@ void sb_print_results(FILE *f, const sb_result_list *l);
  * those not at their default (sb_print_results' rule). Returns buf. */
 const char *sb_result_params_shown(const sb_result_list *l, const sb_result *r,
                                    char *buf, int len);
+/* A point's parameters that are not at their definition's default
+ * ("size=64MiB"), formatted. Returns buf. */
+const char *sb_params_fmt_changed(const sb_bench *b, const sb_impl *im,
+                                  const sb_params *p, char *buf, int len);
 /* A stored point's "k=v k=v" text with the parameters at their
  * definition's default left out (bench unknown to this build: all kept);
  * whole pairs only, never one cut mid-value. Returns buf. */

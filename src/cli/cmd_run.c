@@ -50,6 +50,8 @@ static const char run_help[] =
     "                      $XDG_DATA_HOME/solbench/results.db)\n"
     "  --no-store          do not store the run\n"
     "  --tag key=value     label the run (image=..., driver=...)\n"
+    "  --plan              print the points the run would measure (their\n"
+    "                      parameters and memory) and stop\n"
     "  --quiet             no tables on stdout\n";
 
 /* A repeated --bench or --area adds to the list: "a" then "b" is "a,b".
@@ -64,13 +66,46 @@ static const char *sb__join(const char *have, const char *more, char *buf,
     return n < 0 || (size_t)n >= len ? NULL : buf;
 }
 
+/* The plan, one line a point: benchmark@backend, its parameters, the
+ * memory it will allocate; then the count and the largest footprint. */
+static void print_plan(const sb_plan *plan, const sb_ctx *ctx)
+{
+    double most = 0;
+    for (int i = 0; i < plan->n; i++) {
+        const sb_plan_item *it = &plan->items[i];
+        sb_point pt;
+        sb_err e = {0};
+        double need = 0;
+        if (sb_point_make(it->bench, it->impl, &it->point, &pt, &e) == 0) {
+            need = sb_point_footprint(&pt, ctx);
+            sb_point_release(&pt);
+        }
+        most = need > most ? need : most;
+        char name[96], pbuf[400], mem[32] = "-";
+        snprintf(name, sizeof name, "%s%s%s", it->bench->name,
+                 strcmp(it->impl->backend, "cpu") ? "@" : "",
+                 strcmp(it->impl->backend, "cpu") ? it->impl->backend : "");
+        sb_params_fmt_changed(it->bench, it->impl, &it->point, pbuf,
+                              sizeof pbuf);
+        if (need > 0)
+            sb_fmt_size(need, mem, sizeof mem);
+        printf("%-30s %10s  %s\n", name, mem, pbuf);
+    }
+    char m[32] = "-";
+    if (most > 0)
+        sb_fmt_size(most, m, sizeof m);
+    printf("%d point%s; the largest allocates %s; nothing measured "
+           "(--plan)\n",
+           plan->n, plan->n == 1 ? "" : "s", m);
+}
+
 int sb_cmd_run(int argc, char **argv)
 {
     const char *areas = NULL, *names = NULL, *json_path = NULL,
                *csv_path = NULL, *db_path = NULL, *backend = NULL;
     char area_buf[1024], name_buf[1024];
     bool no_store = false, quiet = false, min_time_set = false,
-         plugin_flag = false;
+         plugin_flag = false, plan_only = false;
     sb_pset user = {0};
     sb_err err = {0};
     sb_ctx ctx;
@@ -158,6 +193,8 @@ int sb_cmd_run(int argc, char **argv)
             }
             setenv("SOLBENCH_PJRT_PLUGIN", v, 1);
             plugin_flag = true;
+        } else if (strcmp(argv[i], "--plan") == 0) {
+            plan_only = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
             if (m < 0)
                 goto out;
@@ -212,6 +249,17 @@ int sb_cmd_run(int argc, char **argv)
     if (sb_plan_build(&sel, &user, &ctx, &plan, &err)) {
         sb_selection_free(&sel);
         rc = ctx.rank == 0 ? sb_cli_error(&err) : sb_exit_code(err.code);
+        goto out_mpi;
+    }
+
+    /* --plan: what the run would measure, checked as a run checks it,
+     * then nothing more (no plugin opened, nothing allocated or stored). */
+    if (plan_only) {
+        if (ctx.rank == 0)
+            print_plan(&plan, &ctx);
+        sb_plan_free(&plan);
+        sb_selection_free(&sel);
+        rc = 0;
         goto out_mpi;
     }
 

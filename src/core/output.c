@@ -599,6 +599,16 @@ static bool param_is_default(const sb_bench *b, const sb_impl *im,
            strcmp(dv.text, v->text) == 0;
 }
 
+const char *sb_params_fmt_changed(const sb_bench *b, const sb_impl *im,
+                                  const sb_params *p, char *buf, int len)
+{
+    sb_params shown = {0};
+    for (int i = 0; i < p->n; i++)
+        if (!param_is_default(b, im, &p->v[i]))
+            shown.v[shown.n++] = p->v[i];
+    return sb_params_fmt(&shown, buf, len);
+}
+
 const char *sb_params_text_compact(const char *bench, const char *backend,
                                    const char *text, char *buf, size_t len)
 {
