@@ -119,11 +119,16 @@ static sb_cmp_line *push_line(sb_cmp *c, size_t *cap)
     return L;
 }
 
-static void fill_ident(sb_cmp_line *L, const sb_result *r)
+/* The line's benchmark and point: the point in a few words, the
+ * parameters that tell it from its run's other results of the benchmark
+ * and those not at their default, as the run table shows them (the key
+ * names it whole). */
+static void fill_ident(sb_cmp_line *L, const sb_result_list *l,
+                       const sb_result *r)
 {
     snprintf(L->bench, sizeof L->bench, "%s", r->bench);
     snprintf(L->backend, sizeof L->backend, "%s", r->backend);
-    sb_point_text(r, L->params, sizeof L->params);
+    sb_result_params_shown(l, r, L->params, (int)sizeof L->params);
     sb_point_key(r, L->key, sizeof L->key);
 }
 
@@ -402,7 +407,7 @@ int sb_compare_runs(const sb_run *a, const sb_run *b, const sb_cmp_opts *o,
         sb_cmp_line *L = push_line(out, &cap);
         if (!L)
             goto oom;
-        fill_ident(L, ra);
+        fill_ident(L, &a->results, ra);
         L->ia = (int)i;
         int j =
             find_nth(&b->results, L->key, count_before(&a->results, i, L->key));
@@ -422,7 +427,7 @@ int sb_compare_runs(const sb_run *a, const sb_run *b, const sb_cmp_opts *o,
         sb_cmp_line *L = push_line(out, &cap);
         if (!L)
             goto oom;
-        fill_ident(L, &b->results.items[j]);
+        fill_ident(L, &b->results, &b->results.items[j]);
         L->ib = (int)j;
         L->nb = b->results.items[j].n_samples;
         L->verdict = SB_VERDICT_NOT_COMPARABLE;
