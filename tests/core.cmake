@@ -55,3 +55,10 @@ add_test(NAME cli.run_plan COMMAND bash -c
    tail -1 $d/p | grep -q '^[0-9]* points; the largest allocates .*nothing measured'; \
    grep -q '^memory.triad  *2GiB  *size=2GiB' $d/p; test ! -e $d/r.db; \
    ! ${SOLBENCH} run --plan -p size=-5 --bench memory.triad 2>/dev/null")
+
+# The README as a test: every command line of its usage sections, as
+# written, in a scratch store (tests/scripts/readme.sh says what it
+# adapts: mpirun's flags for a root CI machine, the full suite as --plan).
+add_test(NAME readme.lines COMMAND bash ${SB_TEST_DIR}/scripts/readme.sh ${SOLBENCH})
+set_tests_properties(readme.lines PROPERTIES TIMEOUT 900 LABELS slow
+  FAIL_REGULAR_EXPRESSION "FAIL")
