@@ -62,3 +62,13 @@ add_test(NAME cli.run_plan COMMAND bash -c
 add_test(NAME readme.lines COMMAND bash ${SB_TEST_DIR}/scripts/readme.sh ${SOLBENCH})
 set_tests_properties(readme.lines PROPERTIES TIMEOUT 900 LABELS slow
   FAIL_REGULAR_EXPRESSION "FAIL")
+
+# --json - and --csv -: the document alone on stdout (for a pipe), the
+# tables on stderr; both at once refused.
+add_test(NAME cli.stdout_documents COMMAND bash -c
+  "set -e -o pipefail; \
+   ${SOLBENCH} run --no-store --bench memory.triad -p size=1MiB --min-time 0.01 --json - 2>/dev/null | \
+     python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"results\"][0][\"bench\"]==\"memory.triad\"'; \
+   test $(${SOLBENCH} run --no-store --bench memory.triad -p size=1MiB --min-time 0.01 --csv - 2>/dev/null | wc -l) -eq 2; \
+   ${SOLBENCH} run --no-store --bench memory.triad -p size=1MiB --min-time 0.01 --csv - 2>&1 >/dev/null | grep -q '^memory.triad'; \
+   ! ${SOLBENCH} run --no-store --bench memory.triad --json - --csv - 2>/dev/null")

@@ -44,8 +44,9 @@ static const char run_help[] =
     "                      installed as a Python package (libtpu, the JAX\n"
     "                      CUDA plugin), else the one found at build time)\n"
     "  --timeout S         per-point limit for network benchmarks\n"
-    "  --json FILE         write the run document (schema solbench.run/1)\n"
-    "  --csv FILE          write one CSV row per result\n"
+    "  --json FILE         write the run document (schema solbench.run/1);\n"
+    "                      '-': to stdout, the tables then to stderr\n"
+    "  --csv FILE          write one CSV row per result ('-': stdout)\n"
     "  --db PATH           results database (default $SOLBENCH_DB, else\n"
     "                      $XDG_DATA_HOME/solbench/results.db)\n"
     "  --no-store          do not store the run\n"
@@ -231,6 +232,8 @@ int sb_cmd_run(int argc, char **argv)
     /* The selection first: it says whether MPI is needed. Under a
      * launcher every rank selects the same (same arguments) and fails
      * alike; the launcher's rank 0 alone says why. */
+    const bool json_out = json_path && strcmp(json_path, "-") == 0,
+               csv_out = csv_path && strcmp(csv_path, "-") == 0;
     sb_selection sel;
     if (sb_select(areas, names, ctx.suite, backend, &sel, &err)) {
         rc = sb_launcher_rank() <= 0 ? sb_cli_error(&err)
@@ -279,9 +282,14 @@ int sb_cmd_run(int argc, char **argv)
     char db_file[1024] = "";
     struct stat jid, cid;
     if (ctx.rank == 0 &&
-        ((json_path && sb_cli_check_out("--json", json_path, &jid, &err)) ||
-         (csv_path && sb_cli_check_out("--csv", csv_path, &cid, &err)) ||
-         (json_path && csv_path &&
+        ((json_path && !json_out &&
+          sb_cli_check_out("--json", json_path, &jid, &err)) ||
+         (csv_path && !csv_out &&
+          sb_cli_check_out("--csv", csv_path, &cid, &err)) ||
+         (json_out && csv_out &&
+          sb_fail(&err, SB_EINVAL,
+                  "--json - and --csv -: one document on stdout")) ||
+         (json_path && csv_path && !json_out && !csv_out &&
           sb_cli_same_out(json_path, &jid, csv_path, &cid) &&
           sb_fail(&err, SB_EINVAL,
                   "--json %s and --csv %s name the same "
@@ -304,16 +312,19 @@ int sb_cmd_run(int argc, char **argv)
     sb_run run;
     sb_run_init(&run);
     sb_run_begin(&run, &ctx, areas, names, &user, tags);
+    /* A document on stdout is all stdout holds: the tables and the
+     * stored line go to stderr instead (for a script's pipe). */
+    FILE *human = json_out || csv_out ? stderr : stdout;
 
     int run_rc = sb_run_plan(&plan, &ctx, &run.results, &err);
     sb_utc_now(run.ended_at, sizeof run.ended_at);
     rc = 0;
     if (ctx.rank == 0) {
         if (!quiet) {
-            printf("solbench %s  run %s  threads %d\n", sb_version(),
-                   run.run_id, ctx.threads);
-            sb_print_results(stdout, &run.results);
-            sb_print_profile(stdout, &ctx.ceil);
+            fprintf(human, "solbench %s  run %s  threads %d\n", sb_version(),
+                    run.run_id, ctx.threads);
+            sb_print_results(human, &run.results);
+            sb_print_profile(human, &ctx.ceil);
         }
         if (run_rc) {
             rc = sb_cli_error(&err);
@@ -346,7 +357,8 @@ int sb_cmd_run(int argc, char **argv)
                             err.msg, kept, kept);
                 rc = sb_cli_error(&err);
             } else if (!quiet) {
-                printf("\nstored as run %s in %s\n", run.run_id, db_file);
+                fprintf(human, "\nstored as run %s in %s\n", run.run_id,
+                        db_file);
             }
         }
     } else if (run_rc) {

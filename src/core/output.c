@@ -448,15 +448,19 @@ fail:
 int sb_run_write_json(const sb_run *run, const char *path, sb_err *err)
 {
     FILE *f;
-    int rc = sb_file_fopen(path, "w", &f, err);
+    bool out = strcmp(path, "-") == 0; /* stdout, for a pipe */
+    int rc = out ? (f = stdout, 0) : sb_file_fopen(path, "w", &f, err);
     if (rc)
         return rc;
     json_t *doc = sb_run_to_json(run);
     rc = json_dumpf(doc, f,
                     JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
     json_decref(doc);
-    if (fclose(f) != 0 || rc)
-        return sb_fail(err, SB_EIO, "%s: cannot write the JSON results", path);
+    if (out)
+        fputc('\n', f);
+    if ((out ? fflush(f) : fclose(f)) != 0 || rc)
+        return sb_fail(err, SB_EIO, "%s: cannot write the JSON results",
+                       out ? "stdout" : path);
     return 0;
 }
 
@@ -515,7 +519,8 @@ void sb_csv_field(FILE *f, const char *s)
 int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
 {
     FILE *f;
-    int rc = sb_file_fopen(path, "w", &f, err);
+    bool out = strcmp(path, "-") == 0; /* stdout, for a pipe */
+    int rc = out ? (f = stdout, 0) : sb_file_fopen(path, "w", &f, err);
     if (rc)
         return rc;
     static const char *cols[] = {"GBps",        "GBps_best",  "GFLOPs",
@@ -567,8 +572,9 @@ int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err)
         sb_csv_field(f, notes);
         fputc('\n', f);
     }
-    if (fclose(f) != 0)
-        return sb_fail(err, SB_EIO, "%s: cannot write the CSV results", path);
+    if ((out ? fflush(f) : fclose(f)) != 0)
+        return sb_fail(err, SB_EIO, "%s: cannot write the CSV results",
+                       out ? "stdout" : path);
     return 0;
 }
 
