@@ -529,43 +529,73 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                       "font-size=\"10\" font-weight=\"bold\">%s</text>\n",
                       tx, ty, num);
     }
-    /* The key: number, class, kernel (cut to its column, whole in the
-     * table below the chart and in the point's tooltip). */
+    /* The key: number, class, kernel; a long name wraps at a space onto
+     * the next line, never cut (whole also in the table and the point's
+     * tooltip). Points past the column's height are counted. */
     if (npts) {
         double kx = W - keyw + 8, ky = y.p1 + 4;
-        int per = (int)((y.p0 - y.p1) / 13);
+        int lines = (int)((y.p0 - y.p1) / 13) - 2, used = 0;
         int maxc = (int)((keyw - 26) / (10 * SB__CHAR_W));
         sb_buf_printf(b,
                       "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">"
                       "points</text>\n",
                       kx, ky + 8);
         k = 0;
-        for (int i = 0; i < n && k < per - 2; i++) {
+        int listed = 0;
+        for (int i = 0; i < n; i++) {
             const sb_roof_row *r = &rows[i];
             if (!r->on_chart || !(r->ai > 0) || !(r->achieved > 0))
                 continue;
             k++;
-            char name[256];
+            char name[256], num[8];
             sb__point_name(r, name, sizeof name);
-            if ((int)strlen(name) > maxc && maxc > 3) {
-                name[maxc - 1] = '\0';
-                strcat(name, "~");
+            snprintf(num, sizeof num, "%d ", k);
+            /* split into at most a few lines of maxc characters */
+            const char *parts[4];
+            int plen[4], np2 = 0;
+            const char *p = name;
+            int room = maxc - (int)strlen(num);
+            while (*p && np2 < 4) {
+                int l = (int)strlen(p);
+                if (l > room) {
+                    int cut = room;
+                    while (cut > 0 && p[cut] != ' ')
+                        cut--;
+                    l = cut > 0 ? cut : room;
+                }
+                parts[np2] = p;
+                plen[np2++] = l;
+                p += l;
+                while (*p == ' ')
+                    p++;
+                room = maxc - (int)strlen(num);
             }
-            double yy = ky + 13.0 * (k + 1);
-            sb_buf_printf(b,
-                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
-                          "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" "
-                          "font-size=\"10\">%d ",
-                          kx + 4, yy - 3.5, sb__class_color(r->bound), kx + 12,
-                          yy, k);
-            sb_buf_esc(b, name);
-            sb_buf_printf(b, "</text>\n");
+            if (used + np2 > lines)
+                break;
+            for (int q = 0; q < np2; q++) {
+                double yy = ky + 13.0 * (used + q + 2);
+                if (q == 0)
+                    sb_buf_printf(b,
+                                  "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                                  "fill=\"%s\"/>",
+                                  kx + 4, yy - 3.5, sb__class_color(r->bound));
+                sb_buf_printf(b,
+                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+                              "xml:space=\"preserve\">%s",
+                              kx + 12, yy, q == 0 ? num : "   ");
+                char part[256];
+                snprintf(part, sizeof part, "%.*s", plen[q], parts[q]);
+                sb_buf_esc(b, part);
+                sb_buf_printf(b, "</text>\n");
+            }
+            used += np2;
+            listed++;
         }
-        if (k < npts)
+        if (listed < npts)
             sb_buf_printf(b,
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
                           "fill=\"#777\">... %d more: the table</text>\n",
-                          kx + 12, ky + 13.0 * (k + 2), npts - k);
+                          kx + 12, ky + 13.0 * (used + 2), npts - listed);
     }
     sb_buf_printf(b, "</g>\n</svg>\n");
 }
