@@ -118,7 +118,6 @@ int sb_cli_trace_load(const char *db, const char *ref, struct sb_trace *t,
  * match, 1 when they differ but `allow`, 2 when refused. */
 int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
                           const struct sb_run *b, const char *pair,
-                          const char *order, bool allow,
-                          const char *baseline);
+                          const char *order, bool allow, const char *baseline);
 
 #endif
