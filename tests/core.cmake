@@ -72,3 +72,9 @@ add_test(NAME cli.stdout_documents COMMAND bash -c
    test $(${SOLBENCH} run --no-store --bench memory.triad -p size=1MiB --min-time 0.01 --csv - 2>/dev/null | wc -l) -eq 2; \
    ${SOLBENCH} run --no-store --bench memory.triad -p size=1MiB --min-time 0.01 --csv - 2>&1 >/dev/null | grep -q '^memory.triad'; \
    ! ${SOLBENCH} run --no-store --bench memory.triad --json - --csv - 2>/dev/null")
+
+# Stability beside a process spinning on every core: results unstable with
+# the load named, the JSON's stable/stability, --require-stable exits 1.
+add_test(NAME cli.stability COMMAND bash ${SB_TEST_DIR}/scripts/stability_cli.sh ${SOLBENCH})
+set_tests_properties(cli.stability PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+  FAIL_REGULAR_EXPRESSION "FAIL:")

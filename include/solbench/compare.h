@@ -14,35 +14,11 @@
 
 #include "solbench/error.h"
 #include "solbench/output.h"
+#include "solbench/stats.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- Mann–Whitney U ------------------------------------------------------ */
-
-/* Largest sample size per side for which the exact null distribution is
- * used (when there are no ties); above it, the normal approximation. */
-#define SB_MWU_EXACT_MAX 20
-
-typedef struct sb_mwu {
-    size_t n1, n2;
-    double u1;  /* U of the first sample: pairs (a > b) + half the ties */
-    double z;   /* normal approximation's statistic (0 when exact) */
-    double p;   /* two-sided p-value */
-    bool exact; /* exact distribution used */
-    bool ties;  /* the pooled samples hold ties */
-} sb_mwu;
-
-/* Two-sided test of a against b. Exact when both sizes are at most
- * SB_MWU_EXACT_MAX and there are no ties; otherwise normal approximation
- * with tie correction and continuity correction. SB_EINVAL when a side
- * is empty or a value is not finite. */
-int sb_mwu_test(const double *a, size_t na, const double *b, size_t nb,
-                sb_mwu *out);
-/* Exact P(U <= u) under the null for sizes n1, n2 (no ties); negative
- * when the sizes are too large for the table (n1 * n2 > 10000). */
-double sb_mwu_exact_cdf(size_t n1, size_t n2, double u);
 
 /* ---- verdicts ------------------------------------------------------------ */
 

@@ -81,6 +81,9 @@ const char *sb_params_fmt_changed(const sb_bench *b, const sb_impl *im,
 const char *sb_params_text_compact(const char *bench, const char *backend,
                                    const char *text, char *buf, size_t len);
 void sb_print_profile(FILE *f, const sb_ceilings *c);
+/* After a run's tables: the results judged unstable, each with what was
+ * seen, and the remedies that fit. Returns how many (0: prints nothing). */
+int sb_print_stability(FILE *f, const sb_result_list *l);
 
 #ifdef __cplusplus
 }

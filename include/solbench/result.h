@@ -39,6 +39,12 @@ typedef struct sb_result {
     bool skipped;              /* not measured; notes[0] says why */
     char *notes[SB_MAX_NOTES]; /* owned strings */
     int n_notes;
+    /* Stability (stability.h): judged when the result has samples; stable
+     * when nothing in them or around them says the figure may not repeat;
+     * stab_why names what was seen, "; "-separated. */
+    bool stab_judged, stable;
+    unsigned stab_flags;
+    char stab_why[320];
 } sb_result;
 
 /* Initialises r for bench/area/backend (samples empty, valid = false). */

@@ -51,6 +51,8 @@ static const char run_help[] =
     "                      $XDG_DATA_HOME/solbench/results.db)\n"
     "  --no-store          do not store the run\n"
     "  --tag key=value     label the run (image=..., driver=...)\n"
+    "  --require-stable    exit 1 when a result is unstable (its samples\n"
+    "                      or the machine say it may not repeat)\n"
     "  --plan              print the points the run would measure (their\n"
     "                      parameters and memory) and stop\n"
     "  --quiet             no tables on stdout\n";
@@ -106,7 +108,7 @@ int sb_cmd_run(int argc, char **argv)
                *csv_path = NULL, *db_path = NULL, *backend = NULL;
     char area_buf[1024], name_buf[1024];
     bool no_store = false, quiet = false, min_time_set = false,
-         plugin_flag = false, plan_only = false;
+         plugin_flag = false, plan_only = false, require_stable = false;
     sb_pset user = {0};
     sb_err err = {0};
     sb_ctx ctx;
@@ -196,6 +198,8 @@ int sb_cmd_run(int argc, char **argv)
             plugin_flag = true;
         } else if (strcmp(argv[i], "--plan") == 0) {
             plan_only = true;
+        } else if (strcmp(argv[i], "--require-stable") == 0) {
+            require_stable = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
             if (m < 0)
                 goto out;
@@ -325,6 +329,20 @@ int sb_cmd_run(int argc, char **argv)
                     run.run_id, ctx.threads);
             sb_print_results(human, &run.results);
             sb_print_profile(human, &ctx.ceil);
+        }
+        /* The unstable results, named with what was seen and the remedy
+         * (--quiet: counted only; the JSON carries every verdict). */
+        int unstable = 0;
+        for (size_t i = 0; i < run.results.n; i++)
+            unstable += run.results.items[i].stab_judged &&
+                        !run.results.items[i].stable;
+        if (!quiet)
+            sb_print_stability(human, &run.results);
+        if (unstable && require_stable && !run_rc) {
+            fprintf(stderr,
+                    "solbench: --require-stable: %d result%s unstable\n",
+                    unstable, unstable == 1 ? "" : "s");
+            rc = 1;
         }
         if (run_rc) {
             rc = sb_cli_error(&err);

@@ -14,6 +14,7 @@
 
 #include "solbench/fileio.h"
 #include "solbench/output.h"
+#include "solbench/stability.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
 
@@ -132,6 +133,21 @@ json_t *sb_result_to_json(const sb_result *r)
     json_object_set_new(o, "metrics", m);
     json_object_set_new(o, "valid", json_boolean(r->valid));
     json_object_set_new(o, "skipped", json_boolean(r->skipped));
+    if (r->stab_judged) {
+        /* the stability verdict and what it saw (stability.h) */
+        json_object_set_new(o, "stable", json_boolean(r->stable));
+        json_t *why = json_array();
+        char buf[sizeof r->stab_why];
+        snprintf(buf, sizeof buf, "%s", r->stab_why);
+        for (char *save = NULL, *t = strtok_r(buf, ";", &save); t;
+             t = strtok_r(NULL, ";", &save)) {
+            while (*t == ' ')
+                t++;
+            if (*t)
+                json_array_append_new(why, json_string(t));
+        }
+        json_object_set_new(o, "stability", why);
+    }
     json_t *n = json_array();
     for (int i = 0; i < r->n_notes; i++)
         json_array_append_new(n, json_string(r->notes[i]));
@@ -338,6 +354,30 @@ static int result_from_json(json_t *o, const char *path, sb_result *r,
     r->valid = json_is_true(v);
     json_t *sk = json_object_get(o, "skipped");
     r->skipped = json_is_true(sk);
+    /* the stability verdict, in documents that have one */
+    json_t *stv = json_object_get(o, "stable");
+    if (stv && !json_is_boolean(stv) && strict)
+        return sb_fail(err, SB_EINVAL, "%s.stable: expected true or false",
+                       path);
+    if (json_is_boolean(stv)) {
+        r->stab_judged = true;
+        r->stable = json_is_true(stv);
+        json_t *why = json_object_get(o, "stability");
+        if (why && !json_is_array(why) && strict)
+            return sb_fail(err, SB_EINVAL,
+                           "%s.stability: expected an array of reasons", path);
+        json_array_foreach(why, i, v)
+        {
+            if (strict && !json_is_string(v))
+                return sb_fail(err, SB_EINVAL,
+                               "%s.stability[%zu]: expected a string", path, i);
+            if (!json_is_string(v))
+                continue;
+            size_t l = strlen(r->stab_why);
+            snprintf(r->stab_why + l, sizeof r->stab_why - l, "%s%s",
+                     l ? "; " : "", json_string_value(v));
+        }
+    }
     json_t *notes;
     if (need(o, "notes", JSON_ARRAY, path, &notes, err))
         return SB_EINVAL;
@@ -766,8 +806,9 @@ static void print_area(FILE *f, const sb_result_list *l, const char *area)
     if (!any)
         return;
     fprintf(f, "\n== %s\n", area);
-    fprintf(f, "%-*s %-*s %14s %-8s %12s %7s %5s %s\n", wname, "bench", wpar,
-            "params", "median", "unit", "best", "cv%", "n", "valid");
+    fprintf(f, "%-*s %-*s %14s %-8s %12s %7s %5s %-5s %s\n", wname, "bench",
+            wpar, "params", "median", "unit", "best", "cv%", "n", "valid",
+            "stable");
     for (size_t i = 0; i < l->n; i++) {
         const sb_result *r = &l->items[i];
         if (strcmp(r->area, area) != 0)
@@ -817,9 +858,12 @@ static void print_area(FILE *f, const sb_result_list *l, const char *area)
             else if (strcmp(h->name, "latency_us") == 0 && r->stats.n)
                 fmt_value(best, sizeof best, r->stats.min * 1e6);
         }
-        fprintf(f, "%-*s %-*s %14s %-8s %12s %7.2f %5zu %s\n", wname, name,
+        fprintf(f, "%-*s %-*s %14s %-8s %12s %7.2f %5zu %-5s %s\n", wname, name,
                 wpar, pbuf, med, unit, best, 100.0 * r->stats.cv, r->stats.n,
-                r->valid ? "yes" : "NO");
+                r->valid ? "yes" : "NO",
+                !r->stab_judged ? "-"
+                : r->stable     ? "yes"
+                                : "NO");
     }
 }
 
@@ -844,6 +888,45 @@ void sb_print_results(FILE *f, const sb_result_list *l)
                 fprintf(f, "  note: %s: %s\n", r->bench, r->notes[k]);
         }
     }
+}
+
+int sb_print_stability(FILE *f, const sb_result_list *l)
+{
+    int bad = 0, judged = 0;
+    unsigned flags = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const sb_result *r = &l->items[i];
+        judged += r->stab_judged;
+        if (r->stab_judged && !r->stable) {
+            bad++;
+            flags |= r->stab_flags;
+        }
+    }
+    if (!bad)
+        return 0;
+    fprintf(f, "\nwarning: %d of %d results unstable (they may not repeat):\n",
+            bad, judged);
+    int shown = 0;
+    for (size_t i = 0; i < l->n && shown < 12; i++) {
+        const sb_result *r = &l->items[i];
+        if (!r->stab_judged || r->stable)
+            continue;
+        char pbuf[400];
+        sb_result_params_shown(l, r, pbuf, sizeof pbuf);
+        fprintf(f, "  %s%s%s: %s\n", r->bench, pbuf[0] ? " " : "", pbuf,
+                r->stab_why);
+        shown++;
+    }
+    if (bad > shown)
+        fprintf(f,
+                "  ... and %d more (the stable column; --json has every "
+                "reason)\n",
+                bad - shown);
+    char rem[512];
+    sb_stab_remedy(flags, rem, sizeof rem);
+    if (rem[0])
+        fprintf(f, "  remedy: %s\n", rem);
+    return bad;
 }
 
 void sb_print_profile(FILE *f, const sb_ceilings *c)

@@ -20,6 +20,7 @@
 #include "solbench/output.h"
 #include "solbench/roofline.h"
 #include "solbench/runner.h"
+#include "solbench/stability.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
 
@@ -703,6 +704,18 @@ static void show_progress(const sb_ctx *ctx, const char *stage, int i,
     fflush(stderr);
 }
 
+/* The stability verdict of the results from `first` on, sampled between
+ * the two snapshots (stability.h). */
+static void judge_since(sb_result_list *out, size_t first,
+                        const sb_stab_snap *a, const sb_stab_snap *b,
+                        const sb_ctx *ctx)
+{
+    sb_stab_ctx c;
+    sb_stab_context(a, b, ctx->nranks, &c);
+    for (size_t i = first; i < out->n; i++)
+        sb_stability_judge(&out->items[i], &c);
+}
+
 int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,
                  sb_ctx *ctx, sb_result_list *out, sb_err *err)
 {
@@ -725,8 +738,14 @@ int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,
     int rc = sb_point_make(b, im, p, &pt, err);
     if (rc)
         return rc;
+    /* The machine around the samples, for their stability verdict. */
+    size_t first = out->n;
+    sb_stab_snap s0, s1;
     if (im->drive) {
+        sb_stab_snapshot(&s0);
         rc = im->drive(&pt, ctx, out, err);
+        sb_stab_snapshot(&s1);
+        judge_since(out, first, &s0, &s1, ctx);
         sb_point_release(&pt);
         return rc;
     }
@@ -739,8 +758,12 @@ int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,
     }
     sb_result *r = &out->items[out->n - 1];
     const sb__timed tm = {im->run, im->timer, state};
+    sb_stab_snapshot(&s0);
     rc = sample_loop(&tm, ctx, r, err);
+    sb_stab_snapshot(&s1);
     rc = finish_point(&pt, ctx, r, state, rc, err);
+    if (rc == 0)
+        judge_since(out, first, &s0, &s1, ctx);
     if (rc == 0 && im->summarize)
         rc = im->summarize(&pt, ctx, out, err);
     sb_point_release(&pt);
@@ -842,6 +865,8 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             if (sl[i].live)
                 plan->items[i].impl->run(sl[i].state, sl[i].iters);
 
+    sb_stab_snap s0, s1;
+    sb_stab_snapshot(&s0);
     for (int round = 0;; round++) {
         bool more = false, full = false;
         for (int i = 0; i < n; i++) {
@@ -870,6 +895,7 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         if (rc)
             break;
     }
+    sb_stab_snapshot(&s1);
     show_progress(ctx, NULL, 0, plan);
 
     /* Verify and report in plan order, so a point's report sees the
@@ -895,6 +921,8 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
         }
     }
     free(sl);
+    if (rc == 0)
+        judge_since(out, first, &s0, &s1, ctx);
     return rc;
 }
 

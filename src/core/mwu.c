@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "solbench/compare.h"
+#include "solbench/error.h"
+#include "solbench/stats.h"
 
 /* Exact counts are doubles: C(40, 20) ~ 1.4e11 is far inside the 2^53 of
  * exact integers, and the table stays under a megabyte. */

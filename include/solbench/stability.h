@@ -1,0 +1,87 @@
+/*
+ * stability.h — whether a result's figure can be trusted to repeat: a
+ * verdict beside `valid`, from its samples (spread, two clusters, drift
+ * between the first and the last third, far outliers) and from what the
+ * machine did while they were taken (another load on the CPUs, time stolen
+ * by the hypervisor, a clock that moved). A correct figure measured in a
+ * noisy stretch is still correct, but it is not the machine's figure: it
+ * must not pass for one. Formulas and thresholds: docs/METRICS.md
+ * (stability).
+ */
+#ifndef SOLBENCH_STABILITY_H
+#define SOLBENCH_STABILITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "solbench/result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Thresholds (docs/METRICS.md). */
+#define SB_STAB_CV 0.10       /* coefficient of variation of the samples */
+#define SB_STAB_GAP 0.05      /* two clusters: a relative gap this wide */
+#define SB_STAB_DRIFT 0.05    /* median of the last third vs the first */
+#define SB_STAB_OUTLIERS 0.10 /* share of samples beyond 3 IQR */
+#define SB_STAB_LOAD 0.10     /* other processes' share of all CPUs */
+#define SB_STAB_STEAL 0.05    /* share of CPU time the hypervisor stole */
+#define SB_STAB_FREQ 0.10     /* relative change of a core's clock */
+
+enum {
+    SB_UNSTABLE_CV = 1u << 0,
+    SB_UNSTABLE_BIMODAL = 1u << 1,
+    SB_UNSTABLE_DRIFT = 1u << 2,
+    SB_UNSTABLE_OUTLIERS = 1u << 3,
+    SB_UNSTABLE_LOAD = 1u << 4,
+    SB_UNSTABLE_STEAL = 1u << 5,
+    SB_UNSTABLE_FREQ = 1u << 6,
+    SB_UNSTABLE_CEILING = 1u << 7, /* above its own binding ceiling */
+};
+
+/* The machine around a result's sampling window; a field < 0 is unknown
+ * (no /proc/stat, no cpufreq). */
+typedef struct sb_stab_ctx {
+    double other_load;         /* other processes' CPU time / (wall x CPUs) */
+    double steal;              /* stolen time / (wall x CPUs) */
+    double freq_change;        /* largest relative change of a core's clock */
+    double freq_from, freq_to; /* GHz of that core, before and after */
+} sb_stab_ctx;
+
+/* A snapshot of the counters sb_stab_context compares. */
+typedef struct sb_stab_snap {
+    double wall;     /* monotonic seconds */
+    double self_cpu; /* this process's user + system seconds */
+    unsigned long long busy, steal, total; /* /proc/stat, all CPUs, ticks */
+    int ncpu;
+    bool have_stat;
+    double freq[256]; /* kHz per CPU from cpufreq; 0: none */
+    int nfreq;
+} sb_stab_snap;
+
+void sb_stab_snapshot(sb_stab_snap *s);
+/* The context between two snapshots. When `own_ranks` > 1 the other
+ * ranks' polling is expected load and is not held against the result. */
+void sb_stab_context(const sb_stab_snap *a, const sb_stab_snap *b,
+                     int own_ranks, sb_stab_ctx *out);
+
+/* The verdict on samples (seconds, in the order taken) and their context:
+ * sets r->stable, r->stab_flags and r->stab_why ("cv 17% (> 10%); another
+ * load took 45% of the CPUs"). Results with fewer than 2 samples (summary
+ * rows, skipped) are left unjudged. Pure apart from r. */
+void sb_stability_judge(sb_result *r, const sb_stab_ctx *ctx);
+
+/* The remedies that fit the flags, in one line: "pin threads or isolate
+ * the CPU; a longer --min-time; quiet the machine". */
+const char *sb_stab_remedy(unsigned flags, char *buf, size_t len);
+
+/* Marks r unstable for a reason found after the fact (a figure above its
+ * own ceiling), keeping the reasons it had. */
+void sb_stability_flag(sb_result *r, unsigned flag, const char *why);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
