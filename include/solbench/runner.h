@@ -92,6 +92,13 @@ int sb_sample_loop(void (*run)(void *state, uint64_t iters),
                    const sb_timer *timer, void *state, const sb_ctx *ctx,
                    sb_result *r, sb_err *err);
 
+/* After a run's points (sb_run_plan calls it): a GEMM above the peak its
+ * MFU is taken against has that peak measured again beside it, MFU taken
+ * again against the better figure, and what stays above its ceiling
+ * (MFU > 1, pct_SOL > 100) is flagged unstable with the ceiling's own
+ * result and the reason (stability.h). Rank 0 only. */
+void sb_run_check_consistency(sb_ctx *ctx, sb_result_list *out);
+
 /* Runs one point of b on im (NULL: b's first impl), appending its
  * result(s) to out. */
 int sb_run_point(const sb_bench *b, const sb_impl *im, const sb_params *p,

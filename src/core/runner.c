@@ -926,17 +926,139 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
     return rc;
 }
 
+/* ---- consistency ----------------------------------------------------------
+ * A figure above the ceiling that binds it is a contradiction: the two
+ * were measured in different stretches of a shared machine, and one of
+ * them is not the machine's. A GEMM above the peak its MFU is taken
+ * against has that peak measured again now, beside it; the better figure
+ * stands and MFU is taken again. What stays above its ceiling is flagged,
+ * with the ceiling's own result, and says which figure is suspect. */
+
+static sb_result *find_peak(sb_result_list *out, const char *backend,
+                            const char *dtype)
+{
+    for (size_t i = 0; i < out->n; i++) {
+        sb_result *r = &out->items[i];
+        const sb_pval *dt = sb_p_find(&r->params, "dtype"),
+                      *cores = sb_p_find(&r->params, "cores");
+        if (!r->skipped && r->valid && strcmp(r->bench, "compute.peak") == 0 &&
+            strcmp(r->backend, backend) == 0 && dt &&
+            strcmp(dt->text, dtype) == 0 &&
+            (!cores || strcmp(cores->text, "all") == 0))
+            return r;
+    }
+    return NULL;
+}
+
+void sb_run_check_consistency(sb_ctx *ctx, sb_result_list *out)
+{
+    if (ctx->rank != 0)
+        return;
+    size_t n0 = out->n; /* re-measured peaks replace, never append */
+    bool remeasured[8] = {false};
+    static const char *const dts[8] = {"fp64", "fp32", "bf16", "fp16",
+                                       "fp8",  "tf32", "int8", "fp8_f32"};
+    for (size_t i = 0; i < n0; i++) {
+        sb_result *r = &out->items[i];
+        const sb_metric *mfu = sb_result_get(r, "MFU");
+        const sb_metric *g = sb_result_get(r, "GFLOPs");
+        const sb_pval *dt = sb_p_find(&r->params, "dtype");
+        if (r->skipped || !mfu || !(mfu->value > 1.0) || !g || !dt)
+            continue;
+        char key[48];
+        snprintf(key, sizeof key, "peak.%s", dt->text);
+        double before = sb_ceil_get(&ctx->ceil, key);
+        sb_result *pk = find_peak(out, r->backend, dt->text);
+        int d = 0;
+        while (d < 8 && strcmp(dts[d], dt->text) != 0)
+            d++;
+        if (pk && d < 8 && !remeasured[d]) {
+            /* the peak again, now: its report raises the ceiling when
+             * this stretch lets it run faster */
+            remeasured[d] = true;
+            const sb_bench *b = sb_bench_find(pk->bench, pk->backend);
+            const sb_impl *im = b ? sb_impl_find(b, pk->backend) : NULL;
+            sb_result_list again = {0};
+            sb_err e = {0};
+            sb_params pp = pk->params;
+            if (b && im && sb_run_point(b, im, &pp, ctx, &again, &e) == 0 &&
+                again.n == 1 && again.items[0].valid) {
+                const sb_metric *old = sb_result_get(pk, "GFLOPs_best");
+                const sb_metric *now =
+                    sb_result_get(&again.items[0], "GFLOPs_best");
+                sb_result_note(&again.items[0],
+                               "measured again beside compute.gemm dtype=%s, "
+                               "which came out above it (MFU %.2f): best %.1f "
+                               "GFLOP/s before, %.1f now",
+                               dt->text, mfu->value, old ? old->value : 0.0,
+                               now ? now->value : 0.0);
+                sb_result tmp = *pk;
+                *pk = again.items[0];
+                again.items[0] = tmp; /* the old one is freed with `again` */
+                pk = find_peak(out, r->backend, dt->text);
+            }
+            sb_results_free(&again);
+        }
+        double peak = sb_ceil_get(&ctx->ceil, key);
+        /* every GEMM of this dtype against the peak as it stands now */
+        for (size_t j = 0; j < n0; j++) {
+            sb_result *q = &out->items[j];
+            const sb_metric *qm = sb_result_get(q, "MFU"),
+                            *qg = sb_result_get(q, "GFLOPs");
+            const sb_pval *qd = sb_p_find(&q->params, "dtype");
+            if (!qm || !qg || !qd || strcmp(qd->text, dt->text) != 0 ||
+                !(peak > 0))
+                continue;
+            double m = qg->value * 1e9 / peak;
+            sb_result_metric(q, "MFU", m, "ratio");
+            if (!(m > 1.0))
+                continue;
+            char why[200];
+            snprintf(why, sizeof why,
+                     "above its own ceiling: MFU %.2f against %s %.1f GFLOP/s "
+                     "(re-measured from %.1f): the peak or this figure is not "
+                     "the machine's",
+                     m, key, peak * 1e-9, before * 1e-9);
+            sb_stability_flag(q, SB_UNSTABLE_CEILING, why);
+            if (pk) {
+                snprintf(why, sizeof why,
+                         "below a figure it bounds: compute.gemm dtype=%s "
+                         "reached MFU %.2f against it",
+                         dt->text, m);
+                sb_stability_flag(pk, SB_UNSTABLE_CEILING, why);
+            }
+        }
+    }
+    /* Placed under a roof and above it (pct_SOL > 100): flagged. */
+    for (size_t i = 0; i < out->n; i++) {
+        sb_result *r = &out->items[i];
+        const sb_metric *p = sb_result_get(r, "pct_SOL");
+        if (r->skipped || !p || !(p->value > 100.5))
+            continue;
+        char why[160];
+        snprintf(why, sizeof why,
+                 "above its own ceiling: %.0f%% of the roof it was placed "
+                 "under (the ceiling was measured in a slower stretch)",
+                 p->value);
+        sb_stability_flag(r, SB_UNSTABLE_CEILING, why);
+    }
+}
+
 int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
                 sb_err *err)
 {
-    if (ctx->interleave)
-        return run_interleaved(plan, ctx, out, err);
     int rc = 0;
-    for (int i = 0; i < plan->n && rc == 0; i++) {
-        show_progress(ctx, "", i, plan);
-        rc = sb_run_point(plan->items[i].bench, plan->items[i].impl,
-                          &plan->items[i].point, ctx, out, err);
+    if (ctx->interleave) {
+        rc = run_interleaved(plan, ctx, out, err);
+    } else {
+        for (int i = 0; i < plan->n && rc == 0; i++) {
+            show_progress(ctx, "", i, plan);
+            rc = sb_run_point(plan->items[i].bench, plan->items[i].impl,
+                              &plan->items[i].point, ctx, out, err);
+        }
+        show_progress(ctx, NULL, 0, plan);
     }
-    show_progress(ctx, NULL, 0, plan);
+    if (rc == 0)
+        sb_run_check_consistency(ctx, out);
     return rc;
 }

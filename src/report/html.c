@@ -239,6 +239,7 @@ static void sb__roofline(sb_buf *b, const sb_ceilings *c,
     if (points > 0)
         sb_svg_roofline(b, c, rows, n, 1060, 560);
     char a[40], d[40];
+    int above = 0;
     sb_buf_printf(b,
                   "<details%s><summary>%d placed result%s: AI, achieved, "
                   "attainable, %%SOL, binding ceiling</summary>\n",
@@ -269,10 +270,20 @@ static void sb__roofline(sb_buf *b, const sb_ceilings *c,
                       sb_fmt_si(r->attainable, r->unit, 4, d, sizeof d),
                       r->pct_sol);
         sb__h(b, r->ceiling);
-        sb_buf_printf(b, "</td><td class=\"c-%s\">%s</td></tr>\n",
-                      sb_bound_name(r->bound), sb_bound_name(r->bound));
+        sb_buf_printf(b, "</td><td class=\"c-%s\">%s%s</td></tr>\n",
+                      sb_bound_name(r->bound), sb_bound_name(r->bound),
+                      r->pct_sol > 100.5 ? " (!)" : "");
+        above += r->pct_sol > 100.5;
     }
-    sb_buf_printf(b, "</table></details>\n</section>\n");
+    sb_buf_printf(b, "</table>\n");
+    if (above)
+        sb_buf_printf(b,
+                      "<p class=\"bad\">(!) %d result%s above its own roof: "
+                      "the ceiling and the kernel were measured in different "
+                      "stretches of the machine, one of the two is not its "
+                      "figure (measure them together: --interleave).</p>\n",
+                      above, above == 1 ? "" : "s");
+    sb_buf_printf(b, "</details>\n</section>\n");
 }
 
 /* Series from a run: results of `bench` (or of an area when bench starts

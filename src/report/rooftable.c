@@ -347,7 +347,7 @@ int sb_roof_print(FILE *f, const sb_roof_row *rows, int n, const sb_ceilings *c)
             fprintf(f, "  ridge %-22s %10.3g FLOP/B against %s\n",
                     c->c[i].name + 5, c->c[i].value / main_bw, bwn);
     /* column widths from the rows, so no value is cut */
-    int wk = 6, wp = 6, placed = 0;
+    int wk = 6, wp = 6, placed = 0, above = 0;
     for (int i = 0; i < n; i++) {
         if (!rows[i].placed)
             continue;
@@ -373,13 +373,23 @@ int sb_roof_print(FILE *f, const sb_roof_row *rows, int n, const sb_ceilings *c)
                 snprintf(num, sizeof num, "%d", r->num);
             else
                 snprintf(num, sizeof num, "-");
-            fprintf(f, "%3s %-*s %-*s %9s %14s %14s %6.1f%%  %-18s %s%s\n", num,
-                    wk, r->bench, wp, r->params[0] ? r->params : "-", ai,
+            fprintf(f, "%3s %-*s %-*s %9s %14s %14s %6.1f%%  %-18s %s%s%s\n",
+                    num, wk, r->bench, wp, r->params[0] ? r->params : "-", ai,
                     sb_fmt_si(r->achieved, r->unit, 3, a, sizeof a),
                     sb_fmt_si(r->attainable, r->unit, 3, b, sizeof b),
                     r->pct_sol, r->ceiling, sb_bound_name(r->bound),
+                    r->pct_sol > 100.5 ? "  (!)" : "",
                     r->valid ? "" : "  (INVALID result)");
+            above += r->pct_sol > 100.5;
         }
+        if (above)
+            fprintf(f,
+                    "(!) %d result%s above its own roof: the ceiling and the "
+                    "kernel were measured in different stretches of the "
+                    "machine (one of the two is not its figure: measure them "
+                    "together, --interleave), or the kernel's data came from "
+                    "closer than its working set says\n",
+                    above, above == 1 ? "" : "s");
     }
     /* What could not be placed: one line a benchmark, with its reason. */
     for (int i = 0; i < n; i++) {

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "solbench/output.h"
+#include "solbench/runner.h"
 #include "solbench/stability.h"
 #include "solbench/util.h"
 
@@ -32,6 +33,78 @@ static void steady(double *x, size_t n, double m, double j, uint64_t seed)
 }
 
 static const sb_stab_ctx quiet = {0, 0, 0, 0, 0};
+
+/* A result of bench with one parameter set from its definition. */
+static sb_result *push(sb_result_list *l, const char *bench, const char *key,
+                       const char *val)
+{
+    sb_result *r = sb_results_push(l);
+    sb_result_init(r, bench, "compute", "cpu");
+    const sb_bench *b = sb_bench_find(bench, "cpu");
+    const sb_impl *im = b ? sb_impl_find(b, "cpu") : NULL;
+    /* every parameter at its default, then key=val */
+    sb_param_def defs[SB_MAX_PARAMS];
+    int nd = b ? sb_params_of(b, im, defs, SB_MAX_PARAMS) : 0;
+    for (int i = 0; i < nd; i++) {
+        sb_pval *v = &r->params.v[r->params.n++];
+        const char *text = strcmp(defs[i].name, key) == 0 ? val : defs[i].def;
+        if (!text || strchr(text, ',') ||
+            sb_parse_value(&defs[i], text, v, NULL) != 0) {
+            r->params.n--;
+            continue;
+        }
+    }
+    for (int i = 0; i < 5; i++)
+        sb_result_add_sample(r, 1e-3);
+    sb_result_finish_stats(r);
+    r->valid = true;
+    return r;
+}
+
+/* A GEMM above the peak: the peak is measured again (for real), MFU taken
+ * again; what stays above is flagged with the peak's result. */
+static void test_consistency(void)
+{
+    sb_ctx ctx;
+    sb_ctx_defaults(&ctx);
+    ctx.min_time = 0.05;
+    ctx.repeat = 3;
+    ctx.threads = 1;
+    /* a peak ceiling far too low, as if measured in a slow stretch */
+    sb_ceil_set(&ctx.ceil, "peak.fp32", 1e9, "measured");
+    sb_result_list l = {0};
+    sb_result *pk = push(&l, "compute.peak", "dtype", "fp32");
+    sb_result_metric(pk, "GFLOPs_best", 1.0, "GFLOP/s");
+    sb_result *g = push(&l, "compute.gemm", "dtype", "fp32");
+    sb_result_metric(g, "GFLOPs", 5.0, "GFLOP/s");
+    sb_result_metric(g, "MFU", 5.0, "ratio");
+    sb_run_check_consistency(&ctx, &l);
+    /* the peak measured again is far above 1 GFLOP/s: MFU well below 1 */
+    double peak = sb_ceil_get(&ctx.ceil, "peak.fp32");
+    CHECK(peak > 5e9);
+    g = &l.items[1];
+    CHECK(sb_result_get(g, "MFU") && sb_result_get(g, "MFU")->value < 1.0);
+    CHECK(!(g->stab_flags & SB_UNSTABLE_CEILING));
+    CHECK(l.n == 2); /* replaced, not appended */
+    CHECK(l.items[0].n_notes > 0 &&
+          strstr(l.items[0].notes[l.items[0].n_notes - 1],
+                 "measured again beside compute.gemm dtype=fp32"));
+    /* a figure no peak reaches: flagged, and so is the peak */
+    sb_result_metric(g, "GFLOPs", 1e9, "GFLOP/s");
+    sb_result_metric(g, "MFU", 1e9 * 1e9 / peak, "ratio");
+    sb_run_check_consistency(&ctx, &l);
+    CHECK(l.items[1].stab_flags & SB_UNSTABLE_CEILING);
+    CHECK(!l.items[1].stable &&
+          strstr(l.items[1].stab_why, "above its own ceiling: MFU"));
+    CHECK(l.items[0].stab_flags & SB_UNSTABLE_CEILING);
+    /* a result placed above its roof */
+    sb_result *m = sb_results_push(&l);
+    sb_result_init(m, "ops.rmsnorm", "ops", "cpu");
+    sb_result_metric(m, "pct_SOL", 130, "%");
+    sb_run_check_consistency(&ctx, &l);
+    CHECK(l.items[2].stab_flags & SB_UNSTABLE_CEILING);
+    sb_results_free(&l);
+}
 
 int main(void)
 {
@@ -176,5 +249,6 @@ int main(void)
     }
     sb_stab_context(&a, &b, 4, &c); /* under MPI: other ranks expected */
     CHECK(c.other_load < 0);
+    test_consistency();
     return sb_check_done();
 }
