@@ -22,6 +22,7 @@
 #include "solbench/output.h"
 #include "solbench/predict.h"
 #include "solbench/runner.h"
+#include "solbench/stability.h"
 #include "solbench/store.h"
 #include "solbench/util.h"
 
@@ -48,6 +49,10 @@ static const char validate_help[] =
     "  --trace F    the serving run's timeline as a Chrome trace (trace show "
     "reads it)\n"
     "  --json F     prediction beside measurement, per phase, as JSON\n"
+    "  --rounds N   the interleaved samples split in N rounds in time order\n"
+    "               (default 5, --quick 3): the ratios are given as their\n"
+    "               median and range over the rounds whose ceilings were\n"
+    "               stable (over all when too few were)\n"
     "  --strict     exit 1 when TTFT or TPOT (calibrated) is off by more than "
     "20%\n";
 
@@ -60,7 +65,7 @@ static const char validate_help[] =
 typedef struct sb__vopts {
     const char *file, *trace, *json, *db;
     bool bf16, quick, no_store, strict;
-    int batch, prompt, output, requests, threads;
+    int batch, prompt, output, requests, threads, rounds;
 } sb__vopts;
 
 /* Appends the points of one benchmark (its parameters from spec) to all. */
@@ -314,6 +319,10 @@ static int sb__parse(int argc, char **argv, sb__vopts *o)
             if (m < 0 ||
                 sb_cli_int("validate", "--threads", v, 1, 4096, &o->threads))
                 return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--rounds", &v))) {
+            if (m < 0 ||
+                sb_cli_int("validate", "--rounds", v, 1, 20, &o->rounds))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--trace", &v))) {
             if (m < 0)
                 return 2;
@@ -390,6 +399,192 @@ static int sb__workload(const sb__vopts *o, sb_workload *w, char *path,
                        "concurrency (job.concurrency)",
                        path);
     return 0;
+}
+
+/* ---- the run-to-run spread -------------------------------------------------
+ * One interleaved run holds every point's samples in rounds (A B C, C B A,
+ * ...): split in time order into k blocks, block j of every point covers
+ * the same stretch of the machine. Each block is a run of its own: the
+ * points' rates taken again from the block's median and best sample, its
+ * ceilings, its calibration and its prediction; TTFT and TPOT measured
+ * (the block's medians) over predicted. */
+
+#define SB__VMAX_ROUNDS 20
+
+typedef struct sb__vspread {
+    int n, nstable;
+    bool use_stable; /* enough rounds had stable ceilings to use them alone */
+    struct {
+        double ttft, tpot, eff[3];
+        bool stable, used;
+        char why[160];
+    } r[SB__VMAX_ROUNDS];
+    double ttft[3], tpot[3]; /* min, median, max over the rounds used */
+} sb__vspread;
+
+static int sb__cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* r's samples [lo, hi) as a result of their own, its rates taken from them */
+static int sb__block(const sb_result *r, size_t lo, size_t hi, sb_result *out)
+{
+    *out = *r;
+    out->samples_s = NULL;
+    out->n_samples = out->cap_samples = 0;
+    out->n_notes = 0; /* the notes stay with r */
+    for (size_t i = lo; i < hi; i++)
+        if (sb_result_add_sample(out, r->samples_s[i]))
+            return SB_ENOMEM;
+    sb_result_finish_stats(out);
+    double med = r->stats.p50 > 0 && out->stats.p50 > 0
+                     ? r->stats.p50 / out->stats.p50
+                     : 1;
+    double best = r->stats.min > 0 && out->stats.min > 0
+                      ? r->stats.min / out->stats.min
+                      : 1;
+    static const char *const rates[] = {"GFLOPs", "TFLOPs", "GBps",
+                                        "weight_GBps", "tokens_per_s"};
+    for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
+        char nb[48];
+        const sb_metric *m = sb_result_get(r, rates[k]);
+        if (m)
+            sb_result_metric(out, rates[k], m->value * med, m->unit);
+        snprintf(nb, sizeof nb, "%s_best", rates[k]);
+        if ((m = sb_result_get(r, nb)))
+            sb_result_metric(out, nb, m->value * best, m->unit);
+    }
+    /* its samples judged alone; the machine's context of the whole run
+     * (another load, steal, the clock) still holds */
+    unsigned ctxflags = r->stab_flags & (SB_UNSTABLE_LOAD | SB_UNSTABLE_STEAL |
+                                         SB_UNSTABLE_FREQ);
+    sb_stability_judge(out, NULL);
+    if (ctxflags && out->stab_judged) {
+        out->stab_flags |= ctxflags;
+        out->stable = false;
+    }
+    return 0;
+}
+
+static void sb__spread(const sb_run *run, const sb_workload *w, int k,
+                       sb__vspread *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    static const char *const need[6][3] = {
+        {"llm.prefill", NULL, NULL},
+        {"llm.decode", NULL, NULL},
+        {"compute.gemm", "shape", "llm"},
+        {"compute.gemm", "shape", "decode"},
+        {"memory.read", NULL, NULL},
+        {"attention.paged_decode", NULL, NULL}};
+    static const char *const what[6] = {"",
+                                        "",
+                                        "the prefill GEMM",
+                                        "the decode GEMM",
+                                        "memory.read",
+                                        "paged attention"};
+    const sb_result *src[6];
+    size_t nmin = (size_t)-1;
+    for (int i = 0; i < 6; i++) {
+        src[i] = sb__find(run, need[i][0], need[i][1], need[i][2]);
+        if (!src[i] && i < 5)
+            return;
+        if (src[i] && src[i]->n_samples < nmin)
+            nmin = src[i]->n_samples;
+    }
+    if (k > SB__VMAX_ROUNDS)
+        k = SB__VMAX_ROUNDS;
+    if (k < 2 || nmin < (size_t)(2 * k))
+        return; /* too few samples to split */
+    sp->n = k;
+    for (int j = 0; j < k; j++) {
+        sb_run v;
+        sb_run_init(&v);
+        v.system = run->system;
+        v.config = run->config;
+        sb_result *blk[6] = {0};
+        bool ok = true;
+        sp->r[j].stable = true;
+        for (int i = 0; i < 6 && ok; i++) {
+            if (!src[i])
+                continue;
+            size_t n = src[i]->n_samples;
+            sb_result *b = sb_results_push(&v.results);
+            if (!b || sb__block(src[i], n * (size_t)j / (size_t)k,
+                                n * (size_t)(j + 1) / (size_t)k, b)) {
+                ok = false;
+                break;
+            }
+            blk[i] = b;
+        }
+        /* pointers are taken after every push (the list may move) */
+        for (int i = 0, q = 0; ok && i < 6; i++)
+            if (src[i])
+                blk[i] = &v.results.items[q++];
+        for (int i = 2; ok && i < 6; i++)
+            if (blk[i] && blk[i]->stab_judged && !blk[i]->stable) {
+                sp->r[j].stable = false;
+                size_t l = strlen(sp->r[j].why);
+                snprintf(sp->r[j].why + l, sizeof sp->r[j].why - l, "%s%s",
+                         l ? ", " : "", what[i]);
+            }
+        sb_ceilings c;
+        memset(&c, 0, sizeof c);
+        sb_prediction *cal = ok ? malloc(sizeof *cal) : NULL;
+        sb_workload wc = *w;
+        sb_err e = {0};
+        if (cal) {
+            sb_ceil_from_run(&v, &c);
+            double gb = sb__metric(blk[2], "GFLOPs_best"),
+                   gm = sb__metric(blk[2], "GFLOPs"),
+                   db = sb__metric(blk[3], "weight_GBps_best"),
+                   dm = sb__metric(blk[3], "weight_GBps"),
+                   rb = sb__metric(blk[4], "GBps_best");
+            wc.eff_matmul = gb > 0 ? fmin(1.0, gm / gb) : 0;
+            wc.eff_memory = db > 0 ? fmin(1.0, dm / db) : 0;
+            wc.eff_attention = blk[5] && rb > 0
+                                   ? fmin(1.0, sb__metric(blk[5], "GBps") / rb)
+                                   : 0;
+            wc.eff_network = 0;
+            sp->r[j].eff[0] = wc.eff_matmul;
+            sp->r[j].eff[1] = wc.eff_memory;
+            sp->r[j].eff[2] = wc.eff_attention;
+            if (sb_predict_calibrated(&wc, &c, cal, &e) == 0) {
+                sp->r[j].ttft =
+                    cal->ttft_s > 0 ? blk[0]->stats.p50 / cal->ttft_s : 0;
+                sp->r[j].tpot =
+                    cal->tpot_s > 0 ? blk[1]->stats.p50 / cal->tpot_s : 0;
+            }
+        }
+        free(cal);
+        v.system = v.config = NULL; /* the run's, not this view's */
+        sb_run_free(&v);
+        sp->nstable += sp->r[j].stable;
+    }
+    sp->use_stable = sp->nstable >= (k + 1) / 2;
+    double tt[SB__VMAX_ROUNDS], tp[SB__VMAX_ROUNDS];
+    int nu = 0;
+    for (int j = 0; j < k; j++) {
+        sp->r[j].used = !sp->use_stable || sp->r[j].stable;
+        if (sp->r[j].used && sp->r[j].ttft > 0 && sp->r[j].tpot > 0) {
+            tt[nu] = sp->r[j].ttft;
+            tp[nu++] = sp->r[j].tpot;
+        }
+    }
+    if (nu == 0) {
+        sp->n = 0;
+        return;
+    }
+    qsort(tt, (size_t)nu, sizeof tt[0], sb__cmpd);
+    qsort(tp, (size_t)nu, sizeof tp[0], sb__cmpd);
+    sp->ttft[0] = tt[0];
+    sp->ttft[2] = tt[nu - 1];
+    sp->ttft[1] = nu % 2 ? tt[nu / 2] : 0.5 * (tt[nu / 2 - 1] + tt[nu / 2]);
+    sp->tpot[0] = tp[0];
+    sp->tpot[2] = tp[nu - 1];
+    sp->tpot[1] = nu % 2 ? tp[nu / 2] : 0.5 * (tp[nu / 2 - 1] + tp[nu / 2]);
 }
 
 int sb_cmd_validate(int argc, char **argv)
@@ -475,6 +670,10 @@ int sb_cmd_validate(int argc, char **argv)
         ctx.min_time = 0.05;
         ctx.repeat = 3;
     }
+    /* enough samples for every round to have three of each point */
+    const int rounds = o.rounds ? o.rounds : (o.quick ? 3 : 5);
+    if (ctx.interleave && ctx.repeat < 3 * rounds)
+        ctx.repeat = 3 * rounds;
     sb_threads_setup(ctx.threads);
 
     /* the points: ceilings at the model's shapes, then the model */
@@ -657,6 +856,12 @@ int sb_cmd_validate(int argc, char **argv)
         return err.code ? sb_cli_error(&err) : 2;
     }
 
+    /* The run-to-run spread: the samples split in rounds, in the order
+     * they were taken (interleaved, every round saw every point), each
+     * round predicted from its own ceilings. */
+    sb__vspread sp;
+    sb__spread(&run, &w, rounds, &sp);
+
     char a[32], b[32], x[32];
     printf("\nmachine (measured in this run): %s %s at the prefill shape, "
            "%s B/s weights streamed at the decode shape, %s B/s memory.read",
@@ -757,6 +962,42 @@ int sb_cmd_validate(int argc, char **argv)
         printf("\nphases with more than %.0f%% of their stage off by more "
                "than %.0f%%:\n%s",
                100 * SB__VAL_SHARE, 100 * (SB__VAL_PHASE_TOL - 1), off);
+    if (sp.n > 0) {
+        printf("\nrun-to-run spread: the samples in %d rounds in time order, "
+               "%d with stable ceilings; the ratios over %s:\n",
+               sp.n, sp.nstable,
+               sp.use_stable ? "those" : "all of them (too few were stable)");
+        json_t *jr = json_array();
+        for (int i = 0; i < sp.n; i++) {
+            printf("  round %d: TTFT %.2fx, TPOT %.2fx; calibration matmul "
+                   "%.2f, memory %.2f, attention %.2f%s%s%s\n",
+                   i + 1, sp.r[i].ttft, sp.r[i].tpot, sp.r[i].eff[0],
+                   sp.r[i].eff[1], sp.r[i].eff[2],
+                   sp.r[i].stable ? "" : "; unstable: ", sp.r[i].why,
+                   sp.r[i].used ? "" : " (left out)");
+            json_array_append_new(
+                jr, json_pack("{s:f,s:f,s:f,s:f,s:f,s:b,s:b,s:s}", "ttft_ratio",
+                              sp.r[i].ttft, "tpot_ratio", sp.r[i].tpot,
+                              "eff_matmul", sp.r[i].eff[0], "eff_memory",
+                              sp.r[i].eff[1], "eff_attention", sp.r[i].eff[2],
+                              "stable", sp.r[i].stable, "used", sp.r[i].used,
+                              "unstable", sp.r[i].why));
+        }
+        printf("  TTFT measured/calibrated: median %.2fx, range %.2f-%.2f\n"
+               "  TPOT measured/calibrated: median %.2fx, range %.2f-%.2f\n",
+               sp.ttft[1], sp.ttft[0], sp.ttft[2], sp.tpot[1], sp.tpot[0],
+               sp.tpot[2]);
+        if (!sp.use_stable)
+            printf("  the ceilings were unstable in most rounds: the spread "
+                   "is the machine's, not the model's (quiet the machine)\n");
+        json_object_set_new(out, "rounds", jr);
+        json_object_set_new(out, "ttft_ratio",
+                            json_pack("{s:f,s:f,s:f}", "min", sp.ttft[0],
+                                      "median", sp.ttft[1], "max", sp.ttft[2]));
+        json_object_set_new(out, "tpot_ratio",
+                            json_pack("{s:f,s:f,s:f}", "min", sp.tpot[0],
+                                      "median", sp.tpot[1], "max", sp.tpot[2]));
+    }
     if (bad >= 1000 && o.strict && code == 0)
         code = 1;
     if (st && code != 2) {
