@@ -49,6 +49,9 @@ void sb_ceil_set(sb_ceilings *c, const char *name, double value,
                  const char *source);
 /* 0 when unknown. */
 double sb_ceil_get(const sb_ceilings *c, const char *name);
+/* Where a ceiling came from ("measured", "measured, unstable",
+ * "datasheet", ...); "" when unknown. */
+const char *sb_ceil_source(const sb_ceilings *c, const char *name);
 /* The value of base"@M" for the largest M <= rows among those c holds
  * (the smallest M when every one is larger), its name in name_out; 0
  * when c holds none. */

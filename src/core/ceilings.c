@@ -64,6 +64,14 @@ double sb_ceil_get(const sb_ceilings *c, const char *name)
     return 0.0;
 }
 
+const char *sb_ceil_source(const sb_ceilings *c, const char *name)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->c[i].name, name) == 0)
+            return c->c[i].source;
+    return "";
+}
+
 const char *sb_ceil_unit(const char *name)
 {
     if (strncmp(name, "peak.", 5) == 0 || strncmp(name, "gemm.", 5) == 0 ||

@@ -393,17 +393,26 @@ static double sb__metric(const sb_result *r, const char *name)
 
 /* Sets a measured ceiling to the larger of what this run already set and v
  * (the best figure of several results of the same kind). */
-static void sb__best(sb_ceilings *c, sb_ceilings *seen, const char *name,
-                     double v, int *count)
+/* The ceilings from a run come from its stable results first (pass 0);
+ * an unstable result (stability.h) sets one only where no stable result
+ * did (pass 1), and says so in the ceiling's source. */
+static void sb__best_pass(sb_ceilings *c, sb_ceilings *seen, const char *name,
+                          double v, int *count, int pass)
 {
     if (!(v > 0))
         return;
     if (sb_ceil_get(seen, name) >= v)
         return;
-    sb_ceil_set(seen, name, v, "measured");
-    sb_ceil_set(c, name, v, "measured");
+    if (pass == 1 && sb_ceil_get(seen, name) > 0 &&
+        strcmp(sb_ceil_source(seen, name), "measured") == 0)
+        return; /* a stable figure stands */
+    const char *src = pass == 0 ? "measured" : "measured, unstable";
+    sb_ceil_set(seen, name, v, src);
+    sb_ceil_set(c, name, v, src);
     (*count)++;
 }
+#define sb__best(c, seen, name, v, count)                                      \
+    sb__best_pass(c, seen, name, v, count, pass)
 
 /* The PJRT platform a run's plugin reported ("cpu", "tpu", "cuda"), or
  * NULL. */
@@ -455,108 +464,114 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
              : strcmp(family, "pjrt") != 0
                  ? "cpu"
                  : (plat && strcmp(plat, "tpu") == 0 ? "tpu" : "gpu"));
-    for (size_t i = 0; i < run->results.n; i++) {
-        const sb_result *r = &run->results.items[i];
-        if (r->skipped || !r->valid || !sb__in_family(r, family))
-            continue;
-        const sb_pval *dt = sb_p_find(&r->params, "dtype");
-        const char *dtype = dt ? dt->text : "fp64";
-        if (strcmp(r->bench, "compute.peak") == 0 ||
-            strcmp(r->bench, "compute.gemm") == 0) {
-            double f = sb__metric(r, "GFLOPs_best");
-            if (!(f > 0))
-                f = sb__metric(r, "GFLOPs");
-            if (!(f > 0))
-                f = sb__metric(r, "TFLOPs") * 1e3;
-            const sb_pval *shape = sb_p_find(&r->params, "shape");
-            bool decode = shape && strcmp(shape->text, "decode") == 0;
-            /* the rows of the product, for gemm.<dtype>@M / gemv.<dtype>@M:
-             * a matmul phase runs under the one measured at its rows */
-            double rows = 0;
-            if (shape && strcmp(r->bench, "compute.gemm") == 0) {
-                const char *key = decode                            ? "batch"
-                                  : strcmp(shape->text, "llm") == 0 ? "tokens"
-                                                                    : "m";
-                const sb_pval *v = sb_p_find(&r->params, key);
-                rows = v ? v->num : 0;
-                if (!(rows > 0) && !decode) { /* square: m = 0 is n */
-                    v = sb_p_find(&r->params, "n");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < run->results.n; i++) {
+            const sb_result *r = &run->results.items[i];
+            if (r->skipped || !r->valid || !sb__in_family(r, family))
+                continue;
+            if ((r->stab_judged && !r->stable) != (pass == 1))
+                continue;
+            const sb_pval *dt = sb_p_find(&r->params, "dtype");
+            const char *dtype = dt ? dt->text : "fp64";
+            if (strcmp(r->bench, "compute.peak") == 0 ||
+                strcmp(r->bench, "compute.gemm") == 0) {
+                double f = sb__metric(r, "GFLOPs_best");
+                if (!(f > 0))
+                    f = sb__metric(r, "GFLOPs");
+                if (!(f > 0))
+                    f = sb__metric(r, "TFLOPs") * 1e3;
+                const sb_pval *shape = sb_p_find(&r->params, "shape");
+                bool decode = shape && strcmp(shape->text, "decode") == 0;
+                /* the rows of the product, for gemm.<dtype>@M / gemv.<dtype>@M:
+                 * a matmul phase runs under the one measured at its rows */
+                double rows = 0;
+                if (shape && strcmp(r->bench, "compute.gemm") == 0) {
+                    const char *key = decode ? "batch"
+                                      : strcmp(shape->text, "llm") == 0
+                                          ? "tokens"
+                                          : "m";
+                    const sb_pval *v = sb_p_find(&r->params, key);
                     rows = v ? v->num : 0;
+                    if (!(rows > 0) && !decode) { /* square: m = 0 is n */
+                        v = sb_p_find(&r->params, "n");
+                        rows = v ? v->num : 0;
+                    }
                 }
-            }
-            if (decode) {
-                /* decode-shaped GEMM: the weights' streaming rate */
-                double gb = sb__metric(r, "weight_GBps_best") * 1e9;
-                snprintf(name, sizeof name, "gemv.%s", dtype);
-                sb__best(c, &seen, name, gb, &count);
-                if (rows > 0) {
-                    snprintf(name, sizeof name, "gemv.%s@%.0f", dtype, rows);
+                if (decode) {
+                    /* decode-shaped GEMM: the weights' streaming rate */
+                    double gb = sb__metric(r, "weight_GBps_best") * 1e9;
+                    snprintf(name, sizeof name, "gemv.%s", dtype);
                     sb__best(c, &seen, name, gb, &count);
+                    if (rows > 0) {
+                        snprintf(name, sizeof name, "gemv.%s@%.0f", dtype,
+                                 rows);
+                        sb__best(c, &seen, name, gb, &count);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if (rows > 0 && strcmp(r->bench, "compute.gemm") == 0) {
-                snprintf(name, sizeof name, "gemm.%s@%.0f", dtype, rows);
+                if (rows > 0 && strcmp(r->bench, "compute.gemm") == 0) {
+                    snprintf(name, sizeof name, "gemm.%s@%.0f", dtype, rows);
+                    sb__best(c, &seen, name, f * 1e9, &count);
+                }
+                snprintf(name, sizeof name, "peak.%s", dtype);
                 sb__best(c, &seen, name, f * 1e9, &count);
-            }
-            snprintf(name, sizeof name, "peak.%s", dtype);
-            sb__best(c, &seen, name, f * 1e9, &count);
-            if (strcmp(r->bench, "compute.gemm") == 0) {
-                snprintf(name, sizeof name, "gemm.%s", dtype);
-                sb__best(c, &seen, name, f * 1e9, &count);
-            }
-        } else if (strcmp(r->bench, "memory.sweep") == 0) {
-            static const char *lv[] = {"L1", "L2", "L3", "DRAM"};
-            const sb_pval *kern = sb_p_find(&r->params, "kernel");
-            /* Read-bandwidth plateaus define the memory roofs. */
-            if (kern && strcmp(kern->text, "read") != 0)
-                continue;
-            for (int l = 0; l < 4; l++) {
-                char m[24];
-                snprintf(m, sizeof m, "%s_GBps", lv[l]);
-                snprintf(name, sizeof name, "bw.%s", lv[l]);
-                sb__best(c, &seen, name, sb__metric(r, m) * 1e9, &count);
-            }
-        } else if (strcmp(r->bench, "memory.triad") == 0) {
-            sb__best(c, &seen, "bw.triad", sb__metric(r, "GBps_best") * 1e9,
-                     &count);
-        } else if (strcmp(r->bench, "memory.read") == 0) {
-            sb__best(c, &seen, "bw.read", sb__metric(r, "GBps_best") * 1e9,
-                     &count);
-            /* At 4x the last-level cache or more (its note says so) a read
-             * is a DRAM figure, as the run itself took it for bw.DRAM
-             * (memory.c): a sweep's few samples at its largest sizes must
-             * not leave a DRAM roof below what memory.read measured. */
-            bool dram = false;
-            for (int k = 0; k < r->n_notes && !dram; k++)
-                dram = strstr(r->notes[k], ": a DRAM figure") != NULL;
-            if (dram)
-                sb__best(c, &seen, "bw.DRAM", sb__metric(r, "GBps_best") * 1e9,
+                if (strcmp(r->bench, "compute.gemm") == 0) {
+                    snprintf(name, sizeof name, "gemm.%s", dtype);
+                    sb__best(c, &seen, name, f * 1e9, &count);
+                }
+            } else if (strcmp(r->bench, "memory.sweep") == 0) {
+                static const char *lv[] = {"L1", "L2", "L3", "DRAM"};
+                const sb_pval *kern = sb_p_find(&r->params, "kernel");
+                /* Read-bandwidth plateaus define the memory roofs. */
+                if (kern && strcmp(kern->text, "read") != 0)
+                    continue;
+                for (int l = 0; l < 4; l++) {
+                    char m[24];
+                    snprintf(m, sizeof m, "%s_GBps", lv[l]);
+                    snprintf(name, sizeof name, "bw.%s", lv[l]);
+                    sb__best(c, &seen, name, sb__metric(r, m) * 1e9, &count);
+                }
+            } else if (strcmp(r->bench, "memory.triad") == 0) {
+                sb__best(c, &seen, "bw.triad", sb__metric(r, "GBps_best") * 1e9,
                          &count);
-        } else if (strcmp(r->area, "transfer") == 0) {
-            if (strstr(r->bench, "h2d"))
-                sb__best(c, &seen, "host.h2d", sb__metric(r, "GBps") * 1e9,
+            } else if (strcmp(r->bench, "memory.read") == 0) {
+                sb__best(c, &seen, "bw.read", sb__metric(r, "GBps_best") * 1e9,
                          &count);
-        } else if (strcmp(r->area, "network") == 0) {
-            const sb_pval *sz = sb_p_find(&r->params, "size");
-            double a = sb__metric(r, "alpha_us"),
-                   b = sb__metric(r, "beta_GBps");
-            if (!(a > 0 || b > 0) || (sz && strcmp(sz->text, "fit") != 0))
-                continue;
-            const char *coll =
-                strchr(r->bench, '.') ? strchr(r->bench, '.') + 1 : r->bench;
-            /* A fit without a finite beta (time flat in size) says
-             * nothing about bandwidth: keep only its alpha. */
-            snprintf(name, sizeof name, "net.%s.alpha_s", coll);
-            sb_ceil_set(c, name, a > 0 ? a * 1e-6 : 0, "measured");
-            count++;
-            if (b > 0) {
-                snprintf(name, sizeof name, "net.%s.beta_Bps", coll);
-                sb_ceil_set(c, name, b * 1e9, "measured");
+                /* At 4x the last-level cache or more (its note says so) a read
+                 * is a DRAM figure, as the run itself took it for bw.DRAM
+                 * (memory.c): a sweep's few samples at its largest sizes must
+                 * not leave a DRAM roof below what memory.read measured. */
+                bool dram = false;
+                for (int k = 0; k < r->n_notes && !dram; k++)
+                    dram = strstr(r->notes[k], ": a DRAM figure") != NULL;
+                if (dram)
+                    sb__best(c, &seen, "bw.DRAM",
+                             sb__metric(r, "GBps_best") * 1e9, &count);
+            } else if (strcmp(r->area, "transfer") == 0) {
+                if (strstr(r->bench, "h2d"))
+                    sb__best(c, &seen, "host.h2d", sb__metric(r, "GBps") * 1e9,
+                             &count);
+            } else if (strcmp(r->area, "network") == 0) {
+                const sb_pval *sz = sb_p_find(&r->params, "size");
+                double a = sb__metric(r, "alpha_us"),
+                       b = sb__metric(r, "beta_GBps");
+                if (!(a > 0 || b > 0) || (sz && strcmp(sz->text, "fit") != 0))
+                    continue;
+                const char *coll = strchr(r->bench, '.')
+                                       ? strchr(r->bench, '.') + 1
+                                       : r->bench;
+                /* A fit without a finite beta (time flat in size) says
+                 * nothing about bandwidth: keep only its alpha. */
+                snprintf(name, sizeof name, "net.%s.alpha_s", coll);
+                sb_ceil_set(c, name, a > 0 ? a * 1e-6 : 0, "measured");
                 count++;
+                if (b > 0) {
+                    snprintf(name, sizeof name, "net.%s.beta_Bps", coll);
+                    sb_ceil_set(c, name, b * 1e9, "measured");
+                    count++;
+                }
             }
         }
-    }
     /* The host's memory is the capacity of a CPU run's only "chip"; a
      * spec's capacity (an accelerator's) is left alone; a PJRT device's is
      * what its plugin reports. */

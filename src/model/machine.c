@@ -34,10 +34,16 @@ int sb_machine_load(const char *hw, const sb_run *run, sb_ceilings *c,
     if (!run)
         return 0;
     int n = sb_ceil_from_run(run, c);
+    int shaky = 0;
+    for (int i = 0; i < c->n; i++)
+        shaky += strcmp(c->c[i].source, "measured, unstable") == 0;
     if (desc) {
         size_t l = strlen(desc);
-        snprintf(desc + l, len - l, "%srun %s (%d measured ceilings)",
-                 l ? " overridden by " : "", run->run_id, n);
+        snprintf(desc + l, len - l, "%srun %s (%d measured ceilings%s%.0d%s)",
+                 l ? " overridden by " : "", run->run_id, n,
+                 shaky ? "; " : "", shaky,
+                 shaky ? " only from unstable results: read them with care"
+                       : "");
     }
     return 0;
 }
