@@ -79,6 +79,9 @@ typedef struct sb_ctx {
     char transport[64];
     char backend[16]; /* "cpu", "cuda", or "" for every backend */
     sb_ceilings ceil; /* measured ceilings, filled as the run goes */
+    /* the machine's speed sampled between points (stability.h); NULL:
+     * not probed */
+    struct sb_probe *probe;
 } sb_ctx;
 
 /* Benchmark flags. */

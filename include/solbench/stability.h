@@ -38,6 +38,7 @@ enum {
     SB_UNSTABLE_STEAL = 1u << 5,
     SB_UNSTABLE_FREQ = 1u << 6,
     SB_UNSTABLE_CEILING = 1u << 7, /* above its own binding ceiling */
+    SB_UNSTABLE_PROBE = 1u << 8,   /* the machine ran slow around it */
 };
 
 /* The machine around a result's sampling window; a field < 0 is unknown
@@ -65,6 +66,39 @@ void sb_stab_snapshot(sb_stab_snap *s);
  * ranks' polling is expected load and is not held against the result. */
 void sb_stab_context(const sb_stab_snap *a, const sb_stab_snap *b,
                      int own_ranks, sb_stab_ctx *out);
+
+/* ---- the probe -------------------------------------------------------------
+ * A result's own samples can be steady while the machine is not its usual
+ * self over the whole point (a neighbour on the core's other hyperthread,
+ * on the memory bus): the point then measures a slower machine, steadily.
+ * The probe times a short all-thread FMA loop and a read of a buffer
+ * larger than the caches between points; a point whose probes before and
+ * after fall more than SB_STAB_PROBE below the best probe of the run ran
+ * on a slower machine than the run's others, and is flagged. */
+#define SB_STAB_PROBE 0.10
+#define SB_PROBE_MAX 1024
+
+typedef struct sb_probe {
+    double *buf; /* the read buffer */
+    size_t n;    /* its doubles */
+    int threads;
+    int count;                  /* probes taken */
+    double flops[SB_PROBE_MAX]; /* FMA rate, FLOP/s (best of its tries) */
+    double bytes[SB_PROBE_MAX]; /* read rate, B/s */
+} sb_probe;
+
+/* Allocates the probe's buffer (4x the last-level cache, at least 64 MiB,
+ * at most 512 MiB and 5 % of physical memory). 0, or SB_ENOMEM. */
+int sb_probe_open(sb_probe *p, int threads, sb_err *err);
+void sb_probe_close(sb_probe *p);
+/* Takes one probe (about 15 ms) and appends it; returns its index, or -1
+ * when full. */
+int sb_probe_take(sb_probe *p);
+/* Flags the results out->items[from..to) unstable when the probes `a` and
+ * `b` around them fall more than SB_STAB_PROBE below the run's best (host
+ * results only: a device's figures do not depend on the CPU's speed). */
+void sb_probe_judge(const sb_probe *p, int a, int b, sb_result_list *out,
+                    size_t from, size_t to);
 
 /* The verdict on samples (seconds, in the order taken) and their context:
  * sets r->stable, r->stab_flags and r->stab_why ("cv 17% (> 10%); another

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "solbench/output.h"
 #include "solbench/runner.h"
+#include "solbench/stability.h"
 #include "solbench/store.h"
 #include "solbench/util.h"
 #include "solbench/sysinfo.h"
@@ -320,7 +321,18 @@ int sb_cmd_run(int argc, char **argv)
      * stored line go to stderr instead (for a script's pipe). */
     FILE *human = json_out || csv_out ? stderr : stdout;
 
+    /* the probe of the machine's speed between points (stability.h) */
+    sb_probe probe;
+    sb_err perr = {0};
+    bool probing =
+        ctx.nranks <= 1 && sb_probe_open(&probe, ctx.threads, &perr) == 0;
+    if (probing)
+        ctx.probe = &probe;
     int run_rc = sb_run_plan(&plan, &ctx, &run.results, &err);
+    if (probing) {
+        ctx.probe = NULL;
+        sb_probe_close(&probe);
+    }
     sb_utc_now(run.ended_at, sizeof run.ended_at);
     rc = 0;
     if (ctx.rank == 0) {

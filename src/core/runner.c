@@ -1048,15 +1048,36 @@ int sb_run_plan(const sb_plan *plan, sb_ctx *ctx, sb_result_list *out,
                 sb_err *err)
 {
     int rc = 0;
+    /* the probe around every point (one process on the host only) */
+    sb_probe *pr = ctx->nranks <= 1 ? ctx->probe : NULL;
     if (ctx->interleave) {
+        size_t first = out->n;
+        int a = sb_probe_take(pr);
         rc = run_interleaved(plan, ctx, out, err);
+        int b = sb_probe_take(pr);
+        if (rc == 0)
+            sb_probe_judge(pr, a, b, out, first, out->n);
     } else {
+        size_t *from = pr ? calloc((size_t)plan->n + 1, sizeof *from) : NULL;
+        int *at = pr ? calloc((size_t)plan->n + 1, sizeof *at) : NULL;
         for (int i = 0; i < plan->n && rc == 0; i++) {
             show_progress(ctx, "", i, plan);
+            if (from && at) {
+                from[i] = out->n;
+                at[i] = sb_probe_take(pr);
+            }
             rc = sb_run_point(plan->items[i].bench, plan->items[i].impl,
                               &plan->items[i].point, ctx, out, err);
         }
         show_progress(ctx, NULL, 0, plan);
+        if (rc == 0 && from && at) {
+            from[plan->n] = out->n;
+            at[plan->n] = sb_probe_take(pr);
+            for (int i = 0; i < plan->n; i++)
+                sb_probe_judge(pr, at[i], at[i + 1], out, from[i], from[i + 1]);
+        }
+        free(from);
+        free(at);
     }
     if (rc == 0)
         sb_run_check_consistency(ctx, out);

@@ -23,6 +23,7 @@
 #include "solbench/stability.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 
 #include "solbench/stats.h"
 #include "solbench/timer.h"
+#include "solbench/util.h"
 
 /* ---- the machine --------------------------------------------------------- */
 
@@ -240,6 +242,132 @@ void sb_stability_flag(sb_result *r, unsigned flag, const char *why)
     r->stable = false;
 }
 
+/* ---- the probe --------------------------------------------------------------
+ */
+
+int sb_probe_open(sb_probe *p, int threads, sb_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->threads = threads > 0 ? threads : 1;
+    double llc = sb_llc_bytes();
+    double bytes = fmax(64.0 * 1048576, 4 * llc);
+    bytes = fmin(bytes, 512.0 * 1048576);
+    double mem = sb_phys_mem();
+    if (mem > 0)
+        bytes = fmin(bytes, 0.05 * mem);
+    p->n = (size_t)(bytes / sizeof(double));
+    p->buf = sb_alloc_aligned(p->n * sizeof(double));
+    if (!p->buf)
+        return sb_fail(err, SB_ENOMEM, "the probe's %.0f MiB buffer",
+                       bytes / 1048576);
+#pragma omp parallel for num_threads(p->threads) schedule(static)
+    for (size_t i = 0; i < p->n; i++)
+        p->buf[i] = 1.0 + (double)(i & 7);
+    return 0;
+}
+
+void sb_probe_close(sb_probe *p)
+{
+    sb_free_aligned(p->buf);
+    p->buf = NULL;
+}
+
+/* An FMA chain of 16 independent lanes a thread, vectorised by the
+ * compiler: a rate, not a peak (only its ratio to the run's best counts). */
+static double probe_fma(int threads)
+{
+    const long reps = 200000;
+    double t0 = sb_now();
+#pragma omp parallel num_threads(threads)
+    {
+        double a[16], x = 1.0000001, y = 0.9999999;
+        for (int j = 0; j < 16; j++)
+            a[j] = 1.0 + j * 1e-3;
+        for (long r = 0; r < reps; r++)
+#pragma omp simd
+            for (int j = 0; j < 16; j++)
+                a[j] = a[j] * x + y;
+        double s = 0;
+        for (int j = 0; j < 16; j++)
+            s += a[j];
+        if (s == 12345.678) /* keeps the loop */
+            fprintf(stderr, "%g", s);
+    }
+    double t = sb_now() - t0;
+    return t > 0 ? 2.0 * 16 * reps * threads / t : 0;
+}
+
+static double probe_read(const sb_probe *p)
+{
+    double t0 = sb_now(), sum = 0;
+    /* eight sums a thread, so the loop is bound by the reads, not by one
+     * chain of additions */
+#pragma omp parallel num_threads(p->threads) reduction(+ : sum)
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        size_t per = (p->n / 8 + (size_t)nt - 1) / (size_t)nt * 8;
+        size_t lo = per * (size_t)id, hi = lo + per < p->n ? lo + per : p->n;
+        double s[8] = {0};
+        for (size_t i = lo; i + 8 <= hi; i += 8)
+            for (int j = 0; j < 8; j++)
+                s[j] += p->buf[i + j];
+        for (int j = 0; j < 8; j++)
+            sum += s[j];
+    }
+    double t = sb_now() - t0;
+    if (sum == -1.0) /* keeps the loop */
+        fprintf(stderr, "%g", sum);
+    return t > 0 ? (double)p->n * sizeof(double) / t : 0;
+}
+
+int sb_probe_take(sb_probe *p)
+{
+    if (!p || !p->buf || p->count >= SB_PROBE_MAX)
+        return -1;
+    double f = 0, b = 0;
+    for (int k = 0; k < 3; k++) { /* the best of three: the least disturbed */
+        f = fmax(f, probe_fma(p->threads));
+        b = fmax(b, probe_read(p));
+    }
+    p->flops[p->count] = f;
+    p->bytes[p->count] = b;
+    return p->count++;
+}
+
+void sb_probe_judge(const sb_probe *p, int a, int b, sb_result_list *out,
+                    size_t from, size_t to)
+{
+    if (!p || a < 0 || b < 0 || a >= p->count || b >= p->count)
+        return;
+    /* the run's typical speed: the median probe (its best would make the
+     * probe's own noise a slowdown) */
+    double tf[SB_PROBE_MAX], tb[SB_PROBE_MAX];
+    memcpy(tf, p->flops, sizeof tf[0] * (size_t)p->count);
+    memcpy(tb, p->bytes, sizeof tb[0] * (size_t)p->count);
+    qsort(tf, (size_t)p->count, sizeof tf[0], cmp_d);
+    qsort(tb, (size_t)p->count, sizeof tb[0], cmp_d);
+    double bf = sb_percentile_sorted(tf, (size_t)p->count, 0.5),
+           bb = sb_percentile_sorted(tb, (size_t)p->count, 0.5);
+    if (!(bf > 0) || !(bb > 0))
+        return;
+    /* both probes slow: the slow stretch spans the point (one probe alone
+     * may have met a blip of a few milliseconds) */
+    double sf = 1 - fmax(p->flops[a], p->flops[b]) / bf,
+           sm = 1 - fmax(p->bytes[a], p->bytes[b]) / bb;
+    if (sf <= SB_STAB_PROBE && sm <= SB_STAB_PROBE)
+        return;
+    char why[200];
+    snprintf(why, sizeof why,
+             "the machine ran %.0f%% slower (%s) around it than it typically "
+             "did in this run (probe)",
+             100 * fmax(sf, sm), sf >= sm ? "compute" : "memory");
+    for (size_t i = from; i < to && i < out->n; i++) {
+        sb_result *r = &out->items[i];
+        if (r->stab_judged && strcmp(r->backend, "cpu") == 0)
+            sb_stability_flag(r, SB_UNSTABLE_PROBE, why);
+    }
+}
+
 const char *sb_stab_remedy(unsigned f, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -267,6 +395,9 @@ const char *sb_stab_remedy(unsigned f, char *buf, size_t len)
                 "figures read as ratios");
     if (f & SB_UNSTABLE_CEILING)
         SB__ADD("measure the ceiling again beside it (--interleave)");
+    if (f & SB_UNSTABLE_PROBE)
+        SB__ADD("run again when the machine is quiet (its speed moved during "
+                "the run: a neighbour on the host)");
 #undef SB__ADD
     return buf;
 }

@@ -111,6 +111,18 @@ static const sb_tr_cost *hlo_cost(const sb_trace *t, const sb_tr_event *e)
  * pointer holds until the next call. */
 static const sb_tr_cost *cost_of(ctx *x, const sb_tr_event *e)
 {
+    /* A collective's size is in its event (e->aux, the elements), not in
+     * its name or signature: costed every time, never from the cache (an
+     * all-reduce of 26 MB and one of 8 KB share one kernel name). */
+    if (e->coll >= 0 && !hlo_cost(x->t, e)) {
+        const char *sig = e->sig >= 0 ? sb_trace_str(x->t, e->sig) : NULL;
+        memset(&x->scratch, 0, sizeof x->scratch);
+        sb_tr_cost_collective(
+            sb_trace_str(x->t, e->coll), sig ? sig : "", e->aux,
+            e->group ? e->group : (x->t->world > 0 ? x->t->world : 0),
+            &x->scratch);
+        return &x->scratch;
+    }
     if ((x->cn + 1) * 2 > x->ccap && !cc_grow(x)) {
         memset(&x->scratch, 0, sizeof x->scratch); /* out of memory */
         return &x->scratch;
@@ -301,6 +313,11 @@ typedef struct rowkey {
     int32_t name, sig; /* the key; sig -2: a wrapper's self time */
     int32_t kname;     /* the longest kernel seen, -1 */
     double kdur;       /* its duration */
+    /* its instances' own costs summed: one name and signature may still
+     * differ in size from one instance to the next (copies, memsets, NCCL
+     * kernels carry their bytes in their arguments), so a row is costed
+     * per instance, never as the first one's times the count */
+    double fl, by, bmin, bmax;
 } rowkey;
 
 typedef struct rowmap {
@@ -310,6 +327,25 @@ typedef struct rowmap {
     size_t *h;
     size_t hcap;
 } rowmap;
+
+/* A row whose instances differ in size says so: "allreduce, 15 instances
+ * of 8.19 KB to 26.5 MB, 306.7 MB in all, over 8". */
+static void size_label(sb_tr_row *r, const rowkey *kk)
+{
+    char lo[32], hi[32], all[32];
+    sb_fmt_si(kk->bmin, "B", 3, lo, sizeof lo);
+    sb_fmt_si(kk->bmax, "B", 3, hi, sizeof hi);
+    sb_fmt_si(kk->by, "B", 4, all, sizeof all);
+    if (r->cost.cat == SB_TC_COLLECTIVE)
+        snprintf(r->shapes, sizeof r->shapes,
+                 "%s, %ld instances of %s to %s, %s in all, over %d%s%s",
+                 r->cost.coll, r->count, lo, hi, all, r->cost.group,
+                 r->cost.dtype[0] ? ", " : "", r->cost.dtype);
+    else if (!r->shapes[0] || r->cost.cat == SB_TC_TRANSFER ||
+             r->cost.cat == SB_TC_COPY)
+        snprintf(r->shapes, sizeof r->shapes,
+                 "%ld instances of %s to %s, %s in all", r->count, lo, hi, all);
+}
 
 static long row_of(rowmap *m, const ctx *x, const inst *in)
 {
@@ -351,7 +387,7 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
     }
     size_t i = m->n++;
     m->h[k] = i;
-    m->key[i] = (rowkey){in->name, sig, -1, 0};
+    m->key[i] = (rowkey){in->name, sig, -1, 0, 0, 0, INFINITY, 0};
     sb_tr_row *r = &m->rows[i];
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", sb_trace_str(x->t, in->name));
@@ -1223,6 +1259,13 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
         }
         row->count++;
         row->t_s += in->t_us * 1e-6;
+        if (!in->wrapper) {
+            rowkey *kk = &m.key[r];
+            kk->fl += in->cost.flops;
+            kk->by += in->cost.bytes;
+            kk->bmin = fmin(kk->bmin, in->cost.bytes);
+            kk->bmax = fmax(kk->bmax, in->cost.bytes);
+        }
         if (in->kname >= 0 && in->kdur > m.key[r].kdur) {
             m.key[r].kdur = in->kdur;
             m.key[r].kname = in->kname;
@@ -1230,6 +1273,14 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
     }
     for (size_t i = 0; i < m.n; i++) {
         sb_tr_row *r = &m.rows[i];
+        const rowkey *kk = &m.key[i];
+        if (m.key[i].sig != -2 && r->count > 0) {
+            /* the mean instance: the totals are the instances' own sums */
+            r->cost.flops = kk->fl / (double)r->count;
+            r->cost.bytes = kk->by / (double)r->count;
+            if (kk->bmax > kk->bmin * 1.0001 && kk->bmin < INFINITY)
+                size_label(r, kk);
+        }
         if (!r->cost.dtype[0] && m.key[i].kname >= 0 &&
             r->cost.cat != SB_TC_UNKNOWN && r->cost.cat != SB_TC_FRAMEWORK) {
             /* no types recorded: the rules counted 4 bytes an element;
@@ -1263,11 +1314,17 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
     for (size_t i = 0; i < w.nin; i++) {
         const inst *in = &w.in[i];
         const sb_tr_row *r = &m.rows[in->row];
-        double t1 = r->count ? r->t_ceil_s / r->count : 0;
+        const rowkey *kk = &m.key[in->row];
+        /* this instance's share of its row: by its own bytes (or FLOPs) */
+        double fr = kk->by > 0   ? in->cost.bytes / kk->by
+                    : kk->fl > 0 ? in->cost.flops / kk->fl
+                    : r->count   ? 1.0 / (double)r->count
+                                 : 0;
+        double t1 = r->t_ceil_s * fr;
         double ts = in->t_us * 1e-6;
         sb_tr_row one = {.count = 1,
-                         .flops = r->cost.flops,
-                         .bytes = r->cost.bytes,
+                         .flops = r->flops * fr,
+                         .bytes = r->bytes * fr,
                          .at_stake_s =
                              r->attainable > 0 || r->bound == SB_BOUND_LATENCY
                                  ? (ts > t1 ? ts - t1 : 0)

@@ -369,6 +369,66 @@ static void test_device(void)
     sb_trace_free(&t);
 }
 
+/* Kernels of one name and different sizes are costed per instance: three
+ * all-reduces of 1, 2 and 4 Mi bf16 elements hold 14 MiB in all (not 3x
+ * the first one's 2 MiB), two copies of 1 MB and 3 MB hold 4 MB, and
+ * the row says its sizes. */
+static const char *sizes_trace =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\","
+    "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+#define LAUNCH(c, ts)                                                          \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","     \
+    "\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":1,\"args\":{\"correlation\":" #c \
+    "}},"
+#define NCCL(c, ts, n)                                                         \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce\","     \
+    "\"pid\":0,\"tid\":20,\"ts\":" #ts ",\"dur\":40,\"args\":{\"correlation\":" #c \
+    ",\"Collective name\":\"allreduce\",\"In msg nelems\":" #n                  \
+    ",\"Out msg nelems\":" #n ",\"Group size\":8,\"dtype\":\"BFloat16\"}},"
+#define COPY(c, ts, b)                                                         \
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoD (Device -> "  \
+    "Device)\",\"pid\":0,\"tid\":7,\"ts\":" #ts ",\"dur\":10,\"args\":"        \
+    "{\"correlation\":" #c ",\"bytes\":" #b "}},"
+    LAUNCH(1, 10) LAUNCH(2, 20) LAUNCH(3, 30) LAUNCH(4, 40) LAUNCH(5, 50)
+    NCCL(1, 200, 1048576) NCCL(2, 300, 2097152) NCCL(3, 400, 4194304)
+    COPY(4, 500, 1000000) COPY(5, 600, 3000000)
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"end\","
+    "\"pid\":1,\"tid\":1,\"ts\":90,\"dur\":1}"
+    "]}";
+#undef LAUNCH
+#undef NCCL
+#undef COPY
+
+static void test_per_instance(void)
+{
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str(sizes_trace, &t, &e) == 0);
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "bw.HBM", 3.35e12, "datasheet");
+    sb_ceil_set(&c, "net.scaleup.beta_Bps", 450e9, "datasheet");
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    const sb_tr_row *r = row(&a, "ncclDevKernel_AllReduce", NULL);
+    CHECK(r && r->count == 3);
+    if (r) {
+        CHECK_NEAR(r->bytes, 7.0 * 1048576 * 2, 0);
+        /* busbw from the instances' own bytes over their time */
+        double busbw = 7.0 * 1048576 * 2 / 120e-6 * 2 * 7 / 8;
+        CHECK_NEAR(r->busbw, busbw, 1e-9);
+        CHECK_NEAR(r->t_ceil_s, 7.0 * 1048576 * 2 * 2 * 7 / 8 / 450e9, 1e-9);
+        CHECK(strstr(r->shapes, "3 instances of") != NULL);
+        CHECK(strstr(r->shapes, "in all") != NULL);
+    }
+    r = row(&a, "Memcpy DtoD (Device -> Device)", NULL);
+    CHECK(r && r->count == 2);
+    if (r)
+        CHECK_NEAR(r->bytes, 4e6 * 2, 0); /* read and written */
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+}
+
 /* JAX: processes named /host:CPU and /device:GPU:0; ops on "XLA Ops". */
 static const char *jax_trace =
     "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
@@ -1041,6 +1101,7 @@ static void test_efficiencies(void)
 
 int main(void)
 {
+    test_per_instance();
     test_efficiencies();
     test_rules();
     test_host();
