@@ -28,6 +28,8 @@ extern "C" {
 #define SB_STAB_LOAD 0.10     /* other processes' share of all CPUs */
 #define SB_STAB_STEAL 0.05    /* share of CPU time the hypervisor stole */
 #define SB_STAB_FREQ 0.10     /* relative change of a core's clock */
+#define SB_STAB_HISTORY 0.10  /* from the median of its earlier stable runs */
+#define SB_STAB_HISTORY_MIN 2 /* earlier stable runs needed to judge */
 
 enum {
     SB_UNSTABLE_CV = 1u << 0,
@@ -39,6 +41,7 @@ enum {
     SB_UNSTABLE_FREQ = 1u << 6,
     SB_UNSTABLE_CEILING = 1u << 7, /* above its own binding ceiling */
     SB_UNSTABLE_PROBE = 1u << 8,   /* the machine ran slow around it */
+    SB_UNSTABLE_HISTORY = 1u << 9, /* far from its stable runs' median */
 };
 
 /* The machine around a result's sampling window; a field < 0 is unknown
@@ -105,6 +108,13 @@ void sb_probe_judge(const sb_probe *p, int a, int b, sb_result_list *out,
  * load took 45% of the CPUs"). Results with fewer than 2 samples (summary
  * rows, skipped) are left unjudged. Pure apart from r. */
 void sb_stability_judge(sb_result *r, const sb_stab_ctx *ctx);
+
+/* Against the point's history on this machine: the medians (p50,
+ * seconds) of its newest earlier stable results; when there are at least
+ * SB_STAB_HISTORY_MIN and r's median differs from theirs by more than
+ * SB_STAB_HISTORY, r is flagged (a figure that would move the next time:
+ * the machine was not its usual self for the whole run). */
+void sb_stability_history(sb_result *r, const double *p50, int n);
 
 /* The remedies that fit the flags, in one line: "pin threads or isolate
  * the CPU; a longer --min-time; quiet the machine". */

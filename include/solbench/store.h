@@ -23,7 +23,7 @@ extern "C" {
 
 /* Version of the database layout this build writes; a database with a
  * higher version was written by a newer solbench and is refused. */
-#define SB_STORE_SCHEMA_VERSION 3
+#define SB_STORE_SCHEMA_VERSION 4
 /* Longest baseline name. */
 #define SB_STORE_NAME_MAX 64
 /* Most runs one baseline holds. */
@@ -126,6 +126,14 @@ typedef int (*sb_store_hist_fn)(const sb_store_hist_row *row, void *arg);
  * A non-zero return from fn stops the walk and is returned. */
 int sb_store_history(sb_store *st, const char *bench, int last_runs,
                      sb_store_hist_fn fn, void *arg, sb_err *err);
+
+/* The median times (p50, seconds) of the newest `max` stable results of
+ * point `point_key` (sb_point_key) on the machine `fingerprint`, newest
+ * first, leaving out run `except_run` (NULL: none); *n gets how many.
+ * Results from before the stability verdict (schema 3) are not counted. */
+int sb_store_point_medians(sb_store *st, const char *point_key,
+                           const char *fingerprint, const char *except_run,
+                           double *p50, int max, int *n, sb_err *err);
 
 /* ---- baselines ----------------------------------------------------------- */
 

@@ -335,6 +335,24 @@ int sb_cmd_run(int argc, char **argv)
     }
     sb_utc_now(run.ended_at, sizeof run.ended_at);
     rc = 0;
+    if (ctx.rank == 0 && st && run_rc == 0) {
+        /* each stable result against its stable runs on this machine */
+        const char *fp =
+            json_string_value(json_object_get(run.system, "fingerprint"));
+        for (size_t i = 0; fp && i < run.results.n; i++) {
+            sb_result *r = &run.results.items[i];
+            if (!r->stab_judged || !r->stable)
+                continue;
+            char key[1024];
+            double p50[20];
+            int n = 0;
+            sb_err herr = {0};
+            sb_point_key(r, key, sizeof key);
+            if (sb_store_point_medians(st, key, fp, run.run_id, p50, 20, &n,
+                                       &herr) == 0)
+                sb_stability_history(r, p50, n);
+        }
+    }
     if (ctx.rank == 0) {
         if (!quiet) {
             fprintf(human, "solbench %s  run %s  threads %d\n", sb_version(),

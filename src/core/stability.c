@@ -368,6 +368,29 @@ void sb_probe_judge(const sb_probe *p, int a, int b, sb_result_list *out,
     }
 }
 
+void sb_stability_history(sb_result *r, const double *p50, int n)
+{
+    if (!r->stab_judged || n < SB_STAB_HISTORY_MIN || !(r->stats.p50 > 0))
+        return;
+    double *t = malloc(sizeof *t * (size_t)n);
+    if (!t)
+        return;
+    double m = median_of(p50, (size_t)n, t);
+    free(t);
+    if (!(m > 0))
+        return;
+    /* as a rate: time m against time p50 */
+    double d = m / r->stats.p50 - 1;
+    if (fabs(d) <= SB_STAB_HISTORY)
+        return;
+    char why[160];
+    snprintf(why, sizeof why,
+             "%.0f%% %s than its median over the %d earlier stable runs on "
+             "this machine",
+             100 * fabs(d), d > 0 ? "faster" : "slower", n);
+    sb_stability_flag(r, SB_UNSTABLE_HISTORY, why);
+}
+
 const char *sb_stab_remedy(unsigned f, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -398,6 +421,10 @@ const char *sb_stab_remedy(unsigned f, char *buf, size_t len)
     if (f & SB_UNSTABLE_PROBE)
         SB__ADD("run again when the machine is quiet (its speed moved during "
                 "the run: a neighbour on the host)");
+    if (f & SB_UNSTABLE_HISTORY)
+        SB__ADD("compare with the machine's history before trusting it "
+                "(solbench history --bench NAME): the whole run may have met "
+                "a slower or faster host");
 #undef SB__ADD
     return buf;
 }

@@ -420,6 +420,9 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
     "  format TEXT NOT NULL,"
     "  events INTEGER NOT NULL,"
     "  data BLOB NOT NULL);",
+    /* 3 -> 4: a result's stability verdict (NULL: not judged, or stored
+     * before the verdict existed), for a point's history of stable runs. */
+    "ALTER TABLE results ADD COLUMN stable INTEGER;",
 };
 
 /* The database's application id, schema version and number of schema
@@ -938,8 +941,8 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
                       "backend, params, params_text, point_key, valid, "
                       "skipped, n, min, p50, p90, p99, max, mean, stddev, "
                       "cv, headline, headline_value, headline_unit, "
-                      "higher_better, metrics, notes) VALUES (?,?,?,?,?,?,"
-                      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      "higher_better, metrics, notes, stable) VALUES (?,?,?,"
+                      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                       &res, err)) ||
         (rc = prepare(st,
                       "INSERT INTO samples(result_id, i, seconds) VALUES "
@@ -1003,6 +1006,8 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
         }
         bind_text(res, 24, ms);
         bind_text(res, 25, ns);
+        if (r->stab_judged)
+            sqlite3_bind_int(res, 26, r->stable);
         int step = sqlite3_step(res);
         free(ps);
         free(ms);
@@ -1960,4 +1965,32 @@ int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
     }
     sqlite3_finalize(s);
     return rc;
+}
+
+int sb_store_point_medians(sb_store *st, const char *point_key,
+                           const char *fingerprint, const char *except_run,
+                           double *p50, int max, int *n, sb_err *err)
+{
+    *n = 0;
+    sqlite3_stmt *s;
+    int rc = prepare(st,
+                     "SELECT x.p50 FROM results x JOIN runs r ON r.run_id = "
+                     "x.run_id WHERE x.point_key = ?1 AND x.stable = 1 AND "
+                     "x.valid = 1 AND r.fingerprint IS ?2 AND (?3 IS NULL OR "
+                     "r.run_id <> ?3) ORDER BY r.started_at DESC, r.id DESC "
+                     "LIMIT ?4",
+                     &s, err);
+    if (rc)
+        return rc;
+    bind_text(s, 1, point_key);
+    bind_text(s, 2, fingerprint);
+    bind_text(s, 3, except_run);
+    sqlite3_bind_int(s, 4, max);
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW && *n < max)
+        p50[(*n)++] = sqlite3_column_double(s, 0);
+    sqlite3_finalize(s);
+    if (step != SQLITE_DONE && step != SQLITE_ROW)
+        return store_fail(st, err, "reading a point's history");
+    return 0;
 }
