@@ -3,7 +3,7 @@
 
 Usage:
     python3 scripts/make-trace-fixtures.py OUTDIR        # e.g. tests/data/trace
-    python3 scripts/make-trace-fixtures.py OUTDIR --only torch|jax|gpu|nsys
+    python3 scripts/make-trace-fixtures.py OUTDIR --only torch|encoder|jax|gpu|nsys
 
 Real traces (CPU, need torch / jax installed). One small transformer decoder
 block - vocab 128, d_model 64, 4 heads of 16, sequence 16, batch 2; RMSNorm
@@ -150,6 +150,61 @@ def write_json_maybe_gz(path, text):
     with gzip.open(path + ".gz", "wt", compresslevel=9) as f:
         f.write(text)
     return path + ".gz"
+
+
+# ------------------------------------------------------- torch encoder
+def make_torch_encoder(outdir):
+    """An eval-mode nn.TransformerEncoderLayer (d_model 256, 4 heads, ffn
+    1024, batch 4, sequence 128, batch_first) under no_grad on CPU, one
+    untraced forward then one profiled with record_shapes: PyTorch's fast
+    path runs it as aten::_transformer_encoder_layer_fwd over
+    _native_multi_head_attention (mm, bmm, bmm.out with its out tensor as a
+    third input, addmm), aten::_addmm_activation (linear1 + relu) and addmm.
+    The FLOP file is FlopCounterMode of the same forward with the fast path
+    off (the fused ops are opaque to it), which decomposes into the same
+    products: its total is what the trace's shapes must give."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    from torch.utils.flop_counter import FlopCounterMode
+
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    d, h, ff, B, S = 256, 4, 1024, 4, 128
+    m = torch.nn.TransformerEncoderLayer(d_model=d, nhead=h, dim_feedforward=ff,
+                                         batch_first=True)
+    m.eval()
+    x = torch.randn(B, S, d)
+    with torch.no_grad():
+        torch.backends.mha.set_fastpath_enabled(True)
+        m(x)
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            m(x)
+        tmp = os.path.join(outdir, ".encoder.json")
+        prof.export_chrome_trace(tmp)
+        torch.backends.mha.set_fastpath_enabled(False)
+        fc = FlopCounterMode(display=False)
+        with fc:
+            m(x)
+        torch.backends.mha.set_fastpath_enabled(True)
+    text = open(tmp).read()
+    os.remove(tmp)
+    out = os.path.join(outdir, "torch_cpu_encoder.json")
+    for p in (out, out + ".gz"):
+        if os.path.exists(p):
+            os.remove(p)
+    with gzip.open(out + ".gz", "wt", compresslevel=9) as f:
+        f.write(text)
+    per = {str(k): int(v) for k, v in fc.get_flop_counts()["Global"].items()}
+    doc = {"what": "torch.utils.flop_counter.FlopCounterMode of one eval "
+                   "forward of nn.TransformerEncoderLayer with the MHA fast "
+                   "path off (the traced forward runs it on)",
+           "torch_version": torch.__version__,
+           "shapes": {"d_model": d, "heads": h, "ffn": ff, "batch": B, "seq": S},
+           "total": int(fc.get_total_flops()), "per_op": per}
+    with open(os.path.join(outdir, "torch_cpu_encoder.flops.json"), "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    print(f"torch encoder: {out}.gz, total {doc['total']} FLOPs")
 
 
 # ---------------------------------------------------------------- torch
@@ -974,11 +1029,13 @@ def make_nsys(outdir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
-    ap.add_argument("--only", choices=("torch", "jax", "gpu", "nsys"))
+    ap.add_argument("--only", choices=("torch", "encoder", "jax", "gpu", "nsys"))
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     if a.only in (None, "torch"):
         make_torch(a.outdir)
+    if a.only in (None, "encoder"):
+        make_torch_encoder(a.outdir)
     if a.only in (None, "jax"):
         make_jax(a.outdir)
     if a.only in (None, "gpu"):

@@ -480,10 +480,22 @@ static void torch_cost(const char *full, targ *a, int n, sb_tr_cost *c)
     if (strcmp(nm, "mm") == 0 && nt >= 2 && t[0]->rank == 2 &&
         t[1]->rank == 2) {
         matmul_cost(c, 1, D(t[0], 2), D(t[0], 1), D(t[1], 1), t[0], t[1], 0);
-    } else if (strcmp(nm, "addmm") == 0 && nt >= 3 && t[1]->rank == 2 &&
-               t[2]->rank == 2) {
+    } else if ((strcmp(nm, "addmm") == 0 ||
+                strcmp(nm, "_addmm_activation") == 0) &&
+               nt >= 3 && t[1]->rank == 2 && t[2]->rank == 2) {
+        /* _addmm_activation: a linear layer with its ReLU or GELU fused
+         * (PyTorch's encoder fast path), the same product */
         matmul_cost(c, 1, D(t[1], 2), D(t[1], 1), D(t[2], 1), t[1], t[2],
                     t[0]->numel * (t[0]->es ? t[0]->es : es));
+    } else if ((strcmp(nm, "_scaled_mm") == 0 || strcmp(nm, "_int_mm") == 0) &&
+               nt >= 2 && t[0]->rank == 2 && t[1]->rank == 2) {
+        /* fp8 (scales aside) and int8 products: 2 M K N */
+        matmul_cost(c, 1, D(t[0], 2), D(t[0], 1), D(t[1], 1), t[0], t[1], 0);
+    } else if (strcmp(nm, "addbmm") == 0 && nt >= 3 && t[1]->rank == 3 &&
+               t[2]->rank == 3) {
+        /* the batch's products summed into one [M, N] */
+        matmul_cost(c, D(t[1], 3), D(t[1], 2), D(t[1], 1), D(t[2], 1), t[1],
+                    t[2], t[0]->numel * (t[0]->es ? t[0]->es : es));
     } else if (strcmp(nm, "bmm") == 0 && nt >= 2 && t[0]->rank == 3 &&
                t[1]->rank == 3) {
         matmul_cost(c, D(t[0], 3), D(t[0], 2), D(t[0], 1), D(t[1], 1), t[0],
