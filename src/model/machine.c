@@ -40,8 +40,8 @@ int sb_machine_load(const char *hw, const sb_run *run, sb_ceilings *c,
     if (desc) {
         size_t l = strlen(desc);
         snprintf(desc + l, len - l, "%srun %s (%d measured ceilings%s%.0d%s)",
-                 l ? " overridden by " : "", run->run_id, n,
-                 shaky ? "; " : "", shaky,
+                 l ? " overridden by " : "", run->run_id, n, shaky ? "; " : "",
+                 shaky,
                  shaky ? " only from unstable results: read them with care"
                        : "");
     }

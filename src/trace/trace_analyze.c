@@ -412,6 +412,51 @@ static long row_of(rowmap *m, const ctx *x, const inst *in)
     return (long)i;
 }
 
+/* ---- joins ------------------------------------------------------------------
+ * Events keyed by an id that may repeat (correlation ids and External ids
+ * restart per process), sorted by id then start. */
+typedef struct keyed {
+    int64_t key;
+    double a, b; /* the event's span */
+    int64_t idx;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+    const keyed *p = x, *q = y;
+    if (p->key != q->key)
+        return p->key < q->key ? -1 : 1;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->idx > q->idx) - (p->idx < q->idx); /* outer first */
+}
+
+/* Timestamps of one trace agree to within this (microseconds): device
+ * times are converted to the host's clock, and µs with three decimals
+ * round. */
+#define JOIN_SLACK_US 1.0
+
+/* Of the events with `key`, the one that started last at or before `at`
+ * (holding `at` within its span when `holds`); -1 when none does. */
+static int64_t keyed_last(const keyed *v, size_t n, int64_t key, double at,
+                          bool holds)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first entry with this key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t best = -1;
+    for (size_t i = lo;
+         i < n && v[i].key == key && v[i].a <= at + JOIN_SLACK_US; i++)
+        if (!holds || at <= v[i].b + JOIN_SLACK_US)
+            best = v[i].idx; /* later starts win: the innermost */
+    return best;
+}
+
 /* ---- annotations -----------------------------------------------------------
  */
 
@@ -998,52 +1043,38 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
                 goto out;
         }
     } else {
-        /* device: kernels joined to their launching operator's owner */
-        int64_t *by_ext = NULL;
-        size_t ecap = 1;
-        while (ecap < 2 * (w.nord + 1))
-            ecap *= 2;
-        by_ext = malloc(ecap * 2 * sizeof *by_ext); /* key, pos */
-        int64_t *by_corr = malloc(ecap * 2 * sizeof *by_corr);
-        size_t nrt = t->n_by_kind[SB_TK_RUNTIME];
-        size_t ccap = 1;
-        while (ccap < 2 * (nrt + 1))
-            ccap *= 2;
-        free(by_corr);
-        by_corr = malloc(ccap * 2 * sizeof *by_corr);
+        /* device: kernels joined to their launching operator's owner,
+         * only where the times agree: a correlation id and an External id
+         * restart per process (and per rank of merged traces), so of the
+         * events sharing one the launch is the last before the kernel,
+         * and the operator is one whose span holds that launch (or that
+         * started before the kernel, when no launch is known) */
+        size_t nrt = 0, nex = 0;
+        for (size_t i = 0; i < t->n; i++)
+            nrt += t->ev[i].kind == SB_TK_RUNTIME && t->ev[i].corr >= 0;
+        for (size_t k = 0; k < w.nord; k++)
+            nex += t->ev[w.ord[k]].ext >= 0;
+        keyed *by_corr = malloc((nrt ? nrt : 1) * sizeof *by_corr);
+        keyed *by_ext = malloc((nex ? nex : 1) * sizeof *by_ext);
         if (!by_ext || !by_corr) {
             free(by_ext);
             free(by_corr);
             goto out;
         }
-        for (size_t i = 0; i < ecap * 2; i++)
-            by_ext[i] = -1;
-        for (size_t i = 0; i < ccap * 2; i++)
-            by_corr[i] = -1;
+        nrt = nex = 0;
+        for (size_t i = 0; i < t->n; i++)
+            if (t->ev[i].kind == SB_TK_RUNTIME && t->ev[i].corr >= 0)
+                by_corr[nrt++] =
+                    (keyed){t->ev[i].corr, t->ev[i].ts,
+                            t->ev[i].ts + t->ev[i].dur, (int64_t)i};
         for (size_t k = 0; k < w.nord; k++) {
-            int64_t e = t->ev[w.ord[k]].ext;
-            if (e < 0)
-                continue;
-            size_t h = ((uint64_t)e * 0x9E3779B97F4A7C15ull) & (ecap - 1);
-            while (by_ext[2 * h] >= 0 && by_ext[2 * h] != e)
-                h = (h + 1) & (ecap - 1);
-            if (by_ext[2 * h] < 0) { /* the first (outermost) op keeps it */
-                by_ext[2 * h] = e;
-                by_ext[2 * h + 1] = (int64_t)k;
-            } else {
-                by_ext[2 * h + 1] = (int64_t)k; /* innermost wins */
-            }
+            const sb_tr_event *oe = &t->ev[w.ord[k]];
+            if (oe->ext >= 0)
+                by_ext[nex++] =
+                    (keyed){oe->ext, oe->ts, oe->ts + oe->dur, (int64_t)k};
         }
-        for (size_t i = 0; i < t->n; i++) {
-            const sb_tr_event *e = &t->ev[i];
-            if (e->kind != SB_TK_RUNTIME || e->corr < 0)
-                continue;
-            size_t h = ((uint64_t)e->corr * 0x9E3779B97F4A7C15ull) & (ccap - 1);
-            while (by_corr[2 * h] >= 0 && by_corr[2 * h] != e->corr)
-                h = (h + 1) & (ccap - 1);
-            by_corr[2 * h] = e->corr;
-            by_corr[2 * h + 1] = (int64_t)i;
-        }
+        qsort(by_corr, nrt, sizeof *by_corr, cmp_keyed);
+        qsort(by_ext, nex, sizeof *by_ext, cmp_keyed);
         /* per launching op: index into the instances */
         int64_t *inst_of = malloc((w.nord ? w.nord : 1) * sizeof *inst_of);
         if (!inst_of) {
@@ -1074,23 +1105,22 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
             const sb_tr_event *rt = NULL;
             int64_t ext = e->ext;
             if (e->corr >= 0) {
-                size_t h =
-                    ((uint64_t)e->corr * 0x9E3779B97F4A7C15ull) & (ccap - 1);
-                while (by_corr[2 * h] >= 0 && by_corr[2 * h] != e->corr)
-                    h = (h + 1) & (ccap - 1);
-                if (by_corr[2 * h] == e->corr) {
-                    rt = &t->ev[by_corr[2 * h + 1]];
+                /* the last launch with this id at or before the kernel */
+                int64_t ri = keyed_last(by_corr, nrt, e->corr, e->ts, false);
+                if (ri >= 0) {
+                    rt = &t->ev[ri];
                     if (ext < 0)
                         ext = rt->ext;
                 }
             }
             int64_t op = -1;
             if (ext >= 0) {
-                size_t h = ((uint64_t)ext * 0x9E3779B97F4A7C15ull) & (ecap - 1);
-                while (by_ext[2 * h] >= 0 && by_ext[2 * h] != ext)
-                    h = (h + 1) & (ecap - 1);
-                if (by_ext[2 * h] == ext)
-                    op = w.owner[by_ext[2 * h + 1]];
+                /* the innermost operator with this id that holds the
+                 * launch (or began before the kernel) */
+                int64_t k = keyed_last(by_ext, nex, ext, rt ? rt->ts : e->ts,
+                                       rt != NULL);
+                if (k >= 0)
+                    op = w.owner[k];
             }
             /* the window: device steps, else launched within the host's */
             if (dsteps || !v.set) {

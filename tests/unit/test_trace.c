@@ -378,24 +378,26 @@ static const char *sizes_trace =
     "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\","
     "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
 #define LAUNCH(c, ts)                                                          \
-    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","     \
-    "\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":1,\"args\":{\"correlation\":" #c \
-    "}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","    \
+    "\"pid\":1,\"tid\":1,\"ts\":" #ts                                          \
+    ",\"dur\":1,\"args\":{\"correlation\":" #c "}},"
 #define NCCL(c, ts, n)                                                         \
-    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce\","     \
-    "\"pid\":0,\"tid\":20,\"ts\":" #ts ",\"dur\":40,\"args\":{\"correlation\":" #c \
-    ",\"Collective name\":\"allreduce\",\"In msg nelems\":" #n                  \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce\","   \
+    "\"pid\":0,\"tid\":20,\"ts\":" #ts                                         \
+    ",\"dur\":40,\"args\":{\"correlation\":" #c                                \
+    ",\"Collective name\":\"allreduce\",\"In msg nelems\":" #n                 \
     ",\"Out msg nelems\":" #n ",\"Group size\":8,\"dtype\":\"BFloat16\"}},"
 #define COPY(c, ts, b)                                                         \
     "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoD (Device -> "  \
     "Device)\",\"pid\":0,\"tid\":7,\"ts\":" #ts ",\"dur\":10,\"args\":"        \
     "{\"correlation\":" #c ",\"bytes\":" #b "}},"
-    LAUNCH(1, 10) LAUNCH(2, 20) LAUNCH(3, 30) LAUNCH(4, 40) LAUNCH(5, 50)
-    NCCL(1, 200, 1048576) NCCL(2, 300, 2097152) NCCL(3, 400, 4194304)
-    COPY(4, 500, 1000000) COPY(5, 600, 3000000)
-    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"end\","
-    "\"pid\":1,\"tid\":1,\"ts\":90,\"dur\":1}"
-    "]}";
+    LAUNCH(1, 10) LAUNCH(2, 20) LAUNCH(3, 30) LAUNCH(4, 40) LAUNCH(5, 50) NCCL(
+        1, 200, 1048576) NCCL(2, 300, 2097152) NCCL(3, 400, 4194304)
+        COPY(4, 500, 1000000) COPY(
+            5, 600,
+            3000000) "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"end\","
+                     "\"pid\":1,\"tid\":1,\"ts\":90,\"dur\":1}"
+                     "]}";
 #undef LAUNCH
 #undef NCCL
 #undef COPY
@@ -425,6 +427,61 @@ static void test_per_instance(void)
     CHECK(r && r->count == 2);
     if (r)
         CHECK_NEAR(r->bytes, 4e6 * 2, 0); /* read and written */
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+}
+
+/* Correlation and External ids restart (per process, per rank of a merged
+ * trace): two steps 15 s apart reuse correlation 100 and External id 7.
+ * Each kernel joins the launch before it and the operator holding that
+ * launch, not the last ones to carry the ids. */
+static const char *reused_trace = "{\"traceEvents\":["
+#define STEP(n, ts)                                                            \
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n    \
+    "\",\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":100},"
+#define OP(name, ts)                                                           \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,"        \
+    "\"tid\":1,\"ts\":" #ts ",\"dur\":20,\"args\":{\"External id\":7}},"
+#define LAUNCH(ts)                                                             \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","    \
+    "\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":3,\"args\":{\"correlation\":"  \
+    "100,\"External id\":7}},"
+#define KERNEL(name, ts, dur)                                                  \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,"        \
+    "\"tid\":7,\"ts\":" #ts ",\"dur\":" #dur                                   \
+    ",\"args\":{\"correlation\":100}},"
+    STEP(1, 0) OP("aten::mm", 10) LAUNCH(12) KERNEL("mm_kernel", 200, 30)
+        STEP(2, 15000000) OP("aten::add", 15000010) LAUNCH(15000012) KERNEL(
+            "add_kernel", 15000200,
+            5) "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"end\","
+               "\"pid\":1,\"tid\":1,\"ts\":15000300,\"dur\":1}"
+               "]}";
+#undef STEP
+#undef OP
+#undef LAUNCH
+#undef KERNEL
+
+static void test_reused_ids(void)
+{
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str(reused_trace, &t, &e) == 0);
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "bw.HBM", 3.35e12, "datasheet");
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    const sb_tr_row *r = row(&a, "aten::mm", NULL);
+    CHECK(r && r->count == 1);
+    if (r) {
+        CHECK_NEAR(r->t_s, 30e-6, 1e-9);
+        CHECK(strcmp(r->kernel, "mm_kernel") == 0);
+    }
+    r = row(&a, "aten::add", NULL);
+    CHECK(r && r->count == 1);
+    if (r) {
+        CHECK_NEAR(r->t_s, 5e-6, 1e-9);
+        CHECK(strcmp(r->kernel, "add_kernel") == 0);
+    }
     sb_tr_analysis_free(&a);
     sb_trace_free(&t);
 }
@@ -630,8 +687,8 @@ static void test_fixture_encoder(void)
 {
     sb_trace t;
     sb_err e = {0};
-    int rc = sb_trace_read(SB_TEST_DATA "/trace/torch_cpu_encoder.json.gz",
-                           &t, &e);
+    int rc =
+        sb_trace_read(SB_TEST_DATA "/trace/torch_cpu_encoder.json.gz", &t, &e);
     CHECK(rc == 0);
     json_t *want = json_load_file(
         SB_TEST_DATA "/trace/torch_cpu_encoder.flops.json", 0, NULL);
@@ -1140,6 +1197,7 @@ static void test_efficiencies(void)
 int main(void)
 {
     test_per_instance();
+    test_reused_ids();
     test_fixture_encoder();
     test_efficiencies();
     test_rules();
