@@ -37,6 +37,12 @@ extern "C" {
 #define SB_TRACE_MAX_EVENT (16u << 20)
 /* The most events one trace may hold (about 64 B each). */
 #define SB_TRACE_MAX_EVENTS 40000000u
+/* The most trace text the reader takes (unpacked): about the most events
+ * at 400 B each. A gzip'd file can unpack 1000-fold; this bounds it. */
+#define SB_TRACE_MAX_TEXT (16ull << 30)
+/* The longest run of blank space between values the reader accepts: no
+ * profiler writes one; a gzip bomb of spaces is refused at once. */
+#define SB_TRACE_MAX_BLANK (16u << 20)
 
 typedef enum sb_tr_format {
     SB_TR_CHROME = 0, /* generic Chrome trace */
@@ -236,6 +242,9 @@ typedef struct sb_tr_analysis {
     double comm_s;         /* union of collectives' time */
     double comm_overlap_s; /* of which overlapped with other work */
     double op_s;           /* sum of rows' time */
+    /* what shares are of: the window, or op_s + idle_s where ops overlap
+     * (streams, threads), so that shares sum to at most 1 */
+    double share_of_s;
     long n_unclassified;
     double unclassified_s;
     long n_overlapping; /* host events that overlap a sibling partly */

@@ -197,6 +197,14 @@ static int cmd_import(const opts *o)
     /* read first: what cannot be analysed is not stored */
     if (sb_trace_read(path, &t, &err))
         return sb_cli_error(&err);
+    if (t.n == 0) {
+        sb_fail(&err, SB_EINVAL,
+                "%s: no complete events (ph X) among its %zu: nothing to "
+                "analyse, not stored",
+                path, t.n_total);
+        sb_trace_free(&t);
+        return sb_cli_error(&err);
+    }
     unsigned char *gz = NULL;
     size_t len = 0;
     sb_store *st = NULL;

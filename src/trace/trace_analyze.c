@@ -1371,7 +1371,8 @@ int sb_trace_analyze(const sb_trace *t, const sb_ceilings *c, sb_tr_analysis *a,
     if (a->idle_s > 0 &&
         add_group(&a->phases, &a->nphases, "idle", NULL, a->idle_s, NULL))
         goto out;
-    double den = a->window_s > 0 ? a->window_s : 1;
+    a->share_of_s = fmax(a->window_s, a->op_s + a->idle_s);
+    double den = a->share_of_s > 0 ? a->share_of_s : 1;
     for (size_t i = 0; i < a->nphases; i++)
         a->phases[i].share = a->phases[i].t_s / den;
     for (size_t i = 0; i < a->nannots; i++)

@@ -53,7 +53,7 @@ static int add(nsrc *n, sqlite3_stmt *s, sb_tr_kind kind, int64_t pid,
     n->t->n_total++;
     if (sqlite3_column_type(s, 1) == SQLITE_NULL || b < a)
         return 1; /* a range never closed: skipped */
-    if (fabs(a) > 1e21 || b - a > 3.2e16)
+    if (a < 0 || a > 1e21 || b - a > 3.2e16)
         return sb_fail(n->err, SB_EINVAL,
                        "%s: Nsight Systems export: an event from %.0f to "
                        "%.0f ns: not a time",
@@ -131,7 +131,12 @@ static int copy_row(nsrc *n, sqlite3_stmt *s, bool memset)
         memset ? "Memset" : memcpy_name(sqlite3_column_int(s, 6)), &e);
     if (rc == 0) {
         double by = sqlite3_column_double(s, 5);
-        e->aux = isfinite(by) && by > 0 ? by : 0;
+        if (!isfinite(by) || by < 0 || by > 1e15)
+            return sb_fail(n->err, SB_EINVAL,
+                           "%s: Nsight Systems export: a copy or set of %g "
+                           "bytes: not a size (0 to 1e15)",
+                           n->label, by);
+        e->aux = by;
     }
     return rc < 0 ? rc : 0;
 }

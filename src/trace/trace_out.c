@@ -82,7 +82,7 @@ static void interventions(FILE *f, const sb_tr_analysis *a)
     int shown = 0;
     for (int i = 0; i < 5; i++) {
         int k = ord[i];
-        if (at[k] <= 0 || at[k] < 0.01 * a->window_s)
+        if (at[k] <= 0 || at[k] < 0.01 * a->share_of_s)
             continue;
         char tb[32];
         char advice[400];
@@ -98,9 +98,10 @@ static void interventions(FILE *f, const sb_tr_analysis *a)
             what = "the device waits for the host: fewer, larger kernels "
                    "(fusion, CUDA graphs, torch.compile); a faster input "
                    "pipeline; no synchronisation inside the step";
-        fprintf(f, "  %-8s %10s at stake (%4.1f%% of the window)%s%s\n    %s\n",
+        fprintf(f, "  %-8s %10s at stake (%4.1f%% of the %s)%s%s\n    %s\n",
                 cls[k], sb_fmt_time(at[k], "us", tb, sizeof tb),
-                a->window_s > 0 ? 100 * at[k] / a->window_s : 0,
+                a->share_of_s > 0 ? 100 * at[k] / a->share_of_s : 0,
+                a->share_of_s > a->window_s ? "ops' time" : "window",
                 where[k] ? ", mostly in " : "", where[k] ? where[k] : "", what);
         shown++;
     }
@@ -141,6 +142,12 @@ void sb_tr_print(FILE *f, const sb_trace *t, const sb_tr_analysis *a, int top)
             sb_fmt_time(a->comm_s, "us", b1, sizeof b1),
             100 * a->comm_overlap_s / a->comm_s,
             sb_fmt_time(a->comm_s - a->comm_overlap_s, "us", b2, sizeof b2));
+    if (a->share_of_s > a->window_s * 1.0001)
+        fprintf(f,
+                "ops overlap (streams, threads): their times sum to %s, "
+                "so shares are of that and the idle time, %s\n",
+                sb_fmt_time(a->op_s, "us", b1, sizeof b1),
+                sb_fmt_time(a->share_of_s, "us", b2, sizeof b2));
     if (t->n == 0)
         fprintf(f, "note: the trace has no complete events (ph X): nothing "
                    "to analyse\n");
@@ -181,8 +188,9 @@ void sb_tr_print(FILE *f, const sb_trace *t, const sb_tr_analysis *a, int top)
         }
         fprintf(f, "%-34s %-30s %6ld %9s %5.1f%% %8s %8s %7s %6s %-12s %9s\n",
                 nm, sh, r->count, sb_fmt_time(r->t_s, "us", b1, sizeof b1),
-                a->window_s > 0 ? 100 * r->t_s / a->window_s : 0, fl, by, ai,
-                pct, r->cls, sb_fmt_time(r->at_stake_s, "us", b2, sizeof b2));
+                a->share_of_s > 0 ? 100 * r->t_s / a->share_of_s : 0, fl, by,
+                ai, pct, r->cls,
+                sb_fmt_time(r->at_stake_s, "us", b2, sizeof b2));
     }
     if (over)
         fprintf(f, "! above its ceiling: the machine model is slower than "
@@ -277,6 +285,8 @@ int sb_tr_write_json(const sb_trace *t, const sb_tr_analysis *a,
     json_object_set_new(o, "step_s", num(a->step_s));
     json_object_set_new(o, "busy_s", num(a->busy_s));
     json_object_set_new(o, "idle_s", num(a->idle_s));
+    json_object_set_new(o, "op_s", num(a->op_s));
+    json_object_set_new(o, "share_of_s", num(a->share_of_s));
     json_object_set_new(o, "idle_gaps", json_integer(a->n_gaps));
     json_object_set_new(o, "max_gap_s", num(a->max_gap_s));
     json_object_set_new(o, "comm_s", num(a->comm_s));
@@ -300,8 +310,8 @@ int sb_tr_write_json(const sb_trace *t, const sb_tr_analysis *a,
         json_object_set_new(x, "dtype", json_string(r->cost.dtype));
         json_object_set_new(x, "count", json_integer(r->count));
         json_object_set_new(x, "seconds", num(r->t_s));
-        json_object_set_new(x, "share",
-                            num(a->window_s > 0 ? r->t_s / a->window_s : 0));
+        json_object_set_new(
+            x, "share", num(a->share_of_s > 0 ? r->t_s / a->share_of_s : 0));
         json_object_set_new(x, "flops", num(r->flops));
         json_object_set_new(x, "bytes", num(r->bytes));
         json_object_set_new(x, "ai", num(r->ai));

@@ -189,6 +189,13 @@ static void src_fill(src *s)
     s->pos = s->len = 0;
     if (s->eof)
         return;
+    if (s->off >= SB_TRACE_MAX_TEXT) {
+        src_fail(s,
+                 "over 16 GiB of trace text (unpacked): split the trace "
+                 "or profile fewer steps",
+                 NULL);
+        return;
+    }
     if (s->gz) {
         int n = gzread(s->gz, s->buf, SRC_BUF);
         if (n < 0) {
@@ -279,8 +286,15 @@ static inline int src_get(src *s)
 static int skip_ws(src *s)
 {
     int c;
-    while ((c = src_peek(s)) == ' ' || c == '\n' || c == '\r' || c == '\t')
+    size_t run = 0;
+    while ((c = src_peek(s)) == ' ' || c == '\n' || c == '\r' || c == '\t') {
         src_get(s);
+        if (++run > SB_TRACE_MAX_BLANK)
+            return src_fail(s,
+                            "over 16 MiB of blank space in a row: not a "
+                            "trace a profiler wrote",
+                            NULL);
+    }
     return c;
 }
 
@@ -478,6 +492,47 @@ static double num_arg(json_t *args, const char *key)
     return 0;
 }
 
+/* Sizes a profiler records: whole numbers of elements or bytes, none over
+ * 1e15 (a petabyte of bytes), no tensor over 1e18 elements. Larger or
+ * negative ones are not sizes; costed, they become FLOP counts of -9e18
+ * and bandwidths of 1e287 B/s. */
+#define SIZE_MAX_ONE 1e15
+#define SIZE_MAX_TENSOR 1e18
+
+static bool size_ok(double x)
+{
+    return isfinite(x) && x >= 0 && x <= SIZE_MAX_ONE && x == floor(x);
+}
+
+/* Input Dims: shapes (arrays of numbers), lists of shapes for tensor
+ * lists, and anything else for non-tensors. true when every shape is
+ * one. */
+static bool dims_ok(json_t *v, int depth)
+{
+    if (!json_is_array(v))
+        return true;
+    if (depth > 4)
+        return false;
+    size_t n = json_array_size(v);
+    bool shape = n > 0;
+    for (size_t i = 0; i < n; i++)
+        shape = shape && json_is_number(json_array_get(v, i));
+    if (!shape) {
+        for (size_t i = 0; i < n; i++)
+            if (!dims_ok(json_array_get(v, i), depth + 1))
+                return false;
+        return true;
+    }
+    double numel = 1;
+    for (size_t i = 0; i < n; i++) {
+        double x = json_number_value(json_array_get(v, i));
+        if (!size_ok(x))
+            return false;
+        numel *= x;
+    }
+    return numel <= SIZE_MAX_TENSOR;
+}
+
 static int err_event(reader *r, size_t idx, const char *name, const char *why)
 {
     char nm[80];
@@ -575,7 +630,7 @@ static int on_complete(reader *r, json_t *e, size_t idx)
                          "a complete event (ph X) without a "
                          "number 'dur'");
     double tsv = json_number_value(ts), durv = json_number_value(dur);
-    if (!isfinite(tsv) || !isfinite(durv) || durv < 0)
+    if (!isfinite(tsv) || !isfinite(durv) || durv < 0 || tsv < 0)
         return err_event(r, idx, name,
                          "a negative or non-finite 'dur' or "
                          "'ts'");
@@ -612,6 +667,11 @@ static int on_complete(reader *r, json_t *e, size_t idx)
     ev->corr = int_arg(args, "correlation");
     ev->ext = int_arg(args, "External id");
     json_t *dims = json_object_get(args, "Input Dims");
+    if (dims && !dims_ok(dims, 0))
+        return err_event(r, idx, name,
+                         "'Input Dims' holds a size that is not one (a "
+                         "dimension below 0 or over 1e15, a tensor over "
+                         "1e18 elements)");
     if (dims) {
         json_t *sig = json_array();
         json_array_append(sig, dims);
@@ -632,6 +692,10 @@ static int on_complete(reader *r, json_t *e, size_t idx)
         ev->coll = intern(t, coll);
         double in = num_arg(args, "In msg nelems"),
                out = num_arg(args, "Out msg nelems");
+        if (!size_ok(in) || !size_ok(out))
+            return err_event(r, idx, name,
+                             "'In msg nelems' or 'Out msg nelems' is not "
+                             "a message size (0 to 1e15 elements)");
         ev->aux = in > out ? in : out;
         int64_t g = int_arg(args, "Group size");
         ev->group = (int16_t)(g > 0 && g < 32768 ? g : 0);
@@ -640,6 +704,8 @@ static int on_complete(reader *r, json_t *e, size_t idx)
             ev->sig = intern(t, dt);
     } else if (k == SB_TK_MEMCPY || k == SB_TK_MEMSET) {
         ev->aux = num_arg(args, "bytes");
+        if (!size_ok(ev->aux))
+            return err_event(r, idx, name, "'bytes' is not a size (0 to 1e15)");
     }
     t->n_by_kind[k]++;
     return 0;
@@ -929,6 +995,72 @@ static int read_sqlite(sqlite3 *db, const char *label, sb_trace *t, sb_err *err)
     return rc;
 }
 
+/* An SQLite file held in memory (sqlite3_malloc'ed; SQLite frees it,
+ * whatever happens). */
+static int read_sqlite_bytes(unsigned char *db_bytes, size_t db_len,
+                             const char *label, sb_trace *t, sb_err *err)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(":memory:", &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
+                        NULL) != SQLITE_OK) {
+        sqlite3_free(db_bytes); /* not handed to SQLite */
+        sqlite3_close(db);
+        return sb_fail(err, SB_ENOMEM, "%s: out of memory", label);
+    }
+    if (sqlite3_deserialize(db, "main", db_bytes, (sqlite3_int64)db_len,
+                            (sqlite3_int64)db_len,
+                            SQLITE_DESERIALIZE_FREEONCLOSE |
+                                SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+        sqlite3_close(db);
+        return sb_fail(err, SB_EINVAL, "%s: cannot be read as SQLite", label);
+    }
+    int rc = read_sqlite(db, label, t, err);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* A gzip'd file unpacked into memory, for an SQLite file (at most 4 GiB):
+ * *out is sqlite3_malloc'ed. */
+static int gz_slurp(gzFile gz, const char *path, unsigned char **out,
+                    size_t *olen, sb_err *err)
+{
+    size_t cap = 1u << 20, n = 0;
+    unsigned char *o = sqlite3_malloc64(cap);
+    if (!o)
+        return sb_fail(err, SB_ENOMEM, "%s: out of memory", path);
+    for (;;) {
+        if (n == cap) {
+            if (cap >= (1ull << 32)) {
+                sqlite3_free(o);
+                return sb_fail(err, SB_EINVAL, "%s: over 4 GiB unpacked", path);
+            }
+            unsigned char *p = sqlite3_realloc64(o, cap * 2);
+            if (!p) {
+                sqlite3_free(o);
+                return sb_fail(err, SB_ENOMEM, "%s: out of memory", path);
+            }
+            o = p;
+            cap *= 2;
+        }
+        size_t want = cap - n > (1u << 30) ? (1u << 30) : cap - n;
+        int got = gzread(gz, o + n, (unsigned)want);
+        if (got < 0) {
+            int zerr;
+            const char *m = gzerror(gz, &zerr);
+            sqlite3_free(o);
+            return sb_fail(err, SB_EINVAL, "%s: the gzip data is corrupt: %s",
+                           path, m);
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    *out = o;
+    *olen = n;
+    return 0;
+}
+
 int sb_trace_read(const char *path, sb_trace *t, sb_err *err)
 {
     int fd;
@@ -965,6 +1097,31 @@ int sb_trace_read(const char *path, sb_trace *t, sb_err *err)
         return sb_fail(err, SB_ENOMEM, "%s: cannot be read (zlib)", path);
     }
     gzbuffer(gz, 256u << 10);
+    if (hn >= 2 && (unsigned char)head[0] == 0x1f &&
+        (unsigned char)head[1] == 0x8b) {
+        /* gzip'd: an Nsight Systems export stored packed is SQLite */
+        unsigned char zh[16];
+        int zn = gzread(gz, zh, sizeof zh);
+        if (zn == (int)sizeof zh && memcmp(zh, sqlite_magic, 16) == 0) {
+            unsigned char *db_bytes = NULL;
+            size_t db_len = 0;
+            if (gzrewind(gz) != 0 ||
+                (rc = gz_slurp(gz, path, &db_bytes, &db_len, err)) != 0) {
+                gzclose(gz);
+                return rc ? rc
+                          : sb_fail(err, SB_EINVAL,
+                                    "%s: cannot be read again from its start",
+                                    path);
+            }
+            gzclose(gz);
+            return read_sqlite_bytes(db_bytes, db_len, path, t, err);
+        }
+        if (gzrewind(gz) != 0) {
+            gzclose(gz);
+            return sb_fail(err, SB_EINVAL,
+                           "%s: cannot be read again from its start", path);
+        }
+    }
     src *s = calloc(1, sizeof *s);
     if (!s) {
         gzclose(gz);
@@ -1057,28 +1214,8 @@ int sb_trace_read_mem(const void *buf, size_t len, const char *label,
         if (r < 0)
             return r;
     }
-    if (db_bytes) {
-        sqlite3 *db = NULL;
-        if (sqlite3_open_v2(":memory:", &db,
-                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
-                            NULL) != SQLITE_OK) {
-            sqlite3_free(db_bytes); /* not handed to SQLite */
-            sqlite3_close(db);
-            return sb_fail(err, SB_ENOMEM, "%s: out of memory", label);
-        }
-        /* from here SQLite frees the bytes, whatever happens */
-        if (sqlite3_deserialize(db, "main", db_bytes, (sqlite3_int64)db_len,
-                                (sqlite3_int64)db_len,
-                                SQLITE_DESERIALIZE_FREEONCLOSE |
-                                    SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
-            sqlite3_close(db);
-            return sb_fail(err, SB_EINVAL, "%s: cannot be read as SQLite",
-                           label);
-        }
-        int rc = read_sqlite(db, label, t, err);
-        sqlite3_close(db);
-        return rc;
-    }
+    if (db_bytes)
+        return read_sqlite_bytes(db_bytes, db_len, label, t, err);
     src *s = calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");

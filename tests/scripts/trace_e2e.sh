@@ -315,7 +315,8 @@ mkdir -p "$B"
 K=$D/kineto_gpu_small.json
 head -c $(($(stat -c %s "$K") / 2)) "$K" >"$B/cut.json"
 head -c $(($(stat -c %s "$T") / 2)) "$T" >"$B/cut.json.gz"
-python3 - "$T" "$B/corrupt.json.gz" "$K" "$B/nodur.json" "$B/negdur.json" <<'PY'
+python3 - "$T" "$B/corrupt.json.gz" "$K" "$B/nodur.json" "$B/negdur.json" \
+    "$B/negts.json" "$B/bigdims.json" <<'PY'
 import json, sys
 b = bytearray(open(sys.argv[1], "rb").read())
 m = len(b) // 2
@@ -328,12 +329,20 @@ k = dict(ev[0]); del k["dur"]
 json.dump({"traceEvents": [k]}, open(sys.argv[4], "w"))
 k = dict(ev[0]); k["dur"] = -3.5
 json.dump({"traceEvents": [k]}, open(sys.argv[5], "w"))
+k = dict(ev[0]); k["ts"] = -100
+json.dump({"traceEvents": [k]}, open(sys.argv[6], "w"))
+k = dict(ev[0]); k["args"] = {"Input Dims": [[9e14, 9e14], [9e14, 3]]}
+json.dump({"traceEvents": [k]}, open(sys.argv[7], "w"))
 PY
+# a gzip bomb: 100 MiB of spaces in 100 KiB, refused at 16 MiB
+{ printf '{"traceEvents":['; head -c 100M /dev/zero | tr '\0' ' '; printf ']}'; } |
+    gzip -c >"$B/bomb.json.gz"
 echo "this is not a profiler trace" >"$B/plain.txt"
 : >"$B/empty.json"
 mkdir "$B/adir"
 mkfifo "$B/fifo.json"
-for f in cut.json cut.json.gz corrupt.json.gz nodur.json negdur.json plain.txt empty.json adir nope.json fifo.json; do
+for f in cut.json cut.json.gz corrupt.json.gz nodur.json negdur.json negts.json \
+    bigdims.json bomb.json.gz plain.txt empty.json adir nope.json fifo.json; do
     for sub in show import; do
         timeout 10 "$S" trace $sub "$B/$f" >/dev/null 2>"$W/e"
         rc=$?
@@ -341,6 +350,14 @@ for f in cut.json cut.json.gz corrupt.json.gz nodur.json negdur.json plain.txt e
         one_line "$W/e" "^solbench: $B/$f\b" "$sub $f: one line naming the file"
     done
 done
+# no complete events: shown with a note, not stored
+echo '{"traceEvents":[{"ph":"i","name":"mark","ts":1}]}' >"$B/noevents.json"
+"$S" trace show "$B/noevents.json" >"$W/ne.out" 2>&1
+expect_rc 0 $? "show of a trace without complete events"
+has "$W/ne.out" 'no complete events' "show says it has nothing to analyse"
+"$S" trace import "$B/noevents.json" >/dev/null 2>"$W/e"
+expect_rc 2 $? "import of a trace without complete events"
+one_line "$W/e" "^solbench: $B/noevents.json: no complete events" "import refusal: one line naming the file"
 "$S" trace list >"$W/bl.out" 2>&1
 has "$W/bl.out" '^no traces stored in ' "failed imports stored nothing"
 

@@ -556,6 +556,27 @@ static void test_bad(void)
         "without a number 'ts'");
     bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":-5}]}",
         "negative");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":-1,\"dur\":5}]}",
+        "negative");
+    /* sizes that are not sizes: refused, never costed */
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":1,"
+        "\"dur\":5,\"args\":{\"Input Dims\":[[900000000000000,"
+        "900000000000000],[900000000000000,3]]}}]}",
+        "'Input Dims' holds a size that is not one");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"aten::cat\",\"ts\":1,"
+        "\"dur\":5,\"args\":{\"Input Dims\":[[[2,-3],[4,5]],[]]}}]}",
+        "'Input Dims' holds a size that is not one");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"nccl\",\"ts\":1,"
+        "\"dur\":5,\"args\":{\"Collective name\":\"allreduce\","
+        "\"In msg nelems\":1e300,\"Out msg nelems\":1}}]}",
+        "not a message size");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"nccl\",\"ts\":1,"
+        "\"dur\":5,\"args\":{\"Collective name\":\"allgather\","
+        "\"In msg nelems\":5,\"Out msg nelems\":-5}}]}",
+        "not a message size");
+    bad("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":"
+        "\"Memcpy\",\"ts\":1,\"dur\":5,\"args\":{\"bytes\":-1}}]}",
+        "not a size");
     bad("{\"traceEvents\":[3]}", "not a JSON object");
     bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,"
         "\"dur\":1e300}]}",
@@ -575,6 +596,18 @@ static void test_bad(void)
         memset(s + n, 'a', big);
         strcpy(s + n + big, "\"}]}");
         bad(s, "larger than 16 MiB");
+        free(s);
+    }
+    /* blank space past 16 MiB between values: refused where it passes
+     * the limit, not read to its end (a gzip bomb of spaces) */
+    size_t blank = SB_TRACE_MAX_BLANK + 1000;
+    s = malloc(blank + 64);
+    if (s) {
+        strcpy(s, "{\"traceEvents\":[");
+        size_t n = strlen(s);
+        memset(s + n, ' ', blank);
+        strcpy(s + n + blank, "]}");
+        bad(s, "blank space in a row");
         free(s);
     }
     /* an empty trace reads; the analysis has nothing to place */
@@ -620,6 +653,72 @@ static void test_gzip(void)
     CHECK(sb_trace_read_mem(gz, len, "t.json.gz", &t, &e) == SB_EINVAL);
     CHECK(strstr(e.msg, "t.json.gz") && strstr(e.msg, "gzip"));
     free(gz);
+}
+
+/* Kernels on two streams overlap: their times sum past the window, and
+ * the shares are of that sum (with idle time), so they add up to 100 %. */
+static void test_shares(void)
+{
+    static const char *tr =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":20,"
+        "\"ts\":10,\"dur\":40},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":21,"
+        "\"ts\":10,\"dur\":40},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":21,"
+        "\"ts\":70,\"dur\":20}]}";
+    sb_trace t;
+    sb_err e = {0};
+    CHECK(read_str(tr, &t, &e) == 0);
+    sb_ceilings c = {0};
+    sb_tr_analysis a;
+    CHECK(sb_trace_analyze(&t, &c, &a, &e) == 0);
+    /* window [10,90): busy 60, idle 20; ops 100 */
+    CHECK_NEAR(a.window_s, 80e-6, 1e-12);
+    CHECK_NEAR(a.op_s, 100e-6, 1e-12);
+    CHECK_NEAR(a.share_of_s, 120e-6, 1e-12);
+    double sum = 0;
+    for (size_t i = 0; i < a.nphases; i++)
+        sum += a.phases[i].share;
+    CHECK_NEAR(sum, 1.0, 1e-9);
+    sum = 0;
+    for (size_t i = 0; i < a.nannots; i++)
+        sum += a.annots[i].share;
+    CHECK(sum <= 1.0 + 1e-9);
+    sb_tr_analysis_free(&a);
+    sb_trace_free(&t);
+}
+
+/* An Nsight Systems export stored gzip'd (nsys_gpu_small.sqlite.gz) is
+ * read from a file as the SQLite it holds, as from memory. */
+static void test_nsys_gz_file(void)
+{
+    const char *src = SB_TEST_DATA "/trace/nsys_gpu_small.sqlite";
+    FILE *in = fopen(src, "rb");
+    CHECK(in != NULL);
+    if (!in)
+        return;
+    char path[] = "/tmp/sb_nsys_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    gzFile gz = fd >= 0 ? gzdopen(fd, "wb") : NULL;
+    CHECK(gz != NULL);
+    char buf[65536];
+    size_t n;
+    while (gz && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        CHECK(gzwrite(gz, buf, (unsigned)n) == (int)n);
+    fclose(in);
+    if (gz)
+        gzclose(gz);
+    sb_trace t, u;
+    sb_err e = {0};
+    CHECK(sb_trace_read(path, &t, &e) == 0);
+    CHECK(t.format == SB_TR_NSYS);
+    CHECK(sb_trace_read(src, &u, &e) == 0);
+    CHECK(t.n == u.n && t.n > 0);
+    sb_trace_free(&t);
+    sb_trace_free(&u);
+    unlink(path);
 }
 
 /* The real PyTorch CPU fixture: the FLOPs the rules compute from the
@@ -1198,6 +1297,8 @@ int main(void)
 {
     test_per_instance();
     test_reused_ids();
+    test_shares();
+    test_nsys_gz_file();
     test_fixture_encoder();
     test_efficiencies();
     test_rules();
