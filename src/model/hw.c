@@ -553,13 +553,31 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
                              &count);
             } else if (strcmp(r->area, "network") == 0) {
                 const sb_pval *sz = sb_p_find(&r->params, "size");
-                double a = sb__metric(r, "alpha_us"),
-                       b = sb__metric(r, "beta_GBps");
-                if (!(a > 0 || b > 0) || (sz && strcmp(sz->text, "fit") != 0))
-                    continue;
                 const char *coll = strchr(r->bench, '.')
                                        ? strchr(r->bench, '.') + 1
                                        : r->bench;
+                if (!sz || strcmp(sz->text, "fit") != 0) {
+                    /* the link: the fastest point-to-point stream at any
+                     * message size (bibw counts both directions) */
+                    double bus = sb__metric(r, "busbw_GBps") * 1e9;
+                    if (strcmp(coll, "bibw") == 0)
+                        bus /= 2;
+                    if (strcmp(coll, "bw") == 0 || strcmp(coll, "bibw") == 0 ||
+                        strcmp(coll, "pingpong") == 0 ||
+                        strcmp(coll, "sendrecv") == 0)
+                        sb__best(c, &seen, "net.link.beta_Bps", bus, &count);
+                    continue;
+                }
+                double a = sb__metric(r, "alpha_us"),
+                       b = sb__metric(r, "beta_GBps");
+                if (!(a > 0 || b > 0))
+                    continue;
+                /* the link's latency: one message's, from ping-pong */
+                if (strcmp(coll, "pingpong") == 0 && a > 0) {
+                    sb_ceil_set(c, "net.link.alpha_s", a * 1e-6,
+                                pass ? "measured, unstable" : "measured");
+                    count++;
+                }
                 /* A fit without a finite beta (time flat in size) says
                  * nothing about bandwidth: keep only its alpha. */
                 snprintf(name, sizeof name, "net.%s.alpha_s", coll);

@@ -97,40 +97,57 @@ static double sb__gemm_bytes(const sb_result *r)
     return (M * K + K * N) * in + M * N * out;
 }
 
+/* A network point: its bus bandwidth at its message size (what one
+ * timed sample moves, S: a window of messages for bw and bibw) against
+ * the link — t = alpha + S f / beta, alpha and beta the link's
+ * (net.link.*: ping-pong's latency, the fastest point-to-point stream;
+ * a datasheet's net.scaleup.*), f the collective's bus factor, bibw
+ * against both directions. With no link in the model, against the
+ * collective's own alpha-beta fit. */
 static int sb__network(const sb_result *r, const sb_ceilings *c, sb_roof_row *o)
 {
     const char *coll =
         strchr(r->bench, '.') ? strchr(r->bench, '.') + 1 : r->bench;
     const sb_pval *sz = sb_p_find(&r->params, "size");
-    double t = sb__m(r, "latency_us") * 1e-6;
+    if (!(sb_pval_num(sz) > 0))
+        return 1; /* a fit, not a point */
+    double t = r->stats.p50;
     if (!(t > 0))
-        t = r->stats.p50;
-    if (!(sb_pval_num(sz) > 0) || !(t > 0))
+        t = sb__m(r, "latency_us") * 1e-6;
+    double S = sb__m(r, "bytes");
+    if (!(S > 0))
+        S = sb_pval_num(sz);
+    if (!(t > 0))
         return 1;
-    double S = sb_pval_num(sz);
-    char nm[40];
-    snprintf(nm, sizeof nm, "net.%s.alpha_s", coll);
-    double alpha = sb_ceil_get(c, nm);
-    snprintf(nm, sizeof nm, "net.%s.beta_Bps", coll);
-    double beta = sb_ceil_get(c, nm);
-    const char *src = coll;
+    double f = sb__m(r, "busbw_factor");
+    if (!(f > 0))
+        f = 1;
+    double beta = sb_ceil_get(c, "net.link.beta_Bps");
+    double alpha = sb_ceil_get(c, "net.link.alpha_s");
+    const char *src = "link";
     if (!(beta > 0)) {
-        /* Datasheet fabric: busbw = link bandwidth, so the algorithm
-         * bandwidth roof is link / busbw factor. */
-        double link = sb_ceil_get(c, "net.scaleup.beta_Bps");
+        beta = sb_ceil_get(c, "net.scaleup.beta_Bps");
         alpha = sb_ceil_get(c, "net.scaleup.alpha_s");
-        double bus = sb__m(r, "busbw_GBps"), alg = sb__m(r, "algbw_GBps");
-        double f = alg > 0 && bus > 0 ? bus / alg : 1.0;
-        beta = link > 0 ? link / f : 0;
         src = "scaleup";
+    }
+    if (strcmp(coll, "bibw") == 0)
+        beta *= 2; /* both directions at once */
+    if (!(beta > 0)) {
+        char nm[48];
+        snprintf(nm, sizeof nm, "net.%s.alpha_s", coll);
+        alpha = sb_ceil_get(c, nm);
+        snprintf(nm, sizeof nm, "net.%s.beta_Bps", coll);
+        beta = sb_ceil_get(c, nm);
+        f = 1;
+        src = coll;
     }
     if (!(beta > 0) && !(alpha > 0))
         return SB_EINVAL;
-    double t_bw = beta > 0 ? S / beta : 0;
-    double t_model = alpha + t_bw;
-    o->bytes_s = S / t;
-    o->achieved = S / t;
-    o->attainable = S / t_model;
+    double t_bw = beta > 0 ? S * f / beta : 0;
+    double t_model = (alpha > 0 ? alpha : 0) + t_bw;
+    o->bytes_s = S * f / t;
+    o->achieved = S * f / t;
+    o->attainable = S * f / t_model;
     o->pct_sol = 100.0 * t_model / t;
     snprintf(o->unit, sizeof o->unit, "B/s");
     if (alpha > t_bw) {
@@ -382,6 +399,13 @@ int sb_roof_print(FILE *f, const sb_roof_row *rows, int n, const sb_ceilings *c)
                     r->valid ? "" : "  (INVALID result)");
             above += r->pct_sol > 100.5;
         }
+        bool net = false;
+        for (int i = 0; i < n && !net; i++)
+            net = rows[i].placed && strncmp(rows[i].ceiling, "net.", 4) == 0;
+        if (net)
+            fprintf(f, "network rows: bus bandwidth at the message size "
+                       "against the link, t = alpha + S x busbw factor / "
+                       "beta (docs/METRICS.md)\n");
         if (above)
             fprintf(f,
                     "(!) %d result%s above its own roof: the ceiling and the "

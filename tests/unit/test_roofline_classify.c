@@ -256,6 +256,62 @@ int main(void)
     free(rows);
     sb_run_free(&run);
 
+    /* Network points against the link: a run's point-to-point streams
+     * give net.link.beta (the fastest: bw at 9 GB/s; bibw's 16 GB/s is
+     * 8 a direction) and ping-pong's fit net.link.alpha (2 us). */
+    sb_run_init(&run);
+    a = sb_results_push(&run.results);
+    mk(a, "network.bw", "network");
+    param(a, "size", "1048576", SB_P_SIZE, 1048576.0);
+    param(a, "window", "64", SB_P_INT, 64);
+    a->stats.p50 = 64 * 1048576.0 / 9e9; /* a window of 64 messages */
+    sb_result_metric(a, "bytes", 64 * 1048576.0, "B");
+    sb_result_metric(a, "busbw_factor", 1.0, "");
+    sb_result_metric(a, "busbw_GBps", 9.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "network.bibw", "network");
+    param(a, "size", "1048576", SB_P_SIZE, 1048576.0);
+    a->stats.p50 = 128 * 1048576.0 / 16e9;
+    sb_result_metric(a, "bytes", 128 * 1048576.0, "B");
+    sb_result_metric(a, "busbw_factor", 1.0, "");
+    sb_result_metric(a, "busbw_GBps", 16.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "network.pingpong", "network");
+    param(a, "size", "fit", SB_P_STR, 0);
+    sb_result_metric(a, "alpha_us", 2.0, "us");
+    sb_result_metric(a, "beta_GBps", 5.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "network.allreduce", "network"); /* 4 ranks: factor 1.5 */
+    param(a, "size", "16777216", SB_P_SIZE, 16777216.0);
+    a->stats.p50 = 5e-3;
+    sb_result_metric(a, "bytes", 16777216.0, "B");
+    sb_result_metric(a, "busbw_factor", 1.5, "");
+    sb_result_metric(a, "latency_us", 5000.0, "us");
+    sb_ceilings nl = {0};
+    sb_ceil_from_run(&run, &nl);
+    CHECK_NEAR(sb_ceil_get(&nl, "net.link.beta_Bps"), 9e9, 1e-3);
+    CHECK_NEAR(sb_ceil_get(&nl, "net.link.alpha_s"), 2e-6, 1e-15);
+    /* bw: a window's bytes over a window's time, not one message's:
+     * 9 GB/s, at 64 MiB / (2 us + 64 MiB / 9 GB/s) */
+    CHECK(sb_roof_classify(&run.results.items[0], &nl, &cs, &o) == 0);
+    CHECK_NEAR(o.achieved, 9e9, 1e-3);
+    CHECK_NEAR(o.pct_sol,
+               100.0 * (2e-6 + 64 * 1048576.0 / 9e9) / (64 * 1048576.0 / 9e9),
+               1e-9);
+    CHECK(o.bound == SB_BOUND_NETWORK);
+    CHECK(strcmp(o.ceiling, "net.link.beta") == 0);
+    /* bibw against both directions: 16 of 18 GB/s */
+    CHECK(sb_roof_classify(&run.results.items[1], &nl, &cs, &o) == 0);
+    CHECK_NEAR(o.achieved, 16e9, 1e-3);
+    CHECK_NEAR(o.attainable, 128 * 1048576.0 / (2e-6 + 128 * 1048576.0 / 18e9),
+               1e-3);
+    /* the all-reduce: bus bandwidth S x 1.5 / t = 5.03 GB/s, against
+     * t = alpha + S x 1.5 / beta */
+    CHECK(sb_roof_classify(&run.results.items[3], &nl, &cs, &o) == 0);
+    CHECK_NEAR(o.achieved, 16777216.0 * 1.5 / 5e-3, 1e-3);
+    CHECK_NEAR(o.pct_sol, 100.0 * (2e-6 + 16777216.0 * 1.5 / 9e9) / 5e-3, 1e-9);
+    sb_run_free(&run);
+
     /* A decode-shaped GEMM feeds gemv.<dtype> (its weights' rate), never
      * the FLOP/s ceilings; the other shapes feed gemm.<dtype> and peak. */
     sb_run_init(&run);
