@@ -265,11 +265,19 @@ void sb_paged_verify(const sb_paged_shape *s, const float *q,
                      const float *kpool, const float *vpool,
                      const int32_t *table, const float *o, int64_t max_rows,
                      uint64_t seed, sb_attn_check *out);
+/* The same with K and V pools of elem_bytes-byte elements (4: fp32, 2:
+ * bf16, read exactly as fp32). */
+void sb_paged_verify_kv(const sb_paged_shape *s, const float *q,
+                        const void *kpool, const void *vpool, int elem_bytes,
+                        const int32_t *table, const float *o, int64_t max_rows,
+                        uint64_t seed, sb_attn_check *out);
 
 /* Fills x[0..n) with uniform values in [-1, 1) from seed (deterministic,
  * independent of thread count); parallel over OpenMP static chunks so the
  * pages are first-touched by the threads that use them. */
 void sb_attn_fill(float *x, size_t n, uint64_t seed);
+/* The same values rounded to bf16. */
+void sb_attn_fill_bf16(uint16_t *x, size_t n, uint64_t seed);
 
 #ifdef __cplusplus
 }

@@ -237,6 +237,10 @@ static void test_prefill(void)
 
 /* ---- paged --------------------------------------------------------------- */
 
+/* The KV cache's element bytes the paged cases run with: 4 (fp32) or 2
+ * (bf16, decoded as loaded; the reference reads the same bf16 values). */
+static int g_kvb = 4;
+
 /* kscale multiplies every K value: 1 for the usual scores, larger for
  * rows whose scores lie hundreds apart in base 2 (nearly one-hot). */
 static int64_t run_paged_k(const int64_t *len, int64_t batch, int64_t hq,
@@ -260,11 +264,25 @@ static int64_t run_paged_k(const int64_t *len, int64_t batch, int64_t hq,
     sb_attn_fill(q, nq, 23);
     for (size_t i = 0; i < nq; i++)
         o[i] = 99.0f; /* every element must be written */
+    /* a bf16 cache: the same values rounded, in pools of half the bytes */
+    s.kv_bytes = g_kvb;
+    void *kc = kp, *vc = vp;
+    uint16_t *kh = NULL, *vh = NULL;
+    if (g_kvb == 2) {
+        kh = malloc(np * 2);
+        vh = malloc(np * 2);
+        for (size_t i = 0; i < np; i++) {
+            kh[i] = sb_bf16_from_f32(kp[i]);
+            vh[i] = sb_bf16_from_f32(vp[i]);
+        }
+        kc = kh;
+        vc = vh;
+    }
     sb_attn_ws ws;
     CHECK(sb_cpu_paged_ws(&s, 2, &ws, &err) == 0);
-    sb_cpu_paged(&s, q, kp, vp, t, o, &ws);
+    sb_cpu_paged(&s, q, kc, vc, t, o, &ws);
     sb_attn_check c;
-    sb_paged_verify(&s, q, kp, vp, t, o, 1 << 30, 1, &c);
+    sb_paged_verify_kv(&s, q, kc, vc, g_kvb, t, o, 1 << 30, 1, &c);
     CHECK(c.checked == (int64_t)nq);
     int64_t bad = c.bad;
     if (bad)
@@ -285,18 +303,30 @@ static int64_t run_paged_k(const int64_t *len, int64_t batch, int64_t hq,
     if (plant) {
         size_t at = nq - 5;
         o[at] -= 0.02f;
-        sb_paged_verify(&s, q, kp, vp, t, o, 1 << 30, 1, &c);
+        sb_paged_verify_kv(&s, q, kc, vc, g_kvb, t, o, 1 << 30, 1, &c);
         CHECK(c.bad == 1 && c.first_bad == (int64_t)at);
         /* The benchmark's sample of 64 rows reaches the batch's last
          * token (its last head): the edge rows run from the first token
          * to the last, not over the first 16 tokens only. */
-        sb_paged_verify(&s, q, kp, vp, t, o, 64, 1, &c);
+        sb_paged_verify_kv(&s, q, kc, vc, g_kvb, t, o, 64, 1, &c);
         CHECK(c.bad == 1 && c.first_bad == (int64_t)at);
         /* 64 distinct rows of d elements, or every row when fewer */
         const int64_t rows = s.total_q * hq;
         CHECK(c.total == (int64_t)nq &&
               c.checked == (rows > 64 ? 64 * d : (int64_t)nq));
     }
+    if (g_kvb == 2) {
+        /* the fp32 reference over the rounded values agrees: decoding
+         * bf16 is exact */
+        for (size_t i = 0; i < np; i++) {
+            kp[i] = sb_bf16_to_f32(kh[i]);
+            vp[i] = sb_bf16_to_f32(vh[i]);
+        }
+        sb_paged_verify(&s, q, kp, vp, t, o, 1 << 30, 1, &c);
+        CHECK(c.bad == (plant ? 1 : bad));
+    }
+    free(kh);
+    free(vh);
     sb_attn_ws_free(&ws);
     sb_paged_shape_free(&s);
     free(kp);
@@ -675,6 +705,10 @@ int main(void)
     test_lens_and_table();
     test_prefill();
     test_paged();
+    printf("paged cases: bf16 KV cache\n");
+    g_kvb = 2;
+    test_paged();
+    g_kvb = 4;
     test_kv_types();
     test_split_plan();
     test_head_groups();

@@ -328,7 +328,11 @@ int sb_cpu_paged_ws(const sb_paged_shape *s, int nthreads, sb_attn_ws *ws,
                 state = hg * head_state(R, d);
         }
     }
-    int rc = ws_alloc(ws, nth, state + rt * kb, err);
+    /* a bf16 cache: one page of one head's K or V decoded to fp32, for
+     * items of more than 4 rows (chunks), whose row groups would each
+     * decode it again */
+    int64_t tile = s->kv_bytes == 2 ? s->page_size * d : 0;
+    int rc = ws_alloc(ws, nth, state + rt * kb + tile, err);
     if (rc)
         return rc;
     int64_t target = (int64_t)SPLIT_ITEMS_PER_THREAD * nth;

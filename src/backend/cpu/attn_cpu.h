@@ -78,8 +78,10 @@ const char *sb_attn_cpu_isa(void);
 /* Q, K, V of the workspace's type (float or bf16), O fp32. */
 void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,
                     const void *v, float *o, const sb_attn_ws *ws);
-void sb_cpu_paged(const sb_paged_shape *s, const float *q, const float *kpool,
-                  const float *vpool, const int32_t *table, float *o,
+/* K and V pools of s->kv_bytes-byte elements: 4 (fp32, or 0) or 2 (bf16,
+ * decoded to fp32 as loaded; fp32 math). */
+void sb_cpu_paged(const sb_paged_shape *s, const float *q, const void *kpool,
+                  const void *vpool, const int32_t *table, float *o,
                   const sb_attn_ws *ws);
 
 #endif

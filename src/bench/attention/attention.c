@@ -694,6 +694,12 @@ const sb_bench sb_bench_attention_prefill = {
 
 static const sb_param_def paged_params[] = {SB_PAGED_PARAMS,
                                             {NULL, 0, NULL, 0, 0, NULL, NULL}};
+/* The CPU kernel's own: the cache's element type. */
+static const sb_param_def paged_cpu_params[] = {
+    {"kv_dtype", SB_P_STR, "fp32", 0, 0, "fp32|bf16",
+     "KV cache element type (bf16 as serving stores it: decoded to fp32 "
+     "as loaded, fp32 math)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* Builds the shape of a point; the caller frees it. */
 
@@ -745,7 +751,8 @@ static double paged_footprint(const sb_point *pt, const sb_ctx *ctx)
 
 typedef struct paged_state {
     sb_paged_shape s;
-    float *q, *kp, *vp, *o;
+    float *q, *o;
+    void *kp, *vp; /* fp32 or bf16 (s.kv_bytes) */
     int32_t *table;
     sb_attn_ws ws;
 } paged_state;
@@ -782,8 +789,10 @@ static int paged_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     double nq = (double)s->total_q * s->hq * s->d;
     /* A pool of zero pages (every length 0) still gets one page, so the
      * pointers are valid. */
-    st->kp = alloc_floats(npool > 0 ? npool : 1);
-    st->vp = alloc_floats(npool > 0 ? npool : 1);
+    size_t kvb = s->kv_bytes == 2 ? 2 : 4;
+    double nkv = npool > 0 ? npool : 1;
+    st->kp = sb_alloc_aligned((size_t)nkv * kvb);
+    st->vp = sb_alloc_aligned((size_t)nkv * kvb);
     st->q = alloc_floats(nq);
     st->o = alloc_floats(nq);
     st->table =
@@ -803,8 +812,13 @@ static int paged_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
      * kernel's work is ragged and dynamically scheduled, so no static
      * partition would match it; spreading the pages over the threads'
      * nodes is the fair placement for a shared cache pool. */
-    sb_attn_fill(st->kp, (size_t)(npool > 0 ? npool : 1), seed_k ^ seed);
-    sb_attn_fill(st->vp, (size_t)(npool > 0 ? npool : 1), seed_v ^ seed);
+    if (kvb == 2) {
+        sb_attn_fill_bf16(st->kp, (size_t)nkv, seed_k ^ seed);
+        sb_attn_fill_bf16(st->vp, (size_t)nkv, seed_v ^ seed);
+    } else {
+        sb_attn_fill(st->kp, (size_t)nkv, seed_k ^ seed);
+        sb_attn_fill(st->vp, (size_t)nkv, seed_v ^ seed);
+    }
     sb_attn_fill(st->q, (size_t)nq, seed_q ^ seed);
     sb_attn_fill(st->o, (size_t)nq, seed_q ^ seed ^ 1); /* first touch */
     *state = st;
@@ -822,8 +836,8 @@ static int paged_verify(void *state, sb_result *r)
 {
     paged_state *st = state;
     sb_attn_check c;
-    sb_paged_verify(&st->s, st->q, st->kp, st->vp, st->table, st->o,
-                    VERIFY_ROWS, 0x5eedULL, &c);
+    sb_paged_verify_kv(&st->s, st->q, st->kp, st->vp, st->s.kv_bytes, st->table,
+                       st->o, VERIFY_ROWS, 0x5eedULL, &c);
     sb_attn_check_report(r, &c, "|err| <= 1e-4 + 1e-3*|ref|");
     return 0;
 }
@@ -836,7 +850,9 @@ static void paged_report(void *state, const sb_point *pt, sb_ctx *ctx,
     report_common(r, flops, bytes);
     sb_result_metric(r, "sequences", (double)st->s.batch, "");
     sb_result_metric(r, "query_tokens", (double)st->s.total_q, "");
-    sb_result_metric(r, "kv_cache", 8.0 * paged_pool_floats(&st->s), "B");
+    sb_result_metric(
+        r, "kv_cache",
+        2.0 * (st->s.kv_bytes == 2 ? 2 : 4) * paged_pool_floats(&st->s), "B");
     if (r->stats.p50 > 0)
         sb_result_metric(r, "tokens_per_s",
                          (double)st->s.total_q / r->stats.p50, "tok/s");
@@ -856,6 +872,7 @@ static void paged_report(void *state, const sb_point *pt, sb_ctx *ctx,
 
 static const sb_impl attention_paged_decode_cpu = {
     .backend = "cpu",
+    .params = paged_cpu_params,
     .setup = paged_setup,
     .run = paged_run,
     .verify = paged_verify,

@@ -296,6 +296,20 @@ void sb_paged_shuffle_table(int32_t *table, int64_t total_pages, uint64_t seed)
     }
 }
 
+void sb_attn_fill_bf16(uint16_t *x, size_t n, uint64_t seed)
+{
+    /* the values sb_attn_fill gives, rounded to bf16 */
+    const size_t blk = 4096;
+    size_t nblk = (n + blk - 1) / blk;
+#pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < nblk; b++) {
+        uint64_t st = seed * 0x9e3779b97f4a7c15ULL + b;
+        size_t end = (b + 1) * blk < n ? (b + 1) * blk : n;
+        for (size_t i = b * blk; i < end; i++)
+            x[i] = sb_bf16_from_f32((float)(2.0 * sb_rng_unif(&st) - 1.0));
+    }
+}
+
 void sb_attn_fill(float *x, size_t n, uint64_t seed)
 {
     /* Each block of 4096 elements has its own stream, so the values do not
@@ -501,7 +515,10 @@ void sb_prefill_verify_tol(const sb_prefill_shape *s, const float *q,
 
 typedef struct paged_vctx {
     const sb_paged_shape *s;
-    const float *q, *kp, *vp, *o;
+    const float *q;
+    const void *kp, *vp; /* elements of eb bytes: 4 fp32, 2 bf16 */
+    int eb;
+    const float *o;
     const int32_t *table;
     double *ref;
     float *kg, *vg; /* gathered contiguous K, V of one sequence and head */
@@ -531,8 +548,18 @@ static void paged_row(void *vc, int64_t row)
     for (int64_t j = 0; j < n; j++) {
         int64_t page = c->table[s->cu_pages[seq] + j / P];
         size_t off = (size_t)(((page * s->hkv + kvh) * P + j % P) * d);
-        memcpy(c->kg + j * d, c->kp + off, (size_t)d * sizeof(float));
-        memcpy(c->vg + j * d, c->vp + off, (size_t)d * sizeof(float));
+        if (c->eb == 2) {
+            const uint16_t *kh = c->kp, *vh = c->vp;
+            for (int64_t x = 0; x < d; x++) {
+                c->kg[j * d + x] = sb_bf16_to_f32(kh[off + (size_t)x]);
+                c->vg[j * d + x] = sb_bf16_to_f32(vh[off + (size_t)x]);
+            }
+        } else {
+            memcpy(c->kg + j * d, (const float *)c->kp + off,
+                   (size_t)d * sizeof(float));
+            memcpy(c->vg + j * d, (const float *)c->vp + off,
+                   (size_t)d * sizeof(float));
+        }
     }
     sb_attn_ref_row(c->q + row * d, c->kg, c->vg, n, d, d, d,
                     1.0 / sqrt((double)d), c->ref);
@@ -545,10 +572,25 @@ void sb_paged_verify(const sb_paged_shape *s, const float *q,
                      const int32_t *table, const float *o, int64_t max_rows,
                      uint64_t seed, sb_attn_check *out)
 {
+    sb_paged_verify_kv(s, q, kpool, vpool, 4, table, o, max_rows, seed, out);
+}
+
+void sb_paged_verify_kv(const sb_paged_shape *s, const float *q,
+                        const void *kpool, const void *vpool, int elem_bytes,
+                        const int32_t *table, const float *o, int64_t max_rows,
+                        uint64_t seed, sb_attn_check *out)
+{
     check_init(out);
     out->total = s->total_q * s->hq * s->d;
     size_t kvn = (size_t)(s->max_len > 0 ? s->max_len : 1) * (size_t)s->d;
-    paged_vctx c = {s, q, kpool, vpool, o, table, NULL, NULL, NULL, out};
+    paged_vctx c = {.s = s,
+                    .q = q,
+                    .kp = kpool,
+                    .vp = vpool,
+                    .eb = elem_bytes == 2 ? 2 : 4,
+                    .o = o,
+                    .table = table,
+                    .out = out};
     c.ref = malloc((size_t)s->d * sizeof *c.ref);
     c.kg = malloc(kvn * sizeof(float));
     c.vg = malloc(kvn * sizeof(float));
