@@ -21,15 +21,17 @@ extern "C" {
 #endif
 
 /* Thresholds (docs/METRICS.md). */
-#define SB_STAB_CV 0.10       /* coefficient of variation of the samples */
-#define SB_STAB_GAP 0.05      /* two clusters: a relative gap this wide */
-#define SB_STAB_DRIFT 0.05    /* median of the last third vs the first */
-#define SB_STAB_OUTLIERS 0.10 /* share of samples beyond 3 IQR */
-#define SB_STAB_LOAD 0.10     /* other processes' share of all CPUs */
-#define SB_STAB_STEAL 0.05    /* share of CPU time the hypervisor stole */
-#define SB_STAB_FREQ 0.10     /* relative change of a core's clock */
-#define SB_STAB_HISTORY 0.10  /* from the median of its earlier stable runs */
-#define SB_STAB_HISTORY_MIN 2 /* earlier stable runs needed to judge */
+#define SB_STAB_CV 0.10          /* coefficient of variation of the samples */
+#define SB_STAB_GAP 0.05         /* two clusters: a relative gap this wide */
+#define SB_STAB_DRIFT 0.05       /* median of the last third vs the first */
+#define SB_STAB_OUTLIERS 0.10    /* share of samples beyond 3 IQR */
+#define SB_STAB_LOAD 0.10        /* other processes' share of all CPUs */
+#define SB_STAB_STEAL 0.05       /* share of CPU time the hypervisor stole */
+#define SB_STAB_FREQ 0.10        /* relative change of a core's clock */
+#define SB_STAB_HISTORY 0.10     /* from the median of its point's history */
+#define SB_STAB_HISTORY_MIN 1    /* earlier steady results needed to judge */
+#define SB_STAB_HISTORY_WINDOW 5 /* newest steady results the median takes */
+#define SB_STAB_HISTORY_RETRO_MIN 3 /* steady results before withdrawing */
 
 enum {
     SB_UNSTABLE_CV = 1u << 0,
@@ -110,10 +112,11 @@ void sb_probe_judge(const sb_probe *p, int a, int b, sb_result_list *out,
 void sb_stability_judge(sb_result *r, const sb_stab_ctx *ctx);
 
 /* Against the point's history on this machine: the medians (p50,
- * seconds) of its newest earlier stable results; when there are at least
- * SB_STAB_HISTORY_MIN and r's median differs from theirs by more than
- * SB_STAB_HISTORY, r is flagged (a figure that would move the next time:
- * the machine was not its usual self for the whole run). */
+ * seconds) of its newest earlier steady results (stable by their own
+ * evidence); when there are at least SB_STAB_HISTORY_MIN and r's median
+ * differs from theirs by more than SB_STAB_HISTORY, r is flagged (a
+ * figure that would move the next time: the machine was not its usual
+ * self for the whole run). */
 void sb_stability_history(sb_result *r, const double *p50, int n);
 
 /* The remedies that fit the flags, in one line: "pin threads or isolate

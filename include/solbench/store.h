@@ -23,7 +23,7 @@ extern "C" {
 
 /* Version of the database layout this build writes; a database with a
  * higher version was written by a newer solbench and is refused. */
-#define SB_STORE_SCHEMA_VERSION 4
+#define SB_STORE_SCHEMA_VERSION 5
 /* Longest baseline name. */
 #define SB_STORE_NAME_MAX 64
 /* Most runs one baseline holds. */
@@ -127,13 +127,39 @@ typedef int (*sb_store_hist_fn)(const sb_store_hist_row *row, void *arg);
 int sb_store_history(sb_store *st, const char *bench, int last_runs,
                      sb_store_hist_fn fn, void *arg, sb_err *err);
 
-/* The median times (p50, seconds) of the newest `max` stable results of
- * point `point_key` (sb_point_key) on the machine `fingerprint`, newest
- * first, leaving out run `except_run` (NULL: none); *n gets how many.
- * Results from before the stability verdict (schema 3) are not counted. */
-int sb_store_point_medians(sb_store *st, const char *point_key,
+/* One earlier judged result of a point on one machine. */
+typedef struct sb_point_hist {
+    char run_id[64];
+    int idx;        /* its place in its run */
+    double p50;     /* median time, seconds */
+    bool stable;    /* as stored now (a later run may have withdrawn it) */
+    unsigned flags; /* SB_UNSTABLE_* (stability.h); 0 before schema 5 */
+} sb_point_hist;
+
+/* The newest `max` judged, valid results of point `point_key`
+ * (sb_point_key) on the machine `fingerprint`, newest first, leaving out
+ * run `except_run` (NULL: none); *n gets how many. Results stored before
+ * the stability verdict (schema 3) are not among them. */
+int sb_store_point_history(sb_store *st, const char *point_key,
                            const char *fingerprint, const char *except_run,
-                           double *p50, int max, int *n, sb_err *err);
+                           sb_point_hist *out, int max, int *n, sb_err *err);
+
+/* Holds each judged result of `run` (not yet stored) against its point's
+ * history on the run's machine (stab_history.c): flags a stable result
+ * whose median lies more than SB_STAB_HISTORY from the point's newest
+ * steady medians, and withdraws the stable mark of earlier results that
+ * lie that far from the point's median once SB_STAB_HISTORY_RETRO_MIN
+ * steady results exist; *withdrawn counts those. */
+int sb_store_judge_history(sb_store *st, sb_run *run, int *withdrawn,
+                           sb_err *err);
+
+/* Withdraws the stable mark of result `idx` of run `run_id`: later runs
+ * on its machine put it more than SB_STAB_HISTORY from the point's
+ * median. Sets results.stable to 0, adds SB_UNSTABLE_HISTORY to its flags
+ * and `why` to the reasons in the stored run document, in one
+ * transaction. */
+int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
+                             const char *why, sb_err *err);
 
 /* ---- baselines ----------------------------------------------------------- */
 

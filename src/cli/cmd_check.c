@@ -474,6 +474,9 @@ int sb_cmd_check(int argc, char **argv)
                    c.lines[i].bench, c.lines[i].params, c.lines[i].metric,
                    c.lines[i].a_value, c.lines[i].b_value, c.lines[i].unit,
                    c.lines[i].change_pct, c.lines[i].test.p);
+    /* verdicts on figures that may not repeat are weak: say which */
+    if (!o.quiet)
+        sb_print_stability(stdout, &now.results);
     char title[200];
     snprintf(title, sizeof title, "solbench check against baseline %s",
              o.baseline);

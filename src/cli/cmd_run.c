@@ -335,23 +335,16 @@ int sb_cmd_run(int argc, char **argv)
     }
     sb_utc_now(run.ended_at, sizeof run.ended_at);
     rc = 0;
+    int withdrawn = 0;
     if (ctx.rank == 0 && st && run_rc == 0) {
-        /* each stable result against its stable runs on this machine */
-        const char *fp =
-            json_string_value(json_object_get(run.system, "fingerprint"));
-        for (size_t i = 0; fp && i < run.results.n; i++) {
-            sb_result *r = &run.results.items[i];
-            if (!r->stab_judged || !r->stable)
-                continue;
-            char key[1024];
-            double p50[20];
-            int n = 0;
-            sb_err herr = {0};
-            sb_point_key(r, key, sizeof key);
-            if (sb_store_point_medians(st, key, fp, run.run_id, p50, 20, &n,
-                                       &herr) == 0)
-                sb_stability_history(r, p50, n);
-        }
+        /* each result against its point's history on this machine; an
+         * earlier stable mark the history no longer bears is withdrawn */
+        sb_err herr = {0};
+        if (sb_store_judge_history(st, &run, &withdrawn, &herr))
+            fprintf(stderr,
+                    "solbench: warning: the stability history was not read "
+                    "(%s)\n",
+                    herr.msg);
     }
     if (ctx.rank == 0) {
         if (!quiet) {
@@ -368,6 +361,13 @@ int sb_cmd_run(int argc, char **argv)
                         !run.results.items[i].stable;
         if (!quiet)
             sb_print_stability(human, &run.results);
+        if (withdrawn && !quiet)
+            fprintf(
+                human,
+                "stability: %d earlier result%s on this machine no "
+                "longer marked stable (more than %.0f%% from their "
+                "point's median now: solbench export RUN --json says why)\n",
+                withdrawn, withdrawn == 1 ? "" : "s", 100 * SB_STAB_HISTORY);
         if (unstable && require_stable && !run_rc) {
             fprintf(stderr,
                     "solbench: --require-stable: %d result%s unstable\n",

@@ -385,7 +385,7 @@ void sb_stability_history(sb_result *r, const double *p50, int n)
         return;
     char why[160];
     snprintf(why, sizeof why,
-             "%.0f%% %s than its median over the %d earlier stable runs on "
+             "%.0f%% %s than its median over the %d earlier steady runs on "
              "this machine",
              100 * fabs(d), d > 0 ? "faster" : "slower", n);
     sb_stability_flag(r, SB_UNSTABLE_HISTORY, why);

@@ -27,6 +27,7 @@
 #include <sqlite3.h>
 
 #include "solbench/bench.h"
+#include "solbench/stability.h"
 #include "solbench/store.h"
 #include "solbench/sysinfo.h"
 #include "solbench/timer.h"
@@ -423,6 +424,10 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
     /* 3 -> 4: a result's stability verdict (NULL: not judged, or stored
      * before the verdict existed), for a point's history of stable runs. */
     "ALTER TABLE results ADD COLUMN stable INTEGER;",
+    /* 4 -> 5: the reasons of a verdict as flags (SB_UNSTABLE_*), so a
+     * point's history tells a result unstable by its own samples from one
+     * its machine's history alone put aside. */
+    "ALTER TABLE results ADD COLUMN stab_flags INTEGER;",
 };
 
 /* The database's application id, schema version and number of schema
@@ -941,8 +946,9 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
                       "backend, params, params_text, point_key, valid, "
                       "skipped, n, min, p50, p90, p99, max, mean, stddev, "
                       "cv, headline, headline_value, headline_unit, "
-                      "higher_better, metrics, notes, stable) VALUES (?,?,?,"
-                      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      "higher_better, metrics, notes, stable, stab_flags) "
+                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                      "?,?,?,?)",
                       &res, err)) ||
         (rc = prepare(st,
                       "INSERT INTO samples(result_id, i, seconds) VALUES "
@@ -1006,8 +1012,10 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
         }
         bind_text(res, 24, ms);
         bind_text(res, 25, ns);
-        if (r->stab_judged)
+        if (r->stab_judged) {
             sqlite3_bind_int(res, 26, r->stable);
+            sqlite3_bind_int64(res, 27, (sqlite3_int64)r->stab_flags);
+        }
         int step = sqlite3_step(res);
         free(ps);
         free(ms);
@@ -1967,18 +1975,28 @@ int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
     return rc;
 }
 
-int sb_store_point_medians(sb_store *st, const char *point_key,
+int sb_store_point_history(sb_store *st, const char *point_key,
                            const char *fingerprint, const char *except_run,
-                           double *p50, int max, int *n, sb_err *err)
+                           sb_point_hist *out, int max, int *n, sb_err *err)
 {
     *n = 0;
+    arm(st);
     sqlite3_stmt *s;
     int rc = prepare(st,
-                     "SELECT x.p50 FROM results x JOIN runs r ON r.run_id = "
-                     "x.run_id WHERE x.point_key = ?1 AND x.stable = 1 AND "
-                     "x.valid = 1 AND r.fingerprint IS ?2 AND (?3 IS NULL OR "
-                     "r.run_id <> ?3) ORDER BY r.started_at DESC, r.id DESC "
-                     "LIMIT ?4",
+                     st->version >= 5
+                         ? "SELECT x.run_id, x.idx, x.p50, x.stable, "
+                           "coalesce(x.stab_flags, 0) FROM results x JOIN "
+                           "runs r ON r.run_id = x.run_id WHERE x.point_key = "
+                           "?1 AND x.stable IS NOT NULL AND x.valid = 1 AND "
+                           "r.fingerprint IS ?2 AND (?3 IS NULL OR r.run_id "
+                           "<> ?3) ORDER BY r.started_at DESC, r.id DESC "
+                           "LIMIT ?4"
+                         : "SELECT x.run_id, x.idx, x.p50, x.stable, 0 FROM "
+                           "results x JOIN runs r ON r.run_id = x.run_id "
+                           "WHERE x.point_key = ?1 AND x.stable IS NOT NULL "
+                           "AND x.valid = 1 AND r.fingerprint IS ?2 AND (?3 "
+                           "IS NULL OR r.run_id <> ?3) ORDER BY r.started_at "
+                           "DESC, r.id DESC LIMIT ?4",
                      &s, err);
     if (rc)
         return rc;
@@ -1987,10 +2005,92 @@ int sb_store_point_medians(sb_store *st, const char *point_key,
     bind_text(s, 3, except_run);
     sqlite3_bind_int(s, 4, max);
     int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW && *n < max)
-        p50[(*n)++] = sqlite3_column_double(s, 0);
+    while ((step = sqlite3_step(s)) == SQLITE_ROW && *n < max) {
+        sb_point_hist *h = &out[*n];
+        const char *id = (const char *)sqlite3_column_text(s, 0);
+        snprintf(h->run_id, sizeof h->run_id, "%s", id ? id : "");
+        h->idx = sqlite3_column_int(s, 1);
+        h->p50 = sqlite3_column_double(s, 2);
+        h->stable = sqlite3_column_int(s, 3) != 0;
+        h->flags = (unsigned)sqlite3_column_int64(s, 4);
+        (*n)++;
+    }
     sqlite3_finalize(s);
     if (step != SQLITE_DONE && step != SQLITE_ROW)
         return store_fail(st, err, "reading a point's history");
     return 0;
+}
+
+int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
+                             const char *why, sb_err *err)
+{
+    arm(st);
+    int rc = exec_retry(st, "BEGIN IMMEDIATE", err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    json_t *doc = NULL;
+    char *text = NULL;
+    if ((rc = prepare(st,
+                      st->version >= 5
+                          ? "UPDATE results SET stable = 0, stab_flags = "
+                            "coalesce(stab_flags, 0) | ?3 WHERE run_id = ?1 "
+                            "AND idx = ?2"
+                          : "UPDATE results SET stable = 0 WHERE run_id = ?1 "
+                            "AND idx = ?2 AND ?3 IS NOT NULL",
+                      &s, err)))
+        goto fail;
+    bind_text(s, 1, run_id);
+    sqlite3_bind_int(s, 2, idx);
+    sqlite3_bind_int(s, 3, (int)SB_UNSTABLE_HISTORY);
+    if (sqlite3_step(s) != SQLITE_DONE) {
+        rc = store_fail(st, err, "withdrawing a stable mark");
+        goto fail;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    /* the run document, as export and compare read the run */
+    if ((rc = prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s, err)))
+        goto fail;
+    bind_text(s, 1, run_id);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        doc = json_loads((const char *)sqlite3_column_text(s, 0), 0, NULL);
+    sqlite3_finalize(s);
+    s = NULL;
+    json_t *r = json_array_get(json_object_get(doc, "results"), (size_t)idx);
+    if (json_is_object(r)) {
+        json_object_set_new(r, "stable", json_false());
+        json_t *w = json_object_get(r, "stability");
+        if (!json_is_array(w)) {
+            w = json_array();
+            json_object_set_new(r, "stability", w);
+        }
+        json_array_append_new(w, json_string(why));
+        text = json_dumps(doc, JSON_COMPACT);
+        if (!text) {
+            rc = sb_fail(err, SB_ENOMEM, "out of memory");
+            goto fail;
+        }
+        if ((rc = prepare(st, "UPDATE runs SET doc = ?2 WHERE run_id = ?1", &s,
+                          err)))
+            goto fail;
+        bind_text(s, 1, run_id);
+        bind_text(s, 2, text);
+        if (sqlite3_step(s) != SQLITE_DONE) {
+            rc = store_fail(st, err, "withdrawing a stable mark");
+            goto fail;
+        }
+        sqlite3_finalize(s);
+        s = NULL;
+    }
+    free(text);
+    json_decref(doc);
+    return exec_sql(st, "COMMIT", err);
+fail:
+    if (s)
+        sqlite3_finalize(s);
+    free(text);
+    json_decref(doc);
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }

@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "solbench/compare.h"
+#include "solbench/stability.h"
 #include "solbench/store.h"
 #include "solbench/util.h"
 
@@ -485,6 +486,116 @@ static void test_diff_and_compare(void)
     sb_run_free(&b);
 }
 
+/* The history of a point on one machine: a run's stable result far from
+ * the point's earlier steady medians is flagged; once three steady
+ * results exist, an earlier stable mark far from their median is
+ * withdrawn, in the results table and in the stored run document. */
+static void hist_run(sb_store *st, const char *id, int sec_i, double sec,
+                     bool stable)
+{
+    sb_run run;
+    make_run(&run, id, 2, 1, 7, sec, 7 + (uint64_t)sec_i);
+    snprintf(run.started_at, sizeof run.started_at,
+             "2026-11-29T11:00:%02d.000Z", sec_i);
+    sb_result *r = &run.results.items[0];
+    r->stab_judged = true;
+    r->stable = stable;
+    if (!stable) {
+        r->stab_flags = SB_UNSTABLE_CV;
+        snprintf(r->stab_why, sizeof r->stab_why, "cv 30%% (> 10%%)");
+    }
+    int withdrawn = -1;
+    sb_err err = {0};
+    CHECK(sb_store_judge_history(st, &run, &withdrawn, &err) == 0);
+    CHECK(sb_store_save_run(st, &run, &err) == 0);
+    sb_run_free(&run);
+}
+
+static int stable_of(sb_store *st, const char *id, bool *stable, char *why,
+                     size_t len)
+{
+    sb_run run;
+    sb_err err = {0};
+    if (sb_store_load_run(st, id, &run, &err))
+        return -1;
+    *stable = run.results.items[0].stable;
+    snprintf(why, len, "%s", run.results.items[0].stab_why);
+    sb_run_free(&run);
+    return 0;
+}
+
+static void test_stability_history(void)
+{
+    char db[512];
+    tmp("hist.db", db, sizeof db);
+    sb_store *st = NULL;
+    sb_err err = {0};
+    CHECK(sb_store_open(db, &st, &err) == 0);
+    if (!st)
+        return;
+    /* the first run ran 30 % slow and looked steady: nothing to hold it
+     * against yet */
+    hist_run(st, "h-1", 1, 1.3e-3, true);
+    /* the second, at the usual speed, is 23 % off the first: flagged */
+    sb_run run;
+    make_run(&run, "h-2", 2, 1, 7, 1.0e-3, 9);
+    snprintf(run.started_at, sizeof run.started_at, "2026-11-29T11:00:02.000Z");
+    run.results.items[0].stab_judged = true;
+    run.results.items[0].stable = true;
+    int withdrawn = -1;
+    CHECK(sb_store_judge_history(st, &run, &withdrawn, &err) == 0);
+    CHECK(!run.results.items[0].stable);
+    CHECK(run.results.items[0].stab_flags == SB_UNSTABLE_HISTORY);
+    CHECK(strstr(run.results.items[0].stab_why, "earlier steady runs") != NULL);
+    CHECK(withdrawn == 0);
+    CHECK(sb_store_save_run(st, &run, &err) == 0);
+    sb_run_free(&run);
+    /* an unstable one (its own samples) counts in no median */
+    hist_run(st, "h-3", 3, 2.0e-3, false);
+    /* the third steady one: 15 % off the median of the two before it
+     * (1.15 ms), so flagged too; but with it the point's median is
+     * 1.0 ms, and the first run's mark is withdrawn */
+    make_run(&run, "h-4", 2, 1, 7, 1.0e-3, 11);
+    snprintf(run.started_at, sizeof run.started_at, "2026-11-29T11:00:04.000Z");
+    run.results.items[0].stab_judged = true;
+    run.results.items[0].stable = true;
+    CHECK(sb_store_judge_history(st, &run, &withdrawn, &err) == 0);
+    CHECK(withdrawn == 1);
+    CHECK(sb_store_save_run(st, &run, &err) == 0);
+    sb_run_free(&run);
+    bool stable = true;
+    char why[512];
+    CHECK(stable_of(st, "h-1", &stable, why, sizeof why) == 0);
+    CHECK(!stable);
+    CHECK(strstr(why, "withdrawn by run h-4") != NULL);
+    CHECK(stable_of(st, "h-4", &stable, why, sizeof why) == 0);
+    CHECK(!stable);
+    /* the fourth: at the median of the steady ones (1.3 withdrawn but
+     * steady by its own samples, 1.0, 1.0): stable */
+    hist_run(st, "h-5", 5, 1.0e-3, true);
+    CHECK(stable_of(st, "h-5", &stable, why, sizeof why) == 0);
+    CHECK(stable);
+    sb_point_hist h[8];
+    int n = 0;
+    sb_run one;
+    CHECK(sb_store_load_run(st, "h-5", &one, &err) == 0);
+    char key[1024];
+    sb_point_key(&one.results.items[0], key, sizeof key);
+    sb_run_free(&one);
+    CHECK(sb_store_point_history(st, key, "abcd1234", NULL, h, 8, &n, &err) ==
+          0);
+    CHECK(n == 5);
+    /* newest first: h-5 stable; h-4 unstable by its history alone; h-3
+     * by its samples; h-2 by its history; h-1 withdrawn */
+    CHECK(n == 5 && strcmp(h[0].run_id, "h-5") == 0 && h[0].stable);
+    CHECK(n == 5 && !h[1].stable && h[1].flags == SB_UNSTABLE_HISTORY);
+    CHECK(n == 5 && !h[2].stable && h[2].flags == SB_UNSTABLE_CV);
+    CHECK(n == 5 && !h[3].stable && h[3].flags == SB_UNSTABLE_HISTORY);
+    CHECK(n == 5 && strcmp(h[4].run_id, "h-1") == 0 && !h[4].stable &&
+          h[4].flags == SB_UNSTABLE_HISTORY);
+    sb_store_close(st);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/sb_test_store.XXXXXX");
@@ -496,6 +607,7 @@ int main(void)
     test_refusals();
     test_kill_mid_write();
     test_diff_and_compare();
+    test_stability_history();
     int rc = sb_check_done();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
