@@ -55,6 +55,9 @@ int sb_store_open_mode(const char *path, int mode, sb_store **st, sb_err *err);
 double sb_store_lock_timeout(void);
 /* The database file's path. */
 const char *sb_store_file(const sb_store *st);
+/* 0 when the disk that holds (or would hold) the database at `path` has
+ * need_bytes free; else "the disk is full", before anything is created. */
+int sb_store_check_space(const char *path, double need_bytes, sb_err *err);
 /* Before measuring: takes the write lock and gives it back, and checks
  * that the file can be written and the disk has need_bytes free, so a run
  * is not measured only to be lost at its commit. */
@@ -148,8 +151,9 @@ int sb_store_point_history(sb_store *st, const char *point_key,
  * history on the run's machine (stab_history.c): flags a stable result
  * whose median lies more than SB_STAB_HISTORY from the point's newest
  * steady medians, and withdraws the stable mark of earlier results that
- * lie that far from the point's median once SB_STAB_HISTORY_RETRO_MIN
- * steady results exist; *withdrawn counts those. */
+ * lie more than SB_STAB_HISTORY_RETRO from the point's median once
+ * SB_STAB_HISTORY_RETRO_MIN steady results exist; *withdrawn counts
+ * those. */
 int sb_store_judge_history(sb_store *st, sb_run *run, int *withdrawn,
                            sb_err *err);
 

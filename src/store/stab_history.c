@@ -58,8 +58,8 @@ int sb_store_judge_history(sb_store *st, sb_run *run, int *withdrawn,
         char key[1024];
         sb_point_key(r, key, sizeof key);
         int n = 0;
-        if ((rc = sb_store_point_history(st, key, fp, run->run_id, h,
-                                         HIST_MAX, &n, err)))
+        if ((rc = sb_store_point_history(st, key, fp, run->run_id, h, HIST_MAX,
+                                         &n, err)))
             break;
         double ref[SB_STAB_HISTORY_WINDOW + 1];
         int nref = 0;
@@ -84,7 +84,7 @@ int sb_store_judge_history(sb_store *st, sb_run *run, int *withdrawn,
             if (!h[k].stable || !(h[k].p50 > 0))
                 continue;
             double d = m / h[k].p50 - 1; /* as a rate */
-            if (fabs(d) <= SB_STAB_HISTORY)
+            if (fabs(d) <= SB_STAB_HISTORY_RETRO)
                 continue;
             char why[200];
             snprintf(why, sizeof why,
@@ -92,8 +92,7 @@ int sb_store_judge_history(sb_store *st, sb_run *run, int *withdrawn,
                      "median over its newest %d steady runs on this machine",
                      run->run_id, 100 * fabs(d), d > 0 ? "faster" : "slower",
                      np);
-            rc = sb_store_withdraw_stable(st, h[k].run_id, h[k].idx, why,
-                                          err);
+            rc = sb_store_withdraw_stable(st, h[k].run_id, h[k].idx, why, err);
             if (!rc)
                 (*withdrawn)++;
         }
