@@ -48,7 +48,7 @@ test-sanitize: deps
 # on a copy of its corpus and fails on a crash, hang (10 s) or leak.
 # FUZZERS names a subset: make fuzz FUZZERS=fuzz_run FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 600
-FUZZERS    ?= fuzz_param fuzz_run fuzz_workload fuzz_hw fuzz_trace
+FUZZERS    ?= fuzz_param fuzz_run fuzz_workload fuzz_hw fuzz_trace fuzz_plugin
 
 fuzz-build: deps
 	@CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug \

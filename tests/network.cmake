@@ -51,6 +51,13 @@ if(SB_HAVE_MPI)
       40 ${MPIEXEC_EXECUTABLE} -np 2 ${SOLBENCH} run
       --bench network.allreduce --no-store --timeout 2
       -p size=4KiB -p iters=5 -p stall_rank=1)
+  # A rank that stops before MPI_Init (SOLBENCH_STALL_START_RANK): the
+  # others wait in MPI_Init; --timeout holds from the start, one line.
+  add_test(NAME network.start_timeout
+    COMMAND ${SB_NET_FAIL} nonzero "MPI did not start within 3 s .--timeout."
+      40 ${MPIEXEC_EXECUTABLE} -np 2 -x SOLBENCH_STALL_START_RANK=1
+      ${SOLBENCH} run --bench network.allreduce --no-store --timeout 3
+      -p size=4KiB -p iters=5)
   # Bad input: a root beyond the ranks, exit 2 before anything runs.
   add_test(NAME network.bad_root
     COMMAND ${SB_NET_FAIL} 2 "root=5: must be below the number of ranks .2."
@@ -72,7 +79,7 @@ if(SB_HAVE_MPI)
 
   set_tests_properties(network.np2.shm network.np2.tcp network.np4.shm
     network.np4.tcp network.np3.variants network.np3.root network.np2.bw_slots
-    network.plant_error network.timeout network.bad_root
+    network.plant_error network.timeout network.start_timeout network.bad_root
     network.bad_option_once network.bw_too_big
     network.single_rank_skip PROPERTIES ENVIRONMENT "${SB_NET_ENV}"
     TIMEOUT 120)

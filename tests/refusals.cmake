@@ -9,3 +9,13 @@ foreach(part special dupkeys oneline)
   set_tests_properties(cli.refuse_${part} PROPERTIES TIMEOUT 300
     FAIL_REGULAR_EXPRESSION "FAIL:")
 endforeach()
+
+# The fault paths (tests/scripts/faults_cli.sh): figures an imported
+# document could not have measured, the memory rule and --force, a file
+# size limit, read-only mounts and folders, a full disk, oversized and
+# odd specs, a workload naming another file as its spec, a trace with two
+# traceEvents. Mounts and other users where the machine allows them.
+add_test(NAME cli.faults
+  COMMAND bash ${SB_TEST_DIR}/scripts/faults_cli.sh ${SOLBENCH})
+set_tests_properties(cli.faults PROPERTIES TIMEOUT 300
+  FAIL_REGULAR_EXPRESSION "FAIL:")

@@ -69,6 +69,8 @@ typedef struct sb_ctx {
     sb_suite suite;
     double tick_s;    /* measured clock resolution */
     double phys_mem;  /* bytes of physical memory */
+    double mem_avail; /* bytes available when the run began (MemAvailable) */
+    bool force;       /* run points above SB_MEM_SHARE of mem_avail */
     int rank, nranks; /* MPI rank and size (0/1 without MPI) */
     bool progress;    /* progress lines allowed (stderr is a terminal) */
     double timeout_s; /* per-point limit (network), 0 = none */

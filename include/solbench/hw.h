@@ -27,6 +27,8 @@ extern "C" {
 
 #define SB_HW_MAX_PEAKS 8
 #define SB_HW_MAX_LEVELS 6
+/* The largest spec file read (bytes). */
+#define SB_HW_MAX_FILE (64 * 1024)
 
 typedef struct sb_hw_spec {
     char name[48];  /* file stem: "h100-sxm" */

@@ -59,6 +59,12 @@ json_t *sb_run_to_json(const sb_run *run);
 int sb_run_from_json(json_t *doc, sb_run *run, sb_err *err);
 int sb_run_write_json(const sb_run *run, const char *path, sb_err *err);
 int sb_run_read_json(const char *path, sb_run *run, sb_err *err);
+/* The figures of a document from elsewhere (import): every sample a time
+ * (0 to a day), every metric finite and below 1e30, GBps, GFLOPs and
+ * latency_us the ones its samples' median gives with its bytes and flops,
+ * every parameter this build knows within its benchmark's rules. `label`
+ * names the document in the error (run_check.c). */
+int sb_run_check_figures(const sb_run *run, const char *label, sb_err *err);
 int sb_run_write_csv(const sb_run *run, const char *path, sb_err *err);
 /* One CSV field: as it is, or quoted (quotes doubled) when it holds a
  * comma, a quote or a newline. */

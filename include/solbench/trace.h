@@ -35,11 +35,12 @@ extern "C" {
 
 /* The largest single event (or top-level value) the reader accepts. */
 #define SB_TRACE_MAX_EVENT (16u << 20)
-/* The most events one trace may hold (about 64 B each). */
-#define SB_TRACE_MAX_EVENTS 40000000u
+/* The most events one trace may hold (about 70 B each with the analysis:
+ * 10 million take 0.7 GB). */
+#define SB_TRACE_MAX_EVENTS 10000000u
 /* The most trace text the reader takes (unpacked): about the most events
- * at 400 B each. A gzip'd file can unpack 1000-fold; this bounds it. */
-#define SB_TRACE_MAX_TEXT (16ull << 30)
+ * at 800 B each. A gzip'd file can unpack 1000-fold; this bounds it. */
+#define SB_TRACE_MAX_TEXT (8ull << 30)
 /* The longest run of blank space between values the reader accepts: no
  * profiler writes one; a gzip bomb of spaces is refused at once. */
 #define SB_TRACE_MAX_BLANK (16u << 20)

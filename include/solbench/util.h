@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "solbench/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,6 +31,16 @@ int sb_threads_setup(int threads);
 /* Physical cores as hwloc sees them. */
 int sb_cores(void);
 double sb_phys_mem(void);
+/* Bytes of memory available now (MemAvailable of /proc/meminfo), else
+ * the physical memory. */
+double sb_mem_available(void);
+/* The share of the available memory one run may take: a footprint above
+ * it is refused before anything is allocated (--force aside). */
+#define SB_MEM_SHARE 0.8
+/* 0 when `need` bytes fit in SB_MEM_SHARE of `have` (0: unknown, fits);
+ * else SB_EINVAL with "WHAT: needs X of memory, more than 80% of the Y
+ * available now". */
+int sb_mem_fits(double need, double have, const char *what, sb_err *err);
 /* Bytes of the last cache level, all its instances together (L3, else
  * L2): what data must exceed to come from memory, the same rule as the
  * memory area's DRAM test. 0 when unknown. */

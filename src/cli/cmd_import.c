@@ -69,6 +69,11 @@ int sb_cmd_import(int argc, char **argv)
                               files[loaded]);
             goto out;
         }
+        if (sb_run_check_figures(&runs[loaded], files[loaded], &err)) {
+            sb_run_free(&runs[loaded]);
+            rc = sb_cli_error(&err);
+            goto out;
+        }
     }
 
     sb_store *st;

@@ -54,6 +54,8 @@ static const char run_help[] =
     "  --tag key=value     label the run (image=..., driver=...)\n"
     "  --require-stable    exit 1 when a result is unstable (its samples\n"
     "                      or the machine say it may not repeat)\n"
+    "  --force             run points that need more than 80% of the\n"
+    "                      memory available (refused otherwise)\n"
     "  --plan              print the points the run would measure (their\n"
     "                      parameters and memory) and stop\n"
     "  --quiet             no tables on stdout\n";
@@ -220,6 +222,8 @@ int sb_cmd_run(int argc, char **argv)
                 goto out;
         } else if (strcmp(argv[i], "--interleave") == 0) {
             ctx.interleave = true;
+        } else if (strcmp(argv[i], "--force") == 0) {
+            ctx.force = true;
         } else if (strcmp(argv[i], "--no-store") == 0) {
             no_store = true;
         } else if (strcmp(argv[i], "--quiet") == 0) {
@@ -302,6 +306,7 @@ int sb_cmd_run(int argc, char **argv)
                   json_path, csv_path)) ||
          (!no_store &&
           (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
+           sb_store_check_space(db_file, SB_RUN_STORE_NEED, &err) ||
            sb_store_open(db_file, &st, &err) ||
            sb_store_check_writable(st, SB_RUN_STORE_NEED, &err))))) {
         sb_store_close(st);
@@ -398,12 +403,18 @@ int sb_cmd_run(int argc, char **argv)
                 char kept[4200];
                 sb_err e2 = {0};
                 if (sb_store_save_fallback(&run, db_file, kept, sizeof kept,
-                                           &e2) == 0)
-                    sb_fail(&err, err.code,
-                            "%s; the run was kept in %s "
-                            "(solbench import %s)",
-                            err.msg, kept, kept);
-                rc = sb_cli_error(&err);
+                                           &e2) == 0) {
+                    /* the measurement stands: exit as it would have, with
+                     * one line saying where the run is */
+                    char line[4096];
+                    sb_err_escape(line, sizeof line, err.msg);
+                    fprintf(stderr,
+                            "solbench: warning: %s; the run was kept in %s "
+                            "(solbench import %s)\n",
+                            line, kept, kept);
+                } else {
+                    rc = sb_cli_error(&err);
+                }
             } else if (!quiet) {
                 fprintf(human, "\nstored as run %s in %s\n", run.run_id,
                         db_file);

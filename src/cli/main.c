@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
@@ -226,6 +227,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* A file size limit (ulimit -f) makes a write fail with EFBIG, which
+     * the store and the writers report (the run is kept elsewhere), not a
+     * signal that ends the process with the run unsaved. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -11,9 +11,15 @@
 #include "core/dl.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 static void *dl_open(sb_dl_lib *l, char *why, size_t cap)
 {
@@ -77,4 +83,59 @@ int sb_dl_load(sb_dl_lib *l, const char *const *names, void *table, size_t n,
 const char *sb_dl_path(const sb_dl_lib *l)
 {
     return l->state == 1 ? l->path : "";
+}
+
+/* ---- a user's library, tried first in a child -----------------------------
+ */
+
+int sb_dl_probe(const char *path, const char *symbol, double timeout_s,
+                sb_err *err)
+{
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0; /* no child to spare: the parent's own dlopen decides */
+    if (pid == 0) {
+        /* the child: its output goes nowhere, a hang ends by itself */
+        int nul = open("/dev/null", O_WRONLY);
+        if (nul >= 0) {
+            dup2(nul, STDOUT_FILENO);
+            dup2(nul, STDERR_FILENO);
+        }
+        alarm((unsigned)timeout_s + 1);
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+            _exit(3); /* the parent's dlopen says why, safely */
+        _exit(symbol && !dlsym(h, symbol) ? 4 : 0);
+    }
+    double waited = 0;
+    int status = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return 0;
+        if (waited >= timeout_s) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            return sb_fail(err, SB_EINVAL,
+                           "%s: loading it did not finish within %.0f s in a "
+                           "test process (an initialiser that hangs): not "
+                           "loaded",
+                           path, timeout_s);
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        waited += 0.005;
+    }
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: loading it killed a test process with signal %d "
+                       "(%s): a damaged shared object, not loaded",
+                       path, sig, strsignal(sig));
+    }
+    return 0;
 }

@@ -48,4 +48,14 @@ int sb_dl_load(sb_dl_lib *l, const char *const *names, void *table, size_t n,
 /* The loaded file's path, or "" before a successful sb_dl_load. */
 const char *sb_dl_path(const sb_dl_lib *l);
 
+/* A library a user names (a plugin) loaded first in a forked child that
+ * then exits: dlopen runs the object's relocations and initialisers, and
+ * a damaged or hostile object can crash or hang there, past what the
+ * file checks see. 0 when the child loaded it and found `symbol` (NULL:
+ * any), or failed in dlopen itself (the caller's own dlopen reports
+ * that); SB_EINVAL with one line when the child died of a signal or did
+ * not finish within timeout_s. */
+int sb_dl_probe(const char *path, const char *symbol, double timeout_s,
+                sb_err *err);
+
 #endif

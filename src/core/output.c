@@ -498,9 +498,13 @@ int sb_run_write_json(const sb_run *run, const char *path, sb_err *err)
     json_decref(doc);
     if (out)
         fputc('\n', f);
-    if ((out ? fflush(f) : fclose(f)) != 0 || rc)
-        return sb_fail(err, SB_EIO, "%s: cannot write the JSON results",
-                       out ? "stdout" : path);
+    int werr = ferror(f) ? errno : 0;
+    if ((out ? fflush(f) : fclose(f)) != 0 || rc) {
+        int e = werr ? werr : errno;
+        return sb_fail(err, SB_EIO, "%s: cannot write the JSON results%s%s",
+                       out ? "stdout" : path, e ? ": " : "",
+                       e ? strerror(e) : "");
+    }
     return 0;
 }
 

@@ -39,6 +39,7 @@ void sb_ctx_defaults(sb_ctx *ctx)
     ctx->tick_s =
         ci.resolution_s > ci.overhead_s ? ci.resolution_s : ci.overhead_s;
     ctx->phys_mem = sb_phys_mem();
+    ctx->mem_avail = sb_mem_available();
     ctx->rank = 0;
     ctx->nranks = 1;
     ctx->hosts = 1;
@@ -373,30 +374,22 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
                 free(pts);
                 goto fail;
             }
-            if (ctx->phys_mem > 0 && need > 0.9 * ctx->phys_mem) {
-                char a[32], m[32];
-                sb_fmt_size(need, a, sizeof a);
-                sb_fmt_size(ctx->phys_mem, m, sizeof m);
-                sb_fail(err, SB_EINVAL,
-                        "%s: needs %s of memory, more than "
-                        "this machine's %s allows",
-                        where, a, m);
+            /* one rule (util.h): a footprint above SB_MEM_SHARE of the
+             * memory available when the run began is refused */
+            double have = ctx->force ? 0 : ctx->mem_avail;
+            if (sb_mem_fits(need, have, where, err)) {
                 free(pts);
                 goto fail;
             }
             together += need;
-            if (ctx->interleave && ctx->phys_mem > 0 &&
-                together > 0.9 * ctx->phys_mem) {
-                char a[32], m[32];
-                sb_fmt_size(together, a, sizeof a);
-                sb_fmt_size(ctx->phys_mem, m, sizeof m);
-                sb_fail(err, SB_EINVAL,
-                        "--interleave: the points up to %s "
-                        "need %s of memory together, more than this "
-                        "machine's %s allows",
-                        where, a, m);
-                free(pts);
-                goto fail;
+            if (ctx->interleave) {
+                char w2[600];
+                snprintf(w2, sizeof w2,
+                         "--interleave: the points up to %s, together,", where);
+                if (sb_mem_fits(together, have, w2, err)) {
+                    free(pts);
+                    goto fail;
+                }
             }
             if (plan->n == cap) {
                 cap = cap ? 2 * cap : 32;

@@ -19,6 +19,7 @@
 #include <cblas.h>
 
 #include "solbench/error.h"
+#include "solbench/param.h"
 #include "solbench/util.h"
 
 #define SB_HUGE_THRESHOLD (64ull << 20)
@@ -83,6 +84,33 @@ double sb_phys_mem(void)
     if (pages > 0 && psize > 0)
         return (double)pages * (double)psize;
     return 0.0;
+}
+
+double sb_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    double kb = 0;
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+                break;
+        fclose(f);
+    }
+    return kb > 0 ? kb * 1024.0 : sb_phys_mem();
+}
+
+int sb_mem_fits(double need, double have, const char *what, sb_err *err)
+{
+    if (!(have > 0) || !(need > SB_MEM_SHARE * have))
+        return 0;
+    char a[32], m[32];
+    sb_fmt_size(need, a, sizeof a);
+    sb_fmt_size(have, m, sizeof m);
+    return sb_fail(err, SB_EINVAL,
+                   "%s: needs %s of memory, more than %.0f%% of the %s "
+                   "available now (--force runs it anyway)",
+                   what, a, 100 * SB_MEM_SHARE, m);
 }
 
 double sb_llc_bytes(void)

@@ -62,12 +62,20 @@ int sb_data_file(const char *sub, const char *name, char *out, size_t len,
     if (!name || !*name)
         return sb_fail(err, SB_EINVAL, "empty %s name", sub);
     struct stat st;
-    if (strchr(name, '/') ||
-        (strlen(name) > 5 && strcmp(name + strlen(name) - 5, ".json") == 0)) {
+    bool json =
+        strlen(name) > 5 && strcmp(name + strlen(name) - 5, ".json") == 0;
+    if (json || strchr(name, '/')) {
         if (stat(name, &st) != 0)
             return sb_fail(err, SB_EINVAL, "%s file %s: not found", sub, name);
         if (!S_ISREG(st.st_mode))
             return sb_fail(err, SB_EINVAL, "%s file %s: not a regular file",
+                           sub, name);
+        /* a path names a JSON document: any other file (/etc/passwd) is
+         * not read, so no part of it reaches an error line */
+        if (!json)
+            return sb_fail(err, SB_EINVAL,
+                           "%s file %s: a file must be a .json document (or "
+                           "give a name from the data folder)",
                            sub, name);
         snprintf(out, len, "%s", name);
         return 0;
@@ -151,11 +159,27 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
     rc = sb_file_fopen(path, "rb", &f, err); /* a regular file only */
     if (rc)
         return rc;
+    /* a spec is a few hundred bytes: a file far larger is not one, and
+     * parsing it whole would take memory in proportion */
+    struct stat sbuf;
+    if (fstat(fileno(f), &sbuf) == 0 && sbuf.st_size > SB_HW_MAX_FILE) {
+        fclose(f);
+        return sb_fail(err, SB_EINVAL,
+                       "%s: %lld bytes, more than a hardware spec holds (at "
+                       "most %d)",
+                       path, (long long)sbuf.st_size, SB_HW_MAX_FILE);
+    }
     json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
-    if (!doc)
-        return sb_fail(err, SB_EINVAL, "%s:%d:%d: %s", path, je.line, je.column,
-                       je.text);
+    if (!doc) {
+        /* jansson quotes the token it stopped at: not echoed (the file
+         * may be anything a path names) */
+        char *near = strstr(je.text, " near ");
+        if (near)
+            *near = '\0';
+        return sb_fail(err, SB_EINVAL, "%s:%d:%d: not valid JSON (%s)", path,
+                       je.line, je.column, je.text);
+    }
     rc = SB_EINVAL;
     if (!json_is_object(doc)) {
         sb_fail(err, SB_EINVAL, "%s: $: must be an object", path);
@@ -167,6 +191,26 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         sb__str(doc, "source", hw->source, sizeof hw->source, path, "$", err) ||
         sb__str(doc, "notes", hw->notes, sizeof hw->notes, path, "$", err))
         goto out;
+    if (hw->kind[0] && strcmp(hw->kind, "cpu") != 0 &&
+        strcmp(hw->kind, "gpu") != 0 && strcmp(hw->kind, "tpu") != 0) {
+        char k[64];
+        sb_err_escape(k, sizeof k, hw->kind);
+        sb_fail(err, SB_EINVAL, "%s: $.kind: '%s': not one of cpu, gpu, tpu",
+                path, k);
+        goto out;
+    }
+    /* names are printed and put in reports: one line of text */
+    const char *txt[2] = {hw->name, hw->title};
+    for (int t = 0; t < 2; t++)
+        for (const char *c = txt[t]; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '<' ||
+                *c == '>') {
+                sb_fail(err, SB_EINVAL,
+                        "%s: $.%s: a control character or markup (< >): "
+                        "not a name",
+                        path, t ? "title" : "name");
+                goto out;
+            }
     if (!hw->name[0]) {
         const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
         snprintf(hw->name, sizeof hw->name, "%.*s", (int)strcspn(base, "."),

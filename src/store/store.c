@@ -103,17 +103,29 @@ static void lock_holders(const char *path, char *out, size_t len)
         long pid = 0;
         unsigned maj = 0, min = 0;
         unsigned long ino = 0;
-        /* "1: POSIX  ADVISORY  WRITE 12345 fd:01:131085 0 EOF" */
+        char type[16] = "", end_s[32] = "";
+        unsigned long long start = 0;
+        /* "1: POSIX  ADVISORY  WRITE 12345 fd:01:131085 120 120"; a waiter
+         * reads "1: -> POSIX ..." and is not a holder (its %ld fails) */
         char *p = strchr(line, ':');
         if (!p ||
-            sscanf(p + 1, "%*s %*s %*s %ld %x:%x:%lu", &pid, &maj, &min,
-                   &ino) != 4 ||
-            pid == (long)getpid())
+            sscanf(p + 1, "%*s %*s %15s %ld %x:%x:%lu %llu %31s", type, &pid,
+                   &maj, &min, &ino, &start, end_s) != 7 ||
+            pid == (long)getpid() || strcmp(type, "WRITE") != 0)
             continue;
+        unsigned long long end =
+            strcmp(end_s, "EOF") == 0 ? ~0ull : strtoull(end_s, NULL, 10);
+        /* Only the write lock: byte 120 of the WAL index (-shm), or the
+         * database file's reserved byte (rollback journal). Every open
+         * connection, a waiting one too, holds read locks: not holders. */
         bool mine = false;
-        for (int i = 0; i < 3 && !mine; i++)
-            mine = have[i] && f[i].st_ino == ino && major(f[i].st_dev) == maj &&
-                   minor(f[i].st_dev) == min;
+        for (int i = 0; i < 3 && !mine; i++) {
+            if (!have[i] || f[i].st_ino != ino || major(f[i].st_dev) != maj ||
+                minor(f[i].st_dev) != min)
+                continue;
+            unsigned long long byte = i == 2 ? 120ull : 0x40000001ull;
+            mine = i != 1 && start <= byte && byte <= end;
+        }
         bool dup = false;
         for (int i = 0; i < nseen; i++)
             dup |= seen[i] == pid;
@@ -584,6 +596,19 @@ static bool on_readonly_fs(const char *path)
     return statvfs(slash ? dir : ".", &v) == 0 && (v.f_flag & ST_RDONLY);
 }
 
+/* Whether this process may create files beside path (the WAL and its
+ * shared memory): in a folder it cannot write, a read opens the file
+ * immutable, as on read-only media. */
+static bool dir_writable(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = slash == dir ? (slash[1] = '\0', '/') : '\0';
+    return access(slash ? dir : ".", W_OK) == 0;
+}
+
 /* Removes a database file this open created and left empty (a new
  * database on a full disk was left as a 0-byte file). */
 static void remove_if_new_and_empty(const char *path, bool existed)
@@ -630,12 +655,25 @@ int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
      * at all. A database not there yet is created as before, read-only or
      * not (a first `history` finds an empty store, not an error). */
     st->ro = mode == SB_STORE_RO && existed;
-    st->immutable = st->ro && on_readonly_fs(path);
+    st->immutable = st->ro && (on_readonly_fs(path) || !dir_writable(path));
     if (mode == SB_STORE_RO && !existed && on_readonly_fs(path)) {
         free(st);
         return sb_fail(err, SB_EINVAL,
                        "database %s: there is none, and the "
                        "file system is read-only",
+                       path);
+    }
+    if (mode != SB_STORE_RO && on_readonly_fs(path)) {
+        free(st);
+        return sb_fail(err, SB_EIO,
+                       existed ? "database %s: read-only (the file system "
+                                 "is mounted read-only): reading it works "
+                                 "(history, export, compare); to store, "
+                                 "give --db on a writable disk, or "
+                                 "--no-store"
+                               : "database %s: cannot be created (the file "
+                                 "system is mounted read-only): give --db "
+                                 "on a writable disk, or --no-store",
                        path);
     }
     int rc;
@@ -791,6 +829,31 @@ int sb_store_open_default_mode(const char *explicit_path, int mode,
 const char *sb_store_file(const sb_store *st)
 {
     return st->path;
+}
+
+int sb_store_check_space(const char *path, double need_bytes, sb_err *err)
+{
+    /* the file, or the folder that would hold it: found before a new
+     * database is created on a full disk */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0) {
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, slash ? "/" : ".");
+        if (statvfs(dir, &v) != 0)
+            return 0; /* the open says what is wrong */
+    }
+    double free_b = (double)v.f_bavail * (double)v.f_frsize;
+    if (free_b < need_bytes)
+        return sb_fail(err, SB_EIO,
+                       "database %s: the disk is full (%.1f MiB free, a "
+                       "run needs about %.1f)",
+                       path, free_b / 1048576.0, need_bytes / 1048576.0);
+    return 0;
 }
 
 int sb_store_check_writable(sb_store *st, double need_bytes, sb_err *err)
@@ -1338,6 +1401,7 @@ int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
         sb_err e = {0};
         if (sb_run_write_json(run, out, &e) == 0)
             return 0;
+        unlink(out); /* no part of a document left where it failed */
     }
     out[0] = '\0';
     return sb_fail(err, SB_EIO,

@@ -191,7 +191,7 @@ static void src_fill(src *s)
         return;
     if (s->off >= SB_TRACE_MAX_TEXT) {
         src_fail(s,
-                 "over 16 GiB of trace text (unpacked): split the trace "
+                 "over 8 GiB of trace text (unpacked): split the trace "
                  "or profile fewer steps",
                  NULL);
         return;
@@ -650,7 +650,7 @@ static int on_complete(reader *r, json_t *e, size_t idx)
                             name ? name : "?", k, &ev);
     if (prc == SB_EINVAL)
         return err_event(r, idx, name,
-                         "more than 40 million complete "
+                         "more than 10 million complete "
                          "events: split the trace");
     if (prc)
         return prc;
@@ -855,6 +855,13 @@ static int parse_top(reader *r)
         }
         src_get(s);
         if (strcmp(key, "traceEvents") == 0) {
+            if (have_events) {
+                rc = src_fail(s,
+                              "traceEvents given twice (which one is the "
+                              "trace?)",
+                              NULL);
+                goto out;
+            }
             if (skip_ws(s) != '[') {
                 rc = src_fail(s, "traceEvents is not an array", NULL);
                 goto out;

@@ -21,6 +21,7 @@
  * strict reader takes again (import). Both with the same run id and number
  * of results.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,40 @@ static void fz_export_round_trip(const sb_run *run)
     sb_run_free(&again);
 }
 
+/* import's check (sb_run_check_figures): a document it accepts holds only
+ * figures a run could have measured — samples that are times of 0 to a
+ * day, no metric infinite or beyond 1e30, and a GBps that is its bytes
+ * over its samples' median (the statistics the reader recomputed). */
+static void fz_figures(const sb_run *run)
+{
+    sb_err e = {0};
+    if (sb_run_check_figures(run, "fuzz", &e) != 0)
+        return;
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        for (size_t k = 0; k < r->n_samples; k++)
+            FZ_INVARIANT(isfinite(r->samples_s[k]) && r->samples_s[k] >= 0 &&
+                             r->samples_s[k] <= 86400,
+                         "import took sample %zu = %g of result %zu", k,
+                         r->samples_s[k], i);
+        for (int k = 0; k < r->n_metrics; k++)
+            FZ_INVARIANT(!isinf(r->metrics[k].value) &&
+                             !(fabs(r->metrics[k].value) > 1e30),
+                         "import took metric %s = %g of result %zu",
+                         r->metrics[k].name, r->metrics[k].value, i);
+        const sb_metric *gb = sb_result_get(r, "GBps");
+        const sb_metric *by = sb_result_get(r, "bytes");
+        if (gb && by && isfinite(gb->value) && isfinite(by->value) &&
+            r->stats.p50 > 0 && by->value != 0) {
+            double want = by->value / r->stats.p50 / 1e9;
+            FZ_INVARIANT(fabs(gb->value / want - 1) <= 1e-6,
+                         "import took GBps %g where bytes over the median "
+                         "give %g (result %zu)",
+                         gb->value, want, i);
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     sb_err e = {0};
@@ -151,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&run, 0, sizeof run);
     if (sb_run_read_json(path, &run, &e) == 0) {
         fz_use(&run, true);
+        fz_figures(&run);
         fz_store_round_trip(&run);
         fz_export_round_trip(&run);
     }

@@ -19,7 +19,7 @@ build=${1:?usage: tests/fuzz/run.sh BUILD SECONDS [HARNESS...]}
 seconds=${2:?usage: tests/fuzz/run.sh BUILD SECONDS [HARNESS...]}
 shift 2
 harnesses=("$@")
-[ ${#harnesses[@]} -eq 0 ] && harnesses=(fuzz_param fuzz_run fuzz_workload fuzz_hw fuzz_trace)
+[ ${#harnesses[@]} -eq 0 ] && harnesses=(fuzz_param fuzz_run fuzz_workload fuzz_hw fuzz_trace fuzz_plugin)
 
 if [ -z "${TMPDIR:-}" ]; then
     if [ -d /dev/shm ] && [ -w /dev/shm ]; then

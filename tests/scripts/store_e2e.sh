@@ -385,6 +385,9 @@ for r in d["results"]:
         r["stats"][k] /= 3
     for k in ("GBps", "GBps_best"):
         r["metrics"][k]["value"] *= 3
+    # every figure as the faster samples give it (import checks them)
+    if "latency_us" in r["metrics"]:
+        r["metrics"]["latency_us"]["value"] /= 3
 json.dump(d, open(sys.argv[2], "w"))
 PY
     "$S" import "$W/ifast.json" >/dev/null 2>&1 &&
@@ -482,7 +485,7 @@ PY
     ) &
     BUSY+=($!)
     SOLBENCH_LOCK_TIMEOUT=1 "$S" run --bench memory.triad -p size=64KiB --min-time 3 --quiet >"$W/late.out" 2>"$W/late.err"
-    expect_rc 2 $? "a run whose commit meets a lock"
+    expect_rc 0 $? "a run whose commit meets a lock (measured, kept in a file)"
     kept=$(sed -n 's/.*the run was kept in \([^ ]*\) (solbench import.*/\1/p' "$W/late.err")
     [ -n "$kept" ] && [ -f "$kept" ] && ok "kept in $kept" || fail "no kept file: $(cat "$W/late.err")"
     [ "$(wc -l <"$W/late.err")" -eq 1 ] || fail "more than one line: $(cat "$W/late.err")"
@@ -533,7 +536,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 n = dict(d); n["run_id"] = "fresh-run-1"; json.dump(n, open(sys.argv[2], "w"))
 l = dict(d); l["run_id"] = "last"; json.dump(l, open(sys.argv[3], "w"))
-o = json.loads(json.dumps(d)); o["results"][0]["samples_s"][0] *= 2
+o = json.loads(json.dumps(d)); o["results"][0]["notes"].append("edited elsewhere")
 json.dump(o, open(sys.argv[4], "w"))
 PY
     before=$(runs)

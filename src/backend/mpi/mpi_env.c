@@ -6,9 +6,12 @@
  * different topologies are never compared as if they were alike.
  */
 #include <ctype.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -120,6 +123,55 @@ static int topology(sb_ctx *ctx, sb_err *err)
     return 0;
 }
 
+/* The start-up watchdog: MPI_Init and the first collective (the host
+ * names) wait for every rank, and a rank that stopped, or a host the
+ * launcher cannot reach, would hold them for ever. SIGALRM ends the
+ * process with one line (write and _exit only: the handler runs inside
+ * MPI); mpirun then ends the other ranks. */
+static char start_msg[256];
+
+static void start_expired(int sig)
+{
+    (void)sig;
+    ssize_t w = write(STDERR_FILENO, start_msg, strlen(start_msg));
+    (void)w;
+    _exit(2);
+}
+
+/* Default limit when no --timeout is given: the network area's per-point
+ * default. */
+#define START_DEFAULT_S 300.0
+
+static void start_arm(double limit_s, struct sigaction *old)
+{
+    snprintf(start_msg, sizeof start_msg,
+             "solbench: MPI did not start within %.0f s (--timeout): a rank "
+             "stopped or never began, or the launcher cannot reach a host; "
+             "stopping\n",
+             limit_s);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = start_expired;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, old);
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)limit_s;
+    it.it_value.tv_usec =
+        (suseconds_t)((limit_s - (double)(time_t)limit_s) * 1e6);
+    if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+        it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void start_disarm(const struct sigaction *old)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    setitimer(ITIMER_REAL, &it, NULL);
+    sigaction(SIGALRM, old, NULL);
+}
+
 int sb_mpi_begin(int *argc, char ***argv, bool want, sb_ctx *ctx, sb_err *err)
 {
     if (!want && !sb_mpi_launched()) {
@@ -127,6 +179,18 @@ int sb_mpi_begin(int *argc, char ***argv, bool want, sb_ctx *ctx, sb_err *err)
         ctx->nranks = 1;
         return 0;
     }
+    struct sigaction old;
+    start_arm(ctx->timeout_s > 0 ? ctx->timeout_s : START_DEFAULT_S, &old);
+    /* Fault injection for the tests (docs/NETWORK.md): the rank named
+     * stops itself before MPI_Init, as a rank a debugger or the scheduler
+     * froze would. */
+    const char *stall = getenv("SOLBENCH_STALL_START_RANK");
+    const char *me = getenv("OMPI_COMM_WORLD_RANK");
+    if (!me)
+        me = getenv("PMI_RANK");
+    if (stall && me && atoi(stall) == atoi(me))
+        raise(SIGSTOP);
+    int rc = 0;
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited) {
@@ -134,8 +198,10 @@ int sb_mpi_begin(int *argc, char ***argv, bool want, sb_ctx *ctx, sb_err *err)
          * watchdog thread calls nothing but MPI_Abort, as a last resort. */
         int provided = 0;
         if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
-            MPI_SUCCESS)
+            MPI_SUCCESS) {
+            start_disarm(&old);
             return sb_fail(err, SB_EUNSUP, "MPI could not be initialised");
+        }
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx->nranks);
@@ -146,7 +212,9 @@ int sb_mpi_begin(int *argc, char ***argv, bool want, sb_ctx *ctx, sb_err *err)
      * core 0, so it is turned off for a multi-rank run. */
     if (ctx->nranks > 1)
         setenv("SOLBENCH_NO_BIND", "1", 0);
-    return topology(ctx, err);
+    rc = topology(ctx, err);
+    start_disarm(&old);
+    return rc;
 }
 
 void sb_mpi_end(void)

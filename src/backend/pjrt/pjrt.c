@@ -21,6 +21,7 @@
 #include <pjrt_c_api.h>
 
 #include "backend/pjrt/pjrt.h"
+#include "core/dl.h"
 #include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/sysinfo.h"
@@ -38,6 +39,11 @@ struct sb_pjrt {
                         -1 none */
     sb_hw_spec hw;
 };
+
+/* A plugin is first loaded in a child (sb_dl_probe): a damaged object
+ * that passes the file checks crashes the child, not the run; the CPU
+ * plugin loads there in about a tenth of a second. */
+#define SB_PJRT_PROBE_S 60.0
 
 static sb_pjrt g_pjrt;
 static int g_rc;
@@ -137,7 +143,8 @@ static void open_once(void)
     snprintf(p->path, sizeof p->path, "%s", path);
     /* a FIFO would block dlopen, a truncated object crash it */
     sb_err cerr = {0};
-    if (sb_plugin_check(path, &cerr)) {
+    if (sb_plugin_check(path, &cerr) ||
+        sb_dl_probe(path, "GetPjrtApi", SB_PJRT_PROBE_S, &cerr)) {
         g_rc = sb_fail(err, bad, "PJRT plugin %s", cerr.msg);
         return;
     }
