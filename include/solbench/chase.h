@@ -68,7 +68,7 @@ typedef struct sb_chase_shape {
 } sb_chase_shape;
 
 /* The working set of `level` ("L1", "L2", "L3", "DRAM") as one thread
- * sees this machine's caches (mc: struct sb_mem_caches, bench/memory):
+ * sees this machine's caches (mc: struct sb_mem_caches, solbench/util.h):
  * half of one instance of the level, so the chain fits it beside what
  * else is cached; DRAM: 4 x the last level's instance, at least 256 MiB.
  * 0 when the machine reports no such level. */

@@ -25,6 +25,23 @@ void sb_free_aligned(void *p);
  * doubled as needed, 64 at first). 0, or SB_ENOMEM with *v untouched. */
 int sb_dpush(double **v, size_t *n, size_t *cap, double x);
 
+/* Cache sizes the OS reports (hwloc), for DRAM-ness and the sweep. */
+typedef struct sb_mem_caches {
+    int nlevels;        /* highest data or unified level, 0 if unknown */
+    double size[5];     /* bytes per instance, [1..4] */
+    int shared_cpus[5]; /* logical CPUs sharing one instance */
+    int cpus;           /* online logical CPUs */
+    int smt;            /* hardware threads per core */
+} sb_mem_caches;
+
+void sb_mem_caches_read(sb_mem_caches *mc);
+/* Capacity of level l reachable by `threads` threads bound one per core
+ * (private caches add up; a shared one counts once per instance used). */
+double sb_mem_cache_for_threads(const sb_mem_caches *mc, int level,
+                                int threads);
+/* The last-level cache of the whole machine (all instances). */
+double sb_mem_llc_total(const sb_mem_caches *mc);
+
 /* Sets the OpenMP thread count and binds thread i to core i (hwloc) in
  * the next parallel regions. Returns the count in effect. */
 int sb_threads_setup(int threads);

@@ -113,6 +113,69 @@ int sb_mem_fits(double need, double have, const char *what, sb_err *err)
                    what, a, 100 * SB_MEM_SHARE, m);
 }
 
+/* The caches of the first core as hwloc's topology has them (the one the
+ * fingerprint and the thread binding use): per level, the data or unified
+ * cache's size and the logical CPUs that share one instance. */
+void sb_mem_caches_read(sb_mem_caches *mc)
+{
+    memset(mc, 0, sizeof *mc);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    mc->cpus = cpus > 0 ? (int)cpus : 1;
+    mc->smt = 1;
+    hwloc_topology_t t = sb_topology();
+    if (!t)
+        return;
+    hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, 0);
+    if (core && core->cpuset) {
+        int w = hwloc_bitmap_weight(core->cpuset);
+        if (w > 0)
+            mc->smt = w;
+    }
+    static const hwloc_obj_type_t levels[5] = {
+        HWLOC_OBJ_TYPE_MAX, HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE,
+        HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE};
+    for (int l = 1; l <= 4; l++) {
+        hwloc_obj_t c = hwloc_get_obj_by_type(t, levels[l], 0);
+        if (!c || !c->attr || c->attr->cache.size == 0 ||
+            c->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION)
+            continue;
+        mc->size[l] = (double)c->attr->cache.size;
+        /* the CPUs that share it, offline and disallowed ones included,
+         * as the kernel counts them */
+        const struct hwloc_bitmap_s *cs =
+            c->complete_cpuset ? c->complete_cpuset : c->cpuset;
+        int w = cs ? hwloc_bitmap_weight(cs) : 1;
+        mc->shared_cpus[l] = w > 0 ? w : 1;
+        mc->nlevels = l;
+    }
+}
+
+double sb_mem_cache_for_threads(const sb_mem_caches *mc, int level, int threads)
+{
+    if (level < 1 || level > 4 || mc->size[level] <= 0)
+        return 0;
+    int cores_per = mc->shared_cpus[level] / (mc->smt > 0 ? mc->smt : 1);
+    if (cores_per < 1)
+        cores_per = 1;
+    int instances =
+        (mc->cpus + mc->shared_cpus[level] - 1) / mc->shared_cpus[level];
+    int used = (threads + cores_per - 1) / cores_per;
+    if (used > instances)
+        used = instances;
+    if (used < 1)
+        used = 1;
+    return mc->size[level] * used;
+}
+
+double sb_mem_llc_total(const sb_mem_caches *mc)
+{
+    int l = mc->nlevels;
+    if (l < 1)
+        return 0;
+    int instances = (mc->cpus + mc->shared_cpus[l] - 1) / mc->shared_cpus[l];
+    return mc->size[l] * (instances > 0 ? instances : 1);
+}
+
 double sb_llc_bytes(void)
 {
     hwloc_topology_t t = sb_topology();

@@ -1,5 +1,5 @@
 /*
- * attn_def.c — the backend-independent half of the attention primitives:
+ * attention.c — the backend-independent half of the attention primitives:
  * FLOP and byte accounting, ragged batch construction (lengths, query
  * offsets, shuffled page tables), the double-precision reference and the
  * verification every backend's output goes through. See

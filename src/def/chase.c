@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/memory/memory.h"
 #include "solbench/chase.h"
 #include "solbench/sysinfo.h"
 #include "solbench/util.h"

@@ -1,5 +1,5 @@
 /*
- * gemm_def.c — what a compute.gemm point computes, whatever runs it: its
+ * gemm.c — what a compute.gemm point computes, whatever runs it: its
  * M, N, K from the shape parameters (include/solbench/gemm.h). The CPU
  * benchmark (gemm.c) and the CUDA one (backend/cuda) both read it here.
  */
@@ -7,18 +7,21 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench/compute/compute.h"
 #include "solbench/gemm.h"
 #include "solbench/util.h"
 
 /* decode's N when ffn=0: the weights K x N fill four times the LLC (a
  * multiple of 256 columns; 32 MiB taken when the LLC is unknown). */
-static int64_t decode_auto_n(int64_t k, int dt)
+static int64_t decode_auto_n(int64_t k, const char *dtype)
 {
     double llc = sb_llc_bytes();
     if (!(llc > 0))
         llc = 32.0 * 1048576;
-    double elem = dt == SB__DT_FP64 ? 8.0 : dt == SB__DT_FP32 ? 4.0 : 2.0;
+    /* the CPU's dtypes; another's (fp16, fp8 on a GPU) sized as fp32 */
+    double elem = !dtype                       ? 4.0
+                  : strcmp(dtype, "fp64") == 0 ? 8.0
+                  : strcmp(dtype, "bf16") == 0 ? 2.0
+                                               : 4.0;
     double n = 4.0 * llc / ((double)k * elem);
     int64_t cols = ((int64_t)ceil(n) + 255) / 256 * 256;
     return cols < 256 ? 256 : cols;
@@ -43,11 +46,10 @@ int sb_gemm_dims(const sb_params *p, int64_t *m, int64_t *n, int64_t *k,
         *n = sb_p_find(p, "ffn") && sb_p_int(p, "ffn") ? sb_p_int(p, "ffn")
                                                        : 4 * *k;
     } else if (strcmp(shape, "decode") == 0) {
-        int dt = sb_dtype_parse(sb_p_str(p, "dtype"));
         *m = sb_p_int(p, "batch");
         *k = sb_p_int(p, "d_model");
         *n = sb_p_int(p, "ffn") ? sb_p_int(p, "ffn")
-                                : decode_auto_n(*k, dt < 0 ? SB__DT_FP32 : dt);
+                                : decode_auto_n(*k, sb_p_str(p, "dtype"));
     } else if (square) {
         *n = sb_p_int(p, "n");
         *m = sb_p_int(p, "m") ? sb_p_int(p, "m") : *n;

@@ -1,5 +1,5 @@
 /*
- * moe_def.c — the backend-independent half of the MoE primitives: shape
+ * moe.c — the backend-independent half of the MoE primitives: shape
  * checks, the top-k tie rule, the synthetic routing generator, FLOP and
  * byte accounting, and the double-precision references and verifiers
  * (declared in include/solbench/moe.h). A GPU backend reuses all of it and

@@ -1,5 +1,5 @@
 /*
- * netdef.c — the network area's definitions (see netmodel.h and the
+ * netmodel.c — the network area's definitions (see netmodel.h and the
  * network section of docs/METRICS.md): bytes of each operation, bus
  * bandwidth factors, iteration counts, the alpha-beta fit. Pure
  * arithmetic, no MPI, so every build has them: the MPI and NCCL

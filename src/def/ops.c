@@ -1,5 +1,5 @@
 /*
- * ops_def.c — the backend-independent half of the elementwise ops (see
+ * ops.c — the backend-independent half of the elementwise ops (see
  * include/solbench/ops.h): shape checks, FLOP and byte accounting, the
  * RoPE tables and the double-precision verifier that every backend's
  * output is checked against.

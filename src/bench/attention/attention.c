@@ -5,7 +5,7 @@
  * paged attention over a shuffled page pool, decode tokens and optional
  * prefill chunks in one batch).
  *
- * This file only binds parameters to the definitions in attn_def.c
+ * This file only binds parameters to the definitions in src/def/attention.c
  * (shapes, FLOPs, bytes, reference, verification) and to the CPU kernels
  * in src/backend/cpu/attn_cpu.c; the runner owns timing and statistics.
  */

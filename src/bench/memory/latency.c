@@ -10,6 +10,7 @@
 #include "backend/cpu/chase_cpu.h"
 #include "bench/memory/memory.h"
 #include "solbench/chase.h"
+#include "solbench/util.h"
 
 static const sb_param_def lat_params[] = {
     SB_CHASE_PARAMS(

@@ -68,23 +68,6 @@ void sb_mem_run(void *state, uint64_t iters);
 int sb_mem_verify(void *state, sb_result *r);
 void sb_mem_teardown(void *state);
 
-/* Cache sizes the OS reports (sysfs), for DRAM-ness and the sweep. */
-typedef struct sb_mem_caches {
-    int nlevels;        /* highest data or unified level, 0 if unknown */
-    double size[5];     /* bytes per instance, [1..4] */
-    int shared_cpus[5]; /* logical CPUs sharing one instance */
-    int cpus;           /* online logical CPUs */
-    int smt;            /* hardware threads per core */
-} sb_mem_caches;
-
-void sb_mem_caches_read(sb_mem_caches *mc);
-/* Capacity of level l reachable by `threads` threads bound one per core
- * (private caches add up; a shared one counts once per instance used). */
-double sb_mem_cache_for_threads(const sb_mem_caches *mc, int level,
-                                int threads);
-/* The last-level cache of the whole machine (all instances). */
-double sb_mem_llc_total(const sb_mem_caches *mc);
-
 /* Offers a bandwidth ceiling (B/s): a DRAM-level figure (working set >= 4x
  * the last-level cache) replaces an in-cache one and keeps the larger of
  * two DRAM-level ones; an in-cache figure is kept only while nothing

@@ -5,7 +5,7 @@
  * OpenBLAS or oneDNN, lib=auto timing both on the whole kernel).
  *
  * What each kernel computes, its FLOP and byte counts, the routing
- * generator and the verifiers live in moe_def.c (include/solbench/moe.h);
+ * generator and the verifiers live in src/def/moe.c (include/solbench/moe.h);
  * this file only supplies the CPU kernels, allocates and initialises their
  * buffers, and wires them into the registry.
  */

@@ -3,8 +3,8 @@
  * with its impls where this build has them (MPI ranks: collectives.c;
  * the node's GPUs over NCCL: src/backend/cuda; a PJRT client's devices:
  * src/backend/pjrt/pjrt_net.c). Built everywhere, like
- * the collectives' arithmetic (netdef.c); a definition this build has no
- * impl of is not in the registry.
+ * the collectives' arithmetic (src/def/netmodel.c); a definition this build has
+ * no impl of is not in the registry.
  */
 #include "solbench/bench.h"
 #include "solbench/netmodel.h"

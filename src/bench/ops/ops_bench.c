@@ -2,7 +2,7 @@
  * ops_bench.c — the ops area's benchmarks (ops.rmsnorm, ops.swiglu,
  * ops.rope, ops.softmax): parameters, the shape decoded once a point, the
  * buffers and their fill, the CPU impl's hooks. The kernels are
- * ops_cpu.c's (sb_ops_cpu_run), the definitions ops_def.c's.
+ * ops_cpu.c's (sb_ops_cpu_run), the definitions src/def/ops.c's.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * inner loops written so the compiler vectorises them (an exp that
  * vectorises, explicit simd reductions), each row read from memory once
  * and written once, in the ISA variants this CPU runs (portable, AVX2,
- * AVX-512). Definitions, accounting and verification: ops_def.c; the
+ * AVX-512). Definitions, accounting and verification: src/def/ops.c; the
  * benchmarks (parameters, state, hooks): ops_bench.c.
  */
 #include <math.h>
