@@ -277,9 +277,14 @@ struct sb_bench {
 
 /* ---- registry ------------------------------------------------------------ */
 
-/* All benchmarks, in suite order (compute before memory before primitives,
- * so ceilings exist when later benches need them). NULL-terminated. */
+/* All benchmarks installed (sb_registry_use; a program calls
+ * sb_library_init, solbench/library.h), in suite order (compute before
+ * memory before primitives, so ceilings exist when later benches need
+ * them). NULL-terminated; empty before anything is installed. */
 const sb_bench *const *sb_registry(void);
+/* Installs the benchmarks, NULL-terminated, in run order; those without an
+ * impl in this build are left out. The table is copied (up to 256). */
+void sb_registry_use(const sb_bench *const *all);
 /* The benchmark of that name with an impl on backend (NULL or "": any);
  * NULL when there is none in this build. */
 const sb_bench *sb_bench_find(const char *name, const char *backend);

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "solbench/library.h"
 #include "solbench/compare.h"
 #include "solbench/fileio.h"
 #include "solbench/sysinfo.h"
@@ -231,6 +232,7 @@ int main(int argc, char **argv)
      * the store and the writers report (the run is kept elsewhere), not a
      * signal that ends the process with the run unsaved. */
     signal(SIGXFSZ, SIG_IGN);
+    sb_library_init();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,56 +1,37 @@
 /*
- * registry.c — the static table of every benchmark, built from one list
- * file per area (src/bench/<area>/<area>.def: one SB_BENCH(symbol) per
- * line), and what a benchmark's definition and one backend's impl of it
- * make together: its parameters, its hooks, its flags. The order of the
- * table is the run order: compute first, so that later benchmarks find the
- * measured peaks and bandwidths in the context.
+ * registry.c — the table of benchmarks a program runs, and what a
+ * benchmark's definition and one backend's impl of it make together: its
+ * parameters, its hooks, its flags. The list itself lives above the
+ * benchmarks (src/bench/library.c, one list file per area) and is
+ * installed here (sb_registry_use): the core names no benchmark. Its
+ * order is the run order: compute first, so that later benchmarks find
+ * the measured peaks and bandwidths in the context.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "solbench/bench.h"
 
-#define SB_BENCH(sym) extern const sb_bench sym;
-#include "bench/compute/compute.def"
-#include "bench/memory/memory.def"
-#include "bench/transfer/transfer.def"
-#include "bench/attention/attention.def"
-#include "bench/moe/moe.def"
-#include "bench/ops/ops.def"
-#include "bench/llm/llm.def"
-#include "bench/network/network.def"
-#undef SB_BENCH
-
-#define SB_BENCH(sym) &sym,
-static const sb_bench *const every[] = {
-#include "bench/compute/compute.def"
-#include "bench/memory/memory.def"
-#include "bench/transfer/transfer.def"
-#include "bench/attention/attention.def"
-#include "bench/moe/moe.def"
-#include "bench/ops/ops.def"
-#include "bench/llm/llm.def"
-#include "bench/network/network.def"
-    NULL};
-#undef SB_BENCH
-
 static const char *const areas[] = {"compute",   "memory",  "transfer",
                                     "attention", "moe",     "ops",
                                     "llm",       "network", NULL};
 
-/* The definitions this build has an impl of, in run order. */
-static const sb_bench *registry[sizeof every / sizeof every[0]];
+/* The definitions this build has an impl of, in run order, from the list
+ * installed by sb_registry_use (the library's: sb_library_init). */
+#define REGISTRY_MAX 256
+static const sb_bench *registry[REGISTRY_MAX + 1];
+
+void sb_registry_use(const sb_bench *const *all)
+{
+    int n = 0;
+    for (const sb_bench *const *b = all; b && *b && n < REGISTRY_MAX; b++)
+        if ((*b)->impls && (*b)->impls[0])
+            registry[n++] = *b;
+    registry[n] = NULL;
+}
 
 const sb_bench *const *sb_registry(void)
 {
-    if (!registry[0]) {
-        int n = 0;
-        for (const sb_bench *const *b = every; *b; b++)
-            if ((*b)->impls && (*b)->impls[0])
-                registry[n++] = *b;
-        registry[n] = NULL;
-    }
     return registry;
 }
 

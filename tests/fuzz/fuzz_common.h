@@ -16,6 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "solbench/library.h"
+
+/* The library's benchmarks registered before libFuzzer starts. */
+__attribute__((constructor)) static void fz_library_init(void)
+{
+    sb_library_init();
+}
+
 /* A malloc'ed, NUL-terminated copy of the input (embedded NULs end it). */
 static inline char *fz_strdup(const uint8_t *data, size_t size)
 {

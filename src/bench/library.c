@@ -1,0 +1,43 @@
+/*
+ * library.c — the list of every benchmark of this build, one list file per
+ * area (src/bench/<area>/<area>.def: one SB_BENCH(symbol) per line), and
+ * sb_library_init, which gives it to the core's registry. The list lives
+ * here, above the benchmarks, so the core names none of them.
+ */
+#include "solbench/library.h"
+
+#include "solbench/bench.h"
+
+#define SB_BENCH(sym) extern const sb_bench sym;
+#include "bench/compute/compute.def"
+#include "bench/memory/memory.def"
+#include "bench/transfer/transfer.def"
+#include "bench/attention/attention.def"
+#include "bench/moe/moe.def"
+#include "bench/ops/ops.def"
+#include "bench/llm/llm.def"
+#include "bench/network/network.def"
+#undef SB_BENCH
+
+#define SB_BENCH(sym) &sym,
+static const sb_bench *const every[] = {
+#include "bench/compute/compute.def"
+#include "bench/memory/memory.def"
+#include "bench/transfer/transfer.def"
+#include "bench/attention/attention.def"
+#include "bench/moe/moe.def"
+#include "bench/ops/ops.def"
+#include "bench/llm/llm.def"
+#include "bench/network/network.def"
+    NULL};
+#undef SB_BENCH
+
+const sb_bench *const *sb_benches(void)
+{
+    return every;
+}
+
+void sb_library_init(void)
+{
+    sb_registry_use(every);
+}
