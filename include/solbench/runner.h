@@ -37,10 +37,12 @@ typedef struct sb_selection {
  * one item per benchmark and backend. The host's (cpu, host, mpi) come
  * first in registry order, then each device backend's, so a device's
  * ceilings never stand in for the host's in the host's figures. */
-/* Whether a run with --backend `backend` (NULL or "": every one) uses a
- * PJRT plugin: --backend pjrt, or every backend and a plugin named
- * ($SOLBENCH_PJRT_PLUGIN, which run --pjrt-plugin sets). */
-bool sb_backend_wants_pjrt(const char *backend);
+/* Whether a run with --backend `want` (NULL or "": every one) runs the
+ * impls of backend `name`: its own --backend (cpu also takes the host's
+ * other backends); with none, every backend present, one on request only
+ * when asked (a PJRT plugin: --backend pjrt, or $SOLBENCH_PJRT_PLUGIN,
+ * which run --pjrt-plugin sets). False for a backend this build lacks. */
+bool sb_backend_wanted(const char *name, const char *want);
 int sb_select(const char *areas, const char *names, sb_suite suite,
               const char *backend, sb_selection *sel, sb_err *err);
 void sb_selection_free(sb_selection *sel);

@@ -90,12 +90,11 @@ typedef struct sb_sysinfo {
     sb_pjrt_info pjrt;
 } sb_sysinfo;
 
-/* Adds the PJRT plugin's devices to si (loading the plugin: $SOLBENCH_PJRT_
- * PLUGIN, else the build's default); si->pjrt.error says why not. */
-void sb_sysinfo_add_pjrt(sb_sysinfo *si);
-/* The PJRT backend defines it when built (a weak default reports that the
- * build has none): fills *out, 0 when the plugin loaded. */
-int sb_pjrt_info_get(sb_pjrt_info *out);
+/* Adds what each backend a run under --backend `want` (NULL or "":
+ * every one present) uses says of its devices: a PJRT plugin's platform
+ * and devices (loading the plugin: $SOLBENCH_PJRT_PLUGIN, else the
+ * build's default; si->has_pjrt, and si->pjrt.error says why not). */
+void sb_sysinfo_add_backends(sb_sysinfo *si, const char *want);
 
 /* Fills si; with measure_clock, the clock is the process's one
  * measurement (sb_core_clock_once). */
@@ -126,9 +125,6 @@ int sb_sysinfo_canonical(const sb_sysinfo *si, char *out, int len);
 /* A readable summary of a fingerprint document (from sb_sysinfo_json or
  * the "system" of a stored run). */
 void sb_sysinfo_print(FILE *f, const json_t *doc);
-/* Accelerator fields of the fingerprint: the CUDA backend defines it when
- * SB_HAVE_CUDA (a weak default returns NULL); a new JSON value or NULL. */
-json_t *sb_sysinfo_devices_json(void);
 
 /* Version of solbench and the git commit it was built from. */
 const char *sb_version(void);

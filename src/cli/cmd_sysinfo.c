@@ -54,8 +54,7 @@ int sb_cmd_sysinfo(int argc, char **argv)
         return 2;
     sb_sysinfo si;
     sb_sysinfo_collect(&si, true);
-    if (sb_backend_wants_pjrt(NULL))
-        sb_sysinfo_add_pjrt(&si);
+    sb_sysinfo_add_backends(&si, NULL);
     json_t *doc = sb_sysinfo_json(&si);
     if (!doc) {
         fprintf(stderr, "solbench sysinfo: out of memory\n");

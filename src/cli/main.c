@@ -349,11 +349,17 @@ int sb_cli_pjrt_named(const char *cmd, bool flag)
     const char *path = getenv("SOLBENCH_PJRT_PLUGIN");
     if (!path || !*path)
         return 0;
-    sb_pjrt_info info;
-    if (sb_pjrt_info_get(&info) == 0)
+    /* the plugin's backend describes it (loading it) when it is wanted,
+     * which a named plugin is */
+    static sb_sysinfo si;
+    memset(&si, 0, sizeof si);
+    sb_sysinfo_add_backends(&si, NULL);
+    if (si.has_pjrt && !si.pjrt.error[0])
         return 0;
     sb_err err = {0};
     sb_fail(&err, SB_EINVAL, "%s %s: %s", cmd,
-            flag ? "--pjrt-plugin" : "$SOLBENCH_PJRT_PLUGIN", info.error);
+            flag ? "--pjrt-plugin" : "$SOLBENCH_PJRT_PLUGIN",
+            si.has_pjrt ? si.pjrt.error
+                        : "this build has no PJRT backend (docs/PJRT.md)");
     return sb_cli_error(&err);
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/cpu/cpu_gemm.h"
+#include "core/backend.h"
 #include "solbench/output.h"
 #include "solbench/runner.h"
 #include "solbench/sysinfo.h"
@@ -57,12 +57,11 @@ json_t *sb_run_config(const sb_ctx *ctx, const char *areas, const char *names,
 #ifdef SB_CFLAGS
     json_object_set_new(sw, "cflags", json_string(SB_CFLAGS));
 #endif
-    json_object_set_new(sw, "blas", json_string(openblas_get_config()));
-    json_object_set_new(sw, "blas_core", json_string(openblas_get_corename()));
-    /* The second GEMM library: lib=auto may pick it, so a run with
-     * another version (or none) is another configuration. */
-    json_object_set_new(sw, "onednn",
-                        json_string(sb_gemm_lib_version(SB_GEMM_ONEDNN)));
+    /* each backend's libraries (the CPU's BLAS and oneDNN: lib=auto may
+     * pick either, so another version, or none, is another configuration) */
+    for (const sb_backend *const *b = sb_backends(); *b; b++)
+        if ((*b)->software)
+            (*b)->software(sw);
     json_object_set_new(c, "software", sw);
     return c;
 }
@@ -74,8 +73,7 @@ void sb_run_begin(sb_run *run, const sb_ctx *ctx, const char *areas,
     sb_utc_now(run->started_at, sizeof run->started_at);
     sb_sysinfo si;
     sb_sysinfo_collect(&si, true);
-    if (sb_backend_wants_pjrt(ctx->backend))
-        sb_sysinfo_add_pjrt(&si);
+    sb_sysinfo_add_backends(&si, ctx->backend);
     json_decref(run->system);
     run->system = sb_sysinfo_json(&si);
     json_decref(run->config);

@@ -13,10 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "solbench/device.h"
-#ifdef SB_HAVE_MPI
-#include "solbench/net.h"
-#endif
+#include "core/backend.h"
 #include "solbench/output.h"
 #include "solbench/roofline.h"
 #include "solbench/runner.h"
@@ -126,14 +123,13 @@ static int check_list(const char *opt, const char *list, sb_err *err)
     return 0;
 }
 
-/* Where a backend's benchmarks run in a plan: the host's first (cpu,
- * host, mpi), then each device backend's. */
+/* Where a backend's benchmarks run in a plan: the host's first (phase 0:
+ * cpu, host, mpi), then each device backend's; one this build does not
+ * know last. */
 static int backend_phase(const char *be)
 {
-    if (strcmp(be, "cpu") == 0 || strcmp(be, "host") == 0 ||
-        strcmp(be, "mpi") == 0)
-        return 0;
-    return strcmp(be, "cuda") == 0 ? 1 : 2; /* then pjrt */
+    const sb_backend *d = sb_backend_find(be);
+    return d ? d->phase : 99;
 }
 
 /* Whether --backend `want` takes an impl on backend `be`: its own, and
@@ -144,15 +140,29 @@ static bool backend_takes(const char *want, const char *be)
     if (!want || !*want)
         return true;
     return strcmp(be, want) == 0 ||
-           (strcmp(want, "cpu") == 0 && backend_phase(be) == 0);
+           (strcmp(want, "cpu") == 0 && sb_backend_is_host(be));
 }
 
-bool sb_backend_wants_pjrt(const char *backend)
+/* Whether a plan under --backend `want` runs backend d's impls. */
+static bool backend_wanted(const sb_backend *d, const char *want)
 {
-    if (backend && *backend)
-        return strcmp(backend, "pjrt") == 0;
-    const char *env = getenv("SOLBENCH_PJRT_PLUGIN");
-    return env && *env;
+    if (!d)
+        return false;
+    if (want && *want)
+        return backend_takes(want, d->name);
+    /* "every backend present": one without a device now runs only when
+     * --backend names it (and then reports why it is skipped); one on
+     * request only when its own wanted() says so */
+    if (d->devices && d->devices() == 0)
+        return false;
+    if (d->caps & SB_BK_ON_REQUEST)
+        return d->wanted && d->wanted();
+    return true;
+}
+
+bool sb_backend_wanted(const char *name, const char *want)
+{
+    return backend_wanted(sb_backend_find(name), want);
 }
 
 int sb_select(const char *areas, const char *names, sb_suite suite,
@@ -165,12 +175,19 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
     if (names && (check_list("--bench", names, err) ||
                   each_item(names, check_name, err)))
         return SB_EINVAL;
-    if (backend && strcmp(backend, "cpu") != 0 &&
-        strcmp(backend, "cuda") != 0 && strcmp(backend, "pjrt") != 0)
+    const sb_backend *chosen = backend ? sb_backend_find(backend) : NULL;
+    if (backend && (!chosen || !(chosen->caps & SB_BK_SELECT))) {
+        char have[200] = "";
+        for (const sb_backend *const *d = sb_backends(); *d; d++)
+            if ((*d)->caps & SB_BK_SELECT) {
+                size_t used = strlen(have);
+                snprintf(have + used, sizeof have - used, "%s%s",
+                         used ? ", " : "", (*d)->name);
+            }
         return sb_fail(err, SB_EINVAL,
-                       "--backend '%s': unknown backend (cpu, "
-                       "cuda, pjrt)",
-                       backend);
+                       "--backend '%s': unknown backend (this build has %s)",
+                       backend, have[0] ? have : "none");
+    }
 
     int cap = 0;
     for (const sb_bench *const *b = sb_registry(); *b; b++)
@@ -182,24 +199,12 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
         return sb_fail(err, SB_ENOMEM, "out of memory");
     unsigned want =
         suite == SB_SUITE_FULL ? (SB_BF_QUICK | SB_BF_FULL) : SB_BF_QUICK;
-    for (int phase = 0; phase < 3; phase++)
+    for (int phase = 0; phase < 3; phase++) /* the phases of backend.h */
         for (const sb_bench *const *b = sb_registry(); *b; b++)
             for (const sb_impl *const *im = (*b)->impls; *im; im++) {
                 const char *be = (*im)->backend;
-                if (backend_phase(be) != phase || !backend_takes(backend, be))
-                    continue;
-#ifdef SB_HAVE_CUDA
-                /* "Every backend present": without a CUDA device the cuda
-                 * impls run only when --backend cuda asks for them (and
-                 * then report why they are skipped). */
-                if ((!backend || !*backend) && strcmp(be, "cuda") == 0 &&
-                    sb_cuda_device_count() == 0)
-                    continue;
-#endif
-                /* A PJRT plugin is loaded only when asked for: --backend
-                 * pjrt, or a plugin named (run --pjrt-plugin,
-                 * $SOLBENCH_PJRT_PLUGIN). */
-                if (strcmp(be, "pjrt") == 0 && !sb_backend_wants_pjrt(backend))
+                if (backend_phase(be) != phase ||
+                    !backend_wanted(sb_backend_find(be), backend))
                     continue;
                 unsigned flags = sb_impl_flags(*b, *im);
                 bool pick;
@@ -238,34 +243,41 @@ bool sb_selection_needs_mpi(const sb_selection *sel)
     return false;
 }
 
+/* The backend that spans processes (MPI), when this build has one. */
+static const sb_backend *session_backend(void)
+{
+    for (const sb_backend *const *d = sb_backends(); *d; d++)
+        if ((*d)->session_begin)
+            return *d;
+    return NULL;
+}
+
 int sb_session_begin(const sb_selection *sel, int *argc, char ***argv,
                      sb_ctx *ctx, sb_err *err)
 {
-#ifdef SB_HAVE_MPI
-    return sb_mpi_begin(argc, argv, sb_selection_needs_mpi(sel), ctx, err);
-#else
-    (void)sel, (void)argc, (void)argv, (void)err;
+    const sb_backend *d = session_backend();
+    if (d)
+        return d->session_begin(argc, argv, sb_selection_needs_mpi(sel), ctx,
+                                err);
     ctx->rank = 0;
     ctx->nranks = 1;
     return 0;
-#endif
 }
 
 void sb_session_end(void)
 {
-#ifdef SB_HAVE_MPI
-    sb_mpi_end();
-#endif
+    const sb_backend *d = session_backend();
+    if (d && d->session_end)
+        d->session_end();
 }
 
 void sb_session_abort(const char *msg, int code)
 {
-#ifdef SB_HAVE_MPI
-    sb_mpi_abort(msg, code);
-#else
+    const sb_backend *d = session_backend();
+    if (d && d->session_abort)
+        d->session_abort(msg, code);
     fprintf(stderr, "solbench: %s\n", msg);
     exit(code);
-#endif
 }
 
 /* ---- planning ------------------------------------------------------------ */
@@ -331,9 +343,9 @@ int sb_plan_build(const sb_selection *sel, const sb_pset *user,
             (!im->run || im->drive || im->timer || im->summarize ||
              (sb_impl_flags(b, im) & SB_BF_NEEDS_MPI))) {
             bool cpu = strcmp(im->backend, "cpu") == 0;
-            /* the cuda benchmarks leave with --backend cpu; the host's
+            /* a device's benchmarks leave with --backend cpu; the host's
              * transfers and the MPI ones come with it, so name them */
-            bool cuda = strcmp(im->backend, "cuda") == 0;
+            bool cuda = !sb_backend_is_host(im->backend);
             sb_fail(err, SB_EINVAL,
                     "--interleave: %s%s%s takes its own "
                     "samples, so it cannot share rounds with other points%s",
@@ -617,7 +629,8 @@ static void add_standard_metrics(const sb_point *pt, sb_result *r)
         sb_result_metric(r, "GFLOPs", flops / med * 1e-9, "GFLOP/s");
         sb_result_metric(r, "GFLOPs_best", flops / best * 1e-9, "GFLOP/s");
         /* Accelerators are read in TFLOP/s (the schema's headline there). */
-        if (strcmp(pt->impl->backend, "cuda") == 0) {
+        const sb_backend *bk = sb_backend_find(pt->impl->backend);
+        if (bk && (bk->caps & SB_BK_TFLOPS)) {
             sb_result_metric(r, "TFLOPs", flops / med * 1e-12, "TFLOP/s");
             sb_result_metric(r, "TFLOPs_best", flops / best * 1e-12, "TFLOP/s");
         }

@@ -33,7 +33,8 @@
 #include <mpi.h>
 #endif
 
-#include "backend/cpu/cpu_gemm.h"
+#include "core/backend.h"
+#include "solbench/runner.h"
 #include "core/cpuid.h"
 #include "solbench/sysinfo.h"
 #include "solbench/util.h"
@@ -602,39 +603,17 @@ static json_t *sb__notes(const sb_sysinfo *si, json_t *env)
                  si->numa_mem_bytes / SB__GIB, si->mem_bytes / SB__GIB);
         json_array_append_new(notes, sb__jstr(buf));
     }
-    /* OpenBLAS picks its kernels by core name. A core narrower than the
-     * CPU (a library older than the CPU falls back to its SSE kernels)
-     * caps every GEMM, without any other sign. */
-    const char *better = sb_gemm_core_for_isa(
-        &si->isa, strstr(si->vendor, "AMD") != NULL, si->openblas_core);
-    if (si->openblas_core[0] && better) {
-        json_t *forced = json_object_get(env, "OPENBLAS_CORETYPE");
-        snprintf(buf, sizeof buf,
-                 "OpenBLAS runs its %s kernels (%d-bit) on a CPU its %s "
-                 "kernels match%s%s: OPENBLAS_CORETYPE=%s selects them "
-                 "(compute.gemm lib=onednn or lib=auto does not need it)",
-                 si->openblas_core,
-                 sb_gemm_openblas_core_width(si->openblas_core), better,
-                 forced ? "; forced by OPENBLAS_CORETYPE=" : "",
-                 forced ? json_string_value(forced) : "", better);
-        json_array_append_new(notes, sb__jstr(buf));
-    }
+    for (const sb_backend *const *b = sb_backends(); *b; b++)
+        if ((*b)->notes)
+            (*b)->notes(si, env, notes);
     return notes;
 }
 
-/* Weak default: the PJRT backend, when built, defines the strong one. */
-__attribute__((weak)) int sb_pjrt_info_get(sb_pjrt_info *out)
+void sb_sysinfo_add_backends(sb_sysinfo *si, const char *want)
 {
-    memset(out, 0, sizeof *out);
-    snprintf(out->error, sizeof out->error,
-             "this build has no PJRT backend (docs/PJRT.md)");
-    return -1;
-}
-
-void sb_sysinfo_add_pjrt(sb_sysinfo *si)
-{
-    si->has_pjrt = true;
-    sb_pjrt_info_get(&si->pjrt);
+    for (const sb_backend *const *b = sb_backends(); *b; b++)
+        if ((*b)->describe && sb_backend_wanted((*b)->name, want))
+            (*b)->describe(si);
 }
 
 static json_t *pjrt_json(const sb_pjrt_info *p)
@@ -663,12 +642,6 @@ static json_t *pjrt_json(const sb_pjrt_info *p)
                                                 : json_null());
     json_object_set_new(o, "plugin", sb__jstr(p->plugin));
     return o;
-}
-
-/* Weak default: the CUDA backend, when built, defines the strong one. */
-__attribute__((weak)) json_t *sb_sysinfo_devices_json(void)
-{
-    return NULL;
 }
 
 static json_t *sb__cache_json(const sb_sysinfo *si, int l)
@@ -817,9 +790,13 @@ json_t *sb_sysinfo_json(const sb_sysinfo *si)
                                            : json_null());
     json_object_set_new(doc, "libraries", libs);
 
-    json_t *devices = sb_sysinfo_devices_json();
-    if (devices)
-        json_object_set_new(doc, "devices", devices);
+    for (const sb_backend *const *b = sb_backends(); *b; b++) {
+        json_t *devices = (*b)->devices_json ? (*b)->devices_json() : NULL;
+        if (devices) {
+            json_object_set_new(doc, "devices", devices);
+            break;
+        }
+    }
     if (si->has_pjrt)
         json_object_set_new(doc, "pjrt", pjrt_json(&si->pjrt));
 

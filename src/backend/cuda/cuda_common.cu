@@ -2,8 +2,8 @@
  * cuda_common.cu — what every CUDA benchmark shares: opening a device (or
  * the driver's reason there is none), the stream and events of a state,
  * the event-timed measurement loop, and the accelerator part of the
- * machine fingerprint (sb_sysinfo_devices_json, which replaces the weak
- * default of src/core/sysinfo.c).
+ * machine fingerprint (sb_cuda_devices_json, the devices_json of the
+ * backend's descriptor, backend_cuda.c).
  *
  * Timing: a sample is a batch of launches between two CUDA events on one
  * stream, divided by the number of launches. The batch is captured once
@@ -585,7 +585,7 @@ static json_t *device_json(int i, nvml_api *nv, bool have_nvml)
     return d;
 }
 
-extern "C" json_t *sb_sysinfo_devices_json(void)
+extern "C" json_t *sb_cuda_devices_json(void)
 {
     int n = 0;
     sb_err err = {};

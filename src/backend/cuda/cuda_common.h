@@ -115,6 +115,10 @@ extern const sb_timer sb_cuda_timer;
 void sb_cuda_note(const sb_cuda_base *b, sb_result *r);
 /* Devices visible to the runtime, or a negative code with err set. */
 int sb_cuda_count(int *n, sb_err *err);
+/* The devices as the fingerprint has them (a new JSON array), or NULL
+ * when there is none or the driver does not answer. */
+struct json_t;
+struct json_t *sb_cuda_devices_json(void);
 
 /* "plant_error" parameter shared by the CUDA benches (tests). */
 #define SB__CUDA_P_PLANT                                                        \

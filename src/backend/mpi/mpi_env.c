@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "core/backend.h"
 #include "solbench/net.h"
 #include "solbench/util.h"
 
@@ -237,3 +238,15 @@ void sb_mpi_abort(const char *msg, int code)
         MPI_Abort(MPI_COMM_WORLD, code);
     exit(code);
 }
+
+/* The MPI runtime as the core sees it (core/backend.h): the session a run
+ * spans its ranks with. Its impls are the network area's MPI ones. */
+const sb_backend sb_backend_mpi = {
+    .name = "mpi",
+    .what = "MPI ranks on the hosts mpirun or srun started",
+    .phase = 0,
+    .caps = SB_BK_HOST,
+    .session_begin = sb_mpi_begin,
+    .session_end = sb_mpi_end,
+    .session_abort = sb_mpi_abort,
+};

@@ -21,6 +21,7 @@
 #include <pjrt_c_api.h>
 
 #include "backend/pjrt/pjrt.h"
+#include "core/backend.h"
 #include "core/dl.h"
 #include "solbench/fileio.h"
 #include "solbench/hw.h"
@@ -790,3 +791,28 @@ static double loop_work(void *state)
 
 const sb_timer sb_pjrt_timer = {
     .min_sample_s = 100e-3, .sample = loop_sample, .work = loop_work};
+
+/* ---- the backend as the core sees it (core/backend.h) ----------------------
+ */
+
+/* A plan that names no backend loads a plugin only when one is named. */
+static bool pjrt_wanted(void)
+{
+    const char *env = getenv("SOLBENCH_PJRT_PLUGIN");
+    return env && *env;
+}
+
+static void pjrt_describe(sb_sysinfo *si)
+{
+    si->has_pjrt = true;
+    sb_pjrt_info_get(&si->pjrt);
+}
+
+const sb_backend sb_backend_pjrt = {
+    .name = "pjrt",
+    .what = "XLA devices through a PJRT plugin (TPU, GPU, the CPU plugin)",
+    .phase = 2,
+    .caps = SB_BK_SELECT | SB_BK_ON_REQUEST,
+    .wanted = pjrt_wanted,
+    .describe = pjrt_describe,
+};

@@ -32,6 +32,10 @@ typedef enum {
  * found at build time. SB_EUNSUP (a skipped result) with the reason when
  * there is none or it does not load. */
 int sb_pjrt_open(sb_pjrt **out, sb_err *err);
+/* The plugin's facts for the machine's (loading it as sb_pjrt_open does):
+ * 0 when it loaded, else out->error says why. */
+struct sb_pjrt_info;
+int sb_pjrt_info_get(struct sb_pjrt_info *out);
 /* "cpu", "tpu", "cuda"... */
 const char *sb_pjrt_platform(const sb_pjrt *p);
 /* The first device's kind ("TPU v5 lite", "NVIDIA H100 80GB HBM3", "cpu"). */
