@@ -80,3 +80,10 @@ add_test(NAME cli.stdout_documents COMMAND bash -c
 add_test(NAME cli.stability COMMAND bash ${SB_TEST_DIR}/scripts/stability_cli.sh ${SOLBENCH})
 set_tests_properties(cli.stability PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
   FAIL_REGULAR_EXPRESSION "FAIL:")
+
+# The library installed and embedded: examples/embed.c built against the
+# installed headers and solbench.pc, linked to libsolbench.so, run.
+add_test(NAME lib.install_example COMMAND bash
+  ${SB_TEST_DIR}/scripts/install_example.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(lib.install_example PROPERTIES TIMEOUT 300
+  FAIL_REGULAR_EXPRESSION "FAIL:")

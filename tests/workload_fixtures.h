@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "solbench/hw.h"
 #include "solbench/predict.h"

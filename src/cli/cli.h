@@ -9,6 +9,7 @@
 #define SOLBENCH_CLI_H
 
 #include <stdbool.h>
+#include <jansson.h>
 
 #include "solbench/error.h"
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <jansson.h>
 
 #include "backend/cpu/cpu_gemm.h"
 #include "bench/llm/serve.h"

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "cli/cli.h"
 #include "solbench/fileio.h"

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "core/backend.h"
 #include "solbench/output.h"

@@ -52,6 +52,13 @@ int sb_datadir(char *out, size_t len)
             }
         }
     }
+    /* a program that links the installed library: its install prefix */
+#ifdef SB_INSTALL_DATADIR
+    if (sb__is_dir(SB_INSTALL_DATADIR)) {
+        snprintf(out, len, "%s", SB_INSTALL_DATADIR);
+        return 0;
+    }
+#endif
     snprintf(out, len, "%s", SB_DATADIR);
     return sb__is_dir(out) ? 0 : SB_EIO;
 }

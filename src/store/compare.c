@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "solbench/compare.h"
 #include "solbench/stats.h"

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <jansson.h>
 
 #include "solbench/bench.h"
 #include "solbench/stability.h"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <jansson.h>
 
 #include "check.h"
 #include "solbench/gate.h"

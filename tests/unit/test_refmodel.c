@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <jansson.h>
 
 #include "backend/cpu/cpu_gemm.h"
 #include "bench/llm/serve.h"

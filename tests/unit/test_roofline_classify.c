@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "check.h"
 #include "solbench/hw.h"

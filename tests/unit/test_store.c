@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+#include <jansson.h>
 
 #include "check.h"
 #include "solbench/compare.h"

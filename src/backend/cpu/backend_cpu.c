@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cblas.h>
+#include <jansson.h>
 
 #include "backend/cpu/cpu_gemm.h"
 #include "core/backend.h"
