@@ -17,6 +17,22 @@
 extern "C" {
 #endif
 
+struct sb_store;
+
+/* A baseline's runs from the store, oldest first (*base malloc'ed, *n of
+ * them; sb_gate_free_baseline frees them): every run of a baseline name,
+ * or a run id or `last` as a baseline of one run. Its runs must have been
+ * made with one config on one machine, or the spread between them would
+ * mix unlike things (refused, naming the two runs and the first
+ * difference, unless allow_mismatch). */
+int sb_gate_load_baseline(struct sb_store *st, const char *name,
+                          bool allow_mismatch, sb_run **base, int *n,
+                          sb_err *err);
+void sb_gate_free_baseline(sb_run *base, int n);
+
+/* Results of a run that failed their verification (skipped ones aside). */
+int sb_gate_count_invalid(const sb_result_list *l);
+
 /* A baseline's selection, from its config. */
 typedef struct sb_gate_sel {
     char areas[1024], names[1024];

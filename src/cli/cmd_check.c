@@ -233,49 +233,13 @@ int sb_cmd_check(int argc, char **argv)
         rc = sb_cli_error(&err);
         goto out;
     }
-    /* The baseline's runs: every run of a baseline name, oldest first; a
-     * run id or 'last' is a baseline of one run. */
-    {
-        static char ids_[SB_STORE_BASELINE_RUNS_MAX][64];
-        int n = 0;
-        if (sb_store_baseline_runs(st, o.baseline, ids_,
-                                   SB_STORE_BASELINE_RUNS_MAX, &n, &err)) {
-            rc = sb_cli_error(&err);
-            goto out;
-        }
-        base = calloc((size_t)(n > 0 ? n : 1), sizeof *base);
-        if (!base) {
-            rc = sb_cli_error(&err);
-            goto out;
-        }
-        for (int i = 0; i < (n > 0 ? n : 1); i++) {
-            if (sb_store_load_run(st, n > 0 ? ids_[i] : o.baseline, &base[i],
-                                  &err)) {
-                nbase = i + 1;
-                rc = sb_cli_error(&err);
-                goto out;
-            }
-            nbase = i + 1;
-        }
+    /* The baseline's runs, oldest first, made alike. */
+    if (sb_gate_load_baseline(st, o.baseline, o.cmp.allow_mismatch, &base,
+                              &nbase, &err)) {
+        rc = sb_cli_error(&err);
+        goto out;
     }
     const sb_run *newest = &base[nbase - 1];
-    /* Every run of a baseline was made with one config, or the spread
-     * between them would mix unlike things. */
-    for (int i = 0; i + 1 < nbase; i++) {
-        sb_diff_list d = {0};
-        if (sb_runs_mismatch(&base[i], newest, &d) > 0 &&
-            !o.cmp.allow_mismatch) {
-            sb_fail(&err, SB_EINVAL,
-                    "baseline %s: its runs %s and %s were "
-                    "made with different configs or machines (%s)",
-                    o.baseline, base[i].run_id, newest->run_id,
-                    d.n ? d.lines[0] : "?");
-            sb_diff_free(&d);
-            rc = sb_cli_error(&err);
-            goto out;
-        }
-        sb_diff_free(&d);
-    }
 
     sb_ctx ctx;
     sb_ctx_defaults(&ctx);
@@ -406,9 +370,7 @@ int sb_cmd_check(int argc, char **argv)
 
     if (o.rebase) {
         /* The name moves to the new run when every point verified. */
-        int bad = 0;
-        for (size_t i = 0; i < now.results.n; i++)
-            bad += !now.results.items[i].valid && !now.results.items[i].skipped;
+        int bad = sb_gate_count_invalid(&now.results);
         if (bad) {
             fprintf(stderr,
                     "solbench baseline: rebase %s: %d result%s failed "
@@ -509,9 +471,7 @@ out:
     free(item_of);
     sb_plan_free(&plan);
     sb_selection_free(&sel);
-    for (int i = 0; i < nbase; i++)
-        sb_run_free(&base[i]);
-    free(base);
+    sb_gate_free_baseline(base, nbase);
     sb_run_free(&now);
     sb_store_close(st);
     json_decref(o.tags);

@@ -329,3 +329,65 @@ json_t *sb_gate_comparable_config(const json_t *base_cfg, const json_t *now_cfg,
     }
     return c;
 }
+
+/* ---- a baseline's runs ------------------------------------------------------
+ */
+
+int sb_gate_load_baseline(sb_store *st, const char *name, bool allow_mismatch,
+                          sb_run **base, int *n, sb_err *err)
+{
+    static char ids[SB_STORE_BASELINE_RUNS_MAX][64];
+    int nid = 0;
+    *base = NULL;
+    *n = 0;
+    int rc = sb_store_baseline_runs(st, name, ids, SB_STORE_BASELINE_RUNS_MAX,
+                                    &nid, err);
+    if (rc)
+        return rc;
+    /* no baseline of that name: a run id or `last` stands for one */
+    const int want = nid > 0 ? nid : 1;
+    sb_run *runs = calloc((size_t)want, sizeof *runs);
+    if (!runs)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int loaded = 0;
+    for (; loaded < want; loaded++) {
+        if ((rc = sb_store_load_run(st, nid > 0 ? ids[loaded] : name,
+                                    &runs[loaded], err))) {
+            sb_gate_free_baseline(runs, loaded + 1);
+            return rc;
+        }
+    }
+    const sb_run *newest = &runs[want - 1];
+    for (int i = 0; i + 1 < want && !allow_mismatch; i++) {
+        sb_diff_list d = {0};
+        if (sb_runs_mismatch(&runs[i], newest, &d) > 0)
+            rc = sb_fail(err, SB_EINVAL,
+                         "baseline %s: its runs %s and %s were made with "
+                         "different configs or machines (%s)",
+                         name, runs[i].run_id, newest->run_id,
+                         d.n ? d.lines[0] : "?");
+        sb_diff_free(&d);
+        if (rc) {
+            sb_gate_free_baseline(runs, want);
+            return rc;
+        }
+    }
+    *base = runs;
+    *n = want;
+    return 0;
+}
+
+void sb_gate_free_baseline(sb_run *base, int n)
+{
+    for (int i = 0; base && i < n; i++)
+        sb_run_free(&base[i]);
+    free(base);
+}
+
+int sb_gate_count_invalid(const sb_result_list *l)
+{
+    int bad = 0;
+    for (size_t i = 0; i < l->n; i++)
+        bad += !l->items[i].valid && !l->items[i].skipped;
+    return bad;
+}

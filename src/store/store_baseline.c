@@ -52,8 +52,8 @@ static int check_baseline_name(sb_store *st, const char *name, sb_err *err)
                        shown, nl > 80 ? "..." : "", SB_STORE_NAME_MAX);
     }
     char other[64];
-    int f = sb_st_lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", name, other,
-                   sizeof other, err);
+    int f = sb_st_lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", name,
+                         other, sizeof other, err);
     if (f < 0)
         return f;
     if (f)
@@ -72,9 +72,9 @@ static int add_baseline_run(sb_store *st, const char *name, const char *id,
     sqlite3_stmt *s;
     int rc;
     if ((rc = sb_st_prepare(st,
-                      "INSERT INTO baselines(name, run_id, created_at) "
-                      "VALUES (?1, ?2, ?3) ON CONFLICT(name) DO NOTHING",
-                      &s, err)))
+                            "INSERT INTO baselines(name, run_id, created_at) "
+                            "VALUES (?1, ?2, ?3) ON CONFLICT(name) DO NOTHING",
+                            &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
     sb_st_bind_text(s, 2, id);
@@ -84,9 +84,9 @@ static int add_baseline_run(sb_store *st, const char *name, const char *id,
     if (step != SQLITE_DONE)
         return sb_st_fail(st, err, "setting a baseline");
     if ((rc = sb_st_prepare(st,
-                      "INSERT OR IGNORE INTO baseline_runs(name, run_id, "
-                      "added_at) VALUES (?1, ?2, ?3)",
-                      &s, err)))
+                            "INSERT OR IGNORE INTO baseline_runs(name, run_id, "
+                            "added_at) VALUES (?1, ?2, ?3)",
+                            &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
     sb_st_bind_text(s, 2, id);
@@ -95,12 +95,13 @@ static int add_baseline_run(sb_store *st, const char *name, const char *id,
     sqlite3_finalize(s);
     if (step != SQLITE_DONE)
         return sb_st_fail(st, err, "adding a run to a baseline");
-    if ((rc = sb_st_prepare(st,
-                      "UPDATE baselines SET run_id = (SELECT b.run_id FROM "
-                      "baseline_runs b JOIN runs r ON r.run_id = b.run_id "
-                      "WHERE b.name = ?1 ORDER BY r.started_at DESC, r.id "
-                      "DESC LIMIT 1) WHERE name = ?1",
-                      &s, err)))
+    if ((rc = sb_st_prepare(
+             st,
+             "UPDATE baselines SET run_id = (SELECT b.run_id FROM "
+             "baseline_runs b JOIN runs r ON r.run_id = b.run_id "
+             "WHERE b.name = ?1 ORDER BY r.started_at DESC, r.id "
+             "DESC LIMIT 1) WHERE name = ?1",
+             &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
     step = sqlite3_step(s);
@@ -139,8 +140,8 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
     }
     if (!append) {
         sqlite3_stmt *s;
-        if ((rc =
-                 sb_st_prepare(st, "DELETE FROM baselines WHERE name = ?1", &s, err)))
+        if ((rc = sb_st_prepare(st, "DELETE FROM baselines WHERE name = ?1", &s,
+                                err)))
             goto fail;
         sb_st_bind_text(s, 1, name);
         int step = sqlite3_step(s);
@@ -150,8 +151,8 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
             goto fail;
         }
         /* foreign_keys cascade baseline_runs; say it outright as well */
-        if ((rc = sb_st_prepare(st, "DELETE FROM baseline_runs WHERE name = ?1", &s,
-                          err)))
+        if ((rc = sb_st_prepare(st, "DELETE FROM baseline_runs WHERE name = ?1",
+                                &s, err)))
             goto fail;
         sb_st_bind_text(s, 1, name);
         step = sqlite3_step(s);
@@ -168,9 +169,9 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
     {
         sqlite3_stmt *s;
         if ((rc = sb_st_prepare(st,
-                          "SELECT count(*) FROM baseline_runs WHERE "
-                          "name = ?1",
-                          &s, err)))
+                                "SELECT count(*) FROM baseline_runs WHERE "
+                                "name = ?1",
+                                &s, err)))
             goto fail;
         sb_st_bind_text(s, 1, name);
         if (sqlite3_step(s) == SQLITE_ROW)
@@ -207,12 +208,13 @@ int sb_store_baseline_update(sb_store *st, const char *name, const char *run_id,
     /* The oldest runs beyond `keep` leave the baseline (not the store). */
     sb_st_arm(st);
     sqlite3_stmt *s;
-    if ((rc = sb_st_prepare(st,
-                      "DELETE FROM baseline_runs WHERE name = ?1 AND run_id "
-                      "NOT IN (SELECT b.run_id FROM baseline_runs b JOIN runs "
-                      "r ON r.run_id = b.run_id WHERE b.name = ?1 ORDER BY "
-                      "r.started_at DESC, r.id DESC LIMIT ?2)",
-                      &s, err)))
+    if ((rc = sb_st_prepare(
+             st,
+             "DELETE FROM baseline_runs WHERE name = ?1 AND run_id "
+             "NOT IN (SELECT b.run_id FROM baseline_runs b JOIN runs "
+             "r ON r.run_id = b.run_id WHERE b.name = ?1 ORDER BY "
+             "r.started_at DESC, r.id DESC LIMIT ?2)",
+             &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
     sqlite3_bind_int(s, 2, keep);
@@ -236,13 +238,13 @@ int sb_store_baseline_runs(sb_store *st, const char *name, char ids[][64],
     *n = 0;
     sqlite3_stmt *s;
     /* Version 1 of the layout kept one run a baseline. */
-    int rc = sb_st_prepare(st,
-                     st->version >= 2
-                         ? "SELECT b.run_id FROM baseline_runs b JOIN runs "
+    int rc = sb_st_prepare(
+        st,
+        st->version >= 2 ? "SELECT b.run_id FROM baseline_runs b JOIN runs "
                            "r ON r.run_id = b.run_id WHERE b.name = ?1 "
                            "ORDER BY r.started_at, r.id"
                          : "SELECT run_id FROM baselines WHERE name = ?1",
-                     &s, err);
+        &s, err);
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, name);
@@ -283,20 +285,20 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
 {
     sb_st_arm(st);
     sqlite3_stmt *s;
-    int rc =
-        sb_st_prepare(st,
-                st->version >= 2
-                    ? "SELECT b.name, b.run_id, b.created_at, r.started_at, "
-                      "r.tags, (SELECT count(*) FROM results x WHERE "
-                      "x.run_id = b.run_id), (SELECT count(*) FROM "
-                      "baseline_runs y WHERE y.name = b.name) FROM "
-                      "baselines b JOIN runs r ON r.run_id = b.run_id "
-                      "ORDER BY b.name"
-                    : "SELECT b.name, b.run_id, b.created_at, r.started_at, "
-                      "r.tags, (SELECT count(*) FROM results x WHERE "
-                      "x.run_id = b.run_id), 1 FROM baselines b JOIN runs r "
-                      "ON r.run_id = b.run_id ORDER BY b.name",
-                &s, err);
+    int rc = sb_st_prepare(
+        st,
+        st->version >= 2
+            ? "SELECT b.name, b.run_id, b.created_at, r.started_at, "
+              "r.tags, (SELECT count(*) FROM results x WHERE "
+              "x.run_id = b.run_id), (SELECT count(*) FROM "
+              "baseline_runs y WHERE y.name = b.name) FROM "
+              "baselines b JOIN runs r ON r.run_id = b.run_id "
+              "ORDER BY b.name"
+            : "SELECT b.name, b.run_id, b.created_at, r.started_at, "
+              "r.tags, (SELECT count(*) FROM results x WHERE "
+              "x.run_id = b.run_id), 1 FROM baselines b JOIN runs r "
+              "ON r.run_id = b.run_id ORDER BY b.name",
+        &s, err);
     if (rc)
         return rc;
     for (;;) {
@@ -362,10 +364,11 @@ int sb_store_trace_put(sb_store *st, const char *name, const char *source,
     if ((rc = traces_there(st, err)))
         return rc;
     sqlite3_stmt *s;
-    if ((rc = sb_st_prepare(st,
-                      "INSERT INTO traces(name, imported_at, source, format,"
-                      " events, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                      &s, err)))
+    if ((rc = sb_st_prepare(
+             st,
+             "INSERT INTO traces(name, imported_at, source, format,"
+             " events, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+             &s, err)))
         return rc;
     char now[32];
     sb_utc_now(now, sizeof now);
@@ -395,7 +398,8 @@ int sb_store_trace_get(sb_store *st, const char *name, void **data, size_t *len,
     if (rc)
         return rc;
     sqlite3_stmt *s;
-    if ((rc = sb_st_prepare(st, "SELECT data FROM traces WHERE name = ?1", &s, err)))
+    if ((rc = sb_st_prepare(st, "SELECT data FROM traces WHERE name = ?1", &s,
+                            err)))
         return rc;
     sb_st_bind_text(s, 1, name);
     int step = sqlite3_step(s);
@@ -447,10 +451,11 @@ int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
     if (st->version < 3)
         return 0; /* none stored yet */
     sqlite3_stmt *s;
-    int rc = sb_st_prepare(st,
-                     "SELECT name, imported_at, source, format, events, "
-                     "length(data) FROM traces ORDER BY imported_at, name",
-                     &s, err);
+    int rc =
+        sb_st_prepare(st,
+                      "SELECT name, imported_at, source, format, events, "
+                      "length(data) FROM traces ORDER BY imported_at, name",
+                      &s, err);
     if (rc)
         return rc;
     for (;;) {
@@ -483,9 +488,9 @@ int sb_store_point_history(sb_store *st, const char *point_key,
     *n = 0;
     sb_st_arm(st);
     sqlite3_stmt *s;
-    int rc = sb_st_prepare(st,
-                     st->version >= 5
-                         ? "SELECT x.run_id, x.idx, x.p50, x.stable, "
+    int rc = sb_st_prepare(
+        st,
+        st->version >= 5 ? "SELECT x.run_id, x.idx, x.p50, x.stable, "
                            "coalesce(x.stab_flags, 0) FROM results x JOIN "
                            "runs r ON r.run_id = x.run_id WHERE x.point_key = "
                            "?1 AND x.stable IS NOT NULL AND x.valid = 1 AND "
@@ -498,7 +503,7 @@ int sb_store_point_history(sb_store *st, const char *point_key,
                            "AND x.valid = 1 AND r.fingerprint IS ?2 AND (?3 "
                            "IS NULL OR r.run_id <> ?3) ORDER BY r.started_at "
                            "DESC, r.id DESC LIMIT ?4",
-                     &s, err);
+        &s, err);
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, point_key);
@@ -532,14 +537,15 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
     sqlite3_stmt *s = NULL;
     json_t *doc = NULL;
     char *text = NULL;
-    if ((rc = sb_st_prepare(st,
-                      st->version >= 5
-                          ? "UPDATE results SET stable = 0, stab_flags = "
-                            "coalesce(stab_flags, 0) | ?3 WHERE run_id = ?1 "
-                            "AND idx = ?2"
-                          : "UPDATE results SET stable = 0 WHERE run_id = ?1 "
-                            "AND idx = ?2 AND ?3 IS NOT NULL",
-                      &s, err)))
+    if ((rc = sb_st_prepare(
+             st,
+             st->version >= 5
+                 ? "UPDATE results SET stable = 0, stab_flags = "
+                   "coalesce(stab_flags, 0) | ?3 WHERE run_id = ?1 "
+                   "AND idx = ?2"
+                 : "UPDATE results SET stable = 0 WHERE run_id = ?1 "
+                   "AND idx = ?2 AND ?3 IS NOT NULL",
+             &s, err)))
         goto fail;
     sb_st_bind_text(s, 1, run_id);
     sqlite3_bind_int(s, 2, idx);
@@ -551,7 +557,8 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
     sqlite3_finalize(s);
     s = NULL;
     /* the run document, as export and compare read the run */
-    if ((rc = sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s, err)))
+    if ((rc = sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s,
+                            err)))
         goto fail;
     sb_st_bind_text(s, 1, run_id);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
@@ -572,8 +579,8 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
             rc = sb_fail(err, SB_ENOMEM, "out of memory");
             goto fail;
         }
-        if ((rc = sb_st_prepare(st, "UPDATE runs SET doc = ?2 WHERE run_id = ?1", &s,
-                          err)))
+        if ((rc = sb_st_prepare(
+                 st, "UPDATE runs SET doc = ?2 WHERE run_id = ?1", &s, err)))
             goto fail;
         sb_st_bind_text(s, 1, run_id);
         sb_st_bind_text(s, 2, text);
@@ -595,4 +602,3 @@ fail:
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
-

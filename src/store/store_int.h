@@ -36,8 +36,7 @@ int sb_st_fail(sb_store *st, sb_err *err, const char *what);
 /* Runs SQL without results; 0 or the cause. */
 int sb_st_exec(sb_store *st, const char *sql, sb_err *err);
 /* Prepares one statement; 0 or the cause. */
-int sb_st_prepare(sb_store *st, const char *sql, sqlite3_stmt **s,
-                  sb_err *err);
+int sb_st_prepare(sb_store *st, const char *sql, sqlite3_stmt **s, sb_err *err);
 /* sb_st_exec, waiting out a busy database until the operation's deadline. */
 int sb_st_exec_retry(sb_store *st, const char *sql, sb_err *err);
 /* The one integer a query returns. */

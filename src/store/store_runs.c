@@ -128,19 +128,20 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
 {
     sqlite3_stmt *res = NULL, *smp = NULL;
     int rc;
-    if ((rc = sb_st_prepare(st,
-                      "INSERT INTO results(run_id, idx, bench, area, "
-                      "backend, params, params_text, point_key, valid, "
-                      "skipped, n, min, p50, p90, p99, max, mean, stddev, "
-                      "cv, headline, headline_value, headline_unit, "
-                      "higher_better, metrics, notes, stable, stab_flags) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                      "?,?,?,?)",
-                      &res, err)) ||
+    if ((rc = sb_st_prepare(
+             st,
+             "INSERT INTO results(run_id, idx, bench, area, "
+             "backend, params, params_text, point_key, valid, "
+             "skipped, n, min, p50, p90, p99, max, mean, stddev, "
+             "cv, headline, headline_value, headline_unit, "
+             "higher_better, metrics, notes, stable, stab_flags) "
+             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+             "?,?,?,?)",
+             &res, err)) ||
         (rc = sb_st_prepare(st,
-                      "INSERT INTO samples(result_id, i, seconds) VALUES "
-                      "(?,?,?)",
-                      &smp, err)))
+                            "INSERT INTO samples(result_id, i, seconds) VALUES "
+                            "(?,?,?)",
+                            &smp, err)))
         goto done;
 
     for (size_t k = 0; k < run->results.n; k++) {
@@ -284,12 +285,13 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
     }
     if (!in_tx && (rc = sb_st_exec_retry(st, "BEGIN IMMEDIATE", err)))
         goto out;
-    if ((rc = sb_st_prepare(st,
-                      "INSERT OR IGNORE INTO runs(run_id, started_at, "
-                      "ended_at, fingerprint, config_hash, config, system, "
-                      "tags, version, git_commit, stored_at, doc) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?)",
-                      &s, err)))
+    if ((rc = sb_st_prepare(
+             st,
+             "INSERT OR IGNORE INTO runs(run_id, started_at, "
+             "ended_at, fingerprint, config_hash, config, system, "
+             "tags, version, git_commit, stored_at, doc) VALUES "
+             "(?,?,?,?,?,?,?,?,?,?,?,?)",
+             &s, err)))
         goto rollback;
     sb_st_bind_text(s, 1, run->run_id);
     sb_st_bind_text(s, 2, run->started_at);
@@ -318,9 +320,9 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
         sqlite3_finalize(s);
         s = NULL;
         if ((rc = sb_st_prepare(st,
-                          "SELECT count(*) FROM runs WHERE run_id = ? "
-                          "AND started_at = ? AND config_hash = ?",
-                          &s, err)))
+                                "SELECT count(*) FROM runs WHERE run_id = ? "
+                                "AND started_at = ? AND config_hash = ?",
+                                &s, err)))
             goto rollback;
         sb_st_bind_text(s, 1, run->run_id);
         sb_st_bind_text(s, 2, run->started_at);
@@ -363,7 +365,8 @@ static int stored_doc(sb_store *st, const char *id, json_t **doc, bool *found,
     *doc = NULL;
     *found = false;
     sqlite3_stmt *s;
-    int rc = sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s, err);
+    int rc =
+        sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s, err);
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, id);
@@ -419,7 +422,7 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
             goto fail;
         }
         int f = sb_st_lookup(st, "SELECT name FROM baselines WHERE name = ?1",
-                       run->run_id, other, sizeof other, err);
+                             run->run_id, other, sizeof other, err);
         if (f < 0) {
             rc = f;
             goto fail;
@@ -536,7 +539,7 @@ int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
 /* Looks up one run id with a query taking ref as ?1; 1 found, 0 none,
  * 2 ambiguous, negative on error. */
 int sb_st_lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
-                  size_t len, sb_err *err)
+                 size_t len, sb_err *err)
 {
     sqlite3_stmt *s;
     int rc = sb_st_prepare(st, sql, &s, err);
@@ -570,9 +573,9 @@ int sb_store_resolve(sb_store *st, const char *ref, char *run_id, size_t len,
         return sb_fail(err, SB_EINVAL, "empty run reference");
     if (strcmp(ref, "last") == 0) {
         f = sb_st_lookup(st,
-                   "SELECT run_id FROM runs WHERE ?1 IS NOT NULL "
-                   "ORDER BY started_at DESC, id DESC LIMIT 1",
-                   ref, run_id, len, err);
+                         "SELECT run_id FROM runs WHERE ?1 IS NOT NULL "
+                         "ORDER BY started_at DESC, id DESC LIMIT 1",
+                         ref, run_id, len, err);
         if (f < 0)
             return f;
         if (f == 0)
@@ -581,18 +584,18 @@ int sb_store_resolve(sb_store *st, const char *ref, char *run_id, size_t len,
                            st->path);
         return 0;
     }
-    f = sb_st_lookup(st, "SELECT run_id FROM baselines WHERE name = ?1", ref, run_id,
-               len, err);
+    f = sb_st_lookup(st, "SELECT run_id FROM baselines WHERE name = ?1", ref,
+                     run_id, len, err);
     if (f)
         return f < 0 ? f : 0;
-    f = sb_st_lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", ref, run_id,
-               len, err);
+    f = sb_st_lookup(st, "SELECT run_id FROM runs WHERE run_id = ?1", ref,
+                     run_id, len, err);
     if (f)
         return f < 0 ? f : 0;
     f = sb_st_lookup(st,
-               "SELECT run_id FROM runs WHERE substr(run_id, 1, "
-               "length(?1)) = ?1 LIMIT 2",
-               ref, run_id, len, err);
+                     "SELECT run_id FROM runs WHERE substr(run_id, 1, "
+                     "length(?1)) = ?1 LIMIT 2",
+                     ref, run_id, len, err);
     if (f < 0)
         return f;
     if (f == 2)
@@ -614,7 +617,8 @@ int sb_store_load_run(sb_store *st, const char *ref, sb_run *run, sb_err *err)
     if (rc)
         return rc;
     sqlite3_stmt *s;
-    if ((rc = sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?", &s, err)))
+    if ((rc = sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?", &s,
+                            err)))
         return rc;
     sb_st_bind_text(s, 1, id);
     if (sqlite3_step(s) != SQLITE_ROW) {
@@ -623,7 +627,8 @@ int sb_store_load_run(sb_store *st, const char *ref, sb_run *run, sb_err *err)
         return rc;
     }
     json_error_t jerr;
-    json_t *doc = json_loads(sb_st_col_text(s, 0), JSON_REJECT_DUPLICATES, &jerr);
+    json_t *doc =
+        json_loads(sb_st_col_text(s, 0), JSON_REJECT_DUPLICATES, &jerr);
     sqlite3_finalize(s);
     /* sb_run_from_json initialises the run itself. */
     sb_run_free(run);
@@ -705,4 +710,3 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
     sqlite3_finalize(s);
     return rc;
 }
-

@@ -546,6 +546,70 @@ static void test_store(void)
         sb_run_free(&r[i]);
 }
 
+/* ---- a baseline's runs, loaded for the gate --------------------------------
+ */
+
+static void test_load_baseline(void)
+{
+    char db[300];
+    tmp("gate-load.db", db, sizeof db);
+    sb_store *st = NULL;
+    sb_err err = {0};
+    CHECK(sb_store_open(db, &st, &err) == 0);
+    if (!st)
+        return;
+    sb_run r[3];
+    for (int i = 0; i < 3; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "load-%d", i);
+        make_run(&r[i], id, 10 + i, 100.0 + i, (uint64_t)i);
+    }
+    /* the third made with another thread count: another config */
+    json_object_set_new(r[2].config, "threads", json_integer(1));
+    for (int i = 0; i < 3; i++)
+        CHECK(sb_store_save_run(st, &r[i], &err) == 0);
+    const char *alike[2] = {"load-1", "load-0"};
+    CHECK(sb_store_baseline_set_runs(st, "alike", alike, 2, false, &err) == 0);
+    const char *mixed[2] = {"load-0", "load-2"};
+    CHECK(sb_store_baseline_set_runs(st, "mixed", mixed, 2, false, &err) == 0);
+
+    sb_run *base = NULL;
+    int n = 0;
+    /* oldest first, whatever order the names were given in */
+    CHECK(sb_gate_load_baseline(st, "alike", false, &base, &n, &err) == 0);
+    CHECK(n == 2 && base && strcmp(base[0].run_id, "load-0") == 0 &&
+          strcmp(base[1].run_id, "load-1") == 0);
+    sb_gate_free_baseline(base, n);
+    /* runs of two configs: refused, naming both and the difference */
+    CHECK(sb_gate_load_baseline(st, "mixed", false, &base, &n, &err) ==
+          SB_EINVAL);
+    CHECK(base == NULL && n == 0);
+    CHECK(strstr(err.msg, "baseline mixed") && strstr(err.msg, "load-0") &&
+          strstr(err.msg, "load-2") && strstr(err.msg, "threads"));
+    /* ... unless told to allow it */
+    CHECK(sb_gate_load_baseline(st, "mixed", true, &base, &n, &err) == 0);
+    CHECK(n == 2);
+    sb_gate_free_baseline(base, n);
+    /* a run id, or last, is a baseline of one run */
+    CHECK(sb_gate_load_baseline(st, "load-1", false, &base, &n, &err) == 0);
+    CHECK(n == 1 && strcmp(base[0].run_id, "load-1") == 0);
+    sb_gate_free_baseline(base, n);
+    CHECK(sb_gate_load_baseline(st, "last", false, &base, &n, &err) == 0);
+    CHECK(n == 1 && strcmp(base[0].run_id, "load-2") == 0);
+    sb_gate_free_baseline(base, n);
+    /* nothing of that name */
+    CHECK(sb_gate_load_baseline(st, "no-such", false, &base, &n, &err) != 0);
+    CHECK(base == NULL && n == 0);
+    /* the invalid results of a run, skipped ones aside */
+    r[0].results.items[0].valid = false;
+    CHECK(sb_gate_count_invalid(&r[0].results) == 1);
+    r[0].results.items[0].skipped = true;
+    CHECK(sb_gate_count_invalid(&r[0].results) == 0);
+    for (int i = 0; i < 3; i++)
+        sb_run_free(&r[i]);
+    sb_store_close(st);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/sb_test_gate_XXXXXX");
@@ -556,6 +620,7 @@ int main(void)
     test_set_aside();
     test_confirm();
     test_store();
+    test_load_baseline();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
