@@ -1,0 +1,598 @@
+/*
+ * validate.c — `solbench validate` as a library (validate.h): the plan of
+ * points at the model's shapes, the measurement, the serving run, the
+ * prediction and the run-to-run spread. Nothing here prints.
+ */
+#include "validate/validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "backend/cpu/cpu_gemm.h"
+#include "solbench/hw.h"
+#include "solbench/stability.h"
+#include "solbench/util.h"
+
+/* Appends the points of one benchmark (its parameters from spec) to all. */
+static int add_points(sb_plan *all, const char *bench, const char *spec,
+                   const sb_ctx *ctx, sb_err *err)
+{
+    sb_selection sel;
+    int rc = sb_select(NULL, bench, SB_SUITE_QUICK, "cpu", &sel, err);
+    if (rc)
+        return rc;
+    sb_pset ps;
+    memset(&ps, 0, sizeof ps);
+    sb_plan p = {0};
+    rc = sb_pset_add_all(&ps, spec, err);
+    if (rc == 0)
+        rc = sb_plan_build(&sel, &ps, ctx, &p, err);
+    sb_selection_free(&sel);
+    if (rc)
+        return rc;
+    sb_plan_item *items =
+        realloc(all->items, sizeof *items * (size_t)(all->n + p.n));
+    if (!items) {
+        sb_plan_free(&p);
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    }
+    memcpy(items + all->n, p.items, sizeof *items * (size_t)p.n);
+    all->items = items;
+    all->n += p.n;
+    sb_plan_free(&p);
+    return 0;
+}
+
+const sb_result *sb_validate_find(const sb_run *run, const char *bench,
+                                 const char *key, const char *val)
+{
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        if (strcmp(r->bench, bench) != 0 || r->skipped)
+            continue;
+        const sb_pval *v = key ? sb_p_find(&r->params, key) : NULL;
+        if (!key || (v && strcmp(v->text, val) == 0))
+            return r;
+    }
+    return NULL;
+}
+
+double sb_validate_metric(const sb_result *r, const char *name)
+{
+    const sb_metric *m = r ? sb_result_get(r, name) : NULL;
+    return m ? m->value : 0;
+}
+
+/* A phase's measured seconds, from its llm result; -1 when not measured. */
+double sb_validate_measured(const sb_result *r, const char *phase)
+{
+    for (int i = 0; i < SB_REF_NPH; i++)
+        if (strcmp(sb_ref_phase_name(i), phase) == 0) {
+            const sb_metric *m =
+                r ? sb_result_get(r, sb_llm_phase_metric(i)) : NULL;
+            return m ? m->value * 1e-3 : 0;
+        }
+    return -1;
+}
+
+/* The reference's configuration from a workload's model block (the KV
+ * page from job.kv_page): SB_EINVAL naming what the reference cannot run
+ * (MLA, shared experts, ungated MLPs) or what does not fit its limits. */
+static int ref_config(const sb_workload *w, bool bf16, sb_ref_config *c,
+                      sb_err *err)
+{
+    memset(c, 0, sizeof *c);
+    if (w->mla)
+        return sb_fail(
+            err, SB_EINVAL,
+            "%s: validate: the reference model has no multi-head latent "
+            "attention (model.mla)",
+            w->name);
+    if (!w->gated)
+        return sb_fail(
+            err, SB_EINVAL,
+            "%s: validate: the reference model runs gated (SwiGLU) MLPs "
+            "only (model.gated_mlp)",
+            w->name);
+    if (w->experts > 0 && w->shared_experts > 0)
+        return sb_fail(
+            err, SB_EINVAL,
+            "%s: validate: the reference model has no shared experts "
+            "(model.shared_experts)",
+            w->name);
+    c->layers = w->layers;
+    c->d = w->d_model;
+    c->hq = w->q_heads;
+    c->hkv = w->kv_heads;
+    c->hd = w->head_dim;
+    c->ffn = w->ffn;
+    c->vocab = w->vocab;
+    c->experts = w->experts;
+    c->top_k = w->top_k;
+    c->expert_ffn = w->expert_ffn;
+    c->moe_first = w->moe_first_layer;
+    c->moe_every = w->moe_every > 0 ? w->moe_every : 1;
+    c->bf16 = bf16;
+    c->page = w->kv_page > 0 ? w->kv_page : 16;
+    c->rope_theta = 10000.0;
+    c->seed = 1;
+    c->lib = -1;
+    return sb_ref_config_check(c, err);
+}
+
+/* Reads the workload with the command's lengths and batch, and checks it
+ * is one the reference runs: inference on one chip. */
+static int read_workload(const sb_validate_opts *o, sb_workload *w, char *path,
+                        size_t plen, sb_err *err)
+{
+    json_t *doc = NULL;
+    int rc = sb_workload_load_doc(o->workload ? o->workload : "validate-dense", &doc, path, (int)plen, err);
+    char kv[64];
+    if (rc == 0 && o->prompt) {
+        snprintf(kv, sizeof kv, "prompt=%d", o->prompt);
+        rc = sb_workload_doc_set(doc, kv, err);
+    }
+    if (rc == 0 && o->output) {
+        snprintf(kv, sizeof kv, "output=%d", o->output);
+        rc = sb_workload_doc_set(doc, kv, err);
+    }
+    if (rc == 0 && o->batch) {
+        snprintf(kv, sizeof kv, "concurrency=%d", o->batch);
+        rc = sb_workload_doc_set(doc, kv, err);
+    }
+    if (rc == 0)
+        rc = sb_workload_from_json(doc, path, w, err);
+    json_decref(doc);
+    if (rc)
+        return rc;
+    if (w->kind != SB_JOB_INFER)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: $.job.type: validate runs inference (the "
+                       "reference decoder serves requests)",
+                       path);
+    if (w->chips != 1 ||
+        w->data * w->fsdp * w->tensor * w->expert * w->pipeline * w->context !=
+            1)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: validate runs on one chip: $.topology.chips and "
+                       "every parallel degree must be 1",
+                       path);
+    if (w->request_rate > 0)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: $.job.request_rate: validate serves a constant "
+                       "concurrency (job.concurrency)",
+                       path);
+    return 0;
+}
+
+/* ---- the run-to-run spread -------------------------------------------------
+ * One interleaved run holds every point's samples in rounds (A B C, C B A,
+ * ...): split in time order into k blocks, block j of every point covers
+ * the same stretch of the machine. Each block is a run of its own: the
+ * points' rates taken again from the block's median and best sample, its
+ * ceilings, its calibration and its prediction; TTFT and TPOT measured
+ * (the block's medians) over predicted. */
+
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* r's samples [lo, hi) as a result of their own, its rates taken from them */
+static int block(const sb_result *r, size_t lo, size_t hi, sb_result *out)
+{
+    *out = *r;
+    out->samples_s = NULL;
+    out->n_samples = out->cap_samples = 0;
+    out->n_notes = 0; /* the notes stay with r */
+    for (size_t i = lo; i < hi; i++)
+        if (sb_result_add_sample(out, r->samples_s[i]))
+            return SB_ENOMEM;
+    sb_result_finish_stats(out);
+    double med = r->stats.p50 > 0 && out->stats.p50 > 0
+                     ? r->stats.p50 / out->stats.p50
+                     : 1;
+    double best = r->stats.min > 0 && out->stats.min > 0
+                      ? r->stats.min / out->stats.min
+                      : 1;
+    static const char *const rates[] = {"GFLOPs", "TFLOPs", "GBps",
+                                        "weight_GBps", "tokens_per_s"};
+    for (size_t k = 0; k < sizeof rates / sizeof rates[0]; k++) {
+        char nb[48];
+        const sb_metric *m = sb_result_get(r, rates[k]);
+        if (m)
+            sb_result_metric(out, rates[k], m->value * med, m->unit);
+        snprintf(nb, sizeof nb, "%s_best", rates[k]);
+        if ((m = sb_result_get(r, nb)))
+            sb_result_metric(out, nb, m->value * best, m->unit);
+    }
+    /* its samples judged alone; the machine's context of the whole run
+     * (another load, steal, the clock) still holds */
+    unsigned ctxflags = r->stab_flags & (SB_UNSTABLE_LOAD | SB_UNSTABLE_STEAL |
+                                         SB_UNSTABLE_FREQ);
+    sb_stability_judge(out, NULL);
+    if (ctxflags && out->stab_judged) {
+        out->stab_flags |= ctxflags;
+        out->stable = false;
+    }
+    return 0;
+}
+
+static void spread(const sb_run *run, const sb_workload *w, int k,
+                       sb_validate_spread *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    static const char *const need[6][3] = {
+        {"llm.prefill", NULL, NULL},
+        {"llm.decode", NULL, NULL},
+        {"compute.gemm", "shape", "llm"},
+        {"compute.gemm", "shape", "decode"},
+        {"memory.read", NULL, NULL},
+        {"attention.paged_decode", NULL, NULL}};
+    static const char *const what[6] = {"",
+                                        "",
+                                        "the prefill GEMM",
+                                        "the decode GEMM",
+                                        "memory.read",
+                                        "paged attention"};
+    const sb_result *src[6];
+    size_t nmin = (size_t)-1;
+    for (int i = 0; i < 6; i++) {
+        src[i] = sb_validate_find(run, need[i][0], need[i][1], need[i][2]);
+        if (!src[i] && i < 5)
+            return;
+        if (src[i] && src[i]->n_samples < nmin)
+            nmin = src[i]->n_samples;
+    }
+    if (k > SB_VALIDATE_MAX_ROUNDS)
+        k = SB_VALIDATE_MAX_ROUNDS;
+    if (k < 2 || nmin < (size_t)(2 * k))
+        return; /* too few samples to split */
+    sp->n = k;
+    for (int j = 0; j < k; j++) {
+        sb_run v;
+        sb_run_init(&v);
+        v.system = run->system;
+        v.config = run->config;
+        sb_result *blk[6] = {0};
+        bool ok = true;
+        sp->r[j].stable = true;
+        for (int i = 0; i < 6 && ok; i++) {
+            if (!src[i])
+                continue;
+            size_t n = src[i]->n_samples;
+            sb_result *b = sb_results_push(&v.results);
+            if (!b || block(src[i], n * (size_t)j / (size_t)k,
+                                n * (size_t)(j + 1) / (size_t)k, b)) {
+                ok = false;
+                break;
+            }
+            blk[i] = b;
+        }
+        /* pointers are taken after every push (the list may move) */
+        for (int i = 0, q = 0; ok && i < 6; i++)
+            if (src[i])
+                blk[i] = &v.results.items[q++];
+        for (int i = 2; ok && i < 6; i++)
+            if (blk[i] && blk[i]->stab_judged && !blk[i]->stable) {
+                sp->r[j].stable = false;
+                size_t l = strlen(sp->r[j].why);
+                snprintf(sp->r[j].why + l, sizeof sp->r[j].why - l, "%s%s",
+                         l ? ", " : "", what[i]);
+            }
+        sb_ceilings c;
+        memset(&c, 0, sizeof c);
+        sb_prediction *cal = ok ? malloc(sizeof *cal) : NULL;
+        sb_workload wc = *w;
+        sb_err e = {0};
+        if (cal) {
+            sb_ceil_from_run(&v, &c);
+            double gb = sb_validate_metric(blk[2], "GFLOPs_best"),
+                   gm = sb_validate_metric(blk[2], "GFLOPs"),
+                   db = sb_validate_metric(blk[3], "weight_GBps_best"),
+                   dm = sb_validate_metric(blk[3], "weight_GBps"),
+                   rb = sb_validate_metric(blk[4], "GBps_best");
+            wc.eff_matmul = gb > 0 ? fmin(1.0, gm / gb) : 0;
+            wc.eff_memory = db > 0 ? fmin(1.0, dm / db) : 0;
+            wc.eff_attention = blk[5] && rb > 0
+                                   ? fmin(1.0, sb_validate_metric(blk[5], "GBps") / rb)
+                                   : 0;
+            wc.eff_network = 0;
+            sp->r[j].eff[0] = wc.eff_matmul;
+            sp->r[j].eff[1] = wc.eff_memory;
+            sp->r[j].eff[2] = wc.eff_attention;
+            if (sb_predict_calibrated(&wc, &c, cal, &e) == 0) {
+                sp->r[j].ttft =
+                    cal->ttft_s > 0 ? blk[0]->stats.p50 / cal->ttft_s : 0;
+                sp->r[j].tpot =
+                    cal->tpot_s > 0 ? blk[1]->stats.p50 / cal->tpot_s : 0;
+            }
+        }
+        free(cal);
+        v.system = v.config = NULL; /* the run's, not this view's */
+        sb_run_free(&v);
+        sp->nstable += sp->r[j].stable;
+    }
+    sp->use_stable = sp->nstable >= (k + 1) / 2;
+    double tt[SB_VALIDATE_MAX_ROUNDS], tp[SB_VALIDATE_MAX_ROUNDS];
+    int nu = 0;
+    for (int j = 0; j < k; j++) {
+        sp->r[j].used = !sp->use_stable || sp->r[j].stable;
+        if (sp->r[j].used && sp->r[j].ttft > 0 && sp->r[j].tpot > 0) {
+            tt[nu] = sp->r[j].ttft;
+            tp[nu++] = sp->r[j].tpot;
+        }
+    }
+    if (nu == 0) {
+        sp->n = 0;
+        return;
+    }
+    qsort(tt, (size_t)nu, sizeof tt[0], cmpd);
+    qsort(tp, (size_t)nu, sizeof tp[0], cmpd);
+    sp->ttft[0] = tt[0];
+    sp->ttft[2] = tt[nu - 1];
+    sp->ttft[1] = nu % 2 ? tt[nu / 2] : 0.5 * (tt[nu / 2 - 1] + tt[nu / 2]);
+    sp->tpot[0] = tp[0];
+    sp->tpot[2] = tp[nu - 1];
+    sp->tpot[1] = nu % 2 ? tp[nu / 2] : 0.5 * (tp[nu / 2 - 1] + tp[nu / 2]);
+}
+
+
+/* ---- the steps ---------------------------------------------------------------- */
+
+int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v,
+                        sb_err *err)
+{
+    memset(v, 0, sizeof *v);
+    sb_run_init(&v->run);
+    sb_validate_opts q = *o;
+    int rc = read_workload(&q, &v->w, v->path, sizeof v->path, err);
+    if (rc)
+        return rc;
+    if (q.quick && (!q.prompt || !q.output)) {
+        /* a few seconds: short requests unless the lengths are given */
+        if (!q.prompt)
+            q.prompt = v->w.prompt_len < 64 ? v->w.prompt_len : 64;
+        if (!q.output)
+            q.output = v->w.output_len < 16 ? v->w.output_len : 16;
+        if (!q.requests)
+            q.requests = v->w.concurrency;
+        if ((rc = read_workload(&q, &v->w, v->path, sizeof v->path, err)))
+            return rc;
+    }
+    if ((rc = ref_config(&v->w, q.bf16, &v->cfg, err)))
+        return rc;
+    v->dtype = q.bf16 ? "bf16" : "fp32";
+    int gdt = q.bf16 ? SB_GEMM_BF16 : SB_GEMM_F32;
+    bool can = false;
+    char why[200] = "";
+    for (int lib = 0; lib < SB_GEMM_NLIBS && !can; lib++)
+        can = sb_gemm_lib_supports(lib, gdt, why, sizeof why);
+    if (!can)
+        return sb_fail(err, SB_EINVAL,
+                       "--dtype %s: no GEMM library runs it on this CPU (%s)",
+                       v->dtype, why);
+    const int B = v->w.concurrency, P = v->w.prompt_len, O = v->w.output_len;
+    v->B = B;
+    v->P = P;
+    v->O = O;
+    v->C = P + O / 2; /* predict's decode context */
+    v->N = q.requests ? q.requests : (2 * B > 3 ? 2 * B : 3);
+    if (v->N < B)
+        return sb_fail(err, SB_EINVAL,
+                       "--requests %d: fewer than the batch (%d)", v->N, B);
+    /* the serving run's model: the longest request and an iteration of
+     * every decode plus two of the longest prompts */
+    int maxp = P + P / 2 + 1, maxo = O + O / 2 + 1;
+    v->sctx = maxp + maxo + 8;
+    v->stok = B + 2 * maxp;
+    v->need_bytes = sb_ref_footprint(&v->cfg, B, v->sctx, v->stok);
+    double have = sb_mem_available();
+    char what[1200];
+    snprintf(what, sizeof what,
+             "%s: the reference (weights %.2f GB, KV cache for %d x %d "
+             "tokens)",
+             v->path, sb_ref_weight_bytes(&v->cfg) / 1e9, B, v->sctx);
+    if ((rc = sb_mem_fits(v->need_bytes, q.force ? 0 : have, what, err)))
+        return rc;
+
+    sb_ctx *ctx = &v->ctx;
+    sb_ctx_defaults(ctx);
+    if (q.threads)
+        ctx->threads = q.threads;
+    snprintf(ctx->backend, sizeof ctx->backend, "cpu");
+    /* every point set up first, then sampled in rounds: the ceilings and
+     * the model see the same stretches of a shared machine; when two
+     * models and the ceilings' buffers do not fit together, one point
+     * after the other */
+    ctx->interleave =
+        have <= 0 || 2 * v->need_bytes + 1e9 < SB_MEM_SHARE * have;
+    ctx->force = q.force;
+    if (q.quick) {
+        ctx->min_time = 0.05;
+        ctx->repeat = 3;
+    }
+    /* enough samples for every round to have three of each point */
+    v->rounds = q.rounds ? q.rounds : (q.quick ? 3 : 5);
+    if (ctx->interleave && ctx->repeat < 3 * v->rounds)
+        ctx->repeat = 3 * v->rounds;
+    sb_threads_setup(ctx->threads);
+
+    /* the points: ceilings at the model's shapes, then the model */
+    const sb_ref_config *cfg = &v->cfg;
+    const char *dt = v->dtype;
+    int F = cfg->experts > 0 && cfg->ffn == 0 ? cfg->expert_ffn : cfg->ffn;
+    double llc = sb_llc_bytes();
+    double rsize = fmax(256.0 * (1 << 20), 4 * llc);
+    char spec[6][600];
+    snprintf(spec[0], sizeof spec[0],
+             "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d", dt, P,
+             cfg->d, 2 * F);
+    snprintf(spec[1], sizeof spec[1],
+             "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=0", dt, B,
+             cfg->d);
+    snprintf(spec[2], sizeof spec[2], "size=%.0fMiB dtype=fp32",
+             ceil(rsize / (1 << 20)));
+    snprintf(spec[3], sizeof spec[3],
+             "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d head_dim=%d "
+             "page_size=%d chunk=0 seed=1",
+             B * cfg->layers, v->C, v->C, cfg->hq, cfg->hkv, cfg->hd,
+             cfg->page);
+    char model[400], llm_prefill[600], llm_decode[600];
+    snprintf(model, sizeof model,
+             "layers=%d d_model=%d q_heads=%d kv_heads=%d head_dim=%d ffn=%d "
+             "vocab=%d experts=%d top_k=%d expert_ffn=%d moe_first_layer=%d "
+             "moe_every=%d kv_page=%d",
+             cfg->layers, cfg->d, cfg->hq, cfg->hkv, cfg->hd, cfg->ffn,
+             cfg->vocab, cfg->experts, cfg->experts ? cfg->top_k : 1,
+             cfg->experts ? cfg->expert_ffn : 1, cfg->moe_first,
+             cfg->moe_every, cfg->page);
+    snprintf(llm_prefill, sizeof llm_prefill, "%s dtype=%s batch=1 prompt=%d",
+             model, dt, P);
+    snprintf(llm_decode, sizeof llm_decode, "%s dtype=%s batch=%d context=%d",
+             model, dt, B, v->C);
+    /* an expert's products have fewer rows: the GEMMs at those too
+     * (predict takes each matmul phase's ceiling at its rows) */
+    int PE = 0, BE = 0;
+    if (cfg->experts > 0) {
+        PE = (int)lround((double)P * cfg->top_k / cfg->experts);
+        BE = (int)lround((double)B * cfg->top_k / cfg->experts);
+        PE = PE < 1 ? 1 : PE;
+        BE = BE < 1 ? 1 : BE;
+    }
+    snprintf(spec[4], sizeof spec[4],
+             "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d", dt, PE,
+             cfg->d, 2 * cfg->expert_ffn);
+    snprintf(spec[5], sizeof spec[5],
+             "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=0", dt, BE,
+             cfg->d);
+    sb_plan *plan = &v->plan;
+    if ((rc = add_points(plan, "compute.gemm", spec[0], ctx, err)) ||
+        (rc = add_points(plan, "compute.gemm", spec[1], ctx, err)) ||
+        (PE > 0 && PE != P &&
+         (rc = add_points(plan, "compute.gemm", spec[4], ctx, err))) ||
+        (BE > 0 && BE != B &&
+         (rc = add_points(plan, "compute.gemm", spec[5], ctx, err))) ||
+        (rc = add_points(plan, "memory.read", spec[2], ctx, err)) ||
+        (rc = add_points(plan, "attention.paged_decode", spec[3], ctx, err)) ||
+        (rc = add_points(plan, "llm.prefill", llm_prefill, ctx, err)) ||
+        (rc = add_points(plan, "llm.decode", llm_decode, ctx, err)))
+        return rc;
+    return 0;
+}
+
+int sb_validate_measure(sb_validate *v, sb_err *err)
+{
+    json_t *tags = json_pack("{s:s}", "validate", v->w.name);
+    sb_run_begin(&v->run, &v->ctx, NULL,
+                 "compute.gemm,memory.read,attention.paged_decode,llm.prefill,"
+                 "llm.decode",
+                 NULL, tags);
+    json_decref(tags);
+    int rc = sb_run_plan(&v->plan, &v->ctx, &v->run.results, err);
+    sb_utc_now(v->run.ended_at, sizeof v->run.ended_at);
+    if (rc)
+        return rc;
+    v->code = 0;
+    for (size_t i = 0; i < v->run.results.n; i++) {
+        const sb_result *r = &v->run.results.items[i];
+        if (r->skipped)
+            v->code = 2;
+        else if (!r->valid && v->code == 0)
+            v->code = 1;
+    }
+    const sb_run *run = &v->run;
+    v->rp = sb_validate_find(run, "llm.prefill", NULL, NULL);
+    v->rd = sb_validate_find(run, "llm.decode", NULL, NULL);
+    v->gl = sb_validate_find(run, "compute.gemm", "shape", "llm");
+    v->gd = sb_validate_find(run, "compute.gemm", "shape", "decode");
+    v->mr = sb_validate_find(run, "memory.read", NULL, NULL);
+    v->pa = sb_validate_find(run, "attention.paged_decode", NULL, NULL);
+    v->complete = v->rp && v->rd && v->gl && v->gd && v->mr;
+    return 0;
+}
+
+int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
+                              sb_err *err)
+{
+    if (!v->complete)
+        return sb_fail(err, SB_EINVAL, "validate: a measurement is missing");
+    /* the serving run, on a model of its own */
+    sb_ref_model *m = NULL;
+    sb_ref_event *ev = NULL;
+    const int cap_ev = o->trace_events > 0 ? o->trace_events : 0;
+    v->cfg.seed = 1;
+    int rc = sb_ref_create(&v->cfg, v->B, v->sctx, v->stok, v->ctx.threads,
+                           &m, err);
+    if (rc == 0 && cap_ev) {
+        ev = malloc(sizeof *ev * (size_t)cap_ev);
+        if (!ev)
+            rc = sb_fail(err, SB_ENOMEM, "out of memory");
+        else
+            sb_ref_record(m, ev, cap_ev);
+    }
+    if (rc == 0) {
+        sb_serve_opts so = {v->B, v->N, v->P, v->O, true, 3, v->stok, v->sctx};
+        rc = sb_serve_run(m, &so, &v->ss, err);
+    }
+    if (rc == 0 && cap_ev) {
+        v->trace = sb_serve_trace(m, ev, sb_ref_n_events(m), v->ss.t_start,
+                                  o->trace_label ? o->trace_label
+                                                 : "solbench validate");
+        if (!v->trace)
+            rc = sb_fail(err, SB_ENOMEM, "out of memory");
+    }
+    free(ev);
+    sb_ref_free(m);
+    if (rc)
+        return rc;
+
+    /* the prediction against this run's ceilings */
+    sb_ceilings c;
+    memset(&c, 0, sizeof c);
+    sb_ceil_from_run(&v->run, &c);
+    v->wc = v->w;
+    /* calibrated: what each kernel sustains (its median) against the
+     * ceiling (the best sample) of the same run */
+    double gb = sb_validate_metric(v->gl, "GFLOPs_best"),
+           gm = sb_validate_metric(v->gl, "GFLOPs");
+    double db = sb_validate_metric(v->gd, "weight_GBps_best"),
+           dm = sb_validate_metric(v->gd, "weight_GBps");
+    double rb = sb_validate_metric(v->mr, "GBps_best");
+    v->wc.eff_matmul = gb > 0 ? fmin(1.0, gm / gb) : 0;
+    v->wc.eff_memory = db > 0 ? fmin(1.0, dm / db) : 0;
+    v->wc.eff_attention =
+        v->pa && rb > 0 ? fmin(1.0, sb_validate_metric(v->pa, "GBps") / rb)
+                        : 0;
+    v->wc.eff_network = 0;
+    snprintf(v->wc.calib_source, sizeof v->wc.calib_source,
+             "this run: medians over best samples");
+    v->sol = malloc(sizeof *v->sol);
+    v->cal = malloc(sizeof *v->cal);
+    if (!v->sol || !v->cal)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    if ((rc = sb_predict(&v->w, &c, v->sol, err)) ||
+        (rc = sb_predict_calibrated(&v->wc, &c, v->cal, err)))
+        return rc;
+    /* the run-to-run spread: the samples split in rounds, in the order
+     * they were taken (interleaved, every round saw every point), each
+     * round predicted from its own ceilings */
+    spread(&v->run, &v->w, v->rounds, &v->sp);
+    return 0;
+}
+
+void sb_validate_free(sb_validate *v)
+{
+    sb_plan_free(&v->plan);
+    sb_run_free(&v->run);
+    json_decref(v->trace);
+    free(v->sol);
+    free(v->cal);
+    memset(v, 0, sizeof *v);
+}

@@ -1,0 +1,93 @@
+/*
+ * validate.h — `solbench validate` as a library (validate.c): the
+ * reference decoder (src/bench/llm) sized by a workload, the ceilings
+ * predict needs measured in the same run at the model's shapes (GEMM at
+ * the prefill and decode shapes, memory.read, paged attention), a serving
+ * run, and the prediction of the same workload against those ceilings,
+ * with the run-to-run spread of the ratios (docs/VALIDATE.md). The command
+ * parses, calls these and prints; unit.test_validate holds the steps.
+ */
+#ifndef SOLBENCH_VALIDATE_H
+#define SOLBENCH_VALIDATE_H
+
+#include <stdbool.h>
+
+#include "bench/llm/refmodel.h"
+#include "bench/llm/serve.h"
+#include "solbench/output.h"
+#include "solbench/predict.h"
+#include "solbench/runner.h"
+#include "solbench/workload.h"
+
+typedef struct sb_validate_opts {
+    const char *workload; /* a file or preset; NULL: validate-dense */
+    bool bf16, quick, force;
+    /* 0: the workload's (batch, prompt, output), 2 x batch at least 3
+     * (requests), the cores (threads), 5 or 3 with quick (rounds) */
+    int batch, prompt, output, requests, threads, rounds;
+    int trace_events; /* > 0: the serving run's events kept for a trace */
+    const char *trace_label;
+} sb_validate_opts;
+
+#define SB_VALIDATE_MAX_ROUNDS 20
+
+typedef struct sb_validate_spread {
+    int n, nstable;
+    bool use_stable; /* enough rounds had stable ceilings to use them alone */
+    struct {
+        double ttft, tpot, eff[3];
+        bool stable, used;
+        char why[160];
+    } r[SB_VALIDATE_MAX_ROUNDS];
+    double ttft[3], tpot[3]; /* min, median, max over the rounds used */
+} sb_validate_spread;
+
+typedef struct sb_validate {
+    /* sb_validate_prepare */
+    sb_workload w;
+    char path[1024];
+    sb_ref_config cfg;
+    const char *dtype;
+    int B, P, O, C, N; /* batch, prompt, output, decode context, requests */
+    int rounds, sctx, stok;
+    double need_bytes; /* the reference's footprint */
+    sb_ctx ctx;
+    sb_plan plan;
+    /* sb_validate_measure */
+    sb_run run;
+    int code;      /* 0; 1: a point failed its verification; 2: skipped */
+    bool complete; /* every point predict needs was measured */
+    const sb_result *rp, *rd, *gl, *gd, *mr, *pa;
+    /* sb_validate_serve_predict */
+    sb_serve_stats ss;
+    json_t *trace;   /* with trace_events: the serving run's timeline */
+    sb_workload wc;  /* the workload calibrated by this run */
+    sb_prediction *sol, *cal;
+    sb_validate_spread sp;
+} sb_validate;
+
+/* Reads the workload (as the options change it), checks it is one the
+ * reference runs (inference on one chip, no MLA, gated MLPs) and that it
+ * fits in memory, sets the context and plans the points. SB_EINVAL with
+ * one line naming what is wrong. */
+int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v,
+                        sb_err *err);
+/* Measures the plan (interleaved where two copies of the model fit):
+ * v->run, v->code, v->complete and the results found. */
+int sb_validate_measure(sb_validate *v, sb_err *err);
+/* With every point measured: the serving run on a model of its own, the
+ * prediction against this run's ceilings (speed of light and calibrated)
+ * and the spread over the rounds. */
+int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
+                              sb_err *err);
+void sb_validate_free(sb_validate *v);
+
+/* The first unskipped result of bench (with key=val when key is given). */
+const sb_result *sb_validate_find(const sb_run *run, const char *bench,
+                                  const char *key, const char *val);
+/* A metric's value, 0 when absent. */
+double sb_validate_metric(const sb_result *r, const char *name);
+/* A phase's measured seconds, from its llm result; -1 when not measured. */
+double sb_validate_measured(const sb_result *r, const char *phase);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * test_validate.c — the steps of `solbench validate` as a library
+ * (src/validate): what a workload prepares (its sizes under --quick and
+ * the options, the points planned at the model's shapes, the expert
+ * GEMMs of a MoE), what it refuses (a job that is not inference on one
+ * chip, fewer requests than the batch, a model the reference cannot run,
+ * an unknown dtype's absence of a library never reached), and the
+ * helpers that read a run. Measuring is held by llm.validate_cli.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "validate/validate.h"
+
+static int count(const sb_plan *p, const char *bench, const char *key,
+                 const char *val)
+{
+    int n = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (strcmp(p->items[i].bench->name, bench) != 0)
+            continue;
+        const sb_pval *v = key ? sb_p_find(&p->items[i].point, key) : NULL;
+        n += !key || (v && strcmp(v->text, val) == 0);
+    }
+    return n;
+}
+
+static void test_prepare_dense(void)
+{
+    sb_validate v;
+    sb_err err = {0};
+    sb_validate_opts o = {.workload = "validate-dense", .quick = true,
+                          .threads = 1};
+    CHECK(sb_validate_prepare(&o, &v, &err) == 0);
+    /* --quick: prompts of at most 64 tokens, outputs of at most 16, one
+     * request a slot */
+    CHECK(v.P == 64 && v.O == 16 && v.B == 1 && v.N == 1);
+    CHECK(v.C == v.P + v.O / 2); /* predict's decode context */
+    CHECK(strcmp(v.dtype, "fp32") == 0 && v.rounds == 3);
+    CHECK(v.need_bytes > 0 && v.ctx.threads == 1);
+    /* the ceilings at the model's shapes, then the model: six points */
+    CHECK(v.plan.n == 6);
+    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 1);
+    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 1);
+    CHECK(count(&v.plan, "memory.read", NULL, NULL) == 1);
+    CHECK(count(&v.plan, "attention.paged_decode", NULL, NULL) == 1);
+    CHECK(count(&v.plan, "llm.prefill", NULL, NULL) == 1);
+    CHECK(count(&v.plan, "llm.decode", NULL, NULL) == 1);
+    /* the prefill GEMM at the prompt's tokens and the model's width */
+    for (int i = 0; i < v.plan.n; i++) {
+        const sb_params *p = &v.plan.items[i].point;
+        if (strcmp(v.plan.items[i].bench->name, "compute.gemm") == 0 &&
+            strcmp(sb_p_str(p, "shape"), "llm") == 0)
+            CHECK(sb_p_int(p, "tokens") == 64 &&
+                  sb_p_int(p, "d_model") == v.cfg.d);
+    }
+    sb_validate_free(&v);
+
+    /* the options change the workload: batch, lengths, requests */
+    sb_validate_opts o2 = {.workload = "validate-dense", .batch = 4,
+                           .prompt = 32, .output = 8, .threads = 1};
+    CHECK(sb_validate_prepare(&o2, &v, &err) == 0);
+    CHECK(v.B == 4 && v.P == 32 && v.O == 8 && v.N == 8 && v.rounds == 5);
+    sb_validate_free(&v);
+    o2.requests = 3; /* fewer than the batch */
+    CHECK(sb_validate_prepare(&o2, &v, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "--requests 3") && strstr(err.msg, "batch (4)"));
+    sb_validate_free(&v);
+}
+
+static void test_prepare_moe(void)
+{
+    sb_validate v;
+    sb_err err = {0};
+    sb_validate_opts o = {.workload = "validate-moe", .quick = true,
+                          .threads = 1};
+    CHECK(sb_validate_prepare(&o, &v, &err) == 0);
+    /* an expert's products have fewer rows: GEMMs at those too */
+    CHECK(v.cfg.experts == 8 && v.cfg.top_k == 2);
+    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 2);
+    CHECK(v.plan.n == 7 || v.plan.n == 8); /* decode rows: 1 x 2/8 -> 1 */
+    sb_validate_free(&v);
+}
+
+static void test_refusals(void)
+{
+    sb_validate v;
+    sb_err err = {0};
+    /* many chips, a job too large for one: the reference runs one */
+    sb_validate_opts o = {.workload = "deepseek-v3", .threads = 1};
+    CHECK(sb_validate_prepare(&o, &v, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "one chip") || strstr(err.msg, "latent"));
+    sb_validate_free(&v);
+    /* a training job */
+    o.workload = "llama3-8b";
+    CHECK(sb_validate_prepare(&o, &v, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "inference") || strstr(err.msg, "one chip"));
+    sb_validate_free(&v);
+    /* no such workload */
+    o.workload = "no-such-workload";
+    CHECK(sb_validate_prepare(&o, &v, &err) != 0);
+    sb_validate_free(&v);
+}
+
+static void test_helpers(void)
+{
+    sb_run run;
+    sb_run_init(&run);
+    sb_result *a = sb_results_push(&run.results);
+    sb_result_init(a, "compute.gemm", "compute", "cpu");
+    sb_pval *pv = &a->params.v[a->params.n++];
+    snprintf(pv->name, sizeof pv->name, "shape");
+    snprintf(pv->text, sizeof pv->text, "decode");
+    sb_result_metric(a, "GFLOPs", 12.5, "GFLOP/s");
+    sb_result *b = sb_results_push(&run.results);
+    sb_result_init(b, "compute.gemm", "compute", "cpu");
+    pv = &b->params.v[b->params.n++];
+    snprintf(pv->name, sizeof pv->name, "shape");
+    snprintf(pv->text, sizeof pv->text, "llm");
+    sb_result *c = sb_results_push(&run.results);
+    sb_result_init(c, "memory.read", "memory", "cpu");
+    c->skipped = true;
+    const sb_result *f = sb_validate_find(&run, "compute.gemm", "shape", "llm");
+    CHECK(f == &run.results.items[1]);
+    f = sb_validate_find(&run, "compute.gemm", NULL, NULL);
+    CHECK(f == &run.results.items[0]);
+    /* a skipped result is not a measurement */
+    CHECK(sb_validate_find(&run, "memory.read", NULL, NULL) == NULL);
+    CHECK(sb_validate_metric(&run.results.items[0], "GFLOPs") == 12.5);
+    CHECK(sb_validate_metric(&run.results.items[0], "GBps") == 0);
+    CHECK(sb_validate_metric(NULL, "GBps") == 0);
+    /* a phase the reference does not have */
+    CHECK(sb_validate_measured(&run.results.items[0], "no such phase") == -1);
+    sb_run_free(&run);
+}
+
+int main(void)
+{
+    test_prepare_dense();
+    test_prepare_moe();
+    test_refusals();
+    test_helpers();
+    return sb_check_done();
+}
