@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "solbench/error.h"
+#include "solbench/pipeline.h"
 
 typedef int (*sb_cmd_fn)(int argc, char **argv);
 
@@ -57,18 +58,6 @@ int sb_cli_tag(const char *cmd, const char *v, struct json_t *tags);
 
 struct sb_run;
 struct sb_ceilings;
-struct sb_hw_spec;
-/* The machine model of roofline, predict and report (sb_machine_load):
- * the spec `hw` (NULL: none), overridden by the ceilings of a run read
- * from `results` (a JSON file) or from the database `db` by `run_ref` (id,
- * prefix, baseline name or "last"; `db` NULL: the default path, opened
- * read-only and only for `run_ref`). When `run` is non-NULL the run is
- * kept there (*have_run says whether; sb_run_free it). */
-int sb_cli_machine(const char *hw, const char *results, const char *run_ref,
-                   const char *db, struct sb_ceilings *c,
-                   struct sb_hw_spec *spec, struct sb_run *run, int *have_run,
-                   char *desc, size_t len, sb_err *err);
-
 /* Writes a JSON document to `path` (stdout when NULL) with jansson's
  * `flags`; an error names the file and `what` ("the prediction"). */
 int sb_cli_write_json(const struct json_t *doc, const char *path, size_t flags,
@@ -80,20 +69,6 @@ int sb_cli_write_json(const struct json_t *doc, const char *path, size_t flags,
 int sb_cli_write_calibration(const char *path, const char *hardware,
                              const double eff[4], const char *source,
                              const char *notes, sb_err *err);
-
-struct sb_workload;
-/* predict's and report's one pipeline: reads the workload file, applies
- * the n `sets` (key=value), reads the workload, builds its machine from
- * the sources sb_machine_pick chooses (sb_cli_machine, with --db `db`;
- * naming $.hardware.spec/.run in an error it caused) and
- * checks the two fit together. *doc_out (may be NULL) gets the document
- * with the sets applied, to json_decref. */
-struct sb_machine_req;
-int sb_cli_workload(const char *file, const char *const *sets, int nsets,
-                    const struct sb_machine_req *req, const char *db,
-                    struct json_t **doc_out, struct sb_workload *w,
-                    struct sb_ceilings *c, char *desc, size_t dlen,
-                    sb_err *err);
 
 /* A PJRT plugin the user named (--pjrt-plugin sets $SOLBENCH_PJRT_PLUGIN;
  * `flag` says whether it came from the option) must load: it is opened

@@ -99,8 +99,8 @@ static int sb__calibrate(int argc, char **argv)
     sb_run run;
     int have = 0;
     char desc[256], src[400];
-    int rc = sb_cli_machine(NULL, results, run_ref, db, &c, NULL, &run, &have,
-                            desc, sizeof desc, &err);
+    int rc = sb_machine_open(NULL, results, run_ref, db, &c, NULL, &run, &have,
+                             desc, sizeof desc, &err);
     if (rc)
         return sb_cli_error(&err);
     double eff[SB_CALIB_N];

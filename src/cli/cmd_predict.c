@@ -42,8 +42,8 @@ static int sb__prepare(const sb__popts *o, const char *const *extra,
     for (int i = 0; i < n_extra; i++)
         sets[n++] = extra[i];
     const sb_machine_req req = {o->hw, o->results, o->run, false};
-    return sb_cli_workload(o->file, sets, n, &req, o->db, doc_out, w, c, desc,
-                           dlen, err);
+    return sb_workload_open(o->file, sets, n, &req, o->db, doc_out, w, c, desc,
+                            dlen, err);
 }
 
 static const char *sb__dominant(const sb_prediction *p, const char *stage)

@@ -103,8 +103,8 @@ int sb_cmd_report(int argc, char **argv)
     int rc;
     /* The machine of the measurements (and of the roofline). */
     if (run || results || hw) {
-        if ((rc = sb_cli_machine(hw, results, run, db, &c, NULL, &r, &have,
-                                 desc, sizeof desc, &err)) != 0)
+        if ((rc = sb_machine_open(hw, results, run, db, &c, NULL, &r, &have,
+                                  desc, sizeof desc, &err)) != 0)
             return sb_cli_error(&err);
     }
     /* The workload's own machine: its spec (or --hw), or the run. */
@@ -115,8 +115,8 @@ int sb_cmd_report(int argc, char **argv)
         char wdesc[256];
         p = malloc(sizeof *p);
         const sb_machine_req req = {hw, results, run, true};
-        rc = p ? sb_cli_workload(wl, sets, nsets, &req, db, NULL, &w, &wc,
-                                 wdesc, sizeof wdesc, &err)
+        rc = p ? sb_workload_open(wl, sets, nsets, &req, db, NULL, &w, &wc,
+                                  wdesc, sizeof wdesc, &err)
                : sb_fail(&err, SB_ENOMEM, "out of memory");
         if (rc == 0)
             rc = sb_predict(&w, &wc, p, &err);

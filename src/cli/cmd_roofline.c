@@ -65,8 +65,8 @@ int sb_cmd_roofline(int argc, char **argv)
     sb_run r;
     int have = 0;
     char desc[256];
-    if (sb_cli_machine(hw, results, run, db, &c, NULL, &r, &have, desc,
-                       sizeof desc, &err) != 0)
+    if (sb_machine_open(hw, results, run, db, &c, NULL, &r, &have, desc,
+                        sizeof desc, &err) != 0)
         return sb_cli_error(&err);
     sb_roof_row *rows = NULL;
     int n = 0;

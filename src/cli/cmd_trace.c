@@ -288,15 +288,15 @@ static int machine(const opts *o, const sb_trace *t, sb_ceilings *c, char *desc,
     if (o->hw || o->run || o->results) {
         if (spec_used && !o->run && !o->results)
             *spec_used = o->hw;
-        return sb_cli_machine(o->hw, o->results, o->run, o->db, c, NULL, NULL,
-                              NULL, desc, len, err);
+        return sb_machine_open(o->hw, o->results, o->run, o->db, c, NULL, NULL,
+                               NULL, desc, len, err);
     }
     const char *spec = sb_hw_spec_for_device(t->device_name);
     if (spec) {
         if (spec_used)
             *spec_used = spec;
-        return sb_cli_machine(spec, NULL, NULL, o->db, c, NULL, NULL, NULL,
-                              desc, len, err);
+        return sb_machine_open(spec, NULL, NULL, o->db, c, NULL, NULL, NULL,
+                               desc, len, err);
     }
     bool has_device = false;
     for (size_t i = 0; i < t->ntracks; i++)
@@ -308,8 +308,8 @@ static int machine(const opts *o, const sb_trace *t, sb_ceilings *c, char *desc,
         struct stat sb;
         if (sb_store_path(o->db, db, sizeof db, &quiet) == 0 &&
             stat(db, &sb) == 0 &&
-            sb_cli_machine(NULL, NULL, "last", o->db, c, NULL, NULL, NULL, desc,
-                           len, &quiet) == 0)
+            sb_machine_open(NULL, NULL, "last", o->db, c, NULL, NULL, NULL,
+                            desc, len, &quiet) == 0)
             return 0;
         memset(c, 0, sizeof *c);
     }

@@ -19,7 +19,7 @@
 
 /* Appends the points of one benchmark (its parameters from spec) to all. */
 static int add_points(sb_plan *all, const char *bench, const char *spec,
-                   const sb_ctx *ctx, sb_err *err)
+                      const sb_ctx *ctx, sb_err *err)
 {
     sb_selection sel;
     int rc = sb_select(NULL, bench, SB_SUITE_QUICK, "cpu", &sel, err);
@@ -48,7 +48,7 @@ static int add_points(sb_plan *all, const char *bench, const char *spec,
 }
 
 const sb_result *sb_validate_find(const sb_run *run, const char *bench,
-                                 const char *key, const char *val)
+                                  const char *key, const char *val)
 {
     for (size_t i = 0; i < run->results.n; i++) {
         const sb_result *r = &run->results.items[i];
@@ -127,10 +127,11 @@ static int ref_config(const sb_workload *w, bool bf16, sb_ref_config *c,
 /* Reads the workload with the command's lengths and batch, and checks it
  * is one the reference runs: inference on one chip. */
 static int read_workload(const sb_validate_opts *o, sb_workload *w, char *path,
-                        size_t plen, sb_err *err)
+                         size_t plen, sb_err *err)
 {
     json_t *doc = NULL;
-    int rc = sb_workload_load_doc(o->workload ? o->workload : "validate-dense", &doc, path, (int)plen, err);
+    int rc = sb_workload_load_doc(o->workload ? o->workload : "validate-dense",
+                                  &doc, path, (int)plen, err);
     char kv[64];
     if (rc == 0 && o->prompt) {
         snprintf(kv, sizeof kv, "prompt=%d", o->prompt);
@@ -176,7 +177,6 @@ static int read_workload(const sb_validate_opts *o, sb_workload *w, char *path,
  * points' rates taken again from the block's median and best sample, its
  * ceilings, its calibration and its prediction; TTFT and TPOT measured
  * (the block's medians) over predicted. */
-
 
 static int cmpd(const void *a, const void *b)
 {
@@ -225,7 +225,7 @@ static int block(const sb_result *r, size_t lo, size_t hi, sb_result *out)
 }
 
 static void spread(const sb_run *run, const sb_workload *w, int k,
-                       sb_validate_spread *sp)
+                   sb_validate_spread *sp)
 {
     memset(sp, 0, sizeof *sp);
     static const char *const need[6][3] = {
@@ -269,7 +269,7 @@ static void spread(const sb_run *run, const sb_workload *w, int k,
             size_t n = src[i]->n_samples;
             sb_result *b = sb_results_push(&v.results);
             if (!b || block(src[i], n * (size_t)j / (size_t)k,
-                                n * (size_t)(j + 1) / (size_t)k, b)) {
+                            n * (size_t)(j + 1) / (size_t)k, b)) {
                 ok = false;
                 break;
             }
@@ -300,9 +300,10 @@ static void spread(const sb_run *run, const sb_workload *w, int k,
                    rb = sb_validate_metric(blk[4], "GBps_best");
             wc.eff_matmul = gb > 0 ? fmin(1.0, gm / gb) : 0;
             wc.eff_memory = db > 0 ? fmin(1.0, dm / db) : 0;
-            wc.eff_attention = blk[5] && rb > 0
-                                   ? fmin(1.0, sb_validate_metric(blk[5], "GBps") / rb)
-                                   : 0;
+            wc.eff_attention =
+                blk[5] && rb > 0
+                    ? fmin(1.0, sb_validate_metric(blk[5], "GBps") / rb)
+                    : 0;
             wc.eff_network = 0;
             sp->r[j].eff[0] = wc.eff_matmul;
             sp->r[j].eff[1] = wc.eff_memory;
@@ -343,11 +344,10 @@ static void spread(const sb_run *run, const sb_workload *w, int k,
     sp->tpot[1] = nu % 2 ? tp[nu / 2] : 0.5 * (tp[nu / 2 - 1] + tp[nu / 2]);
 }
 
+/* ---- the steps
+ * ---------------------------------------------------------------- */
 
-/* ---- the steps ---------------------------------------------------------------- */
-
-int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v,
-                        sb_err *err)
+int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
 {
     memset(v, 0, sizeof *v);
     sb_run_init(&v->run);
@@ -451,8 +451,8 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v,
              "moe_every=%d kv_page=%d",
              cfg->layers, cfg->d, cfg->hq, cfg->hkv, cfg->hd, cfg->ffn,
              cfg->vocab, cfg->experts, cfg->experts ? cfg->top_k : 1,
-             cfg->experts ? cfg->expert_ffn : 1, cfg->moe_first,
-             cfg->moe_every, cfg->page);
+             cfg->experts ? cfg->expert_ffn : 1, cfg->moe_first, cfg->moe_every,
+             cfg->page);
     snprintf(llm_prefill, sizeof llm_prefill, "%s dtype=%s batch=1 prompt=%d",
              model, dt, P);
     snprintf(llm_decode, sizeof llm_decode, "%s dtype=%s batch=%d context=%d",
@@ -528,8 +528,8 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
     sb_ref_event *ev = NULL;
     const int cap_ev = o->trace_events > 0 ? o->trace_events : 0;
     v->cfg.seed = 1;
-    int rc = sb_ref_create(&v->cfg, v->B, v->sctx, v->stok, v->ctx.threads,
-                           &m, err);
+    int rc =
+        sb_ref_create(&v->cfg, v->B, v->sctx, v->stok, v->ctx.threads, &m, err);
     if (rc == 0 && cap_ev) {
         ev = malloc(sizeof *ev * (size_t)cap_ev);
         if (!ev)
@@ -568,8 +568,7 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
     v->wc.eff_matmul = gb > 0 ? fmin(1.0, gm / gb) : 0;
     v->wc.eff_memory = db > 0 ? fmin(1.0, dm / db) : 0;
     v->wc.eff_attention =
-        v->pa && rb > 0 ? fmin(1.0, sb_validate_metric(v->pa, "GBps") / rb)
-                        : 0;
+        v->pa && rb > 0 ? fmin(1.0, sb_validate_metric(v->pa, "GBps") / rb) : 0;
     v->wc.eff_network = 0;
     snprintf(v->wc.calib_source, sizeof v->wc.calib_source,
              "this run: medians over best samples");

@@ -60,8 +60,8 @@ typedef struct sb_validate {
     const sb_result *rp, *rd, *gl, *gd, *mr, *pa;
     /* sb_validate_serve_predict */
     sb_serve_stats ss;
-    json_t *trace;   /* with trace_events: the serving run's timeline */
-    sb_workload wc;  /* the workload calibrated by this run */
+    json_t *trace;  /* with trace_events: the serving run's timeline */
+    sb_workload wc; /* the workload calibrated by this run */
     sb_prediction *sol, *cal;
     sb_validate_spread sp;
 } sb_validate;
@@ -70,8 +70,7 @@ typedef struct sb_validate {
  * reference runs (inference on one chip, no MLA, gated MLPs) and that it
  * fits in memory, sets the context and plans the points. SB_EINVAL with
  * one line naming what is wrong. */
-int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v,
-                        sb_err *err);
+int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err);
 /* Measures the plan (interleaved where two copies of the model fit):
  * v->run, v->code, v->complete and the results found. */
 int sb_validate_measure(sb_validate *v, sb_err *err);

@@ -31,8 +31,8 @@ static void test_prepare_dense(void)
 {
     sb_validate v;
     sb_err err = {0};
-    sb_validate_opts o = {.workload = "validate-dense", .quick = true,
-                          .threads = 1};
+    sb_validate_opts o = {
+        .workload = "validate-dense", .quick = true, .threads = 1};
     CHECK(sb_validate_prepare(&o, &v, &err) == 0);
     /* --quick: prompts of at most 64 tokens, outputs of at most 16, one
      * request a slot */
@@ -59,8 +59,11 @@ static void test_prepare_dense(void)
     sb_validate_free(&v);
 
     /* the options change the workload: batch, lengths, requests */
-    sb_validate_opts o2 = {.workload = "validate-dense", .batch = 4,
-                           .prompt = 32, .output = 8, .threads = 1};
+    sb_validate_opts o2 = {.workload = "validate-dense",
+                           .batch = 4,
+                           .prompt = 32,
+                           .output = 8,
+                           .threads = 1};
     CHECK(sb_validate_prepare(&o2, &v, &err) == 0);
     CHECK(v.B == 4 && v.P == 32 && v.O == 8 && v.N == 8 && v.rounds == 5);
     sb_validate_free(&v);
@@ -74,8 +77,8 @@ static void test_prepare_moe(void)
 {
     sb_validate v;
     sb_err err = {0};
-    sb_validate_opts o = {.workload = "validate-moe", .quick = true,
-                          .threads = 1};
+    sb_validate_opts o = {
+        .workload = "validate-moe", .quick = true, .threads = 1};
     CHECK(sb_validate_prepare(&o, &v, &err) == 0);
     /* an expert's products have fewer rows: GEMMs at those too */
     CHECK(v.cfg.experts == 8 && v.cfg.top_k == 2);
