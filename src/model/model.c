@@ -3,7 +3,9 @@
  * bytes, collective bytes and host bytes of every phase of a training step
  * or of an inference request (prefill and one decode step), their times
  * against the ceilings, their class (the largest term), and the totals
- * (step time, MFU, HFU, TTFT, TPOT, memory per chip, cost).
+ * (step time, MFU, HFU, TTFT, TPOT, memory per chip, cost). The
+ * collectives are model_net.c's, memory per chip and serving
+ * model_serve.c's (model_int.h).
  *
  * Conventions (docs/METRICS.md, section "model", has every formula and its
  * source): FLOPs of a matmul = 2 x tokens x parameters; training = forward
@@ -20,213 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model_int.h"
 #include "solbench/hw.h"
 #include "solbench/netmodel.h"
 #include "solbench/workload.h"
 
-/* Queries per main-memory pass over K and V in tiled attention. */
-#define SB_ATTN_Q_REUSE 512.0
-/* Elementwise ops per score on the vector unit in flash attention, the
- * fewest the algorithm allows (FlashAttention-2, Dao 2023, algorithms 1
- * and 2, the softmax scale folded into Q, the mask on diagonal blocks
- * only): forward the running max, the subtraction, the row sum and P's
- * cast to the matmul dtype; backward S - L, dP - D, the product with P
- * and the casts of P and dS. The exp is the transcendental unit's. */
-#define SB_SOFTMAX_FWD_OPS 4.0
-#define SB_SOFTMAX_BWD_OPS 5.0
-
-/* Everything the phase builders need, derived once. */
-typedef struct sb__ctx {
-    const sb_workload *w;
-    const sb_ceilings *c;
-    sb_prediction *p;
-    double peak, bw, host_bw;
-    double pk[SB_WORK_N]; /* peak per kind of work */
-    const char *pk_name[SB_WORK_N];
-    double bw_gemv;  /* decode matmuls' weight stream, 0: none */
-    double exp_rate; /* transcendentals per second, 0: none */
-    double vec_rate; /* the vector unit's FLOP/s, 0: none */
-    double eff[SB_WORK_N], eff_mem, eff_net; /* 1 at the speed of light */
-    bool calibrated;
-    double mats;       /* 3 gated, 2 plain */
-    double dqk, dv;    /* per-head widths of scores and values */
-    double p_qkv, p_o; /* per layer */
-    int ndims;         /* torus mesh (topology.mesh), innermost last */
-    double dims[8];
-    /* phases that run once a step, not once a microbatch: a collective's
-     * share of a microbatch's compute it can hide behind, 1 for work */
-    double once[SB_WL_MAX_PHASES];
-    int Ls;            /* layers of the fullest pipeline stage */
-    double stage_frac; /* its share of the weights over an even stage's */
-    double dense_layers_chip, moe_layers_chip;
-    int fsdp_e, dp_e; /* expert weights: FSDP and replica groups */
-    const char *stage;
-} sb__ctx;
-
-/* ---- collectives --------------------------------------------------------- */
-
-/* The share of S each chip sends: the bus-bandwidth factor the
- * collectives report with (netmodel.h); nothing moves in a group of one. */
-static double sb__factor(const char *coll, int g)
-{
-    int op = sb_netop_from_name(coll);
-    return g <= 1 || op < 0 ? 0.0 : sb_net_busbw_factor((sb_netop)op, g);
-}
-
-/* How a group lies on the torus mesh (topology.mesh, the last axis
- * innermost; its chips `stride` apart in the mesh's linear order): the
- * axes it spans, the mesh's axes (of more than one chip), and the most
- * chips it covers along one axis. */
-typedef struct sb__span {
-    int spanned, total;
-    double kmax;
-} sb__span;
-
-static sb__span sb__torus_span(const sb__ctx *x, int group, int stride)
-{
-    sb__span sp = {0, 0, 0};
-    double lo = stride, hi = (double)stride * group, cum = 1;
-    for (int i = x->ndims - 1; i >= 0; i--) {
-        double d = x->dims[i];
-        if (d > 1) {
-            sp.total++;
-            if (hi > cum && lo < cum * d) {
-                sp.spanned++;
-                sp.kmax = fmax(sp.kmax, fmin(hi, cum * d) / fmax(lo, cum));
-            }
-        }
-        cum *= d;
-    }
-    return sp;
-}
-
-/* The share of a chip's scale-up links a group uses: the axes it spans
- * over the mesh's (a ring runs over the links of the axes it spans; a 1-D
- * group on a 3-D torus has 2 of its 6); 1 with no mesh. */
-static double sb__torus_share(const sb__ctx *x, const sb__span *sp)
-{
-    return x->ndims >= 2 && sp->total > 0 && sp->spanned > 0
-               ? (double)sp->spanned / sp->total
-               : 1.0;
-}
-
-/* The time an all-to-all of S_total bytes a chip takes to cross the
- * bisection of the torus its group spans: half the group sends to the
- * other half, g S / 4 each way, over the links that cut the longest axis
- * it spans (each of its g / k_max rings cut in 2 places: 2 g / k_max
- * links each way), each link the chip's scale-up bandwidth `up` over its
- * 2 links an axis; 0 for a ring of 2 or no mesh. */
-static double sb__torus_bisection(const sb__span *sp, int group, double S_total,
-                                  double up)
-{
-    if (!(sp->kmax > 2) || sp->total < 1)
-        return 0;
-    double link = up / (2.0 * sp->total);
-    double g = group;
-    return (g * S_total / 4.0) / (2.0 * g / sp->kmax * link);
-}
-
-/* A group that spans several scale-up domains with several of its chips
- * inside each (n_in of them a domain, the largest divisor of the group
- * the domain holds at this stride): the two levels of NCCL's hierarchical
- * algorithms, inside over the scale-up links the part spans and across
- * over each chip's share of the scale-out (sb_net_two_level has the
- * shares of S). Returns false, filling nothing, where there are no two
- * levels: one chip a domain, or an operation without them. */
-static bool sb__net_two_level(const sb__ctx *x, sb_phase *ph, const char *coll,
-                              int group, int stride, double S_total,
-                              double calls, double domain, double up,
-                              double out)
-{
-    int op = sb_netop_from_name(coll);
-    if (op < 0 || !(out > 0) || !(domain > stride))
-        return false;
-    int n_in = (int)fmin(group, floor(domain / stride));
-    while (n_in > 1 && group % n_in != 0)
-        n_in--;
-    if (n_in < 2)
-        return false;
-    sb__span sp = sb__torus_span(x, n_in, stride);
-    double up_b = up * sb__torus_share(x, &sp), fi, fo;
-    double spb =
-        sb_net_two_level((sb_netop)op, group, n_in, up_b, out, &fi, &fo);
-    if (!(spb > 0))
-        return false;
-    ph->t_network = S_total * spb / x->eff_net;
-    snprintf(ph->ceiling, sizeof ph->ceiling, "%s (%dx%d, 2-level)",
-             fo / out >= fi / up_b ? "net.scaleout" : "net.scaleup", n_in,
-             group / n_in);
-    ph->t_latency = calls * (sb_ceil_get(x->c, "net.scaleup.alpha_s") +
-                             sb_ceil_get(x->c, "net.scaleout.alpha_s"));
-    return true;
-}
-
-/* Fills the network terms of a phase. `stride` is the product of the mesh
- * axes inside this one (the group's chips are `stride` apart). */
-static void sb__net(const sb__ctx *x, sb_phase *ph, const char *coll, int group,
-                    int stride, double S_total, double calls)
-{
-    snprintf(ph->collective, sizeof ph->collective, "%s", coll);
-    ph->group = group;
-    ph->n_coll = (int)(calls + 0.5);
-    ph->comm_bytes = S_total;
-    if (group <= 1 || S_total <= 0)
-        return;
-    char nm[40];
-    snprintf(nm, sizeof nm, "net.%s.beta_Bps", coll);
-    double beta = sb_ceil_get(x->c, nm);
-    snprintf(nm, sizeof nm, "net.%s.alpha_s", coll);
-    double alpha = sb_ceil_get(x->c, nm);
-    if (beta > 0) {
-        /* Measured fit: t = alpha + S / beta for S as nccl-tests defines. */
-        ph->t_network = S_total / beta;
-        ph->t_latency = calls * alpha;
-        snprintf(ph->ceiling, sizeof ph->ceiling, "net.%s (measured)", coll);
-        return;
-    }
-    double domain = sb_ceil_get(x->c, "net.scaleup.domain");
-    double up = sb_ceil_get(x->c, "net.scaleup.beta_Bps");
-    double out = sb_ceil_get(x->c, "net.scaleout.beta_Bps");
-    bool inside = up > 0 && (double)group * stride <= (domain > 0 ? domain : 1);
-    if (!inside && !(out > 0))
-        inside = up > 0;
-    if (!inside && up > 0 &&
-        sb__net_two_level(x, ph, coll, group, stride, S_total, calls, domain,
-                          up, out))
-        return;
-    double b = inside ? up : out;
-    double a = sb_ceil_get(x->c, inside ? "net.scaleup.alpha_s"
-                                        : "net.scaleout.alpha_s");
-    snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
-             inside ? "net.scaleup" : "net.scaleout");
-    sb__span sp =
-        inside ? sb__torus_span(x, group, stride) : (sb__span){0, 0, 0};
-    double share = sb__torus_share(x, &sp);
-    double t_bisect = strcmp(coll, "alltoall") == 0
-                          ? sb__torus_bisection(&sp, group, S_total, up)
-                          : 0;
-    if (share < 1.0) {
-        b *= share;
-        snprintf(ph->ceiling, sizeof ph->ceiling, "net.scaleup (%d/%d axes)",
-                 sp.spanned, sp.total);
-    }
-    if (!(b > 0)) {
-        /* No network in the machine model: a single host; say so. */
-        snprintf(ph->ceiling, sizeof ph->ceiling, "net (unknown)");
-        b = 1e30;
-    }
-    ph->t_network = S_total * sb__factor(coll, group) / (b * x->eff_net);
-    if (t_bisect / x->eff_net > ph->t_network) {
-        ph->t_network = t_bisect / x->eff_net;
-        snprintf(ph->ceiling, sizeof ph->ceiling, "net.scaleup (bisection)");
-    }
-    ph->t_latency = calls * a;
-}
-
 /* ---- phases
  * ------------------------------------------------------------------ */
 
-static sb_phase *sb__add_kind(sb__ctx *x, const char *name, int work,
+static sb_phase *sb__add_kind(sb_mdl_ctx *x, const char *name, int work,
                               int comm_kind)
 {
     sb_prediction *p = x->p;
@@ -242,18 +46,18 @@ static sb_phase *sb__add_kind(sb__ctx *x, const char *name, int work,
     return ph;
 }
 
-static sb_phase *sb__add(sb__ctx *x, const char *name, int work)
+static sb_phase *sb__add(sb_mdl_ctx *x, const char *name, int work)
 {
     return sb__add_kind(x, name, work, -1);
 }
 
-static sb_phase *sb__add_comm(sb__ctx *x, const char *name, int comm_kind)
+static sb_phase *sb__add_comm(sb_mdl_ctx *x, const char *name, int comm_kind)
 {
     return sb__add_kind(x, name, SB_WORK_VECTOR, comm_kind);
 }
 
-/* Marks a phase of the step as run once a step (see sb__ctx.once). */
-static void sb__once(sb__ctx *x, const sb_phase *ph, double window)
+/* Marks a phase of the step as run once a step (see sb_mdl_ctx.once). */
+static void sb__once(sb_mdl_ctx *x, const sb_phase *ph, double window)
 {
     if (ph)
         x->once[ph - x->p->ph] = window;
@@ -263,7 +67,7 @@ static void sb__once(sb__ctx *x, const sb_phase *ph, double window)
 enum { SB_PART_QKV, SB_PART_ATTN, SB_PART_OPROJ, SB_PART_MLP, SB_PART_ELEM };
 
 /* The share of `part`'s forward the backward pass recomputes. */
-static double sb__recompute(const sb__ctx *x, int part)
+static double sb__recompute(const sb_mdl_ctx *x, int part)
 {
     switch (x->w->remat) {
     case SB_REMAT_FULL:
@@ -286,7 +90,7 @@ static double sb__recompute(const sb__ctx *x, int part)
 
 /* Forward passes of `part` in a training step: fwd + bwd (2x) + the
  * recomputed forward; 1 in inference. */
-static double sb__mult(const sb__ctx *x, int part)
+static double sb__mult(const sb_mdl_ctx *x, int part)
 {
     if (x->w->kind != SB_JOB_TRAIN)
         return 1.0;
@@ -297,7 +101,7 @@ static double sb__mult(const sb__ctx *x, int part)
  * microbatch, `reads` times: inference reads them; training reads them in
  * the forward, the backward (and the recomputed forward) and reads and
  * writes their gradient accumulators. */
-static double sb__weight_bytes(const sb__ctx *x, double params, double reads,
+static double sb__weight_bytes(const sb_mdl_ctx *x, double params, double reads,
                                int part)
 {
     const sb_workload *w = x->w;
@@ -311,7 +115,7 @@ static double sb__weight_bytes(const sb__ctx *x, double params, double reads,
 /* Routed experts per chip whose weights a pass reads: all E/ep local
  * experts in training and prefill; in decode, the expected number hit by
  * `tokens` tokens from each of the ep replicas (uniform routing). */
-static double sb__experts_touched(const sb__ctx *x, double tokens, bool decode)
+double sb_mdl_experts_touched(const sb_mdl_ctx *x, double tokens, bool decode)
 {
     const sb_workload *w = x->w;
     double E = w->experts, k = w->top_k, ep = w->expert;
@@ -324,7 +128,7 @@ static double sb__experts_touched(const sb__ctx *x, double tokens, bool decode)
 /* Norm weights per chip and stage: two per layer, whole on every chip
  * (each scales its sequence-parallel share of the tokens), and the final
  * norm, a 1/pp share per stage as for the LM head. */
-static double sb__norm_params(const sb__ctx *x)
+static double sb__norm_params(const sb_mdl_ctx *x)
 {
     double d = x->w->d_model;
     return 2.0 * d * x->Ls + d / x->w->pipeline;
@@ -333,7 +137,7 @@ static double sb__norm_params(const sb__ctx *x)
 /* A matmul applied to `tokens` tokens (per chip) in `layers` layers with a
  * per-chip weight of din x dout. Training multiplies FLOPs and activation
  * traffic by fwd+bwd(+remat) and adds weight-gradient writes. */
-static void sb__linear(sb__ctx *x, sb_phase *ph, double tokens, double din,
+static void sb__linear(sb_mdl_ctx *x, sb_phase *ph, double tokens, double din,
                        double dout, double layers, double weight_reads,
                        int part)
 {
@@ -351,7 +155,7 @@ static void sb__linear(sb__ctx *x, sb_phase *ph, double tokens, double din,
 
 /* Attention core (scores, softmax, weighted values) over `seqs` sequences
  * of `sq` queries against `skv` keys (causal when sq == skv). */
-static void sb__attention(sb__ctx *x, sb_phase *ph, double seqs, double sq,
+static void sb__attention(sb_mdl_ctx *x, sb_phase *ph, double seqs, double sq,
                           double skv, bool causal)
 {
     const sb_workload *w = x->w;
@@ -422,7 +226,7 @@ static bool sb__decode_matmul(const sb_phase *ph)
  * ceiling), each scaled by its efficiency in the calibrated mode; a phase
  * takes max(compute, memory) + network + host (a phase has one kind of
  * term or the other: overlap between phases is the stage total's). */
-static void sb__time(const sb__ctx *x, sb_phase *ph)
+void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
 {
     const sb_workload *w = x->w;
     /* a weight matmul under the GEMM measured at its products' rows
@@ -512,7 +316,7 @@ static void sb__time(const sb__ctx *x, sb_phase *ph)
 
 /* An expert all-to-all (dispatch or combine): k x capacity copies of
  * each of `tok_sp` tokens, `bytes` an element, per MoE layer and pass. */
-static void sb__moe_a2a(sb__ctx *x, const char *name, double tok_sp,
+static void sb__moe_a2a(sb_mdl_ctx *x, const char *name, double tok_sp,
                         double bytes, double passes, double calls)
 {
     const sb_workload *w = x->w;
@@ -520,17 +324,17 @@ static void sb__moe_a2a(sb__ctx *x, const char *name, double tok_sp,
     if (!ph)
         return;
     double S = tok_sp * w->top_k * w->capacity_factor * w->d_model * bytes;
-    sb__net(x, ph, "alltoall", w->expert, w->tensor * w->context,
-            S * x->moe_layers_chip * passes,
-            x->moe_layers_chip * passes * calls);
+    sb_mdl_net(x, ph, "alltoall", w->expert, w->tensor * w->context,
+               S * x->moe_layers_chip * passes,
+               x->moe_layers_chip * passes * calls);
 }
 
 /* The phases of one forward (or forward+backward) pass over `tokens`
  * tokens per tensor-parallel group, in `seqs` sequences of length `sq`
  * against `skv` keys, `mb` microbatches (each reads the weights once; 0:
  * the weights are read by another pass of the same iteration). */
-static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
-                     double skv, double mb, bool decode)
+void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
+                 double skv, double mb, bool decode)
 {
     const sb_workload *w = x->w;
     bool train = w->kind == SB_JOB_TRAIN;
@@ -570,9 +374,9 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         double width =
             w->mla ? (w->kv_lora_rank + w->rope_dim) : 2.0 * hkv * w->head_dim;
         double passes = 2.0 + sb__recompute(x, SB_PART_ATTN);
-        sb__net(x, ph, "allgather", w->context, w->tensor,
-                seqs * sq * width * w->a_bytes * x->Ls * passes,
-                x->Ls * passes * calls);
+        sb_mdl_net(x, ph, "allgather", w->context, w->tensor,
+                   seqs * sq * width * w->a_bytes * x->Ls * passes,
+                   x->Ls * passes * calls);
     }
     if ((ph = sb__add(x, "output projection", SB_WORK_MATMUL)))
         sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb, SB_PART_OPROJ);
@@ -602,7 +406,7 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
         if ((ph = sb__add(x, "experts", SB_WORK_MATMUL))) {
             double eff = w->expert_ffn;
             double routed = tokens * k * w->capacity_factor;
-            double touched = sb__experts_touched(x, tokens, decode);
+            double touched = sb_mdl_experts_touched(x, tokens, decode);
             /* FLOPs and activations: the routed tokens (capacity factor
              * included); weights: the experts those tokens touch. */
             double mult = sb__mult(x, SB_PART_MLP);
@@ -666,19 +470,19 @@ static void sb__pass(sb__ctx *x, double tokens, double seqs, double sq,
          * sequence-parallel share. */
         double v = w->virtual_stages;
         double S = tok_sp * d * w->a_bytes * (train ? 2.0 : 1.0) * v;
-        sb__net(x, ph, "sendrecv", 2,
-                w->tensor * w->context * w->fsdp * w->data, S,
-                calls * v * (train ? 2.0 : 1.0));
+        sb_mdl_net(x, ph, "sendrecv", 2,
+                   w->tensor * w->context * w->fsdp * w->data, S,
+                   calls * v * (train ? 2.0 : 1.0));
     }
     if (T > 1 && (ph = sb__add_comm(x, "tensor all-reduce", SB_COMM_TP))) {
         double S = tokens * d * w->a_bytes;
         double per_layer = 2.0 * fb;
-        sb__net(x, ph, "allreduce", w->tensor, 1, S * x->Ls * per_layer,
-                x->Ls * per_layer * calls);
+        sb_mdl_net(x, ph, "allreduce", w->tensor, 1, S * x->Ls * per_layer,
+                   x->Ls * per_layer * calls);
     }
 }
 
-static void sb__train(sb__ctx *x)
+static void sb__train(sb_mdl_ctx *x)
 {
     const sb_workload *w = x->w;
     sb_prediction *p = x->p;
@@ -691,7 +495,8 @@ static void sb__train(sb__ctx *x)
     double T = w->tensor, PP = w->pipeline;
     x->stage = "step";
     /* context parallelism splits each sequence over `context` chips */
-    sb__pass(x, tokens / w->context, seqs, w->seq_len, w->seq_len, mb, false);
+    sb_mdl_pass(x, tokens / w->context, seqs, w->seq_len, w->seq_len, mb,
+                false);
 
     /* Weights per chip before FSDP sharding (what an all-gather rebuilds),
      * of the fullest stage. */
@@ -712,14 +517,14 @@ static void sb__train(sb__ctx *x)
         (ph = sb__add_comm(x, "fsdp all-gather", SB_COMM_FSDP))) {
         if (w->zero < 3) /* after the update, before the first forward */
             sb__once(x, ph, 1.0 / 3.0);
-        sb__net(x, ph, "allgather", w->fsdp, w->tensor * w->context,
-                dense_unsh * w->w_bytes * gathers, x->Ls * gathers);
+        sb_mdl_net(x, ph, "allgather", w->fsdp, w->tensor * w->context,
+                   dense_unsh * w->w_bytes * gathers, x->Ls * gathers);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
-            sb__net(x, &e, "allgather", x->fsdp_e,
-                    w->tensor * w->context * w->expert,
-                    exp_unsh * w->w_bytes * gathers, 0);
+            sb_mdl_net(x, &e, "allgather", x->fsdp_e,
+                       w->tensor * w->context * w->expert,
+                       exp_unsh * w->w_bytes * gathers, 0);
             ph->t_network += e.t_network;
             ph->comm_bytes += e.comm_bytes;
         }
@@ -728,14 +533,14 @@ static void sb__train(sb__ctx *x)
         (ph = sb__add_comm(x, "fsdp reduce-scatter", SB_COMM_FSDP))) {
         if (w->zero == 1) /* during the last microbatch's backward */
             sb__once(x, ph, 2.0 / 3.0);
-        sb__net(x, ph, "reduce_scatter", w->fsdp, w->tensor * w->context,
-                dense_unsh * w->g_bytes * reduces, x->Ls * reduces);
+        sb_mdl_net(x, ph, "reduce_scatter", w->fsdp, w->tensor * w->context,
+                   dense_unsh * w->g_bytes * reduces, x->Ls * reduces);
         if (x->fsdp_e > 1 && exp_unsh > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
-            sb__net(x, &e, "reduce_scatter", x->fsdp_e,
-                    w->tensor * w->context * w->expert,
-                    exp_unsh * w->g_bytes * reduces, 0);
+            sb_mdl_net(x, &e, "reduce_scatter", x->fsdp_e,
+                       w->tensor * w->context * w->expert,
+                       exp_unsh * w->g_bytes * reduces, 0);
             ph->t_network += e.t_network;
             ph->comm_bytes += e.comm_bytes;
         }
@@ -747,15 +552,15 @@ static void sb__train(sb__ctx *x)
                            SB_COMM_DP))) {
         sb__once(x, ph, 2.0 / 3.0);
         if (w->data > 1)
-            sb__net(x, ph, "allreduce", w->data,
-                    w->tensor * w->context * w->fsdp, dense_chip * w->g_bytes,
-                    x->Ls);
+            sb_mdl_net(x, ph, "allreduce", w->data,
+                       w->tensor * w->context * w->fsdp,
+                       dense_chip * w->g_bytes, x->Ls);
         if (x->dp_e > 1 && exp_chip > 0) {
             sb_phase e = *ph;
             e.t_network = e.t_latency = 0;
-            sb__net(x, &e, "allreduce", x->dp_e,
-                    w->tensor * w->context * w->expert * x->fsdp_e,
-                    exp_chip * w->g_bytes, x->Ls);
+            sb_mdl_net(x, &e, "allreduce", x->dp_e,
+                       w->tensor * w->context * w->expert * x->fsdp_e,
+                       exp_chip * w->g_bytes, x->Ls);
             ph->t_network += e.t_network;
             ph->t_latency = fmax(ph->t_latency, e.t_latency);
             ph->comm_bytes += e.comm_bytes;
@@ -770,8 +575,8 @@ static void sb__train(sb__ctx *x)
         /* weights are whole on every chip of a context group: their
          * gradients (the shard each holds) are summed over it once a
          * step */
-        sb__net(x, ph, "allreduce", w->context, w->tensor,
-                (dense_chip + exp_chip) * w->g_bytes, x->Ls);
+        sb_mdl_net(x, ph, "allreduce", w->context, w->tensor,
+                   (dense_chip + exp_chip) * w->g_bytes, x->Ls);
     }
     if ((ph = sb__add(x, "optimizer update", SB_WORK_VECTOR))) {
         sb__once(x, ph, 1.0);
@@ -804,7 +609,7 @@ static void sb__train(sb__ctx *x)
     double comp = 0;
     for (int i = 0; i < p->n; i++) {
         sb_phase *q = &p->ph[i];
-        sb__time(x, q);
+        sb_mdl_time(x, q);
         if (q->comm_kind < 0 && !(x->once[i] > 0))
             comp += q->t; /* the update runs once, after the microbatches */
         else if (q->comm_kind == SB_COMM_TP || q->comm_kind == SB_COMM_EP)
@@ -812,7 +617,7 @@ static void sb__train(sb__ctx *x)
     }
     if (PP > 1 && (ph = sb__add(x, "pipeline bubble", SB_WORK_VECTOR))) {
         ph->t_latency = comp * (PP - 1) / (mb * w->virtual_stages);
-        sb__time(x, ph);
+        sb_mdl_time(x, ph);
     }
     /* A collective that runs once a step can hide only behind the compute
      * next to it: the gradient reduction behind the last microbatch's
@@ -826,7 +631,7 @@ static void sb__train(sb__ctx *x)
     p->tokens_per_step = tokens_step;
 }
 
-static void sb__infer(sb__ctx *x)
+static void sb__infer(sb_mdl_ctx *x)
 {
     const sb_workload *w = x->w;
     sb_prediction *p = x->p;
@@ -834,15 +639,15 @@ static void sb__infer(sb__ctx *x)
     double b = ceil(w->concurrency / R);
     x->stage = "prefill";
     int first = p->n;
-    sb__pass(x, w->prompt_len, 1, w->prompt_len, w->prompt_len, 1, false);
+    sb_mdl_pass(x, w->prompt_len, 1, w->prompt_len, w->prompt_len, 1, false);
     for (int i = first; i < p->n; i++)
-        sb__time(x, &p->ph[i]);
+        sb_mdl_time(x, &p->ph[i]);
     x->stage = "decode";
     p->context = w->prompt_len + w->output_len / 2.0;
     first = p->n;
-    sb__pass(x, b, b, 1, p->context, 1, true);
+    sb_mdl_pass(x, b, b, 1, p->context, 1, true);
     for (int i = first; i < p->n; i++)
-        sb__time(x, &p->ph[i]);
+        sb_mdl_time(x, &p->ph[i]);
 }
 
 /* Bytes one decode step of `b` sequences at `context` must read from main
@@ -852,9 +657,9 @@ static void sb__infer(sb__ctx *x)
  * every token whether or not it is tied to the embedding; of the embedding
  * table only the row of each sequence's token (the table itself is read
  * by no decode step); and the KV cache of the context. The decode phases
- * of sb__pass read each of these (and activations besides), so the bound
+ * of sb_mdl_pass read each of these (and activations besides), so the bound
  * cannot exceed TPOT. */
-static double sb__decode_reads(const sb__ctx *x, double b, double context)
+static double sb__decode_reads(const sb_mdl_ctx *x, double b, double context)
 {
     const sb_workload *w = x->w;
     double T = w->tensor, PP = w->pipeline, d = w->d_model;
@@ -863,10 +668,10 @@ static double sb__decode_reads(const sb__ctx *x, double b, double context)
                     sb__norm_params(x) + (double)w->vocab * d / T / PP;
     if (x->moe_layers_chip > 0) {
         double expert = x->mats * d * w->expert_ffn / T;
-        params +=
-            (d * w->experts +
-             (sb__experts_touched(x, b, true) + w->shared_experts) * expert) *
-            x->moe_layers_chip;
+        params += (d * w->experts +
+                   (sb_mdl_experts_touched(x, b, true) + w->shared_experts) *
+                       expert) *
+                  x->moe_layers_chip;
     }
     double rows = b / T * d / PP; /* the lookup's sequence-parallel share */
     double kv_shard = w->mla ? 1.0 : fmin(T, w->kv_heads);
@@ -879,7 +684,7 @@ static double sb__decode_reads(const sb__ctx *x, double b, double context)
  * leaves exposed; the hidden part runs beside the compute stream and adds
  * only what outlasts it (network and host transfers are streams of their
  * own). Sets each phase's exposed time. */
-static double sb__total(sb_prediction *p, const char *stage)
+double sb_mdl_total(sb_prediction *p, const char *stage)
 {
     double comp = 0, exposed = 0, hid[2] = {0, 0}; /* network, host */
     for (int i = 0; i < p->n; i++) {
@@ -910,318 +715,6 @@ static double sb__total(sb_prediction *p, const char *stage)
             ph->exposed += h * (hid[k] - comp) / hid[k];
     }
     return fmax(comp, fmax(hid[0], hid[1])) + exposed;
-}
-
-/* KV-cache bytes per token of context per chip. */
-static double sb__kv_token_chip(const sb__ctx *x)
-{
-    const sb_workload *w = x->w;
-    double kv_shard = w->mla ? 1.0 : fmin((double)w->tensor, w->kv_heads);
-    return x->p->sizes.kv_bytes_per_token / (w->pipeline * kv_shard);
-}
-
-/* Memory per chip. */
-static void sb__memory(sb__ctx *x)
-{
-    const sb_workload *w = x->w;
-    sb_prediction *p = x->p;
-    const sb_wl_sizes *s = &p->sizes;
-    double T = w->tensor, PP = w->pipeline;
-    double params_chip = (s->params_dense / (T * PP * w->fsdp) +
-                          s->params_expert / (T * PP * w->expert * x->fsdp_e)) *
-                         x->stage_frac;
-    /* the same before the fsdp axis shards them */
-    double params_whole =
-        (s->params_dense / (T * PP) + s->params_expert / (T * PP * w->expert)) *
-        x->stage_frac;
-    bool train = w->kind == SB_JOB_TRAIN;
-    sb_mem_use *m = &p->mem;
-    /* ZeRO 1 and 2 keep the weights whole; 3 shards them, and without
-     * resharding after the forward holds the gathered weights of the
-     * stage until its backward. */
-    m->weights =
-        (train && w->zero < 3 ? params_whole : params_chip) * w->w_bytes;
-    if (train && w->zero == 3 && !w->reshard_after_forward)
-        m->weights += (params_whole - params_chip) * w->w_bytes;
-    double d = w->d_model;
-    if (train) {
-        m->grads = (w->zero == 1 ? params_whole : params_chip) * w->g_bytes;
-        double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
-                        : strcmp(w->optimizer, "sgd") == 0 ? 1.0
-                                                           : 0.1;
-        m->optimizer =
-            w->optimizer_offload
-                ? 0 /* in host memory */
-                : params_chip * (states * w->opt_bytes +
-                                 (w->w_bytes < 4 ? w->opt_bytes : 0));
-        double R = (double)w->data * w->fsdp;
-        /* tokens of a microbatch on this chip's context group share */
-        double tok_mb = (double)w->global_batch * w->seq_len /
-                        (R * w->microbatches * w->context);
-        double ffn_act = 0;
-        int nl = w->layers;
-        double moe_frac = (double)s->moe_layers / nl;
-        ffn_act = (1 - moe_frac) * w->ffn +
-                  moe_frac *
-                      (w->top_k * w->capacity_factor + w->shared_experts) *
-                      w->expert_ffn;
-        double qkv = (w->q_heads + 2.0 * w->kv_heads) * w->head_dim;
-        double attn_int = qkv + w->q_heads * (double)w->head_dim;
-        if (strcmp(w->attention_kernel, "naive") == 0)
-            attn_int += w->q_heads * (double)w->seq_len * (1 + 4 / w->a_bytes);
-        /* What the backward needs of a layer, per token, with fused norms
-         * and activation functions (their outputs recomputed in the
-         * backward): the inputs of the two blocks, q/k/v and the attention
-         * output, the MLP's input-matmul outputs (gate and up; up alone
-         * when plain), the dispatch buffers of an MoE layer. */
-        double full_set = 2 * d + attn_int + (x->mats - 1) * ffn_act +
-                          moe_frac * w->top_k * d * 2;
-        /* what each policy keeps per layer and token: everything; all
-         * but the attention core's intermediates; every weight matmul's
-         * output (minimal); the q/k/v, output and MLP output projections
-         * and the layer input (save_dot_except_mlpwi); q/k/v and the
-         * input; the input alone (full) */
-        double per_layer;
-        switch (w->remat) {
-        case SB_REMAT_FULL:
-            per_layer = d;
-            break;
-        case SB_REMAT_SAVE_QKV:
-            per_layer = qkv + d;
-            break;
-        case SB_REMAT_SAVE_DOT_EXCEPT_MLPWI:
-            per_layer = qkv + 3 * d;
-            break;
-        case SB_REMAT_MINIMAL:
-            per_layer = full_set - (attn_int - qkv);
-            break;
-        case SB_REMAT_SELECTIVE:
-            per_layer = full_set - attn_int;
-            break;
-        default:
-            per_layer = full_set;
-        }
-        /* a policy that recomputes more than the attention core holds
-         * what it recomputes of one layer while it does */
-        double one_layer =
-            w->remat > SB_REMAT_SELECTIVE ? fmax(0.0, full_set - per_layer) : 0;
-        double in_flight = fmin(PP, w->microbatches);
-        m->activations = tok_mb / T * (x->Ls * per_layer + one_layer) *
-                             w->a_bytes * in_flight +
-                         tok_mb * w->vocab / T * 4.0 / PP; /* fp32 logits */
-    } else {
-        double R = (double)w->data * w->fsdp;
-        double b = ceil(w->concurrency / R);
-        double P = w->prompt_len, O = w->output_len;
-        /* The KV cache of b sequences at the mean live context (half-way
-         * through the output), in whole pages; the batch whose full
-         * context fits is checked apart (serve.max_batch). */
-        double len = ceil((P + O / 2.0) / w->kv_page) * w->kv_page;
-        m->kv_cache = b * len * sb__kv_token_chip(x);
-        /* the largest iteration in flight: a prompt, or the token budget
-         * of a batch with its prefill chunk */
-        double tok = fmin(w->max_batched_tokens, fmax(P, b * (1 + P / O)));
-        m->activations = tok *
-                         (4 * d + x->mats * fmax(w->ffn, w->expert_ffn) / T) *
-                         w->a_bytes;
-    }
-    m->total =
-        m->weights + m->grads + m->optimizer + m->activations + m->kv_cache;
-    m->capacity = sb_ceil_get(x->c, "mem.bytes");
-    m->fits = !(m->capacity > 0) || m->total <= m->capacity;
-}
-
-/* One continuous-batching iteration of B live sequences per replica: a
- * decode token for each, and the prefill the steady state needs (every
- * iteration B / output_len sequences finish and as many prompts join:
- * B x prompt_len / output_len prompt tokens, within the token budget), in
- * one batch that reads the weights once. Appends the "serve" phases and
- * returns the iteration's time; *chunk gets its prefill tokens: `want`
- * when it is >= 0 (a prompt being prefilled with what the budget leaves),
- * else the steady state's. */
-static double sb__serve_iter(sb__ctx *x, double B, double want, double *chunk)
-{
-    const sb_workload *w = x->w;
-    sb_prediction *p = x->p;
-    double P = w->prompt_len, O = w->output_len;
-    *chunk = fmin(want >= 0 ? want : B * P / O,
-                  fmax(0.0, w->max_batched_tokens - B));
-    x->stage = "serve";
-    int first = p->n;
-    sb__pass(x, B, B, 1, P + O / 2.0, 1, true);
-    int mid = p->n;
-    if (*chunk > 0) {
-        /* the chunk's share of whole prompts: its causal attention is
-         * that of chunk / P prompts; its weights are the decode's */
-        sb__pass(x, *chunk, *chunk / P, P, P, 0, false);
-        for (int i = mid; i < p->n; i++) {
-            const sb_phase *q = &p->ph[i];
-            for (int j = first; j < mid; j++) {
-                sb_phase *d = &p->ph[j];
-                if (strcmp(d->name, q->name) != 0)
-                    continue;
-                d->flops += q->flops;
-                d->exps += q->exps;
-                d->vflops += q->vflops;
-                d->bytes += q->bytes;
-                d->comm_bytes += q->comm_bytes;
-                d->host_bytes += q->host_bytes;
-                d->t_network += q->t_network;
-                /* the routed experts the whole batch touches, beyond the
-                 * decode tokens' */
-                if (strcmp(d->name, "experts") == 0)
-                    d->bytes += (sb__experts_touched(x, B + *chunk, true) -
-                                 sb__experts_touched(x, B, true)) *
-                                x->mats * w->d_model * w->expert_ffn /
-                                w->tensor * x->moe_layers_chip * w->w_bytes;
-            }
-        }
-        p->n = mid;
-    }
-    for (int i = first; i < p->n; i++)
-        sb__time(x, &p->ph[i]);
-    return sb__total(p, "serve");
-}
-
-/* TTFT under load: a new prompt is prefilled in chunks of what the token
- * budget leaves beside the B decode tokens, each iteration carrying one
- * chunk and the decodes; never sooner than on an idle machine. */
-static double sb__serve_ttft(sb__ctx *x, double B)
-{
-    const sb_workload *w = x->w;
-    sb_prediction *p = x->p;
-    double P = w->prompt_len;
-    double room = fmin(P, w->max_batched_tokens - B);
-    if (!(room >= 1))
-        return 0;
-    int first = p->n;
-    double chunk, it = sb__serve_iter(x, B, room, &chunk) * w->pipeline;
-    p->n = first;
-    return fmax(ceil(P / chunk) * it, p->ttft_s);
-}
-
-/* The serving model: the steady state of continuous batching at the
- * workload's concurrency (capped by what the memory holds at the mean
- * live context, and by what the token budget can keep fed), its
- * throughput with prefill charged, TTFT and TPOT under that load; with
- * SLOs, the best throughput over batch sizes that meet them (goodput).
- * One batch is in flight per replica (across pipeline stages as in the
- * decode step). Runs after sb__memory; sizes the KV cache for the batch
- * it runs. */
-static void sb__serve(sb__ctx *x)
-{
-    const sb_workload *w = x->w;
-    sb_prediction *p = x->p;
-    sb_serve *sv = &p->serve;
-    double R = (double)w->data * w->fsdp, PP = w->pipeline;
-    double P = w->prompt_len, O = w->output_len;
-    double b = ceil(w->concurrency / R);
-    double kv_tok = sb__kv_token_chip(x);
-    double page = w->kv_page;
-    double free_b =
-        fmax(0.0, p->mem.capacity - p->mem.weights - p->mem.activations);
-    double live = ceil((P + O / 2.0) / page) * page * kv_tok;
-    double full = ceil((P + O) / page) * page * kv_tok;
-    bool cap = p->mem.capacity > 0;
-    double cap_live = cap ? floor(free_b / live) : 1e18;
-    sv->max_batch = cap ? floor(free_b / full) : 0;
-    /* the token budget feeds B sequences when B (1 + P / O) fits in it */
-    double fed = floor(w->max_batched_tokens * O / (P + O));
-    double B = fmin(b, fmin(cap_live, fed));
-    const char *why = NULL;
-    if (cap && cap_live < 1)
-        why = "the weights and activations leave no room for a sequence's "
-              "KV cache";
-    else if (fed < 1)
-        why = "the token budget (max_batched_tokens) admits no prompt";
-    if (why) {
-        /* nothing can be served: say so rather than time a batch of 0 */
-        if (p->n_warnings < 4)
-            snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
-                     "serving: nothing runs: %s", why);
-        return;
-    }
-    /* active sequences over all replicas: no more than the requests */
-    double active_max = fmin((double)w->concurrency, R * B);
-    int first = p->n;
-    if (w->request_rate > 0) {
-        /* an offered load instead of a concurrency: the live sequences per
-         * replica B that serve rate / R requests a second, B / (O t(B))
-         * (Little's law: B = rate x O x t), by bisection over (0, the most
-         * the memory and the budget allow]; the machine saturates above */
-        double rr = w->request_rate / R, chunk;
-        double Bmax = fmin(cap_live, fed);
-        double top = Bmax / (O * sb__serve_iter(x, Bmax, -1, &chunk) * PP);
-        p->n = first;
-        sv->max_request_rate = top * R;
-        if (rr >= top) {
-            B = Bmax;
-            sv->saturated = true;
-            if (p->n_warnings < 4)
-                snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
-                         "serving: %g requests/s is more than the %.4g the "
-                         "machine serves: queues grow without bound",
-                         w->request_rate, sv->max_request_rate);
-        } else {
-            double lo = 1e-6, hi = Bmax;
-            for (int k = 0; k < 60 && hi - lo > 1e-6 * hi; k++) {
-                double mid = 0.5 * (lo + hi);
-                double r = mid / (O * sb__serve_iter(x, mid, -1, &chunk) * PP);
-                p->n = first;
-                if (r < rr)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            B = 0.5 * (lo + hi);
-        }
-        active_max = R * B;
-        b = B;
-    }
-    bool slo = w->slo_ttft_s > 0 || w->slo_tpot_s > 0;
-    for (double c = 1; slo; c = fmin(c * 2, B)) {
-        double chunk, it = sb__serve_iter(x, c, -1, &chunk) * PP;
-        p->n = first;
-        double ttft = sb__serve_ttft(x, c);
-        double tps = fmin((double)w->concurrency, R * c) / it;
-        bool ok = (!(w->slo_ttft_s > 0) || ttft <= w->slo_ttft_s) &&
-                  (!(w->slo_tpot_s > 0) || it <= w->slo_tpot_s);
-        if (ok && tps > sv->goodput_tokens_per_s) {
-            sv->goodput_tokens_per_s = tps;
-            sv->goodput_batch = c;
-        }
-        if (c >= B)
-            break;
-    }
-    sv->ttft_s = sb__serve_ttft(x, B);
-    double chunk;
-    double it = sb__serve_iter(x, B, -1, &chunk) * PP;
-    sv->batch = B;
-    sv->prefill_tokens = chunk;
-    sv->iteration_s = it;
-    sv->tokens_per_s = active_max / it;
-    sv->tpot_s = it;
-    sv->slo_met = (!(w->slo_ttft_s > 0) || sv->ttft_s <= w->slo_ttft_s) &&
-                  (!(w->slo_tpot_s > 0) || sv->tpot_s <= w->slo_tpot_s);
-    if (!slo) {
-        sv->goodput_tokens_per_s = sv->tokens_per_s;
-        sv->goodput_batch = B;
-    }
-    if (w->request_rate > 0 || B < b) {
-        /* the KV cache of the batch that runs */
-        p->mem.kv_cache = B * live;
-        p->mem.total = p->mem.weights + p->mem.activations + p->mem.kv_cache;
-        p->mem.fits = !cap || p->mem.total <= p->mem.capacity;
-        if (B < b && p->n_warnings < 4)
-            snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
-                     "serving: %.0f of the %.0f concurrent sequences per "
-                     "replica run at once (%s)",
-                     B, b,
-                     B >= fed ? "the token budget feeds no more"
-                              : "the KV cache holds no more");
-    }
-    for (int i = first; i < p->n; i++)
-        p->ph[i].share = it > 0 ? p->ph[i].exposed * PP / it : 0;
 }
 
 const char *sb_remat_name(sb_remat r)
@@ -1260,7 +753,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     memset(p, 0, sizeof *p);
     p->w = *w;
     sb_workload_sizes(w, &p->sizes);
-    sb__ctx x = {0};
+    sb_mdl_ctx x = {0};
     x.w = &p->w;
     x.c = c;
     x.p = p;
@@ -1352,7 +845,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
         sb__train(&x);
     else
         sb__infer(&x);
-    sb__memory(&x);
+    sb_mdl_memory(&x);
 
     p->price_chip_hour = w->price_chip_hour > 0
                              ? w->price_chip_hour
@@ -1360,7 +853,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     double chips = w->chips;
     const sb_wl_sizes *s = &p->sizes;
     if (w->kind == SB_JOB_TRAIN) {
-        p->step_s = sb__total(p, "step");
+        p->step_s = sb_mdl_total(p, "step");
         p->tokens_per_s = p->tokens_per_step / p->step_s;
         /* PaLM (Chowdhery et al. 2022, appendix B): 6N + 12 L H Q T. */
         p->model_flops_per_token =
@@ -1398,7 +891,8 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
                              w->measured_mfu;
     } else {
         double PP = w->pipeline;
-        double pre = sb__total(p, "prefill"), dec = sb__total(p, "decode");
+        double pre = sb_mdl_total(p, "prefill"),
+               dec = sb_mdl_total(p, "decode");
         p->ttft_s = pre * PP;
         p->tpot_s = dec * PP;
         double R = (double)w->data * w->fsdp;
@@ -1413,7 +907,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
             sb__decode_reads(&x, b, p->context) / fmax(x.bw, x.bw_gemv) * PP;
         p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
         p->request_s = p->ttft_s + w->output_len * p->tpot_s;
-        sb__serve(&x);
+        sb_mdl_serve(&x);
         /* served throughput: prefill charged (the serving model) */
         p->tokens_per_s = p->serve.tokens_per_s;
         double cost_s = p->price_chip_hour * chips / 3600.0;
@@ -1426,7 +920,7 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
             p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
         for (int i = 0; i < p->n; i++) {
             if (strcmp(p->ph[i].stage, "serve") == 0)
-                continue; /* sb__serve's */
+                continue; /* sb_mdl_serve's */
             double tot = strcmp(p->ph[i].stage, "prefill") == 0 ? pre : dec;
             p->ph[i].share = tot > 0 ? p->ph[i].exposed / tot : 0;
         }

@@ -1,0 +1,104 @@
+/*
+ * model_int.h — what the files of the workload model share: the context
+ * every phase builder reads (sb_mdl_ctx), derived once per prediction,
+ * and the builders one file calls in another.
+ *
+ *   model.c        the phases of a step or a request, their times, the
+ *                  prediction (sb_predict)
+ *   model_net.c    collectives: bus factors, the torus, two levels
+ *   model_serve.c  memory per chip and the serving model
+ */
+#ifndef SOLBENCH_MODEL_INT_H
+#define SOLBENCH_MODEL_INT_H
+
+#include <stdbool.h>
+
+#include "solbench/hw.h"
+#include "solbench/netmodel.h"
+#include "solbench/predict.h"
+#include "solbench/workload.h"
+
+/* Queries per main-memory pass over K and V in tiled attention. */
+#define SB_ATTN_Q_REUSE 512.0
+/* Elementwise ops per score on the vector unit in flash attention, the
+ * fewest the algorithm allows (FlashAttention-2, Dao 2023, algorithms 1
+ * and 2, the softmax scale folded into Q, the mask on diagonal blocks
+ * only): forward the running max, the subtraction, the row sum and P's
+ * cast to the matmul dtype; backward S - L, dP - D, the product with P
+ * and the casts of P and dS. The exp is the transcendental unit's. */
+#define SB_SOFTMAX_FWD_OPS 4.0
+#define SB_SOFTMAX_BWD_OPS 5.0
+
+/* Everything the phase builders need, derived once. */
+typedef struct sb_mdl_ctx {
+    const sb_workload *w;
+    const sb_ceilings *c;
+    sb_prediction *p;
+    double peak, bw, host_bw;
+    double pk[SB_WORK_N]; /* peak per kind of work */
+    const char *pk_name[SB_WORK_N];
+    double bw_gemv;  /* decode matmuls' weight stream, 0: none */
+    double exp_rate; /* transcendentals per second, 0: none */
+    double vec_rate; /* the vector unit's FLOP/s, 0: none */
+    double eff[SB_WORK_N], eff_mem, eff_net; /* 1 at the speed of light */
+    bool calibrated;
+    double mats;       /* 3 gated, 2 plain */
+    double dqk, dv;    /* per-head widths of scores and values */
+    double p_qkv, p_o; /* per layer */
+    int ndims;         /* torus mesh (topology.mesh), innermost last */
+    double dims[8];
+    /* phases that run once a step, not once a microbatch: a collective's
+     * share of a microbatch's compute it can hide behind, 1 for work */
+    double once[SB_WL_MAX_PHASES];
+    int Ls;            /* layers of the fullest pipeline stage */
+    double stage_frac; /* its share of the weights over an even stage's */
+    double dense_layers_chip, moe_layers_chip;
+    int fsdp_e, dp_e; /* expert weights: FSDP and replica groups */
+    const char *stage;
+} sb_mdl_ctx;
+
+/* Fills the network terms of a phase. `stride` is the product of the mesh
+ * axes inside this one (the group's chips are `stride` apart). */
+void sb_mdl_net(const sb_mdl_ctx *x, sb_phase *ph, const char *coll, int group,
+                int stride, double S_total, double calls);
+
+/* Memory per chip. */
+void sb_mdl_memory(sb_mdl_ctx *x);
+
+/* The serving model: the steady state of continuous batching at the
+ * workload's concurrency (capped by what the memory holds at the mean
+ * live context, and by what the token budget can keep fed), its
+ * throughput with prefill charged, TTFT and TPOT under that load; with
+ * SLOs, the best throughput over batch sizes that meet them (goodput).
+ * One batch is in flight per replica (across pipeline stages as in the
+ * decode step). Runs after sb_mdl_memory; sizes the KV cache for the batch
+ * it runs. */
+void sb_mdl_serve(sb_mdl_ctx *x);
+
+/* Routed experts per chip whose weights a pass reads: all E/ep local
+ * experts in training and prefill; in decode, the expected number hit by
+ * `tokens` tokens from each of the ep replicas (uniform routing). */
+double sb_mdl_experts_touched(const sb_mdl_ctx *x, double tokens, bool decode);
+
+/* The phases of one forward (or forward+backward) pass over `tokens`
+ * tokens per tensor-parallel group, in `seqs` sequences of length `sq`
+ * against `skv` keys, `mb` microbatches (each reads the weights once; 0:
+ * the weights are read by another pass of the same iteration). */
+void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
+                 double skv, double mb, bool decode);
+
+/* Times and classifies a phase: compute under its kind's peak, memory
+ * under the main-memory bandwidth (decode matmuls under the decode-GEMM
+ * ceiling), each scaled by its efficiency in the calibrated mode; a phase
+ * takes max(compute, memory) + network + host (a phase has one kind of
+ * term or the other: overlap between phases is the stage total's). */
+void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph);
+
+/* Stage total: the compute stream (every phase that is not
+ * communication, the pipeline bubble included), plus what communication
+ * leaves exposed; the hidden part runs beside the compute stream and adds
+ * only what outlasts it (network and host transfers are streams of their
+ * own). Sets each phase's exposed time. */
+double sb_mdl_total(sb_prediction *p, const char *stage);
+
+#endif
