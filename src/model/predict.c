@@ -1,778 +1,979 @@
 /*
- * predict.c — presenting a workload prediction: the phase table, totals,
- * interventions per dominant class, JSON, and the consistent application of
- * --set/--sweep changes to a workload document.
+ * predict.c — the workload model's arithmetic: per-chip FLOPs, main-memory
+ * bytes, collective bytes and host bytes of every phase of a training step
+ * or of an inference request (prefill and one decode step), their times
+ * against the ceilings, their class (the largest term), and the totals
+ * (step time, MFU, HFU, TTFT, TPOT, memory per chip, cost). The
+ * collectives are predict_net.c's, memory per chip and serving
+ * predict_serve.c's (predict_int.h).
+ *
+ * Conventions (docs/METRICS.md, section "model", has every formula and its
+ * source): FLOPs of a matmul = 2 x tokens x parameters; training = forward
+ * + backward (2x forward) + a second forward under full rematerialisation
+ * (the attention core also under selective); causal attention counts the
+ * S(S+1)/2 unmasked query-key pairs exactly. Mesh axes from the innermost:
+ * tensor, fsdp (experts shard over the data axes starting there), data,
+ * pipeline; a collective whose span fits the scale-up domain runs on the
+ * scale-up fabric, one with several chips in each of several domains in
+ * two levels (inside, then across), otherwise on the scale-out network.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 
-#include "solbench/predict.h"
-#include "solbench/util.h"
+#include "model/predict_int.h"
+#include "solbench/hw.h"
+#include "solbench/netmodel.h"
+#include "solbench/workload.h"
 
-/* ---- --set / --sweep ----------------------------------------------------- */
+/* ---- phases
+ * ------------------------------------------------------------------ */
 
-static long sb__geti(json_t *doc, const char *obj, const char *key, long def)
+static sb_phase *sb__add_kind(sb_mdl_ctx *x, const char *name, int work,
+                              int comm_kind)
 {
-    json_t *v = json_object_get(json_object_get(doc, obj), key);
-    double x = json_is_number(v) ? json_number_value(v) : (double)def;
-    /* Out of any valid range (and of a long): the reader reports it. */
-    return x >= -2147483648.0 && x <= 2147483647.0 ? (long)x : def;
+    sb_prediction *p = x->p;
+    if (p->n >= SB_WL_MAX_PHASES)
+        return NULL;
+    sb_phase *ph = &p->ph[p->n++];
+    memset(ph, 0, sizeof *ph);
+    snprintf(ph->name, sizeof ph->name, "%s", name);
+    snprintf(ph->stage, sizeof ph->stage, "%s", x->stage);
+    ph->work = work;
+    ph->comm_kind = comm_kind;
+    ph->hidden = comm_kind >= 0 ? x->w->hidden[comm_kind] : 0;
+    return ph;
 }
 
-static bool sb__sets_key(const char *const *sets, int n, const char *a,
-                         const char *b)
+static sb_phase *sb__add(sb_mdl_ctx *x, const char *name, int work)
 {
-    for (int i = 0; i < n; i++) {
-        size_t l = strcspn(sets[i], "=");
-        if ((strlen(a) == l && strncmp(sets[i], a, l) == 0) ||
-            (strlen(b) == l && strncmp(sets[i], b, l) == 0))
-            return true;
+    return sb__add_kind(x, name, work, -1);
+}
+
+static sb_phase *sb__add_comm(sb_mdl_ctx *x, const char *name, int comm_kind)
+{
+    return sb__add_kind(x, name, SB_WORK_VECTOR, comm_kind);
+}
+
+/* Marks a phase of the step as run once a step (see sb_mdl_ctx.once). */
+static void sb__once(sb_mdl_ctx *x, const sb_phase *ph, double window)
+{
+    if (ph)
+        x->once[ph - x->p->ph] = window;
+}
+
+/* Parts of a layer, for what a remat policy recomputes. */
+enum { SB_PART_QKV, SB_PART_ATTN, SB_PART_OPROJ, SB_PART_MLP, SB_PART_ELEM };
+
+/* The share of `part`'s forward the backward pass recomputes. */
+static double sb__recompute(const sb_mdl_ctx *x, int part)
+{
+    switch (x->w->remat) {
+    case SB_REMAT_FULL:
+        return 1.0;
+    case SB_REMAT_SAVE_QKV:
+        return part != SB_PART_QKV;
+    case SB_REMAT_SAVE_DOT_EXCEPT_MLPWI:
+        /* the MLP's input matmuls (gate and up) of its `mats` */
+        return part == SB_PART_MLP ? (x->mats - 1.0) / x->mats
+               : part == SB_PART_QKV || part == SB_PART_OPROJ ? 0.0
+                                                              : 1.0;
+    case SB_REMAT_MINIMAL:
+        return part == SB_PART_ATTN || part == SB_PART_ELEM;
+    case SB_REMAT_SELECTIVE:
+        return part == SB_PART_ATTN;
+    default:
+        return 0.0;
     }
-    return false;
 }
 
-int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
+/* Forward passes of `part` in a training step: fwd + bwd (2x) + the
+ * recomputed forward; 1 in inference. */
+static double sb__mult(const sb_mdl_ctx *x, int part)
 {
-    if (n == 0)
-        return 0;
-    long chips0 = sb__geti(doc, "topology", "chips", 0);
-    for (int i = 0; i < n; i++) {
-        int rc = sb_workload_doc_set(doc, sets[i], err);
-        if (rc)
-            return rc;
+    if (x->w->kind != SB_JOB_TRAIN)
+        return 1.0;
+    return 3.0 + sb__recompute(x, part);
+}
+
+/* Main-memory bytes of `params` weights (per chip) used once per
+ * microbatch, `reads` times: inference reads them; training reads them in
+ * the forward, the backward (and the recomputed forward) and reads and
+ * writes their gradient accumulators. */
+static double sb__weight_bytes(const sb_mdl_ctx *x, double params, double reads,
+                               int part)
+{
+    const sb_workload *w = x->w;
+    if (w->kind != SB_JOB_TRAIN)
+        return params * w->w_bytes * reads;
+    return params * (w->w_bytes * reads * (2.0 + sb__recompute(x, part)) +
+                     w->g_bytes * 2.0 * reads /* accumulate per microbatch:
+                         read + write */);
+}
+
+/* Routed experts per chip whose weights a pass reads: all E/ep local
+ * experts in training and prefill; in decode, the expected number hit by
+ * `tokens` tokens from each of the ep replicas (uniform routing). */
+double sb_mdl_experts_touched(const sb_mdl_ctx *x, double tokens, bool decode)
+{
+    const sb_workload *w = x->w;
+    double E = w->experts, k = w->top_k, ep = w->expert;
+    double local = E / ep;
+    if (!decode)
+        return local;
+    return local * (1.0 - pow(1.0 - k / E, tokens * ep));
+}
+
+/* Norm weights per chip and stage: two per layer, whole on every chip
+ * (each scales its sequence-parallel share of the tokens), and the final
+ * norm, a 1/pp share per stage as for the LM head. */
+static double sb__norm_params(const sb_mdl_ctx *x)
+{
+    double d = x->w->d_model;
+    return 2.0 * d * x->Ls + d / x->w->pipeline;
+}
+
+/* A matmul applied to `tokens` tokens (per chip) in `layers` layers with a
+ * per-chip weight of din x dout. Training multiplies FLOPs and activation
+ * traffic by fwd+bwd(+remat) and adds weight-gradient writes. */
+static void sb__linear(sb_mdl_ctx *x, sb_phase *ph, double tokens, double din,
+                       double dout, double layers, double weight_reads,
+                       int part)
+{
+    const sb_workload *w = x->w;
+    double mult = sb__mult(x, part);
+    /* the rows one product multiplies: a microbatch's tokens */
+    double mb = weight_reads > 0 ? weight_reads : 1;
+    if (!(ph->rows > 0))
+        ph->rows = tokens / mb;
+    ph->flops += 2.0 * tokens * din * dout * layers * mult;
+    double acts = tokens * (din + dout) * layers * w->a_bytes * mult;
+    ph->bytes +=
+        sb__weight_bytes(x, din * dout * layers, weight_reads, part) + acts;
+}
+
+/* Attention core (scores, softmax, weighted values) over `seqs` sequences
+ * of `sq` queries against `skv` keys (causal when sq == skv). */
+static void sb__attention(sb_mdl_ctx *x, sb_phase *ph, double seqs, double sq,
+                          double skv, bool causal)
+{
+    const sb_workload *w = x->w;
+    double hq = (double)w->q_heads / w->tensor;
+    double hkv = w->mla ? hq : fmax(1.0, (double)w->kv_heads / w->tensor);
+    double pairs = causal ? sq * (sq + 1) / 2.0 : sq * skv;
+    /* context parallelism: each chip holds sq / cp queries (2 cp chunks,
+     * paired so that every chip has the same share of the causal pairs)
+     * against the whole sequence's keys */
+    double cp = w->kind == SB_JOB_TRAIN ? w->context : 1;
+    pairs /= cp;
+    double mult = sb__mult(x, SB_PART_ATTN);
+    double layers = x->Ls;
+    ph->flops += 2.0 * pairs * hq * (x->dqk + x->dv) * seqs * layers * mult;
+    /* one exp per score in the forward, again in a flash backward (it
+     * recomputes P), and in a recomputed forward */
+    double rc = sb__recompute(x, SB_PART_ATTN);
+    ph->exps +=
+        pairs * hq * seqs * layers * (w->kind == SB_JOB_TRAIN ? 2.0 + rc : 1.0);
+    ph->vflops += pairs * hq * seqs * layers *
+                  (w->kind == SB_JOB_TRAIN
+                       ? SB_SOFTMAX_FWD_OPS * (1.0 + rc) + SB_SOFTMAX_BWD_OPS
+                       : SB_SOFTMAX_FWD_OPS);
+    double io;
+    if (w->kind == SB_JOB_INFER && sq == 1) {
+        /* Decode: read the whole KV cache of the context once. */
+        double kv_shard = w->mla ? 1.0 : fmin((double)w->tensor, w->kv_heads);
+        double kv_layer = w->mla
+                              ? (w->kv_lora_rank + w->rope_dim) * w->kv_bytes
+                              : 2.0 * w->kv_heads * w->head_dim * w->kv_bytes;
+        io = skv * kv_layer / kv_shard + hq * (x->dqk + x->dv) * w->a_bytes;
+    } else {
+        /* Flash-style tiling: Q and O once, K and V once per block of
+         * SB_ATTN_Q_REUSE queries (half of the blocks on average under the
+         * causal mask). Kernels run 128-query tiles, but the tiles of one
+         * head run side by side and share K/V tiles through the on-chip
+         * cache, so main memory sees about one K/V pass per 512 queries. */
+        double sql = sq / cp; /* this chip's queries */
+        double tiles = ceil(sql / SB_ATTN_Q_REUSE);
+        double kv_passes = causal ? (tiles + 1) / 2.0 : tiles;
+        io = (sql * hq * (x->dqk + x->dv) +
+              kv_passes * skv * hkv * (x->dqk + x->dv)) *
+             w->a_bytes;
+        if (strcmp(w->attention_kernel, "naive") == 0)
+            /* Scores materialised: fp32 S written and read, P written and
+             * read at the activation width, for all sq x skv entries. */
+            io += hq * sql * skv * (2 * 4.0 + 2 * w->a_bytes);
+        if (w->kind == SB_JOB_INFER) /* prefill writes the KV cache */
+            io += skv *
+                  (w->mla ? (w->kv_lora_rank + w->rope_dim)
+                          : 2.0 * hkv * w->head_dim) *
+                  w->kv_bytes;
     }
-    long chips = sb__geti(doc, "topology", "chips", 0);
-    long dp = sb__geti(doc, "parallelism", "data", 1),
-         fs = sb__geti(doc, "parallelism", "fsdp", 1),
-         tp = sb__geti(doc, "parallelism", "tensor", 1),
-         pp = sb__geti(doc, "parallelism", "pipeline", 1) *
-              sb__geti(doc, "parallelism", "context", 1);
-    if (chips != chips0)
-        json_object_del(json_object_get(doc, "topology"), "mesh");
-    /* Products in double: four degrees of up to 2^31 overflow a long. */
-    if (chips <= 0 || (double)dp * fs * tp * pp == (double)chips)
-        return 0;
-    bool set_fs = sb__sets_key(sets, n, "fsdp", "parallelism.fsdp");
-    bool set_dp = sb__sets_key(sets, n, "data", "parallelism.data") ||
-                  sb__sets_key(sets, n, "dp", "dp");
-    const char *axis = NULL;
-    double others_d = 0;
-    if (fs > 1 && !set_fs) {
-        axis = "fsdp";
-        others_d = (double)dp * tp * pp;
-    } else if (!set_dp) {
-        axis = "data";
-        others_d = (double)fs * tp * pp;
+    ph->bytes += io * seqs * layers * mult;
+}
+
+/* Whether a phase of `stage` multiplies decode-sized batches by weights:
+ * its time is the weights' stream, under the decode-GEMM ceiling when the
+ * machine model has one. */
+static bool sb__decode_matmul(const sb_phase *ph)
+{
+    return ph->work == SB_WORK_MATMUL && strcmp(ph->stage, "prefill") != 0 &&
+           strcmp(ph->stage, "step") != 0;
+}
+
+/* Times and classifies a phase: compute under its kind's peak, memory
+ * under the main-memory bandwidth (decode matmuls under the decode-GEMM
+ * ceiling), each scaled by its efficiency in the calibrated mode; a phase
+ * takes max(compute, memory) + network + host (a phase has one kind of
+ * term or the other: overlap between phases is the stage total's). */
+void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
+{
+    const sb_workload *w = x->w;
+    /* a weight matmul under the GEMM measured at its products' rows
+     * where the machine model has one (gemm.<dtype>@M, gemv.<dtype>@M) */
+    char pk_at[40] = "", gv_at[40] = "";
+    double pk_rows = 0, gv_rows = 0;
+    if (ph->work == SB_WORK_MATMUL && ph->rows > 0) {
+        char base[40];
+        snprintf(base, sizeof base, "gemm.%s", w->mm_dtype);
+        pk_rows = sb_ceil_at_rows(x->c, base, ph->rows, pk_at, sizeof pk_at);
+        snprintf(base, sizeof base, "gemv.%s", w->mm_dtype);
+        gv_rows = sb_ceil_at_rows(x->c, base, ph->rows, gv_at, sizeof gv_at);
     }
-    if (!axis || !(others_d > 0) || others_d > (double)chips)
-        return 0; /* the reader reports the mismatch with its path */
-    long others = (long)others_d;
-    if (chips % others != 0)
-        return 0;
-    json_t *par = json_object_get(doc, "parallelism");
-    if (!par) {
-        par = json_object();
-        json_object_set_new(doc, "parallelism", par);
+    double pk = (pk_rows > 0 ? pk_rows : x->pk[ph->work]) * x->eff[ph->work];
+    bool gemv = (gv_rows > 0 || x->bw_gemv > 0) && sb__decode_matmul(ph);
+    double bw = (gemv ? (gv_rows > 0 ? gv_rows : x->bw_gemv) : x->bw) *
+                (ph->work == SB_WORK_ATTENTION ? x->eff[ph->work] : x->eff_mem);
+    ph->peak_flops = pk;
+    ph->bw_Bps = bw;
+    ph->t_compute = ph->flops > 0 ? ph->flops / pk : 0;
+    /* the vector and transcendental units run beside the matrix unit: the
+     * slowest of the three sets the compute term */
+    double t_exp = x->exp_rate > 0 && ph->exps > 0
+                       ? ph->exps / (x->exp_rate * x->eff[ph->work])
+                       : 0;
+    double t_vec = x->vec_rate > 0 && ph->vflops > 0
+                       ? ph->vflops / (x->vec_rate * x->eff[ph->work])
+                       : 0;
+    const char *side = NULL;
+    if (t_exp > ph->t_compute || t_vec > ph->t_compute) {
+        side = t_exp >= t_vec ? "vector.exp" : "vector.peak";
+        ph->t_compute = fmax(t_exp, t_vec);
     }
-    json_object_set_new(par, axis, json_integer(chips / others));
-    /* Expert parallelism cannot exceed the data axes it shards over. */
-    long ep = sb__geti(doc, "parallelism", "expert", 1);
-    long dfs = sb__geti(doc, "parallelism", "data", 1) *
-               sb__geti(doc, "parallelism", "fsdp", 1);
-    if (ep > 1 && dfs % ep != 0 &&
-        !sb__sets_key(sets, n, "expert", "parallelism.expert")) {
-        long e = ep;
-        while (e > 1 && dfs % e != 0)
-            e /= 2;
-        json_object_set_new(par, "expert", json_integer(e < 1 ? 1 : e));
-    }
-    return 0;
-}
-
-/* ---- interventions ------------------------------------------------------- */
-
-/* What a machine's matrix unit is called and how shapes fit it. */
-static const char *mm_unit(const char *hw)
-{
-    if (hw && strcmp(hw, "gpu") == 0)
-        return "kernel selection (cuBLASLt/CUTLASS algorithms, fused "
-               "kernels for these shapes); tensor-core shapes (dims "
-               "multiples of 64-128, at least of 16; no odd head or "
-               "vocabulary sizes)";
-    if (hw && strcmp(hw, "tpu") == 0)
-        return "kernel selection (XLA fusion choices, a Pallas kernel for "
-               "this op); MXU shapes (dims multiples of 128, of 256 on "
-               "v6e and later; batch x sequence per chip a multiple of 8)";
-    if (hw && strcmp(hw, "cpu") == 0)
-        return "kernel selection (the GEMM library for these shapes: "
-               "oneDNN or OpenBLAS, lib=auto times both); the SIMD and "
-               "matrix units (AVX-512/BF16 or AMX where the CPU has them, "
-               "threads pinned one a core)";
-    return "kernel selection (the fastest GEMM or fused kernel for these "
-           "shapes); shapes that fill the matrix unit's tiles";
-}
-
-static const char *lower_precision(const char *hw)
-{
-    if (hw && strcmp(hw, "gpu") == 0)
-        return "fp8 on Hopper and later, bf16 elsewhere";
-    if (hw && strcmp(hw, "tpu") == 0)
-        return "int8/fp8 where the chip's MXU has them, bf16";
-    if (hw && strcmp(hw, "cpu") == 0)
-        return "bf16 where the CPU has AVX-512 BF16 or AMX, int8";
-    return "a narrower type the matrix unit runs faster";
-}
-
-static const char *scaleup(const char *hw)
-{
-    if (hw && strcmp(hw, "gpu") == 0)
-        return "the NVLink domain";
-    if (hw && strcmp(hw, "tpu") == 0)
-        return "the ICI torus (axes mapped to its dimensions)";
-    return "the scale-up domain";
-}
-
-/* Network advice by what the collective carries. */
-static void advice_network(const char *phase, const char *hw, char *out,
-                           size_t len)
-{
-    if (strstr(phase, "fsdp") && strstr(phase, "all-gather"))
-        snprintf(out, len,
-                 "FSDP parameter all-gather: prefetch the next layer's "
-                 "gather during this layer's compute; fewer, larger "
-                 "units (wrap more layers together); hybrid sharding "
-                 "(shard within %s, replicate across)",
-                 scaleup(hw));
-    else if (strstr(phase, "reduce-scatter"))
-        snprintf(out, len,
-                 "gradient reduce-scatter: overlap it with the backward "
-                 "(buckets that start as gradients are ready); bf16 "
-                 "gradients on the wire; hybrid sharding (reduce within %s "
-                 "first)",
-                 scaleup(hw));
-    else if (strstr(phase, "tensor"))
-        snprintf(out, len,
-                 "tensor-parallel all-reduce: keep the tensor group inside "
-                 "%s; sequence parallelism (reduce-scatter and all-gather "
-                 "instead of all-reduce); a smaller tensor degree, more "
-                 "data or pipeline parallelism",
-                 scaleup(hw));
-    else if (strstr(phase, "expert") || strstr(phase, "all-to-all") ||
-             strstr(phase, "dispatch") || strstr(phase, "combine"))
-        snprintf(out, len,
-                 "expert all-to-all: keep expert parallelism inside %s; a "
-                 "lower capacity factor (fewer padded tokens); overlap the "
-                 "dispatch with the shared expert's compute",
-                 scaleup(hw));
-    else if (strstr(phase, "pipeline") || strstr(phase, "send"))
-        snprintf(out, len,
-                 "pipeline transfers: overlap sends with the next "
-                 "microbatch (1F1B); fewer stages");
-    else if (strstr(phase, "data") || strstr(phase, "gradient") ||
-             strstr(phase, "dp"))
-        snprintf(out, len,
-                 "data-parallel gradient all-reduce: bucket it and overlap "
-                 "it with the backward; shard it (ZeRO/FSDP); gradient "
-                 "accumulation (fewer reductions per token)");
-    else
-        snprintf(out, len,
-                 "fewer bytes per step (other tensor/fsdp/expert degrees); "
-                 "the group inside %s; communication overlapped with "
-                 "compute",
-                 scaleup(hw));
-}
-
-const char *sb_advice(sb_bound cls, const char *phase, bool inference,
-                      const char *hw, char *out, size_t len)
-{
-    out[0] = '\0';
-    bool attn = strstr(phase, "attention") != NULL;
-    switch (cls) {
+    /* elementwise work under the vector unit's own rate */
+    if (!side && ph->work == SB_WORK_VECTOR && x->vec_rate > 0)
+        side = "vector.peak";
+    ph->t_memory = ph->bytes > 0 ? ph->bytes / bw : 0;
+    if (ph->host_bytes > 0 && x->host_bw > 0)
+        ph->t_host = ph->host_bytes / x->host_bw;
+    double net = ph->t_network + ph->t_latency;
+    ph->t = fmax(ph->t_compute, ph->t_memory) + net + ph->t_host;
+    double terms[5] = {ph->t_compute, ph->t_memory, ph->t_network, ph->t_host,
+                       ph->t_latency};
+    sb_bound kinds[5] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY, SB_BOUND_NETWORK,
+                         SB_BOUND_HOST, SB_BOUND_LATENCY};
+    int best = 0;
+    for (int i = 1; i < 5; i++)
+        if (terms[i] > terms[best])
+            best = i;
+    ph->bound = terms[best] > 0 ? kinds[best] : SB_BOUND_UNKNOWN;
+    if (ph->bound == SB_BOUND_COMPUTE && side)
+        ph->bound = SB_BOUND_VECTOR;
+    char keep[40];
+    snprintf(keep, sizeof keep, "%s", ph->ceiling);
+    switch (ph->bound) {
     case SB_BOUND_COMPUTE:
-        snprintf(out, len, "%s; fewer FLOPs (%s%s)", mm_unit(hw),
-                 lower_precision(hw),
-                 inference ? "" : ", less rematerialisation");
-        if (attn)
-            snprintf(out, len,
-                     "attention kernel (a flash kernel with large tiles, "
-                     "causal blocks skipped); %s; fewer FLOPs (%s%s)",
-                     mm_unit(hw), lower_precision(hw),
-                     inference ? "" : ", less rematerialisation");
-        break;
-    case SB_BOUND_MEMORY:
-        if (attn)
-            snprintf(out, len, "%s",
-                     inference
-                         ? "attention kernel (flash/paged decoding: K/V read "
-                           "once, no score matrix in memory); the KV cache in "
-                           "the layout the kernel reads; a quantised KV cache "
-                           "(fp8/int8)"
-                         : "attention kernel (fused/flash attention: no "
-                           "score matrix in memory, K/V reused per tile); "
-                           "rematerialisation policy; activation layout");
-        else if (strstr(phase, "norm") || strstr(phase, "elementwise") ||
-                 strstr(phase, "embedding"))
-            snprintf(out, len,
-                     "fusion (norms and elementwise work folded into the "
-                     "neighbouring matmuls' prologue and epilogue: one pass "
-                     "over the activations instead of several)%s",
-                     inference ? ""
-                               : "; rematerialisation policy (recompute "
-                                 "only what is cheap)");
-        else if (strstr(phase, "optimizer"))
-            snprintf(out, len,
-                     "a fused (multi-tensor) optimizer step; optimizer "
-                     "state in lower precision or sharded (ZeRO)");
-        else if (inference)
-            snprintf(out, len,
-                     "more tokens per weight read (a larger decode batch, "
-                     "speculative decoding); quantised weights (int8, fp8, "
-                     "int4)%s",
-                     strstr(phase, "expert")
-                         ? "; expert placement that batches each expert's "
-                           "tokens"
-                         : "");
-        else
-            snprintf(out, len,
-                     "more tokens per weight read (a larger micro-batch); "
-                     "activation layout (fuse elementwise ops into the "
-                     "matmuls, avoid transposes); rematerialisation policy");
-        break;
-    case SB_BOUND_NETWORK:
-        advice_network(phase, hw, out, len);
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
+                 pk_at[0] ? pk_at : x->pk_name[ph->work]);
         break;
     case SB_BOUND_VECTOR:
-        if (attn)
-            snprintf(out, len,
-                     "attention kernel (fewer elementwise passes per score: "
-                     "the softmax scale folded into Q, exp2, masks only on "
-                     "the diagonal blocks); wider heads (more matmul work "
-                     "per score); a lower-precision softmax where the "
-                     "vector unit has one");
-        else
-            snprintf(out, len,
-                     "fusion (elementwise work folded into the matmuls' "
-                     "epilogues); fewer elementwise passes; lower-precision "
-                     "elementwise math where the vector unit has one");
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", side);
+        break;
+    case SB_BOUND_MEMORY:
+        snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
+                 gemv && gv_at[0] ? gv_at
+                 : gemv           ? "gemv (measured)"
+                                  : x->p->bw_name);
         break;
     case SB_BOUND_HOST:
-        snprintf(out, len,
-                 "input pipeline (more loader workers, pre-tokenised "
-                 "data); prefetching (the next batch during this step)%s",
-                 hw && strcmp(hw, "cpu") == 0 ? "" : "; pinned host buffers");
+        snprintf(ph->ceiling, sizeof ph->ceiling, "host.h2d");
         break;
     case SB_BOUND_LATENCY:
-        if (strcmp(phase, "pipeline bubble") == 0)
-            snprintf(out, len,
-                     "more microbatches or an interleaved pipeline "
-                     "schedule; fewer pipeline stages");
+        if (!keep[0])
+            snprintf(ph->ceiling, sizeof ph->ceiling, "pipeline schedule");
         else
-            snprintf(out, len,
-                     "fewer, larger collectives (bucketing, fusing "
-                     "per-layer reductions); overlapping communication "
-                     "with compute");
+            snprintf(ph->ceiling, sizeof ph->ceiling, "%.30s alpha", keep);
         break;
     default:
         break;
     }
-    return out;
-}
-
-static int sb__cmp_iv(const void *a, const void *b)
-{
-    const sb_intervention *x = a, *y = b;
-    return (x->at_stake_s < y->at_stake_s) - (x->at_stake_s > y->at_stake_s);
-}
-
-int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
-{
-    int n = 0;
-    for (int i = 0; i < p->n && n < max; i++) {
-        const sb_phase *ph = &p->ph[i];
-        /* A phase under 3 % of its stage is not where the time goes. */
-        if (ph->share < 0.03 || ph->bound == SB_BOUND_UNKNOWN)
-            continue;
-        double terms[5] = {ph->t_compute, ph->t_memory, ph->t_network,
-                           ph->t_host, ph->t_latency};
-        double top = 0, second = 0;
-        for (int k = 0; k < 5; k++) {
-            if (terms[k] > top) {
-                second = top;
-                top = terms[k];
-            } else if (terms[k] > second) {
-                second = terms[k];
-            }
+    for (int i = 0; i < w->n_measured; i++)
+        if (strcmp(w->measured[i].phase, ph->name) == 0) {
+            ph->measured_s = w->measured[i].s;
+            ph->pct_sol = 100.0 * ph->t / ph->measured_s;
         }
-        sb_intervention *iv = &out[n++];
-        memset(iv, 0, sizeof *iv);
-        iv->cls = ph->bound;
-        snprintf(iv->phase, sizeof iv->phase, "%s", ph->name);
-        snprintf(iv->stage, sizeof iv->stage, "%s", ph->stage);
-        iv->t_s = ph->t;
-        iv->share = ph->share;
-        /* a collective hidden behind compute costs only what outlasts
-         * it; any other phase what reaching its next roof saves */
-        iv->at_stake_s = ph->comm_kind >= 0 ? ph->exposed : ph->t - second;
-        if (iv->at_stake_s < 0)
-            iv->at_stake_s = 0;
-        sb_advice(ph->bound, ph->name, p->w.kind == SB_JOB_INFER, p->hw_kind,
-                  iv->what, sizeof iv->what);
-    }
-    qsort(out, (size_t)n, sizeof *out, sb__cmp_iv);
-    return n;
 }
 
-/* ---- printing ------------------------------------------------------------ */
-
-static void sb__phase_table(FILE *f, const sb_prediction *p, const char *stage)
+/* An expert all-to-all (dispatch or combine): k x capacity copies of
+ * each of `tok_sp` tokens, `bytes` an element, per MoE layer and pass. */
+static void sb__moe_a2a(sb_mdl_ctx *x, const char *name, double tok_sp,
+                        double bytes, double passes, double calls)
 {
-    char a[32], b[32], c[32], d[32], e[32];
-    fprintf(f, "  %-34s %10s %10s %10s %10s %10s %6s  %-8s %s\n", "phase",
-            "FLOPs", "bytes", "comm B", "host B", "time", "share", "class",
-            "binding ceiling");
+    const sb_workload *w = x->w;
+    sb_phase *ph = sb__add_comm(x, name, SB_COMM_EP);
+    if (!ph)
+        return;
+    double S = tok_sp * w->top_k * w->capacity_factor * w->d_model * bytes;
+    sb_mdl_net(x, ph, "alltoall", w->expert, w->tensor * w->context,
+               S * x->moe_layers_chip * passes,
+               x->moe_layers_chip * passes * calls);
+}
+
+/* The phases of one forward (or forward+backward) pass over `tokens`
+ * tokens per tensor-parallel group, in `seqs` sequences of length `sq`
+ * against `skv` keys, `mb` microbatches (each reads the weights once; 0:
+ * the weights are read by another pass of the same iteration). */
+void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
+                 double skv, double mb, bool decode)
+{
+    const sb_workload *w = x->w;
+    bool train = w->kind == SB_JOB_TRAIN;
+    double T = w->tensor, d = w->d_model;
+    double tok_sp = tokens / T; /* sequence-parallel share */
+    /* passes that need tensor-parallel communication: fwd, bwd, and the
+     * recomputed forward of the sharded matmuls */
+    double fb = train ? 2.0 + fmax(sb__recompute(x, SB_PART_OPROJ),
+                                   sb__recompute(x, SB_PART_MLP))
+                      : 1.0;
+    double calls = mb > 0 ? mb : 1; /* collectives per iteration */
+    sb_phase *ph;
+
+    if ((ph = sb__add_comm(x, "input transfer", SB_COMM_HOST))) {
+        ph->host_bytes = tokens * (train ? 8.0 : 4.0); /* int32 ids+labels */
+    }
+    if ((ph = sb__add(x, "embedding", SB_WORK_VECTOR))) {
+        ph->bytes = tok_sp * d * (w->w_bytes + w->a_bytes) *
+                    (train ? 2.0 : 1.0) / w->pipeline;
+        if (train) /* scatter-add of the gradient rows */
+            ph->bytes +=
+                tok_sp * d * (w->a_bytes + 2 * w->g_bytes) / w->pipeline;
+    }
+    if ((ph = sb__add(x, "qkv projection", SB_WORK_MATMUL)))
+        sb__linear(x, ph, tokens, d, x->p_qkv / d / T, x->Ls, mb, SB_PART_QKV);
+    if ((ph = sb__add(x, "attention core", SB_WORK_ATTENTION))) {
+        sb__attention(x, ph, seqs, sq, skv, !decode);
+    }
+    if (train && w->context > 1 &&
+        (ph = sb__add_comm(x, "context all-gather", SB_COMM_CP))) {
+        /* Llama 3's all-gather context parallelism: every layer gathers
+         * the sequence's K and V (of this chip's kv heads) before its
+         * attention, and reduce-scatters their gradients in the backward
+         * (again for a recomputed forward): S = the gathered K and V. */
+        double hkv = w->mla ? (double)w->q_heads / T
+                            : fmax(1.0, (double)w->kv_heads / T);
+        double width =
+            w->mla ? (w->kv_lora_rank + w->rope_dim) : 2.0 * hkv * w->head_dim;
+        double passes = 2.0 + sb__recompute(x, SB_PART_ATTN);
+        sb_mdl_net(x, ph, "allgather", w->context, w->tensor,
+                   seqs * sq * width * w->a_bytes * x->Ls * passes,
+                   x->Ls * passes * calls);
+    }
+    if ((ph = sb__add(x, "output projection", SB_WORK_MATMUL)))
+        sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb, SB_PART_OPROJ);
+    if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp", SB_WORK_MATMUL)))
+        sb__linear(x, ph, tokens, d, x->mats * w->ffn / T, x->dense_layers_chip,
+                   mb, SB_PART_MLP);
+    if (x->moe_layers_chip > 0) {
+        double E = w->experts, k = w->top_k, ep = w->expert;
+        double rb = sb_dtype_bytes(w->router_dtype);
+        if ((ph = sb__add(x, "router", SB_WORK_ROUTER))) {
+            double mult = sb__mult(x, SB_PART_ELEM);
+            ph->flops = 2.0 * tok_sp * d * E * x->moe_layers_chip * mult;
+            ph->exps = tok_sp * E * x->moe_layers_chip * mult; /* softmax */
+            /* hidden in, logits (router dtype) out and back, then the local
+             * permutation of k copies of each token and its inverse */
+            ph->bytes =
+                tok_sp *
+                (d * w->a_bytes + 2 * rb * E + 4.0 * k * d * w->a_bytes) *
+                x->moe_layers_chip * mult;
+            /* its weights, d x E per MoE layer, whole on every chip */
+            ph->bytes += sb__weight_bytes(x, d * E * x->moe_layers_chip, mb,
+                                          SB_PART_ELEM);
+        }
+        if (ep > 1)
+            sb__moe_a2a(x, "moe dispatch all-to-all", tok_sp, w->dispatch_bytes,
+                        fb, calls);
+        if ((ph = sb__add(x, "experts", SB_WORK_MATMUL))) {
+            double eff = w->expert_ffn;
+            double routed = tokens * k * w->capacity_factor;
+            double touched = sb_mdl_experts_touched(x, tokens, decode);
+            /* FLOPs and activations: the routed tokens (capacity factor
+             * included); weights: the experts those tokens touch. */
+            double mult = sb__mult(x, SB_PART_MLP);
+            double L = x->moe_layers_chip;
+            /* an expert's rows: the routed tokens of the expert group's
+             * chips over the experts, a microbatch at a time */
+            ph->rows = routed * ep / E / (mb > 0 ? mb : 1);
+            ph->flops += 2.0 * routed * d * x->mats * eff / T * L * mult;
+            ph->bytes +=
+                routed * (2 * d + x->mats * eff / T) * w->a_bytes * L * mult;
+            double wts = touched * x->mats * d * eff / T * L;
+            ph->bytes +=
+                train ? wts * (w->w_bytes * mb *
+                                   (2.0 + sb__recompute(x, SB_PART_MLP)) +
+                               2.0 * w->g_bytes)
+                      : wts * w->w_bytes * mb;
+            if (w->shared_experts > 0)
+                sb__linear(x, ph, tokens, d,
+                           w->shared_experts * x->mats * eff / T,
+                           x->moe_layers_chip, mb, SB_PART_MLP);
+        }
+        if (ep > 1)
+            sb__moe_a2a(x, "moe combine all-to-all", tok_sp, w->combine_bytes,
+                        fb, calls);
+    }
+    if ((ph = sb__add(x, "norms & elementwise", SB_WORK_VECTOR))) {
+        double ffn_act = 0;
+        if (x->dense_layers_chip > 0)
+            ffn_act += x->dense_layers_chip * w->ffn;
+        if (x->moe_layers_chip > 0)
+            ffn_act += x->moe_layers_chip *
+                       (w->top_k * w->capacity_factor + w->shared_experts) *
+                       w->expert_ffn;
+        double per_tok =
+            x->Ls * (4 * d + 6 * d +
+                     2.0 * (w->q_heads + w->kv_heads) * w->head_dim) +
+            ffn_act * (w->gated ? 3.0 : 2.0);
+        double mult = sb__mult(x, SB_PART_ELEM);
+        ph->bytes = tok_sp * per_tok * w->a_bytes * mult;
+        ph->flops = tok_sp * per_tok * 2.0 * mult;
+        /* the gate's sigmoid (silu): one exp per gated element */
+        if (w->gated)
+            ph->exps = tok_sp * ffn_act * mult;
+        /* the norms' weights: two per layer, whole on every chip, and a
+         * 1/pp share of the final norm */
+        ph->bytes += sb__weight_bytes(x, sb__norm_params(x), mb, SB_PART_ELEM);
+    }
+    if ((ph = sb__add(x, "lm head", SB_WORK_MATMUL))) {
+        double lm_tokens = train ? tokens : seqs; /* inference: last token */
+        sb__linear(x, ph, lm_tokens / w->pipeline, d, (double)w->vocab / T, 1,
+                   mb / w->pipeline, SB_PART_QKV /* never recomputed */);
+        /* softmax / cross-entropy over the logits (fp32) */
+        ph->bytes +=
+            lm_tokens / w->pipeline * w->vocab / T * 4.0 * (train ? 3.0 : 1.0);
+    }
+    if (w->pipeline > 1 &&
+        (ph = sb__add_comm(x, "pipeline send/recv", SB_COMM_PP))) {
+        /* Activations forward and their gradients backward across each
+         * stage boundary, once per microbatch and model chunk (an
+         * interleaved schedule has virtual_stages chunks per stage), the
+         * sequence-parallel share. */
+        double v = w->virtual_stages;
+        double S = tok_sp * d * w->a_bytes * (train ? 2.0 : 1.0) * v;
+        sb_mdl_net(x, ph, "sendrecv", 2,
+                   w->tensor * w->context * w->fsdp * w->data, S,
+                   calls * v * (train ? 2.0 : 1.0));
+    }
+    if (T > 1 && (ph = sb__add_comm(x, "tensor all-reduce", SB_COMM_TP))) {
+        double S = tokens * d * w->a_bytes;
+        double per_layer = 2.0 * fb;
+        sb_mdl_net(x, ph, "allreduce", w->tensor, 1, S * x->Ls * per_layer,
+                   x->Ls * per_layer * calls);
+    }
+}
+
+static void sb__train(sb_mdl_ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    const sb_wl_sizes *s = &p->sizes;
+    double R = (double)w->data * w->fsdp;
+    double tokens_step = (double)w->global_batch * w->seq_len;
+    double tokens = tokens_step / R; /* per tensor x pipeline group */
+    double seqs = (double)w->global_batch / R;
+    double mb = w->microbatches;
+    double T = w->tensor, PP = w->pipeline;
+    x->stage = "step";
+    /* context parallelism splits each sequence over `context` chips */
+    sb_mdl_pass(x, tokens / w->context, seqs, w->seq_len, w->seq_len, mb,
+                false);
+
+    /* Weights per chip before FSDP sharding (what an all-gather rebuilds),
+     * of the fullest stage. */
+    double dense_unsh = s->params_dense / (T * PP) * x->stage_frac;
+    double exp_unsh = s->params_expert / (T * PP * w->expert) * x->stage_frac;
+    sb_phase *ph;
+    /* Full-weight gathers and gradient reductions per step over the fsdp
+     * axis, by ZeRO stage: 3 gathers for every microbatch's forward and
+     * (resharded after the forward) again for its backward, and
+     * reduce-scatters every microbatch's gradients; 2 keeps the weights
+     * whole (one gather after the update) and reduce-scatters every
+     * microbatch; 1 keeps weights and gradients whole, one reduce-scatter
+     * and one gather a step. */
+    double gathers =
+        w->zero == 3 ? mb * (w->reshard_after_forward ? 2.0 : 1.0) : 1.0;
+    double reduces = w->zero == 1 ? 1.0 : mb;
+    if (w->fsdp > 1 &&
+        (ph = sb__add_comm(x, "fsdp all-gather", SB_COMM_FSDP))) {
+        if (w->zero < 3) /* after the update, before the first forward */
+            sb__once(x, ph, 1.0 / 3.0);
+        sb_mdl_net(x, ph, "allgather", w->fsdp, w->tensor * w->context,
+                   dense_unsh * w->w_bytes * gathers, x->Ls * gathers);
+        if (x->fsdp_e > 1 && exp_unsh > 0) {
+            sb_phase e = *ph;
+            e.t_network = e.t_latency = 0;
+            sb_mdl_net(x, &e, "allgather", x->fsdp_e,
+                       w->tensor * w->context * w->expert,
+                       exp_unsh * w->w_bytes * gathers, 0);
+            ph->t_network += e.t_network;
+            ph->comm_bytes += e.comm_bytes;
+        }
+    }
+    if (w->fsdp > 1 &&
+        (ph = sb__add_comm(x, "fsdp reduce-scatter", SB_COMM_FSDP))) {
+        if (w->zero == 1) /* during the last microbatch's backward */
+            sb__once(x, ph, 2.0 / 3.0);
+        sb_mdl_net(x, ph, "reduce_scatter", w->fsdp, w->tensor * w->context,
+                   dense_unsh * w->g_bytes * reduces, x->Ls * reduces);
+        if (x->fsdp_e > 1 && exp_unsh > 0) {
+            sb_phase e = *ph;
+            e.t_network = e.t_latency = 0;
+            sb_mdl_net(x, &e, "reduce_scatter", x->fsdp_e,
+                       w->tensor * w->context * w->expert,
+                       exp_unsh * w->g_bytes * reduces, 0);
+            ph->t_network += e.t_network;
+            ph->comm_bytes += e.comm_bytes;
+        }
+    }
+    double dense_chip = dense_unsh / w->fsdp;
+    double exp_chip = exp_unsh / x->fsdp_e;
+    if ((w->data > 1 || (x->dp_e > 1 && exp_chip > 0)) &&
+        (ph = sb__add_comm(x, "data-parallel gradient all-reduce",
+                           SB_COMM_DP))) {
+        sb__once(x, ph, 2.0 / 3.0);
+        if (w->data > 1)
+            sb_mdl_net(x, ph, "allreduce", w->data,
+                       w->tensor * w->context * w->fsdp,
+                       dense_chip * w->g_bytes, x->Ls);
+        if (x->dp_e > 1 && exp_chip > 0) {
+            sb_phase e = *ph;
+            e.t_network = e.t_latency = 0;
+            sb_mdl_net(x, &e, "allreduce", x->dp_e,
+                       w->tensor * w->context * w->expert * x->fsdp_e,
+                       exp_chip * w->g_bytes, x->Ls);
+            ph->t_network += e.t_network;
+            ph->t_latency = fmax(ph->t_latency, e.t_latency);
+            ph->comm_bytes += e.comm_bytes;
+            ph->group = ph->group ? ph->group : e.group;
+            snprintf(ph->collective, sizeof ph->collective, "allreduce");
+        }
+    }
+    if (w->context > 1 &&
+        (ph = sb__add_comm(x, "context-parallel gradient all-reduce",
+                           SB_COMM_DP))) {
+        sb__once(x, ph, 2.0 / 3.0);
+        /* weights are whole on every chip of a context group: their
+         * gradients (the shard each holds) are summed over it once a
+         * step */
+        sb_mdl_net(x, ph, "allreduce", w->context, w->tensor,
+                   (dense_chip + exp_chip) * w->g_bytes, x->Ls);
+    }
+    if ((ph = sb__add(x, "optimizer update", SB_WORK_VECTOR))) {
+        sb__once(x, ph, 1.0);
+        double params_chip = dense_chip + exp_chip;
+        double states = strcmp(w->optimizer, "adam") == 0  ? 2.0
+                        : strcmp(w->optimizer, "sgd") == 0 ? 1.0
+                                                           : 0.1;
+        double master = w->w_bytes < 4 ? w->opt_bytes : 0;
+        ph->bytes = params_chip * (2.0 * (states * w->opt_bytes + master) +
+                                   w->g_bytes + w->w_bytes);
+        ph->flops = params_chip * (states >= 2 ? 12.0 : 4.0);
+        if (w->optimizer_offload) {
+            /* ZeRO-Offload: the update runs on the host, against its own
+             * memory; the chip sends its gradient shard and receives the
+             * updated weights over the host link */
+            ph->bytes = ph->flops = 0;
+            sb_phase *o =
+                sb__add_comm(x, "optimizer offload transfer", SB_COMM_HOST);
+            if (o)
+                o->host_bytes = params_chip * (w->g_bytes + w->w_bytes);
+            sb__once(x, o, 2.0 / 3.0); /* gradients stream out during the
+                                           last backward */
+        }
+    }
+    /* Time every phase, then the pipeline bubble: (PP - 1) / (microbatches
+     * x virtual stages) of the time a stage spends on its microbatches
+     * (1F1B; interleaved with virtual stages), which is the compute stream
+     * and the communication exposed inside each microbatch (tensor
+     * all-reduces, the exposed part of expert all-to-alls). */
+    double comp = 0;
     for (int i = 0; i < p->n; i++) {
-        const sb_phase *ph = &p->ph[i];
+        sb_phase *q = &p->ph[i];
+        sb_mdl_time(x, q);
+        if (q->comm_kind < 0 && !(x->once[i] > 0))
+            comp += q->t; /* the update runs once, after the microbatches */
+        else if (q->comm_kind == SB_COMM_TP || q->comm_kind == SB_COMM_EP)
+            comp += (1.0 - q->hidden) * q->t;
+    }
+    if (PP > 1 && (ph = sb__add(x, "pipeline bubble", SB_WORK_VECTOR))) {
+        ph->t_latency = comp * (PP - 1) / (mb * w->virtual_stages);
+        sb_mdl_time(x, ph);
+    }
+    /* A collective that runs once a step can hide only behind the compute
+     * next to it: the gradient reduction behind the last microbatch's
+     * backward (2/3 of a microbatch), the gather of the updated weights
+     * behind the first microbatch's forward (1/3); one that runs every
+     * microbatch (ZeRO-3, reduce-scatters of ZeRO-2) behind the whole
+     * step. */
+    for (int i = 0; i < p->n; i++)
+        if (p->ph[i].comm_kind >= 0 && x->once[i] > 0)
+            p->ph[i].hide_cap = x->once[i] * comp / mb;
+    p->tokens_per_step = tokens_step;
+}
+
+static void sb__infer(sb_mdl_ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    double R = (double)w->data * w->fsdp;
+    double b = ceil(w->concurrency / R);
+    x->stage = "prefill";
+    int first = p->n;
+    sb_mdl_pass(x, w->prompt_len, 1, w->prompt_len, w->prompt_len, 1, false);
+    for (int i = first; i < p->n; i++)
+        sb_mdl_time(x, &p->ph[i]);
+    x->stage = "decode";
+    p->context = w->prompt_len + w->output_len / 2.0;
+    first = p->n;
+    sb_mdl_pass(x, b, b, 1, p->context, 1, true);
+    for (int i = first; i < p->n; i++)
+        sb_mdl_time(x, &p->ph[i]);
+}
+
+/* Bytes one decode step of `b` sequences at `context` must read from main
+ * memory per chip and stage, the floor under TPOT: every weight it
+ * multiplies by (attention projections, dense MLP, router, the routed
+ * experts the batch touches, shared experts, norms) and the LM head, whole
+ * every token whether or not it is tied to the embedding; of the embedding
+ * table only the row of each sequence's token (the table itself is read
+ * by no decode step); and the KV cache of the context. The decode phases
+ * of sb_mdl_pass read each of these (and activations besides), so the bound
+ * cannot exceed TPOT. */
+static double sb__decode_reads(const sb_mdl_ctx *x, double b, double context)
+{
+    const sb_workload *w = x->w;
+    double T = w->tensor, PP = w->pipeline, d = w->d_model;
+    double params = (x->p_qkv + x->p_o) / T * x->Ls +
+                    x->mats * d * w->ffn / T * x->dense_layers_chip +
+                    sb__norm_params(x) + (double)w->vocab * d / T / PP;
+    if (x->moe_layers_chip > 0) {
+        double expert = x->mats * d * w->expert_ffn / T;
+        params += (d * w->experts +
+                   (sb_mdl_experts_touched(x, b, true) + w->shared_experts) *
+                       expert) *
+                  x->moe_layers_chip;
+    }
+    double rows = b / T * d / PP; /* the lookup's sequence-parallel share */
+    double kv_shard = w->mla ? 1.0 : fmin(T, w->kv_heads);
+    return (params + rows) * w->w_bytes +
+           b * context * x->p->sizes.kv_bytes_per_token / (PP * kv_shard);
+}
+
+/* Stage total: the compute stream (every phase that is not
+ * communication, the pipeline bubble included), plus what communication
+ * leaves exposed; the hidden part runs beside the compute stream and adds
+ * only what outlasts it (network and host transfers are streams of their
+ * own). Sets each phase's exposed time. */
+double sb_mdl_total(sb_prediction *p, const char *stage)
+{
+    double comp = 0, exposed = 0, hid[2] = {0, 0}; /* network, host */
+    for (int i = 0; i < p->n; i++) {
+        sb_phase *ph = &p->ph[i];
         if (strcmp(ph->stage, stage) != 0)
             continue;
-        fprintf(f, "  %-34s %10s %10s %10s %10s %10s %5.1f%%  %-8s %s",
-                ph->name, sb_fmt_eng(ph->flops, a, sizeof a),
-                sb_fmt_eng(ph->bytes, b, sizeof b),
-                sb_fmt_eng(ph->comm_bytes, c, sizeof c),
-                sb_fmt_eng(ph->host_bytes, d, sizeof d),
-                sb_fmt_time(ph->t, "us", e, sizeof e), 100 * ph->share,
-                sb_bound_name(ph->bound), ph->ceiling);
-        if (ph->comm_kind >= 0 && ph->hidden > 0)
-            fprintf(f, " (%.0f%% hidden)", 100 * ph->hidden);
-        if (ph->measured_s > 0)
-            fprintf(f, "  (measured %s: %.0f%% of SOL)",
-                    sb_fmt_time(ph->measured_s, "us", a, sizeof a),
-                    ph->pct_sol);
-        fputc('\n', f);
-    }
-}
-
-void sb_overlap_describe(const sb_workload *w, char *out, size_t len)
-{
-    if (w->overlap == SB_OVERLAP_NONE) {
-        snprintf(out, len, "none (every collective on the critical path)");
-        return;
-    }
-    if (w->overlap == SB_OVERLAP_FULL) {
-        snprintf(out, len,
-                 "full (communication hidden behind compute while it lasts)");
-        return;
-    }
-    size_t n = (size_t)snprintf(out, len, "hidden fractions");
-    for (int k = 0; k < SB_COMM_N && n < len; k++)
-        n += (size_t)snprintf(out + n, len - n, "%s %s %.2f", k ? "," : "",
-                              sb_comm_kind_name[k], w->hidden[k]);
-}
-
-void sb_predict_print(FILE *f, const sb_prediction *p)
-{
-    const sb_workload *w = &p->w;
-    const sb_wl_sizes *s = &p->sizes;
-    char a[32], b[32];
-    fprintf(f,
-            "workload %s: %s, %.2fB parameters (%.2fB active), %d chips "
-            "(data %d, fsdp %d, tensor %d, expert %d, pipeline %d, context "
-            "%d)\n",
-            w->name, w->kind == SB_JOB_TRAIN ? "training" : "inference",
-            s->params_total / 1e9, s->params_active / 1e9, w->chips, w->data,
-            w->fsdp, w->tensor, w->expert, w->pipeline, w->context);
-    char ov[160];
-    sb_overlap_describe(w, ov, sizeof ov);
-    fprintf(f,
-            "machine: peak %s FLOP/s (%s), memory %s B/s (%s); overlap: "
-            "%s\n",
-            sb_fmt_eng(p->peak_flops, a, sizeof a), p->peak_name,
-            sb_fmt_eng(p->mem_bw, b, sizeof b), p->bw_name, ov);
-    if (p->calibrated)
-        fprintf(f,
-                "calibrated: efficiencies matmul %.2f, attention %.2f, "
-                "memory %.2f, network %.2f\n",
-                p->eff_matmul, p->eff_attention, p->eff_memory, p->eff_network);
-    if (w->kind == SB_JOB_TRAIN) {
-        fprintf(f, "\ntraining step (per chip):\n");
-        sb__phase_table(f, p, "step");
-        fprintf(f, "\ntotals:\n");
-        fprintf(f, "  step time        %s",
-                sb_fmt_time(p->step_s, "us", a, sizeof a));
-        if (p->measured_step_s > 0)
-            fprintf(f, "   (measured %s: %.0f%% of SOL)",
-                    sb_fmt_time(p->measured_step_s, "us", b, sizeof b),
-                    p->pct_sol);
-        fprintf(f, "\n  tokens/s         %.4g (%.0f tokens per step)\n",
-                p->tokens_per_s, p->tokens_per_step);
-        if (p->vs_measured > 0)
-            fprintf(f,
-                    "  vs measured      %.2fx the measured throughput (%s)\n",
-                    p->vs_measured,
-                    w->measured_tokens_per_s > 0 ? "tokens/s"
-                    : w->measured_step_s > 0     ? "step time"
-                    : w->measured_mfu_causal     ? "MFU counting causal "
-                                                   "attention"
-                                                 : "MFU, PaLM's count");
-        fprintf(f,
-                "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
-                "FLOP/token); %.1f%% counting causal attention "
-                "(MaxText, Megatron)\n",
-                100 * p->mfu, p->model_flops_per_token, 100 * p->mfu_causal);
-        fprintf(f,
-                "  HFU              %.1f%% (%.3g FLOP/token executed, "
-                "remat %s)\n",
-                100 * p->hfu, p->hw_flops_per_token, sb_remat_name(w->remat));
-        fprintf(f,
-                "  cost             $%.4g per step, $%.4g per million "
-                "tokens ($%.2f per chip-hour)\n",
-                p->cost_per_step, p->cost_per_mtok, p->price_chip_hour);
-    } else {
-        fprintf(f, "\nprefill of one %d-token prompt (per chip):\n",
-                w->prompt_len);
-        sb__phase_table(f, p, "prefill");
-        fprintf(f,
-                "\ndecode step, %d concurrent requests, context %.0f "
-                "(per chip):\n",
-                w->concurrency, p->context);
-        sb__phase_table(f, p, "decode");
-        const sb_serve *sv = &p->serve;
-        fprintf(f,
-                "\nserving iteration: %.0f live sequences per replica and "
-                "%.0f prompt tokens of prefill (continuous batching, %d "
-                "tokens a batch at most; per chip):\n",
-                sv->batch, sv->prefill_tokens, w->max_batched_tokens);
-        sb__phase_table(f, p, "serve");
-        fprintf(f, "\ntotals:\n");
-        fprintf(f, "  TTFT             %s\n",
-                sb_fmt_time(p->ttft_s, "us", a, sizeof a));
-        fprintf(f,
-                "  TPOT             %s (lower bound weights+KV over "
-                "memory bandwidth: %s)\n",
-                sb_fmt_time(p->tpot_s, "us", a, sizeof a),
-                sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b));
-        fprintf(f,
-                "  decode alone     %.4g output tokens/s (%d requests, no "
-                "prefill)\n",
-                p->decode_tokens_per_s, w->concurrency);
-        fprintf(f,
-                "  served           %.4g output tokens/s (%.4g per chip), "
-                "prefill charged; under that load TTFT %s, TPOT %s\n",
-                sv->tokens_per_s, sv->tokens_per_s / w->chips,
-                sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
-                sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
-        if (w->request_rate > 0)
-            fprintf(f,
-                    "  offered load     %g requests/s: %.3g live sequences "
-                    "per replica; the machine serves at most %.4g "
-                    "requests/s%s\n",
-                    w->request_rate, sv->batch, sv->max_request_rate,
-                    sv->saturated ? " (SATURATED: queues grow)" : "");
-        if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
-            char lim[64] = "";
-            if (w->slo_ttft_s > 0)
-                snprintf(lim, sizeof lim, "TTFT %g s", w->slo_ttft_s);
-            if (w->slo_tpot_s > 0)
-                snprintf(lim + strlen(lim), sizeof lim - strlen(lim),
-                         "%sTPOT %g s", lim[0] ? ", " : "", w->slo_tpot_s);
-            if (sv->goodput_tokens_per_s > 0)
-                fprintf(f,
-                        "  goodput          %.4g output tokens/s within %s "
-                        "at %.0f sequences per replica\n",
-                        sv->goodput_tokens_per_s, lim, sv->goodput_batch);
-            else
-                fprintf(f, "  goodput          0: no batch size meets %s\n",
-                        lim);
+        if (ph->comm_kind < 0) {
+            comp += ph->t;
+            ph->exposed = ph->t;
+            continue;
         }
-        if (p->vs_measured > 0)
-            fprintf(f,
-                    "  vs measured      %.2fx the measured %.4g output "
-                    "tokens/s\n",
-                    p->vs_measured, w->measured_tokens_per_s);
-        fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
-                sb_fmt_time(p->request_s, "us", a, sizeof a), w->output_len);
-        fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
-        fprintf(f,
-                "  cost             $%.4g per million output tokens "
-                "($%.2f per chip-hour)\n",
-                p->cost_per_mtok, p->price_chip_hour);
+        double h = ph->hidden * ph->t;
+        if (ph->hide_cap > 0 && h > ph->hide_cap)
+            h = ph->hide_cap;
+        ph->exposed = ph->t - h;
+        exposed += ph->exposed;
+        hid[ph->comm_kind == SB_COMM_HOST] += h;
     }
-    const sb_mem_use *m = &p->mem;
-    fprintf(f,
-            "  memory per chip  %.2f GB: weights %.2f, gradients %.2f, "
-            "optimizer %.2f, activations %.2f, KV cache %.2f",
-            m->total / 1e9, m->weights / 1e9, m->grads / 1e9,
-            m->optimizer / 1e9, m->activations / 1e9, m->kv_cache / 1e9);
-    if (m->capacity > 0)
-        fprintf(f, " (of %.0f GB: %s)", m->capacity / 1e9,
-                m->fits ? "fits" : "DOES NOT FIT");
-    fputc('\n', f);
-    if (w->kind == SB_JOB_INFER && p->serve.max_batch > 0)
-        fprintf(f,
-                "  KV cache         at the mean live context (prompt + half "
-                "the output); %.0f sequences per replica fit at the full "
-                "context\n",
-                p->serve.max_batch);
-    for (int i = 0; i < p->n_warnings; i++)
-        fprintf(f, "warning: %s\n", p->warnings[i]);
-}
-
-void sb_interventions_print(FILE *f, const sb_prediction *p)
-{
-    sb_intervention iv[SB_MAX_INTERVENTIONS];
-    int n = sb_interventions(p, iv, SB_MAX_INTERVENTIONS);
-    if (n == 0)
-        return;
-    char a[32], b[32];
-    fprintf(f, "\ninterventions (largest time at stake first):\n");
-    for (int i = 0; i < n && i < 8; i++) {
-        char label[64];
-        if (p->w.kind == SB_JOB_INFER)
-            snprintf(label, sizeof label, "%s (%s)", iv[i].phase, iv[i].stage);
-        else
-            snprintf(label, sizeof label, "%s", iv[i].phase);
-        fprintf(f, "  %d. %s-bound %s: %s, %.0f%% of the %s; %s at stake\n",
-                i + 1, sb_bound_name(iv[i].cls), label,
-                sb_fmt_time(iv[i].t_s, "us", a, sizeof a), 100 * iv[i].share,
-                p->w.kind == SB_JOB_TRAIN ? "step" : iv[i].stage,
-                sb_fmt_time(iv[i].at_stake_s, "us", b, sizeof b));
-        /* the same advice once: later phases that share it point back */
-        int same = -1;
-        for (int j = 0; j < i && same < 0; j++)
-            if (strcmp(iv[j].what, iv[i].what) == 0)
-                same = j;
-        if (same >= 0)
-            fprintf(f, "     -> as %d\n", same + 1);
-        else
-            fprintf(f, "     -> %s\n", iv[i].what);
-    }
-}
-
-json_t *sb_predict_to_json(const sb_prediction *p)
-{
-    const sb_workload *w = &p->w;
-    json_t *o = json_object();
-    json_object_set_new(o, "schema", json_string("solbench.predict/1"));
-    json_object_set_new(o, "workload", json_string(w->name));
-    json_object_set_new(
-        o, "kind",
-        json_string(w->kind == SB_JOB_TRAIN ? "training" : "inference"));
-    json_object_set_new(o, "chips", json_integer(w->chips));
-    json_object_set_new(o, "overlap",
-                        json_string(w->overlap == SB_OVERLAP_FULL ? "full"
-                                    : w->overlap == SB_OVERLAP_NONE
-                                        ? "none"
-                                        : "per-kind"));
-    json_t *hid = json_object();
-    for (int k = 0; k < SB_COMM_N; k++)
-        json_object_set_new(hid, sb_comm_kind_name[k], json_real(w->hidden[k]));
-    json_object_set_new(o, "hidden", hid);
-    json_object_set_new(
-        o, "mode",
-        json_string(p->calibrated ? "calibrated" : "speed-of-light"));
-    if (p->calibrated) {
-        json_t *e = json_object();
-        json_object_set_new(e, "matmul", json_real(p->eff_matmul));
-        json_object_set_new(e, "attention", json_real(p->eff_attention));
-        json_object_set_new(e, "memory", json_real(p->eff_memory));
-        json_object_set_new(e, "network", json_real(p->eff_network));
-        json_object_set_new(o, "efficiencies", e);
-    }
-    if (w->measured_tokens_per_s > 0 || w->measured_mfu > 0 ||
-        w->measured_step_s > 0) {
-        json_t *m = json_object();
-        if (w->measured_tokens_per_s > 0)
-            json_object_set_new(m, "tokens_per_s",
-                                json_real(w->measured_tokens_per_s));
-        if (w->measured_mfu > 0) {
-            json_object_set_new(m, "mfu", json_real(w->measured_mfu));
-            json_object_set_new(
-                m, "mfu_convention",
-                json_string(w->measured_mfu_causal ? "causal" : "palm"));
-        }
-        if (w->measured_step_s > 0)
-            json_object_set_new(m, "step_time_s",
-                                json_real(w->measured_step_s));
-        json_object_set_new(o, "measured", m);
-    }
-    json_object_set_new(o, "params_total", json_real(p->sizes.params_total));
-    json_object_set_new(o, "params_active", json_real(p->sizes.params_active));
-    json_object_set_new(o, "kv_bytes_per_token",
-                        json_real(p->sizes.kv_bytes_per_token));
-    json_object_set_new(o, "peak_flops", json_real(p->peak_flops));
-    json_object_set_new(o, "peak_name", json_string(p->peak_name));
-    json_object_set_new(o, "mem_bw", json_real(p->mem_bw));
-    json_t *ph = json_array();
+    /* hidden time that outlasts the compute stream is on the critical
+     * path: shared out over the phases of its stream */
     for (int i = 0; i < p->n; i++) {
-        const sb_phase *x = &p->ph[i];
-        json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(x->name));
-        json_object_set_new(j, "stage", json_string(x->stage));
-        json_object_set_new(j, "flops", json_real(x->flops));
-        json_object_set_new(j, "bytes", json_real(x->bytes));
-        if (x->exps > 0)
-            json_object_set_new(j, "exps", json_real(x->exps));
-        if (x->vflops > 0)
-            json_object_set_new(j, "vector_flops", json_real(x->vflops));
-        json_object_set_new(j, "comm_bytes", json_real(x->comm_bytes));
-        if (x->collective[0]) {
-            json_object_set_new(j, "collective", json_string(x->collective));
-            json_object_set_new(j, "group", json_integer(x->group));
-        }
-        json_object_set_new(j, "host_bytes", json_real(x->host_bytes));
-        json_object_set_new(j, "t_compute_s", json_real(x->t_compute));
-        json_object_set_new(j, "t_memory_s", json_real(x->t_memory));
-        json_object_set_new(j, "t_network_s", json_real(x->t_network));
-        json_object_set_new(j, "t_latency_s", json_real(x->t_latency));
-        json_object_set_new(j, "t_host_s", json_real(x->t_host));
-        json_object_set_new(j, "time_s", json_real(x->t));
-        json_object_set_new(j, "peak_flops", json_real(x->peak_flops));
-        json_object_set_new(j, "bw_Bps", json_real(x->bw_Bps));
-        if (x->comm_kind >= 0) {
-            json_object_set_new(j, "comm_kind",
-                                json_string(sb_comm_kind_name[x->comm_kind]));
-            json_object_set_new(j, "hidden", json_real(x->hidden));
-            json_object_set_new(j, "exposed_s", json_real(x->exposed));
-        }
-        json_object_set_new(j, "share", json_real(x->share));
-        json_object_set_new(j, "class", json_string(sb_bound_name(x->bound)));
-        json_object_set_new(j, "ceiling", json_string(x->ceiling));
-        if (x->measured_s > 0) {
-            json_object_set_new(j, "measured_s", json_real(x->measured_s));
-            json_object_set_new(j, "pct_sol", json_real(x->pct_sol));
-        }
-        json_array_append_new(ph, j);
+        sb_phase *ph = &p->ph[i];
+        if (strcmp(ph->stage, stage) != 0 || ph->comm_kind < 0)
+            continue;
+        int k = ph->comm_kind == SB_COMM_HOST;
+        double h = ph->t - ph->exposed;
+        if (hid[k] > comp && hid[k] > 0)
+            ph->exposed += h * (hid[k] - comp) / hid[k];
     }
-    json_object_set_new(o, "phases", ph);
-    json_t *t = json_object();
-    if (w->kind == SB_JOB_TRAIN) {
-        json_object_set_new(t, "step_s", json_real(p->step_s));
-        json_object_set_new(t, "tokens_per_step",
-                            json_real(p->tokens_per_step));
-        json_object_set_new(t, "mfu", json_real(p->mfu));
-        json_object_set_new(t, "mfu_causal", json_real(p->mfu_causal));
-        json_object_set_new(t, "hfu", json_real(p->hfu));
-        json_object_set_new(t, "model_flops_per_token",
-                            json_real(p->model_flops_per_token));
-        json_object_set_new(t, "cost_per_step", json_real(p->cost_per_step));
-    } else {
-        json_object_set_new(t, "ttft_s", json_real(p->ttft_s));
-        json_object_set_new(t, "tpot_s", json_real(p->tpot_s));
-        json_object_set_new(t, "tpot_bound_s", json_real(p->tpot_bound_s));
-        json_object_set_new(t, "request_s", json_real(p->request_s));
-        json_object_set_new(t, "context", json_real(p->context));
-        json_object_set_new(t, "mfu", json_real(p->mfu));
-        json_object_set_new(t, "decode_tokens_per_s",
-                            json_real(p->decode_tokens_per_s));
-        json_t *sv = json_object();
-        json_object_set_new(sv, "batch", json_real(p->serve.batch));
-        json_object_set_new(sv, "iteration_s", json_real(p->serve.iteration_s));
-        json_object_set_new(sv, "prefill_tokens",
-                            json_real(p->serve.prefill_tokens));
-        json_object_set_new(sv, "tokens_per_s",
-                            json_real(p->serve.tokens_per_s));
-        json_object_set_new(sv, "ttft_s", json_real(p->serve.ttft_s));
-        json_object_set_new(sv, "tpot_s", json_real(p->serve.tpot_s));
-        json_object_set_new(sv, "max_batch", json_real(p->serve.max_batch));
-        json_object_set_new(sv, "max_batched_tokens",
-                            json_integer(w->max_batched_tokens));
-        if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
-            json_object_set_new(sv, "slo_ttft_s", json_real(w->slo_ttft_s));
-            json_object_set_new(sv, "slo_tpot_s", json_real(w->slo_tpot_s));
-            json_object_set_new(sv, "slo_met", json_boolean(p->serve.slo_met));
-        }
-        if (w->request_rate > 0) {
-            json_object_set_new(sv, "request_rate", json_real(w->request_rate));
-            json_object_set_new(sv, "max_request_rate",
-                                json_real(p->serve.max_request_rate));
-            json_object_set_new(sv, "saturated",
-                                json_boolean(p->serve.saturated));
-        }
-        json_object_set_new(sv, "goodput_tokens_per_s",
-                            json_real(p->serve.goodput_tokens_per_s));
-        json_object_set_new(sv, "goodput_batch",
-                            json_real(p->serve.goodput_batch));
-        json_object_set_new(t, "serving", sv);
-    }
-    json_object_set_new(t, "tokens_per_s", json_real(p->tokens_per_s));
-    if (p->vs_measured > 0)
-        json_object_set_new(t, "vs_measured", json_real(p->vs_measured));
-    json_object_set_new(t, "cost_per_mtok", json_real(p->cost_per_mtok));
-    json_object_set_new(t, "price_chip_hour", json_real(p->price_chip_hour));
-    json_t *m = json_object();
-    json_object_set_new(m, "weights", json_real(p->mem.weights));
-    json_object_set_new(m, "grads", json_real(p->mem.grads));
-    json_object_set_new(m, "optimizer", json_real(p->mem.optimizer));
-    json_object_set_new(m, "activations", json_real(p->mem.activations));
-    json_object_set_new(m, "kv_cache", json_real(p->mem.kv_cache));
-    json_object_set_new(m, "total", json_real(p->mem.total));
-    json_object_set_new(m, "capacity", json_real(p->mem.capacity));
-    json_object_set_new(m, "fits", json_boolean(p->mem.fits));
-    json_object_set_new(t, "memory_per_chip", m);
-    json_object_set_new(o, "totals", t);
-    json_t *iv = json_array();
-    sb_intervention ivs[SB_MAX_INTERVENTIONS];
-    int n = sb_interventions(p, ivs, SB_MAX_INTERVENTIONS);
-    for (int i = 0; i < n; i++) {
-        json_t *j = json_object();
-        json_object_set_new(j, "class", json_string(sb_bound_name(ivs[i].cls)));
-        json_object_set_new(j, "phase", json_string(ivs[i].phase));
-        json_object_set_new(j, "stage", json_string(ivs[i].stage));
-        json_object_set_new(j, "time_s", json_real(ivs[i].t_s));
-        json_object_set_new(j, "at_stake_s", json_real(ivs[i].at_stake_s));
-        json_object_set_new(j, "interventions", json_string(ivs[i].what));
-        json_array_append_new(iv, j);
-    }
-    json_object_set_new(o, "interventions", iv);
-    json_t *wa = json_array();
-    for (int i = 0; i < p->n_warnings; i++)
-        json_array_append_new(wa, json_string(p->warnings[i]));
-    json_object_set_new(o, "warnings", wa);
-    return o;
+    return fmax(comp, fmax(hid[0], hid[1])) + exposed;
 }
 
-void sb_predict_print_modes(FILE *f, const sb_prediction *sol,
-                            const sb_prediction *cal, const char *source)
+const char *sb_remat_name(sb_remat r)
 {
-    char a[32], b[32];
-    fprintf(f,
-            "\nspeed of light vs calibrated (efficiencies matmul %.2f, "
-            "attention %.2f, memory %.2f, network %.2f; %s):\n",
-            cal->eff_matmul, cal->eff_attention, cal->eff_memory,
-            cal->eff_network, source && *source ? source : "no source given");
-    fprintf(f, "  %-22s %14s %14s %8s\n", "", "speed of light", "calibrated",
-            "ratio");
-    if (sol->w.kind == SB_JOB_TRAIN) {
-        fprintf(f, "  %-22s %14s %14s %7.2fx\n", "step time",
-                sb_fmt_time(sol->step_s, "us", a, sizeof a),
-                sb_fmt_time(cal->step_s, "us", b, sizeof b),
-                cal->step_s / sol->step_s);
-        fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "tokens/s",
-                sol->tokens_per_s, cal->tokens_per_s,
-                cal->tokens_per_s / sol->tokens_per_s);
-        fprintf(f, "  %-22s %13.1f%% %13.1f%%\n", "MFU (PaLM)", 100 * sol->mfu,
-                100 * cal->mfu);
-        fprintf(f, "  %-22s %13.1f%% %13.1f%%\n", "MFU (causal)",
-                100 * sol->mfu_causal, 100 * cal->mfu_causal);
-        if (sol->vs_measured > 0)
-            fprintf(f, "  %-22s %13.2fx %13.2fx\n", "vs measured",
-                    sol->vs_measured, cal->vs_measured);
-        return;
+    static const char *const names[] = {
+        "none",          "selective", "minimal", "save_dot_except_mlpwi",
+        "save_qkv_proj", "full"};
+    return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}
+
+bool sb_workload_calibrated(const sb_workload *w)
+{
+    return w->eff_matmul > 0 || w->eff_attention > 0 || w->eff_memory > 0 ||
+           w->eff_network > 0;
+}
+
+/* The ceiling a matmul in `dtype` runs under: a measured GEMM of that
+ * dtype when the machine model has one (a run: what the GEMM library
+ * sustains), else the peak. */
+static double sb__mm_peak(const sb_ceilings *c, const char *dtype,
+                          const char **name)
+{
+    char nm[40];
+    snprintf(nm, sizeof nm, "gemm.%s", dtype);
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->c[i].name, nm) == 0 && c->c[i].value > 0) {
+            *name = c->c[i].name;
+            return c->c[i].value;
+        }
+    return sb_ceil_peak(c, dtype, name);
+}
+
+static int sb__predict(const sb_workload *w, const sb_ceilings *c,
+                       bool calibrated, sb_prediction *p, sb_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->w = *w;
+    sb_workload_sizes(w, &p->sizes);
+    sb_mdl_ctx x = {0};
+    x.w = &p->w;
+    x.c = c;
+    x.p = p;
+    const char *pk_name = "none", *bw_name = "none";
+    /* MFU's denominator: the peak of the dtype the matmuls run in */
+    x.peak = sb_ceil_peak(c, w->mm_dtype, &pk_name);
+    x.bw = sb_ceil_main_bw(c, &bw_name);
+    snprintf(p->peak_name, sizeof p->peak_name, "%s", pk_name);
+    snprintf(p->bw_name, sizeof p->bw_name, "%s", bw_name);
+    x.host_bw = sb_ceil_get(c, "host.h2d");
+    if (!(x.peak > 0))
+        return sb_fail(err, SB_EINVAL,
+                       "the machine model has no compute "
+                       "peak for %s (nor a wider type)",
+                       w->mm_dtype);
+    if (!(x.bw > 0))
+        return sb_fail(err, SB_EINVAL,
+                       "the machine model has no memory "
+                       "bandwidth (bw.HBM / bw.DRAM / bw.read / bw.triad)");
+    p->peak_flops = x.peak;
+    p->mem_bw = x.bw;
+    snprintf(p->hw_kind, sizeof p->hw_kind, "%s", c->kind);
+    x.pk[SB_WORK_MATMUL] =
+        sb__mm_peak(c, w->mm_dtype, &x.pk_name[SB_WORK_MATMUL]);
+    x.pk[SB_WORK_ATTENTION] =
+        sb__mm_peak(c, w->attn_dtype, &x.pk_name[SB_WORK_ATTENTION]);
+    x.pk[SB_WORK_ROUTER] =
+        sb_ceil_peak(c, w->router_dtype, &x.pk_name[SB_WORK_ROUTER]);
+    /* elementwise work: the vector unit where the machine model has one,
+     * else the activations' peak */
+    x.pk[SB_WORK_VECTOR] = sb_ceil_get(c, "vector.peak");
+    x.pk_name[SB_WORK_VECTOR] = "vector.peak";
+    if (!(x.pk[SB_WORK_VECTOR] > 0))
+        x.pk[SB_WORK_VECTOR] =
+            sb_ceil_peak(c, w->a_dtype, &x.pk_name[SB_WORK_VECTOR]);
+    x.exp_rate = sb_ceil_get(c, "vector.exp");
+    x.vec_rate = sb_ceil_get(c, "vector.peak");
+    for (int k = 0; k < SB_WORK_N; k++)
+        if (!(x.pk[k] > 0)) { /* a dtype the machine lacks: the job's */
+            x.pk[k] = x.peak;
+            x.pk_name[k] = p->peak_name;
+        }
+    char gv[40];
+    snprintf(gv, sizeof gv, "gemv.%s", w->mm_dtype);
+    x.bw_gemv = sb_ceil_get(c, gv);
+    for (int k = 0; k < SB_WORK_N; k++)
+        x.eff[k] = 1.0;
+    x.eff_mem = x.eff_net = 1.0;
+    if (calibrated) {
+        p->calibrated = x.calibrated = true;
+        if (w->eff_matmul > 0)
+            x.eff[SB_WORK_MATMUL] = x.eff[SB_WORK_ROUTER] = w->eff_matmul;
+        if (w->eff_attention > 0)
+            x.eff[SB_WORK_ATTENTION] = w->eff_attention;
+        if (w->eff_memory > 0)
+            x.eff_mem = x.eff[SB_WORK_VECTOR] = w->eff_memory;
+        if (w->eff_network > 0)
+            x.eff_net = w->eff_network;
     }
-    fprintf(f, "  %-22s %14s %14s %7.2fx\n", "TTFT",
-            sb_fmt_time(sol->ttft_s, "us", a, sizeof a),
-            sb_fmt_time(cal->ttft_s, "us", b, sizeof b),
-            cal->ttft_s / sol->ttft_s);
-    fprintf(f, "  %-22s %14s %14s %7.2fx\n", "TPOT",
-            sb_fmt_time(sol->tpot_s, "us", a, sizeof a),
-            sb_fmt_time(cal->tpot_s, "us", b, sizeof b),
-            cal->tpot_s / sol->tpot_s);
-    fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "served tokens/s",
-            sol->serve.tokens_per_s, cal->serve.tokens_per_s,
-            cal->serve.tokens_per_s / sol->serve.tokens_per_s);
-    if (sol->vs_measured > 0)
-        fprintf(f, "  %-22s %13.2fx %13.2fx\n", "vs measured", sol->vs_measured,
-                cal->vs_measured);
+    p->eff_matmul = x.eff[SB_WORK_MATMUL];
+    p->eff_attention = x.eff[SB_WORK_ATTENTION];
+    p->eff_memory = x.eff_mem;
+    p->eff_network = x.eff_net;
+    x.mats = w->gated ? 3.0 : 2.0;
+    x.dqk = w->head_dim + (w->mla ? w->rope_dim : 0);
+    x.dv = w->head_dim;
+    double d = w->d_model;
+    x.p_o = (double)w->q_heads * w->head_dim * d;
+    x.p_qkv = p->sizes.params_attn_layer - x.p_o;
+    /* the fullest stage sets the pace when stages are uneven */
+    /* the torus (validated by the reader: whole numbers joined by x) */
+    for (const char *m = w->mesh; *m && x.ndims < 8;) {
+        char *end;
+        x.dims[x.ndims++] = strtod(m, &end);
+        m = *end ? end + 1 : end;
+    }
+    x.Ls = (w->layers + w->pipeline - 1) / w->pipeline;
+    x.stage_frac = (double)x.Ls * w->pipeline / w->layers;
+    x.moe_layers_chip = (double)p->sizes.moe_layers * x.Ls / w->layers;
+    x.dense_layers_chip = x.Ls - x.moe_layers_chip;
+    if (w->fsdp % w->expert == 0) {
+        x.fsdp_e = w->fsdp / w->expert;
+        x.dp_e = w->data;
+    } else {
+        x.fsdp_e = 1;
+        x.dp_e = w->data * w->fsdp / w->expert;
+    }
+    if (w->kind == SB_JOB_TRAIN)
+        sb__train(&x);
+    else
+        sb__infer(&x);
+    sb_mdl_memory(&x);
+
+    p->price_chip_hour = w->price_chip_hour > 0
+                             ? w->price_chip_hour
+                             : sb_ceil_get(c, "price.chip_hour");
+    double chips = w->chips;
+    const sb_wl_sizes *s = &p->sizes;
+    if (w->kind == SB_JOB_TRAIN) {
+        p->step_s = sb_mdl_total(p, "step");
+        p->tokens_per_s = p->tokens_per_step / p->step_s;
+        /* PaLM (Chowdhery et al. 2022, appendix B): 6N + 12 L H Q T. */
+        p->model_flops_per_token =
+            6.0 * s->n_for_mfu +
+            12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
+        p->mfu = p->model_flops_per_token * p->tokens_per_s / (chips * x.peak);
+        /* Causal attention counts the unmasked pairs only, S(S+1)/2 of S^2
+         * (MaxText's and Megatron's convention): the attention term times
+         * (S+1)/2S. */
+        double attn =
+            12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
+        p->mfu_causal =
+            (p->model_flops_per_token -
+             attn * (1.0 - (w->seq_len + 1.0) / (2.0 * w->seq_len))) *
+            p->tokens_per_s / (chips * x.peak);
+        double hw = 0;
+        for (int i = 0; i < p->n; i++)
+            hw += p->ph[i].flops;
+        p->hw_flops_per_token = hw * chips / p->tokens_per_step;
+        p->hfu = hw / (p->step_s * x.peak);
+        p->cost_per_step = p->price_chip_hour * chips * p->step_s / 3600.0;
+        p->cost_per_mtok = p->cost_per_step / p->tokens_per_step * 1e6;
+        for (int i = 0; i < p->n; i++)
+            if (p->step_s > 0)
+                p->ph[i].share = p->ph[i].exposed / p->step_s;
+        p->measured_step_s = w->measured_step_s;
+        if (w->measured_step_s > 0)
+            p->pct_sol = 100.0 * p->step_s / w->measured_step_s;
+        if (w->measured_tokens_per_s > 0)
+            p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
+        else if (w->measured_step_s > 0)
+            p->vs_measured = w->measured_step_s / p->step_s;
+        else if (w->measured_mfu > 0)
+            p->vs_measured = (w->measured_mfu_causal ? p->mfu_causal : p->mfu) /
+                             w->measured_mfu;
+    } else {
+        double PP = w->pipeline;
+        double pre = sb_mdl_total(p, "prefill"),
+               dec = sb_mdl_total(p, "decode");
+        p->ttft_s = pre * PP;
+        p->tpot_s = dec * PP;
+        double R = (double)w->data * w->fsdp;
+        double b = ceil(w->concurrency / R);
+        /* Lower bound of one decode step: what it must read, once, at the
+         * full memory bandwidth, stage after stage. (Not the weights held
+         * per chip: those include the whole embedding table, of which a
+         * step reads one row per sequence, and every expert.) */
+        /* ... at the fastest stream the machine model has (a run's
+         * decode-GEMM weight stream can beat its read bandwidth) */
+        p->tpot_bound_s =
+            sb__decode_reads(&x, b, p->context) / fmax(x.bw, x.bw_gemv) * PP;
+        p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
+        p->request_s = p->ttft_s + w->output_len * p->tpot_s;
+        sb_mdl_serve(&x);
+        /* served throughput: prefill charged (the serving model) */
+        p->tokens_per_s = p->serve.tokens_per_s;
+        double cost_s = p->price_chip_hour * chips / 3600.0;
+        p->cost_per_mtok =
+            p->tokens_per_s > 0 ? cost_s / p->tokens_per_s * 1e6 : 0;
+        p->model_flops_per_token = 2.0 * s->n_for_mfu;
+        p->mfu = p->model_flops_per_token * p->decode_tokens_per_s /
+                 (chips * x.peak);
+        if (w->measured_tokens_per_s > 0)
+            p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
+        for (int i = 0; i < p->n; i++) {
+            if (strcmp(p->ph[i].stage, "serve") == 0)
+                continue; /* sb_mdl_serve's */
+            double tot = strcmp(p->ph[i].stage, "prefill") == 0 ? pre : dec;
+            p->ph[i].share = tot > 0 ? p->ph[i].exposed / tot : 0;
+        }
+    }
+    if (!p->mem.fits) {
+        /* first: the warning that matters most */
+        int n = p->n_warnings < 4 ? p->n_warnings : 3;
+        memmove(p->warnings[1], p->warnings[0], sizeof p->warnings[0] * n);
+        snprintf(p->warnings[0], sizeof p->warnings[0],
+                 "does not fit: needs %.1f GB per chip, the chip has %.1f GB "
+                 "(raise sharding, remat, or chips)",
+                 p->mem.total / 1e9, p->mem.capacity / 1e9);
+        p->n_warnings = n + 1;
+    }
+    if (!(x.host_bw > 0) && p->n_warnings < 4)
+        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                 "no host-link ceiling: input transfer not timed");
+    return 0;
+}
+
+int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
+               sb_err *err)
+{
+    return sb__predict(w, c, false, p, err);
+}
+
+int sb_predict_calibrated(const sb_workload *w, const sb_ceilings *c,
+                          sb_prediction *p, sb_err *err)
+{
+    return sb__predict(w, c, true, p, err);
+}
+
+int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,
+                              const char *where, sb_err *err)
+{
+    sb_wl_sizes s;
+    sb_workload_sizes(w, &s);
+    double cap = sb_ceil_get(c, "mem.bytes");
+    if (!(cap > 0))
+        return 0;
+    int ep_shard = w->expert > 0 ? w->expert : 1;
+    double chip =
+        (s.params_dense / ((double)w->tensor * w->pipeline * w->fsdp) +
+         s.params_expert / ((double)w->tensor * w->pipeline *
+                            (w->fsdp > ep_shard ? w->fsdp : ep_shard))) *
+        w->w_bytes;
+    if (chip > SB_WL_ABSURD_FIT * cap)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: $.topology.chips: the weights alone need %.3g GB "
+                       "per chip (%.3g B parameters over %d chips) but a chip "
+                       "has %.3g GB: more than %.0fx its memory; raise "
+                       "topology.chips and the sharding degrees",
+                       where, chip / 1e9, s.params_total, w->chips, cap / 1e9,
+                       SB_WL_ABSURD_FIT);
+    return 0;
 }

@@ -1,12 +1,12 @@
 /*
- * model_int.h — what the files of the workload model share: the context
+ * predict_int.h — what the files of the workload model share: the context
  * every phase builder reads (sb_mdl_ctx), derived once per prediction,
  * and the builders one file calls in another.
  *
- *   model.c        the phases of a step or a request, their times, the
+ *   predict.c      the phases of a step or a request, their times, the
  *                  prediction (sb_predict)
- *   model_net.c    collectives: bus factors, the torus, two levels
- *   model_serve.c  memory per chip and the serving model
+ *   predict_net.c    collectives: bus factors, the torus, two levels
+ *   predict_serve.c  memory per chip and the serving model
  */
 #ifndef SOLBENCH_MODEL_INT_H
 #define SOLBENCH_MODEL_INT_H

@@ -1,7 +1,7 @@
 /*
- * model_net.c — the workload model's collectives: a collective's bytes on
+ * predict_net.c — the workload model's collectives: a collective's bytes on
  * the fabric its group spans (scale-up, scale-out, or two levels), the
- * torus spans and bisection of a mesh, and the phase's time (model.c
+ * torus spans and bisection of a mesh, and the phase's time (predict.c
  * builds the phases; docs/METRICS.md, "model").
  */
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_int.h"
+#include "model/predict_int.h"
 
 /* ---- collectives --------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * model_serve.c — the workload model's memory per chip (weights,
+ * predict_serve.c — the workload model's memory per chip (weights,
  * optimizer state, activations, the KV cache) and its serving model:
  * iterations of a continuous batch under a token budget, TTFT and TPOT
  * under load (docs/METRICS.md, "model").
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_int.h"
+#include "model/predict_int.h"
 
 /* KV-cache bytes per token of context per chip. */
 static double sb__kv_token_chip(const sb_mdl_ctx *x)
