@@ -3,8 +3,8 @@
  * every phase builder reads (sb_mdl_ctx), derived once per prediction,
  * and the builders one file calls in another.
  *
- *   predict.c      the phases of a step or a request, their times, the
- *                  prediction (sb_predict)
+ *   predict.c        the phases of a step or a request, their times,
+ *                    the prediction (sb_predict)
  *   predict_net.c    collectives: bus factors, the torus, two levels
  *   predict_serve.c  memory per chip and the serving model
  */
