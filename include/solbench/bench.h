@@ -247,33 +247,12 @@ struct sb_bench {
     double (*flops)(const sb_point *pt);
     double (*bytes)(const sb_point *pt);
 
-    /* This build's implementations, NULL-terminated: the first is the
-     * default. A definition with none is not in the registry. */
+    /* The area's own implementations (the CPU's, the host's, MPI's),
+     * NULL-terminated: the first is the default. A device backend's impls
+     * register with their backend (core/backend.h) and join these in the
+     * registry: sb_bench_impls lists them all. */
     const sb_impl *const *impls;
 };
-
-/* Entries of an impls table for a backend this build may lack: &sym where
- * it is built, nothing where it is not. */
-#ifdef SB_HAVE_CUDA
-#define SB_IMPL_CUDA(sym) &sym,
-#else
-#define SB_IMPL_CUDA(sym)
-#endif
-#ifdef SB_HAVE_NCCL
-#define SB_IMPL_NCCL(sym) &sym,
-#else
-#define SB_IMPL_NCCL(sym)
-#endif
-#ifdef SB_HAVE_MPI
-#define SB_IMPL_MPI(sym) &sym,
-#else
-#define SB_IMPL_MPI(sym)
-#endif
-#ifdef SB_HAVE_PJRT
-#define SB_IMPL_PJRT(sym) &sym,
-#else
-#define SB_IMPL_PJRT(sym)
-#endif
 
 /* ---- registry ------------------------------------------------------------ */
 
@@ -288,6 +267,11 @@ void sb_registry_use(const sb_bench *const *all);
 /* The benchmark of that name with an impl on backend (NULL or "": any);
  * NULL when there is none in this build. */
 const sb_bench *sb_bench_find(const char *name, const char *backend);
+/* This build's implementations of b, NULL-terminated, the first the
+ * default: its own (b->impls), then each installed backend's registered
+ * ones in the backends' order. For a definition the registry does not
+ * hold (a test's), b->impls. */
+const sb_impl *const *sb_bench_impls(const sb_bench *b);
 /* b's impl on backend (NULL or "": its first); NULL when it has none. */
 const sb_impl *sb_impl_find(const sb_bench *b, const char *backend);
 /* The suite's points of b on im: the impl's computed ones, else its

@@ -50,7 +50,7 @@ static void print_suites(const char *quick, const char *full,
 static void print_bench(const sb_bench *b)
 {
     char bes[96] = "";
-    for (const sb_impl *const *im = b->impls; *im; im++) {
+    for (const sb_impl *const *im = sb_bench_impls(b); *im; im++) {
         size_t n = strlen(bes);
         snprintf(bes + n, sizeof bes - n, "%s%s", n ? ", " : "",
                  (*im)->backend);
@@ -61,7 +61,7 @@ static void print_bench(const sb_bench *b)
            b->desc ? b->desc : "");
     print_params(b->params, "    ");
     print_suites(b->quick, b->full, "    ");
-    for (const sb_impl *const *im = b->impls; *im; im++) {
+    for (const sb_impl *const *im = sb_bench_impls(b); *im; im++) {
         const sb_impl *i = *im;
         if (!i->desc && !i->params && !i->quick && !i->full && !i->suite_spec)
             continue;

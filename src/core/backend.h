@@ -5,8 +5,8 @@
  * instead of comparing its name, and the core includes no backend.
  *
  * Adding a backend: its folder (src/backend/NAME/) with its impls and one
- * `const sb_backend sb_backend_NAME`, and one line in the list of
- * src/bench/library.c (docs/ARCHITECTURE.md, "A new backend").
+ * `const sb_backend sb_backend_NAME` listing them, and one line in the
+ * list of src/bench/library.c (docs/ARCHITECTURE.md, "A new backend").
  */
 #ifndef SOLBENCH_CORE_BACKEND_H
 #define SOLBENCH_CORE_BACKEND_H
@@ -30,6 +30,12 @@ enum {
      * backend's own wanted() says so): a plugin is loaded only then */
     SB_BK_ON_REQUEST = 1u << 3,
 };
+
+/* One impl a backend registers: the benchmark it implements, by name. */
+typedef struct sb_impl_entry {
+    const char *bench; /* "compute.gemm" */
+    const sb_impl *impl;
+} sb_impl_entry;
 
 typedef struct sb_backend {
     const char *name; /* the impls' backend: "cpu", "host", "mpi", ... */
@@ -57,6 +63,10 @@ typedef struct sb_backend {
                          sb_err *err);
     void (*session_end)(void);
     void (*session_abort)(const char *msg, int code);
+    /* Its impls of the benchmarks, ended by {NULL}: they join each
+     * definition's own in the registry (sb_bench_impls), so a backend's
+     * impl is its file and one line here, none in the definition. */
+    const sb_impl_entry *impls;
 } sb_backend;
 
 /* Installs the backends (NULL-terminated); the table is copied. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "solbench/bench.h"
 
 static const char *const areas[] = {"compute",   "memory",  "transfer",
@@ -17,17 +18,39 @@ static const char *const areas[] = {"compute",   "memory",  "transfer",
                                     "llm",       "network", NULL};
 
 /* The definitions this build has an impl of, in run order, from the list
- * installed by sb_registry_use (the library's: sb_library_init). */
+ * installed by sb_registry_use (the library's: sb_library_init), each
+ * with its impls: its own, then those the installed backends register. */
 #define REGISTRY_MAX 256
+#define IMPLS_MAX 16
 static const sb_bench *registry[REGISTRY_MAX + 1];
+static const sb_impl *impls_of[REGISTRY_MAX][IMPLS_MAX + 1];
 
 void sb_registry_use(const sb_bench *const *all)
 {
     int n = 0;
-    for (const sb_bench *const *b = all; b && *b && n < REGISTRY_MAX; b++)
-        if ((*b)->impls && (*b)->impls[0])
+    for (const sb_bench *const *b = all; b && *b && n < REGISTRY_MAX; b++) {
+        const sb_impl **list = impls_of[n];
+        int k = 0;
+        for (const sb_impl *const *im = (*b)->impls; im && *im; im++)
+            if (k < IMPLS_MAX)
+                list[k++] = *im;
+        for (const sb_backend *const *be = sb_backends(); *be; be++)
+            for (const sb_impl_entry *e = (*be)->impls; e && e->bench; e++)
+                if (strcmp(e->bench, (*b)->name) == 0 && k < IMPLS_MAX)
+                    list[k++] = e->impl;
+        list[k] = NULL;
+        if (k > 0)
             registry[n++] = *b;
+    }
     registry[n] = NULL;
+}
+
+const sb_impl *const *sb_bench_impls(const sb_bench *b)
+{
+    for (int i = 0; registry[i]; i++)
+        if (registry[i] == b)
+            return impls_of[i];
+    return b->impls;
 }
 
 const sb_bench *const *sb_registry(void)
@@ -42,7 +65,7 @@ const char *const *sb_areas(void)
 
 const sb_impl *sb_impl_find(const sb_bench *b, const char *backend)
 {
-    for (const sb_impl *const *im = b->impls; im && *im; im++)
+    for (const sb_impl *const *im = sb_bench_impls(b); im && *im; im++)
         if (!backend || !*backend || strcmp((*im)->backend, backend) == 0)
             return *im;
     return NULL;

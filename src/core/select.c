@@ -166,7 +166,7 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
 
     int cap = 0;
     for (const sb_bench *const *b = sb_registry(); *b; b++)
-        for (const sb_impl *const *im = (*b)->impls; *im; im++)
+        for (const sb_impl *const *im = sb_bench_impls(*b); *im; im++)
             cap++;
     sel->named = (areas && *areas) || (names && *names);
     sel->items = calloc((size_t)cap + 1, sizeof *sel->items);
@@ -176,7 +176,7 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
         suite == SB_SUITE_FULL ? (SB_BF_QUICK | SB_BF_FULL) : SB_BF_QUICK;
     for (int phase = 0; phase < 3; phase++) /* the phases of backend.h */
         for (const sb_bench *const *b = sb_registry(); *b; b++)
-            for (const sb_impl *const *im = (*b)->impls; *im; im++) {
+            for (const sb_impl *const *im = sb_bench_impls(*b); *im; im++) {
                 const char *be = (*im)->backend;
                 if (backend_phase(be) != phase ||
                     !backend_wanted(sb_backend_find(be), backend))

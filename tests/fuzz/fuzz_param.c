@@ -122,7 +122,7 @@ static void fz_suite_spec(const char *spec)
     sb_params *pts = NULL;
     int npts = 0;
     sb_param_def defs[SB_MAX_PARAMS + 1];
-    sb_params_of(b, b->impls[0], defs, SB_MAX_PARAMS + 1);
+    sb_params_of(b, sb_bench_impls(b)[0], defs, SB_MAX_PARAMS + 1);
     if (sb_params_expand(b->name, defs, layers, lenient, 1, &pts, &npts, &e) ==
         0) {
         char label[400];

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/backend.h"
+#include "solbench/library.h"
 #include "solbench/runner.h"
 #include "solbench/timer.h"
 
@@ -601,6 +603,59 @@ static void test_impl_params(void)
     CHECK(defs == 1);
 }
 
+/* ---- impls registered by backends ------------------------------------------
+ */
+
+static void test_backend_impls(void)
+{
+    static const sb_impl own = {.backend = "cpu", .run = fake_run};
+    static const sb_impl dev_a = {.backend = "deva", .run = fake_run};
+    static const sb_impl dev_b = {.backend = "devb", .run = fake_run};
+    const sb_bench with_own = {.name = "t.own",
+                               .area = "memory",
+                               .impls = (const sb_impl *const[]){&own, NULL}};
+    static const sb_bench device_only = {.name = "t.dev", .area = "memory"};
+    static const sb_bench nobody = {.name = "t.none", .area = "memory"};
+    static const sb_impl_entry a_impls[] = {{"t.own", &dev_a},
+                                            {"t.dev", &dev_a},
+                                            {"t.elsewhere", &dev_a},
+                                            {NULL, NULL}};
+    static const sb_impl_entry b_impls[] = {{"t.own", &dev_b}, {NULL, NULL}};
+    static const sb_backend a = {
+        .name = "deva", .phase = 1, .caps = SB_BK_SELECT, .impls = a_impls};
+    static const sb_backend b = {
+        .name = "devb", .phase = 2, .caps = SB_BK_SELECT, .impls = b_impls};
+    const sb_backend *const backends[] = {&a, &b, NULL};
+    const sb_bench *const all[] = {&with_own, &device_only, &nobody, NULL};
+    sb_backends_use(backends);
+    sb_registry_use(all);
+    /* its own impl first, then each backend's in the backends' order */
+    const sb_impl *const *im = sb_bench_impls(&with_own);
+    CHECK(im[0] == &own && im[1] == &dev_a && im[2] == &dev_b && !im[3]);
+    /* a definition with no impl of its own, one registered */
+    im = sb_bench_impls(&device_only);
+    CHECK(im[0] == &dev_a && !im[1]);
+    CHECK(sb_impl_find(&device_only, "deva") == &dev_a);
+    CHECK(sb_impl_find(&device_only, "cpu") == NULL);
+    CHECK(sb_impl_find(&with_own, NULL) == &own); /* the default */
+    /* no impl anywhere: not in the registry */
+    const sb_bench *const *r = sb_registry();
+    CHECK(r[0] == &with_own && r[1] == &device_only && !r[2]);
+    CHECK(sb_bench_find("t.none", NULL) == NULL);
+    CHECK(sb_bench_find("t.dev", "deva") == &device_only);
+    /* a backend name is checked against the descriptors */
+    sb_selection sel;
+    sb_err err = {0};
+    CHECK(sb_select(NULL, "t.own", SB_SUITE_QUICK, "devb", &sel, &err) == 0);
+    CHECK(sel.n == 1 && sel.items[0].impl == &dev_b);
+    sb_selection_free(&sel);
+    CHECK(sb_select(NULL, "t.own", SB_SUITE_QUICK, "nope", &sel, &err) ==
+          SB_EINVAL);
+    CHECK(strstr(err.msg, "this build has deva, devb") != NULL);
+    sb_library_init(); /* the library's own again */
+    CHECK(sb_bench_find("memory.triad", "cpu") != NULL);
+}
+
 int main(void)
 {
     test_interleaved_rounds();
@@ -615,5 +670,6 @@ int main(void)
     test_needs_mpi();
     test_timer();
     test_impl_params();
+    test_backend_impls();
     return sb_check_done();
 }

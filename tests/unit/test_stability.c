@@ -270,6 +270,7 @@ int main(void)
             sink += i;
         sb_stab_snapshot(&b);
     }
+    CHECK(sink > 0); /* the loop ran (and the spin is not optimised out) */
     sb_stab_ctx c;
     sb_stab_context(&a, &b, 1, &c);
     if (a.have_stat) {

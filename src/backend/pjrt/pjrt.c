@@ -808,6 +808,44 @@ static void pjrt_describe(sb_sysinfo *si)
     sb_pjrt_info_get(&si->pjrt);
 }
 
+/* Its impls: one line each. */
+extern const sb_impl sb_impl_pjrt_attention_bmm,
+    sb_impl_pjrt_attention_paged_decode, sb_impl_pjrt_attention_prefill,
+    sb_impl_pjrt_compute_gemm, sb_impl_pjrt_memory_add,
+    sb_impl_pjrt_memory_copy, sb_impl_pjrt_memory_read,
+    sb_impl_pjrt_memory_scale, sb_impl_pjrt_memory_triad,
+    sb_impl_pjrt_moe_combine, sb_impl_pjrt_moe_dispatch,
+    sb_impl_pjrt_moe_grouped_gemm, sb_impl_pjrt_moe_route,
+    sb_impl_pjrt_network_allgather, sb_impl_pjrt_network_allreduce,
+    sb_impl_pjrt_network_alltoall, sb_impl_pjrt_network_bcast,
+    sb_impl_pjrt_network_reduce_scatter, sb_impl_pjrt_network_sendrecv,
+    sb_impl_pjrt_transfer_bidir, sb_impl_pjrt_transfer_d2h,
+    sb_impl_pjrt_transfer_h2d;
+static const sb_impl_entry pjrt_impls[] = {
+    {"attention.bmm", &sb_impl_pjrt_attention_bmm},
+    {"attention.paged_decode", &sb_impl_pjrt_attention_paged_decode},
+    {"attention.prefill", &sb_impl_pjrt_attention_prefill},
+    {"compute.gemm", &sb_impl_pjrt_compute_gemm},
+    {"memory.add", &sb_impl_pjrt_memory_add},
+    {"memory.copy", &sb_impl_pjrt_memory_copy},
+    {"memory.read", &sb_impl_pjrt_memory_read},
+    {"memory.scale", &sb_impl_pjrt_memory_scale},
+    {"memory.triad", &sb_impl_pjrt_memory_triad},
+    {"moe.combine", &sb_impl_pjrt_moe_combine},
+    {"moe.dispatch", &sb_impl_pjrt_moe_dispatch},
+    {"moe.grouped_gemm", &sb_impl_pjrt_moe_grouped_gemm},
+    {"moe.route", &sb_impl_pjrt_moe_route},
+    {"network.allgather", &sb_impl_pjrt_network_allgather},
+    {"network.allreduce", &sb_impl_pjrt_network_allreduce},
+    {"network.alltoall", &sb_impl_pjrt_network_alltoall},
+    {"network.bcast", &sb_impl_pjrt_network_bcast},
+    {"network.reduce_scatter", &sb_impl_pjrt_network_reduce_scatter},
+    {"network.sendrecv", &sb_impl_pjrt_network_sendrecv},
+    {"transfer.bidir", &sb_impl_pjrt_transfer_bidir},
+    {"transfer.d2h", &sb_impl_pjrt_transfer_d2h},
+    {"transfer.h2d", &sb_impl_pjrt_transfer_h2d},
+    {NULL, NULL}};
+
 const sb_backend sb_backend_pjrt = {
     .name = "pjrt",
     .what = "XLA devices through a PJRT plugin (TPU, GPU, the CPU plugin)",
@@ -815,4 +853,5 @@ const sb_backend sb_backend_pjrt = {
     .caps = SB_BK_SELECT | SB_BK_ON_REQUEST,
     .wanted = pjrt_wanted,
     .describe = pjrt_describe,
+    .impls = pjrt_impls,
 };

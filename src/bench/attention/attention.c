@@ -345,12 +345,8 @@ static const sb_impl attention_bmm_cpu = {
 };
 
 #ifdef SB_HAVE_CUDA
-extern const sb_impl sb_impl_cuda_attention_bmm,
-    sb_impl_cuda_attention_paged_decode;
 #endif
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_attention_prefill, sb_impl_pjrt_attention_bmm,
-    sb_impl_pjrt_attention_paged_decode;
 #endif
 
 const sb_bench sb_bench_attention_bmm = {
@@ -367,10 +363,7 @@ const sb_bench sb_bench_attention_bmm = {
     .check = bmm_check,
     .flops = bmm_flops,
     .bytes = bmm_bytes,
-    .impls = (const sb_impl *const[]){&attention_bmm_cpu,
-                                      SB_IMPL_CUDA(sb_impl_cuda_attention_bmm)
-                                          SB_IMPL_PJRT(
-                                              sb_impl_pjrt_attention_bmm) NULL},
+    .impls = (const sb_impl *const[]){&attention_bmm_cpu, NULL},
 };
 
 /* ==== shared head parameters =================================================
@@ -684,9 +677,7 @@ const sb_bench sb_bench_attention_prefill = {
     .footprint = prefill_footprint,
     .flops = prefill_flops,
     .bytes = prefill_bytes,
-    .impls = (const sb_impl *const[]){&attention_prefill_cpu,
-                                      SB_IMPL_PJRT(
-                                          sb_impl_pjrt_attention_prefill) NULL},
+    .impls = (const sb_impl *const[]){&attention_prefill_cpu, NULL},
 };
 
 /* ==== attention.paged_decode =================================================
@@ -899,9 +890,5 @@ const sb_bench sb_bench_attention_paged_decode = {
     .footprint = paged_footprint,
     .flops = paged_flops,
     .bytes = paged_bytes,
-    .impls =
-        (const sb_impl *const[]){
-            &attention_paged_decode_cpu,
-            SB_IMPL_CUDA(sb_impl_cuda_attention_paged_decode)
-                SB_IMPL_PJRT(sb_impl_pjrt_attention_paged_decode) NULL},
+    .impls = (const sb_impl *const[]){&attention_paged_decode_cpu, NULL},
 };

@@ -546,10 +546,8 @@ static const sb_impl compute_gemm_cpu = {
 };
 
 #ifdef SB_HAVE_CUDA
-extern const sb_impl sb_impl_cuda_compute_gemm;
 #endif
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_compute_gemm;
 #endif
 
 /* C = A B of M x K by K x N (sb_gemm_dims): 2 M N K FLOPs on every
@@ -564,8 +562,5 @@ const sb_bench sb_bench_compute_gemm = {
     .decode = gemm_decode,
     .shape_size = sizeof(sb_gemm_shape),
     .flops = gemm_flops,
-    .impls = (const sb_impl *const[]){&compute_gemm_cpu,
-                                      SB_IMPL_CUDA(sb_impl_cuda_compute_gemm)
-                                          SB_IMPL_PJRT(
-                                              sb_impl_pjrt_compute_gemm) NULL},
+    .impls = (const sb_impl *const[]){&compute_gemm_cpu, NULL},
 };

@@ -45,7 +45,6 @@ static const sb_impl lat_cpu = {
 };
 
 #ifdef SB_HAVE_CUDA
-extern const sb_impl sb_impl_cuda_memory_latency;
 #endif
 
 const sb_bench sb_bench_memory_latency = {
@@ -60,7 +59,5 @@ const sb_bench sb_bench_memory_latency = {
     .decode = sb_chase_decode,
     .shape_size = sizeof(sb_chase_shape),
     .footprint = sb_chase_footprint,
-    .impls = (const sb_impl *const[]){&lat_cpu,
-                                      SB_IMPL_CUDA(sb_impl_cuda_memory_latency)
-                                          NULL},
+    .impls = (const sb_impl *const[]){&lat_cpu, NULL},
 };

@@ -773,16 +773,11 @@ static const sb_impl mem_cpu = {
 };
 
 #ifdef SB_HAVE_CUDA
-extern const sb_impl sb_impl_cuda_memory_copy, sb_impl_cuda_memory_read,
-    sb_impl_cuda_memory_write, sb_impl_cuda_memory_triad;
 #endif
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_memory_copy, sb_impl_pjrt_memory_scale,
-    sb_impl_pjrt_memory_add, sb_impl_pjrt_memory_triad,
-    sb_impl_pjrt_memory_read;
 #endif
 
-#define SB__MEM_BENCH(K, NAME, DESC, ...)                                      \
+#define SB__MEM_BENCH(K, NAME, DESC)                                           \
     const sb_bench sb_bench_memory_##NAME = {                                  \
         .name = "memory." #NAME,                                               \
         .area = "memory",                                                      \
@@ -791,21 +786,12 @@ extern const sb_impl sb_impl_pjrt_memory_copy, sb_impl_pjrt_memory_scale,
         .kind = K,                                                             \
         .decode = mem_decode,                                                  \
         .shape_size = sizeof(mem_shape),                                       \
-        .impls = (const sb_impl *const[]){&mem_cpu, __VA_ARGS__ NULL},         \
+        .impls = (const sb_impl *const[]){&mem_cpu, NULL},                     \
     };
 
-SB__MEM_BENCH(SB_MEM_COPY, copy, "STREAM copy c = a (2 words/element)",
-              SB_IMPL_CUDA(sb_impl_cuda_memory_copy)
-                  SB_IMPL_PJRT(sb_impl_pjrt_memory_copy))
-SB__MEM_BENCH(SB_MEM_SCALE, scale, "STREAM scale b = s*c (2 words/element)",
-              SB_IMPL_PJRT(sb_impl_pjrt_memory_scale))
-SB__MEM_BENCH(SB_MEM_ADD, add, "STREAM add c = a + b (3 words/element)",
-              SB_IMPL_PJRT(sb_impl_pjrt_memory_add))
-SB__MEM_BENCH(SB_MEM_TRIAD, triad, "STREAM triad a = b + s*c (3 words/element)",
-              SB_IMPL_CUDA(sb_impl_cuda_memory_triad)
-                  SB_IMPL_PJRT(sb_impl_pjrt_memory_triad))
-SB__MEM_BENCH(SB_MEM_READ, read, "read: sum of a (1 word/element)",
-              SB_IMPL_CUDA(sb_impl_cuda_memory_read)
-                  SB_IMPL_PJRT(sb_impl_pjrt_memory_read))
-SB__MEM_BENCH(SB_MEM_WRITE, write, "write: fill a = v (1 word/element)",
-              SB_IMPL_CUDA(sb_impl_cuda_memory_write))
+SB__MEM_BENCH(SB_MEM_COPY, copy, "STREAM copy c = a (2 words/element)")
+SB__MEM_BENCH(SB_MEM_SCALE, scale, "STREAM scale b = s*c (2 words/element)")
+SB__MEM_BENCH(SB_MEM_ADD, add, "STREAM add c = a + b (3 words/element)")
+SB__MEM_BENCH(SB_MEM_TRIAD, triad, "STREAM triad a = b + s*c (3 words/element)")
+SB__MEM_BENCH(SB_MEM_READ, read, "read: sum of a (1 word/element)")
+SB__MEM_BENCH(SB_MEM_WRITE, write, "write: fill a = v (1 word/element)")

@@ -756,11 +756,9 @@ static const sb_impl sb__moe_cpu = {
 };
 
 #ifdef SB_HAVE_PJRT
-extern const sb_impl sb_impl_pjrt_moe_route, sb_impl_pjrt_moe_dispatch,
-    sb_impl_pjrt_moe_combine, sb_impl_pjrt_moe_grouped_gemm;
 #endif
 
-#define SB__MOE_BENCH(NAME, KIND, PARAMS, QUICK, FULL, DESC, ...)              \
+#define SB__MOE_BENCH(NAME, KIND, PARAMS, QUICK, FULL, DESC)                   \
     const sb_bench sb_bench_moe_##NAME = {                                     \
         .name = "moe." #NAME,                                                  \
         .area = "moe",                                                         \
@@ -777,25 +775,21 @@ extern const sb_impl sb_impl_pjrt_moe_route, sb_impl_pjrt_moe_dispatch,
         .footprint = sb__moe_fp,                                               \
         .flops = sb__moe_flops,                                                \
         .bytes = sb__moe_bytes,                                                \
-        .impls = (const sb_impl *const[]){&sb__moe_cpu, __VA_ARGS__ NULL},     \
+        .impls = (const sb_impl *const[]){&sb__moe_cpu, NULL},                 \
     };
 
 SB__MOE_BENCH(route, SB_MOE_ROUTE, sb__moe_params, SB__MOE_QUICK, SB__MOE_FULL,
               "router: logits = X·Wr (sgemm) + bias, softmax, top-k, weights "
-              "renormalised over the k",
-              SB_IMPL_PJRT(sb_impl_pjrt_moe_route))
+              "renormalised over the k")
 SB__MOE_BENCH(dispatch, SB_MOE_DISPATCH, sb__moe_params, SB__MOE_QUICK,
               SB__MOE_FULL,
               "permute token rows into per-expert groups (counting sort + "
-              "gather)",
-              SB_IMPL_PJRT(sb_impl_pjrt_moe_dispatch))
+              "gather)")
 SB__MOE_BENCH(combine, SB_MOE_COMBINE, sb__moe_params, SB__MOE_QUICK,
               SB__MOE_FULL,
-              "weighted scatter-add of expert outputs back in token order",
-              SB_IMPL_PJRT(sb_impl_pjrt_moe_combine))
+              "weighted scatter-add of expert outputs back in token order")
 SB__MOE_BENCH(grouped_gemm, SB_MOE_GEMM, sb__moe_gemm_params,
               SB__MOE_QUICK " ffn=512",
               "tokens=256 d_model=4096 ffn=1408 experts=8,64 topk=2,8 gated=1",
               "one sgemm per expert on its ragged group (ragged_dot), or the "
-              "gated expert MLP",
-              SB_IMPL_PJRT(sb_impl_pjrt_moe_grouped_gemm))
+              "gated expert MLP")

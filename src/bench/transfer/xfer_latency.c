@@ -34,7 +34,6 @@ static const sb_impl xlat_host = {
 };
 
 #ifdef SB_HAVE_CUDA
-extern const sb_impl sb_impl_cuda_transfer_latency;
 #endif
 
 const sb_bench sb_bench_transfer_latency = {
@@ -51,7 +50,5 @@ const sb_bench sb_bench_transfer_latency = {
     .shape_size = sizeof(sb_chase_shape),
     .check = sb_xfer_check,
     .footprint = sb_chase_footprint,
-    .impls =
-        (const sb_impl *const[]){
-            &xlat_host, SB_IMPL_CUDA(sb_impl_cuda_transfer_latency) NULL},
+    .impls = (const sb_impl *const[]){&xlat_host, NULL},
 };
