@@ -29,7 +29,7 @@ fi
 cc -std=c11 -Wall -Werror "$src/examples/embed.c" -o "$W/embed" \
     $(pkg-config --cflags solbench) $(pkg-config --libs solbench) \
     -Wl,-rpath,"$W/prefix/lib"
-ldd "$W/embed" | grep -q "$W/prefix/lib/libsolbench.so" ||
+ldd "$W/embed" | grep "$W/prefix/lib/libsolbench.so" >/dev/null ||
     { echo "FAIL: not linked to the installed libsolbench.so"; ldd "$W/embed"; exit 1; }
 out=$(SOLBENCH_DATA="$W/prefix/share/solbench/data" "$W/embed")
 echo "$out"
