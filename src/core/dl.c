@@ -137,5 +137,15 @@ int sb_dl_probe(const char *path, const char *symbol, double timeout_s,
                        "(%s): a damaged shared object, not loaded",
                        path, sig, strsignal(sig));
     }
+    /* 0 loaded, 3 and 4 the loader's or the symbol's refusal (the
+     * caller's dlopen says which); anything else ended it another way (a
+     * sanitizer turns the crash into an exit, an initialiser exits) */
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code != 0 && code != 3 && code != 4)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: loading it ended a test process with status %d "
+                       "(a crash caught, or the object's own exit): a "
+                       "damaged shared object, not loaded",
+                       path, code);
     return 0;
 }

@@ -53,7 +53,8 @@ const char *sb_dl_path(const sb_dl_lib *l);
  * a damaged or hostile object can crash or hang there, past what the
  * file checks see. 0 when the child loaded it and found `symbol` (NULL:
  * any), or failed in dlopen itself (the caller's own dlopen reports
- * that); SB_EINVAL with one line when the child died of a signal or did
+ * that); SB_EINVAL with one line when the child died of a signal, ended
+ * with another status (a sanitizer's report of a crash is an exit) or did
  * not finish within timeout_s. */
 int sb_dl_probe(const char *path, const char *symbol, double timeout_s,
                 sb_err *err);

@@ -258,6 +258,9 @@ static void spread(const sb_run *run, const sb_workload *w, int k,
     for (int j = 0; j < k; j++) {
         sb_run v;
         sb_run_init(&v);
+        /* a view: the run's fingerprint and config, not new ones */
+        json_decref(v.system);
+        json_decref(v.config);
         v.system = run->system;
         v.config = run->config;
         sb_result *blk[6] = {0};
