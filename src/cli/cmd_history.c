@@ -294,15 +294,15 @@ int sb_cmd_history(int argc, char **argv)
     if (!rc)
         rc = sb_store_history(st, bench, last, on_row, &hs, &err);
     sb_store_close(st);
+    if (!rc)
+        flush_run(&hs); /* the last run, named with its baselines */
     free(hs.bl_run);
     free(hs.bl_names);
+    free(hs.lines);
     if (rc) {
         json_decref(hs.json);
-        free(hs.lines);
         return sb_cli_error(&err);
     }
-    flush_run(&hs);
-    free(hs.lines);
     if (hs.json) {
         int wrc = sb_cli_write_json(
             hs.json, strcmp(json_path, "-") ? json_path : NULL,

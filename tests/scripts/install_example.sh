@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install_example.sh BUILD SOURCE — the library as a program of its own
+# install_example.sh BUILD SOURCE [CC] — the library as a program of its own
 # uses it (docs/LIBRARY.md): `cmake --install` into a scratch prefix, then
 # examples/embed.c compiled against the installed headers with the flags
 # of the installed solbench.pc alone (no source tree on the include path,
@@ -8,6 +8,7 @@
 set -euo pipefail
 build=$(readlink -f "$1")
 src=$(readlink -f "$2")
+cc=${3:-cc}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cmake --install "$build" --prefix "$W/prefix" >/dev/null
@@ -26,7 +27,7 @@ if grep -l '^#include <jansson.h>' "$W/prefix/include/solbench/"*.h; then
 fi
 # compiled with the installed headers only, and run with the installed
 # library (its run path) and the installed data
-cc -std=c11 -Wall -Werror "$src/examples/embed.c" -o "$W/embed" \
+"$cc" -std=c11 -Wall -Werror "$src/examples/embed.c" -o "$W/embed" \
     $(pkg-config --cflags solbench) $(pkg-config --libs solbench) \
     -Wl,-rpath,"$W/prefix/lib"
 ldd "$W/embed" | grep "$W/prefix/lib/libsolbench.so" >/dev/null ||
