@@ -2,8 +2,8 @@
  * library.c — the list of every benchmark of this build, one list file per
  * area (src/bench/<area>/<area>.def: one SB_BENCH(symbol) per line), and
  * sb_library_init, which gives it to the core's registry with the list of
- * this build's backends. The list lives
- * here, above the benchmarks, so the core names none of them.
+ * this build's backends. The lists live here, above the benchmarks and
+ * the backends, so the core names none of them.
  */
 #include "solbench/library.h"
 
