@@ -1,9 +1,11 @@
 /*
  * refmodel.c — the reference decoder of refmodel.h: weights, the paged KV
- * cache, one serving iteration timed per phase, and the same model in
- * double precision.
+ * cache, one serving iteration timed per phase (its configuration is
+ * refmodel_config.c's, the same model in double precision
+ * refmodel_ref.c's; refmodel_int.h).
  */
 #include "bench/llm/refmodel.h"
+#include "bench/llm/refmodel_int.h"
 
 #include <math.h>
 #include <omp.h>
@@ -19,202 +21,7 @@
 #include "solbench/ops.h"
 #include "solbench/timer.h"
 #include "solbench/util.h"
-
-/* ---- configuration ------------------------------------------------------ */
-
-static const char *const sb__phase_names[SB_REF_NPH] = {
-    "embedding", "qkv projection", "attention core", "output projection",
-    "mlp",       "router",         "experts",        "norms & elementwise",
-    "lm head"};
-
-const char *sb_ref_phase_name(int ph)
-{
-    return ph >= 0 && ph < SB_REF_NPH ? sb__phase_names[ph] : "?";
-}
-
-bool sb_ref_layer_is_moe(const sb_ref_config *c, int l)
-{
-    return c->experts > 0 && l >= c->moe_first &&
-           (l - c->moe_first) % (c->moe_every > 0 ? c->moe_every : 1) == 0;
-}
-
-static int sb__range(const char *what, long v, long lo, long hi, sb_err *err)
-{
-    if (v < lo || v > hi)
-        return sb_fail(err, SB_EINVAL,
-                       "reference model: %s = %ld: expected %ld .. %ld", what,
-                       v, lo, hi);
-    return 0;
-}
-
-int sb_ref_config_check(const sb_ref_config *c, sb_err *err)
-{
-    if (sb__range("layers", c->layers, 1, SB_REF_MAX_LAYERS, err) ||
-        sb__range("d_model", c->d, 1, SB_REF_MAX_DIM, err) ||
-        sb__range("q_heads", c->hq, 1, SB_REF_MAX_HEADS, err) ||
-        sb__range("kv_heads", c->hkv, 1, SB_REF_MAX_HEADS, err) ||
-        sb__range("head_dim", c->hd, 2, 1024, err) ||
-        sb__range("vocab", c->vocab, 2, SB_REF_MAX_VOCAB, err) ||
-        sb__range("kv_page", c->page, 1, 65536, err))
-        return SB_EINVAL;
-    if (c->hd % 2)
-        return sb_fail(err, SB_EINVAL,
-                       "reference model: head_dim = %d: RoPE needs an even "
-                       "head dimension",
-                       c->hd);
-    if (c->hq % c->hkv)
-        return sb_fail(err, SB_EINVAL,
-                       "reference model: kv_heads = %d does not divide "
-                       "q_heads = %d",
-                       c->hkv, c->hq);
-    if (c->experts == 0)
-        return sb__range("ffn", c->ffn, 1, 4 * SB_REF_MAX_DIM, err);
-    if (sb__range("experts", c->experts, 1, SB_REF_MAX_EXPERTS, err) ||
-        sb__range("top_k", c->top_k, 1, c->experts, err) ||
-        sb__range("expert_ffn", c->expert_ffn, 1, 4 * SB_REF_MAX_DIM, err) ||
-        sb__range("moe_first_layer", c->moe_first, 0, c->layers - 1, err) ||
-        sb__range("moe_every", c->moe_every, 1, c->layers, err))
-        return SB_EINVAL;
-    /* dense layers before the first MoE layer need an ffn */
-    if (c->moe_first > 0 || c->moe_every > 1)
-        return sb__range("ffn", c->ffn, 1, 4 * SB_REF_MAX_DIM, err);
-    return 0;
-}
-
-static double sb__es(const sb_ref_config *c)
-{
-    return c->bf16 ? 2.0 : 4.0;
-}
-
-static double sb__nqkv(const sb_ref_config *c)
-{
-    return (double)(c->hq + 2 * c->hkv) * c->hd;
-}
-
-/* Parameters of the weight matmuls of layer l, counting `experts` of a
- * MoE layer's routed experts. */
-static double sb__layer_params(const sb_ref_config *c, int l, double experts)
-{
-    double d = c->d, p = sb__nqkv(c) * d + (double)c->hq * c->hd * d;
-    if (sb_ref_layer_is_moe(c, l))
-        p += experts * 3.0 * d * c->expert_ffn;
-    else
-        p += 3.0 * d * c->ffn;
-    return p;
-}
-
-double sb_ref_weight_bytes(const sb_ref_config *c)
-{
-    double p = 2.0 * (double)c->vocab * c->d; /* embedding, lm head */
-    double f32 = (2.0 * c->layers + 1) * c->d;
-    for (int l = 0; l < c->layers; l++) {
-        p += sb__layer_params(c, l, c->experts);
-        if (sb_ref_layer_is_moe(c, l))
-            f32 += (double)c->experts * c->d;
-    }
-    return p * sb__es(c) + 4.0 * f32;
-}
-
-double sb_ref_read_bytes(const sb_ref_config *c, double tokens)
-{
-    double E = c->experts, k = c->top_k;
-    double touched = E > 0 ? E * (1.0 - pow(1.0 - k / E, tokens)) : 0;
-    double b = (double)c->vocab * c->d * sb__es(c); /* the LM head */
-    for (int l = 0; l < c->layers; l++) {
-        b += sb__layer_params(c, l, touched) * sb__es(c);
-        if (sb_ref_layer_is_moe(c, l))
-            b += 4.0 * E * c->d; /* the router */
-    }
-    return b;
-}
-
-double sb_ref_matmul_flops_per_token(const sb_ref_config *c)
-{
-    double p = 0;
-    for (int l = 0; l < c->layers; l++)
-        p += sb__layer_params(c, l, c->top_k);
-    return 2.0 * p;
-}
-
-static int64_t sb__pages_per_seq(const sb_ref_config *c, int ctx)
-{
-    return ((int64_t)ctx + c->page - 1) / c->page;
-}
-
-static double sb__widest_ffn(const sb_ref_config *c)
-{
-    double f = c->experts > 0 ? (double)c->top_k * c->expert_ffn : 0;
-    return f > c->ffn ? f : c->ffn;
-}
-
-double sb_ref_footprint(const sb_ref_config *c, int seqs, int ctx, int tokens)
-{
-    double T = tokens, d = c->d, kvrow = (double)c->hkv * c->hd;
-    double kv = 2.0 * 4.0 * c->layers * (double)seqs *
-                sb__pages_per_seq(c, ctx) * c->page * kvrow;
-    double act =
-        4.0 * T *
-        (3 * d + sb__nqkv(c) + 2.0 * c->hq * c->hd + 3.0 * sb__widest_ffn(c) +
-         (c->experts > 0 ? 3 * d * c->top_k : 0));
-    double logits = 4.0 * (double)seqs * c->vocab * 2;
-    double rope = 4.0 * (double)ctx * c->hd;
-    return sb_ref_weight_bytes(c) + kv + act + logits + rope;
-}
-
 /* ---- the model ---------------------------------------------------------- */
-
-/* Products of at most this many rows are decode-sized. */
-#define SB__DECODE_M 16
-
-typedef struct sb__plan_ent {
-    int64_t m, n, k, lda, ldb, ldc;
-    int slots;
-    sb_gemm_plan *p;
-} sb__plan_ent;
-
-struct sb_ref_model {
-    sb_ref_config c;
-    int seqs, ctx, tokens, threads, dt;
-    int lib_small, lib_large; /* by m: decode-sized (<= 16), larger */
-    size_t es;
-    /* weights (dt unless fp32 said); the matrices in one block */
-    void *arena;
-    void *emb, *lm;                    /* [vocab][d] */
-    float *norm1, *norm2, *normf;      /* [L][d], [L][d], [d] fp32 */
-    void **wqkv, **wo, **wgu, **wdown; /* per layer; MoE: E blocks */
-    float **wr;                        /* per MoE layer [E][d] fp32 */
-    /* the KV cache: pools [layers][npages][hkv][page][hd] fp32 */
-    float *kpool, *vpool;
-    int64_t pps, npages;
-    int32_t *pages; /* [seqs][pps] */
-    int *len;
-    float *cos_t, *sin_t; /* [ctx][hd/2] */
-    /* activations, [tokens][...] */
-    float *x, *qkv, *q, *o, *proj, *gu, *xr, *logits;
-    void *xn, *on, *act, *hl;
-    int32_t *tpos, *tslot; /* per token: position, slot */
-    /* MoE */
-    int *idx;
-    float *rw, *rp;
-    int64_t *offsets, *pos, *row_token, *scratch;
-    void *xp, *acte;
-    float *gue, *ye;
-    /* the iteration's paged shape */
-    int64_t *plen, *cu_q, *cu_pages;
-    int32_t *table;
-    sb__plan_ent *plans;
-    int nplans, cap_plans;
-    /* partial products of a decode-sized product split over the threads:
-     * threads - 1 blocks of part_floats */
-    float *part;
-    int64_t part_floats;
-    /* events, when recorded: the layer and the rows (tokens) at hand */
-    sb_ref_event *ev;
-    int n_ev, cap_ev, ev_layer;
-    int64_t ev_m;
-    double t[SB_REF_NPH];
-    char kernels[200];
-};
 
 const sb_ref_config *sb_ref_config_of(const sb_ref_model *m)
 {
@@ -324,14 +131,14 @@ static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
                               int64_t lda, int64_t ldb, int64_t ldc, int slots)
 {
     for (int i = 0; i < m->nplans; i++) {
-        const sb__plan_ent *e = &m->plans[i];
+        const sb_refm_plan_ent *e = &m->plans[i];
         if (e->m == M && e->n == N && e->k == K && e->lda == lda &&
             e->ldb == ldb && e->ldc == ldc && e->slots >= slots)
             return e->p;
     }
     if (m->nplans == m->cap_plans) {
         int cap = m->cap_plans ? 2 * m->cap_plans : 64;
-        sb__plan_ent *np = realloc(m->plans, (size_t)cap * sizeof *np);
+        sb_refm_plan_ent *np = realloc(m->plans, (size_t)cap * sizeof *np);
         if (!np)
             return NULL;
         m->plans = np;
@@ -353,7 +160,8 @@ static sb_gemm_plan *sb__plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
     if (sb_gemm_plan_create(lib, &d, slots, &p, &e) &&
         sb_gemm_plan_create(1 - lib, &d, slots, &p, &e))
         return NULL;
-    m->plans[m->nplans++] = (sb__plan_ent){M, N, K, lda, ldb, ldc, slots, p};
+    m->plans[m->nplans++] =
+        (sb_refm_plan_ent){M, N, K, lda, ldb, ldc, slots, p};
     return p;
 }
 
@@ -449,7 +257,7 @@ static int sb__pick_libs(sb_ref_model *m, sb_err *err)
                 bool moe = sb_ref_layer_is_moe(c, l);
                 int64_t f = moe ? c->expert_ffn : c->ffn,
                         ho = (int64_t)c->hq * c->hd;
-                sb__mm(m, 1, (int64_t)sb__nqkv(c), c->d, m->xn, m->wqkv[l],
+                sb__mm(m, 1, (int64_t)sb_refm_nqkv(c), c->d, m->xn, m->wqkv[l],
                        m->qkv);
                 sb__mm(m, 1, c->d, ho, m->on, m->wo[l], m->proj);
                 sb__mm(m, 1, 2 * f, c->d, m->xn, m->wgu[l],
@@ -501,9 +309,9 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
 {
     *out = NULL;
     if (sb_ref_config_check(cfg, err) ||
-        sb__range("sequences", seqs, 1, SB_REF_MAX_SEQS, err) ||
-        sb__range("context", ctx, 1, SB_REF_MAX_CTX, err) ||
-        sb__range("tokens per iteration", tokens, 1, SB_REF_MAX_CTX, err))
+        sb_refm_range("sequences", seqs, 1, SB_REF_MAX_SEQS, err) ||
+        sb_refm_range("context", ctx, 1, SB_REF_MAX_CTX, err) ||
+        sb_refm_range("tokens per iteration", tokens, 1, SB_REF_MAX_CTX, err))
         return SB_EINVAL;
     /* the callers hold the footprint to SB_MEM_SHARE of the memory
      * available (sb_mem_fits, or --force); here only what cannot be
@@ -527,7 +335,7 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
     m->dt = c->bf16 ? SB_GEMM_BF16 : SB_GEMM_F32;
     m->es = c->bf16 ? 2 : 4;
     int L = c->layers, fail = 0;
-    int64_t d = c->d, V = c->vocab, nq = (int64_t)sb__nqkv(c),
+    int64_t d = c->d, V = c->vocab, nq = (int64_t)sb_refm_nqkv(c),
             ho = (int64_t)c->hq * c->hd, T = tokens;
     size_t es = m->es;
     m->wqkv = calloc((size_t)L, sizeof(void *));
@@ -593,7 +401,7 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
         }
     }
     /* the KV cache, its pages shuffled over the slots */
-    m->pps = sb__pages_per_seq(c, ctx);
+    m->pps = sb_refm_pages_per_seq(c, ctx);
     m->npages = m->pps * seqs;
     int64_t kvrow = (int64_t)c->hkv * c->page * c->hd * L;
     if (!fail) {
@@ -628,7 +436,7 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
                 m->sin_t[p * h2 + i] = (float)sin(a);
             }
     /* activations */
-    int64_t F = (int64_t)sb__widest_ffn(c),
+    int64_t F = (int64_t)sb_refm_widest_ffn(c),
             R = c->experts > 0 ? T * c->top_k : 1;
     int64_t fe = c->experts > 0 ? c->expert_ffn : 1;
     if (!fail) {
@@ -899,7 +707,7 @@ int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
 {
     const sb_ref_config *c = &m->c;
     const bool bf = c->bf16;
-    const int64_t d = c->d, nq = (int64_t)sb__nqkv(c),
+    const int64_t d = c->d, nq = (int64_t)sb_refm_nqkv(c),
                   ho = (int64_t)c->hq * c->hd, hd = c->hd, h2 = hd / 2,
                   V = c->vocab, P = c->page;
     if (n < 1 || n > m->seqs)
@@ -1076,224 +884,4 @@ int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
         m->len[slot[i]] = (int)m->plen[i];
     sb_attn_ws_free(&ws);
     return 0;
-}
-
-/* ---- the double-precision reference ------------------------------------- */
-
-static double sb__rd(const sb_ref_model *m, const void *a, int64_t i)
-{
-    return sb_ops_elem(a, m->c.bf16, i);
-}
-
-/* What the fast path stores in the matmul dtype. */
-static double sb__round(const sb_ref_model *m, double v)
-{
-    return m->c.bf16 ? (double)sb_bf16_to_f32(sb_bf16_from_f32((float)v)) : v;
-}
-
-/* y [n][N] = x [n][K] · W [K][N], W from element w_off */
-static void sb__dmm(const sb_ref_model *m, int64_t n, int64_t N, int64_t K,
-                    const double *x, const void *W, int64_t w_off, double *y)
-{
-    const int64_t blk = 256;
-#pragma omp parallel for schedule(static)
-    for (int64_t o0 = 0; o0 < N; o0 += blk) {
-        int64_t o1 = o0 + blk < N ? o0 + blk : N;
-        for (int64_t t = 0; t < n; t++) {
-            double *yt = y + t * N;
-            for (int64_t o = o0; o < o1; o++)
-                yt[o] = 0;
-            for (int64_t j = 0; j < K; j++) {
-                double a = x[t * K + j];
-                for (int64_t o = o0; o < o1; o++)
-                    yt[o] += a * sb__rd(m, W, w_off + j * N + o);
-            }
-        }
-    }
-}
-
-static void sb__dnorm(const sb_ref_model *m, const double *x, const float *g,
-                      double *y, int64_t n, int64_t d)
-{
-    for (int64_t t = 0; t < n; t++) {
-        double ss = 0;
-        for (int64_t j = 0; j < d; j++)
-            ss += x[t * d + j] * x[t * d + j];
-        double inv = 1.0 / sqrt(ss / (double)d + SB_OPS_EPS);
-        for (int64_t j = 0; j < d; j++)
-            y[t * d + j] = sb__round(m, x[t * d + j] * inv * g[j]);
-    }
-}
-
-static double sb__silu(double a)
-{
-    return a / (1.0 + exp(-a));
-}
-
-int sb_ref_forward_double(const sb_ref_model *m, int n, const int32_t *tokens,
-                          double *out, sb_err *err)
-{
-    const sb_ref_config *c = &m->c;
-    const int64_t d = c->d, nq = (int64_t)sb__nqkv(c),
-                  ho = (int64_t)c->hq * c->hd, hd = c->hd, h2 = hd / 2,
-                  V = c->vocab, g = c->hq / c->hkv;
-    int64_t F = c->ffn > c->expert_ffn ? c->ffn : c->expert_ffn;
-    if (n < 1 || n > m->ctx)
-        return sb_fail(err, SB_EINVAL, "reference model: %d tokens", n);
-    double *x = malloc(sizeof(double) * (size_t)(n * d)),
-           *xn = malloc(sizeof(double) * (size_t)(n * d)),
-           *qkv = malloc(sizeof(double) * (size_t)(n * nq)),
-           *o = malloc(sizeof(double) * (size_t)(n * ho)),
-           *pr = malloc(sizeof(double) * (size_t)(n * d)),
-           *gu = malloc(sizeof(double) * (size_t)(2 * F)),
-           *ac = malloc(sizeof(double) * (size_t)F),
-           *y = malloc(sizeof(double) * (size_t)d),
-           *sc = malloc(sizeof(double) * (size_t)n);
-    if (!x || !xn || !qkv || !o || !pr || !gu || !ac || !y || !sc) {
-        free(x), free(xn), free(qkv), free(o), free(pr), free(gu), free(ac),
-            free(y), free(sc);
-        return sb_fail(err, SB_ENOMEM, "reference model: out of memory");
-    }
-    for (int64_t t = 0; t < n; t++)
-        for (int64_t j = 0; j < d; j++)
-            x[t * d + j] = sb__rd(m, m->emb, (int64_t)tokens[t] * d + j);
-    for (int l = 0; l < c->layers; l++) {
-        sb__dnorm(m, x, m->norm1 + l * d, xn, n, d);
-        sb__dmm(m, n, nq, d, xn, m->wqkv[l], 0, qkv);
-        /* RoPE in double on q and k heads */
-        for (int64_t t = 0; t < n; t++)
-            for (int h = 0; h < c->hq + c->hkv; h++) {
-                double *r = qkv + t * nq + (int64_t)h * hd;
-                for (int64_t i = 0; i < h2; i++) {
-                    double a = (double)t * pow(c->rope_theta, -2.0 * i / hd);
-                    double u = r[i], v = r[i + h2];
-                    r[i] = u * cos(a) - v * sin(a);
-                    r[i + h2] = v * cos(a) + u * sin(a);
-                }
-            }
-        /* causal attention, query head h on kv head h / g */
-        double scale = 1.0 / sqrt((double)hd);
-        for (int64_t t = 0; t < n; t++)
-            for (int h = 0; h < c->hq; h++) {
-                const double *q = qkv + t * nq + (int64_t)h * hd;
-                int64_t kh = c->hq + h / g, vh = c->hq + c->hkv + h / g;
-                double mx = -INFINITY, sum = 0;
-                for (int64_t s = 0; s <= t; s++) {
-                    const double *kk = qkv + s * nq + kh * hd;
-                    double a = 0;
-                    for (int64_t i = 0; i < hd; i++)
-                        a += q[i] * kk[i];
-                    sc[s] = a * scale;
-                    mx = sc[s] > mx ? sc[s] : mx;
-                }
-                for (int64_t s = 0; s <= t; s++)
-                    sum += (sc[s] = exp(sc[s] - mx));
-                for (int64_t i = 0; i < hd; i++) {
-                    double a = 0;
-                    for (int64_t s = 0; s <= t; s++)
-                        a += sc[s] * qkv[s * nq + vh * hd + i];
-                    o[t * ho + (int64_t)h * hd + i] = sb__round(m, a / sum);
-                }
-            }
-        sb__dmm(m, n, d, ho, o, m->wo[l], 0, pr);
-        for (int64_t i = 0; i < n * d; i++)
-            x[i] += pr[i];
-        sb__dnorm(m, x, m->norm2 + l * d, xn, n, d);
-        bool moe = sb_ref_layer_is_moe(c, l);
-        int64_t f = moe ? c->expert_ffn : c->ffn;
-        for (int64_t t = 0; t < n; t++) {
-            int E = moe ? c->experts : 1, k = moe ? c->top_k : 1;
-            int idx[SB_REF_MAX_EXPERTS];
-            double w[SB_REF_MAX_EXPERTS], p[SB_REF_MAX_EXPERTS];
-            if (moe) {
-                double mx = -INFINITY, sum = 0, s = 0;
-                for (int e = 0; e < E; e++) {
-                    double a = 0;
-                    for (int64_t j = 0; j < d; j++)
-                        a += xn[t * d + j] * (double)m->wr[l][e * d + j];
-                    p[e] = a;
-                    mx = a > mx ? a : mx;
-                }
-                for (int e = 0; e < E; e++)
-                    sum += (p[e] = exp(p[e] - mx));
-                for (int e = 0; e < E; e++)
-                    p[e] /= sum;
-                sb_moe_topk_d(p, E, k, idx, w);
-                for (int j = 0; j < k; j++)
-                    s += w[j];
-                for (int j = 0; j < k; j++)
-                    w[j] /= s;
-            } else {
-                idx[0] = 0;
-                w[0] = 1.0;
-            }
-            for (int j = 0; j < k; j++) {
-                int64_t e = idx[j];
-                sb__dmm(m, 1, 2 * f, d, xn + t * d, m->wgu[l], e * 2 * f * d,
-                        gu);
-                for (int64_t i = 0; i < f; i++)
-                    ac[i] = sb__round(m, sb__silu(gu[i]) * gu[f + i]);
-                sb__dmm(m, 1, d, f, ac, m->wdown[l], e * d * f, y);
-                for (int64_t i = 0; i < d; i++)
-                    x[t * d + i] += w[j] * y[i];
-            }
-        }
-    }
-    sb__dnorm(m, x, m->normf, xn, n, d);
-    sb__dmm(m, n, V, d, xn, m->lm, 0, out);
-    free(x), free(xn), free(qkv), free(o), free(pr), free(gu), free(ac),
-        free(y), free(sc);
-    return 0;
-}
-
-int sb_ref_verify(sb_ref_model *m, int slot, int n_prompt, int n_decode,
-                  uint64_t seed, double *rel, sb_err *err)
-{
-    const int64_t V = m->c.vocab;
-    int n = n_prompt + n_decode;
-    *rel = 0;
-    if (slot < 0 || slot >= m->seqs || n_prompt < 1 || n_decode < 0 ||
-        n > m->ctx || n_prompt > m->tokens)
-        return sb_fail(err, SB_EINVAL,
-                       "reference model: verification of %d + %d tokens "
-                       "in slot %d does not fit",
-                       n_prompt, n_decode, slot);
-    int32_t *tok = malloc(sizeof *tok * (size_t)(n + 1));
-    float *lg = malloc(sizeof *lg * (size_t)(V * (n_decode + 1)));
-    double *ref = malloc(sizeof *ref * (size_t)(V * n));
-    if (!tok || !lg || !ref) {
-        free(tok), free(lg), free(ref);
-        return sb_fail(err, SB_ENOMEM, "reference model: out of memory");
-    }
-    uint64_t s = seed;
-    for (int i = 0; i < n_prompt; i++)
-        tok[i] = (int32_t)(sb_rng_unif(&s) * (double)V);
-    m->len[slot] = 0;
-    int rc = 0;
-    for (int step = 0; step <= n_decode && rc == 0; step++) {
-        int start = step == 0 ? 0 : n_prompt + step - 1;
-        int cnt = step == 0 ? n_prompt : 1;
-        rc = sb_ref_forward(m, 1, &slot, &cnt, tok + start, lg + step * V,
-                            tok + n_prompt + step, err);
-    }
-    if (rc == 0)
-        rc = sb_ref_forward_double(m, n, tok, ref, err);
-    for (int step = 0; step <= n_decode && rc == 0; step++) {
-        const double *r = ref + (int64_t)(n_prompt - 1 + step) * V;
-        const float *l = lg + (int64_t)step * V;
-        double ss = 0, worst = 0;
-        for (int64_t j = 0; j < V; j++)
-            ss += r[j] * r[j];
-        double scale = fmax(sqrt(ss / (double)V), 1.0);
-        for (int64_t j = 0; j < V; j++) {
-            double e = fabs((double)l[j] - r[j]) / scale;
-            if (!(e <= worst)) /* NaN counts */
-                worst = isnan(e) ? INFINITY : e;
-        }
-        if (worst > *rel)
-            *rel = worst;
-    }
-    m->len[slot] = 0;
-    free(tok), free(lg), free(ref);
-    return rc;
 }
