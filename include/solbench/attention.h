@@ -158,6 +158,11 @@ double sb_attn_pairs(int64_t sq, int64_t skv, bool causal);
 /* The shape a point asks for: `shape` qk ([seq, d] x [d, seq]), pv
  * ([seq, seq] x [seq, d]) or mnk (m, n, k as given), over `batch`. */
 sb_bmm_shape sb_bmm_shape_of(const sb_params *p);
+/* Head counts a point may have: at least one query and one KV head, KV
+ * heads dividing the query heads (GQA groups), a head width of one or
+ * more. SB_EINVAL naming the parameter and `bench`. */
+int sb_attn_check_heads(const char *bench, int64_t hq, int64_t hkv, int64_t d,
+                        sb_err *err);
 /* The paged-decode shape a point asks for (q_heads, kv_heads, head_dim,
  * page_size, batch, lens, seed, chunk, chunk_every), checked: SB_EINVAL
  * naming the parameter. Free with sb_paged_shape_free. */

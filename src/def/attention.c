@@ -59,32 +59,41 @@ sb_bmm_shape sb_bmm_shape_of(const sb_params *p)
     return s;
 }
 
+int sb_attn_check_heads(const char *bench, int64_t hq, int64_t hkv, int64_t d,
+                        sb_err *err)
+{
+    if (hq < 1)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter q_heads=%lld: must be "
+                       ">= 1",
+                       bench, (long long)hq);
+    if (hkv < 1)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter kv_heads=%lld: must be "
+                       ">= 1",
+                       bench, (long long)hkv);
+    if (hq % hkv)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter kv_heads=%lld must "
+                       "divide q_heads=%lld (GQA groups)",
+                       bench, (long long)hkv, (long long)hq);
+    if (d < 1)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: parameter head_dim=%lld: must be "
+                       ">= 1",
+                       bench, (long long)d);
+    return 0;
+}
+
 int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err)
 {
     static const char b[] = "attention.paged_decode";
     memset(s, 0, sizeof *s);
     int64_t hq = sb_p_int(p, "q_heads"), hkv = sb_p_int(p, "kv_heads");
     int64_t d = sb_p_int(p, "head_dim"), ps = sb_p_int(p, "page_size");
-    if (hq < 1)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter q_heads=%lld: must be "
-                       ">= 1",
-                       b, (long long)hq);
-    if (hkv < 1)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter kv_heads=%lld: must be "
-                       ">= 1",
-                       b, (long long)hkv);
-    if (hq % hkv)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter kv_heads=%lld must "
-                       "divide q_heads=%lld (GQA groups)",
-                       b, (long long)hkv, (long long)hq);
-    if (d < 1)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter head_dim=%lld: must be "
-                       ">= 1",
-                       b, (long long)d);
+    int rc = sb_attn_check_heads(b, hq, hkv, d, err);
+    if (rc)
+        return rc;
     if (ps < 1)
         return sb_fail(err, SB_EINVAL,
                        "%s: parameter page_size=%lld: must be "
@@ -94,9 +103,8 @@ int sb_paged_shape_of(const sb_params *p, sb_paged_shape *s, sb_err *err)
     if (!len)
         return sb_fail(err, SB_ENOMEM, "%s: out of memory", b);
     int64_t batch = sb_p_int(p, "batch");
-    int rc =
-        sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
-                            (uint64_t)sb_p_int(p, "seed"), len, "lens", err);
+    rc = sb_paged_parse_lens(sb_p_str(p, "lens"), &batch,
+                             (uint64_t)sb_p_int(p, "seed"), len, "lens", err);
     if (!rc)
         rc = sb_paged_shape_init(s, batch, len, hq, hkv, d, ps,
                                  sb_p_int(p, "chunk"),

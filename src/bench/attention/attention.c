@@ -369,34 +369,6 @@ const sb_bench sb_bench_attention_bmm = {
 /* ==== shared head parameters =================================================
  */
 
-/* Head counts of 0 or that do not divide are the user's mistake: they get
- * check()'s message naming the parameter, not the parser's bound. */
-static int check_heads(const char *bench, int64_t hq, int64_t hkv, int64_t d,
-                       sb_err *err)
-{
-    if (hq < 1)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter q_heads=%lld: must be "
-                       ">= 1",
-                       bench, (long long)hq);
-    if (hkv < 1)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter kv_heads=%lld: must be "
-                       ">= 1",
-                       bench, (long long)hkv);
-    if (hq % hkv)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter kv_heads=%lld must divide q_heads=%lld "
-                       "(GQA groups)",
-                       bench, (long long)hkv, (long long)hq);
-    if (d < 1)
-        return sb_fail(err, SB_EINVAL,
-                       "%s: parameter head_dim=%lld: must be "
-                       ">= 1",
-                       bench, (long long)d);
-    return 0;
-}
-
 /* ==== attention.prefill ======================================================
  */
 
@@ -443,7 +415,7 @@ static int prefill_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 {
     const sb_params *p = pt->params;
     sb_prefill_shape s = *(const sb_prefill_shape *)pt->shape;
-    int rc = check_heads("attention.prefill", s.hq, s.hkv, s.d, err);
+    int rc = sb_attn_check_heads("attention.prefill", s.hq, s.hkv, s.d, err);
     if (rc)
         return rc;
     if ((double)s.sq * s.d > BLAS_MAX || (double)s.skv * s.d > BLAS_MAX)
