@@ -5,8 +5,8 @@
  *
  *   cc embed.c $(pkg-config --cflags --libs solbench) -o embed && ./embed
  *
- * Prints the triad's median bandwidth at 1 MiB and whether its output
- * verified; exits 0 when it did.
+ * Prints the triad's median bandwidth at 1 MiB, whether its output
+ * verified and whether the figure was stable; exits 0 when it verified.
  */
 #include <stdio.h>
 
@@ -44,9 +44,10 @@ int main(void)
         for (size_t i = 0; i < out.n; i++) {
             const sb_result *r = &out.items[i];
             const sb_metric *m = sb_result_get(r, "GBps");
-            printf("%s %.1f GB/s, %d samples, valid %s\n", r->bench,
+            /* a figure says whether it repeated (stability.h) */
+            printf("%s %.1f GB/s, %d samples, valid %s, stable %s\n", r->bench,
                    m ? m->value : 0.0, (int)r->n_samples,
-                   r->valid ? "yes" : "no");
+                   r->valid ? "yes" : "no", r->stable ? "yes" : "no");
             if (!r->valid)
                 rc = 1;
         }

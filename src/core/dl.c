@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* dlinfo */
 #include "core/dl.h"
+#include "solbench/timer.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -108,7 +109,7 @@ int sb_dl_probe(const char *path, const char *symbol, double timeout_s,
             _exit(3); /* the parent's dlopen says why, safely */
         _exit(symbol && !dlsym(h, symbol) ? 4 : 0);
     }
-    double waited = 0;
+    const double start = sb_now();
     int status = 0;
     for (;;) {
         pid_t w = waitpid(pid, &status, WNOHANG);
@@ -116,7 +117,7 @@ int sb_dl_probe(const char *path, const char *symbol, double timeout_s,
             break;
         if (w < 0 && errno != EINTR)
             return 0;
-        if (waited >= timeout_s) {
+        if (sb_now() - start >= timeout_s) {
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
@@ -128,7 +129,6 @@ int sb_dl_probe(const char *path, const char *symbol, double timeout_s,
         }
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        waited += 0.005;
     }
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);

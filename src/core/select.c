@@ -174,7 +174,13 @@ int sb_select(const char *areas, const char *names, sb_suite suite,
         return sb_fail(err, SB_ENOMEM, "out of memory");
     unsigned want =
         suite == SB_SUITE_FULL ? (SB_BF_QUICK | SB_BF_FULL) : SB_BF_QUICK;
-    for (int phase = 0; phase < 3; phase++) /* the phases of backend.h */
+    /* the installed backends' phases in order (backend.h): the host's
+     * first, then each device's */
+    int last_phase = 0;
+    for (const sb_backend *const *d = sb_backends(); *d; d++)
+        if ((*d)->phase > last_phase)
+            last_phase = (*d)->phase;
+    for (int phase = 0; phase <= last_phase; phase++)
         for (const sb_bench *const *b = sb_registry(); *b; b++)
             for (const sb_impl *const *im = sb_bench_impls(*b); *im; im++) {
                 const char *be = (*im)->backend;

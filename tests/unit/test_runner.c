@@ -624,7 +624,7 @@ static void test_backend_impls(void)
     static const sb_backend a = {
         .name = "deva", .phase = 1, .caps = SB_BK_SELECT, .impls = a_impls};
     static const sb_backend b = {
-        .name = "devb", .phase = 2, .caps = SB_BK_SELECT, .impls = b_impls};
+        .name = "devb", .phase = 3, .caps = SB_BK_SELECT, .impls = b_impls};
     const sb_backend *const backends[] = {&a, &b, NULL};
     const sb_bench *const all[] = {&with_own, &device_only, &nobody, NULL};
     sb_backends_use(backends);
@@ -648,6 +648,13 @@ static void test_backend_impls(void)
     sb_err err = {0};
     CHECK(sb_select(NULL, "t.own", SB_SUITE_QUICK, "devb", &sel, &err) == 0);
     CHECK(sel.n == 1 && sel.items[0].impl == &dev_b);
+    sb_selection_free(&sel);
+    /* every installed backend's phase runs, past the three of this
+     * build's (devb's is 3); the cpu impl's backend is not installed here,
+     * so it does not run */
+    CHECK(sb_select(NULL, "t.own", SB_SUITE_QUICK, NULL, &sel, &err) == 0);
+    CHECK(sel.n == 2 && sel.items[0].impl == &dev_a &&
+          sel.items[1].impl == &dev_b);
     sb_selection_free(&sel);
     CHECK(sb_select(NULL, "t.own", SB_SUITE_QUICK, "nope", &sel, &err) ==
           SB_EINVAL);
