@@ -276,6 +276,13 @@ void sb_paged_verify_kv(const sb_paged_shape *s, const float *q,
                         const void *kpool, const void *vpool, int elem_bytes,
                         const int32_t *table, const float *o, int64_t max_rows,
                         uint64_t seed, sb_attn_check *out);
+/* The same with an absolute tolerance atol where it is above the default
+ * (a bf16 cache attended in bf16 products: the rounding of P). */
+void sb_paged_verify_kv_tol(const sb_paged_shape *s, const float *q,
+                            const void *kpool, const void *vpool,
+                            int elem_bytes, const int32_t *table,
+                            const float *o, int64_t max_rows, uint64_t seed,
+                            double atol, sb_attn_check *out);
 
 /* Fills x[0..n) with uniform values in [-1, 1) from seed (deterministic,
  * independent of thread count); parallel over OpenMP static chunks so the

@@ -588,7 +588,18 @@ void sb_paged_verify_kv(const sb_paged_shape *s, const float *q,
                         const int32_t *table, const float *o, int64_t max_rows,
                         uint64_t seed, sb_attn_check *out)
 {
+    sb_paged_verify_kv_tol(s, q, kpool, vpool, elem_bytes, table, o, max_rows,
+                           seed, 0, out);
+}
+
+void sb_paged_verify_kv_tol(const sb_paged_shape *s, const float *q,
+                            const void *kpool, const void *vpool,
+                            int elem_bytes, const int32_t *table,
+                            const float *o, int64_t max_rows, uint64_t seed,
+                            double atol, sb_attn_check *out)
+{
     check_init(out);
+    out->atol = atol;
     out->total = s->total_q * s->hq * s->d;
     size_t kvn = (size_t)(s->max_len > 0 ? s->max_len : 1) * (size_t)s->d;
     paged_vctx c = {.s = s,
