@@ -465,36 +465,73 @@ static void sb__best_pass(sb_ceilings *c, sb_ceilings *seen, const char *name,
 #define sb__best(c, seen, name, v, count)                                      \
     sb__best_pass(c, seen, name, v, count, pass)
 
-/* The PJRT platform a run's plugin reported ("cpu", "tpu", "cuda"), or
- * NULL. */
-static const char *sb__pjrt_platform(const sb_run *run)
+/* The backends whose results measure an accelerator, first preferred,
+ * as a stored run names them: the model reads documents from other
+ * builds (a GPU node's run predicted on a laptop built without CUDA), so
+ * it keeps this table of recorded names rather than asking the backends
+ * installed here. kind: the machine measured; NULL: the kind the
+ * platform in the run's system facts under `facts` reports ("tpu", or a
+ * GPU: "cuda", "rocm"), none when it is the host's CPU ("cpu"). facts:
+ * where the run's system facts hold the devices' own (their memory as
+ * "device_memory_bytes"), or NULL. */
+static const struct {
+    const char *backend, *kind, *facts;
+} sb__devices[] = {{"cuda", "gpu", NULL}, {"pjrt", NULL, "pjrt"}};
+
+/* A field of device row i's facts in run, or NULL. */
+static json_t *sb__device_fact(const sb_run *run, size_t i, const char *key)
 {
-    return json_string_value(
-        json_object_get(json_object_get(run->system, "pjrt"), "platform"));
+    if (!sb__devices[i].facts)
+        return NULL;
+    return json_object_get(json_object_get(run->system, sb__devices[i].facts),
+                           key);
+}
+
+/* The kind of machine ("gpu", "tpu") device row i measured in run, or
+ * NULL when its results measure the host. */
+static const char *sb__device_kind(const sb_run *run, size_t i)
+{
+    if (sb__devices[i].kind)
+        return sb__devices[i].kind;
+    const char *plat = json_string_value(sb__device_fact(run, i, "platform"));
+    if (!plat || strcmp(plat, "cpu") == 0)
+        return NULL;
+    return strcmp(plat, "tpu") == 0 ? "tpu" : "gpu";
+}
+
+/* The device row of a run's family, or -1 for the host. */
+static int sb__family_row(const sb_run *run)
+{
+    for (size_t i = 0; i < sizeof sb__devices / sizeof sb__devices[0]; i++) {
+        if (!sb__device_kind(run, i))
+            continue;
+        for (size_t j = 0; j < run->results.n; j++) {
+            const sb_result *r = &run->results.items[j];
+            if (!r->skipped && r->valid &&
+                strcmp(r->backend, sb__devices[i].backend) == 0)
+                return (int)i;
+        }
+    }
+    return -1;
 }
 
 const char *sb_run_device_family(const sb_run *run)
 {
-    const char *plat = sb__pjrt_platform(run);
-    bool pjrt_device = plat && strcmp(plat, "cpu") != 0;
-    bool cuda = false, pjrt = false;
-    for (size_t i = 0; i < run->results.n; i++) {
-        const sb_result *r = &run->results.items[i];
-        if (r->skipped || !r->valid)
-            continue;
-        cuda = cuda || strcmp(r->backend, "cuda") == 0;
-        pjrt = pjrt || (pjrt_device && strcmp(r->backend, "pjrt") == 0);
-    }
-    return cuda ? "cuda" : pjrt ? "pjrt" : "host";
+    int i = sb__family_row(run);
+    return i < 0 ? "host" : sb__devices[i].backend;
 }
 
 /* Whether a result measures the machine of `family`: the host's own
- * backends (cpu, mpi) for "host"; that backend for a device. */
+ * backends (cpu, mpi: any name not in the device table) for "host"; that
+ * backend for a device. */
 static bool sb__in_family(const sb_result *r, const char *family)
 {
-    if (strcmp(family, "host") == 0)
-        return strcmp(r->backend, "cpu") == 0 ||
-               strcmp(r->backend, "mpi") == 0 || !r->backend[0];
+    if (strcmp(family, "host") == 0) {
+        for (size_t i = 0; i < sizeof sb__devices / sizeof sb__devices[0]; i++)
+            if (strcmp(r->backend, sb__devices[i].backend) == 0)
+                return false;
+        return true;
+    }
     return strcmp(r->backend, family) == 0;
 }
 
@@ -506,15 +543,12 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
     /* One machine: the accelerator's results when the run has any, else
      * the host's; never a mixture (a GEMM ceiling of the CPU under a
      * GPU's bandwidth). */
-    const char *family = sb_run_device_family(run);
+    const int row = sb__family_row(run);
+    const char *family = row < 0 ? "host" : sb__devices[row].backend;
     /* the machine measured: the host's CPU, a CUDA GPU, or a PJRT
      * platform's devices ("tpu", "cuda"/"rocm" GPUs) */
-    const char *plat = sb__pjrt_platform(run);
     snprintf(c->kind, sizeof c->kind, "%s",
-             strcmp(family, "cuda") == 0 ? "gpu"
-             : strcmp(family, "pjrt") != 0
-                 ? "cpu"
-                 : (plat && strcmp(plat, "tpu") == 0 ? "tpu" : "gpu"));
+             row < 0 ? "cpu" : sb__device_kind(run, (size_t)row));
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < run->results.n; i++) {
             const sb_result *r = &run->results.items[i];
@@ -645,12 +679,12 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
      * spec's capacity (an accelerator's) is left alone; a PJRT device's is
      * what its plugin reports. */
     double mem = 0;
-    if (strcmp(family, "host") == 0)
+    if (row < 0)
         mem = json_number_value(
             json_object_get(json_object_get(run->system, "memory"), "bytes"));
-    else if (strcmp(family, "pjrt") == 0)
-        mem = json_number_value(json_object_get(
-            json_object_get(run->system, "pjrt"), "device_memory_bytes"));
+    else
+        mem = json_number_value(
+            sb__device_fact(run, (size_t)row, "device_memory_bytes"));
     if (mem > 0 && !(sb_ceil_get(c, "mem.bytes") > 0)) {
         sb_ceil_set(c, "mem.bytes", mem, "sysinfo");
         count++;
