@@ -78,6 +78,12 @@ int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
 int sb_store_import_runs(sb_store *st, const sb_run *runs,
                          const char *const *names, int n, bool *inserted,
                          sb_err *err);
+/* Saves run in st; where the store cannot take it, keeps the document
+ * beside it (sb_store_save_fallback). 0: stored; 1: kept, err says why
+ * it was not stored and where it is ("...; the run was kept in F
+ * (solbench import F)"); else the store's error code, nothing kept. */
+int sb_store_save_or_keep(sb_store *st, const sb_run *run, const char *db_path,
+                          sb_err *err);
 /* Writes run's document where a store that could not take it lives (its
  * folder, else $TMPDIR or /tmp, else .) as solbench-unsaved-<run_id>.json;
  * the path goes to out. So a measured run is never lost. */

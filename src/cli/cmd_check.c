@@ -181,6 +181,196 @@ static void say_confirming(const char *what, void *arg)
     fflush(stdout);
 }
 
+/* The reports' files (--junit, --markdown, --json) writable and
+ * distinct, or an error. */
+static int check_outputs(const check_opts *o, sb_err *err)
+{
+    const char *outs[3] = {o->junit, o->markdown, o->json},
+               *opts[3] = {"--junit", "--markdown", "--json"};
+    struct stat ids[3];
+    for (int k = 0; k < 3; k++) {
+        if (!outs[k])
+            continue;
+        int bad = sb_cli_check_out(opts[k], outs[k], &ids[k], err);
+        for (int j = 0; j < k && !bad; j++)
+            if (outs[j] && sb_cli_same_out(outs[j], &ids[j], outs[k], &ids[k]))
+                bad = sb_fail(err, SB_EINVAL,
+                              "%s %s and %s %s name the same file", opts[j],
+                              outs[j], opts[k], outs[k]);
+        if (bad)
+            return bad;
+    }
+    return 0;
+}
+
+/* Whether the baseline's newest run and this one (not yet measured)
+ * were made alike; rank 0 says why not (and writes the JUnit error),
+ * the other ranks decide alike in silence. */
+static bool check_alike(const check_opts *o, const sb_run *newest,
+                        const sb_run *now, const sb_ctx *ctx)
+{
+    sb_run view = *now; /* shares now's members; never freed */
+    view.config = sb_gate_comparable_config(newest->config, now->config,
+                                            o->min_time >= 0, o->repeat > 0);
+    char pair[160];
+    snprintf(pair, sizeof pair, "baseline %s and this run", o->baseline);
+    int like = 0;
+    if (ctx->rank == 0) {
+        like = sb_cli_like_with_like("check", newest, &view, pair,
+                                     "baseline vs now", o->cmp.allow_mismatch,
+                                     o->baseline);
+    } else {
+        sb_diff_list d = {0};
+        if (sb_runs_mismatch(newest, &view, &d) > 0 && !o->cmp.allow_mismatch)
+            like = 2;
+        sb_diff_free(&d);
+    }
+    json_decref(view.config);
+    if (like != 2)
+        return true;
+    if (o->junit && ctx->rank == 0) {
+        char msg[400];
+        sb_err err = {0};
+        snprintf(msg, sizeof msg,
+                 "baseline %s (run %s) and this run were not made "
+                 "alike: nothing measured (see the log)",
+                 o->baseline, newest->run_id);
+        if (sb_junit_write_error(o->junit, "solbench.check", "like-with-like",
+                                 msg, &err))
+            sb_cli_error(&err);
+    }
+    return false;
+}
+
+/* --rebase: the baseline's name moves to the new (stored) run when every
+ * point verified. The exit code. */
+static int check_rebase(const check_opts *o, sb_store *st, const sb_run *now,
+                        const sb_run *newest, int nbase)
+{
+    int bad = sb_gate_count_invalid(&now->results);
+    if (bad) {
+        fprintf(stderr,
+                "solbench baseline: rebase %s: %d result%s failed "
+                "verification; the baseline is unchanged (run %s "
+                "stored)\n",
+                o->baseline, bad, bad == 1 ? "" : "s", now->run_id);
+        return 1;
+    }
+    const char *ref = now->run_id;
+    sb_err err = {0};
+    if (sb_store_baseline_set_runs(st, o->baseline, &ref, 1, false, &err))
+        return sb_cli_error(&err);
+    printf("baseline %s rebased: run %s (was %s%s), measured as the "
+           "baseline was on this machine\n",
+           o->baseline, now->run_id, newest->run_id,
+           nbase > 1 ? " and older" : "");
+    return 0;
+}
+
+/* The comparison printed and written (--junit, --markdown, --json), and
+ * each result that failed its verification named. The exit code: 0 pass,
+ * 1 a regression or a failed verification, 2 a report not written. */
+static int check_report(const check_opts *o, const sb_cmp *c,
+                        const sb_result_list *results, double seconds)
+{
+    sb_err err = {0};
+    if (!o->quiet) {
+        putchar('\n');
+        sb_cmp_print(stdout, c);
+    }
+    int rc = 0, invalid = 0;
+    for (size_t i = 0; i < results->n; i++) {
+        const sb_result *r = &results->items[i];
+        if (!r->valid && !r->skipped) {
+            char pbuf[256];
+            fprintf(stderr,
+                    "solbench check: %s %s failed its "
+                    "verification\n",
+                    r->bench, sb_params_fmt(&r->params, pbuf, sizeof pbuf));
+            invalid++;
+        }
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (c->lines[i].verdict == SB_VERDICT_REGRESSED)
+            printf("REGRESSED: %s %s: %s %.4g -> %.4g %s (%+.1f%%, p %.2g)\n",
+                   c->lines[i].bench, c->lines[i].params, c->lines[i].metric,
+                   c->lines[i].a_value, c->lines[i].b_value, c->lines[i].unit,
+                   c->lines[i].change_pct, c->lines[i].test.p);
+    /* verdicts on figures that may not repeat are weak: say which */
+    if (!o->quiet)
+        sb_print_stability(stdout, results);
+    char title[200];
+    snprintf(title, sizeof title, "solbench check against baseline %s",
+             o->baseline);
+    if ((o->junit &&
+         sb_cmp_write_junit(c, "solbench.check", seconds, o->junit, &err)) ||
+        (o->markdown && sb_cmp_write_markdown(c, title, o->markdown, &err)) ||
+        (o->json && sb_cmp_write_json(c, o->json, &err)))
+        rc = sb_cli_error(&err);
+    else if (c->count[SB_VERDICT_REGRESSED] > 0 || invalid > 0)
+        rc = 1;
+    printf("check: %s (%d regressed, %d improved, %d unchanged, %d not "
+           "comparable)\n",
+           rc == 0 ? "PASS" : (rc == 1 ? "FAIL" : "ERROR"),
+           c->count[SB_VERDICT_REGRESSED], c->count[SB_VERDICT_IMPROVED],
+           c->count[SB_VERDICT_UNCHANGED], c->count[SB_VERDICT_NOT_COMPARABLE]);
+    return rc;
+}
+
+/* The baseline's selection and plan, made as `solbench run` makes them,
+ * the session (MPI) begun between the two. 0, or the exit code of the
+ * error said. */
+static int check_plan(const check_opts *o, const sb_run *newest,
+                      const sb_gate_sel *bc, sb_ctx *ctx, int *argc,
+                      char ***argv, sb_selection *sel, sb_plan *plan,
+                      bool *session)
+{
+    sb_err err = {0};
+    if (sb_select(bc->has_areas ? bc->areas : NULL,
+                  bc->has_names ? bc->names : NULL, ctx->suite,
+                  bc->has_backend ? ctx->backend : NULL, sel, &err) == 0) {
+        if (sb_session_begin(sel, argc, argv, ctx, &err))
+            return sb_cli_error(&err);
+        *session = true;
+        if (sb_plan_build(sel, &bc->user, ctx, plan, &err) == 0)
+            return 0;
+    }
+    /* what it names comes from the baseline's stored config */
+    sb_err inner = err;
+    sb_fail(&err, inner.code, "baseline %s (run %s), its config: %s",
+            o->baseline, newest->run_id, inner.msg);
+    return sb_cli_error(&err);
+}
+
+/* The new run compared with the baseline's runs (the config compared
+ * as the check made it), and a regression confirmed by re-measuring
+ * where confirm says so. 0 with c filled (the caller frees it), or the
+ * exit code of the error said. */
+static int check_compare(const check_opts *o, const sb_run *base, int nbase,
+                         const sb_run *now, const sb_plan *plan,
+                         const int *item_of, sb_ctx *ctx, bool confirm,
+                         sb_cmp *c)
+{
+    sb_err err = {0};
+    const sb_run *newest = &base[nbase - 1];
+    sb_run view = *now; /* shares now's members; never freed */
+    view.config = sb_gate_comparable_config(newest->config, now->config,
+                                            o->min_time >= 0, o->repeat > 0);
+    int crc = sb_compare_baseline(base, nbase, &view, &o->cmp, c, &err);
+    json_decref(view.config);
+    if (crc)
+        return sb_cli_error(&err);
+    snprintf(c->a_id, sizeof c->a_id, "%s (%s%s)", o->baseline, newest->run_id,
+             nbase > 1 ? " and older" : "");
+    if (confirm && c->count[SB_VERDICT_REGRESSED] > 0 &&
+        sb_gate_confirm(c, base, nbase, plan, item_of, ctx, &o->cmp,
+                        &o->confirm, say_confirming, (void *)&o->quiet, &err)) {
+        sb_cmp_free(c);
+        return sb_cli_error(&err);
+    }
+    return 0;
+}
+
 int sb_cmd_check(int argc, char **argv)
 {
     check_opts o = {0};
@@ -211,23 +401,9 @@ int sb_cmd_check(int argc, char **argv)
     char path[4096];
 
     /* The reports' files are tried before measuring, not after. */
-    const char *outs[3] = {o.junit, o.markdown, o.json},
-               *opts[3] = {"--junit", "--markdown", "--json"};
-    struct stat ids[3];
-    for (int k = 0; k < 3; k++) {
-        if (!outs[k])
-            continue;
-        int bad = sb_cli_check_out(opts[k], outs[k], &ids[k], &err);
-        for (int j = 0; j < k && !bad; j++)
-            if (outs[j] && sb_cli_same_out(outs[j], &ids[j], outs[k], &ids[k]))
-                bad = sb_fail(&err, SB_EINVAL,
-                              "%s %s and %s %s name the same "
-                              "file",
-                              opts[j], outs[j], opts[k], outs[k]);
-        if (bad) {
-            rc = sb_cli_error(&err);
-            goto out;
-        }
+    if (check_outputs(&o, &err)) {
+        rc = sb_cli_error(&err);
+        goto out;
     }
     if (sb_store_open_default(o.db, &st, path, sizeof path, &err)) {
         rc = sb_cli_error(&err);
@@ -258,23 +434,10 @@ int sb_cmd_check(int argc, char **argv)
      * topology part of the config comes out the same. Under mpirun every
      * rank runs this command and needs the database (a shared file
      * system); rank 0 alone stores, compares and reports. */
-    bool bad_config = false;
-    if (sb_select(areas, names, ctx.suite, bc.has_backend ? ctx.backend : NULL,
-                  &sel, &err)) {
-        bad_config = true;
-    } else if (sb_session_begin(&sel, &argc, &argv, &ctx, &err)) {
-        rc = sb_cli_error(&err);
-        goto out;
-    } else {
-        mpi_started = true;
-        bad_config = sb_plan_build(&sel, &bc.user, &ctx, &plan, &err) != 0;
-    }
-    if (bad_config) {
-        /* what it names comes from the baseline's stored config */
-        sb_err inner = err;
-        sb_fail(&err, inner.code, "baseline %s (run %s), its config: %s",
-                o.baseline, newest->run_id, inner.msg);
-        rc = sb_cli_error(&err);
+    int prc = check_plan(&o, newest, &bc, &ctx, &argc, &argv, &sel, &plan,
+                         &mpi_started);
+    if (prc) {
+        rc = prc;
         goto out;
     }
     bool confirm = !o.no_confirm && ctx.nranks <= 1;
@@ -305,39 +468,9 @@ int sb_cmd_check(int argc, char **argv)
     /* Like with like, before anything is measured: a check that cannot
      * compare measures nothing and stores nothing (an all-skipped run
      * would become 'last'). Every rank decides alike (same configs). */
-    {
-        sb_run view = now; /* shares now's members; never freed */
-        view.config = sb_gate_comparable_config(newest->config, now.config,
-                                                o.min_time >= 0, o.repeat > 0);
-        char pair[160];
-        snprintf(pair, sizeof pair, "baseline %s and this run", o.baseline);
-        int like = 0;
-        if (ctx.rank == 0 && !o.rebase)
-            like = sb_cli_like_with_like("check", newest, &view, pair,
-                                         "baseline vs now",
-                                         o.cmp.allow_mismatch, o.baseline);
-        if (ctx.rank != 0 && !o.rebase) {
-            sb_diff_list d = {0};
-            if (sb_runs_mismatch(newest, &view, &d) > 0 &&
-                !o.cmp.allow_mismatch)
-                like = 2;
-            sb_diff_free(&d);
-        }
-        json_decref(view.config);
-        if (like == 2) {
-            if (o.junit && ctx.rank == 0) {
-                char msg[400];
-                snprintf(msg, sizeof msg,
-                         "baseline %s (run %s) and this run were not made "
-                         "alike: nothing measured (see the log)",
-                         o.baseline, newest->run_id);
-                if (sb_junit_write_error(o.junit, "solbench.check",
-                                         "like-with-like", msg, &err))
-                    sb_cli_error(&err);
-            }
-            rc = 2;
-            goto out;
-        }
+    if (!o.rebase && !check_alike(&o, newest, &now, &ctx)) {
+        rc = 2;
+        goto out;
     }
     double t0 = sb_now();
     if (sb_gate_measure(&plan, &ctx, &now.results, &item_of, &err)) {
@@ -352,14 +485,7 @@ int sb_cmd_check(int argc, char **argv)
 
     bool stored = false;
     if (!o.no_store) {
-        if (sb_store_save_run(st, &now, &err)) {
-            char kept[4200];
-            sb_err e2 = {0};
-            if (sb_store_save_fallback(&now, path, kept, sizeof kept, &e2) == 0)
-                sb_fail(&err, err.code,
-                        "%s; the run was kept in %s (solbench "
-                        "import %s)",
-                        err.msg, kept, kept);
+        if (sb_store_save_or_keep(st, &now, path, &err)) {
             rc = sb_cli_error(&err);
             goto out;
         }
@@ -369,92 +495,15 @@ int sb_cmd_check(int argc, char **argv)
     }
 
     if (o.rebase) {
-        /* The name moves to the new run when every point verified. */
-        int bad = sb_gate_count_invalid(&now.results);
-        if (bad) {
-            fprintf(stderr,
-                    "solbench baseline: rebase %s: %d result%s failed "
-                    "verification; the baseline is unchanged (run %s "
-                    "stored)\n",
-                    o.baseline, bad, bad == 1 ? "" : "s", now.run_id);
-            rc = 1;
-            goto out;
-        }
-        const char *ref = now.run_id;
-        if (sb_store_baseline_set_runs(st, o.baseline, &ref, 1, false, &err)) {
-            rc = sb_cli_error(&err);
-            goto out;
-        }
-        printf("baseline %s rebased: run %s (was %s%s), measured as the "
-               "baseline was on this machine\n",
-               o.baseline, now.run_id, newest->run_id,
-               nbase > 1 ? " and older" : "");
-        rc = 0;
+        rc = check_rebase(&o, st, &now, newest, nbase);
         goto out;
     }
-    sb_run view = now; /* shares now's members; never freed */
-    view.config = sb_gate_comparable_config(newest->config, now.config,
-                                            o.min_time >= 0, o.repeat > 0);
     sb_cmp c;
-    int crc = sb_compare_baseline(base, nbase, &view, &o.cmp, &c, &err);
-    json_decref(view.config);
-    if (crc) {
-        rc = sb_cli_error(&err);
+    rc =
+        check_compare(&o, base, nbase, &now, &plan, item_of, &ctx, confirm, &c);
+    if (rc)
         goto out;
-    }
-    snprintf(c.a_id, sizeof c.a_id, "%s (%s%s)", o.baseline, newest->run_id,
-             nbase > 1 ? " and older" : "");
-
-    if (confirm && c.count[SB_VERDICT_REGRESSED] > 0 &&
-        sb_gate_confirm(&c, base, nbase, &plan, item_of, &ctx, &o.cmp,
-                        &o.confirm, say_confirming, &o.quiet, &err)) {
-        sb_cmp_free(&c);
-        rc = sb_cli_error(&err);
-        goto out;
-    }
-    double seconds = sb_now() - t0;
-
-    if (!o.quiet) {
-        putchar('\n');
-        sb_cmp_print(stdout, &c);
-    }
-    rc = 0;
-    int invalid = 0;
-    for (size_t i = 0; i < now.results.n; i++) {
-        const sb_result *r = &now.results.items[i];
-        if (!r->valid && !r->skipped) {
-            char pbuf[256];
-            fprintf(stderr,
-                    "solbench check: %s %s failed its "
-                    "verification\n",
-                    r->bench, sb_params_fmt(&r->params, pbuf, sizeof pbuf));
-            invalid++;
-        }
-    }
-    for (size_t i = 0; i < c.n; i++)
-        if (c.lines[i].verdict == SB_VERDICT_REGRESSED)
-            printf("REGRESSED: %s %s: %s %.4g -> %.4g %s (%+.1f%%, p %.2g)\n",
-                   c.lines[i].bench, c.lines[i].params, c.lines[i].metric,
-                   c.lines[i].a_value, c.lines[i].b_value, c.lines[i].unit,
-                   c.lines[i].change_pct, c.lines[i].test.p);
-    /* verdicts on figures that may not repeat are weak: say which */
-    if (!o.quiet)
-        sb_print_stability(stdout, &now.results);
-    char title[200];
-    snprintf(title, sizeof title, "solbench check against baseline %s",
-             o.baseline);
-    if ((o.junit &&
-         sb_cmp_write_junit(&c, "solbench.check", seconds, o.junit, &err)) ||
-        (o.markdown && sb_cmp_write_markdown(&c, title, o.markdown, &err)) ||
-        (o.json && sb_cmp_write_json(&c, o.json, &err)))
-        rc = sb_cli_error(&err);
-    else if (c.count[SB_VERDICT_REGRESSED] > 0 || invalid > 0)
-        rc = 1;
-    printf("check: %s (%d regressed, %d improved, %d unchanged, %d not "
-           "comparable)\n",
-           rc == 0 ? "PASS" : (rc == 1 ? "FAIL" : "ERROR"),
-           c.count[SB_VERDICT_REGRESSED], c.count[SB_VERDICT_IMPROVED],
-           c.count[SB_VERDICT_UNCHANGED], c.count[SB_VERDICT_NOT_COMPARABLE]);
+    rc = check_report(&o, &c, &now.results, sb_now() - t0);
     sb_cmp_free(&c);
     /* A pass joins the baseline (never a failed run: it would widen the
      * spread that judges the next one). */

@@ -398,24 +398,17 @@ int sb_cmd_run(int argc, char **argv)
         /* A run stopped by an error is not stored: a baseline must be a
          * whole run. */
         if (st && run.results.n > 0 && run_rc == 0) {
-            if (sb_store_save_run(st, &run, &err)) {
-                /* Measured is measured: the document is kept beside the
-                 * store, to be imported when it can take it. */
-                char kept[4200];
-                sb_err e2 = {0};
-                if (sb_store_save_fallback(&run, db_file, kept, sizeof kept,
-                                           &e2) == 0) {
-                    /* the measurement stands: exit as it would have, with
-                     * one line saying where the run is */
-                    char line[4096];
-                    sb_err_escape(line, sizeof line, err.msg);
-                    fprintf(stderr,
-                            "solbench: warning: %s; the run was kept in %s "
-                            "(solbench import %s)\n",
-                            line, kept, kept);
-                } else {
-                    rc = sb_cli_error(&err);
-                }
+            /* Measured is measured: a run the store cannot take is kept
+             * beside it, to be imported when it can. */
+            int saved = sb_store_save_or_keep(st, &run, db_file, &err);
+            if (saved == 1) {
+                /* the measurement stands: exit as it would have, with
+                 * one line saying where the run is */
+                char line[4096];
+                sb_err_escape(line, sizeof line, err.msg);
+                fprintf(stderr, "solbench: warning: %s\n", line);
+            } else if (saved) {
+                rc = sb_cli_error(&err);
             } else if (!quiet) {
                 fprintf(human, "\nstored as run %s in %s\n", run.run_id,
                         db_file);

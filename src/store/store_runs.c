@@ -501,6 +501,23 @@ int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
     return rc;
 }
 
+int sb_store_save_or_keep(sb_store *st, const sb_run *run, const char *db_path,
+                          sb_err *err)
+{
+    int rc = sb_store_save_run(st, run, err);
+    if (!rc)
+        return 0;
+    char kept[4200];
+    sb_err e2 = {0};
+    if (sb_store_save_fallback(run, db_path, kept, sizeof kept, &e2))
+        return rc;
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg);
+    sb_fail(err, err->code, "%s; the run was kept in %s (solbench import %s)",
+            why, kept, kept);
+    return 1;
+}
+
 /* A run the store could not take is written beside it (or to the
  * temporary folder), so a measured run is never lost. */
 int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
