@@ -17,10 +17,7 @@ extern "C" {
 
 struct sb_ceilings;
 struct sb_run;
-#ifndef SB_JSON_T_DECLARED
-#define SB_JSON_T_DECLARED
-typedef struct json_t json_t;
-#endif
+#include "solbench/json_fwd.h"
 
 struct sb_hw_spec;
 /* The machine model of roofline, predict and report (sb_machine_load):

@@ -11,12 +11,7 @@
 
 #include <stdbool.h>
 
-/* jansson's value, opaque here: a program that reads the documents
- * includes <jansson.h> (its typedef is the same one). */
-#ifndef SB_JSON_T_DECLARED
-#define SB_JSON_T_DECLARED
-typedef struct json_t json_t;
-#endif
+#include "solbench/json_fwd.h"
 
 #include "solbench/bench.h"
 #include "solbench/error.h"

@@ -173,6 +173,25 @@ static bool size_limited(const char *path)
 
 /* One line naming the cause of a failed SQLite call: damaged, locked
  * (and by whom, where /proc/locks says), read-only, disk full. */
+bool sb_st_row(sb_store *st, sqlite3_stmt *s, const char *what, int *rc,
+               sb_err *err)
+{
+    int step = sqlite3_step(s);
+    if (step == SQLITE_ROW)
+        return true;
+    if (step != SQLITE_DONE)
+        *rc = sb_st_fail(st, err, what);
+    return false;
+}
+
+int sb_st_run(sb_store *st, sqlite3_stmt *s, const char *what, sb_err *err)
+{
+    int step = sqlite3_step(s);
+    int rc = step == SQLITE_DONE ? 0 : sb_st_fail(st, err, what);
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int sb_st_fail(sb_store *st, sb_err *err, const char *what)
 {
     int rc = sqlite3_extended_errcode(st->db);

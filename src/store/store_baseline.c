@@ -79,10 +79,8 @@ static int add_baseline_run(sb_store *st, const char *name, const char *id,
     sb_st_bind_text(s, 1, name);
     sb_st_bind_text(s, 2, id);
     sb_st_bind_text(s, 3, now);
-    int step = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (step != SQLITE_DONE)
-        return sb_st_fail(st, err, "setting a baseline");
+    if ((rc = sb_st_run(st, s, "setting a baseline", err)))
+        return rc;
     if ((rc = sb_st_prepare(st,
                             "INSERT OR IGNORE INTO baseline_runs(name, run_id, "
                             "added_at) VALUES (?1, ?2, ?3)",
@@ -91,10 +89,8 @@ static int add_baseline_run(sb_store *st, const char *name, const char *id,
     sb_st_bind_text(s, 1, name);
     sb_st_bind_text(s, 2, id);
     sb_st_bind_text(s, 3, now);
-    step = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (step != SQLITE_DONE)
-        return sb_st_fail(st, err, "adding a run to a baseline");
+    if ((rc = sb_st_run(st, s, "adding a run to a baseline", err)))
+        return rc;
     if ((rc = sb_st_prepare(
              st,
              "UPDATE baselines SET run_id = (SELECT b.run_id FROM "
@@ -104,9 +100,7 @@ static int add_baseline_run(sb_store *st, const char *name, const char *id,
              &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
-    step = sqlite3_step(s);
-    sqlite3_finalize(s);
-    return step == SQLITE_DONE ? 0 : sb_st_fail(st, err, "setting a baseline");
+    return sb_st_run(st, s, "setting a baseline", err);
 }
 
 int sb_store_baseline_set_runs(sb_store *st, const char *name,
@@ -144,23 +138,15 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
                                 err)))
             goto fail;
         sb_st_bind_text(s, 1, name);
-        int step = sqlite3_step(s);
-        sqlite3_finalize(s);
-        if (step != SQLITE_DONE) {
-            rc = sb_st_fail(st, err, "replacing a baseline");
+        if ((rc = sb_st_run(st, s, "replacing a baseline", err)))
             goto fail;
-        }
         /* foreign_keys cascade baseline_runs; say it outright as well */
         if ((rc = sb_st_prepare(st, "DELETE FROM baseline_runs WHERE name = ?1",
                                 &s, err)))
             goto fail;
         sb_st_bind_text(s, 1, name);
-        step = sqlite3_step(s);
-        sqlite3_finalize(s);
-        if (step != SQLITE_DONE) {
-            rc = sb_st_fail(st, err, "replacing a baseline");
+        if ((rc = sb_st_run(st, s, "replacing a baseline", err)))
             goto fail;
-        }
     }
     for (int i = 0; i < n; i++)
         if ((rc = add_baseline_run(st, name, ids[i], now, err)))
@@ -218,10 +204,7 @@ int sb_store_baseline_update(sb_store *st, const char *name, const char *run_id,
         return rc;
     sb_st_bind_text(s, 1, name);
     sqlite3_bind_int(s, 2, keep);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        rc = sb_st_fail(st, err, "trimming a baseline");
-    sqlite3_finalize(s);
-    return rc;
+    return sb_st_run(st, s, "trimming a baseline", err);
 }
 
 int sb_store_baseline_set(sb_store *st, const char *name, const char *ref,
@@ -248,14 +231,7 @@ int sb_store_baseline_runs(sb_store *st, const char *name, char ids[][64],
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, name);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = sb_st_fail(st, err, "reading a baseline");
-            break;
-        }
+    while (sb_st_row(st, s, "reading a baseline", &rc, err)) {
         if (*n < max)
             snprintf(ids[(*n)++], 64, "%s", sb_st_col_text(s, 0));
     }
@@ -301,14 +277,7 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
         &s, err);
     if (rc)
         return rc;
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = sb_st_fail(st, err, "listing baselines");
-            break;
-        }
+    while (sb_st_row(st, s, "listing baselines", &rc, err)) {
         sb_store_baseline b = {
             .name = sb_st_col_text(s, 0),
             .run_id = sb_st_col_text(s, 1),
@@ -458,14 +427,7 @@ int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
                       &s, err);
     if (rc)
         return rc;
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = sb_st_fail(st, err, "listing traces");
-            break;
-        }
+    while (sb_st_row(st, s, "listing traces", &rc, err)) {
         sb_store_trace t = {
             .name = sb_st_col_text(s, 0),
             .imported_at = sb_st_col_text(s, 1),
@@ -510,8 +472,8 @@ int sb_store_point_history(sb_store *st, const char *point_key,
     sb_st_bind_text(s, 2, fingerprint);
     sb_st_bind_text(s, 3, except_run);
     sqlite3_bind_int(s, 4, max);
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW && *n < max) {
+    while (*n < max &&
+           sb_st_row(st, s, "reading a point's history", &rc, err)) {
         sb_point_hist *h = &out[*n];
         const char *id = (const char *)sqlite3_column_text(s, 0);
         snprintf(h->run_id, sizeof h->run_id, "%s", id ? id : "");
@@ -522,9 +484,7 @@ int sb_store_point_history(sb_store *st, const char *point_key,
         (*n)++;
     }
     sqlite3_finalize(s);
-    if (step != SQLITE_DONE && step != SQLITE_ROW)
-        return sb_st_fail(st, err, "reading a point's history");
-    return 0;
+    return rc;
 }
 
 int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,

@@ -41,6 +41,15 @@ int sb_st_prepare(sb_store *st, const char *sql, sqlite3_stmt **s, sb_err *err);
 int sb_st_exec_retry(sb_store *st, const char *sql, sb_err *err);
 /* The one integer a query returns. */
 int sb_st_query_int(sb_store *st, const char *sql, long *out, sb_err *err);
+/* The row iterator: steps s to its next row; true while there is one.
+ * At the end false with *rc untouched; on an error false with *rc the
+ * cause, named for `what` (sb_st_fail). The loops over a query's rows:
+ *     while (sb_st_row(st, s, "listing traces", &rc, err)) { ... } */
+bool sb_st_row(sb_store *st, sqlite3_stmt *s, const char *what, int *rc,
+               sb_err *err);
+/* Runs a statement that returns no rows, and finalizes it; 0 or the
+ * cause, named for `what`. */
+int sb_st_run(sb_store *st, sqlite3_stmt *s, const char *what, sb_err *err);
 /* Binds text (NULL: SQL NULL), copied. */
 void sb_st_bind_text(sqlite3_stmt *s, int i, const char *t);
 /* A text column, "" for NULL. */

@@ -370,12 +370,9 @@ static int stored_doc(sb_store *st, const char *id, json_t **doc, bool *found,
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, id);
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
+    if (sb_st_row(st, s, "looking up a run", &rc, err)) {
         *found = true;
         *doc = json_loads(sb_st_col_text(s, 0), JSON_REJECT_DUPLICATES, NULL);
-    } else if (step != SQLITE_DONE) {
-        rc = sb_st_fail(st, err, "looking up a run");
     }
     sqlite3_finalize(s);
     return rc;
@@ -564,14 +561,7 @@ int sb_st_lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
         return rc;
     sb_st_bind_text(s, 1, ref);
     int found = 0;
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            found = sb_st_fail(st, err, "looking up a run");
-            break;
-        }
+    while (sb_st_row(st, s, "looking up a run", &found, err)) {
         if (++found == 1)
             snprintf(run_id, len, "%s", sb_st_col_text(s, 0));
         if (found == 2)
@@ -698,14 +688,7 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
         return rc;
     sb_st_bind_text(s, 1, bench);
     sqlite3_bind_int(s, 2, last_runs > 0 ? last_runs : -1);
-    for (;;) {
-        int step = sqlite3_step(s);
-        if (step == SQLITE_DONE)
-            break;
-        if (step != SQLITE_ROW) {
-            rc = sb_st_fail(st, err, "reading history");
-            break;
-        }
+    while (sb_st_row(st, s, "reading history", &rc, err)) {
         sb_store_hist_row row = {
             .run_id = sb_st_col_text(s, 0),
             .started_at = sb_st_col_text(s, 1),
