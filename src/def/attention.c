@@ -304,33 +304,35 @@ void sb_paged_shuffle_table(int32_t *table, int64_t total_pages, uint64_t seed)
     }
 }
 
-void sb_attn_fill_bf16(uint16_t *x, size_t n, uint64_t seed)
+/* Uniform values in [-1, 1) from seed into f (fp32) or h (rounded to
+ * bf16). Each block of 4096 elements has its own stream, so the values
+ * do not depend on how many threads fill them. */
+static void attn_fill(float *f, uint16_t *h, size_t n, uint64_t seed)
 {
-    /* the values sb_attn_fill gives, rounded to bf16 */
     const size_t blk = 4096;
     size_t nblk = (n + blk - 1) / blk;
 #pragma omp parallel for schedule(static)
     for (size_t b = 0; b < nblk; b++) {
         uint64_t st = seed * 0x9e3779b97f4a7c15ULL + b;
         size_t end = (b + 1) * blk < n ? (b + 1) * blk : n;
-        for (size_t i = b * blk; i < end; i++)
-            x[i] = sb_bf16_from_f32((float)(2.0 * sb_rng_unif(&st) - 1.0));
+        for (size_t i = b * blk; i < end; i++) {
+            float v = (float)(2.0 * sb_rng_unif(&st) - 1.0);
+            if (h)
+                h[i] = sb_bf16_from_f32(v);
+            else
+                f[i] = v;
+        }
     }
+}
+
+void sb_attn_fill_bf16(uint16_t *x, size_t n, uint64_t seed)
+{
+    attn_fill(NULL, x, n, seed);
 }
 
 void sb_attn_fill(float *x, size_t n, uint64_t seed)
 {
-    /* Each block of 4096 elements has its own stream, so the values do not
-     * depend on how many threads fill them. */
-    const size_t blk = 4096;
-    size_t nblk = (n + blk - 1) / blk;
-#pragma omp parallel for schedule(static)
-    for (size_t b = 0; b < nblk; b++) {
-        uint64_t st = seed * 0x9e3779b97f4a7c15ULL + b;
-        size_t end = (b + 1) * blk < n ? (b + 1) * blk : n;
-        for (size_t i = b * blk; i < end; i++)
-            x[i] = (float)(2.0 * sb_rng_unif(&st) - 1.0);
-    }
+    attn_fill(x, NULL, n, seed);
 }
 
 /* ---- reference ----------------------------------------------------------- */
