@@ -126,6 +126,10 @@ typedef struct sb_store_hist_row {
     double cv;    /* of the samples */
     long n_samples;
     bool valid, skipped;
+    const char *point_key;   /* sb_point_key: the same point in every run */
+    const char *fingerprint; /* the machine's, "" if none */
+    int higher_better;       /* 1, 0, or -1 when not recorded */
+    int stable;              /* 1, 0, or -1 when not judged */
 } sb_store_hist_row;
 
 typedef int (*sb_store_hist_fn)(const sb_store_hist_row *row, void *arg);

@@ -671,19 +671,23 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
 {
     sb_st_arm(st);
     sqlite3_stmt *s;
-    int rc = sb_st_prepare(
-        st,
-        "WITH r AS (SELECT id, run_id, started_at, tags FROM runs "
+    char sql[1024];
+    /* the stability verdict is kept from schema 4 on */
+    snprintf(
+        sql, sizeof sql,
+        "WITH r AS (SELECT id, run_id, started_at, tags, fingerprint FROM runs "
         "  WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM results x "
         "    WHERE x.run_id = runs.run_id AND x.bench GLOB ?1) "
         "  ORDER BY started_at DESC, id DESC LIMIT ?2) "
         "SELECT r.run_id, r.started_at, r.tags, s.bench, s.backend, "
         "  s.params_text, s.headline, s.headline_unit, s.headline_value, "
-        "  s.cv, s.n, s.valid, s.skipped "
+        "  s.cv, s.n, s.valid, s.skipped, s.point_key, r.fingerprint, "
+        "  s.higher_better, %s "
         "FROM r JOIN results s ON s.run_id = r.run_id "
         "WHERE ?1 IS NULL OR s.bench GLOB ?1 "
         "ORDER BY r.started_at DESC, r.id DESC, s.idx",
-        &s, err);
+        st->version >= 4 ? "s.stable" : "NULL");
+    int rc = sb_st_prepare(st, sql, &s, err);
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, bench);
@@ -703,6 +707,14 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
             .n_samples = (long)sqlite3_column_int64(s, 10),
             .valid = sqlite3_column_int(s, 11) != 0,
             .skipped = sqlite3_column_int(s, 12) != 0,
+            .point_key = sb_st_col_text(s, 13),
+            .fingerprint = sb_st_col_text(s, 14),
+            .higher_better = sqlite3_column_type(s, 15) == SQLITE_NULL
+                                 ? -1
+                                 : sqlite3_column_int(s, 15) != 0,
+            .stable = sqlite3_column_type(s, 16) == SQLITE_NULL
+                          ? -1
+                          : sqlite3_column_int(s, 16) != 0,
         };
         if ((rc = fn(&row, arg)))
             break;
