@@ -31,6 +31,31 @@ typedef enum sb_netop {
     SB_NET_NOPS
 } sb_netop;
 
+/* One row an operation (sb_netop_row; the table is in src/def/netmodel.c):
+ * what the op is for every backend and the model, with no call in it. The
+ * backends key their own rows by the same sb_netop: the MPI call and its
+ * verification in src/bench/network/mpi_ops.c, the NCCL call in
+ * src/backend/cuda/cuda_nccl.cu. */
+typedef struct sb_netop_def {
+    const char *name; /* "allreduce": the benchmark network.<name> */
+    /* S in bytes of one operation on `count` elements of `elem` bytes
+     * (window: messages a point-to-point iteration sends one way) */
+    double (*bytes)(size_t count, size_t elem, int window);
+    /* bus-bandwidth factor over n >= 1 ranks */
+    double (*busbw)(double n);
+    /* the shares of S moved inside (*f_in) and across (*f_out) the
+     * domains of n_in ranks, n = n_in x across; NULL: no two levels */
+    void (*two_level)(double n, double n_in, double across, double *f_in,
+                      double *f_out);
+    bool chunked;   /* one equal chunk per rank: count a multiple of n */
+    bool in_chunk;  /* each rank's input is its chunk (all-gather) */
+    bool out_chunk; /* each rank's output is its chunk (reduce-scatter) */
+    bool p2p;       /* ranks 0 and 1 alone; the count is in bytes */
+    bool window;    /* a window of messages an iteration (bw, bibw) */
+} sb_netop_def;
+
+/* The row of an op; NULL for an unknown op. */
+const sb_netop_def *sb_netop_row(sb_netop op);
 /* "allreduce", "reduce_scatter", "pingpong", ... (the part after
  * "network."); NULL for an unknown op. */
 const char *sb_netop_name(sb_netop op);

@@ -1,10 +1,16 @@
 /*
  * netmodel.c — the network area's definitions (see netmodel.h and the
- * network section of docs/METRICS.md): bytes of each operation, bus
- * bandwidth factors, iteration counts, the alpha-beta fit. Pure
- * arithmetic, no MPI, so every build has them: the MPI and NCCL
- * collectives report with them and the workload model predicts with the
- * same factors.
+ * network section of docs/METRICS.md): the table of the operations (one
+ * row an op: name, bytes S, bus-bandwidth factor, two-level shares, chunking),
+ * iteration counts, the alpha-beta fit. Pure arithmetic, no MPI, so every
+ * build has them: the MPI and NCCL collectives report with them and the
+ * workload model predicts with the same factors.
+ *
+ * Adding a collective: its id before SB_NET_NOPS (netmodel.h) and its row
+ * below; for MPI its call, fill and check and their row in mpi_ops.c, its
+ * impl row in collectives.c, and its NET_BENCH (network.c) and SB_BENCH
+ * (network.def) lines; for NCCL its call, expected value and row in
+ * cuda_nccl.cu, and its impl in cuda_benches.c and backend_cuda.c.
  */
 #include <math.h>
 #include <string.h>
@@ -12,14 +18,135 @@
 #include "solbench/netmodel.h"
 #include "solbench/result.h"
 
-static const char *const netop_names[SB_NET_NOPS] = {
-    "allreduce", "allgather", "reduce_scatter", "alltoall", "bcast",
-    "reduce",    "sendrecv",  "pingpong",       "bw",       "bibw"};
+/* ---- the rules the rows use ---------------------------------------------- */
+
+/* S: the op's buffer; one message; a window of messages one way; both. */
+static double S_buffer(size_t count, size_t elem, int window)
+{
+    (void)window;
+    return (double)count * (double)elem;
+}
+static double S_message(size_t count, size_t elem, int window)
+{
+    (void)elem, (void)window;
+    return (double)count;
+}
+static double S_window(size_t count, size_t elem, int window)
+{
+    (void)elem;
+    return (double)count * (window > 0 ? window : 1);
+}
+static double S_both_windows(size_t count, size_t elem, int window)
+{
+    (void)elem;
+    return 2.0 * (double)count * (window > 0 ? window : 1);
+}
+
+/* Bus-bandwidth factors (nccl-tests). */
+static double bus_allreduce(double n)
+{
+    return 2.0 * (n - 1.0) / n;
+}
+static double bus_ring(double n)
+{
+    return (n - 1.0) / n;
+}
+static double bus_one(double n)
+{
+    (void)n;
+    return 1.0;
+}
+
+/* Two levels (sb_net_two_level): all-reduce is a reduce-scatter and an
+ * all-gather at each level; all-to-all sends what is bound elsewhere. */
+static void two_allreduce(double g, double in, double across, double *fi,
+                          double *fo)
+{
+    (void)g;
+    *fi = 2.0 * (in - 1) / in;
+    *fo = 2.0 * (across - 1) / across / in;
+}
+static void two_gather(double g, double in, double across, double *fi,
+                       double *fo)
+{
+    (void)g;
+    *fi = (in - 1) / in;
+    *fo = (across - 1) / across / in;
+}
+static void two_alltoall(double g, double in, double across, double *fi,
+                         double *fo)
+{
+    (void)across;
+    *fi = (in - 1) / g;
+    *fo = (g - in) / g;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+static const sb_netop_def netops[SB_NET_NOPS] = {
+    [SB_NET_ALLREDUCE] = {.name = "allreduce",
+                          .bytes = S_buffer,
+                          .busbw = bus_allreduce,
+                          .two_level = two_allreduce},
+    [SB_NET_ALLGATHER] = {.name = "allgather",
+                          .bytes = S_buffer,
+                          .busbw = bus_ring,
+                          .two_level = two_gather,
+                          .chunked = true,
+                          .in_chunk = true},
+    [SB_NET_REDUCE_SCATTER] = {.name = "reduce_scatter",
+                               .bytes = S_buffer,
+                               .busbw = bus_ring,
+                               .two_level = two_gather,
+                               .chunked = true,
+                               .out_chunk = true},
+    [SB_NET_ALLTOALL] = {.name = "alltoall",
+                         .bytes = S_buffer,
+                         .busbw = bus_ring,
+                         .two_level = two_alltoall,
+                         .chunked = true},
+    [SB_NET_BCAST] = {.name = "bcast", .bytes = S_buffer, .busbw = bus_one},
+    [SB_NET_REDUCE] = {.name = "reduce", .bytes = S_buffer, .busbw = bus_one},
+    [SB_NET_SENDRECV] = {.name = "sendrecv",
+                         .bytes = S_buffer,
+                         .busbw = bus_one},
+    [SB_NET_PINGPONG] = {.name = "pingpong",
+                         .bytes = S_message,
+                         .busbw = bus_one,
+                         .p2p = true},
+    [SB_NET_BW] = {.name = "bw",
+                   .bytes = S_window,
+                   .busbw = bus_one,
+                   .p2p = true,
+                   .window = true},
+    [SB_NET_BIBW] = {.name = "bibw",
+                     .bytes = S_both_windows,
+                     .busbw = bus_one,
+                     .p2p = true,
+                     .window = true},
+};
+
+const sb_netop_def *sb_netop_row(sb_netop op)
+{
+    return (op >= 0 && op < SB_NET_NOPS && netops[op].name) ? &netops[op]
+                                                            : NULL;
+}
 
 const char *sb_netop_name(sb_netop op)
 {
-    return (op >= 0 && op < SB_NET_NOPS) ? netop_names[op] : NULL;
+    const sb_netop_def *d = sb_netop_row(op);
+    return d ? d->name : NULL;
 }
+
+int sb_netop_from_name(const char *name)
+{
+    for (int i = 0; name && i < SB_NET_NOPS; i++)
+        if (netops[i].name && strcmp(netops[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- the formulas -------------------------------------------------------- */
 
 void sb_net_report_rates(sb_result *r, sb_netop op, int nranks, double S)
 {
@@ -38,55 +165,21 @@ void sb_net_report_rates(sb_result *r, sb_netop op, int nranks, double S)
                      "GB/s");
 }
 
-int sb_netop_from_name(const char *name)
-{
-    for (int i = 0; name && i < SB_NET_NOPS; i++)
-        if (strcmp(netop_names[i], name) == 0)
-            return i;
-    return -1;
-}
-
 double sb_net_busbw_factor(sb_netop op, int nranks)
 {
     if (nranks < 1)
         return 0.0;
-    double n = (double)nranks;
-    switch (op) {
-    case SB_NET_ALLREDUCE:
-        return 2.0 * (n - 1.0) / n;
-    case SB_NET_ALLGATHER:
-    case SB_NET_REDUCE_SCATTER:
-    case SB_NET_ALLTOALL:
-        return (n - 1.0) / n;
-    default:
-        return 1.0;
-    }
+    const sb_netop_def *d = sb_netop_row(op);
+    return d ? d->busbw((double)nranks) : 1.0;
 }
 
 double sb_net_two_level(sb_netop op, int n, int n_in, double up, double out,
                         double *f_in, double *f_out)
 {
     double fi = 0, fo = 0;
-    if (n >= 1 && n_in >= 1 && n_in <= n && n % n_in == 0) {
-        double g = n, in = n_in, across = (double)(n / n_in);
-        switch (op) {
-        case SB_NET_ALLREDUCE:
-            fi = 2.0 * (in - 1) / in;
-            fo = 2.0 * (across - 1) / across / in;
-            break;
-        case SB_NET_ALLGATHER:
-        case SB_NET_REDUCE_SCATTER:
-            fi = (in - 1) / in;
-            fo = (across - 1) / across / in;
-            break;
-        case SB_NET_ALLTOALL:
-            fi = (in - 1) / g;
-            fo = (g - in) / g;
-            break;
-        default:
-            break;
-        }
-    }
+    const sb_netop_def *d = sb_netop_row(op);
+    if (d && d->two_level && n >= 1 && n_in >= 1 && n_in <= n && n % n_in == 0)
+        d->two_level(n, n_in, (double)(n / n_in), &fi, &fo);
     if (f_in)
         *f_in = fi;
     if (f_out)
@@ -108,25 +201,17 @@ double sb_net_busbw(sb_netop op, int nranks, double bytes, double seconds)
     return sb_net_algbw(bytes, seconds) * sb_net_busbw_factor(op, nranks);
 }
 
-/* Ops that cut their buffer into one equal chunk per rank. */
-static bool chunked(sb_netop op)
-{
-    return op == SB_NET_ALLGATHER || op == SB_NET_REDUCE_SCATTER ||
-           op == SB_NET_ALLTOALL;
-}
-
 size_t sb_net_count(sb_netop op, double size, size_t elem, int nranks)
 {
-    if (op == SB_NET_PINGPONG || op == SB_NET_BW || op == SB_NET_BIBW)
-        elem = 1;
-    if (elem == 0)
+    const sb_netop_def *d = sb_netop_row(op);
+    if ((d && d->p2p) || elem == 0)
         elem = 1;
     if (!(size > 0))
         size = 0;
     size_t count = (size_t)(size / (double)elem);
     if (count < 1)
         count = 1;
-    if (chunked(op) && nranks > 0) {
+    if (d && d->chunked && nranks > 0) {
         size_t n = (size_t)nranks;
         count = count / n * n;
         if (count < n)
@@ -137,13 +222,8 @@ size_t sb_net_count(sb_netop op, double size, size_t elem, int nranks)
 
 double sb_net_bytes(sb_netop op, size_t count, size_t elem, int window)
 {
-    if (op == SB_NET_PINGPONG)
-        return (double)count;
-    if (op == SB_NET_BW)
-        return (double)count * (window > 0 ? window : 1);
-    if (op == SB_NET_BIBW)
-        return 2.0 * (double)count * (window > 0 ? window : 1);
-    return (double)count * (double)elem;
+    const sb_netop_def *d = sb_netop_row(op);
+    return (d ? d->bytes : S_buffer)(count, elem, window);
 }
 
 void sb_net_auto_iters(double bytes, double min_time, int *iters, int *warmup)

@@ -1,8 +1,9 @@
 /*
  * test_network_model.c — the network area's formulas against values
- * worked out by hand: bus-bandwidth factors, algbw/busbw, the bytes S of
- * each op (nccl-tests' definitions), iteration counts, and the alpha-beta
- * least-squares fit on synthetic points. Builds with or without MPI.
+ * worked out by hand: the table of the operations, bus-bandwidth factors,
+ * algbw/busbw, the bytes S of each op (nccl-tests' definitions), iteration
+ * counts, and the alpha-beta least-squares fit on synthetic points. Builds
+ * with or without MPI.
  */
 #include <math.h>
 #include <string.h>
@@ -19,6 +20,32 @@ static void test_names(void)
     CHECK(sb_netop_from_name("pingpong") == SB_NET_PINGPONG);
     CHECK(sb_netop_from_name("allreduc") == -1);
     CHECK(sb_netop_from_name(NULL) == -1);
+}
+
+/* Every op has a whole row, found by its name; the flags agree. */
+static void test_table(void)
+{
+    for (int op = 0; op < SB_NET_NOPS; op++) {
+        const sb_netop_def *d = sb_netop_row((sb_netop)op);
+        CHECK(d != NULL);
+        if (!d)
+            continue;
+        CHECK(d->name && d->bytes && d->busbw);
+        CHECK(sb_netop_from_name(d->name) == op);
+        CHECK(!(d->in_chunk || d->out_chunk) || d->chunked);
+        CHECK(!d->window || d->p2p);
+        CHECK(!(d->p2p && d->two_level));
+    }
+    CHECK(sb_netop_row(SB_NET_NOPS) == NULL);
+    CHECK(sb_netop_row((sb_netop)-1) == NULL);
+    CHECK(sb_netop_row(SB_NET_ALLGATHER)->in_chunk);
+    CHECK(sb_netop_row(SB_NET_REDUCE_SCATTER)->out_chunk);
+    CHECK(!sb_netop_row(SB_NET_ALLTOALL)->in_chunk);
+    CHECK(sb_netop_row(SB_NET_BIBW)->window);
+    /* an unknown op: S is the buffer, the factor 1, no two levels */
+    CHECK(sb_net_bytes(SB_NET_NOPS, 10, 4, 8) == 40.0);
+    CHECK(sb_net_busbw_factor(SB_NET_NOPS, 4) == 1.0);
+    CHECK(sb_net_two_level(SB_NET_NOPS, 16, 8, 1, 1, NULL, NULL) == 0);
 }
 
 static void test_factors(void)
@@ -168,6 +195,7 @@ static void test_fit(void)
 int main(void)
 {
     test_names();
+    test_table();
     test_factors();
     test_counts();
     test_iters();

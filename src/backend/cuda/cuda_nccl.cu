@@ -22,6 +22,12 @@
  * and fails the point, naming the GPU (rank), the collective and the
  * size.
  *
+ * Each collective is one row of nccl_ops (below), keyed by the
+ * definition's sb_netop (netmodel.h, whose row gives its bytes, factor
+ * and chunks): its call on one GPU, its expected output, and why it has
+ * no in-place form, if so. A new collective here is its call, its
+ * expected value and its row.
+ *
  * Only built when NCCL is found (SB_HAVE_NCCL).
  */
 #ifdef SB_HAVE_NCCL
@@ -49,9 +55,12 @@ extern "C" {
 
 #define MAXDEV 16
 
+struct cnccl_op;
+
 typedef struct cnccl_state {
     sb_cuda_base base; /* device 0; its fields name the device */
     int op, n;
+    const struct cnccl_op *row; /* its row of nccl_ops */
     bool inplace;
     double timeout; /* seconds a wait may last before the abort */
     ncclComm_t comm[MAXDEV];
@@ -205,41 +214,130 @@ static float input(int r, size_t i)
     return (float)((int)(i % 13) - 6 + r);
 }
 
+/* ---- the collectives ------------------------------------------------------
+ * One GPU's part of each operation (issued for every GPU in one NCCL
+ * group), and the value of element i of rank r's output after it. */
+
+/* Elements of one rank's chunk. */
+static size_t chunk(const cnccl_state *s)
+{
+    return s->count / (size_t)s->n;
+}
+
+static ncclResult_t nccl_allreduce(cnccl_state *s, int d)
+{
+    return sb_cuda_dl.ncclAllReduce(s->send[d], s->recv[d], s->count, ncclFloat,
+                                    ncclSum, s->comm[d], s->st[d]);
+}
+
+static ncclResult_t nccl_allgather(cnccl_state *s, int d)
+{
+    return sb_cuda_dl.ncclAllGather(s->send[d], s->recv[d], chunk(s), ncclFloat,
+                                    s->comm[d], s->st[d]);
+}
+
+static ncclResult_t nccl_reduce_scatter(cnccl_state *s, int d)
+{
+    return sb_cuda_dl.ncclReduceScatter(s->send[d], s->recv[d], chunk(s),
+                                        ncclFloat, ncclSum, s->comm[d],
+                                        s->st[d]);
+}
+
+/* grouped sends and receives: chunk q to and from rank q */
+static ncclResult_t nccl_alltoall(cnccl_state *s, int d)
+{
+    size_t cnt = chunk(s);
+    ncclResult_t r = ncclSuccess;
+    for (int q = 0; q < s->n && r == ncclSuccess; q++) {
+        r = sb_cuda_dl.ncclSend(s->send[d] + (size_t)q * cnt, cnt, ncclFloat, q,
+                                s->comm[d], s->st[d]);
+        if (r == ncclSuccess)
+            r = sb_cuda_dl.ncclRecv(s->recv[d] + (size_t)q * cnt, cnt,
+                                    ncclFloat, q, s->comm[d], s->st[d]);
+    }
+    return r;
+}
+
+/* broadcast from rank 0 */
+static ncclResult_t nccl_bcast(cnccl_state *s, int d)
+{
+    return sb_cuda_dl.ncclBroadcast(s->send[d], s->recv[d], s->count, ncclFloat,
+                                    0, s->comm[d], s->st[d]);
+}
+
+/* The sum over the n ranks of input element i. */
+static float expect_sum(const cnccl_state *s, size_t i)
+{
+    int n = s->n;
+    return (float)(n * ((int)(i % 13) - 6) + n * (n - 1) / 2);
+}
+
+static float expect_allreduce(const cnccl_state *s, int r, size_t i)
+{
+    (void)r;
+    return expect_sum(s, i);
+}
+
+/* chunk i / cnt of the output is that rank's chunk */
+static float expect_allgather(const cnccl_state *s, int r, size_t i)
+{
+    (void)r;
+    size_t cnt = chunk(s);
+    return input((int)(i / cnt), i % cnt);
+}
+
+/* rank r's chunk of the sum */
+static float expect_reduce_scatter(const cnccl_state *s, int r, size_t i)
+{
+    return expect_sum(s, (size_t)r * chunk(s) + i);
+}
+
+/* from rank q = i / cnt, its chunk r */
+static float expect_alltoall(const cnccl_state *s, int r, size_t i)
+{
+    size_t cnt = chunk(s);
+    return input((int)(i / cnt), (size_t)r * cnt + i % cnt);
+}
+
+static float expect_bcast(const cnccl_state *s, int r, size_t i)
+{
+    (void)s, (void)r;
+    return input(0, i);
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+typedef struct cnccl_op {
+    int op;                                      /* sb_netop */
+    ncclResult_t (*call)(cnccl_state *s, int d); /* GPU d's part */
+    float (*expect)(const cnccl_state *s, int r, size_t i);
+    const char *no_inplace; /* why inplace=true is refused; NULL: allowed */
+} cnccl_op;
+
+static const cnccl_op nccl_ops[] = {
+    {SB_NET_ALLREDUCE, nccl_allreduce, expect_allreduce, NULL},
+    {SB_NET_ALLGATHER, nccl_allgather, expect_allgather, NULL},
+    {SB_NET_REDUCE_SCATTER, nccl_reduce_scatter, expect_reduce_scatter, NULL},
+    {SB_NET_ALLTOALL, nccl_alltoall, expect_alltoall,
+     "the all-to-all is grouped sends and receives, which have no in-place "
+     "form"},
+    {SB_NET_BCAST, nccl_bcast, expect_bcast, NULL},
+};
+
+static const cnccl_op *nccl_op_row(int op)
+{
+    for (size_t i = 0; i < sizeof nccl_ops / sizeof nccl_ops[0]; i++)
+        if (nccl_ops[i].op == op)
+            return &nccl_ops[i];
+    return NULL;
+}
+
 /* Issues one operation on every GPU (one NCCL group). */
 static int issue(cnccl_state *s, sb_err *err)
 {
     ncclResult_t r = sb_cuda_dl.ncclGroupStart();
-    size_t cnt = s->count / (size_t)s->n;
-    for (int d = 0; d < s->n && r == ncclSuccess; d++) {
-        switch (s->op) {
-        case SB_NET_ALLREDUCE:
-            r = sb_cuda_dl.ncclAllReduce(s->send[d], s->recv[d], s->count,
-                                         ncclFloat, ncclSum, s->comm[d],
-                                         s->st[d]);
-            break;
-        case SB_NET_ALLGATHER:
-            r = sb_cuda_dl.ncclAllGather(s->send[d], s->recv[d], cnt, ncclFloat,
-                                         s->comm[d], s->st[d]);
-            break;
-        case SB_NET_REDUCE_SCATTER:
-            r = sb_cuda_dl.ncclReduceScatter(s->send[d], s->recv[d], cnt,
-                                             ncclFloat, ncclSum, s->comm[d],
-                                             s->st[d]);
-            break;
-        case SB_NET_ALLTOALL:
-            for (int q = 0; q < s->n && r == ncclSuccess; q++) {
-                r = sb_cuda_dl.ncclSend(s->send[d] + (size_t)q * cnt, cnt,
-                                        ncclFloat, q, s->comm[d], s->st[d]);
-                if (r == ncclSuccess)
-                    r = sb_cuda_dl.ncclRecv(s->recv[d] + (size_t)q * cnt, cnt,
-                                            ncclFloat, q, s->comm[d], s->st[d]);
-            }
-            break;
-        default: /* broadcast from rank 0 */
-            r = sb_cuda_dl.ncclBroadcast(s->send[d], s->recv[d], s->count,
-                                         ncclFloat, 0, s->comm[d], s->st[d]);
-        }
-    }
+    for (int d = 0; d < s->n && r == ncclSuccess; d++)
+        r = s->row->call(s, d);
     ncclResult_t r2 = sb_cuda_dl.ncclGroupEnd();
     if (r != ncclSuccess)
         return nccl_fail(err, r, "NCCL operation");
@@ -320,16 +418,21 @@ extern "C" int sb_cnccl_setup(int op, const sb_params *p, double timeout_s,
                        ndev);
     if ((rc = sb_cuda_dl_load(SB_CUDA_DL_NCCL, err)))
         return rc;
+    const sb_netop_def *def = sb_netop_row((sb_netop)op);
+    const cnccl_op *row = nccl_op_row(op);
+    if (!def || !row)
+        return sb_fail(err, SB_EUNSUP, "network.%s: no NCCL call for it",
+                       def ? def->name : "?");
     bool inplace = sb_p_bool(p, "inplace");
-    if (inplace && op == SB_NET_ALLTOALL)
+    if (inplace && row->no_inplace)
         return sb_fail(err, SB_EINVAL,
-                       "network.alltoall: inplace=true: the all-to-all is "
-                       "grouped sends and receives, which have no in-place "
-                       "form; use inplace=false");
+                       "network.%s: inplace=true: %s; use inplace=false",
+                       def->name, row->no_inplace);
     cnccl_state *s = (cnccl_state *)calloc(1, sizeof *s);
     if (!s)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     s->op = op;
+    s->row = row;
     s->n = ndev;
     s->inplace = inplace;
     s->graph = sb_p_bool(p, "graph");
@@ -348,8 +451,8 @@ extern "C" int sb_cnccl_setup(int op, const sb_params *p, double timeout_s,
     s->count = sb_net_count((sb_netop)op, sb_p_num(p, "size"), 4, ndev);
     s->S = sb_net_bytes((sb_netop)op, s->count, 4, 1);
     size_t cnt = s->count / (size_t)ndev;
-    s->scount = op == SB_NET_ALLGATHER ? cnt : s->count;
-    s->rcount = op == SB_NET_REDUCE_SCATTER ? cnt : s->count;
+    s->scount = def->in_chunk ? cnt : s->count;
+    s->rcount = def->out_chunk ? cnt : s->count;
     if ((rc = comms_get(ndev, s->comm, err)))
         goto fail;
     for (int d = 0; d < ndev; d++) {
@@ -376,14 +479,9 @@ extern "C" int sb_cnccl_setup(int op, const sb_params *p, double timeout_s,
         if (!s->inplace) {
             s->send[d] = s->buf[d];
             s->recv[d] = s->obuf[d];
-        } else if (op == SB_NET_ALLGATHER) {
-            s->recv[d] = s->buf[d];
-            s->send[d] = s->buf[d] + (size_t)d * cnt;
-        } else if (op == SB_NET_REDUCE_SCATTER) {
-            s->send[d] = s->buf[d];
-            s->recv[d] = s->buf[d] + (size_t)d * cnt;
         } else {
-            s->send[d] = s->recv[d] = s->buf[d];
+            s->send[d] = s->buf[d] + (def->in_chunk ? (size_t)d * cnt : 0);
+            s->recv[d] = s->buf[d] + (def->out_chunk ? (size_t)d * cnt : 0);
         }
     }
     if ((rc = load_inputs(s, err)))
@@ -534,27 +632,6 @@ static int cnccl_sample(void *state, int idx, uint64_t iters, double *secs,
 extern "C" const sb_timer sb_cnccl_timer = {0,    0,   cnccl_plan, cnccl_sample,
                                             NULL, NULL};
 
-/* Expected element i of rank r's output. */
-static float expect(const cnccl_state *s, int r, size_t i)
-{
-    int n = s->n;
-    size_t cnt = s->count / (size_t)n;
-    switch (s->op) {
-    case SB_NET_ALLREDUCE:
-        return (float)(n * ((int)(i % 13) - 6) + n * (n - 1) / 2);
-    case SB_NET_ALLGATHER:
-        return input((int)(i / cnt), i % cnt);
-    case SB_NET_REDUCE_SCATTER: {
-        size_t g = (size_t)r * cnt + i;
-        return (float)(n * ((int)(g % 13) - 6) + n * (n - 1) / 2);
-    }
-    case SB_NET_ALLTOALL: /* from rank q = i / cnt, its chunk r */
-        return input((int)(i / cnt), (size_t)r * cnt + i % cnt);
-    default:
-        return input(0, i);
-    }
-}
-
 extern "C" int sb_cnccl_verify(void *state, sb_result *r)
 {
     cnccl_state *s = (cnccl_state *)state;
@@ -586,12 +663,12 @@ extern "C" int sb_cnccl_verify(void *state, sb_result *r)
             goto out;
         }
         for (size_t i = 0; i < s->rcount; i++)
-            if (h[i] != expect(s, d, i)) {
+            if (h[i] != s->row->expect(s, d, i)) {
                 if (!wrong)
                     sb_result_note(r,
                                    "verification: GPU %d element %zu is %g, "
                                    "expected %g",
-                                   d, i, h[i], expect(s, d, i));
+                                   d, i, h[i], s->row->expect(s, d, i));
                 wrong++;
             }
     }

@@ -188,6 +188,9 @@ static int net_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
                        (long long)sb_p_int(p, "root"), ctx->mpi_library);
     sb_mpi_coll st;
     sb_mpi_coll_describe(op, p, ctx->rank, ctx->nranks, &st);
+    if (!st.mpi->call)
+        return sb_fail(err, SB_EUNSUP, "network.%s: no MPI call for it",
+                       sb_netop_name(op) ? sb_netop_name(op) : "?");
     if (st.count > (size_t)INT32_MAX)
         return sb_fail(err, SB_EINVAL,
                        "network.%s: size=%s: more than 2^31 "
@@ -359,22 +362,13 @@ static void add_metrics(const sb_mpi_coll *st, const sb_params *p, int iters,
     sb_result_metric(r, "warmup", warm, "");
 
     double size = sb_p_num(p, "size");
-    if (!sb_mpi_coll_is_p2p(st->op) && fabs(S - size) > 0.5)
+    if (!st->def->p2p && fabs(S - size) > 0.5)
         sb_result_note(r, "S = %.0f B: the size rounded to whole elements%s", S,
-                       st->op == SB_NET_ALLGATHER ||
-                               st->op == SB_NET_REDUCE_SCATTER ||
-                               st->op == SB_NET_ALLTOALL
-                           ? " and one equal chunk per rank"
-                           : "");
-    if (sb_mpi_coll_is_p2p(st->op)) {
+                       st->def->chunked ? " and one equal chunk per rank" : "");
+    if (st->def->p2p) {
         sb_result_note(r, "between ranks 0 and 1 only%s",
-                       st->op == SB_NET_PINGPONG ? "; latency = half the round "
-                                                   "trip, timed on rank 0"
-                       : st->op == SB_NET_BW
-                           ? "; timed on rank 0 (window + ack), as osu_bw"
-                           : "; timed on rank 0; S counts both directions, as "
-                             "osu_bibw");
-        if (st->op != SB_NET_PINGPONG)
+                       st->mpi->note ? st->mpi->note : "");
+        if (st->def->window)
             sb_result_note(r,
                            "the window of %d messages lands in %d receive "
                            "buffer%s",
@@ -512,13 +506,13 @@ static int net_sample(void *state, int idx, uint64_t iters, double *secs,
         *secs = 0;
         return 0;
     }
-    if (!sb_mpi_coll_is_p2p(np->st.op) || idx == 0)
+    if (!np->st.def->p2p || idx == 0)
         MPI_Barrier(MPI_COMM_WORLD);
     double t0 = sb_now();
     sb_mpi_coll_once(&np->st);
     double dt = sb_now() - t0;
     /* point to point is timed on rank 0 alone */
-    *secs = sb_mpi_coll_is_p2p(np->st.op) && np->st.rank != 0 ? 0.0 : dt;
+    *secs = np->st.def->p2p && np->st.rank != 0 ? 0.0 : dt;
     return 0;
 }
 
@@ -530,7 +524,7 @@ static int net_reduce(void *state, double *secs, size_t n, sb_err *err)
     const net_point *np = state;
     MPI_Allreduce(MPI_IN_PLACE, secs, (int)n, MPI_DOUBLE, MPI_MAX,
                   MPI_COMM_WORLD);
-    if (np->st.op == SB_NET_PINGPONG)
+    if (np->st.mpi->half)
         for (size_t i = 0; i < n; i++)
             secs[i] *= 0.5;
     return 0;
@@ -565,42 +559,45 @@ static void net_report(void *state, const sb_point *pt, sb_ctx *ctx,
  * stops at 4 MiB per message (256 MiB per window), OSU's default limit. */
 #define NET_FULL_WINDOW "size=8B..4MiB:x2"
 
-/* One MPI impl a collective: its parameters and full sweep; the hooks
- * read the collective from the definition (its kind). */
-#define NET_IMPL(NAME, PARAMS, FULL, DESC)                                     \
-    const sb_impl sb_impl_mpi_network_##NAME = {                               \
-        .backend = "mpi",                                                      \
-        .desc = DESC,                                                          \
-        .params = PARAMS,                                                      \
-        .quick = NET_QUICK,                                                    \
-        .full = FULL,                                                          \
-        .flags = SB_BF_NEEDS_MPI,                                              \
-        .check = net_check,                                                    \
-        .footprint = net_footprint,                                            \
-        .setup = net_setup,                                                    \
-        .timer = &net_timer,                                                   \
-        .verify = net_verify,                                                  \
-        .report = net_report,                                                  \
-        .teardown = net_teardown,                                              \
+/* The MPI impls, one row a collective keyed by its sb_netop (network.c
+ * takes &sb_impl_mpi_network[op]): its parameters, full sweep and
+ * description; the hooks read the collective from the definition (its
+ * kind). */
+#define NET_IMPL(PARAMS, FULL, DESC)                                           \
+    {                                                                          \
+        .backend = "mpi", .desc = DESC, .params = PARAMS, .quick = NET_QUICK,  \
+        .full = FULL, .flags = SB_BF_NEEDS_MPI, .check = net_check,            \
+        .footprint = net_footprint, .setup = net_setup, .timer = &net_timer,   \
+        .verify = net_verify, .report = net_report, .teardown = net_teardown,  \
         .summarize = update_fit,                                               \
-    };
+    }
 
-NET_IMPL(allreduce, params_reduce_all, NET_FULL,
-         "MPI_Allreduce; busbw = algbw x 2(n-1)/n")
-NET_IMPL(allgather, params_move, NET_FULL,
-         "MPI_Allgather; S = output buffer; busbw = algbw x (n-1)/n")
-NET_IMPL(reduce_scatter, params_reduce_all, NET_FULL,
-         "MPI_Reduce_scatter_block; S = input buffer; busbw x (n-1)/n")
-NET_IMPL(alltoall, params_move, NET_FULL,
-         "MPI_Alltoall; S = whole buffer; busbw = algbw x (n-1)/n")
-NET_IMPL(bcast, params_bcast, NET_FULL, "MPI_Bcast from root; busbw = algbw")
-NET_IMPL(reduce, params_reduce_root, NET_FULL,
-         "MPI_Reduce to root; busbw = algbw")
-NET_IMPL(sendrecv, params_move, NET_FULL,
-         "MPI_Sendrecv in a ring: to rank+1, from rank-1")
-NET_IMPL(pingpong, params_p2p, NET_FULL,
-         "ranks 0 and 1: latency = half the round trip (osu_latency)")
-NET_IMPL(bw, params_window, NET_FULL_WINDOW,
-         "ranks 0 -> 1: a window of MPI_Isend, then an ack (osu_bw)")
-NET_IMPL(bibw, params_window, NET_FULL_WINDOW,
-         "ranks 0 <-> 1: windows both ways at once (osu_bibw)")
+const sb_impl sb_impl_mpi_network[SB_NET_NOPS] = {
+    [SB_NET_ALLREDUCE] = NET_IMPL(params_reduce_all, NET_FULL,
+                                  "MPI_Allreduce; busbw = algbw x 2(n-1)/n"),
+    [SB_NET_ALLGATHER] =
+        NET_IMPL(params_move, NET_FULL,
+                 "MPI_Allgather; S = output buffer; busbw = algbw x (n-1)/n"),
+    [SB_NET_REDUCE_SCATTER] =
+        NET_IMPL(params_reduce_all, NET_FULL,
+                 "MPI_Reduce_scatter_block; S = input buffer; busbw x (n-1)/n"),
+    [SB_NET_ALLTOALL] =
+        NET_IMPL(params_move, NET_FULL,
+                 "MPI_Alltoall; S = whole buffer; busbw = algbw x (n-1)/n"),
+    [SB_NET_BCAST] =
+        NET_IMPL(params_bcast, NET_FULL, "MPI_Bcast from root; busbw = algbw"),
+    [SB_NET_REDUCE] = NET_IMPL(params_reduce_root, NET_FULL,
+                               "MPI_Reduce to root; busbw = algbw"),
+    [SB_NET_SENDRECV] =
+        NET_IMPL(params_move, NET_FULL,
+                 "MPI_Sendrecv in a ring: to rank+1, from rank-1"),
+    [SB_NET_PINGPONG] =
+        NET_IMPL(params_p2p, NET_FULL,
+                 "ranks 0 and 1: latency = half the round trip (osu_latency)"),
+    [SB_NET_BW] =
+        NET_IMPL(params_window, NET_FULL_WINDOW,
+                 "ranks 0 -> 1: a window of MPI_Isend, then an ack (osu_bw)"),
+    [SB_NET_BIBW] =
+        NET_IMPL(params_window, NET_FULL_WINDOW,
+                 "ranks 0 <-> 1: windows both ways at once (osu_bibw)"),
+};

@@ -3,10 +3,11 @@
  * collectives (all-reduce, all-gather, reduce-scatter, all-to-all,
  * broadcast, reduce), send/recv in a ring, and the two-rank
  * point-to-point tests (ping-pong, osu_bw style windows one way and both
- * ways); their buffers, one operation, and the validation: after timing,
- * one more operation runs on inputs whose exact result is known on every
- * rank (small integers, so float sums are exact), and wrong elements are
- * counted.
+ * ways), one row each in mpi_netops (below) keyed by the definition's
+ * sb_netop: its call, its buffers, and its validation: after timing, one
+ * more operation runs on inputs whose exact result is known on every rank
+ * (small integers, so float sums are exact), and wrong elements are
+ * counted. A new operation is its call, fill and check here and one row.
  */
 #include <math.h>
 #include <stdint.h>
@@ -173,51 +174,358 @@ static int dtype_kind(const sb_params *p, size_t *elem, MPI_Datatype *dt)
     return K_F32;
 }
 
+/* ---- the calls ----------------------------------------------------------- */
+
+static void *in_buf(const sb_mpi_coll *st)
+{
+    return st->inplace ? st->rbuf : st->sbuf;
+}
+
+/* What the collectives are given as their send buffer. */
+static void *send_arg(const sb_mpi_coll *st)
+{
+    return st->inplace ? MPI_IN_PLACE : st->sbuf;
+}
+
+static void mpi_allreduce(sb_mpi_coll *st)
+{
+    MPI_Allreduce(send_arg(st), st->rbuf, (int)st->count, st->dt, st->mop,
+                  MPI_COMM_WORLD);
+}
+
+static void mpi_allgather(sb_mpi_coll *st)
+{
+    int ch = (int)st->chunk;
+    MPI_Allgather(send_arg(st), ch, st->dt, st->rbuf, ch, st->dt,
+                  MPI_COMM_WORLD);
+}
+
+static void mpi_reduce_scatter(sb_mpi_coll *st)
+{
+    MPI_Reduce_scatter_block(send_arg(st), st->rbuf, (int)st->chunk, st->dt,
+                             st->mop, MPI_COMM_WORLD);
+}
+
+static void mpi_alltoall(sb_mpi_coll *st)
+{
+    int ch = (int)st->chunk;
+    MPI_Alltoall(send_arg(st), ch, st->dt, st->rbuf, ch, st->dt,
+                 MPI_COMM_WORLD);
+}
+
+static void mpi_bcast(sb_mpi_coll *st)
+{
+    MPI_Bcast(st->rbuf, (int)st->count, st->dt, st->root, MPI_COMM_WORLD);
+}
+
+static void mpi_reduce(sb_mpi_coll *st)
+{
+    MPI_Reduce(st->inplace && st->rank == st->root ? MPI_IN_PLACE : st->sbuf,
+               st->rbuf, (int)st->count, st->dt, st->mop, st->root,
+               MPI_COMM_WORLD);
+}
+
+static void mpi_sendrecv(sb_mpi_coll *st)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int c = (int)st->count;
+    int next = (st->rank + 1) % st->n, prev = (st->rank + st->n - 1) % st->n;
+    if (st->inplace)
+        MPI_Sendrecv_replace(st->rbuf, c, st->dt, next, NET_TAG, prev, NET_TAG,
+                             w, MPI_STATUS_IGNORE);
+    else
+        MPI_Sendrecv(st->sbuf, c, st->dt, next, NET_TAG, st->rbuf, c, st->dt,
+                     prev, NET_TAG, w, MPI_STATUS_IGNORE);
+}
+
+static void mpi_pingpong(sb_mpi_coll *st)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int c = (int)st->count;
+    if (st->rank == 0) {
+        MPI_Send(st->sbuf, c, MPI_BYTE, 1, NET_TAG, w);
+        MPI_Recv(st->rbuf, c, MPI_BYTE, 1, NET_TAG, w, MPI_STATUS_IGNORE);
+    } else if (st->rank == 1) {
+        MPI_Recv(st->rbuf, c, MPI_BYTE, 0, NET_TAG, w, MPI_STATUS_IGNORE);
+        MPI_Send(st->rbuf, c, MPI_BYTE, 0, NET_TAG, w);
+    }
+}
+
+/* Receive k of a window lands in slot k mod nslots. */
+static void *slot(const sb_mpi_coll *st, int k)
+{
+    return (char *)st->rbuf + (size_t)(k % st->nslots) * st->count;
+}
+
+/* osu_bw: a window of non-blocking sends, then a short ack. */
+static void mpi_bw(sb_mpi_coll *st)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int c = (int)st->count;
+    if (st->rank == 0) {
+        for (int k = 0; k < st->window; k++)
+            MPI_Isend(st->sbuf, c, MPI_BYTE, 1, NET_TAG, w, &st->reqs[k]);
+        MPI_Waitall(st->window, st->reqs, st->stats);
+        MPI_Recv(st->ack, 4, MPI_BYTE, 1, NET_TAG + 1, w, MPI_STATUS_IGNORE);
+    } else if (st->rank == 1) {
+        for (int k = 0; k < st->window; k++)
+            MPI_Irecv(slot(st, k), c, MPI_BYTE, 0, NET_TAG, w, &st->reqs[k]);
+        MPI_Waitall(st->window, st->reqs, st->stats);
+        MPI_Send(st->ack, 4, MPI_BYTE, 0, NET_TAG + 1, w);
+    }
+}
+
+/* osu_bibw: both ranks post a window of receives and of sends. */
+static void mpi_bibw(sb_mpi_coll *st)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int c = (int)st->count;
+    if (st->rank < 2) {
+        int peer = 1 - st->rank;
+        for (int k = 0; k < st->window; k++)
+            MPI_Irecv(slot(st, k), c, MPI_BYTE, peer, NET_TAG, w, &st->reqs[k]);
+        for (int k = 0; k < st->window; k++)
+            MPI_Isend(st->sbuf, c, MPI_BYTE, peer, NET_TAG, w,
+                      &st->reqs[st->window + k]);
+        MPI_Waitall(2 * st->window, st->reqs, st->stats);
+    }
+}
+
+/* ---- the inputs ---------------------------------------------------------- *
+ * Rank r's input element i is pat(i) + rank_term(r) (all-to-all: plus the
+ * destination's term), the whole buffer unless said otherwise; with
+ * `sentinel` the outputs are set to a value no correct run produces. */
+
+/* all-reduce, send/recv: the whole buffer in, the whole buffer out. */
+static void fill_whole(sb_mpi_coll *st, bool sentinel)
+{
+    if (sentinel && !st->inplace)
+        fill_sentinel(st->rbuf, st->kind, st->count);
+    fill(in_buf(st), st->kind, st->count, 0, 1, rank_term(st->rank));
+}
+
+/* reduce: in place only on the root. */
+static void fill_reduce(sb_mpi_coll *st, bool sentinel)
+{
+    if (sentinel)
+        fill_sentinel(st->rbuf, st->kind, st->count);
+    fill(st->inplace && st->rank == st->root ? st->rbuf : st->sbuf, st->kind,
+         st->count, 0, 1, rank_term(st->rank));
+}
+
+/* all-gather: this rank's chunk of the pattern (in place: at its place in
+ * the output). */
+static void fill_allgather(sb_mpi_coll *st, bool sentinel)
+{
+    int r = st->rank;
+    if (sentinel)
+        fill_sentinel(st->rbuf, st->kind, st->count);
+    fill(st->inplace ? (char *)st->rbuf + (size_t)r * st->chunk * st->elem
+                     : st->sbuf,
+         st->kind, st->chunk, (size_t)r * st->chunk, 1, rank_term(r));
+}
+
+/* reduce-scatter: the whole buffer in, one chunk out. */
+static void fill_reduce_scatter(sb_mpi_coll *st, bool sentinel)
+{
+    if (sentinel && !st->inplace)
+        fill_sentinel(st->rbuf, st->kind, st->chunk);
+    fill(in_buf(st), st->kind, st->count, 0, 1, rank_term(st->rank));
+}
+
+/* all-to-all: the chunk bound for rank d carries d's term too. */
+static void fill_alltoall(sb_mpi_coll *st, bool sentinel)
+{
+    double b = rank_term(st->rank);
+    if (sentinel && !st->inplace)
+        fill_sentinel(st->rbuf, st->kind, st->count);
+    for (int d = 0; d < st->n; d++)
+        fill((char *)in_buf(st) + (size_t)d * st->chunk * st->elem, st->kind,
+             st->chunk, 0, 1, b + dest_term(d));
+}
+
+/* broadcast: the root's buffer in, every other rank's poisoned. */
+static void fill_bcast(sb_mpi_coll *st, bool sentinel)
+{
+    (void)sentinel;
+    if (st->rank == st->root)
+        fill(st->rbuf, st->kind, st->count, 0, 1, rank_term(st->rank));
+    else
+        fill_sentinel(st->rbuf, st->kind, st->count);
+}
+
+/* point to point: ranks 0 and 1 send their pattern; every slot poisoned. */
+static void fill_p2p(sb_mpi_coll *st, bool sentinel)
+{
+    if (st->rank < 2) {
+        fill(st->sbuf, st->kind, st->count, 0, 1, rank_term(st->rank));
+        if (sentinel)
+            fill_sentinel(st->rbuf, st->kind, st->count * (size_t)st->nslots);
+    }
+}
+
+/* ---- the checks ---------------------------------------------------------- */
+
+/* The closed form of op over ranks of (pat(i) + rank_term(r)):
+ * mult * pat(i) + add. */
+static void reduced(const sb_mpi_coll *st, double *mult, double *add)
+{
+    double s = 0, mx = -1e300, mn = 1e300;
+    for (int r = 0; r < st->n; r++) {
+        double b = rank_term(r);
+        s += b;
+        mx = b > mx ? b : mx;
+        mn = b < mn ? b : mn;
+    }
+    *mult = st->opkind == 0 ? (double)st->n : 1.0;
+    *add = st->opkind == 0 ? s : st->opkind == 1 ? mx : mn;
+}
+
+static size_t check_allreduce(const sb_mpi_coll *st)
+{
+    double mult, add;
+    reduced(st, &mult, &add);
+    return count_wrong(st->rbuf, st->kind, st->count, 0, mult, add);
+}
+
+static size_t check_reduce(const sb_mpi_coll *st)
+{
+    return st->rank == st->root ? check_allreduce(st) : 0;
+}
+
+/* This rank's chunk of the reduction. */
+static size_t check_reduce_scatter(const sb_mpi_coll *st)
+{
+    double mult, add;
+    reduced(st, &mult, &add);
+    return count_wrong(st->rbuf, st->kind, st->chunk,
+                       (size_t)st->rank * st->chunk, mult, add);
+}
+
+/* Chunk s of the output is rank s's chunk of the pattern. */
+static size_t check_allgather(const sb_mpi_coll *st)
+{
+    size_t bad = 0;
+    for (int s = 0; s < st->n; s++)
+        bad += count_wrong((char *)st->rbuf + (size_t)s * st->chunk * st->elem,
+                           st->kind, st->chunk, (size_t)s * st->chunk, 1,
+                           rank_term(s));
+    return bad;
+}
+
+/* Chunk s of the output is what rank s sent this rank. */
+static size_t check_alltoall(const sb_mpi_coll *st)
+{
+    size_t bad = 0;
+    for (int s = 0; s < st->n; s++)
+        bad += count_wrong((char *)st->rbuf + (size_t)s * st->chunk * st->elem,
+                           st->kind, st->chunk, 0, 1,
+                           rank_term(s) + dest_term(st->rank));
+    return bad;
+}
+
+static size_t check_bcast(const sb_mpi_coll *st)
+{
+    return count_wrong(st->rbuf, st->kind, st->count, 0, 1,
+                       rank_term(st->root));
+}
+
+/* The previous rank's buffer. */
+static size_t check_sendrecv(const sb_mpi_coll *st)
+{
+    return count_wrong(st->rbuf, st->kind, st->count, 0, 1,
+                       rank_term((st->rank + st->n - 1) % st->n));
+}
+
+/* rank 1 got rank 0's message; rank 0 got it echoed back. */
+static size_t check_pingpong(const sb_mpi_coll *st)
+{
+    return st->rank < 2
+               ? count_wrong(st->rbuf, st->kind, st->count, 0, 1, rank_term(0))
+               : 0;
+}
+
+/* Every receive slot holds one whole message from the peer. */
+static size_t check_slots(const sb_mpi_coll *st)
+{
+    size_t bad = 0;
+    for (int s = 0; s < st->nslots; s++)
+        bad += count_wrong((char *)st->rbuf + (size_t)s * st->count, st->kind,
+                           st->count, 0, 1, rank_term(1 - st->rank));
+    return bad;
+}
+
+static size_t check_bw(const sb_mpi_coll *st)
+{
+    return st->rank == 1 ? check_slots(st) : 0;
+}
+
+static size_t check_bibw(const sb_mpi_coll *st)
+{
+    return st->rank < 2 ? check_slots(st) : 0;
+}
+
+/* ---- the table -----------------------------------------------------------
+ * One row an operation: its call, fill and check, what its send and receive
+ * buffers hold (SB_MPI_BUF_*), and the flags of sb_mpi_netop. */
+
+#define ROW(CALL, FILL, CHECK, SEND, RECV)                                     \
+    .call = CALL, .fill = FILL, .check = CHECK, .send = SB_MPI_BUF_##SEND,     \
+    .recv = SB_MPI_BUF_##RECV
+
+static const sb_mpi_netop mpi_netops[SB_NET_NOPS] = {
+    [SB_NET_ALLREDUCE] = {ROW(mpi_allreduce, fill_whole, check_allreduce, WHOLE,
+                              WHOLE),
+                          .inplace_shares = true},
+    [SB_NET_ALLGATHER] = {ROW(mpi_allgather, fill_allgather, check_allgather,
+                              CHUNK, WHOLE),
+                          .inplace_shares = true},
+    [SB_NET_REDUCE_SCATTER] = {ROW(mpi_reduce_scatter, fill_reduce_scatter,
+                                   check_reduce_scatter, WHOLE, CHUNK),
+                               .inplace_shares = true},
+    [SB_NET_ALLTOALL] = {ROW(mpi_alltoall, fill_alltoall, check_alltoall, WHOLE,
+                             WHOLE),
+                         .inplace_shares = true},
+    [SB_NET_BCAST] = {ROW(mpi_bcast, fill_bcast, check_bcast, NONE, WHOLE)},
+    [SB_NET_REDUCE] = {ROW(mpi_reduce, fill_reduce, check_reduce, WHOLE, WHOLE),
+                       .root_checks = true},
+    [SB_NET_SENDRECV] = {ROW(mpi_sendrecv, fill_whole, check_sendrecv, WHOLE,
+                             WHOLE),
+                         .inplace_shares = true},
+    [SB_NET_PINGPONG] = {ROW(mpi_pingpong, fill_p2p, check_pingpong, WHOLE,
+                             WHOLE),
+                         .half = true,
+                         .note = "; latency = half the round trip, timed on "
+                                 "rank 0"},
+    [SB_NET_BW] = {ROW(mpi_bw, fill_p2p, check_bw, WHOLE, SLOTS),
+                   .note = "; timed on rank 0 (window + ack), as osu_bw"},
+    [SB_NET_BIBW] = {ROW(mpi_bibw, fill_p2p, check_bibw, WHOLE, SLOTS),
+                     .note = "; timed on rank 0; S counts both directions, "
+                             "as osu_bibw"},
+};
+
+#undef ROW
+
 /* ---- state of one point -------------------------------------------------- */
 
-bool sb_mpi_coll_is_p2p(sb_netop op)
+static size_t buf_bytes(const sb_mpi_coll *st, int what)
 {
-    return op == SB_NET_PINGPONG || op == SB_NET_BW || op == SB_NET_BIBW;
+    return what == SB_MPI_BUF_WHOLE   ? st->count * st->elem
+           : what == SB_MPI_BUF_CHUNK ? st->chunk * st->elem
+           : what == SB_MPI_BUF_SLOTS
+               ? st->count * st->elem * (size_t)st->nslots
+               : 0;
 }
 
 /* Bytes each buffer needs for a point: the same arithmetic for footprint()
  * (before anything is allocated) and setup. */
 void sb_mpi_coll_buffers(const sb_mpi_coll *st, size_t *sb, size_t *rb)
 {
-    size_t all = st->count * st->elem, part = st->chunk * st->elem;
-    *sb = *rb = 0;
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-    case SB_NET_ALLTOALL:
-    case SB_NET_SENDRECV:
-        *sb = st->inplace ? 0 : all;
-        *rb = all;
-        break;
-    case SB_NET_ALLGATHER:
-        *sb = st->inplace ? 0 : part;
-        *rb = all;
-        break;
-    case SB_NET_REDUCE_SCATTER:
-        *sb = st->inplace ? 0 : all;
-        *rb = st->inplace ? all : part;
-        break;
-    case SB_NET_BCAST:
-        *rb = all;
-        break;
-    case SB_NET_REDUCE:
-        *sb = all;
-        *rb = all;
-        break;
-    case SB_NET_PINGPONG:
-        *sb = *rb = all;
-        break;
-    case SB_NET_BW:
-    case SB_NET_BIBW:
-        *sb = all;
-        *rb = all * (size_t)st->nslots;
-        break;
-    default:
-        break;
+    *sb = buf_bytes(st, st->mpi->send);
+    *rb = buf_bytes(st, st->mpi->recv);
+    if (st->inplace && st->mpi->inplace_shares) {
+        *rb = *sb > *rb ? *sb : *rb;
+        *sb = 0;
     }
 }
 
@@ -225,8 +533,13 @@ void sb_mpi_coll_buffers(const sb_mpi_coll *st, size_t *sb, size_t *rb)
 void sb_mpi_coll_describe(sb_netop op, const sb_params *p, int rank, int nranks,
                           sb_mpi_coll *st)
 {
+    static const sb_netop_def no_def;
+    static const sb_mpi_netop no_mpi;
+    const sb_netop_def *def = sb_netop_row(op);
     memset(st, 0, sizeof *st);
     st->op = op;
+    st->def = def ? def : &no_def;
+    st->mpi = def ? &mpi_netops[op] : &no_mpi;
     st->rank = rank;
     st->n = nranks < 2 ? 2 : nranks;
     st->kind = dtype_kind(p, &st->elem, &st->dt);
@@ -239,7 +552,7 @@ void sb_mpi_coll_describe(sb_netop op, const sb_params *p, int rank, int nranks,
     st->count = sb_net_count(op, sb_p_num(p, "size"), st->elem, st->n);
     st->chunk = st->count / (size_t)st->n;
     st->nslots = 1;
-    if (op == SB_NET_BW || op == SB_NET_BIBW) {
+    if (st->def->window) {
         int want = has_param(p, "slots") ? (int)sb_p_int(p, "slots") : 1;
         double fit = NET_SLOT_BYTES / (double)st->count;
         if (want <= 0 || want > st->window)
@@ -275,230 +588,16 @@ int sb_mpi_coll_alloc(sb_mpi_coll *st, sb_err *err)
     return 0;
 }
 
-/* ---- the operations ------------------------------------------------------ */
+/* ---- one operation, validation ------------------------------------------- */
 
-static void *in_buf(sb_mpi_coll *st)
-{
-    return st->inplace ? st->rbuf : st->sbuf;
-}
-
-/* One iteration of the op (the timed region). */
 void sb_mpi_coll_once(sb_mpi_coll *st)
 {
-    MPI_Comm w = MPI_COMM_WORLD;
-    int c = (int)st->count, ch = (int)st->chunk;
-    void *snd = st->inplace ? MPI_IN_PLACE : st->sbuf;
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-        MPI_Allreduce(snd, st->rbuf, c, st->dt, st->mop, w);
-        break;
-    case SB_NET_ALLGATHER:
-        MPI_Allgather(snd, ch, st->dt, st->rbuf, ch, st->dt, w);
-        break;
-    case SB_NET_REDUCE_SCATTER:
-        MPI_Reduce_scatter_block(snd, st->rbuf, ch, st->dt, st->mop, w);
-        break;
-    case SB_NET_ALLTOALL:
-        MPI_Alltoall(snd, ch, st->dt, st->rbuf, ch, st->dt, w);
-        break;
-    case SB_NET_BCAST:
-        MPI_Bcast(st->rbuf, c, st->dt, st->root, w);
-        break;
-    case SB_NET_REDUCE:
-        MPI_Reduce(st->inplace && st->rank == st->root ? MPI_IN_PLACE
-                                                       : st->sbuf,
-                   st->rbuf, c, st->dt, st->mop, st->root, w);
-        break;
-    case SB_NET_SENDRECV: {
-        int next = (st->rank + 1) % st->n,
-            prev = (st->rank + st->n - 1) % st->n;
-        if (st->inplace)
-            MPI_Sendrecv_replace(st->rbuf, c, st->dt, next, NET_TAG, prev,
-                                 NET_TAG, w, MPI_STATUS_IGNORE);
-        else
-            MPI_Sendrecv(st->sbuf, c, st->dt, next, NET_TAG, st->rbuf, c,
-                         st->dt, prev, NET_TAG, w, MPI_STATUS_IGNORE);
-        break;
-    }
-    case SB_NET_PINGPONG:
-        if (st->rank == 0) {
-            MPI_Send(st->sbuf, c, MPI_BYTE, 1, NET_TAG, w);
-            MPI_Recv(st->rbuf, c, MPI_BYTE, 1, NET_TAG, w, MPI_STATUS_IGNORE);
-        } else if (st->rank == 1) {
-            MPI_Recv(st->rbuf, c, MPI_BYTE, 0, NET_TAG, w, MPI_STATUS_IGNORE);
-            MPI_Send(st->rbuf, c, MPI_BYTE, 0, NET_TAG, w);
-        }
-        break;
-    case SB_NET_BW:
-        /* osu_bw: a window of non-blocking sends, then a short ack. */
-        if (st->rank == 0) {
-            for (int k = 0; k < st->window; k++)
-                MPI_Isend(st->sbuf, c, MPI_BYTE, 1, NET_TAG, w, &st->reqs[k]);
-            MPI_Waitall(st->window, st->reqs, st->stats);
-            MPI_Recv(st->ack, 4, MPI_BYTE, 1, NET_TAG + 1, w,
-                     MPI_STATUS_IGNORE);
-        } else if (st->rank == 1) {
-            for (int k = 0; k < st->window; k++)
-                MPI_Irecv((char *)st->rbuf +
-                              (size_t)(k % st->nslots) * st->count,
-                          c, MPI_BYTE, 0, NET_TAG, w, &st->reqs[k]);
-            MPI_Waitall(st->window, st->reqs, st->stats);
-            MPI_Send(st->ack, 4, MPI_BYTE, 0, NET_TAG + 1, w);
-        }
-        break;
-    case SB_NET_BIBW:
-        /* osu_bibw: both ranks post a window of receives and of sends. */
-        if (st->rank < 2) {
-            int peer = 1 - st->rank;
-            for (int k = 0; k < st->window; k++)
-                MPI_Irecv((char *)st->rbuf +
-                              (size_t)(k % st->nslots) * st->count,
-                          c, MPI_BYTE, peer, NET_TAG, w, &st->reqs[k]);
-            for (int k = 0; k < st->window; k++)
-                MPI_Isend(st->sbuf, c, MPI_BYTE, peer, NET_TAG, w,
-                          &st->reqs[st->window + k]);
-            MPI_Waitall(2 * st->window, st->reqs, st->stats);
-        }
-        break;
-    default:
-        break;
-    }
+    st->mpi->call(st);
 }
 
-/* ---- validation ---------------------------------------------------------- */
-
-/* The closed form of op over ranks of (pat(i) + rank_term(r)):
- * mult * pat(i) + add. */
-static void reduced(const sb_mpi_coll *st, double *mult, double *add)
-{
-    double s = 0, mx = -1e300, mn = 1e300;
-    for (int r = 0; r < st->n; r++) {
-        double b = rank_term(r);
-        s += b;
-        mx = b > mx ? b : mx;
-        mn = b < mn ? b : mn;
-    }
-    *mult = st->opkind == 0 ? (double)st->n : 1.0;
-    *add = st->opkind == 0 ? s : st->opkind == 1 ? mx : mn;
-}
-
-/* Builds the inputs of the timed loop and of the validation run. With
- * `sentinel` the outputs are set to a value no correct run produces. */
 void sb_mpi_coll_prepare(sb_mpi_coll *st, bool sentinel)
 {
-    int r = st->rank, k = st->kind;
-    double b = rank_term(r);
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-    case SB_NET_SENDRECV:
-        if (sentinel && !st->inplace)
-            fill_sentinel(st->rbuf, k, st->count);
-        fill(in_buf(st), k, st->count, 0, 1, b);
-        break;
-    case SB_NET_REDUCE:
-        if (sentinel)
-            fill_sentinel(st->rbuf, k, st->count);
-        fill(st->inplace && r == st->root ? st->rbuf : st->sbuf, k, st->count,
-             0, 1, b);
-        break;
-    case SB_NET_ALLGATHER:
-        if (sentinel)
-            fill_sentinel(st->rbuf, k, st->count);
-        fill(st->inplace ? (char *)st->rbuf + (size_t)r * st->chunk * st->elem
-                         : st->sbuf,
-             k, st->chunk, (size_t)r * st->chunk, 1, b);
-        break;
-    case SB_NET_REDUCE_SCATTER:
-        if (sentinel && !st->inplace)
-            fill_sentinel(st->rbuf, k, st->chunk);
-        fill(in_buf(st), k, st->count, 0, 1, b);
-        break;
-    case SB_NET_ALLTOALL:
-        if (sentinel && !st->inplace)
-            fill_sentinel(st->rbuf, k, st->count);
-        for (int d = 0; d < st->n; d++)
-            fill((char *)in_buf(st) + (size_t)d * st->chunk * st->elem, k,
-                 st->chunk, 0, 1, b + dest_term(d));
-        break;
-    case SB_NET_BCAST:
-        if (r == st->root)
-            fill(st->rbuf, k, st->count, 0, 1, b);
-        else
-            fill_sentinel(st->rbuf, k, st->count);
-        break;
-    case SB_NET_PINGPONG:
-    case SB_NET_BW:
-    case SB_NET_BIBW:
-        if (st->rank < 2) {
-            fill(st->sbuf, k, st->count, 0, 1, b);
-            if (sentinel)
-                fill_sentinel(st->rbuf, k, st->count * (size_t)st->nslots);
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-/* The buffer this rank checks and the rank that plants an error there. */
-static int checking_rank(const sb_mpi_coll *st)
-{
-    if (st->op == SB_NET_REDUCE)
-        return st->root;
-    if (sb_mpi_coll_is_p2p(st->op))
-        return 1;
-    return st->n - 1;
-}
-
-/* Wrong elements of this rank's output after one validation run. */
-static size_t check_output(const sb_mpi_coll *st)
-{
-    int r = st->rank, k = st->kind;
-    double mult, add;
-    reduced(st, &mult, &add);
-    size_t bad = 0;
-    switch (st->op) {
-    case SB_NET_ALLREDUCE:
-        return count_wrong(st->rbuf, k, st->count, 0, mult, add);
-    case SB_NET_REDUCE:
-        return r == st->root ? count_wrong(st->rbuf, k, st->count, 0, mult, add)
-                             : 0;
-    case SB_NET_REDUCE_SCATTER:
-        return count_wrong(st->rbuf, k, st->chunk, (size_t)r * st->chunk, mult,
-                           add);
-    case SB_NET_ALLGATHER:
-        for (int s = 0; s < st->n; s++)
-            bad += count_wrong(
-                (char *)st->rbuf + (size_t)s * st->chunk * st->elem, k,
-                st->chunk, (size_t)s * st->chunk, 1, rank_term(s));
-        return bad;
-    case SB_NET_ALLTOALL:
-        for (int s = 0; s < st->n; s++)
-            bad +=
-                count_wrong((char *)st->rbuf + (size_t)s * st->chunk * st->elem,
-                            k, st->chunk, 0, 1, rank_term(s) + dest_term(r));
-        return bad;
-    case SB_NET_BCAST:
-        return count_wrong(st->rbuf, k, st->count, 0, 1, rank_term(st->root));
-    case SB_NET_SENDRECV:
-        return count_wrong(st->rbuf, k, st->count, 0, 1,
-                           rank_term((r + st->n - 1) % st->n));
-    case SB_NET_PINGPONG:
-        /* rank 1 got rank 0's message; rank 0 got it echoed back. */
-        return r < 2 ? count_wrong(st->rbuf, k, st->count, 0, 1, rank_term(0))
-                     : 0;
-    case SB_NET_BW:
-    case SB_NET_BIBW:
-        /* Every receive slot holds one whole message from the peer. */
-        if (r > 1 || (st->op == SB_NET_BW && r == 0))
-            return 0;
-        for (int s = 0; s < st->nslots; s++)
-            bad += count_wrong((char *)st->rbuf + (size_t)s * st->count, k,
-                               st->count, 0, 1, rank_term(1 - r));
-        return bad;
-    default:
-        return 0;
-    }
+    st->mpi->fill(st, sentinel);
 }
 
 /* One untimed run on fresh inputs; the wrong elements of this rank. */
@@ -507,7 +606,10 @@ size_t sb_mpi_coll_validate(sb_mpi_coll *st, bool plant)
     sb_mpi_coll_prepare(st, true);
     MPI_Barrier(MPI_COMM_WORLD);
     sb_mpi_coll_once(st);
-    if (plant && st->rank == checking_rank(st))
+    int planted = st->mpi->root_checks ? st->root
+                  : st->def->p2p       ? 1
+                                       : st->n - 1;
+    if (plant && st->rank == planted)
         corrupt(st->rbuf, st->kind);
-    return check_output(st);
+    return st->mpi->check(st);
 }

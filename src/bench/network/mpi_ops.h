@@ -1,8 +1,9 @@
 /*
  * mpi_ops.h — the MPI collectives and point-to-point operations of the
- * network area as one state a point (mpi_ops.c): the buffers each
- * operation needs, one operation, its inputs, and the validation of its
- * output against values every rank knows exactly. collectives.c times
+ * network area as one state a point (mpi_ops.c): one row an operation
+ * (its MPI call, the buffers it needs, how its inputs are filled and its
+ * output checked against values every rank knows exactly), keyed by the
+ * same sb_netop as the definition's row (netmodel.h). collectives.c times
  * them (its timer, the watchdog, the fit) through these.
  */
 #ifndef SOLBENCH_BENCH_NETWORK_MPI_OPS_H
@@ -23,8 +24,32 @@
 #define NET_SLOT_BYTES (64.0 * 1048576.0)
 #define NET_TAG 2718
 
-typedef struct sb_mpi_coll {
+typedef struct sb_mpi_coll sb_mpi_coll;
+
+/* What a buffer of a row holds: nothing, the op's whole buffer (count
+ * elements), one rank's chunk, or the whole buffer once a receive slot. */
+enum { SB_MPI_BUF_NONE, SB_MPI_BUF_WHOLE, SB_MPI_BUF_CHUNK, SB_MPI_BUF_SLOTS };
+
+/* One row an operation (mpi_netops in mpi_ops.c). */
+typedef struct sb_mpi_netop {
+    void (*call)(sb_mpi_coll *st); /* one operation */
+    /* the inputs of this rank; sentinel: its outputs poisoned too */
+    void (*fill)(sb_mpi_coll *st, bool sentinel);
+    /* the wrong output elements on this rank */
+    size_t (*check)(const sb_mpi_coll *st);
+    unsigned char send, recv; /* SB_MPI_BUF_* */
+    bool inplace_shares;      /* inplace: one buffer, the larger, for both */
+    /* plant_error corrupts the root's output (else the last rank's; rank
+     * 1's for point to point) */
+    bool root_checks;
+    bool half;        /* a sample is a round trip: half is reported */
+    const char *note; /* point to point: how it is timed */
+} sb_mpi_netop;
+
+struct sb_mpi_coll {
     sb_netop op;
+    const sb_netop_def *def; /* the definition's row */
+    const sb_mpi_netop *mpi; /* this file's row */
     int rank, n;
     int kind;
     size_t elem;
@@ -43,13 +68,11 @@ typedef struct sb_mpi_coll {
      * access size, and gcc warns on MPI_STATUSES_IGNORE. */
     MPI_Status *stats;
     char ack[4];
-} sb_mpi_coll;
+};
 
-/* Ping-pong, bw and bibw: ranks 0 and 1 alone, self-synchronising. */
-bool sb_mpi_coll_is_p2p(sb_netop op);
-/* The point's operation, types, counts and buffers' sizes from its
- * parameters (nothing allocated); st->dt is MPI_DATATYPE_NULL where this
- * MPI lacks the type. */
+/* The point's operation (its rows; st->mpi->call NULL when MPI has no row
+ * for it), types, counts and buffers' sizes from its parameters (nothing
+ * allocated); st->dt is MPI_DATATYPE_NULL where this MPI lacks the type. */
 void sb_mpi_coll_describe(sb_netop op, const sb_params *p, int rank, int nranks,
                           sb_mpi_coll *st);
 /* Bytes of the send and receive buffers (for footprint and setup alike). */

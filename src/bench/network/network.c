@@ -10,17 +10,8 @@
 #include "solbench/netmodel.h"
 
 #ifdef SB_HAVE_MPI
-extern const sb_impl sb_impl_mpi_network_allreduce,
-    sb_impl_mpi_network_allgather, sb_impl_mpi_network_reduce_scatter,
-    sb_impl_mpi_network_alltoall, sb_impl_mpi_network_bcast,
-    sb_impl_mpi_network_reduce, sb_impl_mpi_network_sendrecv,
-    sb_impl_mpi_network_pingpong, sb_impl_mpi_network_bw,
-    sb_impl_mpi_network_bibw;
-#endif
-#ifdef SB_HAVE_NCCL
-#endif
-
-#ifdef SB_HAVE_PJRT
+/* collectives.c: the MPI impl of each op, indexed by its sb_netop */
+extern const sb_impl sb_impl_mpi_network[SB_NET_NOPS];
 #endif
 
 /* A latency test leads with its latency at every size (osu_latency's
@@ -28,12 +19,13 @@ extern const sb_impl sb_impl_mpi_network_allreduce,
 #define NET_HEADLINE(OP) ((OP) == SB_NET_PINGPONG ? "latency_us" : NULL)
 /* The MPI collectives are this area's own impls, built where MPI is. */
 #ifdef SB_HAVE_MPI
-#define SB_IMPL_MPI(sym) &sym,
+#define SB_IMPL_MPI(OP) &sb_impl_mpi_network[OP],
 #else
-#define SB_IMPL_MPI(sym)
+#define SB_IMPL_MPI(OP)
 #endif
 
-#define NET_BENCH(OP, NAME, DESC, ...)                                         \
+/* One benchmark an op; the other backends' impls join it by its name. */
+#define NET_BENCH(OP, NAME, DESC)                                              \
     const sb_bench sb_bench_network_##NAME = {                                 \
         .name = "network." #NAME,                                              \
         .area = "network",                                                     \
@@ -41,31 +33,21 @@ extern const sb_impl sb_impl_mpi_network_allreduce,
         .flags = SB_BF_QUICK | SB_BF_FULL,                                     \
         .kind = OP,                                                            \
         .headline = NET_HEADLINE(OP),                                          \
-        .impls = (const sb_impl *const[]){__VA_ARGS__ NULL},                   \
+        .impls = (const sb_impl *const[]){SB_IMPL_MPI(OP) NULL},               \
     };
 
-NET_BENCH(SB_NET_PINGPONG, pingpong, "latency: half a round trip",
-          SB_IMPL_MPI(sb_impl_mpi_network_pingpong))
-NET_BENCH(SB_NET_BW, bw, "one-way bandwidth: a window of sends, then an ack",
-          SB_IMPL_MPI(sb_impl_mpi_network_bw))
-NET_BENCH(SB_NET_BIBW, bibw, "bidirectional bandwidth: windows both ways",
-          SB_IMPL_MPI(sb_impl_mpi_network_bibw))
+NET_BENCH(SB_NET_PINGPONG, pingpong, "latency: half a round trip")
+NET_BENCH(SB_NET_BW, bw, "one-way bandwidth: a window of sends, then an ack")
+NET_BENCH(SB_NET_BIBW, bibw, "bidirectional bandwidth: windows both ways")
 NET_BENCH(SB_NET_SENDRECV, sendrecv,
           "send to the next, receive from the "
-          "previous, in a ring",
-          SB_IMPL_MPI(sb_impl_mpi_network_sendrecv))
-NET_BENCH(SB_NET_BCAST, bcast, "broadcast from a root; busbw = algbw",
-          SB_IMPL_MPI(sb_impl_mpi_network_bcast))
-NET_BENCH(SB_NET_REDUCE, reduce, "reduce to a root; busbw = algbw",
-          SB_IMPL_MPI(sb_impl_mpi_network_reduce))
-NET_BENCH(SB_NET_ALLREDUCE, allreduce, "all-reduce; busbw = algbw x 2(n-1)/n",
-          SB_IMPL_MPI(sb_impl_mpi_network_allreduce))
+          "previous, in a ring")
+NET_BENCH(SB_NET_BCAST, bcast, "broadcast from a root; busbw = algbw")
+NET_BENCH(SB_NET_REDUCE, reduce, "reduce to a root; busbw = algbw")
+NET_BENCH(SB_NET_ALLREDUCE, allreduce, "all-reduce; busbw = algbw x 2(n-1)/n")
 NET_BENCH(SB_NET_ALLGATHER, allgather,
-          "all-gather; S = output buffer; busbw = algbw x (n-1)/n",
-          SB_IMPL_MPI(sb_impl_mpi_network_allgather))
+          "all-gather; S = output buffer; busbw = algbw x (n-1)/n")
 NET_BENCH(SB_NET_REDUCE_SCATTER, reduce_scatter,
-          "reduce-scatter; S = input buffer; busbw = algbw x (n-1)/n",
-          SB_IMPL_MPI(sb_impl_mpi_network_reduce_scatter))
+          "reduce-scatter; S = input buffer; busbw = algbw x (n-1)/n")
 NET_BENCH(SB_NET_ALLTOALL, alltoall,
-          "all-to-all; S = whole buffer; busbw = algbw x (n-1)/n",
-          SB_IMPL_MPI(sb_impl_mpi_network_alltoall))
+          "all-to-all; S = whole buffer; busbw = algbw x (n-1)/n")
