@@ -97,3 +97,7 @@ if(NOT SOLBENCH_SANITIZE)
   set_tests_properties(lib.install_example PROPERTIES TIMEOUT 300
     FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
+
+# E-Divisive change points of a history: unit.test_changepoint (seeded
+# series; the permutation tests take well under a second).
+set_tests_properties(unit.test_changepoint PROPERTIES TIMEOUT 60)

@@ -36,3 +36,11 @@ add_test(NAME store.baseline_flow
   COMMAND bash ${SB_TEST_DIR}/scripts/baseline_flow.sh ${SOLBENCH})
 set_tests_properties(store.baseline_flow PROPERTIES TIMEOUT 300
   FAIL_REGULAR_EXPRESSION "FAIL:")
+
+# history --changes (tests/scripts/history_changes.sh): stores of known
+# series imported in time order — a 10 % step found at its run as a
+# regression, a step up as an improvement, a flat series without one.
+add_test(NAME store.history_changes
+  COMMAND bash ${SB_TEST_DIR}/scripts/history_changes.sh ${SOLBENCH})
+set_tests_properties(store.history_changes PROPERTIES TIMEOUT 300
+  FAIL_REGULAR_EXPRESSION "FAIL:")

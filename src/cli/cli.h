@@ -96,4 +96,14 @@ int sb_cli_like_with_like(const char *cmd, const struct sb_run *a,
                           const struct sb_run *b, const char *pair,
                           const char *order, bool allow, const char *baseline);
 
+/* `history --changes` (history_changes.c): the change points of the
+ * series of the `last` newest runs (0: all) holding `bench` (a glob, NULL:
+ * all), printed, or written as JSON to json_path ("-": stdout). The exit
+ * code. */
+struct sb_store;
+struct sb_cp_opts;
+int sb_cli_history_changes(struct sb_store *st, const char *path,
+                           const char *bench, int last, const char *json_path,
+                           const struct sb_cp_opts *o);
+
 #endif

@@ -13,12 +13,15 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "solbench/changepoint.h"
 #include "solbench/output.h"
 #include "solbench/store.h"
 
 static const char history_help[] =
     "usage: solbench history [--bench NAME] [--last N] [--verbose | --json "
     "FILE] [--db PATH]\n"
+    "       solbench history --changes [--bench NAME] [--last N] [--json FILE]\n"
+    "                        [--alpha P] [--min-size N] [--db PATH]\n"
     "  (default)      one line a run: id, start, results measured, skipped\n"
     "                 and invalid, areas, the baselines naming it; with\n"
     "                 --bench, the figure of that benchmark's one point\n"
@@ -29,7 +32,14 @@ static const char history_help[] =
     "                 their default, headline figure, cv, samples, validity\n"
     "  --json FILE    every result of those runs as JSON ('-': stdout)\n"
     "  --db PATH      results database (default $SOLBENCH_DB, else\n"
-    "                 $XDG_DATA_HOME/solbench/results.db)\n";
+    "                 $XDG_DATA_HOME/solbench/results.db)\n"
+    "  --changes      the change points of each point's series on each\n"
+    "                 machine (its valid runs' headline figures in time\n"
+    "                 order; --last default 0, every run): E-Divisive means\n"
+    "                 with a permutation test (docs/HISTORY.md); a change\n"
+    "                 against the figure's direction is a REGRESSION\n"
+    "  --alpha P      significance of a change point (default 0.05)\n"
+    "  --min-size N   fewest runs on each side of one (default 5)\n";
 
 /* One run's lines gathered before it is printed. */
 typedef struct hist_run {
@@ -237,7 +247,9 @@ int sb_cmd_history(int argc, char **argv)
 {
     const char *bench = NULL, *db = NULL, *json_path = NULL;
     int last = 20;
-    bool verbose = false;
+    bool verbose = false, changes = false, last_given = false;
+    sb_cp_opts cpo;
+    sb_cp_opts_default(&cpo);
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int m;
@@ -247,6 +259,16 @@ int sb_cmd_history(int argc, char **argv)
         } else if (strcmp(argv[i], "--verbose") == 0 ||
                    strcmp(argv[i], "-v") == 0) {
             verbose = true;
+        } else if (strcmp(argv[i], "--changes") == 0) {
+            changes = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
+            if (m < 0 ||
+                sb_cli_number("history", "--alpha", v, 1e-6, 1, &cpo.alpha))
+                return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--min-size", &v))) {
+            if (m < 0 ||
+                sb_cli_int("history", "--min-size", v, 1, 1000, &cpo.min_size))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
             if (m < 0)
                 return 2;
@@ -260,6 +282,7 @@ int sb_cmd_history(int argc, char **argv)
                 return 2;
             if (sb_cli_int("history", "--last", v, 0, 1000000000, &last))
                 return 2;
+            last_given = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
             if (m < 0)
                 return 2;
@@ -271,6 +294,8 @@ int sb_cmd_history(int argc, char **argv)
                                 argv[i]);
         }
     }
+    if (changes && verbose)
+        return sb_cli_usage("history", "--changes and --verbose: choose one");
     if (json_path && verbose)
         return sb_cli_usage("history",
                             "--json and --verbose: choose one (the JSON holds "
@@ -285,6 +310,12 @@ int sb_cmd_history(int argc, char **argv)
     if (sb_store_open_default_mode(db, SB_STORE_RO, &st, path, sizeof path,
                                    &err))
         return sb_cli_error(&err);
+    if (changes) {
+        int crc = sb_cli_history_changes(st, path, bench, last_given ? last : 0,
+                                         json_path, &cpo);
+        sb_store_close(st);
+        return crc;
+    }
     hist_state hs = {0};
     hs.verbose = verbose;
     hs.bench = bench;

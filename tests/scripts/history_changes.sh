@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# history_changes.sh — `solbench history --changes` on stores of known
+# series: one run measured here is the template, and copies of it with set
+# headline figures are imported in time order (the detector's statistics
+# are unit.test_changepoint; this is the store, the series and the CLI).
+#   a step: 12 runs near 100 GB/s, then 12 near 90 (a 10 % regression):
+#     exactly one change point, at the 13th run, -15 to -5 %, a REGRESSION;
+#   the same step upwards: an improvement;
+#   flat: 24 runs near 100: none;
+#   bad options: one line, exit 2.
+# Usage: history_changes.sh path/to/solbench
+sb=${1:?usage: history_changes.sh path/to/solbench}
+. "$(dirname "$0")/expect.sh"
+
+export SOLBENCH_DB=$T/t.db
+"$sb" run --quiet --bench memory.read -p size=64KiB --min-time 0.01 \
+    --repeat 3 >/dev/null 2>&1 || { bad "the template run"; exit 1; }
+"$sb" export last --json "$T/one.json" >/dev/null || { bad "export"; exit 1; }
+
+# make DB LEVEL...: one run a level, each started a minute after the last,
+# its headline (GBps) the level times a fixed +-2 % wobble.
+make() {
+    local db=$1
+    shift
+    python3 - "$T/one.json" "$T/docs" "$@" <<'PY' || return 1
+import json, os, sys
+tpl, out, levels = sys.argv[1], sys.argv[2], [float(v) for v in sys.argv[3:]]
+os.makedirs(out, exist_ok=True)
+for f in os.listdir(out):
+    os.remove(os.path.join(out, f))
+wobble = [0.0, 1.5, -1.0, 2.0, -2.0, 0.5, -1.5, 1.0, -0.5, 1.8, -1.8, 0.2]
+for i, lv in enumerate(levels):
+    d = json.load(open(tpl))
+    d["run_id"] = "20260101T%02d%02d00Z-%06x" % (i // 60, i % 60, i)
+    d["started_at"] = "2026-01-01T%02d:%02d:00.000Z" % (i // 60, i % 60)
+    d["ended_at"] = d["started_at"]
+    d["tags"] = {"commit": "c%03d" % i}
+    r = d["results"][0]
+    k = lv * (1 + wobble[i % len(wobble)] / 100) / r["metrics"]["GBps"]["value"]
+    # the run as if measured k times faster: rates up, times down, alike
+    for m in r["metrics"].values():
+        if m["unit"].endswith("/s"):
+            m["value"] *= k
+        elif m["unit"] in ("s", "ms", "us", "ns"):
+            m["value"] /= k
+    r["samples_s"] = [t / k for t in r["samples_s"]]
+    for f in r["stats"]:
+        if f not in ("n", "cv"):
+            r["stats"][f] /= k
+    json.dump(d, open(os.path.join(out, "%03d.json" % i), "w"))
+PY
+    for f in "$T"/docs/*.json; do
+        "$sb" import --db "$db" "$f" >/dev/null || return 1
+    done
+}
+
+# check DB WANT_N [INDEX LO HI DIRECTION]: the JSON's changes
+check() {
+    "$sb" history --changes --db "$1" --json "$T/c.json" || return 1
+    python3 - "$T/c.json" "${@:2}" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = int(sys.argv[2])
+ch = d["changes"]
+assert d["schema"] == "solbench.changes/1" and d["series"] == 1, d
+assert len(ch) == want, (want, ch)
+if want:
+    c = ch[0]
+    idx, lo, hi, dirn = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+    assert abs(c["index"] - idx) <= 1, c
+    assert lo <= c["change_pct"] <= hi, c
+    assert c["direction"] == dirn and c["p"] <= 0.05, c
+    assert c["run"]["commit"] == "c%03d" % c["index"], c
+    assert c["point"]["bench"] == "memory.read" and c["runs"] == 24, c
+PY
+}
+
+step=$(python3 -c "print(' '.join(['100']*12 + ['90']*12))")
+up=$(python3 -c "print(' '.join(['90']*12 + ['100']*12))")
+flat=$(python3 -c "print(' '.join(['100']*24))")
+
+if make "$T/step.db" $step && check "$T/step.db" 1 12 -15 -5 regression; then
+    ok "a 10 % step down: one change point at run 13, a regression"
+else
+    bad "a 10 % step down"
+fi
+expect 0 'REGRESSION' -- "$sb" history --changes --db "$T/step.db"
+if make "$T/up.db" $up && check "$T/up.db" 1 12 5 15 improvement; then
+    ok "a step up: an improvement"
+else
+    bad "a step up"
+fi
+if make "$T/flat.db" $flat && check "$T/flat.db" 0; then
+    ok "a flat series: no change point"
+else
+    bad "a flat series"
+fi
+expect 0 '^0 change points' -- "$sb" history --changes --db "$T/flat.db"
+expect 2 'alpha' -- "$sb" history --changes --db "$T/flat.db" --alpha 2
+expect 2 'min-size' -- "$sb" history --changes --db "$T/flat.db" --min-size 0
+expect 2 'choose one' -- "$sb" history --changes --verbose --db "$T/flat.db"
+exit $fail
