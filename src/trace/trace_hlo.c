@@ -255,9 +255,10 @@ static double comp_flops(const comp *c, int nc, const instr *in, int ci,
     return f;
 }
 
-int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
+/* The whole of the HLO text at path, NUL-terminated, into *out
+ * (malloc'ed): at most HLO_MAX_BYTES, with a 'HloModule' line. */
+static int read_text(const char *path, char **out, sb_err *err)
 {
-    *matched = 0;
     FILE *f;
     int rc = sb_file_fopen(path, "r", &f, err);
     if (rc)
@@ -311,13 +312,23 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
                        "jax.jit(f).lower(...).compile().as_text())",
                        path);
     }
-    /* lines: computations (a header ending in '{') and their
-     * instructions ("[ROOT ]%name = ...") */
-    instr *in = NULL;
-    comp *c = NULL;
-    size_t nin = 0, incap = 0;
-    int nc = 0, ccap = 0, cur = -1;
-    rc = 0;
+    *out = buf;
+    return 0;
+}
+
+/* A module's computations and their instructions. */
+typedef struct module {
+    instr *in;
+    comp *c;
+    size_t nin, incap;
+    int nc, ccap;
+} module;
+
+/* Cuts the text into lines, in place: computations (a header ending in
+ * '{') and their instructions ("[ROOT ]%name = ..."). 0 or SB_ENOMEM. */
+static int parse_module(char *buf, module *m)
+{
+    int cur = -1;
     for (char *line = buf; line && *line;) {
         char *nl = strchr(line, '\n');
         if (nl)
@@ -330,58 +341,54 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
             p++;
         size_t len = strlen(p);
         if (p == line && len && p[len - 1] == '{' && strchr(p, '(')) {
-            if (nc == ccap) {
-                ccap = ccap ? ccap * 2 : 64;
-                comp *q = realloc(c, (size_t)ccap * sizeof *q);
-                if (!q) {
-                    rc = SB_ENOMEM;
-                    break;
-                }
-                c = q;
+            if (m->nc == m->ccap) {
+                m->ccap = m->ccap ? m->ccap * 2 : 64;
+                comp *q = realloc(m->c, (size_t)m->ccap * sizeof *q);
+                if (!q)
+                    return SB_ENOMEM;
+                m->c = q;
             }
             const char *h = p;
             if (strncmp(h, "ENTRY ", 6) == 0)
                 h += 6;
             h = skip_pct(h);
             size_t hl = strcspn(h, " (");
-            snprintf(c[nc].name, sizeof c[nc].name, "%.*s", (int)hl, h);
-            c[nc].first = nin;
-            c[nc].n = 0;
-            cur = nc++;
+            comp *c = &m->c[m->nc];
+            snprintf(c->name, sizeof c->name, "%.*s", (int)hl, h);
+            c->first = m->nin;
+            c->n = 0;
+            cur = m->nc++;
         } else if (p == line && *p == '}') {
             cur = -1;
         } else if (cur >= 0 && strstr(p, " = ")) {
             if (strncmp(p, "ROOT ", 5) == 0)
                 p += 5;
             p = (char *)skip_pct(p);
-            if (nin == incap) {
-                incap = incap ? incap * 2 : 1024;
-                instr *q = realloc(in, incap * sizeof *q);
-                if (!q) {
-                    rc = SB_ENOMEM;
-                    break;
-                }
-                in = q;
+            if (m->nin == m->incap) {
+                m->incap = m->incap ? m->incap * 2 : 1024;
+                instr *q = realloc(m->in, m->incap * sizeof *q);
+                if (!q)
+                    return SB_ENOMEM;
+                m->in = q;
             }
-            in[nin] = (instr){p, strcspn(p, " "), p, cur};
-            c[cur].n++;
-            nin++;
+            m->in[m->nin] = (instr){p, strcspn(p, " "), p, cur};
+            m->c[cur].n++;
+            m->nin++;
         }
         line = nl ? nl + 1 : NULL;
     }
-    /* the costs, by the trace's string ids of the instruction names */
-    sb_tr_cost *costs = NULL;
-    int32_t *scopes = NULL;
-    size_t nkeys = t->nstr; /* the ids the trace had before the scopes */
-    if (!rc && nin) {
-        costs = calloc(nkeys ? nkeys : 1, sizeof *costs);
-        scopes = malloc((nkeys ? nkeys : 1) * sizeof *scopes);
-        if (!costs || !scopes)
-            rc = SB_ENOMEM;
-        for (size_t k = 0; scopes && k < nkeys; k++)
-            scopes[k] = -1;
-    }
-    for (size_t k = 0; !rc && k < nin; k++) {
+    return 0;
+}
+
+/* Each instruction's cost and named scope into costs[id] and scopes[id],
+ * id the trace's string id of its name (below nkeys: the ids the trace
+ * had before the scopes); names the trace does not have are skipped, and
+ * so are those an earlier module costed. */
+static void module_costs(sb_trace *t, const module *m, size_t nkeys,
+                         sb_tr_cost *costs, int32_t *scopes)
+{
+    const instr *in = m->in;
+    for (size_t k = 0; k < m->nin; k++) {
         char nm[256];
         snprintf(nm, sizeof nm, "%.*s", (int)in[k].nlen, in[k].name);
         /* only names the trace has */
@@ -390,12 +397,13 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
             costs[id].bytes > 0)
             continue; /* not in the trace, or an earlier module's */
         sb_tr_cost x;
-        instr_cost(in, c, &in[k], &x);
+        instr_cost(in, m->c, &in[k], &x);
         const char *calls = strstr(in[k].line, "calls=");
         if (calls && strstr(in[k].line, " fusion(")) {
             const char *cn = skip_pct(calls + 6);
-            double fl = comp_flops(c, nc, in,
-                                   find_comp(c, nc, cn, strcspn(cn, ", }")), 0);
+            double fl =
+                comp_flops(m->c, m->nc, in,
+                           find_comp(m->c, m->nc, cn, strcspn(cn, ", }")), 0);
             if (fl > 0) {
                 x.cat = SB_TC_MATMUL;
                 x.flops = fl;
@@ -408,6 +416,49 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
             continue;
         costs[id] = x;
     }
+}
+
+/* The events that got a cost, by their name or their signature. */
+static int count_matched(const sb_trace *t)
+{
+    int matched = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        int32_t keys[2] = {t->ev[i].name, t->ev[i].sig};
+        for (int q = 0; q < 2; q++) {
+            int32_t k = keys[q];
+            if (k >= 0 && (size_t)k < t->nhlo &&
+                (t->hlo[k].cat != SB_TC_UNKNOWN || t->hlo[k].bytes > 0)) {
+                matched++;
+                break;
+            }
+        }
+    }
+    return matched;
+}
+
+int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
+{
+    *matched = 0;
+    char *buf = NULL;
+    int rc = read_text(path, &buf, err);
+    if (rc)
+        return rc;
+    module m = {0};
+    rc = parse_module(buf, &m);
+    /* the costs, by the trace's string ids of the instruction names */
+    sb_tr_cost *costs = NULL;
+    int32_t *scopes = NULL;
+    size_t nkeys = t->nstr; /* the ids the trace had before the scopes */
+    if (!rc && m.nin) {
+        costs = calloc(nkeys ? nkeys : 1, sizeof *costs);
+        scopes = malloc((nkeys ? nkeys : 1) * sizeof *scopes);
+        if (!costs || !scopes)
+            rc = SB_ENOMEM;
+        for (size_t k = 0; scopes && k < nkeys; k++)
+            scopes[k] = -1;
+    }
+    if (!rc && m.nin)
+        module_costs(t, &m, nkeys, costs, scopes);
     if (!rc) {
         free(t->hlo);
         free(t->hlo_scope);
@@ -416,22 +467,12 @@ int sb_trace_add_hlo(sb_trace *t, const char *path, int *matched, sb_err *err)
         t->nhlo = costs ? nkeys : 0;
         costs = NULL;
         scopes = NULL;
-        for (size_t i = 0; i < t->n; i++) {
-            int32_t keys[2] = {t->ev[i].name, t->ev[i].sig};
-            for (int q = 0; q < 2; q++) {
-                int32_t k = keys[q];
-                if (k >= 0 && (size_t)k < t->nhlo &&
-                    (t->hlo[k].cat != SB_TC_UNKNOWN || t->hlo[k].bytes > 0)) {
-                    (*matched)++;
-                    break;
-                }
-            }
-        }
+        *matched = count_matched(t);
     }
     free(costs);
     free(scopes);
-    free(in);
-    free(c);
+    free(m.in);
+    free(m.c);
     free(buf);
     if (rc == SB_ENOMEM)
         return sb_fail(err, SB_ENOMEM, "out of memory reading %s", path);

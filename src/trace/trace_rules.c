@@ -694,26 +694,36 @@ static int hlo_shape(const char **pp, hshape *s)
     return 1;
 }
 
-void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
+/* An instruction's line taken apart: its output, its opcode, its first
+ * operands' shapes and what follows the operands. */
+typedef struct hinstr {
+    hshape o; /* the output; of a tuple, its first shape */
+    double out_bytes, out_numel;
+    char opc[48];
+    hshape ops[4]; /* the first operands */
+    int nops;
+    double in_bytes;
+    const char *rest; /* from the operands' ')': the attributes */
+} hinstr;
+
+/* Parses "%x = f32[8,16]{1,0} dot(f32[8,4]{1,0} %a, ...), ..."; 0 when
+ * it is not an instruction with an output shape and operands. */
+static int hlo_parse(const char *text, hinstr *x)
 {
-    memset(out, 0, sizeof *out);
-    out->cat = SB_TC_UNKNOWN;
-    if (!text)
-        return;
+    memset(x, 0, sizeof *x);
     const char *eq = strstr(text, " = ");
     if (!eq)
-        return;
+        return 0;
     const char *p = eq + 3;
     /* the output: one shape or a tuple of shapes */
-    hshape o = {0}, sh;
-    double out_bytes = 0, out_numel = 0;
+    hshape sh;
     if (*p == '(')
         p++;
     while (hlo_shape(&p, &sh)) {
-        if (!o.es)
-            o = sh;
-        out_bytes += sh.numel * sh.es;
-        out_numel += sh.numel;
+        if (!x->o.es)
+            x->o = sh;
+        x->out_bytes += sh.numel * sh.es;
+        x->out_numel += sh.numel;
         while (*p == ',' || *p == ' ')
             p++;
     }
@@ -721,19 +731,14 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
         p++;
     while (*p == ' ')
         p++;
-    char opc[48];
     size_t n = 0;
     while ((isalnum((unsigned char)*p) || *p == '-' || *p == '_') &&
-           n + 1 < sizeof opc)
-        opc[n++] = *p++;
-    opc[n] = '\0';
-    if (*p != '(' || !o.es)
-        return;
+           n + 1 < sizeof x->opc)
+        x->opc[n++] = *p++;
+    x->opc[n] = '\0';
+    if (*p != '(' || !x->o.es)
+        return 0;
     /* the operands' shapes */
-    hshape ops[4];
-    memset(ops, 0, sizeof ops);
-    int nops = 0;
-    double in_bytes = 0;
     int depth = 0;
     for (p++; *p; p++) {
         if (*p == '(')
@@ -744,80 +749,120 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
             (p[-1] == '(' || p[-1] == ' ' || p[-1] == ',')) {
             const char *q = p;
             if (hlo_shape(&q, &sh)) {
-                if (nops < 4)
-                    ops[nops] = sh;
-                nops++;
-                in_bytes += sh.numel * sh.es;
+                if (x->nops < 4)
+                    x->ops[x->nops] = sh;
+                x->nops++;
+                x->in_bytes += sh.numel * sh.es;
                 p = q - 1;
             }
         }
     }
-    snprintf(out->dtype, sizeof out->dtype, "%s", nops ? ops[0].dt : o.dt);
-    out->bytes = in_bytes + out_bytes;
+    x->rest = p;
+    return 1;
+}
+
+/* A dot's FLOPs: 2 per output element and contracted element. */
+static double dot_flops(const hinstr *x)
+{
+    const char *cd = strstr(x->rest, "lhs_contracting_dims={");
+    double k = 1;
+    if (cd) {
+        cd += strlen("lhs_contracting_dims={");
+        while (*cd && *cd != '}') {
+            char *end;
+            long ix = strtol(cd, &end, 10);
+            if (end == cd)
+                break;
+            if (ix >= 0 && ix < 8 && ix < x->ops[0].rank)
+                k *= x->ops[0].d[ix];
+            cd = *end == ',' ? end + 1 : end;
+        }
+    }
+    return 2 * x->o.numel * k;
+}
+
+/* A convolution's FLOPs. */
+static double conv_flops(const hinstr *x)
+{
+    const hshape *o = &x->o;
+    /* each output element: one multiply-add per weight element of
+     * one output feature */
+    /* the output's feature dimension: 'f' in dim_labels' output
+     * part (b01f, bf01, ...), the last one when it is not given */
+    double feat = o->rank ? o->d[o->rank - 1] : 1;
+    const char *dl = strstr(x->rest, "dim_labels=");
+    const char *arrow = dl ? strstr(dl, "->") : NULL;
+    if (arrow) {
+        size_t fl = strcspn(arrow + 2, ", }");
+        const char *f = memchr(arrow + 2, 'f', fl);
+        if (f && f - (arrow + 2) < o->rank && f - (arrow + 2) < 8)
+            feat = o->d[f - (arrow + 2)];
+    }
+    return 2 * o->numel * (feat > 0 ? x->ops[1].numel / feat : 0);
+}
+
+static bool hlo_collective(const char *opc)
+{
+    return strncmp(opc, "all-reduce", 10) == 0 ||
+           strncmp(opc, "all-gather", 10) == 0 ||
+           strncmp(opc, "reduce-scatter", 14) == 0 ||
+           strncmp(opc, "all-to-all", 10) == 0 ||
+           strncmp(opc, "collective-permute", 18) == 0;
+}
+
+/* A collective: its name, size and group. */
+static void collective_cost(const hinstr *x, sb_tr_cost *out)
+{
+    const char *opc = x->opc;
+    out->cat = SB_TC_COLLECTIVE;
+    const char *cn = opc[0] == 'a' && opc[4] == 'r'   ? "allreduce"
+                     : opc[0] == 'a' && opc[4] == 'g' ? "allgather"
+                     : opc[0] == 'r'                  ? "reduce_scatter"
+                     : opc[0] == 'a'                  ? "alltoall"
+                                                      : "sendrecv";
+    snprintf(out->coll, sizeof out->coll, "%s", cn);
+    /* nccl-tests' S: the all-gather's output, the others' input */
+    out->bytes = cn[3] == 'g' ? x->out_bytes : x->in_bytes;
+    const char *rg = strstr(x->rest, "replica_groups={{");
+    if (rg) {
+        int g = 1;
+        for (rg += 17; *rg && *rg != '}'; rg++)
+            g += *rg == ',';
+        out->group = g;
+    }
+}
+
+void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cat = SB_TC_UNKNOWN;
+    hinstr x;
+    if (!text || !hlo_parse(text, &x))
+        return;
+    const hshape *o = &x.o, *ops = x.ops;
+    const char *opc = x.opc, *p = x.rest;
+    int nops = x.nops;
+    snprintf(out->dtype, sizeof out->dtype, "%s", nops ? ops[0].dt : o->dt);
+    out->bytes = x.in_bytes + x.out_bytes;
     const char *h = hlo_op ? hlo_op : "";
     if (strcmp(opc, "dot") == 0 && nops >= 2) {
-        const char *cd = strstr(p, "lhs_contracting_dims={");
-        double k = 1;
-        if (cd) {
-            cd += strlen("lhs_contracting_dims={");
-            while (*cd && *cd != '}') {
-                char *end;
-                long ix = strtol(cd, &end, 10);
-                if (end == cd)
-                    break;
-                if (ix >= 0 && ix < 8 && ix < ops[0].rank)
-                    k *= ops[0].d[ix];
-                cd = *end == ',' ? end + 1 : end;
-            }
-        }
         out->cat = SB_TC_MATMUL;
-        out->flops = 2 * o.numel * k;
+        out->flops = dot_flops(&x);
     } else if (strcmp(opc, "custom-call") == 0 && nops >= 2 &&
                (strstr(p, "gemm") || strstr(p, "matmul"))) {
         /* cuBLAS GEMM: [batch,] M x K by K x N */
-        double batch =
-            o.rank > 2 ? o.numel / (o.d[o.rank - 1] * o.d[o.rank - 2]) : 1;
+        double batch = o->rank > 2
+                           ? o->numel / (o->d[o->rank - 1] * o->d[o->rank - 2])
+                           : 1;
         double a = ops[0].numel / batch, b = ops[1].numel / batch,
-               c = o.numel / batch;
+               c = o->numel / batch;
         out->cat = SB_TC_MATMUL;
         out->flops = 2 * batch * sqrt(a * b * c);
     } else if (strcmp(opc, "convolution") == 0 && nops >= 2) {
         out->cat = SB_TC_CONV;
-        /* each output element: one multiply-add per weight element of
-         * one output feature */
-        /* the output's feature dimension: 'f' in dim_labels' output
-         * part (b01f, bf01, ...), the last one when it is not given */
-        double feat = o.rank ? o.d[o.rank - 1] : 1;
-        const char *dl = strstr(p, "dim_labels=");
-        const char *arrow = dl ? strstr(dl, "->") : NULL;
-        if (arrow) {
-            size_t fl = strcspn(arrow + 2, ", }");
-            const char *f = memchr(arrow + 2, 'f', fl);
-            if (f && f - (arrow + 2) < o.rank && f - (arrow + 2) < 8)
-                feat = o.d[f - (arrow + 2)];
-        }
-        out->flops = 2 * o.numel * (feat > 0 ? ops[1].numel / feat : 0);
-    } else if (strncmp(opc, "all-reduce", 10) == 0 ||
-               strncmp(opc, "all-gather", 10) == 0 ||
-               strncmp(opc, "reduce-scatter", 14) == 0 ||
-               strncmp(opc, "all-to-all", 10) == 0 ||
-               strncmp(opc, "collective-permute", 18) == 0) {
-        out->cat = SB_TC_COLLECTIVE;
-        const char *cn = opc[0] == 'a' && opc[4] == 'r'   ? "allreduce"
-                         : opc[0] == 'a' && opc[4] == 'g' ? "allgather"
-                         : opc[0] == 'r'                  ? "reduce_scatter"
-                         : opc[0] == 'a'                  ? "alltoall"
-                                                          : "sendrecv";
-        snprintf(out->coll, sizeof out->coll, "%s", cn);
-        /* nccl-tests' S: the all-gather's output, the others' input */
-        out->bytes = cn[3] == 'g' ? out_bytes : in_bytes;
-        const char *rg = strstr(p, "replica_groups={{");
-        if (rg) {
-            int g = 1;
-            for (rg += 17; *rg && *rg != '}'; rg++)
-                g += *rg == ',';
-            out->group = g;
-        }
+        out->flops = conv_flops(&x);
+    } else if (hlo_collective(opc)) {
+        collective_cost(&x, out);
     } else if (strcmp(opc, "copy") == 0 || strcmp(opc, "transpose") == 0 ||
                strcmp(opc, "dynamic-slice") == 0 ||
                strcmp(opc, "dynamic-update-slice") == 0 ||
@@ -828,7 +873,7 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
     } else if (strcmp(opc, "reduce") == 0 ||
                strcmp(opc, "reduce-window") == 0) {
         out->cat = SB_TC_REDUCE;
-        out->flops = in_bytes / (ops[0].es ? ops[0].es : 4);
+        out->flops = x.in_bytes / (ops[0].es ? ops[0].es : 4);
     } else if (strcmp(opc, "fusion") == 0) {
         /* a fusion is memory traffic unless it holds a dot (XLA names
          * such fusions after it) */
@@ -837,10 +882,10 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
             out->cat = SB_TC_MATMUL;
         } else if (strstr(h, "reduce") || strstr(p, "kind=kInput")) {
             out->cat = SB_TC_REDUCE;
-            out->flops = in_bytes / (nops ? ops[0].es : 4);
+            out->flops = x.in_bytes / (nops ? ops[0].es : 4);
         } else {
             out->cat = SB_TC_ELEMWISE;
-            out->flops = out_numel;
+            out->flops = x.out_numel;
         }
     } else if (strcmp(opc, "parameter") == 0 || strcmp(opc, "tuple") == 0 ||
                strcmp(opc, "get-tuple-element") == 0 ||
@@ -856,6 +901,6 @@ void sb_tr_cost_hlo(const char *hlo_op, const char *text, sb_tr_cost *out)
         /* the elementwise ops: add, multiply, exponential, select,
          * convert, broadcast, iota, compare, ... */
         out->cat = SB_TC_ELEMWISE;
-        out->flops = out_numel;
+        out->flops = x.out_numel;
     }
 }
