@@ -55,6 +55,12 @@ bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
 /* --tag key=value into `tags` (a key of up to 127 characters, given once,
  * UTF-8): 0, or 2 after a usage line. */
 int sb_cli_tag(const char *cmd, const char *v, struct json_t *tags);
+/* The run's commit into tags["commit"]: `given` (--commit), else the
+ * working directory's HEAD when it is a git work tree (abbreviated to 12
+ * hex digits; none where git or a repository is absent, or under
+ * $SOLBENCH_NO_GIT); a --tag commit=... stands. 0, or 2 after a usage
+ * line. */
+int sb_cli_commit_tag(const char *cmd, const char *given, struct json_t *tags);
 
 struct sb_run;
 struct sb_ceilings;

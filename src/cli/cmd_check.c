@@ -21,6 +21,7 @@
 #include "solbench/compare.h"
 #include "solbench/gate.h"
 #include "solbench/runner.h"
+#include "solbench/changes.h"
 #include "solbench/store.h"
 #include "solbench/sysinfo.h"
 #include "solbench/timer.h"
@@ -48,6 +49,13 @@ static const char check_help[] =
     "  --repeat N         override the baseline's samples per point\n"
     "  --allow-mismatch   compare even if config or machine differ\n"
     "  --tag key=value    label the new run\n"
+    "  --commit SHA       the code's commit it measured (default: the\n"
+    "                     working directory's git HEAD)\n"
+    "  --history [N]      judge by each point's history instead of the\n"
+    "                     baseline's runs: a change point among the last N\n"
+    "                     runs of its series on this machine (default 10)\n"
+    "                     against the figure's direction fails\n"
+    "                     (docs/HISTORY.md; no report files)\n"
     "  --no-store         do not store the new run\n"
     "  --db PATH          results database\n"
     "  --quiet            print only the verdict summary\n"
@@ -55,8 +63,9 @@ static const char check_help[] =
     "verification, 2 bad input or runs that cannot be compared.\n";
 
 typedef struct check_opts {
-    const char *baseline, *db, *junit, *markdown, *json;
+    const char *baseline, *db, *junit, *markdown, *json, *commit;
     bool no_confirm, no_store, quiet, update;
+    int history; /* --history N: the window of runs judged, 0 off */
     bool rebase; /* `baseline rebase`: measure as the baseline did, here,
                     and carry its name over to the new run; no verdict */
     int keep;
@@ -118,6 +127,10 @@ static int parse_args(int argc, char **argv, check_opts *o)
                 return -1;
             if (sb_cli_tag("check", v, o->tags))
                 return -1;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--commit", &v))) {
+            if (m < 0)
+                return -1;
+            o->commit = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--keep", &v))) {
             if (m < 0 || sb_cli_int("check", "--keep", v, 2,
                                     SB_STORE_BASELINE_RUNS_MAX, &o->keep))
@@ -143,6 +156,13 @@ static int parse_args(int argc, char **argv, check_opts *o)
             o->rebase = true; /* from `solbench baseline rebase` */
         } else if (strcmp(argv[i], "--allow-mismatch") == 0) {
             o->cmp.allow_mismatch = true;
+        } else if (strcmp(argv[i], "--history") == 0) {
+            o->history = 10;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' &&
+                argv[i + 1][0] <= '9' &&
+                sb_cli_int("check", "--history", argv[++i], 1, 100000,
+                           &o->history))
+                return -1;
         } else if (strcmp(argv[i], "--no-store") == 0) {
             o->no_store = true;
         } else if (strcmp(argv[i], "--quiet") == 0) {
@@ -164,6 +184,15 @@ static int parse_args(int argc, char **argv, check_opts *o)
         sb_cli_usage("baseline", "rebase measures, stores and renames: it "
                                  "takes no --no-store, --update-baseline or "
                                  "report files");
+        return -1;
+    }
+    if (sb_cli_commit_tag("check", o->commit, o->tags))
+        return -1;
+    if (o->history && (o->no_store || o->update || o->rebase || o->junit ||
+                       o->markdown || o->json)) {
+        sb_cli_usage("check", "--history judges the stored series: it takes "
+                              "no --no-store, --update-baseline or report "
+                              "files");
         return -1;
     }
     if (o->update && o->no_store) {
@@ -240,6 +269,57 @@ static bool check_alike(const check_opts *o, const sb_run *newest,
             sb_cli_error(&err);
     }
     return false;
+}
+
+/* --history: each point of the new (stored) run judged by its series on
+ * this machine: a change point among its last o->history runs against the
+ * figure's direction is a regression. The exit code. */
+static int check_history(const check_opts *o, sb_store *st, const sb_run *now)
+{
+    sb_err err = {0};
+    sb_series_set set;
+    sb_cp_opts cpo;
+    sb_cp_opts_default(&cpo);
+    if (sb_series_load(st, NULL, 0, &set, &err))
+        return sb_cli_error(&err);
+    if (sb_series_detect(&set, &cpo, &err)) {
+        sb_series_free(&set);
+        return sb_cli_error(&err);
+    }
+    int regressed = 0, improved = 0, points = 0, short_ = 0;
+    for (size_t i = 0; i < set.n; i++) {
+        const sb_series *s = &set.s[i];
+        if (!s->n || strcmp(s->runs[s->n - 1].run_id, now->run_id) != 0)
+            continue; /* not a point of this run */
+        points++;
+        short_ += s->n < 2 * (size_t)cpo.min_size;
+        for (size_t k = 0; k < s->n_cps; k++) {
+            const sb_cp_point *cp = &s->cps[k];
+            if (cp->index + (size_t)o->history < s->n)
+                continue; /* judged by an earlier check */
+            bool bad = sb_series_regressed(s, cp);
+            regressed += bad;
+            improved += !bad;
+            printf("%s (history): %s %s: %s %.4g -> %.4g %s (%+.1f%%, p "
+                   "%.2g) from run %s%s%s, %zu run%s ago\n",
+                   bad ? "REGRESSED" : "improved", s->bench, s->params,
+                   s->metric, cp->before, cp->after, s->unit, cp->change_pct,
+                   cp->p, s->runs[cp->index].run_id,
+                   s->runs[cp->index].commit[0] ? " commit " : "",
+                   s->runs[cp->index].commit, s->n - 1 - cp->index,
+                   s->n - 1 - cp->index == 1 ? "" : "s");
+        }
+    }
+    sb_series_free(&set);
+    int invalid = sb_gate_count_invalid(&now->results);
+    int rc = regressed || invalid ? 1 : 0;
+    printf("check --history: %s (%d point%s, %d regressed, %d improved in "
+           "the last %d runs; %d with fewer than %d runs, too short to "
+           "judge%s)\n",
+           rc ? "FAIL" : "PASS", points, points == 1 ? "" : "s", regressed,
+           improved, o->history, short_, 2 * cpo.min_size,
+           invalid ? "; a result failed its verification" : "");
+    return rc;
 }
 
 /* --rebase: the baseline's name moves to the new (stored) run when every
@@ -496,6 +576,10 @@ int sb_cmd_check(int argc, char **argv)
 
     if (o.rebase) {
         rc = check_rebase(&o, st, &now, newest, nbase);
+        goto out;
+    }
+    if (o.history) {
+        rc = check_history(&o, st, &now);
         goto out;
     }
     sb_cmp c;

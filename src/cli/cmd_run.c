@@ -53,6 +53,8 @@ static const char run_help[] =
     "                      $XDG_DATA_HOME/solbench/results.db)\n"
     "  --no-store          do not store the run\n"
     "  --tag key=value     label the run (image=..., driver=...)\n"
+    "  --commit SHA        the code's commit the run measured (tag commit;\n"
+    "                      default: the working directory's git HEAD)\n"
     "  --require-stable    exit 1 when a result is unstable (its samples\n"
     "                      or the machine say it may not repeat)\n"
     "  --force             run points that need more than 80% of the\n"
@@ -118,6 +120,7 @@ int sb_cmd_run(int argc, char **argv)
     sb_ctx ctx;
     sb_ctx_defaults(&ctx);
     json_t *tags = json_object();
+    const char *commit = NULL; /* --commit */
     int rc = 2;
 
     for (int i = 1; i < argc; i++) {
@@ -221,6 +224,10 @@ int sb_cmd_run(int argc, char **argv)
                 goto out;
             if (sb_cli_tag("run", v, tags))
                 goto out;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--commit", &v))) {
+            if (m < 0)
+                goto out;
+            commit = v;
         } else if (strcmp(argv[i], "--interleave") == 0) {
             ctx.interleave = true;
         } else if (strcmp(argv[i], "--force") == 0) {
@@ -238,6 +245,9 @@ int sb_cmd_run(int argc, char **argv)
     }
     if (!min_time_set && ctx.suite == SB_SUITE_FULL)
         ctx.min_time = 0.5;
+
+    if (sb_cli_commit_tag("run", commit, tags))
+        goto out;
 
     /* The selection first: it says whether MPI is needed. Under a
      * launcher every rank selects the same (same arguments) and fails

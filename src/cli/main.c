@@ -167,6 +167,41 @@ bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
 
 /* --tag key=value into the object `tags`: a key of up to 127 characters,
  * given once, key and value UTF-8 (jansson refuses other text). */
+int sb_cli_commit_tag(const char *cmd, const char *given, json_t *tags)
+{
+    if (given) {
+        if (json_object_get(tags, "commit"))
+            return sb_cli_usage(cmd, "--commit and --tag commit=...: give one");
+        if (!*given || strlen(given) > 64)
+            return sb_cli_usage(cmd, "--commit '%.64s': 1 to 64 characters",
+                                given);
+        char tag[80];
+        snprintf(tag, sizeof tag, "commit=%s", given);
+        return sb_cli_tag(cmd, tag, tags);
+    }
+    if (json_object_get(tags, "commit") || getenv("SOLBENCH_NO_GIT"))
+        return 0;
+    /* the working directory's commit, when it is a git work tree */
+    FILE *p = popen("git rev-parse --verify --quiet HEAD 2>/dev/null", "r");
+    if (!p)
+        return 0;
+    char line[80] = "";
+    if (!fgets(line, sizeof line, p))
+        line[0] = '\0';
+    int st = pclose(p);
+    line[strcspn(line, "\r\n")] = '\0';
+    size_t n = strlen(line);
+    bool hex = n >= 7 && n <= 64;
+    for (size_t i = 0; hex && i < n; i++)
+        hex = (line[i] >= '0' && line[i] <= '9') ||
+              (line[i] >= 'a' && line[i] <= 'f');
+    if (st == 0 && hex) {
+        line[12] = '\0'; /* abbreviated as git log --oneline shows it */
+        json_object_set_new(tags, "commit", json_string(line));
+    }
+    return 0;
+}
+
 int sb_cli_tag(const char *cmd, const char *v, json_t *tags)
 {
     const char *eq = strchr(v, '=');

@@ -96,6 +96,28 @@ else
     bad "a flat series"
 fi
 expect 0 '^0 change points' -- "$sb" history --changes --db "$T/flat.db"
+# check --history: the new run measured here ends each series. Levels
+# relative to the template's own figure V: 12 runs at 2V then 6 at V, and
+# the new run near V, is a step among the last 10 runs: exit 1; 18 runs
+# at V and the new one is flat: exit 0 (one run alone is never a segment).
+V=$(python3 -c "import json; print(json.load(open('$T/one.json'))['results'][0]['metrics']['GBps']['value'])")
+drop=$(python3 -c "print(' '.join([str(2*$V)]*12 + [str($V)]*6))")
+same=$(python3 -c "print(' '.join([str($V)]*18))")
+first=20260101T000000Z-000000
+if make "$T/hdrop.db" $drop && "$sb" baseline set b "$first" --db "$T/hdrop.db" >/dev/null; then
+    expect 1 'REGRESSED \(history\): memory.read .*\(-(4[5-9]|5[0-5])\.' -- \
+        "$sb" check --baseline b --history --no-confirm --db "$T/hdrop.db"
+else
+    bad "the dropped store"
+fi
+if make "$T/hsame.db" $same && "$sb" baseline set b "$first" --db "$T/hsame.db" >/dev/null; then
+    expect 0 'check --history: PASS \(1 point, 0 regressed' -- \
+        "$sb" check --baseline b --history --db "$T/hsame.db"
+else
+    bad "the flat store"
+fi
+expect 2 'history judges the stored series' -- \
+    "$sb" check --baseline b --history --no-store --db "$T/hsame.db"
 expect 2 'alpha' -- "$sb" history --changes --db "$T/flat.db" --alpha 2
 expect 2 'min-size' -- "$sb" history --changes --db "$T/flat.db" --min-size 0
 expect 2 'choose one' -- "$sb" history --changes --verbose --db "$T/flat.db"
