@@ -1,6 +1,6 @@
 /*
  * fuzz_workload.c — libFuzzer harness of the workload reader
- * (src/model/workload.c), as `solbench predict FILE --set k=v` drives it.
+ * (src/model/workload*.c), as `solbench predict FILE --set k=v` drives it.
  *
  * The input is a workload document (docs/WORKLOAD.md), optionally followed
  * by a line "%%" and then one --set setting a line, or a --sweep key:
