@@ -136,4 +136,66 @@ static inline void sb_test_run_valid(const sb_bench *b, const sb_params *p,
     im->teardown(st);
 }
 
+/* Whether one of r's notes holds text. */
+static inline bool sb_test_has_note(const sb_result *r, const char *text)
+{
+    for (int i = 0; i < r->n_notes; i++)
+        if (strstr(r->notes[i], text))
+            return true;
+    return false;
+}
+
+/* r's metric of that name, or -1. */
+static inline double sb_test_metric(const sb_result *r, const char *name)
+{
+    const sb_metric *m = sb_result_get(r, name);
+    return m ? m->value : -1;
+}
+
+/* Appends parameter `name` to r's (type t, value num, text as given). */
+static inline void sb_test_set_param(sb_result *r, const char *name, sb_ptype t,
+                                     double num, const char *text)
+{
+    sb_pval *v = &r->params.v[r->params.n++];
+    snprintf(v->name, sizeof v->name, "%s", name);
+    snprintf(v->text, sizeof v->text, "%s", text);
+    v->type = t;
+    v->num = num;
+}
+
+/* A benchmark through the registry, as the runner takes it: spec planned
+ * for the CPU impl of `name` and checked on 2 threads, which must pass
+ * as want_ok says; a point that passes has positive bytes and footprint
+ * (and FLOPs with need_flops) and runs `iters` times valid; a refused one
+ * is SB_EINVAL, naming `refusal` where it is given. */
+static inline void sb_test_run_bench(const char *name, const char *spec,
+                                     bool want_ok, int iters,
+                                     const char *refusal, bool need_flops)
+{
+    const sb_bench *b = sb_bench_find(name, "cpu");
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    sb_err err = {0, ""};
+    sb_params p;
+    bool planned = sb_test_point(b, spec, &p, &err) == 0;
+    CHECK(planned);
+    if (!planned)
+        return;
+    sb_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.threads = 2;
+    int rc = sb_test_check(b, &p, &ctx, &err);
+    CHECK((rc == 0) == want_ok);
+    if (rc == 0) {
+        CHECK(sb_test_footprint(b, &p, &ctx) > 0);
+        CHECK(sb_test_bytes(b, &p) > 0);
+        CHECK(!need_flops || sb_test_flops(b, &p) > 0);
+        sb_test_run_valid(b, &p, &ctx, iters);
+    } else {
+        CHECK(err.code == SB_EINVAL);
+        CHECK(!refusal || strstr(err.msg, refusal));
+    }
+}
+
 #endif

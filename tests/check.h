@@ -52,4 +52,30 @@ static inline int sb_check_done(void)
     return sb_check_fail ? 1 : 0;
 }
 
+/* A scratch folder for a test's files: dir (len bytes) gets
+ * $TMPDIR/sb-NAME-XXXXXX, made; false (and a line) when it cannot be. */
+#include <stdbool.h>
+#include <stdlib.h>
+static inline bool sb_test_scratch(char *dir, size_t len, const char *name)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, len, "%s/sb-%s-XXXXXX", base && *base ? base : "/tmp", name);
+    if (mkdtemp(dir))
+        return true;
+    perror("mkdtemp");
+    return false;
+}
+
+/* Removes the scratch folder (kept when the test failed, to look at) and
+ * gives sb_check_done()'s verdict. */
+static inline int sb_test_scratch_done(const char *dir)
+{
+    int rc = sb_check_done();
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (rc == 0 && system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return rc;
+}
+
 #endif

@@ -11,21 +11,12 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/output.h"
 #include "solbench/report.h"
 
 static char dir[256];
-
-static void set_param(sb_result *r, const char *name, sb_ptype t, double num,
-                      const char *text)
-{
-    sb_pval *v = &r->params.v[r->params.n++];
-    snprintf(v->name, sizeof v->name, "%s", name);
-    snprintf(v->text, sizeof v->text, "%s", text);
-    v->type = t;
-    v->num = num;
-}
 
 /* One point of `bench` with `n` samples (none: skipped, with a note). */
 static sb_result *add_point(sb_run *run, const char *bench, const char *area,
@@ -35,8 +26,8 @@ static sb_result *add_point(sb_run *run, const char *bench, const char *area,
     sb_result_init(r, bench, area, "cpu");
     char txt[32];
     snprintf(txt, sizeof txt, "%.0f", size);
-    set_param(r, "size", SB_P_SIZE, size, txt);
-    set_param(r, "dtype", SB_P_STR, 0, "fp32");
+    sb_test_set_param(r, "size", SB_P_SIZE, size, txt);
+    sb_test_set_param(r, "dtype", SB_P_STR, 0, "fp32");
     for (int i = 0; i < n; i++)
         sb_result_add_sample(r, s[i]);
     if (n == 0) {
@@ -80,7 +71,7 @@ static void make_run(sb_run *run)
      * not skipped. */
     sb_result *sum = sb_results_push(&run->results);
     sb_result_init(sum, "memory.triad", "memory", "cpu");
-    set_param(sum, "dtype", SB_P_STR, 0, "fp32");
+    sb_test_set_param(sum, "dtype", SB_P_STR, 0, "fp32");
     sb_result_metric(sum, "L2_GBps", 123.5, "GB/s");
     sb_result_note(sum, "summary of 3 sizes");
     sum->valid = true;
@@ -277,18 +268,10 @@ static void test_refusals(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/sb_test_trace.XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!sb_test_scratch(dir, sizeof dir, "trace"))
         return 1;
-    }
     test_write_read();
     test_empty_run();
     test_refusals();
-    int rc = sb_check_done();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (rc == 0 && system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return sb_test_scratch_done(dir);
 }

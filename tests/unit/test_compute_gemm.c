@@ -25,20 +25,6 @@ static int expand(const char *spec, sb_params *out, sb_err *err)
     return sb_test_point(&sb_bench_compute_gemm, spec, out, err);
 }
 
-static bool has_note(const sb_result *r, const char *text)
-{
-    for (int i = 0; i < r->n_notes; i++)
-        if (strstr(r->notes[i], text))
-            return true;
-    return false;
-}
-
-static double metric(const sb_result *r, const char *name)
-{
-    const sb_metric *m = sb_result_get(r, name);
-    return m ? m->value : -1;
-}
-
 static bool sampled(const sb_gemm *g, int64_t i, int64_t j)
 {
     for (int q = 0; q < SB__GEMM_SAMPLES; q++)
@@ -261,17 +247,17 @@ int main(void)
     if (out.n == 1) {
         const sb_result *r = &out.items[0];
         CHECK(r->valid);
-        double g = metric(r, "GFLOPs");
+        double g = sb_test_metric(r, "GFLOPs");
         CHECK(g > 0);
         CHECK_NEAR(g, 2.0 * 96 * 96 * 96 / r->stats.p50 * 1e-9, 1e-12);
-        CHECK_NEAR(metric(r, "MFU"), g * 1e9 / 1e12, 1e-12);
-        CHECK_NEAR(metric(r, "MFU_theoretical"), g * 1e9 / 2e12, 1e-12);
-        CHECK(metric(r, "max_rel_err") >= 0 &&
-              metric(r, "max_rel_err") < 1e-12);
-        CHECK(has_note(r, "library: "));
-        CHECK(has_note(r, "lib=auto: the fastest"));
-        CHECK(metric(r, "auto_openblas_GFLOPs") > 0);
-        CHECK(has_note(r, "MFU against peak.fp64"));
+        CHECK_NEAR(sb_test_metric(r, "MFU"), g * 1e9 / 1e12, 1e-12);
+        CHECK_NEAR(sb_test_metric(r, "MFU_theoretical"), g * 1e9 / 2e12, 1e-12);
+        CHECK(sb_test_metric(r, "max_rel_err") >= 0 &&
+              sb_test_metric(r, "max_rel_err") < 1e-12);
+        CHECK(sb_test_has_note(r, "library: "));
+        CHECK(sb_test_has_note(r, "lib=auto: the fastest"));
+        CHECK(sb_test_metric(r, "auto_openblas_GFLOPs") > 0);
+        CHECK(sb_test_has_note(r, "MFU against peak.fp64"));
     }
     sb_results_free(&out);
 
@@ -284,7 +270,7 @@ int main(void)
     if (out.n == 1) {
         CHECK(out.items[0].valid);
         CHECK(sb_result_get(&out.items[0], "MFU") == NULL);
-        CHECK(has_note(&out.items[0], "no MFU"));
+        CHECK(sb_test_has_note(&out.items[0], "no MFU"));
     }
     sb_results_free(&out);
 
@@ -303,7 +289,8 @@ int main(void)
             CHECK(out.items[0].valid);
         } else {
             CHECK(out.items[0].skipped);
-            CHECK(has_note(&out.items[0], "unsupported: no library runs bf16"));
+            CHECK(sb_test_has_note(&out.items[0],
+                                   "unsupported: no library runs bf16"));
             sb_gemm *g = NULL;
             CHECK(sb_gemm_create(SB__DT_BF16, 8, 8, 8, 1, 1, -1, &g, &err) ==
                   SB_EUNSUP);
@@ -317,7 +304,7 @@ int main(void)
     CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out, &err) ==
           0);
     CHECK(out.n == 1 && out.items[0].skipped &&
-          has_note(&out.items[0], "unsupported: onednn fp64"));
+          sb_test_has_note(&out.items[0], "unsupported: onednn fp64"));
     sb_results_free(&out);
     CHECK(expand("dtype=fp32 lib=mkl", &p, &err) != 0);
     CHECK(strstr(err.msg, "mkl") != NULL);
@@ -356,17 +343,17 @@ int main(void)
             const sb_result *r = &out.items[0];
             CHECK(r->valid);
             double w = 256.0 * 4096 * 4;
-            CHECK_NEAR(metric(r, "weight_GBps"), w / r->stats.p50 * 1e-9,
-                       1e-12);
+            CHECK_NEAR(sb_test_metric(r, "weight_GBps"),
+                       w / r->stats.p50 * 1e-9, 1e-12);
             CHECK_NEAR(sb_ceil_get(&ctx.ceil, "gemv.fp32"), w / r->stats.min,
                        1e-12);
             bool hb = false;
             CHECK(strcmp(sb_result_headline(r, &hb)->name, "GBps") == 0 && hb);
-            CHECK(has_note(r, "decode: 2 tokens x weights 256 x 4096"));
+            CHECK(sb_test_has_note(r, "decode: 2 tokens x weights 256 x 4096"));
             /* a decode point is no GEMM ceiling */
             CHECK(sb_ceil_get(&ctx.ceil, "gemm.fp32") == 0 ||
                   sb_ceil_get(&ctx.ceil, "gemm.fp32") !=
-                      metric(r, "GFLOPs_best") * 1e9);
+                      sb_test_metric(r, "GFLOPs_best") * 1e9);
         }
         sb_results_free(&out);
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench/compute/compute.h"
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/runner.h"
 
@@ -33,20 +34,6 @@ static int one_point(const char *spec, sb_params *out)
         *out = pts[0];
     free(pts);
     return rc == 0 && n == 1 ? 0 : -1;
-}
-
-static bool has_note(const sb_result *r, const char *text)
-{
-    for (int i = 0; i < r->n_notes; i++)
-        if (strstr(r->notes[i], text))
-            return true;
-    return false;
-}
-
-static double metric(const sb_result *r, const char *name)
-{
-    const sb_metric *m = sb_result_get(r, name);
-    return m ? m->value : -1;
 }
 
 int main(void)
@@ -243,8 +230,8 @@ int main(void)
         CHECK(out.items[0].skipped);
         CHECK(!out.items[0].valid);
         CHECK(out.items[0].n_samples == 0);
-        CHECK(has_note(&out.items[0],
-                       "unsupported: avx512 not available on this CPU"));
+        CHECK(sb_test_has_note(
+            &out.items[0], "unsupported: avx512 not available on this CPU"));
         CHECK(strcmp(out.items[0].bench, "compute.peak") == 0);
     }
     sb_results_free(&out);
@@ -252,15 +239,15 @@ int main(void)
     CHECK(one_point("dtype=bf16 cores=1", &p) == 0);
     memset(&out, 0, sizeof out);
     CHECK(sb_peak_drive_mask(&p, &ctx, &out, &err, m5, false) == 0);
-    CHECK(
-        out.n == 1 && out.items[0].skipped &&
-        has_note(&out.items[0], "unsupported: bf16 needs a bf16 dot product"));
+    CHECK(out.n == 1 && out.items[0].skipped &&
+          sb_test_has_note(&out.items[0],
+                           "unsupported: bf16 needs a bf16 dot product"));
     sb_results_free(&out);
     memset(&out, 0, sizeof out);
     CHECK(one_point("dtype=bf16 isa=avx2 cores=1", &p) == 0);
     CHECK(sb_peak_drive_mask(&p, &ctx, &out, &err, m5, true) == 0);
     CHECK(out.n == 1 && out.items[0].skipped &&
-          has_note(&out.items[0], "isa=avx512"));
+          sb_test_has_note(&out.items[0], "isa=avx512"));
     sb_results_free(&out);
     /* NEON on an x86 CPU, and the other way round: skipped. */
     memset(&out, 0, sizeof out);
@@ -271,7 +258,7 @@ int main(void)
                     &p) == 0);
     CHECK(sb_peak_drive_mask(&p, &ctx, &out, &err, mask, false) == 0);
     CHECK(out.n == 1 && out.items[0].skipped &&
-          has_note(&out.items[0], "not available on this CPU"));
+          sb_test_has_note(&out.items[0], "not available on this CPU"));
     sb_results_free(&out);
     CHECK(sb_peak_lanes(SB__ISA_NEON, SB__DT_FP64) == 2 &&
           sb_peak_lanes(SB__ISA_NEON, SB__DT_FP32) == 4 &&
@@ -299,30 +286,30 @@ int main(void)
         CHECK(r->valid);
         CHECK(!r->skipped);
         CHECK(r->n_samples >= 3);
-        double g = metric(r, "GFLOPs");
+        double g = sb_test_metric(r, "GFLOPs");
         CHECK(g > 0);
-        CHECK(metric(r, "GFLOPs_best") >= g);
+        CHECK(sb_test_metric(r, "GFLOPs_best") >= g);
         /* The theoretical peak needs the core clock; on a loaded machine
          * the clock methods may disagree, and then the result says so
          * instead of giving a figure. */
-        const bool clock_known =
-            !has_note(r, "no theoretical peak: the core clock is uncertain");
-        CHECK(clock_known ? metric(r, "theoretical_GFLOPs") > 0
-                          : metric(r, "theoretical_GFLOPs") < 0);
-        CHECK(metric(r, "flops_per_cycle") > 0);
-        CHECK(has_note(r, "isa=auto ran the"));
+        const bool clock_known = !sb_test_has_note(
+            r, "no theoretical peak: the core clock is uncertain");
+        CHECK(clock_known ? sb_test_metric(r, "theoretical_GFLOPs") > 0
+                          : sb_test_metric(r, "theoretical_GFLOPs") < 0);
+        CHECK(sb_test_metric(r, "flops_per_cycle") > 0);
+        CHECK(sb_test_has_note(r, "isa=auto ran the"));
         /* GFLOPs is the FLOPs of one iteration (a whole number of trips)
          * over the median time. */
         double trip = sb_peak_flops_per_trip(sb_isa_best(mask), SB__DT_FP32, 1);
-        double f = metric(r, "flops");
+        double f = sb_test_metric(r, "flops");
         CHECK(f >= 256 * trip);
         CHECK(fmod(f, trip) == 0);
         CHECK_NEAR(g, f / r->stats.p50 * 1e-9, 1e-12);
         /* Samples are sized to ~20 ms, far above the 1 ms a slow first
          * call could otherwise fix (the margin allows for load). */
-        CHECK(r->stats.min * metric(r, "inner_iters") > 2e-3);
+        CHECK(r->stats.min * sb_test_metric(r, "inner_iters") > 2e-3);
         CHECK_NEAR(sb_ceil_get(&ctx.ceil, "peak.fp32"),
-                   metric(r, "GFLOPs_best") * 1e9, 1e-12);
+                   sb_test_metric(r, "GFLOPs_best") * 1e9, 1e-12);
         CHECK(clock_known
                   ? sb_ceil_get(&ctx.ceil, "peak.fp32.theoretical") > 0
                   : sb_ceil_get(&ctx.ceil, "peak.fp32.theoretical") == 0);

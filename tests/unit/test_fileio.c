@@ -356,13 +356,8 @@ int main(void)
 {
     signal(SIGALRM, on_alarm);
     alarm(20);
-    const char *base = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/sb-fileio-XXXXXX",
-             base && *base ? base : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!sb_test_scratch(dir, sizeof dir, "fileio"))
         return 1;
-    }
     test_regular();
     test_special();
     test_library_paths();
@@ -370,9 +365,5 @@ int main(void)
     test_param_range();
     test_escape();
     test_sweep_key();
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return sb_check_done();
+    return sb_test_scratch_done(dir);
 }

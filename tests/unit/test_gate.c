@@ -612,8 +612,7 @@ static void test_load_baseline(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/sb_test_gate_XXXXXX");
-    if (!mkdtemp(dir))
+    if (!sb_test_scratch(dir, sizeof dir, "gate"))
         return 1;
     test_config_round_trip();
     test_spread();
@@ -621,9 +620,5 @@ int main(void)
     test_confirm();
     test_store();
     test_load_baseline();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return sb_check_done();
+    return sb_test_scratch_done(dir);
 }

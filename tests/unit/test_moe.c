@@ -371,34 +371,6 @@ static void test_gemm(bool gated, int force, int k)
     free(wd), free(g), free(h), free(out), free(rows);
 }
 
-/* The benchmarks through the registry: plan a point from text, check,
- * and when it passes: footprint and bytes, then set up, run, verify. */
-static void run_bench(const char *name, const char *spec, bool want_ok)
-{
-    const sb_bench *b = sb_bench_find(name, "cpu");
-    CHECK(b != NULL);
-    if (!b)
-        return;
-    sb_err err = {0, ""};
-    sb_params p;
-    bool planned = sb_test_point(b, spec, &p, &err) == 0;
-    CHECK(planned);
-    if (!planned)
-        return;
-    sb_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.threads = 2;
-    int rc = sb_test_check(b, &p, &ctx, &err);
-    CHECK((rc == 0) == want_ok);
-    if (rc == 0) {
-        CHECK(sb_test_footprint(b, &p, &ctx) > 0);
-        CHECK(sb_test_bytes(b, &p) > 0);
-        sb_test_run_valid(b, &p, &ctx, 2);
-    } else {
-        CHECK(err.code == SB_EINVAL);
-    }
-}
-
 int main(void)
 {
     omp_set_num_threads(2);
@@ -426,21 +398,25 @@ int main(void)
     }
     CHECK(libs >= 1);
     const char *small = "tokens=64 d_model=32 experts=4 topk=2 skew=0.5";
-    run_bench("moe.route", small, true);
-    run_bench("moe.dispatch", small, true);
-    run_bench("moe.combine", small, true);
-    run_bench("moe.grouped_gemm",
-              "tokens=64 d_model=32 ffn=24 experts=4 topk=2", true);
-    run_bench(
+    sb_test_run_bench("moe.route", small, true, 2, NULL, false);
+    sb_test_run_bench("moe.dispatch", small, true, 2, NULL, false);
+    sb_test_run_bench("moe.combine", small, true, 2, NULL, false);
+    sb_test_run_bench("moe.grouped_gemm",
+                      "tokens=64 d_model=32 ffn=24 experts=4 topk=2", true, 2,
+                      NULL, false);
+    sb_test_run_bench(
         "moe.grouped_gemm",
         "tokens=64 d_model=32 ffn=24 experts=4 topk=1 gated=1 force_expert=3",
-        true);
-    run_bench("moe.route",
-              "tokens=64 d_model=32 experts=8 topk=1 force_expert=7 skew=1",
-              true);
-    run_bench("moe.route", "tokens=64 d_model=32 experts=4 topk=5", false);
-    run_bench("moe.dispatch",
-              "tokens=64 d_model=32 experts=4 topk=2 force_expert=4", false);
+        true, 2, NULL, false);
+    sb_test_run_bench(
+        "moe.route",
+        "tokens=64 d_model=32 experts=8 topk=1 force_expert=7 skew=1", true, 2,
+        NULL, false);
+    sb_test_run_bench("moe.route", "tokens=64 d_model=32 experts=4 topk=5",
+                      false, 2, NULL, false);
+    sb_test_run_bench("moe.dispatch",
+                      "tokens=64 d_model=32 experts=4 topk=2 force_expert=4",
+                      false, 2, NULL, false);
     /* Each library by name where it runs fp32; a library that cannot is a
      * skipped point (set-up says unsupported). */
     for (int lib = 0; lib < SB_GEMM_NLIBS; lib++) {
@@ -450,13 +426,13 @@ int main(void)
                  "topk=2 gated=1 lib=%s",
                  sb_gemm_lib_name(lib));
         if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
-            run_bench("moe.grouped_gemm", spec, true);
+            sb_test_run_bench("moe.grouped_gemm", spec, true, 2, NULL, false);
         snprintf(spec, sizeof spec,
                  "tokens=64 d_model=32 experts=4 topk=2 "
                  "lib=%s",
                  sb_gemm_lib_name(lib));
         if (sb_gemm_lib_supports(lib, SB_GEMM_F32, NULL, 0))
-            run_bench("moe.route", spec, true);
+            sb_test_run_bench("moe.route", spec, true, 2, NULL, false);
     }
     return sb_check_done();
 }

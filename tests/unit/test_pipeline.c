@@ -123,14 +123,9 @@ static void test_workload(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/sb-pipeline-XXXXXX");
-    if (!mkdtemp(dir))
+    if (!sb_test_scratch(dir, sizeof dir, "pipeline"))
         return 1;
     test_machine();
     test_workload();
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return sb_check_done();
+    return sb_test_scratch_done(dir);
 }

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <jansson.h>
 
+#include "bench_point.h"
 #include "check.h"
 #include "solbench/compare.h"
 #include "solbench/stability.h"
@@ -27,16 +28,6 @@ static const char *tmp(const char *name, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%s", dir, name);
     return buf;
-}
-
-static void set_param(sb_result *r, const char *name, sb_ptype t, double num,
-                      const char *text)
-{
-    sb_pval *v = &r->params.v[r->params.n++];
-    snprintf(v->name, sizeof v->name, "%s", name);
-    snprintf(v->text, sizeof v->text, "%s", text);
-    v->type = t;
-    v->num = num;
 }
 
 /* A run of `npoints` triad-like results with `ns` samples each around
@@ -60,9 +51,9 @@ static void make_run(sb_run *run, const char *id, int threads, int npoints,
         double size = 1048576.0 * (double)(1 + p);
         char txt[32];
         snprintf(txt, sizeof txt, "%.0f", size);
-        set_param(r, "size", SB_P_SIZE, size, txt);
-        set_param(r, "nt", SB_P_BOOL, 0, "0");
-        set_param(r, "dtype", SB_P_STR, 0, "fp64");
+        sb_test_set_param(r, "size", SB_P_SIZE, size, txt);
+        sb_test_set_param(r, "nt", SB_P_BOOL, 0, "0");
+        sb_test_set_param(r, "dtype", SB_P_STR, 0, "fp64");
         for (int i = 0; i < ns; i++)
             sb_result_add_sample(r, sec * (1.0 + 0.01 * sb_rng_unif(&seed)));
         sb_result_finish_stats(r);
@@ -599,20 +590,12 @@ static void test_stability_history(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/sb_test_store.XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!sb_test_scratch(dir, sizeof dir, "store"))
         return 1;
-    }
     test_save_load();
     test_refusals();
     test_kill_mid_write();
     test_diff_and_compare();
     test_stability_history();
-    int rc = sb_check_done();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (rc == 0 && system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
+    return sb_test_scratch_done(dir);
 }
