@@ -1,14 +1,15 @@
 /*
- * test_ops.c — the elementwise ops: bf16 round-to-nearest-even, FLOP and
- * byte formulas against hand-computed values, every op in fp32 and bf16
- * against its verifier (including widths that leave vector tails), the
- * verifier catching a planted wrong element, known values (softmax rows
- * sum to 1, softmax of infinities, NaN and far-apart values, rmsnorm of a
- * constant row), parameter checks, and the
- * benchmarks run through the registry. Built again with the kernels of
- * other ISAs (tests/moe_ops.cmake: portable, AVX2, AVX-512 emulated with
- * and without AVX512_BF16), each build first checking that it runs the
- * kernels it was built for.
+ * test_ops.c — the elementwise ops: the ops table (every row complete,
+ * each its benchmark in the registry and no ops benchmark without a row),
+ * bf16 round-to-nearest-even, FLOP and byte formulas against
+ * hand-computed values, every op in fp32 and bf16 against its reference
+ * (including widths that leave vector tails), the reference catching a
+ * planted wrong element, known values (softmax rows sum to 1, softmax of
+ * infinities, NaN and far-apart values, rmsnorm of a constant row),
+ * parameter checks, and the benchmarks run through the registry. Built again
+ * with the kernels of other ISAs (tests/moe_ops.cmake: portable, AVX2, AVX-512
+ * emulated with and without AVX512_BF16), each build first checking that it
+ * runs the kernels it was built for.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -154,6 +155,41 @@ static void test_bf16_denormal_out(void)
     free(scratch);
 }
 
+/* Every row of the ops table has what the benchmarks read, and is the
+ * benchmark of its kind in the registry; every ops benchmark there is a
+ * row's. */
+static void test_table(void)
+{
+    const sb_bench *const *all = sb_registry();
+    int n = 0;
+    for (int i = 0; all[i]; i++) {
+        if (strcmp(all[i]->area, "ops") != 0)
+            continue;
+        const sb_op_kind k = (sb_op_kind)all[i]->kind;
+        CHECK(strcmp(all[i]->name + 4, sb_ops_name(k)) == 0);
+        n++;
+    }
+    CHECK(n == SB_OP_COUNT);
+    for (int k = 0; k < SB_OP_COUNT; k++) {
+        const sb_op_row *r = sb_ops_row((sb_op_kind)k);
+        CHECK(r && r->name && r->verify && r->cpu && r->x_width >= 1 &&
+              r->flops_elem > 0 && r->seed > 0);
+        if (!r || !r->cpu)
+            continue;
+        /* the row's kernels for this build: in one ISA, both dtypes */
+        const sb_ops_kernel *isa = r->cpu->avx512[0] ? r->cpu->avx512
+                                   : r->cpu->avx2[0] ? r->cpu->avx2
+                                                     : r->cpu->portable;
+        CHECK(isa[0] && isa[1]);
+        char name[64];
+        snprintf(name, sizeof name, "ops.%s", r->name);
+        const sb_bench *b = sb_bench_find(name, "cpu");
+        CHECK(b && b->kind == k);
+    }
+    CHECK(sb_ops_row(SB_OP_COUNT) == NULL &&
+          strcmp(sb_ops_name(SB_OP_COUNT), "?") == 0);
+}
+
 static void test_accounting(void)
 {
     sb_ops_shape s = {SB_OP_RMSNORM, 3, 8, 4, false, false, 0};
@@ -175,6 +211,10 @@ static void test_accounting(void)
     s.bf16 = false;
     CHECK_NEAR(sb_ops_bytes(&s), 192.0, 0);
     CHECK_NEAR(sb_ops_flops(&s), 123.0, 0); /* 5·24 + 3 */
+    s.op = SB_OP_LAYERNORM;
+    CHECK_NEAR(sb_ops_bytes(&s), 256.0, 0); /* 4·(2·24 + 2·8) */
+    CHECK_NEAR(sb_ops_flops(&s), 201.0, 0); /* 8·24 + 3·3 */
+    CHECK(sb_ops_in_elems(&s) == 24);
 }
 
 static void test_check(void)
@@ -197,6 +237,7 @@ static void test_check(void)
 typedef struct op_bufs {
     void *x, *g, *y;
     float *ct, *sn;
+    const void *b; /* layernorm's */
 } op_bufs;
 
 static void *op_state(const sb_ops_shape *s, op_bufs *b)
@@ -204,8 +245,10 @@ static void *op_state(const sb_ops_shape *s, op_bufs *b)
     void *st = NULL;
     sb_err err = {0, ""};
     CHECK(sb_ops_cpu_setup(s, &st, &err) == 0);
-    if (st)
+    if (st) {
         sb_ops_cpu_state_buffers(st, &b->x, &b->g, &b->y, &b->ct, &b->sn);
+        b->b = sb_ops_cpu_state_io(st)->b;
+    }
     return st;
 }
 
@@ -214,8 +257,9 @@ static void op_exec(const sb_ops_shape *s, op_bufs *b)
 {
     float *scratch = malloc(sb_ops_cpu_scratch(s) + 4);
     CHECK(scratch != NULL);
+    const sb_ops_bufs io = {b->x, b->g, b->b, b->ct, b->sn, b->y};
     if (scratch)
-        sb_ops_cpu_run(s, b->x, b->g, b->ct, b->sn, b->y, scratch);
+        sb_ops_cpu_exec(s, &io, scratch);
     free(scratch);
 }
 
@@ -340,31 +384,6 @@ static void test_rmsnorm_constant(void)
     CHECK_NEAR(y[0], -3.0 / sqrt(9.0 + SB_OPS_EPS), 1e-6);
     CHECK_NEAR(y[d - 1], -1.0, 1e-6);
     free(x), free(g), free(y);
-}
-
-static void run_bench(const char *name, const char *spec, bool want_ok)
-{
-    const sb_bench *b = sb_bench_find(name, "cpu");
-    CHECK(b != NULL);
-    if (!b)
-        return;
-    sb_err err = {0, ""};
-    sb_params p;
-    bool planned = sb_test_point(b, spec, &p, &err) == 0;
-    CHECK(planned);
-    if (!planned)
-        return;
-    sb_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.threads = 2;
-    int rc = sb_test_check(b, &p, &ctx, &err);
-    CHECK((rc == 0) == want_ok);
-    if (rc == 0) {
-        CHECK(sb_test_flops(b, &p) > 0 && sb_test_bytes(b, &p) > 0);
-        sb_test_run_valid(b, &p, &ctx, 3);
-    } else {
-        CHECK(err.code == SB_EINVAL && strstr(err.msg, "head_dim"));
-    }
 }
 
 static int bf16_is_nan(uint16_t h)
@@ -698,17 +717,16 @@ int main(void)
     CHECK(sb_avx512_emu_check() == 0);
 #endif
     test_isa();
+    test_table();
     test_bf16();
     test_accounting();
     test_check();
     test_rmsnorm_constant();
     test_swiglu_all_codes();
-    const sb_op_kind ops[] = {SB_OP_RMSNORM, SB_OP_SWIGLU, SB_OP_ROPE,
-                              SB_OP_SOFTMAX};
-    for (int i = 0; i < 4; i++)
+    for (int k = 0; k < SB_OP_COUNT; k++)
         for (int bf = 0; bf < 2; bf++) {
-            test_op(ops[i], bf, 37, 256, 64);
-            test_op(ops[i], bf, 5, 78, 26); /* tails: not a multiple of 8 */
+            test_op((sb_op_kind)k, bf, 37, 256, 64);
+            test_op((sb_op_kind)k, bf, 5, 78, 26); /* tails: not of 8 */
         }
     test_op(SB_OP_SOFTMAX, false, 3, 1, 2); /* one element */
     test_softmax_one(false);
@@ -726,13 +744,22 @@ int main(void)
     }
     test_bf16_denormal_out();
     test_softmax_random(3000);
+    const sb_op_kind ops[] = {SB_OP_RMSNORM, SB_OP_SWIGLU, SB_OP_ROPE,
+                              SB_OP_SOFTMAX};
     for (int i = 0; i < 4; i++)
         test_bf16_specials(ops[i], 0);
     test_bf16_specials(SB_OP_SWIGLU, 1);
-    run_bench("ops.rmsnorm", "tokens=16 d=96 dtype=bf16", true);
-    run_bench("ops.swiglu", "tokens=16 d=96", true);
-    run_bench("ops.rope", "tokens=16 d=96 head_dim=32 dtype=bf16", true);
-    run_bench("ops.softmax", "tokens=16 d=96", true);
-    run_bench("ops.rope", "tokens=16 d=96 head_dim=40", false);
+    sb_test_run_bench("ops.rmsnorm", "tokens=16 d=96 dtype=bf16", true, 3,
+                      "head_dim", true);
+    sb_test_run_bench("ops.swiglu", "tokens=16 d=96", true, 3, "head_dim",
+                      true);
+    sb_test_run_bench("ops.rope", "tokens=16 d=96 head_dim=32 dtype=bf16", true,
+                      3, "head_dim", true);
+    sb_test_run_bench("ops.softmax", "tokens=16 d=96", true, 3, "head_dim",
+                      true);
+    sb_test_run_bench("ops.layernorm", "tokens=16 d=96 dtype=bf16", true, 3,
+                      "head_dim", true);
+    sb_test_run_bench("ops.rope", "tokens=16 d=96 head_dim=40", false, 3,
+                      "head_dim", true);
     return sb_check_done();
 }

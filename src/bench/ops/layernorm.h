@@ -5,7 +5,11 @@
  *   mean = Σx / d,  var = Σ(x - mean)² / d   (two passes over the row)
  *   y    = (x - mean) / sqrt(var + eps) · g + b      (g, b: [d])
  *
- * Declared here for its unit test; the benchmark is sb_bench_ops_layernorm.
+ * A row of the ops table (ops_table.def) like every op: its kernels are
+ * sb_ops_cpu_layernorm (ops_cpu.h), its reference sb_ops_verify_layernorm
+ * (solbench/ops.h), its benchmark sb_bench_ops_layernorm. Declared here
+ * for its unit test: its kernel over plain arrays, and its accounting and
+ * reference (the table's) taking them.
  */
 #ifndef SOLBENCH_BENCH_OPS_LAYERNORM_H
 #define SOLBENCH_BENCH_OPS_LAYERNORM_H
@@ -13,7 +17,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SB_LAYERNORM_EPS 1e-5
+#include "solbench/ops.h"
+
+#define SB_LAYERNORM_EPS SB_OPS_LAYERNORM_EPS
 
 /* The rows [0, tokens): x, g, b, y fp32 or uint16 (bf16) by `bf16`; rows
  * to threads in chunks of `chunk` (0: one static block a thread). */
@@ -24,11 +30,8 @@ void sb_layernorm_rows(const void *x, const void *g, const void *b, void *y,
 double sb_layernorm_flops(int64_t tokens, int64_t d);
 double sb_layernorm_bytes(int64_t tokens, int64_t d, bool bf16);
 
-/* Checks every element of y against a double-precision reference from
- * the same (decoded) inputs: |y - ref| <= 1e-4·(|n| + |b|) +
- * 1e-5·|mean|·rstd·|g| + stol·|ref| + 1e-6, n = (x - mean)·rstd·g (the
- * second term: the fp32 mean's rounding, which matters for rows far from
- * zero), stol 2^-8 for bf16 (the output's rounding), 0 for fp32. Returns
+/* Checks every element of y against the double-precision reference
+ * (sb_ops_verify_layernorm: its tolerance is solbench/ops.h's). Returns
  * the number of wrong elements; `why` gets the first. */
 int64_t sb_layernorm_verify(const void *x, const void *g, const void *b,
                             const void *y, int64_t tokens, int64_t d, bool bf16,

@@ -1,11 +1,14 @@
 /*
- * ops_cpu.c — the elementwise ops on the CPU (ops.rmsnorm, ops.swiglu,
- * ops.rope, ops.softmax) in fp32 and bf16 storage: OpenMP over rows, the
- * inner loops written so the compiler vectorises them (an exp that
- * vectorises, explicit simd reductions), each row read from memory once
- * and written once, in the ISA variants this CPU runs (portable, AVX2,
- * AVX-512). Definitions, accounting and verification: src/def/ops.c; the
- * benchmarks (parameters, state, hooks): ops_bench.c.
+ * ops_cpu.c — the elementwise ops' kernels on the CPU (ops.rmsnorm,
+ * ops.swiglu, ops.rope, ops.softmax; ops.layernorm's are layernorm.c's)
+ * in fp32 and bf16 storage: OpenMP over rows, the inner loops written so
+ * the compiler vectorises them (an exp that vectorises, explicit simd
+ * reductions), each row read from memory once and written once, in the ISA
+ * variants this CPU runs (portable, AVX2, AVX-512); each op's kernels
+ * gathered for its row of the ops table (sb_ops_cpu_<op>), and the row's
+ * kernel run for a shape (sb_ops_cpu_exec). The table and the benchmarks
+ * (parameters, state, hooks): ops_bench.c, from ops_table.def; references:
+ * src/def/ops.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -149,7 +152,8 @@ static void sb__stream_row(void *dst, const void *src, size_t bytes)
  * (portable kernels with `nt` only) the row buffer, 64-byte aligned. */
 static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
 {
-    size_t e = s->op == SB_OP_SOFTMAX ? sizeof(float) * (size_t)s->d : 0;
+    size_t e =
+        sb_ops_row(s->op)->cpu->row_scratch ? sizeof(float) * (size_t)s->d : 0;
     e = (e + 63) / 64 * 64;
 #ifdef SB__OPS_AVX2
     size_t row = 0; /* the intrinsic kernels stream rows straight out */
@@ -169,9 +173,11 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
          : NULL)
 
 #define SB__DEFINE_OPS(SUF, TY, LD, ST)                                          \
-    static void sb__rmsnorm_##SUF(const sb_ops_shape *s, const TY *x,            \
-                                  const TY *g, TY *y, float *scratch)            \
+    static void sb__rmsnorm_##SUF(const sb_ops_shape *s,                         \
+                                  const sb_ops_bufs *io, float *scratch)         \
     {                                                                            \
+        const TY *x = io->x, *g = io->g;                                         \
+        TY *y = io->y;                                                           \
         const int64_t T = s->tokens, d = s->d;                                   \
         size_t sb__row_off;                                                      \
         sb__scratch_stride(s, &sb__row_off);                                     \
@@ -212,9 +218,11 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
                 sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);       \
         }                                                                        \
     }                                                                            \
-    static void sb__swiglu_##SUF(const sb_ops_shape *s, const TY *x, TY *y,      \
+    static void sb__swiglu_##SUF(const sb_ops_shape *s, const sb_ops_bufs *io,   \
                                  float *scratch)                                 \
     {                                                                            \
+        const TY *x = io->x;                                                     \
+        TY *y = io->y;                                                           \
         const int64_t T = s->tokens, d = s->d;                                   \
         size_t sb__row_off;                                                      \
         sb__scratch_stride(s, &sb__row_off);                                     \
@@ -234,10 +242,12 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
                 sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);       \
         }                                                                        \
     }                                                                            \
-    static void sb__rope_##SUF(const sb_ops_shape *s, const TY *x,               \
-                               const float *ct, const float *st, TY *y,          \
+    static void sb__rope_##SUF(const sb_ops_shape *s, const sb_ops_bufs *io,     \
                                float *scratch)                                   \
     {                                                                            \
+        const TY *x = io->x;                                                     \
+        const float *ct = io->cos_t, *st = io->sin_t;                            \
+        TY *y = io->y;                                                           \
         const int64_t T = s->tokens, d = s->d;                                   \
         const int hd = s->head_dim, h = hd / 2;                                  \
         size_t sb__row_off;                                                      \
@@ -262,9 +272,11 @@ static size_t sb__scratch_stride(const sb_ops_shape *s, size_t *row_off)
                 sb__stream_row(y + t * d, rowbuf, sizeof(TY) * (size_t)d);       \
         }                                                                        \
     }                                                                            \
-    static void sb__softmax_##SUF(const sb_ops_shape *s, const TY *x, TY *y,     \
-                                  float *scratch)                                \
+    static void sb__softmax_##SUF(const sb_ops_shape *s,                         \
+                                  const sb_ops_bufs *io, float *scratch)         \
     {                                                                            \
+        const TY *x = io->x;                                                     \
+        TY *y = io->y;                                                           \
         const int64_t T = s->tokens, d = s->d;                                   \
         size_t sb__row_off;                                                      \
         const size_t stride = sb__scratch_stride(s, &sb__row_off);               \
@@ -360,120 +372,90 @@ size_t sb_ops_cpu_scratch(const sb_ops_shape *s)
     return sb__scratch_stride(s, NULL) * (size_t)omp_get_max_threads();
 }
 
-void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
-                    const float *cos_t, const float *sin_t, void *y,
-                    float *scratch)
+/* ---- each op's kernels (the ops table's .cpu) ---------------------------- */
+
+/* A kernel where this build's ISA has it, else NULL. */
+#if defined(SB__OPS_AVX512)
+#define SB__PORTABLE(f) NULL
+#define SB__AVX2(f) NULL
+#define SB__AVX512(f) f
+#elif defined(SB__OPS_AVX2)
+#define SB__PORTABLE(f) NULL
+#define SB__AVX2(f) f
+#define SB__AVX512(f) NULL
+#else
+#define SB__PORTABLE(f) f
+#define SB__AVX2(f) NULL
+#define SB__AVX512(f) NULL
+#endif
+
+#ifdef SB__OPS_AVX2
+/* The bf16 SwiGLU's silu table, made before the timed runs. */
+static void sb__swiglu_prepare(const sb_ops_shape *s)
 {
+    if (s->bf16)
+        sb__silu_ready();
+}
+#endif
+
+const sb_ops_kernels sb_ops_cpu_rmsnorm = {
+    .portable = {SB__PORTABLE(sb__rmsnorm_f32), SB__PORTABLE(sb__rmsnorm_bf16)},
+    .avx2 = {SB__AVX2(sb__rmsnorm_avx2_F32), SB__AVX2(sb__rmsnorm_avx2_BF16)},
+    .avx512 = {SB__AVX512(sb__rmsnorm_512_F32),
+               SB__AVX512(sb__rmsnorm_512_BF16)},
+};
+
+const sb_ops_kernels sb_ops_cpu_swiglu = {
+    .portable = {SB__PORTABLE(sb__swiglu_f32), SB__PORTABLE(sb__swiglu_bf16)},
+    .avx2 = {SB__AVX2(sb__swiglu_avx2_F32), SB__AVX2(sb__swiglu_lut_bf16)},
+    .avx512 = {SB__AVX512(sb__swiglu_512_F32), SB__AVX512(sb__swiglu_512_BF16)},
+#ifdef SB__OPS_AVX2
+    .prepare = sb__swiglu_prepare,
+#endif
+};
+
+const sb_ops_kernels sb_ops_cpu_rope = {
+    .portable = {SB__PORTABLE(sb__rope_f32), SB__PORTABLE(sb__rope_bf16)},
+    .avx2 = {SB__AVX2(sb__rope_avx2_F32), SB__AVX2(sb__rope_avx2_BF16)},
+    .avx512 = {SB__AVX512(sb__rope_512_F32), SB__AVX512(sb__rope_512_BF16)},
+};
+
+const sb_ops_kernels sb_ops_cpu_softmax = {
+    .portable = {SB__PORTABLE(sb__softmax_f32), SB__PORTABLE(sb__softmax_bf16)},
+    .avx2 = {SB__AVX2(sb__softmax_avx2_F32), SB__AVX2(sb__softmax_avx2_BF16)},
+    .avx512 = {SB__AVX512(sb__softmax_512_F32),
+               SB__AVX512(sb__softmax_512_BF16)},
+    .row_scratch = true,
+};
+
+/* ---- running a row's kernels --------------------------------------------- */
+
+void sb_ops_cpu_exec(const sb_ops_shape *s, const sb_ops_bufs *io,
+                     float *scratch)
+{
+    const sb_ops_kernels *k = sb_ops_row(s->op)->cpu;
+    const sb_ops_kernel *isa = k->avx512[0] ? k->avx512
+                               : k->avx2[0] ? k->avx2
+                                            : k->portable;
     /* every kernel's row loop is schedule(runtime): this one */
     if (s->chunk > 0)
         omp_set_schedule(omp_sched_dynamic, (int)s->chunk);
     else
         omp_set_schedule(omp_sched_static, 0);
-#if defined(SB__OPS_AVX512)
-    if (!s->bf16) {
-        switch (s->op) {
-        case SB_OP_RMSNORM:
-            sb__rmsnorm_512_F32(s, x, g, y);
-            break;
-        case SB_OP_SWIGLU:
-            sb__swiglu_512_F32(s, x, y);
-            break;
-        case SB_OP_ROPE:
-            sb__rope_512_F32(s, x, cos_t, sin_t, y);
-            break;
-        case SB_OP_SOFTMAX:
-            sb__softmax_512_F32(s, x, y, scratch);
-            break;
-        }
-    } else {
-        switch (s->op) {
-        case SB_OP_RMSNORM:
-            sb__rmsnorm_512_BF16(s, x, g, y);
-            break;
-        case SB_OP_SWIGLU:
-            sb__swiglu_512_BF16(s, x, y);
-            break;
-        case SB_OP_ROPE:
-            sb__rope_512_BF16(s, x, cos_t, sin_t, y);
-            break;
-        case SB_OP_SOFTMAX:
-            sb__softmax_512_BF16(s, x, y, scratch);
-            break;
-        }
-    }
-#elif defined(SB__OPS_AVX2)
-    if (!s->bf16) {
-        switch (s->op) {
-        case SB_OP_RMSNORM:
-            sb__rmsnorm_avx2_F32(s, x, g, y);
-            break;
-        case SB_OP_SWIGLU:
-            sb__swiglu_avx2_F32(s, x, y);
-            break;
-        case SB_OP_ROPE:
-            sb__rope_avx2_F32(s, x, cos_t, sin_t, y);
-            break;
-        case SB_OP_SOFTMAX:
-            sb__softmax_avx2_F32(s, x, y, scratch);
-            break;
-        }
-    } else {
-        switch (s->op) {
-        case SB_OP_RMSNORM:
-            sb__rmsnorm_avx2_BF16(s, x, g, y);
-            break;
-        case SB_OP_SWIGLU:
-            sb__swiglu_lut_bf16(s, x, y);
-            break;
-        case SB_OP_ROPE:
-            sb__rope_avx2_BF16(s, x, cos_t, sin_t, y);
-            break;
-        case SB_OP_SOFTMAX:
-            sb__softmax_avx2_BF16(s, x, y, scratch);
-            break;
-        }
-    }
-#else
-    if (!s->bf16) {
-        switch (s->op) {
-        case SB_OP_RMSNORM:
-            sb__rmsnorm_f32(s, x, g, y, scratch);
-            break;
-        case SB_OP_SWIGLU:
-            sb__swiglu_f32(s, x, y, scratch);
-            break;
-        case SB_OP_ROPE:
-            sb__rope_f32(s, x, cos_t, sin_t, y, scratch);
-            break;
-        case SB_OP_SOFTMAX:
-            sb__softmax_f32(s, x, y, scratch);
-            break;
-        }
-    } else {
-        switch (s->op) {
-        case SB_OP_RMSNORM:
-            sb__rmsnorm_bf16(s, x, g, y, scratch);
-            break;
-        case SB_OP_SWIGLU:
-            sb__swiglu_bf16(s, x, y, scratch);
-            break;
-        case SB_OP_ROPE:
-            sb__rope_bf16(s, x, cos_t, sin_t, y, scratch);
-            break;
-        case SB_OP_SOFTMAX:
-            sb__softmax_bf16(s, x, y, scratch);
-            break;
-        }
-    }
-#endif
+    isa[s->bf16](s, io, scratch);
+}
+
+void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
+                    const float *cos_t, const float *sin_t, void *y,
+                    float *scratch)
+{
+    const sb_ops_bufs io = {x, g, NULL, cos_t, sin_t, y};
+    sb_ops_cpu_exec(s, &io, scratch);
 }
 
 void sb_ops_cpu_prepare(const sb_ops_shape *s)
 {
-#ifdef SB__OPS_AVX2
-    if (s->op == SB_OP_SWIGLU && s->bf16)
-        sb__silu_ready();
-#else
-    (void)s;
-#endif
+    const sb_ops_kernels *k = sb_ops_row(s->op)->cpu;
+    if (k->prepare)
+        k->prepare(s);
 }
