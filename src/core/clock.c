@@ -177,23 +177,33 @@ int sb_x86_mul_latency(bool intel, bool amd, int family, int model,
 /* The MIDR of cpu0 on Linux/aarch64 (0 when unknown). */
 static unsigned sb__arm_midr(void)
 {
-    unsigned implementer = 0, part = 0;
+    unsigned implementer, part;
+    bool bf16;
+    sb_arm_cpuinfo(&implementer, &part, &bf16);
+    return implementer << 24 | part << 4;
+}
+#endif
+
+void sb_arm_cpuinfo(unsigned *implementer, unsigned *part, bool *bf16)
+{
+    *implementer = *part = 0;
+    *bf16 = false;
     FILE *f = fopen("/proc/cpuinfo", "r");
     char line[256];
     while (f && fgets(line, sizeof line, f)) {
         char *colon = strchr(line, ':');
         if (!colon)
             continue;
-        if (strncmp(line, "CPU implementer", 15) == 0 && !implementer)
-            sscanf(colon + 1, "%x", &implementer);
-        else if (strncmp(line, "CPU part", 8) == 0 && !part)
-            sscanf(colon + 1, "%x", &part);
+        if (strncmp(line, "CPU implementer", 15) == 0 && !*implementer)
+            sscanf(colon + 1, "%x", implementer);
+        else if (strncmp(line, "CPU part", 8) == 0 && !*part)
+            sscanf(colon + 1, "%x", part);
+        else if (strncmp(line, "Features", 8) == 0 && strstr(colon, " bf16"))
+            *bf16 = true;
     }
     if (f)
         fclose(f);
-    return implementer << 24 | part << 4;
 }
-#endif
 
 int sb_arm_mul_latency(unsigned implementer, unsigned part)
 {

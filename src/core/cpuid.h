@@ -53,4 +53,9 @@ int sb_x86_mul_latency(bool intel, bool amd, int family, int model,
                        int core_type);
 int sb_arm_mul_latency(unsigned implementer, unsigned part);
 
+/* What /proc/cpuinfo says of an Arm CPU (Linux): the MIDR's implementer
+ * and part of the first CPU listed (0 when absent: another architecture,
+ * or no file), and whether its Features name bf16. */
+void sb_arm_cpuinfo(unsigned *implementer, unsigned *part, bool *bf16);
+
 #endif

@@ -626,22 +626,10 @@ void sb_cpu_facts_detect(sb_cpu_facts *f)
     }
 #else
     /* Linux/AArch64: the MIDR fields /proc/cpuinfo lists per CPU. */
-    unsigned implementer = 0, part = 0;
-    FILE *fp = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (fp && fgets(line, sizeof line, fp)) {
-        char *colon = strchr(line, ':');
-        if (!colon)
-            continue;
-        if (strncmp(line, "CPU implementer", 15) == 0 && !implementer)
-            sscanf(colon + 1, "%x", &implementer);
-        else if (strncmp(line, "CPU part", 8) == 0 && !part)
-            sscanf(colon + 1, "%x", &part);
-        else if (strncmp(line, "Features", 8) == 0 && strstr(colon, " bf16"))
-            f->bf16_dot = true;
-    }
-    if (fp)
-        fclose(fp);
+    unsigned implementer, part;
+    bool bf16;
+    sb_arm_cpuinfo(&implementer, &part, &bf16);
+    f->bf16_dot = f->bf16_dot || bf16;
     if (implementer) {
         snprintf(f->vendor, sizeof f->vendor, "Arm");
         f->family = (int)implementer;
