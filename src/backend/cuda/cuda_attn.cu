@@ -20,6 +20,10 @@
  *                          reads the same rounded values.
  *
  * Inputs are the CPU benchmarks' (sb_attn_fill, same seeds), uploaded once.
+ *
+ * The paged-decode kernel is one __global__ function of about 170 lines:
+ * a kernel's loop over its keys with the running softmax state in
+ * registers, which device-function calls would not make easier to read.
  */
 #include <math.h>
 #include <stdio.h>
