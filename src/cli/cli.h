@@ -55,6 +55,14 @@ bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
 /* --tag key=value into `tags` (a key of up to 127 characters, given once,
  * UTF-8): 0, or 2 after a usage line. */
 int sb_cli_tag(const char *cmd, const char *v, struct json_t *tags);
+/* A command's text-valued options: the name and where its value goes. */
+typedef struct sb_cli_val {
+    const char *name; /* "--db" */
+    const char **to;
+} sb_cli_val;
+/* argv[*i] as one of `vals` (ended by {NULL}), as sb_cli_opt reads one:
+ * 1 taken (its value in *to), 0 none of them, -1 after a usage line. */
+int sb_cli_vals(int argc, char **argv, int *i, const sb_cli_val *vals);
 /* The run's commit into tags["commit"]: `given` (--commit), else the
  * working directory's HEAD when it is a git work tree (abbreviated to 12
  * hex digits; none where git or a repository is absent, or under

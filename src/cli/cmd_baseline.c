@@ -74,16 +74,16 @@ int sb_cmd_baseline(int argc, char **argv)
         return rebase(argc, argv);
     const char *db = NULL, *pos[MAXPOS] = {0};
     int npos = 0;
+    const sb_cli_val vals[] = {{"--db", &db}, {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int m;
+        int m = sb_cli_vals(argc, argv, &i, vals);
+        if (m < 0)
+            return 2;
+        if (m)
+            continue;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(baseline_help, stdout);
             return 0;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
-            if (m < 0)
-                return 2;
-            db = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return sb_cli_usage("baseline", "unknown option '%s'", argv[i]);
         } else if (npos < MAXPOS) {

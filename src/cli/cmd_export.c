@@ -24,24 +24,17 @@ static const char export_help[] =
 int sb_cmd_export(int argc, char **argv)
 {
     const char *db = NULL, *json = NULL, *trace = NULL, *ref = NULL;
+    const sb_cli_val vals[] = {
+        {"--db", &db}, {"--json", &json}, {"--trace", &trace}, {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int m;
+        int m = sb_cli_vals(argc, argv, &i, vals);
+        if (m < 0)
+            return 2;
+        if (m)
+            continue;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(export_help, stdout);
             return 0;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
-            if (m < 0)
-                return 2;
-            db = v;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
-            if (m < 0)
-                return 2;
-            json = v;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--trace", &v))) {
-            if (m < 0)
-                return 2;
-            trace = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return sb_cli_usage("export", "unknown option '%s'", argv[i]);
         } else if (!ref) {

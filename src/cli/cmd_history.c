@@ -250,9 +250,17 @@ int sb_cmd_history(int argc, char **argv)
     bool verbose = false, changes = false, last_given = false;
     sb_cp_opts cpo;
     sb_cp_opts_default(&cpo);
+    const sb_cli_val vals[] = {{"--json", &json_path},
+                               {"--bench", &bench},
+                               {"--db", &db},
+                               {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
-        int m;
+        int m = sb_cli_vals(argc, argv, &i, vals);
+        if (m < 0)
+            return 2;
+        if (m)
+            continue;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(history_help, stdout);
             return 0;
@@ -269,24 +277,12 @@ int sb_cmd_history(int argc, char **argv)
             if (m < 0 ||
                 sb_cli_int("history", "--min-size", v, 1, 1000, &cpo.min_size))
                 return 2;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
-            if (m < 0)
-                return 2;
-            json_path = v;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--bench", &v))) {
-            if (m < 0)
-                return 2;
-            bench = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--last", &v))) {
             if (m < 0)
                 return 2;
             if (sb_cli_int("history", "--last", v, 0, 1000000000, &last))
                 return 2;
             last_given = true;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
-            if (m < 0)
-                return 2;
-            db = v;
         } else {
             return sb_cli_usage("history",
                                 "unknown argument '%s' (see 'solbench "

@@ -25,19 +25,19 @@ int sb_cmd_import(int argc, char **argv)
     int nfiles = 0, rc = 0;
     if (!files)
         return 2;
+    const sb_cli_val vals[] = {{"--db", &db}, {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int m;
+        int m = sb_cli_vals(argc, argv, &i, vals);
+        if (m < 0) {
+            free(files);
+            return 2;
+        }
+        if (m)
+            continue;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(import_help, stdout);
             free(files);
             return 0;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
-            if (m < 0) {
-                free(files);
-                return 2;
-            }
-            db = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             free(files);
             return sb_cli_usage("import", "unknown option '%s'", argv[i]);

@@ -167,6 +167,19 @@ bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
 
 /* --tag key=value into the object `tags`: a key of up to 127 characters,
  * given once, key and value UTF-8 (jansson refuses other text). */
+int sb_cli_vals(int argc, char **argv, int *i, const sb_cli_val *vals)
+{
+    for (const sb_cli_val *o = vals; o->name; o++) {
+        const char *v = NULL;
+        int m = sb_cli_opt(argc, argv, i, o->name, &v);
+        if (m > 0)
+            *o->to = v;
+        if (m)
+            return m;
+    }
+    return 0;
+}
+
 int sb_cli_commit_tag(const char *cmd, const char *given, json_t *tags)
 {
     if (given) {
