@@ -637,6 +637,142 @@ static void remove_if_new_and_empty(const char *path, bool existed)
     remove(side);
 }
 
+/* Refuses a mode the file system cannot serve: no database to read and
+ * none can be made, or a write on read-only media. */
+static int refuse_readonly_fs(const char *path, int mode, bool existed,
+                              sb_err *err)
+{
+    if (mode == SB_STORE_RO && !existed && on_readonly_fs(path))
+        return sb_fail(err, SB_EINVAL,
+                       "database %s: there is none, and the "
+                       "file system is read-only",
+                       path);
+    if (mode != SB_STORE_RO && on_readonly_fs(path))
+        return sb_fail(err, SB_EIO,
+                       existed ? "database %s: read-only (the file system "
+                                 "is mounted read-only): reading it works "
+                                 "(history, export, compare); to store, "
+                                 "give --db on a writable disk, or "
+                                 "--no-store"
+                               : "database %s: cannot be created (the file "
+                                 "system is mounted read-only): give --db "
+                                 "on a writable disk, or --no-store",
+                       path);
+    return 0;
+}
+
+/* Opens the SQLite connection: read-only or read-write (creating the
+ * file), immutable through a URI; extended codes, the busy handler. */
+static int open_connection(sb_store *st, const char *path, sb_err *err)
+{
+    int flags = st->ro ? SQLITE_OPEN_READONLY
+                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    char uri[4200];
+    const char *name = path;
+    if (st->immutable) {
+        /* a URI: '%', '?' and '#' in the path are escaped */
+        size_t o = (size_t)snprintf(uri, sizeof uri, "file:");
+        for (const char *c = path; *c && o + 4 < sizeof uri; c++)
+            o += (size_t)(strchr("%?#", *c)
+                              ? snprintf(uri + o, sizeof uri - o, "%%%02X",
+                                         (unsigned char)*c)
+                              : snprintf(uri + o, sizeof uri - o, "%c", *c));
+        snprintf(uri + o, sizeof uri - o, "?immutable=1");
+        name = uri;
+        flags |= SQLITE_OPEN_URI;
+    }
+    if (sqlite3_open_v2(name, &st->db, flags, NULL) != SQLITE_OK)
+        return st->db
+                   ? sb_st_fail(st, err, "opening")
+                   : sb_fail(err, SB_ENOMEM, "out of memory opening %s", path);
+    sqlite3_extended_result_codes(st->db, 1);
+    sqlite3_busy_handler(st->db, busy_wait, st);
+    return 0;
+}
+
+/* quick_check's verdict on a damaged database, in one line: the first
+ * problem SQLite reports (its first row, in s), and how many more. */
+static int damaged(sqlite3_stmt *s, const char *path, sb_err *err)
+{
+    char first[160];
+    snprintf(first, sizeof first, "%s", sb_st_col_text(s, 0));
+    for (char *c = first; *c; c++)
+        if ((unsigned char)*c < 0x20)
+            *c = ' ';
+    long more = 0;
+    while (sqlite3_step(s) == SQLITE_ROW && more < 1000)
+        more++;
+    char tail[48] = "";
+    if (more)
+        snprintf(tail, sizeof tail, "; %ld more problem%s", more,
+                 more == 1 ? "" : "s");
+    return sb_fail(err, SB_EINVAL, "database %s: damaged (quick_check: %s%s)",
+                   path, first, tail);
+}
+
+/* The full quick_check, on a small database or one whose header looked
+ * truncated (suspect: then its failure reports trunc's message). */
+static int check_integrity(sb_store *st, const char *path, bool suspect,
+                           const sb_err *trunc, sb_err *err)
+{
+    struct stat sbuf;
+    if (!suspect &&
+        !(stat(path, &sbuf) == 0 && sbuf.st_size <= SB_STORE_QUICK_CHECK_MAX))
+        return 0;
+    sqlite3_stmt *s;
+    int rc = sb_st_prepare(st, "PRAGMA quick_check", &s, err);
+    if (rc)
+        return rc;
+    int step = sqlite3_step(s);
+    if (step != SQLITE_ROW)
+        rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc->msg)
+                     : sb_st_fail(st, err, "checking integrity");
+    else if (strcmp(sb_st_col_text(s, 0), "ok") != 0)
+        rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc->msg)
+                     : damaged(s, path, err);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Refuses another program's database, and one of a newer schema than
+ * this build reads. */
+static int check_owner(const sb_store *st, const char *path, long app, long ver,
+                       long nobj, sb_err *err)
+{
+    int rc = refuse_foreign(st, app, ver, nobj, err);
+    if (rc)
+        return rc;
+    if (ver > SB_STORE_SCHEMA_VERSION)
+        return sb_fail(err, SB_EINVAL,
+                       "database %s: written by a newer solbench (schema "
+                       "version %ld; this build reads up to %d): upgrade "
+                       "solbench or use another --db",
+                       path, ver, SB_STORE_SCHEMA_VERSION);
+    return 0;
+}
+
+/* WAL: readers never block the writer and a killed writer leaves the
+ * last committed state. synchronous=NORMAL is safe against a killed
+ * process (only a power loss may drop the newest commits). The mode
+ * is switched only when it is not WAL yet: the switch takes a lock. */
+static int setup_journal(sb_store *st, sb_err *err)
+{
+    sqlite3_stmt *jm;
+    bool wal = false;
+    int rc = sb_st_prepare(st, "PRAGMA journal_mode", &jm, err);
+    if (rc)
+        return rc;
+    if (sqlite3_step(jm) == SQLITE_ROW)
+        wal = strcmp(sb_st_col_text(jm, 0), "wal") == 0;
+    sqlite3_finalize(jm);
+    if ((!wal &&
+         (rc = sb_st_exec_retry(st, "PRAGMA journal_mode = WAL", err))) ||
+        (rc = sb_st_exec(st, "PRAGMA synchronous = NORMAL", err)) ||
+        (rc = sb_st_exec(st, "PRAGMA foreign_keys = ON", err)))
+        return rc;
+    return 0;
+}
+
 int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
 {
     *out = NULL;
@@ -669,50 +805,13 @@ int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
      * not (a first `history` finds an empty store, not an error). */
     st->ro = mode == SB_STORE_RO && existed;
     st->immutable = st->ro && (on_readonly_fs(path) || !dir_writable(path));
-    if (mode == SB_STORE_RO && !existed && on_readonly_fs(path)) {
+    int rc = refuse_readonly_fs(path, mode, existed, err);
+    if (rc) {
         free(st);
-        return sb_fail(err, SB_EINVAL,
-                       "database %s: there is none, and the "
-                       "file system is read-only",
-                       path);
+        return rc;
     }
-    if (mode != SB_STORE_RO && on_readonly_fs(path)) {
-        free(st);
-        return sb_fail(err, SB_EIO,
-                       existed ? "database %s: read-only (the file system "
-                                 "is mounted read-only): reading it works "
-                                 "(history, export, compare); to store, "
-                                 "give --db on a writable disk, or "
-                                 "--no-store"
-                               : "database %s: cannot be created (the file "
-                                 "system is mounted read-only): give --db "
-                                 "on a writable disk, or --no-store",
-                       path);
-    }
-    int rc;
-    int flags = st->ro ? SQLITE_OPEN_READONLY
-                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    char uri[4200];
-    const char *name = path;
-    if (st->immutable) {
-        /* a URI: '%', '?' and '#' in the path are escaped */
-        size_t o = (size_t)snprintf(uri, sizeof uri, "file:");
-        for (const char *c = path; *c && o + 4 < sizeof uri; c++)
-            o += (size_t)(strchr("%?#", *c)
-                              ? snprintf(uri + o, sizeof uri - o, "%%%02X",
-                                         (unsigned char)*c)
-                              : snprintf(uri + o, sizeof uri - o, "%c", *c));
-        snprintf(uri + o, sizeof uri - o, "?immutable=1");
-        name = uri;
-        flags |= SQLITE_OPEN_URI;
-    }
-    if (sqlite3_open_v2(name, &st->db, flags, NULL) != SQLITE_OK) {
-        rc = st->db ? sb_st_fail(st, err, "opening")
-                    : sb_fail(err, SB_ENOMEM, "out of memory opening %s", path);
+    if ((rc = open_connection(st, path, err)))
         goto fail;
-    }
-    sqlite3_extended_result_codes(st->db, 1);
-    sqlite3_busy_handler(st->db, busy_wait, st);
 
     /* The first read finds a file that is not SQLite at all (NOTADB). A
      * file cut short is found from its header, which costs nothing at any
@@ -720,57 +819,15 @@ int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
      * databases, so that commands do not slow down as the store grows.
      * Damage found later by SQLite still ends the command with exit 2. */
     long n = 0, app = 0, ver = 0;
-    if ((rc = read_header(st, &app, &ver, &n, err)))
+    if ((rc = read_header(st, &app, &ver, &n, err)) ||
+        (rc = check_integrity(st, path, suspect, &trunc, err)))
         goto fail;
-    if (suspect ||
-        (stat(path, &sbuf) == 0 && sbuf.st_size <= SB_STORE_QUICK_CHECK_MAX)) {
-        sqlite3_stmt *s;
-        if ((rc = sb_st_prepare(st, "PRAGMA quick_check", &s, err)))
-            goto fail;
-        int step = sqlite3_step(s);
-        if (step != SQLITE_ROW) {
-            rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc.msg)
-                         : sb_st_fail(st, err, "checking integrity");
-            sqlite3_finalize(s);
-            goto fail;
-        }
-        if (strcmp(sb_st_col_text(s, 0), "ok") != 0) {
-            /* One line: the first problem SQLite reports, and how many. */
-            char first[160];
-            snprintf(first, sizeof first, "%s", sb_st_col_text(s, 0));
-            for (char *c = first; *c; c++)
-                if ((unsigned char)*c < 0x20)
-                    *c = ' ';
-            long more = 0;
-            while (sqlite3_step(s) == SQLITE_ROW && more < 1000)
-                more++;
-            char tail[48] = "";
-            if (more)
-                snprintf(tail, sizeof tail, "; %ld more problem%s", more,
-                         more == 1 ? "" : "s");
-            rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc.msg)
-                         : sb_fail(err, SB_EINVAL,
-                                   "database %s: damaged (quick_check: %s%s)",
-                                   path, first, tail);
-            sqlite3_finalize(s);
-            goto fail;
-        }
-        sqlite3_finalize(s);
-    }
 
     /* Another program's database is refused before anything is written
      * to it (switching to WAL rewrites the header); migrate() checks again
      * under its lock. */
-    if ((rc = refuse_foreign(st, app, ver, n, err)))
+    if ((rc = check_owner(st, path, app, ver, n, err)))
         goto fail;
-    if (ver > SB_STORE_SCHEMA_VERSION) {
-        rc = sb_fail(err, SB_EINVAL,
-                     "database %s: written by a newer solbench (schema "
-                     "version %ld; this build reads up to %d): upgrade "
-                     "solbench or use another --db",
-                     path, ver, SB_STORE_SCHEMA_VERSION);
-        goto fail;
-    }
     if (st->ro && ver == 0 && !st->immutable) {
         /* No schema yet: a database another process is creating this very
          * moment (or an empty file). Opened read-write, the creator's lock
@@ -786,24 +843,7 @@ int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
         *out = st;
         return 0;
     }
-
-    /* WAL: readers never block the writer and a killed writer leaves the
-     * last committed state. synchronous=NORMAL is safe against a killed
-     * process (only a power loss may drop the newest commits). The mode
-     * is switched only when it is not WAL yet: the switch takes a lock. */
-    sqlite3_stmt *jm;
-    bool wal = false;
-    if ((rc = sb_st_prepare(st, "PRAGMA journal_mode", &jm, err)))
-        goto fail;
-    if (sqlite3_step(jm) == SQLITE_ROW)
-        wal = strcmp(sb_st_col_text(jm, 0), "wal") == 0;
-    sqlite3_finalize(jm);
-    if ((!wal &&
-         (rc = sb_st_exec_retry(st, "PRAGMA journal_mode = WAL", err))) ||
-        (rc = sb_st_exec(st, "PRAGMA synchronous = NORMAL", err)) ||
-        (rc = sb_st_exec(st, "PRAGMA foreign_keys = ON", err)))
-        goto fail;
-    if ((rc = migrate(st, err)))
+    if ((rc = setup_journal(st, err)) || (rc = migrate(st, err)))
         goto fail;
     *out = st;
     return 0;

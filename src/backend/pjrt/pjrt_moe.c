@@ -457,6 +457,193 @@ static int gemm_program(pmoe_state *st, sb_err *err)
         E * C, O, R, tout, tout, tx, tw, tg, td, tp, tq, tout, tout);
 }
 
+/* route's host inputs: X, Wr and the bias, filled. */
+static bool route_inputs(pmoe_state *st)
+{
+    const sb_moe_shape *s = &st->s;
+    const int64_t T = s->tokens, D = s->d_model, E = s->experts, k = s->topk;
+    st->x = malloc(sizeof(float) * (size_t)(T * D));
+    st->wr = malloc(sizeof(float) * (size_t)(D * E));
+    st->bias = malloc(sizeof(float) * (size_t)E);
+    bool ok = st->x && st->wr && st->bias;
+    if (ok) {
+        sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
+        sb_moe_input_fill(s, SB_MOE_IN_WR, st->wr);
+        sb_moe_input_fill(s, SB_MOE_IN_BIAS, st->bias);
+    }
+    st->nout = (size_t)(T * (E + 2 * k));
+    return ok;
+}
+
+/* grouped_gemm's host inputs: a synthetic routing and its dispatch, the
+ * grouped rows and the experts' weights; the largest group (the padding
+ * cap) and *i32, room for the padded and placed row indices. */
+static bool gemm_inputs(pmoe_state *st, int32_t **i32)
+{
+    const sb_moe_shape *s = &st->s;
+    const int64_t T = s->tokens, D = s->d_model, E = s->experts, k = s->topk,
+                  R = T * k;
+    const int64_t F = s->ffn, wn = E * D * F;
+    st->idx = malloc(sizeof(int) * (size_t)R);
+    st->w = malloc(sizeof(float) * (size_t)R);
+    st->offsets = malloc(sizeof(int64_t) * (size_t)(E + 1));
+    st->pos = malloc(sizeof(int64_t) * (size_t)R);
+    st->row_token = malloc(sizeof(int64_t) * (size_t)R);
+    st->xp = malloc(sizeof(float) * (size_t)(R * D));
+    st->wu = malloc(sizeof(float) * (size_t)wn);
+    st->wg = s->gated ? malloc(sizeof(float) * (size_t)wn) : NULL;
+    st->wd = s->gated ? malloc(sizeof(float) * (size_t)wn) : NULL;
+    bool ok = st->idx && st->w && st->offsets && st->pos && st->row_token &&
+              st->xp && st->wu && (!s->gated || (st->wg && st->wd));
+    if (ok) {
+        sb_moe_synth_route(s, st->idx, st->w);
+        sb_moe_dispatch_ref(s, st->idx, st->offsets, st->pos, st->row_token);
+        sb_moe_input_fill(s, SB_MOE_IN_XP, st->xp);
+        sb_moe_input_fill(s, SB_MOE_IN_W_UP, st->wu);
+        if (s->gated) {
+            sb_moe_input_fill(s, SB_MOE_IN_W_GATE, st->wg);
+            sb_moe_input_fill(s, SB_MOE_IN_W_DOWN, st->wd);
+        }
+        st->cap = 1;
+        for (int e = 0; e < E; e++)
+            if (st->offsets[e + 1] - st->offsets[e] > st->cap)
+                st->cap = st->offsets[e + 1] - st->offsets[e];
+        *i32 = malloc(sizeof(int32_t) * (size_t)(E * st->cap + R));
+        ok = *i32 != NULL;
+    }
+    st->nout = (size_t)(R * (s->gated ? D : F));
+    return ok;
+}
+
+/* dispatch's and combine's host inputs: a synthetic routing and its
+ * dispatch, X (dispatch) or Y (combine) filled, and *i32, room for one
+ * index a routed row. */
+static bool index_inputs(pmoe_state *st, int32_t **i32)
+{
+    const sb_moe_shape *s = &st->s;
+    const int64_t T = s->tokens, D = s->d_model, E = s->experts, k = s->topk,
+                  R = T * k;
+    st->idx = malloc(sizeof(int) * (size_t)R);
+    st->w = malloc(sizeof(float) * (size_t)R);
+    st->offsets = malloc(sizeof(int64_t) * (size_t)(E + 1));
+    st->pos = malloc(sizeof(int64_t) * (size_t)R);
+    st->row_token = malloc(sizeof(int64_t) * (size_t)R);
+    *i32 = malloc(sizeof(int32_t) * (size_t)R);
+    if (st->kind == K_DISPATCH)
+        st->x = malloc(sizeof(float) * (size_t)(T * D));
+    else
+        st->y = malloc(sizeof(float) * (size_t)(R * D));
+    bool ok = st->idx && st->w && st->offsets && st->pos && st->row_token &&
+              *i32 && (st->x || st->y);
+    if (ok) {
+        sb_moe_synth_route(s, st->idx, st->w);
+        sb_moe_dispatch_ref(s, st->idx, st->offsets, st->pos, st->row_token);
+        if (st->x)
+            sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
+        else
+            sb_moe_input_fill(s, SB_MOE_IN_Y, st->y);
+    }
+    st->nout = st->kind == K_DISPATCH ? (size_t)(R * D + E + 1 + 2 * R)
+                                      : (size_t)(T * D);
+    return ok;
+}
+
+/* route on the device: X, Wr and the bias uploaded, the program built. */
+static int route_upload(pmoe_state *st, sb_err *err)
+{
+    sb_pjrt *p = st->loop.p;
+    const int64_t dtd[2] = {st->s.tokens, st->s.d_model},
+                  dde[2] = {st->s.d_model, st->s.experts},
+                  de[1] = {st->s.experts};
+    int rc;
+    if (!(rc = sb_pjrt_upload(p, st->x, SB_PJRT_F32, dtd, 2, &st->dev[0],
+                              err)) &&
+        !(rc = sb_pjrt_upload(p, st->wr, SB_PJRT_F32, dde, 2, &st->dev[1],
+                              err)) &&
+        !(rc = sb_pjrt_upload(p, st->bias, SB_PJRT_F32, de, 1, &st->dev[2],
+                              err)))
+        rc = route_program(st, err);
+    return rc;
+}
+
+/* dispatch on the device: X, the expert ids (as s32, in i32) and a zero
+ * uploaded, the program built. */
+static int dispatch_upload(pmoe_state *st, int32_t *i32, sb_err *err)
+{
+    sb_pjrt *p = st->loop.p;
+    const int64_t R = st->s.tokens * st->s.topk;
+    const int64_t dtd[2] = {st->s.tokens, st->s.d_model}, dr[1] = {R},
+                  d1[1] = {1};
+    const int32_t zero = 0;
+    int rc;
+    for (int64_t i = 0; i < R; i++)
+        i32[i] = st->idx[i];
+    if (!(rc = sb_pjrt_upload(p, st->x, SB_PJRT_F32, dtd, 2, &st->dev[0],
+                              err)) &&
+        !(rc = sb_pjrt_upload(p, i32, SB_PJRT_S32, dr, 1, &st->dev[1], err)) &&
+        !(rc = sb_pjrt_upload(p, &zero, SB_PJRT_S32, d1, 1, &st->dev[2], err)))
+        rc = dispatch_program(st, err);
+    return rc;
+}
+
+/* grouped_gemm on the device: the grouped rows, the weights (a scalar
+ * zero for the gate and down of an ungated MLP), the padded groups' rows
+ * and each row's place among them (both built in i32) uploaded, the
+ * program built. */
+static int gemm_upload(pmoe_state *st, int32_t *i32, sb_err *err)
+{
+    sb_pjrt *p = st->loop.p;
+    const sb_moe_shape *s = &st->s;
+    const int64_t D = s->d_model, E = s->experts, R = s->tokens * s->topk,
+                  F = s->ffn, C = st->cap;
+    int32_t *pad = i32, *place = i32 + E * C;
+    for (int64_t e = 0; e < E; e++)
+        for (int64_t c = 0; c < C; c++) {
+            int64_t row = st->offsets[e] + c;
+            pad[e * C + c] = (int32_t)(row < st->offsets[e + 1] ? row : R);
+            if (row < st->offsets[e + 1])
+                place[row] = (int32_t)(e * C + c);
+        }
+    const int64_t drd[2] = {R, D}, dr[1] = {R}, d1[1] = {1}, dw[3] = {E, D, F},
+                  dwd[3] = {E, F, D}, dp[1] = {E * C};
+    const float one = 0;
+    int rc;
+    if (!(rc = sb_pjrt_upload(p, st->xp, SB_PJRT_F32, drd, 2, &st->dev[0],
+                              err)) &&
+        !(rc = sb_pjrt_upload(p, st->wu, SB_PJRT_F32, dw, 3, &st->dev[1],
+                              err)) &&
+        !(rc = s->gated ? sb_pjrt_upload(p, st->wg, SB_PJRT_F32, dw, 3,
+                                         &st->dev[2], err)
+                        : sb_pjrt_upload(p, &one, SB_PJRT_F32, d1, 1,
+                                         &st->dev[2], err)) &&
+        !(rc = s->gated ? sb_pjrt_upload(p, st->wd, SB_PJRT_F32, dwd, 3,
+                                         &st->dev[3], err)
+                        : sb_pjrt_upload(p, &one, SB_PJRT_F32, d1, 1,
+                                         &st->dev[3], err)) &&
+        !(rc = sb_pjrt_upload(p, pad, SB_PJRT_S32, dp, 1, &st->dev[4], err)) &&
+        !(rc = sb_pjrt_upload(p, place, SB_PJRT_S32, dr, 1, &st->dev[5], err)))
+        rc = gemm_program(st, err);
+    return rc;
+}
+
+/* combine on the device: Y, pos (as s32, in i32) and the weights
+ * uploaded, the program built. */
+static int combine_upload(pmoe_state *st, int32_t *i32, sb_err *err)
+{
+    sb_pjrt *p = st->loop.p;
+    const int64_t T = st->s.tokens, k = st->s.topk, R = T * k;
+    const int64_t drd[2] = {R, st->s.d_model}, dr[1] = {R}, dtk[2] = {T, k};
+    int rc;
+    for (int64_t i = 0; i < R; i++)
+        i32[i] = (int32_t)st->pos[i];
+    if (!(rc = sb_pjrt_upload(p, st->y, SB_PJRT_F32, drd, 2, &st->dev[0],
+                              err)) &&
+        !(rc = sb_pjrt_upload(p, i32, SB_PJRT_S32, dr, 1, &st->dev[1], err)) &&
+        !(rc = sb_pjrt_upload(p, st->w, SB_PJRT_F32, dtk, 2, &st->dev[2], err)))
+        rc = combine_program(st, err);
+    return rc;
+}
+
 static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
@@ -465,149 +652,27 @@ static int pmoe_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
     int rc = sb_pjrt_state_new(sizeof *st, (void **)&st, err);
     if (rc)
         return rc;
-    sb_pjrt *p = st->loop.p;
     st->s = *(const sb_moe_shape *)pt->shape;
     st->kind = pt->impl->kind;
     st->plant = sb_p_bool(pt->params, "plant_error");
-    const sb_moe_shape *s = &st->s;
-    const int64_t T = s->tokens, D = s->d_model, E = s->experts, k = s->topk,
-                  R = T * k;
-    bool ok = true;
     int32_t *i32 = NULL;
-    if (st->kind == K_ROUTE) {
-        st->x = malloc(sizeof(float) * (size_t)(T * D));
-        st->wr = malloc(sizeof(float) * (size_t)(D * E));
-        st->bias = malloc(sizeof(float) * (size_t)E);
-        ok = st->x && st->wr && st->bias;
-        if (ok) {
-            sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
-            sb_moe_input_fill(s, SB_MOE_IN_WR, st->wr);
-            sb_moe_input_fill(s, SB_MOE_IN_BIAS, st->bias);
-        }
-        st->nout = (size_t)(T * (E + 2 * k));
-    } else if (st->kind == K_GEMM) {
-        const int64_t F = s->ffn, wn = E * D * F;
-        st->idx = malloc(sizeof(int) * (size_t)R);
-        st->w = malloc(sizeof(float) * (size_t)R);
-        st->offsets = malloc(sizeof(int64_t) * (size_t)(E + 1));
-        st->pos = malloc(sizeof(int64_t) * (size_t)R);
-        st->row_token = malloc(sizeof(int64_t) * (size_t)R);
-        st->xp = malloc(sizeof(float) * (size_t)(R * D));
-        st->wu = malloc(sizeof(float) * (size_t)wn);
-        st->wg = s->gated ? malloc(sizeof(float) * (size_t)wn) : NULL;
-        st->wd = s->gated ? malloc(sizeof(float) * (size_t)wn) : NULL;
-        ok = st->idx && st->w && st->offsets && st->pos && st->row_token &&
-             st->xp && st->wu && (!s->gated || (st->wg && st->wd));
-        if (ok) {
-            sb_moe_synth_route(s, st->idx, st->w);
-            sb_moe_dispatch_ref(s, st->idx, st->offsets, st->pos,
-                                st->row_token);
-            sb_moe_input_fill(s, SB_MOE_IN_XP, st->xp);
-            sb_moe_input_fill(s, SB_MOE_IN_W_UP, st->wu);
-            if (s->gated) {
-                sb_moe_input_fill(s, SB_MOE_IN_W_GATE, st->wg);
-                sb_moe_input_fill(s, SB_MOE_IN_W_DOWN, st->wd);
-            }
-            st->cap = 1;
-            for (int e = 0; e < E; e++)
-                if (st->offsets[e + 1] - st->offsets[e] > st->cap)
-                    st->cap = st->offsets[e + 1] - st->offsets[e];
-            i32 = malloc(sizeof(int32_t) * (size_t)(E * st->cap + R));
-            ok = i32 != NULL;
-        }
-        st->nout = (size_t)(R * (s->gated ? D : F));
-    } else {
-        st->idx = malloc(sizeof(int) * (size_t)R);
-        st->w = malloc(sizeof(float) * (size_t)R);
-        st->offsets = malloc(sizeof(int64_t) * (size_t)(E + 1));
-        st->pos = malloc(sizeof(int64_t) * (size_t)R);
-        st->row_token = malloc(sizeof(int64_t) * (size_t)R);
-        i32 = malloc(sizeof(int32_t) * (size_t)R);
-        if (st->kind == K_DISPATCH)
-            st->x = malloc(sizeof(float) * (size_t)(T * D));
-        else
-            st->y = malloc(sizeof(float) * (size_t)(R * D));
-        ok = st->idx && st->w && st->offsets && st->pos && st->row_token &&
-             i32 && (st->x || st->y);
-        if (ok) {
-            sb_moe_synth_route(s, st->idx, st->w);
-            sb_moe_dispatch_ref(s, st->idx, st->offsets, st->pos,
-                                st->row_token);
-            if (st->x)
-                sb_moe_input_fill(s, SB_MOE_IN_X, st->x);
-            else
-                sb_moe_input_fill(s, SB_MOE_IN_Y, st->y);
-        }
-        st->nout = st->kind == K_DISPATCH ? (size_t)(R * D + E + 1 + 2 * R)
-                                          : (size_t)(T * D);
-    }
+    bool ok = st->kind == K_ROUTE  ? route_inputs(st)
+              : st->kind == K_GEMM ? gemm_inputs(st, &i32)
+                                   : index_inputs(st, &i32);
     if (!ok) {
         free(i32);
         pmoe_teardown(st);
         return sb_fail(err, SB_ENOMEM, "%s on pjrt: out of memory",
                        pt->bench->name);
     }
-    const int64_t dtd[2] = {T, D}, dde[2] = {D, E}, de[1] = {E}, dr[1] = {R},
-                  drd[2] = {R, D}, dtk[2] = {T, k}, d1[1] = {1};
-    const int32_t zero = 0;
-    if (st->kind == K_ROUTE) {
-        if (!(rc = sb_pjrt_upload(p, st->x, SB_PJRT_F32, dtd, 2, &st->dev[0],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, st->wr, SB_PJRT_F32, dde, 2, &st->dev[1],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, st->bias, SB_PJRT_F32, de, 1, &st->dev[2],
-                                  err)))
-            rc = route_program(st, err);
-    } else if (st->kind == K_DISPATCH) {
-        for (int64_t i = 0; i < R; i++)
-            i32[i] = st->idx[i];
-        if (!(rc = sb_pjrt_upload(p, st->x, SB_PJRT_F32, dtd, 2, &st->dev[0],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, i32, SB_PJRT_S32, dr, 1, &st->dev[1],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, &zero, SB_PJRT_S32, d1, 1, &st->dev[2],
-                                  err)))
-            rc = dispatch_program(st, err);
-    } else if (st->kind == K_GEMM) {
-        const int64_t F = s->ffn, C = st->cap;
-        int32_t *pad = i32, *place = i32 + E * C;
-        for (int64_t e = 0; e < E; e++)
-            for (int64_t c = 0; c < C; c++) {
-                int64_t row = st->offsets[e] + c;
-                pad[e * C + c] = (int32_t)(row < st->offsets[e + 1] ? row : R);
-                if (row < st->offsets[e + 1])
-                    place[row] = (int32_t)(e * C + c);
-            }
-        const int64_t dw[3] = {E, D, F}, dwd[3] = {E, F, D}, dp[1] = {E * C};
-        const float one = 0;
-        if (!(rc = sb_pjrt_upload(p, st->xp, SB_PJRT_F32, drd, 2, &st->dev[0],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, st->wu, SB_PJRT_F32, dw, 3, &st->dev[1],
-                                  err)) &&
-            !(rc = s->gated ? sb_pjrt_upload(p, st->wg, SB_PJRT_F32, dw, 3,
-                                             &st->dev[2], err)
-                            : sb_pjrt_upload(p, &one, SB_PJRT_F32, d1, 1,
-                                             &st->dev[2], err)) &&
-            !(rc = s->gated ? sb_pjrt_upload(p, st->wd, SB_PJRT_F32, dwd, 3,
-                                             &st->dev[3], err)
-                            : sb_pjrt_upload(p, &one, SB_PJRT_F32, d1, 1,
-                                             &st->dev[3], err)) &&
-            !(rc = sb_pjrt_upload(p, pad, SB_PJRT_S32, dp, 1, &st->dev[4],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, place, SB_PJRT_S32, dr, 1, &st->dev[5],
-                                  err)))
-            rc = gemm_program(st, err);
-    } else {
-        for (int64_t i = 0; i < R; i++)
-            i32[i] = (int32_t)st->pos[i];
-        if (!(rc = sb_pjrt_upload(p, st->y, SB_PJRT_F32, drd, 2, &st->dev[0],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, i32, SB_PJRT_S32, dr, 1, &st->dev[1],
-                                  err)) &&
-            !(rc = sb_pjrt_upload(p, st->w, SB_PJRT_F32, dtk, 2, &st->dev[2],
-                                  err)))
-            rc = combine_program(st, err);
-    }
+    if (st->kind == K_ROUTE)
+        rc = route_upload(st, err);
+    else if (st->kind == K_DISPATCH)
+        rc = dispatch_upload(st, i32, err);
+    else if (st->kind == K_GEMM)
+        rc = gemm_upload(st, i32, err);
+    else
+        rc = combine_upload(st, i32, err);
     free(i32);
     if (rc) {
         pmoe_teardown(st);

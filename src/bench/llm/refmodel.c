@@ -303,6 +303,212 @@ static int sb__pick_libs(sb_ref_model *m, sb_err *err)
     return 0;
 }
 
+/* The per-layer pointer tables, the slots' lengths, the weight matrices
+ * carved from one block, the norms' gains and the routers. */
+static void sb__alloc_weights(sb_ref_model *m, int *fail)
+{
+    const sb_ref_config *c = &m->c;
+    int L = c->layers;
+    int64_t d = c->d, V = c->vocab, nq = (int64_t)sb_refm_nqkv(c),
+            ho = (int64_t)c->hq * c->hd;
+    size_t es = m->es;
+    m->wqkv = calloc((size_t)L, sizeof(void *));
+    m->wo = calloc((size_t)L, sizeof(void *));
+    m->wgu = calloc((size_t)L, sizeof(void *));
+    m->wdown = calloc((size_t)L, sizeof(void *));
+    m->wr = calloc((size_t)L, sizeof(float *));
+    m->len = calloc((size_t)m->seqs, sizeof(int));
+    if (!m->wqkv || !m->wo || !m->wgu || !m->wdown || !m->wr || !m->len)
+        *fail = 1;
+    /* The weight matrices in one block, in the order a forward reads them
+     * (huge pages where the kernel grants them; it measured no faster here
+     * than one allocation a matrix). Two passes: the size, then the
+     * pointers. */
+    for (int pass = 0; pass < 2 && !*fail; pass++) {
+        size_t off = 0;
+        char *base = m->arena;
+#define SB__CARVE(dst, bytes)                                                  \
+    do {                                                                       \
+        if (pass == 1)                                                         \
+            (dst) = base + off;                                                \
+        off += ((size_t)(bytes) + 4095) / 4096 * 4096;                         \
+    } while (0)
+        SB__CARVE(m->emb, (size_t)(V * d) * es);
+        for (int l = 0; l < L; l++) {
+            bool moe = sb_ref_layer_is_moe(c, l);
+            int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
+            SB__CARVE(m->wqkv[l], (size_t)(nq * d) * es);
+            SB__CARVE(m->wo[l], (size_t)(d * ho) * es);
+            SB__CARVE(m->wgu[l], (size_t)(E * 2 * f * d) * es);
+            SB__CARVE(m->wdown[l], (size_t)(E * d * f) * es);
+        }
+        SB__CARVE(m->lm, (size_t)(V * d) * es);
+#undef SB__CARVE
+        if (pass == 0)
+            m->arena = sb__alloc(off, fail);
+    }
+    if (!*fail) {
+        m->norm1 = sb__alloc((size_t)(L * d) * 4, fail);
+        m->norm2 = sb__alloc((size_t)(L * d) * 4, fail);
+        m->normf = sb__alloc((size_t)d * 4, fail);
+        for (int l = 0; l < L && !*fail; l++)
+            if (sb_ref_layer_is_moe(c, l))
+                m->wr[l] = sb__alloc((size_t)(c->experts * d) * 4, fail);
+    }
+}
+
+/* Every weight from the configuration's seed, one stream a matrix. */
+static void sb__fill_weights(sb_ref_model *m)
+{
+    const sb_ref_config *c = &m->c;
+    int L = c->layers;
+    int64_t d = c->d, V = c->vocab, nq = (int64_t)sb_refm_nqkv(c),
+            ho = (int64_t)c->hq * c->hd;
+    uint64_t sd = c->seed;
+    sb__fill(m->emb, V, d, c->bf16, sd + 1, 1.0);
+    sb__fill(m->lm, d, V, c->bf16, sd + 2, sqrt(3.0 / d));
+    sb__gains(m->norm1, L * d, sd + 3);
+    sb__gains(m->norm2, L * d, sd + 4);
+    sb__gains(m->normf, d, sd + 5);
+    for (int l = 0; l < L; l++) {
+        bool moe = sb_ref_layer_is_moe(c, l);
+        int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
+        uint64_t ls = sd + 100 + 10 * (uint64_t)l;
+        sb__fill(m->wqkv[l], d, nq, c->bf16, ls + 1, sqrt(3.0 / d));
+        sb__fill(m->wo[l], ho, d, c->bf16, ls + 2, sqrt(3.0 / ho));
+        sb__fill(m->wgu[l], E * d, 2 * f, c->bf16, ls + 3, sqrt(3.0 / d));
+        sb__fill(m->wdown[l], E * f, d, c->bf16, ls + 4, sqrt(3.0 / f));
+        if (moe)
+            sb__fill(m->wr[l], c->experts, d, false, ls + 5, sqrt(3.0 / d));
+    }
+}
+
+/* The KV cache, zeroed, its pages shuffled over the slots. */
+static void sb__alloc_kv(sb_ref_model *m, int *fail)
+{
+    const sb_ref_config *c = &m->c;
+    m->pps = sb_refm_pages_per_seq(c, m->ctx);
+    m->npages = m->pps * m->seqs;
+    int64_t kvrow = (int64_t)c->hkv * c->page * c->hd * c->layers;
+    if (!*fail) {
+        m->kpool = sb__alloc((size_t)(m->npages * kvrow) * 4, fail);
+        m->vpool = sb__alloc((size_t)(m->npages * kvrow) * 4, fail);
+        m->pages = sb__alloc((size_t)m->npages * 4, fail);
+    }
+    if (*fail)
+        return;
+    for (int64_t i = 0; i < m->npages; i++)
+        m->pages[i] = (int32_t)i;
+    uint64_t s = c->seed + 7;
+    for (int64_t i = m->npages - 1; i > 0; i--) {
+        int64_t j = (int64_t)(sb_rng_unif(&s) * (double)(i + 1));
+        int32_t t = m->pages[i];
+        m->pages[i] = m->pages[j];
+        m->pages[j] = t;
+    }
+    memset(m->kpool, 0, (size_t)(m->npages * kvrow) * 4);
+    memset(m->vpool, 0, (size_t)(m->npages * kvrow) * 4);
+}
+
+/* The RoPE tables: cos and sin of every position's angles. */
+static void sb__alloc_rope(sb_ref_model *m, int *fail)
+{
+    const sb_ref_config *c = &m->c;
+    int h2 = c->hd / 2;
+    if (*fail)
+        return;
+    m->cos_t = sb__alloc((size_t)m->ctx * h2 * 4, fail);
+    m->sin_t = sb__alloc((size_t)m->ctx * h2 * 4, fail);
+    if (*fail)
+        return;
+    for (int64_t p = 0; p < m->ctx; p++)
+        for (int i = 0; i < h2; i++) {
+            double a = (double)p * pow(c->rope_theta, -2.0 * i / c->hd);
+            m->cos_t[p * h2 + i] = (float)cos(a);
+            m->sin_t[p * h2 + i] = (float)sin(a);
+        }
+}
+
+/* The sizes the activation buffers are cut to: the widest dense FFN, the
+ * routed rows, an expert's FFN (1 without experts). */
+typedef struct sb__act_dims {
+    int64_t F, R, fe;
+} sb__act_dims;
+
+static sb__act_dims sb__act_dims_of(const sb_ref_model *m)
+{
+    const sb_ref_config *c = &m->c;
+    return (sb__act_dims){.F = (int64_t)sb_refm_widest_ffn(c),
+                          .R = c->experts > 0 ? (int64_t)m->tokens * c->top_k
+                                              : 1,
+                          .fe = c->experts > 0 ? c->expert_ffn : 1};
+}
+
+/* The activations of one iteration, the MoE's routing buffers, the
+ * iteration's paged shape and the decode products' partial blocks. */
+static void sb__alloc_acts(sb_ref_model *m, int *fail)
+{
+    const sb_ref_config *c = &m->c;
+    const sb__act_dims a = sb__act_dims_of(m);
+    int64_t d = c->d, V = c->vocab, nq = (int64_t)sb_refm_nqkv(c),
+            ho = (int64_t)c->hq * c->hd, T = m->tokens, seqs = m->seqs;
+    int64_t F = a.F, R = a.R, fe = a.fe;
+    size_t es = m->es;
+    if (*fail)
+        return;
+    m->x = sb__alloc((size_t)(T * d) * 4, fail);
+    m->xr = sb__alloc((size_t)(T * d) * 4, fail);
+    m->qkv = sb__alloc((size_t)(T * nq) * 4, fail);
+    m->q = sb__alloc((size_t)(T * ho) * 4, fail);
+    m->o = sb__alloc((size_t)(T * ho) * 4, fail);
+    m->proj = sb__alloc((size_t)(T * d) * 4, fail);
+    m->gu = sb__alloc((size_t)(T * 2 * (c->ffn > 0 ? c->ffn : 1)) * 4, fail);
+    m->xn = sb__alloc((size_t)(T * d) * es, fail);
+    m->on = sb__alloc((size_t)(T * ho) * es, fail);
+    m->act = sb__alloc((size_t)(T * F) * es, fail);
+    m->hl = sb__alloc((size_t)(seqs * d) * es, fail);
+    m->logits = sb__alloc((size_t)(seqs * V) * 4, fail);
+    m->tpos = sb__alloc((size_t)T * 4, fail);
+    m->tslot = sb__alloc((size_t)T * 4, fail);
+    m->idx = sb__alloc((size_t)R * sizeof(int), fail);
+    m->rw = sb__alloc((size_t)R * 4, fail);
+    m->rp =
+        sb__alloc((size_t)(T * (c->experts > 0 ? c->experts : 1)) * 4, fail);
+    m->offsets = sb__alloc((size_t)(c->experts + 2) * 8, fail);
+    m->pos = sb__alloc((size_t)R * 8, fail);
+    m->row_token = sb__alloc((size_t)R * 8, fail);
+    sb_moe_shape ms = {.experts = c->experts > 0 ? c->experts : 1};
+    m->scratch = sb__alloc(sb_moe_cpu_dispatch_scratch(&ms), fail);
+    m->xp = sb__alloc((size_t)(R * d) * es, fail);
+    m->acte = sb__alloc((size_t)(R * fe) * es, fail);
+    m->gue = sb__alloc((size_t)(R * 2 * fe) * 4, fail);
+    m->ye = sb__alloc((size_t)(R * d) * 4, fail);
+    m->plen = sb__alloc((size_t)seqs * 8, fail);
+    m->cu_q = sb__alloc((size_t)(seqs + 1) * 8, fail);
+    m->cu_pages = sb__alloc((size_t)(seqs + 1) * 8, fail);
+    m->table = sb__alloc((size_t)m->npages * 4, fail);
+    int64_t wide = V > nq ? V : nq;
+    wide = wide > 2 * F ? wide : 2 * F;
+    wide = wide > 2 * fe ? wide : 2 * fe;
+    m->part_floats = SB__DECODE_M * (wide > d ? wide : d);
+    m->part = sb__alloc(
+        (size_t)(m->part_floats * (m->threads > 1 ? m->threads - 1 : 1)) * 4,
+        fail);
+}
+
+/* Zeroes the inputs the library pick reads before any forward. */
+static void sb__zero_pick_inputs(sb_ref_model *m)
+{
+    const sb_ref_config *c = &m->c;
+    const sb__act_dims a = sb__act_dims_of(m);
+    int64_t d = c->d, ho = (int64_t)c->hq * c->hd, T = m->tokens;
+    size_t es = m->es;
+    memset(m->xn, 0, (size_t)(T * d) * es);
+    memset(m->on, 0, (size_t)(T * ho) * es);
+    memset(m->act, 0, (size_t)(T * a.F) * es);
+    memset(m->acte, 0, (size_t)(a.R * a.fe) * es);
+}
+
 /* A slot's pages: page j of slot s is m->pages[s * pps + j]. */
 int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
                   int threads, sb_ref_model **out, sb_err *err)
@@ -334,164 +540,20 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
     m->threads = threads > 0 ? threads : omp_get_max_threads();
     m->dt = c->bf16 ? SB_GEMM_BF16 : SB_GEMM_F32;
     m->es = c->bf16 ? 2 : 4;
-    int L = c->layers, fail = 0;
-    int64_t d = c->d, V = c->vocab, nq = (int64_t)sb_refm_nqkv(c),
-            ho = (int64_t)c->hq * c->hd, T = tokens;
-    size_t es = m->es;
-    m->wqkv = calloc((size_t)L, sizeof(void *));
-    m->wo = calloc((size_t)L, sizeof(void *));
-    m->wgu = calloc((size_t)L, sizeof(void *));
-    m->wdown = calloc((size_t)L, sizeof(void *));
-    m->wr = calloc((size_t)L, sizeof(float *));
-    m->len = calloc((size_t)seqs, sizeof(int));
-    if (!m->wqkv || !m->wo || !m->wgu || !m->wdown || !m->wr || !m->len)
-        fail = 1;
-    uint64_t sd = c->seed;
-    /* The weight matrices in one block, in the order a forward reads them
-     * (huge pages where the kernel grants them; it measured no faster here
-     * than one allocation a matrix). Two passes: the size, then the
-     * pointers. */
-    for (int pass = 0; pass < 2 && !fail; pass++) {
-        size_t off = 0;
-        char *base = m->arena;
-#define SB__CARVE(dst, bytes)                                                  \
-    do {                                                                       \
-        if (pass == 1)                                                         \
-            (dst) = base + off;                                                \
-        off += ((size_t)(bytes) + 4095) / 4096 * 4096;                         \
-    } while (0)
-        SB__CARVE(m->emb, (size_t)(V * d) * es);
-        for (int l = 0; l < L; l++) {
-            bool moe = sb_ref_layer_is_moe(c, l);
-            int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
-            SB__CARVE(m->wqkv[l], (size_t)(nq * d) * es);
-            SB__CARVE(m->wo[l], (size_t)(d * ho) * es);
-            SB__CARVE(m->wgu[l], (size_t)(E * 2 * f * d) * es);
-            SB__CARVE(m->wdown[l], (size_t)(E * d * f) * es);
-        }
-        SB__CARVE(m->lm, (size_t)(V * d) * es);
-#undef SB__CARVE
-        if (pass == 0)
-            m->arena = sb__alloc(off, &fail);
-    }
-    if (!fail) {
-        m->norm1 = sb__alloc((size_t)(L * d) * 4, &fail);
-        m->norm2 = sb__alloc((size_t)(L * d) * 4, &fail);
-        m->normf = sb__alloc((size_t)d * 4, &fail);
-        for (int l = 0; l < L && !fail; l++)
-            if (sb_ref_layer_is_moe(c, l))
-                m->wr[l] = sb__alloc((size_t)(c->experts * d) * 4, &fail);
-    }
-    if (!fail) {
-        sb__fill(m->emb, V, d, c->bf16, sd + 1, 1.0);
-        sb__fill(m->lm, d, V, c->bf16, sd + 2, sqrt(3.0 / d));
-        sb__gains(m->norm1, L * d, sd + 3);
-        sb__gains(m->norm2, L * d, sd + 4);
-        sb__gains(m->normf, d, sd + 5);
-        for (int l = 0; l < L; l++) {
-            bool moe = sb_ref_layer_is_moe(c, l);
-            int64_t E = moe ? c->experts : 1, f = moe ? c->expert_ffn : c->ffn;
-            uint64_t ls = sd + 100 + 10 * (uint64_t)l;
-            sb__fill(m->wqkv[l], d, nq, c->bf16, ls + 1, sqrt(3.0 / d));
-            sb__fill(m->wo[l], ho, d, c->bf16, ls + 2, sqrt(3.0 / ho));
-            sb__fill(m->wgu[l], E * d, 2 * f, c->bf16, ls + 3, sqrt(3.0 / d));
-            sb__fill(m->wdown[l], E * f, d, c->bf16, ls + 4, sqrt(3.0 / f));
-            if (moe)
-                sb__fill(m->wr[l], c->experts, d, false, ls + 5, sqrt(3.0 / d));
-        }
-    }
-    /* the KV cache, its pages shuffled over the slots */
-    m->pps = sb_refm_pages_per_seq(c, ctx);
-    m->npages = m->pps * seqs;
-    int64_t kvrow = (int64_t)c->hkv * c->page * c->hd * L;
-    if (!fail) {
-        m->kpool = sb__alloc((size_t)(m->npages * kvrow) * 4, &fail);
-        m->vpool = sb__alloc((size_t)(m->npages * kvrow) * 4, &fail);
-        m->pages = sb__alloc((size_t)m->npages * 4, &fail);
-    }
-    if (!fail) {
-        for (int64_t i = 0; i < m->npages; i++)
-            m->pages[i] = (int32_t)i;
-        uint64_t s = sd + 7;
-        for (int64_t i = m->npages - 1; i > 0; i--) {
-            int64_t j = (int64_t)(sb_rng_unif(&s) * (double)(i + 1));
-            int32_t t = m->pages[i];
-            m->pages[i] = m->pages[j];
-            m->pages[j] = t;
-        }
-        memset(m->kpool, 0, (size_t)(m->npages * kvrow) * 4);
-        memset(m->vpool, 0, (size_t)(m->npages * kvrow) * 4);
-    }
-    /* RoPE tables */
-    int h2 = c->hd / 2;
-    if (!fail) {
-        m->cos_t = sb__alloc((size_t)ctx * h2 * 4, &fail);
-        m->sin_t = sb__alloc((size_t)ctx * h2 * 4, &fail);
-    }
+    int fail = 0;
+    sb__alloc_weights(m, &fail);
     if (!fail)
-        for (int64_t p = 0; p < ctx; p++)
-            for (int i = 0; i < h2; i++) {
-                double a = (double)p * pow(c->rope_theta, -2.0 * i / c->hd);
-                m->cos_t[p * h2 + i] = (float)cos(a);
-                m->sin_t[p * h2 + i] = (float)sin(a);
-            }
-    /* activations */
-    int64_t F = (int64_t)sb_refm_widest_ffn(c),
-            R = c->experts > 0 ? T * c->top_k : 1;
-    int64_t fe = c->experts > 0 ? c->expert_ffn : 1;
-    if (!fail) {
-        m->x = sb__alloc((size_t)(T * d) * 4, &fail);
-        m->xr = sb__alloc((size_t)(T * d) * 4, &fail);
-        m->qkv = sb__alloc((size_t)(T * nq) * 4, &fail);
-        m->q = sb__alloc((size_t)(T * ho) * 4, &fail);
-        m->o = sb__alloc((size_t)(T * ho) * 4, &fail);
-        m->proj = sb__alloc((size_t)(T * d) * 4, &fail);
-        m->gu =
-            sb__alloc((size_t)(T * 2 * (c->ffn > 0 ? c->ffn : 1)) * 4, &fail);
-        m->xn = sb__alloc((size_t)(T * d) * es, &fail);
-        m->on = sb__alloc((size_t)(T * ho) * es, &fail);
-        m->act = sb__alloc((size_t)(T * F) * es, &fail);
-        m->hl = sb__alloc((size_t)((int64_t)seqs * d) * es, &fail);
-        m->logits = sb__alloc((size_t)((int64_t)seqs * V) * 4, &fail);
-        m->tpos = sb__alloc((size_t)T * 4, &fail);
-        m->tslot = sb__alloc((size_t)T * 4, &fail);
-        m->idx = sb__alloc((size_t)R * sizeof(int), &fail);
-        m->rw = sb__alloc((size_t)R * 4, &fail);
-        m->rp = sb__alloc((size_t)(T * (c->experts > 0 ? c->experts : 1)) * 4,
-                          &fail);
-        m->offsets = sb__alloc((size_t)(c->experts + 2) * 8, &fail);
-        m->pos = sb__alloc((size_t)R * 8, &fail);
-        m->row_token = sb__alloc((size_t)R * 8, &fail);
-        sb_moe_shape ms = {.experts = c->experts > 0 ? c->experts : 1};
-        m->scratch = sb__alloc(sb_moe_cpu_dispatch_scratch(&ms), &fail);
-        m->xp = sb__alloc((size_t)(R * d) * es, &fail);
-        m->acte = sb__alloc((size_t)(R * fe) * es, &fail);
-        m->gue = sb__alloc((size_t)(R * 2 * fe) * 4, &fail);
-        m->ye = sb__alloc((size_t)(R * d) * 4, &fail);
-        m->plen = sb__alloc((size_t)seqs * 8, &fail);
-        m->cu_q = sb__alloc((size_t)(seqs + 1) * 8, &fail);
-        m->cu_pages = sb__alloc((size_t)(seqs + 1) * 8, &fail);
-        m->table = sb__alloc((size_t)m->npages * 4, &fail);
-        int64_t wide = V > nq ? V : nq;
-        wide = wide > 2 * F ? wide : 2 * F;
-        wide = wide > 2 * fe ? wide : 2 * fe;
-        m->part_floats = SB__DECODE_M * (wide > d ? wide : d);
-        m->part = sb__alloc(
-            (size_t)(m->part_floats * (m->threads > 1 ? m->threads - 1 : 1)) *
-                4,
-            &fail);
-    }
+        sb__fill_weights(m);
+    sb__alloc_kv(m, &fail);
+    sb__alloc_rope(m, &fail);
+    sb__alloc_acts(m, &fail);
     if (fail) {
         sb_ref_free(m);
         return sb_fail(err, SB_ENOMEM,
                        "reference model: out of memory allocating %.2f GB",
                        need / 1e9);
     }
-    /* the library pick reads these before any forward */
-    memset(m->xn, 0, (size_t)(T * d) * es);
-    memset(m->on, 0, (size_t)(T * ho) * es);
-    memset(m->act, 0, (size_t)(T * F) * es);
-    memset(m->acte, 0, (size_t)(R * fe) * es);
+    sb__zero_pick_inputs(m);
     int rc = sb__pick_libs(m, err);
     if (rc) {
         sb_ref_free(m);
@@ -701,15 +763,21 @@ static void sb__moe_layer(sb_ref_model *m, int l, int64_t T, double *t0)
     sb__ph(m, SB_REF_ROUTER, t0);
 }
 
-int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
-                   const int32_t *tokens, float *logits, int32_t *next,
-                   sb_err *err)
+/* One iteration's ragged batch and clock, shared by its steps. */
+typedef struct sb__iter {
+    int64_t T, np;     /* tokens and pages of the batch */
+    sb_paged_shape ps; /* the batch as the paged kernel sees it */
+    sb_attn_ws ws;     /* the paged kernel's work list */
+    double t0;         /* when the current phase began */
+} sb__iter;
+
+/* Checks the iteration's sequences and tokens and lays out the batch:
+ * each token's position and slot, the page table, the lengths and the
+ * cumulative offsets; the tokens and pages into it. */
+static int sb__lay_out(sb_ref_model *m, int n, const int *slot, const int *ntok,
+                       const int32_t *tokens, sb__iter *it, sb_err *err)
 {
-    const sb_ref_config *c = &m->c;
-    const bool bf = c->bf16;
-    const int64_t d = c->d, nq = (int64_t)sb_refm_nqkv(c),
-                  ho = (int64_t)c->hq * c->hd, hd = c->hd, h2 = hd / 2,
-                  V = c->vocab, P = c->page;
+    const int64_t V = m->c.vocab, P = m->c.page;
     if (n < 1 || n > m->seqs)
         return sb_fail(err, SB_EINVAL,
                        "reference model: %d sequences in an iteration "
@@ -759,114 +827,141 @@ int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
                            "reference model: token %lld = %d: expected "
                            "0 .. %lld",
                            (long long)t, tokens[t], (long long)V - 1);
+    it->T = T;
+    it->np = np;
+    return 0;
+}
+
+/* The laid-out batch as the paged attention kernel's shape. */
+static sb_paged_shape sb__paged_shape_of(const sb_ref_model *m, int n,
+                                         const sb__iter *it)
+{
+    const sb_ref_config *c = &m->c;
     sb_paged_shape ps = {.batch = n,
                          .hq = c->hq,
                          .hkv = c->hkv,
-                         .d = hd,
-                         .page_size = P,
+                         .d = c->hd,
+                         .page_size = c->page,
                          .len = m->plen,
                          .cu_q = m->cu_q,
                          .cu_pages = m->cu_pages,
-                         .total_q = T,
-                         .total_pages = np};
+                         .total_q = it->T,
+                         .total_pages = it->np};
     for (int i = 0; i < n; i++) {
         ps.total_keys += m->plen[i];
         if (m->plen[i] > ps.max_len)
             ps.max_len = m->plen[i];
     }
-    double t0 = sb_now();
-    m->ev_layer = -1;
-    m->ev_m = T;
-    /* embedding */
+    return ps;
+}
+
+/* x [T][d] (fp32) = the embedding rows of the tokens. */
+static void sb__embed(sb_ref_model *m, const int32_t *tokens, int64_t T)
+{
+    const bool bf = m->c.bf16;
+    const int64_t d = m->c.d;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < T; t++)
         for (int64_t j = 0; j < d; j++)
             m->x[t * d + j] = sb__ld(m->emb, bf, (int64_t)tokens[t] * d + j);
-    sb__ph(m, SB_REF_EMBED, &t0);
-    /* the paged kernel's work list for this iteration's ragged batch (a
-     * serving engine's scheduling), charged to the attention core */
-    sb_attn_ws ws;
-    int rc = sb_cpu_paged_ws(&ps, m->threads, &ws, err);
-    if (rc)
-        return rc;
-    sb__ph(m, SB_REF_ATTN, &t0);
+}
 
-    const int64_t kvrow = (int64_t)c->hkv * P * hd;
-    m->ev_m = T;
-    for (int l = 0; l < c->layers; l++) {
-        m->ev_layer = l;
-        float *kp = m->kpool + (int64_t)l * m->npages * kvrow,
-              *vp = m->vpool + (int64_t)l * m->npages * kvrow;
-        sb__rmsnorm(m->x, m->norm1 + l * d, m->xn, T, d, bf);
-        sb__ph(m, SB_REF_ELEM, &t0);
-        sb__mm(m, T, nq, d, m->xn, m->wqkv[l], m->qkv);
-        sb__ph(m, SB_REF_QKV, &t0);
-        /* RoPE on q and k; k and v into the slot's pages */
+/* RoPE on the q and k of qkv: q into m->q, k (and v as it is) into each
+ * token's page of one layer's pools kp and vp. */
+static void sb__rope_kv(sb_ref_model *m, int64_t T, float *kp, float *vp)
+{
+    const sb_ref_config *c = &m->c;
+    const int64_t nq = (int64_t)sb_refm_nqkv(c), ho = (int64_t)c->hq * c->hd,
+                  hd = c->hd, h2 = hd / 2, P = c->page,
+                  kvrow = (int64_t)c->hkv * P * hd;
 #pragma omp parallel for schedule(static)
-        for (int64_t t = 0; t < T; t++) {
-            const float *r = m->qkv + t * nq;
-            const float *cs = m->cos_t + (int64_t)m->tpos[t] * h2,
-                        *sn = m->sin_t + (int64_t)m->tpos[t] * h2;
-            int64_t
-                pg = m->pages[(int64_t)m->tslot[t] * m->pps + m->tpos[t] / P],
+    for (int64_t t = 0; t < T; t++) {
+        const float *r = m->qkv + t * nq;
+        const float *cs = m->cos_t + (int64_t)m->tpos[t] * h2,
+                    *sn = m->sin_t + (int64_t)m->tpos[t] * h2;
+        int64_t pg = m->pages[(int64_t)m->tslot[t] * m->pps + m->tpos[t] / P],
                 sl = m->tpos[t] % P;
-            for (int h = 0; h < c->hq + c->hkv; h++) {
-                const float *src = r + (int64_t)h * hd;
-                float *dst = h < c->hq
-                                 ? m->q + t * ho + (int64_t)h * hd
-                                 : kp + pg * kvrow +
-                                       ((int64_t)(h - c->hq) * P + sl) * hd;
-                for (int64_t i = 0; i < h2; i++) {
-                    float a = src[i], b = src[i + h2];
-                    dst[i] = a * cs[i] - b * sn[i];
-                    dst[i + h2] = b * cs[i] + a * sn[i];
-                }
+        for (int h = 0; h < c->hq + c->hkv; h++) {
+            const float *src = r + (int64_t)h * hd;
+            float *dst = h < c->hq ? m->q + t * ho + (int64_t)h * hd
+                                   : kp + pg * kvrow +
+                                         ((int64_t)(h - c->hq) * P + sl) * hd;
+            for (int64_t i = 0; i < h2; i++) {
+                float a = src[i], b = src[i + h2];
+                dst[i] = a * cs[i] - b * sn[i];
+                dst[i + h2] = b * cs[i] + a * sn[i];
             }
-            for (int h = 0; h < c->hkv; h++)
-                memcpy(vp + pg * kvrow + ((int64_t)h * P + sl) * hd,
-                       r + (int64_t)(c->hq + c->hkv + h) * hd, (size_t)hd * 4);
         }
-        sb__ph(m, SB_REF_ELEM, &t0);
-        sb_cpu_paged(&ps, m->q, kp, vp, m->table, m->o, &ws);
-        sb__ph(m, SB_REF_ATTN, &t0);
-        const void *oin = m->o;
-        if (bf) {
-#pragma omp parallel for schedule(static)
-            for (int64_t i = 0; i < T * ho; i++)
-                ((uint16_t *)m->on)[i] = sb_bf16_from_f32(m->o[i]);
-            oin = m->on;
-            sb__ph(m, SB_REF_ELEM, &t0);
-        }
-        sb__mm(m, T, d, ho, oin, m->wo[l], m->proj);
-        sb__ph(m, SB_REF_OPROJ, &t0);
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < T * d; i++)
-            m->x[i] += m->proj[i];
-        sb__rmsnorm(m->x, m->norm2 + l * d, m->xn, T, d, bf);
-        sb__ph(m, SB_REF_ELEM, &t0);
-        if (sb_ref_layer_is_moe(c, l)) {
-            sb__moe_layer(m, l, T, &t0);
-            continue;
-        }
-        const int64_t f = c->ffn;
-        sb__mm(m, T, 2 * f, d, m->xn, m->wgu[l], m->gu);
-        sb__ph(m, SB_REF_MLP, &t0);
-        sb__swiglu(m->gu, m->act, T, f, bf);
-        sb__ph(m, SB_REF_ELEM, &t0);
-        sb__mm(m, T, d, f, m->act, m->wdown[l], m->proj);
-        sb__ph(m, SB_REF_MLP, &t0);
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < T * d; i++)
-            m->x[i] += m->proj[i];
-        sb__ph(m, SB_REF_ELEM, &t0);
+        for (int h = 0; h < c->hkv; h++)
+            memcpy(vp + pg * kvrow + ((int64_t)h * P + sl) * hd,
+                   r + (int64_t)(c->hq + c->hkv + h) * hd, (size_t)hd * 4);
     }
-    m->ev_layer = -1;
-    m->ev_m = n;
-    /* the last token of each sequence: final norm, LM head, greedy */
+}
+
+/* Layer l's attention block: norm, QKV, RoPE and the cache, paged
+ * attention, the output projection into the residual, and the second
+ * norm (into xn, for the MLP or the MoE). */
+static void sb__attn_layer(sb_ref_model *m, int l, sb__iter *it)
+{
+    const sb_ref_config *c = &m->c;
+    const bool bf = c->bf16;
+    const int64_t d = c->d, nq = (int64_t)sb_refm_nqkv(c),
+                  ho = (int64_t)c->hq * c->hd, T = it->T;
+    const int64_t kvrow = (int64_t)c->hkv * c->page * c->hd;
+    float *kp = m->kpool + (int64_t)l * m->npages * kvrow,
+          *vp = m->vpool + (int64_t)l * m->npages * kvrow;
+    sb__rmsnorm(m->x, m->norm1 + l * d, m->xn, T, d, bf);
+    sb__ph(m, SB_REF_ELEM, &it->t0);
+    sb__mm(m, T, nq, d, m->xn, m->wqkv[l], m->qkv);
+    sb__ph(m, SB_REF_QKV, &it->t0);
+    sb__rope_kv(m, T, kp, vp);
+    sb__ph(m, SB_REF_ELEM, &it->t0);
+    sb_cpu_paged(&it->ps, m->q, kp, vp, m->table, m->o, &it->ws);
+    sb__ph(m, SB_REF_ATTN, &it->t0);
+    const void *oin = m->o;
+    if (bf) {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < T * ho; i++)
+            ((uint16_t *)m->on)[i] = sb_bf16_from_f32(m->o[i]);
+        oin = m->on;
+        sb__ph(m, SB_REF_ELEM, &it->t0);
+    }
+    sb__mm(m, T, d, ho, oin, m->wo[l], m->proj);
+    sb__ph(m, SB_REF_OPROJ, &it->t0);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < T * d; i++)
+        m->x[i] += m->proj[i];
+    sb__rmsnorm(m->x, m->norm2 + l * d, m->xn, T, d, bf);
+    sb__ph(m, SB_REF_ELEM, &it->t0);
+}
+
+/* Layer l's dense MLP on xn: gate and up, silu, down, into the
+ * residual. */
+static void sb__mlp_layer(sb_ref_model *m, int l, int64_t T, double *t0)
+{
+    const bool bf = m->c.bf16;
+    const int64_t d = m->c.d, f = m->c.ffn;
+    sb__mm(m, T, 2 * f, d, m->xn, m->wgu[l], m->gu);
+    sb__ph(m, SB_REF_MLP, t0);
+    sb__swiglu(m->gu, m->act, T, f, bf);
+    sb__ph(m, SB_REF_ELEM, t0);
+    sb__mm(m, T, d, f, m->act, m->wdown[l], m->proj);
+    sb__ph(m, SB_REF_MLP, t0);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < T * d; i++)
+        m->x[i] += m->proj[i];
+    sb__ph(m, SB_REF_ELEM, t0);
+}
+
+/* The last token of each sequence: final norm, LM head, greedy pick;
+ * the logits and next tokens to the caller where asked. */
+static void sb__lm_head(sb_ref_model *m, int n, float *logits, int32_t *next)
+{
+    const int64_t d = m->c.d, V = m->c.vocab;
     for (int i = 0; i < n; i++)
         memcpy(m->xr + (int64_t)i * d, m->x + (m->cu_q[i + 1] - 1) * d,
                (size_t)d * 4);
-    sb__rmsnorm(m->xr, m->normf, m->hl, n, d, bf);
+    sb__rmsnorm(m->xr, m->normf, m->hl, n, d, m->c.bf16);
     sb__mm(m, n, V, d, m->hl, m->lm, m->logits);
     for (int i = 0; i < n; i++) {
         const float *lg = m->logits + (int64_t)i * V;
@@ -879,9 +974,46 @@ int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
         if (logits)
             memcpy(logits + (int64_t)i * V, lg, (size_t)V * 4);
     }
-    sb__ph(m, SB_REF_LMHEAD, &t0);
+}
+
+int sb_ref_forward(sb_ref_model *m, int n, const int *slot, const int *ntok,
+                   const int32_t *tokens, float *logits, int32_t *next,
+                   sb_err *err)
+{
+    const sb_ref_config *c = &m->c;
+    sb__iter it = {0};
+    int rc = sb__lay_out(m, n, slot, ntok, tokens, &it, err);
+    if (rc)
+        return rc;
+    it.ps = sb__paged_shape_of(m, n, &it);
+    const int64_t T = it.T;
+    it.t0 = sb_now();
+    m->ev_layer = -1;
+    m->ev_m = T;
+    sb__embed(m, tokens, T);
+    sb__ph(m, SB_REF_EMBED, &it.t0);
+    /* the paged kernel's work list for this iteration's ragged batch (a
+     * serving engine's scheduling), charged to the attention core */
+    rc = sb_cpu_paged_ws(&it.ps, m->threads, &it.ws, err);
+    if (rc)
+        return rc;
+    sb__ph(m, SB_REF_ATTN, &it.t0);
+
+    m->ev_m = T;
+    for (int l = 0; l < c->layers; l++) {
+        m->ev_layer = l;
+        sb__attn_layer(m, l, &it);
+        if (sb_ref_layer_is_moe(c, l))
+            sb__moe_layer(m, l, T, &it.t0);
+        else
+            sb__mlp_layer(m, l, T, &it.t0);
+    }
+    m->ev_layer = -1;
+    m->ev_m = n;
+    sb__lm_head(m, n, logits, next);
+    sb__ph(m, SB_REF_LMHEAD, &it.t0);
     for (int i = 0; i < n; i++)
         m->len[slot[i]] = (int)m->plen[i];
-    sb_attn_ws_free(&ws);
+    sb_attn_ws_free(&it.ws);
     return 0;
 }
