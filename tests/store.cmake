@@ -44,3 +44,13 @@ add_test(NAME store.history_changes
   COMMAND bash ${SB_TEST_DIR}/scripts/history_changes.sh ${SOLBENCH})
 set_tests_properties(store.history_changes PROPERTIES TIMEOUT 300
   FAIL_REGULAR_EXPRESSION "FAIL:")
+
+# publish (tests/scripts/publish.sh): the static site of a store of known
+# series — index, a page per series linked from it, the change point on
+# the page's SVG and marked on the index, a commit `<b>&"` escaped,
+# bad input refused with exit 2; in headless Chromium the plot and the
+# marker are in the DOM.
+add_test(NAME store.publish
+  COMMAND bash ${SB_TEST_DIR}/scripts/publish.sh ${SOLBENCH})
+set_tests_properties(store.publish PROPERTIES TIMEOUT 300
+  FAIL_REGULAR_EXPRESSION "FAIL:")

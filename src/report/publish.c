@@ -1,0 +1,1236 @@
+/*
+ * publish.c — the store's history as a static site (publish.h): index.html
+ * (a table per machine of its series: latest figure, sparkline, trend,
+ * newest change point; then the stored traces), one p-<hash>.html per
+ * series (its timeline as inline SVG with the ±cv band and the change
+ * points, a table of its change points and one of its runs) and one
+ * shared style.css. No script and nothing fetched from elsewhere: the
+ * pages read the same from file:// and from a web server. Every text that
+ * comes from the store (names, parameters, run ids, commits, host names)
+ * is HTML-escaped on its way out.
+ */
+#include "solbench/publish.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "solbench/changes.h"
+#include "solbench/fileio.h"
+#include "solbench/output.h"
+
+/* A change point this many runs from a series' end is shown on the
+ * index. */
+#define RECENT_RUNS 10
+/* The trend compares the latest figure with the median of this many runs
+ * before it. */
+#define TREND_RUNS 5
+/* Points of a sparkline at most: a longer series is averaged into this
+ * many buckets (one per 1.2 px of its 120). */
+#define SPARK_POINTS 100
+
+/* ---- text buffer ----------------------------------------------------------
+ */
+
+typedef struct pub_buf {
+    char *s;
+    size_t n, cap;
+    bool oom;
+} pub_buf;
+
+static bool pub_room(pub_buf *b, size_t more)
+{
+    if (b->oom)
+        return false;
+    if (b->n + more + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 65536;
+    while (cap < b->n + more + 1)
+        cap *= 2;
+    char *p = realloc(b->s, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->s = p;
+    b->cap = cap;
+    return true;
+}
+
+static void pub_printf(pub_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void pub_printf(pub_buf *b, const char *fmt, ...)
+{
+    for (int tries = 0; tries < 2; tries++) {
+        if (!pub_room(b, 0))
+            return;
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+            return;
+        if ((size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        if (!pub_room(b, (size_t)k))
+            return;
+    }
+}
+
+static void pub_put(pub_buf *b, const char *s)
+{
+    size_t l = strlen(s);
+    if (!pub_room(b, l))
+        return;
+    memcpy(b->s + b->n, s, l + 1);
+    b->n += l;
+}
+
+/* Appends s with &, <, >, " and ' as entities: safe in text and in a
+ * quoted attribute alike. */
+static void pub_esc(pub_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        const char *e = NULL;
+        switch (*s) {
+        case '&':
+            e = "&amp;";
+            break;
+        case '<':
+            e = "&lt;";
+            break;
+        case '>':
+            e = "&gt;";
+            break;
+        case '"':
+            e = "&quot;";
+            break;
+        case '\'':
+            e = "&#39;";
+            break;
+        }
+        if (e) {
+            pub_put(b, e);
+        } else if (pub_room(b, 1)) {
+            b->s[b->n++] = *s;
+            b->s[b->n] = '\0';
+        }
+    }
+}
+
+/* ---- numbers as text ------------------------------------------------------
+ */
+
+/* A signed percentage with a real minus sign: "+1.2 %", "−10.1 %". */
+static const char *fmt_pct(double v, char *buf, size_t len)
+{
+    if (!isfinite(v))
+        snprintf(buf, len, "n/a");
+    else if (v < 0 && fabs(v) >= 0.05)
+        snprintf(buf, len, "\u2212%.1f\u00a0%%", -v);
+    else
+        snprintf(buf, len, "+%.1f\u00a0%%", fabs(v));
+    return buf;
+}
+
+/* A figure to 4 significant digits. */
+static const char *fmt_fig(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.4g", v);
+    return buf;
+}
+
+/* "2026-01-01T00:12:00.000Z" as "2026-01-01 00:12:00". */
+static const char *fmt_time(const char *iso, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.19s", iso);
+    if (strlen(buf) > 10 && buf[10] == 'T')
+        buf[10] = ' ';
+    return buf;
+}
+
+/* Characters (not bytes) of UTF-8 text. */
+static size_t u8len(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- options --------------------------------------------------------------
+ */
+
+static bool digits(const char *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+static int num(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++)
+        v = 10 * v + (s[i] - '0');
+    return v;
+}
+
+/* --since as the prefix of a stored start time it compares against
+ * ("2026-01-01", "2026-01-01T10:00", "2026-01-01T10:00:30"): 0, or
+ * SB_EINVAL. */
+static int parse_since(const char *s, char *out, size_t len, sb_err *err)
+{
+    size_t l = strlen(s);
+    if (l >= 2 && (s[l - 1] == 'd' || s[l - 1] == 'h') &&
+        strspn(s, "0123456789") == l - 1 && l - 1 <= 6) {
+        long n = strtol(s, NULL, 10);
+        time_t t = time(NULL) - (time_t)n * (s[l - 1] == 'd' ? 86400 : 3600);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
+        return 0;
+    }
+    /* YYYY-MM-DD[(T| )hh:mm[:ss]][Z] */
+    bool ok = l >= 10 && digits(s, 4) && s[4] == '-' && digits(s + 5, 2) &&
+              s[7] == '-' && digits(s + 8, 2);
+    size_t k = 10;
+    if (ok && l > 10 && (s[10] == 'T' || s[10] == ' ')) {
+        ok = l >= 16 && digits(s + 11, 2) && s[13] == ':' && digits(s + 14, 2);
+        k = 16;
+        if (ok && l >= 19 && s[16] == ':') {
+            ok = digits(s + 17, 2);
+            k = 19;
+        }
+        ok = ok && num(s + 11, 2) < 24 && num(s + 14, 2) < 60 &&
+             (k < 19 || num(s + 17, 2) <= 60);
+    }
+    if (ok && l == k + 1 && s[k] == 'Z')
+        l = k;
+    ok = ok && l == k && num(s + 5, 2) >= 1 && num(s + 5, 2) <= 12 &&
+         num(s + 8, 2) >= 1 && num(s + 8, 2) <= 31;
+    if (!ok)
+        return sb_fail(err, SB_EINVAL,
+                       "--since '%s': not a UTC time (YYYY-MM-DD, "
+                       "YYYY-MM-DDThh:mm[:ss], or Nd / Nh for N days or hours "
+                       "ago)",
+                       s);
+    snprintf(out, len, "%.*s", (int)k, s);
+    out[10] = out[10] ? 'T' : '\0';
+    return 0;
+}
+
+int sb_publish_check(const char *dir, const sb_publish_opts *o, sb_err *err)
+{
+    if (!dir || !dir[0])
+        return sb_fail(err, SB_EINVAL, "publish: no folder given");
+    if (o && o->last < 0)
+        return sb_fail(err, SB_EINVAL, "publish: --last %d: not a count",
+                       o->last);
+    char since[32];
+    if (o && o->since && parse_since(o->since, since, sizeof since, err))
+        return SB_EINVAL;
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return sb_fail(err, SB_EINVAL, "%s: exists and is %s, not a folder",
+                       dir, sb_file_kind(sb.st_mode));
+    return 0;
+}
+
+/* ---- files ----------------------------------------------------------------
+ */
+
+/* Creates dir and its missing parents, mode 0755. */
+static int make_dir(const char *dir, sb_err *err)
+{
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
+        return sb_fail(err, SB_EINVAL, "%s: path too long", dir);
+    for (char *c = p + 1;; c++) {
+        if (*c != '/' && *c)
+            continue;
+        char keep = *c;
+        *c = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            return sb_fail(err, SB_EIO, "%s: cannot create: %s", p,
+                           strerror(errno));
+        *c = keep;
+        if (!keep)
+            break;
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return sb_fail(err, SB_EINVAL, "%s: not a folder", dir);
+    return 0;
+}
+
+/* Writes b as dir/name: into a hidden file beside it, then renamed over
+ * it, so a reader (a web server, a browser reloading) sees the old page or
+ * the new one, never half of one. */
+static int write_file(const char *dir, const char *name, const pub_buf *b,
+                      sb_publish_stats *st, sb_err *err)
+{
+    if (b->oom)
+        return sb_fail(err, SB_ENOMEM, "publish: out of memory");
+    char final[4096], tmp[4096];
+    if (snprintf(final, sizeof final, "%s/%s", dir, name) >=
+            (int)sizeof final ||
+        snprintf(tmp, sizeof tmp, "%s/.%s.%ld.tmp", dir, name,
+                 (long)getpid()) >= (int)sizeof tmp)
+        return sb_fail(err, SB_EINVAL, "%s: path too long", dir);
+    int fd =
+        open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return sb_fail(err, SB_EIO, "%s: cannot write: %s", tmp,
+                       strerror(errno));
+    size_t done = 0;
+    while (done < b->n) {
+        ssize_t w = write(fd, b->s + done, b->n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    int e = errno;
+    if (close(fd) != 0 && done == b->n) {
+        done = 0;
+        e = errno;
+    }
+    if (done != b->n || rename(tmp, final) != 0) {
+        if (done == b->n)
+            e = errno;
+        unlink(tmp);
+        return sb_fail(err, SB_EIO, "%s: write failed: %s", final, strerror(e));
+    }
+    st->bytes += b->n;
+    return 0;
+}
+
+static const char style_css[] =
+    "body{font-family:Helvetica,Arial,sans-serif;margin:20px auto;"
+    "max-width:1100px;padding:0 12px;color:#222;background:#fafafa}\n"
+    "h1{font-size:22px;margin:8px 0 4px}h2{font-size:17px;margin-top:24px;"
+    "border-bottom:2px solid #ddd;padding-bottom:3px}\n"
+    "small,.m{color:#707070;font-weight:normal}h1 small,h2 small{"
+    "font-size:13px}\n"
+    "table{border-collapse:collapse;font-size:12px;margin:8px 0}\n"
+    "th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;"
+    "vertical-align:middle}th{background:#f0f0f0}\n"
+    ".n{text-align:right;font-variant-numeric:tabular-nums;"
+    "white-space:nowrap}\n"
+    ".bad{color:#b00020;font-weight:bold}.good{color:#207020;"
+    "font-weight:bold}\n"
+    "a{color:#1f5fa8;text-decoration:none}a:hover{text-decoration:"
+    "underline}\n"
+    "svg{background:#fff;display:block}svg text{font-family:Helvetica,"
+    "Arial,sans-serif;font-size:11px;fill:#333}\n"
+    "svg .ax{stroke:#888;fill:none}svg .gr{stroke:#ececec}\n"
+    "svg .ln{fill:none;stroke:#1f77b4;stroke-width:1.2}\n"
+    "svg .pt{fill:#1f77b4}svg .pt.u{fill:#fff;stroke:#1f77b4}\n"
+    "svg .band{fill:#1f77b4;fill-opacity:.15;stroke:none}\n"
+    "svg .cp{stroke-dasharray:5 4;stroke-width:1.5}\n"
+    "svg .cp.bad{stroke:#b00020}svg .cp.good{stroke:#207020}\n"
+    "svg text.bad{fill:#b00020}svg text.good{fill:#207020}\n"
+    "svg.spark{background:none;display:inline}\n";
+
+/* ---- series ---------------------------------------------------------------
+ */
+
+/* A series' page: FNV-1a 64 of its point key and fingerprint, so the
+ * name holds only hex digits whatever the key holds, and stays the same
+ * from one publication to the next. */
+static void page_name(const sb_series *s, char *out, size_t len)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    const char *parts[2] = {s->key, s->fingerprint};
+    for (int k = 0; k < 2; k++) {
+        for (const unsigned char *p = (const unsigned char *)parts[k]; *p;
+             p++) {
+            h ^= *p;
+            h *= UINT64_C(0x100000001b3);
+        }
+        h ^= 0x1f; /* the two parts cannot run into each other */
+        h *= UINT64_C(0x100000001b3);
+    }
+    snprintf(out, len, "p-%016llx.html", (unsigned long long)h);
+}
+
+static int cmp_cp(const void *a, const void *b)
+{
+    size_t x = ((const sb_cp_point *)a)->index;
+    size_t y = ((const sb_cp_point *)b)->index;
+    return (x > y) - (x < y);
+}
+
+/* strcmp with runs of digits compared as numbers: "size=65536" before
+ * "size=102400". */
+static int cmp_natural(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            while (*a == '0' && isdigit((unsigned char)a[1]))
+                a++;
+            while (*b == '0' && isdigit((unsigned char)b[1]))
+                b++;
+            size_t la = 0, lb = 0;
+            while (isdigit((unsigned char)a[la]))
+                la++;
+            while (isdigit((unsigned char)b[lb]))
+                lb++;
+            if (la != lb)
+                return la < lb ? -1 : 1;
+            int c = strncmp(a, b, la);
+            if (c)
+                return c;
+            a += la;
+            b += lb;
+        } else if (*a != *b) {
+            break;
+        } else {
+            a++;
+            b++;
+        }
+    }
+    return (unsigned char)*a - (unsigned char)*b;
+}
+
+/* Machines apart, then benchmarks by name, then their points. */
+static int cmp_series(const void *a, const void *b)
+{
+    const sb_series *x = a, *y = b;
+    int c = strcmp(x->fingerprint, y->fingerprint);
+    if (!c)
+        c = strcmp(x->bench, y->bench);
+    if (!c)
+        c = strcmp(x->backend, y->backend);
+    if (!c)
+        c = cmp_natural(x->params, y->params);
+    return c;
+}
+
+/* Keeps the runs started at or after `since`, and the series left with
+ * any. */
+static void drop_before(sb_series_set *set, const char *since)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        sb_series *s = &set->s[i];
+        size_t first = 0;
+        while (first < s->n && strcmp(s->runs[first].started_at, since) < 0)
+            first++;
+        if (first)
+            memmove(s->runs, s->runs + first, (s->n - first) * sizeof *s->runs);
+        s->n -= first;
+        if (!s->n) {
+            free(s->runs);
+            free(s->cps);
+            continue;
+        }
+        if (kept != i)
+            set->s[kept] = *s;
+        kept++;
+    }
+    set->n = kept;
+}
+
+/* The latest figure against the median of the TREND_RUNS before it, in
+ * %; NaN with fewer than two runs. */
+static double trend_pct(const sb_series *s)
+{
+    if (s->n < 2)
+        return NAN;
+    double prev[TREND_RUNS];
+    size_t k = 0;
+    for (size_t i = s->n - 1; i-- > 0 && k < TREND_RUNS;)
+        prev[k++] = s->runs[i].value;
+    qsort(prev, k, sizeof *prev, cmp_double);
+    double med = k % 2 ? prev[k / 2] : (prev[k / 2 - 1] + prev[k / 2]) / 2;
+    return med > 0 ? 100.0 * (s->runs[s->n - 1].value - med) / med : NAN;
+}
+
+/* The machine a fingerprint names, in words: the host name and CPU model
+ * its newest run recorded. */
+typedef struct machine {
+    char fingerprint[80];
+    char host[128];
+    char cpu[128];
+} machine;
+
+static void machine_of(sb_store *st, const sb_series *s, machine *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->fingerprint, sizeof m->fingerprint, "%s", s->fingerprint);
+    sb_run run;
+    sb_err e = {0};
+    if (s->n &&
+        sb_store_load_run(st, s->runs[s->n - 1].run_id, &run, &e) == 0) {
+        json_t *os = json_object_get(run.system, "os");
+        json_t *cpu = json_object_get(run.system, "cpu");
+        const char *h = json_string_value(json_object_get(os, "hostname"));
+        const char *c = json_string_value(json_object_get(cpu, "model"));
+        snprintf(m->host, sizeof m->host, "%s", h ? h : "");
+        snprintf(m->cpu, sizeof m->cpu, "%s", c ? c : "");
+    }
+    sb_run_free(&run);
+}
+
+/* "memory.read" or "attention.decode@cuda". */
+static void series_name(pub_buf *b, const sb_series *s)
+{
+    pub_esc(b, s->bench);
+    if (strcmp(s->backend, "cpu") != 0 && s->backend[0]) {
+        pub_put(b, "@");
+        pub_esc(b, s->backend);
+    }
+}
+
+static void series_params(pub_buf *b, const sb_series *s)
+{
+    char params[512];
+    sb_params_text_compact(s->bench, s->backend, s->params, params,
+                           sizeof params);
+    pub_esc(b, params[0] ? params : "-");
+}
+
+/* ---- charts ---------------------------------------------------------------
+ */
+
+/* A 1-2-5 step near span / n. */
+static double nice_step(double span, int n)
+{
+    double raw = span / n;
+    if (!(raw > 0))
+        return 1;
+    double p = pow(10, floor(log10(raw)));
+    double f = raw / p;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/* A tick's label with as many decimals as the step needs. */
+static const char *fmt_tick(double v, double step, char *buf, size_t len)
+{
+    if (fabs(v) < step * 1e-9)
+        v = 0;
+    if (fabs(v) >= 1e7 || (fabs(v) < 1e-4 && v != 0)) {
+        snprintf(buf, len, "%.3g", v);
+        return buf;
+    }
+    int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+    snprintf(buf, len, "%.*f", dec > 9 ? 9 : dec, v);
+    return buf;
+}
+
+/* The series' values as a 120 x 24 sparkline, its last point marked. */
+static void sparkline(pub_buf *b, const sb_series *s)
+{
+    const double w = 120, h = 24, pad = 2;
+    size_t n = s->n, m = n > SPARK_POINTS ? SPARK_POINTS : n;
+    double v[SPARK_POINTS], lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < m; k++) {
+        size_t a = k * n / m, z = (k + 1) * n / m;
+        double sum = 0;
+        for (size_t i = a; i < z; i++)
+            sum += s->runs[i].value;
+        v[k] = sum / (double)(z - a);
+        lo = fmin(lo, v[k]);
+        hi = fmax(hi, v[k]);
+    }
+    /* at least 15 % of the level from bottom to top, so a flat series'
+     * noise does not look like the 10 % step of another */
+    double mid = (lo + hi) / 2, least = 0.15 * fabs(mid);
+    if (hi - lo < least) {
+        lo = mid - least / 2;
+        hi = mid + least / 2;
+    }
+    if (!(hi > lo)) {
+        lo -= 1;
+        hi += 1;
+    }
+    pub_printf(b,
+               "<svg class=\"spark\" width=\"120\" height=\"24\" viewBox=\"0 "
+               "0 120 24\" role=\"img\"><polyline class=\"ln\" points=\"");
+    double x = 0, y = 0;
+    for (size_t k = 0; k < m; k++) {
+        x = pad + (m > 1 ? (double)k / (double)(m - 1) : 0.5) * (w - 2 * pad);
+        y = pad + (hi - v[k]) / (hi - lo) * (h - 2 * pad);
+        pub_printf(b, "%s%.1f,%.1f", k ? " " : "", x, y);
+    }
+    pub_printf(b,
+               "\"/><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" "
+               "r=\"2\"/></svg>",
+               x, y);
+}
+
+/* The timeline's geometry: the plot area in px and its y axis. */
+typedef struct plot {
+    size_t n;               /* runs */
+    double width, height;   /* of the whole SVG */
+    double left, top, w, h; /* the plot area */
+    double inner;           /* kept free at either end of x */
+    double ylo, yhi, ystep; /* the y axis and its tick step */
+} plot;
+
+static double plot_x(const plot *p, size_t i)
+{
+    double f = p->n > 1 ? (double)i / (double)(p->n - 1) : 0.5;
+    return p->left + p->inner + f * (p->w - 2 * p->inner);
+}
+
+static double plot_y(const plot *p, double v)
+{
+    return p->top + (p->yhi - v) / (p->yhi - p->ylo) * p->h;
+}
+
+/* A change point's line: between the last run before and the first
+ * after. */
+static double plot_cp_x(const plot *p, size_t index)
+{
+    return index > 0 ? (plot_x(p, index - 1) + plot_x(p, index)) / 2
+                     : plot_x(p, 0);
+}
+
+/* A run's cv where it has one, else 0. */
+static double run_cv(const sb_series_run *r)
+{
+    return r->cv > 0 && isfinite(r->cv) ? r->cv : 0;
+}
+
+/* Where a change point's label goes: its centre and row in the top margin
+ * (-1: left out, no row had room). */
+typedef struct cp_label {
+    double x, w;
+    int row;
+} cp_label;
+
+/* Rows of change-point labels at most: six labels of about 45 px fit
+ * over six change points as close as min_size allows on a timeline of
+ * up to ~100 runs; closer than that a label is left out (its line, its
+ * hover title and its table row stay). */
+#define LABEL_ROWS 6
+
+/* Puts each change point's label (the change in %) in the first row, left
+ * to right, where it does not touch the one before; the rows used, and
+ * how many labels found none in *left_out. */
+static int place_labels(const sb_series *s, const plot *p, cp_label *lab,
+                        size_t *left_out)
+{
+    int rows = 0;
+    double row_end[LABEL_ROWS];
+    for (int r = 0; r < LABEL_ROWS; r++)
+        row_end[r] = -INFINITY;
+    *left_out = 0;
+    for (size_t k = 0; k < s->n_cps; k++) {
+        char pct[32];
+        fmt_pct(s->cps[k].change_pct, pct, sizeof pct);
+        double w = 6.2 * (double)u8len(pct) + 4; /* 11 px Helvetica */
+        double x = plot_cp_x(p, s->cps[k].index);
+        lab[k].w = w;
+        lab[k].x = fmin(fmax(x, w / 2 + 2), p->width - w / 2 - 2);
+        lab[k].row = -1;
+        for (int r = 0; r < LABEL_ROWS; r++)
+            if (row_end[r] + 6 <= lab[k].x - w / 2) {
+                lab[k].row = r;
+                row_end[r] = lab[k].x + w / 2;
+                rows = r + 1 > rows ? r + 1 : rows;
+                break;
+            }
+        *left_out += lab[k].row < 0;
+    }
+    return rows;
+}
+
+/* The y axis: the values, and the ±cv band no further than their span
+ * beyond them (a run of cv 60 % does not flatten the rest), in about
+ * four steps of 1, 2 or 5. */
+static void y_axis(const sb_series *s, bool band, plot *p)
+{
+    double lo = INFINITY, hi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
+    for (size_t i = 0; i < s->n; i++) {
+        const sb_series_run *r = &s->runs[i];
+        lo = fmin(lo, r->value);
+        hi = fmax(hi, r->value);
+        blo = fmin(blo, r->value * (1 - run_cv(r)));
+        bhi = fmax(bhi, r->value * (1 + run_cv(r)));
+    }
+    double span = hi - lo > 0 ? hi - lo : fmax(fabs(hi) * 0.05, 1e-12);
+    if (band) {
+        lo = fmax(fmin(lo, blo), lo - span);
+        hi = fmin(fmax(hi, bhi), hi + span);
+    }
+    if (!(hi - lo > 0)) {
+        lo -= span;
+        hi += span;
+    }
+    p->ystep = nice_step(hi - lo, 4);
+    p->ylo = floor(lo / p->ystep) * p->ystep;
+    p->yhi = ceil(hi / p->ystep) * p->ystep;
+    if (p->yhi - p->ylo < p->ystep)
+        p->yhi = p->ylo + p->ystep;
+}
+
+/* Grid, ticks, frame and the two axis titles. */
+static void draw_axes(pub_buf *b, const sb_series *s, const plot *p)
+{
+    const double y0 = p->top + p->h;
+    char t[48];
+    for (double v = p->ylo; v <= p->yhi + p->ystep * 1e-6; v += p->ystep) {
+        double y = plot_y(p, v);
+        pub_printf(b,
+                   "<line class=\"gr\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" "
+                   "y2=\"%.1f\"/><text x=\"%.0f\" y=\"%.1f\" "
+                   "text-anchor=\"end\">%s</text>\n",
+                   p->left, p->left + p->w, y, y, p->left - 6, y + 4,
+                   fmt_tick(v, p->ystep, t, sizeof t));
+    }
+    /* run numbers, 1 the oldest: 1, then the multiples of the step */
+    const size_t n = p->n;
+    size_t xstep = n > 1 ? (size_t)fmax(1, nice_step((double)(n - 1), 8)) : 1;
+    for (size_t k = 1; k <= n; k = k == 1 && xstep > 1 ? xstep : k + xstep) {
+        double x = plot_x(p, k - 1);
+        pub_printf(b,
+                   "<line class=\"ax\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+                   "y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\" "
+                   "text-anchor=\"middle\">%zu</text>\n",
+                   x, x, y0, y0 + 4, x, y0 + 16, k);
+    }
+    pub_printf(b,
+               "<rect class=\"ax\" x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
+               "height=\"%.0f\"/>\n",
+               p->left, p->top, p->w, p->h);
+    char when[24];
+    pub_printf(b,
+               "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">run, "
+               "oldest first (1: ",
+               p->left + p->w / 2, y0 + 33);
+    pub_esc(b, fmt_time(s->runs[0].started_at, when, sizeof when));
+    if (n > 1) {
+        pub_printf(b, "; %zu: ", n);
+        pub_esc(b, fmt_time(s->runs[n - 1].started_at, when, sizeof when));
+    }
+    pub_printf(b,
+               " UTC)</text>\n<text transform=\"rotate(-90)\" x=\"%.0f\" "
+               "y=\"16\" text-anchor=\"middle\">",
+               -(p->top + p->h / 2));
+    pub_esc(b, s->metric);
+    pub_put(b, " (");
+    pub_esc(b, s->unit);
+    pub_printf(b, "), %s is better</text>\n",
+               s->higher_better == 0 ? "lower" : "higher");
+}
+
+/* The ±cv band, the line through the runs and each run's point with its
+ * hover title, clipped to the plot. */
+static void draw_runs(pub_buf *b, const sb_series *s, const plot *p, bool band)
+{
+    const size_t n = s->n;
+    pub_put(b, "<g clip-path=\"url(#plot)\">\n");
+    if (band) {
+        pub_put(b, "<polygon class=\"band\" points=\"");
+        for (size_t i = 0; i < n; i++)
+            pub_printf(b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
+                       plot_y(p, s->runs[i].value * (1 + run_cv(&s->runs[i]))));
+        for (size_t i = n; i-- > 0;)
+            pub_printf(b, " %.1f,%.1f", plot_x(p, i),
+                       plot_y(p, s->runs[i].value * (1 - run_cv(&s->runs[i]))));
+        pub_put(b, "\"/>\n");
+    }
+    pub_put(b, "<polyline class=\"ln\" points=\"");
+    for (size_t i = 0; i < n; i++)
+        pub_printf(b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
+                   plot_y(p, s->runs[i].value));
+    pub_put(b, "\"/>\n");
+    const double r = n > 300 ? 1.5 : n > 60 ? 2 : 3;
+    char fig[32], when[24];
+    for (size_t i = 0; i < n; i++) {
+        const sb_series_run *run = &s->runs[i];
+        pub_printf(b,
+                   "<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" "
+                   "r=\"%g\"><title>run %zu: ",
+                   run->stable == 0 ? " u" : "", plot_x(p, i),
+                   plot_y(p, run->value), r, i + 1);
+        pub_esc(b, run->run_id);
+        pub_put(b, "\n");
+        pub_esc(b, fmt_time(run->started_at, when, sizeof when));
+        pub_put(b, " UTC, commit ");
+        pub_esc(b, run->commit[0] ? run->commit : "-");
+        pub_printf(b, "\n%s ", fmt_fig(run->value, fig, sizeof fig));
+        pub_esc(b, s->unit);
+        if (run_cv(run) > 0)
+            pub_printf(b, ", cv %.2f %%", 100 * run->cv);
+        pub_printf(b, "%s</title></circle>\n",
+                   run->stable == 0 ? ", unstable" : "");
+    }
+    pub_put(b, "</g>\n");
+}
+
+/* Each change point: a dashed line over the plot, its label in its row,
+ * a hover title with its run, medians and p. */
+static void draw_change_points(pub_buf *b, const sb_series *s, const plot *p,
+                               const cp_label *lab)
+{
+    for (size_t k = 0; k < s->n_cps; k++) {
+        const sb_cp_point *cp = &s->cps[k];
+        bool reg = sb_series_regressed(s, cp);
+        const char *cls = reg ? "bad" : "good";
+        char pct[32], bef[32], aft[32];
+        fmt_pct(cp->change_pct, pct, sizeof pct);
+        double x = plot_cp_x(p, cp->index);
+        pub_printf(b, "<g class=\"cpm\"><title>change point before run %zu (",
+                   cp->index + 1);
+        pub_esc(b, s->runs[cp->index].run_id);
+        pub_printf(b, "): median %s to %s ",
+                   fmt_fig(cp->before, bef, sizeof bef),
+                   fmt_fig(cp->after, aft, sizeof aft));
+        pub_esc(b, s->unit);
+        pub_printf(b,
+                   " (%s), p = %.3g, %s</title><line class=\"cp %s\" "
+                   "x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\"/>",
+                   pct, cp->p, reg ? "a regression" : "an improvement", cls, x,
+                   x, p->top, p->top + p->h);
+        if (lab[k].row >= 0)
+            pub_printf(b,
+                       "<text class=\"%s\" x=\"%.1f\" y=\"%.0f\" "
+                       "text-anchor=\"middle\">%s</text>",
+                       cls, lab[k].x, p->top - 5 - 15 * lab[k].row, pct);
+        pub_put(b, "</g>\n");
+    }
+}
+
+/* One line under the axis title naming what is drawn. */
+static void draw_legend(pub_buf *b, const sb_series *s, const plot *p,
+                        bool band, bool unstable, size_t left_out)
+{
+    double lx = p->left, ly = p->top + p->h + 54;
+    pub_printf(b,
+               "<line class=\"ln\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" "
+               "y2=\"%.0f\"/><circle class=\"pt\" cx=\"%.0f\" cy=\"%.0f\" "
+               "r=\"3\"/><text x=\"%.0f\" y=\"%.0f\">run (hover: id, time, "
+               "commit)</text>\n",
+               lx, lx + 20, ly - 4, ly - 4, lx + 10, ly - 4, lx + 26, ly);
+    lx += 210;
+    if (unstable) {
+        pub_printf(b,
+                   "<circle class=\"pt u\" cx=\"%.0f\" cy=\"%.0f\" r=\"3\"/>"
+                   "<text x=\"%.0f\" y=\"%.0f\">unstable</text>\n",
+                   lx + 10, ly - 4, lx + 20, ly);
+        lx += 80;
+    }
+    if (band) {
+        pub_printf(b,
+                   "<rect class=\"band\" x=\"%.0f\" y=\"%.0f\" width=\"20\" "
+                   "height=\"10\"/><text x=\"%.0f\" y=\"%.0f\">\u00b1cv "
+                   "(the figure \u00b7 (1 \u00b1 cv))</text>\n",
+                   lx, ly - 9, lx + 26, ly);
+        lx += 190;
+    }
+    bool seen[2] = {false, false};
+    for (size_t k = 0; k < s->n_cps; k++)
+        seen[sb_series_regressed(s, &s->cps[k])] = true;
+    for (int g = 1; g >= 0; g--) {
+        if (!seen[g])
+            continue;
+        pub_printf(b,
+                   "<line class=\"cp %s\" x1=\"%.0f\" x2=\"%.0f\" "
+                   "y1=\"%.0f\" y2=\"%.0f\"/><text x=\"%.0f\" y=\"%.0f\">"
+                   "change point: %s</text>\n",
+                   g ? "bad" : "good", lx + 10, lx + 10, ly - 11, ly + 2,
+                   lx + 18, ly, g ? "regression" : "improvement");
+        lx += 170;
+    }
+    if (left_out)
+        pub_printf(b,
+                   "<text x=\"%.0f\" y=\"%.0f\">(%zu label%s left out: too "
+                   "close; see the table)</text>\n",
+                   lx, ly, left_out, left_out == 1 ? "" : "s");
+}
+
+/* The timeline of a series: x the run (oldest first), y its figure with
+ * about five ticks, each run a point titled with its id, time and commit,
+ * the ±cv band behind them, each change point a dashed line with its
+ * change in % at the top (labels too close for one row stagger over
+ * more, left to right). */
+static void timeline(pub_buf *b, const sb_series *s)
+{
+    plot p = {.n = s->n, .width = 960, .left = 74, .h = 270};
+    p.w = p.width - p.left - 24;
+    p.inner = s->n > 1 ? 8 : 0;
+    cp_label *lab = calloc(s->n_cps ? s->n_cps : 1, sizeof *lab);
+    if (!lab) {
+        b->oom = true;
+        return;
+    }
+    /* the labels' rows set the top margin */
+    size_t left_out;
+    int rows = place_labels(s, &p, lab, &left_out);
+    p.top = 14 + 15 * rows;
+    p.height = p.top + p.h + 66;
+    bool band = false, unstable = false;
+    for (size_t i = 0; i < s->n; i++) {
+        band |= run_cv(&s->runs[i]) > 0;
+        unstable |= s->runs[i].stable == 0;
+    }
+    band = band && s->n > 1; /* one run has no width to show it over */
+    y_axis(s, band, &p);
+
+    pub_printf(b,
+               "<svg class=\"timeline\" width=\"%.0f\" height=\"%.0f\" "
+               "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n"
+               "<defs><clipPath id=\"plot\"><rect x=\"%.0f\" y=\"%.0f\" "
+               "width=\"%.0f\" height=\"%.0f\"/></clipPath></defs>\n",
+               p.width, p.height, p.width, p.height, p.left, p.top, p.w, p.h);
+    draw_axes(b, s, &p);
+    draw_runs(b, s, &p, band);
+    draw_change_points(b, s, &p, lab);
+    draw_legend(b, s, &p, band, unstable, left_out);
+    pub_put(b, "</svg>\n");
+    free(lab);
+}
+
+/* ---- pages ----------------------------------------------------------------
+ */
+
+static void page_head(pub_buf *b, const char *title_a, const char *title_b)
+{
+    pub_put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
+               "charset=\"utf-8\"><meta name=\"viewport\" "
+               "content=\"width=device-width\"><title>");
+    pub_esc(b, title_a);
+    if (title_b && title_b[0]) {
+        pub_put(b, " ");
+        pub_esc(b, title_b);
+    }
+    pub_put(b, "</title><link rel=\"stylesheet\" href=\"style.css\">"
+               "</head>\n<body>\n");
+}
+
+static void machine_text(pub_buf *b, const machine *m)
+{
+    pub_esc(b, m->host[0]          ? m->host
+               : m->fingerprint[0] ? m->fingerprint
+                                   : "unknown machine");
+}
+
+/* One series' page: what it is, the timeline, its change points, its
+ * runs newest first. */
+static void point_page(pub_buf *b, const sb_series *s, const machine *m)
+{
+    char params[512], fig[32], when[24], pct[32];
+    sb_params_text_compact(s->bench, s->backend, s->params, params,
+                           sizeof params);
+    page_head(b, s->bench, params);
+    pub_put(b, "<p><a href=\"index.html\">\u2190 every series</a></p>\n<h1>");
+    series_name(b, s);
+    pub_put(b, " <small>");
+    series_params(b, s);
+    pub_put(b, "</small></h1>\n<p class=\"m\">on ");
+    machine_text(b, m);
+    if (m->cpu[0]) {
+        pub_put(b, " \u00b7 ");
+        pub_esc(b, m->cpu);
+    }
+    pub_put(b, " \u00b7 fingerprint ");
+    pub_esc(b, s->fingerprint[0] ? s->fingerprint : "-");
+    pub_printf(b,
+               " \u00b7 %zu run%s \u00b7 %zu change point%s \u00b7 key <code>",
+               s->n, s->n == 1 ? "" : "s", s->n_cps, s->n_cps == 1 ? "" : "s");
+    pub_esc(b, s->key);
+    pub_put(b, "</code></p>\n");
+    timeline(b, s);
+
+    pub_put(b, "<h2>Change points <small>E-Divisive means with a permutation "
+               "test (docs/HISTORY.md); the run is the first after the change"
+               "</small></h2>\n");
+    if (!s->n_cps) {
+        pub_put(b, "<p class=\"m\">None found.</p>\n");
+    } else {
+        pub_put(b, "<table><tr><th class=\"n\">run<th>run id<th>started (UTC)"
+                   "<th>commit<th class=\"n\">median before<th class=\"n\">"
+                   "median after<th class=\"n\">change<th class=\"n\">p<th>"
+                   "verdict</tr>\n");
+        for (size_t k = 0; k < s->n_cps; k++) {
+            const sb_cp_point *cp = &s->cps[k];
+            const sb_series_run *r = &s->runs[cp->index];
+            bool reg = sb_series_regressed(s, cp);
+            pub_printf(b, "<tr><td class=\"n\">%zu<td>", cp->index + 1);
+            pub_esc(b, r->run_id);
+            pub_put(b, "<td>");
+            pub_esc(b, fmt_time(r->started_at, when, sizeof when));
+            pub_put(b, "<td>");
+            pub_esc(b, r->commit[0] ? r->commit : "-");
+            pub_printf(b, "<td class=\"n\">%s",
+                       fmt_fig(cp->before, fig, sizeof fig));
+            pub_printf(b, "<td class=\"n\">%s",
+                       fmt_fig(cp->after, fig, sizeof fig));
+            pub_printf(b,
+                       "<td class=\"n %s\">%s<td class=\"n\">%.3g<td "
+                       "class=\"%s\">%s</tr>\n",
+                       reg ? "bad" : "good",
+                       fmt_pct(cp->change_pct, pct, sizeof pct), cp->p,
+                       reg ? "bad" : "good",
+                       reg ? "regression" : "improvement");
+        }
+        pub_put(b, "</table>\n");
+    }
+
+    pub_put(b, "<h2>Runs <small>newest first</small></h2>\n<table><tr><th "
+               "class=\"n\">run<th>run id<th>started (UTC)<th>commit<th "
+               "class=\"n\">");
+    pub_esc(b, s->metric);
+    pub_put(b, " (");
+    pub_esc(b, s->unit);
+    pub_put(b, ")<th class=\"n\">cv<th>stable</tr>\n");
+    for (size_t i = s->n; i-- > 0;) {
+        const sb_series_run *r = &s->runs[i];
+        pub_printf(b, "<tr><td class=\"n\">%zu<td>", i + 1);
+        pub_esc(b, r->run_id);
+        pub_put(b, "<td>");
+        pub_esc(b, fmt_time(r->started_at, when, sizeof when));
+        pub_put(b, "<td>");
+        pub_esc(b, r->commit[0] ? r->commit : "-");
+        pub_printf(b, "<td class=\"n\">%s", fmt_fig(r->value, fig, sizeof fig));
+        if (r->cv > 0 && isfinite(r->cv))
+            pub_printf(b, "<td class=\"n\">%.2f\u00a0%%", 100 * r->cv);
+        else
+            pub_put(b, "<td class=\"n\">-");
+        pub_printf(b, "<td>%s</tr>\n",
+                   r->stable > 0    ? "yes"
+                   : r->stable == 0 ? "<span class=\"bad\">no</span>"
+                                    : "-");
+    }
+    pub_put(b, "</table>\n</body></html>\n");
+}
+
+/* The index's row of one series. */
+static void index_row(pub_buf *b, const sb_series *s, const char *page)
+{
+    char fig[32], pct[32];
+    const sb_series_run *last = &s->runs[s->n - 1];
+    pub_printf(b, "<tr><td><a href=\"%s\">", page);
+    series_name(b, s);
+    pub_put(b, "</a><td>");
+    series_params(b, s);
+    pub_printf(b, "<td class=\"n\">%zu<td class=\"n\"><a href=\"%s\">%s ", s->n,
+               page, fmt_fig(last->value, fig, sizeof fig));
+    pub_esc(b, s->unit);
+    pub_put(b, "</a><td>");
+    sparkline(b, s);
+    pub_printf(b,
+               "<td class=\"n\" title=\"the latest figure against the median "
+               "of the %d runs before it\">%s",
+               TREND_RUNS,
+               s->n > 1 ? fmt_pct(trend_pct(s), pct, sizeof pct) : "-");
+    pub_put(b, "<td>");
+    /* the newest change point within the last RECENT_RUNS runs */
+    const sb_cp_point *recent = NULL;
+    size_t older = 0;
+    for (size_t k = 0; k < s->n_cps; k++) {
+        if (s->cps[k].index + RECENT_RUNS >= s->n)
+            recent = &s->cps[k];
+        else
+            older++;
+    }
+    if (recent) {
+        bool reg = sb_series_regressed(s, recent);
+        pub_printf(b,
+                   "<a class=\"%s\" href=\"%s\" title=\"%s: change point "
+                   "before run %zu of %zu\">%s %s at run %zu</a>",
+                   reg ? "bad" : "good", page,
+                   reg ? "regression" : "improvement", recent->index + 1, s->n,
+                   recent->change_pct < 0 ? "\u25bc" : "\u25b2",
+                   fmt_pct(recent->change_pct, pct, sizeof pct),
+                   recent->index + 1);
+    }
+    if (older)
+        pub_printf(b, "%s<span class=\"m\">%zu earlier</span>",
+                   recent ? " " : "", older);
+    pub_put(b, "</tr>\n");
+}
+
+typedef struct trace_ctx {
+    pub_buf *b;
+    size_t n;
+} trace_ctx;
+
+static int trace_row(const sb_store_trace *t, void *arg)
+{
+    trace_ctx *c = arg;
+    pub_buf *b = c->b;
+    char when[24];
+    if (!c->n++)
+        pub_put(b, "<table><tr><th>name<th>format<th class=\"n\">events<th "
+                   "class=\"n\">stored bytes<th>imported (UTC)<th>from "
+                   "file</tr>\n");
+    pub_put(b, "<tr><td>");
+    pub_esc(b, t->name);
+    pub_put(b, "<td>");
+    pub_esc(b, t->format);
+    pub_printf(b, "<td class=\"n\">%ld<td class=\"n\">%lld<td>", t->events,
+               t->bytes);
+    pub_esc(b,
+            fmt_time(t->imported_at ? t->imported_at : "", when, sizeof when));
+    pub_put(b, "<td>");
+    pub_esc(b, t->source);
+    pub_put(b, "</tr>\n");
+    return 0;
+}
+
+/* ---- the site -------------------------------------------------------------
+ */
+
+int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
+               sb_publish_stats *out, sb_err *err)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    sb_publish_opts def = {0};
+    if (!o)
+        o = &def;
+    sb_publish_stats stats = {0};
+    int rc = sb_publish_check(dir, o, err);
+    if (rc)
+        return rc;
+    char since[32] = "";
+    if (o->since)
+        parse_since(o->since, since, sizeof since, err);
+    sb_series_set set;
+    if ((rc = sb_series_load(st, o->bench, o->last, &set, err)))
+        return rc;
+    pub_buf b = {0};
+    machine *machines = NULL;
+    size_t n_machines = 0;
+    if (since[0])
+        drop_before(&set, since);
+    if ((rc = sb_series_detect(&set, o->cp, err)) || (rc = make_dir(dir, err)))
+        goto out;
+    if (set.n > 1)
+        qsort(set.s, set.n, sizeof *set.s, cmp_series);
+    machines = calloc(set.n ? set.n : 1, sizeof *machines);
+    if (!machines) {
+        rc = sb_fail(err, SB_ENOMEM, "publish: out of memory");
+        goto out;
+    }
+
+    pub_put(&b, style_css);
+    if ((rc = write_file(dir, "style.css", &b, &stats, err)))
+        goto out;
+
+    /* a page per series, and each machine's name once */
+    char page[40];
+    const char *first = NULL, *last = NULL;
+    for (size_t i = 0; i < set.n; i++) {
+        sb_series *s = &set.s[i];
+        if (s->n_cps > 1)
+            qsort(s->cps, s->n_cps, sizeof *s->cps, cmp_cp);
+        if (!n_machines ||
+            strcmp(machines[n_machines - 1].fingerprint, s->fingerprint) != 0)
+            machine_of(st, s, &machines[n_machines++]);
+        if (!first || strcmp(s->runs[0].started_at, first) < 0)
+            first = s->runs[0].started_at;
+        if (!last || strcmp(s->runs[s->n - 1].started_at, last) > 0)
+            last = s->runs[s->n - 1].started_at;
+        stats.change_points += s->n_cps;
+        page_name(s, page, sizeof page);
+        b.n = 0;
+        point_page(&b, s, &machines[n_machines - 1]);
+        if ((rc = write_file(dir, page, &b, &stats, err)))
+            goto out;
+        stats.pages++;
+    }
+    stats.series = set.n;
+
+    /* the index */
+    b.n = 0;
+    char now[40], when0[24], when1[24];
+    sb_utc_now(now, sizeof now);
+    page_head(&b, "solbench history", NULL);
+    pub_printf(&b,
+               "<h1>solbench history</h1>\n<p class=\"m\">%zu series on %zu "
+               "machine%s \u00b7 %zu change point%s",
+               set.n, n_machines, n_machines == 1 ? "" : "s",
+               stats.change_points, stats.change_points == 1 ? "" : "s");
+    if (first) {
+        pub_put(&b, " \u00b7 runs from ");
+        pub_esc(&b, fmt_time(first, when0, sizeof when0));
+        pub_put(&b, " to ");
+        pub_esc(&b, fmt_time(last, when1, sizeof when1));
+        pub_put(&b, " UTC");
+    }
+    if (o->bench) {
+        pub_put(&b, " \u00b7 benchmarks ");
+        pub_esc(&b, o->bench);
+    }
+    pub_put(&b, " \u00b7 published ");
+    pub_esc(&b, fmt_time(now, when0, sizeof when0));
+    pub_printf(&b,
+               " UTC</p>\n<p class=\"m\">A series is one point on one machine, "
+               "its runs oldest first. Trend: the latest figure against the "
+               "median of the %d runs before it. A marker: a change point in "
+               "the last %d runs (\u25bc the figure fell, \u25b2 it rose; "
+               "<span class=\"bad\">red</span> a regression, <span "
+               "class=\"good\">green</span> an improvement).</p>\n",
+               TREND_RUNS, RECENT_RUNS);
+    if (!set.n)
+        pub_put(&b, "<p>No valid runs stored.</p>\n");
+    for (size_t i = 0, mi = 0; i < set.n; mi++) {
+        const machine *m = &machines[mi];
+        pub_put(&b, "<h2>");
+        machine_text(&b, m);
+        pub_put(&b, " <small>");
+        if (m->cpu[0]) {
+            pub_esc(&b, m->cpu);
+            pub_put(&b, " \u00b7 ");
+        }
+        pub_put(&b, "fingerprint ");
+        pub_esc(&b, m->fingerprint[0] ? m->fingerprint : "-");
+        pub_put(&b, "</small></h2>\n<table><tr><th>benchmark<th>point<th "
+                    "class=\"n\">runs<th class=\"n\">latest<th>history<th "
+                    "class=\"n\">trend<th>change</tr>\n");
+        for (; i < set.n && strcmp(set.s[i].fingerprint, m->fingerprint) == 0;
+             i++) {
+            page_name(&set.s[i], page, sizeof page);
+            index_row(&b, &set.s[i], page);
+        }
+        pub_put(&b, "</table>\n");
+    }
+    pub_put(&b, "<h2 id=\"traces\">Stored traces</h2>\n");
+    trace_ctx tc = {.b = &b};
+    if ((rc = sb_store_trace_list(st, trace_row, &tc, err)))
+        goto out;
+    pub_put(&b, tc.n ? "</table>\n" : "<p class=\"m\">None stored.</p>\n");
+    pub_put(&b, "</body></html>\n");
+    stats.traces = tc.n;
+    if ((rc = write_file(dir, "index.html", &b, &stats, err)))
+        goto out;
+    stats.pages++;
+out:
+    free(b.s);
+    free(machines);
+    sb_series_free(&set);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    stats.seconds = (double)(t1.tv_sec - t0.tv_sec) +
+                    1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (out)
+        *out = stats;
+    return rc;
+}
