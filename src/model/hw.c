@@ -154,16 +154,13 @@ static int sb__obj(json_t *doc, const char *key, json_t **out, const char *file,
     return 0;
 }
 
-int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
+/* The spec file at `path` parsed: refused when larger than a spec holds
+ * or not JSON. */
+static int sb__hw_parse(const char *path, json_t **doc, sb_err *err)
 {
-    char path[4400];
-    int rc = sb_data_file("hw", name, path, sizeof path, err);
-    if (rc)
-        return rc;
-    memset(hw, 0, sizeof *hw);
     json_error_t je;
     FILE *f;
-    rc = sb_file_fopen(path, "rb", &f, err); /* a regular file only */
+    int rc = sb_file_fopen(path, "rb", &f, err); /* a regular file only */
     if (rc)
         return rc;
     /* a spec is a few hundred bytes: a file far larger is not one, and
@@ -176,9 +173,9 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
                        "most %d)",
                        path, (long long)sbuf.st_size, SB_HW_MAX_FILE);
     }
-    json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
-    if (!doc) {
+    if (!*doc) {
         /* jansson quotes the token it stopped at: not echoed (the file
          * may be anything a path names) */
         char *near = strstr(je.text, " near ");
@@ -187,81 +184,88 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         return sb_fail(err, SB_EINVAL, "%s:%d:%d: not valid JSON (%s)", path,
                        je.line, je.column, je.text);
     }
-    rc = SB_EINVAL;
-    if (!json_is_object(doc)) {
-        sb_fail(err, SB_EINVAL, "%s: $: must be an object", path);
-        goto out;
-    }
+    return 0;
+}
+
+/* The spec's texts: name (by default the file's), title, kind, source,
+ * notes. */
+static int sb__hw_names(json_t *doc, const char *name, const char *path,
+                        sb_hw_spec *hw, sb_err *err)
+{
     if (sb__str(doc, "name", hw->name, sizeof hw->name, path, "$", err) ||
         sb__str(doc, "title", hw->title, sizeof hw->title, path, "$", err) ||
         sb__str(doc, "kind", hw->kind, sizeof hw->kind, path, "$", err) ||
         sb__str(doc, "source", hw->source, sizeof hw->source, path, "$", err) ||
         sb__str(doc, "notes", hw->notes, sizeof hw->notes, path, "$", err))
-        goto out;
+        return SB_EINVAL;
     if (hw->kind[0] && strcmp(hw->kind, "cpu") != 0 &&
         strcmp(hw->kind, "gpu") != 0 && strcmp(hw->kind, "tpu") != 0) {
         char k[64];
         sb_err_escape(k, sizeof k, hw->kind);
-        sb_fail(err, SB_EINVAL, "%s: $.kind: '%s': not one of cpu, gpu, tpu",
-                path, k);
-        goto out;
+        return sb_fail(err, SB_EINVAL,
+                       "%s: $.kind: '%s': not one of cpu, gpu, tpu", path, k);
     }
     /* names are printed and put in reports: one line of text */
     const char *txt[2] = {hw->name, hw->title};
     for (int t = 0; t < 2; t++)
         for (const char *c = txt[t]; *c; c++)
             if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '<' ||
-                *c == '>') {
-                sb_fail(err, SB_EINVAL,
-                        "%s: $.%s: a control character or markup (< >): "
-                        "not a name",
-                        path, t ? "title" : "name");
-                goto out;
-            }
+                *c == '>')
+                return sb_fail(err, SB_EINVAL,
+                               "%s: $.%s: a control character or markup "
+                               "(< >): not a name",
+                               path, t ? "title" : "name");
     if (!hw->name[0]) {
         const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
         snprintf(hw->name, sizeof hw->name, "%.*s", (int)strcspn(base, "."),
                  base);
     }
+    return 0;
+}
+
+/* $.peak_tflops: the peak of each dtype. */
+static int sb__hw_peaks(json_t *doc, const char *path, sb_hw_spec *hw,
+                        sb_err *err)
+{
     json_t *pk = json_object_get(doc, "peak_tflops");
-    if (!json_is_object(pk) || json_object_size(pk) == 0) {
-        sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: missing or empty", path);
-        goto out;
-    }
-    if (json_object_size(pk) > SB_HW_MAX_PEAKS) {
-        sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: more than %d dtypes", path,
-                SB_HW_MAX_PEAKS);
-        goto out;
-    }
+    if (!json_is_object(pk) || json_object_size(pk) == 0)
+        return sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: missing or empty",
+                       path);
+    if (json_object_size(pk) > SB_HW_MAX_PEAKS)
+        return sb_fail(err, SB_EINVAL, "%s: $.peak_tflops: more than %d dtypes",
+                       path, SB_HW_MAX_PEAKS);
     const char *k;
     json_t *v;
     json_object_foreach(pk, k, v)
     {
         /* 1 GFLOP/s to 1 EFLOP/s a chip */
         if (!json_is_number(v) ||
-            !(json_number_value(v) >= 1e-3 && json_number_value(v) <= 1e6)) {
-            sb_fail(err, SB_EINVAL,
-                    "%s: $.peak_tflops.%s: must be a number "
-                    "in [0.001, 1e6] (TFLOP/s)",
-                    path, k);
-            goto out;
-        }
+            !(json_number_value(v) >= 1e-3 && json_number_value(v) <= 1e6))
+            return sb_fail(err, SB_EINVAL,
+                           "%s: $.peak_tflops.%s: must be a number "
+                           "in [0.001, 1e6] (TFLOP/s)",
+                           path, k);
         snprintf(hw->peak[hw->n_peaks].dtype, sizeof hw->peak[0].dtype, "%s",
                  k);
         hw->peak[hw->n_peaks++].flops = json_number_value(v) * 1e12;
     }
+    return 0;
+}
+
+/* $.memory: the levels, each with its bandwidth and capacity; the last
+ * one's capacity is the chip's memory. */
+static int sb__hw_memory(json_t *doc, const char *path, sb_hw_spec *hw,
+                         sb_err *err)
+{
     json_t *mem = json_object_get(doc, "memory");
-    if (!json_is_array(mem) || json_array_size(mem) == 0) {
-        sb_fail(err, SB_EINVAL, "%s: $.memory: must be a non-empty array",
-                path);
-        goto out;
-    }
-    if (json_array_size(mem) > SB_HW_MAX_LEVELS) {
-        sb_fail(err, SB_EINVAL, "%s: $.memory: more than %d levels", path,
-                SB_HW_MAX_LEVELS);
-        goto out;
-    }
+    if (!json_is_array(mem) || json_array_size(mem) == 0)
+        return sb_fail(err, SB_EINVAL,
+                       "%s: $.memory: must be a non-empty array", path);
+    if (json_array_size(mem) > SB_HW_MAX_LEVELS)
+        return sb_fail(err, SB_EINVAL, "%s: $.memory: more than %d levels",
+                       path, SB_HW_MAX_LEVELS);
     size_t i;
+    json_t *v;
     json_array_foreach(mem, i, v)
     {
         char p[32];
@@ -272,17 +276,24 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
             sb__num_in(v, "GB", &gb, path, p, 0, 0.0, 1e6, false, err) ||
             sb__str(v, "level", hw->level[hw->n_levels].level,
                     sizeof hw->level[0].level, path, p, err))
-            goto out;
+            return SB_EINVAL;
         hw->level[hw->n_levels].bw_Bps = gbps * 1e9;
         hw->level[hw->n_levels].bytes = gb * 1e9;
         hw->n_levels++;
     }
     hw->mem_bytes = hw->level[hw->n_levels - 1].bytes;
-    /* Links: up to 1 PB/s, latencies up to 1 s, domains and nodes of up to
-     * a million chips, prices up to 10^6 a chip-hour. */
+    return 0;
+}
+
+/* The links: $.scaleup, $.host_link and $.scaleout, each optional. Up to
+ * 1 PB/s, latencies up to 1 s, domains and nodes of up to a million
+ * chips. */
+static int sb__hw_links(json_t *doc, const char *path, sb_hw_spec *hw,
+                        sb_err *err)
+{
     json_t *o;
     if (sb__obj(doc, "scaleup", &o, path, err))
-        goto out;
+        return SB_EINVAL;
     if (o) {
         double gbps = 0, lat = 0, dom = 1;
         if (sb__num_in(o, "GBps_per_direction", &gbps, path, "$.scaleup", 1,
@@ -293,7 +304,7 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
                        true, err) ||
             sb__str(o, "name", hw->scaleup_name, sizeof hw->scaleup_name, path,
                     "$.scaleup", err))
-            goto out;
+            return SB_EINVAL;
         hw->scaleup_Bps = gbps * 1e9;
         hw->scaleup_alpha_s = lat * 1e-6;
         hw->scaleup_domain = (int)dom;
@@ -301,18 +312,18 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
         hw->scaleup_domain = 1;
     }
     if (sb__obj(doc, "host_link", &o, path, err))
-        goto out;
+        return SB_EINVAL;
     if (o) {
         double gbps = 0;
         if (sb__num_in(o, "GBps", &gbps, path, "$.host_link", 1, 0.0, 1e6,
                        false, err) ||
             sb__str(o, "name", hw->host_link, sizeof hw->host_link, path,
                     "$.host_link", err))
-            goto out;
+            return SB_EINVAL;
         hw->host_Bps = gbps * 1e9;
     }
     if (sb__obj(doc, "scaleout", &o, path, err))
-        goto out;
+        return SB_EINVAL;
     if (o) {
         double gbps = 0, cpn = 1, lat = 0;
         if (sb__num_in(o, "GBps_per_node", &gbps, path, "$.scaleout", 1, 0.0,
@@ -323,26 +334,56 @@ int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
                        false, err) ||
             sb__str(o, "name", hw->scaleout_name, sizeof hw->scaleout_name,
                     path, "$.scaleout", err))
-            goto out;
+            return SB_EINVAL;
         hw->scaleout_Bps_node = gbps * 1e9;
         hw->chips_per_node = (int)cpn;
         hw->scaleout_alpha_s = lat * 1e-6;
     } else {
         hw->chips_per_node = 1;
     }
+    return 0;
+}
+
+/* The price (up to 10^6 a chip-hour) and the units beside the matrix
+ * unit: vector FLOP/s and transcendentals per second (optional: a
+ * datasheet that publishes no rate has none). */
+static int sb__hw_rates(json_t *doc, const char *path, sb_hw_spec *hw,
+                        sb_err *err)
+{
     if (sb__num_in(doc, "price_per_chip_hour", &hw->price_chip_hour, path, "$",
                    0, 0.0, 1e6, false, err))
-        goto out;
-    /* the units beside the matrix unit: vector FLOP/s and transcendentals
-     * per second (optional: a datasheet that publishes no rate has none) */
+        return SB_EINVAL;
     double vt = 0, tt = 0;
     if (sb__num_in(doc, "vector_tflops", &vt, path, "$", 0, 0.0, 1e5, false,
                    err) ||
         sb__num_in(doc, "transcendental_tops", &tt, path, "$", 0, 0.0, 1e5,
                    false, err))
-        goto out;
+        return SB_EINVAL;
     hw->vector_flops = vt * 1e12;
     hw->exp_ops = tt * 1e12;
+    return 0;
+}
+
+int sb_hw_load(const char *name, sb_hw_spec *hw, sb_err *err)
+{
+    char path[4400];
+    int rc = sb_data_file("hw", name, path, sizeof path, err);
+    if (rc)
+        return rc;
+    memset(hw, 0, sizeof *hw);
+    json_t *doc = NULL;
+    rc = sb__hw_parse(path, &doc, err);
+    if (rc)
+        return rc;
+    rc = SB_EINVAL;
+    if (!json_is_object(doc)) {
+        sb_fail(err, SB_EINVAL, "%s: $: must be an object", path);
+        goto out;
+    }
+    if (sb__hw_names(doc, name, path, hw, err) ||
+        sb__hw_peaks(doc, path, hw, err) || sb__hw_memory(doc, path, hw, err) ||
+        sb__hw_links(doc, path, hw, err) || sb__hw_rates(doc, path, hw, err))
+        goto out;
     rc = 0;
 out:
     json_decref(doc);
@@ -535,6 +576,57 @@ static bool sb__in_family(const sb_result *r, const char *family)
     return strcmp(r->backend, family) == 0;
 }
 
+/* The compute ceilings of a compute.peak or compute.gemm result: the peak
+ * and the GEMM of its dtype, also at the rows of its product; a
+ * decode-shaped GEMM gives the weights' streaming rate instead. */
+static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
+                             sb_ceilings *c, sb_ceilings *seen, int *count)
+{
+    char name[40];
+    double f = sb__metric(r, "GFLOPs_best");
+    if (!(f > 0))
+        f = sb__metric(r, "GFLOPs");
+    if (!(f > 0))
+        f = sb__metric(r, "TFLOPs") * 1e3;
+    const sb_pval *shape = sb_p_find(&r->params, "shape");
+    bool decode = shape && strcmp(shape->text, "decode") == 0;
+    /* the rows of the product, for gemm.<dtype>@M / gemv.<dtype>@M:
+     * a matmul phase runs under the one measured at its rows */
+    double rows = 0;
+    if (shape && strcmp(r->bench, "compute.gemm") == 0) {
+        const char *key = decode                            ? "batch"
+                          : strcmp(shape->text, "llm") == 0 ? "tokens"
+                                                            : "m";
+        const sb_pval *v = sb_p_find(&r->params, key);
+        rows = v ? v->num : 0;
+        if (!(rows > 0) && !decode) { /* square: m = 0 is n */
+            v = sb_p_find(&r->params, "n");
+            rows = v ? v->num : 0;
+        }
+    }
+    if (decode) {
+        /* decode-shaped GEMM: the weights' streaming rate */
+        double gb = sb__metric(r, "weight_GBps_best") * 1e9;
+        snprintf(name, sizeof name, "gemv.%s", dtype);
+        sb__best(c, seen, name, gb, count);
+        if (rows > 0) {
+            snprintf(name, sizeof name, "gemv.%s@%.0f", dtype, rows);
+            sb__best(c, seen, name, gb, count);
+        }
+        return;
+    }
+    if (rows > 0 && strcmp(r->bench, "compute.gemm") == 0) {
+        snprintf(name, sizeof name, "gemm.%s@%.0f", dtype, rows);
+        sb__best(c, seen, name, f * 1e9, count);
+    }
+    snprintf(name, sizeof name, "peak.%s", dtype);
+    sb__best(c, seen, name, f * 1e9, count);
+    if (strcmp(r->bench, "compute.gemm") == 0) {
+        snprintf(name, sizeof name, "gemm.%s", dtype);
+        sb__best(c, seen, name, f * 1e9, count);
+    }
+}
+
 int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
 {
     sb_ceilings seen = {0};
@@ -560,50 +652,7 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
             const char *dtype = dt ? dt->text : "fp64";
             if (strcmp(r->bench, "compute.peak") == 0 ||
                 strcmp(r->bench, "compute.gemm") == 0) {
-                double f = sb__metric(r, "GFLOPs_best");
-                if (!(f > 0))
-                    f = sb__metric(r, "GFLOPs");
-                if (!(f > 0))
-                    f = sb__metric(r, "TFLOPs") * 1e3;
-                const sb_pval *shape = sb_p_find(&r->params, "shape");
-                bool decode = shape && strcmp(shape->text, "decode") == 0;
-                /* the rows of the product, for gemm.<dtype>@M / gemv.<dtype>@M:
-                 * a matmul phase runs under the one measured at its rows */
-                double rows = 0;
-                if (shape && strcmp(r->bench, "compute.gemm") == 0) {
-                    const char *key = decode ? "batch"
-                                      : strcmp(shape->text, "llm") == 0
-                                          ? "tokens"
-                                          : "m";
-                    const sb_pval *v = sb_p_find(&r->params, key);
-                    rows = v ? v->num : 0;
-                    if (!(rows > 0) && !decode) { /* square: m = 0 is n */
-                        v = sb_p_find(&r->params, "n");
-                        rows = v ? v->num : 0;
-                    }
-                }
-                if (decode) {
-                    /* decode-shaped GEMM: the weights' streaming rate */
-                    double gb = sb__metric(r, "weight_GBps_best") * 1e9;
-                    snprintf(name, sizeof name, "gemv.%s", dtype);
-                    sb__best(c, &seen, name, gb, &count);
-                    if (rows > 0) {
-                        snprintf(name, sizeof name, "gemv.%s@%.0f", dtype,
-                                 rows);
-                        sb__best(c, &seen, name, gb, &count);
-                    }
-                    continue;
-                }
-                if (rows > 0 && strcmp(r->bench, "compute.gemm") == 0) {
-                    snprintf(name, sizeof name, "gemm.%s@%.0f", dtype, rows);
-                    sb__best(c, &seen, name, f * 1e9, &count);
-                }
-                snprintf(name, sizeof name, "peak.%s", dtype);
-                sb__best(c, &seen, name, f * 1e9, &count);
-                if (strcmp(r->bench, "compute.gemm") == 0) {
-                    snprintf(name, sizeof name, "gemm.%s", dtype);
-                    sb__best(c, &seen, name, f * 1e9, &count);
-                }
+                sb__ceil_compute(r, dtype, pass, c, &seen, &count);
             } else if (strcmp(r->bench, "memory.sweep") == 0) {
                 static const char *lv[] = {"L1", "L2", "L3", "DRAM"};
                 const sb_pval *kern = sb_p_find(&r->params, "kernel");

@@ -747,184 +747,209 @@ static double sb__mm_peak(const sb_ceilings *c, const char *dtype,
     return sb_ceil_peak(c, dtype, name);
 }
 
-static int sb__predict(const sb_workload *w, const sb_ceilings *c,
-                       bool calibrated, sb_prediction *p, sb_err *err)
+/* The ceilings the phases run under: the job's peak and memory bandwidth
+ * (refused when the machine model has neither), the peak of each kind of
+ * work, the vector and transcendental rates, the decode-GEMM stream. */
+static int sb__ctx_ceilings(sb_mdl_ctx *x, sb_err *err)
 {
-    memset(p, 0, sizeof *p);
-    p->w = *w;
-    sb_workload_sizes(w, &p->sizes);
-    sb_mdl_ctx x = {0};
-    x.w = &p->w;
-    x.c = c;
-    x.p = p;
+    const sb_workload *w = x->w;
+    const sb_ceilings *c = x->c;
+    sb_prediction *p = x->p;
     const char *pk_name = "none", *bw_name = "none";
     /* MFU's denominator: the peak of the dtype the matmuls run in */
-    x.peak = sb_ceil_peak(c, w->mm_dtype, &pk_name);
-    x.bw = sb_ceil_main_bw(c, &bw_name);
+    x->peak = sb_ceil_peak(c, w->mm_dtype, &pk_name);
+    x->bw = sb_ceil_main_bw(c, &bw_name);
     snprintf(p->peak_name, sizeof p->peak_name, "%s", pk_name);
     snprintf(p->bw_name, sizeof p->bw_name, "%s", bw_name);
-    x.host_bw = sb_ceil_get(c, "host.h2d");
-    if (!(x.peak > 0))
+    x->host_bw = sb_ceil_get(c, "host.h2d");
+    if (!(x->peak > 0))
         return sb_fail(err, SB_EINVAL,
                        "the machine model has no compute "
                        "peak for %s (nor a wider type)",
                        w->mm_dtype);
-    if (!(x.bw > 0))
+    if (!(x->bw > 0))
         return sb_fail(err, SB_EINVAL,
                        "the machine model has no memory "
                        "bandwidth (bw.HBM / bw.DRAM / bw.read / bw.triad)");
-    p->peak_flops = x.peak;
-    p->mem_bw = x.bw;
+    p->peak_flops = x->peak;
+    p->mem_bw = x->bw;
     snprintf(p->hw_kind, sizeof p->hw_kind, "%s", c->kind);
-    x.pk[SB_WORK_MATMUL] =
-        sb__mm_peak(c, w->mm_dtype, &x.pk_name[SB_WORK_MATMUL]);
-    x.pk[SB_WORK_ATTENTION] =
-        sb__mm_peak(c, w->attn_dtype, &x.pk_name[SB_WORK_ATTENTION]);
-    x.pk[SB_WORK_ROUTER] =
-        sb_ceil_peak(c, w->router_dtype, &x.pk_name[SB_WORK_ROUTER]);
+    x->pk[SB_WORK_MATMUL] =
+        sb__mm_peak(c, w->mm_dtype, &x->pk_name[SB_WORK_MATMUL]);
+    x->pk[SB_WORK_ATTENTION] =
+        sb__mm_peak(c, w->attn_dtype, &x->pk_name[SB_WORK_ATTENTION]);
+    x->pk[SB_WORK_ROUTER] =
+        sb_ceil_peak(c, w->router_dtype, &x->pk_name[SB_WORK_ROUTER]);
     /* elementwise work: the vector unit where the machine model has one,
      * else the activations' peak */
-    x.pk[SB_WORK_VECTOR] = sb_ceil_get(c, "vector.peak");
-    x.pk_name[SB_WORK_VECTOR] = "vector.peak";
-    if (!(x.pk[SB_WORK_VECTOR] > 0))
-        x.pk[SB_WORK_VECTOR] =
-            sb_ceil_peak(c, w->a_dtype, &x.pk_name[SB_WORK_VECTOR]);
-    x.exp_rate = sb_ceil_get(c, "vector.exp");
-    x.vec_rate = sb_ceil_get(c, "vector.peak");
+    x->pk[SB_WORK_VECTOR] = sb_ceil_get(c, "vector.peak");
+    x->pk_name[SB_WORK_VECTOR] = "vector.peak";
+    if (!(x->pk[SB_WORK_VECTOR] > 0))
+        x->pk[SB_WORK_VECTOR] =
+            sb_ceil_peak(c, w->a_dtype, &x->pk_name[SB_WORK_VECTOR]);
+    x->exp_rate = sb_ceil_get(c, "vector.exp");
+    x->vec_rate = sb_ceil_get(c, "vector.peak");
     for (int k = 0; k < SB_WORK_N; k++)
-        if (!(x.pk[k] > 0)) { /* a dtype the machine lacks: the job's */
-            x.pk[k] = x.peak;
-            x.pk_name[k] = p->peak_name;
+        if (!(x->pk[k] > 0)) { /* a dtype the machine lacks: the job's */
+            x->pk[k] = x->peak;
+            x->pk_name[k] = p->peak_name;
         }
     char gv[40];
     snprintf(gv, sizeof gv, "gemv.%s", w->mm_dtype);
-    x.bw_gemv = sb_ceil_get(c, gv);
+    x->bw_gemv = sb_ceil_get(c, gv);
+    return 0;
+}
+
+/* The efficiencies: 1 at the speed of light, the workload's in the
+ * calibrated mode. */
+static void sb__ctx_eff(sb_mdl_ctx *x, bool calibrated)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
     for (int k = 0; k < SB_WORK_N; k++)
-        x.eff[k] = 1.0;
-    x.eff_mem = x.eff_net = 1.0;
+        x->eff[k] = 1.0;
+    x->eff_mem = x->eff_net = 1.0;
     if (calibrated) {
-        p->calibrated = x.calibrated = true;
+        p->calibrated = x->calibrated = true;
         if (w->eff_matmul > 0)
-            x.eff[SB_WORK_MATMUL] = x.eff[SB_WORK_ROUTER] = w->eff_matmul;
+            x->eff[SB_WORK_MATMUL] = x->eff[SB_WORK_ROUTER] = w->eff_matmul;
         if (w->eff_attention > 0)
-            x.eff[SB_WORK_ATTENTION] = w->eff_attention;
+            x->eff[SB_WORK_ATTENTION] = w->eff_attention;
         if (w->eff_memory > 0)
-            x.eff_mem = x.eff[SB_WORK_VECTOR] = w->eff_memory;
+            x->eff_mem = x->eff[SB_WORK_VECTOR] = w->eff_memory;
         if (w->eff_network > 0)
-            x.eff_net = w->eff_network;
+            x->eff_net = w->eff_network;
     }
-    p->eff_matmul = x.eff[SB_WORK_MATMUL];
-    p->eff_attention = x.eff[SB_WORK_ATTENTION];
-    p->eff_memory = x.eff_mem;
-    p->eff_network = x.eff_net;
-    x.mats = w->gated ? 3.0 : 2.0;
-    x.dqk = w->head_dim + (w->mla ? w->rope_dim : 0);
-    x.dv = w->head_dim;
+    p->eff_matmul = x->eff[SB_WORK_MATMUL];
+    p->eff_attention = x->eff[SB_WORK_ATTENTION];
+    p->eff_memory = x->eff_mem;
+    p->eff_network = x->eff_net;
+}
+
+/* The model's shape as the phases see it: widths, parameters per layer,
+ * the torus, the layers of the fullest stage, the expert groups. */
+static void sb__ctx_shape(sb_mdl_ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    x->mats = w->gated ? 3.0 : 2.0;
+    x->dqk = w->head_dim + (w->mla ? w->rope_dim : 0);
+    x->dv = w->head_dim;
     double d = w->d_model;
-    x.p_o = (double)w->q_heads * w->head_dim * d;
-    x.p_qkv = p->sizes.params_attn_layer - x.p_o;
+    x->p_o = (double)w->q_heads * w->head_dim * d;
+    x->p_qkv = p->sizes.params_attn_layer - x->p_o;
     /* the fullest stage sets the pace when stages are uneven */
     /* the torus (validated by the reader: whole numbers joined by x) */
-    for (const char *m = w->mesh; *m && x.ndims < 8;) {
+    for (const char *m = w->mesh; *m && x->ndims < 8;) {
         char *end;
-        x.dims[x.ndims++] = strtod(m, &end);
+        x->dims[x->ndims++] = strtod(m, &end);
         m = *end ? end + 1 : end;
     }
-    x.Ls = (w->layers + w->pipeline - 1) / w->pipeline;
-    x.stage_frac = (double)x.Ls * w->pipeline / w->layers;
-    x.moe_layers_chip = (double)p->sizes.moe_layers * x.Ls / w->layers;
-    x.dense_layers_chip = x.Ls - x.moe_layers_chip;
+    x->Ls = (w->layers + w->pipeline - 1) / w->pipeline;
+    x->stage_frac = (double)x->Ls * w->pipeline / w->layers;
+    x->moe_layers_chip = (double)p->sizes.moe_layers * x->Ls / w->layers;
+    x->dense_layers_chip = x->Ls - x->moe_layers_chip;
     if (w->fsdp % w->expert == 0) {
-        x.fsdp_e = w->fsdp / w->expert;
-        x.dp_e = w->data;
+        x->fsdp_e = w->fsdp / w->expert;
+        x->dp_e = w->data;
     } else {
-        x.fsdp_e = 1;
-        x.dp_e = w->data * w->fsdp / w->expert;
+        x->fsdp_e = 1;
+        x->dp_e = w->data * w->fsdp / w->expert;
     }
-    if (w->kind == SB_JOB_TRAIN)
-        sb__train(&x);
-    else
-        sb__infer(&x);
-    sb_mdl_memory(&x);
+}
 
-    p->price_chip_hour = w->price_chip_hour > 0
-                             ? w->price_chip_hour
-                             : sb_ceil_get(c, "price.chip_hour");
+/* A training step's totals: step time, throughput, MFU (PaLM and causal),
+ * HFU, cost, each phase's share, the comparison with a measurement. */
+static void sb__train_totals(const sb_mdl_ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
     double chips = w->chips;
     const sb_wl_sizes *s = &p->sizes;
-    if (w->kind == SB_JOB_TRAIN) {
-        p->step_s = sb_mdl_total(p, "step");
-        p->tokens_per_s = p->tokens_per_step / p->step_s;
-        /* PaLM (Chowdhery et al. 2022, appendix B): 6N + 12 L H Q T. */
-        p->model_flops_per_token =
-            6.0 * s->n_for_mfu +
-            12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
-        p->mfu = p->model_flops_per_token * p->tokens_per_s / (chips * x.peak);
-        /* Causal attention counts the unmasked pairs only, S(S+1)/2 of S^2
-         * (MaxText's and Megatron's convention): the attention term times
-         * (S+1)/2S. */
-        double attn =
-            12.0 * w->layers * w->q_heads * (x.dqk + x.dv) / 2.0 * w->seq_len;
-        p->mfu_causal =
-            (p->model_flops_per_token -
-             attn * (1.0 - (w->seq_len + 1.0) / (2.0 * w->seq_len))) *
-            p->tokens_per_s / (chips * x.peak);
-        double hw = 0;
-        for (int i = 0; i < p->n; i++)
-            hw += p->ph[i].flops;
-        p->hw_flops_per_token = hw * chips / p->tokens_per_step;
-        p->hfu = hw / (p->step_s * x.peak);
-        p->cost_per_step = p->price_chip_hour * chips * p->step_s / 3600.0;
-        p->cost_per_mtok = p->cost_per_step / p->tokens_per_step * 1e6;
-        for (int i = 0; i < p->n; i++)
-            if (p->step_s > 0)
-                p->ph[i].share = p->ph[i].exposed / p->step_s;
-        p->measured_step_s = w->measured_step_s;
-        if (w->measured_step_s > 0)
-            p->pct_sol = 100.0 * p->step_s / w->measured_step_s;
-        if (w->measured_tokens_per_s > 0)
-            p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
-        else if (w->measured_step_s > 0)
-            p->vs_measured = w->measured_step_s / p->step_s;
-        else if (w->measured_mfu > 0)
-            p->vs_measured = (w->measured_mfu_causal ? p->mfu_causal : p->mfu) /
-                             w->measured_mfu;
-    } else {
-        double PP = w->pipeline;
-        double pre = sb_mdl_total(p, "prefill"),
-               dec = sb_mdl_total(p, "decode");
-        p->ttft_s = pre * PP;
-        p->tpot_s = dec * PP;
-        double R = (double)w->data * w->fsdp;
-        double b = ceil(w->concurrency / R);
-        /* Lower bound of one decode step: what it must read, once, at the
-         * full memory bandwidth, stage after stage. (Not the weights held
-         * per chip: those include the whole embedding table, of which a
-         * step reads one row per sequence, and every expert.) */
-        /* ... at the fastest stream the machine model has (a run's
-         * decode-GEMM weight stream can beat its read bandwidth) */
-        p->tpot_bound_s =
-            sb__decode_reads(&x, b, p->context) / fmax(x.bw, x.bw_gemv) * PP;
-        p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
-        p->request_s = p->ttft_s + w->output_len * p->tpot_s;
-        sb_mdl_serve(&x);
-        /* served throughput: prefill charged (the serving model) */
-        p->tokens_per_s = p->serve.tokens_per_s;
-        double cost_s = p->price_chip_hour * chips / 3600.0;
-        p->cost_per_mtok =
-            p->tokens_per_s > 0 ? cost_s / p->tokens_per_s * 1e6 : 0;
-        p->model_flops_per_token = 2.0 * s->n_for_mfu;
-        p->mfu = p->model_flops_per_token * p->decode_tokens_per_s /
-                 (chips * x.peak);
-        if (w->measured_tokens_per_s > 0)
-            p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
-        for (int i = 0; i < p->n; i++) {
-            if (strcmp(p->ph[i].stage, "serve") == 0)
-                continue; /* sb_mdl_serve's */
-            double tot = strcmp(p->ph[i].stage, "prefill") == 0 ? pre : dec;
-            p->ph[i].share = tot > 0 ? p->ph[i].exposed / tot : 0;
-        }
+    p->step_s = sb_mdl_total(p, "step");
+    p->tokens_per_s = p->tokens_per_step / p->step_s;
+    /* PaLM (Chowdhery et al. 2022, appendix B): 6N + 12 L H Q T. */
+    p->model_flops_per_token =
+        6.0 * s->n_for_mfu +
+        12.0 * w->layers * w->q_heads * (x->dqk + x->dv) / 2.0 * w->seq_len;
+    p->mfu = p->model_flops_per_token * p->tokens_per_s / (chips * x->peak);
+    /* Causal attention counts the unmasked pairs only, S(S+1)/2 of S^2
+     * (MaxText's and Megatron's convention): the attention term times
+     * (S+1)/2S. */
+    double attn =
+        12.0 * w->layers * w->q_heads * (x->dqk + x->dv) / 2.0 * w->seq_len;
+    p->mfu_causal = (p->model_flops_per_token -
+                     attn * (1.0 - (w->seq_len + 1.0) / (2.0 * w->seq_len))) *
+                    p->tokens_per_s / (chips * x->peak);
+    double hw = 0;
+    for (int i = 0; i < p->n; i++)
+        hw += p->ph[i].flops;
+    p->hw_flops_per_token = hw * chips / p->tokens_per_step;
+    p->hfu = hw / (p->step_s * x->peak);
+    p->cost_per_step = p->price_chip_hour * chips * p->step_s / 3600.0;
+    p->cost_per_mtok = p->cost_per_step / p->tokens_per_step * 1e6;
+    for (int i = 0; i < p->n; i++)
+        if (p->step_s > 0)
+            p->ph[i].share = p->ph[i].exposed / p->step_s;
+    p->measured_step_s = w->measured_step_s;
+    if (w->measured_step_s > 0)
+        p->pct_sol = 100.0 * p->step_s / w->measured_step_s;
+    if (w->measured_tokens_per_s > 0)
+        p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
+    else if (w->measured_step_s > 0)
+        p->vs_measured = w->measured_step_s / p->step_s;
+    else if (w->measured_mfu > 0)
+        p->vs_measured =
+            (w->measured_mfu_causal ? p->mfu_causal : p->mfu) / w->measured_mfu;
+}
+
+/* An inference request's totals: TTFT, TPOT and its bound, request time,
+ * the serving model's throughput and cost, MFU, each phase's share. */
+static void sb__infer_totals(sb_mdl_ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    double chips = w->chips;
+    const sb_wl_sizes *s = &p->sizes;
+    double PP = w->pipeline;
+    double pre = sb_mdl_total(p, "prefill"), dec = sb_mdl_total(p, "decode");
+    p->ttft_s = pre * PP;
+    p->tpot_s = dec * PP;
+    double R = (double)w->data * w->fsdp;
+    double b = ceil(w->concurrency / R);
+    /* Lower bound of one decode step: what it must read, once, at the
+     * full memory bandwidth, stage after stage. (Not the weights held
+     * per chip: those include the whole embedding table, of which a
+     * step reads one row per sequence, and every expert.) */
+    /* ... at the fastest stream the machine model has (a run's
+     * decode-GEMM weight stream can beat its read bandwidth) */
+    p->tpot_bound_s =
+        sb__decode_reads(x, b, p->context) / fmax(x->bw, x->bw_gemv) * PP;
+    p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
+    p->request_s = p->ttft_s + w->output_len * p->tpot_s;
+    sb_mdl_serve(x);
+    /* served throughput: prefill charged (the serving model) */
+    p->tokens_per_s = p->serve.tokens_per_s;
+    double cost_s = p->price_chip_hour * chips / 3600.0;
+    p->cost_per_mtok = p->tokens_per_s > 0 ? cost_s / p->tokens_per_s * 1e6 : 0;
+    p->model_flops_per_token = 2.0 * s->n_for_mfu;
+    p->mfu =
+        p->model_flops_per_token * p->decode_tokens_per_s / (chips * x->peak);
+    if (w->measured_tokens_per_s > 0)
+        p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
+    for (int i = 0; i < p->n; i++) {
+        if (strcmp(p->ph[i].stage, "serve") == 0)
+            continue; /* sb_mdl_serve's */
+        double tot = strcmp(p->ph[i].stage, "prefill") == 0 ? pre : dec;
+        p->ph[i].share = tot > 0 ? p->ph[i].exposed / tot : 0;
     }
+}
+
+/* The warnings the totals call for: a job that does not fit (first), a
+ * machine model without a host link. */
+static void sb__totals_warnings(const sb_mdl_ctx *x)
+{
+    sb_prediction *p = x->p;
     if (!p->mem.fits) {
         /* first: the warning that matters most */
         int n = p->n_warnings < 4 ? p->n_warnings : 3;
@@ -935,9 +960,40 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
                  p->mem.total / 1e9, p->mem.capacity / 1e9);
         p->n_warnings = n + 1;
     }
-    if (!(x.host_bw > 0) && p->n_warnings < 4)
+    if (!(x->host_bw > 0) && p->n_warnings < 4)
         snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
                  "no host-link ceiling: input transfer not timed");
+}
+
+static int sb__predict(const sb_workload *w, const sb_ceilings *c,
+                       bool calibrated, sb_prediction *p, sb_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->w = *w;
+    sb_workload_sizes(w, &p->sizes);
+    sb_mdl_ctx x = {0};
+    x.w = &p->w;
+    x.c = c;
+    x.p = p;
+    int rc = sb__ctx_ceilings(&x, err);
+    if (rc)
+        return rc;
+    sb__ctx_eff(&x, calibrated);
+    sb__ctx_shape(&x);
+    if (w->kind == SB_JOB_TRAIN)
+        sb__train(&x);
+    else
+        sb__infer(&x);
+    sb_mdl_memory(&x);
+
+    p->price_chip_hour = w->price_chip_hour > 0
+                             ? w->price_chip_hour
+                             : sb_ceil_get(c, "price.chip_hour");
+    if (w->kind == SB_JOB_TRAIN)
+        sb__train_totals(&x);
+    else
+        sb__infer_totals(&x);
+    sb__totals_warnings(&x);
     return 0;
 }
 

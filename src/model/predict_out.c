@@ -550,10 +550,9 @@ void sb_interventions_print(FILE *f, const sb_prediction *p)
     }
 }
 
-json_t *sb_predict_to_json(const sb_prediction *p)
+/* The job: schema, workload, kind, chips, overlap and what is hidden. */
+static void sb__json_job(json_t *o, const sb_workload *w)
 {
-    const sb_workload *w = &p->w;
-    json_t *o = json_object();
     json_object_set_new(o, "schema", json_string("solbench.predict/1"));
     json_object_set_new(o, "workload", json_string(w->name));
     json_object_set_new(
@@ -569,6 +568,12 @@ json_t *sb_predict_to_json(const sb_prediction *p)
     for (int k = 0; k < SB_COMM_N; k++)
         json_object_set_new(hid, sb_comm_kind_name[k], json_real(w->hidden[k]));
     json_object_set_new(o, "hidden", hid);
+}
+
+/* The mode, its efficiencies when calibrated, and what was measured. */
+static void sb__json_mode(json_t *o, const sb_prediction *p)
+{
+    const sb_workload *w = &p->w;
     json_object_set_new(
         o, "mode",
         json_string(p->calibrated ? "calibrated" : "speed-of-light"));
@@ -597,57 +602,103 @@ json_t *sb_predict_to_json(const sb_prediction *p)
                                 json_real(w->measured_step_s));
         json_object_set_new(o, "measured", m);
     }
-    json_object_set_new(o, "params_total", json_real(p->sizes.params_total));
-    json_object_set_new(o, "params_active", json_real(p->sizes.params_active));
-    json_object_set_new(o, "kv_bytes_per_token",
-                        json_real(p->sizes.kv_bytes_per_token));
-    json_object_set_new(o, "peak_flops", json_real(p->peak_flops));
-    json_object_set_new(o, "peak_name", json_string(p->peak_name));
-    json_object_set_new(o, "mem_bw", json_real(p->mem_bw));
-    json_t *ph = json_array();
-    for (int i = 0; i < p->n; i++) {
-        const sb_phase *x = &p->ph[i];
-        json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(x->name));
-        json_object_set_new(j, "stage", json_string(x->stage));
-        json_object_set_new(j, "flops", json_real(x->flops));
-        json_object_set_new(j, "bytes", json_real(x->bytes));
-        if (x->exps > 0)
-            json_object_set_new(j, "exps", json_real(x->exps));
-        if (x->vflops > 0)
-            json_object_set_new(j, "vector_flops", json_real(x->vflops));
-        json_object_set_new(j, "comm_bytes", json_real(x->comm_bytes));
-        if (x->collective[0]) {
-            json_object_set_new(j, "collective", json_string(x->collective));
-            json_object_set_new(j, "group", json_integer(x->group));
-        }
-        json_object_set_new(j, "host_bytes", json_real(x->host_bytes));
-        json_object_set_new(j, "t_compute_s", json_real(x->t_compute));
-        json_object_set_new(j, "t_memory_s", json_real(x->t_memory));
-        json_object_set_new(j, "t_network_s", json_real(x->t_network));
-        json_object_set_new(j, "t_latency_s", json_real(x->t_latency));
-        json_object_set_new(j, "t_host_s", json_real(x->t_host));
-        json_object_set_new(j, "time_s", json_real(x->t));
-        json_object_set_new(j, "peak_flops", json_real(x->peak_flops));
-        json_object_set_new(j, "bw_Bps", json_real(x->bw_Bps));
-        if (x->comm_kind >= 0) {
-            json_object_set_new(j, "comm_kind",
-                                json_string(sb_comm_kind_name[x->comm_kind]));
-            json_object_set_new(j, "hidden", json_real(x->hidden));
-            json_object_set_new(j, "exposed_s", json_real(x->exposed));
-        }
-        json_object_set_new(j, "share", json_real(x->share));
-        json_object_set_new(j, "class", json_string(sb_bound_name(x->bound)));
-        json_object_set_new(j, "ceiling", json_string(x->ceiling));
-        if (x->measured_s > 0) {
-            json_object_set_new(j, "measured_s", json_real(x->measured_s));
-            json_object_set_new(j, "pct_sol", json_real(x->pct_sol));
-        }
-        json_array_append_new(ph, j);
+}
+
+/* One phase: its work, its times, its class and ceiling. */
+static json_t *sb__json_phase(const sb_phase *x)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "name", json_string(x->name));
+    json_object_set_new(j, "stage", json_string(x->stage));
+    json_object_set_new(j, "flops", json_real(x->flops));
+    json_object_set_new(j, "bytes", json_real(x->bytes));
+    if (x->exps > 0)
+        json_object_set_new(j, "exps", json_real(x->exps));
+    if (x->vflops > 0)
+        json_object_set_new(j, "vector_flops", json_real(x->vflops));
+    json_object_set_new(j, "comm_bytes", json_real(x->comm_bytes));
+    if (x->collective[0]) {
+        json_object_set_new(j, "collective", json_string(x->collective));
+        json_object_set_new(j, "group", json_integer(x->group));
     }
-    json_object_set_new(o, "phases", ph);
+    json_object_set_new(j, "host_bytes", json_real(x->host_bytes));
+    json_object_set_new(j, "t_compute_s", json_real(x->t_compute));
+    json_object_set_new(j, "t_memory_s", json_real(x->t_memory));
+    json_object_set_new(j, "t_network_s", json_real(x->t_network));
+    json_object_set_new(j, "t_latency_s", json_real(x->t_latency));
+    json_object_set_new(j, "t_host_s", json_real(x->t_host));
+    json_object_set_new(j, "time_s", json_real(x->t));
+    json_object_set_new(j, "peak_flops", json_real(x->peak_flops));
+    json_object_set_new(j, "bw_Bps", json_real(x->bw_Bps));
+    if (x->comm_kind >= 0) {
+        json_object_set_new(j, "comm_kind",
+                            json_string(sb_comm_kind_name[x->comm_kind]));
+        json_object_set_new(j, "hidden", json_real(x->hidden));
+        json_object_set_new(j, "exposed_s", json_real(x->exposed));
+    }
+    json_object_set_new(j, "share", json_real(x->share));
+    json_object_set_new(j, "class", json_string(sb_bound_name(x->bound)));
+    json_object_set_new(j, "ceiling", json_string(x->ceiling));
+    if (x->measured_s > 0) {
+        json_object_set_new(j, "measured_s", json_real(x->measured_s));
+        json_object_set_new(j, "pct_sol", json_real(x->pct_sol));
+    }
+    return j;
+}
+
+/* The serving model's steady state, its SLOs and request rate. */
+static json_t *sb__json_serving(const sb_prediction *p)
+{
+    const sb_workload *w = &p->w;
+    json_t *sv = json_object();
+    json_object_set_new(sv, "batch", json_real(p->serve.batch));
+    json_object_set_new(sv, "iteration_s", json_real(p->serve.iteration_s));
+    json_object_set_new(sv, "prefill_tokens",
+                        json_real(p->serve.prefill_tokens));
+    json_object_set_new(sv, "tokens_per_s", json_real(p->serve.tokens_per_s));
+    json_object_set_new(sv, "ttft_s", json_real(p->serve.ttft_s));
+    json_object_set_new(sv, "tpot_s", json_real(p->serve.tpot_s));
+    json_object_set_new(sv, "max_batch", json_real(p->serve.max_batch));
+    json_object_set_new(sv, "max_batched_tokens",
+                        json_integer(w->max_batched_tokens));
+    if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
+        json_object_set_new(sv, "slo_ttft_s", json_real(w->slo_ttft_s));
+        json_object_set_new(sv, "slo_tpot_s", json_real(w->slo_tpot_s));
+        json_object_set_new(sv, "slo_met", json_boolean(p->serve.slo_met));
+    }
+    if (w->request_rate > 0) {
+        json_object_set_new(sv, "request_rate", json_real(w->request_rate));
+        json_object_set_new(sv, "max_request_rate",
+                            json_real(p->serve.max_request_rate));
+        json_object_set_new(sv, "saturated", json_boolean(p->serve.saturated));
+    }
+    json_object_set_new(sv, "goodput_tokens_per_s",
+                        json_real(p->serve.goodput_tokens_per_s));
+    json_object_set_new(sv, "goodput_batch", json_real(p->serve.goodput_batch));
+    return sv;
+}
+
+/* Memory per chip, by what holds it. */
+static json_t *sb__json_memory(const sb_prediction *p)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "weights", json_real(p->mem.weights));
+    json_object_set_new(m, "grads", json_real(p->mem.grads));
+    json_object_set_new(m, "optimizer", json_real(p->mem.optimizer));
+    json_object_set_new(m, "activations", json_real(p->mem.activations));
+    json_object_set_new(m, "kv_cache", json_real(p->mem.kv_cache));
+    json_object_set_new(m, "total", json_real(p->mem.total));
+    json_object_set_new(m, "capacity", json_real(p->mem.capacity));
+    json_object_set_new(m, "fits", json_boolean(p->mem.fits));
+    return m;
+}
+
+/* The totals: a step's or a request's, then throughput, cost and memory
+ * per chip. */
+static json_t *sb__json_totals(const sb_prediction *p)
+{
     json_t *t = json_object();
-    if (w->kind == SB_JOB_TRAIN) {
+    if (p->w.kind == SB_JOB_TRAIN) {
         json_object_set_new(t, "step_s", json_real(p->step_s));
         json_object_set_new(t, "tokens_per_step",
                             json_real(p->tokens_per_step));
@@ -666,52 +717,21 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(t, "mfu", json_real(p->mfu));
         json_object_set_new(t, "decode_tokens_per_s",
                             json_real(p->decode_tokens_per_s));
-        json_t *sv = json_object();
-        json_object_set_new(sv, "batch", json_real(p->serve.batch));
-        json_object_set_new(sv, "iteration_s", json_real(p->serve.iteration_s));
-        json_object_set_new(sv, "prefill_tokens",
-                            json_real(p->serve.prefill_tokens));
-        json_object_set_new(sv, "tokens_per_s",
-                            json_real(p->serve.tokens_per_s));
-        json_object_set_new(sv, "ttft_s", json_real(p->serve.ttft_s));
-        json_object_set_new(sv, "tpot_s", json_real(p->serve.tpot_s));
-        json_object_set_new(sv, "max_batch", json_real(p->serve.max_batch));
-        json_object_set_new(sv, "max_batched_tokens",
-                            json_integer(w->max_batched_tokens));
-        if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0) {
-            json_object_set_new(sv, "slo_ttft_s", json_real(w->slo_ttft_s));
-            json_object_set_new(sv, "slo_tpot_s", json_real(w->slo_tpot_s));
-            json_object_set_new(sv, "slo_met", json_boolean(p->serve.slo_met));
-        }
-        if (w->request_rate > 0) {
-            json_object_set_new(sv, "request_rate", json_real(w->request_rate));
-            json_object_set_new(sv, "max_request_rate",
-                                json_real(p->serve.max_request_rate));
-            json_object_set_new(sv, "saturated",
-                                json_boolean(p->serve.saturated));
-        }
-        json_object_set_new(sv, "goodput_tokens_per_s",
-                            json_real(p->serve.goodput_tokens_per_s));
-        json_object_set_new(sv, "goodput_batch",
-                            json_real(p->serve.goodput_batch));
-        json_object_set_new(t, "serving", sv);
+        json_object_set_new(t, "serving", sb__json_serving(p));
     }
     json_object_set_new(t, "tokens_per_s", json_real(p->tokens_per_s));
     if (p->vs_measured > 0)
         json_object_set_new(t, "vs_measured", json_real(p->vs_measured));
     json_object_set_new(t, "cost_per_mtok", json_real(p->cost_per_mtok));
     json_object_set_new(t, "price_chip_hour", json_real(p->price_chip_hour));
-    json_t *m = json_object();
-    json_object_set_new(m, "weights", json_real(p->mem.weights));
-    json_object_set_new(m, "grads", json_real(p->mem.grads));
-    json_object_set_new(m, "optimizer", json_real(p->mem.optimizer));
-    json_object_set_new(m, "activations", json_real(p->mem.activations));
-    json_object_set_new(m, "kv_cache", json_real(p->mem.kv_cache));
-    json_object_set_new(m, "total", json_real(p->mem.total));
-    json_object_set_new(m, "capacity", json_real(p->mem.capacity));
-    json_object_set_new(m, "fits", json_boolean(p->mem.fits));
-    json_object_set_new(t, "memory_per_chip", m);
-    json_object_set_new(o, "totals", t);
+    json_object_set_new(t, "memory_per_chip", sb__json_memory(p));
+    return t;
+}
+
+/* The interventions for the dominant phases, as sb_predict_print lists
+ * them. */
+static json_t *sb__json_interventions(const sb_prediction *p)
+{
     json_t *iv = json_array();
     sb_intervention ivs[SB_MAX_INTERVENTIONS];
     int n = sb_interventions(p, ivs, SB_MAX_INTERVENTIONS);
@@ -725,7 +745,27 @@ json_t *sb_predict_to_json(const sb_prediction *p)
         json_object_set_new(j, "interventions", json_string(ivs[i].what));
         json_array_append_new(iv, j);
     }
-    json_object_set_new(o, "interventions", iv);
+    return iv;
+}
+
+json_t *sb_predict_to_json(const sb_prediction *p)
+{
+    json_t *o = json_object();
+    sb__json_job(o, &p->w);
+    sb__json_mode(o, p);
+    json_object_set_new(o, "params_total", json_real(p->sizes.params_total));
+    json_object_set_new(o, "params_active", json_real(p->sizes.params_active));
+    json_object_set_new(o, "kv_bytes_per_token",
+                        json_real(p->sizes.kv_bytes_per_token));
+    json_object_set_new(o, "peak_flops", json_real(p->peak_flops));
+    json_object_set_new(o, "peak_name", json_string(p->peak_name));
+    json_object_set_new(o, "mem_bw", json_real(p->mem_bw));
+    json_t *ph = json_array();
+    for (int i = 0; i < p->n; i++)
+        json_array_append_new(ph, sb__json_phase(&p->ph[i]));
+    json_object_set_new(o, "phases", ph);
+    json_object_set_new(o, "totals", sb__json_totals(p));
+    json_object_set_new(o, "interventions", sb__json_interventions(p));
     json_t *wa = json_array();
     for (int i = 0; i < p->n_warnings; i++)
         json_array_append_new(wa, json_string(p->warnings[i]));

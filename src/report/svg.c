@@ -309,13 +309,36 @@ static void sb__point_name(const sb_roof_row *r, char *buf, size_t len)
              shown ? "" : r->dtype, r->params[0] ? " " : "", r->params);
 }
 
-void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
-                     int n, int W, int H)
+/* The roofs of a roofline chart and the extent of its points: what every
+ * step of drawing it reads. */
+typedef struct sb__roofs {
+    double pk[16], bw[16]; /* compute peaks, memory bandwidths */
+    char pkn[16][64];      /* a peak's dtypes: "bf16/fp16" */
+    const char *bwn[16];   /* a bandwidth's level: "L2", "HBM", "read" */
+    int np, nb;
+    double pmax, pmin, bmax, bmin;
+    int npts; /* the points on the chart, numbered in the key */
+    double amin, amax, vmin, vmax;
+} sb__roofs;
+
+/* The chart as laid out: its axes, the plot area, the key's width and
+ * the boxes taken so far (what no label may cover). */
+typedef struct sb__roofchart {
+    sb__ax x, y;
+    sb__box plot;
+    int keyw; /* the key of the numbered points on the right, 0: none */
+    sb__boxes taken;
+} sb__roofchart;
+
+/* Whether a row is a point of the chart. */
+static bool sb__on_chart(const sb_roof_row *r)
 {
-    double pk[16], bw[16];
-    char pkn[16][64];
-    const char *bwn[16];
-    int np = 0, nb = 0;
+    return r->on_chart && r->ai > 0 && r->achieved > 0;
+}
+
+/* The roofs from the ceilings: one per dtype peak, one per memory level. */
+static void sb__roof_ceilings(const sb_ceilings *c, sb__roofs *R)
+{
     for (int i = 0; i < c->n; i++) {
         const sb_ceiling *x = &c->c[i];
         if (!(x->value > 0))
@@ -323,190 +346,206 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
         if (strncmp(x->name, "peak.", 5) == 0 && !strstr(x->name, "theor")) {
             /* Equal peaks (bf16 = fp16 on most parts) share one roof. */
             int j = 0;
-            while (j < np && fabs(pk[j] - x->value) > 1e-3 * x->value)
+            while (j < R->np && fabs(R->pk[j] - x->value) > 1e-3 * x->value)
                 j++;
-            if (j < np) {
-                size_t l = strlen(pkn[j]);
-                snprintf(pkn[j] + l, sizeof pkn[j] - l, "/%s", x->name + 5);
-            } else if (np < 16) {
-                pk[np] = x->value;
-                snprintf(pkn[np++], sizeof pkn[0], "%s", x->name + 5);
+            if (j < R->np) {
+                size_t l = strlen(R->pkn[j]);
+                snprintf(R->pkn[j] + l, sizeof R->pkn[j] - l, "/%s",
+                         x->name + 5);
+            } else if (R->np < 16) {
+                R->pk[R->np] = x->value;
+                snprintf(R->pkn[R->np++], sizeof R->pkn[0], "%s", x->name + 5);
             }
-        } else if (strncmp(x->name, "bw.", 3) == 0 && nb < 16) {
-            bw[nb] = x->value;
-            bwn[nb++] = x->name + 3;
+        } else if (strncmp(x->name, "bw.", 3) == 0 && R->nb < 16) {
+            R->bw[R->nb] = x->value;
+            R->bwn[R->nb++] = x->name + 3;
         }
     }
     /* bw.read and bw.triad stand in for a memory level only where the run
      * has no level of its own (as the profile's ridge points take them). */
     bool level = false;
-    for (int i = 0; i < nb; i++)
-        level = level || strcmp(bwn[i], "DRAM") == 0 ||
-                strcmp(bwn[i], "HBM") == 0 || bwn[i][0] == 'L';
-    for (int i = 0; level && i < nb; i++)
-        if (strcmp(bwn[i], "read") == 0 || strcmp(bwn[i], "triad") == 0) {
-            memmove(&bw[i], &bw[i + 1], (size_t)(nb - i - 1) * sizeof bw[0]);
-            memmove(&bwn[i], &bwn[i + 1], (size_t)(nb - i - 1) * sizeof bwn[0]);
-            nb--;
+    for (int i = 0; i < R->nb; i++)
+        level = level || strcmp(R->bwn[i], "DRAM") == 0 ||
+                strcmp(R->bwn[i], "HBM") == 0 || R->bwn[i][0] == 'L';
+    for (int i = 0; level && i < R->nb; i++)
+        if (strcmp(R->bwn[i], "read") == 0 || strcmp(R->bwn[i], "triad") == 0) {
+            memmove(&R->bw[i], &R->bw[i + 1],
+                    (size_t)(R->nb - i - 1) * sizeof R->bw[0]);
+            memmove(&R->bwn[i], &R->bwn[i + 1],
+                    (size_t)(R->nb - i - 1) * sizeof R->bwn[0]);
+            R->nb--;
             i--;
         }
-    double pmax = 0, pmin = INFINITY, bmax = 0, bmin = INFINITY;
-    for (int i = 0; i < np; i++) {
-        pmax = fmax(pmax, pk[i]);
-        pmin = fmin(pmin, pk[i]);
+}
+
+/* The range of the roofs and of the points on the chart. */
+static void sb__roof_extent(sb__roofs *R, const sb_roof_row *rows, int n)
+{
+    R->pmax = 0, R->pmin = INFINITY, R->bmax = 0, R->bmin = INFINITY;
+    for (int i = 0; i < R->np; i++) {
+        R->pmax = fmax(R->pmax, R->pk[i]);
+        R->pmin = fmin(R->pmin, R->pk[i]);
     }
-    for (int i = 0; i < nb; i++) {
-        bmax = fmax(bmax, bw[i]);
-        bmin = fmin(bmin, bw[i]);
+    for (int i = 0; i < R->nb; i++) {
+        R->bmax = fmax(R->bmax, R->bw[i]);
+        R->bmin = fmin(R->bmin, R->bw[i]);
     }
-    /* The points on the chart, numbered in the key. */
-    int npts = 0;
-    double amin = INFINITY, amax = 0, vmin = INFINITY, vmax = 0;
+    R->npts = 0;
+    R->amin = INFINITY, R->amax = 0, R->vmin = INFINITY, R->vmax = 0;
     for (int i = 0; i < n; i++)
-        if (rows[i].on_chart && rows[i].ai > 0 && rows[i].achieved > 0) {
-            npts++;
-            amin = fmin(amin, rows[i].ai);
-            amax = fmax(amax, rows[i].ai);
-            vmin = fmin(vmin, rows[i].achieved);
-            vmax = fmax(vmax, rows[i].achieved);
+        if (sb__on_chart(&rows[i])) {
+            R->npts++;
+            R->amin = fmin(R->amin, rows[i].ai);
+            R->amax = fmax(R->amax, rows[i].ai);
+            R->vmin = fmin(R->vmin, rows[i].achieved);
+            R->vmax = fmax(R->vmax, rows[i].achieved);
         }
-    /* Axes: the points and the ridges with a margin, no empty decades. */
+}
+
+/* Axes: the points and the ridges with a margin, no empty decades; a key
+ * of the numbered points on the right, when there are any. */
+static void sb__roof_axes(const sb__roofs *R, int W, int H, sb__roofchart *ch)
+{
     double xlo = INFINITY, xhi = 0;
-    if (np && nb) {
-        xlo = pmin / bmax / 4;
-        xhi = pmax / bmin * 4;
+    if (R->np && R->nb) {
+        xlo = R->pmin / R->bmax / 4;
+        xhi = R->pmax / R->bmin * 4;
     }
-    if (npts) {
-        xlo = fmin(xlo, amin / 3);
-        xhi = fmax(xhi, amax * 3);
+    if (R->npts) {
+        xlo = fmin(xlo, R->amin / 3);
+        xhi = fmax(xhi, R->amax * 3);
     }
     if (!isfinite(xlo) || !(xhi > xlo)) {
         xlo = 1.0 / 64;
         xhi = 1024;
     }
-    double yhi_v = fmax(pmax, vmax) * 2.5;
+    double yhi_v = fmax(R->pmax, R->vmax) * 2.5;
     if (!(yhi_v > 0))
         yhi_v = 1e12;
-    double ylo_v = npts ? vmin / 3 : INFINITY;
-    if (nb)
-        ylo_v = fmin(ylo_v, bmin * xlo);
+    double ylo_v = R->npts ? R->vmin / 3 : INFINITY;
+    if (R->nb)
+        ylo_v = fmin(ylo_v, R->bmin * xlo);
     if (!isfinite(ylo_v) || ylo_v <= 0)
         ylo_v = yhi_v / 1e5;
     ylo_v = fmax(ylo_v, yhi_v / 1e7);
-    /* A key of the numbered points on the right, when there are any. */
-    int keyw = npts ? 300 : 0;
-    sb__ax x = {floor(log10(xlo)), ceil(log10(xhi)), 70, W - 20 - keyw};
-    sb__ax y = {floor(log10(ylo_v)), ceil(log10(yhi_v)), H - 50, 36};
-    sb__frame(b, &x, &y, "Hierarchical roofline",
-              "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)", false,
-              W, H);
-    sb__box plot = {x.p0, y.p1, x.p1, y.p0};
-    sb__boxes taken = {.n = 0};
-    double X0 = pow(10, x.lo), X1 = pow(10, x.hi);
-    char t[32];
-    sb_buf_printf(b, "<g class=\"roofs\">\n");
-    /* Memory roofs: y = AI x BW, up to the highest peak; named in the
-     * legend by colour (labels along parallel roofs would overlap). */
-    for (int i = 0; i < nb; i++) {
-        double xe = pmax > 0 ? pmax / bw[i] : X1;
+    ch->keyw = R->npts ? 300 : 0;
+    ch->x =
+        (sb__ax){floor(log10(xlo)), ceil(log10(xhi)), 70, W - 20 - ch->keyw};
+    ch->y = (sb__ax){floor(log10(ylo_v)), ceil(log10(yhi_v)), H - 50, 36};
+    ch->plot = (sb__box){ch->x.p0, ch->y.p1, ch->x.p1, ch->y.p0};
+}
+
+/* The roofs: memory roofs y = AI x BW up to the highest peak, compute
+ * roofs horizontal from the fastest memory roof. */
+static void sb__roof_lines(sb_buf *b, const sb__roofs *R,
+                           const sb__roofchart *ch)
+{
+    const sb__ax *x = &ch->x, *y = &ch->y;
+    double X0 = pow(10, x->lo), X1 = pow(10, x->hi);
+    /* memory roofs: named in the legend by colour (labels along parallel
+     * roofs would overlap) */
+    for (int i = 0; i < R->nb; i++) {
+        double xe = R->pmax > 0 ? R->pmax / R->bw[i] : X1;
         xe = fmin(xe, X1);
-        double xs = fmax(X0, pow(10, y.lo) / bw[i]);
+        double xs = fmax(X0, pow(10, y->lo) / R->bw[i]);
         if (xs >= xe)
             continue;
         sb_buf_printf(b,
                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                       "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                      sb__map(&x, xs), sb__map(&y, xs * bw[i]), sb__map(&x, xe),
-                      sb__map(&y, xe * bw[i]), sb__palette(i));
+                      sb__map(x, xs), sb__map(y, xs * R->bw[i]), sb__map(x, xe),
+                      sb__map(y, xe * R->bw[i]), sb__palette(i));
     }
-    /* Compute roofs: horizontal from the fastest memory roof. */
-    for (int i = 0; i < np; i++) {
-        double xs = bmax > 0 ? pk[i] / bmax : X0;
+    for (int i = 0; i < R->np; i++) {
+        double xs = R->bmax > 0 ? R->pk[i] / R->bmax : X0;
         xs = fmax(xs, X0);
         sb_buf_printf(b,
                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
                       "y2=\"%.1f\" stroke=\"#444\" stroke-width=\"2\" "
                       "stroke-dasharray=\"%s\"/>\n",
-                      sb__map(&x, xs), sb__map(&y, pk[i]), sb__map(&x, X1),
-                      sb__map(&y, pk[i]), i == 0 ? "none" : "6,3");
+                      sb__map(x, xs), sb__map(y, R->pk[i]), sb__map(x, X1),
+                      sb__map(y, R->pk[i]), i == 0 ? "none" : "6,3");
     }
-    sb_buf_printf(b, "</g>\n<g class=\"legend\">\n");
-    /* The legend, top left (the region above the memory roofs, where no
-     * kernel can be): every roof with its value, then the classes shown. */
-    {
-        double lx = x.p0 + 10, ly = y.p1 + 8, lh = 15;
-        int lines = 0;
-        for (int i = 0; i < nb; i++) {
-            char label[96];
-            sb__si(bw[i], t, sizeof t);
-            snprintf(label, sizeof label, "%s %s%sB/s", bwn[i], t,
-                     strchr(t, ' ') ? "" : " ");
-            double yy = ly + lh * lines++;
-            sb_buf_printf(b,
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                          "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\">",
-                          lx, yy + 6, lx + 18, yy + 6, sb__palette(i), lx + 24,
-                          yy + 10);
-            sb_buf_esc(b, label);
-            sb_buf_printf(b, "</text>\n");
-            sb__take(&taken,
-                     (sb__box){lx, yy,
-                               lx + 24 + strlen(label) * 12 * SB__CHAR_W,
-                               yy + 12});
-        }
-        for (int i = 0; i < np; i++) {
-            char label[96];
-            sb__si(pk[i], t, sizeof t);
-            snprintf(label, sizeof label, "%s %s%sFLOP/s", pkn[i], t,
-                     strchr(t, ' ') ? "" : " ");
-            double yy = ly + lh * lines++;
-            sb_buf_printf(b,
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                          "y2=\"%.1f\" stroke=\"#444\" stroke-width=\"2\" "
-                          "stroke-dasharray=\"%s\"/><text x=\"%.1f\" "
-                          "y=\"%.1f\">",
-                          lx, yy + 6, lx + 18, yy + 6, i == 0 ? "none" : "6,3",
-                          lx + 24, yy + 10);
-            sb_buf_esc(b, label);
-            sb_buf_printf(b, "</text>\n");
-            sb__take(&taken,
-                     (sb__box){lx, yy,
-                               lx + 24 + strlen(label) * 12 * SB__CHAR_W,
-                               yy + 12});
-        }
-        static const sb_bound cls[] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY};
-        for (int k = 0; k < 2 && npts; k++) {
-            double yy = ly + lh * lines++;
-            sb_buf_printf(b,
-                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
-                          "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s-bound"
-                          "</text>\n",
-                          lx + 9, yy + 6, sb__class_color(cls[k]), lx + 24,
-                          yy + 10, sb_bound_name(cls[k]));
-            sb__take(&taken, (sb__box){lx, yy, lx + 24 + 14 * 12 * SB__CHAR_W,
-                                       yy + 12});
-        }
+}
+
+/* The legend, top left (the region above the memory roofs, where no
+ * kernel can be): every roof with its value, then the classes shown. */
+static void sb__roof_legend(sb_buf *b, const sb__roofs *R, sb__roofchart *ch)
+{
+    double lx = ch->x.p0 + 10, ly = ch->y.p1 + 8, lh = 15;
+    int lines = 0;
+    char t[32];
+    for (int i = 0; i < R->nb; i++) {
+        char label[96];
+        sb__si(R->bw[i], t, sizeof t);
+        snprintf(label, sizeof label, "%s %s%sB/s", R->bwn[i], t,
+                 strchr(t, ' ') ? "" : " ");
+        double yy = ly + lh * lines++;
+        sb_buf_printf(b,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                      "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
+                      "<text x=\"%.1f\" y=\"%.1f\">",
+                      lx, yy + 6, lx + 18, yy + 6, sb__palette(i), lx + 24,
+                      yy + 10);
+        sb_buf_esc(b, label);
+        sb_buf_printf(b, "</text>\n");
+        sb__take(&ch->taken,
+                 (sb__box){lx, yy, lx + 24 + strlen(label) * 12 * SB__CHAR_W,
+                           yy + 12});
     }
-    sb_buf_printf(b, "</g>\n<g class=\"points\">\n");
-    /* Points first (their discs are obstacles for every label), then the
-     * numbers beside them, then the key. */
+    for (int i = 0; i < R->np; i++) {
+        char label[96];
+        sb__si(R->pk[i], t, sizeof t);
+        snprintf(label, sizeof label, "%s %s%sFLOP/s", R->pkn[i], t,
+                 strchr(t, ' ') ? "" : " ");
+        double yy = ly + lh * lines++;
+        sb_buf_printf(b,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                      "y2=\"%.1f\" stroke=\"#444\" stroke-width=\"2\" "
+                      "stroke-dasharray=\"%s\"/><text x=\"%.1f\" "
+                      "y=\"%.1f\">",
+                      lx, yy + 6, lx + 18, yy + 6, i == 0 ? "none" : "6,3",
+                      lx + 24, yy + 10);
+        sb_buf_esc(b, label);
+        sb_buf_printf(b, "</text>\n");
+        sb__take(&ch->taken,
+                 (sb__box){lx, yy, lx + 24 + strlen(label) * 12 * SB__CHAR_W,
+                           yy + 12});
+    }
+    static const sb_bound cls[] = {SB_BOUND_COMPUTE, SB_BOUND_MEMORY};
+    for (int k = 0; k < 2 && R->npts; k++) {
+        double yy = ly + lh * lines++;
+        sb_buf_printf(b,
+                      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+                      "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s-bound"
+                      "</text>\n",
+                      lx + 9, yy + 6, sb__class_color(cls[k]), lx + 24, yy + 10,
+                      sb_bound_name(cls[k]));
+        sb__take(&ch->taken,
+                 (sb__box){lx, yy, lx + 24 + 14 * 12 * SB__CHAR_W, yy + 12});
+    }
+}
+
+/* The points: their discs first (obstacles for every label), then each
+ * point with its tooltip and its number placed beside it. */
+static void sb__roof_points(sb_buf *b, const sb_roof_row *rows, int n,
+                            sb__roofchart *ch)
+{
+    char t[32];
     for (int i = 0; i < n; i++) {
         const sb_roof_row *r = &rows[i];
-        if (!r->on_chart || !(r->ai > 0) || !(r->achieved > 0))
+        if (!sb__on_chart(r))
             continue;
-        double px = sb__map(&x, r->ai), py = sb__map(&y, r->achieved);
-        sb__take(&taken, (sb__box){px - 5, py - 5, px + 5, py + 5});
+        double px = sb__map(&ch->x, r->ai), py = sb__map(&ch->y, r->achieved);
+        sb__take(&ch->taken, (sb__box){px - 5, py - 5, px + 5, py + 5});
     }
     int k = 0;
     for (int i = 0; i < n; i++) {
         const sb_roof_row *r = &rows[i];
-        if (!r->on_chart || !(r->ai > 0) || !(r->achieved > 0))
+        if (!sb__on_chart(r))
             continue;
         k++;
-        double px = sb__map(&x, r->ai), py = sb__map(&y, r->achieved);
-        char name[256];
-        sb__point_name(r, name, sizeof name);
+        double px = sb__map(&ch->x, r->ai), py = sb__map(&ch->y, r->achieved);
         sb_buf_printf(b,
                       "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
                       "fill=\"%s\" stroke=\"#000\" stroke-width=\"0.8\">"
@@ -523,80 +562,111 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
         char num[8];
         snprintf(num, sizeof num, "%d", k);
         double tx, ty;
-        sb__place(&taken, plot, px, py, (int)strlen(num), 10, &tx, &ty);
+        sb__place(&ch->taken, ch->plot, px, py, (int)strlen(num), 10, &tx, &ty);
         sb_buf_printf(b,
                       "<text class=\"pt\" x=\"%.1f\" y=\"%.1f\" "
                       "font-size=\"10\" font-weight=\"bold\">%s</text>\n",
                       tx, ty, num);
     }
-    /* The key: number, class, kernel; a long name wraps at a space onto
-     * the next line, never cut (whole also in the table and the point's
-     * tooltip). Points past the column's height are counted. */
-    if (npts) {
-        double kx = W - keyw + 8, ky = y.p1 + 4;
-        int lines = (int)((y.p0 - y.p1) / 13) - 2, used = 0;
-        int maxc = (int)((keyw - 26) / (10 * SB__CHAR_W));
-        sb_buf_printf(b,
-                      "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">"
-                      "points</text>\n",
-                      kx, ky + 8);
-        k = 0;
-        int listed = 0;
-        for (int i = 0; i < n; i++) {
-            const sb_roof_row *r = &rows[i];
-            if (!r->on_chart || !(r->ai > 0) || !(r->achieved > 0))
-                continue;
-            k++;
-            char name[256], num[8];
-            sb__point_name(r, name, sizeof name);
-            snprintf(num, sizeof num, "%d ", k);
-            /* split into at most a few lines of maxc characters */
-            const char *parts[4];
-            int plen[4], np2 = 0;
-            const char *p = name;
-            int room = maxc - (int)strlen(num);
-            while (*p && np2 < 4) {
-                int l = (int)strlen(p);
-                if (l > room) {
-                    int cut = room;
-                    while (cut > 0 && p[cut] != ' ')
-                        cut--;
-                    l = cut > 0 ? cut : room;
-                }
-                parts[np2] = p;
-                plen[np2++] = l;
-                p += l;
-                while (*p == ' ')
-                    p++;
-                room = maxc - (int)strlen(num);
-            }
-            if (used + np2 > lines)
-                break;
-            for (int q = 0; q < np2; q++) {
-                double yy = ky + 13.0 * (used + q + 2);
-                if (q == 0)
-                    sb_buf_printf(b,
-                                  "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
-                                  "fill=\"%s\"/>",
-                                  kx + 4, yy - 3.5, sb__class_color(r->bound));
-                sb_buf_printf(b,
-                              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-                              "xml:space=\"preserve\">%s",
-                              kx + 12, yy, q == 0 ? num : "   ");
-                char part[256];
-                snprintf(part, sizeof part, "%.*s", plen[q], parts[q]);
-                sb_buf_esc(b, part);
-                sb_buf_printf(b, "</text>\n");
-            }
-            used += np2;
-            listed++;
+}
+
+/* A key entry's name split into at most 4 lines of `room` characters, at
+ * a space where there is one; returns the number of lines. */
+static int sb__key_wrap(const char *name, int room, const char *parts[4],
+                        int plen[4])
+{
+    int np2 = 0;
+    const char *p = name;
+    while (*p && np2 < 4) {
+        int l = (int)strlen(p);
+        if (l > room) {
+            int cut = room;
+            while (cut > 0 && p[cut] != ' ')
+                cut--;
+            l = cut > 0 ? cut : room;
         }
-        if (listed < npts)
+        parts[np2] = p;
+        plen[np2++] = l;
+        p += l;
+        while (*p == ' ')
+            p++;
+    }
+    return np2;
+}
+
+/* The key: number, class, kernel; a long name wraps at a space onto the
+ * next line, never cut (whole also in the table and the point's
+ * tooltip). Points past the column's height are counted. */
+static void sb__roof_key(sb_buf *b, const sb_roof_row *rows, int n, int npts,
+                         const sb__roofchart *ch, int W)
+{
+    double kx = W - ch->keyw + 8, ky = ch->y.p1 + 4;
+    int lines = (int)((ch->y.p0 - ch->y.p1) / 13) - 2, used = 0;
+    int maxc = (int)((ch->keyw - 26) / (10 * SB__CHAR_W));
+    sb_buf_printf(b,
+                  "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">"
+                  "points</text>\n",
+                  kx, ky + 8);
+    int k = 0, listed = 0;
+    for (int i = 0; i < n; i++) {
+        const sb_roof_row *r = &rows[i];
+        if (!sb__on_chart(r))
+            continue;
+        k++;
+        char name[256], num[8];
+        sb__point_name(r, name, sizeof name);
+        snprintf(num, sizeof num, "%d ", k);
+        const char *parts[4];
+        int plen[4];
+        int np2 = sb__key_wrap(name, maxc - (int)strlen(num), parts, plen);
+        if (used + np2 > lines)
+            break;
+        for (int q = 0; q < np2; q++) {
+            double yy = ky + 13.0 * (used + q + 2);
+            if (q == 0)
+                sb_buf_printf(b,
+                              "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                              "fill=\"%s\"/>",
+                              kx + 4, yy - 3.5, sb__class_color(r->bound));
             sb_buf_printf(b,
                           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-                          "fill=\"#777\">... %d more: the table</text>\n",
-                          kx + 12, ky + 13.0 * (used + 2), npts - listed);
+                          "xml:space=\"preserve\">%s",
+                          kx + 12, yy, q == 0 ? num : "   ");
+            char part[256];
+            snprintf(part, sizeof part, "%.*s", plen[q], parts[q]);
+            sb_buf_esc(b, part);
+            sb_buf_printf(b, "</text>\n");
+        }
+        used += np2;
+        listed++;
     }
+    if (listed < npts)
+        sb_buf_printf(b,
+                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+                      "fill=\"#777\">... %d more: the table</text>\n",
+                      kx + 12, ky + 13.0 * (used + 2), npts - listed);
+}
+
+void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
+                     int n, int W, int H)
+{
+    sb__roofs R = {.np = 0};
+    sb__roof_ceilings(c, &R);
+    sb__roof_extent(&R, rows, n);
+    sb__roofchart ch = {.keyw = 0};
+    sb__roof_axes(&R, W, H, &ch);
+    sb__frame(b, &ch.x, &ch.y, "Hierarchical roofline",
+              "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)", false,
+              W, H);
+    sb_buf_printf(b, "<g class=\"roofs\">\n");
+    sb__roof_lines(b, &R, &ch);
+    sb_buf_printf(b, "</g>\n<g class=\"legend\">\n");
+    sb__roof_legend(b, &R, &ch);
+    sb_buf_printf(b, "</g>\n<g class=\"points\">\n");
+    /* points first, then the numbers beside them, then the key */
+    sb__roof_points(b, rows, n, &ch);
+    if (R.npts)
+        sb__roof_key(b, rows, n, R.npts, &ch, W);
     sb_buf_printf(b, "</g>\n</svg>\n");
 }
 
