@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "report/publish_int.h"
 #include "solbench/changes.h"
 #include "solbench/fileio.h"
 #include "solbench/output.h"
@@ -36,140 +37,6 @@
 /* The trend compares the latest figure with the median of this many runs
  * before it. */
 #define TREND_RUNS 5
-/* Points of a sparkline at most: a longer series is averaged into this
- * many buckets (one per 1.2 px of its 120). */
-#define SPARK_POINTS 100
-
-/* ---- text buffer ----------------------------------------------------------
- */
-
-typedef struct pub_buf {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} pub_buf;
-
-static bool pub_room(pub_buf *b, size_t more)
-{
-    if (b->oom)
-        return false;
-    if (b->n + more + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->n + more + 1)
-        cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-        b->oom = true;
-        return false;
-    }
-    b->s = p;
-    b->cap = cap;
-    return true;
-}
-
-static void pub_printf(pub_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void pub_printf(pub_buf *b, const char *fmt, ...)
-{
-    for (int tries = 0; tries < 2; tries++) {
-        if (!pub_room(b, 0))
-            return;
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-            return;
-        if ((size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        if (!pub_room(b, (size_t)k))
-            return;
-    }
-}
-
-static void pub_put(pub_buf *b, const char *s)
-{
-    size_t l = strlen(s);
-    if (!pub_room(b, l))
-        return;
-    memcpy(b->s + b->n, s, l + 1);
-    b->n += l;
-}
-
-/* Appends s with &, <, >, " and ' as entities: safe in text and in a
- * quoted attribute alike. */
-static void pub_esc(pub_buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        const char *e = NULL;
-        switch (*s) {
-        case '&':
-            e = "&amp;";
-            break;
-        case '<':
-            e = "&lt;";
-            break;
-        case '>':
-            e = "&gt;";
-            break;
-        case '"':
-            e = "&quot;";
-            break;
-        case '\'':
-            e = "&#39;";
-            break;
-        }
-        if (e) {
-            pub_put(b, e);
-        } else if (pub_room(b, 1)) {
-            b->s[b->n++] = *s;
-            b->s[b->n] = '\0';
-        }
-    }
-}
-
-/* ---- numbers as text ------------------------------------------------------
- */
-
-/* A signed percentage with a real minus sign: "+1.2 %", "−10.1 %". */
-static const char *fmt_pct(double v, char *buf, size_t len)
-{
-    if (!isfinite(v))
-        snprintf(buf, len, "n/a");
-    else if (v < 0 && fabs(v) >= 0.05)
-        snprintf(buf, len, "\u2212%.1f\u00a0%%", -v);
-    else
-        snprintf(buf, len, "+%.1f\u00a0%%", fabs(v));
-    return buf;
-}
-
-/* A figure to 4 significant digits. */
-static const char *fmt_fig(double v, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.4g", v);
-    return buf;
-}
-
-/* "2026-01-01T00:12:00.000Z" as "2026-01-01 00:12:00". */
-static const char *fmt_time(const char *iso, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.19s", iso);
-    if (strlen(buf) > 10 && buf[10] == 'T')
-        buf[10] = ' ';
-    return buf;
-}
-
-/* Characters (not bytes) of UTF-8 text. */
-static size_t u8len(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
-    return n;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -498,10 +365,10 @@ static void machine_of(sb_store *st, const sb_series *s, machine *m)
 /* "memory.read" or "attention.decode@cuda". */
 static void series_name(pub_buf *b, const sb_series *s)
 {
-    pub_esc(b, s->bench);
+    sb_pub_esc(b, s->bench);
     if (strcmp(s->backend, "cpu") != 0 && s->backend[0]) {
-        pub_put(b, "@");
-        pub_esc(b, s->backend);
+        sb_pub_put(b, "@");
+        sb_pub_esc(b, s->backend);
     }
 }
 
@@ -510,401 +377,7 @@ static void series_params(pub_buf *b, const sb_series *s)
     char params[512];
     sb_params_text_compact(s->bench, s->backend, s->params, params,
                            sizeof params);
-    pub_esc(b, params[0] ? params : "-");
-}
-
-/* ---- charts ---------------------------------------------------------------
- */
-
-/* A 1-2-5 step near span / n. */
-static double nice_step(double span, int n)
-{
-    double raw = span / n;
-    if (!(raw > 0))
-        return 1;
-    double p = pow(10, floor(log10(raw)));
-    double f = raw / p;
-    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
-}
-
-/* A tick's label with as many decimals as the step needs. */
-static const char *fmt_tick(double v, double step, char *buf, size_t len)
-{
-    if (fabs(v) < step * 1e-9)
-        v = 0;
-    if (fabs(v) >= 1e7 || (fabs(v) < 1e-4 && v != 0)) {
-        snprintf(buf, len, "%.3g", v);
-        return buf;
-    }
-    int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
-    snprintf(buf, len, "%.*f", dec > 9 ? 9 : dec, v);
-    return buf;
-}
-
-/* The series' values as a 120 x 24 sparkline, its last point marked. */
-static void sparkline(pub_buf *b, const sb_series *s)
-{
-    const double w = 120, h = 24, pad = 2;
-    size_t n = s->n, m = n > SPARK_POINTS ? SPARK_POINTS : n;
-    double v[SPARK_POINTS], lo = INFINITY, hi = -INFINITY;
-    for (size_t k = 0; k < m; k++) {
-        size_t a = k * n / m, z = (k + 1) * n / m;
-        double sum = 0;
-        for (size_t i = a; i < z; i++)
-            sum += s->runs[i].value;
-        v[k] = sum / (double)(z - a);
-        lo = fmin(lo, v[k]);
-        hi = fmax(hi, v[k]);
-    }
-    /* at least 15 % of the level from bottom to top, so a flat series'
-     * noise does not look like the 10 % step of another */
-    double mid = (lo + hi) / 2, least = 0.15 * fabs(mid);
-    if (hi - lo < least) {
-        lo = mid - least / 2;
-        hi = mid + least / 2;
-    }
-    if (!(hi > lo)) {
-        lo -= 1;
-        hi += 1;
-    }
-    pub_printf(b,
-               "<svg class=\"spark\" width=\"120\" height=\"24\" viewBox=\"0 "
-               "0 120 24\" role=\"img\"><polyline class=\"ln\" points=\"");
-    double x = 0, y = 0;
-    for (size_t k = 0; k < m; k++) {
-        x = pad + (m > 1 ? (double)k / (double)(m - 1) : 0.5) * (w - 2 * pad);
-        y = pad + (hi - v[k]) / (hi - lo) * (h - 2 * pad);
-        pub_printf(b, "%s%.1f,%.1f", k ? " " : "", x, y);
-    }
-    pub_printf(b,
-               "\"/><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" "
-               "r=\"2\"/></svg>",
-               x, y);
-}
-
-/* The timeline's geometry: the plot area in px and its y axis. */
-typedef struct plot {
-    size_t n;               /* runs */
-    double width, height;   /* of the whole SVG */
-    double left, top, w, h; /* the plot area */
-    double inner;           /* kept free at either end of x */
-    double ylo, yhi, ystep; /* the y axis and its tick step */
-} plot;
-
-static double plot_x(const plot *p, size_t i)
-{
-    double f = p->n > 1 ? (double)i / (double)(p->n - 1) : 0.5;
-    return p->left + p->inner + f * (p->w - 2 * p->inner);
-}
-
-static double plot_y(const plot *p, double v)
-{
-    return p->top + (p->yhi - v) / (p->yhi - p->ylo) * p->h;
-}
-
-/* A change point's line: between the last run before and the first
- * after. */
-static double plot_cp_x(const plot *p, size_t index)
-{
-    return index > 0 ? (plot_x(p, index - 1) + plot_x(p, index)) / 2
-                     : plot_x(p, 0);
-}
-
-/* A run's cv where it has one, else 0. */
-static double run_cv(const sb_series_run *r)
-{
-    return r->cv > 0 && isfinite(r->cv) ? r->cv : 0;
-}
-
-/* Where a change point's label goes: its centre and row in the top margin
- * (-1: left out, no row had room). */
-typedef struct cp_label {
-    double x, w;
-    int row;
-} cp_label;
-
-/* Rows of change-point labels at most: six labels of about 45 px fit
- * over six change points as close as min_size allows on a timeline of
- * up to ~100 runs; closer than that a label is left out (its line, its
- * hover title and its table row stay). */
-#define LABEL_ROWS 6
-
-/* Puts each change point's label (the change in %) in the first row, left
- * to right, where it does not touch the one before; the rows used, and
- * how many labels found none in *left_out. */
-static int place_labels(const sb_series *s, const plot *p, cp_label *lab,
-                        size_t *left_out)
-{
-    int rows = 0;
-    double row_end[LABEL_ROWS];
-    for (int r = 0; r < LABEL_ROWS; r++)
-        row_end[r] = -INFINITY;
-    *left_out = 0;
-    for (size_t k = 0; k < s->n_cps; k++) {
-        char pct[32];
-        fmt_pct(s->cps[k].change_pct, pct, sizeof pct);
-        double w = 6.2 * (double)u8len(pct) + 4; /* 11 px Helvetica */
-        double x = plot_cp_x(p, s->cps[k].index);
-        lab[k].w = w;
-        lab[k].x = fmin(fmax(x, w / 2 + 2), p->width - w / 2 - 2);
-        lab[k].row = -1;
-        for (int r = 0; r < LABEL_ROWS; r++)
-            if (row_end[r] + 6 <= lab[k].x - w / 2) {
-                lab[k].row = r;
-                row_end[r] = lab[k].x + w / 2;
-                rows = r + 1 > rows ? r + 1 : rows;
-                break;
-            }
-        *left_out += lab[k].row < 0;
-    }
-    return rows;
-}
-
-/* The y axis: the values, and the ±cv band no further than their span
- * beyond them (a run of cv 60 % does not flatten the rest), in about
- * four steps of 1, 2 or 5. */
-static void y_axis(const sb_series *s, bool band, plot *p)
-{
-    double lo = INFINITY, hi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
-    for (size_t i = 0; i < s->n; i++) {
-        const sb_series_run *r = &s->runs[i];
-        lo = fmin(lo, r->value);
-        hi = fmax(hi, r->value);
-        blo = fmin(blo, r->value * (1 - run_cv(r)));
-        bhi = fmax(bhi, r->value * (1 + run_cv(r)));
-    }
-    double span = hi - lo > 0 ? hi - lo : fmax(fabs(hi) * 0.05, 1e-12);
-    if (band) {
-        lo = fmax(fmin(lo, blo), lo - span);
-        hi = fmin(fmax(hi, bhi), hi + span);
-    }
-    if (!(hi - lo > 0)) {
-        lo -= span;
-        hi += span;
-    }
-    p->ystep = nice_step(hi - lo, 4);
-    p->ylo = floor(lo / p->ystep) * p->ystep;
-    p->yhi = ceil(hi / p->ystep) * p->ystep;
-    if (p->yhi - p->ylo < p->ystep)
-        p->yhi = p->ylo + p->ystep;
-}
-
-/* Grid, ticks, frame and the two axis titles. */
-static void draw_axes(pub_buf *b, const sb_series *s, const plot *p)
-{
-    const double y0 = p->top + p->h;
-    char t[48];
-    for (double v = p->ylo; v <= p->yhi + p->ystep * 1e-6; v += p->ystep) {
-        double y = plot_y(p, v);
-        pub_printf(b,
-                   "<line class=\"gr\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" "
-                   "y2=\"%.1f\"/><text x=\"%.0f\" y=\"%.1f\" "
-                   "text-anchor=\"end\">%s</text>\n",
-                   p->left, p->left + p->w, y, y, p->left - 6, y + 4,
-                   fmt_tick(v, p->ystep, t, sizeof t));
-    }
-    /* run numbers, 1 the oldest: 1, then the multiples of the step */
-    const size_t n = p->n;
-    size_t xstep = n > 1 ? (size_t)fmax(1, nice_step((double)(n - 1), 8)) : 1;
-    for (size_t k = 1; k <= n; k = k == 1 && xstep > 1 ? xstep : k + xstep) {
-        double x = plot_x(p, k - 1);
-        pub_printf(b,
-                   "<line class=\"ax\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
-                   "y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\" "
-                   "text-anchor=\"middle\">%zu</text>\n",
-                   x, x, y0, y0 + 4, x, y0 + 16, k);
-    }
-    pub_printf(b,
-               "<rect class=\"ax\" x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
-               "height=\"%.0f\"/>\n",
-               p->left, p->top, p->w, p->h);
-    char when[24];
-    pub_printf(b,
-               "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">run, "
-               "oldest first (1: ",
-               p->left + p->w / 2, y0 + 33);
-    pub_esc(b, fmt_time(s->runs[0].started_at, when, sizeof when));
-    if (n > 1) {
-        pub_printf(b, "; %zu: ", n);
-        pub_esc(b, fmt_time(s->runs[n - 1].started_at, when, sizeof when));
-    }
-    pub_printf(b,
-               " UTC)</text>\n<text transform=\"rotate(-90)\" x=\"%.0f\" "
-               "y=\"16\" text-anchor=\"middle\">",
-               -(p->top + p->h / 2));
-    pub_esc(b, s->metric);
-    pub_put(b, " (");
-    pub_esc(b, s->unit);
-    pub_printf(b, "), %s is better</text>\n",
-               s->higher_better == 0 ? "lower" : "higher");
-}
-
-/* The ±cv band, the line through the runs and each run's point with its
- * hover title, clipped to the plot. */
-static void draw_runs(pub_buf *b, const sb_series *s, const plot *p, bool band)
-{
-    const size_t n = s->n;
-    pub_put(b, "<g clip-path=\"url(#plot)\">\n");
-    if (band) {
-        pub_put(b, "<polygon class=\"band\" points=\"");
-        for (size_t i = 0; i < n; i++)
-            pub_printf(b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
-                       plot_y(p, s->runs[i].value * (1 + run_cv(&s->runs[i]))));
-        for (size_t i = n; i-- > 0;)
-            pub_printf(b, " %.1f,%.1f", plot_x(p, i),
-                       plot_y(p, s->runs[i].value * (1 - run_cv(&s->runs[i]))));
-        pub_put(b, "\"/>\n");
-    }
-    pub_put(b, "<polyline class=\"ln\" points=\"");
-    for (size_t i = 0; i < n; i++)
-        pub_printf(b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
-                   plot_y(p, s->runs[i].value));
-    pub_put(b, "\"/>\n");
-    const double r = n > 300 ? 1.5 : n > 60 ? 2 : 3;
-    char fig[32], when[24];
-    for (size_t i = 0; i < n; i++) {
-        const sb_series_run *run = &s->runs[i];
-        pub_printf(b,
-                   "<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" "
-                   "r=\"%g\"><title>run %zu: ",
-                   run->stable == 0 ? " u" : "", plot_x(p, i),
-                   plot_y(p, run->value), r, i + 1);
-        pub_esc(b, run->run_id);
-        pub_put(b, "\n");
-        pub_esc(b, fmt_time(run->started_at, when, sizeof when));
-        pub_put(b, " UTC, commit ");
-        pub_esc(b, run->commit[0] ? run->commit : "-");
-        pub_printf(b, "\n%s ", fmt_fig(run->value, fig, sizeof fig));
-        pub_esc(b, s->unit);
-        if (run_cv(run) > 0)
-            pub_printf(b, ", cv %.2f %%", 100 * run->cv);
-        pub_printf(b, "%s</title></circle>\n",
-                   run->stable == 0 ? ", unstable" : "");
-    }
-    pub_put(b, "</g>\n");
-}
-
-/* Each change point: a dashed line over the plot, its label in its row,
- * a hover title with its run, medians and p. */
-static void draw_change_points(pub_buf *b, const sb_series *s, const plot *p,
-                               const cp_label *lab)
-{
-    for (size_t k = 0; k < s->n_cps; k++) {
-        const sb_cp_point *cp = &s->cps[k];
-        bool reg = sb_series_regressed(s, cp);
-        const char *cls = reg ? "bad" : "good";
-        char pct[32], bef[32], aft[32];
-        fmt_pct(cp->change_pct, pct, sizeof pct);
-        double x = plot_cp_x(p, cp->index);
-        pub_printf(b, "<g class=\"cpm\"><title>change point before run %zu (",
-                   cp->index + 1);
-        pub_esc(b, s->runs[cp->index].run_id);
-        pub_printf(b, "): median %s to %s ",
-                   fmt_fig(cp->before, bef, sizeof bef),
-                   fmt_fig(cp->after, aft, sizeof aft));
-        pub_esc(b, s->unit);
-        pub_printf(b,
-                   " (%s), p = %.3g, %s</title><line class=\"cp %s\" "
-                   "x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\"/>",
-                   pct, cp->p, reg ? "a regression" : "an improvement", cls, x,
-                   x, p->top, p->top + p->h);
-        if (lab[k].row >= 0)
-            pub_printf(b,
-                       "<text class=\"%s\" x=\"%.1f\" y=\"%.0f\" "
-                       "text-anchor=\"middle\">%s</text>",
-                       cls, lab[k].x, p->top - 5 - 15 * lab[k].row, pct);
-        pub_put(b, "</g>\n");
-    }
-}
-
-/* One line under the axis title naming what is drawn. */
-static void draw_legend(pub_buf *b, const sb_series *s, const plot *p,
-                        bool band, bool unstable, size_t left_out)
-{
-    double lx = p->left, ly = p->top + p->h + 54;
-    pub_printf(b,
-               "<line class=\"ln\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" "
-               "y2=\"%.0f\"/><circle class=\"pt\" cx=\"%.0f\" cy=\"%.0f\" "
-               "r=\"3\"/><text x=\"%.0f\" y=\"%.0f\">run (hover: id, time, "
-               "commit)</text>\n",
-               lx, lx + 20, ly - 4, ly - 4, lx + 10, ly - 4, lx + 26, ly);
-    lx += 210;
-    if (unstable) {
-        pub_printf(b,
-                   "<circle class=\"pt u\" cx=\"%.0f\" cy=\"%.0f\" r=\"3\"/>"
-                   "<text x=\"%.0f\" y=\"%.0f\">unstable</text>\n",
-                   lx + 10, ly - 4, lx + 20, ly);
-        lx += 80;
-    }
-    if (band) {
-        pub_printf(b,
-                   "<rect class=\"band\" x=\"%.0f\" y=\"%.0f\" width=\"20\" "
-                   "height=\"10\"/><text x=\"%.0f\" y=\"%.0f\">\u00b1cv "
-                   "(the figure \u00b7 (1 \u00b1 cv))</text>\n",
-                   lx, ly - 9, lx + 26, ly);
-        lx += 190;
-    }
-    bool seen[2] = {false, false};
-    for (size_t k = 0; k < s->n_cps; k++)
-        seen[sb_series_regressed(s, &s->cps[k])] = true;
-    for (int g = 1; g >= 0; g--) {
-        if (!seen[g])
-            continue;
-        pub_printf(b,
-                   "<line class=\"cp %s\" x1=\"%.0f\" x2=\"%.0f\" "
-                   "y1=\"%.0f\" y2=\"%.0f\"/><text x=\"%.0f\" y=\"%.0f\">"
-                   "change point: %s</text>\n",
-                   g ? "bad" : "good", lx + 10, lx + 10, ly - 11, ly + 2,
-                   lx + 18, ly, g ? "regression" : "improvement");
-        lx += 170;
-    }
-    if (left_out)
-        pub_printf(b,
-                   "<text x=\"%.0f\" y=\"%.0f\">(%zu label%s left out: too "
-                   "close; see the table)</text>\n",
-                   lx, ly, left_out, left_out == 1 ? "" : "s");
-}
-
-/* The timeline of a series: x the run (oldest first), y its figure with
- * about five ticks, each run a point titled with its id, time and commit,
- * the ±cv band behind them, each change point a dashed line with its
- * change in % at the top (labels too close for one row stagger over
- * more, left to right). */
-static void timeline(pub_buf *b, const sb_series *s)
-{
-    plot p = {.n = s->n, .width = 960, .left = 74, .h = 270};
-    p.w = p.width - p.left - 24;
-    p.inner = s->n > 1 ? 8 : 0;
-    cp_label *lab = calloc(s->n_cps ? s->n_cps : 1, sizeof *lab);
-    if (!lab) {
-        b->oom = true;
-        return;
-    }
-    /* the labels' rows set the top margin */
-    size_t left_out;
-    int rows = place_labels(s, &p, lab, &left_out);
-    p.top = 14 + 15 * rows;
-    p.height = p.top + p.h + 66;
-    bool band = false, unstable = false;
-    for (size_t i = 0; i < s->n; i++) {
-        band |= run_cv(&s->runs[i]) > 0;
-        unstable |= s->runs[i].stable == 0;
-    }
-    band = band && s->n > 1; /* one run has no width to show it over */
-    y_axis(s, band, &p);
-
-    pub_printf(b,
-               "<svg class=\"timeline\" width=\"%.0f\" height=\"%.0f\" "
-               "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n"
-               "<defs><clipPath id=\"plot\"><rect x=\"%.0f\" y=\"%.0f\" "
-               "width=\"%.0f\" height=\"%.0f\"/></clipPath></defs>\n",
-               p.width, p.height, p.width, p.height, p.left, p.top, p.w, p.h);
-    draw_axes(b, s, &p);
-    draw_runs(b, s, &p, band);
-    draw_change_points(b, s, &p, lab);
-    draw_legend(b, s, &p, band, unstable, left_out);
-    pub_put(b, "</svg>\n");
-    free(lab);
+    sb_pub_esc(b, params[0] ? params : "-");
 }
 
 /* ---- pages ----------------------------------------------------------------
@@ -912,23 +385,23 @@ static void timeline(pub_buf *b, const sb_series *s)
 
 static void page_head(pub_buf *b, const char *title_a, const char *title_b)
 {
-    pub_put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
-               "charset=\"utf-8\"><meta name=\"viewport\" "
-               "content=\"width=device-width\"><title>");
-    pub_esc(b, title_a);
+    sb_pub_put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
+                  "charset=\"utf-8\"><meta name=\"viewport\" "
+                  "content=\"width=device-width\"><title>");
+    sb_pub_esc(b, title_a);
     if (title_b && title_b[0]) {
-        pub_put(b, " ");
-        pub_esc(b, title_b);
+        sb_pub_put(b, " ");
+        sb_pub_esc(b, title_b);
     }
-    pub_put(b, "</title><link rel=\"stylesheet\" href=\"style.css\">"
-               "</head>\n<body>\n");
+    sb_pub_put(b, "</title><link rel=\"stylesheet\" href=\"style.css\">"
+                  "</head>\n<body>\n");
 }
 
 static void machine_text(pub_buf *b, const machine *m)
 {
-    pub_esc(b, m->host[0]          ? m->host
-               : m->fingerprint[0] ? m->fingerprint
-                                   : "unknown machine");
+    sb_pub_esc(b, m->host[0]          ? m->host
+                  : m->fingerprint[0] ? m->fingerprint
+                                      : "unknown machine");
 }
 
 /* One series' page: what it is, the timeline, its change points, its
@@ -939,32 +412,35 @@ static void point_page(pub_buf *b, const sb_series *s, const machine *m)
     sb_params_text_compact(s->bench, s->backend, s->params, params,
                            sizeof params);
     page_head(b, s->bench, params);
-    pub_put(b, "<p><a href=\"index.html\">\u2190 every series</a></p>\n<h1>");
+    sb_pub_put(b,
+               "<p><a href=\"index.html\">\u2190 every series</a></p>\n<h1>");
     series_name(b, s);
-    pub_put(b, " <small>");
+    sb_pub_put(b, " <small>");
     series_params(b, s);
-    pub_put(b, "</small></h1>\n<p class=\"m\">on ");
+    sb_pub_put(b, "</small></h1>\n<p class=\"m\">on ");
     machine_text(b, m);
     if (m->cpu[0]) {
-        pub_put(b, " \u00b7 ");
-        pub_esc(b, m->cpu);
+        sb_pub_put(b, " \u00b7 ");
+        sb_pub_esc(b, m->cpu);
     }
-    pub_put(b, " \u00b7 fingerprint ");
-    pub_esc(b, s->fingerprint[0] ? s->fingerprint : "-");
-    pub_printf(b,
-               " \u00b7 %zu run%s \u00b7 %zu change point%s \u00b7 key <code>",
-               s->n, s->n == 1 ? "" : "s", s->n_cps, s->n_cps == 1 ? "" : "s");
-    pub_esc(b, s->key);
-    pub_put(b, "</code></p>\n");
-    timeline(b, s);
+    sb_pub_put(b, " \u00b7 fingerprint ");
+    sb_pub_esc(b, s->fingerprint[0] ? s->fingerprint : "-");
+    sb_pub_printf(
+        b, " \u00b7 %zu run%s \u00b7 %zu change point%s \u00b7 key <code>",
+        s->n, s->n == 1 ? "" : "s", s->n_cps, s->n_cps == 1 ? "" : "s");
+    sb_pub_esc(b, s->key);
+    sb_pub_put(b, "</code></p>\n");
+    sb_pub_timeline(b, s);
 
-    pub_put(b, "<h2>Change points <small>E-Divisive means with a permutation "
+    sb_pub_put(b,
+               "<h2>Change points <small>E-Divisive means with a permutation "
                "test (docs/HISTORY.md); the run is the first after the change"
                "</small></h2>\n");
     if (!s->n_cps) {
-        pub_put(b, "<p class=\"m\">None found.</p>\n");
+        sb_pub_put(b, "<p class=\"m\">None found.</p>\n");
     } else {
-        pub_put(b, "<table><tr><th class=\"n\">run<th>run id<th>started (UTC)"
+        sb_pub_put(b,
+                   "<table><tr><th class=\"n\">run<th>run id<th>started (UTC)"
                    "<th>commit<th class=\"n\">median before<th class=\"n\">"
                    "median after<th class=\"n\">change<th class=\"n\">p<th>"
                    "verdict</tr>\n");
@@ -972,53 +448,54 @@ static void point_page(pub_buf *b, const sb_series *s, const machine *m)
             const sb_cp_point *cp = &s->cps[k];
             const sb_series_run *r = &s->runs[cp->index];
             bool reg = sb_series_regressed(s, cp);
-            pub_printf(b, "<tr><td class=\"n\">%zu<td>", cp->index + 1);
-            pub_esc(b, r->run_id);
-            pub_put(b, "<td>");
-            pub_esc(b, fmt_time(r->started_at, when, sizeof when));
-            pub_put(b, "<td>");
-            pub_esc(b, r->commit[0] ? r->commit : "-");
-            pub_printf(b, "<td class=\"n\">%s",
-                       fmt_fig(cp->before, fig, sizeof fig));
-            pub_printf(b, "<td class=\"n\">%s",
-                       fmt_fig(cp->after, fig, sizeof fig));
-            pub_printf(b,
-                       "<td class=\"n %s\">%s<td class=\"n\">%.3g<td "
-                       "class=\"%s\">%s</tr>\n",
-                       reg ? "bad" : "good",
-                       fmt_pct(cp->change_pct, pct, sizeof pct), cp->p,
-                       reg ? "bad" : "good",
-                       reg ? "regression" : "improvement");
+            sb_pub_printf(b, "<tr><td class=\"n\">%zu<td>", cp->index + 1);
+            sb_pub_esc(b, r->run_id);
+            sb_pub_put(b, "<td>");
+            sb_pub_esc(b, sb_pub_time(r->started_at, when, sizeof when));
+            sb_pub_put(b, "<td>");
+            sb_pub_esc(b, r->commit[0] ? r->commit : "-");
+            sb_pub_printf(b, "<td class=\"n\">%s",
+                          sb_pub_fig(cp->before, fig, sizeof fig));
+            sb_pub_printf(b, "<td class=\"n\">%s",
+                          sb_pub_fig(cp->after, fig, sizeof fig));
+            sb_pub_printf(b,
+                          "<td class=\"n %s\">%s<td class=\"n\">%.3g<td "
+                          "class=\"%s\">%s</tr>\n",
+                          reg ? "bad" : "good",
+                          sb_pub_pct(cp->change_pct, pct, sizeof pct), cp->p,
+                          reg ? "bad" : "good",
+                          reg ? "regression" : "improvement");
         }
-        pub_put(b, "</table>\n");
+        sb_pub_put(b, "</table>\n");
     }
 
-    pub_put(b, "<h2>Runs <small>newest first</small></h2>\n<table><tr><th "
-               "class=\"n\">run<th>run id<th>started (UTC)<th>commit<th "
-               "class=\"n\">");
-    pub_esc(b, s->metric);
-    pub_put(b, " (");
-    pub_esc(b, s->unit);
-    pub_put(b, ")<th class=\"n\">cv<th>stable</tr>\n");
+    sb_pub_put(b, "<h2>Runs <small>newest first</small></h2>\n<table><tr><th "
+                  "class=\"n\">run<th>run id<th>started (UTC)<th>commit<th "
+                  "class=\"n\">");
+    sb_pub_esc(b, s->metric);
+    sb_pub_put(b, " (");
+    sb_pub_esc(b, s->unit);
+    sb_pub_put(b, ")<th class=\"n\">cv<th>stable</tr>\n");
     for (size_t i = s->n; i-- > 0;) {
         const sb_series_run *r = &s->runs[i];
-        pub_printf(b, "<tr><td class=\"n\">%zu<td>", i + 1);
-        pub_esc(b, r->run_id);
-        pub_put(b, "<td>");
-        pub_esc(b, fmt_time(r->started_at, when, sizeof when));
-        pub_put(b, "<td>");
-        pub_esc(b, r->commit[0] ? r->commit : "-");
-        pub_printf(b, "<td class=\"n\">%s", fmt_fig(r->value, fig, sizeof fig));
+        sb_pub_printf(b, "<tr><td class=\"n\">%zu<td>", i + 1);
+        sb_pub_esc(b, r->run_id);
+        sb_pub_put(b, "<td>");
+        sb_pub_esc(b, sb_pub_time(r->started_at, when, sizeof when));
+        sb_pub_put(b, "<td>");
+        sb_pub_esc(b, r->commit[0] ? r->commit : "-");
+        sb_pub_printf(b, "<td class=\"n\">%s",
+                      sb_pub_fig(r->value, fig, sizeof fig));
         if (r->cv > 0 && isfinite(r->cv))
-            pub_printf(b, "<td class=\"n\">%.2f\u00a0%%", 100 * r->cv);
+            sb_pub_printf(b, "<td class=\"n\">%.2f\u00a0%%", 100 * r->cv);
         else
-            pub_put(b, "<td class=\"n\">-");
-        pub_printf(b, "<td>%s</tr>\n",
-                   r->stable > 0    ? "yes"
-                   : r->stable == 0 ? "<span class=\"bad\">no</span>"
-                                    : "-");
+            sb_pub_put(b, "<td class=\"n\">-");
+        sb_pub_printf(b, "<td>%s</tr>\n",
+                      r->stable > 0    ? "yes"
+                      : r->stable == 0 ? "<span class=\"bad\">no</span>"
+                                       : "-");
     }
-    pub_put(b, "</table>\n</body></html>\n");
+    sb_pub_put(b, "</table>\n</body></html>\n");
 }
 
 /* The index's row of one series. */
@@ -1026,21 +503,21 @@ static void index_row(pub_buf *b, const sb_series *s, const char *page)
 {
     char fig[32], pct[32];
     const sb_series_run *last = &s->runs[s->n - 1];
-    pub_printf(b, "<tr><td><a href=\"%s\">", page);
+    sb_pub_printf(b, "<tr><td><a href=\"%s\">", page);
     series_name(b, s);
-    pub_put(b, "</a><td>");
+    sb_pub_put(b, "</a><td>");
     series_params(b, s);
-    pub_printf(b, "<td class=\"n\">%zu<td class=\"n\"><a href=\"%s\">%s ", s->n,
-               page, fmt_fig(last->value, fig, sizeof fig));
-    pub_esc(b, s->unit);
-    pub_put(b, "</a><td>");
-    sparkline(b, s);
-    pub_printf(b,
-               "<td class=\"n\" title=\"the latest figure against the median "
-               "of the %d runs before it\">%s",
-               TREND_RUNS,
-               s->n > 1 ? fmt_pct(trend_pct(s), pct, sizeof pct) : "-");
-    pub_put(b, "<td>");
+    sb_pub_printf(b, "<td class=\"n\">%zu<td class=\"n\"><a href=\"%s\">%s ",
+                  s->n, page, sb_pub_fig(last->value, fig, sizeof fig));
+    sb_pub_esc(b, s->unit);
+    sb_pub_put(b, "</a><td>");
+    sb_pub_sparkline(b, s);
+    sb_pub_printf(
+        b,
+        "<td class=\"n\" title=\"the latest figure against the median "
+        "of the %d runs before it\">%s",
+        TREND_RUNS, s->n > 1 ? sb_pub_pct(trend_pct(s), pct, sizeof pct) : "-");
+    sb_pub_put(b, "<td>");
     /* the newest change point within the last RECENT_RUNS runs */
     const sb_cp_point *recent = NULL;
     size_t older = 0;
@@ -1052,19 +529,19 @@ static void index_row(pub_buf *b, const sb_series *s, const char *page)
     }
     if (recent) {
         bool reg = sb_series_regressed(s, recent);
-        pub_printf(b,
-                   "<a class=\"%s\" href=\"%s\" title=\"%s: change point "
-                   "before run %zu of %zu\">%s %s at run %zu</a>",
-                   reg ? "bad" : "good", page,
-                   reg ? "regression" : "improvement", recent->index + 1, s->n,
-                   recent->change_pct < 0 ? "\u25bc" : "\u25b2",
-                   fmt_pct(recent->change_pct, pct, sizeof pct),
-                   recent->index + 1);
+        sb_pub_printf(b,
+                      "<a class=\"%s\" href=\"%s\" title=\"%s: change point "
+                      "before run %zu of %zu\">%s %s at run %zu</a>",
+                      reg ? "bad" : "good", page,
+                      reg ? "regression" : "improvement", recent->index + 1,
+                      s->n, recent->change_pct < 0 ? "\u25bc" : "\u25b2",
+                      sb_pub_pct(recent->change_pct, pct, sizeof pct),
+                      recent->index + 1);
     }
     if (older)
-        pub_printf(b, "%s<span class=\"m\">%zu earlier</span>",
-                   recent ? " " : "", older);
-    pub_put(b, "</tr>\n");
+        sb_pub_printf(b, "%s<span class=\"m\">%zu earlier</span>",
+                      recent ? " " : "", older);
+    sb_pub_put(b, "</tr>\n");
 }
 
 typedef struct trace_ctx {
@@ -1078,20 +555,20 @@ static int trace_row(const sb_store_trace *t, void *arg)
     pub_buf *b = c->b;
     char when[24];
     if (!c->n++)
-        pub_put(b, "<table><tr><th>name<th>format<th class=\"n\">events<th "
-                   "class=\"n\">stored bytes<th>imported (UTC)<th>from "
-                   "file</tr>\n");
-    pub_put(b, "<tr><td>");
-    pub_esc(b, t->name);
-    pub_put(b, "<td>");
-    pub_esc(b, t->format);
-    pub_printf(b, "<td class=\"n\">%ld<td class=\"n\">%lld<td>", t->events,
-               t->bytes);
-    pub_esc(b,
-            fmt_time(t->imported_at ? t->imported_at : "", when, sizeof when));
-    pub_put(b, "<td>");
-    pub_esc(b, t->source);
-    pub_put(b, "</tr>\n");
+        sb_pub_put(b, "<table><tr><th>name<th>format<th class=\"n\">events<th "
+                      "class=\"n\">stored bytes<th>imported (UTC)<th>from "
+                      "file</tr>\n");
+    sb_pub_put(b, "<tr><td>");
+    sb_pub_esc(b, t->name);
+    sb_pub_put(b, "<td>");
+    sb_pub_esc(b, t->format);
+    sb_pub_printf(b, "<td class=\"n\">%ld<td class=\"n\">%lld<td>", t->events,
+                  t->bytes);
+    sb_pub_esc(b, sb_pub_time(t->imported_at ? t->imported_at : "", when,
+                              sizeof when));
+    sb_pub_put(b, "<td>");
+    sb_pub_esc(b, t->source);
+    sb_pub_put(b, "</tr>\n");
     return 0;
 }
 
@@ -1131,7 +608,7 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
         goto out;
     }
 
-    pub_put(&b, style_css);
+    sb_pub_put(&b, style_css);
     if ((rc = write_file(dir, "style.css", &b, &stats, err)))
         goto out;
 
@@ -1164,61 +641,62 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
     char now[40], when0[24], when1[24];
     sb_utc_now(now, sizeof now);
     page_head(&b, "solbench history", NULL);
-    pub_printf(&b,
-               "<h1>solbench history</h1>\n<p class=\"m\">%zu series on %zu "
-               "machine%s \u00b7 %zu change point%s",
-               set.n, n_machines, n_machines == 1 ? "" : "s",
-               stats.change_points, stats.change_points == 1 ? "" : "s");
+    sb_pub_printf(&b,
+                  "<h1>solbench history</h1>\n<p class=\"m\">%zu series on %zu "
+                  "machine%s \u00b7 %zu change point%s",
+                  set.n, n_machines, n_machines == 1 ? "" : "s",
+                  stats.change_points, stats.change_points == 1 ? "" : "s");
     if (first) {
-        pub_put(&b, " \u00b7 runs from ");
-        pub_esc(&b, fmt_time(first, when0, sizeof when0));
-        pub_put(&b, " to ");
-        pub_esc(&b, fmt_time(last, when1, sizeof when1));
-        pub_put(&b, " UTC");
+        sb_pub_put(&b, " \u00b7 runs from ");
+        sb_pub_esc(&b, sb_pub_time(first, when0, sizeof when0));
+        sb_pub_put(&b, " to ");
+        sb_pub_esc(&b, sb_pub_time(last, when1, sizeof when1));
+        sb_pub_put(&b, " UTC");
     }
     if (o->bench) {
-        pub_put(&b, " \u00b7 benchmarks ");
-        pub_esc(&b, o->bench);
+        sb_pub_put(&b, " \u00b7 benchmarks ");
+        sb_pub_esc(&b, o->bench);
     }
-    pub_put(&b, " \u00b7 published ");
-    pub_esc(&b, fmt_time(now, when0, sizeof when0));
-    pub_printf(&b,
-               " UTC</p>\n<p class=\"m\">A series is one point on one machine, "
-               "its runs oldest first. Trend: the latest figure against the "
-               "median of the %d runs before it. A marker: a change point in "
-               "the last %d runs (\u25bc the figure fell, \u25b2 it rose; "
-               "<span class=\"bad\">red</span> a regression, <span "
-               "class=\"good\">green</span> an improvement).</p>\n",
-               TREND_RUNS, RECENT_RUNS);
+    sb_pub_put(&b, " \u00b7 published ");
+    sb_pub_esc(&b, sb_pub_time(now, when0, sizeof when0));
+    sb_pub_printf(
+        &b,
+        " UTC</p>\n<p class=\"m\">A series is one point on one machine, "
+        "its runs oldest first. Trend: the latest figure against the "
+        "median of the %d runs before it. A marker: a change point in "
+        "the last %d runs (\u25bc the figure fell, \u25b2 it rose; "
+        "<span class=\"bad\">red</span> a regression, <span "
+        "class=\"good\">green</span> an improvement).</p>\n",
+        TREND_RUNS, RECENT_RUNS);
     if (!set.n)
-        pub_put(&b, "<p>No valid runs stored.</p>\n");
+        sb_pub_put(&b, "<p>No valid runs stored.</p>\n");
     for (size_t i = 0, mi = 0; i < set.n; mi++) {
         const machine *m = &machines[mi];
-        pub_put(&b, "<h2>");
+        sb_pub_put(&b, "<h2>");
         machine_text(&b, m);
-        pub_put(&b, " <small>");
+        sb_pub_put(&b, " <small>");
         if (m->cpu[0]) {
-            pub_esc(&b, m->cpu);
-            pub_put(&b, " \u00b7 ");
+            sb_pub_esc(&b, m->cpu);
+            sb_pub_put(&b, " \u00b7 ");
         }
-        pub_put(&b, "fingerprint ");
-        pub_esc(&b, m->fingerprint[0] ? m->fingerprint : "-");
-        pub_put(&b, "</small></h2>\n<table><tr><th>benchmark<th>point<th "
-                    "class=\"n\">runs<th class=\"n\">latest<th>history<th "
-                    "class=\"n\">trend<th>change</tr>\n");
+        sb_pub_put(&b, "fingerprint ");
+        sb_pub_esc(&b, m->fingerprint[0] ? m->fingerprint : "-");
+        sb_pub_put(&b, "</small></h2>\n<table><tr><th>benchmark<th>point<th "
+                       "class=\"n\">runs<th class=\"n\">latest<th>history<th "
+                       "class=\"n\">trend<th>change</tr>\n");
         for (; i < set.n && strcmp(set.s[i].fingerprint, m->fingerprint) == 0;
              i++) {
             page_name(&set.s[i], page, sizeof page);
             index_row(&b, &set.s[i], page);
         }
-        pub_put(&b, "</table>\n");
+        sb_pub_put(&b, "</table>\n");
     }
-    pub_put(&b, "<h2 id=\"traces\">Stored traces</h2>\n");
+    sb_pub_put(&b, "<h2 id=\"traces\">Stored traces</h2>\n");
     trace_ctx tc = {.b = &b};
     if ((rc = sb_store_trace_list(st, trace_row, &tc, err)))
         goto out;
-    pub_put(&b, tc.n ? "</table>\n" : "<p class=\"m\">None stored.</p>\n");
-    pub_put(&b, "</body></html>\n");
+    sb_pub_put(&b, tc.n ? "</table>\n" : "<p class=\"m\">None stored.</p>\n");
+    sb_pub_put(&b, "</body></html>\n");
     stats.traces = tc.n;
     if ((rc = write_file(dir, "index.html", &b, &stats, err)))
         goto out;
