@@ -22,31 +22,18 @@ export SOLBENCH_DB=$T/t.db
 make() {
     local db=$1
     shift
-    python3 - "$T/one.json" "$T/docs" "$@" <<'PY' || return 1
+    python3 - "$T/one.json" "$T/docs" "$(dirname "$0")" "$@" <<'PY' || return 1
 import json, os, sys
-tpl, out, levels = sys.argv[1], sys.argv[2], [float(v) for v in sys.argv[3:]]
+tpl, out, here = sys.argv[1:4]
+levels = [float(v) for v in sys.argv[4:]]
+sys.path.insert(0, here)
+from series_docs import run_at, scale
 os.makedirs(out, exist_ok=True)
 for f in os.listdir(out):
     os.remove(os.path.join(out, f))
-wobble = [0.0, 1.5, -1.0, 2.0, -2.0, 0.5, -1.5, 1.0, -0.5, 1.8, -1.8, 0.2]
 for i, lv in enumerate(levels):
-    d = json.load(open(tpl))
-    d["run_id"] = "20260101T%02d%02d00Z-%06x" % (i // 60, i % 60, i)
-    d["started_at"] = "2026-01-01T%02d:%02d:00.000Z" % (i // 60, i % 60)
-    d["ended_at"] = d["started_at"]
-    d["tags"] = {"commit": "c%03d" % i}
-    r = d["results"][0]
-    k = lv * (1 + wobble[i % len(wobble)] / 100) / r["metrics"]["GBps"]["value"]
-    # the run as if measured k times faster: rates up, times down, alike
-    for m in r["metrics"].values():
-        if m["unit"].endswith("/s"):
-            m["value"] *= k
-        elif m["unit"] in ("s", "ms", "us", "ns"):
-            m["value"] /= k
-    r["samples_s"] = [t / k for t in r["samples_s"]]
-    for f in r["stats"]:
-        if f not in ("n", "cv"):
-            r["stats"][f] /= k
+    d = run_at(tpl, i)
+    scale(d["results"][0], lv, i)
     json.dump(d, open(os.path.join(out, "%03d.json" % i), "w"))
 PY
     for f in "$T"/docs/*.json; do

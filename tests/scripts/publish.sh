@@ -26,31 +26,20 @@ nb=$(printf '\302\240') # the no-break space between a figure and its %
     --min-time 0.01 --repeat 3 >/dev/null 2>&1 || { bad "the template run"; exit 1; }
 "$sb" export last --json "$T/one.json" >/dev/null || { bad "export"; exit 1; }
 
-python3 - "$T/one.json" "$T/docs" <<'PY' || { bad "making the runs"; exit 1; }
+python3 - "$T/one.json" "$T/docs" "$here" <<'PY' || { bad "making the runs"; exit 1; }
 import json, os, sys
-tpl, out = sys.argv[1], sys.argv[2]
+tpl, out, here = sys.argv[1:4]
+sys.path.insert(0, here)
+from series_docs import run_at, scale
 os.makedirs(out, exist_ok=True)
-wobble = [0.0, 1.5, -1.0, 2.0, -2.0, 0.5, -1.5, 1.0, -0.5, 1.8, -1.8, 0.2]
 levels = {"memory.read": [100.0] * 14 + [90.0] * 10,
           "memory.triad": [50.0] * 6 + [60.0] * 18}
 for i in range(24):
-    d = json.load(open(tpl))
-    d["run_id"] = "20260101T%02d%02d00Z-%06x" % (i // 60, i % 60, i)
-    d["started_at"] = "2026-01-01T%02d:%02d:00.000Z" % (i // 60, i % 60)
-    d["ended_at"] = d["started_at"]
-    d["tags"] = {"commit": '<b>&"' if i == 5 else "c%03d" % i}
+    d = run_at(tpl, i)
+    if i == 5:
+        d["tags"] = {"commit": '<b>&"'}
     for r in d["results"]:
-        lv = levels[r["bench"]][i]
-        k = lv * (1 + wobble[i % len(wobble)] / 100) / r["metrics"]["GBps"]["value"]
-        for m in r["metrics"].values():
-            if m["unit"].endswith("/s"):
-                m["value"] *= k
-            elif m["unit"] in ("s", "ms", "us", "ns"):
-                m["value"] /= k
-        r["samples_s"] = [t / k for t in r["samples_s"]]
-        for f in r["stats"]:
-            if f not in ("n", "cv"):
-                r["stats"][f] /= k
+        scale(r, levels[r["bench"]][i], i)
         # judged steady with samples 3 % apart, but run 6 noisy (30 %)
         sp, m = 0.15 if i == 5 else 0.015, len(r["samples_s"])
         r["samples_s"] = [r["stats"]["p50"] * (1 + sp * (2 * j / max(m - 1, 1) - 1))
