@@ -17,8 +17,9 @@
 #
 # Usage: scripts/changes-rates.sh [--solbench PATH] [--reps N] [--flat N]
 #                                 [--inject PCT] [--point "run args..."]
-# The point (default: fp32 compute.gemm, n = 512, --min-time 0.2; a GEMM
-# in cache, the steadiest figure of a shared guest) is given as `solbench
+# The point (default: fp32 compute.gemm, n = 512, one thread, --min-time
+# 0.2: a GEMM in cache on one core, the steadiest figure of a shared guest,
+# where a two-thread one waits for the slower core) is given as `solbench
 # run` arguments.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +29,7 @@ flat=10
 inject=10
 mincaught=9
 maxfalse=1
-point=(--bench compute.gemm -p dtype=fp32 -p shape=square -p n=512 --min-time 0.2)
+point=(--bench compute.gemm -p dtype=fp32 -p shape=square -p n=512 --threads 1 --min-time 0.2)
 while [ $# -gt 0 ]; do
     case $1 in
     --solbench) sb=$2; shift 2 ;;

@@ -60,9 +60,12 @@ typedef struct sb_cli_val {
     const char *name; /* "--db" */
     const char **to;
 } sb_cli_val;
-/* argv[*i] as one of `vals` (ended by {NULL}), as sb_cli_opt reads one:
- * 1 taken (its value in *to), 0 none of them, -1 after a usage line. */
-int sb_cli_vals(int argc, char **argv, int *i, const sb_cli_val *vals);
+/* argv[*i] as --help or -h (`help` printed: SB_CLI_HELP), as one of
+ * `vals` (ended by {NULL}), read as sb_cli_opt reads one (taken: 1, its
+ * value in *to; SB_CLI_BAD after a usage line), or 0: none of them. */
+enum { SB_CLI_HELP = 2, SB_CLI_BAD = 3 };
+int sb_cli_vals(int argc, char **argv, int *i, const sb_cli_val *vals,
+                const char *help);
 /* The run's commit into tags["commit"]: `given` (--commit), else the
  * working directory's HEAD when it is a git work tree (abbreviated to 12
  * hex digits; none where git or a repository is absent, or under

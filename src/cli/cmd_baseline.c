@@ -76,15 +76,12 @@ int sb_cmd_baseline(int argc, char **argv)
     int npos = 0;
     const sb_cli_val vals[] = {{"--db", &db}, {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
-        int m = sb_cli_vals(argc, argv, &i, vals);
-        if (m < 0)
-            return 2;
+        int m = sb_cli_vals(argc, argv, &i, vals, baseline_help);
+        if (m > 1)
+            return m == SB_CLI_HELP ? 0 : 2;
         if (m)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(baseline_help, stdout);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
+        if (argv[i][0] == '-' && argv[i][1]) {
             return sb_cli_usage("baseline", "unknown option '%s'", argv[i]);
         } else if (npos < MAXPOS) {
             pos[npos++] = argv[i];

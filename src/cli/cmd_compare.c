@@ -55,15 +55,12 @@ int sb_cmd_compare(int argc, char **argv)
     const sb_cli_val vals[] = {{"--db", &db}, {"--json", &json}, {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
-        int m = sb_cli_vals(argc, argv, &i, vals);
-        if (m < 0)
-            return 2;
+        int m = sb_cli_vals(argc, argv, &i, vals, compare_help);
+        if (m > 1)
+            return m == SB_CLI_HELP ? 0 : 2;
         if (m)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(compare_help, stdout);
-            return 0;
-        } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
+        if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
             if (m < 0 || sb_cli_number("compare", "--alpha", v, 1e-300,
                                        0.999999, &o.alpha))
                 return 2;

@@ -27,15 +27,12 @@ int sb_cmd_export(int argc, char **argv)
     const sb_cli_val vals[] = {
         {"--db", &db}, {"--json", &json}, {"--trace", &trace}, {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
-        int m = sb_cli_vals(argc, argv, &i, vals);
-        if (m < 0)
-            return 2;
+        int m = sb_cli_vals(argc, argv, &i, vals, export_help);
+        if (m > 1)
+            return m == SB_CLI_HELP ? 0 : 2;
         if (m)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(export_help, stdout);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
+        if (argv[i][0] == '-' && argv[i][1]) {
             return sb_cli_usage("export", "unknown option '%s'", argv[i]);
         } else if (!ref) {
             ref = argv[i];

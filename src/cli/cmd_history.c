@@ -256,16 +256,12 @@ int sb_cmd_history(int argc, char **argv)
                                {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
-        int m = sb_cli_vals(argc, argv, &i, vals);
-        if (m < 0)
-            return 2;
+        int m = sb_cli_vals(argc, argv, &i, vals, history_help);
+        if (m > 1)
+            return m == SB_CLI_HELP ? 0 : 2;
         if (m)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(history_help, stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--verbose") == 0 ||
-                   strcmp(argv[i], "-v") == 0) {
+        if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
             verbose = true;
         } else if (strcmp(argv[i], "--changes") == 0) {
             changes = true;

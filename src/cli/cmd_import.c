@@ -27,18 +27,14 @@ int sb_cmd_import(int argc, char **argv)
         return 2;
     const sb_cli_val vals[] = {{"--db", &db}, {NULL, NULL}};
     for (int i = 1; i < argc; i++) {
-        int m = sb_cli_vals(argc, argv, &i, vals);
-        if (m < 0) {
+        int m = sb_cli_vals(argc, argv, &i, vals, import_help);
+        if (m > 1) {
             free(files);
-            return 2;
+            return m == SB_CLI_HELP ? 0 : 2;
         }
         if (m)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(import_help, stdout);
-            free(files);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
+        if (argv[i][0] == '-' && argv[i][1]) {
             free(files);
             return sb_cli_usage("import", "unknown option '%s'", argv[i]);
         } else {

@@ -167,15 +167,20 @@ bool sb_cli_same_out(const char *a, const struct stat *ia, const char *b,
 
 /* --tag key=value into the object `tags`: a key of up to 127 characters,
  * given once, key and value UTF-8 (jansson refuses other text). */
-int sb_cli_vals(int argc, char **argv, int *i, const sb_cli_val *vals)
+int sb_cli_vals(int argc, char **argv, int *i, const sb_cli_val *vals,
+                const char *help)
 {
+    if (strcmp(argv[*i], "--help") == 0 || strcmp(argv[*i], "-h") == 0) {
+        fputs(help, stdout);
+        return SB_CLI_HELP;
+    }
     for (const sb_cli_val *o = vals; o->name; o++) {
         const char *v = NULL;
         int m = sb_cli_opt(argc, argv, i, o->name, &v);
         if (m > 0)
             *o->to = v;
         if (m)
-            return m;
+            return m < 0 ? SB_CLI_BAD : 1;
     }
     return 0;
 }
