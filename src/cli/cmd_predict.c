@@ -27,6 +27,7 @@ typedef struct sb__popts {
     int n_sweeps;
     const char *sets[SB_MAX_SETS + 2];
     int n_sets;
+    char overlap_kv[32]; /* --overlap as a setting: overlap="none" */
 } sb__popts;
 
 /* Reads the workload with the settings (and the n_extra of `extra`, a
@@ -94,67 +95,212 @@ static int sb__sweep_values(char *buf, char **vals, int max)
     return n;
 }
 
+/* The sweeps' grid: each key with its values (split in place in buf), the
+ * number of variants, and the first column's title and width. */
+typedef struct sb__grid {
+    char key[SB_MAX_SWEEPS][64], buf[SB_MAX_SWEEPS][1024];
+    char *vals[SB_MAX_SWEEPS][SB_MAX_VARIANTS];
+    int nv[SB_MAX_SWEEPS], total;
+    char keys[300]; /* the swept keys, "tensor fsdp" */
+    int kw;         /* the first column's width */
+} sb__grid;
+
+/* One variant of the grid: its settings "key=value" and its label (the
+ * values, "4 2"). */
+typedef struct sb__variant {
+    char kv[SB_MAX_SWEEPS][1200], label[600];
+    const char *extra[SB_MAX_SWEEPS];
+} sb__variant;
+
+/* Key k's value in variant v (the last key varying fastest). */
+static const char *sb__grid_value(const sb__grid *g, int n_sweeps, int k, int v)
+{
+    int div = 1;
+    for (int j = k + 1; j < n_sweeps; j++)
+        div *= g->nv[j];
+    return g->vals[k][(v / div) % g->nv[k]];
+}
+
+/* Splits each --sweep into its key and values; returns 0, or the exit
+ * code of a sweep too large, empty or given twice (the error said). */
+static int sb__grid_build(const sb__popts *o, sb__grid *g)
+{
+    g->total = 1;
+    for (int k = 0; k < o->n_sweeps; k++) {
+        if (sb__sweep_parse(o->sweep[k], g->key[k], g->buf[k]))
+            return 2;
+        g->nv[k] = sb__sweep_values(g->buf[k], g->vals[k], SB_MAX_VARIANTS);
+        if (g->nv[k] == 0)
+            return sb_cli_usage(
+                "predict", "--sweep '%s': expected key=v1,v2,...", o->sweep[k]);
+        g->total *= g->nv[k];
+        if (g->total > SB_MAX_VARIANTS)
+            return sb_cli_usage("predict",
+                                "--sweep: %d variants or more (at most %d)",
+                                g->total, SB_MAX_VARIANTS);
+        for (int j = 0; j < k; j++)
+            if (strcmp(g->key[j], g->key[k]) == 0)
+                return sb_cli_usage("predict",
+                                    "--sweep %s given twice (one list a "
+                                    "key; several keys make a grid)",
+                                    g->key[k]);
+    }
+    return 0;
+}
+
+/* The first column: its title (the swept keys) and its width (the widest
+ * label, at least 8). */
+static void sb__grid_column(const sb__popts *o, sb__grid *g)
+{
+    g->keys[0] = '\0';
+    for (int k = 0; k < o->n_sweeps; k++)
+        snprintf(g->keys + strlen(g->keys), sizeof g->keys - strlen(g->keys),
+                 "%s%s", k ? " " : "", g->key[k]);
+    g->kw = (int)strlen(g->keys);
+    for (int v = 0; v < g->total; v++) {
+        int w0 = -1;
+        for (int k = 0; k < o->n_sweeps; k++)
+            w0 += (int)strlen(sb__grid_value(g, o->n_sweeps, k, v)) + 1;
+        if (w0 > g->kw)
+            g->kw = w0;
+    }
+    if (g->kw < 8)
+        g->kw = 8;
+}
+
+/* Variant v's settings and label. */
+static void sb__variant_make(const sb__grid *g, int n_sweeps, int v,
+                             sb__variant *x)
+{
+    x->label[0] = '\0';
+    for (int k = 0; k < n_sweeps; k++) {
+        const char *val = sb__grid_value(g, n_sweeps, k, v);
+        snprintf(x->kv[k], sizeof x->kv[k], "%s=%s", g->key[k], val);
+        x->extra[k] = x->kv[k];
+        snprintf(x->label + strlen(x->label),
+                 sizeof x->label - strlen(x->label), "%s%s", k ? " " : "", val);
+    }
+}
+
+/* A variant's settings joined, "tensor=4 fsdp=2". */
+static void sb__variant_all(const sb__variant *x, int n_sweeps, char *all,
+                            size_t len)
+{
+    all[0] = '\0';
+    for (int k = 0; k < n_sweeps; k++)
+        snprintf(all + strlen(all), len - strlen(all), "%s%s", k ? " " : "",
+                 x->kv[k]);
+}
+
+/* The sweep's title and column heads, for a training or a serving job as
+ * the first variant (p, when rc is 0) is one. */
+static void sb__sweep_header(const sb__popts *o, const sb__grid *g, int rc,
+                             const sb_prediction *p, bool calibrated)
+{
+    printf("sweep of %s (%s)%s:\n", g->keys, o->file,
+           calibrated ? "; speed of light, then calibrated" : "");
+    if (rc == 0 && p->w.kind == SB_JOB_TRAIN)
+        printf("  %-*s %6s %-22s %10s %8s %12s %12s %9s%s  %s\n", g->kw,
+               g->keys, "chips", "data/fsdp/tp/ep/pp", "step", "MFU",
+               "tokens/s", "$/Mtok", "GB/chip",
+               calibrated ? "   step cal  MFU cal" : "", "dominant");
+    else if (rc == 0)
+        printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s%s  %s\n", g->kw,
+               g->keys, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
+               "served tok/s", "$/Mtok", "GB/chip",
+               calibrated ? "   TTFT cal   TPOT cal" : "",
+               "dominant (prefill/decode)");
+}
+
+/* A variant that could not be computed: the row says which, the reason
+ * goes to stderr. */
+static void sb__sweep_invalid(const sb__popts *o, const sb__grid *g,
+                              const sb__variant *x, int rc, const sb_err *err)
+{
+    printf("  %-*s invalid (see the error)\n", g->kw, x->label);
+    fflush(stdout);
+    sb_err row;
+    char all[600];
+    sb__variant_all(x, o->n_sweeps, all, sizeof all);
+    sb_fail(&row, rc, "predict --sweep %s: %s", all, err->msg);
+    sb_cli_error(&row);
+}
+
+/* Prints a variant's row: the speed of light, the calibrated figures
+ * where there are, the class holding most of the time per stage. */
+static void sb__sweep_row(const sb__grid *g, const sb__variant *x,
+                          const sb_workload *w, const sb_prediction *p,
+                          const sb_prediction *cal, bool calibrated)
+{
+    char dom[40];
+    if (w->kind == SB_JOB_TRAIN)
+        snprintf(dom, sizeof dom, "%s", sb__dominant(p, "step"));
+    else
+        snprintf(dom, sizeof dom, "%s/%s", sb__dominant(p, "prefill"),
+                 sb__dominant(p, "decode"));
+    char par[40], calcols[64] = "";
+    snprintf(par, sizeof par, "%d/%d/%d/%d/%d", w->data, w->fsdp, w->tensor,
+             w->expert, w->pipeline);
+    if (calibrated && w->kind == SB_JOB_TRAIN)
+        snprintf(calcols, sizeof calcols, " %8.3f s %7.1f%%", cal->step_s,
+                 100 * cal->mfu);
+    else if (calibrated)
+        snprintf(calcols, sizeof calcols, " %7.1f ms %7.2f ms",
+                 cal->ttft_s * 1e3, cal->tpot_s * 1e3);
+    if (w->kind == SB_JOB_TRAIN)
+        printf("  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f%s  "
+               "%s%s\n",
+               g->kw, x->label, w->chips, par, p->step_s, 100 * p->mfu,
+               p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, calcols,
+               dom, p->mem.fits ? "" : "  (does not fit)");
+    else
+        printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f%s  "
+               "%s%s\n",
+               g->kw, x->label, w->chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
+               p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, calcols,
+               dom, p->mem.fits ? "" : "  (does not fit)");
+}
+
+/* A variant's JSON: its prediction, its settings and, where calibrated,
+ * the calibrated prediction with its source. */
+static json_t *sb__sweep_json(const sb__popts *o, const sb__grid *g,
+                              const sb__variant *x, const sb_workload *w,
+                              const sb_prediction *p, const sb_prediction *cal,
+                              bool calibrated)
+{
+    json_t *j = sb_predict_to_json(p);
+    json_t *variant = json_object();
+    for (int k = 0; k < o->n_sweeps; k++)
+        json_object_set_new(variant, g->key[k],
+                            json_string(strchr(x->kv[k], '=') + 1));
+    char all[600];
+    sb__variant_all(x, o->n_sweeps, all, sizeof all);
+    json_object_set_new(j, "variant", json_string(all));
+    json_object_set_new(j, "settings", variant);
+    if (calibrated) {
+        json_t *cj = sb_predict_to_json(cal);
+        json_object_set_new(cj, "source", json_string(w->calib_source));
+        json_object_set_new(j, "calibrated", cj);
+    }
+    return j;
+}
+
 /* Every combination of the sweeps' values (several --sweep make a grid,
  * the last varying fastest), one row each: the speed of light and, where
  * the workload is calibrated, the calibrated figures beside it. */
 static int sb__sweep(const sb__popts *o, json_t *out)
 {
-    char key[SB_MAX_SWEEPS][64], buf[SB_MAX_SWEEPS][1024];
-    char *vals[SB_MAX_SWEEPS][SB_MAX_VARIANTS];
-    int nv[SB_MAX_SWEEPS], total = 1;
-    for (int k = 0; k < o->n_sweeps; k++) {
-        if (sb__sweep_parse(o->sweep[k], key[k], buf[k]))
-            return 2;
-        nv[k] = sb__sweep_values(buf[k], vals[k], SB_MAX_VARIANTS);
-        if (nv[k] == 0)
-            return sb_cli_usage(
-                "predict", "--sweep '%s': expected key=v1,v2,...", o->sweep[k]);
-        total *= nv[k];
-        if (total > SB_MAX_VARIANTS)
-            return sb_cli_usage("predict",
-                                "--sweep: %d variants or more (at most %d)",
-                                total, SB_MAX_VARIANTS);
-        for (int j = 0; j < k; j++)
-            if (strcmp(key[j], key[k]) == 0)
-                return sb_cli_usage("predict",
-                                    "--sweep %s given twice (one list a "
-                                    "key; several keys make a grid)",
-                                    key[k]);
-    }
-    /* the first column: the swept keys, "tensor fsdp" */
-    char keys[300] = "";
-    for (int k = 0; k < o->n_sweeps; k++)
-        snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s",
-                 k ? " " : "", key[k]);
-    int kw = (int)strlen(keys);
-    for (int v = 0; v < total; v++) {
-        int w0 = -1;
-        for (int k = 0, rest = v; k < o->n_sweeps; k++) {
-            int div = 1;
-            for (int j = k + 1; j < o->n_sweeps; j++)
-                div *= nv[j];
-            w0 += (int)strlen(vals[k][(rest / div) % nv[k]]) + 1;
-        }
-        if (w0 > kw)
-            kw = w0;
-    }
-    if (kw < 8)
-        kw = 8;
+    sb__grid g;
+    int code = sb__grid_build(o, &g);
+    if (code)
+        return code;
+    sb__grid_column(o, &g);
     json_t *rows = json_array();
-    int code = 0, first = 1;
-    for (int v = 0; v < total; v++) {
-        char kv[SB_MAX_SWEEPS][1200], label[600] = "", desc[256];
-        const char *extra[SB_MAX_SWEEPS];
-        for (int k = 0; k < o->n_sweeps; k++) {
-            int div = 1;
-            for (int j = k + 1; j < o->n_sweeps; j++)
-                div *= nv[j];
-            const char *val = vals[k][(v / div) % nv[k]];
-            snprintf(kv[k], sizeof kv[k], "%s=%s", key[k], val);
-            extra[k] = kv[k];
-            snprintf(label + strlen(label), sizeof label - strlen(label),
-                     "%s%s", k ? " " : "", val);
-        }
+    int first = 1;
+    for (int v = 0; v < g.total; v++) {
+        sb__variant x;
+        char desc[256];
+        sb__variant_make(&g, o->n_sweeps, v, &x);
         sb_workload w;
         sb_ceilings c;
         sb_err err = {0};
@@ -165,7 +311,7 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             json_decref(rows);
             return 2;
         }
-        int rc = sb__prepare(o, extra, o->n_sweeps, NULL, &w, &c, desc,
+        int rc = sb__prepare(o, x.extra, o->n_sweeps, NULL, &w, &c, desc,
                              sizeof desc, &err);
         if (rc == 0)
             rc = sb_workload_calibration(&w, o->calib, &err);
@@ -174,82 +320,19 @@ static int sb__sweep(const sb__popts *o, json_t *out)
         bool calibrated = rc == 0 && sb_workload_calibrated(&w) &&
                           sb_predict_calibrated(&w, &c, cal, &err) == 0;
         if (first) {
-            printf("sweep of %s (%s)%s:\n", keys, o->file,
-                   calibrated ? "; speed of light, then calibrated" : "");
-            if (rc == 0 && p->w.kind == SB_JOB_TRAIN)
-                printf("  %-*s %6s %-22s %10s %8s %12s %12s %9s%s  %s\n", kw,
-                       keys, "chips", "data/fsdp/tp/ep/pp", "step", "MFU",
-                       "tokens/s", "$/Mtok", "GB/chip",
-                       calibrated ? "   step cal  MFU cal" : "", "dominant");
-            else if (rc == 0)
-                printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s%s  %s\n", kw,
-                       keys, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
-                       "served tok/s", "$/Mtok", "GB/chip",
-                       calibrated ? "   TTFT cal   TPOT cal" : "",
-                       "dominant (prefill/decode)");
+            sb__sweep_header(o, &g, rc, p, calibrated);
             first = 0;
         }
         if (rc) {
-            /* the row says which; the reason goes to stderr */
-            printf("  %-*s invalid (see the error)\n", kw, label);
-            fflush(stdout);
-            sb_err row;
-            char all[600] = "";
-            for (int k = 0; k < o->n_sweeps; k++)
-                snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s",
-                         k ? " " : "", kv[k]);
-            sb_fail(&row, rc, "predict --sweep %s: %s", all, err.msg);
-            sb_cli_error(&row);
+            sb__sweep_invalid(o, &g, &x, rc, &err);
             code = 2;
             free(p);
             free(cal);
             continue;
         }
-        /* The class holding most of the time, per stage. */
-        char dom[40];
-        if (w.kind == SB_JOB_TRAIN)
-            snprintf(dom, sizeof dom, "%s", sb__dominant(p, "step"));
-        else
-            snprintf(dom, sizeof dom, "%s/%s", sb__dominant(p, "prefill"),
-                     sb__dominant(p, "decode"));
-        char par[40], calcols[64] = "";
-        snprintf(par, sizeof par, "%d/%d/%d/%d/%d", w.data, w.fsdp, w.tensor,
-                 w.expert, w.pipeline);
-        if (calibrated && w.kind == SB_JOB_TRAIN)
-            snprintf(calcols, sizeof calcols, " %8.3f s %7.1f%%", cal->step_s,
-                     100 * cal->mfu);
-        else if (calibrated)
-            snprintf(calcols, sizeof calcols, " %7.1f ms %7.2f ms",
-                     cal->ttft_s * 1e3, cal->tpot_s * 1e3);
-        if (w.kind == SB_JOB_TRAIN)
-            printf("  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f%s  "
-                   "%s%s\n",
-                   kw, label, w.chips, par, p->step_s, 100 * p->mfu,
-                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9,
-                   calcols, dom, p->mem.fits ? "" : "  (does not fit)");
-        else
-            printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f%s  "
-                   "%s%s\n",
-                   kw, label, w.chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
-                   p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9,
-                   calcols, dom, p->mem.fits ? "" : "  (does not fit)");
-        json_t *j = sb_predict_to_json(p);
-        json_t *variant = json_object();
-        for (int k = 0; k < o->n_sweeps; k++)
-            json_object_set_new(variant, key[k],
-                                json_string(strchr(kv[k], '=') + 1));
-        char all[600] = "";
-        for (int k = 0; k < o->n_sweeps; k++)
-            snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s",
-                     k ? " " : "", kv[k]);
-        json_object_set_new(j, "variant", json_string(all));
-        json_object_set_new(j, "settings", variant);
-        if (calibrated) {
-            json_t *cj = sb_predict_to_json(cal);
-            json_object_set_new(cj, "source", json_string(w.calib_source));
-            json_object_set_new(j, "calibrated", cj);
-        }
-        json_array_append_new(rows, j);
+        sb__sweep_row(&g, &x, &w, p, cal, calibrated);
+        json_array_append_new(
+            rows, sb__sweep_json(o, &g, &x, &w, p, cal, calibrated));
         free(p);
         free(cal);
     }
@@ -257,49 +340,52 @@ static int sb__sweep(const sb__popts *o, json_t *out)
     return code;
 }
 
-int sb_cmd_predict(int argc, char **argv)
+static const char predict_help[] =
+    "usage: solbench predict WORKLOAD [--hw NAME | --run ID | "
+    "--results FILE]\n"
+    "                        [--db PATH] [--set key=value ...] "
+    "[--sweep key=v1,v2,...]\n"
+    "                        [--overlap none|full|auto] "
+    "[--calibration FILE] [--json FILE]\n"
+    "  WORKLOAD        a workload file or a preset of "
+    "data/models (docs/WORKLOAD.md)\n"
+    "  --run ID        a stored run (id, prefix, baseline, "
+    "last): its measured ceilings\n"
+    "  --db PATH       results database (default $SOLBENCH_DB, "
+    "else\n"
+    "                  $XDG_DATA_HOME/solbench/results.db)\n"
+    "  --set k=v       change a field (JSON path or alias: "
+    "chips, tensor, fsdp, batch, remat, hw...)\n"
+    "  --sweep k=v,... one row per value: step time, MFU, "
+    "cost per million tokens\n"
+    "                  (several --sweep: one row per "
+    "combination; calibrated\n"
+    "                  figures beside the speed of light "
+    "where there is a calibration)\n"
+    "  --calibration F sustained efficiencies per ceiling (a "
+    "file or a name in data/calib;\n"
+    "                  default data/calib/<spec>.json when "
+    "there is one): prints the\n"
+    "                  calibrated totals beside the speed of "
+    "light\n";
+
+/* Parses the options into o; returns 0, -1 after --help (printed), else
+ * the exit code (the error said). */
+static int sb__predict_parse(int argc, char **argv, sb__popts *o)
 {
-    sb__popts o = {0};
-    char overlap_kv[32];
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: solbench predict WORKLOAD [--hw NAME | --run ID | "
-                   "--results FILE]\n"
-                   "                        [--db PATH] [--set key=value ...] "
-                   "[--sweep key=v1,v2,...]\n"
-                   "                        [--overlap none|full|auto] "
-                   "[--calibration FILE] [--json FILE]\n"
-                   "  WORKLOAD        a workload file or a preset of "
-                   "data/models (docs/WORKLOAD.md)\n"
-                   "  --run ID        a stored run (id, prefix, baseline, "
-                   "last): its measured ceilings\n"
-                   "  --db PATH       results database (default $SOLBENCH_DB, "
-                   "else\n"
-                   "                  $XDG_DATA_HOME/solbench/results.db)\n"
-                   "  --set k=v       change a field (JSON path or alias: "
-                   "chips, tensor, fsdp, batch, remat, hw...)\n"
-                   "  --sweep k=v,... one row per value: step time, MFU, "
-                   "cost per million tokens\n"
-                   "                  (several --sweep: one row per "
-                   "combination; calibrated\n"
-                   "                  figures beside the speed of light "
-                   "where there is a calibration)\n"
-                   "  --calibration F sustained efficiencies per ceiling (a "
-                   "file or a name in data/calib;\n"
-                   "                  default data/calib/<spec>.json when "
-                   "there is one): prints the\n"
-                   "                  calibrated totals beside the speed of "
-                   "light\n");
-            return 0;
+            fputs(predict_help, stdout);
+            return -1;
         }
-        if ((r = sb_cli_opt(argc, argv, &i, "--hw", &o.hw)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--run", &o.run)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--results", &o.results)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--db", &o.db)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--json", &o.json)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--calibration", &o.calib)) != 0) {
+        if ((r = sb_cli_opt(argc, argv, &i, "--hw", &o->hw)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--run", &o->run)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--results", &o->results)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--db", &o->db)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--json", &o->json)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--calibration", &o->calib)) != 0) {
             if (r < 0)
                 return 2;
             continue;
@@ -307,21 +393,21 @@ int sb_cmd_predict(int argc, char **argv)
         if ((r = sb_cli_opt(argc, argv, &i, "--sweep", &v)) != 0) {
             if (r < 0)
                 return 2;
-            if (o.n_sweeps >= SB_MAX_SWEEPS)
+            if (o->n_sweeps >= SB_MAX_SWEEPS)
                 return sb_cli_usage("predict",
                                     "too many --sweep (at most %d: their "
                                     "grid)",
                                     SB_MAX_SWEEPS);
-            o.sweep[o.n_sweeps++] = v;
+            o->sweep[o->n_sweeps++] = v;
             continue;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--set", &v)) != 0) {
             if (r < 0)
                 return 2;
-            if (o.n_sets >= SB_MAX_SETS)
+            if (o->n_sets >= SB_MAX_SETS)
                 return sb_cli_usage("predict", "too many --set (at most %d)",
                                     SB_MAX_SETS);
-            o.sets[o.n_sets++] = v;
+            o->sets[o->n_sets++] = v;
             continue;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--overlap", &v)) != 0) {
@@ -331,90 +417,120 @@ int sb_cmd_predict(int argc, char **argv)
                 strcmp(v, "auto") != 0)
                 return sb_cli_usage("predict",
                                     "--overlap '%s': none, full or auto", v);
-            snprintf(overlap_kv, sizeof overlap_kv, "overlap=\"%s\"", v);
-            if (o.n_sets >= SB_MAX_SETS)
+            snprintf(o->overlap_kv, sizeof o->overlap_kv, "overlap=\"%s\"", v);
+            if (o->n_sets >= SB_MAX_SETS)
                 return sb_cli_usage("predict",
                                     "too many --set (at most %d, "
                                     "--overlap counts as one)",
                                     SB_MAX_SETS);
-            o.sets[o.n_sets++] = overlap_kv;
+            o->sets[o->n_sets++] = o->overlap_kv;
             continue;
         }
         if (argv[i][0] == '-')
             return sb_cli_usage("predict", "unknown option '%s'", argv[i]);
-        if (o.file)
+        if (o->file)
             return sb_cli_usage("predict",
                                 "one workload file only ('%s' "
                                 "and '%s')",
-                                o.file, argv[i]);
-        o.file = argv[i];
+                                o->file, argv[i]);
+        o->file = argv[i];
     }
-    if (!o.file)
+    if (!o->file)
         return sb_cli_usage("predict", "usage: predict WORKLOAD [--hw NAME | "
                                        "--run ID | --results FILE] [--db PATH] "
                                        "[--set k=v ...] [--sweep k=v1,v2] "
                                        "[--overlap none|full|auto] "
                                        "[--calibration FILE] [--json FILE]");
-    sb_err err = {0};
-    /* Before anything is read or printed: the --json file, the form of
-     * --sweep, then (with the workload at hand) the key it sweeps. */
+    return 0;
+}
+
+/* Before anything is read or printed: the --json file, the form of
+ * --sweep, then (with the workload at hand) the key it sweeps; reads the
+ * workload and its calibration. Returns 0, else the exit code (the error
+ * said). */
+static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
+                            char *desc, size_t dlen, sb_err *err)
+{
     struct stat jid;
-    if (o.json && sb_cli_check_out("--json", o.json, &jid, &err))
-        return sb_cli_error(&err);
+    if (o->json && sb_cli_check_out("--json", o->json, &jid, err))
+        return sb_cli_error(err);
     char sweep_key[SB_MAX_SWEEPS][64], sweep_vals[1024];
-    for (int k = 0; k < o.n_sweeps; k++)
-        if (sb__sweep_parse(o.sweep[k], sweep_key[k], sweep_vals))
+    for (int k = 0; k < o->n_sweeps; k++)
+        if (sb__sweep_parse(o->sweep[k], sweep_key[k], sweep_vals))
             return 2;
+    json_t *doc = NULL;
+    int rc = sb__prepare(o, NULL, 0, &doc, w, c, desc, dlen, err);
+    for (int k = 0; rc == 0 && k < o->n_sweeps; k++)
+        rc = sb_workload_check_key(doc, sweep_key[k], err);
+    json_decref(doc);
+    if (rc == 0)
+        rc = sb_workload_calibration(w, o->calib, err);
+    if (rc)
+        return sb_cli_error(err);
+    return 0;
+}
+
+/* Prints one workload's phase table, totals and interventions (and the
+ * calibrated figures where there is a calibration); returns its JSON, or
+ * NULL (err set) when the calibrated prediction fails. */
+static json_t *sb__predict_one(const sb_workload *w, const sb_ceilings *c,
+                               const sb_prediction *p, const char *desc,
+                               sb_err *err)
+{
+    printf("machine model: %s\n", desc);
+    sb_predict_print(stdout, p);
+    sb_interventions_print(stdout, p);
+    json_t *out = sb_predict_to_json(p);
+    json_object_set_new(out, "machine", json_string(desc));
+    if (sb_workload_calibrated(w)) {
+        int rc = 0;
+        sb_prediction *cal = malloc(sizeof *cal);
+        if (!cal || (rc = sb_predict_calibrated(w, c, cal, err)) != 0) {
+            free(cal);
+            json_decref(out);
+            if (!rc)
+                sb_fail(err, SB_ENOMEM, "predict: out of memory");
+            return NULL;
+        }
+        sb_predict_print_modes(stdout, p, cal, w->calib_source);
+        json_t *cj = sb_predict_to_json(cal);
+        json_object_set_new(cj, "source", json_string(w->calib_source));
+        json_object_set_new(out, "calibrated", cj);
+        free(cal);
+    }
+    return out;
+}
+
+int sb_cmd_predict(int argc, char **argv)
+{
+    sb__popts o = {0};
+    int code = sb__predict_parse(argc, argv, &o);
+    if (code)
+        return code < 0 ? 0 : code;
+    sb_err err = {0};
     sb_workload w;
     sb_ceilings c;
     char desc[256];
-    json_t *doc = NULL;
-    int rc = sb__prepare(&o, NULL, 0, &doc, &w, &c, desc, sizeof desc, &err);
-    for (int k = 0; rc == 0 && k < o.n_sweeps; k++)
-        rc = sb_workload_check_key(doc, sweep_key[k], &err);
-    json_decref(doc);
-    if (rc == 0)
-        rc = sb_workload_calibration(&w, o.calib, &err);
-    if (rc)
-        return sb_cli_error(&err);
+    if ((code = sb__predict_open(&o, &w, &c, desc, sizeof desc, &err)))
+        return code;
     sb_prediction *p = malloc(sizeof *p);
     if (!p) {
         sb_fail(&err, SB_ENOMEM, "predict: out of memory");
         return sb_cli_error(&err);
     }
-    if ((rc = sb_predict(&w, &c, p, &err)) != 0) {
+    if (sb_predict(&w, &c, p, &err) != 0) {
         free(p);
         return sb_cli_error(&err);
     }
     json_t *out;
-    int code = 0;
     if (o.n_sweeps) {
         out = json_object();
         json_object_set_new(out, "schema", json_string("solbench.predict/1"));
         json_object_set_new(out, "machine", json_string(desc));
         code = sb__sweep(&o, out);
-    } else {
-        printf("machine model: %s\n", desc);
-        sb_predict_print(stdout, p);
-        sb_interventions_print(stdout, p);
-        out = sb_predict_to_json(p);
-        json_object_set_new(out, "machine", json_string(desc));
-        if (sb_workload_calibrated(&w)) {
-            sb_prediction *cal = malloc(sizeof *cal);
-            if (!cal || (rc = sb_predict_calibrated(&w, &c, cal, &err)) != 0) {
-                free(cal);
-                free(p);
-                json_decref(out);
-                if (!rc)
-                    sb_fail(&err, SB_ENOMEM, "predict: out of memory");
-                return sb_cli_error(&err);
-            }
-            sb_predict_print_modes(stdout, p, cal, w.calib_source);
-            json_t *cj = sb_predict_to_json(cal);
-            json_object_set_new(cj, "source", json_string(w.calib_source));
-            json_object_set_new(out, "calibrated", cj);
-            free(cal);
-        }
+    } else if (!(out = sb__predict_one(&w, &c, p, desc, &err))) {
+        free(p);
+        return sb_cli_error(&err);
     }
     if (o.json &&
         sb_cli_write_json(out, o.json, JSON_INDENT(2), "the prediction", &err))

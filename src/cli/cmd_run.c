@@ -108,154 +108,317 @@ static void print_plan(const sb_plan *plan, const sb_ctx *ctx)
            plan->n, plan->n == 1 ? "" : "s", m);
 }
 
-int sb_cmd_run(int argc, char **argv)
-{
-    const char *areas = NULL, *names = NULL, *json_path = NULL,
-               *csv_path = NULL, *db_path = NULL, *backend = NULL;
+/* What the command line asked for beyond the context's settings (those
+ * go into the sb_ctx as they are parsed). */
+typedef struct sb__ropts {
+    const char *areas, *names, *json_path, *csv_path, *db_path, *backend;
+    const char *commit; /* --commit */
     char area_buf[1024], name_buf[1024];
-    bool no_store = false, quiet = false, min_time_set = false,
-         plugin_flag = false, plan_only = false, require_stable = false;
-    sb_pset user = {0};
-    sb_err err = {0};
-    sb_ctx ctx;
-    sb_ctx_defaults(&ctx);
-    json_t *tags = json_object();
-    const char *commit = NULL; /* --commit */
-    int rc = 2;
+    bool no_store, quiet, min_time_set, plugin_flag, plan_only, require_stable;
+    bool json_out, csv_out; /* --json - and --csv -: a document on stdout */
+} sb__ropts;
 
+/* Parses the options into o, user, ctx and tags; returns 0, -1 after
+ * --help (printed), else the exit code (the error said). */
+static int sb__run_parse(int argc, char **argv, sb__ropts *o, sb_pset *user,
+                         sb_ctx *ctx, json_t *tags, sb_err *err)
+{
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int m;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(run_help, stdout);
-            json_decref(tags);
-            return 0;
+            return -1;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--area", &v))) {
             if (m < 0)
-                goto out;
-            if (!(areas = sb__join(areas, v, area_buf, sizeof area_buf))) {
+                return 2;
+            if (!(o->areas =
+                      sb__join(o->areas, v, o->area_buf, sizeof o->area_buf))) {
                 sb_cli_usage("run",
                              "--area: lists longer than %zu "
                              "characters",
-                             sizeof area_buf - 1);
-                goto out;
+                             sizeof o->area_buf - 1);
+                return 2;
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--bench", &v))) {
             if (m < 0)
-                goto out;
-            if (!(names = sb__join(names, v, name_buf, sizeof name_buf))) {
+                return 2;
+            if (!(o->names =
+                      sb__join(o->names, v, o->name_buf, sizeof o->name_buf))) {
                 sb_cli_usage("run",
                              "--bench: lists longer than %zu "
                              "characters",
-                             sizeof name_buf - 1);
-                goto out;
+                             sizeof o->name_buf - 1);
+                return 2;
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "--suite", &v))) {
             if (m < 0)
-                goto out;
+                return 2;
             if (strcmp(v, "quick") == 0)
-                ctx.suite = SB_SUITE_QUICK;
+                ctx->suite = SB_SUITE_QUICK;
             else if (strcmp(v, "full") == 0)
-                ctx.suite = SB_SUITE_FULL;
+                ctx->suite = SB_SUITE_FULL;
             else {
                 sb_cli_usage("run", "--suite %s: expected quick or full", v);
-                goto out;
+                return 2;
             }
         } else if ((m = sb_cli_opt(argc, argv, &i, "-p", &v)) ||
                    (m = sb_cli_opt(argc, argv, &i, "--param", &v))) {
             if (m < 0)
-                goto out;
-            if (sb_pset_add(&user, v, &err)) {
-                rc = sb_cli_error(&err);
-                goto out;
-            }
+                return 2;
+            if (sb_pset_add(user, v, err))
+                return sb_cli_error(err);
         } else if ((m = sb_cli_opt(argc, argv, &i, "--threads", &v))) {
             if (m < 0 ||
-                sb_cli_int("run", "--threads", v, 1, 4096, &ctx.threads))
-                goto out;
+                sb_cli_int("run", "--threads", v, 1, 4096, &ctx->threads))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--repeat", &v))) {
             if (m < 0 ||
-                sb_cli_int("run", "--repeat", v, 1, 100000, &ctx.repeat))
-                goto out;
+                sb_cli_int("run", "--repeat", v, 1, 100000, &ctx->repeat))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--warmup", &v))) {
-            if (m < 0 || sb_cli_int("run", "--warmup", v, 0, 1000, &ctx.warmup))
-                goto out;
+            if (m < 0 ||
+                sb_cli_int("run", "--warmup", v, 0, 1000, &ctx->warmup))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--min-time", &v))) {
             if (m < 0 ||
-                sb_cli_number("run", "--min-time", v, 0, 86400, &ctx.min_time))
-                goto out;
-            min_time_set = true;
+                sb_cli_number("run", "--min-time", v, 0, 86400, &ctx->min_time))
+                return 2;
+            o->min_time_set = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--timeout", &v))) {
             if (m < 0 ||
-                sb_cli_number("run", "--timeout", v, 0, 86400, &ctx.timeout_s))
-                goto out;
+                sb_cli_number("run", "--timeout", v, 0, 86400, &ctx->timeout_s))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--backend", &v))) {
             if (m < 0)
-                goto out;
-            backend = v;
-            snprintf(ctx.backend, sizeof ctx.backend, "%s", v);
+                return 2;
+            o->backend = v;
+            snprintf(ctx->backend, sizeof ctx->backend, "%s", v);
         } else if ((m = sb_cli_opt(argc, argv, &i, "--pjrt-plugin", &v))) {
             if (m < 0)
-                goto out;
+                return 2;
             if (!*v) {
                 sb_cli_usage("run", "--pjrt-plugin: an empty path");
-                goto out;
+                return 2;
             }
             setenv("SOLBENCH_PJRT_PLUGIN", v, 1);
-            plugin_flag = true;
+            o->plugin_flag = true;
         } else if (strcmp(argv[i], "--plan") == 0) {
-            plan_only = true;
+            o->plan_only = true;
         } else if (strcmp(argv[i], "--require-stable") == 0) {
-            require_stable = true;
+            o->require_stable = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
             if (m < 0)
-                goto out;
-            json_path = v;
+                return 2;
+            o->json_path = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--csv", &v))) {
             if (m < 0)
-                goto out;
-            csv_path = v;
+                return 2;
+            o->csv_path = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
             if (m < 0)
-                goto out;
-            db_path = v;
+                return 2;
+            o->db_path = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--tag", &v))) {
             if (m < 0)
-                goto out;
+                return 2;
             if (sb_cli_tag("run", v, tags))
-                goto out;
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--commit", &v))) {
             if (m < 0)
-                goto out;
-            commit = v;
+                return 2;
+            o->commit = v;
         } else if (strcmp(argv[i], "--interleave") == 0) {
-            ctx.interleave = true;
+            ctx->interleave = true;
         } else if (strcmp(argv[i], "--force") == 0) {
-            ctx.force = true;
+            ctx->force = true;
         } else if (strcmp(argv[i], "--no-store") == 0) {
-            no_store = true;
+            o->no_store = true;
         } else if (strcmp(argv[i], "--quiet") == 0) {
-            quiet = true;
+            o->quiet = true;
         } else {
             sb_cli_usage("run",
                          "unknown option '%s' (see 'solbench run --help')",
                          argv[i]);
-            goto out;
+            return 2;
         }
     }
-    if (!min_time_set && ctx.suite == SB_SUITE_FULL)
+    return 0;
+}
+
+/* Opens the store and tries the output files before measuring, so a bad
+ * --db, --json or --csv fails in a moment, not after the whole run;
+ * returns nonzero (in err, *st closed) when one fails. */
+static int sb__run_check_outputs(const sb__ropts *o, sb_store **st,
+                                 char *db_file, size_t db_len, sb_err *err)
+{
+    struct stat jid, cid;
+    if ((o->json_path && !o->json_out &&
+         sb_cli_check_out("--json", o->json_path, &jid, err)) ||
+        (o->csv_path && !o->csv_out &&
+         sb_cli_check_out("--csv", o->csv_path, &cid, err)) ||
+        (o->json_out && o->csv_out &&
+         sb_fail(err, SB_EINVAL,
+                 "--json - and --csv -: one document on stdout")) ||
+        (o->json_path && o->csv_path && !o->json_out && !o->csv_out &&
+         sb_cli_same_out(o->json_path, &jid, o->csv_path, &cid) &&
+         sb_fail(err, SB_EINVAL,
+                 "--json %s and --csv %s name the same "
+                 "file",
+                 o->json_path, o->csv_path)) ||
+        (!o->no_store &&
+         (sb_store_path(o->db_path, db_file, db_len, err) ||
+          sb_store_check_space(db_file, SB_RUN_STORE_NEED, err) ||
+          sb_store_open(db_file, st, err) ||
+          sb_store_check_writable(*st, SB_RUN_STORE_NEED, err)))) {
+        sb_store_close(*st);
+        *st = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* Measures the plan, with the probe of the machine's speed between
+ * points (stability.h) where it opens; returns sb_run_plan's code. */
+static int sb__run_measure(const sb_plan *plan, sb_ctx *ctx, sb_run *run,
+                           sb_err *err)
+{
+    sb_probe probe;
+    sb_err perr = {0};
+    bool probing =
+        ctx->nranks <= 1 && sb_probe_open(&probe, ctx->threads, &perr) == 0;
+    if (probing)
+        ctx->probe = &probe;
+    int run_rc = sb_run_plan(plan, ctx, &run->results, err);
+    if (probing) {
+        ctx->probe = NULL;
+        sb_probe_close(&probe);
+    }
+    sb_utc_now(run->ended_at, sizeof run->ended_at);
+    return run_rc;
+}
+
+/* Judges each result against its point's history on this machine; an
+ * earlier stable mark the history no longer bears is withdrawn. Returns
+ * how many were. */
+static int sb__run_judge_history(sb_store *st, sb_run *run)
+{
+    int withdrawn = 0;
+    sb_err herr = {0};
+    if (sb_store_judge_history(st, run, &withdrawn, &herr))
+        fprintf(stderr,
+                "solbench: warning: the stability history was not read "
+                "(%s)\n",
+                herr.msg);
+    return withdrawn;
+}
+
+/* Prints the tables and the stability verdicts (rank 0); returns the exit
+ * code the results and the run's error say. */
+static int sb__run_report(const sb__ropts *o, const sb_ctx *ctx,
+                          const sb_run *run, FILE *human, int withdrawn,
+                          int run_rc, sb_err *err)
+{
+    int rc = 0;
+    if (!o->quiet) {
+        fprintf(human, "solbench %s  run %s  threads %d\n", sb_version(),
+                run->run_id, ctx->threads);
+        sb_print_results(human, &run->results);
+        sb_print_profile(human, &ctx->ceil);
+    }
+    /* The unstable results, named with what was seen and the remedy
+     * (--quiet: counted only; the JSON carries every verdict). */
+    int unstable = 0;
+    for (size_t i = 0; i < run->results.n; i++)
+        unstable +=
+            run->results.items[i].stab_judged && !run->results.items[i].stable;
+    if (!o->quiet)
+        sb_print_stability(human, &run->results);
+    if (withdrawn && !o->quiet)
+        fprintf(human,
+                "stability: %d earlier result%s on this machine no "
+                "longer marked stable (more than %.0f%% from their "
+                "point's median now: solbench export RUN --json says why)\n",
+                withdrawn, withdrawn == 1 ? "" : "s", 100 * SB_STAB_HISTORY);
+    if (unstable && o->require_stable && !run_rc) {
+        fprintf(stderr, "solbench: --require-stable: %d result%s unstable\n",
+                unstable, unstable == 1 ? "" : "s");
+        rc = 1;
+    }
+    if (run_rc) {
+        rc = sb_cli_error(err);
+    } else {
+        for (size_t i = 0; i < run->results.n; i++)
+            if (!run->results.items[i].valid &&
+                !run->results.items[i].skipped) {
+                fprintf(stderr, "solbench: %s failed its verification\n",
+                        run->results.items[i].bench);
+                rc = 1;
+            }
+    }
+    return rc;
+}
+
+/* Writes --json and --csv and stores the run (rank 0); returns rc, or the
+ * exit code of a step that failed. */
+static int sb__run_save(const sb__ropts *o, const sb_run *run, sb_store *st,
+                        const char *db_file, FILE *human, int run_rc, int rc,
+                        sb_err *err)
+{
+    if (o->json_path && sb_run_write_json(run, o->json_path, err))
+        rc = sb_cli_error(err);
+    if (o->csv_path && sb_run_write_csv(run, o->csv_path, err))
+        rc = sb_cli_error(err);
+    /* A run stopped by an error is not stored: a baseline must be a
+     * whole run. */
+    if (st && run->results.n > 0 && run_rc == 0) {
+        /* Measured is measured: a run the store cannot take is kept
+         * beside it, to be imported when it can. */
+        int saved = sb_store_save_or_keep(st, run, db_file, err);
+        if (saved == 1) {
+            /* the measurement stands: exit as it would have, with
+             * one line saying where the run is */
+            char line[4096];
+            sb_err_escape(line, sizeof line, err->msg);
+            fprintf(stderr, "solbench: warning: %s\n", line);
+        } else if (saved) {
+            rc = sb_cli_error(err);
+        } else if (!o->quiet) {
+            fprintf(human, "\nstored as run %s in %s\n", run->run_id, db_file);
+        }
+    }
+    return rc;
+}
+
+int sb_cmd_run(int argc, char **argv)
+{
+    sb__ropts o = {0};
+    sb_pset user = {0};
+    sb_err err = {0};
+    sb_ctx ctx;
+    sb_ctx_defaults(&ctx);
+    json_t *tags = json_object();
+    int rc = sb__run_parse(argc, argv, &o, &user, &ctx, tags, &err);
+    if (rc < 0) { /* --help */
+        json_decref(tags);
+        return 0;
+    }
+    if (rc)
+        goto out;
+    rc = 2;
+    if (!o.min_time_set && ctx.suite == SB_SUITE_FULL)
         ctx.min_time = 0.5;
 
-    if (sb_cli_commit_tag("run", commit, tags))
+    if (sb_cli_commit_tag("run", o.commit, tags))
         goto out;
 
     /* The selection first: it says whether MPI is needed. Under a
      * launcher every rank selects the same (same arguments) and fails
      * alike; the launcher's rank 0 alone says why. */
-    const bool json_out = json_path && strcmp(json_path, "-") == 0,
-               csv_out = csv_path && strcmp(csv_path, "-") == 0;
+    o.json_out = o.json_path && strcmp(o.json_path, "-") == 0;
+    o.csv_out = o.csv_path && strcmp(o.csv_path, "-") == 0;
     sb_selection sel;
-    if (sb_select(areas, names, ctx.suite, backend, &sel, &err)) {
+    if (sb_select(o.areas, o.names, ctx.suite, o.backend, &sel, &err)) {
         rc = sb_launcher_rank() <= 0 ? sb_cli_error(&err)
                                      : sb_exit_code(err.code);
         goto out;
@@ -277,7 +440,7 @@ int sb_cmd_run(int argc, char **argv)
 
     /* --plan: what the run would measure, checked as a run checks it,
      * then nothing more (no plugin opened, nothing allocated or stored). */
-    if (plan_only) {
+    if (o.plan_only) {
         if (ctx.rank == 0)
             print_plan(&plan, &ctx);
         sb_plan_free(&plan);
@@ -289,39 +452,17 @@ int sb_cmd_run(int argc, char **argv)
     /* A plugin the user named loads now or the run stops here (exit 2):
      * after the parameters were checked, before anything is measured or
      * stored. */
-    if (sb_cli_pjrt_named("run", plugin_flag)) {
+    if (sb_cli_pjrt_named("run", o.plugin_flag)) {
         sb_plan_free(&plan);
         sb_selection_free(&sel);
         rc = 2;
         goto out_mpi;
     }
 
-    /* Open the store and try the output files before measuring, so a bad
-     * --db, --json or --csv fails in a moment, not after the whole run. */
     sb_store *st = NULL;
     char db_file[1024] = "";
-    struct stat jid, cid;
     if (ctx.rank == 0 &&
-        ((json_path && !json_out &&
-          sb_cli_check_out("--json", json_path, &jid, &err)) ||
-         (csv_path && !csv_out &&
-          sb_cli_check_out("--csv", csv_path, &cid, &err)) ||
-         (json_out && csv_out &&
-          sb_fail(&err, SB_EINVAL,
-                  "--json - and --csv -: one document on stdout")) ||
-         (json_path && csv_path && !json_out && !csv_out &&
-          sb_cli_same_out(json_path, &jid, csv_path, &cid) &&
-          sb_fail(&err, SB_EINVAL,
-                  "--json %s and --csv %s name the same "
-                  "file",
-                  json_path, csv_path)) ||
-         (!no_store &&
-          (sb_store_path(db_path, db_file, sizeof db_file, &err) ||
-           sb_store_check_space(db_file, SB_RUN_STORE_NEED, &err) ||
-           sb_store_open(db_file, &st, &err) ||
-           sb_store_check_writable(st, SB_RUN_STORE_NEED, &err))))) {
-        sb_store_close(st);
-        st = NULL;
+        sb__run_check_outputs(&o, &st, db_file, sizeof db_file, &err)) {
         if (ctx.nranks > 1) /* the other ranks would wait for rank 0 */
             sb_session_abort(err.msg, 2);
         sb_plan_free(&plan);
@@ -332,98 +473,18 @@ int sb_cmd_run(int argc, char **argv)
 
     sb_run run;
     sb_run_init(&run);
-    sb_run_begin(&run, &ctx, areas, names, &user, tags);
+    sb_run_begin(&run, &ctx, o.areas, o.names, &user, tags);
     /* A document on stdout is all stdout holds: the tables and the
      * stored line go to stderr instead (for a script's pipe). */
-    FILE *human = json_out || csv_out ? stderr : stdout;
-
-    /* the probe of the machine's speed between points (stability.h) */
-    sb_probe probe;
-    sb_err perr = {0};
-    bool probing =
-        ctx.nranks <= 1 && sb_probe_open(&probe, ctx.threads, &perr) == 0;
-    if (probing)
-        ctx.probe = &probe;
-    int run_rc = sb_run_plan(&plan, &ctx, &run.results, &err);
-    if (probing) {
-        ctx.probe = NULL;
-        sb_probe_close(&probe);
-    }
-    sb_utc_now(run.ended_at, sizeof run.ended_at);
+    FILE *human = o.json_out || o.csv_out ? stderr : stdout;
+    int run_rc = sb__run_measure(&plan, &ctx, &run, &err);
     rc = 0;
     int withdrawn = 0;
-    if (ctx.rank == 0 && st && run_rc == 0) {
-        /* each result against its point's history on this machine; an
-         * earlier stable mark the history no longer bears is withdrawn */
-        sb_err herr = {0};
-        if (sb_store_judge_history(st, &run, &withdrawn, &herr))
-            fprintf(stderr,
-                    "solbench: warning: the stability history was not read "
-                    "(%s)\n",
-                    herr.msg);
-    }
+    if (ctx.rank == 0 && st && run_rc == 0)
+        withdrawn = sb__run_judge_history(st, &run);
     if (ctx.rank == 0) {
-        if (!quiet) {
-            fprintf(human, "solbench %s  run %s  threads %d\n", sb_version(),
-                    run.run_id, ctx.threads);
-            sb_print_results(human, &run.results);
-            sb_print_profile(human, &ctx.ceil);
-        }
-        /* The unstable results, named with what was seen and the remedy
-         * (--quiet: counted only; the JSON carries every verdict). */
-        int unstable = 0;
-        for (size_t i = 0; i < run.results.n; i++)
-            unstable += run.results.items[i].stab_judged &&
-                        !run.results.items[i].stable;
-        if (!quiet)
-            sb_print_stability(human, &run.results);
-        if (withdrawn && !quiet)
-            fprintf(
-                human,
-                "stability: %d earlier result%s on this machine no "
-                "longer marked stable (more than %.0f%% from their "
-                "point's median now: solbench export RUN --json says why)\n",
-                withdrawn, withdrawn == 1 ? "" : "s", 100 * SB_STAB_HISTORY);
-        if (unstable && require_stable && !run_rc) {
-            fprintf(stderr,
-                    "solbench: --require-stable: %d result%s unstable\n",
-                    unstable, unstable == 1 ? "" : "s");
-            rc = 1;
-        }
-        if (run_rc) {
-            rc = sb_cli_error(&err);
-        } else {
-            for (size_t i = 0; i < run.results.n; i++)
-                if (!run.results.items[i].valid &&
-                    !run.results.items[i].skipped) {
-                    fprintf(stderr, "solbench: %s failed its verification\n",
-                            run.results.items[i].bench);
-                    rc = 1;
-                }
-        }
-        if (json_path && sb_run_write_json(&run, json_path, &err))
-            rc = sb_cli_error(&err);
-        if (csv_path && sb_run_write_csv(&run, csv_path, &err))
-            rc = sb_cli_error(&err);
-        /* A run stopped by an error is not stored: a baseline must be a
-         * whole run. */
-        if (st && run.results.n > 0 && run_rc == 0) {
-            /* Measured is measured: a run the store cannot take is kept
-             * beside it, to be imported when it can. */
-            int saved = sb_store_save_or_keep(st, &run, db_file, &err);
-            if (saved == 1) {
-                /* the measurement stands: exit as it would have, with
-                 * one line saying where the run is */
-                char line[4096];
-                sb_err_escape(line, sizeof line, err.msg);
-                fprintf(stderr, "solbench: warning: %s\n", line);
-            } else if (saved) {
-                rc = sb_cli_error(&err);
-            } else if (!quiet) {
-                fprintf(human, "\nstored as run %s in %s\n", run.run_id,
-                        db_file);
-            }
-        }
+        rc = sb__run_report(&o, &ctx, &run, human, withdrawn, run_rc, &err);
+        rc = sb__run_save(&o, &run, st, db_file, human, run_rc, rc, &err);
     } else if (run_rc) {
         rc = sb_exit_code(err.code);
     }

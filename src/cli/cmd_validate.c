@@ -253,6 +253,249 @@ static int sb__parse(int argc, char **argv, sb__vopts *o)
     return 0;
 }
 
+/* Tries the --json and --trace files before anything runs; returns 0 or
+ * the exit code (the error said). */
+static int sb__check_outputs(const sb__vopts *o, sb_err *err)
+{
+    struct stat jid, tid;
+    if ((o->json && sb_cli_check_out("--json", o->json, &jid, err)) ||
+        (o->trace && sb_cli_check_out("--trace", o->trace, &tid, err)))
+        return sb_cli_error(err);
+    if (o->json && o->trace && sb_cli_same_out(o->json, &jid, o->trace, &tid))
+        return sb_cli_usage("validate", "--json and --trace name one file");
+    return 0;
+}
+
+/* The library's options from the command line's; label (the trace's
+ * title) must outlive vo. */
+static void sb__validate_opts(const sb__vopts *o, char *label, size_t len,
+                              sb_validate_opts *vo)
+{
+    snprintf(label, len, "solbench validate %s",
+             o->file ? o->file : "validate-dense");
+    *vo = (sb_validate_opts){.workload = o->file,
+                             .bf16 = o->bf16,
+                             .quick = o->quick,
+                             .force = o->force,
+                             .batch = o->batch,
+                             .prompt = o->prompt,
+                             .output = o->output,
+                             .requests = o->requests,
+                             .threads = o->threads,
+                             .rounds = o->rounds,
+                             .trace_events = o->trace ? 2000000 : 0,
+                             .trace_label = label};
+}
+
+/* Names on stderr each point skipped or failing its verification. */
+static void sb__report_points(const sb_validate *v)
+{
+    for (size_t i = 0; i < v->run.results.n; i++) {
+        const sb_result *r = &v->run.results.items[i];
+        if (r->skipped)
+            fprintf(stderr, "solbench validate: %s skipped: %s\n", r->bench,
+                    r->n_notes ? r->notes[0] : "");
+        else if (!r->valid)
+            fprintf(stderr, "solbench validate: %s failed its verification\n",
+                    r->bench);
+    }
+}
+
+/* Prints the ceilings measured in this run, the calibration they give and
+ * the reference's kernels. */
+static void sb__print_machine(const sb_validate *v)
+{
+    double gb = sb_validate_metric(v->gl, "GFLOPs_best");
+    double db = sb_validate_metric(v->gd, "weight_GBps_best");
+    double rb = sb_validate_metric(v->mr, "GBps_best");
+    const sb_workload *wc = &v->wc;
+    char a[32], b[32], x[32];
+    printf("\nmachine (measured in this run): %s %s at the prefill shape, "
+           "%s B/s weights streamed at the decode shape, %s B/s memory.read",
+           sb_fmt_eng(gb * 1e9, a, sizeof a), "FLOP/s",
+           sb_fmt_eng(db * 1e9, b, sizeof b),
+           sb_fmt_eng(rb * 1e9, x, sizeof x));
+    if (v->pa)
+        printf(
+            ", paged attention %s B/s",
+            sb_fmt_eng(sb_validate_metric(v->pa, "GBps") * 1e9, a, sizeof a));
+    printf("\ncalibrated: efficiencies matmul %.2f, memory %.2f, attention "
+           "%.2f (%s)\n",
+           wc->eff_matmul, wc->eff_memory, wc->eff_attention, wc->calib_source);
+    for (int i = 0; i < v->rp->n_notes; i++)
+        if (strncmp(v->rp->notes[i], "kernels: ", 9) == 0)
+            printf("%s\n", v->rp->notes[i]);
+}
+
+/* The JSON document's head: the workload, its shape and the calibration. */
+static json_t *sb__json_head(const sb_validate *v)
+{
+    json_t *out = json_pack(
+        "{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:s}", "schema", "solbench.validate/1",
+        "workload", v->w.name, "dtype", v->dtype, "batch", v->B, "prompt", v->P,
+        "output", v->O, "context", v->C, "run_id", v->run.run_id);
+    json_object_set_new(out, "calibration",
+                        json_pack("{s:f,s:f,s:f}", "matmul", v->wc.eff_matmul,
+                                  "memory", v->wc.eff_memory, "attention",
+                                  v->wc.eff_attention));
+    return out;
+}
+
+/* Prints the prefill and decode tables (sb__stage), the phases off added
+ * to off; returns their count (1000 more a stage whose total misses). */
+static int sb__stages(const sb_validate *v, json_t *out, char *off,
+                      size_t off_len)
+{
+    char title[160];
+    snprintf(title, sizeof title, "prefill of one %d-token prompt (TTFT)",
+             v->P);
+    sb__vshape vs = {v->P, v->B, v->cfg.experts, v->cfg.top_k};
+    int bad = sb__stage("prefill", title, v->sol, v->cal, v->rp,
+                        v->rp->stats.p50, &vs, out, off, off_len);
+    snprintf(title, sizeof title,
+             "decode step, %d sequence%s at %d keys (TPOT)", v->B,
+             v->B > 1 ? "s" : "", v->C);
+    bad += sb__stage("decode", title, v->sol, v->cal, v->rd, v->rd->stats.p50,
+                     &vs, out, off, off_len);
+    return bad;
+}
+
+/* Prints the serving run's figures beside their prediction and adds them
+ * to out. */
+static void sb__print_serving(const sb_validate *v, json_t *out)
+{
+    const sb_serve_stats *ss = &v->ss;
+    const sb_prediction *cal = v->cal;
+    const int B = v->B, O = v->O, N = v->N;
+    char a[32], b[32], x[32], y[160], z[160];
+    printf("\nserving (continuous batching, %d requests at concurrency %d, "
+           "ragged lengths, %d iterations):\n",
+           N, B, ss->iterations);
+    printf("  %-22s %11s %11s\n", "", "predicted", "measured");
+    printf("  %-22s %11s %11s   (p50 %s, p99 %s, over %d requests)\n",
+           "TTFT under load", sb__t(cal->serve.ttft_s, a, sizeof a),
+           sb__t(ss->ttft.mean, b, sizeof b), sb__t(ss->ttft.p50, x, sizeof x),
+           sb__t(ss->ttft.p99, y, sizeof y), (int)ss->ttft.n);
+    printf("  %-22s %11s %11s   (p50 %s, p90 %s, p99 %s)\n", "TPOT under load",
+           sb__t(cal->serve.tpot_s, a, sizeof a),
+           sb__t(ss->tpot.mean, b, sizeof b), sb__t(ss->tpot.p50, x, sizeof x),
+           sb__t(ss->tpot.p90, y, sizeof y), sb__t(ss->tpot.p99, z, sizeof z));
+    printf("  %-22s %11.4g %11.4g   (%.0f output and %.0f prompt tokens)\n",
+           "output tokens/s", cal->serve.tokens_per_s, ss->tokens_per_s,
+           ss->tokens, ss->prefill_tokens);
+    printf("  %-22s %11s %11s\n", "request latency",
+           sb__t(cal->ttft_s + O * cal->tpot_s, a, sizeof a),
+           sb__t(ss->latency.mean, b, sizeof b));
+    json_object_set_new(
+        out, "serve",
+        json_pack("{s:i,s:i,s:{s:f,s:f,s:f,s:f},s:{s:f,s:f,s:f,s:f,s:f,s:f,"
+                  "s:f,s:f,s:f}}",
+                  "requests", N, "iterations", ss->iterations, "predicted",
+                  "ttft_s", cal->serve.ttft_s, "tpot_s", cal->serve.tpot_s,
+                  "tokens_per_s", cal->serve.tokens_per_s, "latency_s",
+                  cal->ttft_s + O * cal->tpot_s, "measured", "ttft_s",
+                  ss->ttft.mean, "ttft_p99_s", ss->ttft.p99, "tpot_s",
+                  ss->tpot.mean, "tpot_p50_s", ss->tpot.p50, "tpot_p90_s",
+                  ss->tpot.p90, "tpot_p99_s", ss->tpot.p99, "tokens_per_s",
+                  ss->tokens_per_s, "latency_s", ss->latency.mean,
+                  "latency_p99_s", ss->latency.p99));
+}
+
+/* Prints the reference against its own ceilings and adds it to out: the
+ * decode's stream over memory.read; the prefill's weight matmuls over the
+ * time they would take at the GEMM ceilings of their shapes (each
+ * phase's, at its rows: the speed-of-light prediction's matmul terms). */
+static void sb__print_reference(const sb_validate *v, json_t *out)
+{
+    const sb_prediction *sol = v->sol;
+    double rb = sb_validate_metric(v->mr, "GBps_best");
+    double stream = sb_validate_metric(v->rd, "stream_GBps");
+    double mm_sol = 0, mm_meas = 0;
+    for (int i = 0; i < sol->n; i++) {
+        const sb_phase *ph = &sol->ph[i];
+        double meas = sb_validate_measured(v->rp, ph->name);
+        if (strcmp(ph->stage, "prefill") == 0 && ph->work == SB_WORK_MATMUL &&
+            ph->bound == SB_BOUND_COMPUTE && meas > 0) {
+            mm_sol += ph->t_compute;
+            mm_meas += meas;
+        }
+    }
+    double mm_eff = mm_meas > 0 ? mm_sol / mm_meas : 0;
+    char a[32];
+    printf("\nthe reference against the ceilings: decode streams weights and "
+           "KV at %.2f of memory.read (%s B/s)%s; prefill's compute-bound "
+           "matmuls run at %.2f of the GEMM ceilings at their shapes\n",
+           rb > 0 ? stream / rb : 0, sb_fmt_eng(stream * 1e9, a, sizeof a),
+           v->B > 1 ? " (a batch: its products need not stream, batch 1 "
+                      "tells the stream)"
+                    : "",
+           mm_eff);
+    json_object_set_new(out, "reference",
+                        json_pack("{s:f,s:f}", "decode_stream_of_read",
+                                  rb > 0 ? stream / rb : 0,
+                                  "prefill_matmul_of_gemm", mm_eff));
+}
+
+/* Prints the run-to-run spread of the ratios, round by round, and adds it
+ * to out. */
+static void sb__print_spread(const sb_validate_spread *sp, json_t *out)
+{
+    printf("\nrun-to-run spread: the samples in %d rounds in time order, "
+           "%d with stable ceilings; the ratios over %s:\n",
+           sp->n, sp->nstable,
+           sp->use_stable ? "those" : "all of them (too few were stable)");
+    json_t *jr = json_array();
+    for (int i = 0; i < sp->n; i++) {
+        printf("  round %d: TTFT %.2fx, TPOT %.2fx; calibration matmul "
+               "%.2f, memory %.2f, attention %.2f%s%s%s\n",
+               i + 1, sp->r[i].ttft, sp->r[i].tpot, sp->r[i].eff[0],
+               sp->r[i].eff[1], sp->r[i].eff[2],
+               sp->r[i].stable ? "" : "; unstable: ", sp->r[i].why,
+               sp->r[i].used ? "" : " (left out)");
+        json_array_append_new(
+            jr, json_pack("{s:f,s:f,s:f,s:f,s:f,s:b,s:b,s:s}", "ttft_ratio",
+                          sp->r[i].ttft, "tpot_ratio", sp->r[i].tpot,
+                          "eff_matmul", sp->r[i].eff[0], "eff_memory",
+                          sp->r[i].eff[1], "eff_attention", sp->r[i].eff[2],
+                          "stable", sp->r[i].stable, "used", sp->r[i].used,
+                          "unstable", sp->r[i].why));
+    }
+    printf("  TTFT measured/calibrated: median %.2fx, range %.2f-%.2f\n"
+           "  TPOT measured/calibrated: median %.2fx, range %.2f-%.2f\n",
+           sp->ttft[1], sp->ttft[0], sp->ttft[2], sp->tpot[1], sp->tpot[0],
+           sp->tpot[2]);
+    if (!sp->use_stable)
+        printf("  the ceilings were unstable in most rounds: the spread "
+               "is the machine's, not the model's (quiet the machine)\n");
+    json_object_set_new(out, "rounds", jr);
+    json_object_set_new(out, "ttft_ratio",
+                        json_pack("{s:f,s:f,s:f}", "min", sp->ttft[0], "median",
+                                  sp->ttft[1], "max", sp->ttft[2]));
+    json_object_set_new(out, "tpot_ratio",
+                        json_pack("{s:f,s:f,s:f}", "min", sp->tpot[0], "median",
+                                  sp->tpot[1], "max", sp->tpot[2]));
+}
+
+/* Stores the run (unless a point was skipped) and writes --json; returns
+ * code, or the exit code of a step that failed. */
+static int sb__save(const sb__vopts *o, const sb_validate *v, sb_store *st,
+                    const char *db_file, const json_t *out, int code,
+                    sb_err *err)
+{
+    if (st && code != 2) {
+        if (sb_store_save_run(st, &v->run, err))
+            code = sb_cli_error(err);
+        else
+            printf("\nstored as run %s in %s (solbench check gates "
+                   "llm.decode's tokens/s)\n",
+                   v->run.run_id, db_file);
+    }
+    if (o->json &&
+        sb_cli_write_json(out, o->json, JSON_INDENT(2), "the validation", err))
+        code = sb_cli_error(err);
+    return code;
+}
+
 int sb_cmd_validate(int argc, char **argv)
 {
     sb__vopts o = {0};
@@ -260,28 +503,12 @@ int sb_cmd_validate(int argc, char **argv)
     if (prc)
         return prc < 0 ? 0 : prc;
     sb_err err = {0};
-    struct stat jid, tid;
-    if ((o.json && sb_cli_check_out("--json", o.json, &jid, &err)) ||
-        (o.trace && sb_cli_check_out("--trace", o.trace, &tid, &err)))
-        return sb_cli_error(&err);
-    if (o.json && o.trace && sb_cli_same_out(o.json, &jid, o.trace, &tid))
-        return sb_cli_usage("validate", "--json and --trace name one file");
+    if ((prc = sb__check_outputs(&o, &err)))
+        return prc;
 
     char label[1200];
-    snprintf(label, sizeof label, "solbench validate %s",
-             o.file ? o.file : "validate-dense");
-    sb_validate_opts vo = {.workload = o.file,
-                           .bf16 = o.bf16,
-                           .quick = o.quick,
-                           .force = o.force,
-                           .batch = o.batch,
-                           .prompt = o.prompt,
-                           .output = o.output,
-                           .requests = o.requests,
-                           .threads = o.threads,
-                           .rounds = o.rounds,
-                           .trace_events = o.trace ? 2000000 : 0,
-                           .trace_label = label};
+    sb_validate_opts vo;
+    sb__validate_opts(&o, label, sizeof label, &vo);
     static sb_validate v;
     int rc = sb_validate_prepare(&vo, &v, &err);
     if (rc) {
@@ -289,10 +516,6 @@ int sb_cmd_validate(int argc, char **argv)
         return rc == SB_EINVAL ? sb_cli_usage("validate", "%s", err.msg)
                                : sb_cli_error(&err);
     }
-    const sb_workload w = v.w;
-    const sb_ref_config cfg = v.cfg;
-    const char *dt = v.dtype;
-    const int B = v.B, P = v.P, O = v.O, C = v.C, N = v.N;
     if (!v.ctx.interleave)
         printf("note: the points run one after the other (two copies of "
                "the model and the ceilings' buffers do not fit in memory "
@@ -311,8 +534,9 @@ int sb_cmd_validate(int argc, char **argv)
     printf("validate %s (%s, %.2fB parameters): prefill of %d tokens, "
            "decode of %d sequences at %d keys, serving %d requests at "
            "concurrency %d\n",
-           w.name, dt, sb_ref_weight_bytes(&cfg) / (o.bf16 ? 2.0 : 4.0) / 1e9,
-           P, B, C, N, B);
+           v.w.name, v.dtype,
+           sb_ref_weight_bytes(&v.cfg) / (o.bf16 ? 2.0 : 4.0) / 1e9, v.P, v.B,
+           v.C, v.N, v.B);
     fflush(stdout);
     if (sb_validate_measure(&v, &err)) {
         sb_store_close(st);
@@ -320,17 +544,7 @@ int sb_cmd_validate(int argc, char **argv)
         return sb_cli_error(&err);
     }
     int code = v.code;
-    for (size_t i = 0; i < v.run.results.n; i++) {
-        const sb_result *r = &v.run.results.items[i];
-        if (r->skipped)
-            fprintf(stderr, "solbench validate: %s skipped: %s\n", r->bench,
-                    r->n_notes ? r->notes[0] : "");
-        else if (!r->valid)
-            fprintf(stderr, "solbench validate: %s failed its verification\n",
-                    r->bench);
-    }
-    const sb_result *rp = v.rp, *rd = v.rd, *gl = v.gl, *gd = v.gd, *mr = v.mr,
-                    *pa = v.pa;
+    sb__report_points(&v);
     if (!v.complete) {
         sb_store_close(st);
         sb_validate_free(&v);
@@ -345,163 +559,22 @@ int sb_cmd_validate(int argc, char **argv)
         sb_validate_free(&v);
         return sb_cli_error(&err);
     }
-    const sb_serve_stats ss = v.ss;
-    const sb_workload wc = v.wc;
-    const sb_prediction *sol = v.sol, *cal = v.cal;
-    const sb_validate_spread sp = v.sp;
-    double gb = sb_validate_metric(gl, "GFLOPs_best");
-    double db = sb_validate_metric(gd, "weight_GBps_best");
-    double rb = sb_validate_metric(mr, "GBps_best");
 
-    char a[32], b[32], x[32];
-    printf("\nmachine (measured in this run): %s %s at the prefill shape, "
-           "%s B/s weights streamed at the decode shape, %s B/s memory.read",
-           sb_fmt_eng(gb * 1e9, a, sizeof a), "FLOP/s",
-           sb_fmt_eng(db * 1e9, b, sizeof b),
-           sb_fmt_eng(rb * 1e9, x, sizeof x));
-    if (pa)
-        printf(", paged attention %s B/s",
-               sb_fmt_eng(sb_validate_metric(pa, "GBps") * 1e9, a, sizeof a));
-    printf("\ncalibrated: efficiencies matmul %.2f, memory %.2f, attention "
-           "%.2f (%s)\n",
-           wc.eff_matmul, wc.eff_memory, wc.eff_attention, wc.calib_source);
-    for (int i = 0; i < rp->n_notes; i++)
-        if (strncmp(rp->notes[i], "kernels: ", 9) == 0)
-            printf("%s\n", rp->notes[i]);
-
-    json_t *out = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:s}", "schema",
-                            "solbench.validate/1", "workload", w.name, "dtype",
-                            dt, "batch", B, "prompt", P, "output", O, "context",
-                            C, "run_id", v.run.run_id);
-    json_object_set_new(out, "calibration",
-                        json_pack("{s:f,s:f,s:f}", "matmul", wc.eff_matmul,
-                                  "memory", wc.eff_memory, "attention",
-                                  wc.eff_attention));
-    char off[4000] = "", title[160];
-    snprintf(title, sizeof title, "prefill of one %d-token prompt (TTFT)", P);
-    sb__vshape vs = {P, B, cfg.experts, cfg.top_k};
-    int bad = sb__stage("prefill", title, sol, cal, rp, rp->stats.p50, &vs, out,
-                        off, sizeof off);
-    snprintf(title, sizeof title,
-             "decode step, %d sequence%s at %d keys (TPOT)", B,
-             B > 1 ? "s" : "", C);
-    bad += sb__stage("decode", title, sol, cal, rd, rd->stats.p50, &vs, out,
-                     off, sizeof off);
-
-    printf("\nserving (continuous batching, %d requests at concurrency %d, "
-           "ragged lengths, %d iterations):\n",
-           N, B, ss.iterations);
-    printf("  %-22s %11s %11s\n", "", "predicted", "measured");
-    printf("  %-22s %11s %11s   (p50 %s, p99 %s, over %d requests)\n",
-           "TTFT under load", sb__t(cal->serve.ttft_s, a, sizeof a),
-           sb__t(ss.ttft.mean, b, sizeof b), sb__t(ss.ttft.p50, x, sizeof x),
-           sb__t(ss.ttft.p99, title, sizeof title), (int)ss.ttft.n);
-    printf("  %-22s %11s %11s   (p50 %s, p90 %s, p99 %s)\n", "TPOT under load",
-           sb__t(cal->serve.tpot_s, a, sizeof a),
-           sb__t(ss.tpot.mean, b, sizeof b), sb__t(ss.tpot.p50, x, sizeof x),
-           sb__t(ss.tpot.p90, title, sizeof title),
-           sb__t(ss.tpot.p99, title + 40, sizeof title - 40));
-    printf("  %-22s %11.4g %11.4g   (%.0f output and %.0f prompt tokens)\n",
-           "output tokens/s", cal->serve.tokens_per_s, ss.tokens_per_s,
-           ss.tokens, ss.prefill_tokens);
-    printf("  %-22s %11s %11s\n", "request latency",
-           sb__t(cal->ttft_s + O * cal->tpot_s, a, sizeof a),
-           sb__t(ss.latency.mean, b, sizeof b));
-    json_object_set_new(
-        out, "serve",
-        json_pack("{s:i,s:i,s:{s:f,s:f,s:f,s:f},s:{s:f,s:f,s:f,s:f,s:f,s:f,"
-                  "s:f,s:f,s:f}}",
-                  "requests", N, "iterations", ss.iterations, "predicted",
-                  "ttft_s", cal->serve.ttft_s, "tpot_s", cal->serve.tpot_s,
-                  "tokens_per_s", cal->serve.tokens_per_s, "latency_s",
-                  cal->ttft_s + O * cal->tpot_s, "measured", "ttft_s",
-                  ss.ttft.mean, "ttft_p99_s", ss.ttft.p99, "tpot_s",
-                  ss.tpot.mean, "tpot_p50_s", ss.tpot.p50, "tpot_p90_s",
-                  ss.tpot.p90, "tpot_p99_s", ss.tpot.p99, "tokens_per_s",
-                  ss.tokens_per_s, "latency_s", ss.latency.mean,
-                  "latency_p99_s", ss.latency.p99));
-
-    /* the reference against its own ceilings: the decode's stream over
-     * memory.read; the prefill's weight matmuls over the time they would
-     * take at the GEMM ceilings of their shapes (each phase's, at its rows:
-     * the speed-of-light prediction's matmul terms) */
-    double stream = sb_validate_metric(rd, "stream_GBps");
-    double mm_sol = 0, mm_meas = 0;
-    for (int i = 0; i < sol->n; i++) {
-        const sb_phase *ph = &sol->ph[i];
-        double meas = sb_validate_measured(rp, ph->name);
-        if (strcmp(ph->stage, "prefill") == 0 && ph->work == SB_WORK_MATMUL &&
-            ph->bound == SB_BOUND_COMPUTE && meas > 0) {
-            mm_sol += ph->t_compute;
-            mm_meas += meas;
-        }
-    }
-    double mm_eff = mm_meas > 0 ? mm_sol / mm_meas : 0;
-    printf("\nthe reference against the ceilings: decode streams weights and "
-           "KV at %.2f of memory.read (%s B/s)%s; prefill's compute-bound "
-           "matmuls run at %.2f of the GEMM ceilings at their shapes\n",
-           rb > 0 ? stream / rb : 0, sb_fmt_eng(stream * 1e9, a, sizeof a),
-           B > 1 ? " (a batch: its products need not stream, batch 1 "
-                   "tells the stream)"
-                 : "",
-           mm_eff);
-    json_object_set_new(out, "reference",
-                        json_pack("{s:f,s:f}", "decode_stream_of_read",
-                                  rb > 0 ? stream / rb : 0,
-                                  "prefill_matmul_of_gemm", mm_eff));
+    sb__print_machine(&v);
+    json_t *out = sb__json_head(&v);
+    char off[4000] = "";
+    int bad = sb__stages(&v, out, off, sizeof off);
+    sb__print_serving(&v, out);
+    sb__print_reference(&v, out);
     if (off[0])
         printf("\nphases with more than %.0f%% of their stage off by more "
                "than %.0f%%:\n%s",
                100 * SB__VAL_SHARE, 100 * (SB__VAL_PHASE_TOL - 1), off);
-    if (sp.n > 0) {
-        printf("\nrun-to-run spread: the samples in %d rounds in time order, "
-               "%d with stable ceilings; the ratios over %s:\n",
-               sp.n, sp.nstable,
-               sp.use_stable ? "those" : "all of them (too few were stable)");
-        json_t *jr = json_array();
-        for (int i = 0; i < sp.n; i++) {
-            printf("  round %d: TTFT %.2fx, TPOT %.2fx; calibration matmul "
-                   "%.2f, memory %.2f, attention %.2f%s%s%s\n",
-                   i + 1, sp.r[i].ttft, sp.r[i].tpot, sp.r[i].eff[0],
-                   sp.r[i].eff[1], sp.r[i].eff[2],
-                   sp.r[i].stable ? "" : "; unstable: ", sp.r[i].why,
-                   sp.r[i].used ? "" : " (left out)");
-            json_array_append_new(
-                jr, json_pack("{s:f,s:f,s:f,s:f,s:f,s:b,s:b,s:s}", "ttft_ratio",
-                              sp.r[i].ttft, "tpot_ratio", sp.r[i].tpot,
-                              "eff_matmul", sp.r[i].eff[0], "eff_memory",
-                              sp.r[i].eff[1], "eff_attention", sp.r[i].eff[2],
-                              "stable", sp.r[i].stable, "used", sp.r[i].used,
-                              "unstable", sp.r[i].why));
-        }
-        printf("  TTFT measured/calibrated: median %.2fx, range %.2f-%.2f\n"
-               "  TPOT measured/calibrated: median %.2fx, range %.2f-%.2f\n",
-               sp.ttft[1], sp.ttft[0], sp.ttft[2], sp.tpot[1], sp.tpot[0],
-               sp.tpot[2]);
-        if (!sp.use_stable)
-            printf("  the ceilings were unstable in most rounds: the spread "
-                   "is the machine's, not the model's (quiet the machine)\n");
-        json_object_set_new(out, "rounds", jr);
-        json_object_set_new(out, "ttft_ratio",
-                            json_pack("{s:f,s:f,s:f}", "min", sp.ttft[0],
-                                      "median", sp.ttft[1], "max", sp.ttft[2]));
-        json_object_set_new(out, "tpot_ratio",
-                            json_pack("{s:f,s:f,s:f}", "min", sp.tpot[0],
-                                      "median", sp.tpot[1], "max", sp.tpot[2]));
-    }
+    if (v.sp.n > 0)
+        sb__print_spread(&v.sp, out);
     if (bad >= 1000 && o.strict && code == 0)
         code = 1;
-    if (st && code != 2) {
-        if (sb_store_save_run(st, &v.run, &err))
-            code = sb_cli_error(&err);
-        else
-            printf("\nstored as run %s in %s (solbench check gates "
-                   "llm.decode's tokens/s)\n",
-                   v.run.run_id, db_file);
-    }
-    if (o.json &&
-        sb_cli_write_json(out, o.json, JSON_INDENT(2), "the validation", &err))
-        code = sb_cli_error(&err);
+    code = sb__save(&o, &v, st, db_file, out, code, &err);
     if (o.trace)
         printf("timeline of the serving run: %s (solbench trace show %s)\n",
                o.trace, o.trace);
