@@ -731,133 +731,6 @@ bool sb_workload_calibrated(const sb_workload *w)
            w->eff_network > 0;
 }
 
-/* The ceiling a matmul in `dtype` runs under: a measured GEMM of that
- * dtype when the machine model has one (a run: what the GEMM library
- * sustains), else the peak. */
-static double sb__mm_peak(const sb_ceilings *c, const char *dtype,
-                          const char **name)
-{
-    char nm[40];
-    snprintf(nm, sizeof nm, "gemm.%s", dtype);
-    for (int i = 0; i < c->n; i++)
-        if (strcmp(c->c[i].name, nm) == 0 && c->c[i].value > 0) {
-            *name = c->c[i].name;
-            return c->c[i].value;
-        }
-    return sb_ceil_peak(c, dtype, name);
-}
-
-/* The ceilings the phases run under: the job's peak and memory bandwidth
- * (refused when the machine model has neither), the peak of each kind of
- * work, the vector and transcendental rates, the decode-GEMM stream. */
-static int sb__ctx_ceilings(sb_mdl_ctx *x, sb_err *err)
-{
-    const sb_workload *w = x->w;
-    const sb_ceilings *c = x->c;
-    sb_prediction *p = x->p;
-    const char *pk_name = "none", *bw_name = "none";
-    /* MFU's denominator: the peak of the dtype the matmuls run in */
-    x->peak = sb_ceil_peak(c, w->mm_dtype, &pk_name);
-    x->bw = sb_ceil_main_bw(c, &bw_name);
-    snprintf(p->peak_name, sizeof p->peak_name, "%s", pk_name);
-    snprintf(p->bw_name, sizeof p->bw_name, "%s", bw_name);
-    x->host_bw = sb_ceil_get(c, "host.h2d");
-    if (!(x->peak > 0))
-        return sb_fail(err, SB_EINVAL,
-                       "the machine model has no compute "
-                       "peak for %s (nor a wider type)",
-                       w->mm_dtype);
-    if (!(x->bw > 0))
-        return sb_fail(err, SB_EINVAL,
-                       "the machine model has no memory "
-                       "bandwidth (bw.HBM / bw.DRAM / bw.read / bw.triad)");
-    p->peak_flops = x->peak;
-    p->mem_bw = x->bw;
-    snprintf(p->hw_kind, sizeof p->hw_kind, "%s", c->kind);
-    x->pk[SB_WORK_MATMUL] =
-        sb__mm_peak(c, w->mm_dtype, &x->pk_name[SB_WORK_MATMUL]);
-    x->pk[SB_WORK_ATTENTION] =
-        sb__mm_peak(c, w->attn_dtype, &x->pk_name[SB_WORK_ATTENTION]);
-    x->pk[SB_WORK_ROUTER] =
-        sb_ceil_peak(c, w->router_dtype, &x->pk_name[SB_WORK_ROUTER]);
-    /* elementwise work: the vector unit where the machine model has one,
-     * else the activations' peak */
-    x->pk[SB_WORK_VECTOR] = sb_ceil_get(c, "vector.peak");
-    x->pk_name[SB_WORK_VECTOR] = "vector.peak";
-    if (!(x->pk[SB_WORK_VECTOR] > 0))
-        x->pk[SB_WORK_VECTOR] =
-            sb_ceil_peak(c, w->a_dtype, &x->pk_name[SB_WORK_VECTOR]);
-    x->exp_rate = sb_ceil_get(c, "vector.exp");
-    x->vec_rate = sb_ceil_get(c, "vector.peak");
-    for (int k = 0; k < SB_WORK_N; k++)
-        if (!(x->pk[k] > 0)) { /* a dtype the machine lacks: the job's */
-            x->pk[k] = x->peak;
-            x->pk_name[k] = p->peak_name;
-        }
-    char gv[40];
-    snprintf(gv, sizeof gv, "gemv.%s", w->mm_dtype);
-    x->bw_gemv = sb_ceil_get(c, gv);
-    return 0;
-}
-
-/* The efficiencies: 1 at the speed of light, the workload's in the
- * calibrated mode. */
-static void sb__ctx_eff(sb_mdl_ctx *x, bool calibrated)
-{
-    const sb_workload *w = x->w;
-    sb_prediction *p = x->p;
-    for (int k = 0; k < SB_WORK_N; k++)
-        x->eff[k] = 1.0;
-    x->eff_mem = x->eff_net = 1.0;
-    if (calibrated) {
-        p->calibrated = x->calibrated = true;
-        if (w->eff_matmul > 0)
-            x->eff[SB_WORK_MATMUL] = x->eff[SB_WORK_ROUTER] = w->eff_matmul;
-        if (w->eff_attention > 0)
-            x->eff[SB_WORK_ATTENTION] = w->eff_attention;
-        if (w->eff_memory > 0)
-            x->eff_mem = x->eff[SB_WORK_VECTOR] = w->eff_memory;
-        if (w->eff_network > 0)
-            x->eff_net = w->eff_network;
-    }
-    p->eff_matmul = x->eff[SB_WORK_MATMUL];
-    p->eff_attention = x->eff[SB_WORK_ATTENTION];
-    p->eff_memory = x->eff_mem;
-    p->eff_network = x->eff_net;
-}
-
-/* The model's shape as the phases see it: widths, parameters per layer,
- * the torus, the layers of the fullest stage, the expert groups. */
-static void sb__ctx_shape(sb_mdl_ctx *x)
-{
-    const sb_workload *w = x->w;
-    sb_prediction *p = x->p;
-    x->mats = w->gated ? 3.0 : 2.0;
-    x->dqk = w->head_dim + (w->mla ? w->rope_dim : 0);
-    x->dv = w->head_dim;
-    double d = w->d_model;
-    x->p_o = (double)w->q_heads * w->head_dim * d;
-    x->p_qkv = p->sizes.params_attn_layer - x->p_o;
-    /* the fullest stage sets the pace when stages are uneven */
-    /* the torus (validated by the reader: whole numbers joined by x) */
-    for (const char *m = w->mesh; *m && x->ndims < 8;) {
-        char *end;
-        x->dims[x->ndims++] = strtod(m, &end);
-        m = *end ? end + 1 : end;
-    }
-    x->Ls = (w->layers + w->pipeline - 1) / w->pipeline;
-    x->stage_frac = (double)x->Ls * w->pipeline / w->layers;
-    x->moe_layers_chip = (double)p->sizes.moe_layers * x->Ls / w->layers;
-    x->dense_layers_chip = x->Ls - x->moe_layers_chip;
-    if (w->fsdp % w->expert == 0) {
-        x->fsdp_e = w->fsdp / w->expert;
-        x->dp_e = w->data;
-    } else {
-        x->fsdp_e = 1;
-        x->dp_e = w->data * w->fsdp / w->expert;
-    }
-}
-
 /* A training step's totals: step time, throughput, MFU (PaLM and causal),
  * HFU, cost, each phase's share, the comparison with a measurement. */
 static void sb__train_totals(const sb_mdl_ctx *x)
@@ -975,11 +848,9 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     x.w = &p->w;
     x.c = c;
     x.p = p;
-    int rc = sb__ctx_ceilings(&x, err);
+    int rc = sb_mdl_ctx_setup(&x, calibrated, err);
     if (rc)
         return rc;
-    sb__ctx_eff(&x, calibrated);
-    sb__ctx_shape(&x);
     if (w->kind == SB_JOB_TRAIN)
         sb__train(&x);
     else

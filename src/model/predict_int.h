@@ -101,4 +101,9 @@ void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph);
  * own). Sets each phase's exposed time. */
 double sb_mdl_total(sb_prediction *p, const char *stage);
 
+/* x's ceilings, efficiencies (calibrated: the workload's own) and the
+ * job's shape over its chips, from x->w and x->c (predict_ctx.c); refused
+ * when the machine model has no peak or no memory bandwidth. */
+int sb_mdl_ctx_setup(sb_mdl_ctx *x, bool calibrated, sb_err *err);
+
 #endif
