@@ -75,4 +75,14 @@ int sb_refm_range(const char *what, long v, long lo, long hi, sb_err *err);
 
 double sb_refm_widest_ffn(const sb_ref_config *c);
 
+/* The plan of one product, made on first use: C [M][N] = A · W with W
+ * [k][n] (C fp32), leading dimensions lda, ldb, ldc (0: packed); NULL
+ * when no library can run it (refmodel.c). */
+sb_gemm_plan *sb_refm_plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
+                           int64_t lda, int64_t ldb, int64_t ldc, int slots);
+/* C [M][N] = A [M][K] · Wᵀ for W [N][K], in the model's dtype, on the
+ * model's threads (refmodel.c). */
+void sb_refm_mm(sb_ref_model *m, int64_t M, int64_t N, int64_t K, const void *A,
+                const void *W, float *C);
+
 #endif
