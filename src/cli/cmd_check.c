@@ -271,6 +271,19 @@ static bool check_alike(const check_opts *o, const sb_run *newest,
     return false;
 }
 
+/* The new run stored (or kept beside a store that cannot take it, and
+ * then an error). 0, or the exit code of the error said. */
+static int check_store(const check_opts *o, sb_store *st, const sb_run *now,
+                       const char *path)
+{
+    sb_err err = {0};
+    if (sb_store_save_or_keep(st, now, path, &err))
+        return sb_cli_error(&err);
+    if (!o->quiet)
+        printf("stored as run %s in %s\n", now->run_id, path);
+    return 0;
+}
+
 /* --history: each point of the new (stored) run judged by its series on
  * this machine: a change point among its last o->history runs against the
  * figure's direction is a regression. The exit code. */
@@ -563,16 +576,9 @@ int sb_cmd_check(int argc, char **argv)
         goto out;
     }
 
-    bool stored = false;
-    if (!o.no_store) {
-        if (sb_store_save_or_keep(st, &now, path, &err)) {
-            rc = sb_cli_error(&err);
-            goto out;
-        }
-        stored = true;
-        if (!o.quiet)
-            printf("stored as run %s in %s\n", now.run_id, path);
-    }
+    bool stored = !o.no_store;
+    if (stored && (rc = check_store(&o, st, &now, path)))
+        goto out;
 
     if (o.rebase) {
         rc = check_rebase(&o, st, &now, newest, nbase);

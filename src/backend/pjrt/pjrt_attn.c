@@ -15,6 +15,10 @@
  * Verification: one block from the host's Q, K, V, its O fetched and
  * checked by the definition's double reference (sampled rows, the CPU
  * backend's tolerances).
+ *
+ * ppaged_program is one function of about 150 lines on purpose: it writes
+ * the paged-decode program as StableHLO text, a statement a line, and
+ * reads as the program it writes.
  */
 #include <math.h>
 #include <stdio.h>
