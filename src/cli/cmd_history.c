@@ -21,7 +21,8 @@ static const char history_help[] =
     "usage: solbench history [--bench NAME] [--last N] [--verbose | --json "
     "FILE] [--db PATH]\n"
     "       solbench history --changes [--bench NAME] [--last N] [--json FILE]\n"
-    "                        [--alpha P] [--min-size N] [--db PATH]\n"
+    "                        [--alpha P] [--min-change PCT] [--min-size N]\n"
+    "                        [--db PATH]\n"
     "  (default)      one line a run: id, start, results measured, skipped\n"
     "                 and invalid, areas, the baselines naming it; with\n"
     "                 --bench, the figure of that benchmark's one point\n"
@@ -38,7 +39,8 @@ static const char history_help[] =
     "                 order; --last default 0, every run): E-Divisive means\n"
     "                 with a permutation test (docs/HISTORY.md); a change\n"
     "                 against the figure's direction is a REGRESSION\n"
-    "  --alpha P      significance of a change point (default 0.05)\n"
+    "  --alpha P      significance of a change point (default 0.01)\n"
+    "  --min-change PCT  smallest change reported, percent (default 5)\n"
     "  --min-size N   fewest runs on each side of one (default 5)\n";
 
 /* One run's lines gathered before it is printed. */
@@ -268,6 +270,10 @@ int sb_cmd_history(int argc, char **argv)
         } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
             if (m < 0 ||
                 sb_cli_number("history", "--alpha", v, 1e-6, 1, &cpo.alpha))
+                return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--min-change", &v))) {
+            if (m < 0 || sb_cli_number("history", "--min-change", v, 0, 1000,
+                                       &cpo.min_change_pct))
                 return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--min-size", &v))) {
             if (m < 0 ||

@@ -78,11 +78,11 @@ int sb_cli_history_changes(sb_store *st, const char *path, const char *bench,
                 json_array_append_new(changes,
                                       change_json(&set.s[i], &set.s[i].cps[k]));
         json_t *doc = json_pack(
-            "{s:s, s:I, s:I, s:{s:s, s:i, s:i, s:f}, s:o}", "schema",
+            "{s:s, s:I, s:I, s:{s:s, s:i, s:i, s:f, s:f}, s:o}", "schema",
             "solbench.changes/1", "series", (json_int_t)set.n, "tested",
             (json_int_t)tested, "detector", "method", "e-divisive-means",
             "min_size", o->min_size, "permutations", o->permutations, "alpha",
-            o->alpha, "changes", changes);
+            o->alpha, "min_change_pct", o->min_change_pct, "changes", changes);
         if (sb_cli_write_json(doc, strcmp(json_path, "-") ? json_path : NULL,
                               JSON_INDENT(2) | JSON_REAL_PRECISION(10),
                               "the change points", &err))
@@ -93,9 +93,10 @@ int sb_cli_history_changes(sb_store *st, const char *path, const char *bench,
     }
     printf("%zu change point%s (%zu regression%s) in %zu series of %s "
            "(%zu with at least %d runs a side to test; E-Divisive means, "
-           "%d permutations, alpha %g)\n",
+           "%d permutations, alpha %g, changes of %g %% or more)\n",
            n, n == 1 ? "" : "s", regressed, regressed == 1 ? "" : "s", set.n,
-           path, tested, o->min_size, o->permutations, o->alpha);
+           path, tested, o->min_size, o->permutations, o->alpha,
+           o->min_change_pct);
     if (n) {
         printf("%-24s %-30s %-8s %-26s %-12s %10s %10s %8s %6s\n", "benchmark",
                "point", "metric", "first run after", "commit", "before",

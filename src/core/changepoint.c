@@ -20,6 +20,7 @@ void sb_cp_opts_default(sb_cp_opts *o)
     o->min_size = SB_CP_MIN_SIZE;
     o->permutations = SB_CP_PERMUTATIONS;
     o->alpha = SB_CP_ALPHA;
+    o->min_change_pct = SB_CP_MIN_CHANGE;
     o->max_points = 0;
     o->seed = SB_CP_SEED;
 }
@@ -236,6 +237,24 @@ static void cp_seg_candidate(cp_segs *s, size_t i, const double *x,
     }
 }
 
+/* The medians of the segments on either side of each of the `found`
+ * change points (sorted by index), each bounded by its neighbours or the
+ * ends of x[0..n), and the change between them. */
+static void cp_medians(const double *x, size_t n, sb_cp_point *out,
+                       size_t found, double *buf)
+{
+    for (size_t i = 0; i < found; i++) {
+        size_t from = i ? out[i - 1].index : 0;
+        size_t to = i + 1 < found ? out[i + 1].index : n;
+        out[i].before = cp_median(x, from, out[i].index, buf);
+        out[i].after = cp_median(x, out[i].index, to, buf);
+        out[i].change_pct =
+            out[i].before != 0.0
+                ? 100.0 * (out[i].after - out[i].before) / out[i].before
+                : NAN;
+    }
+}
+
 int sb_cp_detect(const double *x, size_t n, const sb_cp_opts *opts,
                  sb_cp_point *out, size_t max_out, size_t *n_out, sb_err *err)
 {
@@ -251,11 +270,13 @@ int sb_cp_detect(const double *x, size_t n, const sb_cp_opts *opts,
     if (rc)
         return rc;
     if (o.min_size < 1 || o.permutations < 1 || o.permutations > 1000000 ||
-        !(o.alpha > 0.0 && o.alpha <= 1.0) || o.max_points < 0)
+        !(o.alpha > 0.0 && o.alpha <= 1.0) || o.max_points < 0 ||
+        !(o.min_change_pct >= 0.0 && o.min_change_pct < 1e6))
         return sb_fail(err, SB_EINVAL,
                        "change points: min_size %d, permutations %d, alpha "
-                       "%g, max_points %d out of range",
-                       o.min_size, o.permutations, o.alpha, o.max_points);
+                       "%g, max_points %d, min_change_pct %g out of range",
+                       o.min_size, o.permutations, o.alpha, o.max_points,
+                       o.min_change_pct);
     size_t min_size = (size_t)o.min_size, limit = max_out;
     if (o.max_points > 0 && (size_t)o.max_points < limit)
         limit = (size_t)o.max_points;
@@ -300,17 +321,22 @@ int sb_cp_detect(const double *x, size_t n, const sb_cp_opts *opts,
         cp_seg_candidate(&s, c + 1, x, min_size, &w);
     }
 
-    /* The medians on either side, between the neighbouring change points. */
+    /* The medians on either side, between the neighbouring change points;
+     * a change smaller than min_change_pct is dropped (the smallest first)
+     * and its neighbours' medians taken again without it. */
     qsort(out, found, sizeof *out, cmp_point);
-    for (size_t i = 0; i < found; i++) {
-        size_t from = i ? out[i - 1].index : 0;
-        size_t to = i + 1 < found ? out[i + 1].index : n;
-        out[i].before = cp_median(x, from, out[i].index, w.buf);
-        out[i].after = cp_median(x, out[i].index, to, w.buf);
-        out[i].change_pct =
-            out[i].before != 0.0
-                ? 100.0 * (out[i].after - out[i].before) / out[i].before
-                : NAN;
+    for (;;) {
+        cp_medians(x, n, out, found, w.buf);
+        size_t drop = found;
+        for (size_t i = 0; i < found; i++)
+            if (fabs(out[i].change_pct) < o.min_change_pct &&
+                (drop == found ||
+                 fabs(out[i].change_pct) < fabs(out[drop].change_pct)))
+                drop = i;
+        if (drop == found)
+            break;
+        memmove(out + drop, out + drop + 1, (found - drop - 1) * sizeof *out);
+        found--;
     }
     *n_out = found;
 done:

@@ -164,6 +164,29 @@ static void test_flat(void)
     CHECK(false_points <= 2);
 }
 
+/* A 3 % step in little noise is a change point, and under the default
+ * smallest change (5 %) none. */
+static void test_min_change(void)
+{
+    double x[24];
+    uint64_t s = 77;
+    fill(x, 12, 100.0, 0.3, &s);
+    fill(x + 12, 12, 97.0, 0.3, &s);
+    sb_cp_opts o;
+    sb_cp_opts_default(&o);
+    CHECK(o.min_change_pct == 5.0 && o.alpha == 0.01);
+    sb_cp_point cp[8];
+    size_t n = 9;
+    CHECK(sb_cp_detect(x, N(x), &o, cp, N(cp), &n, NULL) == 0);
+    CHECK(n == 0);
+    o.min_change_pct = 0;
+    CHECK(sb_cp_detect(x, N(x), &o, cp, N(cp), &n, NULL) == 0);
+    CHECK(n == 1 && cp[0].index == 12 && cp[0].change_pct < -2 &&
+          cp[0].change_pct > -4);
+    o.min_change_pct = -1;
+    CHECK(sb_cp_detect(x, N(x), &o, cp, N(cp), &n, NULL) == SB_EINVAL);
+}
+
 static void test_two_steps(void)
 {
     double x[90];
@@ -280,6 +303,7 @@ int main(void)
     test_one_step();
     test_flat();
     test_two_steps();
+    test_min_change();
     test_degenerate();
     test_refused();
     return sb_check_done();
