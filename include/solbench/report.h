@@ -82,7 +82,10 @@ typedef struct sb_buf {
 
 void sb_buf_printf(sb_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Appends text with &, <, >, " escaped. */
+/* Appends s as it is. */
+void sb_buf_put(sb_buf *b, const char *s);
+/* Appends s with &, <, >, " and ' as entities: safe in text and in a
+ * quoted attribute alike. */
 void sb_buf_esc(sb_buf *b, const char *s);
 void sb_buf_free(sb_buf *b);
 
@@ -91,18 +94,18 @@ void sb_buf_free(sb_buf *b);
 void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
                      int n, int width, int height);
 /* A log-log line chart; series are given as arrays. */
-typedef struct sb_series {
+typedef struct sb_line_series {
     char name[64];
     int n;
     double *x, *y;
-} sb_series;
+} sb_line_series;
 typedef struct sb_hline {
     char name[32];
     double y;
 } sb_hline;
 void sb_svg_lines(sb_buf *b, const char *title, const char *xlabel,
-                  const char *ylabel, bool x_bytes, const sb_series *s, int ns,
-                  const sb_hline *hl, int nh, int width, int height);
+                  const char *ylabel, bool x_bytes, const sb_line_series *s,
+                  int ns, const sb_hline *hl, int nh, int width, int height);
 /* Stacked bar of the phases of a prediction, one bar per stage, coloured
  * by class. */
 void sb_svg_phases(sb_buf *b, const sb_prediction *p, int width);

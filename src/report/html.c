@@ -290,7 +290,7 @@ static void sb__roofline(sb_buf *b, const sb_ceilings *c,
 /* Series from a run: results of `bench` (or of an area when bench starts
  * with "area:"), grouped by `group` params, x = size, y = metric (GB/s). */
 static int sb__series(const sb_run *run, bool area, const char *what,
-                      const char *metric, sb_series *s, int max)
+                      const char *metric, sb_line_series *s, int max)
 {
     int ns = 0;
     for (size_t i = 0; i < run->results.n; i++) {
@@ -336,7 +336,7 @@ static int sb__series(const sb_run *run, bool area, const char *what,
     return ns;
 }
 
-static void sb__free_series(sb_series *s, int n)
+static void sb__free_series(sb_line_series *s, int n)
 {
     for (int i = 0; i < n; i++) {
         free(s[i].x);
@@ -346,7 +346,7 @@ static void sb__free_series(sb_series *s, int n)
 
 static void sb__curves(sb_buf *b, const sb_run *run)
 {
-    sb_series s[10];
+    sb_line_series s[10];
     sb_buf_printf(b, "<section id=\"bandwidth\"><h2>Bandwidth versus "
                      "working-set size</h2>\n");
     int ns = run ? sb__series(run, false, "memory.sweep", "GBps", s, 10) : 0;

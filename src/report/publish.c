@@ -154,7 +154,7 @@ static int make_dir(const char *dir, sb_err *err)
 /* Writes b as dir/name: into a hidden file beside it, then renamed over
  * it, so a reader (a web server, a browser reloading) sees the old page or
  * the new one, never half of one. */
-static int write_file(const char *dir, const char *name, const pub_buf *b,
+static int write_file(const char *dir, const char *name, const sb_buf *b,
                       sb_publish_stats *st, sb_err *err)
 {
     if (b->oom)
@@ -363,83 +363,83 @@ static void machine_of(sb_store *st, const sb_series *s, machine *m)
 }
 
 /* "memory.read" or "attention.decode@cuda". */
-static void series_name(pub_buf *b, const sb_series *s)
+static void series_name(sb_buf *b, const sb_series *s)
 {
-    sb_pub_esc(b, s->bench);
+    sb_buf_esc(b, s->bench);
     if (strcmp(s->backend, "cpu") != 0 && s->backend[0]) {
-        sb_pub_put(b, "@");
-        sb_pub_esc(b, s->backend);
+        sb_buf_put(b, "@");
+        sb_buf_esc(b, s->backend);
     }
 }
 
-static void series_params(pub_buf *b, const sb_series *s)
+static void series_params(sb_buf *b, const sb_series *s)
 {
     char params[512];
     sb_params_text_compact(s->bench, s->backend, s->params, params,
                            sizeof params);
-    sb_pub_esc(b, params[0] ? params : "-");
+    sb_buf_esc(b, params[0] ? params : "-");
 }
 
 /* ---- pages ----------------------------------------------------------------
  */
 
-static void page_head(pub_buf *b, const char *title_a, const char *title_b)
+static void page_head(sb_buf *b, const char *title_a, const char *title_b)
 {
-    sb_pub_put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
+    sb_buf_put(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
                   "charset=\"utf-8\"><meta name=\"viewport\" "
                   "content=\"width=device-width\"><title>");
-    sb_pub_esc(b, title_a);
+    sb_buf_esc(b, title_a);
     if (title_b && title_b[0]) {
-        sb_pub_put(b, " ");
-        sb_pub_esc(b, title_b);
+        sb_buf_put(b, " ");
+        sb_buf_esc(b, title_b);
     }
-    sb_pub_put(b, "</title><link rel=\"stylesheet\" href=\"style.css\">"
+    sb_buf_put(b, "</title><link rel=\"stylesheet\" href=\"style.css\">"
                   "</head>\n<body>\n");
 }
 
-static void machine_text(pub_buf *b, const machine *m)
+static void machine_text(sb_buf *b, const machine *m)
 {
-    sb_pub_esc(b, m->host[0]          ? m->host
+    sb_buf_esc(b, m->host[0]          ? m->host
                   : m->fingerprint[0] ? m->fingerprint
                                       : "unknown machine");
 }
 
 /* One series' page: what it is, the timeline, its change points, its
  * runs newest first. */
-static void point_page(pub_buf *b, const sb_series *s, const machine *m)
+static void point_page(sb_buf *b, const sb_series *s, const machine *m)
 {
     char params[512], fig[32], when[24], pct[32];
     sb_params_text_compact(s->bench, s->backend, s->params, params,
                            sizeof params);
     page_head(b, s->bench, params);
-    sb_pub_put(b,
+    sb_buf_put(b,
                "<p><a href=\"index.html\">\u2190 every series</a></p>\n<h1>");
     series_name(b, s);
-    sb_pub_put(b, " <small>");
+    sb_buf_put(b, " <small>");
     series_params(b, s);
-    sb_pub_put(b, "</small></h1>\n<p class=\"m\">on ");
+    sb_buf_put(b, "</small></h1>\n<p class=\"m\">on ");
     machine_text(b, m);
     if (m->cpu[0]) {
-        sb_pub_put(b, " \u00b7 ");
-        sb_pub_esc(b, m->cpu);
+        sb_buf_put(b, " \u00b7 ");
+        sb_buf_esc(b, m->cpu);
     }
-    sb_pub_put(b, " \u00b7 fingerprint ");
-    sb_pub_esc(b, s->fingerprint[0] ? s->fingerprint : "-");
-    sb_pub_printf(
+    sb_buf_put(b, " \u00b7 fingerprint ");
+    sb_buf_esc(b, s->fingerprint[0] ? s->fingerprint : "-");
+    sb_buf_printf(
         b, " \u00b7 %zu run%s \u00b7 %zu change point%s \u00b7 key <code>",
         s->n, s->n == 1 ? "" : "s", s->n_cps, s->n_cps == 1 ? "" : "s");
-    sb_pub_esc(b, s->key);
-    sb_pub_put(b, "</code></p>\n");
+    sb_buf_esc(b, s->key);
+    sb_buf_put(b, "</code></p>\n");
     sb_pub_timeline(b, s);
 
-    sb_pub_put(b,
+    sb_buf_put(b,
                "<h2>Change points <small>E-Divisive means with a permutation "
                "test (docs/HISTORY.md); the run is the first after the change"
                "</small></h2>\n");
     if (!s->n_cps) {
-        sb_pub_put(b, "<p class=\"m\">None found.</p>\n");
+        sb_buf_put(b, "<p class=\"m\">None found.</p>\n");
     } else {
-        sb_pub_put(b,
+        sb_buf_put(b,
                    "<table><tr><th class=\"n\">run<th>run id<th>started (UTC)"
                    "<th>commit<th class=\"n\">median before<th class=\"n\">"
                    "median after<th class=\"n\">change<th class=\"n\">p<th>"
@@ -448,17 +448,17 @@ static void point_page(pub_buf *b, const sb_series *s, const machine *m)
             const sb_cp_point *cp = &s->cps[k];
             const sb_series_run *r = &s->runs[cp->index];
             bool reg = sb_series_regressed(s, cp);
-            sb_pub_printf(b, "<tr><td class=\"n\">%zu<td>", cp->index + 1);
-            sb_pub_esc(b, r->run_id);
-            sb_pub_put(b, "<td>");
-            sb_pub_esc(b, sb_pub_time(r->started_at, when, sizeof when));
-            sb_pub_put(b, "<td>");
-            sb_pub_esc(b, r->commit[0] ? r->commit : "-");
-            sb_pub_printf(b, "<td class=\"n\">%s",
+            sb_buf_printf(b, "<tr><td class=\"n\">%zu<td>", cp->index + 1);
+            sb_buf_esc(b, r->run_id);
+            sb_buf_put(b, "<td>");
+            sb_buf_esc(b, sb_pub_time(r->started_at, when, sizeof when));
+            sb_buf_put(b, "<td>");
+            sb_buf_esc(b, r->commit[0] ? r->commit : "-");
+            sb_buf_printf(b, "<td class=\"n\">%s",
                           sb_pub_fig(cp->before, fig, sizeof fig));
-            sb_pub_printf(b, "<td class=\"n\">%s",
+            sb_buf_printf(b, "<td class=\"n\">%s",
                           sb_pub_fig(cp->after, fig, sizeof fig));
-            sb_pub_printf(b,
+            sb_buf_printf(b,
                           "<td class=\"n %s\">%s<td class=\"n\">%.3g<td "
                           "class=\"%s\">%s</tr>\n",
                           reg ? "bad" : "good",
@@ -466,58 +466,58 @@ static void point_page(pub_buf *b, const sb_series *s, const machine *m)
                           reg ? "bad" : "good",
                           reg ? "regression" : "improvement");
         }
-        sb_pub_put(b, "</table>\n");
+        sb_buf_put(b, "</table>\n");
     }
 
-    sb_pub_put(b, "<h2>Runs <small>newest first</small></h2>\n<table><tr><th "
+    sb_buf_put(b, "<h2>Runs <small>newest first</small></h2>\n<table><tr><th "
                   "class=\"n\">run<th>run id<th>started (UTC)<th>commit<th "
                   "class=\"n\">");
-    sb_pub_esc(b, s->metric);
-    sb_pub_put(b, " (");
-    sb_pub_esc(b, s->unit);
-    sb_pub_put(b, ")<th class=\"n\">cv<th>stable</tr>\n");
+    sb_buf_esc(b, s->metric);
+    sb_buf_put(b, " (");
+    sb_buf_esc(b, s->unit);
+    sb_buf_put(b, ")<th class=\"n\">cv<th>stable</tr>\n");
     for (size_t i = s->n; i-- > 0;) {
         const sb_series_run *r = &s->runs[i];
-        sb_pub_printf(b, "<tr><td class=\"n\">%zu<td>", i + 1);
-        sb_pub_esc(b, r->run_id);
-        sb_pub_put(b, "<td>");
-        sb_pub_esc(b, sb_pub_time(r->started_at, when, sizeof when));
-        sb_pub_put(b, "<td>");
-        sb_pub_esc(b, r->commit[0] ? r->commit : "-");
-        sb_pub_printf(b, "<td class=\"n\">%s",
+        sb_buf_printf(b, "<tr><td class=\"n\">%zu<td>", i + 1);
+        sb_buf_esc(b, r->run_id);
+        sb_buf_put(b, "<td>");
+        sb_buf_esc(b, sb_pub_time(r->started_at, when, sizeof when));
+        sb_buf_put(b, "<td>");
+        sb_buf_esc(b, r->commit[0] ? r->commit : "-");
+        sb_buf_printf(b, "<td class=\"n\">%s",
                       sb_pub_fig(r->value, fig, sizeof fig));
         if (r->cv > 0 && isfinite(r->cv))
-            sb_pub_printf(b, "<td class=\"n\">%.2f\u00a0%%", 100 * r->cv);
+            sb_buf_printf(b, "<td class=\"n\">%.2f\u00a0%%", 100 * r->cv);
         else
-            sb_pub_put(b, "<td class=\"n\">-");
-        sb_pub_printf(b, "<td>%s</tr>\n",
+            sb_buf_put(b, "<td class=\"n\">-");
+        sb_buf_printf(b, "<td>%s</tr>\n",
                       r->stable > 0    ? "yes"
                       : r->stable == 0 ? "<span class=\"bad\">no</span>"
                                        : "-");
     }
-    sb_pub_put(b, "</table>\n</body></html>\n");
+    sb_buf_put(b, "</table>\n</body></html>\n");
 }
 
 /* The index's row of one series. */
-static void index_row(pub_buf *b, const sb_series *s, const char *page)
+static void index_row(sb_buf *b, const sb_series *s, const char *page)
 {
     char fig[32], pct[32];
     const sb_series_run *last = &s->runs[s->n - 1];
-    sb_pub_printf(b, "<tr><td><a href=\"%s\">", page);
+    sb_buf_printf(b, "<tr><td><a href=\"%s\">", page);
     series_name(b, s);
-    sb_pub_put(b, "</a><td>");
+    sb_buf_put(b, "</a><td>");
     series_params(b, s);
-    sb_pub_printf(b, "<td class=\"n\">%zu<td class=\"n\"><a href=\"%s\">%s ",
+    sb_buf_printf(b, "<td class=\"n\">%zu<td class=\"n\"><a href=\"%s\">%s ",
                   s->n, page, sb_pub_fig(last->value, fig, sizeof fig));
-    sb_pub_esc(b, s->unit);
-    sb_pub_put(b, "</a><td>");
+    sb_buf_esc(b, s->unit);
+    sb_buf_put(b, "</a><td>");
     sb_pub_sparkline(b, s);
-    sb_pub_printf(
+    sb_buf_printf(
         b,
         "<td class=\"n\" title=\"the latest figure against the median "
         "of the %d runs before it\">%s",
         TREND_RUNS, s->n > 1 ? sb_pub_pct(trend_pct(s), pct, sizeof pct) : "-");
-    sb_pub_put(b, "<td>");
+    sb_buf_put(b, "<td>");
     /* the newest change point within the last RECENT_RUNS runs */
     const sb_cp_point *recent = NULL;
     size_t older = 0;
@@ -529,7 +529,7 @@ static void index_row(pub_buf *b, const sb_series *s, const char *page)
     }
     if (recent) {
         bool reg = sb_series_regressed(s, recent);
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<a class=\"%s\" href=\"%s\" title=\"%s: change point "
                       "before run %zu of %zu\">%s %s at run %zu</a>",
                       reg ? "bad" : "good", page,
@@ -539,36 +539,36 @@ static void index_row(pub_buf *b, const sb_series *s, const char *page)
                       recent->index + 1);
     }
     if (older)
-        sb_pub_printf(b, "%s<span class=\"m\">%zu earlier</span>",
+        sb_buf_printf(b, "%s<span class=\"m\">%zu earlier</span>",
                       recent ? " " : "", older);
-    sb_pub_put(b, "</tr>\n");
+    sb_buf_put(b, "</tr>\n");
 }
 
 typedef struct trace_ctx {
-    pub_buf *b;
+    sb_buf *b;
     size_t n;
 } trace_ctx;
 
 static int trace_row(const sb_store_trace *t, void *arg)
 {
     trace_ctx *c = arg;
-    pub_buf *b = c->b;
+    sb_buf *b = c->b;
     char when[24];
     if (!c->n++)
-        sb_pub_put(b, "<table><tr><th>name<th>format<th class=\"n\">events<th "
+        sb_buf_put(b, "<table><tr><th>name<th>format<th class=\"n\">events<th "
                       "class=\"n\">stored bytes<th>imported (UTC)<th>from "
                       "file</tr>\n");
-    sb_pub_put(b, "<tr><td>");
-    sb_pub_esc(b, t->name);
-    sb_pub_put(b, "<td>");
-    sb_pub_esc(b, t->format);
-    sb_pub_printf(b, "<td class=\"n\">%ld<td class=\"n\">%lld<td>", t->events,
+    sb_buf_put(b, "<tr><td>");
+    sb_buf_esc(b, t->name);
+    sb_buf_put(b, "<td>");
+    sb_buf_esc(b, t->format);
+    sb_buf_printf(b, "<td class=\"n\">%ld<td class=\"n\">%lld<td>", t->events,
                   t->bytes);
-    sb_pub_esc(b, sb_pub_time(t->imported_at ? t->imported_at : "", when,
+    sb_buf_esc(b, sb_pub_time(t->imported_at ? t->imported_at : "", when,
                               sizeof when));
-    sb_pub_put(b, "<td>");
-    sb_pub_esc(b, t->source);
-    sb_pub_put(b, "</tr>\n");
+    sb_buf_put(b, "<td>");
+    sb_buf_esc(b, t->source);
+    sb_buf_put(b, "</tr>\n");
     return 0;
 }
 
@@ -593,7 +593,7 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
     sb_series_set set;
     if ((rc = sb_series_load(st, o->bench, o->last, &set, err)))
         return rc;
-    pub_buf b = {0};
+    sb_buf b = {0};
     machine *machines = NULL;
     size_t n_machines = 0;
     if (since[0])
@@ -608,7 +608,7 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
         goto out;
     }
 
-    sb_pub_put(&b, style_css);
+    sb_buf_put(&b, style_css);
     if ((rc = write_file(dir, "style.css", &b, &stats, err)))
         goto out;
 
@@ -641,25 +641,25 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
     char now[40], when0[24], when1[24];
     sb_utc_now(now, sizeof now);
     page_head(&b, "solbench history", NULL);
-    sb_pub_printf(&b,
+    sb_buf_printf(&b,
                   "<h1>solbench history</h1>\n<p class=\"m\">%zu series on %zu "
                   "machine%s \u00b7 %zu change point%s",
                   set.n, n_machines, n_machines == 1 ? "" : "s",
                   stats.change_points, stats.change_points == 1 ? "" : "s");
     if (first) {
-        sb_pub_put(&b, " \u00b7 runs from ");
-        sb_pub_esc(&b, sb_pub_time(first, when0, sizeof when0));
-        sb_pub_put(&b, " to ");
-        sb_pub_esc(&b, sb_pub_time(last, when1, sizeof when1));
-        sb_pub_put(&b, " UTC");
+        sb_buf_put(&b, " \u00b7 runs from ");
+        sb_buf_esc(&b, sb_pub_time(first, when0, sizeof when0));
+        sb_buf_put(&b, " to ");
+        sb_buf_esc(&b, sb_pub_time(last, when1, sizeof when1));
+        sb_buf_put(&b, " UTC");
     }
     if (o->bench) {
-        sb_pub_put(&b, " \u00b7 benchmarks ");
-        sb_pub_esc(&b, o->bench);
+        sb_buf_put(&b, " \u00b7 benchmarks ");
+        sb_buf_esc(&b, o->bench);
     }
-    sb_pub_put(&b, " \u00b7 published ");
-    sb_pub_esc(&b, sb_pub_time(now, when0, sizeof when0));
-    sb_pub_printf(
+    sb_buf_put(&b, " \u00b7 published ");
+    sb_buf_esc(&b, sb_pub_time(now, when0, sizeof when0));
+    sb_buf_printf(
         &b,
         " UTC</p>\n<p class=\"m\">A series is one point on one machine, "
         "its runs oldest first. Trend: the latest figure against the "
@@ -669,19 +669,19 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
         "class=\"good\">green</span> an improvement).</p>\n",
         TREND_RUNS, RECENT_RUNS);
     if (!set.n)
-        sb_pub_put(&b, "<p>No valid runs stored.</p>\n");
+        sb_buf_put(&b, "<p>No valid runs stored.</p>\n");
     for (size_t i = 0, mi = 0; i < set.n; mi++) {
         const machine *m = &machines[mi];
-        sb_pub_put(&b, "<h2>");
+        sb_buf_put(&b, "<h2>");
         machine_text(&b, m);
-        sb_pub_put(&b, " <small>");
+        sb_buf_put(&b, " <small>");
         if (m->cpu[0]) {
-            sb_pub_esc(&b, m->cpu);
-            sb_pub_put(&b, " \u00b7 ");
+            sb_buf_esc(&b, m->cpu);
+            sb_buf_put(&b, " \u00b7 ");
         }
-        sb_pub_put(&b, "fingerprint ");
-        sb_pub_esc(&b, m->fingerprint[0] ? m->fingerprint : "-");
-        sb_pub_put(&b, "</small></h2>\n<table><tr><th>benchmark<th>point<th "
+        sb_buf_put(&b, "fingerprint ");
+        sb_buf_esc(&b, m->fingerprint[0] ? m->fingerprint : "-");
+        sb_buf_put(&b, "</small></h2>\n<table><tr><th>benchmark<th>point<th "
                        "class=\"n\">runs<th class=\"n\">latest<th>history<th "
                        "class=\"n\">trend<th>change</tr>\n");
         for (; i < set.n && strcmp(set.s[i].fingerprint, m->fingerprint) == 0;
@@ -689,20 +689,20 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
             page_name(&set.s[i], page, sizeof page);
             index_row(&b, &set.s[i], page);
         }
-        sb_pub_put(&b, "</table>\n");
+        sb_buf_put(&b, "</table>\n");
     }
-    sb_pub_put(&b, "<h2 id=\"traces\">Stored traces</h2>\n");
+    sb_buf_put(&b, "<h2 id=\"traces\">Stored traces</h2>\n");
     trace_ctx tc = {.b = &b};
     if ((rc = sb_store_trace_list(st, trace_row, &tc, err)))
         goto out;
-    sb_pub_put(&b, tc.n ? "</table>\n" : "<p class=\"m\">None stored.</p>\n");
-    sb_pub_put(&b, "</body></html>\n");
+    sb_buf_put(&b, tc.n ? "</table>\n" : "<p class=\"m\">None stored.</p>\n");
+    sb_buf_put(&b, "</body></html>\n");
     stats.traces = tc.n;
     if ((rc = write_file(dir, "index.html", &b, &stats, err)))
         goto out;
     stats.pages++;
 out:
-    free(b.s);
+    sb_buf_free(&b);
     free(machines);
     sb_series_free(&set);
     clock_gettime(CLOCK_MONOTONIC, &t1);

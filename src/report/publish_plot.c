@@ -1,6 +1,6 @@
 /*
- * publish_plot.c — the published site's text buffer, its numbers as
- * text and its two charts as inline SVG (publish_int.h): the sparkline of
+ * publish_plot.c — the published site's numbers as text and its two
+ * charts as inline SVG (publish_int.h): the sparkline of
  * a series on the index, and a series' timeline on its page (about five
  * y ticks, the ±cv band, each run a point with its hover title, each
  * change point a dashed line labelled with its change, labels too close
@@ -13,89 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- text buffer ----------------------------------------------------------
- */
-
-static bool pub_room(pub_buf *b, size_t more)
-{
-    if (b->oom)
-        return false;
-    if (b->n + more + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->n + more + 1)
-        cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-        b->oom = true;
-        return false;
-    }
-    b->s = p;
-    b->cap = cap;
-    return true;
-}
-
-void sb_pub_printf(pub_buf *b, const char *fmt, ...)
-{
-    for (int tries = 0; tries < 2; tries++) {
-        if (!pub_room(b, 0))
-            return;
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-            return;
-        if ((size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        if (!pub_room(b, (size_t)k))
-            return;
-    }
-}
-
-void sb_pub_put(pub_buf *b, const char *s)
-{
-    size_t l = strlen(s);
-    if (!pub_room(b, l))
-        return;
-    memcpy(b->s + b->n, s, l + 1);
-    b->n += l;
-}
-
-/* Appends s with &, <, >, " and ' as entities: safe in text and in a
- * quoted attribute alike. */
-void sb_pub_esc(pub_buf *b, const char *s)
-{
-    for (; s && *s; s++) {
-        const char *e = NULL;
-        switch (*s) {
-        case '&':
-            e = "&amp;";
-            break;
-        case '<':
-            e = "&lt;";
-            break;
-        case '>':
-            e = "&gt;";
-            break;
-        case '"':
-            e = "&quot;";
-            break;
-        case '\'':
-            e = "&#39;";
-            break;
-        }
-        if (e) {
-            sb_pub_put(b, e);
-        } else if (pub_room(b, 1)) {
-            b->s[b->n++] = *s;
-            b->s[b->n] = '\0';
-        }
-    }
-}
 
 /* ---- numbers as text ------------------------------------------------------
  */
@@ -166,7 +83,7 @@ static const char *fmt_tick(double v, double step, char *buf, size_t len)
 }
 
 /* The series' values as a 120 x 24 sparkline, its last point marked. */
-void sb_pub_sparkline(pub_buf *b, const sb_series *s)
+void sb_pub_sparkline(sb_buf *b, const sb_series *s)
 {
     const double w = 120, h = 24, pad = 2;
     size_t n = s->n, m = n > SPARK_POINTS ? SPARK_POINTS : n;
@@ -191,16 +108,16 @@ void sb_pub_sparkline(pub_buf *b, const sb_series *s)
         lo -= 1;
         hi += 1;
     }
-    sb_pub_printf(
+    sb_buf_printf(
         b, "<svg class=\"spark\" width=\"120\" height=\"24\" viewBox=\"0 "
            "0 120 24\" role=\"img\"><polyline class=\"ln\" points=\"");
     double x = 0, y = 0;
     for (size_t k = 0; k < m; k++) {
         x = pad + (m > 1 ? (double)k / (double)(m - 1) : 0.5) * (w - 2 * pad);
         y = pad + (hi - v[k]) / (hi - lo) * (h - 2 * pad);
-        sb_pub_printf(b, "%s%.1f,%.1f", k ? " " : "", x, y);
+        sb_buf_printf(b, "%s%.1f,%.1f", k ? " " : "", x, y);
     }
-    sb_pub_printf(b,
+    sb_buf_printf(b,
                   "\"/><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" "
                   "r=\"2\"/></svg>",
                   x, y);
@@ -314,13 +231,13 @@ static void y_axis(const sb_series *s, bool band, plot *p)
 }
 
 /* Grid, ticks, frame and the two axis titles. */
-static void draw_axes(pub_buf *b, const sb_series *s, const plot *p)
+static void draw_axes(sb_buf *b, const sb_series *s, const plot *p)
 {
     const double y0 = p->top + p->h;
     char t[48];
     for (double v = p->ylo; v <= p->yhi + p->ystep * 1e-6; v += p->ystep) {
         double y = plot_y(p, v);
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<line class=\"gr\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" "
                       "y2=\"%.1f\"/><text x=\"%.0f\" y=\"%.1f\" "
                       "text-anchor=\"end\">%s</text>\n",
@@ -332,88 +249,88 @@ static void draw_axes(pub_buf *b, const sb_series *s, const plot *p)
     size_t xstep = n > 1 ? (size_t)fmax(1, nice_step((double)(n - 1), 8)) : 1;
     for (size_t k = 1; k <= n; k = k == 1 && xstep > 1 ? xstep : k + xstep) {
         double x = plot_x(p, k - 1);
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<line class=\"ax\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
                       "y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\" "
                       "text-anchor=\"middle\">%zu</text>\n",
                       x, x, y0, y0 + 4, x, y0 + 16, k);
     }
-    sb_pub_printf(b,
+    sb_buf_printf(b,
                   "<rect class=\"ax\" x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
                   "height=\"%.0f\"/>\n",
                   p->left, p->top, p->w, p->h);
     char when[24];
-    sb_pub_printf(b,
+    sb_buf_printf(b,
                   "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">run, "
                   "oldest first (1: ",
                   p->left + p->w / 2, y0 + 33);
-    sb_pub_esc(b, sb_pub_time(s->runs[0].started_at, when, sizeof when));
+    sb_buf_esc(b, sb_pub_time(s->runs[0].started_at, when, sizeof when));
     if (n > 1) {
-        sb_pub_printf(b, "; %zu: ", n);
-        sb_pub_esc(b,
+        sb_buf_printf(b, "; %zu: ", n);
+        sb_buf_esc(b,
                    sb_pub_time(s->runs[n - 1].started_at, when, sizeof when));
     }
-    sb_pub_printf(b,
+    sb_buf_printf(b,
                   " UTC)</text>\n<text transform=\"rotate(-90)\" x=\"%.0f\" "
                   "y=\"16\" text-anchor=\"middle\">",
                   -(p->top + p->h / 2));
-    sb_pub_esc(b, s->metric);
-    sb_pub_put(b, " (");
-    sb_pub_esc(b, s->unit);
-    sb_pub_printf(b, "), %s is better</text>\n",
+    sb_buf_esc(b, s->metric);
+    sb_buf_put(b, " (");
+    sb_buf_esc(b, s->unit);
+    sb_buf_printf(b, "), %s is better</text>\n",
                   s->higher_better == 0 ? "lower" : "higher");
 }
 
 /* The ±cv band, the line through the runs and each run's point with its
  * hover title, clipped to the plot. */
-static void draw_runs(pub_buf *b, const sb_series *s, const plot *p, bool band)
+static void draw_runs(sb_buf *b, const sb_series *s, const plot *p, bool band)
 {
     const size_t n = s->n;
-    sb_pub_put(b, "<g clip-path=\"url(#plot)\">\n");
+    sb_buf_put(b, "<g clip-path=\"url(#plot)\">\n");
     if (band) {
-        sb_pub_put(b, "<polygon class=\"band\" points=\"");
+        sb_buf_put(b, "<polygon class=\"band\" points=\"");
         for (size_t i = 0; i < n; i++)
-            sb_pub_printf(
+            sb_buf_printf(
                 b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
                 plot_y(p, s->runs[i].value * (1 + run_cv(&s->runs[i]))));
         for (size_t i = n; i-- > 0;)
-            sb_pub_printf(
+            sb_buf_printf(
                 b, " %.1f,%.1f", plot_x(p, i),
                 plot_y(p, s->runs[i].value * (1 - run_cv(&s->runs[i]))));
-        sb_pub_put(b, "\"/>\n");
+        sb_buf_put(b, "\"/>\n");
     }
-    sb_pub_put(b, "<polyline class=\"ln\" points=\"");
+    sb_buf_put(b, "<polyline class=\"ln\" points=\"");
     for (size_t i = 0; i < n; i++)
-        sb_pub_printf(b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
+        sb_buf_printf(b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
                       plot_y(p, s->runs[i].value));
-    sb_pub_put(b, "\"/>\n");
+    sb_buf_put(b, "\"/>\n");
     const double r = n > 300 ? 1.5 : n > 60 ? 2 : 3;
     char fig[32], when[24];
     for (size_t i = 0; i < n; i++) {
         const sb_series_run *run = &s->runs[i];
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" "
                       "r=\"%g\"><title>run %zu: ",
                       run->stable == 0 ? " u" : "", plot_x(p, i),
                       plot_y(p, run->value), r, i + 1);
-        sb_pub_esc(b, run->run_id);
-        sb_pub_put(b, "\n");
-        sb_pub_esc(b, sb_pub_time(run->started_at, when, sizeof when));
-        sb_pub_put(b, " UTC, commit ");
-        sb_pub_esc(b, run->commit[0] ? run->commit : "-");
-        sb_pub_printf(b, "\n%s ", sb_pub_fig(run->value, fig, sizeof fig));
-        sb_pub_esc(b, s->unit);
+        sb_buf_esc(b, run->run_id);
+        sb_buf_put(b, "\n");
+        sb_buf_esc(b, sb_pub_time(run->started_at, when, sizeof when));
+        sb_buf_put(b, " UTC, commit ");
+        sb_buf_esc(b, run->commit[0] ? run->commit : "-");
+        sb_buf_printf(b, "\n%s ", sb_pub_fig(run->value, fig, sizeof fig));
+        sb_buf_esc(b, s->unit);
         if (run_cv(run) > 0)
-            sb_pub_printf(b, ", cv %.2f %%", 100 * run->cv);
-        sb_pub_printf(b, "%s</title></circle>\n",
+            sb_buf_printf(b, ", cv %.2f %%", 100 * run->cv);
+        sb_buf_printf(b, "%s</title></circle>\n",
                       run->stable == 0 ? ", unstable" : "");
     }
-    sb_pub_put(b, "</g>\n");
+    sb_buf_put(b, "</g>\n");
 }
 
 /* Each change point: a dashed line over the plot, its label in its row,
  * a hover title with its run, medians and p. */
-static void draw_change_points(pub_buf *b, const sb_series *s, const plot *p,
+static void draw_change_points(sb_buf *b, const sb_series *s, const plot *p,
                                const cp_label *lab)
 {
     for (size_t k = 0; k < s->n_cps; k++) {
@@ -423,34 +340,34 @@ static void draw_change_points(pub_buf *b, const sb_series *s, const plot *p,
         char pct[32], bef[32], aft[32];
         sb_pub_pct(cp->change_pct, pct, sizeof pct);
         double x = plot_cp_x(p, cp->index);
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<g class=\"cpm\"><title>change point before run %zu (",
                       cp->index + 1);
-        sb_pub_esc(b, s->runs[cp->index].run_id);
-        sb_pub_printf(b, "): median %s to %s ",
+        sb_buf_esc(b, s->runs[cp->index].run_id);
+        sb_buf_printf(b, "): median %s to %s ",
                       sb_pub_fig(cp->before, bef, sizeof bef),
                       sb_pub_fig(cp->after, aft, sizeof aft));
-        sb_pub_esc(b, s->unit);
-        sb_pub_printf(b,
+        sb_buf_esc(b, s->unit);
+        sb_buf_printf(b,
                       " (%s), p = %.3g, %s</title><line class=\"cp %s\" "
                       "x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\"/>",
                       pct, cp->p, reg ? "a regression" : "an improvement", cls,
                       x, x, p->top, p->top + p->h);
         if (lab[k].row >= 0)
-            sb_pub_printf(b,
+            sb_buf_printf(b,
                           "<text class=\"%s\" x=\"%.1f\" y=\"%.0f\" "
                           "text-anchor=\"middle\">%s</text>",
                           cls, lab[k].x, p->top - 5 - 15 * lab[k].row, pct);
-        sb_pub_put(b, "</g>\n");
+        sb_buf_put(b, "</g>\n");
     }
 }
 
 /* One line under the axis title naming what is drawn. */
-static void draw_legend(pub_buf *b, const sb_series *s, const plot *p,
-                        bool band, bool unstable, size_t left_out)
+static void draw_legend(sb_buf *b, const sb_series *s, const plot *p, bool band,
+                        bool unstable, size_t left_out)
 {
     double lx = p->left, ly = p->top + p->h + 54;
-    sb_pub_printf(b,
+    sb_buf_printf(b,
                   "<line class=\"ln\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" "
                   "y2=\"%.0f\"/><circle class=\"pt\" cx=\"%.0f\" cy=\"%.0f\" "
                   "r=\"3\"/><text x=\"%.0f\" y=\"%.0f\">run (hover: id, time, "
@@ -458,14 +375,14 @@ static void draw_legend(pub_buf *b, const sb_series *s, const plot *p,
                   lx, lx + 20, ly - 4, ly - 4, lx + 10, ly - 4, lx + 26, ly);
     lx += 210;
     if (unstable) {
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<circle class=\"pt u\" cx=\"%.0f\" cy=\"%.0f\" r=\"3\"/>"
                       "<text x=\"%.0f\" y=\"%.0f\">unstable</text>\n",
                       lx + 10, ly - 4, lx + 20, ly);
         lx += 80;
     }
     if (band) {
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<rect class=\"band\" x=\"%.0f\" y=\"%.0f\" width=\"20\" "
                       "height=\"10\"/><text x=\"%.0f\" y=\"%.0f\">\u00b1cv "
                       "(the figure \u00b7 (1 \u00b1 cv))</text>\n",
@@ -478,7 +395,7 @@ static void draw_legend(pub_buf *b, const sb_series *s, const plot *p,
     for (int g = 1; g >= 0; g--) {
         if (!seen[g])
             continue;
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<line class=\"cp %s\" x1=\"%.0f\" x2=\"%.0f\" "
                       "y1=\"%.0f\" y2=\"%.0f\"/><text x=\"%.0f\" y=\"%.0f\">"
                       "change point: %s</text>\n",
@@ -487,7 +404,7 @@ static void draw_legend(pub_buf *b, const sb_series *s, const plot *p,
         lx += 170;
     }
     if (left_out)
-        sb_pub_printf(b,
+        sb_buf_printf(b,
                       "<text x=\"%.0f\" y=\"%.0f\">(%zu label%s left out: too "
                       "close; see the table)</text>\n",
                       lx, ly, left_out, left_out == 1 ? "" : "s");
@@ -498,7 +415,7 @@ static void draw_legend(pub_buf *b, const sb_series *s, const plot *p,
  * the ±cv band behind them, each change point a dashed line with its
  * change in % at the top (labels too close for one row stagger over
  * more, left to right). */
-void sb_pub_timeline(pub_buf *b, const sb_series *s)
+void sb_pub_timeline(sb_buf *b, const sb_series *s)
 {
     plot p = {.n = s->n, .width = 960, .left = 74, .h = 270};
     p.w = p.width - p.left - 24;
@@ -521,7 +438,7 @@ void sb_pub_timeline(pub_buf *b, const sb_series *s)
     band = band && s->n > 1; /* one run has no width to show it over */
     y_axis(s, band, &p);
 
-    sb_pub_printf(b,
+    sb_buf_printf(b,
                   "<svg class=\"timeline\" width=\"%.0f\" height=\"%.0f\" "
                   "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n"
                   "<defs><clipPath id=\"plot\"><rect x=\"%.0f\" y=\"%.0f\" "
@@ -532,6 +449,6 @@ void sb_pub_timeline(pub_buf *b, const sb_series *s)
     draw_runs(b, s, &p, band);
     draw_change_points(b, s, &p, lab);
     draw_legend(b, s, &p, band, unstable, left_out);
-    sb_pub_put(b, "</svg>\n");
+    sb_buf_put(b, "</svg>\n");
     free(lab);
 }

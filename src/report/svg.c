@@ -45,25 +45,26 @@ void sb_buf_printf(sb_buf *b, const char *fmt, ...)
     }
 }
 
+void sb_buf_put(sb_buf *b, const char *s)
+{
+    sb_buf_printf(b, "%s", s);
+}
+
 void sb_buf_esc(sb_buf *b, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            sb_buf_printf(b, "&amp;");
+    while (s && *s) {
+        size_t run = strcspn(s, "&<>\"'");
+        if (run)
+            sb_buf_printf(b, "%.*s", (int)run, s);
+        s += run;
+        if (!*s)
             break;
-        case '<':
-            sb_buf_printf(b, "&lt;");
-            break;
-        case '>':
-            sb_buf_printf(b, "&gt;");
-            break;
-        case '"':
-            sb_buf_printf(b, "&quot;");
-            break;
-        default:
-            sb_buf_printf(b, "%c", *s);
-        }
+        sb_buf_put(b, *s == '&'   ? "&amp;"
+                      : *s == '<' ? "&lt;"
+                      : *s == '>' ? "&gt;"
+                      : *s == '"' ? "&quot;"
+                                  : "&#39;");
+        s++;
     }
 }
 
@@ -674,8 +675,8 @@ void sb_svg_roofline(sb_buf *b, const sb_ceilings *c, const sb_roof_row *rows,
  * ------------------------------------------------------------- */
 
 void sb_svg_lines(sb_buf *b, const char *title, const char *xlabel,
-                  const char *ylabel, bool x_bytes, const sb_series *s, int ns,
-                  const sb_hline *hl, int nh, int W, int H)
+                  const char *ylabel, bool x_bytes, const sb_line_series *s,
+                  int ns, const sb_hline *hl, int nh, int W, int H)
 {
     double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0;
     for (int i = 0; i < ns; i++)
