@@ -29,6 +29,9 @@ typedef struct load_ctx {
     sb_series_set *set;
     sb_err *err;
     size_t last; /* the series the previous row went to */
+    /* the commit of the run the rows are of: its tags read once a run
+     * (the rows come run by run) */
+    char run_id[64], commit[48];
 } load_ctx;
 
 static sb_series *find_series(load_ctx *c, const sb_store_hist_row *row)
@@ -91,7 +94,11 @@ static int load_row(const sb_store_hist_row *row, void *arg)
     sb_series_run *r = &s->runs[s->n++];
     snprintf(r->run_id, sizeof r->run_id, "%s", row->run_id);
     snprintf(r->started_at, sizeof r->started_at, "%s", row->started_at);
-    tag_commit(row->tags, r->commit, sizeof r->commit);
+    if (strcmp(c->run_id, row->run_id) != 0) {
+        snprintf(c->run_id, sizeof c->run_id, "%s", row->run_id);
+        tag_commit(row->tags, c->commit, sizeof c->commit);
+    }
+    snprintf(r->commit, sizeof r->commit, "%s", c->commit);
     r->value = row->value;
     r->cv = row->cv;
     r->stable = row->stable;
