@@ -27,7 +27,7 @@ extern "C" {
 typedef struct sb_series_run {
     char run_id[64];
     char started_at[40];
-    char commit[48]; /* the run's commit tag ("" if none) */
+    char commit[72]; /* the run's commit tag ("" if none; up to 64) */
     double value;    /* the headline figure */
     double cv;       /* of its samples */
     int stable;      /* 1, 0, -1 when not judged */
@@ -42,7 +42,9 @@ typedef struct sb_series {
     char params[256]; /* "size=67108864 nt=0" */
     char metric[32];  /* headline metric */
     char unit[16];
-    int higher_better; /* 1, 0, -1 when not recorded (taken as 1) */
+    /* 1, 0: as recorded, else as the metric's name and unit say
+     * (sb_metric_higher_better) */
+    int higher_better;
     sb_series_run *runs;
     size_t n, cap;
     sb_cp_point *cps; /* its change points, by run index */
@@ -63,6 +65,11 @@ int sb_series_load(sb_store *st, const char *bench, int last_runs,
 /* The change points of every series with enough runs (o: NULL for the
  * defaults). */
 int sb_series_detect(sb_series_set *set, const sb_cp_opts *o, sb_err *err);
+/* Keeps only the series whose newest run is run_id (the points of one
+ * run, on its machine), freeing the others. */
+void sb_series_keep_run(sb_series_set *set, const char *run_id);
+/* Whether s has enough runs for a change point (2 min_size). */
+bool sb_series_testable(const sb_series *s, const sb_cp_opts *o);
 /* Whether change point cp of s is a regression (against the figure's
  * direction), not an improvement. */
 bool sb_series_regressed(const sb_series *s, const sb_cp_point *cp);

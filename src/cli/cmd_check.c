@@ -53,8 +53,10 @@ static const char check_help[] =
     "                     working directory's git HEAD)\n"
     "  --history [N]      judge by each point's history instead of the\n"
     "                     baseline's runs: a change point among the last N\n"
-    "                     runs of its series on this machine (default 10)\n"
-    "                     against the figure's direction fails\n"
+    "                     runs of its series on this machine (default 10,\n"
+    "                     at least 5: a change is called after 5 runs)\n"
+    "                     against the figure's direction fails, by\n"
+    "                     --alpha and --threshold\n"
     "                     (docs/HISTORY.md; no report files)\n"
     "  --no-store         do not store the new run\n"
     "  --db PATH          results database\n"
@@ -160,8 +162,8 @@ static int parse_args(int argc, char **argv, check_opts *o)
             o->history = 10;
             if (i + 1 < argc && argv[i + 1][0] >= '0' &&
                 argv[i + 1][0] <= '9' &&
-                sb_cli_int("check", "--history", argv[++i], 1, 100000,
-                           &o->history))
+                sb_cli_int("check", "--history", argv[++i], SB_CP_MIN_SIZE,
+                           100000, &o->history))
                 return -1;
         } else if (strcmp(argv[i], "--no-store") == 0) {
             o->no_store = true;
@@ -293,8 +295,12 @@ static int check_history(const check_opts *o, sb_store *st, const sb_run *now)
     sb_series_set set;
     sb_cp_opts cpo;
     sb_cp_opts_default(&cpo);
+    /* the gate's own significance and smallest change */
+    cpo.alpha = o->cmp.alpha;
+    cpo.min_change_pct = o->cmp.threshold_pct;
     if (sb_series_load(st, NULL, 0, &set, &err))
         return sb_cli_error(&err);
+    sb_series_keep_run(&set, now->run_id); /* only this run's points */
     if (sb_series_detect(&set, &cpo, &err)) {
         sb_series_free(&set);
         return sb_cli_error(&err);
@@ -302,10 +308,8 @@ static int check_history(const check_opts *o, sb_store *st, const sb_run *now)
     int regressed = 0, improved = 0, points = 0, short_ = 0;
     for (size_t i = 0; i < set.n; i++) {
         const sb_series *s = &set.s[i];
-        if (!s->n || strcmp(s->runs[s->n - 1].run_id, now->run_id) != 0)
-            continue; /* not a point of this run */
         points++;
-        short_ += s->n < 2 * (size_t)cpo.min_size;
+        short_ += !sb_series_testable(s, &cpo);
         for (size_t k = 0; k < s->n_cps; k++) {
             const sb_cp_point *cp = &s->cps[k];
             if (cp->index + (size_t)o->history < s->n)

@@ -269,7 +269,8 @@ int sb_cmd_history(int argc, char **argv)
             changes = true;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--alpha", &v))) {
             if (m < 0 ||
-                sb_cli_number("history", "--alpha", v, 1e-6, 1, &cpo.alpha))
+                sb_cli_number("history", "--alpha", v,
+                              1.0 / (SB_CP_PERMUTATIONS + 1), 1, &cpo.alpha))
                 return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--min-change", &v))) {
             if (m < 0 || sb_cli_number("history", "--min-change", v, 0, 1000,

@@ -64,7 +64,7 @@ int sb_cli_history_changes(sb_store *st, const char *path, const char *bench,
     }
     size_t n = 0, regressed = 0, tested = 0;
     for (size_t i = 0; i < set.n; i++) {
-        tested += set.s[i].n >= 2 * (size_t)o->min_size;
+        tested += sb_series_testable(&set.s[i], o);
         for (size_t k = 0; k < set.s[i].n_cps; k++) {
             n++;
             regressed += sb_series_regressed(&set.s[i], &set.s[i].cps[k]);

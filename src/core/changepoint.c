@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "solbench/changepoint.h"
+#include "solbench/util.h"
 #include "solbench/stats.h"
 
 void sb_cp_opts_default(sb_cp_opts *o)
@@ -141,21 +142,13 @@ int sb_cp_statistic(const double *x, size_t n, double *q, sb_err *err)
 
 /* ---- the permutation test ------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, bound), bound >= 1: draws below 2^64 mod bound are
  * redrawn so that every value has the same number of preimages. */
 static uint64_t cp_below(uint64_t *state, uint64_t bound)
 {
     uint64_t reject = (0 - bound) % bound, r;
     do
-        r = splitmix64(state);
+        r = sb_rng_next(state);
     while (r < reject);
     return r % bound;
 }
@@ -271,10 +264,13 @@ int sb_cp_detect(const double *x, size_t n, const sb_cp_opts *opts,
         return rc;
     if (o.min_size < 1 || o.permutations < 1 || o.permutations > 1000000 ||
         !(o.alpha > 0.0 && o.alpha <= 1.0) || o.max_points < 0 ||
-        !(o.min_change_pct >= 0.0 && o.min_change_pct < 1e6))
+        !(o.min_change_pct >= 0.0 && o.min_change_pct < 1e6) ||
+        o.alpha < 1.0 / (o.permutations + 1))
         return sb_fail(err, SB_EINVAL,
                        "change points: min_size %d, permutations %d, alpha "
-                       "%g, max_points %d, min_change_pct %g out of range",
+                       "%g, max_points %d, min_change_pct %g out of range "
+                       "(alpha at least 1/(permutations+1): the smallest p "
+                       "a permutation test gives)",
                        o.min_size, o.permutations, o.alpha, o.max_points,
                        o.min_change_pct);
     size_t min_size = (size_t)o.min_size, limit = max_out;

@@ -3,6 +3,7 @@
  * runs in order) and the change points in each (changes.h).
  */
 #include "solbench/changes.h"
+#include "solbench/result.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ typedef struct load_ctx {
     size_t last; /* the series the previous row went to */
     /* the commit of the run the rows are of: its tags read once a run
      * (the rows come run by run) */
-    char run_id[64], commit[48];
+    char run_id[64], commit[72];
 } load_ctx;
 
 static sb_series *find_series(load_ctx *c, const sb_store_hist_row *row)
@@ -48,9 +49,11 @@ static sb_series *find_series(load_ctx *c, const sb_store_hist_row *row)
         }
     }
     if (set->n == set->cap) {
+        if (set->cap >= SERIES_MAX)
+            return NULL;
         size_t cap = set->cap ? 2 * set->cap : 64;
         if (cap > SERIES_MAX)
-            return NULL;
+            cap = SERIES_MAX;
         sb_series *p = realloc(set->s, cap * sizeof *p);
         if (!p)
             return NULL;
@@ -66,7 +69,9 @@ static sb_series *find_series(load_ctx *c, const sb_store_hist_row *row)
     snprintf(s->params, sizeof s->params, "%s", row->params);
     snprintf(s->metric, sizeof s->metric, "%s", row->metric);
     snprintf(s->unit, sizeof s->unit, "%s", row->unit);
-    s->higher_better = row->higher_better;
+    s->higher_better = row->higher_better >= 0
+                           ? row->higher_better
+                           : sb_metric_higher_better(row->metric, row->unit);
     c->last = set->n;
     return &set->s[set->n++];
 }
@@ -139,7 +144,7 @@ int sb_series_detect(sb_series_set *set, const sb_cp_opts *o, sb_err *err)
         free(s->cps);
         s->cps = NULL;
         s->n_cps = 0;
-        if (s->n < 2 * (size_t)(o->min_size > 1 ? o->min_size : 1))
+        if (!sb_series_testable(s, o))
             continue;
         /* the newest SB_CP_MAX_N runs of a longer series */
         const size_t base = s->n > SB_CP_MAX_N ? s->n - SB_CP_MAX_N : 0;
@@ -167,8 +172,27 @@ int sb_series_detect(sb_series_set *set, const sb_cp_opts *o, sb_err *err)
 
 bool sb_series_regressed(const sb_series *s, const sb_cp_point *cp)
 {
-    bool higher = s->higher_better != 0; /* unknown: a rate */
-    return higher ? cp->change_pct < 0 : cp->change_pct > 0;
+    return s->higher_better ? cp->change_pct < 0 : cp->change_pct > 0;
+}
+
+bool sb_series_testable(const sb_series *s, const sb_cp_opts *o)
+{
+    return s->n >= 2 * (size_t)(o->min_size > 1 ? o->min_size : 1);
+}
+
+void sb_series_keep_run(sb_series_set *set, const char *run_id)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        sb_series *s = &set->s[i];
+        if (s->n && strcmp(s->runs[s->n - 1].run_id, run_id) == 0) {
+            set->s[kept++] = *s;
+        } else {
+            free(s->runs);
+            free(s->cps);
+        }
+    }
+    set->n = kept;
 }
 
 void sb_series_free(sb_series_set *set)

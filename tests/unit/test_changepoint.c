@@ -146,8 +146,8 @@ static void test_one_step(void)
 
 static void test_flat(void)
 {
-    /* Flat series of 24 runs: each search tests at most a few candidates
-     * at alpha = 0.05, so about one series in twenty shows a false one. */
+    /* Flat series of 24 runs at the defaults (alpha 0.01, a smallest
+     * change of 5 %): at most two false change points in twenty. */
     int false_points = 0, series_hit = 0;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         double x[24];
