@@ -30,6 +30,7 @@
 #include "solbench/changes.h"
 #include "solbench/fileio.h"
 #include "solbench/output.h"
+#include "solbench/stats.h"
 
 /* A change point this many runs from a series' end is shown on the
  * index. */
@@ -243,13 +244,6 @@ static void page_name(const sb_series *s, char *out, size_t len)
     snprintf(out, len, "p-%016llx.html", (unsigned long long)h);
 }
 
-static int cmp_cp(const void *a, const void *b)
-{
-    size_t x = ((const sb_cp_point *)a)->index;
-    size_t y = ((const sb_cp_point *)b)->index;
-    return (x > y) - (x < y);
-}
-
 /* strcmp with runs of digits compared as numbers: "size=65536" before
  * "size=102400". */
 static int cmp_natural(const char *a, const char *b)
@@ -332,7 +326,7 @@ static double trend_pct(const sb_series *s)
     for (size_t i = s->n - 1; i-- > 0 && k < TREND_RUNS;)
         prev[k++] = s->runs[i].value;
     qsort(prev, k, sizeof *prev, cmp_double);
-    double med = k % 2 ? prev[k / 2] : (prev[k / 2 - 1] + prev[k / 2]) / 2;
+    double med = sb_percentile_sorted(prev, k, 0.5);
     return med > 0 ? 100.0 * (s->runs[s->n - 1].value - med) / med : NAN;
 }
 
@@ -588,8 +582,8 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
     if (rc)
         return rc;
     char since[32] = "";
-    if (o->since)
-        parse_since(o->since, since, sizeof since, err);
+    if (o->since && (rc = parse_since(o->since, since, sizeof since, err)))
+        return rc;
     sb_series_set set;
     if ((rc = sb_series_load(st, o->bench, o->last, &set, err)))
         return rc;
@@ -617,8 +611,6 @@ int sb_publish(sb_store *st, const char *dir, const sb_publish_opts *o,
     const char *first = NULL, *last = NULL;
     for (size_t i = 0; i < set.n; i++) {
         sb_series *s = &set.s[i];
-        if (s->n_cps > 1)
-            qsort(s->cps, s->n_cps, sizeof *s->cps, cmp_cp);
         if (!n_machines ||
             strcmp(machines[n_machines - 1].fingerprint, s->fingerprint) != 0)
             machine_of(st, s, &machines[n_machines++]);
