@@ -74,6 +74,10 @@ void sb_attn_ws_free(sb_attn_ws *ws);
  * "portable", or "v16emu" (the 16-lane copy emulated on AVX2, a test
  * build). */
 const char *sb_attn_cpu_isa(void);
+/* Whether sb_cpu_paged attends shape s's GQA-4 decode items in bf16
+ * products (a bf16 cache, D a multiple of 64, a build for AVX512-BF16):
+ * Q and P rounded to bf16, so its output is held to the bf16 bound. */
+bool sb_cpu_paged_bf16_products(const sb_paged_shape *s);
 
 /* Q, K, V of the workspace's type (float or bf16), O fp32. */
 void sb_cpu_prefill(const sb_prefill_shape *s, const void *q, const void *k,

@@ -804,9 +804,9 @@ static int paged_verify(void *state, sb_result *r)
 {
     paged_state *st = state;
     sb_attn_check c;
-    const bool bf16 = st->s.kv_bytes == 2;
-    /* a bf16 cache may be attended in bf16 products (P rounded to bf16,
-     * as the prefill's bf16 path): the same bound */
+    /* a bf16 cache attended in bf16 products (P rounded to bf16, as the
+     * prefill's bf16 path): the same bound; else the fp32 one */
+    const bool bf16 = sb_cpu_paged_bf16_products(&st->s);
     sb_paged_verify_kv_tol(&st->s, st->q, st->kp, st->vp, st->s.kv_bytes,
                            st->table, st->o, VERIFY_ROWS, 0x5eedULL,
                            bf16 ? PREFILL_BF16_ATOL : 0, &c);

@@ -434,15 +434,18 @@ void sb_ops_cpu_exec(const sb_ops_shape *s, const sb_ops_bufs *io,
                      float *scratch)
 {
     const sb_ops_kernels *k = sb_ops_row(s->op)->cpu;
-    const sb_ops_kernel *isa = k->avx512[0] ? k->avx512
-                               : k->avx2[0] ? k->avx2
-                                            : k->portable;
+    /* the widest kernel this build has for the dtype (the portable one
+     * always) */
+    const int b = s->bf16;
+    const sb_ops_kernel run = k->avx512[b] ? k->avx512[b]
+                              : k->avx2[b] ? k->avx2[b]
+                                           : k->portable[b];
     /* every kernel's row loop is schedule(runtime): this one */
     if (s->chunk > 0)
         omp_set_schedule(omp_sched_dynamic, (int)s->chunk);
     else
         omp_set_schedule(omp_sched_static, 0);
-    isa[s->bf16](s, io, scratch);
+    run(s, io, scratch);
 }
 
 void sb_ops_cpu_run(const sb_ops_shape *s, const void *x, const void *g,
