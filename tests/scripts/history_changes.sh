@@ -103,6 +103,8 @@ if make "$T/hsame.db" $same && "$sb" baseline set b "$first" --db "$T/hsame.db" 
 else
     bad "the flat store"
 fi
+expect 2 'history.*5' -- \
+    "$sb" check --baseline b --history 3 --db "$T/hsame.db"
 expect 2 'history judges the stored series' -- \
     "$sb" check --baseline b --history --no-store --db "$T/hsame.db"
 expect 2 'alpha' -- "$sb" history --changes --db "$T/flat.db" --alpha 2
