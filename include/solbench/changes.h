@@ -30,7 +30,12 @@ typedef struct sb_series_run {
     char commit[72]; /* the run's commit tag ("" if none; up to 64) */
     double value;    /* the headline figure */
     double cv;       /* of its samples */
-    int stable;      /* 1, 0, -1 when not judged */
+    /* the figure at the samples' p10-p90 spread, lo <= value <= hi: the
+     * headline scaled by p50/p90 and p50/p10 of the time per iteration
+     * (higher is better: a rate) or by p10/p50 and p90/p50 (a time); NaN
+     * both where the run has no p10 (stored before schema 6) */
+    double lo, hi;
+    int stable; /* 1, 0, -1 when not judged */
 } sb_series_run;
 
 /* One point's series on one machine, oldest run first. */

@@ -19,13 +19,18 @@ extern "C" {
 
 typedef struct sb_stats {
     size_t n;
-    double min, p50, p90, p99, max, mean, stddev, cv;
+    double min, p10, p50, p90, p99, max, mean, stddev, cv;
 } sb_stats;
 
 /* Computes stats over x[0..n-1]; x is not modified. n == 0 gives all zeros. */
 void sb_stats_compute(const double *x, size_t n, sb_stats *s);
 /* Percentile (q in [0,1]) of already sorted data, type-7 rule. */
 double sb_percentile_sorted(const double *sorted, size_t n, double q);
+/* The percentiles q[0..nq) (ascending, in [0,1]) of x[0..n) (n >= 1) by
+ * the same rule, into out[], in O(n) per percentile by selection instead
+ * of a sort; x is reordered. */
+void sb_percentiles_select(double *x, size_t n, const double *q, size_t nq,
+                           double *out);
 
 /* ---- Mann–Whitney U ------------------------------------------------------ */
 

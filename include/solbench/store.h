@@ -23,7 +23,7 @@ extern "C" {
 
 /* Version of the database layout this build writes; a database with a
  * higher version was written by a newer solbench and is refused. */
-#define SB_STORE_SCHEMA_VERSION 5
+#define SB_STORE_SCHEMA_VERSION 6
 /* Longest baseline name. */
 #define SB_STORE_NAME_MAX 64
 /* Most runs one baseline holds. */
@@ -130,6 +130,9 @@ typedef struct sb_store_hist_row {
     const char *fingerprint; /* the machine's, "" if none */
     int higher_better;       /* 1, 0, or -1 when not recorded */
     int stable;              /* 1, 0, or -1 when not judged */
+    /* the samples' 10th, 50th and 90th percentiles, seconds per iteration
+     * (NaN where not stored: p10 before schema 6) */
+    double p10_s, p50_s, p90_s;
 } sb_store_hist_row;
 
 typedef int (*sb_store_hist_fn)(const sb_store_hist_row *row, void *arg);

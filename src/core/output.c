@@ -116,6 +116,7 @@ json_t *sb_result_to_json(const sb_result *r)
     json_t *st = json_object();
     json_object_set_new(st, "n", json_integer((json_int_t)r->stats.n));
     json_object_set_new(st, "min", num(r->stats.min));
+    json_object_set_new(st, "p10", num(r->stats.p10));
     json_object_set_new(st, "p50", num(r->stats.p50));
     json_object_set_new(st, "p90", num(r->stats.p90));
     json_object_set_new(st, "p99", num(r->stats.p99));

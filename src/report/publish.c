@@ -2,7 +2,7 @@
  * publish.c — the store's history as a static site (publish.h): index.html
  * (a table per machine of its series: latest figure, sparkline, trend,
  * newest change point; then the stored traces), one p-<hash>.html per
- * series (its timeline as inline SVG with the ±cv band and the change
+ * series (its timeline as inline SVG with the p10-p90 band and the change
  * points, a table of its change points and one of its runs) and one
  * shared style.css. No script and nothing fetched from elsewhere: the
  * pages read the same from file:// and from a web server. Every text that
@@ -469,7 +469,8 @@ static void point_page(sb_buf *b, const sb_series *s, const machine *m)
     sb_buf_esc(b, s->metric);
     sb_buf_put(b, " (");
     sb_buf_esc(b, s->unit);
-    sb_buf_put(b, ")<th class=\"n\">cv<th>stable</tr>\n");
+    sb_buf_put(b, ")<th class=\"n\">p10\u2013p90<th class=\"n\">cv<th>"
+                  "stable</tr>\n");
     for (size_t i = s->n; i-- > 0;) {
         const sb_series_run *r = &s->runs[i];
         sb_buf_printf(b, "<tr><td class=\"n\">%zu<td>", i + 1);
@@ -480,6 +481,13 @@ static void point_page(sb_buf *b, const sb_series *s, const machine *m)
         sb_buf_esc(b, r->commit[0] ? r->commit : "-");
         sb_buf_printf(b, "<td class=\"n\">%s",
                       sb_pub_fig(r->value, fig, sizeof fig));
+        if (isfinite(r->lo) && isfinite(r->hi)) {
+            sb_buf_printf(b, "<td class=\"n\">%s",
+                          sb_pub_fig(r->lo, fig, sizeof fig));
+            sb_buf_printf(b, "\u2013%s", sb_pub_fig(r->hi, fig, sizeof fig));
+        } else {
+            sb_buf_put(b, "<td class=\"n\">-");
+        }
         if (r->cv > 0 && isfinite(r->cv))
             sb_buf_printf(b, "<td class=\"n\">%.2f\u00a0%%", 100 * r->cv);
         else

@@ -2,7 +2,7 @@
  * publish_plot.c — the published site's numbers as text and its two
  * charts as inline SVG (publish_int.h): the sparkline of
  * a series on the index, and a series' timeline on its page (about five
- * y ticks, the ±cv band, each run a point with its hover title, each
+ * y ticks, the p10-p90 band, each run a point with its hover title, each
  * change point a dashed line labelled with its change, labels too close
  * stacked over up to six rows).
  */
@@ -157,6 +157,26 @@ static double run_cv(const sb_series_run *r)
     return r->cv > 0 && isfinite(r->cv) ? r->cv : 0;
 }
 
+/* What a band is drawn from: bits of the runs' kinds. */
+enum { BAND_PCT = 1, BAND_CV = 2 };
+
+/* A run's band in *lo..*hi: its figure's p10-p90 (changes.h) where the
+ * store kept p10, else the figure · (1 ± cv) (runs stored before it);
+ * returns which (BAND_PCT, BAND_CV), 0 where it has neither (lo = hi =
+ * the figure). */
+static int run_band(const sb_series_run *r, double *lo, double *hi)
+{
+    if (isfinite(r->lo) && isfinite(r->hi)) {
+        *lo = r->lo;
+        *hi = r->hi;
+        return BAND_PCT;
+    }
+    double cv = run_cv(r);
+    *lo = r->value * (1 - cv);
+    *hi = r->value * (1 + cv);
+    return cv > 0 ? BAND_CV : 0;
+}
+
 /* Where a change point's label goes: its centre and row in the top margin
  * (-1: left out, no row had room). */
 typedef struct cp_label {
@@ -201,18 +221,20 @@ static int place_labels(const sb_series *s, const plot *p, cp_label *lab,
     return rows;
 }
 
-/* The y axis: the values, and the ±cv band no further than their span
- * beyond them (a run of cv 60 % does not flatten the rest), in about
- * four steps of 1, 2 or 5. */
-static void y_axis(const sb_series *s, bool band, plot *p)
+/* The y axis: the values, and the band no further than their span
+ * beyond them (a run spread over 60 % does not flatten the rest), in
+ * about four steps of 1, 2 or 5. */
+static void y_axis(const sb_series *s, int band, plot *p)
 {
     double lo = INFINITY, hi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
     for (size_t i = 0; i < s->n; i++) {
         const sb_series_run *r = &s->runs[i];
+        double a, z;
+        run_band(r, &a, &z);
         lo = fmin(lo, r->value);
         hi = fmax(hi, r->value);
-        blo = fmin(blo, r->value * (1 - run_cv(r)));
-        bhi = fmax(bhi, r->value * (1 + run_cv(r)));
+        blo = fmin(blo, a);
+        bhi = fmax(bhi, z);
     }
     double span = hi - lo > 0 ? hi - lo : fmax(fabs(hi) * 0.05, 1e-12);
     if (band) {
@@ -281,22 +303,24 @@ static void draw_axes(sb_buf *b, const sb_series *s, const plot *p)
                   s->higher_better == 0 ? "lower" : "higher");
 }
 
-/* The ±cv band, the line through the runs and each run's point with its
+/* The band, the line through the runs and each run's point with its
  * hover title, clipped to the plot. */
-static void draw_runs(sb_buf *b, const sb_series *s, const plot *p, bool band)
+static void draw_runs(sb_buf *b, const sb_series *s, const plot *p, int band)
 {
     const size_t n = s->n;
+    double lo, hi;
     sb_buf_put(b, "<g clip-path=\"url(#plot)\">\n");
     if (band) {
         sb_buf_put(b, "<polygon class=\"band\" points=\"");
-        for (size_t i = 0; i < n; i++)
-            sb_buf_printf(
-                b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
-                plot_y(p, s->runs[i].value * (1 + run_cv(&s->runs[i]))));
-        for (size_t i = n; i-- > 0;)
-            sb_buf_printf(
-                b, " %.1f,%.1f", plot_x(p, i),
-                plot_y(p, s->runs[i].value * (1 - run_cv(&s->runs[i]))));
+        for (size_t i = 0; i < n; i++) {
+            run_band(&s->runs[i], &lo, &hi);
+            sb_buf_printf(b, "%s%.1f,%.1f", i ? " " : "", plot_x(p, i),
+                          plot_y(p, hi));
+        }
+        for (size_t i = n; i-- > 0;) {
+            run_band(&s->runs[i], &lo, &hi);
+            sb_buf_printf(b, " %.1f,%.1f", plot_x(p, i), plot_y(p, lo));
+        }
         sb_buf_put(b, "\"/>\n");
     }
     sb_buf_put(b, "<polyline class=\"ln\" points=\"");
@@ -320,6 +344,11 @@ static void draw_runs(sb_buf *b, const sb_series *s, const plot *p, bool band)
         sb_buf_esc(b, run->commit[0] ? run->commit : "-");
         sb_buf_printf(b, "\n%s ", sb_pub_fig(run->value, fig, sizeof fig));
         sb_buf_esc(b, s->unit);
+        if (run_band(run, &lo, &hi) == BAND_PCT) {
+            sb_buf_printf(b, ", p10\u2013p90 %s",
+                          sb_pub_fig(lo, fig, sizeof fig));
+            sb_buf_printf(b, "\u2013%s", sb_pub_fig(hi, fig, sizeof fig));
+        }
         if (run_cv(run) > 0)
             sb_buf_printf(b, ", cv %.2f %%", 100 * run->cv);
         sb_buf_printf(b, "%s</title></circle>\n",
@@ -363,7 +392,7 @@ static void draw_change_points(sb_buf *b, const sb_series *s, const plot *p,
 }
 
 /* One line under the axis title naming what is drawn. */
-static void draw_legend(sb_buf *b, const sb_series *s, const plot *p, bool band,
+static void draw_legend(sb_buf *b, const sb_series *s, const plot *p, int band,
                         bool unstable, size_t left_out)
 {
     double lx = p->left, ly = p->top + p->h + 54;
@@ -382,12 +411,16 @@ static void draw_legend(sb_buf *b, const sb_series *s, const plot *p, bool band,
         lx += 80;
     }
     if (band) {
+        /* p10-p90 of the samples; ±cv for runs stored before p10 was */
+        const char *what = band == BAND_PCT ? "p10\u2013p90 of the samples"
+                           : band == BAND_CV
+                               ? "\u00b1cv (the figure \u00b7 (1 \u00b1 cv))"
+                               : "p10\u2013p90 (\u00b1cv before it was kept)";
         sb_buf_printf(b,
                       "<rect class=\"band\" x=\"%.0f\" y=\"%.0f\" width=\"20\" "
-                      "height=\"10\"/><text x=\"%.0f\" y=\"%.0f\">\u00b1cv "
-                      "(the figure \u00b7 (1 \u00b1 cv))</text>\n",
-                      lx, ly - 9, lx + 26, ly);
-        lx += 190;
+                      "height=\"10\"/><text x=\"%.0f\" y=\"%.0f\">%s</text>\n",
+                      lx, ly - 9, lx + 26, ly, what);
+        lx += band == BAND_PCT ? 170 : 240;
     }
     bool seen[2] = {false, false};
     for (size_t k = 0; k < s->n_cps; k++)
@@ -412,7 +445,7 @@ static void draw_legend(sb_buf *b, const sb_series *s, const plot *p, bool band,
 
 /* The timeline of a series: x the run (oldest first), y its figure with
  * about five ticks, each run a point titled with its id, time and commit,
- * the ±cv band behind them, each change point a dashed line with its
+ * the p10-p90 band behind them, each change point a dashed line with its
  * change in % at the top (labels too close for one row stagger over
  * more, left to right). */
 void sb_pub_timeline(sb_buf *b, const sb_series *s)
@@ -430,12 +463,15 @@ void sb_pub_timeline(sb_buf *b, const sb_series *s)
     int rows = place_labels(s, &p, lab, &left_out);
     p.top = 14 + 15 * rows;
     p.height = p.top + p.h + 66;
-    bool band = false, unstable = false;
+    int band = 0;
+    bool unstable = false;
     for (size_t i = 0; i < s->n; i++) {
-        band |= run_cv(&s->runs[i]) > 0;
+        double lo, hi;
+        band |= run_band(&s->runs[i], &lo, &hi);
         unstable |= s->runs[i].stable == 0;
     }
-    band = band && s->n > 1; /* one run has no width to show it over */
+    if (s->n < 2) /* one run has no width to show it over */
+        band = 0;
     y_axis(s, band, &p);
 
     sb_buf_printf(b,

@@ -76,6 +76,26 @@ static sb_series *find_series(load_ctx *c, const sb_store_hist_row *row)
     return &set->s[set->n++];
 }
 
+/* The figure's p10-p90 band from the time percentiles: a headline of a
+ * run is its work over the median time (a rate) or the median time
+ * itself (docs/METRICS.md "Headline = median"), so at another percentile
+ * of the time it is scaled by their ratio. */
+static void run_band(sb_series_run *r, const sb_store_hist_row *row,
+                     int higher_better)
+{
+    r->lo = r->hi = NAN;
+    double p10 = row->p10_s, p50 = row->p50_s, p90 = row->p90_s;
+    if (!(p10 > 0 && p50 >= p10 && p90 >= p50 && isfinite(p90)))
+        return;
+    if (higher_better) {
+        r->lo = r->value * p50 / p90;
+        r->hi = r->value * p50 / p10;
+    } else {
+        r->lo = r->value * p10 / p50;
+        r->hi = r->value * p90 / p50;
+    }
+}
+
 static int load_row(const sb_store_hist_row *row, void *arg)
 {
     load_ctx *c = arg;
@@ -106,6 +126,7 @@ static int load_row(const sb_store_hist_row *row, void *arg)
     snprintf(r->commit, sizeof r->commit, "%s", c->commit);
     r->value = row->value;
     r->cv = row->cv;
+    run_band(r, row, s->higher_better);
     r->stable = row->stable;
     return 0;
 }

@@ -452,6 +452,21 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
      * point's history tells a result unstable by its own samples from one
      * its machine's history alone put aside. */
     "ALTER TABLE results ADD COLUMN stab_flags INTEGER;",
+    /* 5 -> 6: the 10th percentile of the samples, for a series' p10-p90
+     * band; the results already stored get it from their samples by the
+     * rule of sb_percentile_sorted (type 7: x[h] + (h - [h])(x[h+1] - x[h]),
+     * h = (n - 1) / 10), NULL where no samples were kept. */
+    "ALTER TABLE results ADD COLUMN p10 REAL;"
+    "CREATE TEMP TABLE sb_rank AS SELECT result_id, seconds,"
+    "  row_number() OVER (PARTITION BY result_id ORDER BY seconds) - 1 AS k"
+    "  FROM samples;"
+    "CREATE INDEX temp.sb_rank_k ON sb_rank(result_id, k);"
+    "UPDATE results SET p10 = (SELECT a.seconds + ((results.n - 1) * 0.1 - a.k)"
+    "  * (b.seconds - a.seconds) FROM sb_rank a JOIN sb_rank b"
+    "  ON b.result_id = a.result_id AND b.k = min(a.k + 1, results.n - 1)"
+    "  WHERE a.result_id = results.id"
+    "  AND a.k = CAST((results.n - 1) * 0.1 AS INTEGER));"
+    "DROP TABLE temp.sb_rank;",
 };
 
 /* The database's application id, schema version and number of schema

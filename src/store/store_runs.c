@@ -134,9 +134,9 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
              "backend, params, params_text, point_key, valid, "
              "skipped, n, min, p50, p90, p99, max, mean, stddev, "
              "cv, headline, headline_value, headline_unit, "
-             "higher_better, metrics, notes, stable, stab_flags) "
+             "higher_better, metrics, notes, stable, stab_flags, p10) "
              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-             "?,?,?,?)",
+             "?,?,?,?,?)",
              &res, err)) ||
         (rc = sb_st_prepare(st,
                             "INSERT INTO samples(result_id, i, seconds) VALUES "
@@ -204,6 +204,7 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
             sqlite3_bind_int(res, 26, r->stable);
             sqlite3_bind_int64(res, 27, (sqlite3_int64)r->stab_flags);
         }
+        sqlite3_bind_double(res, 28, r->stats.p10);
         int step = sqlite3_step(res);
         free(ps);
         free(ms);
@@ -666,13 +667,21 @@ long sb_store_count_runs(sb_store *st, sb_err *err)
 
 /* ---- history ------------------------------------------------------------- */
 
+/* A REAL column's value, NaN where it is NULL. */
+static double col_double_or_nan(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL
+               ? NAN
+               : sqlite3_column_double(s, i);
+}
+
 int sb_store_history(sb_store *st, const char *bench, int last_runs,
                      sb_store_hist_fn fn, void *arg, sb_err *err)
 {
     sb_st_arm(st);
     sqlite3_stmt *s;
     char sql[1024];
-    /* the stability verdict is kept from schema 4 on */
+    /* the stability verdict is kept from schema 4 on, p10 from 6 */
     snprintf(
         sql, sizeof sql,
         "WITH r AS (SELECT id, run_id, started_at, tags, fingerprint FROM runs "
@@ -682,11 +691,12 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
         "SELECT r.run_id, r.started_at, r.tags, s.bench, s.backend, "
         "  s.params_text, s.headline, s.headline_unit, s.headline_value, "
         "  s.cv, s.n, s.valid, s.skipped, s.point_key, r.fingerprint, "
-        "  s.higher_better, %s "
+        "  s.higher_better, %s, %s, s.p50, s.p90 "
         "FROM r JOIN results s ON s.run_id = r.run_id "
         "WHERE ?1 IS NULL OR s.bench GLOB ?1 "
         "ORDER BY r.started_at DESC, r.id DESC, s.idx",
-        st->version >= 4 ? "s.stable" : "NULL");
+        st->version >= 4 ? "s.stable" : "NULL",
+        st->version >= 6 ? "s.p10" : "NULL");
     int rc = sb_st_prepare(st, sql, &s, err);
     if (rc)
         return rc;
@@ -715,6 +725,9 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
             .stable = sqlite3_column_type(s, 16) == SQLITE_NULL
                           ? -1
                           : sqlite3_column_int(s, 16) != 0,
+            .p10_s = col_double_or_nan(s, 17),
+            .p50_s = col_double_or_nan(s, 18),
+            .p90_s = col_double_or_nan(s, 19),
         };
         if ((rc = fn(&row, arg)))
             break;

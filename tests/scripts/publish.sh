@@ -74,8 +74,20 @@ grep -q '<svg class="timeline"' "$page" && [ "$(grep -c '<circle class="pt' "$pa
     ok "the page's timeline has its 24 points" || bad "no timeline with 24 points"
 grep -q '<line class="cp bad"' "$page" && grep -q "<text class=\"bad\"[^>]*>−1[0-9]\.[0-9]$nb%</text>" "$page" &&
     ok "the change-point line and its label" || bad "no change-point marker on the page"
-grep -q 'class="band"' "$page" && grep -q '±cv' "$page" &&
-    ok "the ±cv band and its legend" || bad "no ±cv band"
+grep -q 'class="band"' "$page" && grep -q 'p10–p90 of the samples' "$page" &&
+    ok "the p10–p90 band and its legend" || bad "no p10–p90 band"
+# run 6's samples spread ±15 % in time: its GB/s from p50/p90 to p50/p10
+# of the figure (about 0.89 to 1.14 of it), the others' about ±1 %
+python3 - "$page" <<'PY' && ok "run 6's p10–p90 is its samples' spread" || bad "run 6's p10–p90 band"
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+rows = dict((int(r[0]), (float(r[1]), float(r[2]), float(r[3])))
+            for r in re.findall(r'<tr><td class="n">(\d+)<td>.*?<td class="n">([\d.]+)<td class="n">([\d.]+)–([\d.]+)<', html))
+v, lo, hi = rows[6]
+assert 0.87 < lo / v < 0.91 and 1.11 < hi / v < 1.17, rows[6]
+v, lo, hi = rows[7]
+assert 0.97 < lo / v < 1 and 1 < hi / v < 1.03, rows[7]
+PY
 grep -q 'before run 15 (20260101T0014' "$page" && ok "the change point is before run 15" ||
     bad "the change point is not before run 15"
 grep -q "class=\"bad\"[^>]*>▼ −1[0-9]\.[0-9]$nb% at run 15</a>" "$site/index.html" &&

@@ -5,7 +5,14 @@
 
 #include "check.h"
 #include "solbench/stats.h"
+#include "solbench/util.h"
 #include "solbench/timer.h"
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 int main(void)
 {
@@ -16,6 +23,7 @@ int main(void)
     CHECK(s.n == 10);
     CHECK_NEAR(s.min, 1.0, 1e-15);
     CHECK_NEAR(s.max, 10.0, 1e-15);
+    CHECK_NEAR(s.p10, 1.9, 1e-12);  /* h = 0.9 */
     CHECK_NEAR(s.p50, 5.5, 1e-15);  /* h = 4.5 */
     CHECK_NEAR(s.p90, 9.1, 1e-12);  /* h = 8.1 → 9 + 0.1 */
     CHECK_NEAR(s.p99, 9.91, 1e-12); /* h = 8.91 */
@@ -36,7 +44,27 @@ int main(void)
     double odd[5] = {5, 1, 4, 2, 3};
     sb_stats_compute(odd, 5, &s);
     CHECK_NEAR(s.p50, 3.0, 1e-15);
+    CHECK_NEAR(s.p10, 1.4, 1e-12); /* h = 0.4 */
     CHECK_NEAR(s.p90, 4.6, 1e-12); /* h = 3.6 */
+
+    /* Percentiles by selection equal those of the sorted data, on
+     * random data with ties and on tiny inputs. */
+    {
+        static double r[1001], sorted[1001];
+        static const double q[] = {0.0, 0.1, 0.5, 0.9, 0.99, 1.0};
+        uint64_t seed = 11;
+        for (size_t n = 1; n <= 1001; n += n < 12 ? 1 : 97) {
+            for (size_t i = 0; i < n; i++) {
+                r[i] = (double)(sb_rng_next(&seed) % 50); /* ties */
+                sorted[i] = r[i];
+            }
+            qsort(sorted, n, sizeof *sorted, cmp_dbl);
+            double v[6];
+            sb_percentiles_select(r, n, q, 6, v);
+            for (int k = 0; k < 6; k++)
+                CHECK_NEAR(v[k], sb_percentile_sorted(sorted, n, q[k]), 1e-12);
+        }
+    }
 
     /* Constant data: cv 0. */
     double c[4] = {2, 2, 2, 2};

@@ -17,6 +17,7 @@
 
 #include "bench_point.h"
 #include "check.h"
+#include "solbench/changes.h"
 #include "solbench/compare.h"
 #include "solbench/stability.h"
 #include "solbench/store.h"
@@ -588,6 +589,72 @@ static void test_stability_history(void)
     sb_store_close(st);
 }
 
+/* A run of one triad point whose samples are 1..10 ms in a shuffled
+ * order: p10 1.9, p50 5.5, p90 9.1 ms (type 7). */
+static void make_ramp_run(sb_run *run, const char *id)
+{
+    make_run(run, id, 2, 1, 0, 1e-3, 5);
+    sb_result *r = &run->results.items[0];
+    static const double ms[10] = {7, 3, 9, 1, 10, 2, 8, 5, 4, 6};
+    for (int i = 0; i < 10; i++)
+        sb_result_add_sample(r, ms[i] * 1e-3);
+    sb_result_finish_stats(r);
+    r->n_metrics = 0;
+    sb_result_metric(r, "latency_us", r->stats.p50 * 1e6, "us");
+    sb_result_metric(r, "GBps", 1048576.0 / r->stats.p50 / 1e9, "GB/s");
+}
+
+static int grab_hist(const sb_store_hist_row *row, void *arg)
+{
+    *(sb_store_hist_row *)arg = *row;
+    return 0;
+}
+
+/* p10 is stored with each result (schema 6), and a store of schema 5
+ * gets it from its samples when it is opened; a series' band is the
+ * headline at p90 and p10 of the time. */
+static void test_p10_band(void)
+{
+    char db[512];
+    sb_err err = {0};
+    sb_store *st;
+    tmp("p10.db", db, sizeof db);
+    CHECK(sb_store_open(db, &st, &err) == 0);
+    sb_run run;
+    make_ramp_run(&run, "ramp-1");
+    CHECK(sb_store_save_run(st, &run, &err) == 0);
+    sb_run_free(&run);
+    sb_store_hist_row row = {0};
+    CHECK(sb_store_history(st, NULL, 0, grab_hist, &row, &err) == 0);
+    CHECK_NEAR(row.p10_s, 1.9e-3, 1e-15);
+    CHECK_NEAR(row.p50_s, 5.5e-3, 1e-15);
+    CHECK_NEAR(row.p90_s, 9.1e-3, 1e-15);
+    sb_series_set set;
+    CHECK(sb_series_load(st, NULL, 0, &set, &err) == 0);
+    CHECK(set.n == 1 && set.s[0].n == 1 && set.s[0].higher_better == 1);
+    const sb_series_run *sr = &set.s[0].runs[0];
+    CHECK_NEAR(sr->lo, sr->value * 5.5 / 9.1, 1e-9 * sr->value);
+    CHECK_NEAR(sr->hi, sr->value * 5.5 / 1.9, 1e-9 * sr->value);
+    sb_series_free(&set);
+    sb_store_close(st);
+
+    /* Back to schema 5 as it was: no p10 column; opening migrates and
+     * fills it from the samples by the same rule. */
+    sqlite3 *h;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h,
+                       "ALTER TABLE results DROP COLUMN p10;"
+                       "DELETE FROM schema_version WHERE version = 6;"
+                       "PRAGMA user_version = 5",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK(sb_store_open(db, &st, &err) == 0);
+    memset(&row, 0, sizeof row);
+    CHECK(sb_store_history(st, NULL, 0, grab_hist, &row, &err) == 0);
+    CHECK_NEAR(row.p10_s, 1.9e-3, 1e-15);
+    sb_store_close(st);
+}
+
 int main(void)
 {
     if (!sb_test_scratch(dir, sizeof dir, "store"))
@@ -597,5 +664,6 @@ int main(void)
     test_kill_mid_write();
     test_diff_and_compare();
     test_stability_history();
+    test_p10_band();
     return sb_test_scratch_done(dir);
 }
