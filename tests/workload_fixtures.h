@@ -13,8 +13,8 @@
 #include "solbench/hw.h"
 #include "solbench/predict.h"
 
-static int load(const char *name, const char *const *sets, int nsets,
-                sb_workload *w, sb_err *err)
+static inline int load(const char *name, const char *const *sets, int nsets,
+                       sb_workload *w, sb_err *err)
 {
     json_t *doc;
     char path[4400];
@@ -28,8 +28,8 @@ static int load(const char *name, const char *const *sets, int nsets,
     return rc;
 }
 
-static const sb_phase *phase(const sb_prediction *p, const char *stage,
-                             const char *name)
+static inline const sb_phase *phase(const sb_prediction *p, const char *stage,
+                                    const char *name)
 {
     for (int i = 0; i < p->n; i++)
         if (strcmp(p->ph[i].name, name) == 0 &&
@@ -38,7 +38,7 @@ static const sb_phase *phase(const sb_prediction *p, const char *stage,
     return NULL;
 }
 
-static void machine(const char *hw, sb_ceilings *c)
+static inline void machine(const char *hw, sb_ceilings *c)
 {
     sb_hw_spec s;
     sb_err e;

@@ -16,6 +16,7 @@
 #include "solbench/bench.h"
 #include "solbench/error.h"
 #include "solbench/roofline.h"
+#include "solbench/servesim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -110,6 +111,13 @@ typedef struct sb_workload {
     double request_rate;    /* offered load (requests/s, all replicas);
                                0: the concurrency is given */
     double slo_ttft_s, slo_tpot_s;
+    /* the serving simulator (servesim.h): requests simulated (0: none),
+     * its scheduler (sb_sim_sched), the running sequences it allows, how
+     * request lengths spread about prompt_len and output_len (sb_sim_len,
+     * and its spread) and the draw's seed */
+    int sim_requests, sim_sched, max_seqs, sim_len;
+    double sim_spread;
+    int sim_seed;
     /* calibration: efficiencies against the ceilings (0: none given) */
     double eff_matmul, eff_attention, eff_memory, eff_network;
     char calib_source[480]; /* where they come from */
@@ -187,7 +195,7 @@ void sb_workload_sizes(const sb_workload *w, sb_wl_sizes *s);
 
 /* ---- phases and totals --------------------------------------------------- */
 
-#define SB_WL_MAX_PHASES 64
+#define SB_WL_MAX_PHASES 96
 
 /* The kinds of work a phase computes: each runs under its own peak (the
  * dtype per phase; a measured GEMM ceiling for matmuls) and, calibrated,
@@ -273,6 +281,13 @@ typedef struct sb_prediction {
     double ttft_s, tpot_s, tpot_bound_s, decode_tokens_per_s, request_s,
         context;
     sb_serve serve;
+    /* the serving simulator's run (w.sim_requests > 0): one replica's,
+     * its rates scaled to all replicas; sim.requests 0 when it did not
+     * run (a warning says why) */
+    sb_sim_out sim;
+    long sim_kv_blocks; /* the replica's KV cache in blocks (0: unbounded) */
+    int sim_closed;     /* > 0: the closed loop's sequences per replica */
+    double sim_rate;    /* else Poisson arrivals per replica per second */
     /* both */
     double peak_flops, mem_bw;
     bool calibrated; /* efficiencies applied (the calibrated mode) */
@@ -299,6 +314,12 @@ int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
  * workload's calibration gives (w->eff_*; 1 where it gives none). */
 int sb_predict_calibrated(const sb_workload *w, const sb_ceilings *c,
                           sb_prediction *p, sb_err *err);
+/* sb_predict, with every iteration of the serving simulator (when the
+ * workload asks for one: sim_requests > 0) given to fn as it runs (a
+ * non-zero return stops the simulation, which is then not reported). */
+int sb_predict_timeline(const sb_workload *w, const sb_ceilings *c,
+                        sb_sim_iter_fn fn, void *arg, sb_prediction *p,
+                        sb_err *err);
 /* Whether the workload carries any calibration. */
 bool sb_workload_calibrated(const sb_workload *w);
 

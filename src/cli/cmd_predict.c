@@ -22,7 +22,7 @@
 #define SB_MAX_VARIANTS 256
 
 typedef struct sb__popts {
-    const char *file, *hw, *run, *results, *db, *json, *calib;
+    const char *file, *hw, *run, *results, *db, *json, *calib, *timeline;
     const char *sweep[SB_MAX_SWEEPS]; /* several: their grid */
     int n_sweeps;
     const char *sets[SB_MAX_SETS + 2];
@@ -367,7 +367,11 @@ static const char predict_help[] =
     "                  default data/calib/<spec>.json when "
     "there is one): prints the\n"
     "                  calibrated totals beside the speed of "
-    "light\n";
+    "light\n"
+    "  --timeline F    with a serving simulation (--set requests=N, "
+    "docs/SERVING.md):\n"
+    "                  its iterations as a Chrome trace (solbench trace "
+    "show F)\n";
 
 /* Parses the options into o; returns 0, -1 after --help (printed), else
  * the exit code (the error said). */
@@ -385,7 +389,8 @@ static int sb__predict_parse(int argc, char **argv, sb__popts *o)
             (r = sb_cli_opt(argc, argv, &i, "--results", &o->results)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--db", &o->db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--json", &o->json)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--calibration", &o->calib)) != 0) {
+            (r = sb_cli_opt(argc, argv, &i, "--calibration", &o->calib)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--timeline", &o->timeline)) != 0) {
             if (r < 0)
                 return 2;
             continue;
@@ -451,9 +456,20 @@ static int sb__predict_parse(int argc, char **argv, sb__popts *o)
 static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
                             char *desc, size_t dlen, sb_err *err)
 {
-    struct stat jid;
+    struct stat jid, tid;
     if (o->json && sb_cli_check_out("--json", o->json, &jid, err))
         return sb_cli_error(err);
+    if (o->timeline && sb_cli_check_out("--timeline", o->timeline, &tid, err))
+        return sb_cli_error(err);
+    if (o->timeline && o->json &&
+        sb_cli_same_out(o->json, &jid, o->timeline, &tid))
+        return sb_cli_usage("predict",
+                            "--json and --timeline name one file "
+                            "(%s)",
+                            o->json);
+    if (o->timeline && o->n_sweeps)
+        return sb_cli_usage("predict", "--timeline takes one workload, not "
+                                       "a --sweep");
     char sweep_key[SB_MAX_SWEEPS][64], sweep_vals[1024];
     for (int k = 0; k < o->n_sweeps; k++)
         if (sb__sweep_parse(o->sweep[k], sweep_key[k], sweep_vals))
@@ -467,7 +483,75 @@ static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
         rc = sb_workload_calibration(w, o->calib, err);
     if (rc)
         return sb_cli_error(err);
+    if (o->timeline && (w->kind != SB_JOB_INFER || w->sim_requests <= 0))
+        return sb_cli_usage("predict",
+                            "--timeline: the workload simulates no requests "
+                            "(an inference job with --set requests=N)");
     return 0;
+}
+
+/* The Chrome trace of a serving simulation: one complete event an
+ * iteration on the replica's track (its composition in args), and the
+ * queue lengths as counters. */
+typedef struct sb__tl {
+    FILE *f;
+    size_t n;
+} sb__tl;
+
+static int sb__tl_iter(const sb_sim_iter *it, void *arg)
+{
+    sb__tl *t = arg;
+    const sb_sim_batch *b = &it->b;
+    const char *kind = b->prefill_seqs && b->decode_seqs ? "mixed"
+                       : b->prefill_seqs                 ? "prefill"
+                                                         : "decode";
+    double ts = it->start_s * 1e6;
+    fprintf(t->f,
+            ",\n{\"ph\":\"X\",\"cat\":\"iteration\",\"name\":\"%s\",\"pid\":1,"
+            "\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"decode_seqs\":%d,"
+            "\"decode_ctx\":%.0f,\"prefill_seqs\":%d,\"prefill_tokens\":%.0f,"
+            "\"waiting\":%d,\"running\":%d}}",
+            kind, ts, it->dur_s * 1e6, b->decode_seqs, b->decode_ctx,
+            b->prefill_seqs, b->prefill_tokens, it->waiting, it->running);
+    fprintf(t->f,
+            ",\n{\"ph\":\"C\",\"name\":\"requests\",\"pid\":1,\"ts\":%.3f,"
+            "\"args\":{\"waiting\":%d,\"running\":%d}}",
+            ts, it->waiting, it->running);
+    t->n++;
+    return ferror(t->f) ? SB_EIO : 0; /* stops the simulation */
+}
+
+/* Runs the prediction again with the simulator's iterations written to
+ * o->timeline as they run. */
+static int sb__timeline(const sb__popts *o, const sb_workload *w,
+                        const sb_ceilings *c, sb_err *err)
+{
+    FILE *f;
+    int rc = sb_file_fopen(o->timeline, "w", &f, err);
+    if (rc)
+        return rc;
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+               "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,"
+               "\"args\":{\"name\":\"solbench serving simulation: "
+               "replica 0\"}}");
+    sb__tl t = {f, 0};
+    sb_prediction *p = malloc(sizeof *p);
+    rc = p ? sb_predict_timeline(w, c, sb__tl_iter, &t, p, err)
+           : sb_fail(err, SB_ENOMEM, "predict: out of memory");
+    bool simulated = rc == 0 && p->sim.requests > 0;
+    free(p);
+    fprintf(f, "\n]}\n");
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || (rc == 0 && bad))
+        return sb_fail(err, SB_EIO, "--timeline %s: cannot write", o->timeline);
+    if (rc == 0 && !simulated) /* the prediction's warning said why */
+        return sb_fail(err, SB_EINVAL,
+                       "--timeline %s: the serving simulation did not run",
+                       o->timeline);
+    if (rc == 0)
+        fprintf(stderr, "timeline: %zu iterations written to %s\n", t.n,
+                o->timeline);
+    return rc;
 }
 
 /* Prints one workload's phase table, totals and interventions (and the
@@ -534,6 +618,8 @@ int sb_cmd_predict(int argc, char **argv)
     }
     if (o.json &&
         sb_cli_write_json(out, o.json, JSON_INDENT(2), "the prediction", &err))
+        code = sb_cli_error(&err);
+    if (code == 0 && o.timeline && sb__timeline(&o, &w, &c, &err))
         code = sb_cli_error(&err);
     json_decref(out);
     free(p);

@@ -38,8 +38,12 @@ static sb_phase *sb__add_kind(sb_mdl_ctx *x, const char *name, int work,
         return NULL;
     sb_phase *ph = &p->ph[p->n++];
     memset(ph, 0, sizeof *ph);
-    snprintf(ph->name, sizeof ph->name, "%s", name);
-    snprintf(ph->stage, sizeof ph->stage, "%s", x->stage);
+    /* copies, not snprintf: the serving simulator builds phases for
+     * every iteration it times */
+    size_t ln = strnlen(name, sizeof ph->name - 1);
+    size_t ls = strnlen(x->stage, sizeof ph->stage - 1);
+    memcpy(ph->name, name, ln);
+    memcpy(ph->stage, x->stage, ls);
     ph->work = work;
     ph->comm_kind = comm_kind;
     ph->hidden = comm_kind >= 0 ? x->w->hidden[comm_kind] : 0;
@@ -161,7 +165,11 @@ static void sb__attention(sb_mdl_ctx *x, sb_phase *ph, double seqs, double sq,
     const sb_workload *w = x->w;
     double hq = (double)w->q_heads / w->tensor;
     double hkv = w->mla ? hq : fmax(1.0, (double)w->kv_heads / w->tensor);
-    double pairs = causal ? sq * (sq + 1) / 2.0 : sq * skv;
+    /* causal: each of the sq queries sees the skv - sq keys cached before
+     * it (a prompt chunk after the ones before) and the chunk's own up to
+     * itself */
+    double pairs =
+        causal ? sq * fmax(0.0, skv - sq) + sq * (sq + 1) / 2.0 : sq * skv;
     /* context parallelism: each chip holds sq / cp queries (2 cp chunks,
      * paired so that every chip has the same share of the causal pairs)
      * against the whole sequence's keys */
@@ -203,8 +211,8 @@ static void sb__attention(sb_mdl_ctx *x, sb_phase *ph, double seqs, double sq,
             /* Scores materialised: fp32 S written and read, P written and
              * read at the activation width, for all sq x skv entries. */
             io += hq * sql * skv * (2 * 4.0 + 2 * w->a_bytes);
-        if (w->kind == SB_JOB_INFER) /* prefill writes the KV cache */
-            io += skv *
+        if (w->kind == SB_JOB_INFER) /* prefill writes its tokens' K/V */
+            io += sq *
                   (w->mla ? (w->kv_lora_rank + w->rope_dim)
                           : 2.0 * hkv * w->head_dim) *
                   w->kv_bytes;
@@ -801,6 +809,7 @@ static void sb__infer_totals(sb_mdl_ctx *x)
     p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
     p->request_s = p->ttft_s + w->output_len * p->tpot_s;
     sb_mdl_serve(x);
+    sb_mdl_simulate(x);
     /* served throughput: prefill charged (the serving model) */
     p->tokens_per_s = p->serve.tokens_per_s;
     double cost_s = p->price_chip_hour * chips / 3600.0;
@@ -839,7 +848,8 @@ static void sb__totals_warnings(const sb_mdl_ctx *x)
 }
 
 static int sb__predict(const sb_workload *w, const sb_ceilings *c,
-                       bool calibrated, sb_prediction *p, sb_err *err)
+                       bool calibrated, sb_sim_iter_fn on_iter, void *iter_arg,
+                       sb_prediction *p, sb_err *err)
 {
     memset(p, 0, sizeof *p);
     p->w = *w;
@@ -848,6 +858,8 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     x.w = &p->w;
     x.c = c;
     x.p = p;
+    x.on_iter = on_iter;
+    x.iter_arg = iter_arg;
     int rc = sb_mdl_ctx_setup(&x, calibrated, err);
     if (rc)
         return rc;
@@ -871,13 +883,20 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
 int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,
                sb_err *err)
 {
-    return sb__predict(w, c, false, p, err);
+    return sb__predict(w, c, false, NULL, NULL, p, err);
+}
+
+int sb_predict_timeline(const sb_workload *w, const sb_ceilings *c,
+                        sb_sim_iter_fn fn, void *arg, sb_prediction *p,
+                        sb_err *err)
+{
+    return sb__predict(w, c, false, fn, arg, p, err);
 }
 
 int sb_predict_calibrated(const sb_workload *w, const sb_ceilings *c,
                           sb_prediction *p, sb_err *err)
 {
-    return sb__predict(w, c, true, p, err);
+    return sb__predict(w, c, true, NULL, NULL, p, err);
 }
 
 int sb_workload_check_machine(const sb_workload *w, const sb_ceilings *c,

@@ -55,6 +55,9 @@ typedef struct sb_mdl_ctx {
     double dense_layers_chip, moe_layers_chip;
     int fsdp_e, dp_e; /* expert weights: FSDP and replica groups */
     const char *stage;
+    /* the serving simulator's iterations as they run (NULL: not seen) */
+    sb_sim_iter_fn on_iter;
+    void *iter_arg;
 } sb_mdl_ctx;
 
 /* Fills the network terms of a phase. `stride` is the product of the mesh
@@ -74,6 +77,15 @@ void sb_mdl_memory(sb_mdl_ctx *x);
  * decode step). Runs after sb_mdl_memory; sizes the KV cache for the batch
  * it runs. */
 void sb_mdl_serve(sb_mdl_ctx *x);
+
+/* The serving simulator (servesim.h) over the workload's requests
+ * (w->sim_requests > 0): one replica of the deployment under its share of
+ * the offered load (request_rate / replicas, Poisson) or of the
+ * concurrency (a closed loop), its KV cache the blocks the memory leaves
+ * after weights and activations, each iteration timed by the phase model
+ * for that iteration's composition. Fills p->sim, or warns why it could
+ * not run. */
+void sb_mdl_simulate(sb_mdl_ctx *x);
 
 /* Routed experts per chip whose weights a pass reads: all E/ep local
  * experts in training and prefill; in decode, the expected number hit by

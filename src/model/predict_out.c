@@ -371,6 +371,61 @@ void sb_overlap_describe(const sb_workload *w, char *out, size_t len)
                               sb_comm_kind_name[k], w->hidden[k]);
 }
 
+/* "p50 1.2 ms, p90 ..., p99 ..." of one latency. */
+static const char *sb__dist_text(const sb_sim_dist *d, char *out, size_t len)
+{
+    char a[32], b[32], c[32];
+    snprintf(out, len, "p50 %s, p90 %s, p99 %s",
+             sb_fmt_time(d->p50, "us", a, sizeof a),
+             sb_fmt_time(d->p90, "us", b, sizeof b),
+             sb_fmt_time(d->p99, "us", c, sizeof c));
+    return out;
+}
+
+/* The serving simulator's run, under the steady state's lines. */
+static void sb__sim_print(FILE *f, const sb_prediction *p)
+{
+    const sb_workload *w = &p->w;
+    const sb_sim_out *s = &p->sim;
+    if (s->requests == 0)
+        return;
+    char load[96], kv[64], t[96];
+    if (p->sim_closed > 0)
+        snprintf(load, sizeof load, "a closed loop of %d per replica",
+                 p->sim_closed);
+    else
+        snprintf(load, sizeof load, "Poisson, %.4g requests/s per replica",
+                 p->sim_rate);
+    if (p->sim_kv_blocks > 0)
+        snprintf(kv, sizeof kv, "%ld KV blocks of %d tokens", p->sim_kv_blocks,
+                 w->kv_page);
+    else
+        snprintf(kv, sizeof kv, "KV cache unbounded");
+    fprintf(f,
+            "  simulated        %zu requests (%s lengths; %s; scheduler %s, "
+            "%d sequences and %d tokens an iteration at most, %s):\n",
+            s->requests, sb_sim_len_name[w->sim_len], load,
+            sb_sim_sched_name[w->sim_sched], w->max_seqs, w->max_batched_tokens,
+            kv);
+    fprintf(f, "    TTFT           %s\n", sb__dist_text(&s->ttft, t, sizeof t));
+    fprintf(f, "    TPOT           %s\n", sb__dist_text(&s->tpot, t, sizeof t));
+    fprintf(f, "    inter-token    %s\n", sb__dist_text(&s->itl, t, sizeof t));
+    fprintf(f, "    latency        %s\n", sb__dist_text(&s->e2e, t, sizeof t));
+    fprintf(f, "    queueing       %s\n",
+            sb__dist_text(&s->queue, t, sizeof t));
+    fprintf(f,
+            "    throughput     %.4g output tokens/s, %.4g requests/s (all "
+            "replicas); %.1f sequences running on average, %zu "
+            "preemption%s\n",
+            s->tokens_per_s, s->requests_per_s, s->mean_running, s->preemptions,
+            s->preemptions == 1 ? "" : "s");
+    if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0)
+        fprintf(f,
+                "    goodput        %.4g requests/s within the SLOs (%.1f%% "
+                "of the requests)\n",
+                s->goodput_rps, 100 * s->slo_attained);
+}
+
 void sb_predict_print(FILE *f, const sb_prediction *p)
 {
     const sb_workload *w = &p->w;
@@ -486,6 +541,7 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 fprintf(f, "  goodput          0: no batch size meets %s\n",
                         lim);
         }
+        sb__sim_print(f, p);
         if (p->vs_measured > 0)
             fprintf(f,
                     "  vs measured      %.2fx the measured %.4g output "
@@ -646,6 +702,56 @@ static json_t *sb__json_phase(const sb_phase *x)
     return j;
 }
 
+static json_t *sb__json_dist(const sb_sim_dist *d)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "p50", json_real(d->p50));
+    json_object_set_new(o, "p90", json_real(d->p90));
+    json_object_set_new(o, "p99", json_real(d->p99));
+    json_object_set_new(o, "mean", json_real(d->mean));
+    return o;
+}
+
+/* The serving simulator's run (docs/SERVING.md). */
+static json_t *sb__json_sim(const sb_prediction *p)
+{
+    const sb_workload *w = &p->w;
+    const sb_sim_out *s = &p->sim;
+    json_t *o = json_object();
+    json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
+    json_object_set_new(o, "scheduler",
+                        json_string(sb_sim_sched_name[w->sim_sched]));
+    json_object_set_new(o, "lengths", json_string(sb_sim_len_name[w->sim_len]));
+    if (w->sim_len != SB_SIM_LEN_FIXED)
+        json_object_set_new(o, "length_spread", json_real(w->sim_spread));
+    if (p->sim_closed > 0) {
+        json_object_set_new(o, "arrival", json_string("closed"));
+        json_object_set_new(o, "concurrency_per_replica",
+                            json_integer(p->sim_closed));
+    } else {
+        json_object_set_new(o, "arrival", json_string("poisson"));
+        json_object_set_new(o, "rate_per_replica", json_real(p->sim_rate));
+    }
+    json_object_set_new(o, "max_seqs", json_integer(w->max_seqs));
+    json_object_set_new(o, "kv_blocks", json_integer(p->sim_kv_blocks));
+    json_object_set_new(o, "ttft_s", sb__json_dist(&s->ttft));
+    json_object_set_new(o, "tpot_s", sb__json_dist(&s->tpot));
+    json_object_set_new(o, "itl_s", sb__json_dist(&s->itl));
+    json_object_set_new(o, "latency_s", sb__json_dist(&s->e2e));
+    json_object_set_new(o, "queue_s", sb__json_dist(&s->queue));
+    json_object_set_new(o, "tokens_per_s", json_real(s->tokens_per_s));
+    json_object_set_new(o, "requests_per_s", json_real(s->requests_per_s));
+    json_object_set_new(o, "slo_attained", json_real(s->slo_attained));
+    json_object_set_new(o, "goodput_requests_per_s", json_real(s->goodput_rps));
+    json_object_set_new(o, "preemptions",
+                        json_integer((json_int_t)s->preemptions));
+    json_object_set_new(o, "iterations",
+                        json_integer((json_int_t)s->iterations));
+    json_object_set_new(o, "mean_running", json_real(s->mean_running));
+    json_object_set_new(o, "duration_s", json_real(s->duration_s));
+    return o;
+}
+
 /* The serving model's steady state, its SLOs and request rate. */
 static json_t *sb__json_serving(const sb_prediction *p)
 {
@@ -675,6 +781,8 @@ static json_t *sb__json_serving(const sb_prediction *p)
     json_object_set_new(sv, "goodput_tokens_per_s",
                         json_real(p->serve.goodput_tokens_per_s));
     json_object_set_new(sv, "goodput_batch", json_real(p->serve.goodput_batch));
+    if (p->sim.requests > 0)
+        json_object_set_new(sv, "simulation", sb__json_sim(p));
     return sv;
 }
 

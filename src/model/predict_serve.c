@@ -130,30 +130,28 @@ void sb_mdl_memory(sb_mdl_ctx *x)
     m->fits = !(m->capacity > 0) || m->total <= m->capacity;
 }
 
-/* One continuous-batching iteration of B live sequences per replica: a
- * decode token for each, and the prefill the steady state needs (every
- * iteration B / output_len sequences finish and as many prompts join:
- * B x prompt_len / output_len prompt tokens, within the token budget), in
- * one batch that reads the weights once. Appends the "serve" phases and
- * returns the iteration's time; *chunk gets its prefill tokens: `want`
- * when it is >= 0 (a prompt being prefilled with what the budget leaves),
- * else the steady state's. */
-static double sb__serve_iter(sb_mdl_ctx *x, double B, double want,
-                             double *chunk)
+/* One iteration of `dec` decoding sequences at the mean context `ctx`
+ * and a prefill of `tok` prompt tokens in `seqs` sequences of `sq`
+ * tokens each against `skv` keys (those cached before and the chunk's),
+ * in one batch that reads the weights once: its phases appended under
+ * `stage` and timed; returns the stage's total, one pipeline stage's. */
+static double sb__mixed(sb_mdl_ctx *x, const char *stage, double dec,
+                        double ctx, double tok, double seqs, double sq,
+                        double skv)
 {
     const sb_workload *w = x->w;
     sb_prediction *p = x->p;
-    double P = w->prompt_len, O = w->output_len;
-    *chunk = fmin(want >= 0 ? want : B * P / O,
-                  fmax(0.0, w->max_batched_tokens - B));
-    x->stage = "serve";
+    x->stage = stage;
     int first = p->n;
-    sb_mdl_pass(x, B, B, 1, P + O / 2.0, 1, true);
+    if (dec > 0)
+        sb_mdl_pass(x, dec, dec, 1, ctx, 1, true);
     int mid = p->n;
-    if (*chunk > 0) {
-        /* the chunk's share of whole prompts: its causal attention is
-         * that of chunk / P prompts; its weights are the decode's */
-        sb_mdl_pass(x, *chunk, *chunk / P, P, P, 0, false);
+    if (tok > 0 && dec <= 0) {
+        sb_mdl_pass(x, tok, seqs, sq, skv, 1, false);
+    } else if (tok > 0) {
+        /* its weights are the decode's */
+        double B = dec, chunk = tok;
+        sb_mdl_pass(x, tok, seqs, sq, skv, 0, false);
         for (int i = mid; i < p->n; i++) {
             const sb_phase *q = &p->ph[i];
             for (int j = first; j < mid; j++) {
@@ -170,7 +168,7 @@ static double sb__serve_iter(sb_mdl_ctx *x, double B, double want,
                 /* the routed experts the whole batch touches, beyond the
                  * decode tokens' */
                 if (strcmp(d->name, "experts") == 0)
-                    d->bytes += (sb_mdl_experts_touched(x, B + *chunk, true) -
+                    d->bytes += (sb_mdl_experts_touched(x, B + chunk, true) -
                                  sb_mdl_experts_touched(x, B, true)) *
                                 x->mats * w->d_model * w->expert_ffn /
                                 w->tensor * x->moe_layers_chip * w->w_bytes;
@@ -180,7 +178,27 @@ static double sb__serve_iter(sb_mdl_ctx *x, double B, double want,
     }
     for (int i = first; i < p->n; i++)
         sb_mdl_time(x, &p->ph[i]);
-    return sb_mdl_total(p, "serve");
+    return sb_mdl_total(p, stage);
+}
+
+/* One continuous-batching iteration of B live sequences per replica: a
+ * decode token for each, and the prefill the steady state needs (every
+ * iteration B / output_len sequences finish and as many prompts join:
+ * B x prompt_len / output_len prompt tokens, within the token budget), in
+ * one batch that reads the weights once. Appends the "serve" phases and
+ * returns the iteration's time; *chunk gets its prefill tokens: `want`
+ * when it is >= 0 (a prompt being prefilled with what the budget leaves),
+ * else the steady state's. */
+static double sb__serve_iter(sb_mdl_ctx *x, double B, double want,
+                             double *chunk)
+{
+    const sb_workload *w = x->w;
+    double P = w->prompt_len, O = w->output_len;
+    *chunk = fmin(want >= 0 ? want : B * P / O,
+                  fmax(0.0, w->max_batched_tokens - B));
+    /* the chunk's share of whole prompts: its causal attention is that
+     * of chunk / P prompts */
+    return sb__mixed(x, "serve", B, P + O / 2.0, *chunk, *chunk / P, P, P);
 }
 
 /* TTFT under load: a new prompt is prefilled in chunks of what the token
@@ -322,4 +340,72 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     }
     for (int i = first; i < p->n; i++)
         p->ph[i].share = it > 0 ? p->ph[i].exposed * PP / it : 0;
+}
+
+/* The simulator's cost of one iteration: the decodes at their mean
+ * context and the prompt chunks at their mean length and keys, as one
+ * batch (sb__mixed), times the pipeline's stages (one batch in flight per
+ * replica, as the steady state has it); the phases are scratch. */
+static double sb__sim_cost(const sb_sim_batch *b, void *arg)
+{
+    sb_mdl_ctx *x = arg;
+    sb_prediction *p = x->p;
+    int first = p->n;
+    double ds = b->decode_seqs, ps = b->prefill_seqs;
+    double t = sb__mixed(
+        x, "sim", ds, ds > 0 ? b->decode_ctx / ds : 0, b->prefill_tokens, ps,
+        ps > 0 ? b->prefill_tokens / ps : 0, ps > 0 ? b->prefill_ctx / ps : 0);
+    p->n = first;
+    return t * x->w->pipeline;
+}
+
+void sb_mdl_simulate(sb_mdl_ctx *x)
+{
+    const sb_workload *w = x->w;
+    sb_prediction *p = x->p;
+    if (w->sim_requests <= 0)
+        return;
+    double R = (double)w->data * w->fsdp;
+    double free_b =
+        fmax(0.0, p->mem.capacity - p->mem.weights - p->mem.activations);
+    double block = w->kv_page * sb__kv_token_chip(x);
+    p->sim_kv_blocks = p->mem.capacity > 0 && block > 0
+                           ? (long)fmin(floor(free_b / block), 1e12)
+                           : 0;
+    p->sim_rate = w->request_rate > 0 ? w->request_rate / R : 0;
+    p->sim_closed = p->sim_rate > 0 ? 0 : (int)ceil(w->concurrency / R);
+    sb_sim_cfg cfg = {.sched = (sb_sim_sched)w->sim_sched,
+                      .max_seqs = w->max_seqs,
+                      .max_batched_tokens = w->max_batched_tokens,
+                      .kv_blocks = p->sim_kv_blocks,
+                      .page = w->kv_page,
+                      .closed = p->sim_closed,
+                      .slo_ttft_s = w->slo_ttft_s,
+                      .slo_tpot_s = w->slo_tpot_s};
+    sb_err err = {0};
+    size_t n = (size_t)w->sim_requests;
+    sb_sim_req *req = malloc(n * sizeof *req);
+    int rc = req ? sb_sim_requests(req, n, p->sim_rate, w->prompt_len,
+                                   w->output_len, (sb_sim_len)w->sim_len,
+                                   w->sim_spread, (uint64_t)w->sim_seed, &err)
+                 : sb_fail(&err, SB_ENOMEM, "out of memory");
+    if (rc == 0 && p->mem.capacity > 0 && p->sim_kv_blocks < 1)
+        rc = sb_fail(&err, SB_EINVAL,
+                     "the weights and activations leave no room for a KV "
+                     "block");
+    if (rc == 0)
+        rc = sb_sim_run(&cfg, req, n, sb__sim_cost, x, x->on_iter, x->iter_arg,
+                        &p->sim, &err);
+    free(req);
+    if (rc) {
+        memset(&p->sim, 0, sizeof p->sim);
+        if (p->n_warnings < 4)
+            snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                     "serving simulation not run: %.150s", err.msg);
+        return;
+    }
+    /* one replica's rates, for all of them */
+    p->sim.tokens_per_s *= R;
+    p->sim.requests_per_s *= R;
+    p->sim.goodput_rps *= R;
 }

@@ -211,7 +211,9 @@ const char sb_wl_job_train[] = "type|global_batch|seq_len|microbatches|"
 const char sb_wl_job_infer[] = "type|prompt_len|output_len|concurrency|"
                                "kv_page|attention_kernel|"
                                "max_batched_tokens|slo_ttft_s|"
-                               "slo_tpot_s|request_rate";
+                               "slo_tpot_s|request_rate|requests|"
+                               "max_seqs|scheduler|lengths|"
+                               "length_spread|seed";
 static const struct {
     const char *path, *keys;
 } sb__fields[] = {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/workload_int.h"
+#include "solbench/servesim.h"
 
 /* The largest size or count a field takes. */
 #define BIG (1L << 30)
@@ -187,6 +188,28 @@ static int sb__job_inference(const sb_wl_rd *rd, json_t *job, sb_workload *w)
     TRY(sb_wl_num(rd, job, "slo_tpot_s", "$.job", 0, 1e6, 0, &w->slo_tpot_s));
     TRY(sb_wl_num(rd, job, "request_rate", "$.job", 0, 1e9, 0,
                   &w->request_rate));
+    TRY(sb_wl_int(rd, job, "requests", "$.job", false, 0, SB_SIM_MAX_REQUESTS,
+                  0, &w->sim_requests));
+    TRY(sb_wl_int(rd, job, "max_seqs", "$.job", false, 1, BIG, 256,
+                  &w->max_seqs));
+    char name[16];
+    TRY(sb_wl_str(rd, job, "scheduler", "$.job", "sarathi|vllm|orca", "sarathi",
+                  name, sizeof name));
+    for (int i = 0; i < SB_SIM_N_SCHED; i++)
+        if (strcmp(name, sb_sim_sched_name[i]) == 0)
+            w->sim_sched = i;
+    TRY(sb_wl_str(rd, job, "lengths", "$.job", "fixed|uniform|lognormal",
+                  "fixed", name, sizeof name));
+    for (int i = 0; i <= SB_SIM_LEN_LOGNORMAL; i++)
+        if (strcmp(name, sb_sim_len_name[i]) == 0)
+            w->sim_len = i;
+    TRY(sb_wl_num(rd, job, "length_spread", "$.job", 0, 4, 0.5,
+                  &w->sim_spread));
+    if (w->sim_len == SB_SIM_LEN_UNIFORM && w->sim_spread >= 1)
+        return sb_wl_bad(rd, "$.job.length_spread",
+                         "%g: uniform lengths need a spread below 1",
+                         w->sim_spread);
+    TRY(sb_wl_int(rd, job, "seed", "$.job", false, 0, BIG, 1, &w->sim_seed));
     w->microbatches = 1;
     return 0;
 }

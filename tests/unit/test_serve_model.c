@@ -1,0 +1,164 @@
+/*
+ * test_serve_model.c — the serving simulator behind predict: one request
+ * at a time it gives the single-request TTFT and TPOT exactly; its KV
+ * cache is the memory the weights and activations leave; an offered load
+ * below capacity is served at its rate and one above it queues; a
+ * request the cache cannot hold, and the fields' bad values, are said.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "workload_fixtures.h"
+#include "solbench/servesim.h"
+
+static sb_prediction P; /* large: static */
+
+static int run(const char *const *sets, int n, sb_prediction *p)
+{
+    sb_workload w;
+    sb_ceilings c;
+    sb_err err = {0};
+    machine("h200-sxm", &c);
+    int rc = load("llama3-70b", sets, n, &w, &err);
+    if (rc == 0)
+        rc = sb_predict(&w, &c, p, &err);
+    if (rc)
+        fprintf(stderr, "llama3-70b: %s\n", err.msg);
+    return rc;
+}
+
+static bool warned(const sb_prediction *p, const char *what)
+{
+    for (int i = 0; i < p->n_warnings; i++)
+        if (strstr(p->warnings[i], what))
+            return true;
+    return false;
+}
+
+/* A closed loop of one: every request finds the machine idle; its TTFT
+ * is the prefill of one prompt, its TPOT the decode step at the mean
+ * context (the decode's time is linear in the context, and the mean of
+ * prompt + 1 .. prompt + output - 1 is prompt + output / 2). */
+static void test_alone(void)
+{
+    const char *s[] = {"requests=40", "concurrency=1"};
+    CHECK(run(s, 2, &P) == 0);
+    const sb_sim_out *o = &P.sim;
+    CHECK(o->requests == 40 && P.sim_closed == 1);
+    CHECK_NEAR(o->ttft.p50, P.ttft_s, 1e-9 * P.ttft_s);
+    CHECK_NEAR(o->ttft.p99, P.ttft_s, 1e-9 * P.ttft_s);
+    CHECK_NEAR(o->tpot.mean, P.tpot_s, 1e-6 * P.tpot_s);
+    CHECK_NEAR(o->queue.p99, 0, 1e-12);
+    /* one replica's figures for all of them: 8 replicas of tensor 1 */
+    const char *r8[] = {"requests=40", "concurrency=8", "data=8",
+                        "tensor=1",    "chips=8",       "dtypes.weights=fp8"};
+    CHECK(run(r8, 6, &P) == 0);
+    CHECK(P.sim_closed == 1);
+    CHECK_NEAR(P.sim.tokens_per_s, 8 * 512 / (P.sim.e2e.mean),
+               1e-6 * P.sim.tokens_per_s);
+}
+
+/* The cache: the blocks the memory leaves after weights and
+ * activations; under a concurrency it cannot hold at full length, the
+ * newest sequences are preempted and recomputed. */
+static void test_cache(void)
+{
+    const char *s[] = {"requests=200", "concurrency=64"};
+    CHECK(run(s, 2, &P) == 0);
+    double kv_tok = 2.0 * 80 * 8 * 128 * 2 / 8; /* bf16 K and V, TP 8 */
+    double free_b = P.mem.capacity - P.mem.weights - P.mem.activations;
+    CHECK(P.sim_kv_blocks == (long)floor(free_b / (16 * kv_tok)));
+    CHECK(P.sim.preemptions == 0);
+    /* one chip and fp8 weights: the 70 GB left hold about 83 sequences
+     * of 2560 tokens; 128 running need more */
+    const char *tight[] = {"requests=300", "concurrency=128", "chips=1",
+                           "tensor=1", "dtypes.weights=fp8"};
+    CHECK(run(tight, 5, &P) == 0);
+    CHECK(P.sim.requests == 300 && P.sim.preemptions > 0);
+    CHECK(P.sim_kv_blocks > 0 && P.sim_kv_blocks * 16 < 128 * 2560);
+    /* a prompt no cache holds: not simulated, and the warning says why */
+    const char *huge[] = {"requests=10", "prompt_len=100000000"};
+    CHECK(run(huge, 2, &P) == 0);
+    CHECK(P.sim.requests == 0 && warned(&P, "can never run"));
+}
+
+/* An offered load: below what the machine serves, served at its rate;
+ * far above it, the requests queue and the rate served is the machine's. */
+static void test_load(void)
+{
+    const char *light[] = {"requests=3000", "job.request_rate=4",
+                           "lengths=lognormal"};
+    CHECK(run(light, 3, &P) == 0);
+    CHECK(P.sim_closed == 0 && P.sim_rate == 4);
+    CHECK(fabs(P.sim.requests_per_s / 4 - 1) < 0.08);
+    CHECK(P.sim.ttft.p50 < 4 * P.ttft_s);
+    double max_rate = P.serve.max_request_rate;
+    const char *flood[] = {"requests=3000", "job.request_rate=100"};
+    CHECK(run(flood, 2, &P) == 0);
+    CHECK(P.sim.requests_per_s < 100 && P.sim.requests_per_s < 1.3 * max_rate);
+    CHECK(P.sim.queue.p90 > 10);
+    /* the SLOs: goodput counts the requests within them */
+    const char *slo[] = {"requests=1000", "job.request_rate=4",
+                         "job.slo_ttft_s=100", "job.slo_tpot_s=100"};
+    CHECK(run(slo, 4, &P) == 0);
+    CHECK_NEAR(P.sim.slo_attained, 1.0, 1e-12);
+    CHECK_NEAR(P.sim.goodput_rps, P.sim.requests_per_s, 1e-9);
+    const char *tight[] = {"requests=1000", "job.request_rate=4",
+                           "job.slo_tpot_s=0.001"};
+    CHECK(run(tight, 3, &P) == 0);
+    CHECK(P.sim.slo_attained == 0 && P.sim.goodput_rps == 0);
+}
+
+/* Chunked prefill bounds the gap a decode waits through by one chunk;
+ * prefill first stalls it for whole prompts. */
+static void test_schedulers(void)
+{
+    const char *sar[] = {"requests=400", "job.request_rate=6",
+                         "scheduler=sarathi", "max_batched_tokens=512"};
+    CHECK(run(sar, 4, &P) == 0);
+    double itl_sarathi = P.sim.itl.p99;
+    const char *vl[] = {"requests=400", "job.request_rate=6", "scheduler=vllm"};
+    CHECK(run(vl, 3, &P) == 0);
+    CHECK(P.sim.itl.p99 > 2 * itl_sarathi);
+    CHECK(P.sim.itl.p99 >= P.ttft_s); /* a whole prompt's prefill */
+    const char *orca[] = {"requests=400", "job.request_rate=6",
+                          "scheduler=orca"};
+    CHECK(run(orca, 3, &P) == 0);
+    CHECK(P.sim.requests == 400);
+}
+
+static void test_errors(void)
+{
+    static const struct {
+        const char *set, *path;
+    } bad[] = {
+        {"scheduler=fifo", "$.job.scheduler"},
+        {"lengths=zipf", "$.job.lengths"},
+        {"length_spread=5", "$.job.length_spread"},
+        {"max_seqs=0", "$.job.max_seqs"},
+        {"requests=-1", "$.job.requests"},
+        {"requests=2000000", "$.job.requests"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        sb_workload w;
+        sb_err err = {0};
+        CHECK(load("llama3-70b", &bad[k].set, 1, &w, &err) == SB_EINVAL);
+        CHECK(strstr(err.msg, bad[k].path) != NULL);
+    }
+    const char *uni[] = {"lengths=uniform", "length_spread=1"};
+    sb_workload w;
+    sb_err err = {0};
+    CHECK(load("llama3-70b", uni, 2, &w, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "below 1") != NULL);
+}
+
+int main(void)
+{
+    test_alone();
+    test_cache();
+    test_load();
+    test_schedulers();
+    test_errors();
+    return sb_check_done();
+}

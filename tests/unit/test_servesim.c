@@ -1,0 +1,272 @@
+/*
+ * test_servesim.c — the serving simulator against hand-worked timelines:
+ * a linear iteration cost (10 ms + 1 ms a decode + 0.1 ms a prompt
+ * token) makes every figure a sum that can be written down.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "solbench/servesim.h"
+
+#define A 0.010
+#define D 0.001
+#define P 0.0001
+
+static double linear(const sb_sim_batch *b, void *arg)
+{
+    (void)arg;
+    return A + D * b->decode_seqs + P * b->prefill_tokens;
+}
+
+static double zero_cost(const sb_sim_batch *b, void *arg)
+{
+    (void)b;
+    (void)arg;
+    return 0;
+}
+
+static sb_sim_cfg cfg_of(sb_sim_sched s, int budget)
+{
+    sb_sim_cfg c = {.sched = s,
+                    .max_seqs = 256,
+                    .max_batched_tokens = budget,
+                    .kv_blocks = 0,
+                    .page = 16};
+    return c;
+}
+
+/* The largest gap between two tokens: the biggest iteration a decode
+ * waited through. */
+static double max_gap;
+static int track(const sb_sim_iter *it, void *arg)
+{
+    (void)arg;
+    if (it->b.decode_seqs > 0 || it->b.prefill_seqs > 0)
+        max_gap = fmax(max_gap, it->dur_s);
+    return 0;
+}
+
+static void test_one_request(void)
+{
+    sb_err err = {0};
+    sb_sim_req r = {0, 100, 10};
+    sb_sim_out o;
+    for (int s = 0; s < SB_SIM_N_SCHED; s++) {
+        sb_sim_cfg c = cfg_of((sb_sim_sched)s, 8192);
+        CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+        /* prefill 10 + 10 ms, then 9 decodes of 11 ms */
+        CHECK_NEAR(o.ttft.p50, 0.020, 1e-12);
+        CHECK_NEAR(o.tpot.p50, 0.011, 1e-12);
+        CHECK_NEAR(o.e2e.p50, 0.119, 1e-12);
+        CHECK_NEAR(o.queue.p50, 0, 1e-15);
+        CHECK_NEAR(o.itl.p99, 0.011, 1e-12);
+        CHECK(o.iterations == 10 && o.preemptions == 0 && o.requests == 1);
+        CHECK_NEAR(o.tokens_per_s, 10 / 0.119, 1e-9);
+    }
+}
+
+/* A 1000-token prompt under a budget of 256: four chunks (256, 256, 256,
+ * 232) before its first token with chunked prefill; one iteration past
+ * the budget when prompts go whole. */
+static void test_chunks(void)
+{
+    sb_err err = {0};
+    sb_sim_req r = {0, 1000, 2};
+    sb_sim_out o;
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 256);
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.ttft.p50, 3 * (A + 256 * P) + A + 232 * P, 1e-12);
+    CHECK(o.iterations == 5);
+    c = cfg_of(SB_SIM_ORCA, 256);
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.ttft.p50, A + 1000 * P, 1e-12);
+    CHECK(o.iterations == 2);
+}
+
+/* A long prompt arriving while another request decodes: prefill first
+ * stalls the decode for the whole prompt; chunked prefill bounds every
+ * gap by one chunk; Orca's whole prompt rides with the decode. */
+static void test_stall(void)
+{
+    sb_err err = {0};
+    sb_sim_req r[2] = {{0, 100, 50}, {0.1, 2000, 5}};
+    sb_sim_out o;
+    sb_sim_cfg c = cfg_of(SB_SIM_VLLM, 4096);
+    max_gap = 0;
+    CHECK(sb_sim_run(&c, r, 2, linear, NULL, track, NULL, &o, &err) == 0);
+    CHECK_NEAR(max_gap, A + 2000 * P, 1e-12); /* a prefill-only iteration */
+    c = cfg_of(SB_SIM_SARATHI, 256);
+    max_gap = 0;
+    CHECK(sb_sim_run(&c, r, 2, linear, NULL, track, NULL, &o, &err) == 0);
+    CHECK_NEAR(max_gap, A + D + 255 * P, 1e-12); /* one decode, one chunk */
+    CHECK(o.itl.p99 <= A + D + 255 * P + 1e-12);
+    c = cfg_of(SB_SIM_ORCA, 4096);
+    max_gap = 0;
+    CHECK(sb_sim_run(&c, r, 2, linear, NULL, track, NULL, &o, &err) == 0);
+    CHECK_NEAR(max_gap, A + D + 2000 * P, 1e-12);
+}
+
+/* A cache too small for four sequences at full length: the newest are
+ * preempted and recomputed, every request still makes all its tokens. */
+static void test_preemption(void)
+{
+    sb_err err = {0};
+    sb_sim_req r[4];
+    for (int i = 0; i < 4; i++)
+        r[i] = (sb_sim_req){0, 64, 128};
+    sb_sim_out o;
+    for (int s = 0; s < SB_SIM_N_SCHED; s++) {
+        sb_sim_cfg c = cfg_of((sb_sim_sched)s, 8192);
+        c.kv_blocks = 20; /* 320 tokens; one sequence needs up to 192 */
+        c.closed = 4;
+        CHECK(sb_sim_run(&c, r, 4, linear, NULL, NULL, NULL, &o, &err) == 0);
+        CHECK(o.preemptions > 0);
+        CHECK(o.requests == 4);
+        CHECK_NEAR(o.tokens_per_s * o.duration_s, 4 * 128, 1e-6);
+        /* the same with room for all: no preemption, and sooner */
+        double slow = o.duration_s;
+        c.kv_blocks = 48;
+        CHECK(sb_sim_run(&c, r, 4, linear, NULL, NULL, NULL, &o, &err) == 0);
+        CHECK(o.preemptions == 0 && o.duration_s < slow);
+    }
+    /* one request the cache can never hold: refused, not hung */
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
+    c.kv_blocks = 4;
+    CHECK(sb_sim_run(&c, r, 4, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
+    CHECK(strstr(err.msg, "can never run") != NULL);
+}
+
+/* A closed loop of 8 at fixed lengths: prefill of the 8 together, then
+ * 9 decode iterations of 8; the next wave the same. */
+static void test_closed(void)
+{
+    sb_err err = {0};
+    sb_sim_req r[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = (sb_sim_req){0, 100, 10};
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
+    c.closed = 8;
+    sb_sim_out o;
+    CHECK(sb_sim_run(&c, r, 16, linear, NULL, NULL, NULL, &o, &err) == 0);
+    double wave = (A + 800 * P) + 9 * (A + 8 * D);
+    CHECK_NEAR(o.duration_s, 2 * wave, 1e-12);
+    CHECK_NEAR(o.ttft.p50, A + 800 * P, 1e-12);
+    CHECK_NEAR(o.tpot.p50, A + 8 * D, 1e-12);
+    CHECK_NEAR(o.mean_running, 8, 1e-12);
+    /* SLOs: TTFT 0.05 s is met by every request (0.09 s is not) */
+    c.slo_ttft_s = 0.1;
+    c.slo_tpot_s = 0.017;
+    CHECK(sb_sim_run(&c, r, 16, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.slo_attained, 0.0, 1e-12); /* TPOT 18 ms > 17 */
+    c.slo_tpot_s = 0.018 + 1e-9;
+    CHECK(sb_sim_run(&c, r, 16, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.slo_attained, 1.0, 1e-12);
+    CHECK_NEAR(o.goodput_rps, 16 / o.duration_s, 1e-9);
+}
+
+/* Poisson arrivals: at a light load a request mostly finds the machine
+ * idle (its TTFT the lone prefill); far past capacity the queue grows. */
+static void test_poisson(void)
+{
+    sb_err err = {0};
+    size_t n = 2000;
+    sb_sim_req *r = malloc(n * sizeof *r);
+    CHECK(r != NULL);
+    CHECK(sb_sim_requests(r, n, 0.5, 100, 10, SB_SIM_LEN_FIXED, 0, 7, &err) ==
+          0);
+    /* mean gap 2 s */
+    CHECK(fabs(r[n - 1].arrival_s / (double)(n - 1) - 2.0) < 0.15);
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
+    sb_sim_out o;
+    CHECK(sb_sim_run(&c, r, n, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.ttft.p50, A + 100 * P, 1e-12);
+    CHECK_NEAR(o.tpot.p50, A + D, 1e-12);
+    CHECK(fabs(o.requests_per_s - 0.5) < 0.05);
+    /* 1000 requests a second; one alone takes 119 ms */
+    CHECK(sb_sim_requests(r, n, 1000, 100, 10, SB_SIM_LEN_FIXED, 0, 7, &err) ==
+          0);
+    CHECK(sb_sim_run(&c, r, n, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK(o.queue.p90 > 1.0 && o.requests_per_s < 1000);
+    free(r);
+}
+
+static void test_requests(void)
+{
+    sb_err err = {0};
+    size_t n = 20000;
+    sb_sim_req *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    CHECK(a && b);
+    CHECK(sb_sim_requests(a, n, 2, 512, 128, SB_SIM_LEN_LOGNORMAL, 0.6, 3,
+                          &err) == 0);
+    CHECK(sb_sim_requests(b, n, 2, 512, 128, SB_SIM_LEN_LOGNORMAL, 0.6, 3,
+                          &err) == 0);
+    CHECK(memcmp(a, b, n * sizeof *a) == 0); /* the seed reproduces */
+    double sp = 0, so = 0;
+    int lo = 1 << 30, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        sp += a[i].prompt;
+        so += a[i].output;
+        lo = a[i].prompt < lo ? a[i].prompt : lo;
+        hi = a[i].prompt > hi ? a[i].prompt : hi;
+    }
+    CHECK(fabs(sp / n / 512 - 1) < 0.03 && fabs(so / n / 128 - 1) < 0.03);
+    CHECK(lo >= 1 && hi <= 16 * 512 && hi > 2 * 512);
+    CHECK(sb_sim_requests(a, n, 0, 512, 128, SB_SIM_LEN_UNIFORM, 0.5, 3,
+                          &err) == 0);
+    lo = 1 << 30, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        lo = a[i].prompt < lo ? a[i].prompt : lo;
+        hi = a[i].prompt > hi ? a[i].prompt : hi;
+        CHECK(a[i].arrival_s == 0);
+    }
+    CHECK(lo >= 256 && hi <= 768 && lo < 270 && hi > 750);
+    /* refusals */
+    CHECK(sb_sim_requests(a, n, -1, 512, 128, SB_SIM_LEN_FIXED, 0, 3, &err) ==
+          SB_EINVAL);
+    CHECK(sb_sim_requests(a, n, 1, 512, 128, SB_SIM_LEN_UNIFORM, 1.5, 3,
+                          &err) == SB_EINVAL);
+    CHECK(sb_sim_requests(a, 0, 1, 512, 128, SB_SIM_LEN_FIXED, 0, 3, &err) ==
+          SB_EINVAL);
+    free(a);
+    free(b);
+}
+
+static void test_refusals(void)
+{
+    sb_err err = {0};
+    sb_sim_req r[2] = {{1.0, 10, 10}, {0.5, 10, 10}};
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
+    sb_sim_out o;
+    CHECK(sb_sim_run(&c, r, 2, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL); /* arrivals out of order */
+    CHECK(strstr(err.msg, "request 1") != NULL);
+    r[1].arrival_s = 2.0;
+    CHECK(sb_sim_run(&c, r, 2, zero_cost, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
+    CHECK(strstr(err.msg, "positive time") != NULL);
+    c.max_seqs = 0;
+    CHECK(sb_sim_run(&c, r, 2, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
+    c = cfg_of(SB_SIM_SARATHI, 8192);
+    CHECK(sb_sim_run(&c, r, 0, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
+    r[0].output = 0;
+    CHECK(sb_sim_run(&c, r, 2, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
+}
+
+int main(void)
+{
+    test_one_request();
+    test_chunks();
+    test_stall();
+    test_preemption();
+    test_closed();
+    test_poisson();
+    test_requests();
+    test_refusals();
+    return sb_check_done();
+}
