@@ -128,6 +128,9 @@ typedef struct sb_workload {
     bool measured_mfu_causal; /* the MFU counts causal attention (else
                                  PaLM's full matrix) */
     int n_measured;
+    /* why the measured figures are not compared ("" when they are, or
+     * there are none): the settings changed the job they describe */
+    char measured_dropped[160];
     struct {
         char phase[40];
         double s;
@@ -280,6 +283,9 @@ typedef struct sb_prediction {
     /* inference */
     double ttft_s, tpot_s, tpot_bound_s, decode_tokens_per_s, request_s,
         context;
+    double decode_batch; /* sequences per replica in the decode step: the
+                            concurrency's share, or what the KV cache holds
+                            when that is fewer */
     sb_serve serve;
     /* the serving simulator's run (w.sim_requests > 0): one replica's,
      * its rates scaled to all replicas; sim.requests 0 when it did not

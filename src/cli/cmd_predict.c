@@ -253,12 +253,18 @@ static void sb__sweep_row(const sb__grid *g, const sb__variant *x,
                g->kw, x->label, w->chips, par, p->step_s, 100 * p->mfu,
                p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, calcols,
                dom, p->mem.fits ? "" : "  (does not fit)");
-    else
+    else if (p->tokens_per_s > 0)
         printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f%s  "
                "%s%s\n",
                g->kw, x->label, w->chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
                p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, calcols,
                dom, p->mem.fits ? "" : "  (does not fit)");
+    else /* nothing served: no throughput or cost to print */
+        printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12s %12s %9.1f%s  "
+               "%s  (%s)\n",
+               g->kw, x->label, w->chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
+               "-", "-", p->mem.total / 1e9, calcols, dom,
+               p->mem.fits ? "nothing served" : "does not fit");
 }
 
 /* A variant's JSON: its prediction, its settings and, where calibrated,

@@ -645,6 +645,12 @@ static void sb__infer(sb_mdl_ctx *x)
     sb_prediction *p = x->p;
     double R = (double)w->data * w->fsdp;
     double b = ceil(w->concurrency / R);
+    /* the decode step of the sequences that run at once: no more than
+     * the KV cache holds (sb_mdl_serve says how many of how many) */
+    double fit = sb_mdl_fit_live(x);
+    if (fit >= 1 && fit < b)
+        b = fit;
+    p->decode_batch = b;
     x->stage = "prefill";
     int first = p->n;
     sb_mdl_pass(x, w->prompt_len, 1, w->prompt_len, w->prompt_len, 1, false);
@@ -797,7 +803,7 @@ static void sb__infer_totals(sb_mdl_ctx *x)
     p->ttft_s = pre * PP;
     p->tpot_s = dec * PP;
     double R = (double)w->data * w->fsdp;
-    double b = ceil(w->concurrency / R);
+    double b = p->decode_batch;
     /* Lower bound of one decode step: what it must read, once, at the
      * full memory bandwidth, stage after stage. (Not the weights held
      * per chip: those include the whole embedding table, of which a
@@ -845,6 +851,10 @@ static void sb__totals_warnings(const sb_mdl_ctx *x)
     if (!(x->host_bw > 0) && p->n_warnings < 4)
         snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
                  "no host-link ceiling: input transfer not timed");
+    if (x->w->measured_dropped[0] && p->n_warnings < 4)
+        snprintf(p->warnings[p->n_warnings++], sizeof p->warnings[0],
+                 "the workload's measured figures are not compared: %.150s",
+                 x->w->measured_dropped);
 }
 
 static int sb__predict(const sb_workload *w, const sb_ceilings *c,
@@ -863,11 +873,12 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
     int rc = sb_mdl_ctx_setup(&x, calibrated, err);
     if (rc)
         return rc;
+    /* memory first: the decode batch of inference is what fits */
+    sb_mdl_memory(&x);
     if (w->kind == SB_JOB_TRAIN)
         sb__train(&x);
     else
         sb__infer(&x);
-    sb_mdl_memory(&x);
 
     p->price_chip_hour = w->price_chip_hour > 0
                              ? w->price_chip_hour

@@ -68,6 +68,12 @@ void sb_mdl_net(const sb_mdl_ctx *x, sb_phase *ph, const char *coll, int group,
 /* Memory per chip. */
 void sb_mdl_memory(sb_mdl_ctx *x);
 
+/* Sequences per replica whose KV cache at the mean live context (prompt
+ * and half the output, in whole pages) fits in what the weights and
+ * activations leave of a chip (after sb_mdl_memory); INFINITY when the
+ * machine model has no memory size. */
+double sb_mdl_fit_live(const sb_mdl_ctx *x);
+
 /* The serving model: the steady state of continuous batching at the
  * workload's concurrency (capped by what the memory holds at the mean
  * live context, and by what the token budget can keep fed), its

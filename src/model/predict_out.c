@@ -34,16 +34,58 @@ static bool sb__sets_key(const char *const *sets, int n, const char *a,
     return false;
 }
 
+/* What a measured figure was measured on: the model, its dtypes, the
+ * job, its parallelism and topology, and the hardware (not its price). */
+static json_t *sb__job_of(const json_t *doc)
+{
+    static const char *const part[] = {"model", "dtypes", "job", "parallelism",
+                                       "topology"};
+    json_t *o = json_object();
+    for (size_t i = 0; i < sizeof part / sizeof part[0]; i++) {
+        json_t *v = json_object_get(doc, part[i]);
+        if (v)
+            json_object_set_new(o, part[i], json_deep_copy(v));
+    }
+    json_t *spec = json_object_get(json_object_get(doc, "hardware"), "spec");
+    if (spec)
+        json_object_set_new(o, "spec", json_deep_copy(spec));
+    return o;
+}
+
 int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
 {
     if (n == 0)
         return 0;
     long chips0 = sb__geti(doc, "topology", "chips", 0);
+    json_t *job0 = sb__job_of(doc);
+    json_t *hw0 = json_deep_copy(
+        json_object_get(json_object_get(doc, "hardware"), "spec"));
     for (int i = 0; i < n; i++) {
         int rc = sb_workload_doc_set(doc, sets[i], err);
-        if (rc)
+        if (rc) {
+            json_decref(job0);
+            json_decref(hw0);
             return rc;
+        }
     }
+    /* A published figure describes the job it was measured on: compared
+     * after the settings change that job, it would judge the model by
+     * another run's figure. */
+    json_t *job1 = sb__job_of(doc), *meas = json_object_get(doc, "measured");
+    if (json_is_object(meas) && !json_equal(job0, job1))
+        json_object_set_new(meas, "dropped",
+                            json_string("the settings changed the job it "
+                                        "was measured on"));
+    /* A price in the workload is the price of its hardware: another chip
+     * has the price of its own sheet unless one is set with it. */
+    json_t *hw = json_object_get(doc, "hardware"),
+           *hw1 = json_object_get(hw, "spec");
+    if (hw1 && !json_equal(hw0, hw1) &&
+        !sb__sets_key(sets, n, "price", "hardware.price_per_chip_hour"))
+        json_object_del(hw, "price_per_chip_hour");
+    json_decref(job0);
+    json_decref(job1);
+    json_decref(hw0);
     long chips = sb__geti(doc, "topology", "chips", 0);
     long dp = sb__geti(doc, "parallelism", "data", 1),
          fs = sb__geti(doc, "parallelism", "fsdp", 1),
@@ -471,27 +513,55 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                     : w->measured_mfu_causal     ? "MFU counting causal "
                                                    "attention"
                                                  : "MFU, PaLM's count");
+        /* the causal count first: PaLM's counts the masked half of the
+         * attention scores, FLOPs no kernel executes, and can pass 100 % */
+        double causal_fpt =
+            p->mfu > 0 ? p->model_flops_per_token * p->mfu_causal / p->mfu : 0;
         fprintf(f,
-                "  MFU              %.1f%% (PaLM: 6N + 12LHQT = %.3g "
-                "FLOP/token); %.1f%% counting causal attention "
-                "(MaxText, Megatron)\n",
-                100 * p->mfu, p->model_flops_per_token, 100 * p->mfu_causal);
+                "  MFU              %.1f%% counting causal attention "
+                "(MaxText, Megatron: %.3g FLOP/token); %.1f%% in PaLM's "
+                "count (6N + 12LHQT = %.3g FLOP/token)\n",
+                100 * p->mfu_causal, causal_fpt, 100 * p->mfu,
+                p->model_flops_per_token);
+        if (p->model_flops_per_token > p->hw_flops_per_token)
+            fprintf(f,
+                    "                   (PaLM's count includes the masked "
+                    "half of attention: %.3g FLOP/token more than the "
+                    "%.3g executed%s)\n",
+                    p->model_flops_per_token - p->hw_flops_per_token,
+                    p->hw_flops_per_token,
+                    p->mfu > 1 ? ", so its MFU passes 100 % and is no "
+                                 "utilisation"
+                               : "");
         fprintf(f,
                 "  HFU              %.1f%% (%.3g FLOP/token executed, "
                 "remat %s)\n",
                 100 * p->hfu, p->hw_flops_per_token, sb_remat_name(w->remat));
-        fprintf(f,
-                "  cost             $%.4g per step, $%.4g per million "
-                "tokens ($%.2f per chip-hour)\n",
-                p->cost_per_step, p->cost_per_mtok, p->price_chip_hour);
+        if (p->price_chip_hour > 0)
+            fprintf(f,
+                    "  cost             $%.4g per step, $%.4g per million "
+                    "tokens ($%.2f per chip-hour)\n",
+                    p->cost_per_step, p->cost_per_mtok, p->price_chip_hour);
+        else
+            fprintf(f, "  cost             n/a: no price per chip-hour (the "
+                       "hardware sheet's, or --set price=...)\n");
     } else {
         fprintf(f, "\nprefill of one %d-token prompt (per chip):\n",
                 w->prompt_len);
         sb__phase_table(f, p, "prefill");
-        fprintf(f,
-                "\ndecode step, %d concurrent requests, context %.0f "
-                "(per chip):\n",
-                w->concurrency, p->context);
+        double R = (double)w->data * w->fsdp;
+        double running = fmin(w->concurrency, R * p->decode_batch);
+        if (running < w->concurrency)
+            fprintf(f,
+                    "\ndecode step, %.0f sequences per replica: %.0f of the "
+                    "%d concurrent requests, all the KV cache holds; context "
+                    "%.0f (per chip):\n",
+                    p->decode_batch, running, w->concurrency, p->context);
+        else
+            fprintf(f,
+                    "\ndecode step, %d concurrent requests, context %.0f "
+                    "(per chip):\n",
+                    w->concurrency, p->context);
         sb__phase_table(f, p, "decode");
         const sb_serve *sv = &p->serve;
         fprintf(f,
@@ -509,15 +579,21 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 sb_fmt_time(p->tpot_s, "us", a, sizeof a),
                 sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b));
         fprintf(f,
-                "  decode alone     %.4g output tokens/s (%d requests, no "
+                "  decode alone     %.4g output tokens/s (%.0f requests, no "
                 "prefill)\n",
-                p->decode_tokens_per_s, w->concurrency);
-        fprintf(f,
-                "  served           %.4g output tokens/s (%.4g per chip), "
-                "prefill charged; under that load TTFT %s, TPOT %s\n",
-                sv->tokens_per_s, sv->tokens_per_s / w->chips,
-                sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
-                sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
+                p->decode_tokens_per_s, running);
+        if (sv->tokens_per_s > 0)
+            fprintf(f,
+                    "  served           %.4g output tokens/s (%.4g per chip), "
+                    "prefill charged; under that load TTFT %s, TPOT %s\n",
+                    sv->tokens_per_s, sv->tokens_per_s / w->chips,
+                    sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
+                    sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
+        else
+            fprintf(f, "  served           nothing: %s\n",
+                    !p->mem.fits ? "it does not fit (below)"
+                                 : "no sequence can run (the warning says "
+                                   "why)");
         if (w->request_rate > 0)
             fprintf(f,
                     "  offered load     %g requests/s: %.3g live sequences "
@@ -550,10 +626,17 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
         fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
                 sb_fmt_time(p->request_s, "us", a, sizeof a), w->output_len);
         fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
-        fprintf(f,
-                "  cost             $%.4g per million output tokens "
-                "($%.2f per chip-hour)\n",
-                p->cost_per_mtok, p->price_chip_hour);
+        if (p->cost_per_mtok > 0)
+            fprintf(f,
+                    "  cost             $%.4g per million output tokens "
+                    "($%.2f per chip-hour)\n",
+                    p->cost_per_mtok, p->price_chip_hour);
+        else
+            fprintf(f, "  cost             n/a: %s\n",
+                    sv->tokens_per_s > 0
+                        ? "no price per chip-hour (the hardware sheet's, or "
+                          "--set price=...)"
+                        : "nothing is served");
     }
     const sb_mem_use *m = &p->mem;
     fprintf(f,
@@ -900,10 +983,13 @@ void sb_predict_print_modes(FILE *f, const sb_prediction *sol,
         fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "tokens/s",
                 sol->tokens_per_s, cal->tokens_per_s,
                 cal->tokens_per_s / sol->tokens_per_s);
-        fprintf(f, "  %-22s %13.1f%% %13.1f%%\n", "MFU (PaLM)", 100 * sol->mfu,
-                100 * cal->mfu);
         fprintf(f, "  %-22s %13.1f%% %13.1f%%\n", "MFU (causal)",
                 100 * sol->mfu_causal, 100 * cal->mfu_causal);
+        fprintf(f, "  %-22s %13.1f%% %13.1f%%%s\n", "MFU (PaLM)",
+                100 * sol->mfu, 100 * cal->mfu,
+                sol->model_flops_per_token > sol->hw_flops_per_token
+                    ? "  (counts masked attention: more than executed)"
+                    : "");
         if (sol->vs_measured > 0)
             fprintf(f, "  %-22s %13.2fx %13.2fx\n", "vs measured",
                     sol->vs_measured, cal->vs_measured);

@@ -19,6 +19,19 @@ static double sb__kv_token_chip(const sb_mdl_ctx *x)
     return x->p->sizes.kv_bytes_per_token / (w->pipeline * kv_shard);
 }
 
+double sb_mdl_fit_live(const sb_mdl_ctx *x)
+{
+    const sb_workload *w = x->w;
+    const sb_prediction *p = x->p;
+    if (!(p->mem.capacity > 0))
+        return INFINITY;
+    double free_b =
+        fmax(0.0, p->mem.capacity - p->mem.weights - p->mem.activations);
+    double live = ceil((w->prompt_len + w->output_len / 2.0) / w->kv_page) *
+                  w->kv_page * sb__kv_token_chip(x);
+    return floor(free_b / live);
+}
+
 /* Memory per chip. */
 void sb_mdl_memory(sb_mdl_ctx *x)
 {
@@ -149,8 +162,16 @@ static double sb__mixed(sb_mdl_ctx *x, const char *stage, double dec,
     if (tok > 0 && dec <= 0) {
         sb_mdl_pass(x, tok, seqs, sq, skv, 1, false);
     } else if (tok > 0) {
-        /* its weights are the decode's */
-        double B = dec, chunk = tok;
+        /* its weights are the decode's; of the routed experts, those its
+         * prompts touch beyond the decode tokens': each prompt's sq tokens
+         * with the B decode tokens, at most every local expert (a steady
+         * state's fraction of a prompt, seqs < 1, reads its share of a
+         * whole prompt's, not those of sq tokens spread one an iteration) */
+        double B = dec;
+        double t_b = sb_mdl_experts_touched(x, B, true);
+        double moe_extra =
+            fmin(sb_mdl_experts_touched(x, INFINITY, true) - t_b,
+                 seqs * (sb_mdl_experts_touched(x, B + sq, true) - t_b));
         sb_mdl_pass(x, tok, seqs, sq, skv, 0, false);
         for (int i = mid; i < p->n; i++) {
             const sb_phase *q = &p->ph[i];
@@ -168,10 +189,9 @@ static double sb__mixed(sb_mdl_ctx *x, const char *stage, double dec,
                 /* the routed experts the whole batch touches, beyond the
                  * decode tokens' */
                 if (strcmp(d->name, "experts") == 0)
-                    d->bytes += (sb_mdl_experts_touched(x, B + chunk, true) -
-                                 sb_mdl_experts_touched(x, B, true)) *
-                                x->mats * w->d_model * w->expert_ffn /
-                                w->tensor * x->moe_layers_chip * w->w_bytes;
+                    d->bytes += moe_extra * x->mats * w->d_model *
+                                w->expert_ffn / w->tensor * x->moe_layers_chip *
+                                w->w_bytes;
             }
         }
         p->n = mid;
@@ -241,7 +261,7 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     double live = ceil((P + O / 2.0) / page) * page * kv_tok;
     double full = ceil((P + O) / page) * page * kv_tok;
     bool cap = p->mem.capacity > 0;
-    double cap_live = cap ? floor(free_b / live) : 1e18;
+    double cap_live = cap ? sb_mdl_fit_live(x) : 1e18;
     sv->max_batch = cap ? floor(free_b / full) : 0;
     /* the token budget feeds B sequences when B (1 + P / O) fits in it */
     double fed = floor(w->max_batched_tokens * O / (P + O));

@@ -382,6 +382,16 @@ static int sb__measured(const sb_wl_rd *rd, json_t *doc, sb_workload *w)
     if (!meas)
         return rc;
     TRY(sb_wl_known(rd, meas, "$.measured", false));
+    /* set by sb_workload_apply when --set changed the job the figures
+     * were measured on: nothing to compare against, and the reason */
+    json_t *dropped = json_object_get(meas, "dropped");
+    if (dropped) {
+        if (!json_is_string(dropped))
+            return sb_wl_bad(rd, "$.measured.dropped", "must be a string");
+        snprintf(w->measured_dropped, sizeof w->measured_dropped, "%s",
+                 json_string_value(dropped));
+        return 0;
+    }
     TRY(sb_wl_num(rd, meas, "step_time_s", "$.measured", 0, 1e9, 0,
                   &w->measured_step_s));
     TRY(sb_wl_num(rd, meas, "tokens_per_s", "$.measured", 0, 1e15, 0,

@@ -282,4 +282,31 @@ else
     bad "predict grid"; cat "$T/grid"
 fi
 expect 2 'given twice' -- "$SB" predict llama3-8b --sweep tensor=1,2 --sweep tensor=4
+
+# A hardware sweep: each chip at its own sheet's price; a chip the model
+# does not fit serves nothing, printed as such rather than 0 and $0.
+"$SB" predict llama3-70b --sweep hw=h200-sxm,h100-sxm,tpu-v5e --json "$T/hw.json" >"$T/hw" 2>&1
+grep -qE '^  tpu-v5e .* - +- .*\(does not fit\)' "$T/hw" &&
+    ok "sweep: the chip it does not fit prints - and says so" ||
+    { bad "sweep: a chip it does not fit"; cat "$T/hw"; }
+python3 - "$T/hw.json" <<'PY' && ok "sweep: each chip at its own price" || bad "sweep prices"
+import json, sys
+rows = json.load(open(sys.argv[1]))["sweep"]
+price = {r["variant"]: r["totals"]["price_chip_hour"] for r in rows}
+assert price == {"hw=h200-sxm": 3.5, "hw=h100-sxm": 3.0, "hw=tpu-v5e": 1.2}, price
+PY
+
+# The serving simulator's timeline, read back by trace show.
+expect 0 'simulated +300 requests' -- "$SB" predict llama3-70b --set requests=300 \
+    --set job.request_rate=6 --timeline "$T/tl.json"
+expect 0 'chrome, [0-9]+ events' -- "$SB" trace show "$T/tl.json"
+python3 - "$T/tl.json" <<'PY' && ok "timeline: one event an iteration, in order" || bad "timeline events"
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+assert len(ev) > 300 and {e["name"] for e in ev} <= {"prefill", "decode", "mixed"}
+assert all(a["ts"] + a["dur"] <= b["ts"] + 0.01 for a, b in zip(ev, ev[1:]))  # µs, 3 decimals each
+assert sum(e["args"]["prefill_tokens"] for e in ev) >= 300 * 2048
+PY
+expect 2 'simulates no requests' -- "$SB" predict llama3-70b --timeline "$T/tl2.json"
+expect 2 'not a --sweep' -- "$SB" predict llama3-70b --set requests=10 --sweep tensor=4,8 --timeline "$T/tl3.json"
 exit $fail
