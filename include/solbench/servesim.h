@@ -98,6 +98,12 @@ typedef struct sb_sim_out {
     double goodput_rps;    /* requests within both SLOs per second */
     double mean_running;   /* running sequences, averaged over iterations */
     double mean_tokens;    /* tokens per iteration, mean */
+    /* the least-squares slope of each request's queueing delay over its
+     * arrival time (open arrivals; 0 in a closed loop): about 0 when the
+     * replica keeps up, 1 - served/offered when the queue grows without
+     * bound (a finite run's drain at the end does not bias it, as it
+     * does the served rate) */
+    double queue_slope;
 } sb_sim_out;
 
 /* One iteration as it ran, for a timeline. */

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/predict_capacity.h"
 #include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/predict.h"
@@ -28,6 +29,8 @@ typedef struct sb__popts {
     const char *sets[SB_MAX_SETS + 2];
     int n_sets;
     char overlap_kv[32]; /* --overlap as a setting: overlap="none" */
+    bool capacity;       /* --capacity: the largest rate within --slo */
+    sb_slo slo;          /* --slo (slo.n 0: none) */
 } sb__popts;
 
 /* Reads the workload with the settings (and the n_extra of `extra`, a
@@ -303,6 +306,17 @@ static int sb__sweep(const sb__popts *o, json_t *out)
     sb__grid_column(o, &g);
     json_t *rows = json_array();
     int first = 1;
+    /* --capacity: each variant's, for the table after the sweep's */
+    sb_capacity *caps = o->capacity ? calloc(g.total, sizeof *caps) : NULL;
+    bool *ran = o->capacity ? calloc(g.total, sizeof *ran) : NULL;
+    char(*labels)[600] = o->capacity ? calloc(g.total, sizeof *labels) : NULL;
+    if (o->capacity && (!caps || !ran || !labels)) {
+        free(caps);
+        free(ran);
+        free(labels);
+        json_decref(rows);
+        return 2;
+    }
     for (int v = 0; v < g.total; v++) {
         sb__variant x;
         char desc[256];
@@ -337,12 +351,33 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             continue;
         }
         sb__sweep_row(&g, &x, &w, p, cal, calibrated);
-        json_array_append_new(
-            rows, sb__sweep_json(o, &g, &x, &w, p, cal, calibrated));
+        json_t *row = sb__sweep_json(o, &g, &x, &w, p, cal, calibrated);
+        if (o->capacity) {
+            snprintf(labels[v], sizeof labels[v], "%s", x.label);
+            if (sb_predict_capacity(&w, &c, &o->slo, &caps[v], &err) == 0) {
+                ran[v] = true;
+                json_object_set_new(row, "capacity",
+                                    sb_cli_capacity_json(&o->slo, &caps[v]));
+            } else {
+                fprintf(stderr, "solbench: %s: %s\n", x.label, err.msg);
+                code = 2;
+            }
+        }
+        json_array_append_new(rows, row);
         free(p);
         free(cal);
     }
     json_object_set_new(out, "sweep", rows);
+    if (o->capacity) {
+        int best = sb_cli_capacity_table(stdout, &o->slo, g.keys, g.kw, labels,
+                                         caps, ran, g.total);
+        if (best >= 0)
+            json_object_set_new(out, "best_capacity",
+                                json_string(labels[best]));
+        free(caps);
+        free(ran);
+        free(labels);
+    }
     return code;
 }
 
@@ -374,6 +409,13 @@ static const char predict_help[] =
     "there is one): prints the\n"
     "                  calibrated totals beside the speed of "
     "light\n"
+    "  --slo TERMS     objectives on the simulated requests: "
+    "ttft_p90=2s,tpot_p99=200ms\n"
+    "                  (ttft, tpot, itl, latency, queue; p50, p90, p99, "
+    "mean; s, ms, us)\n"
+    "  --capacity      the largest request rate within --slo (with "
+    "--sweep: per variant,\n"
+    "                  the cheapest per token named)\n"
     "  --timeline F    with a serving simulation (--set requests=N, "
     "docs/SERVING.md):\n"
     "                  its iterations as a Chrome trace (solbench trace "
@@ -399,6 +441,18 @@ static int sb__predict_parse(int argc, char **argv, sb__popts *o)
             (r = sb_cli_opt(argc, argv, &i, "--timeline", &o->timeline)) != 0) {
             if (r < 0)
                 return 2;
+            continue;
+        }
+        if (strcmp(argv[i], "--capacity") == 0) {
+            o->capacity = true;
+            continue;
+        }
+        if ((r = sb_cli_opt(argc, argv, &i, "--slo", &v)) != 0) {
+            sb_err e = {0};
+            if (r < 0)
+                return 2;
+            if (sb_slo_parse(v, &o->slo, &e))
+                return sb_cli_usage("predict", "%s", e.msg);
             continue;
         }
         if ((r = sb_cli_opt(argc, argv, &i, "--sweep", &v)) != 0) {
@@ -493,6 +547,16 @@ static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
         return sb_cli_usage("predict",
                             "--timeline: the workload simulates no requests "
                             "(an inference job with --set requests=N)");
+    if (o->capacity && !o->slo.n)
+        return sb_cli_usage("predict", "--capacity: under which objectives? "
+                                       "(--slo ttft_p90=2s,tpot_p99=200ms)");
+    if ((o->capacity || o->slo.n) && w->kind != SB_JOB_INFER)
+        return sb_cli_usage("predict", "--slo and --capacity: an inference "
+                                       "workload is needed");
+    if (o->slo.n && !o->capacity && w->sim_requests <= 0)
+        return sb_cli_usage("predict",
+                            "--slo: on a simulation (--set requests=N) or "
+                            "with --capacity");
     return 0;
 }
 
@@ -563,15 +627,30 @@ static int sb__timeline(const sb__popts *o, const sb_workload *w,
 /* Prints one workload's phase table, totals and interventions (and the
  * calibrated figures where there is a calibration); returns its JSON, or
  * NULL (err set) when the calibrated prediction fails. */
-static json_t *sb__predict_one(const sb_workload *w, const sb_ceilings *c,
-                               const sb_prediction *p, const char *desc,
-                               sb_err *err)
+static json_t *sb__predict_one(const sb__popts *o, const sb_workload *w,
+                               const sb_ceilings *c, const sb_prediction *p,
+                               const char *desc, sb_err *err)
 {
     printf("machine model: %s\n", desc);
     sb_predict_print(stdout, p);
-    sb_interventions_print(stdout, p);
     json_t *out = sb_predict_to_json(p);
     json_object_set_new(out, "machine", json_string(desc));
+    if (o->slo.n && p->sim.requests > 0)
+        json_object_set_new(out, "slo",
+                            sb_cli_slo_report(stdout, &o->slo, &p->sim));
+    if (o->capacity) {
+        sb_capacity cap;
+        if (sb_predict_capacity(w, c, &o->slo, &cap, err)) {
+            json_decref(out);
+            return NULL;
+        }
+        sb_cli_capacity_print(stdout, &o->slo,
+                              w->sim_requests > 0 ? w->sim_requests : 1000,
+                              &cap);
+        json_object_set_new(out, "capacity",
+                            sb_cli_capacity_json(&o->slo, &cap));
+    }
+    sb_interventions_print(stdout, p);
     if (sb_workload_calibrated(w)) {
         int rc = 0;
         sb_prediction *cal = malloc(sizeof *cal);
@@ -618,7 +697,7 @@ int sb_cmd_predict(int argc, char **argv)
         json_object_set_new(out, "schema", json_string("solbench.predict/1"));
         json_object_set_new(out, "machine", json_string(desc));
         code = sb__sweep(&o, out);
-    } else if (!(out = sb__predict_one(&w, &c, p, desc, &err))) {
+    } else if (!(out = sb__predict_one(&o, &w, &c, p, desc, &err))) {
         free(p);
         return sb_cli_error(&err);
     }

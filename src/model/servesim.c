@@ -320,6 +320,18 @@ static int summarise(sim *m, double t0, double t_end, sb_sim_out *out,
     for (size_t i = 0; i < n; i++)
         x[i] = m->s[i].finish - m->s[i].arrival;
     dist_of(x, n, &out->e2e);
+    double sa = 0, sq = 0, saa = 0, saq = 0;
+    for (size_t i = 0; i < n; i++) {
+        double a = m->s[i].arrival - t0, q = m->s[i].sched - m->s[i].arrival;
+        sa += a;
+        sq += q;
+        saa += a * a;
+        saq += a * q;
+    }
+    double var = saa - sa * sa / (double)n;
+    out->queue_slope = !cfg->closed && n > 1 && var > 0
+                           ? (saq - sa * sq / (double)n) / var
+                           : 0;
     for (size_t i = 0; i < n; i++)
         x[i] = m->s[i].sched - m->s[i].arrival;
     dist_of(x, n, &out->queue);

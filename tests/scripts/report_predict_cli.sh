@@ -308,5 +308,31 @@ assert all(a["ts"] + a["dur"] <= b["ts"] + 0.01 for a, b in zip(ev, ev[1:]))  # 
 assert sum(e["args"]["prefill_tokens"] for e in ev) >= 300 * 2048
 PY
 expect 2 'simulates no requests' -- "$SB" predict llama3-70b --timeline "$T/tl2.json"
+
+# SLOs and capacity: each objective against the simulation; the largest
+# rate within them; per variant of a sweep with the cheapest named.
+expect 0 'ttft_p90 .*\(at most 2\.000 s\) +met' -- "$SB" predict llama3-70b \
+    --set requests=300 --set job.request_rate=4 --slo ttft_p90=2s,tpot_p99=1ms
+expect 0 'tpot_p99 .*\(at most 1\.00 ms\) +MISSED' -- "$SB" predict llama3-70b \
+    --set requests=300 --set job.request_rate=4 --slo ttft_p90=2s,tpot_p99=1ms
+"$SB" predict llama3-70b --set requests=400 --slo ttft_p90=500ms,tpot_p99=50ms \
+    --capacity --sweep hw=h200-sxm,b200,tpu-v5e --json "$T/cap.json" >"$T/cap" 2>&1
+grep -qE '^best: b200 ' "$T/cap" && grep -qE '^  tpu-v5e +- +- +- +\(nothing is served\)' "$T/cap" &&
+    ok "capacity sweep: a row a chip, the best named" || { bad "capacity sweep"; cat "$T/cap"; }
+python3 - "$T/cap.json" <<'PY' && ok "capacity JSON: rate, tokens, cost, the SLOs met at it" || bad "capacity JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["best_capacity"] == "b200"
+cap = {r["variant"]: r["capacity"] for r in d["sweep"]}
+h, b = cap["hw=h200-sxm"], cap["hw=b200"]
+assert h["found"] and b["found"] and b["requests_per_s"] > h["requests_per_s"] > 1
+assert h["at_capacity"]["ttft_p90"] <= 0.5 and h["at_capacity"]["tpot_p99"] <= 0.05
+assert not cap["hw=tpu-v5e"]["found"]
+PY
+expect 2 'under which objectives' -- "$SB" predict llama3-70b --capacity
+expect 2 "a percentile of p50, p90, p99, mean" -- "$SB" predict llama3-70b --slo ttft_p95=2s --capacity
+expect 2 "not a time" -- "$SB" predict llama3-70b --slo ttft_p90=fast --capacity
+expect 2 'on a simulation' -- "$SB" predict llama3-70b --slo ttft_p90=2s
+expect 2 'inference workload' -- "$SB" predict llama3-8b --slo ttft_p90=2s --capacity
 expect 2 'not a --sweep' -- "$SB" predict llama3-70b --set requests=10 --sweep tensor=4,8 --timeline "$T/tl3.json"
 exit $fail

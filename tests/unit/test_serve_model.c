@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "workload_fixtures.h"
+#include "solbench/capacity.h"
 #include "solbench/servesim.h"
 
 static sb_prediction P; /* large: static */
@@ -153,6 +154,51 @@ static void test_errors(void)
     CHECK(strstr(err.msg, "below 1") != NULL);
 }
 
+/* Capacity: the largest rate within the objectives; a little above it
+ * they fail (or the machine stops keeping up); looser objectives allow
+ * more; objectives no rate meets give none. */
+static void test_capacity(void)
+{
+    sb_workload w;
+    sb_ceilings c;
+    sb_err err = {0};
+    machine("h200-sxm", &c);
+    const char *s[] = {"requests=600", "lengths=lognormal"};
+    CHECK(load("llama3-70b", s, 2, &w, &err) == 0);
+    sb_slo slo;
+    CHECK(sb_slo_parse("ttft_p90=200ms,tpot_p99=40ms", &slo, &err) == 0);
+    sb_capacity cap, loose, none;
+    CHECK(sb_predict_capacity(&w, &c, &slo, &cap, &err) == 0);
+    CHECK(cap.found && cap.rate > 1 && cap.simulations > 3);
+    CHECK(sb_slo_met(&slo, &cap.at));
+    CHECK_NEAR(cap.tokens_per_s, cap.at.tokens_per_s, 1e-9);
+    CHECK(cap.cost_per_mtok > 0);
+    /* 3 % above: an objective missed or the arrivals outrun */
+    w.request_rate = cap.rate * 1.03;
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(!sb_slo_met(&slo, &P.sim) ||
+          P.sim.requests_per_s < 0.9 * w.request_rate);
+    w.request_rate = 0;
+    CHECK(sb_slo_parse("ttft_p90=2s", &slo, &err) == 0);
+    CHECK(sb_predict_capacity(&w, &c, &slo, &loose, &err) == 0);
+    CHECK(loose.found && loose.rate > cap.rate);
+    CHECK(loose.rate < 1.3 * P.serve.max_request_rate);
+    CHECK(sb_slo_parse("tpot_p50=1us", &slo, &err) == 0);
+    CHECK(sb_predict_capacity(&w, &c, &slo, &none, &err) == 0);
+    CHECK(!none.found && none.simulations > 0);
+    /* the objectives' syntax */
+    CHECK(sb_slo_parse("ttft_p90=2s,itl_p99=150ms,latency_mean=30", &slo,
+                       &err) == 0);
+    CHECK(slo.n == 3 && slo.t[1].metric == SB_SLO_ITL && slo.t[1].pct == 99);
+    CHECK_NEAR(slo.t[1].limit_s, 0.150, 1e-15);
+    CHECK(slo.t[2].pct == 0 && slo.t[2].limit_s == 30);
+    static const char *const bad[] = {
+        "ttft=2s",     "ttft_p95=2s",  "rate_p90=2s",  "ttft_p90=",
+        "ttft_p90=2h", "ttft_p90=-1s", "ttft_p90=2s,", ""};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        CHECK(sb_slo_parse(bad[k], &slo, &err) == SB_EINVAL);
+}
+
 int main(void)
 {
     test_alone();
@@ -160,5 +206,6 @@ int main(void)
     test_load();
     test_schedulers();
     test_errors();
+    test_capacity();
     return sb_check_done();
 }

@@ -1,0 +1,29 @@
+/*
+ * predict_capacity.h — predict's --slo and --capacity output
+ * (predict_capacity.c).
+ */
+#ifndef SOLBENCH_CLI_PREDICT_CAPACITY_H
+#define SOLBENCH_CLI_PREDICT_CAPACITY_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+
+#include "solbench/capacity.h"
+
+/* Each objective against the simulation o, printed; the JSON array of
+ * {term, limit_s, value_s, met}. */
+json_t *sb_cli_slo_report(FILE *f, const sb_slo *slo, const sb_sim_out *o);
+/* The capacity found, printed for one workload (`requests` a rate). */
+void sb_cli_capacity_print(FILE *f, const sb_slo *slo, int requests,
+                           const sb_capacity *cap);
+json_t *sb_cli_capacity_json(const sb_slo *slo, const sb_capacity *cap);
+/* The capacity of each of n sweep variants (ran[i]: predicted) as a
+ * table, the best named (the least $ per million output tokens at its
+ * capacity, or the most requests/s without prices); returns its index,
+ * -1 when none meets the SLOs. */
+int sb_cli_capacity_table(FILE *f, const sb_slo *slo, const char *keys, int kw,
+                          char (*labels)[600], const sb_capacity *cap,
+                          const bool *ran, int n);
+
+#endif

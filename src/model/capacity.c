@@ -1,0 +1,270 @@
+/*
+ * capacity.c — SLOs over the serving simulator's percentiles, and the
+ * largest request rate a configuration serves within them
+ * (include/solbench/capacity.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solbench/capacity.h"
+
+static const char *const metric_name[SB_SLO_N_METRICS] = {"ttft", "tpot", "itl",
+                                                          "latency", "queue"};
+
+/* One "metric_pNN=value[unit]" of length len at s. */
+static int parse_term(const char *s, size_t len, sb_slo_term *t, sb_err *err)
+{
+    char term[96];
+    if (len == 0 || len >= sizeof term)
+        return sb_fail(err, SB_EINVAL,
+                       "--slo: an empty or overlong term (terms like "
+                       "ttft_p90=2s, separated by commas)");
+    memcpy(term, s, len);
+    term[len] = '\0';
+    char *eq = strchr(term, '='), *us = strchr(term, '_');
+    if (!eq || !us || us > eq)
+        return sb_fail(err, SB_EINVAL,
+                       "--slo '%s': expected metric_percentile=time, e.g. "
+                       "ttft_p90=2s",
+                       term);
+    *us = '\0';
+    *eq = '\0';
+    int m = -1;
+    for (int i = 0; i < SB_SLO_N_METRICS; i++)
+        if (strcmp(term, metric_name[i]) == 0)
+            m = i;
+    const char *q = us + 1;
+    int pct = strcmp(q, "p50") == 0    ? 50
+              : strcmp(q, "p90") == 0  ? 90
+              : strcmp(q, "p99") == 0  ? 99
+              : strcmp(q, "mean") == 0 ? 0
+                                       : -1;
+    if (m < 0 || pct < 0)
+        return sb_fail(err, SB_EINVAL,
+                       "--slo '%s_%s': a metric of ttft, tpot, itl, latency, "
+                       "queue and a percentile of p50, p90, p99, mean",
+                       term, q);
+    char *end;
+    double v = strtod(eq + 1, &end);
+    double unit = strcmp(end, "") == 0 || strcmp(end, "s") == 0 ? 1
+                  : strcmp(end, "ms") == 0                      ? 1e-3
+                  : strcmp(end, "us") == 0                      ? 1e-6
+                                                                : -1;
+    if (end == eq + 1 || unit < 0 || !(v > 0) || !isfinite(v) || v > 1e6)
+        return sb_fail(err, SB_EINVAL,
+                       "--slo %s_%s: '%s' is not a time (a positive number "
+                       "with s, ms or us)",
+                       term, q, eq + 1);
+    *t = (sb_slo_term){(sb_slo_metric)m, pct, v * unit};
+    return 0;
+}
+
+int sb_slo_parse(const char *spec, sb_slo *out, sb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!spec || !*spec)
+        return sb_fail(err, SB_EINVAL, "--slo: empty");
+    for (const char *s = spec;;) {
+        size_t len = strcspn(s, ",");
+        if (out->n == SB_SLO_MAX)
+            return sb_fail(err, SB_EINVAL, "--slo: more than %d terms",
+                           SB_SLO_MAX);
+        int rc = parse_term(s, len, &out->t[out->n], err);
+        if (rc)
+            return rc;
+        out->n++;
+        if (!s[len])
+            return 0;
+        s += len + 1;
+    }
+}
+
+const char *sb_slo_text(const sb_slo *slo, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < slo->n && at < len; i++) {
+        const sb_slo_term *t = &slo->t[i];
+        char q[8];
+        if (t->pct)
+            snprintf(q, sizeof q, "p%d", t->pct);
+        else
+            snprintf(q, sizeof q, "mean");
+        double v = t->limit_s;
+        int n = snprintf(buf + at, len - at, "%s%s_%s <= %g %s", i ? ", " : "",
+                         metric_name[t->metric], q,
+                         v >= 1      ? v
+                         : v >= 1e-3 ? v * 1e3
+                                     : v * 1e6,
+                         v >= 1      ? "s"
+                         : v >= 1e-3 ? "ms"
+                                     : "us");
+        at += n > 0 ? (size_t)n : 0;
+    }
+    return buf;
+}
+
+double sb_slo_value(const sb_sim_out *o, const sb_slo_term *t)
+{
+    const sb_sim_dist *d = t->metric == SB_SLO_TTFT    ? &o->ttft
+                           : t->metric == SB_SLO_TPOT  ? &o->tpot
+                           : t->metric == SB_SLO_ITL   ? &o->itl
+                           : t->metric == SB_SLO_QUEUE ? &o->queue
+                                                       : &o->e2e;
+    return t->pct == 50   ? d->p50
+           : t->pct == 90 ? d->p90
+           : t->pct == 99 ? d->p99
+                          : d->mean;
+}
+
+bool sb_slo_met(const sb_slo *slo, const sb_sim_out *o)
+{
+    for (int i = 0; i < slo->n; i++)
+        if (!(sb_slo_value(o, &slo->t[i]) <= slo->t[i].limit_s))
+            return false;
+    return true;
+}
+
+/* ---- the search ---------------------------------------------------------- */
+
+typedef struct probe {
+    const sb_workload *w;
+    const sb_ceilings *c;
+    const sb_slo *slo;
+    sb_prediction *p;
+    int runs;
+} probe;
+
+/* Whether rate (requests/s, the deployment's) is served within the SLOs,
+ * keeping up with the arrivals (the queueing delay grows by less than 5 %
+ * of the time elapsed: served at 0.95 of the offered rate or more); the
+ * run stays in pr->p. */
+static int feasible_n(probe *pr, double rate, int most, bool *ok, sb_err *err)
+{
+    sb_workload w = *pr->w;
+    w.request_rate = rate;
+    w.sim_requests = w.sim_requests > 0 ? w.sim_requests : 1000;
+    if (most > 0 && w.sim_requests > most)
+        w.sim_requests = most;
+    int rc = sb_predict(&w, pr->c, pr->p, err);
+    if (rc)
+        return rc;
+    pr->runs++;
+    const sb_sim_out *o = &pr->p->sim;
+    *ok = o->requests > 0 && o->queue_slope < 0.05 && sb_slo_met(pr->slo, o);
+    return 0;
+}
+
+static int feasible(probe *pr, double rate, bool *ok, sb_err *err)
+{
+    return feasible_n(pr, rate, 0, ok, err);
+}
+
+static void keep(const probe *pr, double rate, sb_capacity *out)
+{
+    const sb_prediction *p = pr->p;
+    out->found = true;
+    out->rate = rate;
+    out->at = p->sim;
+    out->tokens_per_s = p->sim.tokens_per_s;
+    out->cost_per_mtok = p->price_chip_hour > 0 && out->tokens_per_s > 0
+                             ? p->price_chip_hour * pr->w->chips / 3600.0 /
+                                   out->tokens_per_s * 1e6
+                             : 0;
+}
+
+int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
+                        const sb_slo *slo, sb_capacity *out, sb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (w->kind != SB_JOB_INFER)
+        return sb_fail(err, SB_EINVAL,
+                       "capacity: an inference workload is needed");
+    if (!slo || slo->n < 1)
+        return sb_fail(err, SB_EINVAL,
+                       "capacity: no objective (--slo ttft_p90=2s,...)");
+    probe pr = {w, c, slo, malloc(sizeof(sb_prediction)), 0};
+    if (!pr.p)
+        return sb_fail(err, SB_ENOMEM, "capacity: out of memory");
+    /* the steady state's estimate of the most the machine serves */
+    sb_workload w0 = *w;
+    w0.request_rate = 1e-6;
+    w0.sim_requests = 0;
+    int rc = sb_predict(&w0, c, pr.p, err);
+    double est = rc ? 0 : pr.p->serve.max_request_rate;
+    if (rc || !(est > 0)) {
+        free(pr.p);
+        return rc; /* nothing is served: found stays false */
+    }
+    bool ok = false;
+    double lo = 0, hi = 0, r = est;
+    /* bracket: double from the estimate while it holds, else halve */
+    if ((rc = feasible(&pr, r, &ok, err)))
+        goto done;
+    if (ok) {
+        keep(&pr, r, out);
+        lo = r;
+        for (int k = 0; k < 16 && ok; k++) {
+            r *= 2;
+            if ((rc = feasible(&pr, r, &ok, err)))
+                goto done;
+            if (ok) {
+                keep(&pr, r, out);
+                lo = r;
+            }
+        }
+        hi = ok ? 0 : r;
+    } else {
+        /* a quarter of the estimate; then a light load (1/64 of it, 200
+         * requests: at such loads a request runs nearly alone, an
+         * iteration a token, and the simulation is slowest): missed there,
+         * no rate meets them */
+        hi = r;
+        r = est / 4;
+        if ((rc = feasible(&pr, r, &ok, err)))
+            goto done;
+        if (!ok) {
+            hi = r;
+            r = est / 64;
+            if ((rc = feasible_n(&pr, r, 200, &ok, err)))
+                goto done;
+            if (ok && (rc = feasible(&pr, r, &ok, err)))
+                goto done;
+        }
+        if (ok) {
+            keep(&pr, r, out);
+            lo = r;
+            /* geometric bisection down to a factor of 2 */
+            while (hi / lo > 2) {
+                double mid = sqrt(lo * hi);
+                if ((rc = feasible(&pr, mid, &ok, err)))
+                    goto done;
+                if (ok) {
+                    keep(&pr, mid, out);
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+        }
+    }
+    out->lowest_tried = out->found ? lo : r;
+    /* bisection to 1 % */
+    while (out->found && hi > 0 && hi - lo > 0.01 * lo) {
+        double mid = 0.5 * (lo + hi);
+        if ((rc = feasible(&pr, mid, &ok, err)))
+            goto done;
+        if (ok) {
+            keep(&pr, mid, out);
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+done:
+    out->simulations = pr.runs;
+    free(pr.p);
+    return rc;
+}
