@@ -87,9 +87,11 @@ typedef struct sb_sim_out {
     size_t requests, iterations, preemptions;
     double duration_s; /* first arrival to last finish */
     double busy_s;     /* time spent iterating */
-    /* per request: time to first token; time per output token after the
-     * first, (finish - first token) / (output - 1), of requests with two
-     * tokens or more; arrival to finish; arrival to first scheduled */
+    /* per request: time to first token (in a closed loop, of the requests
+     * after the first wave, which arrives at once, when there are any);
+     * time per output token after the first, (finish - first token) /
+     * (output - 1), of requests with two tokens or more; arrival to
+     * finish; arrival to first scheduled */
     sb_sim_dist ttft, tpot, e2e, queue;
     sb_sim_dist itl;       /* every gap between two tokens of a request */
     double tokens_per_s;   /* output tokens over the duration */

@@ -36,18 +36,21 @@ static const char validate_help[] =
     "  WORKLOAD     a workload file or preset (default validate-dense; "
     "validate-moe)\n"
     "  --dtype      fp32 (default) or bf16 weights and matmul inputs\n"
-    "  --batch N    concurrent sequences for TPOT and serving (default the "
-    "workload's)\n"
+    "  --batch N    concurrent sequences for TPOT (default the workload's); "
+    "the\n"
+    "               serving loads are closed loops of 1, a quarter of max(16, "
+    "N) and max(16, N)\n"
     "  --prompt P, --output O  mean prompt and output tokens (default the "
     "workload's)\n"
-    "  --requests N requests the serving run completes (default 2 x batch, "
-    "at least 3)\n"
+    "  --requests N requests each serving load completes (default 2 x its "
+    "concurrency,\n"
+    "               at least 4)\n"
     "  --quick      a few seconds in all: short samples, prompts of at most "
     "64 and\n"
-    "               outputs of at most 16 tokens unless given, one request a "
-    "slot\n"
-    "  --trace F    the serving run's timeline as a Chrome trace (trace show "
-    "reads it)\n"
+    "               outputs of at most 16 tokens unless given, the light "
+    "load alone\n"
+    "  --trace F    the last serving load's timeline as a Chrome trace (trace "
+    "show reads it)\n"
     "  --json F     prediction beside measurement, per phase, as JSON\n"
     "  --rounds N   the interleaved samples split in N rounds in time order\n"
     "               (default 5, --quick 3): the ratios are given as their\n"
@@ -360,45 +363,81 @@ static int sb__stages(const sb_validate *v, json_t *out, char *off,
     return bad;
 }
 
-/* Prints the serving run's figures beside their prediction and adds them
- * to out. */
+/* The figures each load is held to: measured over predicted within 10 %
+ * (throughput, the medians) or 20 % (the tails). */
+typedef struct sb__serve_fig {
+    const char *name, *key;
+    double pred, meas, tol;
+    bool time;
+} sb__serve_fig;
+
+/* Prints each serving load's figures beside the simulator's prediction
+ * and adds them to out as the array "serve". */
 static void sb__print_serving(const sb_validate *v, json_t *out)
 {
-    const sb_serve_stats *ss = &v->ss;
-    const sb_prediction *cal = v->cal;
-    const int B = v->B, O = v->O, N = v->N;
-    char a[32], b[32], x[32], y[160], z[160];
-    printf("\nserving (continuous batching, %d requests at concurrency %d, "
-           "ragged lengths, %d iterations):\n",
-           N, B, ss->iterations);
-    printf("  %-22s %11s %11s\n", "", "predicted", "measured");
-    printf("  %-22s %11s %11s   (p50 %s, p99 %s, over %d requests)\n",
-           "TTFT under load", sb__t(cal->serve.ttft_s, a, sizeof a),
-           sb__t(ss->ttft.mean, b, sizeof b), sb__t(ss->ttft.p50, x, sizeof x),
-           sb__t(ss->ttft.p99, y, sizeof y), (int)ss->ttft.n);
-    printf("  %-22s %11s %11s   (p50 %s, p90 %s, p99 %s)\n", "TPOT under load",
-           sb__t(cal->serve.tpot_s, a, sizeof a),
-           sb__t(ss->tpot.mean, b, sizeof b), sb__t(ss->tpot.p50, x, sizeof x),
-           sb__t(ss->tpot.p90, y, sizeof y), sb__t(ss->tpot.p99, z, sizeof z));
-    printf("  %-22s %11.4g %11.4g   (%.0f output and %.0f prompt tokens)\n",
-           "output tokens/s", cal->serve.tokens_per_s, ss->tokens_per_s,
-           ss->tokens, ss->prefill_tokens);
-    printf("  %-22s %11s %11s\n", "request latency",
-           sb__t(cal->ttft_s + O * cal->tpot_s, a, sizeof a),
-           sb__t(ss->latency.mean, b, sizeof b));
-    json_object_set_new(
-        out, "serve",
-        json_pack("{s:i,s:i,s:{s:f,s:f,s:f,s:f},s:{s:f,s:f,s:f,s:f,s:f,s:f,"
-                  "s:f,s:f,s:f}}",
-                  "requests", N, "iterations", ss->iterations, "predicted",
-                  "ttft_s", cal->serve.ttft_s, "tpot_s", cal->serve.tpot_s,
-                  "tokens_per_s", cal->serve.tokens_per_s, "latency_s",
-                  cal->ttft_s + O * cal->tpot_s, "measured", "ttft_s",
-                  ss->ttft.mean, "ttft_p99_s", ss->ttft.p99, "tpot_s",
-                  ss->tpot.mean, "tpot_p50_s", ss->tpot.p50, "tpot_p90_s",
-                  ss->tpot.p90, "tpot_p99_s", ss->tpot.p99, "tokens_per_s",
-                  ss->tokens_per_s, "latency_s", ss->latency.mean,
-                  "latency_p99_s", ss->latency.p99));
+    json_t *arr = json_array();
+    printf("\nserving under load (closed loops at a constant concurrency, "
+           "ragged lengths; predicted by the serving simulator, "
+           "calibrated by this run):\n");
+    for (int k = 0; k < v->n_loads; k++) {
+        const sb_validate_load *l = &v->load[k];
+        const sb_serve_stats *m = &l->ms;
+        const sb_sim_out *p = &l->pred;
+        printf("  %s: concurrency %d, %d requests, %d iterations (%.0f "
+               "output and %.0f prompt tokens)\n",
+               l->name, l->concurrency, l->requests, m->iterations, m->tokens,
+               m->prefill_tokens);
+        const sb__serve_fig f[] = {
+            {"output tokens/s", "tokens_per_s", p->tokens_per_s,
+             m->tokens_per_s, 0.10, false},
+            {"TTFT p50", "ttft_p50_s", p->ttft.p50, m->ttft.p50, 0.10, true},
+            {"TTFT p90", "ttft_p90_s", p->ttft.p90, m->ttft.p90, 0.20, true},
+            {"TPOT p50", "tpot_p50_s", p->itl.p50, m->tpot.p50, 0.10, true},
+            {"TPOT p99", "tpot_p99_s", p->itl.p99, m->tpot.p99, 0.20, true},
+            {"latency p50", "latency_p50_s", p->e2e.p50, m->latency.p50, 0.10,
+             true},
+        };
+        json_t *jp = json_object(), *jm = json_object();
+        if (p->requests == 0) {
+            printf("    no prediction: %s\n", l->why[0] ? l->why : "-");
+        } else {
+            printf("    %-18s %11s %11s %10s\n", "", "predicted", "measured",
+                   "meas/pred");
+        }
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+            char a[32], b[32];
+            json_object_set_new(jm, f[i].key, json_real(f[i].meas));
+            if (p->requests == 0)
+                continue;
+            json_object_set_new(jp, f[i].key, json_real(f[i].pred));
+            double r = f[i].pred > 0 ? f[i].meas / f[i].pred : 0;
+            if (f[i].time)
+                printf("    %-18s %11s %11s %9.2fx  %s\n", f[i].name,
+                       sb__t(f[i].pred, a, sizeof a),
+                       sb__t(f[i].meas, b, sizeof b), r,
+                       fabs(r - 1) <= f[i].tol ? "" : "(off)");
+            else
+                printf("    %-18s %11.4g %11.4g %9.2fx  %s\n", f[i].name,
+                       f[i].pred, f[i].meas, r,
+                       fabs(r - 1) <= f[i].tol ? "" : "(off)");
+        }
+        json_object_set_new(jm, "output_tokens", json_real(m->tokens));
+        json_object_set_new(jm, "prompt_tokens", json_real(m->prefill_tokens));
+        json_t *j = json_object();
+        json_object_set_new(j, "load", json_string(l->name));
+        json_object_set_new(j, "concurrency", json_integer(l->concurrency));
+        json_object_set_new(j, "requests", json_integer(l->requests));
+        json_object_set_new(j, "iterations", json_integer(m->iterations));
+        json_object_set_new(j, "measured", jm);
+        if (p->requests > 0)
+            json_object_set_new(j, "predicted", jp);
+        else
+            json_decref(jp);
+        json_array_append_new(arr, j);
+    }
+    printf("  (off: outside 10 %% for throughput and the medians, 20 %% for "
+           "the p90 and p99)\n");
+    json_object_set_new(out, "serve", arr);
 }
 
 /* Prints the reference against its own ceilings and adds it to out: the
@@ -531,12 +570,15 @@ int sb_cmd_validate(int argc, char **argv)
         return sb_cli_error(&err);
     }
 
+    char loads[160] = "";
+    for (int k = 0; k < v.n_loads; k++)
+        snprintf(loads + strlen(loads), sizeof loads - strlen(loads), "%s%d",
+                 k ? ", " : "", v.load[k].concurrency);
     printf("validate %s (%s, %.2fB parameters): prefill of %d tokens, "
-           "decode of %d sequences at %d keys, serving %d requests at "
-           "concurrency %d\n",
+           "decode of %d sequences at %d keys, serving at concurrency %s\n",
            v.w.name, v.dtype,
            sb_ref_weight_bytes(&v.cfg) / (o.bf16 ? 2.0 : 4.0) / 1e9, v.P, v.B,
-           v.C, v.N, v.B);
+           v.C, loads);
     fflush(stdout);
     if (sb_validate_measure(&v, &err)) {
         sb_store_close(st);

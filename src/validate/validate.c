@@ -386,22 +386,49 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     v->P = P;
     v->O = O;
     v->C = P + O / 2; /* predict's decode context */
-    v->N = q.requests ? q.requests : (2 * B > 3 ? 2 * B : 3);
-    if (v->N < B)
-        return sb_fail(err, SB_EINVAL,
-                       "--requests %d: fewer than the batch (%d)", v->N, B);
-    /* the serving run's model: the longest request and an iteration of
-     * every decode plus two of the longest prompts */
+    /* the serving loads: closed loops of 1 (light), a quarter of the
+     * saturating one (medium) and max(16, batch) (saturating), each of
+     * 2 x its concurrency requests (at least 4; --requests: that many);
+     * --quick keeps the light one */
+    static const char *const load_name[SB_VALIDATE_LOADS] = {"light", "medium",
+                                                             "saturating"};
+    const int sat = B > 16 ? B : 16;
+    const int conc[SB_VALIDATE_LOADS] = {1, sat / 4 > 2 ? sat / 4 : 2, sat};
+    v->n_loads = q.quick ? 1 : SB_VALIDATE_LOADS;
+    /* each load's model: the longest request, and an iteration of every
+     * decode plus two of the longest prompts */
     int maxp = P + P / 2 + 1, maxo = O + O / 2 + 1;
     v->sctx = maxp + maxo + 8;
     v->stok = B + 2 * maxp;
     v->need_bytes = sb_ref_footprint(&v->cfg, B, v->sctx, v->stok);
+    for (int k = 0; k < v->n_loads; k++) {
+        sb_validate_load *l = &v->load[k];
+        l->name = load_name[k];
+        l->concurrency = conc[k];
+        l->requests =
+            q.requests ? q.requests : (2 * conc[k] > 4 ? 2 * conc[k] : 4);
+        if (l->requests < l->concurrency)
+            return sb_fail(err, SB_EINVAL,
+                           "--requests %d: fewer than the %s load's "
+                           "concurrency (%d)",
+                           l->requests, l->name, l->concurrency);
+        l->stok = l->concurrency + 2 * maxp;
+        double need =
+            sb_ref_footprint(&v->cfg, l->concurrency, v->sctx, l->stok);
+        if (need > v->need_bytes)
+            v->need_bytes = need;
+    }
+    v->N = v->load[v->n_loads - 1].requests;
     double have = sb_mem_available();
     char what[1200];
     snprintf(what, sizeof what,
              "%s: the reference (weights %.2f GB, KV cache for %d x %d "
              "tokens)",
-             v->path, sb_ref_weight_bytes(&v->cfg) / 1e9, B, v->sctx);
+             v->path, sb_ref_weight_bytes(&v->cfg) / 1e9,
+             B > v->load[v->n_loads - 1].concurrency
+                 ? B
+                 : v->load[v->n_loads - 1].concurrency,
+             v->sctx);
     if ((rc = sb_mem_fits(v->need_bytes, q.force ? 0 : have, what, err)))
         return rc;
 
@@ -487,6 +514,34 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
         (rc = add_points(plan, "llm.prefill", llm_prefill, ctx, err)) ||
         (rc = add_points(plan, "llm.decode", llm_decode, ctx, err)))
         return rc;
+    /* the serving loads decode at their own concurrency: the decode GEMM
+     * at those rows (and an expert's share of them) too, so the
+     * simulator times each iteration's matmuls at the ceiling of its rows
+     * (a 4-row product streams its weights slower than a 1-row one) */
+    for (int k = 0; k < v->n_loads; k++) {
+        int c = v->load[k].concurrency, seen = c == B;
+        for (int j = 0; j < k; j++)
+            seen |= v->load[j].concurrency == c;
+        if (!seen) {
+            snprintf(spec[1], sizeof spec[1],
+                     "dtype=%s lib=auto shape=decode batch=%d d_model=%d "
+                     "ffn=0",
+                     dt, c, cfg->d);
+            if ((rc = add_points(plan, "compute.gemm", spec[1], ctx, err)))
+                return rc;
+        }
+        int ce = cfg->experts > 0
+                     ? (int)lround((double)c * cfg->top_k / cfg->experts)
+                     : 0;
+        if (ce > 1 && ce != c && ce != BE && ce != B) {
+            snprintf(spec[5], sizeof spec[5],
+                     "dtype=%s lib=auto shape=decode batch=%d d_model=%d "
+                     "ffn=0",
+                     dt, ce, cfg->d);
+            if ((rc = add_points(plan, "compute.gemm", spec[5], ctx, err)))
+                return rc;
+        }
+    }
     return 0;
 }
 
@@ -521,41 +576,71 @@ int sb_validate_measure(sb_validate *v, sb_err *err)
     return 0;
 }
 
-int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
-                              sb_err *err)
+/* Serves load l on a model of its own (its events kept for a trace when
+ * `ev` is given). */
+static int serve_load(sb_validate *v, sb_validate_load *l, sb_ref_event *ev,
+                      int cap_ev, const sb_validate_opts *o, sb_err *err)
 {
-    if (!v->complete)
-        return sb_fail(err, SB_EINVAL, "validate: a measurement is missing");
-    /* the serving run, on a model of its own */
     sb_ref_model *m = NULL;
-    sb_ref_event *ev = NULL;
-    const int cap_ev = o->trace_events > 0 ? o->trace_events : 0;
     v->cfg.seed = 1;
-    int rc =
-        sb_ref_create(&v->cfg, v->B, v->sctx, v->stok, v->ctx.threads, &m, err);
-    if (rc == 0 && cap_ev) {
-        ev = malloc(sizeof *ev * (size_t)cap_ev);
-        if (!ev)
-            rc = sb_fail(err, SB_ENOMEM, "out of memory");
-        else
-            sb_ref_record(m, ev, cap_ev);
-    }
+    int rc = sb_ref_create(&v->cfg, l->concurrency, v->sctx, l->stok,
+                           v->ctx.threads, &m, err);
+    if (rc == 0 && ev)
+        sb_ref_record(m, ev, cap_ev);
     if (rc == 0) {
-        sb_serve_opts so = {v->B, v->N, v->P, v->O, true, 3, v->stok, v->sctx};
-        rc = sb_serve_run(m, &so, &v->ss, err);
+        sb_serve_opts so = {l->concurrency, l->requests, v->P,    v->O,
+                            true,           3,           l->stok, v->sctx};
+        rc = sb_serve_run(m, &so, &l->ms, err);
     }
-    if (rc == 0 && cap_ev) {
-        v->trace = sb_serve_trace(m, ev, sb_ref_n_events(m), v->ss.t_start,
+    if (rc == 0 && ev) {
+        json_decref(v->trace);
+        v->trace = sb_serve_trace(m, ev, sb_ref_n_events(m), l->ms.t_start,
                                   o->trace_label ? o->trace_label
                                                  : "solbench validate");
         if (!v->trace)
             rc = sb_fail(err, SB_ENOMEM, "out of memory");
     }
-    free(ev);
     sb_ref_free(m);
-    if (rc)
-        return rc;
+    return rc;
+}
 
+/* The serving simulator's prediction of load l, calibrated by this run:
+ * the engine's lengths (uniform over [L/2, 3L/2]), its closed loop, its
+ * scheduler (every decode, then whole prompts within its token budget:
+ * orca) and slots. */
+static int predict_load(sb_validate *v, const sb_ceilings *c,
+                        sb_validate_load *l, sb_err *err)
+{
+    sb_workload w = v->wc;
+    w.concurrency = l->concurrency;
+    w.request_rate = 0;
+    w.sim_requests = l->requests;
+    w.sim_sched = SB_SIM_ORCA;
+    w.max_seqs = l->concurrency;
+    w.max_batched_tokens = l->stok;
+    w.sim_len = SB_SIM_LEN_UNIFORM;
+    w.sim_spread = 0.5;
+    w.sim_seed = 3;
+    sb_prediction *p = malloc(sizeof *p);
+    if (!p)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int rc = sb_predict_calibrated(&w, c, p, err);
+    if (rc == 0) {
+        l->pred = p->sim;
+        l->why[0] = '\0';
+        for (int i = 0; !p->sim.requests && i < p->n_warnings; i++)
+            if (strstr(p->warnings[i], "simulation"))
+                snprintf(l->why, sizeof l->why, "%s", p->warnings[i]);
+    }
+    free(p);
+    return rc;
+}
+
+int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
+                              sb_err *err)
+{
+    if (!v->complete)
+        return sb_fail(err, SB_EINVAL, "validate: a measurement is missing");
     /* the prediction against this run's ceilings */
     sb_ceilings c;
     memset(&c, 0, sizeof c);
@@ -579,8 +664,25 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
     v->cal = malloc(sizeof *v->cal);
     if (!v->sol || !v->cal)
         return sb_fail(err, SB_ENOMEM, "out of memory");
+    int rc;
     if ((rc = sb_predict(&v->w, &c, v->sol, err)) ||
         (rc = sb_predict_calibrated(&v->wc, &c, v->cal, err)))
+        return rc;
+
+    /* the serving loads, each measured and predicted; the last one's
+     * timeline kept for --trace */
+    const int cap_ev = o->trace_events > 0 ? o->trace_events : 0;
+    sb_ref_event *ev = cap_ev ? malloc(sizeof *ev * (size_t)cap_ev) : NULL;
+    if (cap_ev && !ev)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    for (int k = 0; rc == 0 && k < v->n_loads; k++) {
+        sb_validate_load *l = &v->load[k];
+        rc = serve_load(v, l, k == v->n_loads - 1 ? ev : NULL, cap_ev, o, err);
+        if (rc == 0)
+            rc = predict_load(v, &c, l, err);
+    }
+    free(ev);
+    if (rc)
         return rc;
     /* the run-to-run spread: the samples split in rounds, in the order
      * they were taken (interleaved, every round saw every point), each

@@ -2,8 +2,9 @@
  * validate.h — `solbench validate` as a library (validate.c): the
  * reference decoder (src/bench/llm) sized by a workload, the ceilings
  * predict needs measured in the same run at the model's shapes (GEMM at
- * the prefill and decode shapes, memory.read, paged attention), a serving
- * run, and the prediction of the same workload against those ceilings,
+ * the prefill and decode shapes, memory.read, paged attention), serving
+ * runs at three loads, and the prediction of the same workload against
+ * those ceilings (the serving simulator's for the loads),
  * with the run-to-run spread of the ratios (docs/VALIDATE.md). The command
  * parses, calls these and prints; unit.test_validate holds the steps.
  */
@@ -22,14 +23,27 @@
 typedef struct sb_validate_opts {
     const char *workload; /* a file or preset; NULL: validate-dense */
     bool bf16, quick, force;
-    /* 0: the workload's (batch, prompt, output), 2 x batch at least 3
-     * (requests), the cores (threads), 5 or 3 with quick (rounds) */
+    /* 0: the workload's (batch, prompt, output), 2 x the load's
+     * concurrency, at least 4 (requests a load), the cores (threads), 5
+     * or 3 with quick (rounds) */
     int batch, prompt, output, requests, threads, rounds;
     int trace_events; /* > 0: the serving run's events kept for a trace */
     const char *trace_label;
 } sb_validate_opts;
 
 #define SB_VALIDATE_MAX_ROUNDS 20
+#define SB_VALIDATE_LOADS 3
+
+/* One load of the serving part: a closed loop of `concurrency` requests
+ * in flight, served by the reference and predicted by the serving
+ * simulator (servesim.h) for the same lengths and scheduler. */
+typedef struct sb_validate_load {
+    const char *name; /* "light", "medium", "saturating" */
+    int concurrency, requests, stok;
+    sb_serve_stats ms; /* measured */
+    sb_sim_out pred;   /* predicted, calibrated by this run */
+    char why[200];     /* why there is no prediction ("" when there is) */
+} sb_validate_load;
 
 typedef struct sb_validate_spread {
     int n, nstable;
@@ -59,8 +73,9 @@ typedef struct sb_validate {
     bool complete; /* every point predict needs was measured */
     const sb_result *rp, *rd, *gl, *gd, *mr, *pa;
     /* sb_validate_serve_predict */
-    sb_serve_stats ss;
-    json_t *trace;  /* with trace_events: the serving run's timeline */
+    sb_validate_load load[SB_VALIDATE_LOADS];
+    int n_loads;
+    json_t *trace;  /* with trace_events: the last load's timeline */
     sb_workload wc; /* the workload calibrated by this run */
     sb_prediction *sol, *cal;
     sb_validate_spread sp;
@@ -74,9 +89,10 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err);
 /* Measures the plan (interleaved where two copies of the model fit):
  * v->run, v->code, v->complete and the results found. */
 int sb_validate_measure(sb_validate *v, sb_err *err);
-/* With every point measured: the serving run on a model of its own, the
- * prediction against this run's ceilings (speed of light and calibrated)
- * and the spread over the rounds. */
+/* With every point measured: the prediction against this run's ceilings
+ * (speed of light and calibrated), the serving runs at each load on a
+ * model of their own with the simulator's prediction of each, and the
+ * spread over the rounds. */
 int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
                               sb_err *err);
 void sb_validate_free(sb_validate *v);

@@ -39,8 +39,11 @@ for st in ("prefill", "decode"):
     assert {"qkv projection", "attention core", "mlp", "router", "experts", "lm head"} <= names, names
     for p in s["phases"]:
         assert p["measured_s"] > 0 and p["calibrated_s"] > 0, p
-sv = d["serve"]["measured"]
+assert [l["load"] for l in d["serve"]] == ["light"]  # --quick: the light load
+sv, pv = d["serve"][0]["measured"], d["serve"][0]["predicted"]
 assert sv["tokens_per_s"] > 0 and sv["tpot_p50_s"] <= sv["tpot_p99_s"]
+for k in ("tokens_per_s", "ttft_p50_s", "ttft_p90_s", "tpot_p50_s", "tpot_p99_s", "latency_p50_s"):
+    assert pv[k] > 0 and sv[k] > 0, k
 assert d["reference"]["decode_stream_of_read"] > 0
 P
 expect 0 'steps' -- "$SB" trace show "$T/tr.json" --db "$T/db" --run last

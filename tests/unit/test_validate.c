@@ -35,8 +35,10 @@ static void test_prepare_dense(void)
         .workload = "validate-dense", .quick = true, .threads = 1};
     CHECK(sb_validate_prepare(&o, &v, &err) == 0);
     /* --quick: prompts of at most 64 tokens, outputs of at most 16, one
-     * request a slot */
+     * request a slot, the light load alone */
     CHECK(v.P == 64 && v.O == 16 && v.B == 1 && v.N == 1);
+    CHECK(v.n_loads == 1 && v.load[0].concurrency == 1 &&
+          v.load[0].requests == 1 && strcmp(v.load[0].name, "light") == 0);
     CHECK(v.C == v.P + v.O / 2); /* predict's decode context */
     CHECK(strcmp(v.dtype, "fp32") == 0 && v.rounds == 3);
     CHECK(v.need_bytes > 0 && v.ctx.threads == 1);
@@ -65,11 +67,21 @@ static void test_prepare_dense(void)
                            .output = 8,
                            .threads = 1};
     CHECK(sb_validate_prepare(&o2, &v, &err) == 0);
-    CHECK(v.B == 4 && v.P == 32 && v.O == 8 && v.N == 8 && v.rounds == 5);
+    CHECK(v.B == 4 && v.P == 32 && v.O == 8 && v.rounds == 5);
+    /* three loads: closed loops of 1, 4 and 16, twice as many requests
+     * (at least 4); the decode GEMM at each one's rows (4 is the batch's) */
+    CHECK(v.n_loads == 3);
+    CHECK(v.load[0].concurrency == 1 && v.load[0].requests == 4);
+    CHECK(v.load[1].concurrency == 4 && v.load[1].requests == 8);
+    CHECK(v.load[2].concurrency == 16 && v.load[2].requests == 32);
+    CHECK(strcmp(v.load[2].name, "saturating") == 0 && v.N == 32);
+    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 3);
+    CHECK(v.plan.n == 8);
     sb_validate_free(&v);
-    o2.requests = 3; /* fewer than the batch */
+    o2.requests = 3; /* fewer than the medium load's concurrency */
     CHECK(sb_validate_prepare(&o2, &v, &err) == SB_EINVAL);
-    CHECK(strstr(err.msg, "--requests 3") && strstr(err.msg, "batch (4)"));
+    CHECK(strstr(err.msg, "--requests 3") &&
+          strstr(err.msg, "medium load's concurrency (4)"));
     sb_validate_free(&v);
 }
 
