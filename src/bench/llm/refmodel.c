@@ -125,6 +125,12 @@ void sb_ref_free(sb_ref_model *m)
     free(m);
 }
 
+/* The class of a decode-sized product's rows: 1, 2-3, 4-7, 8-16. */
+static int sb__rows_class(int64_t M)
+{
+    return M <= 1 ? 0 : M <= 3 ? 1 : M <= 7 ? 2 : 3;
+}
+
 /* The plan of one product, made on first use: C [M][N] = A · W with W
  * [k][n] (C fp32), leading dimensions lda, ldb, ldc (0: packed). NULL
  * when no library can run it. */
@@ -155,7 +161,7 @@ sb_gemm_plan *sb_refm_plan(sb_ref_model *m, int64_t M, int64_t N, int64_t K,
                       .trans_b = false,
                       .alpha = 1.0f,
                       .beta = 0.0f};
-    int lib = M <= SB__DECODE_M ? m->lib_small : m->lib_large;
+    int lib = M <= SB__DECODE_M ? m->lib_rows[sb__rows_class(M)] : m->lib_large;
     sb_gemm_plan *p = NULL;
     sb_err e = {0};
     if (sb_gemm_plan_create(lib, &d, slots, &p, &e) &&
@@ -239,45 +245,61 @@ static int sb__pick_libs(sb_ref_model *m, sb_err *err)
                            "reference model: %s cannot run %s on this CPU",
                            sb_gemm_lib_name(c->lib), c->bf16 ? "bf16" : "fp32");
         m->lib_small = m->lib_large = c->lib;
+        for (int k = 0; k < 4; k++)
+            m->lib_rows[k] = c->lib;
         return 0;
     }
     m->lib_small = m->lib_large = usable[0];
+    for (int k = 0; k < 4; k++)
+        m->lib_rows[k] = usable[0];
     if (nuse == 1)
         return 0;
-    /* decode-sized: what streaming every layer's matrices (a MoE layer's
-     * first expert) at one row sustains, best of 2 passes after one that
-     * makes the plans: from memory, as decode reads them, where one matrix
-     * timed alone would sit in the cache */
-    double best_s = 0;
-    int best_lib = usable[0];
-    for (int u = 0; u < nuse; u++) {
-        m->lib_small = usable[u];
-        double t_best = 0;
-        for (int pass = 0; pass < 3; pass++) {
-            double t0 = sb_now();
-            for (int l = 0; l < c->layers; l++) {
-                bool moe = sb_ref_layer_is_moe(c, l);
-                int64_t f = moe ? c->expert_ffn : c->ffn,
-                        ho = (int64_t)c->hq * c->hd;
-                sb_refm_mm(m, 1, (int64_t)sb_refm_nqkv(c), c->d, m->xn,
-                           m->wqkv[l], m->qkv);
-                sb_refm_mm(m, 1, c->d, ho, m->on, m->wo[l], m->proj);
-                sb_refm_mm(m, 1, 2 * f, c->d, m->xn, m->wgu[l],
-                           moe ? m->gue : m->gu);
-                sb_refm_mm(m, 1, c->d, f, moe ? m->acte : m->act, m->wdown[l],
-                           m->proj);
+    /* decode-sized, per class of rows up to the model's sequences: what
+     * streaming every layer's matrices (a MoE layer's first expert) at
+     * 1, 2, 4 and 12 rows sustains, best of 2 passes after one that makes
+     * the plans: from memory, as decode reads them, where one matrix timed
+     * alone would sit in the cache */
+    static const int rows[4] = {1, 2, 4, 12};
+    int top = 0;
+    for (int k = 1; k < 4; k++)
+        if (rows[k] <= m->seqs && rows[k] <= m->tokens)
+            top = k;
+    for (int k = 0; k <= top; k++) {
+        const int64_t r = rows[k];
+        double best_s = 0;
+        int best_lib = usable[0];
+        for (int u = 0; u < nuse; u++) {
+            m->lib_rows[k] = usable[u];
+            double t_best = 0;
+            for (int pass = 0; pass < 3; pass++) {
+                double t0 = sb_now();
+                for (int l = 0; l < c->layers; l++) {
+                    bool moe = sb_ref_layer_is_moe(c, l);
+                    int64_t f = moe ? c->expert_ffn : c->ffn,
+                            ho = (int64_t)c->hq * c->hd;
+                    sb_refm_mm(m, r, (int64_t)sb_refm_nqkv(c), c->d, m->xn,
+                               m->wqkv[l], m->qkv);
+                    sb_refm_mm(m, r, c->d, ho, m->on, m->wo[l], m->proj);
+                    sb_refm_mm(m, r, 2 * f, c->d, m->xn, m->wgu[l],
+                               moe ? m->gue : m->gu);
+                    sb_refm_mm(m, r, c->d, f, moe ? m->acte : m->act,
+                               m->wdown[l], m->proj);
+                }
+                double t = sb_now() - t0;
+                if (pass > 0 && (t_best == 0 || t < t_best))
+                    t_best = t;
             }
-            double t = sb_now() - t0;
-            if (pass > 0 && (t_best == 0 || t < t_best))
-                t_best = t;
+            if (best_s == 0 || t_best < best_s) {
+                best_s = t_best;
+                best_lib = usable[u];
+            }
+            sb__plans_free(m);
         }
-        if (best_s == 0 || t_best < best_s) {
-            best_s = t_best;
-            best_lib = usable[u];
-        }
-        sb__plans_free(m);
+        m->lib_rows[k] = best_lib;
     }
-    m->lib_small = best_lib;
+    for (int k = top + 1; k < 4; k++)
+        m->lib_rows[k] = m->lib_rows[top];
+    m->lib_small = m->lib_rows[0];
     /* prefill-sized: the faster on the MLP's first product at the
      * iteration's largest m (up to 256), best of 3 after one untimed run */
     bool moe0 = sb_ref_layer_is_moe(c, 0);
@@ -561,11 +583,21 @@ int sb_ref_create(const sb_ref_config *cfg, int seqs, int ctx, int tokens,
         sb_ref_free(m);
         return rc;
     }
+    /* the decode library by rows where it changes: "openblas (decode,
+     * onednn from 4 rows)" */
+    char dec[96];
+    int n = snprintf(dec, sizeof dec, "%s (decode",
+                     sb_gemm_lib_name(m->lib_rows[0]));
+    static const int from[4] = {1, 2, 4, 8};
+    for (int k = 1; k < 4 && n > 0 && (size_t)n < sizeof dec; k++)
+        if (m->lib_rows[k] != m->lib_rows[k - 1])
+            n += snprintf(dec + n, sizeof dec - (size_t)n, ", %s from %d rows",
+                          sb_gemm_lib_name(m->lib_rows[k]), from[k]);
     snprintf(m->kernels, sizeof m->kernels,
-             "%s (decode) / %s (prefill) %s, "
+             "%s) / %s (prefill) %s, "
              "paged attention %s",
-             sb_gemm_lib_name(m->lib_small), sb_gemm_lib_name(m->lib_large),
-             c->bf16 ? "bf16" : "fp32", sb_attn_cpu_isa());
+             dec, sb_gemm_lib_name(m->lib_large), c->bf16 ? "bf16" : "fp32",
+             sb_attn_cpu_isa());
     *out = m;
     return 0;
 }

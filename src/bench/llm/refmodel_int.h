@@ -27,6 +27,11 @@ struct sb_ref_model {
     sb_ref_config c;
     int seqs, ctx, tokens, threads, dt;
     int lib_small, lib_large; /* by m: decode-sized (<= 16), larger */
+    /* the decode-sized library by rows: 1, 2-3, 4-7, 8-16 (sb_refm_rows):
+     * the faster library at one row is not the faster at four (OpenBLAS
+     * streams a 1-row product at 34 GB/s and a 4-row one at 11 here,
+     * oneDNN 22 and 21) */
+    int lib_rows[4];
     size_t es;
     /* weights (dt unless fp32 said); the matrices in one block */
     void *arena;
