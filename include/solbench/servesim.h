@@ -143,6 +143,14 @@ int sb_sim_requests(sb_sim_req *out, size_t n, double rate, int prompt,
                     int output, sb_sim_len len, double spread, uint64_t seed,
                     sb_err *err);
 
+/* Reads a request file: JSON Lines, one request a line,
+ * {"arrival_s": 0.25, "prompt_len": 512, "output_len": 128}, arrivals
+ * from 0 in order, blank lines skipped. *out (malloc'd) gets the
+ * requests, *n their count; SB_EINVAL with "PATH:LINE: what" for a bad
+ * line, more than SB_SIM_MAX_REQUESTS, or none. */
+int sb_sim_read_requests(const char *path, sb_sim_req **out, size_t *n,
+                         sb_err *err);
+
 #ifdef __cplusplus
 }
 #endif

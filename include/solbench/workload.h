@@ -118,6 +118,12 @@ typedef struct sb_workload {
     int sim_requests, sim_sched, max_seqs, sim_len;
     double sim_spread;
     int sim_seed;
+    /* requests from a file (sb_sim_read_requests; the caller owns them):
+     * simulated instead of drawn when sim_file_n > 0, the deployment's
+     * arrivals dealt to the replicas in turn */
+    const sb_sim_req *sim_file;
+    size_t sim_file_n;
+    char sim_file_name[256];
     /* calibration: efficiencies against the ceilings (0: none given) */
     double eff_matmul, eff_attention, eff_memory, eff_network;
     char calib_source[480]; /* where they come from */

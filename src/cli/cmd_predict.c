@@ -24,6 +24,9 @@
 
 typedef struct sb__popts {
     const char *file, *hw, *run, *results, *db, *json, *calib, *timeline;
+    const char *arrivals; /* --arrivals FILE: requests from a file */
+    sb_sim_req *reqs;     /* its requests */
+    size_t n_reqs;
     const char *sweep[SB_MAX_SWEEPS]; /* several: their grid */
     int n_sweeps;
     const char *sets[SB_MAX_SETS + 2];
@@ -46,8 +49,14 @@ static int sb__prepare(const sb__popts *o, const char *const *extra,
     for (int i = 0; i < n_extra; i++)
         sets[n++] = extra[i];
     const sb_machine_req req = {o->hw, o->results, o->run, false};
-    return sb_workload_open(o->file, sets, n, &req, o->db, doc_out, w, c, desc,
-                            dlen, err);
+    int rc = sb_workload_open(o->file, sets, n, &req, o->db, doc_out, w, c,
+                              desc, dlen, err);
+    if (rc == 0 && o->n_reqs > 0) { /* --arrivals */
+        w->sim_file = o->reqs;
+        w->sim_file_n = o->n_reqs;
+        snprintf(w->sim_file_name, sizeof w->sim_file_name, "%s", o->arrivals);
+    }
+    return rc;
 }
 
 static const char *sb__dominant(const sb_prediction *p, const char *stage)
@@ -416,6 +425,9 @@ static const char predict_help[] =
     "  --capacity      the largest request rate within --slo (with "
     "--sweep: per variant,\n"
     "                  the cheapest per token named)\n"
+    "  --arrivals F    simulate the requests of F (JSON Lines: arrival_s, "
+    "prompt_len,\n"
+    "                  output_len), dealt to the replicas in turn\n"
     "  --timeline F    with a serving simulation (--set requests=N, "
     "docs/SERVING.md):\n"
     "                  its iterations as a Chrome trace (solbench trace "
@@ -438,7 +450,8 @@ static int sb__predict_parse(int argc, char **argv, sb__popts *o)
             (r = sb_cli_opt(argc, argv, &i, "--db", &o->db)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--json", &o->json)) != 0 ||
             (r = sb_cli_opt(argc, argv, &i, "--calibration", &o->calib)) != 0 ||
-            (r = sb_cli_opt(argc, argv, &i, "--timeline", &o->timeline)) != 0) {
+            (r = sb_cli_opt(argc, argv, &i, "--timeline", &o->timeline)) != 0 ||
+            (r = sb_cli_opt(argc, argv, &i, "--arrivals", &o->arrivals)) != 0) {
             if (r < 0)
                 return 2;
             continue;
@@ -513,7 +526,7 @@ static int sb__predict_parse(int argc, char **argv, sb__popts *o)
  * --sweep, then (with the workload at hand) the key it sweeps; reads the
  * workload and its calibration. Returns 0, else the exit code (the error
  * said). */
-static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
+static int sb__predict_open(sb__popts *o, sb_workload *w, sb_ceilings *c,
                             char *desc, size_t dlen, sb_err *err)
 {
     struct stat jid, tid;
@@ -534,6 +547,13 @@ static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
     for (int k = 0; k < o->n_sweeps; k++)
         if (sb__sweep_parse(o->sweep[k], sweep_key[k], sweep_vals))
             return 2;
+    if (o->arrivals && o->capacity)
+        return sb_cli_usage("predict", "--arrivals and --capacity: the "
+                                       "capacity search draws its own "
+                                       "arrivals");
+    if (o->arrivals &&
+        sb_sim_read_requests(o->arrivals, &o->reqs, &o->n_reqs, err))
+        return sb_cli_error(err);
     json_t *doc = NULL;
     int rc = sb__prepare(o, NULL, 0, &doc, w, c, desc, dlen, err);
     for (int k = 0; rc == 0 && k < o->n_sweeps; k++)
@@ -543,7 +563,11 @@ static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
         rc = sb_workload_calibration(w, o->calib, err);
     if (rc)
         return sb_cli_error(err);
-    if (o->timeline && (w->kind != SB_JOB_INFER || w->sim_requests <= 0))
+    if (o->arrivals && w->kind != SB_JOB_INFER)
+        return sb_cli_usage("predict", "--arrivals: an inference workload is "
+                                       "needed");
+    if (o->timeline &&
+        (w->kind != SB_JOB_INFER || (w->sim_requests <= 0 && !o->n_reqs)))
         return sb_cli_usage("predict",
                             "--timeline: the workload simulates no requests "
                             "(an inference job with --set requests=N)");
@@ -553,7 +577,7 @@ static int sb__predict_open(const sb__popts *o, sb_workload *w, sb_ceilings *c,
     if ((o->capacity || o->slo.n) && w->kind != SB_JOB_INFER)
         return sb_cli_usage("predict", "--slo and --capacity: an inference "
                                        "workload is needed");
-    if (o->slo.n && !o->capacity && w->sim_requests <= 0)
+    if (o->slo.n && !o->capacity && w->sim_requests <= 0 && !o->n_reqs)
         return sb_cli_usage("predict",
                             "--slo: on a simulation (--set requests=N) or "
                             "with --capacity");
@@ -670,17 +694,19 @@ static json_t *sb__predict_one(const sb__popts *o, const sb_workload *w,
     return out;
 }
 
-int sb_cmd_predict(int argc, char **argv)
+/* predict after its options: the prediction, its sweep or capacity, the
+ * outputs; the exit code. */
+static int sb__predict_main(sb__popts *op)
 {
-    sb__popts o = {0};
-    int code = sb__predict_parse(argc, argv, &o);
-    if (code)
-        return code < 0 ? 0 : code;
+    sb__popts o = *op;
+    int code;
     sb_err err = {0};
     sb_workload w;
     sb_ceilings c;
     char desc[256];
-    if ((code = sb__predict_open(&o, &w, &c, desc, sizeof desc, &err)))
+    code = sb__predict_open(&o, &w, &c, desc, sizeof desc, &err);
+    op->reqs = o.reqs; /* freed by the caller */
+    if (code)
         return code;
     sb_prediction *p = malloc(sizeof *p);
     if (!p) {
@@ -708,5 +734,16 @@ int sb_cmd_predict(int argc, char **argv)
         code = sb_cli_error(&err);
     json_decref(out);
     free(p);
+    return code;
+}
+
+int sb_cmd_predict(int argc, char **argv)
+{
+    sb__popts o = {0};
+    int code = sb__predict_parse(argc, argv, &o);
+    if (code)
+        return code < 0 ? 0 : code;
+    code = sb__predict_main(&o);
+    free(o.reqs);
     return code;
 }

@@ -431,8 +431,14 @@ static void sb__sim_print(FILE *f, const sb_prediction *p)
     const sb_sim_out *s = &p->sim;
     if (s->requests == 0)
         return;
-    char load[96], kv[64], t[96];
-    if (p->sim_closed > 0)
+    char load[400], kv[64], t[96], lens[32];
+    snprintf(lens, sizeof lens, "%s lengths", sb_sim_len_name[w->sim_len]);
+    if (w->sim_file_n > 0) {
+        snprintf(lens, sizeof lens, "lengths as given");
+        snprintf(load, sizeof load,
+                 "the arrivals of %.200s, %.4g requests/s per replica",
+                 w->sim_file_name, p->sim_rate);
+    } else if (p->sim_closed > 0)
         snprintf(load, sizeof load, "a closed loop of %d per replica",
                  p->sim_closed);
     else
@@ -444,11 +450,10 @@ static void sb__sim_print(FILE *f, const sb_prediction *p)
     else
         snprintf(kv, sizeof kv, "KV cache unbounded");
     fprintf(f,
-            "  simulated        %zu requests (%s lengths; %s; scheduler %s, "
+            "  simulated        %zu requests (%s; %s; scheduler %s, "
             "%d sequences and %d tokens an iteration at most, %s):\n",
-            s->requests, sb_sim_len_name[w->sim_len], load,
-            sb_sim_sched_name[w->sim_sched], w->max_seqs, w->max_batched_tokens,
-            kv);
+            s->requests, lens, load, sb_sim_sched_name[w->sim_sched],
+            w->max_seqs, w->max_batched_tokens, kv);
     fprintf(f, "    TTFT           %s\n", sb__dist_text(&s->ttft, t, sizeof t));
     fprintf(f, "    TPOT           %s\n", sb__dist_text(&s->tpot, t, sizeof t));
     fprintf(f, "    inter-token    %s\n", sb__dist_text(&s->itl, t, sizeof t));
@@ -804,10 +809,16 @@ static json_t *sb__json_sim(const sb_prediction *p)
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
     json_object_set_new(o, "scheduler",
                         json_string(sb_sim_sched_name[w->sim_sched]));
-    json_object_set_new(o, "lengths", json_string(sb_sim_len_name[w->sim_len]));
-    if (w->sim_len != SB_SIM_LEN_FIXED)
+    json_object_set_new(
+        o, "lengths",
+        json_string(w->sim_file_n ? "file" : sb_sim_len_name[w->sim_len]));
+    if (w->sim_len != SB_SIM_LEN_FIXED && !w->sim_file_n)
         json_object_set_new(o, "length_spread", json_real(w->sim_spread));
-    if (p->sim_closed > 0) {
+    if (w->sim_file_n) {
+        json_object_set_new(o, "arrival", json_string("file"));
+        json_object_set_new(o, "file", json_string(w->sim_file_name));
+        json_object_set_new(o, "rate_per_replica", json_real(p->sim_rate));
+    } else if (p->sim_closed > 0) {
         json_object_set_new(o, "arrival", json_string("closed"));
         json_object_set_new(o, "concurrency_per_replica",
                             json_integer(p->sim_closed));

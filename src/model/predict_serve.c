@@ -383,7 +383,7 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
 {
     const sb_workload *w = x->w;
     sb_prediction *p = x->p;
-    if (w->sim_requests <= 0)
+    if (w->sim_requests <= 0 && w->sim_file_n == 0)
         return;
     double R = (double)w->data * w->fsdp;
     double free_b =
@@ -394,6 +394,8 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
                            : 0;
     p->sim_rate = w->request_rate > 0 ? w->request_rate / R : 0;
     p->sim_closed = p->sim_rate > 0 ? 0 : (int)ceil(w->concurrency / R);
+    if (w->sim_file_n > 0)
+        p->sim_closed = 0; /* the file's arrivals */
     sb_sim_cfg cfg = {.sched = (sb_sim_sched)w->sim_sched,
                       .max_seqs = w->max_seqs,
                       .max_batched_tokens = w->max_batched_tokens,
@@ -403,12 +405,24 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
                       .slo_ttft_s = w->slo_ttft_s,
                       .slo_tpot_s = w->slo_tpot_s};
     sb_err err = {0};
-    size_t n = (size_t)w->sim_requests;
+    size_t n = w->sim_file_n > 0 ? w->sim_file_n : (size_t)w->sim_requests;
     sb_sim_req *req = malloc(n * sizeof *req);
-    int rc = req ? sb_sim_requests(req, n, p->sim_rate, w->prompt_len,
-                                   w->output_len, (sb_sim_len)w->sim_len,
-                                   w->sim_spread, (uint64_t)w->sim_seed, &err)
-                 : sb_fail(&err, SB_ENOMEM, "out of memory");
+    int rc = 0;
+    if (!req) {
+        rc = sb_fail(&err, SB_ENOMEM, "out of memory");
+    } else if (w->sim_file_n > 0) {
+        /* replica 0's share: every R-th request of the deployment's */
+        size_t k = 0, step = (size_t)R;
+        for (size_t i = 0; i < w->sim_file_n; i += step)
+            req[k++] = w->sim_file[i];
+        n = k;
+        double span = n > 1 ? req[n - 1].arrival_s - req[0].arrival_s : 0;
+        p->sim_rate = span > 0 ? (double)(n - 1) / span : 0;
+    } else {
+        rc = sb_sim_requests(req, n, p->sim_rate, w->prompt_len, w->output_len,
+                             (sb_sim_len)w->sim_len, w->sim_spread,
+                             (uint64_t)w->sim_seed, &err);
+    }
     if (rc == 0 && p->mem.capacity > 0 && p->sim_kv_blocks < 1)
         rc = sb_fail(&err, SB_EINVAL,
                      "the weights and activations leave no room for a KV "

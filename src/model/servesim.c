@@ -12,9 +12,13 @@
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "solbench/fileio.h"
 #include "solbench/servesim.h"
 #include "solbench/stats.h"
 #include "solbench/util.h"
@@ -582,5 +586,116 @@ int sb_sim_requests(sb_sim_req *out, size_t n, double rate, int prompt,
         out[i].prompt = draw_len(&rng, prompt, len, spread);
         out[i].output = draw_len(&rng, output, len, spread);
     }
+    return 0;
+}
+
+/* ---- a request file ------------------------------------------------------ */
+
+/* A field of a request line: a finite number in [lo, hi]. */
+static int req_field(json_t *o, const char *key, double lo, double hi,
+                     const char *path, long line, double *out, sb_err *err)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v))
+        return sb_fail(err, SB_EINVAL,
+                       "%s:%ld: \"%s\": %s (each line: {\"arrival_s\": "
+                       "seconds, \"prompt_len\": tokens, \"output_len\": "
+                       "tokens})",
+                       path, line, key, v ? "not a number" : "missing");
+    double x = json_number_value(v);
+    if (!(x >= lo && x <= hi))
+        return sb_fail(err, SB_EINVAL, "%s:%ld: \"%s\": %g is out of [%g, %g]",
+                       path, line, key, x, lo, hi);
+    *out = x;
+    return 0;
+}
+
+/* One non-blank line into r. */
+static int req_line(const char *text, const char *path, long line,
+                    sb_sim_req *r, sb_err *err)
+{
+    json_error_t je;
+    json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return sb_fail(err, SB_EINVAL, "%s:%ld: not a JSON object (%s)", path,
+                       line, o ? "another value" : je.text);
+    }
+    double a = 0, p = 0, q = 0;
+    int rc = req_field(o, "arrival_s", 0, 1e9, path, line, &a, err);
+    if (!rc)
+        rc = req_field(o, "prompt_len", 1, 1e8, path, line, &p, err);
+    if (!rc)
+        rc = req_field(o, "output_len", 1, 1e8, path, line, &q, err);
+    json_decref(o);
+    if (rc)
+        return rc;
+    if (p != floor(p) || q != floor(q))
+        return sb_fail(err, SB_EINVAL, "%s:%ld: lengths are whole tokens", path,
+                       line);
+    *r = (sb_sim_req){a, (int)p, (int)q};
+    return 0;
+}
+
+int sb_sim_read_requests(const char *path, sb_sim_req **out, size_t *n,
+                         sb_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    FILE *f;
+    int rc = sb_file_fopen(path, "r", &f, err);
+    if (rc)
+        return rc;
+    size_t cap = 0;
+    sb_sim_req *v = NULL;
+    char buf[4096];
+    long line = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        size_t len = strlen(buf);
+        if (len == sizeof buf - 1 && buf[len - 1] != '\n') {
+            rc = sb_fail(err, SB_EINVAL, "%s:%ld: a line longer than %zu bytes",
+                         path, line, sizeof buf - 2);
+            break;
+        }
+        if (strspn(buf, " \t\r\n") == len)
+            continue;
+        if (*n == SB_SIM_MAX_REQUESTS) {
+            rc = sb_fail(err, SB_EINVAL, "%s:%ld: more than %d requests", path,
+                         line, SB_SIM_MAX_REQUESTS);
+            break;
+        }
+        if (*n == cap) {
+            size_t c = cap ? 2 * cap : 1024;
+            sb_sim_req *p = realloc(v, c * sizeof *p);
+            if (!p) {
+                rc = sb_fail(err, SB_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            v = p;
+            cap = c;
+        }
+        if ((rc = req_line(buf, path, line, &v[*n], err)))
+            break;
+        if (*n > 0 && v[*n].arrival_s < v[*n - 1].arrival_s) {
+            rc = sb_fail(err, SB_EINVAL,
+                         "%s:%ld: arrival %g s before the line before's %g s "
+                         "(arrivals in order)",
+                         path, line, v[*n].arrival_s, v[*n - 1].arrival_s);
+            break;
+        }
+        (*n)++;
+    }
+    if (!rc && ferror(f))
+        rc = sb_fail(err, SB_EIO, "%s: cannot read", path);
+    fclose(f);
+    if (!rc && *n == 0)
+        rc = sb_fail(err, SB_EINVAL, "%s: no requests", path);
+    if (rc) {
+        free(v);
+        *n = 0;
+        return rc;
+    }
+    *out = v;
     return 0;
 }

@@ -309,6 +309,18 @@ assert sum(e["args"]["prefill_tokens"] for e in ev) >= 300 * 2048
 PY
 expect 2 'simulates no requests' -- "$SB" predict llama3-70b --timeline "$T/tl2.json"
 
+# A request file: its requests simulated, dealt to the replicas in turn
+# (tensor 4: two replicas, each half of them); a bad line named.
+python3 -c "
+for i in range(40): print('{\"arrival_s\": %g, \"prompt_len\": %d, \"output_len\": %d}' % (i * 0.1, 512 + 16 * i, 64))
+" >"$T/req.jsonl"
+expect 0 'simulated +40 requests \(lengths as given; the arrivals of' -- \
+    "$SB" predict llama3-70b --arrivals "$T/req.jsonl"
+expect 0 'simulated +20 requests' -- "$SB" predict llama3-70b --arrivals "$T/req.jsonl" --set tensor=4
+printf '{"arrival_s": 0, "prompt_len": 5, "output_len": 5}\n{"arrival_s": 0, "prompt": 5}\n' >"$T/bad.jsonl"
+expect 2 'bad.jsonl:2: "prompt_len": missing' -- "$SB" predict llama3-70b --arrivals "$T/bad.jsonl"
+expect 2 'draws its own' -- "$SB" predict llama3-70b --arrivals "$T/req.jsonl" --slo ttft_p90=1s --capacity
+
 # SLOs and capacity: each objective against the simulation; the largest
 # rate within them; per variant of a sweep with the cheapest named.
 expect 0 'ttft_p90 .*\(at most 2\.000 s\) +met' -- "$SB" predict llama3-70b \

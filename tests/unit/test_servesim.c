@@ -4,8 +4,10 @@
  * token) makes every figure a sum that can be written down.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "solbench/servesim.h"
@@ -258,6 +260,68 @@ static void test_refusals(void)
           SB_EINVAL);
 }
 
+/* Writes text to a scratch file; its path into path. */
+static void scratch(const char *text, char *path, size_t len)
+{
+    static int k;
+    snprintf(path, len, "/tmp/sb_servesim_%d_%d.jsonl", (int)getpid(), k++);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* A request file: read as written, blank lines skipped; each bad line
+ * named by its number; the run of the file equals the run of the same
+ * requests given directly. */
+static void test_request_file(void)
+{
+    sb_err err = {0};
+    char path[128];
+    sb_sim_req *r = NULL;
+    size_t n = 0;
+    scratch("{\"arrival_s\": 0, \"prompt_len\": 100, \"output_len\": 10}\n"
+            "\n"
+            "{\"arrival_s\": 0.05, \"prompt_len\": 200, \"output_len\": 3}\n",
+            path, sizeof path);
+    CHECK(sb_sim_read_requests(path, &r, &n, &err) == 0);
+    CHECK(n == 2 && r[1].arrival_s == 0.05 && r[1].prompt == 200 &&
+          r[1].output == 3);
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
+    sb_sim_out a, b;
+    sb_sim_req same[2] = {{0, 100, 10}, {0.05, 200, 3}};
+    CHECK(sb_sim_run(&c, r, n, linear, NULL, NULL, NULL, &a, &err) == 0);
+    CHECK(sb_sim_run(&c, same, 2, linear, NULL, NULL, NULL, &b, &err) == 0);
+    CHECK(a.duration_s == b.duration_s && a.ttft.p99 == b.ttft.p99);
+    free(r);
+    remove(path);
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"{\"arrival_s\": 1, \"prompt_len\": 5, \"output_len\": 5}\n"
+         "{\"arrival_s\": 0.5, \"prompt_len\": 5, \"output_len\": 5}\n",
+         ":2: arrival 0.5 s before"},
+        {"{\"arrival_s\": 0, \"prompt_len\": 5}\n",
+         ":1: \"output_len\": missing"},
+        {"{\"arrival_s\": 0, \"prompt_len\": 0, \"output_len\": 5}\n",
+         ":1: \"prompt_len\": 0 is out of"},
+        {"{\"arrival_s\": 0, \"prompt_len\": 1.5, \"output_len\": 5}\n",
+         ":1: lengths are whole tokens"},
+        {"[1, 2]\n", ":1: not a JSON object"},
+        {"not json\n", ":1: not a JSON object"},
+        {"\n\n", "no requests"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        scratch(bad[k].text, path, sizeof path);
+        CHECK(sb_sim_read_requests(path, &r, &n, &err) == SB_EINVAL);
+        CHECK(r == NULL && n == 0 && strstr(err.msg, bad[k].want) != NULL);
+        remove(path);
+    }
+    CHECK(sb_sim_read_requests("/nonexistent/req.jsonl", &r, &n, &err) != 0);
+}
+
 int main(void)
 {
     test_one_request();
@@ -268,5 +332,6 @@ int main(void)
     test_poisson();
     test_requests();
     test_refusals();
+    test_request_file();
     return sb_check_done();
 }
