@@ -35,8 +35,10 @@
 extern "C" {
 #endif
 
-/* Requests one simulation takes at most. */
+/* Requests one simulation takes at most, and output tokens in all (an
+ * iteration makes at least one: a run of more would take minutes). */
 #define SB_SIM_MAX_REQUESTS 1000000
+#define SB_SIM_MAX_TOKENS 1e8
 
 typedef enum sb_sim_sched {
     SB_SIM_SARATHI,

@@ -374,7 +374,15 @@ static int check_input(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
         return sb_fail(err, SB_EINVAL,
                        "serving simulation: %zu requests (1 to %d)", n,
                        SB_SIM_MAX_REQUESTS);
-    double prev = 0;
+    double prev = 0, tokens = 0;
+    for (size_t i = 0; i < n; i++)
+        tokens += req[i].output;
+    if (tokens > SB_SIM_MAX_TOKENS)
+        return sb_fail(err, SB_EINVAL,
+                       "serving simulation: %.3g output tokens in all, more "
+                       "than the %.0e simulated at most (fewer requests or "
+                       "shorter outputs)",
+                       tokens, SB_SIM_MAX_TOKENS);
     for (size_t i = 0; i < n; i++) {
         const sb_sim_req *r = &req[i];
         if (r->prompt < 1 || r->output < 1 ||

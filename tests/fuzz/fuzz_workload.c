@@ -18,7 +18,8 @@
  * sb_workload_apply (sb_workload_doc_set) first, as predict does. A
  * workload read is then predicted as predict does, on the data/hw spec it
  * names (read once at start; h100-sxm when it names another): sizes,
- * sb_workload_check_machine, sb_predict, the interventions, the table and
+ * sb_workload_check_machine, sb_predict (its serving simulation when the
+ * requests asked for are few and short), the interventions, the table and
  * the JSON of the prediction, and the phase chart; each --sweep key is
  * checked against the document read (sb_workload_check_key), as predict
  * does before computing the variants (each variant being one more --set).
@@ -83,8 +84,15 @@ static const sb_ceilings *fz_machine(const char *spec)
     return &fz_specs[0].c;
 }
 
-static void fz_predict(const sb_workload *w, const char *path)
+static void fz_predict(const sb_workload *w0, const char *path)
 {
+    /* the serving simulator runs as asked, but small: an input's worth of
+     * milliseconds, not the minutes 1e8 tokens may take */
+    sb_workload wl = *w0;
+    if ((double)wl.sim_requests * ((double)wl.prompt_len + wl.output_len) >
+        20000.0)
+        wl.sim_requests = 0;
+    const sb_workload *w = &wl;
     sb_wl_sizes s;
     sb_workload_sizes(w, &s);
     const sb_ceilings *c = fz_machine(w->hw_spec);
