@@ -22,6 +22,10 @@
 #define SB_MAX_SWEEPS 4
 #define SB_MAX_VARIANTS 256
 
+/* Where the human-readable output goes: stdout, or stderr when --json -
+ * puts the document on stdout. */
+static FILE *sb__human;
+
 typedef struct sb__popts {
     const char *file, *hw, *run, *results, *db, *json, *calib, *timeline;
     const char *arrivals; /* --arrivals FILE: requests from a file */
@@ -209,19 +213,19 @@ static void sb__variant_all(const sb__variant *x, int n_sweeps, char *all,
 static void sb__sweep_header(const sb__popts *o, const sb__grid *g, int rc,
                              const sb_prediction *p, bool calibrated)
 {
-    printf("sweep of %s (%s)%s:\n", g->keys, o->file,
-           calibrated ? "; speed of light, then calibrated" : "");
+    fprintf(sb__human, "sweep of %s (%s)%s:\n", g->keys, o->file,
+            calibrated ? "; speed of light, then calibrated" : "");
     if (rc == 0 && p->w.kind == SB_JOB_TRAIN)
-        printf("  %-*s %6s %-22s %10s %8s %12s %12s %9s%s  %s\n", g->kw,
-               g->keys, "chips", "data/fsdp/tp/ep/pp", "step", "MFU",
-               "tokens/s", "$/Mtok", "GB/chip",
-               calibrated ? "   step cal  MFU cal" : "", "dominant");
+        fprintf(sb__human, "  %-*s %6s %-22s %10s %8s %12s %12s %9s%s  %s\n",
+                g->kw, g->keys, "chips", "data/fsdp/tp/ep/pp", "step", "MFU",
+                "tokens/s", "$/Mtok", "GB/chip",
+                calibrated ? "   step cal  MFU cal" : "", "dominant");
     else if (rc == 0)
-        printf("  %-*s %6s %-22s %10s %10s %12s %12s %9s%s  %s\n", g->kw,
-               g->keys, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
-               "served tok/s", "$/Mtok", "GB/chip",
-               calibrated ? "   TTFT cal   TPOT cal" : "",
-               "dominant (prefill/decode)");
+        fprintf(sb__human, "  %-*s %6s %-22s %10s %10s %12s %12s %9s%s  %s\n",
+                g->kw, g->keys, "chips", "data/fsdp/tp/ep/pp", "TTFT", "TPOT",
+                "served tok/s", "$/Mtok", "GB/chip",
+                calibrated ? "   TTFT cal   TPOT cal" : "",
+                "dominant (prefill/decode)");
 }
 
 /* A variant that could not be computed: the row says which, the reason
@@ -229,8 +233,8 @@ static void sb__sweep_header(const sb__popts *o, const sb__grid *g, int rc,
 static void sb__sweep_invalid(const sb__popts *o, const sb__grid *g,
                               const sb__variant *x, int rc, const sb_err *err)
 {
-    printf("  %-*s invalid (see the error)\n", g->kw, x->label);
-    fflush(stdout);
+    fprintf(sb__human, "  %-*s invalid (see the error)\n", g->kw, x->label);
+    fflush(sb__human);
     sb_err row;
     char all[600];
     sb__variant_all(x, o->n_sweeps, all, sizeof all);
@@ -260,23 +264,27 @@ static void sb__sweep_row(const sb__grid *g, const sb__variant *x,
         snprintf(calcols, sizeof calcols, " %7.1f ms %7.2f ms",
                  cal->ttft_s * 1e3, cal->tpot_s * 1e3);
     if (w->kind == SB_JOB_TRAIN)
-        printf("  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f%s  "
-               "%s%s\n",
-               g->kw, x->label, w->chips, par, p->step_s, 100 * p->mfu,
-               p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, calcols,
-               dom, p->mem.fits ? "" : "  (does not fit)");
+        fprintf(sb__human,
+                "  %-*s %6d %-22s %8.3f s %7.1f%% %12.4g %12.4g %9.1f%s  "
+                "%s%s\n",
+                g->kw, x->label, w->chips, par, p->step_s, 100 * p->mfu,
+                p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, calcols,
+                dom, p->mem.fits ? "" : "  (does not fit)");
     else if (p->tokens_per_s > 0)
-        printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f%s  "
-               "%s%s\n",
-               g->kw, x->label, w->chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
-               p->tokens_per_s, p->cost_per_mtok, p->mem.total / 1e9, calcols,
-               dom, p->mem.fits ? "" : "  (does not fit)");
+        fprintf(sb__human,
+                "  %-*s %6d %-22s %7.1f ms %7.2f ms %12.4g %12.4g %9.1f%s  "
+                "%s%s\n",
+                g->kw, x->label, w->chips, par, p->ttft_s * 1e3,
+                p->tpot_s * 1e3, p->tokens_per_s, p->cost_per_mtok,
+                p->mem.total / 1e9, calcols, dom,
+                p->mem.fits ? "" : "  (does not fit)");
     else /* nothing served: no throughput or cost to print */
-        printf("  %-*s %6d %-22s %7.1f ms %7.2f ms %12s %12s %9.1f%s  "
-               "%s  (%s)\n",
-               g->kw, x->label, w->chips, par, p->ttft_s * 1e3, p->tpot_s * 1e3,
-               "-", "-", p->mem.total / 1e9, calcols, dom,
-               p->mem.fits ? "nothing served" : "does not fit");
+        fprintf(sb__human,
+                "  %-*s %6d %-22s %7.1f ms %7.2f ms %12s %12s %9.1f%s  "
+                "%s  (%s)\n",
+                g->kw, x->label, w->chips, par, p->ttft_s * 1e3,
+                p->tpot_s * 1e3, "-", "-", p->mem.total / 1e9, calcols, dom,
+                p->mem.fits ? "nothing served" : "does not fit");
 }
 
 /* A variant's JSON: its prediction, its settings and, where calibrated,
@@ -378,8 +386,8 @@ static int sb__sweep(const sb__popts *o, json_t *out)
     }
     json_object_set_new(out, "sweep", rows);
     if (o->capacity) {
-        int best = sb_cli_capacity_table(stdout, &o->slo, g.keys, g.kw, labels,
-                                         caps, ran, g.total);
+        int best = sb_cli_capacity_table(sb__human, &o->slo, g.keys, g.kw,
+                                         labels, caps, ran, g.total);
         if (best >= 0)
             json_object_set_new(out, "best_capacity",
                                 json_string(labels[best]));
@@ -396,7 +404,7 @@ static const char predict_help[] =
     "                        [--db PATH] [--set key=value ...] "
     "[--sweep key=v1,v2,...]\n"
     "                        [--overlap none|full|auto] "
-    "[--calibration FILE] [--json FILE]\n"
+    "[--calibration FILE] [--json FILE|-]\n"
     "  WORKLOAD        a workload file or a preset of "
     "data/models (docs/WORKLOAD.md)\n"
     "  --run ID        a stored run (id, prefix, baseline, "
@@ -529,12 +537,13 @@ static int sb__predict_parse(int argc, char **argv, sb__popts *o)
 static int sb__predict_open(sb__popts *o, sb_workload *w, sb_ceilings *c,
                             char *desc, size_t dlen, sb_err *err)
 {
-    struct stat jid, tid;
-    if (o->json && sb_cli_check_out("--json", o->json, &jid, err))
+    struct stat jid = {0}, tid;
+    if (o->json && strcmp(o->json, "-") != 0 &&
+        sb_cli_check_out("--json", o->json, &jid, err))
         return sb_cli_error(err);
     if (o->timeline && sb_cli_check_out("--timeline", o->timeline, &tid, err))
         return sb_cli_error(err);
-    if (o->timeline && o->json &&
+    if (o->timeline && o->json && strcmp(o->json, "-") != 0 &&
         sb_cli_same_out(o->json, &jid, o->timeline, &tid))
         return sb_cli_usage("predict",
                             "--json and --timeline name one file "
@@ -655,26 +664,26 @@ static json_t *sb__predict_one(const sb__popts *o, const sb_workload *w,
                                const sb_ceilings *c, const sb_prediction *p,
                                const char *desc, sb_err *err)
 {
-    printf("machine model: %s\n", desc);
-    sb_predict_print(stdout, p);
+    fprintf(sb__human, "machine model: %s\n", desc);
+    sb_predict_print(sb__human, p);
     json_t *out = sb_predict_to_json(p);
     json_object_set_new(out, "machine", json_string(desc));
     if (o->slo.n && p->sim.requests > 0)
         json_object_set_new(out, "slo",
-                            sb_cli_slo_report(stdout, &o->slo, &p->sim));
+                            sb_cli_slo_report(sb__human, &o->slo, &p->sim));
     if (o->capacity) {
         sb_capacity cap;
         if (sb_predict_capacity(w, c, &o->slo, &cap, err)) {
             json_decref(out);
             return NULL;
         }
-        sb_cli_capacity_print(stdout, &o->slo,
+        sb_cli_capacity_print(sb__human, &o->slo,
                               w->sim_requests > 0 ? w->sim_requests : 1000,
                               &cap);
         json_object_set_new(out, "capacity",
                             sb_cli_capacity_json(&o->slo, &cap));
     }
-    sb_interventions_print(stdout, p);
+    sb_interventions_print(sb__human, p);
     if (sb_workload_calibrated(w)) {
         int rc = 0;
         sb_prediction *cal = malloc(sizeof *cal);
@@ -685,7 +694,7 @@ static json_t *sb__predict_one(const sb__popts *o, const sb_workload *w,
                 sb_fail(err, SB_ENOMEM, "predict: out of memory");
             return NULL;
         }
-        sb_predict_print_modes(stdout, p, cal, w->calib_source);
+        sb_predict_print_modes(sb__human, p, cal, w->calib_source);
         json_t *cj = sb_predict_to_json(cal);
         json_object_set_new(cj, "source", json_string(w->calib_source));
         json_object_set_new(out, "calibrated", cj);
@@ -701,6 +710,8 @@ static int sb__predict_main(sb__popts *op)
     sb__popts o = *op;
     int code;
     sb_err err = {0};
+    /* --json -: the document alone on stdout, the tables on stderr */
+    sb__human = o.json && strcmp(o.json, "-") == 0 ? stderr : stdout;
     sb_workload w;
     sb_ceilings c;
     char desc[256];
@@ -728,7 +739,8 @@ static int sb__predict_main(sb__popts *op)
         return sb_cli_error(&err);
     }
     if (o.json &&
-        sb_cli_write_json(out, o.json, JSON_INDENT(2), "the prediction", &err))
+        sb_cli_write_json(out, strcmp(o.json, "-") == 0 ? NULL : o.json,
+                          JSON_INDENT(2), "the prediction", &err))
         code = sb_cli_error(&err);
     if (code == 0 && o.timeline && sb__timeline(&o, &w, &c, &err))
         code = sb_cli_error(&err);

@@ -86,6 +86,13 @@ python3 -c "import json,sys; d=json.load(open('$T/sw.json')); assert len(d['swee
     && ok "sweep JSON" || bad "sweep JSON"
 expect 0 ' 64 +1/64/1/8/1' -- "$SB" predict moe-110b-tpu7x-4x4x4 --sweep chips=16,32,64
 
+# --json -: the document alone on stdout, the tables on stderr, no file
+# named "-".
+(cd "$T" && "$SB" predict llama3-8b --json - >"$T/dash.json" 2>"$T/dash.err")
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['schema'] == 'solbench.predict/1'" "$T/dash.json" &&
+    grep -q '^machine model' "$T/dash.err" && [ ! -e "$T/-" ] &&
+    ok "predict --json -: JSON on stdout, the table on stderr" || bad "predict --json -"
+
 # JSON of a prediction.
 "$SB" predict llama3-8b --json "$T/p.json" >/dev/null 2>&1
 python3 - "$T/p.json" <<'PY' && ok "predict JSON" || bad "predict JSON"
