@@ -88,7 +88,8 @@ expect 0 ' 64 +1/64/1/8/1' -- "$SB" predict moe-110b-tpu7x-4x4x4 --sweep chips=1
 
 # --json -: the document alone on stdout, the tables on stderr, no file
 # named "-".
-(cd "$T" && "$SB" predict llama3-8b --json - >"$T/dash.json" 2>"$T/dash.err")
+sb_abs=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
+(cd "$T" && "$sb_abs" predict llama3-8b --json - >"$T/dash.json" 2>"$T/dash.err")
 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['schema'] == 'solbench.predict/1'" "$T/dash.json" &&
     grep -q '^machine model' "$T/dash.err" && [ ! -e "$T/-" ] &&
     ok "predict --json -: JSON on stdout, the table on stderr" || bad "predict --json -"
