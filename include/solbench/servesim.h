@@ -35,10 +35,13 @@
 extern "C" {
 #endif
 
-/* Requests one simulation takes at most, and output tokens in all (an
- * iteration makes at least one: a run of more would take minutes). */
+/* Requests one simulation takes at most, and output tokens and prompt
+ * chunks (of the token budget) in all: each takes an iteration at least,
+ * a run of more would take minutes. */
 #define SB_SIM_MAX_REQUESTS 1000000
 #define SB_SIM_MAX_TOKENS 1e8
+/* A request's prompt or output, tokens at most. */
+#define SB_SIM_MAX_LEN 5e8
 
 typedef enum sb_sim_sched {
     SB_SIM_SARATHI,

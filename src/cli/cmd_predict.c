@@ -332,6 +332,7 @@ static int sb__sweep(const sb__popts *o, json_t *out)
         free(ran);
         free(labels);
         json_decref(rows);
+        fprintf(stderr, "solbench: predict: out of memory\n");
         return 2;
     }
     for (int v = 0; v < g.total; v++) {
@@ -671,6 +672,9 @@ static json_t *sb__predict_one(const sb__popts *o, const sb_workload *w,
     if (o->slo.n && p->sim.requests > 0)
         json_object_set_new(out, "slo",
                             sb_cli_slo_report(sb__human, &o->slo, &p->sim));
+    else if (o->slo.n && !o->capacity)
+        fprintf(sb__human, "\nSLOs not evaluated: the serving simulation "
+                           "did not run (the warning says why)\n");
     if (o->capacity) {
         sb_capacity cap;
         if (sb_predict_capacity(w, c, &o->slo, &cap, err)) {

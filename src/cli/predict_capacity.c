@@ -58,8 +58,9 @@ json_t *sb_cli_capacity_json(const sb_slo *slo, const sb_capacity *cap)
     json_object_set_new(j, "found", json_boolean(cap->found));
     json_object_set_new(j, "simulations", json_integer(cap->simulations));
     if (!cap->found) {
-        json_object_set_new(j, "lowest_rate_tried",
-                            json_real(cap->lowest_tried));
+        if (cap->simulations) /* else nothing is served: no rate tried */
+            json_object_set_new(j, "lowest_rate_tried",
+                                json_real(cap->lowest_tried));
         return j;
     }
     json_object_set_new(j, "requests_per_s", json_real(cap->rate));

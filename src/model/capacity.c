@@ -52,11 +52,15 @@ static int parse_term(const char *s, size_t len, sb_slo_term *t, sb_err *err)
                   : strcmp(end, "ms") == 0                      ? 1e-3
                   : strcmp(end, "us") == 0                      ? 1e-6
                                                                 : -1;
-    if (end == eq + 1 || unit < 0 || !(v > 0) || !isfinite(v) || v > 1e6)
+    if (end == eq + 1 || unit < 0 || !(v > 0) || !isfinite(v))
         return sb_fail(err, SB_EINVAL,
                        "--slo %s_%s: '%s' is not a time (a positive number "
                        "with s, ms or us)",
                        term, q, eq + 1);
+    if (v * unit > 1e6)
+        return sb_fail(err, SB_EINVAL,
+                       "--slo %s_%s: %s is more than 1e6 s (11.6 days)", term,
+                       q, eq + 1);
     *t = (sb_slo_term){(sb_slo_metric)m, pct, v * unit};
     return 0;
 }

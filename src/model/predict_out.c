@@ -49,7 +49,43 @@ static json_t *sb__job_of(const json_t *doc)
     json_t *spec = json_object_get(json_object_get(doc, "hardware"), "spec");
     if (spec)
         json_object_set_new(o, "spec", json_deep_copy(spec));
+    /* what only the serving simulator and the SLOs read: not the job */
+    static const char *const sim_only[] = {
+        "requests",      "scheduler", "max_seqs",   "lengths",
+        "length_spread", "seed",      "slo_ttft_s", "slo_tpot_s"};
+    json_t *job = json_object_get(o, "job");
+    for (size_t i = 0; i < sizeof sim_only / sizeof sim_only[0]; i++)
+        json_object_del(job, sim_only[i]);
     return o;
+}
+
+/* Whether a and b hold the same values: numbers by value (8192 is
+ * 8192.0), objects by their keys, arrays in order. */
+static bool sb__json_same(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    if (json_is_object(a) && json_is_object(b)) {
+        if (json_object_size(a) != json_object_size(b))
+            return false;
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)a, k, v)
+        {
+            if (!sb__json_same(v, json_object_get(b, k)))
+                return false;
+        }
+        return true;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!sb__json_same(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    return a && b && json_equal(a, b);
 }
 
 int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
@@ -72,7 +108,7 @@ int sb_workload_apply(json_t *doc, const char *const *sets, int n, sb_err *err)
      * after the settings change that job, it would judge the model by
      * another run's figure. */
     json_t *job1 = sb__job_of(doc), *meas = json_object_get(doc, "measured");
-    if (json_is_object(meas) && !json_equal(job0, job1))
+    if (json_is_object(meas) && !sb__json_same(job0, job1))
         json_object_set_new(meas, "dropped",
                             json_string("the settings changed the job it "
                                         "was measured on"));
@@ -435,9 +471,13 @@ static void sb__sim_print(FILE *f, const sb_prediction *p)
     snprintf(lens, sizeof lens, "%s lengths", sb_sim_len_name[w->sim_len]);
     if (w->sim_file_n > 0) {
         snprintf(lens, sizeof lens, "lengths as given");
-        snprintf(load, sizeof load,
-                 "the arrivals of %.200s, %.4g requests/s per replica",
-                 w->sim_file_name, p->sim_rate);
+        if (p->sim_rate > 0)
+            snprintf(load, sizeof load,
+                     "the arrivals of %.200s, %.4g requests/s per replica",
+                     w->sim_file_name, p->sim_rate);
+        else
+            snprintf(load, sizeof load, "the arrivals of %.200s",
+                     w->sim_file_name);
     } else if (p->sim_closed > 0)
         snprintf(load, sizeof load, "a closed loop of %d per replica",
                  p->sim_closed);

@@ -374,26 +374,23 @@ static int check_input(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
         return sb_fail(err, SB_EINVAL,
                        "serving simulation: %zu requests (1 to %d)", n,
                        SB_SIM_MAX_REQUESTS);
-    double prev = 0, tokens = 0;
-    for (size_t i = 0; i < n; i++)
-        tokens += req[i].output;
-    if (tokens > SB_SIM_MAX_TOKENS)
-        return sb_fail(err, SB_EINVAL,
-                       "serving simulation: %.3g output tokens in all, more "
-                       "than the %.0e simulated at most (fewer requests or "
-                       "shorter outputs)",
-                       tokens, SB_SIM_MAX_TOKENS);
+    double prev = 0;
     for (size_t i = 0; i < n; i++) {
         const sb_sim_req *r = &req[i];
-        if (r->prompt < 1 || r->output < 1 ||
+        if (r->prompt < 1 || r->output < 1 || r->prompt > SB_SIM_MAX_LEN ||
+            r->output > SB_SIM_MAX_LEN ||
             (!cfg->closed && !(isfinite(r->arrival_s) && r->arrival_s >= prev)))
             return sb_fail(err, SB_EINVAL,
                            "serving simulation: request %zu: prompt %d, "
-                           "output %d, arrival %g s (lengths of 1 or more, "
+                           "output %d, arrival %g s (lengths of 1 to %.0e, "
                            "arrivals in order)",
-                           i, r->prompt, r->output, r->arrival_s);
+                           i, r->prompt, r->output, r->arrival_s,
+                           SB_SIM_MAX_LEN);
         prev = cfg->closed ? 0 : r->arrival_s;
-        long need = ((long)r->prompt + r->output + cfg->page - 1) / cfg->page;
+        /* the cache holds the prompt and every output token but the last
+         * (made, never fed back) */
+        long need =
+            ((long)r->prompt + r->output - 1 + cfg->page - 1) / cfg->page;
         if (cfg->kv_blocks > 0 && need > cfg->kv_blocks)
             return sb_fail(err, SB_EINVAL,
                            "serving simulation: request %zu (prompt %d, "
@@ -402,6 +399,19 @@ static int check_input(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
                            i, r->prompt, r->output, need, cfg->page,
                            cfg->kv_blocks);
     }
+    /* the iterations the requests need alone: an output token each, and
+     * a prompt's chunks of at most the budget */
+    double steps = 0;
+    for (size_t i = 0; i < n; i++)
+        steps += req[i].output +
+                 ceil((double)req[i].prompt / cfg->max_batched_tokens);
+    if (steps > SB_SIM_MAX_TOKENS)
+        return sb_fail(err, SB_EINVAL,
+                       "serving simulation: %.3g output tokens and prompt "
+                       "chunks in all, more than the %.0e simulated at most "
+                       "(fewer requests, shorter outputs or a larger token "
+                       "budget)",
+                       steps, SB_SIM_MAX_TOKENS);
     return 0;
 }
 
@@ -478,9 +488,13 @@ int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
     m.free_blocks =
         cfg->kv_blocks > 0 ? cfg->kv_blocks : LONG_MAX / 4 / cfg->page;
 
-    /* every iteration makes a token or caches one, and a preemption costs
-     * at most its sequence's tokens again: far below this */
-    double limit = 64.0 * (gaps + n) + 1e6, iters = 0;
+    /* every iteration makes a token or caches a chunk, and a preemption
+     * costs at most its sequence's tokens again: far below this */
+    double work = 0;
+    for (size_t i = 0; i < n; i++)
+        work += req[i].output +
+                ceil((double)req[i].prompt / cfg->max_batched_tokens);
+    double limit = 64.0 * (work + n) + 1e6, iters = 0;
     size_t done = 0, next = 0;
     double t = 0, t0 = cfg->closed ? 0 : req[0].arrival_s;
     if (cfg->closed)
@@ -517,8 +531,17 @@ int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
             preempt_newest(&m);
             continue;
         }
+        if (++iters > limit) {
+            sim_free(&m);
+            return sb_fail(err, SB_EINVAL,
+                           "serving simulation: %.0f iterations with %zu of "
+                           "%zu requests unfinished at %g s: preemptions "
+                           "that do not end (a KV cache too small for the "
+                           "load)",
+                           iters, n - done, n, t);
+        }
         double dt = cost(&m.b, cost_arg);
-        if (!(dt > 0) || !isfinite(dt) || ++iters > limit) {
+        if (!(dt > 0) || !isfinite(dt)) {
             sim_free(&m);
             return sb_fail(err, SB_EINVAL,
                            "serving simulation: an iteration of %d decodes "
@@ -564,7 +587,8 @@ static int draw_len(uint64_t *rng, int mean, sb_sim_len len, double spread)
         double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
         v = mean * exp(spread * z - spread * spread / 2);
     }
-    v = fmin(fmax(round(v), 1.0), 16.0 * mean);
+    /* at most 16x the mean, and below an int's range */
+    v = fmin(fmax(round(v), 1.0), fmin(16.0 * mean, SB_SIM_MAX_LEN));
     return (int)v;
 }
 

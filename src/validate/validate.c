@@ -518,27 +518,28 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
      * at those rows (and an expert's share of them) too, so the
      * simulator times each iteration's matmuls at the ceiling of its rows
      * (a 4-row product streams its weights slower than a 1-row one) */
+    int rows[2 + 2 * SB_VALIDATE_LOADS], nrows = 0;
+    rows[nrows++] = B; /* measured above */
+    if (BE > 0)
+        rows[nrows++] = BE;
     for (int k = 0; k < v->n_loads; k++) {
-        int c = v->load[k].concurrency, seen = c == B;
-        for (int j = 0; j < k; j++)
-            seen |= v->load[j].concurrency == c;
-        if (!seen) {
+        int c = v->load[k].concurrency;
+        int want[2] = {c,
+                       cfg->experts > 0
+                           ? (int)lround((double)c * cfg->top_k / cfg->experts)
+                           : 0};
+        for (int u = 0; u < 2; u++) {
+            bool seen = want[u] < 1;
+            for (int j = 0; j < nrows && !seen; j++)
+                seen = rows[j] == want[u];
+            if (seen)
+                continue;
+            rows[nrows++] = want[u];
             snprintf(spec[1], sizeof spec[1],
                      "dtype=%s lib=auto shape=decode batch=%d d_model=%d "
                      "ffn=0",
-                     dt, c, cfg->d);
+                     dt, want[u], cfg->d);
             if ((rc = add_points(plan, "compute.gemm", spec[1], ctx, err)))
-                return rc;
-        }
-        int ce = cfg->experts > 0
-                     ? (int)lround((double)c * cfg->top_k / cfg->experts)
-                     : 0;
-        if (ce > 1 && ce != c && ce != BE && ce != B) {
-            snprintf(spec[5], sizeof spec[5],
-                     "dtype=%s lib=auto shape=decode batch=%d d_model=%d "
-                     "ffn=0",
-                     dt, ce, cfg->d);
-            if ((rc = add_points(plan, "compute.gemm", spec[5], ctx, err)))
                 return rc;
         }
     }

@@ -147,6 +147,11 @@ static void test_measured(void)
     const char *ov[] = {"overlap=\"full\""}; /* not the job */
     CHECK(run("llama2-70b-mlperf-h200", ov, 1, "h200-sxm", &P) == 0);
     CHECK(P.vs_measured > 0 && !warned(&P, "not compared"));
+    /* what only the simulator reads, and a number written otherwise */
+    const char *sim[] = {"requests=50", "seed=2", "scheduler=vllm",
+                         "job.max_batched_tokens=8192.0"};
+    CHECK(run("llama2-70b-mlperf-h200", sim, 4, "h200-sxm", &P) == 0);
+    CHECK(P.vs_measured > 0 && !warned(&P, "not compared"));
     const char *conc[] = {"concurrency=16"};
     CHECK(run("llama2-70b-mlperf-h200", conc, 1, "h200-sxm", &P) == 0);
     CHECK(P.vs_measured == 0 && warned(&P, "not compared"));

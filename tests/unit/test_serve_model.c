@@ -192,6 +192,10 @@ static void test_capacity(void)
     CHECK(slo.n == 3 && slo.t[1].metric == SB_SLO_ITL && slo.t[1].pct == 99);
     CHECK_NEAR(slo.t[1].limit_s, 0.150, 1e-15);
     CHECK(slo.t[2].pct == 0 && slo.t[2].limit_s == 30);
+    CHECK(sb_slo_parse("tpot_p99=2000000us", &slo, &err) == 0); /* 2 s */
+    CHECK_NEAR(slo.t[0].limit_s, 2.0, 1e-12);
+    CHECK(sb_slo_parse("latency_p99=1e7", &slo, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "more than 1e6 s") != NULL);
     static const char *const bad[] = {
         "ttft=2s",     "ttft_p95=2s",  "rate_p90=2s",  "ttft_p90=",
         "ttft_p90=2h", "ttft_p90=-1s", "ttft_p90=2s,", ""};

@@ -133,6 +133,18 @@ static void test_preemption(void)
         CHECK(sb_sim_run(&c, r, 4, linear, NULL, NULL, NULL, &o, &err) == 0);
         CHECK(o.preemptions == 0 && o.duration_s < slow);
     }
+    /* prompt + output - 1 tokens are cached at most: 16 + 1 fits one
+     * block of 16 */
+    {
+        sb_sim_req one = {0, 16, 1};
+        sb_sim_cfg c1 = cfg_of(SB_SIM_SARATHI, 8192);
+        c1.kv_blocks = 1;
+        CHECK(sb_sim_run(&c1, &one, 1, linear, NULL, NULL, NULL, &o, &err) ==
+              0);
+        one.output = 2;
+        CHECK(sb_sim_run(&c1, &one, 1, linear, NULL, NULL, NULL, &o, &err) ==
+              SB_EINVAL);
+    }
     /* one request the cache can never hold: refused, not hung */
     sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
     c.kv_blocks = 4;
@@ -238,6 +250,23 @@ static void test_requests(void)
 
 static void test_refusals(void)
 {
+    /* long prompts in a budget of 1: each a chunk of 1 an iteration, many
+     * more iterations than output tokens, and the run still ends */
+    {
+        sb_err e0 = {0};
+        sb_sim_req lp[20];
+        for (int i = 0; i < 20; i++)
+            lp[i] = (sb_sim_req){0.001 * i, 2048, 1};
+        sb_sim_cfg c0 = cfg_of(SB_SIM_SARATHI, 1);
+        sb_sim_out o0;
+        CHECK(sb_sim_run(&c0, lp, 20, linear, NULL, NULL, NULL, &o0, &e0) == 0);
+        CHECK(o0.requests == 20 && o0.iterations >= 20 * 2048);
+        /* a huge mean length drawn is clipped below an int's range */
+        CHECK(sb_sim_requests(lp, 20, 1, 1 << 30, 4, SB_SIM_LEN_LOGNORMAL, 4.0,
+                              1, &e0) == 0);
+        for (int i = 0; i < 20; i++)
+            CHECK(lp[i].prompt >= 1 && lp[i].prompt <= 500000000);
+    }
     sb_err err = {0};
     sb_sim_req r[2] = {{1.0, 10, 10}, {0.5, 10, 10}};
     sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
