@@ -88,10 +88,14 @@ typedef struct sb_workload {
     char attention_kernel[8]; /* flash | naive */
     /* parallelism and topology */
     int data, fsdp, tensor, expert, pipeline;
-    int context;                /* context parallelism: a sequence split
-                                   over this many chips (ring/all-gather
-                                   attention) */
-    int zero;                   /* ZeRO stage over the fsdp axis: 1, 2, 3 */
+    int context; /* context parallelism: a sequence split
+                    over this many chips (ring/all-gather
+                    attention) */
+    int zero;    /* ZeRO stage over the fsdp axis: 1, 2, 3 */
+    /* whether the workload gave zero and reshard_after_forward: when it
+     * did not, a training prediction takes the least-communication
+     * schedule that fits (sb_predict) */
+    bool zero_given, reshard_given;
     bool reshard_after_forward; /* stage 3: gather again for the backward */
     int virtual_stages;         /* interleaved pipeline: chunks per stage */
     int chips, chips_per_host;
@@ -303,6 +307,10 @@ typedef struct sb_prediction {
     /* both */
     double peak_flops, mem_bw;
     bool calibrated; /* efficiencies applied (the calibrated mode) */
+    /* training over fsdp with no ZeRO stage given: the schedule taken (in
+     * w.zero, w.reshard_after_forward), the least communication that
+     * fits */
+    bool schedule_chosen;
     double eff_matmul, eff_attention, eff_memory, eff_network;
     char peak_name[40], bw_name[40]; /* the ceilings used */
     char hw_kind[16]; /* "cpu", "gpu", "tpu" or "": the ceilings' machine,

@@ -857,9 +857,9 @@ static void sb__totals_warnings(const sb_mdl_ctx *x)
                  x->w->measured_dropped);
 }
 
-static int sb__predict(const sb_workload *w, const sb_ceilings *c,
-                       bool calibrated, sb_sim_iter_fn on_iter, void *iter_arg,
-                       sb_prediction *p, sb_err *err)
+static int sb__predict_one(const sb_workload *w, const sb_ceilings *c,
+                           bool calibrated, sb_sim_iter_fn on_iter,
+                           void *iter_arg, sb_prediction *p, sb_err *err)
 {
     memset(p, 0, sizeof *p);
     p->w = *w;
@@ -889,6 +889,42 @@ static int sb__predict(const sb_workload *w, const sb_ceilings *c,
         sb__infer_totals(&x);
     sb__totals_warnings(&x);
     return 0;
+}
+
+/* A prediction; a training job over fsdp whose workload gives no ZeRO
+ * stage runs the schedule with the least communication that fits in
+ * memory: ZeRO-1 (weights and gradients whole: one gather and one
+ * reduce-scatter a step), ZeRO-2, ZeRO-3 keeping the gathered weights
+ * through the backward, ZeRO-3 gathering again (reshard_after_forward,
+ * unless the workload pins it); the last when none fits. A speed of light
+ * is a bound only if it does not pay for communication the job need not
+ * do. */
+static int sb__predict(const sb_workload *w, const sb_ceilings *c,
+                       bool calibrated, sb_sim_iter_fn on_iter, void *iter_arg,
+                       sb_prediction *p, sb_err *err)
+{
+    if (w->kind != SB_JOB_TRAIN || w->fsdp <= 1 || w->zero_given)
+        return sb__predict_one(w, c, calibrated, on_iter, iter_arg, p, err);
+    static const struct {
+        int zero;
+        bool reshard;
+    } sched[] = {{1, false}, {2, false}, {3, false}, {3, true}};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof sched / sizeof sched[0]; i++) {
+        sb_workload t = *w;
+        t.zero = sched[i].zero;
+        if (t.zero == 3 && !w->reshard_given)
+            t.reshard_after_forward = sched[i].reshard;
+        else if (t.zero == 3 && sched[i].reshard != w->reshard_after_forward)
+            continue; /* pinned the other way */
+        rc = sb__predict_one(&t, c, calibrated, on_iter, iter_arg, p, err);
+        if (rc)
+            return rc;
+        p->schedule_chosen = true;
+        if (p->mem.fits)
+            return 0;
+    }
+    return rc; /* none fits: the last, which shards the most */
 }
 
 int sb_predict(const sb_workload *w, const sb_ceilings *c, sb_prediction *p,

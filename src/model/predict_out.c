@@ -582,6 +582,20 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 "  HFU              %.1f%% (%.3g FLOP/token executed, "
                 "remat %s)\n",
                 100 * p->hfu, p->hw_flops_per_token, sb_remat_name(w->remat));
+        if (w->fsdp > 1) {
+            const char *how = w->zero == 3
+                                  ? (w->reshard_after_forward
+                                         ? ", gathered again for the backward"
+                                         : ", gathered weights kept through "
+                                           "the backward")
+                                  : "";
+            fprintf(f, "  schedule         ZeRO-%d over fsdp %d%s%s\n", w->zero,
+                    w->fsdp, how,
+                    p->schedule_chosen
+                        ? " (taken: the least communication that fits; "
+                          "parallelism.zero pins one)"
+                        : "");
+        }
         if (p->price_chip_hour > 0)
             fprintf(f,
                     "  cost             $%.4g per step, $%.4g per million "
@@ -947,6 +961,13 @@ static json_t *sb__json_totals(const sb_prediction *p)
         json_object_set_new(t, "mfu", json_real(p->mfu));
         json_object_set_new(t, "mfu_causal", json_real(p->mfu_causal));
         json_object_set_new(t, "hfu", json_real(p->hfu));
+        if (p->w.fsdp > 1)
+            json_object_set_new(
+                t, "schedule",
+                json_pack("{s:i,s:b,s:b}", "zero", p->w.zero,
+                          "reshard_after_forward",
+                          p->w.zero == 3 && p->w.reshard_after_forward,
+                          "chosen", p->schedule_chosen));
         json_object_set_new(t, "model_flops_per_token",
                             json_real(p->model_flops_per_token));
         json_object_set_new(t, "cost_per_step", json_real(p->cost_per_step));

@@ -255,6 +255,8 @@ static int sb__parallelism(const sb_wl_rd *rd, json_t *doc, sb_workload *w)
     TRY(sb_wl_int(rd, par, "zero", pp, false, 1, 3, 3, &w->zero));
     TRY(sb_wl_bool(rd, par, "reshard_after_forward", pp, true,
                    &w->reshard_after_forward));
+    w->zero_given = json_object_get(par, "zero") != NULL;
+    w->reshard_given = json_object_get(par, "reshard_after_forward") != NULL;
     TRY(sb_wl_int(rd, par, "virtual_stages", pp, false, 1, 1024, 1,
                   &w->virtual_stages));
     return 0;

@@ -138,9 +138,27 @@ int main(void)
     CHECK(s.kv_bytes_per_token == 131072.0); /* 2 x 32 x 8 x 128 x 2 B */
     CHECK_NEAR(s.params_active, s.params_total, 1e-12);
 
-    /* Training step on 8 H100 with FSDP, hand-checked phases. */
+    /* Training step on 8 H100 with FSDP, hand-checked phases. The preset
+     * gives no ZeRO stage: the schedule with the least communication that
+     * fits is taken, ZeRO-2 (ZeRO-1's whole bf16 gradients do not fit),
+     * one gather of the weights a step. */
     machine("h100-sxm", &c);
     CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    CHECK(p.schedule_chosen && p.w.zero == 2 && p.mem.fits);
+    const sb_phase *gather = phase(&p, "step", "fsdp all-gather");
+    CHECK(gather != NULL);
+    if (gather)
+        CHECK_NEAR(gather->comm_bytes, s.params_dense * 2, 1e-12);
+    sb_workload w1 = w;
+    w1.zero = 1;
+    w1.zero_given = true;
+    CHECK(sb_predict(&w1, &c, &p, &err) == 0);
+    CHECK(!p.mem.fits && !p.schedule_chosen);
+    /* ZeRO-3 as pinned: gathered per microbatch, forward and backward */
+    w.zero = 3;
+    w.zero_given = true;
+    CHECK(sb_predict(&w, &c, &p, &err) == 0);
+    CHECK(!p.schedule_chosen && p.w.zero == 3);
     double tok_chip = 64.0 * 8192 / 8; /* tokens per chip per step */
     double mult = 3.0;                 /* selective remat: fwd + 2x bwd */
     const sb_phase *ph = phase(&p, "step", "mlp");
