@@ -49,4 +49,21 @@ static inline void machine(const char *hw, sb_ceilings *c)
         fprintf(stderr, "%s\n", e.msg);
 }
 
+/* Predicts `preset` with `sets` on the data/hw spec `hw`; 0 on success
+ * (the error on stderr otherwise). */
+static inline int predict_on(const char *preset, const char *const *sets, int n,
+                             const char *hw, sb_prediction *p)
+{
+    sb_workload w;
+    sb_ceilings c;
+    sb_err err = {0};
+    machine(hw, &c);
+    int rc = load(preset, sets, n, &w, &err);
+    if (rc == 0)
+        rc = sb_predict(&w, &c, p, &err);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", preset, err.msg);
+    return rc;
+}
+
 #endif

@@ -75,6 +75,11 @@ typedef struct sb_capacity {
 int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
                         const sb_slo *slo, sb_capacity *out, sb_err *err);
 
+/* The best of n capacities (ran[i] false: left out): the least $ per
+ * million output tokens at capacity where both have a price, else the
+ * most requests/s; -1 when none was found. */
+int sb_capacity_best(const sb_capacity *cap, const bool *ran, int n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -91,7 +91,6 @@ typedef struct sb_sim_dist {
 typedef struct sb_sim_out {
     size_t requests, iterations, preemptions;
     double duration_s; /* first arrival to last finish */
-    double busy_s;     /* time spent iterating */
     /* per request: time to first token (in a closed loop, of the requests
      * after the first wave, which arrives at once, when there are any);
      * time per output token after the first, (finish - first token) /
@@ -104,7 +103,6 @@ typedef struct sb_sim_out {
     double slo_attained;   /* share of requests within both SLOs */
     double goodput_rps;    /* requests within both SLOs per second */
     double mean_running;   /* running sequences, averaged over iterations */
-    double mean_tokens;    /* tokens per iteration, mean */
     /* the least-squares slope of each request's queueing delay over its
      * arrival time (open arrivals; 0 in a closed loop): about 0 when the
      * replica keeps up, 1 - served/offered when the queue grows without

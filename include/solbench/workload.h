@@ -340,6 +340,15 @@ int sb_predict_calibrated(const sb_workload *w, const sb_ceilings *c,
 int sb_predict_timeline(const sb_workload *w, const sb_ceilings *c,
                         sb_sim_iter_fn fn, void *arg, sb_prediction *p,
                         sb_err *err);
+/* USD per million output tokens of `chips` chips at `price` per
+ * chip-hour serving `tokens_per_s`; 0 without a price or a throughput. */
+static inline double sb_cost_per_mtok(double price, double chips,
+                                      double tokens_per_s)
+{
+    return price > 0 && tokens_per_s > 0
+               ? price * chips / 3600.0 / tokens_per_s * 1e6
+               : 0;
+}
 /* Whether the workload carries any calibration. */
 bool sb_workload_calibrated(const sb_workload *w);
 

@@ -116,7 +116,6 @@ int sb_cli_capacity_table(FILE *f, const sb_slo *slo, const char *keys, int kw,
             sb_slo_text(slo, text, sizeof text));
     fprintf(f, "  %-*s %12s %14s %12s\n", kw, keys, "requests/s",
             "out tokens/s", "$/Mtok");
-    int best = -1;
     for (int i = 0; i < n; i++) {
         if (!ran[i])
             continue;
@@ -132,13 +131,8 @@ int sb_cli_capacity_table(FILE *f, const sb_slo *slo, const char *keys, int kw,
             snprintf(cost, sizeof cost, "%.4g", cap[i].cost_per_mtok);
         fprintf(f, "  %-*s %12.4g %14.4g %12s\n", kw, labels[i], cap[i].rate,
                 cap[i].tokens_per_s, cost);
-        /* the cheapest per token at its capacity; without prices, the
-         * most requests */
-        if (best < 0 || (cap[i].cost_per_mtok > 0 && cap[best].cost_per_mtok > 0
-                             ? cap[i].cost_per_mtok < cap[best].cost_per_mtok
-                             : cap[i].rate > cap[best].rate))
-            best = i;
     }
+    int best = sb_capacity_best(cap, ran, n);
     if (best >= 0)
         fprintf(f, "best: %s (%s)\n", labels[best],
                 cap[best].cost_per_mtok > 0

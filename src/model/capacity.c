@@ -161,11 +161,6 @@ static int feasible_n(probe *pr, double rate, int most, bool *ok, sb_err *err)
     return 0;
 }
 
-static int feasible(probe *pr, double rate, bool *ok, sb_err *err)
-{
-    return feasible_n(pr, rate, 0, ok, err);
-}
-
 static void keep(const probe *pr, double rate, sb_capacity *out)
 {
     const sb_prediction *p = pr->p;
@@ -173,10 +168,28 @@ static void keep(const probe *pr, double rate, sb_capacity *out)
     out->rate = rate;
     out->at = p->sim;
     out->tokens_per_s = p->sim.tokens_per_s;
-    out->cost_per_mtok = p->price_chip_hour > 0 && out->tokens_per_s > 0
-                             ? p->price_chip_hour * pr->w->chips / 3600.0 /
-                                   out->tokens_per_s * 1e6
-                             : 0;
+    out->cost_per_mtok =
+        sb_cost_per_mtok(p->price_chip_hour, pr->w->chips, out->tokens_per_s);
+}
+
+/* One rate tried (`most`: at most that many requests, 0: all): the
+ * bracket moved to it, lo where the objectives hold (the run kept in
+ * out), hi where they miss. */
+static int step(probe *pr, double r, int most, double *lo, double *hi,
+                sb_capacity *out, bool *ok, sb_err *err)
+{
+    int rc = feasible_n(pr, r, most, ok, err);
+    if (rc)
+        return rc;
+    if (!(out->lowest_tried > 0) || r < out->lowest_tried)
+        out->lowest_tried = r;
+    if (!*ok)
+        *hi = r;
+    else if (most == 0) {
+        keep(pr, r, out);
+        *lo = r;
+    }
+    return 0;
 }
 
 int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
@@ -203,72 +216,51 @@ int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
         return rc; /* nothing is served: found stays false */
     }
     bool ok = false;
-    double lo = 0, hi = 0, r = est;
-    /* bracket: double from the estimate while it holds, else halve */
-    if ((rc = feasible(&pr, r, &ok, err)))
+    double lo = 0, hi = 0; /* hi 0: no rate missed yet */
+    /* from the estimate, doubling while the objectives hold */
+    if ((rc = step(&pr, est, 0, &lo, &hi, out, &ok, err)))
         goto done;
-    if (ok) {
-        keep(&pr, r, out);
-        lo = r;
-        for (int k = 0; k < 16 && ok; k++) {
-            r *= 2;
-            if ((rc = feasible(&pr, r, &ok, err)))
-                goto done;
-            if (ok) {
-                keep(&pr, r, out);
-                lo = r;
-            }
-        }
-        hi = ok ? 0 : r;
-    } else {
-        /* a quarter of the estimate; then a light load (1/64 of it, 200
-         * requests: at such loads a request runs nearly alone, an
-         * iteration a token, and the simulation is slowest): missed there,
-         * no rate meets them */
-        hi = r;
-        r = est / 4;
-        if ((rc = feasible(&pr, r, &ok, err)))
+    for (int k = 0; ok && k < 16; k++)
+        if ((rc = step(&pr, 2 * lo, 0, &lo, &hi, out, &ok, err)))
             goto done;
-        if (!ok) {
-            hi = r;
-            r = est / 64;
-            if ((rc = feasible_n(&pr, r, 200, &ok, err)))
+    if (!out->found) {
+        /* a quarter of the estimate; then a light load, 1/64 of it,
+         * screened with 200 requests (a request runs nearly alone there,
+         * an iteration a token, and the simulation is slowest): missed
+         * there, no rate meets them */
+        if ((rc = step(&pr, est / 4, 0, &lo, &hi, out, &ok, err)))
+            goto done;
+        if (!ok && (rc = step(&pr, est / 64, 200, &lo, &hi, out, &ok, err)))
+            goto done;
+        if (ok && !out->found &&
+            (rc = step(&pr, est / 64, 0, &lo, &hi, out, &ok, err)))
+            goto done;
+        /* geometric bisection down to a factor of 2 */
+        while (out->found && hi / lo > 2)
+            if ((rc = step(&pr, sqrt(lo * hi), 0, &lo, &hi, out, &ok, err)))
                 goto done;
-            if (ok && (rc = feasible(&pr, r, &ok, err)))
-                goto done;
-        }
-        if (ok) {
-            keep(&pr, r, out);
-            lo = r;
-            /* geometric bisection down to a factor of 2 */
-            while (hi / lo > 2) {
-                double mid = sqrt(lo * hi);
-                if ((rc = feasible(&pr, mid, &ok, err)))
-                    goto done;
-                if (ok) {
-                    keep(&pr, mid, out);
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-        }
     }
-    out->lowest_tried = out->found ? lo : r;
     /* bisection to 1 % */
-    while (out->found && hi > 0 && hi - lo > 0.01 * lo) {
-        double mid = 0.5 * (lo + hi);
-        if ((rc = feasible(&pr, mid, &ok, err)))
+    while (out->found && hi > 0 && hi - lo > 0.01 * lo)
+        if ((rc = step(&pr, 0.5 * (lo + hi), 0, &lo, &hi, out, &ok, err)))
             goto done;
-        if (ok) {
-            keep(&pr, mid, out);
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
 done:
     out->simulations = pr.runs;
     free(pr.p);
     return rc;
+}
+
+int sb_capacity_best(const sb_capacity *cap, const bool *ran, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (!ran[i] || !cap[i].found)
+            continue;
+        bool priced = cap[i].cost_per_mtok > 0 && best >= 0 &&
+                      cap[best].cost_per_mtok > 0;
+        if (best < 0 || (priced ? cap[i].cost_per_mtok < cap[best].cost_per_mtok
+                                : cap[i].rate > cap[best].rate))
+            best = i;
+    }
+    return best;
 }

@@ -818,8 +818,8 @@ static void sb__infer_totals(sb_mdl_ctx *x)
     sb_mdl_simulate(x);
     /* served throughput: prefill charged (the serving model) */
     p->tokens_per_s = p->serve.tokens_per_s;
-    double cost_s = p->price_chip_hour * chips / 3600.0;
-    p->cost_per_mtok = p->tokens_per_s > 0 ? cost_s / p->tokens_per_s * 1e6 : 0;
+    p->cost_per_mtok =
+        sb_cost_per_mtok(p->price_chip_hour, chips, p->tokens_per_s);
     p->model_flops_per_token = 2.0 * s->n_for_mfu;
     p->mfu =
         p->model_flops_per_token * p->decode_tokens_per_s / (chips * x->peak);

@@ -561,14 +561,11 @@ int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
             }
         }
         out->iterations++;
-        out->busy_s += dt;
         out->mean_running += (double)m.nrun;
-        out->mean_tokens += m.b.decode_seqs + m.b.prefill_tokens;
         t += dt;
         apply(&m, t, &done, &next);
     }
     out->mean_running /= (double)out->iterations;
-    out->mean_tokens /= (double)out->iterations;
     rc = summarise(&m, t0, t, out, err);
     sim_free(&m);
     return rc;

@@ -398,11 +398,24 @@ static void machine_text(sb_buf *b, const machine *m)
                                       : "unknown machine");
 }
 
+/* A table row's first cells for run r, numbered `num`: the number, its
+ * id, start time and commit. */
+static void run_cells(sb_buf *b, const sb_series_run *r, size_t num)
+{
+    char when[24];
+    sb_buf_printf(b, "<tr><td class=\"n\">%zu<td>", num);
+    sb_buf_esc(b, r->run_id);
+    sb_buf_put(b, "<td>");
+    sb_buf_esc(b, sb_pub_time(r->started_at, when, sizeof when));
+    sb_buf_put(b, "<td>");
+    sb_buf_esc(b, r->commit[0] ? r->commit : "-");
+}
+
 /* One series' page: what it is, the timeline, its change points, its
  * runs newest first. */
 static void point_page(sb_buf *b, const sb_series *s, const machine *m)
 {
-    char params[512], fig[32], when[24], pct[32];
+    char params[512], fig[32], pct[32];
     sb_params_text_compact(s->bench, s->backend, s->params, params,
                            sizeof params);
     page_head(b, s->bench, params);
@@ -442,12 +455,7 @@ static void point_page(sb_buf *b, const sb_series *s, const machine *m)
             const sb_cp_point *cp = &s->cps[k];
             const sb_series_run *r = &s->runs[cp->index];
             bool reg = sb_series_regressed(s, cp);
-            sb_buf_printf(b, "<tr><td class=\"n\">%zu<td>", cp->index + 1);
-            sb_buf_esc(b, r->run_id);
-            sb_buf_put(b, "<td>");
-            sb_buf_esc(b, sb_pub_time(r->started_at, when, sizeof when));
-            sb_buf_put(b, "<td>");
-            sb_buf_esc(b, r->commit[0] ? r->commit : "-");
+            run_cells(b, r, cp->index + 1);
             sb_buf_printf(b, "<td class=\"n\">%s",
                           sb_pub_fig(cp->before, fig, sizeof fig));
             sb_buf_printf(b, "<td class=\"n\">%s",
@@ -473,12 +481,7 @@ static void point_page(sb_buf *b, const sb_series *s, const machine *m)
                   "stable</tr>\n");
     for (size_t i = s->n; i-- > 0;) {
         const sb_series_run *r = &s->runs[i];
-        sb_buf_printf(b, "<tr><td class=\"n\">%zu<td>", i + 1);
-        sb_buf_esc(b, r->run_id);
-        sb_buf_put(b, "<td>");
-        sb_buf_esc(b, sb_pub_time(r->started_at, when, sizeof when));
-        sb_buf_put(b, "<td>");
-        sb_buf_esc(b, r->commit[0] ? r->commit : "-");
+        run_cells(b, r, i + 1);
         sb_buf_printf(b, "<td class=\"n\">%s",
                       sb_pub_fig(r->value, fig, sizeof fig));
         if (isfinite(r->lo) && isfinite(r->hi)) {

@@ -17,21 +17,6 @@
 
 static sb_prediction P; /* large: static */
 
-static int run(const char *preset, const char *const *sets, int n,
-               const char *hw, sb_prediction *p)
-{
-    sb_workload w;
-    sb_ceilings c;
-    sb_err err = {0};
-    machine(hw, &c);
-    int rc = load(preset, sets, n, &w, &err);
-    if (rc == 0)
-        rc = sb_predict(&w, &c, p, &err);
-    if (rc)
-        fprintf(stderr, "%s: %s\n", preset, err.msg);
-    return rc;
-}
-
 /* The printed prediction, into buf. */
 static const char *printed(const sb_prediction *p, char *buf, size_t len)
 {
@@ -59,7 +44,7 @@ static void test_mfu(void)
 {
     const char *s[] = {"chips=128", "seq=262144", "context=16",
                        "fsdp=8",    "batch=64",   "microbatches=8"};
-    CHECK(run("llama3-8b", s, 6, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", s, 6, "h100-sxm", &P) == 0);
     CHECK(P.mfu > 1 && P.mfu_causal < 1); /* PaLM's count passes 100 % */
     const char *t = printed(&P, out, sizeof out);
     const char *causal = strstr(t, "counting causal attention");
@@ -68,7 +53,7 @@ static void test_mfu(void)
     CHECK(strstr(t, "no utilisation") != NULL);
     /* a short sequence: PaLM's count is under the executed FLOPs (remat
      * recomputes more than the mask hides), no such note */
-    CHECK(run("llama3-8b", NULL, 0, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", NULL, 0, "h100-sxm", &P) == 0);
     CHECK(P.mfu < 1 &&
           strstr(printed(&P, out, sizeof out), "no utilisation") == NULL);
 }
@@ -80,7 +65,7 @@ static void test_mfu(void)
 static void test_moe_alone(void)
 {
     const char *s[] = {"concurrency=1"};
-    CHECK(run("mixtral-8x7b", s, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("mixtral-8x7b", s, 1, "h100-sxm", &P) == 0);
     double alone = P.w.output_len / P.request_s;
     CHECK(P.serve.tokens_per_s > 0.97 * alone &&
           P.serve.tokens_per_s < 1.03 * alone);
@@ -89,7 +74,7 @@ static void test_moe_alone(void)
 static void test_concurrency_that_cannot_fit(void)
 {
     const char *s[] = {"concurrency=100000"};
-    CHECK(run("llama3-70b", s, 1, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama3-70b", s, 1, "h200-sxm", &P) == 0);
     CHECK(P.decode_batch >= 1 && P.decode_batch < 2000);
     CHECK_NEAR(P.decode_tokens_per_s, P.decode_batch / P.tpot_s, 1e-9);
     CHECK(P.mem.fits);
@@ -97,14 +82,14 @@ static void test_concurrency_that_cannot_fit(void)
     CHECK(strstr(t, "all the KV cache holds") != NULL);
     CHECK(strstr(t, "(100000 requests") == NULL);
     /* a concurrency that fits is decoded whole */
-    CHECK(run("llama3-70b", NULL, 0, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama3-70b", NULL, 0, "h200-sxm", &P) == 0);
     CHECK(P.decode_batch == 64);
 }
 
 static void test_nothing_served(void)
 {
     const char *s[] = {"tensor=1", "chips=1"};
-    CHECK(run("llama3-70b", s, 2, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama3-70b", s, 2, "h200-sxm", &P) == 0);
     CHECK(!P.mem.fits && P.serve.tokens_per_s == 0);
     const char *t = printed(&P, out, sizeof out);
     CHECK(strstr(t, "served           nothing") != NULL);
@@ -116,21 +101,21 @@ static void test_nothing_served(void)
  * the command line brings its own, unless a price is set with it. */
 static void test_price(void)
 {
-    CHECK(run("llama3-70b", NULL, 0, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama3-70b", NULL, 0, "h200-sxm", &P) == 0);
     CHECK_NEAR(P.price_chip_hour, 3.5, 1e-12);
     const char *h100[] = {"hw=h100-sxm"};
-    CHECK(run("llama3-70b", h100, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-70b", h100, 1, "h100-sxm", &P) == 0);
     CHECK_NEAR(P.price_chip_hour, 3.0, 1e-12);
     const char *v5e[] = {"hw=tpu-v5e"};
-    CHECK(run("llama3-70b", v5e, 1, "tpu-v5e", &P) == 0);
+    CHECK(predict_on("llama3-70b", v5e, 1, "tpu-v5e", &P) == 0);
     CHECK_NEAR(P.price_chip_hour, 1.2, 1e-12);
     const char *own[] = {"hw=tpu-v5e", "price=2"};
-    CHECK(run("llama3-70b", own, 2, "tpu-v5e", &P) == 0);
+    CHECK(predict_on("llama3-70b", own, 2, "tpu-v5e", &P) == 0);
     CHECK_NEAR(P.price_chip_hour, 2.0, 1e-12);
     /* a workload's own price for its own chip stays when other settings
      * change */
     const char *keep[] = {"price=5", "concurrency=8"};
-    CHECK(run("llama3-70b", keep, 2, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama3-70b", keep, 2, "h200-sxm", &P) == 0);
     CHECK_NEAR(P.price_chip_hour, 5.0, 1e-12);
     sb_workload w;
     sb_err err = {0};
@@ -142,21 +127,21 @@ static void test_price(void)
 /* A published figure is compared with the job it was measured on only. */
 static void test_measured(void)
 {
-    CHECK(run("llama2-70b-mlperf-h200", NULL, 0, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama2-70b-mlperf-h200", NULL, 0, "h200-sxm", &P) == 0);
     CHECK(P.vs_measured > 0);
     const char *ov[] = {"overlap=\"full\""}; /* not the job */
-    CHECK(run("llama2-70b-mlperf-h200", ov, 1, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama2-70b-mlperf-h200", ov, 1, "h200-sxm", &P) == 0);
     CHECK(P.vs_measured > 0 && !warned(&P, "not compared"));
     /* what only the simulator reads, and a number written otherwise */
     const char *sim[] = {"requests=50", "seed=2", "scheduler=vllm",
                          "job.max_batched_tokens=8192.0"};
-    CHECK(run("llama2-70b-mlperf-h200", sim, 4, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama2-70b-mlperf-h200", sim, 4, "h200-sxm", &P) == 0);
     CHECK(P.vs_measured > 0 && !warned(&P, "not compared"));
     const char *conc[] = {"concurrency=16"};
-    CHECK(run("llama2-70b-mlperf-h200", conc, 1, "h200-sxm", &P) == 0);
+    CHECK(predict_on("llama2-70b-mlperf-h200", conc, 1, "h200-sxm", &P) == 0);
     CHECK(P.vs_measured == 0 && warned(&P, "not compared"));
     const char *hw[] = {"hw=b200"};
-    CHECK(run("llama2-70b-mlperf-h200", hw, 1, "b200", &P) == 0);
+    CHECK(predict_on("llama2-70b-mlperf-h200", hw, 1, "b200", &P) == 0);
     CHECK(P.vs_measured == 0 && warned(&P, "not compared"));
 }
 

@@ -15,18 +15,10 @@
 
 static sb_prediction P; /* large: static */
 
+/* Llama 3 70B on the H200 machine model, with `sets`. */
 static int run(const char *const *sets, int n, sb_prediction *p)
 {
-    sb_workload w;
-    sb_ceilings c;
-    sb_err err = {0};
-    machine("h200-sxm", &c);
-    int rc = load("llama3-70b", sets, n, &w, &err);
-    if (rc == 0)
-        rc = sb_predict(&w, &c, p, &err);
-    if (rc)
-        fprintf(stderr, "llama3-70b: %s\n", err.msg);
-    return rc;
+    return predict_on("llama3-70b", sets, n, "h200-sxm", p);
 }
 
 static bool warned(const sb_prediction *p, const char *what)
@@ -196,6 +188,22 @@ static void test_capacity(void)
     CHECK_NEAR(slo.t[0].limit_s, 2.0, 1e-12);
     CHECK(sb_slo_parse("latency_p99=1e7", &slo, &err) == SB_EINVAL);
     CHECK(strstr(err.msg, "more than 1e6 s") != NULL);
+    /* the best of several: the cheapest per token where priced, else
+     * the most requests; none found, none */
+    {
+        sb_capacity cs[3] = {{0}};
+        bool ran[3] = {true, true, true};
+        cs[0] = (sb_capacity){.found = true, .rate = 9, .cost_per_mtok = 2};
+        cs[1] = (sb_capacity){.found = true, .rate = 5, .cost_per_mtok = 1};
+        CHECK(sb_capacity_best(cs, ran, 3) == 1);
+        ran[1] = false;
+        CHECK(sb_capacity_best(cs, ran, 3) == 0);
+        cs[0].cost_per_mtok = cs[1].cost_per_mtok = 0;
+        ran[1] = true;
+        CHECK(sb_capacity_best(cs, ran, 3) == 0); /* unpriced: the most */
+        cs[0].found = cs[1].found = false;
+        CHECK(sb_capacity_best(cs, ran, 3) == -1);
+    }
     static const char *const bad[] = {
         "ttft=2s",     "ttft_p95=2s",  "rate_p90=2s",  "ttft_p90=",
         "ttft_p90=2h", "ttft_p90=-1s", "ttft_p90=2s,", ""};

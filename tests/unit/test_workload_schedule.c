@@ -27,22 +27,6 @@ static sb_prediction P, Q; /* large: static */
 static const char infer_job[] =
     "job={\"type\":\"inference\",\"prompt_len\":2048,\"output_len\":512}";
 
-/* Predicts `preset` with `sets` on `hw`; 0 on success. */
-static int predict(const char *preset, const char *const *sets, int n,
-                   const char *hw, sb_prediction *p)
-{
-    sb_workload w;
-    sb_ceilings c;
-    sb_err err = {0};
-    machine(hw, &c);
-    int rc = load(preset, sets, n, &w, &err);
-    if (rc == 0)
-        rc = sb_predict(&w, &c, p, &err);
-    if (rc)
-        fprintf(stderr, "%s: %s\n", preset, err.msg);
-    return rc;
-}
-
 /* The stage total by the documented rule: max(compute stream, hidden
  * network, hidden host) + exposed. */
 static double by_hand(const sb_prediction *p, const char *stage)
@@ -69,7 +53,7 @@ static void test_overlap(void)
 {
     /* none: everything in sequence */
     const char *none[] = {"overlap=\"none\""};
-    CHECK(predict("llama3-8b", none, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", none, 1, "h100-sxm", &P) == 0);
     double sum = 0;
     for (int i = 0; i < P.n; i++)
         sum += P.ph[i].t;
@@ -77,13 +61,13 @@ static void test_overlap(void)
     double step_none = P.step_s;
     /* full: the largest stream */
     const char *full[] = {"overlap=\"full\""};
-    CHECK(predict("llama3-8b", full, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", full, 1, "h100-sxm", &P) == 0);
     CHECK_NEAR(P.step_s, by_hand(&P, "step"), 1e-12);
     CHECK(P.step_s < step_none);
     /* auto on a step whose collectives (ZeRO-3, every microbatch) all hide
      * behind a longer compute stream: the step is the sum less them */
     const char *au[] = {"overlap=\"auto\""};
-    CHECK(predict("llama3-8b", au, 1, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", au, 1, "h100-sxm", &Q) == 0);
     const sb_phase *g = phase(&Q, "step", "fsdp all-gather");
     const sb_phase *r = phase(&Q, "step", "fsdp reduce-scatter");
     const sb_phase *in = phase(&Q, "step", "input transfer");
@@ -95,7 +79,7 @@ static void test_overlap(void)
     /* ZeRO-1's one reduce-scatter a step hides behind the last
      * microbatch's backward only: 2/3 of a microbatch's compute */
     const char *z1[] = {"overlap=\"auto\"", "zero=1"};
-    CHECK(predict("llama3-8b", z1, 2, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", z1, 2, "h100-sxm", &Q) == 0);
     r = phase(&Q, "step", "fsdp reduce-scatter");
     double comp = 0;
     for (int i = 0; i < Q.n; i++)
@@ -112,7 +96,7 @@ static void test_overlap(void)
             CHECK(P.ph[i].hidden == 1.0);
     /* auto: fsdp hidden, tensor all-reduce exposed; tp 2 so there is one */
     const char *aut[] = {"overlap=\"auto\"", "tensor=2"};
-    CHECK(predict("llama3-8b", aut, 2, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", aut, 2, "h100-sxm", &P) == 0);
     const sb_phase *ag = phase(&P, "step", "fsdp all-gather");
     const sb_phase *tp = phase(&P, "step", "tensor all-reduce");
     CHECK(ag && tp);
@@ -124,7 +108,7 @@ static void test_overlap(void)
     CHECK_NEAR(P.step_s, by_hand(&P, "step"), 1e-12);
     /* an object: the kinds it names, the others as auto */
     const char *obj[] = {"overlap={\"fsdp\":0.25}", "tensor=2"};
-    CHECK(predict("llama3-8b", obj, 2, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", obj, 2, "h100-sxm", &Q) == 0);
     ag = phase(&Q, "step", "fsdp all-gather");
     CHECK(ag && ag->hidden == 0.25);
     if (ag)
@@ -152,7 +136,7 @@ static void test_zero(void)
                  {"zero=1", "reshard_after_forward=true", 1, 1}};
     for (int k = 0; k < 4; k++) {
         const char *sets[] = {cases[k].zero, cases[k].reshard};
-        CHECK(predict("llama3-8b", sets, 2, "h100-sxm", &P) == 0);
+        CHECK(predict_on("llama3-8b", sets, 2, "h100-sxm", &P) == 0);
         const sb_phase *ag = phase(&P, "step", "fsdp all-gather");
         const sb_phase *rs = phase(&P, "step", "fsdp reduce-scatter");
         CHECK(ag && rs);
@@ -176,7 +160,7 @@ static void test_zero(void)
 static void test_offload(void)
 {
     const char *off[] = {"job.optimizer_offload=true"};
-    CHECK(predict("llama3-8b", off, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", off, 1, "h100-sxm", &P) == 0);
     CHECK(P.mem.optimizer == 0);
     const sb_phase *o = phase(&P, "step", "optimizer offload transfer");
     const sb_phase *u = phase(&P, "step", "optimizer update");
@@ -193,7 +177,7 @@ static void test_pipeline(void)
 {
     /* interleaved: bubble = compute x (PP-1) / (mb x v) */
     const char *il[] = {"pipeline=2", "virtual_stages=2"};
-    CHECK(predict("llama3-8b", il, 2, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", il, 2, "h100-sxm", &P) == 0);
     /* the bubble's base: the microbatches' compute, not the update */
     double comp = 0;
     for (int i = 0; i < P.n; i++)
@@ -209,7 +193,7 @@ static void test_pipeline(void)
     CHECK(sr && sr->n_coll == 8 * 2 * 2); /* mb x v x (fwd, bwd) */
     /* the tensor all-reduce a microbatch waits for is part of its slot */
     const char *tp[] = {"pipeline=2", "tensor=2", "fsdp=2"};
-    CHECK(predict("llama3-8b", tp, 3, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", tp, 3, "h100-sxm", &P) == 0);
     comp = 0;
     for (int i = 0; i < P.n; i++)
         if (P.ph[i].comm_kind < 0 &&
@@ -224,8 +208,8 @@ static void test_pipeline(void)
     /* uneven stages: 32 layers over 3 stages, the fullest holds 11 */
     const char *one[] = {"chips=1", "fsdp=1"};
     const char *three[] = {"chips=3", "fsdp=1", "pipeline=3"};
-    CHECK(predict("llama3-8b", one, 2, "h100-sxm", &P) == 0);
-    CHECK(predict("llama3-8b", three, 3, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", one, 2, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", three, 3, "h100-sxm", &Q) == 0);
     const sb_phase *a = phase(&P, "step", "qkv projection");
     b = phase(&Q, "step", "qkv projection");
     CHECK(a && b);
@@ -240,8 +224,8 @@ static void test_context(void)
 {
     const char *one[] = {"remat=none"};
     const char *two[] = {"remat=none", "context=2", "chips=16"};
-    CHECK(predict("llama3-8b", one, 1, "h100-sxm", &P) == 0);
-    CHECK(predict("llama3-8b", two, 3, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", one, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", two, 3, "h100-sxm", &Q) == 0);
     CHECK(Q.w.context == 2 && Q.w.fsdp == 8 && Q.w.chips == 16);
     const char *halved[] = {"qkv projection", "attention core", "mlp",
                             "lm head"};
@@ -279,7 +263,7 @@ static void test_context(void)
 static void test_two_level(void)
 {
     const char *sets[] = {"chips=16", "batch=128"};
-    CHECK(predict("llama3-8b", sets, 2, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", sets, 2, "h100-sxm", &P) == 0);
     CHECK(P.w.fsdp == 16 && P.w.tensor == 1);
     sb_ceilings c;
     machine("h100-sxm", &c);
@@ -297,7 +281,7 @@ static void test_two_level(void)
     }
     /* fsdp 2 outside tensor 8: one GPU a node in each group, flat across */
     const char *tp8[] = {"chips=16", "batch=128", "tensor=8"};
-    CHECK(predict("llama3-8b", tp8, 3, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", tp8, 3, "h100-sxm", &Q) == 0);
     ag = phase(&Q, "step", "fsdp all-gather");
     CHECK(ag && strcmp(ag->ceiling, "net.scaleout") == 0);
     if (ag)
@@ -310,7 +294,7 @@ static void test_two_level(void)
 static void test_torus(void)
 {
     const char *t4[] = {"tensor=4"};
-    CHECK(predict("moe-110b-tpu7x-4x4x4", t4, 1, "tpu7x", &P) == 0);
+    CHECK(predict_on("moe-110b-tpu7x-4x4x4", t4, 1, "tpu7x", &P) == 0);
     CHECK(strcmp(P.w.mesh, "4x4x4") == 0 && P.w.fsdp == 16);
     const sb_phase *tp = phase(&P, "step", "tensor all-reduce");
     const sb_phase *ag = phase(&P, "step", "fsdp all-gather");
@@ -322,7 +306,7 @@ static void test_torus(void)
         CHECK(strstr(ag->ceiling, "2/3") != NULL);
     }
     /* all three axes: the whole of the chip's links */
-    CHECK(predict("moe-110b-tpu7x-4x4x4", NULL, 0, "tpu7x", &Q) == 0);
+    CHECK(predict_on("moe-110b-tpu7x-4x4x4", NULL, 0, "tpu7x", &Q) == 0);
     ag = phase(&Q, "step", "fsdp all-gather");
     CHECK(ag && strcmp(ag->ceiling, "net.scaleup") == 0);
     /* the experts' all-to-all over 8 chips of the cube (the last axis
@@ -335,7 +319,7 @@ static void test_torus(void)
         CHECK_NEAR(a2a->t_network, a2a->comm_bytes * 4 * 3 / 4 / 600e9, 1e-12);
     /* no mesh (a GPU node): the whole scale-up link */
     const char *gpu[] = {"tensor=8"};
-    CHECK(predict("llama3-8b", gpu, 1, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", gpu, 1, "h100-sxm", &Q) == 0);
     tp = phase(&Q, "step", "tensor all-reduce");
     CHECK(tp && strcmp(tp->ceiling, "net.scaleup") == 0);
 }
@@ -459,7 +443,7 @@ static void test_serving(void)
 static void test_precision(void)
 {
     const char *fp8[] = {"dtypes.matmul=fp8"};
-    CHECK(predict("llama3-8b", fp8, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", fp8, 1, "h100-sxm", &P) == 0);
     const sb_phase *q = phase(&P, "step", "qkv projection");
     const sb_phase *a = phase(&P, "step", "attention core");
     CHECK(q && a);
@@ -469,7 +453,7 @@ static void test_precision(void)
     }
     /* an fp32 router runs under the fp32 peak */
     const char *r32[] = {"dtypes.router=fp32"};
-    CHECK(predict("mixtral-8x7b", r32, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("mixtral-8x7b", r32, 1, "h100-sxm", &P) == 0);
     const sb_phase *r = phase(&P, "decode", "router");
     CHECK(r != NULL);
     if (r)
@@ -477,8 +461,8 @@ static void test_precision(void)
     /* fp8 dispatch halves the all-to-all's bytes of bf16 */
     const char *ep[] = {"expert=8"};
     const char *ep8[] = {"expert=8", "dtypes.dispatch=fp8"};
-    CHECK(predict("moe-110b-tpu7x-4x4x4", ep, 1, "tpu7x", &P) == 0);
-    CHECK(predict("moe-110b-tpu7x-4x4x4", ep8, 2, "tpu7x", &Q) == 0);
+    CHECK(predict_on("moe-110b-tpu7x-4x4x4", ep, 1, "tpu7x", &P) == 0);
+    CHECK(predict_on("moe-110b-tpu7x-4x4x4", ep8, 2, "tpu7x", &Q) == 0);
     const sb_phase *d1 = phase(&P, "step", "moe dispatch all-to-all");
     const sb_phase *d2 = phase(&Q, "step", "moe dispatch all-to-all");
     const sb_phase *c2 = phase(&Q, "step", "moe combine all-to-all");
@@ -501,7 +485,7 @@ static void test_vector(void)
     CHECK_NEAR(sb_ceil_get(&c, "vector.peak"), 66.9e12, 1e-12);
     CHECK_NEAR(sb_ceil_get(&c, "vector.exp"), 4.18e12, 1e-12);
     const char *base[] = {"remat=none"};
-    CHECK(predict("llama3-8b", base, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", base, 1, "h100-sxm", &P) == 0);
     const sb_phase *n = phase(&P, "step", "norms & elementwise");
     const sb_phase *a = phase(&P, "step", "attention core");
     CHECK(n && a);
@@ -518,7 +502,7 @@ static void test_vector(void)
     }
     /* selective remat recomputes the forward's softmax too */
     const char *sel[] = {"remat=selective"};
-    CHECK(predict("llama3-8b", sel, 1, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", sel, 1, "h100-sxm", &Q) == 0);
     const sb_phase *s = phase(&Q, "step", "attention core");
     CHECK(s && a);
     if (s && a)
@@ -526,7 +510,7 @@ static void test_vector(void)
     /* 256 FLOPs a score at fp8 (0.13 ps) against one exp (0.24 ps) */
     const char *fp8[] = {infer_job, "model.head_dim=64",
                          "dtypes.attention=fp8"};
-    CHECK(predict("llama3-8b", fp8, 3, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", fp8, 3, "h100-sxm", &P) == 0);
     a = phase(&P, "prefill", "attention core");
     CHECK(a != NULL);
     if (a) {
@@ -542,7 +526,7 @@ static void test_vector(void)
     machine("tpu7x", &c);
     CHECK_NEAR(sb_ceil_get(&c, "vector.peak"), 14.3e12, 1e-12);
     CHECK(sb_ceil_get(&c, "vector.exp") == 0);
-    CHECK(predict("llama3-8b", fp8, 3, "tpu7x", &P) == 0);
+    CHECK(predict_on("llama3-8b", fp8, 3, "tpu7x", &P) == 0);
     a = phase(&P, "prefill", "attention core");
     CHECK(a && a->exps > 0 && a->vflops > 0);
     if (a) {
@@ -553,7 +537,7 @@ static void test_vector(void)
     }
     /* the same on the H100's CUDA cores: the exps bind there, not the
      * 4 ops a score at 66.9 TFLOP/s */
-    CHECK(predict("llama3-8b", fp8, 3, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", fp8, 3, "h100-sxm", &P) == 0);
     a = phase(&P, "prefill", "attention core");
     CHECK(a && a->vflops / 66.9e12 < a->exps / 4.18e12);
 }
@@ -731,7 +715,7 @@ static void test_calibration(void)
 
 static void test_mfu_and_remat(void)
 {
-    CHECK(predict("llama3-8b", NULL, 0, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", NULL, 0, "h100-sxm", &P) == 0);
     const double S = 8192, attn = 12.0 * 32 * 32 * 128 * S;
     double causal = (P.model_flops_per_token - attn * (1 - (S + 1) / (2 * S))) /
                     P.model_flops_per_token;
@@ -742,8 +726,8 @@ static void test_mfu_and_remat(void)
      * are saved */
     const char *sd[] = {"remat=save_dot_except_mlpwi"};
     const char *no[] = {"remat=none"};
-    CHECK(predict("llama3-8b", no, 1, "h100-sxm", &P) == 0);
-    CHECK(predict("llama3-8b", sd, 1, "h100-sxm", &Q) == 0);
+    CHECK(predict_on("llama3-8b", no, 1, "h100-sxm", &P) == 0);
+    CHECK(predict_on("llama3-8b", sd, 1, "h100-sxm", &Q) == 0);
     const char *nm[] = {"mlp", "qkv projection", "output projection",
                         "attention core"};
     const double ratio[] = {(3 + 2.0 / 3) / 3, 1, 1, 4.0 / 3};
@@ -759,7 +743,7 @@ static void test_mfu_and_remat(void)
                          "remat=save_dot_except_mlpwi", "remat=none"};
     double prev = 0;
     for (int k = 0; k < 4; k++) {
-        CHECK(predict("llama3-8b", &pol[k], 1, "h100-sxm", &P) == 0);
+        CHECK(predict_on("llama3-8b", &pol[k], 1, "h100-sxm", &P) == 0);
         CHECK(P.mem.activations > prev);
         prev = P.mem.activations;
     }
