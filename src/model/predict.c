@@ -30,6 +30,17 @@
 /* ---- phases
  * ------------------------------------------------------------------ */
 
+/* src into dst of `size` bytes, cut to fit, terminated: a copy, not
+ * snprintf (the serving simulator builds and times phases for every
+ * iteration it runs, and formatting was most of its time). */
+static void sb__copy(char *dst, size_t size, const char *src)
+{
+    size_t n = 0;
+    for (; n + 1 < size && src[n]; n++)
+        dst[n] = src[n];
+    dst[n] = '\0';
+}
+
 static sb_phase *sb__add_kind(sb_mdl_ctx *x, const char *name, int work,
                               int comm_kind)
 {
@@ -38,12 +49,8 @@ static sb_phase *sb__add_kind(sb_mdl_ctx *x, const char *name, int work,
         return NULL;
     sb_phase *ph = &p->ph[p->n++];
     memset(ph, 0, sizeof *ph);
-    /* copies, not snprintf: the serving simulator builds phases for
-     * every iteration it times */
-    size_t ln = strnlen(name, sizeof ph->name - 1);
-    size_t ls = strnlen(x->stage, sizeof ph->stage - 1);
-    memcpy(ph->name, name, ln);
-    memcpy(ph->stage, x->stage, ls);
+    sb__copy(ph->name, sizeof ph->name, name);
+    sb__copy(ph->stage, sizeof ph->stage, x->stage);
     ph->work = work;
     ph->comm_kind = comm_kind;
     ph->hidden = comm_kind >= 0 ? x->w->hidden[comm_kind] : 0;
@@ -242,11 +249,12 @@ void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
     char pk_at[40] = "", gv_at[40] = "";
     double pk_rows = 0, gv_rows = 0;
     if (ph->work == SB_WORK_MATMUL && ph->rows > 0) {
-        char base[40];
-        snprintf(base, sizeof base, "gemm.%s", w->mm_dtype);
-        pk_rows = sb_ceil_at_rows(x->c, base, ph->rows, pk_at, sizeof pk_at);
-        snprintf(base, sizeof base, "gemv.%s", w->mm_dtype);
-        gv_rows = sb_ceil_at_rows(x->c, base, ph->rows, gv_at, sizeof gv_at);
+        if (x->gemm_rows)
+            pk_rows = sb_ceil_at_rows(x->c, x->gemm_base, ph->rows, pk_at,
+                                      sizeof pk_at);
+        if (x->gemv_rows)
+            gv_rows = sb_ceil_at_rows(x->c, x->gemv_base, ph->rows, gv_at,
+                                      sizeof gv_at);
     }
     double pk = (pk_rows > 0 ? pk_rows : x->pk[ph->work]) * x->eff[ph->work];
     bool gemv = (gv_rows > 0 || x->bw_gemv > 0) && sb__decode_matmul(ph);
@@ -288,23 +296,23 @@ void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
     if (ph->bound == SB_BOUND_COMPUTE && side)
         ph->bound = SB_BOUND_VECTOR;
     char keep[40];
-    snprintf(keep, sizeof keep, "%s", ph->ceiling);
+    sb__copy(keep, sizeof keep, ph->ceiling);
     switch (ph->bound) {
     case SB_BOUND_COMPUTE:
-        snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
+        sb__copy(ph->ceiling, sizeof ph->ceiling,
                  pk_at[0] ? pk_at : x->pk_name[ph->work]);
         break;
     case SB_BOUND_VECTOR:
-        snprintf(ph->ceiling, sizeof ph->ceiling, "%s", side);
+        sb__copy(ph->ceiling, sizeof ph->ceiling, side);
         break;
     case SB_BOUND_MEMORY:
-        snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
+        sb__copy(ph->ceiling, sizeof ph->ceiling,
                  gemv && gv_at[0] ? gv_at
                  : gemv           ? "gemv (measured)"
                                   : x->p->bw_name);
         break;
     case SB_BOUND_HOST:
-        snprintf(ph->ceiling, sizeof ph->ceiling, "host.h2d");
+        sb__copy(ph->ceiling, sizeof ph->ceiling, "host.h2d");
         break;
     case SB_BOUND_LATENCY:
         if (!keep[0])

@@ -78,9 +78,25 @@ static int sb__ctx_ceilings(sb_mdl_ctx *x, sb_err *err)
             x->pk[k] = x->peak;
             x->pk_name[k] = p->peak_name;
         }
-    char gv[40];
-    snprintf(gv, sizeof gv, "gemv.%s", w->mm_dtype);
-    x->bw_gemv = sb_ceil_get(c, gv);
+    snprintf(x->gemm_base, sizeof x->gemm_base, "gemm.%s", w->mm_dtype);
+    snprintf(x->gemv_base, sizeof x->gemv_base, "gemv.%s", w->mm_dtype);
+    x->bw_gemv = sb_ceil_get(c, x->gemv_base);
+    x->gemm_rows = sb_ceil_at_rows(c, x->gemm_base, 1, NULL, 0) > 0;
+    x->gemv_rows = sb_ceil_at_rows(c, x->gemv_base, 1, NULL, 0) > 0;
+    x->up_Bps = sb_ceil_get(c, "net.scaleup.beta_Bps");
+    x->out_Bps = sb_ceil_get(c, "net.scaleout.beta_Bps");
+    x->up_alpha_s = sb_ceil_get(c, "net.scaleup.alpha_s");
+    x->out_alpha_s = sb_ceil_get(c, "net.scaleout.alpha_s");
+    x->up_domain = sb_ceil_get(c, "net.scaleup.domain");
+    for (int i = 0; i < c->n; i++) {
+        const char *nm = c->c[i].name;
+        size_t ln = strlen(nm);
+        if (strncmp(nm, "net.", 4) == 0 && ln > 9 &&
+            strcmp(nm + ln - 9, ".beta_Bps") == 0 &&
+            strcmp(nm, "net.scaleup.beta_Bps") != 0 &&
+            strcmp(nm, "net.scaleout.beta_Bps") != 0)
+            x->net_fits = true;
+    }
     return 0;
 }
 

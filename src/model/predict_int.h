@@ -37,7 +37,17 @@ typedef struct sb_mdl_ctx {
     double peak, bw, host_bw;
     double pk[SB_WORK_N]; /* peak per kind of work */
     const char *pk_name[SB_WORK_N];
-    double bw_gemv;  /* decode matmuls' weight stream, 0: none */
+    double bw_gemv; /* decode matmuls' weight stream, 0: none */
+    /* "gemm.<dtype>" and "gemv.<dtype>" of the matmuls, and whether the
+     * machine model has either measured at row counts (name@M): looked
+     * up once, not at every phase the serving simulator times */
+    char gemm_base[40], gemv_base[40];
+    bool gemm_rows, gemv_rows;
+    /* the fabric's ceilings, looked up once: scale-up and scale-out
+     * bandwidth and latency, the scale-up domain, and whether any
+     * collective has a measured fit (net.<op>.beta_Bps) */
+    double up_Bps, out_Bps, up_alpha_s, out_alpha_s, up_domain;
+    bool net_fits;
     double exp_rate; /* transcendentals per second, 0: none */
     double vec_rate; /* the vector unit's FLOP/s, 0: none */
     double eff[SB_WORK_N], eff_mem, eff_net; /* 1 at the speed of light */

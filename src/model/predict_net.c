@@ -104,8 +104,7 @@ static bool sb__net_two_level(const sb_mdl_ctx *x, sb_phase *ph,
     snprintf(ph->ceiling, sizeof ph->ceiling, "%s (%dx%d, 2-level)",
              fo / out >= fi / up_b ? "net.scaleout" : "net.scaleup", n_in,
              group / n_in);
-    ph->t_latency = calls * (sb_ceil_get(x->c, "net.scaleup.alpha_s") +
-                             sb_ceil_get(x->c, "net.scaleout.alpha_s"));
+    ph->t_latency = calls * (x->up_alpha_s + x->out_alpha_s);
     return true;
 }
 
@@ -121,10 +120,13 @@ void sb_mdl_net(const sb_mdl_ctx *x, sb_phase *ph, const char *coll, int group,
     if (group <= 1 || S_total <= 0)
         return;
     char nm[40];
-    snprintf(nm, sizeof nm, "net.%s.beta_Bps", coll);
-    double beta = sb_ceil_get(x->c, nm);
-    snprintf(nm, sizeof nm, "net.%s.alpha_s", coll);
-    double alpha = sb_ceil_get(x->c, nm);
+    double beta = 0, alpha = 0;
+    if (x->net_fits) { /* the names looked up only where there are fits */
+        snprintf(nm, sizeof nm, "net.%s.beta_Bps", coll);
+        beta = sb_ceil_get(x->c, nm);
+        snprintf(nm, sizeof nm, "net.%s.alpha_s", coll);
+        alpha = sb_ceil_get(x->c, nm);
+    }
     if (beta > 0) {
         /* Measured fit: t = alpha + S / beta for S as nccl-tests defines. */
         ph->t_network = S_total / beta;
@@ -132,9 +134,7 @@ void sb_mdl_net(const sb_mdl_ctx *x, sb_phase *ph, const char *coll, int group,
         snprintf(ph->ceiling, sizeof ph->ceiling, "net.%s (measured)", coll);
         return;
     }
-    double domain = sb_ceil_get(x->c, "net.scaleup.domain");
-    double up = sb_ceil_get(x->c, "net.scaleup.beta_Bps");
-    double out = sb_ceil_get(x->c, "net.scaleout.beta_Bps");
+    double domain = x->up_domain, up = x->up_Bps, out = x->out_Bps;
     bool inside = up > 0 && (double)group * stride <= (domain > 0 ? domain : 1);
     if (!inside && !(out > 0))
         inside = up > 0;
@@ -143,8 +143,7 @@ void sb_mdl_net(const sb_mdl_ctx *x, sb_phase *ph, const char *coll, int group,
                           up, out))
         return;
     double b = inside ? up : out;
-    double a = sb_ceil_get(x->c, inside ? "net.scaleup.alpha_s"
-                                        : "net.scaleout.alpha_s");
+    double a = inside ? x->up_alpha_s : x->out_alpha_s;
     snprintf(ph->ceiling, sizeof ph->ceiling, "%s",
              inside ? "net.scaleup" : "net.scaleout");
     sb__span sp =
