@@ -4,7 +4,9 @@
 # `measured` figure (a source's tokens/s or MFU), the speed-of-light
 # prediction and the calibrated one (efficiencies from data/calib or the
 # workload's own calibration), each as a ratio to the published figure,
-# with the issue's targets:
+# with the issue's targets (a figure served under objectives, measured.slo
+# as MLPerf's server scenario, against the capacity under the same
+# objectives: predict's capacity search):
 #   speed of light: 1.0 <= ratio <= 1.6 (never slower than reality, and
 #     not wildly faster);
 #   calibrated: 0.75 <= ratio <= 1.25;
@@ -40,6 +42,9 @@ python3 - "$tmp" "${cases[@]}" <<'EOF'
 import json, sys
 tmp, cases = sys.argv[1], sys.argv[2:]
 def ratio(p):
+    # a figure served under objectives (measured.slo): the capacity's
+    if "vs_measured" in p.get("capacity", {}):
+        return p["capacity"]["vs_measured"]
     return p.get("totals", {}).get("vs_measured", 0.0)
 rows, ok = [], True
 print(f"{'case':28} {'published':>22} {'SOL':>22} {'SOL/pub':>8} "
@@ -51,6 +56,8 @@ for c in cases:
     kind = d["kind"]
     def fig(p):
         tt = p["totals"]
+        if "vs_measured" in p.get("capacity", {}):
+            return f"{p['capacity']['tokens_per_s']:.4g} tok/s"
         if m.get("tokens_per_s"):
             return f"{tt['tokens_per_s']:.4g} tok/s"
         conv = "mfu_causal" if m.get("mfu_convention") == "causal" else "mfu"

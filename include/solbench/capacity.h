@@ -54,26 +54,35 @@ bool sb_slo_met(const sb_slo *slo, const sb_sim_out *o);
 typedef struct sb_capacity {
     bool found;           /* some rate meets the objectives */
     double rate;          /* requests/s, the whole deployment */
-    double tokens_per_s;  /* output tokens/s at that rate */
+    double tokens_per_s;  /* output tokens/s served at that rate, sustained:
+                             the rate x the mean output */
     double cost_per_mtok; /* USD per million output tokens at that rate
                              (0: no price) */
     sb_sim_out at;        /* the simulation at that rate */
     int simulations;      /* runs the search took */
+    int requests;         /* requests a run simulated (one replica's) */
     double lowest_tried;  /* the smallest rate tried (found false: it
                              already missed) */
 } sb_capacity;
 
 /* The largest request rate (Poisson, the deployment's) at which the
- * simulation of w's requests (w->sim_requests, 1000 when 0) meets every
- * term of slo and keeps up with the arrivals (sb_sim_out.queue_slope
- * under 0.05): doubling from the steady state's estimate until a rate
- * misses, or, when the estimate misses, trying a quarter of it, then
- * 1/64 of it (missed there too, with 200 requests: no rate meets them)
- * and bisecting geometrically to a factor of 2; then bisection to 1 %.
- * The same seed at every rate, so the rates are compared on the same
- * arrival pattern, scaled. */
+ * simulation of w's requests meets every term of slo and keeps up with
+ * the arrivals (sb_sim_out.queue_slope under 0.05): doubling from the
+ * steady state's estimate until a rate misses, or, when the estimate
+ * misses, trying a quarter of it, then 1/64 of it (missed there too,
+ * with 200 requests: no rate meets them) and bisecting geometrically to
+ * a factor of 2; then bisection to 1 %. A run simulates w->sim_requests
+ * (1000 when 0), and at least 10 x max_seqs, so that the batch has
+ * filled and the queue shows (at most 50 000). The same seed at every
+ * rate, so the rates are compared on the same arrival pattern, scaled. */
 int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
                         const sb_slo *slo, sb_capacity *out, sb_err *err);
+
+/* The same search over the calibrated prediction (the workload's
+ * efficiencies: sb_predict_calibrated). */
+int sb_predict_capacity_calibrated(const sb_workload *w, const sb_ceilings *c,
+                                   const sb_slo *slo, sb_capacity *out,
+                                   sb_err *err);
 
 /* The best of n capacities (ran[i] false: left out): the least $ per
  * million output tokens at capacity where both have a price, else the

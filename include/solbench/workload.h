@@ -137,6 +137,11 @@ typedef struct sb_workload {
     double measured_mfu;
     bool measured_mfu_causal; /* the MFU counts causal attention (else
                                  PaLM's full matrix) */
+    /* the objectives the measured tokens/s was served under ("": none):
+     * a serving benchmark's figure at the most load within them (MLPerf's
+     * server scenario), compared with the capacity under the same
+     * objectives, not with the steady state's throughput */
+    char measured_slo[128];
     int n_measured;
     /* why the measured figures are not compared ("" when they are, or
      * there are none): the settings changed the job they describe */

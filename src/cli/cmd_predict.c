@@ -375,7 +375,7 @@ static int sb__sweep(const sb__popts *o, json_t *out)
             if (sb_predict_capacity(&w, &c, &o->slo, &caps[v], &err) == 0) {
                 ran[v] = true;
                 json_object_set_new(row, "capacity",
-                                    sb_cli_capacity_json(&o->slo, &caps[v]));
+                                    sb_cli_capacity_json(&o->slo, &caps[v], 0));
             } else {
                 fprintf(stderr, "solbench: %s: %s\n", x.label, err.msg);
                 code = 2;
@@ -675,17 +675,33 @@ static json_t *sb__predict_one(const sb__popts *o, const sb_workload *w,
     else if (o->slo.n && !o->capacity)
         fprintf(sb__human, "\nSLOs not evaluated: the serving simulation "
                            "did not run (the warning says why)\n");
-    if (o->capacity) {
-        sb_capacity cap;
-        if (sb_predict_capacity(w, c, &o->slo, &cap, err)) {
-            json_decref(out);
-            return NULL;
-        }
-        sb_cli_capacity_print(sb__human, &o->slo,
-                              w->sim_requests > 0 ? w->sim_requests : 1000,
-                              &cap);
+    /* the capacity: under --slo with --capacity, or, where the measured
+     * tokens/s was served under objectives, under those, to compare */
+    sb_slo mslo = {0};
+    sb_err e = {0};
+    if (w->measured_slo[0] && sb_slo_parse(w->measured_slo, &mslo, &e))
+        mslo.n = 0; /* checked when the workload was read */
+    const sb_slo *cs = o->capacity ? &o->slo : mslo.n ? &mslo : NULL;
+    double meas = 0;
+    char t1[256], t2[256];
+    if (cs && mslo.n &&
+        strcmp(sb_slo_text(cs, t1, sizeof t1),
+               sb_slo_text(&mslo, t2, sizeof t2)) == 0)
+        meas = w->measured_tokens_per_s;
+    sb_capacity cap, ccap;
+    bool cap_cal = cs && sb_workload_calibrated(w);
+    if (cs &&
+        (sb_predict_capacity(w, c, cs, &cap, err) ||
+         (cap_cal && sb_predict_capacity_calibrated(w, c, cs, &ccap, err)))) {
+        json_decref(out);
+        return NULL;
+    }
+    if (cs) {
+        sb_cli_capacity_print(sb__human, cs, &cap, meas);
+        if (cap_cal)
+            sb_cli_capacity_calibrated_print(sb__human, &ccap, meas);
         json_object_set_new(out, "capacity",
-                            sb_cli_capacity_json(&o->slo, &cap));
+                            sb_cli_capacity_json(cs, &cap, meas));
     }
     sb_interventions_print(sb__human, p);
     if (sb_workload_calibrated(w)) {
@@ -701,6 +717,9 @@ static json_t *sb__predict_one(const sb__popts *o, const sb_workload *w,
         sb_predict_print_modes(sb__human, p, cal, w->calib_source);
         json_t *cj = sb_predict_to_json(cal);
         json_object_set_new(cj, "source", json_string(w->calib_source));
+        if (cs)
+            json_object_set_new(cj, "capacity",
+                                sb_cli_capacity_json(cs, &ccap, meas));
         json_object_set_new(out, "calibrated", cj);
         free(cal);
     }

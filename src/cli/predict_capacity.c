@@ -49,7 +49,8 @@ json_t *sb_cli_slo_report(FILE *f, const sb_slo *slo, const sb_sim_out *o)
     return arr;
 }
 
-json_t *sb_cli_capacity_json(const sb_slo *slo, const sb_capacity *cap)
+json_t *sb_cli_capacity_json(const sb_slo *slo, const sb_capacity *cap,
+                             double measured)
 {
     char text[256];
     json_t *j = json_object();
@@ -65,6 +66,11 @@ json_t *sb_cli_capacity_json(const sb_slo *slo, const sb_capacity *cap)
     }
     json_object_set_new(j, "requests_per_s", json_real(cap->rate));
     json_object_set_new(j, "tokens_per_s", json_real(cap->tokens_per_s));
+    if (measured > 0) {
+        json_object_set_new(j, "measured_tokens_per_s", json_real(measured));
+        json_object_set_new(j, "vs_measured",
+                            json_real(cap->tokens_per_s / measured));
+    }
     if (cap->cost_per_mtok > 0)
         json_object_set_new(j, "cost_per_mtok", json_real(cap->cost_per_mtok));
     json_t *at = json_object();
@@ -77,14 +83,15 @@ json_t *sb_cli_capacity_json(const sb_slo *slo, const sb_capacity *cap)
     return j;
 }
 
-void sb_cli_capacity_print(FILE *f, const sb_slo *slo, int requests,
-                           const sb_capacity *cap)
+void sb_cli_capacity_print(FILE *f, const sb_slo *slo, const sb_capacity *cap,
+                           double measured)
 {
     char text[256], a[32];
     fprintf(f,
             "\ncapacity under %s (%d requests a rate, Poisson arrivals; %d "
             "simulations):\n",
-            sb_slo_text(slo, text, sizeof text), requests, cap->simulations);
+            sb_slo_text(slo, text, sizeof text), cap->requests,
+            cap->simulations);
     if (!cap->found) {
         if (cap->simulations)
             fprintf(f, "  none: even %.3g requests/s misses them\n",
@@ -104,6 +111,25 @@ void sb_cli_capacity_print(FILE *f, const sb_slo *slo, int requests,
                 term_name(&slo->t[i], name, sizeof name),
                 fmt_s(sb_slo_value(&cap->at, &slo->t[i]), a, sizeof a));
     }
+    fputc('\n', f);
+    if (measured > 0)
+        fprintf(f,
+                "  vs measured      %.2fx the %.4g output tokens/s measured "
+                "under the same objectives\n",
+                cap->tokens_per_s / measured, measured);
+}
+
+void sb_cli_capacity_calibrated_print(FILE *f, const sb_capacity *cap,
+                                      double measured)
+{
+    if (!cap->found) {
+        fprintf(f, "  calibrated: none within the objectives\n");
+        return;
+    }
+    fprintf(f, "  calibrated: %.4g requests/s, %.4g output tokens/s", cap->rate,
+            cap->tokens_per_s);
+    if (measured > 0)
+        fprintf(f, " (%.2fx measured)", cap->tokens_per_s / measured);
     fputc('\n', f);
 }
 

@@ -137,9 +137,27 @@ typedef struct probe {
     const sb_workload *w;
     const sb_ceilings *c;
     const sb_slo *slo;
+    bool calibrated; /* the workload's efficiencies applied */
+    int requests;    /* a probe's simulated requests (one replica's) */
     sb_prediction *p;
     int runs;
 } probe;
+
+/* The requests a probe simulates: the workload's (1000 when it names
+ * none), and at least 10 times the sequences a replica runs at once
+ * (max_seqs). A batch that fills takes every arrival at once, without a
+ * queue, until it is full: a run no longer than the fill saw an
+ * overloaded machine as a sound one (1000 requests at 896 sequences
+ * passed 233 requests/s on 8 H200s where 8000 showed a TTFT p99 of 131
+ * s; docs/SERVING.md). At most SB_CAP_MAX_REQUESTS, for the search's
+ * time. */
+#define SB_CAP_MAX_REQUESTS 50000
+static int probe_requests(const sb_workload *w)
+{
+    double n = w->sim_requests > 0 ? w->sim_requests : 1000;
+    n = fmax(n, 10.0 * w->max_seqs);
+    return (int)fmin(n, SB_CAP_MAX_REQUESTS);
+}
 
 /* Whether rate (requests/s, the deployment's) is served within the SLOs,
  * keeping up with the arrivals (the queueing delay grows by less than 5 %
@@ -149,10 +167,11 @@ static int feasible_n(probe *pr, double rate, int most, bool *ok, sb_err *err)
 {
     sb_workload w = *pr->w;
     w.request_rate = rate;
-    w.sim_requests = w.sim_requests > 0 ? w.sim_requests : 1000;
+    w.sim_requests = pr->requests;
     if (most > 0 && w.sim_requests > most)
         w.sim_requests = most;
-    int rc = sb_predict(&w, pr->c, pr->p, err);
+    int rc = pr->calibrated ? sb_predict_calibrated(&w, pr->c, pr->p, err)
+                            : sb_predict(&w, pr->c, pr->p, err);
     if (rc)
         return rc;
     pr->runs++;
@@ -167,7 +186,13 @@ static void keep(const probe *pr, double rate, sb_capacity *out)
     out->found = true;
     out->rate = rate;
     out->at = p->sim;
-    out->tokens_per_s = p->sim.tokens_per_s;
+    /* what the deployment serves at that rate, sustained: the rate times
+     * a request's mean output (the simulation's own figure spans the
+     * ramp at its start and the drain at its end, a finite run's, and
+     * falls under it) */
+    out->tokens_per_s = p->sim.requests_per_s > 0
+                            ? rate * p->sim.tokens_per_s / p->sim.requests_per_s
+                            : 0;
     out->cost_per_mtok =
         sb_cost_per_mtok(p->price_chip_hour, pr->w->chips, out->tokens_per_s);
 }
@@ -192,8 +217,9 @@ static int step(probe *pr, double r, int most, double *lo, double *hi,
     return 0;
 }
 
-int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
-                        const sb_slo *slo, sb_capacity *out, sb_err *err)
+static int capacity(const sb_workload *w, const sb_ceilings *c,
+                    const sb_slo *slo, bool calibrated, sb_capacity *out,
+                    sb_err *err)
 {
     memset(out, 0, sizeof *out);
     if (w->kind != SB_JOB_INFER)
@@ -202,14 +228,17 @@ int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
     if (!slo || slo->n < 1)
         return sb_fail(err, SB_EINVAL,
                        "capacity: no objective (--slo ttft_p90=2s,...)");
-    probe pr = {w, c, slo, malloc(sizeof(sb_prediction)), 0};
+    probe pr = {
+        w, c, slo, calibrated, probe_requests(w), malloc(sizeof(sb_prediction)),
+        0};
     if (!pr.p)
         return sb_fail(err, SB_ENOMEM, "capacity: out of memory");
     /* the steady state's estimate of the most the machine serves */
     sb_workload w0 = *w;
     w0.request_rate = 1e-6;
     w0.sim_requests = 0;
-    int rc = sb_predict(&w0, c, pr.p, err);
+    int rc = calibrated ? sb_predict_calibrated(&w0, c, pr.p, err)
+                        : sb_predict(&w0, c, pr.p, err);
     double est = rc ? 0 : pr.p->serve.max_request_rate;
     if (rc || !(est > 0)) {
         free(pr.p);
@@ -246,8 +275,22 @@ int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
             goto done;
 done:
     out->simulations = pr.runs;
+    out->requests = pr.requests;
     free(pr.p);
     return rc;
+}
+
+int sb_predict_capacity(const sb_workload *w, const sb_ceilings *c,
+                        const sb_slo *slo, sb_capacity *out, sb_err *err)
+{
+    return capacity(w, c, slo, false, out, err);
+}
+
+int sb_predict_capacity_calibrated(const sb_workload *w, const sb_ceilings *c,
+                                   const sb_slo *slo, sb_capacity *out,
+                                   sb_err *err)
+{
+    return capacity(w, c, slo, true, out, err);
 }
 
 int sb_capacity_best(const sb_capacity *cap, const bool *ran, int n)

@@ -831,7 +831,9 @@ static void sb__infer_totals(sb_mdl_ctx *x)
     p->model_flops_per_token = 2.0 * s->n_for_mfu;
     p->mfu =
         p->model_flops_per_token * p->decode_tokens_per_s / (chips * x->peak);
-    if (w->measured_tokens_per_s > 0)
+    /* a figure served under objectives is a capacity's: compared with
+     * the capacity search's (predict), not with this steady state */
+    if (w->measured_tokens_per_s > 0 && !w->measured_slo[0])
         p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
     for (int i = 0; i < p->n; i++) {
         if (strcmp(p->ph[i].stage, "serve") == 0)

@@ -234,7 +234,7 @@ static const struct {
     {"$.overlap", "fsdp|dp|tp|ep|pp|cp|host"},
     {"$.calibration", "matmul|attention|memory|network|source"},
     {"$.measured", "step_time_s|tokens_per_s|mfu|mfu_convention|source|"
-                   "phases|dropped"},
+                   "phases|dropped|slo"},
     {"$.measured.phases", "*"},
 };
 

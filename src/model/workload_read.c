@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/workload_int.h"
+#include "solbench/capacity.h"
 #include "solbench/servesim.h"
 
 /* The largest size or count a field takes. */
@@ -406,6 +407,23 @@ static int sb__measured(const sb_wl_rd *rd, json_t *doc, sb_workload *w)
     json_t *sv = json_object_get(meas, "source");
     if (sv && !json_is_string(sv))
         return sb_wl_bad(rd, "$.measured.source", "must be a string");
+    json_t *slo = json_object_get(meas, "slo");
+    if (slo) {
+        sb_slo parsed;
+        sb_err e = {0};
+        if (!json_is_string(slo) ||
+            json_string_length(slo) >= sizeof w->measured_slo)
+            return sb_wl_bad(rd, "$.measured.slo",
+                             "must be a string of objectives "
+                             "(\"ttft_p99=2s,tpot_p99=200ms\")");
+        if (sb_slo_parse(json_string_value(slo), &parsed, &e))
+            return sb_wl_bad(rd, "$.measured.slo", "%s", e.msg);
+        if (!(w->measured_tokens_per_s > 0))
+            return sb_wl_bad(rd, "$.measured.slo",
+                             "needs the tokens_per_s served under it");
+        snprintf(w->measured_slo, sizeof w->measured_slo, "%s",
+                 json_string_value(slo));
+    }
     json_t *ph = sb_wl_obj(rd, meas, "phases", "$.measured.phases", false, &rc);
     if (rc)
         return rc;

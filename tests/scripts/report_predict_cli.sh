@@ -349,6 +349,30 @@ assert h["found"] and b["found"] and b["requests_per_s"] > h["requests_per_s"] >
 assert h["at_capacity"]["ttft_p90"] <= 0.5 and h["at_capacity"]["tpot_p99"] <= 0.05
 assert not cap["hw=tpu-v5e"]["found"]
 PY
+# A published figure served under objectives (MLPerf's server scenario)
+# is compared with the capacity under the same objectives, not with the
+# steady state's throughput.
+"$SB" predict llama2-70b-mlperf-h200-server --json "$T/srv.json" >"$T/srv" 2>&1
+grep -qE '^  vs measured +[0-9.]+x the 2\.923e\+04 output tokens/s measured under the same objectives' "$T/srv" &&
+    grep -qE '^  calibrated: .*x measured\)' "$T/srv" &&
+    ok "measured under objectives: the capacity compared" || { bad "measured under objectives"; cat "$T/srv"; }
+python3 - "$T/srv.json" <<'PY' && ok "measured under objectives: JSON" || bad "measured under objectives: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["capacity"]
+assert "vs_measured" not in d["totals"]
+assert c["measured_tokens_per_s"] == 29228.22
+assert abs(c["vs_measured"] - c["tokens_per_s"] / 29228.22) < 1e-9 * c["vs_measured"]
+assert abs(c["tokens_per_s"] / c["requests_per_s"] - 291) < 1e-6
+assert d["calibrated"]["capacity"]["vs_measured"] < c["vs_measured"]
+PY
+python3 - "$(dirname "$0")/../../data/models/llama2-70b-mlperf-h200-server.json" "$T/badslo.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["measured"]["slo"] = "ttft_p95=2s"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect 2 'measured\.slo.*a percentile of p50, p90, p99, mean' -- "$SB" predict "$T/badslo.json"
 expect 2 'under which objectives' -- "$SB" predict llama3-70b --capacity
 expect 2 "a percentile of p50, p90, p99, mean" -- "$SB" predict llama3-70b --slo ttft_p95=2s --capacity
 expect 2 "not a time" -- "$SB" predict llama3-70b --slo ttft_p90=fast --capacity

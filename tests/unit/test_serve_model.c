@@ -163,7 +163,12 @@ static void test_capacity(void)
     CHECK(sb_predict_capacity(&w, &c, &slo, &cap, &err) == 0);
     CHECK(cap.found && cap.rate > 1 && cap.simulations > 3);
     CHECK(sb_slo_met(&slo, &cap.at));
-    CHECK_NEAR(cap.tokens_per_s, cap.at.tokens_per_s, 1e-9);
+    /* served at that rate, sustained: the rate x the mean output (the
+     * finite run's own figure spans its ramp and drain) */
+    CHECK_NEAR(cap.tokens_per_s,
+               cap.rate * cap.at.tokens_per_s / cap.at.requests_per_s,
+               1e-9 * cap.tokens_per_s);
+    CHECK(cap.requests == 2560); /* 10 x max_seqs (256) over 600 */
     CHECK(cap.cost_per_mtok > 0);
     /* 3 % above: an objective missed or the arrivals outrun */
     w.request_rate = cap.rate * 1.03;
@@ -178,6 +183,22 @@ static void test_capacity(void)
     CHECK(sb_slo_parse("tpot_p50=1us", &slo, &err) == 0);
     CHECK(sb_predict_capacity(&w, &c, &slo, &none, &err) == 0);
     CHECK(!none.found && none.simulations > 0);
+    /* A batch of many sequences takes every arrival at once until it is
+     * full: a run of few requests (1000 at 896 sequences, 8 replicas)
+     * is all ramp, and passed 233 requests/s, 1.38 x what the machine
+     * serves. Runs of 10 x max_seqs see the queue: capacity within the
+     * steady state's saturation rate. */
+    sb_workload m;
+    const char *ml[] = {"job.max_seqs=896"};
+    CHECK(load("llama2-70b-mlperf-h200", ml, 1, &m, &err) == 0);
+    CHECK(sb_slo_parse("ttft_p99=2s,tpot_p99=200ms", &slo, &err) == 0);
+    sb_capacity mc;
+    CHECK(sb_predict_capacity(&m, &c, &slo, &mc, &err) == 0);
+    m.request_rate = 1e-6;
+    CHECK(sb_predict(&m, &c, &P, &err) == 0);
+    CHECK(mc.found && mc.requests == 8960);
+    CHECK(mc.rate > 0.8 * P.serve.max_request_rate &&
+          mc.rate < 1.02 * P.serve.max_request_rate);
     /* the objectives' syntax */
     CHECK(sb_slo_parse("ttft_p90=2s,itl_p99=150ms,latency_mean=30", &slo,
                        &err) == 0);
