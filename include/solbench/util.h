@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -130,6 +131,10 @@ uint8_t sb_e4m3_from_f32(float f);
  * recent OpenBLAS header declares it, but only builds with bfloat16
  * support export it, so callers reference it weakly. */
 bool sb_blas_have_sbgemm(void);
+
+/* s written as XML text or attribute value: & < > " ' escaped, control
+ * characters but tab as spaces (the JUnit reports). */
+void sb_xml_text(FILE *f, const char *s);
 
 /* Keeps the compiler from removing a computed value. */
 #define SB_KEEP(x) __asm__ volatile("" : : "r,m"(x) : "memory")

@@ -345,3 +345,29 @@ const char *sb_fmt_time(double s, const char *us, char *buf, size_t len)
         snprintf(buf, len, "%.3f s", s);
     return buf;
 }
+
+void sb_xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        switch (ch) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&apos;", f);
+            break;
+        default:
+            fputc(ch < 0x20 && ch != '\t' ? ' ' : ch, f);
+        }
+    }
+}

@@ -11,6 +11,7 @@
 
 #include "solbench/compare.h"
 #include "solbench/fileio.h"
+#include "solbench/util.h"
 
 /* "regressed", "mismatched (regressed)", "not comparable (missing in B)". */
 static const char *verdict_text(const sb_cmp_line *L, char *buf, size_t len)
@@ -180,32 +181,6 @@ int sb_cmp_write_json(const sb_cmp *c, const char *path, sb_err *err)
 
 /* Writes s with the five XML entities escaped; control characters (not
  * allowed in XML 1.0) become spaces. */
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        switch (ch) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&apos;", f);
-            break;
-        default:
-            fputc(ch < 0x20 && ch != '\t' ? ' ' : ch, f);
-        }
-    }
-}
-
 static void line_message(const sb_cmp_line *L, double alpha, double thr,
                          char *buf, size_t len)
 {
@@ -236,16 +211,16 @@ int sb_cmp_write_junit(const sb_cmp *c, const char *suite, double seconds,
             "errors=\"0\" skipped=\"%d\" time=\"%.3f\">\n",
             c->n, fails, skips, seconds);
     fprintf(f, "  <testsuite name=\"");
-    xml_text(f, suite ? suite : "solbench.check");
+    sb_xml_text(f, suite ? suite : "solbench.check");
     fprintf(f,
             "\" tests=\"%zu\" failures=\"%d\" errors=\"0\" "
             "skipped=\"%d\" time=\"%.3f\">\n",
             c->n, fails, skips, seconds);
     fprintf(f, "    <properties>\n      <property name=\"baseline\" "
                "value=\"");
-    xml_text(f, c->a_id);
+    sb_xml_text(f, c->a_id);
     fprintf(f, "\"/>\n      <property name=\"run\" value=\"");
-    xml_text(f, c->b_id);
+    sb_xml_text(f, c->b_id);
     fprintf(f,
             "\"/>\n      <property name=\"alpha\" value=\"%g\"/>\n"
             "      <property name=\"threshold_pct\" value=\"%g\"/>\n"
@@ -256,23 +231,23 @@ int sb_cmp_write_junit(const sb_cmp *c, const char *suite, double seconds,
         char msg[512];
         line_message(L, c->alpha, c->threshold_pct, msg, sizeof msg);
         fprintf(f, "    <testcase classname=\"");
-        xml_text(f, L->bench);
+        sb_xml_text(f, L->bench);
         fprintf(f, "\" name=\"");
-        xml_text(f, L->params[0] ? L->params : L->bench);
+        sb_xml_text(f, L->params[0] ? L->params : L->bench);
         fprintf(f, "\" time=\"0\">");
         if (L->verdict == SB_VERDICT_REGRESSED) {
             fprintf(f, "\n      <failure type=\"regression\" message=\"");
-            xml_text(f, msg);
+            sb_xml_text(f, msg);
             fprintf(f, "\">");
-            xml_text(f, L->key);
+            sb_xml_text(f, L->key);
             fprintf(f, "</failure>\n    ");
         } else if (L->verdict == SB_VERDICT_NOT_COMPARABLE) {
             fprintf(f, "\n      <skipped message=\"");
-            xml_text(f, msg);
+            sb_xml_text(f, msg);
             fprintf(f, "\"/>\n    ");
         } else {
             fprintf(f, "\n      <system-out>");
-            xml_text(f, msg);
+            sb_xml_text(f, msg);
             fprintf(f, "</system-out>\n    ");
         }
         fprintf(f, "</testcase>\n");
@@ -365,13 +340,13 @@ int sb_junit_write_error(const char *path, const char *suite, const char *name,
                "<testsuites name=\"solbench\" tests=\"1\" failures=\"0\" "
                "errors=\"1\" skipped=\"0\" time=\"0\">\n  <testsuite "
                "name=\"");
-    xml_text(f, suite ? suite : "solbench.check");
+    sb_xml_text(f, suite ? suite : "solbench.check");
     fprintf(f, "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
                "time=\"0\">\n    <testcase classname=\"solbench\" name=\"");
-    xml_text(f, name);
+    sb_xml_text(f, name);
     fprintf(f, "\" time=\"0\">\n      <error type=\"not-comparable\" "
                "message=\"");
-    xml_text(f, message);
+    sb_xml_text(f, message);
     fprintf(f, "\"/>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
     if (fclose(f) != 0)
         return sb_fail(err, SB_EIO, "%s: cannot write the JUnit report", path);
