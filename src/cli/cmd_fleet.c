@@ -1,0 +1,500 @@
+/*
+ * cmd_fleet.c — `solbench fleet run`: many hosts in one run under the MPI
+ * launcher the cluster already has (mpirun, srun). Every host's leader
+ * runs the per-host suite (together, or one host after another with
+ * --stagger), the links between hosts are measured in round-robin rounds
+ * (--links), each host's run is stored as that host's, tied by the fleet
+ * id in its tags, and rank 0 prints the diagnosis: the hosts worse than
+ * their peers, the slow links and the host behind them (docs/FLEET.md).
+ * Exit 0 healthy, 1 something flagged, 2 bad usage or input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "solbench/fleet.h"
+#include "solbench/output.h"
+#include "solbench/param.h"
+#include "solbench/runner.h"
+#include "solbench/store.h"
+#ifdef SB_HAVE_MPI
+#include "fleet/fleet_mpi.h"
+#include "solbench/net.h"
+#endif
+
+static const char fleet_help[] =
+    "usage: mpirun -np N --map-by ppr:1:node solbench fleet run [options]\n"
+    "       srun -N N --ntasks-per-node=1 solbench fleet run [options]\n"
+    "\n"
+    "Every host runs the per-host suite; the hosts are compared with\n"
+    "their peers of the same hardware (median and MAD), the links between\n"
+    "them measured pair by pair, and the slow host and link named.\n"
+    "Exit 0 healthy, 1 a host or link flagged (or a host failed), 2 bad\n"
+    "usage or input.\n"
+    "\n"
+    "  --suite quick|full  the per-host suite (default quick)\n"
+    "  --area A[,B]        its areas (default compute,memory)\n"
+    "  --bench NAME[,..]   its benchmarks instead\n"
+    "  -p key=value        a parameter of the per-host benchmarks\n"
+    "  --min-time S, --repeat N, --threads N   as for run\n"
+    "  --stagger           the hosts' suites one after another (hosts that\n"
+    "                      share hardware, e.g. test hosts on one machine)\n"
+    "  --links             the link matrix: bandwidth one way and both\n"
+    "                      ways, and latency, between every two hosts\n"
+    "  --pairs rounds|serial  disjoint pairs at once (default) or one pair\n"
+    "                      at a time\n"
+    "  --link-size SIZE    a message of the bandwidth test (default 1MiB)\n"
+    "  --link-time S       per direction and pair, at least (default 0.2)\n"
+    "  --threshold PCT     a host flagged when worse than its peers'\n"
+    "                      median by at least PCT (default 10) and 3 x\n"
+    "                      their spread\n"
+    "  --json FILE         the report (schema solbench.fleet/1; - stdout)\n"
+    "  --junit FILE        JUnit XML: a testcase a host, one for the links\n"
+    "  --db PATH           the store each host's run goes to\n"
+    "  --no-store          store nothing\n"
+    "  --quiet             the verdict only\n";
+
+#ifdef SB_HAVE_MPI
+typedef struct fopts {
+    char areas[512], names[1024];
+    const char *json, *junit, *db, *backend;
+    bool have_names, have_areas, links, stagger, no_store, quiet;
+    sb_fleet_link_opts lo;
+    sb_fleet_rules rules;
+} fopts;
+
+static int add_list(char *buf, size_t len, const char *v, const char *opt)
+{
+    size_t have = strlen(buf);
+    if (have + strlen(v) + 2 > len)
+        return sb_cli_usage("fleet", "%s: lists longer than %zu characters",
+                            opt, len - 1);
+    if (have)
+        strcat(buf, ",");
+    strcat(buf, v);
+    return 0;
+}
+
+/* The options after `fleet run`; -1 after --help, else 0 or the exit
+ * code. */
+static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
+                 sb_err *err)
+{
+    sb_fleet_rules_default(&o->rules);
+    for (int i = 2; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(fleet_help, stdout);
+            return -1;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--area", &v))) {
+            if (m < 0 || add_list(o->areas, sizeof o->areas, v, "--area"))
+                return 2;
+            o->have_areas = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--bench", &v))) {
+            if (m < 0 || add_list(o->names, sizeof o->names, v, "--bench"))
+                return 2;
+            o->have_names = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--suite", &v))) {
+            if (m < 0)
+                return 2;
+            if (strcmp(v, "quick") == 0)
+                ctx->suite = SB_SUITE_QUICK;
+            else if (strcmp(v, "full") == 0)
+                ctx->suite = SB_SUITE_FULL;
+            else
+                return sb_cli_usage("fleet", "--suite %s: quick or full", v);
+        } else if ((m = sb_cli_opt(argc, argv, &i, "-p", &v))) {
+            if (m < 0)
+                return 2;
+            if (sb_pset_add(user, v, err))
+                return sb_cli_error(err);
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--min-time", &v))) {
+            if (m < 0 || sb_cli_number("fleet", "--min-time", v, 0, 86400,
+                                       &ctx->min_time))
+                return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--repeat", &v))) {
+            if (m < 0 ||
+                sb_cli_int("fleet", "--repeat", v, 1, 100000, &ctx->repeat))
+                return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--threads", &v))) {
+            if (m < 0 ||
+                sb_cli_int("fleet", "--threads", v, 1, 4096, &ctx->threads))
+                return 2;
+        } else if (strcmp(argv[i], "--stagger") == 0) {
+            o->stagger = true;
+        } else if (strcmp(argv[i], "--links") == 0) {
+            o->links = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--pairs", &v))) {
+            if (m < 0)
+                return 2;
+            if (strcmp(v, "serial") == 0)
+                o->lo.serial = true;
+            else if (strcmp(v, "rounds") != 0)
+                return sb_cli_usage("fleet", "--pairs %s: rounds or serial", v);
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--link-size", &v))) {
+            double b;
+            if (m < 0)
+                return 2;
+            if (sb_parse_size(v, &b, "--link-size", err))
+                return sb_cli_error(err);
+            if (b < 8 || b > (double)(1 << 30))
+                return sb_cli_usage("fleet", "--link-size %s: 8 B to 1 GiB", v);
+            o->lo.bytes = (size_t)b;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--link-time", &v))) {
+            if (m < 0 || sb_cli_number("fleet", "--link-time", v, 0.001, 600,
+                                       &o->lo.time_s))
+                return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--threshold", &v))) {
+            if (m < 0 || sb_cli_number("fleet", "--threshold", v, 0.1, 1000,
+                                       &o->rules.floor_pct))
+                return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--json", &v))) {
+            if (m < 0)
+                return 2;
+            o->json = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--junit", &v))) {
+            if (m < 0)
+                return 2;
+            o->junit = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
+            if (m < 0)
+                return 2;
+            o->db = v;
+        } else if (strcmp(argv[i], "--no-store") == 0) {
+            o->no_store = true;
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            o->quiet = true;
+        } else {
+            return sb_cli_usage(
+                "fleet", "unknown option '%s' (see 'solbench fleet --help')",
+                argv[i]);
+        }
+    }
+    if (!o->have_areas && !o->have_names)
+        snprintf(o->areas, sizeof o->areas, "compute,memory");
+    return 0;
+}
+
+/* The launcher, from what it put in the environment. */
+static void launcher_name(char *out, size_t len)
+{
+    if (getenv("SLURM_STEP_ID") || getenv("SLURM_JOB_ID"))
+        snprintf(out, len, "srun");
+    else if (getenv("OMPI_COMM_WORLD_SIZE"))
+        snprintf(out, len, "mpirun (Open MPI)");
+    else if (getenv("PMI_SIZE") || getenv("PMIX_RANK"))
+        snprintf(out, len, "MPI (PMI)");
+    else
+        snprintf(out, len, "MPI");
+}
+
+/* Each figure of a host's run as the diagnosis's values: the headline
+ * of every valid, measured result, keyed by the benchmark, its point
+ * and the figure. */
+static int run_values(const sb_run *run, int h, sb_fleet_value **v, size_t *nv,
+                      sb_err *err)
+{
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        bool hb = true;
+        const sb_metric *m =
+            r->valid && !r->skipped ? sb_result_headline(r, &hb) : NULL;
+        if (!m)
+            continue;
+        char full[1024], compact[1024];
+        sb_params_fmt(&r->params, full, sizeof full);
+        sb_params_text_compact(r->bench, r->backend, full, compact,
+                               sizeof compact);
+        /* the headline (at the median sample) and, where the samples
+         * say, the same figure over the mean sample: what the host
+         * sustains. A host whose CPU is throttled (a quota, a noisy
+         * neighbour) runs its samples at full speed between the pauses,
+         * and the median does not see them; the mean does. */
+        double p50 = r->stats.p50, mean = r->stats.mean;
+        bool sustained = r->stats.n > 0 && p50 > 0 && mean > 0;
+        sb_fleet_value *t = realloc(*v, (*nv + 2) * sizeof *t);
+        if (!t)
+            return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+        *v = t;
+        for (int k = 0; k < (sustained ? 2 : 1); k++) {
+            sb_fleet_value *e = &t[(*nv)++];
+            memset(e, 0, sizeof *e);
+            e->host = h;
+            snprintf(e->metric, sizeof e->metric, "%s%s%s %s%s", r->bench,
+                     compact[0] ? " " : "", compact, m->name,
+                     k ? " sustained" : "");
+            e->value = k == 0 ? m->value
+                       : hb   ? m->value * p50 / mean
+                              : m->value * mean / p50;
+            e->higher_better = hb;
+        }
+    }
+    return 0;
+}
+
+/* One host's suite, on its leader. */
+typedef struct host_job {
+    const sb_plan *plan;
+    sb_ctx ctx; /* a plain run's: one rank, this host */
+    const char *areas, *names;
+    const sb_pset *user;
+    char *doc; /* "OK\n" + the run's JSON, or "ERR\n" + why */
+} host_job;
+
+static int host_suite(void *arg)
+{
+    host_job *j = arg;
+    sb_run run;
+    sb_err err = {0};
+    json_t *tags = json_object();
+    sb_run_init(&run);
+    sb_run_begin(&run, &j->ctx, j->areas, j->names, j->user, tags);
+    json_decref(tags);
+    int rc = sb_run_plan(j->plan, &j->ctx, &run.results, &err);
+    sb_utc_now(run.ended_at, sizeof run.ended_at);
+    char *text = NULL;
+    if (rc == 0) {
+        json_t *d = sb_run_to_json(&run);
+        char *s = d ? json_dumps(d, JSON_COMPACT) : NULL;
+        json_decref(d);
+        if (s && (text = malloc(strlen(s) + 4)))
+            sprintf(text, "OK\n%s", s);
+        free(s);
+    }
+    if (!text) {
+        const char *why = rc ? err.msg : "out of memory writing the run";
+        if ((text = malloc(strlen(why) + 5)))
+            sprintf(text, "ERR\n%s", why);
+    }
+    sb_run_free(&run);
+    j->doc = text;
+    return rc;
+}
+
+/* This host's name, class (filled on rank 0 from its run) and ranks. */
+static char *identity(const sb_fleet_world *fw)
+{
+    char name[256] = "";
+    if (gethostname(name, sizeof name - 1) != 0 || !name[0])
+        snprintf(name, sizeof name, "rank%d", fw->rank);
+    char *s = malloc(strlen(name) + 32);
+    if (s)
+        sprintf(s, "%s\t%d", name, fw->host_ranks);
+    return s;
+}
+
+/* Rank 0: the hosts, their runs stored, the values; r filled. */
+static int collect(const fopts *o, char **ids, char **docs, int nhosts,
+                   int nranks, sb_fleet_report *r, sb_err *err)
+{
+    r->nhosts = nhosts;
+    r->nranks = nranks;
+    r->rules = o->rules;
+    sb_run_new_id(r->id, sizeof r->id);
+    sb_utc_now(r->started_at, sizeof r->started_at);
+    launcher_name(r->launcher, sizeof r->launcher);
+    r->hosts = calloc((size_t)nhosts, sizeof *r->hosts);
+    r->run_ids = calloc((size_t)nhosts, sizeof *r->run_ids);
+    if (!r->hosts || !r->run_ids)
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    sb_store *st = NULL;
+    char db_file[4096] = "";
+    if (!o->no_store && (sb_store_path(o->db, db_file, sizeof db_file, err) ||
+                         sb_store_open(db_file, &st, err)))
+        return err->code ? err->code : SB_EIO;
+    int rc = 0;
+    for (int h = 0; h < nhosts && rc == 0; h++) {
+        sb_fleet_host *x = &r->hosts[h];
+        const char *tab = ids[h] ? strchr(ids[h], '\t') : NULL;
+        snprintf(x->name, sizeof x->name, "%.*s", tab ? (int)(tab - ids[h]) : 0,
+                 ids[h] ? ids[h] : "");
+        x->ranks = tab ? atoi(tab + 1) : 0;
+        if (!docs[h] || strncmp(docs[h], "OK\n", 3) != 0) {
+            x->failed = true;
+            snprintf(x->why, sizeof x->why, "%s",
+                     docs[h] && strlen(docs[h]) > 4 ? docs[h] + 4
+                                                    : "no report");
+            continue;
+        }
+        json_error_t je;
+        json_t *d = json_loads(docs[h] + 3, 0, &je);
+        sb_run run;
+        sb_run_init(&run);
+        sb_err e = {0};
+        if (!d || sb_run_from_json(d, &run, &e)) {
+            x->failed = true;
+            snprintf(x->why, sizeof x->why, "its run did not read back: %s",
+                     d ? e.msg : je.text);
+            json_decref(d);
+            sb_run_free(&run);
+            continue;
+        }
+        json_decref(d);
+        const char *fp =
+            json_string_value(json_object_get(run.system, "fingerprint"));
+        snprintf(x->cls, sizeof x->cls, "%s", fp ? fp : "");
+        json_object_set_new(run.tags, "fleet", json_string(r->id));
+        json_object_set_new(run.tags, "fleet_host", json_string(x->name));
+        char nh[16];
+        snprintf(nh, sizeof nh, "%d", nhosts);
+        json_object_set_new(run.tags, "fleet_hosts", json_string(nh));
+        rc = run_values(&run, h, &r->v, &r->nv, err);
+        if (rc == 0 && st) {
+            int saved = sb_store_save_or_keep(st, &run, db_file, &e);
+            if (saved == 0)
+                snprintf(r->run_ids[h], sizeof r->run_ids[h], "%s", run.run_id);
+            else
+                fprintf(stderr, "solbench: warning: %s: %s\n", x->name, e.msg);
+        }
+        sb_run_free(&run);
+    }
+    sb_store_close(st);
+    return rc;
+}
+
+static int fleet_run(int argc, char **argv)
+{
+    fopts o = {0};
+    sb_pset user = {0};
+    sb_err err = {0};
+    sb_ctx ctx;
+    sb_ctx_defaults(&ctx);
+    int rc = parse(argc, argv, &o, &user, &ctx, &err);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!sb_mpi_launched())
+        return sb_cli_usage(
+            "fleet",
+            "run: start it under the cluster's MPI launcher, one rank a "
+            "host: mpirun -np N --map-by ppr:1:node solbench fleet run "
+            "(or srun -N N --ntasks-per-node=1 ...)");
+    /* the outputs checked before anything is measured */
+    struct stat sj, su;
+    if ((o.json && strcmp(o.json, "-") != 0 &&
+         sb_cli_check_out("--json", o.json, &sj, &err)) ||
+        (o.junit && sb_cli_check_out("--junit", o.junit, &su, &err)))
+        return sb_cli_error(&err);
+    sb_fleet_world fw;
+    if (sb_fleet_mpi_begin(&argc, &argv, &ctx, &fw, &err))
+        return sb_cli_error(&err);
+    if (fw.nhosts < 2) {
+        if (fw.rank == 0)
+            sb_cli_usage("fleet",
+                         "run: all %d rank%s on one host: a fleet needs two "
+                         "hosts or more (mpirun --host a,b,... or a hostfile)",
+                         fw.nranks, fw.nranks == 1 ? " is" : "s are");
+        sb_fleet_mpi_end(&fw);
+        return 2;
+    }
+    /* the per-host suite: the same plan on every rank, so all fail
+     * together; the network area runs across hosts (--links), not in it */
+    sb_selection sel = {0};
+    sb_plan plan = {0};
+    const char *areas = o.areas[0] ? o.areas : NULL;
+    const char *names = o.names[0] ? o.names : NULL;
+    rc = sb_select(areas, names, ctx.suite, "cpu", &sel, &err);
+    if (rc == 0 && sb_selection_needs_mpi(&sel))
+        rc = sb_fail(&err, SB_EINVAL,
+                     "fleet run: the network area runs between hosts "
+                     "(--links), not in the per-host suite");
+    host_job job = {.ctx = ctx, .areas = areas, .names = names, .user = &user};
+    job.ctx.rank = 0;
+    job.ctx.nranks = 1;
+    job.ctx.hosts = 1;
+    job.ctx.ranks_per_host = 1;
+    job.ctx.mpi_library[0] = '\0';
+    job.ctx.transport[0] = '\0';
+    job.ctx.progress = false;
+    if (rc == 0)
+        rc = sb_plan_build(&sel, &user, &job.ctx, &plan, &err);
+    if (rc) {
+        if (fw.rank == 0)
+            sb_cli_error(&err);
+        sb_selection_free(&sel);
+        sb_fleet_mpi_end(&fw);
+        return 2;
+    }
+    job.plan = &plan;
+    double t0 = (double)time(NULL);
+    sb_fleet_mpi_each_host(&fw, o.stagger, host_suite, &job);
+    char *me = fw.leader ? identity(&fw) : NULL;
+    char **ids = NULL, **docs = NULL;
+    rc = sb_fleet_mpi_gather(&fw, me, &ids, &err);
+    if (rc == 0)
+        rc = sb_fleet_mpi_gather(&fw, job.doc, &docs, &err);
+    free(me);
+    free(job.doc);
+    double *bw = NULL, *bibw = NULL, *lat = NULL;
+    if (rc == 0 && o.links)
+        rc = sb_fleet_mpi_links(&fw, &o.lo, &bw, &bibw, &lat, &err);
+    int code = rc ? 2 : 0;
+    if (fw.rank == 0 && rc == 0) {
+        sb_fleet_report r = {0};
+        rc = collect(&o, ids, docs, fw.nhosts, fw.nranks, &r, &err);
+        r.bw = bw;
+        r.bibw = bibw;
+        r.lat = lat;
+        bw = bibw = lat = NULL;
+        if (rc == 0 && r.bw)
+            rc = sb_fleet_link_values(r.nhosts, r.bw, r.lat, &r.v, &r.nv, &err);
+        if (rc == 0)
+            rc = sb_fleet_analyse(&r, &err);
+        if (rc == 0) {
+            bool to_stdout = o.json && strcmp(o.json, "-") == 0;
+            FILE *human = to_stdout ? stderr : stdout;
+            if (!o.quiet)
+                sb_fleet_print(human, &r);
+            code = sb_fleet_unhealthy(&r) ? 1 : 0;
+            json_t *d = sb_fleet_to_json(&r);
+            if (o.json &&
+                sb_cli_write_json(d, to_stdout ? NULL : o.json, JSON_INDENT(2),
+                                  "the fleet report", &err))
+                code = sb_cli_error(&err);
+            json_decref(d);
+            if (o.junit && sb_fleet_write_junit(&r, o.junit,
+                                                (double)time(NULL) - t0, &err))
+                code = sb_cli_error(&err);
+        } else {
+            code = sb_cli_error(&err);
+        }
+        sb_fleet_report_free(&r);
+    } else if (fw.rank == 0 && rc) {
+        sb_cli_error(&err);
+    }
+    for (int h = 0; ids && h < fw.nhosts; h++)
+        free(ids[h]);
+    for (int h = 0; docs && h < fw.nhosts; h++)
+        free(docs[h]);
+    free(ids);
+    free(docs);
+    free(bw), free(bibw), free(lat);
+    sb_plan_free(&plan);
+    sb_selection_free(&sel);
+    code = sb_fleet_mpi_bcast_int(&fw, code);
+    sb_fleet_mpi_end(&fw);
+    return code;
+}
+#endif
+
+int sb_cmd_fleet(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        fputs(fleet_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "run") != 0)
+        return sb_cli_usage("fleet", "unknown subcommand '%s' (run)", argv[1]);
+#ifdef SB_HAVE_MPI
+    return fleet_run(argc, argv);
+#else
+    return sb_cli_usage("fleet", "run: this build has no MPI (the fleet runs "
+                                 "under MPI: install an MPI and rebuild)");
+#endif
+}

@@ -1,0 +1,333 @@
+/*
+ * fleet.c — the fleet's diagnosis (include/solbench/fleet.h): each host
+ * against its peers of the same class by the median and the MAD, the
+ * link matrix summarised per host and each link against its ends, and
+ * the round-robin rounds the links are measured in.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solbench/fleet.h"
+
+void sb_fleet_rules_default(sb_fleet_rules *r)
+{
+    r->floor_pct = 10.0;
+    r->latency_floor_pct = 25.0;
+    r->k_mad = 3.0;
+    r->min_peers = 3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of x[0..n) (sorted in place). */
+static double median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static int cmp_flag(const void *a, const void *b)
+{
+    const sb_fleet_flag *x = a, *y = b;
+    double dx = fabs(x->deviation_pct), dy = fabs(y->deviation_pct);
+    if (dx != dy)
+        return dx < dy ? 1 : -1;
+    return x->host - y->host;
+}
+
+/* Whether value v is worse than the median m by at least bar percent. */
+static bool worse(double v, double m, bool higher_better, double bar,
+                  double *dev)
+{
+    *dev = 100.0 * (v - m) / fabs(m);
+    return higher_better ? *dev <= -bar : *dev >= bar;
+}
+
+int sb_fleet_diagnose(const sb_fleet_host *hosts, int nh,
+                      const sb_fleet_value *v, size_t nv,
+                      const sb_fleet_rules *r, sb_fleet_flag **out,
+                      size_t *nout, sb_err *err)
+{
+    *out = NULL;
+    *nout = 0;
+    if (nv == 0)
+        return 0;
+    /* the values of one metric and class: gathered by a mark per value */
+    bool *done = calloc(nv, sizeof *done);
+    double *x = malloc(nv * sizeof *x), *d = malloc(nv * sizeof *d);
+    size_t *idx = malloc(nv * sizeof *idx);
+    size_t cap = 0;
+    if (!done || !x || !d || !idx) {
+        free(done), free(x), free(d), free(idx);
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    }
+    int rc = 0;
+    for (size_t i = 0; i < nv && rc == 0; i++) {
+        if (done[i])
+            continue;
+        const sb_fleet_value *a = &v[i];
+        if (a->host < 0 || a->host >= nh) {
+            rc = sb_fail(err, SB_EINVAL, "fleet: a value of host %d of %d",
+                         a->host, nh);
+            break;
+        }
+        size_t n = 0;
+        for (size_t j = i; j < nv; j++) {
+            const sb_fleet_value *b = &v[j];
+            if (done[j] || strcmp(a->metric, b->metric) != 0 || b->host < 0 ||
+                b->host >= nh ||
+                strcmp(hosts[a->host].cls, hosts[b->host].cls) != 0)
+                continue;
+            done[j] = true;
+            if (hosts[b->host].failed || !isfinite(b->value))
+                continue;
+            idx[n] = j;
+            x[n++] = b->value;
+        }
+        if (n < (size_t)r->min_peers)
+            continue;
+        double m = median(x, n);
+        if (!(fabs(m) > 0))
+            continue;
+        for (size_t k = 0; k < n; k++)
+            d[k] = fabs(v[idx[k]].value - m);
+        double mad = median(d, n);
+        double floor =
+            v[idx[0]].higher_better ? r->floor_pct : r->latency_floor_pct;
+        double bar = fmax(floor, r->k_mad * 1.4826 * mad / fabs(m) * 100.0);
+        for (size_t k = 0; k < n; k++) {
+            const sb_fleet_value *b = &v[idx[k]];
+            double dev;
+            if (!worse(b->value, m, b->higher_better, bar, &dev))
+                continue;
+            if (*nout == cap) {
+                size_t nc = cap ? 2 * cap : 8;
+                sb_fleet_flag *t = realloc(*out, nc * sizeof *t);
+                if (!t) {
+                    rc = sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+                    break;
+                }
+                *out = t;
+                cap = nc;
+            }
+            sb_fleet_flag *f = &(*out)[(*nout)++];
+            memset(f, 0, sizeof *f);
+            f->host = b->host;
+            memcpy(f->metric, b->metric, sizeof f->metric);
+            f->value = b->value;
+            f->median = m;
+            f->deviation_pct = dev;
+            f->threshold_pct = bar;
+            f->peers = (int)n;
+        }
+    }
+    free(done), free(x), free(d), free(idx);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *nout = 0;
+        return rc;
+    }
+    if (*nout > 1)
+        qsort(*out, *nout, sizeof **out, cmp_flag);
+    return 0;
+}
+
+static bool measured(double b)
+{
+    return isfinite(b) && b > 0;
+}
+
+/* The median of host h's measured entries of m (row and column). */
+static double host_median(int n, const double *m, int h, double *scratch)
+{
+    size_t k = 0;
+    for (int j = 0; j < n; j++) {
+        if (j == h)
+            continue;
+        if (measured(m[(size_t)h * n + j]))
+            scratch[k++] = m[(size_t)h * n + j];
+        if (measured(m[(size_t)j * n + h]))
+            scratch[k++] = m[(size_t)j * n + h];
+    }
+    return k ? median(scratch, k) : 0;
+}
+
+static int push_value(sb_fleet_value **v, size_t *nv, int h, const char *name,
+                      double value, bool higher_better, sb_err *err)
+{
+    sb_fleet_value *t = realloc(*v, (*nv + 1) * sizeof *t);
+    if (!t)
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    *v = t;
+    sb_fleet_value *e = &t[(*nv)++];
+    memset(e, 0, sizeof *e);
+    e->host = h;
+    snprintf(e->metric, sizeof e->metric, "%s", name);
+    e->value = value;
+    e->higher_better = higher_better;
+    return 0;
+}
+
+int sb_fleet_link_values(int n, const double *bw, const double *lat,
+                         sb_fleet_value **v, size_t *nv, sb_err *err)
+{
+    if (n < 1 || n > SB_FLEET_MAX_HOSTS)
+        return sb_fail(err, SB_EINVAL, "fleet: %d hosts (1 to %d)", n,
+                       SB_FLEET_MAX_HOSTS);
+    double *s = malloc(2 * (size_t)n * sizeof *s);
+    if (!s)
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    int rc = 0;
+    for (int h = 0; h < n && rc == 0; h++) {
+        double b = host_median(n, bw, h, s);
+        if (b > 0)
+            rc = push_value(v, nv, h, "links.bw Bps", b, true, err);
+        double l = lat ? host_median(n, lat, h, s) : 0;
+        if (rc == 0 && l > 0)
+            rc = push_value(v, nv, h, "links.latency s", l, false, err);
+    }
+    free(s);
+    return rc;
+}
+
+static int cmp_link(const void *a, const void *b)
+{
+    const sb_fleet_link_flag *x = a, *y = b;
+    if (x->deviation_pct != y->deviation_pct)
+        return x->deviation_pct < y->deviation_pct ? -1 : 1;
+    return x->from != y->from ? x->from - y->from : x->to - y->to;
+}
+
+int sb_fleet_diagnose_links(int n, const double *bw, const sb_fleet_rules *r,
+                            const sb_fleet_flag *flags, size_t nflags,
+                            sb_fleet_link_flag **out, size_t *nout, sb_err *err)
+{
+    *out = NULL;
+    *nout = 0;
+    if (n < 2)
+        return 0;
+    if (n > SB_FLEET_MAX_HOSTS)
+        return sb_fail(err, SB_EINVAL, "fleet: %d hosts (at most %d)", n,
+                       SB_FLEET_MAX_HOSTS);
+    double *med = malloc((size_t)n * sizeof *med),
+           *s = malloc(2 * (size_t)n * sizeof *s);
+    bool *slow_host = calloc((size_t)n, sizeof *slow_host);
+    if (!med || !s || !slow_host) {
+        free(med), free(s), free(slow_host);
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    }
+    for (int h = 0; h < n; h++)
+        med[h] = host_median(n, bw, h, s);
+    for (size_t k = 0; k < nflags; k++)
+        if (flags[k].host >= 0 && flags[k].host < n &&
+            strcmp(flags[k].metric, "links.bw Bps") == 0)
+            slow_host[flags[k].host] = true;
+    /* the spread of the links between hosts not flagged for their links,
+     * each against its reference: on a noisy fabric the bar rises above
+     * the floor as the hosts' does (a slow host's links, up to half of
+     * a small fleet's, would swamp a spread taken over all) */
+    double *d = malloc((size_t)n * n * sizeof *d);
+    if (!d) {
+        free(med), free(s), free(slow_host);
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    }
+    size_t nd = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double b = bw[(size_t)i * n + j], ref = fmax(med[i], med[j]);
+            if (i != j && measured(b) && ref > 0 && !slow_host[i] &&
+                !slow_host[j])
+                d[nd++] = 100.0 * (b - ref) / ref;
+        }
+    double bar = r->floor_pct;
+    if (nd >= 3) {
+        double m = median(d, nd);
+        for (size_t k = 0; k < nd; k++)
+            d[k] = fabs(d[k] - m);
+        bar = fmax(bar, r->k_mad * 1.4826 * median(d, nd));
+    }
+    free(d);
+    int rc = 0;
+    size_t cap = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        for (int j = 0; j < n; j++) {
+            double b = bw[(size_t)i * n + j];
+            if (i == j || !measured(b))
+                continue;
+            /* the better end's median: a healthy end's links are fast */
+            double ref = fmax(med[i], med[j]), dev;
+            if (!(ref > 0) || !worse(b, ref, true, bar, &dev))
+                continue;
+            if (*nout == cap) {
+                size_t nc = cap ? 2 * cap : 8;
+                sb_fleet_link_flag *t = realloc(*out, nc * sizeof *t);
+                if (!t) {
+                    rc = sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+                    break;
+                }
+                *out = t;
+                cap = nc;
+            }
+            sb_fleet_link_flag *f = &(*out)[(*nout)++];
+            f->from = i;
+            f->to = j;
+            f->bw_Bps = b;
+            f->reference_Bps = ref;
+            f->deviation_pct = dev;
+            f->threshold_pct = bar;
+            f->cause = slow_host[i] && !slow_host[j]   ? i
+                       : slow_host[j] && !slow_host[i] ? j
+                                                       : -1;
+        }
+    free(med), free(s), free(slow_host);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *nout = 0;
+        return rc;
+    }
+    if (*nout > 1)
+        qsort(*out, *nout, sizeof **out, cmp_link);
+    return 0;
+}
+
+int sb_fleet_rounds(int n, int **partner, int *nrounds, sb_err *err)
+{
+    *partner = NULL;
+    *nrounds = 0;
+    if (n < 1 || n > SB_FLEET_MAX_HOSTS)
+        return sb_fail(err, SB_EINVAL, "fleet: %d hosts (1 to %d)", n,
+                       SB_FLEET_MAX_HOSTS);
+    /* the circle method over m = n rounded up to even: m - 1 fixed at
+     * the centre, the others turning; an odd n's phantom m - 1 leaves
+     * its partner idle */
+    int m = n + (n % 2), rounds = m - 1;
+    if (n == 1)
+        return 0;
+    int *p = malloc((size_t)rounds * n * sizeof *p);
+    if (!p)
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    for (int r = 0; r < rounds; r++) {
+        int *row = p + (size_t)r * n;
+        for (int h = 0; h < n; h++)
+            row[h] = -1;
+        for (int k = 0; k < m / 2; k++) {
+            int a = k == 0 ? m - 1 : (r + k) % (m - 1);
+            int b = (r + m - 1 - k) % (m - 1);
+            if (a < n && b < n) {
+                row[a] = b;
+                row[b] = a;
+            }
+        }
+    }
+    *partner = p;
+    *nrounds = rounds;
+    return 0;
+}

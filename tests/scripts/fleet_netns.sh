@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# fleet_netns.sh — `solbench fleet run` on test hosts made on this machine:
+# four network namespaces, each with its own hostname (unshare --uts) and
+# a veth pair onto a bridge, every link shaped to 800 Mbit/s with tbf;
+# Open MPI starts one rank in each through an rsh agent that runs
+# `ip netns exec HOST ...`. The hosts share this machine's CPUs, so their
+# suites run --stagger and the links --pairs serial. Cases:
+#   a clean fleet: exit 0, nothing flagged, each host's run stored with
+#     the fleet's id in its tags;
+#   one host's link at 200 Mbit/s (a quarter): that host flagged for its
+#     links and named as the cause of each slow link, no other;
+#   one host under a 50 % CPU quota (cgroup cpu controller): flagged for
+#     compute, not for its links;
+#   one host only, no launcher, bad options: exit 2 with one line.
+# Skips (77) where namespaces cannot be made (not root, no ip/tc/unshare)
+# or there is no mpirun or no MPI in the build. Only the addresses of the
+# hosts it makes are used.
+# Usage: fleet_netns.sh SOLBENCH
+set -u
+SB=$(realpath "${1:?usage: $0 SOLBENCH}")
+. "$(dirname "$0")/expect.sh"
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+[ "$(id -u)" -eq 0 ] || skip "not root: test hosts are network namespaces"
+for c in ip tc unshare mpirun python3; do
+    command -v "$c" >/dev/null || skip "no $c"
+done
+"$SB" fleet run --no-store 2>&1 | grep -q 'has no MPI' && skip "this build has no MPI"
+
+. "$(dirname "$0")/fleet_hosts.sh"
+
+suite=(--bench compute.peak -p dtype=fp32 --threads 1 --min-time 0.3 --repeat 3
+    --stagger --links --pairs serial --link-size 256KiB)
+
+fleet() { # NAME [env...] -- extra options
+    local name=$1
+    shift
+    local envs=()
+    while [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    env "${envs[@]}" "${mpi[@]}" --host "$hosts" "$SB" fleet run "${suite[@]}" \
+        --json "$T/$name.json" --junit "$T/$name.xml" "$@" >"$T/$name.out" 2>&1
+    echo $? >"$T/$name.rc"
+}
+
+# ---- a clean fleet -----------------------------------------------------------
+shape 800mbit
+fleet clean -- --db "$T/clean.db"
+python3 - "$T/clean.json" "$(cat "$T/clean.rc")" "${H[@]}" <<'PY' &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+rc, hosts = int(sys.argv[2]), sys.argv[3:]
+assert rc == 0, f"exit {rc}"
+assert d["schema"] == "solbench.fleet/1" and d["healthy"] is True
+assert [h["host"] for h in d["hosts"]] == hosts
+assert d["flagged"] == [] and d["links"] == []
+m = d["link_matrix"]
+for i, row in enumerate(m["bw_Bps"]):
+    for j, b in enumerate(row):
+        # 800 Mbit/s is 100 MB/s; the best window carries nearly that
+        assert (b is None) == (i == j) and (b is None or 80e6 < b < 110e6), (i, j, b)
+for h in d["hosts"]:
+    assert h["run"] and h["ranks"] == 1 and h["class"], h
+    assert "compute.peak dtype=fp32 GFLOPs" in h["metrics"], h["metrics"]
+PY
+    ok "clean fleet: exit 0, nothing flagged, the link matrix at the shaped rate" ||
+    { bad "clean fleet"; cat "$T/clean.out"; }
+n=$("$SB" history --db "$T/clean.db" 2>/dev/null | grep -c 'compute')
+[ "$n" -eq 4 ] && ok "clean fleet: a run stored for each host" ||
+    { bad "clean fleet: $n runs stored, want 4"; "$SB" history --db "$T/clean.db"; }
+grep -q 'failures="0"' "$T/clean.xml" && ok "clean fleet: JUnit without failures" ||
+    bad "clean fleet: JUnit"
+
+# ---- one host's link at a quarter --------------------------------------------
+shape 800mbit 2 200mbit
+fleet slowlink -- --no-store
+python3 - "$T/slowlink.json" "$(cat "$T/slowlink.rc")" "${H[2]}" <<'PY' &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+rc, slow = int(sys.argv[2]), sys.argv[3]
+assert rc == 1, f"exit {rc}"
+assert {f["host"] for f in d["flagged"]} == {slow}, d["flagged"]
+assert any(f["metric"] == "links.bw Bps" and f["deviation_pct"] < -60 for f in d["flagged"])
+assert len(d["links"]) == 6, d["links"]
+for l in d["links"]:
+    assert slow in (l["from"], l["to"]) and l["cause"] == slow, l
+PY
+    ok "a link at a quarter: its host flagged and named as the cause, no other" ||
+    { bad "slow link"; cat "$T/slowlink.out"; }
+grep -q "name=\"${H[2]}\"" "$T/slowlink.xml" && grep -q 'type="slow-link"' "$T/slowlink.xml" &&
+    ok "a link at a quarter: JUnit failures for the host and the links" || bad "slow link: JUnit"
+
+# ---- one host under a 50 % CPU quota -----------------------------------------
+shape 800mbit
+if [ -n "$cg" ]; then
+    fleet slowcpu FLEET_SLOW_CPU="${H[1]}" -- --no-store
+    python3 - "$T/slowcpu.json" "$(cat "$T/slowcpu.rc")" "${H[1]}" <<'PY' &&
+import json, sys
+d = json.load(open(sys.argv[1]))
+rc, slow = int(sys.argv[2]), sys.argv[3]
+assert rc == 1, f"exit {rc}"
+assert {f["host"] for f in d["flagged"]} == {slow}, d["flagged"]
+assert all(f["metric"].startswith("compute.peak") for f in d["flagged"]), d["flagged"]
+assert d["links"] == [], d["links"]
+PY
+        ok "a host under a 50 % CPU quota: flagged for compute, not for its links" ||
+        { bad "slow CPU"; cat "$T/slowcpu.out"; }
+else
+    echo "skip: no writable cgroup cpu controller for the CPU quota case"
+fi
+
+# ---- refusals ----------------------------------------------------------------
+expect 2 'all 2 ranks are on one host' -- "${mpi[@]}" --host "${H[0]}:2" "$SB" fleet run --no-store --bench compute.peak
+expect 2 'MPI launcher' -- "$SB" fleet run --no-store
+expect 2 "unknown option '--nope'" -- "$SB" fleet run --nope
+expect 2 'network area runs between hosts' -- "${mpi[@]}" --host "$hosts" "$SB" fleet run --no-store --bench network.allreduce
+expect 2 "unknown subcommand 'walk'" -- "$SB" fleet walk
+exit $fail
