@@ -120,6 +120,7 @@ typedef struct sb_fleet_report {
     char started_at[32]; /* UTC ISO-8601 */
     char launcher[64];   /* "mpirun", "srun", ... */
     int nhosts, nranks;
+    int rounds; /* of the per-host suite; a host's figure the median */
     sb_fleet_host *hosts;
     char (*run_ids)[40]; /* each host's stored run ("" none) */
     sb_fleet_value *v;   /* the hosts' figures, then their links' */

@@ -44,6 +44,9 @@ static const char fleet_help[] =
     "  --min-time S, --repeat N, --threads N   as for run\n"
     "  --stagger           the hosts' suites one after another (hosts that\n"
     "                      share hardware, e.g. test hosts on one machine)\n"
+    "  --rounds N          the suite N times, the hosts in turn each round;\n"
+    "                      a host's figure is its median over the rounds\n"
+    "                      (default 3 with --stagger, else 1)\n"
     "  --links             the link matrix: bandwidth one way and both\n"
     "                      ways, and latency, between every two hosts\n"
     "  --pairs rounds|serial  disjoint pairs at once (default) or one pair\n"
@@ -64,6 +67,7 @@ typedef struct fopts {
     char areas[512], names[1024];
     const char *json, *junit, *db, *backend;
     bool have_names, have_areas, links, stagger, no_store, quiet;
+    int rounds; /* the per-host suite's rounds (0: 3 with --stagger, else 1) */
     sb_fleet_link_opts lo;
     sb_fleet_rules rules;
 } fopts;
@@ -126,6 +130,9 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
             if (m < 0 ||
                 sb_cli_int("fleet", "--threads", v, 1, 4096, &ctx->threads))
                 return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--rounds", &v))) {
+            if (m < 0 || sb_cli_int("fleet", "--rounds", v, 1, 100, &o->rounds))
+                return 2;
         } else if (strcmp(argv[i], "--stagger") == 0) {
             o->stagger = true;
         } else if (strcmp(argv[i], "--links") == 0) {
@@ -178,6 +185,8 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
     }
     if (!o->have_areas && !o->have_names)
         snprintf(o->areas, sizeof o->areas, "compute,memory");
+    if (o->rounds == 0)
+        o->rounds = o->stagger ? 3 : 1;
     return 0;
 }
 
@@ -290,11 +299,47 @@ static char *identity(const sb_fleet_world *fw)
 }
 
 /* Rank 0: the hosts, their runs stored, the values; r filled. */
-static int collect(const fopts *o, char **ids, char **docs, int nhosts,
-                   int nranks, sb_fleet_report *r, sb_err *err)
+static int cmp_value(const void *a, const void *b)
+{
+    const sb_fleet_value *x = a, *y = b;
+    if (x->host != y->host)
+        return x->host - y->host;
+    int c = strcmp(x->metric, y->metric);
+    if (c)
+        return c;
+    return (x->value > y->value) - (x->value < y->value);
+}
+
+/* The rounds' values as one a host and metric: the median over the
+ * rounds (a host slowed for one round by something passing is not
+ * flagged for it). v sorted and compacted in place. */
+static void median_over_rounds(sb_fleet_value *v, size_t *nv)
+{
+    if (*nv < 2)
+        return;
+    qsort(v, *nv, sizeof *v, cmp_value);
+    size_t out = 0;
+    for (size_t i = 0; i < *nv;) {
+        size_t j = i;
+        while (j < *nv && v[j].host == v[i].host &&
+               strcmp(v[j].metric, v[i].metric) == 0)
+            j++;
+        size_t n = j - i;
+        sb_fleet_value m = v[i];
+        m.value = n % 2 ? v[i + n / 2].value
+                        : 0.5 * (v[i + n / 2 - 1].value + v[i + n / 2].value);
+        v[out++] = m;
+        i = j;
+    }
+    *nv = out;
+}
+
+static int collect(const fopts *o, char **ids, char ***docs, int nrounds,
+                   int nhosts, int nranks, sb_fleet_report *r, sb_err *err)
 {
     r->nhosts = nhosts;
     r->nranks = nranks;
+    r->rounds = nrounds;
     r->rules = o->rules;
     sb_run_new_id(r->id, sizeof r->id);
     sb_utc_now(r->started_at, sizeof r->started_at);
@@ -309,21 +354,27 @@ static int collect(const fopts *o, char **ids, char **docs, int nhosts,
                          sb_store_open(db_file, &st, err)))
         return err->code ? err->code : SB_EIO;
     int rc = 0;
-    for (int h = 0; h < nhosts && rc == 0; h++) {
+    for (int h = 0; h < nhosts; h++) {
         sb_fleet_host *x = &r->hosts[h];
         const char *tab = ids[h] ? strchr(ids[h], '\t') : NULL;
         snprintf(x->name, sizeof x->name, "%.*s", tab ? (int)(tab - ids[h]) : 0,
                  ids[h] ? ids[h] : "");
         x->ranks = tab ? atoi(tab + 1) : 0;
-        if (!docs[h] || strncmp(docs[h], "OK\n", 3) != 0) {
+    }
+    for (int k = 0; k < nrounds * nhosts && rc == 0; k++) {
+        int h = k % nhosts, round = k / nhosts;
+        sb_fleet_host *x = &r->hosts[h];
+        const char *doc = docs[round] ? docs[round][h] : NULL;
+        if (x->failed)
+            continue;
+        if (!doc || strncmp(doc, "OK\n", 3) != 0) {
             x->failed = true;
             snprintf(x->why, sizeof x->why, "%s",
-                     docs[h] && strlen(docs[h]) > 4 ? docs[h] + 4
-                                                    : "no report");
+                     doc && strlen(doc) > 4 ? doc + 4 : "no report");
             continue;
         }
         json_error_t je;
-        json_t *d = json_loads(docs[h] + 3, 0, &je);
+        json_t *d = json_loads(doc + 3, 0, &je);
         sb_run run;
         sb_run_init(&run);
         sb_err e = {0};
@@ -341,20 +392,29 @@ static int collect(const fopts *o, char **ids, char **docs, int nhosts,
         snprintf(x->cls, sizeof x->cls, "%s", fp ? fp : "");
         json_object_set_new(run.tags, "fleet", json_string(r->id));
         json_object_set_new(run.tags, "fleet_host", json_string(x->name));
-        char nh[16];
+        char nh[16], rd[16];
         snprintf(nh, sizeof nh, "%d", nhosts);
+        snprintf(rd, sizeof rd, "%d", round + 1);
         json_object_set_new(run.tags, "fleet_hosts", json_string(nh));
+        json_object_set_new(run.tags, "fleet_round", json_string(rd));
         rc = run_values(&run, h, &r->v, &r->nv, err);
         if (rc == 0 && st) {
             int saved = sb_store_save_or_keep(st, &run, db_file, &e);
-            if (saved == 0)
+            if (saved == 0 && round == 0)
                 snprintf(r->run_ids[h], sizeof r->run_ids[h], "%s", run.run_id);
-            else
+            else if (saved)
                 fprintf(stderr, "solbench: warning: %s: %s\n", x->name, e.msg);
         }
         sb_run_free(&run);
     }
     sb_store_close(st);
+    /* a failed host's values left out whole */
+    size_t keep = 0;
+    for (size_t i = 0; i < r->nv; i++)
+        if (!r->hosts[r->v[i].host].failed)
+            r->v[keep++] = r->v[i];
+    r->nv = keep;
+    median_over_rounds(r->v, &r->nv);
     return rc;
 }
 
@@ -422,21 +482,26 @@ static int fleet_run(int argc, char **argv)
     }
     job.plan = &plan;
     double t0 = (double)time(NULL);
-    sb_fleet_mpi_each_host(&fw, o.stagger, host_suite, &job);
     char *me = fw.leader ? identity(&fw) : NULL;
-    char **ids = NULL, **docs = NULL;
-    rc = sb_fleet_mpi_gather(&fw, me, &ids, &err);
+    char **ids = NULL, ***docs = calloc((size_t)o.rounds, sizeof *docs);
+    rc = docs ? 0 : sb_fail(&err, SB_ENOMEM, "fleet: out of memory");
     if (rc == 0)
-        rc = sb_fleet_mpi_gather(&fw, job.doc, &docs, &err);
+        rc = sb_fleet_mpi_gather(&fw, me, &ids, &err);
     free(me);
-    free(job.doc);
+    /* round by round: each host's suite, its document to rank 0 */
+    for (int k = 0; k < o.rounds && rc == 0; k++) {
+        sb_fleet_mpi_each_host(&fw, o.stagger, host_suite, &job);
+        rc = sb_fleet_mpi_gather(&fw, job.doc, &docs[k], &err);
+        free(job.doc);
+        job.doc = NULL;
+    }
     double *bw = NULL, *bibw = NULL, *lat = NULL;
     if (rc == 0 && o.links)
         rc = sb_fleet_mpi_links(&fw, &o.lo, &bw, &bibw, &lat, &err);
     int code = rc ? 2 : 0;
     if (fw.rank == 0 && rc == 0) {
         sb_fleet_report r = {0};
-        rc = collect(&o, ids, docs, fw.nhosts, fw.nranks, &r, &err);
+        rc = collect(&o, ids, docs, o.rounds, fw.nhosts, fw.nranks, &r, &err);
         r.bw = bw;
         r.bibw = bibw;
         r.lat = lat;
@@ -469,8 +534,11 @@ static int fleet_run(int argc, char **argv)
     }
     for (int h = 0; ids && h < fw.nhosts; h++)
         free(ids[h]);
-    for (int h = 0; docs && h < fw.nhosts; h++)
-        free(docs[h]);
+    for (int k = 0; docs && k < o.rounds; k++) {
+        for (int h = 0; docs[k] && h < fw.nhosts; h++)
+            free(docs[k][h]);
+        free(docs[k]);
+    }
     free(ids);
     free(docs);
     free(bw), free(bibw), free(lat);

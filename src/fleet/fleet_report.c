@@ -64,9 +64,10 @@ static const char *fmt_value(const char *metric, double x, char *buf,
 
 void sb_fleet_print(FILE *f, const sb_fleet_report *r)
 {
-    fprintf(f, "fleet %s: %d host%s, %d rank%s (%s)\n", r->id, r->nhosts,
-            r->nhosts == 1 ? "" : "s", r->nranks, r->nranks == 1 ? "" : "s",
-            r->launcher[0] ? r->launcher : "MPI");
+    fprintf(f, "fleet %s: %d host%s, %d rank%s (%s); the suite %d time%s\n",
+            r->id, r->nhosts, r->nhosts == 1 ? "" : "s", r->nranks,
+            r->nranks == 1 ? "" : "s", r->launcher[0] ? r->launcher : "MPI",
+            r->rounds, r->rounds == 1 ? "" : "s, a host's figure its median");
     fprintf(f, "  %-4s %-24s %5s  %-16s %s\n", "#", "host", "ranks", "class",
             "run");
     for (int h = 0; h < r->nhosts; h++) {
@@ -171,6 +172,7 @@ json_t *sb_fleet_to_json(const sb_fleet_report *r)
     json_object_set_new(d, "started_at", json_string(r->started_at));
     json_object_set_new(d, "launcher", json_string(r->launcher));
     json_object_set_new(d, "ranks", json_integer(r->nranks));
+    json_object_set_new(d, "rounds", json_integer(r->rounds));
     json_t *rules = json_object();
     json_object_set_new(rules, "floor_pct", json_real(r->rules.floor_pct));
     json_object_set_new(rules, "latency_floor_pct",

@@ -58,6 +58,7 @@ d = json.load(open(sys.argv[1]))
 rc, hosts = int(sys.argv[2]), sys.argv[3:]
 assert rc == 0, f"exit {rc}"
 assert d["schema"] == "solbench.fleet/1" and d["healthy"] is True
+assert d["rounds"] == 3
 assert [h["host"] for h in d["hosts"]] == hosts
 assert d["flagged"] == [] and d["links"] == []
 m = d["link_matrix"]
@@ -71,9 +72,10 @@ for h in d["hosts"]:
 PY
     ok "clean fleet: exit 0, nothing flagged, the link matrix at the shaped rate" ||
     { bad "clean fleet"; cat "$T/clean.out"; }
+# --stagger: three rounds, each host's run stored each round
 n=$("$SB" history --db "$T/clean.db" 2>/dev/null | grep -c 'compute')
-[ "$n" -eq 4 ] && ok "clean fleet: a run stored for each host" ||
-    { bad "clean fleet: $n runs stored, want 4"; "$SB" history --db "$T/clean.db"; }
+[ "$n" -eq 12 ] && ok "clean fleet: a run stored for each host and round" ||
+    { bad "clean fleet: $n runs stored, want 12"; "$SB" history --db "$T/clean.db"; }
 grep -q 'failures="0"' "$T/clean.xml" && ok "clean fleet: JUnit without failures" ||
     bad "clean fleet: JUnit"
 
