@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 #define SB_FLEET_NAME 64
-#define SB_FLEET_METRIC 160
+#define SB_FLEET_METRIC 320
 /* hosts a fleet run takes at most (the link matrix is N x N doubles) */
 #define SB_FLEET_MAX_HOSTS 4096
 
@@ -30,6 +30,8 @@ typedef struct sb_fleet_host {
     char cls[SB_FLEET_NAME];  /* like-with-like class: its fingerprint */
     int ranks;                /* MPI ranks on it */
     bool failed;              /* it did not report */
+    bool unjudged;            /* too few peers of its class to judge it
+                                 (sb_fleet_analyse) */
     char why[160];            /* failed: what was seen */
 } sb_fleet_host;
 
@@ -133,17 +135,23 @@ typedef struct sb_fleet_report {
     size_t nlinks;
 } sb_fleet_report;
 
-/* The diagnosis of r's values and link matrix (its flags and links). */
+/* The diagnosis of r's values and link matrix (its flags and links),
+ * and the hosts it could not judge: those of a class with fewer than
+ * min_peers hosts that reported (a host whose hardware, or kernel,
+ * differs from the rest is one). */
 int sb_fleet_analyse(sb_fleet_report *r, sb_err *err);
 /* The hosts, the flagged hosts and links, the verdict. */
 void sb_fleet_print(FILE *f, const sb_fleet_report *r);
+/* The verdict line alone (--quiet). */
+void sb_fleet_print_verdict(FILE *f, const sb_fleet_report *r);
 /* schema solbench.fleet/1 (docs/FLEET.md); a new reference */
 json_t *sb_fleet_to_json(const sb_fleet_report *r);
 /* One testcase a host (a failure naming each metric it was flagged
  * for) and one for the links. */
 int sb_fleet_write_junit(const sb_fleet_report *r, const char *path,
                          double seconds, sb_err *err);
-/* Whether anything was flagged or a host failed. */
+/* Whether anything was flagged, a host failed, or a host could not be
+ * judged (a health check does not vouch for what it did not judge). */
 bool sb_fleet_unhealthy(const sb_fleet_report *r);
 void sb_fleet_report_free(sb_fleet_report *r);
 

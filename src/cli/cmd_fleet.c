@@ -8,6 +8,8 @@
  * their peers, the slow links and the host behind them (docs/FLEET.md).
  * Exit 0 healthy, 1 something flagged, 2 bad usage or input.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,13 +192,14 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
     return 0;
 }
 
-/* The launcher, from what it put in the environment. */
+/* The launcher, from what it put in the environment (Open MPI's mpirun
+ * inside a Slurm job is still mpirun). */
 static void launcher_name(char *out, size_t len)
 {
-    if (getenv("SLURM_STEP_ID") || getenv("SLURM_JOB_ID"))
-        snprintf(out, len, "srun");
-    else if (getenv("OMPI_COMM_WORLD_SIZE"))
+    if (getenv("OMPI_COMM_WORLD_SIZE"))
         snprintf(out, len, "mpirun (Open MPI)");
+    else if (getenv("SLURM_STEP_ID"))
+        snprintf(out, len, "srun");
     else if (getenv("PMI_SIZE") || getenv("PMIX_RANK"))
         snprintf(out, len, "MPI (PMI)");
     else
@@ -232,12 +235,22 @@ static int run_values(const sb_run *run, int h, sb_fleet_value **v, size_t *nv,
             return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
         *v = t;
         for (int k = 0; k < (sustained ? 2 : 1); k++) {
-            sb_fleet_value *e = &t[(*nv)++];
+            sb_fleet_value *e = &t[*nv];
             memset(e, 0, sizeof *e);
             e->host = h;
-            snprintf(e->metric, sizeof e->metric, "%s%s%s %s%s", r->bench,
-                     compact[0] ? " " : "", compact, m->name,
-                     k ? " sustained" : "");
+            int len = snprintf(e->metric, sizeof e->metric, "%s%s%s %s%s",
+                               r->bench, compact[0] ? " " : "", compact,
+                               m->name, k ? " sustained" : "");
+            if (len < 0 || (size_t)len >= sizeof e->metric) {
+                /* a key cut short could merge two points: left out */
+                if (h == 0 && k == 0)
+                    fprintf(stderr,
+                            "solbench: warning: %s: a point's name is longer "
+                            "than %zu characters: not compared\n",
+                            r->bench, sizeof e->metric - 1);
+                continue;
+            }
+            (*nv)++;
             e->value = k == 0 ? m->value
                        : hb   ? m->value * p50 / mean
                               : m->value * mean / p50;
@@ -245,6 +258,26 @@ static int run_values(const sb_run *run, int h, sb_fleet_value **v, size_t *nv,
         }
     }
     return 0;
+}
+
+/* A launcher that bound the host's one rank to fewer CPUs than the
+ * suite's threads (mpirun binds to a core or a socket by default, srun
+ * to its task's CPUs): the host's figures would be a part of it. */
+static void warn_binding(const sb_ctx *ctx)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    int n = CPU_COUNT(&set);
+    if (n < ctx->threads) {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        fprintf(stderr,
+                "solbench: warning: %s: the launcher bound this rank to %d of "
+                "the %d CPUs its suite's threads run on: run mpirun with "
+                "--bind-to none (srun: --cpu-bind=none -c CORES)\n",
+                host, n, ctx->threads);
+    }
 }
 
 /* One host's suite, on its leader. */
@@ -434,21 +467,43 @@ static int fleet_run(int argc, char **argv)
             "run: start it under the cluster's MPI launcher, one rank a "
             "host: mpirun -np N --map-by ppr:1:node solbench fleet run "
             "(or srun -N N --ntasks-per-node=1 ...)");
-    /* the outputs checked before anything is measured */
-    struct stat sj, su;
-    if ((o.json && strcmp(o.json, "-") != 0 &&
-         sb_cli_check_out("--json", o.json, &sj, &err)) ||
-        (o.junit && sb_cli_check_out("--junit", o.junit, &su, &err)))
-        return sb_cli_error(&err);
     sb_fleet_world fw;
     if (sb_fleet_mpi_begin(&argc, &argv, &ctx, &fw, &err))
         return sb_cli_error(&err);
-    if (fw.nhosts < 2) {
-        if (fw.rank == 0)
-            sb_cli_usage("fleet",
-                         "run: all %d rank%s on one host: a fleet needs two "
-                         "hosts or more (mpirun --host a,b,... or a hostfile)",
-                         fw.nranks, fw.nranks == 1 ? " is" : "s are");
+    /* what only rank 0 writes, checked there before anything is
+     * measured (the other ranks' hosts may not have its paths), and the
+     * verdict shared: every rank goes on, or every rank stops */
+    int bad = 0;
+    if (fw.rank == 0) {
+        struct stat sj, su;
+        char db_file[4096];
+        sb_store *st = NULL;
+        bool json_file = o.json && strcmp(o.json, "-") != 0;
+        if (fw.nhosts < 2)
+            bad = sb_cli_usage("fleet",
+                               "run: all %d rank%s on one host: a fleet needs "
+                               "two hosts or more (mpirun --host a,b,... or a "
+                               "hostfile)",
+                               fw.nranks, fw.nranks == 1 ? " is" : "s are");
+        else if (fw.nhosts > SB_FLEET_MAX_HOSTS)
+            bad = sb_cli_usage("fleet", "run: %d hosts: at most %d", fw.nhosts,
+                               SB_FLEET_MAX_HOSTS);
+        else if ((json_file && sb_cli_check_out("--json", o.json, &sj, &err)) ||
+                 (o.junit && sb_cli_check_out("--junit", o.junit, &su, &err)))
+            bad = sb_cli_error(&err);
+        else if (json_file && o.junit &&
+                 sb_cli_same_out(o.json, &sj, o.junit, &su))
+            bad = sb_cli_usage("fleet",
+                               "--json %s and --junit %s name the "
+                               "same file",
+                               o.json, o.junit);
+        else if (!o.no_store &&
+                 (sb_store_path(o.db, db_file, sizeof db_file, &err) ||
+                  sb_store_open(db_file, &st, &err)))
+            bad = sb_cli_error(&err);
+        sb_store_close(st);
+    }
+    if (sb_fleet_mpi_bcast_int(&fw, bad)) {
         sb_fleet_mpi_end(&fw);
         return 2;
     }
@@ -473,13 +528,32 @@ static int fleet_run(int argc, char **argv)
     job.ctx.progress = false;
     if (rc == 0)
         rc = sb_plan_build(&sel, &user, &job.ctx, &plan, &err);
-    if (rc) {
-        if (fw.rank == 0)
-            sb_cli_error(&err);
+    /* a plan can fail on one host alone (its free memory): rank 0 says
+     * why, a leader whose reason differs says its own, named by its host,
+     * and all stop together */
+    char why0[sizeof err.msg] = "";
+    if (fw.rank == 0 && rc)
+        snprintf(why0, sizeof why0, "%s", err.msg);
+    sb_fleet_mpi_bcast_str(&fw, why0, sizeof why0);
+    if (rc && fw.rank == 0) {
+        sb_cli_error(&err);
+    } else if (rc && fw.leader && strcmp(err.msg, why0) != 0) {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        fprintf(stderr, "solbench: %s: %s\n", host, err.msg);
+    }
+    if (sb_fleet_mpi_max_int(&fw, rc != 0)) {
+        sb_plan_free(&plan);
         sb_selection_free(&sel);
         sb_fleet_mpi_end(&fw);
         return 2;
     }
+    /* one rank on its host: the suite pins its threads as a plain run
+     * does (sb_mpi_begin turns pinning off for ranks that share a host) */
+    if (fw.host_ranks == 1)
+        unsetenv("SOLBENCH_NO_BIND");
+    if (fw.leader)
+        warn_binding(&job.ctx);
     job.plan = &plan;
     double t0 = (double)time(NULL);
     char *me = fw.leader ? identity(&fw) : NULL;
@@ -515,6 +589,8 @@ static int fleet_run(int argc, char **argv)
             FILE *human = to_stdout ? stderr : stdout;
             if (!o.quiet)
                 sb_fleet_print(human, &r);
+            else
+                sb_fleet_print_verdict(human, &r);
             code = sb_fleet_unhealthy(&r) ? 1 : 0;
             json_t *d = sb_fleet_to_json(&r);
             if (o.json &&

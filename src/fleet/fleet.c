@@ -90,7 +90,7 @@ int sb_fleet_diagnose(const sb_fleet_host *hosts, int nh,
             idx[n] = j;
             x[n++] = b->value;
         }
-        if (n < (size_t)r->min_peers)
+        if (n == 0 || n < (size_t)r->min_peers)
             continue;
         double m = median(x, n);
         if (!(fabs(m) > 0))

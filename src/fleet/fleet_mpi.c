@@ -127,7 +127,11 @@ int sb_fleet_mpi_gather(sb_fleet_world *fw, const char *mine, char ***all,
             if (!lens || !offs)
                 bad = 1;
         }
-        MPI_Gather(&ilen, 1, MPI_INT, lens, 1, MPI_INT, 0, LEAD(fw));
+        /* a rank 0 without room for the lengths says so first */
+        int early = me == 0 ? bad : 0;
+        MPI_Bcast(&early, 1, MPI_INT, 0, LEAD(fw));
+        if (!early)
+            MPI_Gather(&ilen, 1, MPI_INT, lens, 1, MPI_INT, 0, LEAD(fw));
         size_t total = 0;
         if (me == 0 && !bad) {
             for (int h = 0; h < n; h++) {
@@ -138,8 +142,9 @@ int sb_fleet_mpi_gather(sb_fleet_world *fw, const char *mine, char ***all,
                 bad = 1;
         }
         /* a rank 0 that cannot take them says so before any is sent */
-        int root_bad = me == 0 ? bad : 0;
-        MPI_Bcast(&root_bad, 1, MPI_INT, 0, LEAD(fw));
+        int root_bad = me == 0 ? bad : early;
+        if (!early)
+            MPI_Bcast(&root_bad, 1, MPI_INT, 0, LEAD(fw));
         const char *send = mine && !bad ? mine : "";
         if (!root_bad)
             MPI_Gatherv(send, ilen, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0,
@@ -181,6 +186,23 @@ int sb_fleet_mpi_bcast_int(sb_fleet_world *fw, int v)
     (void)fw;
     MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return v;
+}
+
+int sb_fleet_mpi_max_int(sb_fleet_world *fw, int v)
+{
+    (void)fw;
+    int m = v;
+    MPI_Allreduce(&v, &m, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+void sb_fleet_mpi_bcast_str(sb_fleet_world *fw, char *s, size_t len)
+{
+    (void)fw;
+    if (len == 0 || len > INT32_MAX)
+        return;
+    MPI_Bcast(s, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    s[len - 1] = '\0';
 }
 
 /* ---- links ----------------------------------------------------------------
@@ -358,8 +380,14 @@ int sb_fleet_mpi_links(sb_fleet_world *fw, const sb_fleet_link_opts *o,
     double *all = NULL;
     if (fw->rank == 0 && !(all = malloc(3 * (size_t)n * n * sizeof *all)))
         bad = 1;
-    if (fw->leader)
-        MPI_Gather(row, 3 * n, MPI_DOUBLE, all, 3 * n, MPI_DOUBLE, 0, LEAD(fw));
+    if (fw->leader) {
+        /* a rank 0 without room for the matrix says so first */
+        int root_bad = fw->rank == 0 ? bad : 0;
+        MPI_Bcast(&root_bad, 1, MPI_INT, 0, LEAD(fw));
+        if (!root_bad)
+            MPI_Gather(row, 3 * n, MPI_DOUBLE, all, 3 * n, MPI_DOUBLE, 0,
+                       LEAD(fw));
+    }
     free(row);
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {

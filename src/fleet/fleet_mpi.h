@@ -54,5 +54,9 @@ int sb_fleet_mpi_links(sb_fleet_world *fw, const sb_fleet_link_opts *o,
 
 /* rank 0's value on every rank */
 int sb_fleet_mpi_bcast_int(sb_fleet_world *fw, int v);
+/* the largest of every rank's v, on every rank */
+int sb_fleet_mpi_max_int(sb_fleet_world *fw, int v);
+/* rank 0's string (len bytes, terminated) on every rank */
+void sb_fleet_mpi_bcast_str(sb_fleet_world *fw, char *s, size_t len);
 
 #endif

@@ -25,6 +25,14 @@ int sb_fleet_analyse(sb_fleet_report *r, sb_err *err)
     if (rc == 0 && r->bw)
         rc = sb_fleet_diagnose_links(r->nhosts, r->bw, &r->rules, r->flags,
                                      r->nflags, &r->links, &r->nlinks, err);
+    for (int h = 0; h < r->nhosts; h++) {
+        int peers = 0;
+        for (int k = 0; k < r->nhosts; k++)
+            peers += !r->hosts[k].failed &&
+                     strcmp(r->hosts[k].cls, r->hosts[h].cls) == 0;
+        r->hosts[h].unjudged =
+            !r->hosts[h].failed && peers < r->rules.min_peers;
+    }
     return rc;
 }
 
@@ -33,7 +41,7 @@ bool sb_fleet_unhealthy(const sb_fleet_report *r)
     if (r->nflags || r->nlinks)
         return true;
     for (int h = 0; h < r->nhosts; h++)
-        if (r->hosts[h].failed)
+        if (r->hosts[h].failed || r->hosts[h].unjudged)
             return true;
     return false;
 }
@@ -132,9 +140,29 @@ void sb_fleet_print(FILE *f, const sb_fleet_report *r)
                     l->cause >= 0 ? r->hosts[l->cause].name : "");
         }
     }
-    int failed = 0;
+    int unjudged = 0;
     for (int h = 0; h < r->nhosts; h++)
+        unjudged += r->hosts[h].unjudged;
+    if (unjudged) {
+        fprintf(f,
+                "\nnot judged (fewer than %d hosts of their fingerprint, "
+                "their hardware and software, to compare with):",
+                r->rules.min_peers);
+        for (int h = 0; h < r->nhosts; h++)
+            if (r->hosts[h].unjudged)
+                fprintf(f, " %s", r->hosts[h].name);
+        fputc('\n', f);
+    }
+    sb_fleet_print_verdict(f, r);
+}
+
+void sb_fleet_print_verdict(FILE *f, const sb_fleet_report *r)
+{
+    int failed = 0, unjudged = 0;
+    for (int h = 0; h < r->nhosts; h++) {
         failed += r->hosts[h].failed;
+        unjudged += r->hosts[h].unjudged;
+    }
     if (!sb_fleet_unhealthy(r))
         fprintf(f,
                 "\nverdict: healthy (no host or link worse than its peers "
@@ -143,9 +171,10 @@ void sb_fleet_print(FILE *f, const sb_fleet_report *r)
     else
         fprintf(f,
                 "\nverdict: %zu host figure%s, %zu link%s flagged, %d host%s "
-                "failed\n",
+                "failed, %d not judged\n",
                 r->nflags, r->nflags == 1 ? "" : "s", r->nlinks,
-                r->nlinks == 1 ? "" : "s", failed, failed == 1 ? "" : "s");
+                r->nlinks == 1 ? "" : "s", failed, failed == 1 ? "" : "s",
+                unjudged);
 }
 
 static json_t *matrix(const double *m, int n)
@@ -190,6 +219,8 @@ json_t *sb_fleet_to_json(const sb_fleet_report *r)
         if (r->run_ids && r->run_ids[h][0])
             json_object_set_new(o, "run", json_string(r->run_ids[h]));
         json_object_set_new(o, "failed", json_boolean(x->failed));
+        json_object_set_new(o, "judged",
+                            json_boolean(!x->failed && !x->unjudged));
         if (x->failed)
             json_object_set_new(o, "why", json_string(x->why));
         json_t *m = json_object();
@@ -257,7 +288,7 @@ int sb_fleet_write_junit(const sb_fleet_report *r, const char *path,
         return rc;
     int tests = r->nhosts + 1, fails = 0;
     for (int h = 0; h < r->nhosts; h++) {
-        bool bad = r->hosts[h].failed;
+        bool bad = r->hosts[h].failed || r->hosts[h].unjudged;
         for (size_t k = 0; k < r->nflags && !bad; k++)
             bad = r->flags[k].host == h;
         fails += bad;
@@ -282,6 +313,12 @@ int sb_fleet_write_junit(const sb_fleet_report *r, const char *path,
             sb_xml_text(f, r->hosts[h].why);
             fprintf(f, "\"/>\n");
         }
+        if (r->hosts[h].unjudged)
+            fprintf(f,
+                    "      <failure type=\"not-judged\" message=\"fewer "
+                    "than %d hosts of its fingerprint to compare "
+                    "with\"/>\n",
+                    r->rules.min_peers);
         for (size_t k = 0; k < r->nflags; k++) {
             const sb_fleet_flag *g = &r->flags[k];
             if (g->host != h)

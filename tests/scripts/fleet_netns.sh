@@ -154,4 +154,8 @@ expect 2 'MPI launcher' -- "$SB" fleet run --no-store
 expect 2 "unknown option '--nope'" -- "$SB" fleet run --nope
 expect 2 'network area runs between hosts' -- "${mpi[@]}" --host "$hosts" "$SB" fleet run --no-store --bench network.allreduce
 expect 2 "unknown subcommand 'walk'" -- "$SB" fleet walk
+# what rank 0 writes is checked before anything is measured, every rank stops
+expect 2 'name the same file' -- "${mpi[@]}" --host "$hosts" "$SB" fleet run --bench compute.peak --no-store --json "$T/same" --junit "$T/same"
+: >"$T/afile"
+expect 2 'afile' -- "${mpi[@]}" --host "$hosts" "$SB" fleet run --bench compute.peak --db "$T/afile/x.db"
 exit $fail

@@ -241,8 +241,47 @@ static void test_rounds(void)
           SB_EINVAL);
 }
 
+/* The report: a host of another fingerprint among three alike is not
+ * judged, and the fleet is then not called healthy; the JSON says
+ * which. */
+static void test_report(void)
+{
+    sb_fleet_report r = {0};
+    sb_fleet_rules_default(&r.rules);
+    r.nhosts = 4;
+    r.hosts = calloc(4, sizeof *r.hosts);
+    for (int i = 0; i < 4; i++) {
+        snprintf(r.hosts[i].name, sizeof r.hosts[i].name, "h%d", i);
+        snprintf(r.hosts[i].cls, sizeof r.hosts[i].cls, "%s",
+                 i == 3 ? "B" : "A");
+    }
+    r.nv = 4;
+    r.v = calloc(4, sizeof *r.v);
+    for (int i = 0; i < 4; i++) {
+        r.v[i].host = i;
+        snprintf(r.v[i].metric, sizeof r.v[i].metric, "compute.peak GFLOPs");
+        r.v[i].value = 100;
+        r.v[i].higher_better = true;
+    }
+    sb_err err = {0};
+    CHECK(sb_fleet_analyse(&r, &err) == 0);
+    CHECK(r.nflags == 0 && r.nlinks == 0);
+    CHECK(!r.hosts[0].unjudged && r.hosts[3].unjudged);
+    CHECK(sb_fleet_unhealthy(&r));
+    /* the three alike alone: healthy */
+    r.hosts[3].failed = true;
+    CHECK(sb_fleet_analyse(&r, &err) == 0);
+    CHECK(!r.hosts[3].unjudged && sb_fleet_unhealthy(&r)); /* failed */
+    r.nhosts = 3;
+    r.nv = 3;
+    CHECK(sb_fleet_analyse(&r, &err) == 0);
+    CHECK(!sb_fleet_unhealthy(&r));
+    sb_fleet_report_free(&r);
+}
+
 int main(void)
 {
+    test_report();
     test_hosts();
     test_links();
     test_rounds();
