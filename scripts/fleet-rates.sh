@@ -28,7 +28,7 @@ skip() {
 . "$here/tests/scripts/fleet_hosts.sh"
 
 suite=(--bench compute.peak -p dtype=fp32 --threads 1 --min-time 0.3 --repeat 3
-    --stagger --links --pairs serial --link-size 256KiB --no-store)
+    --stagger --links --pairs serial --link-size 256KiB --link-time 0.5 --no-store)
 verdict() { # FILE CASE SLOWHOST -> "ok" or what was wrong
     python3 - "$@" <<'PY'
 import json, sys

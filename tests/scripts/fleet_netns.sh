@@ -33,7 +33,7 @@ done
 . "$(dirname "$0")/fleet_hosts.sh"
 
 suite=(--bench compute.peak -p dtype=fp32 --threads 1 --min-time 0.3 --repeat 3
-    --stagger --links --pairs serial --link-size 256KiB)
+    --stagger --links --pairs serial --link-size 256KiB --link-time 0.5)
 
 fleet() { # NAME [env...] -- extra options
     local name=$1
