@@ -114,6 +114,24 @@ int sb_fleet_diagnose_links(int n, const double *bw, const sb_fleet_rules *r,
  * when idle; *rounds of them (0 for one host); *partner malloc'ed. */
 int sb_fleet_rounds(int n, int **partner, int *rounds, sb_err *err);
 
+/* ---- a host's runs as values ------------------------------------------ */
+
+struct sb_run;
+/* Each valid, measured result of run (host h) as values appended to *v
+ * (realloc'ed): its headline, at the median sample, keyed "bench point
+ * figure", and, where it has samples, the same figure over the mean
+ * sample ("... sustained"): what the host sustains. A host whose CPU is
+ * throttled (a quota, a noisy neighbour) runs its samples at full speed
+ * between the pauses; the median does not see them, the mean does. A
+ * point whose key would not fit SB_FLEET_METRIC is left out (a key cut
+ * short could merge two points) and counted in *too_long. */
+int sb_fleet_run_values(const struct sb_run *run, int h, sb_fleet_value **v,
+                        size_t *nv, size_t *too_long, sb_err *err);
+/* The values of several rounds as one a host and metric: the median
+ * over the rounds (a host slowed for one round by something passing is
+ * not flagged for it); v sorted and compacted in place. */
+void sb_fleet_median_rounds(sb_fleet_value *v, size_t *nv);
+
 /* ---- a fleet run's report -------------------------------------------- */
 
 /* What `fleet run` measured and concluded (rank 0's). */

@@ -206,60 +206,6 @@ static void launcher_name(char *out, size_t len)
         snprintf(out, len, "MPI");
 }
 
-/* Each figure of a host's run as the diagnosis's values: the headline
- * of every valid, measured result, keyed by the benchmark, its point
- * and the figure. */
-static int run_values(const sb_run *run, int h, sb_fleet_value **v, size_t *nv,
-                      sb_err *err)
-{
-    for (size_t i = 0; i < run->results.n; i++) {
-        const sb_result *r = &run->results.items[i];
-        bool hb = true;
-        const sb_metric *m =
-            r->valid && !r->skipped ? sb_result_headline(r, &hb) : NULL;
-        if (!m)
-            continue;
-        char full[1024], compact[1024];
-        sb_params_fmt(&r->params, full, sizeof full);
-        sb_params_text_compact(r->bench, r->backend, full, compact,
-                               sizeof compact);
-        /* the headline (at the median sample) and, where the samples
-         * say, the same figure over the mean sample: what the host
-         * sustains. A host whose CPU is throttled (a quota, a noisy
-         * neighbour) runs its samples at full speed between the pauses,
-         * and the median does not see them; the mean does. */
-        double p50 = r->stats.p50, mean = r->stats.mean;
-        bool sustained = r->stats.n > 0 && p50 > 0 && mean > 0;
-        sb_fleet_value *t = realloc(*v, (*nv + 2) * sizeof *t);
-        if (!t)
-            return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
-        *v = t;
-        for (int k = 0; k < (sustained ? 2 : 1); k++) {
-            sb_fleet_value *e = &t[*nv];
-            memset(e, 0, sizeof *e);
-            e->host = h;
-            int len = snprintf(e->metric, sizeof e->metric, "%s%s%s %s%s",
-                               r->bench, compact[0] ? " " : "", compact,
-                               m->name, k ? " sustained" : "");
-            if (len < 0 || (size_t)len >= sizeof e->metric) {
-                /* a key cut short could merge two points: left out */
-                if (h == 0 && k == 0)
-                    fprintf(stderr,
-                            "solbench: warning: %s: a point's name is longer "
-                            "than %zu characters: not compared\n",
-                            r->bench, sizeof e->metric - 1);
-                continue;
-            }
-            (*nv)++;
-            e->value = k == 0 ? m->value
-                       : hb   ? m->value * p50 / mean
-                              : m->value * mean / p50;
-            e->higher_better = hb;
-        }
-    }
-    return 0;
-}
-
 /* A launcher that bound the host's one rank to fewer CPUs than the
  * suite's threads (mpirun binds to a core or a socket by default, srun
  * to its task's CPUs): the host's figures would be a part of it. */
@@ -339,41 +285,6 @@ static char *identity(const sb_fleet_world *fw)
 }
 
 /* Rank 0: the hosts, their runs stored, the values; r filled. */
-static int cmp_value(const void *a, const void *b)
-{
-    const sb_fleet_value *x = a, *y = b;
-    if (x->host != y->host)
-        return x->host - y->host;
-    int c = strcmp(x->metric, y->metric);
-    if (c)
-        return c;
-    return (x->value > y->value) - (x->value < y->value);
-}
-
-/* The rounds' values as one a host and metric: the median over the
- * rounds (a host slowed for one round by something passing is not
- * flagged for it). v sorted and compacted in place. */
-static void median_over_rounds(sb_fleet_value *v, size_t *nv)
-{
-    if (*nv < 2)
-        return;
-    qsort(v, *nv, sizeof *v, cmp_value);
-    size_t out = 0;
-    for (size_t i = 0; i < *nv;) {
-        size_t j = i;
-        while (j < *nv && v[j].host == v[i].host &&
-               strcmp(v[j].metric, v[i].metric) == 0)
-            j++;
-        size_t n = j - i;
-        sb_fleet_value m = v[i];
-        m.value = n % 2 ? v[i + n / 2].value
-                        : 0.5 * (v[i + n / 2 - 1].value + v[i + n / 2].value);
-        v[out++] = m;
-        i = j;
-    }
-    *nv = out;
-}
-
 static int collect(const fopts *o, char **ids, char ***docs, int nrounds,
                    int nhosts, int nranks, sb_fleet_report *r, sb_err *err)
 {
@@ -437,7 +348,14 @@ static int collect(const fopts *o, char **ids, char ***docs, int nrounds,
         snprintf(rd, sizeof rd, "%d", round + 1);
         json_object_set_new(run.tags, "fleet_hosts", json_string(nh));
         json_object_set_new(run.tags, "fleet_round", json_string(rd));
-        rc = run_values(&run, h, &r->v, &r->nv, err);
+        size_t long_names = 0;
+        rc = sb_fleet_run_values(&run, h, &r->v, &r->nv, &long_names, err);
+        if (long_names && round == 0)
+            fprintf(stderr,
+                    "solbench: warning: %s: %zu point%s named longer than %d "
+                    "characters: not compared\n",
+                    x->name, long_names, long_names == 1 ? "" : "s",
+                    SB_FLEET_METRIC - 1);
         if (rc == 0 && st) {
             int saved = sb_store_save_or_keep(st, &run, db_file, &e);
             if (saved == 0 && round == 0)
@@ -454,7 +372,7 @@ static int collect(const fopts *o, char **ids, char ***docs, int nrounds,
         if (!r->hosts[r->v[i].host].failed)
             r->v[keep++] = r->v[i];
     r->nv = keep;
-    median_over_rounds(r->v, &r->nv);
+    sb_fleet_median_rounds(r->v, &r->nv);
     return rc;
 }
 

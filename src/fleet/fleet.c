@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "solbench/fleet.h"
+#include "solbench/output.h"
+#include "solbench/result.h"
 
 void sb_fleet_rules_default(sb_fleet_rules *r)
 {
@@ -30,6 +32,17 @@ static double median(double *x, size_t n)
 {
     qsort(x, n, sizeof *x, cmp_double);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* The bar a value must pass to be flagged: floor, or k times the spread
+ * of x[0..n) about m (the MAD scaled to a standard deviation, 1.4826 x
+ * MAD), in percent of `of` (x reordered). */
+static double bar_of(double *x, size_t n, double m, double of, double floor,
+                     double k)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = fabs(x[i] - m);
+    return fmax(floor, k * 1.4826 * median(x, n) / fabs(of) * 100.0);
 }
 
 static int cmp_flag(const void *a, const void *b)
@@ -96,11 +109,10 @@ int sb_fleet_diagnose(const sb_fleet_host *hosts, int nh,
         if (!(fabs(m) > 0))
             continue;
         for (size_t k = 0; k < n; k++)
-            d[k] = fabs(v[idx[k]].value - m);
-        double mad = median(d, n);
+            d[k] = v[idx[k]].value;
         double floor =
             v[idx[0]].higher_better ? r->floor_pct : r->latency_floor_pct;
-        double bar = fmax(floor, r->k_mad * 1.4826 * mad / fabs(m) * 100.0);
+        double bar = bar_of(d, n, m, m, floor, r->k_mad);
         for (size_t k = 0; k < n; k++) {
             const sb_fleet_value *b = &v[idx[k]];
             double dev;
@@ -246,13 +258,10 @@ int sb_fleet_diagnose_links(int n, const double *bw, const sb_fleet_rules *r,
                 !slow_host[j])
                 d[nd++] = 100.0 * (b - ref) / ref;
         }
-    double bar = r->floor_pct;
-    if (nd >= 3) {
-        double m = median(d, nd);
-        for (size_t k = 0; k < nd; k++)
-            d[k] = fabs(d[k] - m);
-        bar = fmax(bar, r->k_mad * 1.4826 * median(d, nd));
-    }
+    /* the deviations are in percent already: the spread of them, of 100 */
+    double bar =
+        nd >= 3 ? bar_of(d, nd, median(d, nd), 100.0, r->floor_pct, r->k_mad)
+                : r->floor_pct;
     free(d);
     int rc = 0;
     size_t cap = 0;
@@ -330,4 +339,92 @@ int sb_fleet_rounds(int n, int **partner, int *nrounds, sb_err *err)
     *partner = p;
     *nrounds = rounds;
     return 0;
+}
+
+/* ---- a host's runs as values ------------------------------------------ */
+
+/* Each figure of a host's run as the diagnosis's values: the headline
+ * of every valid, measured result, keyed by the benchmark, its point
+ * and the figure. */
+int sb_fleet_run_values(const sb_run *run, int h, sb_fleet_value **v,
+                        size_t *nv, size_t *too_long, sb_err *err)
+{
+    *too_long = 0;
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        bool hb = true;
+        const sb_metric *m =
+            r->valid && !r->skipped ? sb_result_headline(r, &hb) : NULL;
+        if (!m)
+            continue;
+        char full[1024], compact[1024];
+        sb_params_fmt(&r->params, full, sizeof full);
+        sb_params_text_compact(r->bench, r->backend, full, compact,
+                               sizeof compact);
+        /* the headline (at the median sample) and, where the samples
+         * say, the same figure over the mean sample: what the host
+         * sustains. A host whose CPU is throttled (a quota, a noisy
+         * neighbour) runs its samples at full speed between the pauses,
+         * and the median does not see them; the mean does. */
+        double p50 = r->stats.p50, mean = r->stats.mean;
+        bool sustained = r->stats.n > 0 && p50 > 0 && mean > 0;
+        sb_fleet_value *t = realloc(*v, (*nv + 2) * sizeof *t);
+        if (!t)
+            return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+        *v = t;
+        for (int k = 0; k < (sustained ? 2 : 1); k++) {
+            sb_fleet_value *e = &t[*nv];
+            memset(e, 0, sizeof *e);
+            e->host = h;
+            int len = snprintf(e->metric, sizeof e->metric, "%s%s%s %s%s",
+                               r->bench, compact[0] ? " " : "", compact,
+                               m->name, k ? " sustained" : "");
+            if (len < 0 || (size_t)len >= sizeof e->metric) {
+                /* a key cut short could merge two points: left out */
+                *too_long += k == 0;
+                continue;
+            }
+            (*nv)++;
+            e->value = k == 0 ? m->value
+                       : hb   ? m->value * p50 / mean
+                              : m->value * mean / p50;
+            e->higher_better = hb;
+        }
+    }
+    return 0;
+}
+
+static int cmp_round_value(const void *a, const void *b)
+{
+    const sb_fleet_value *x = a, *y = b;
+    if (x->host != y->host)
+        return x->host - y->host;
+    int c = strcmp(x->metric, y->metric);
+    if (c)
+        return c;
+    return (x->value > y->value) - (x->value < y->value);
+}
+
+/* The rounds' values as one a host and metric: the median over the
+ * rounds (a host slowed for one round by something passing is not
+ * flagged for it). v sorted and compacted in place. */
+void sb_fleet_median_rounds(sb_fleet_value *v, size_t *nv)
+{
+    if (*nv < 2)
+        return;
+    qsort(v, *nv, sizeof *v, cmp_round_value);
+    size_t out = 0;
+    for (size_t i = 0; i < *nv;) {
+        size_t j = i;
+        while (j < *nv && v[j].host == v[i].host &&
+               strcmp(v[j].metric, v[i].metric) == 0)
+            j++;
+        size_t n = j - i;
+        sb_fleet_value m = v[i];
+        m.value = n % 2 ? v[i + n / 2].value
+                        : 0.5 * (v[i + n / 2 - 1].value + v[i + n / 2].value);
+        v[out++] = m;
+        i = j;
+    }
+    *nv = out;
 }

@@ -210,6 +210,16 @@ void sb_fleet_mpi_bcast_str(sb_fleet_world *fw, char *s, size_t len)
 
 enum { TAG_CTL = 71, TAG_DATA = 72, TAG_ACK = 73, TAG_PING = 74 };
 
+/* The control word of a pair's loop: the side that decides sends
+ * *more, the other receives it. */
+static void word(MPI_Comm c, int peer, bool decides, int *more)
+{
+    if (decides)
+        MPI_Send(more, 1, MPI_INT, peer, TAG_CTL, c);
+    else
+        MPI_Recv(more, 1, MPI_INT, peer, TAG_CTL, c, MPI_STATUS_IGNORE);
+}
+
 /* Unidirectional: `me` sends windows of w messages to `peer` until
  * time_s has passed (a control word before each window: 1 a window
  * follows, 0 done; the peer acks each window). The sender's figure is
@@ -227,7 +237,7 @@ static double uni(MPI_Comm c, int peer, bool sender, char *buf, size_t bytes,
         double t0 = MPI_Wtime(), t = t0, best = 0;
         do {
             double a = MPI_Wtime();
-            MPI_Send(&more, 1, MPI_INT, peer, TAG_CTL, c);
+            word(c, peer, true, &more);
             for (int k = 0; k < w; k++)
                 MPI_Isend(buf, (int)bytes, MPI_CHAR, peer, TAG_DATA, c, &rq[k]);
             MPI_Waitall(w, rq, MPI_STATUSES_IGNORE);
@@ -237,11 +247,11 @@ static double uni(MPI_Comm c, int peer, bool sender, char *buf, size_t bytes,
                 best = fmax(best, (double)bytes * w / (t - a));
         } while (t - t0 < time_s);
         more = 0;
-        MPI_Send(&more, 1, MPI_INT, peer, TAG_CTL, c);
+        word(c, peer, true, &more);
         return best;
     }
     for (;;) {
-        MPI_Recv(&more, 1, MPI_INT, peer, TAG_CTL, c, MPI_STATUS_IGNORE);
+        word(c, peer, false, &more);
         if (!more)
             return 0;
         for (int k = 0; k < w; k++)
@@ -261,10 +271,7 @@ static double bidi(MPI_Comm c, int peer, bool first, char *sbuf, char *rbuf,
     int more = 1;
     for (;;) {
         double a = MPI_Wtime();
-        if (first)
-            MPI_Send(&more, 1, MPI_INT, peer, TAG_CTL, c);
-        else
-            MPI_Recv(&more, 1, MPI_INT, peer, TAG_CTL, c, MPI_STATUS_IGNORE);
+        word(c, peer, first, &more);
         if (!more)
             break;
         if (!first)
@@ -290,10 +297,10 @@ static double bidi(MPI_Comm c, int peer, bool first, char *sbuf, char *rbuf,
 static double ping(MPI_Comm c, int peer, bool first, double time_s)
 {
     char b[8] = {0};
-    double best[PING_ROUNDS];
+    double best = INFINITY;
     int n = 0, more = 1;
     double t0 = MPI_Wtime();
-    while (n < PING_ROUNDS) {
+    while (more) {
         double a = MPI_Wtime();
         for (int k = 0; k < 20; k++) {
             if (first) {
@@ -304,22 +311,15 @@ static double ping(MPI_Comm c, int peer, bool first, double time_s)
                 MPI_Send(b, 8, MPI_CHAR, peer, TAG_PING, c);
             }
         }
-        best[n++] = (MPI_Wtime() - a) / 40.0;
+        best = fmin(best, (MPI_Wtime() - a) / 40.0);
+        n++;
         if (first)
             more = MPI_Wtime() - t0 < time_s && n < PING_ROUNDS;
-        if (first)
-            MPI_Send(&more, 1, MPI_INT, peer, TAG_CTL, c);
-        else
-            MPI_Recv(&more, 1, MPI_INT, peer, TAG_CTL, c, MPI_STATUS_IGNORE);
-        if (!more)
-            break;
+        word(c, peer, first, &more);
     }
     /* the best round, as the bandwidth's best window: the link's, not
      * a stalled end's */
-    double lo = best[0];
-    for (int i = 1; i < n; i++)
-        lo = fmin(lo, best[i]);
-    return lo;
+    return best;
 }
 
 int sb_fleet_mpi_links(sb_fleet_world *fw, const sb_fleet_link_opts *o,

@@ -4,7 +4,10 @@
  * with like (a host of another class is not held against these); a
  * metric with fewer than three hosts says nothing; failed hosts are left
  * out; the link matrix names a slow host's row and column and a single
- * slow link; the round-robin rounds pair every two hosts exactly once.
+ * slow link; the round-robin rounds pair every two hosts exactly once;
+ * a host's run as values (headline and sustained figure) and the median
+ * over rounds; a host too unlike the rest to judge keeps the fleet from
+ * being called healthy.
  */
 #include <math.h>
 #include <stdint.h>
@@ -13,6 +16,7 @@
 
 #include "check.h"
 #include "solbench/fleet.h"
+#include "solbench/output.h"
 
 static sb_fleet_host H[8];
 static sb_fleet_value V[64];
@@ -279,8 +283,64 @@ static void test_report(void)
     sb_fleet_report_free(&r);
 }
 
+/* A host's run as values: the headline at the median sample and the
+ * sustained figure over the mean sample (a throttled run: samples of 1
+ * ms with one of 21 ms, the mean twice the median); a result that failed
+ * its check or was skipped gives none; the rounds' median a host and
+ * metric. */
+static void test_run_values(void)
+{
+    sb_run run;
+    sb_run_init(&run);
+    sb_result *r = sb_results_push(&run.results);
+    sb_result_init(r, "compute.peak", "compute", "cpu");
+    for (int i = 0; i < 19; i++)
+        sb_result_add_sample(r, 1e-3);
+    sb_result_add_sample(r, 21e-3);
+    sb_result_finish_stats(r);
+    sb_result_metric(r, "GFLOPs", 100, "GFLOP/s");
+    r->valid = true;
+    sb_result *bad = sb_results_push(&run.results);
+    sb_result_init(bad, "memory.read", "memory", "cpu");
+    sb_result_add_sample(bad, 1e-3);
+    sb_result_finish_stats(bad);
+    sb_result_metric(bad, "GBps", 50, "GB/s");
+    bad->valid = false;
+    sb_fleet_value *v = NULL;
+    size_t n = 0, too_long = 9;
+    sb_err err = {0};
+    CHECK(sb_fleet_run_values(&run, 2, &v, &n, &too_long, &err) == 0);
+    CHECK(n == 2 && too_long == 0);
+    if (n == 2) {
+        CHECK(v[0].host == 2 && v[0].higher_better);
+        CHECK(strcmp(v[0].metric, "compute.peak GFLOPs") == 0);
+        CHECK_NEAR(v[0].value, 100, 1e-12);
+        CHECK(strcmp(v[1].metric, "compute.peak GFLOPs sustained") == 0);
+        /* mean 2 ms, median 1 ms: half the rate sustained */
+        CHECK_NEAR(v[1].value, 50, 1e-9);
+    }
+    free(v);
+    /* three rounds of two hosts, interleaved: each host's median */
+    sb_fleet_value r3[6];
+    double x[6] = {100, 10, 70, 12, 102, 11};
+    for (int k = 0; k < 6; k++) {
+        memset(&r3[k], 0, sizeof r3[k]);
+        r3[k].host = k % 2;
+        snprintf(r3[k].metric, sizeof r3[k].metric, "compute.peak GFLOPs");
+        r3[k].value = x[k];
+        r3[k].higher_better = true;
+    }
+    n = 6;
+    sb_fleet_median_rounds(r3, &n);
+    CHECK(n == 2 && r3[0].host == 0 && r3[1].host == 1);
+    CHECK_NEAR(r3[0].value, 100, 1e-12);
+    CHECK_NEAR(r3[1].value, 11, 1e-12);
+    sb_run_free(&run);
+}
+
 int main(void)
 {
+    test_run_values();
     test_report();
     test_hosts();
     test_links();
