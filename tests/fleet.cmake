@@ -8,7 +8,7 @@ if(SB_HAVE_MPI)
   # as the network tests: the MPI library keeps memory to exit in stacks
   # the leak checker cannot unwind, so sanitizer builds check these runs
   # for memory errors, not leaks (unit.test_fleet checks the diagnosis's)
-  set_tests_properties(cli.fleet_netns PROPERTIES TIMEOUT 600
+  set_tests_properties(cli.fleet_netns PROPERTIES TIMEOUT 900
     SKIP_RETURN_CODE 77 RUN_SERIAL TRUE FAIL_REGULAR_EXPRESSION "FAIL:"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()

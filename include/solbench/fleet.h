@@ -69,6 +69,9 @@ typedef struct sb_fleet_flag {
     char metric[SB_FLEET_METRIC];
     double value, median, deviation_pct, threshold_pct;
     int peers; /* hosts of its class with the metric, itself included */
+    /* against the host's own figure in a baseline fleet (median: that
+     * figure; peers: 1) rather than against its peers */
+    bool vs_baseline;
 } sb_fleet_flag;
 
 /* Each metric of each class of hosts (failed hosts left out), the hosts
@@ -77,6 +80,20 @@ int sb_fleet_diagnose(const sb_fleet_host *hosts, int nh,
                       const sb_fleet_value *v, size_t nv,
                       const sb_fleet_rules *r, sb_fleet_flag **out,
                       size_t *nout, sb_err *err);
+
+/* Each host's figures against its own in a baseline fleet (bhosts,
+ * bv: the same host is the one of the same name and class there; a
+ * figure not in the baseline is not judged): worse by at least the bar
+ * of sb_fleet_diagnose, the floor or k_mad times the baseline's spread
+ * of that figure across its hosts of the class, whichever is larger.
+ * Flags (vs_baseline, median = the baseline's figure) are appended to
+ * *out (realloc'ed, *nout of them); all sorted worst first. */
+int sb_fleet_diagnose_baseline(const sb_fleet_host *hosts, int nh,
+                               const sb_fleet_value *v, size_t nv,
+                               const sb_fleet_host *bhosts, int nbh,
+                               const sb_fleet_value *bv, size_t nbv,
+                               const sb_fleet_rules *r, sb_fleet_flag **out,
+                               size_t *nout, sb_err *err);
 
 /* The link matrix: bw[i*n + j] the bytes/s host i sends to host j
  * (<= 0 or NaN: not measured), lat[i*n + j] the one-way latency in
@@ -113,6 +130,19 @@ int sb_fleet_diagnose_links(int n, const double *bw, const sb_fleet_rules *r,
  * host idle in each). partner[r*n + h] is h's partner in round r, -1
  * when idle; *rounds of them (0 for one host); *partner malloc'ed. */
 int sb_fleet_rounds(int n, int **partner, int *rounds, sb_err *err);
+/* The sampled rounds for a large fleet (src/fleet/fleet_sched.c): a
+ * ring, each host with h - 1 and h + 1 (mod n), in 2 rounds (n odd: 3),
+ * then k random perfect matchings (0 <= k <= 64), a round each (n odd:
+ * one host idle), drawn from seed (the same seed, the same schedule):
+ * each host gets at most k + 2 partners, every ring pair among them.
+ * No pair comes twice: a matching's pair already scheduled is swapped
+ * with another of its round where that makes both pairs new, else its
+ * two hosts sit the round out. Where ring + k rounds would be at least
+ * the full tournament's (n - 1; n odd: n), it is the full tournament
+ * (sb_fleet_rounds). Output as sb_fleet_rounds'; n of 0 or 1: no
+ * rounds, *partner NULL. */
+int sb_fleet_sampled_rounds(int n, int k, unsigned long long seed,
+                            int **partner, int *rounds, sb_err *err);
 
 /* ---- a host's runs as values ------------------------------------------ */
 
@@ -134,6 +164,22 @@ void sb_fleet_median_rounds(sb_fleet_value *v, size_t *nv);
 
 /* ---- a fleet run's report -------------------------------------------- */
 
+/* A collective measured across the fleet (`fleet run --collectives`):
+ * at one level, on `ranks` ranks, S = bytes as nccl-tests counts it,
+ * the median time of an operation, and what the two-level model says
+ * from the same fleet's link figures. */
+typedef struct sb_fleet_coll {
+    char level[16]; /* "host": inside each host (its ranks, over shared
+                       memory); "hosts": between the hosts' leaders;
+                       "all": every rank, in two levels */
+    char op[16];    /* "allreduce", ... (sb_netop_name) */
+    double bytes;
+    int ranks;
+    double seconds;     /* measured, median of the iterations */
+    double predicted_s; /* the model's, 0 where it has none */
+    bool valid;         /* every rank's sums right */
+} sb_fleet_coll;
+
 /* What `fleet run` measured and concluded (rank 0's). */
 typedef struct sb_fleet_report {
     char id[40];         /* the fleet run's id (its hosts' runs carry it) */
@@ -151,6 +197,16 @@ typedef struct sb_fleet_report {
     double *bw, *bibw, *lat; /* nhosts x nhosts, NULL without --links */
     sb_fleet_link_flag *links;
     size_t nlinks;
+    sb_fleet_coll *coll; /* --collectives, ncoll of them */
+    size_t ncoll;
+    /* the fleet's figures per level (0: not measured), B/s per rank and
+     * direction and seconds: scale-out from the link matrix (the median
+     * link one way, the median latency), scale-up from the all-reduce
+     * inside the hosts (alpha-beta fit over its sizes, the bandwidth as
+     * busbw); sb_fleet_predict_colls */
+    double up_Bps, up_alpha_s, out_Bps, out_alpha_s;
+    char baseline[40]; /* the baseline fleet's id ("" none): flags with
+                          vs_baseline are against it */
 } sb_fleet_report;
 
 /* The diagnosis of r's values and link matrix (its flags and links),
@@ -172,6 +228,31 @@ int sb_fleet_write_junit(const sb_fleet_report *r, const char *path,
  * judged (a health check does not vouch for what it did not judge). */
 bool sb_fleet_unhealthy(const sb_fleet_report *r);
 void sb_fleet_report_free(sb_fleet_report *r);
+
+/* The figures per level (up_*, out_*) from the link matrix and the
+ * all-reduce inside the hosts, and each collective's predicted_s from
+ * them by predict's model (sb_net_coll_time): "hosts" flat across n
+ * hosts, "all" in two levels, "host" inside (from its own fit: a check
+ * of the fit, not a prediction). */
+void sb_fleet_predict_colls(sb_fleet_report *r);
+
+/* A fleet run's document read back (schema solbench.fleet/1: what
+ * sb_fleet_to_json wrote): hosts, figures (lower_better says which are
+ * lower-is-better), rules, link matrix and collectives; the flags are not
+ * read but judged again (sb_fleet_analyse). Every field checked; errors
+ * name the JSON path. r is overwritten, sb_fleet_report_free it after
+ * success (nothing to free on failure). */
+int sb_fleet_from_json(const json_t *doc, sb_fleet_report *r, sb_err *err);
+/* The same from text (where: its name in messages) or from a file (at
+ * most SB_RUN_MAX_DOC_BYTES). */
+int sb_fleet_read_text(const char *text, const char *where, sb_fleet_report *r,
+                       sb_err *err);
+int sb_fleet_read_file(const char *path, sb_fleet_report *r, sb_err *err);
+/* r's hosts against their own figures in the fleet base
+ * (sb_fleet_diagnose_baseline, r's rules): the flags appended to r's,
+ * r->baseline set to base's id. After sb_fleet_analyse. */
+int sb_fleet_compare_baseline(sb_fleet_report *r, const sb_fleet_report *base,
+                              sb_err *err);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,16 @@ void sb_net_report_rates(struct sb_result *r, sb_netop op, int nranks,
  * point to point) or bad counts. */
 double sb_net_two_level(sb_netop op, int n, int n_in, double up, double out,
                         double *f_in, double *f_out);
+/* The time of one collective as predict's model takes it
+ * (src/model/predict_net.c, on a machine without a torus or measured
+ * per-collective fits): over n ranks, n_in of them in each scale-up
+ * domain; n_in >= n: inside, S busbw(n) / up + up_alpha; n_in <= 1:
+ * flat across, S busbw(n) / out + out_alpha; else two levels,
+ * S max(f_in / up, f_out / out) + up_alpha + out_alpha
+ * (sb_net_two_level). Bandwidths per rank and direction, B/s. 0 where
+ * a bandwidth the case needs is not > 0. */
+double sb_net_coll_time(sb_netop op, int n, int n_in, double S, double up,
+                        double up_alpha_s, double out, double out_alpha_s);
 /* algbw = S / t in B/s; 0 when t <= 0. */
 double sb_net_algbw(double bytes, double seconds);
 /* busbw = algbw x factor, in B/s. */

@@ -129,6 +129,17 @@ typedef struct sb_report_trace {
 int sb_report_html(const char *path, const sb_run *run, const sb_ceilings *c,
                    const char *machine_desc, const sb_prediction *p,
                    const sb_report_trace *tr, sb_err *err);
+struct sb_fleet_report;
+/* A fleet run's report (fleet.h) as one self-contained HTML page (inline
+ * CSS, no script): the verdict, the hosts x metrics heat map (each cell
+ * coloured by its deviation from the metric's median over the hosts,
+ * worse in red; flagged cells with class "flag"), the link and latency
+ * matrices with the slow links, the collectives and a legend. Every
+ * string of the report is escaped. 0, or sb_file_fopen's error (SB_EIO
+ * "PATH: <strerror>"; SB_EINVAL for a directory, a FIFO), SB_EIO "PATH:
+ * write failed", SB_ENOMEM. */
+int sb_fleet_write_html(const struct sb_fleet_report *r, const char *path,
+                        sb_err *err);
 /* A trace's ops as roofline rows (those with FLOPs and bytes on the chart),
  * the `max` with most time; *rows is malloc'ed. */
 int sb_trace_roof_rows(const struct sb_tr_analysis *a, int max,

@@ -23,7 +23,7 @@ extern "C" {
 
 /* Version of the database layout this build writes; a database with a
  * higher version was written by a newer solbench and is refused. */
-#define SB_STORE_SCHEMA_VERSION 6
+#define SB_STORE_SCHEMA_VERSION 7
 /* Longest baseline name. */
 #define SB_STORE_NAME_MAX 64
 /* Most runs one baseline holds. */
@@ -241,6 +241,36 @@ typedef struct sb_store_trace {
 } sb_store_trace;
 typedef int (*sb_store_trace_fn)(const sb_store_trace *t, void *arg);
 int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
+                        sb_err *err);
+
+/* ---- fleet runs (schema 7) ---------------------------------------------- */
+
+/* Stores a fleet run's document (solbench.fleet/1, text); its hosts'
+ * runs are stored as runs. An id already stored is refused. */
+int sb_store_fleet_put(sb_store *st, const char *id, const char *started_at,
+                       const char *launcher, int hosts, bool healthy,
+                       const char *doc, sb_err *err);
+/* The document of a fleet run: ref is "last", a fleet baseline's name,
+ * a fleet id or an unambiguous prefix of one; its id to id, the
+ * document to *doc (malloc'ed). */
+int sb_store_fleet_get(sb_store *st, const char *ref, char *id, size_t len,
+                       char **doc, sb_err *err);
+/* A fleet baseline's name: a letter, then letters, digits, '.', '_' or
+ * '-', at most SB_STORE_NAME_MAX characters, not "last"; 0 or SB_EINVAL. */
+int sb_store_fleet_check_name(const char *name, sb_err *err);
+/* Names the fleet run ref (as above) as the fleet baseline `name`
+ * (replacing what it named); its id to id. */
+int sb_store_fleet_baseline_set(sb_store *st, const char *name, const char *ref,
+                                char *id, size_t len, sb_err *err);
+typedef struct sb_store_fleet {
+    const char *id, *started_at, *launcher;
+    int hosts;
+    bool healthy;
+    const char *baselines; /* the names given it, comma-separated, "" */
+} sb_store_fleet;
+typedef int (*sb_store_fleet_fn)(const sb_store_fleet *f, void *arg);
+/* The stored fleet runs, oldest first. */
+int sb_store_fleet_list(sb_store *st, sb_store_fleet_fn fn, void *arg,
                         sb_err *err);
 
 /* ---- helpers shared with compare ----------------------------------------- */

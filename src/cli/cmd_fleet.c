@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/fleet_show.h"
 #include "solbench/fleet.h"
 #include "solbench/output.h"
 #include "solbench/param.h"
@@ -32,6 +33,8 @@
 static const char fleet_help[] =
     "usage: mpirun -np N --map-by ppr:1:node solbench fleet run [options]\n"
     "       srun -N N --ntasks-per-node=1 solbench fleet run [options]\n"
+    "       solbench fleet show [FLEET] [--baseline FLEET] ...  (show --help)\n"
+    "       solbench fleet list | fleet baseline NAME [FLEET]\n"
     "\n"
     "Every host runs the per-host suite; the hosts are compared with\n"
     "their peers of the same hardware (median and MAD), the links between\n"
@@ -51,25 +54,45 @@ static const char fleet_help[] =
     "                      (default 3 with --stagger, else 1)\n"
     "  --links             the link matrix: bandwidth one way and both\n"
     "                      ways, and latency, between every two hosts\n"
-    "  --pairs rounds|serial  disjoint pairs at once (default) or one pair\n"
-    "                      at a time\n"
+    "  --pairs rounds|serial|sampled  disjoint pairs at once (default up\n"
+    "                      to 64 hosts), one pair at a time, or a ring\n"
+    "                      and K random matchings (default above 64)\n"
+    "  --sample K          the matchings of --pairs sampled (default 8)\n"
     "  --link-size SIZE    a message of the bandwidth test (default 1MiB)\n"
     "  --link-time S       per direction and pair, at least (default 0.2)\n"
+    "  --collectives       the all-reduce inside each host, between the\n"
+    "                      hosts and over every rank in two levels, each\n"
+    "                      against the model from this fleet's links\n"
+    "  --coll-sizes LIST   its sizes (default 1MiB,64MiB)\n"
+    "  --coll-time S       per size and level, at least (default 0.5)\n"
+    "  --timeout S         the watchdog: a host that has not reported S\n"
+    "                      seconds after its turn began (default 1800; 0\n"
+    "                      none) is failed, the others' results are kept\n"
+    "                      and reported, and the job ends\n"
     "  --threshold PCT     a host flagged when worse than its peers'\n"
     "                      median by at least PCT (default 10) and 3 x\n"
     "                      their spread\n"
     "  --json FILE         the report (schema solbench.fleet/1; - stdout)\n"
     "  --junit FILE        JUnit XML: a testcase a host, one for the links\n"
-    "  --db PATH           the store each host's run goes to\n"
+    "  --html FILE         the fleet page: hosts x figures and the links as\n"
+    "                      heat maps, flagged cells marked\n"
+    "  --baseline FLEET    each host also against its own figures in a\n"
+    "                      stored fleet run (a fleet baseline's name, an id)\n"
+    "  --db PATH           the store each host's run and the fleet go to\n"
     "  --no-store          store nothing\n"
     "  --quiet             the verdict only\n";
 
 #ifdef SB_HAVE_MPI
 typedef struct fopts {
     char areas[512], names[1024];
-    const char *json, *junit, *db, *backend;
-    bool have_names, have_areas, links, stagger, no_store, quiet;
+    const char *json, *junit, *html, *baseline, *db, *backend;
+    bool have_names, have_areas, links, stagger, no_store, quiet, colls;
+    bool pairs_given, timeout_given;
+    int sample_k; /* --sample K: random matchings beside the ring */
+    double coll_sizes[16], coll_time;
+    int ncoll_sizes;
     int rounds; /* the per-host suite's rounds (0: 3 with --stagger, else 1) */
+    double timeout; /* the watchdog: a host's turn at most (0: none) */
     sb_fleet_link_opts lo;
     sb_fleet_rules rules;
 } fopts;
@@ -139,13 +162,53 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
             o->stagger = true;
         } else if (strcmp(argv[i], "--links") == 0) {
             o->links = true;
+        } else if (strcmp(argv[i], "--collectives") == 0) {
+            o->colls = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--coll-sizes", &v))) {
+            if (m < 0)
+                return 2;
+            o->ncoll_sizes = 0;
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t;
+                 t = strtok_r(NULL, ",", &sv)) {
+                double b;
+                if (o->ncoll_sizes == 16)
+                    return sb_cli_usage("fleet", "--coll-sizes: 16 sizes at "
+                                                 "most");
+                if (sb_parse_size(t, &b, "--coll-sizes", err))
+                    return sb_cli_error(err);
+                if (b < 4 || b > (double)(1 << 30))
+                    return sb_cli_usage("fleet",
+                                        "--coll-sizes %s: 4 B to 1 GiB", t);
+                o->coll_sizes[o->ncoll_sizes++] = b;
+            }
+            if (o->ncoll_sizes == 0)
+                return sb_cli_usage("fleet", "--coll-sizes: no size given");
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--timeout", &v))) {
+            if (m < 0 ||
+                sb_cli_number("fleet", "--timeout", v, 0, 604800, &o->timeout))
+                return 2;
+            o->timeout_given = true;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--coll-time", &v))) {
+            if (m < 0 || sb_cli_number("fleet", "--coll-time", v, 0.001, 600,
+                                       &o->coll_time))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--pairs", &v))) {
             if (m < 0)
                 return 2;
+            o->pairs_given = true;
             if (strcmp(v, "serial") == 0)
                 o->lo.serial = true;
+            else if (strcmp(v, "sampled") == 0)
+                o->lo.sample = o->lo.sample > 0 ? o->lo.sample : 8;
             else if (strcmp(v, "rounds") != 0)
-                return sb_cli_usage("fleet", "--pairs %s: rounds or serial", v);
+                return sb_cli_usage("fleet",
+                                    "--pairs %s: rounds, serial or sampled", v);
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--sample", &v))) {
+            if (m < 0 ||
+                sb_cli_int("fleet", "--sample", v, 1, 64, &o->sample_k))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--link-size", &v))) {
             double b;
             if (m < 0)
@@ -171,6 +234,14 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
             if (m < 0)
                 return 2;
             o->junit = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--html", &v))) {
+            if (m < 0)
+                return 2;
+            o->html = v;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--baseline", &v))) {
+            if (m < 0)
+                return 2;
+            o->baseline = v;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--db", &v))) {
             if (m < 0)
                 return 2;
@@ -189,6 +260,15 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
         snprintf(o->areas, sizeof o->areas, "compute,memory");
     if (o->rounds == 0)
         o->rounds = o->stagger ? 3 : 1;
+    if (o->ncoll_sizes == 0) {
+        o->coll_sizes[0] = 1 << 20;
+        o->coll_sizes[1] = 64 << 20;
+        o->ncoll_sizes = 2;
+    }
+    if (o->coll_time <= 0)
+        o->coll_time = 0.5;
+    if (!o->timeout_given)
+        o->timeout = 1800;
     return 0;
 }
 
@@ -318,6 +398,8 @@ static int collect(const fopts *o, char **ids, char ***docs, int nrounds,
         const char *doc = docs[round] ? docs[round][h] : NULL;
         if (x->failed)
             continue;
+        if (doc && strcmp(doc, "SKIP\n") == 0)
+            continue; /* its turn did not come (watch_partial) */
         if (!doc || strncmp(doc, "OK\n", 3) != 0) {
             x->failed = true;
             snprintf(x->why, sizeof x->why, "%s",
@@ -376,6 +458,70 @@ static int collect(const fopts *o, char **ids, char ***docs, int nrounds,
     return rc;
 }
 
+/* The fleet's document kept in the store beside its hosts' runs (fleet
+ * show reads it back); where the store cannot take it, a warning (the
+ * hosts' runs are stored, the report is printed and written). */
+static void store_fleet(const fopts *o, const sb_fleet_report *r)
+{
+    if (o->no_store)
+        return;
+    sb_err err = {0};
+    sb_store *st = NULL;
+    char db_file[4096];
+    json_t *d = sb_fleet_to_json(r);
+    char *text = d ? json_dumps(d, JSON_COMPACT) : NULL;
+    json_decref(d);
+    if (!text || sb_store_path(o->db, db_file, sizeof db_file, &err) ||
+        sb_store_open(db_file, &st, &err) ||
+        sb_store_fleet_put(st, r->id, r->started_at, r->launcher, r->nhosts,
+                           !sb_fleet_unhealthy(r), text, &err))
+        fprintf(stderr,
+                "solbench: warning: the fleet record was not stored: "
+                "%s\n",
+                err.msg[0] ? err.msg : "out of memory");
+    sb_store_close(st);
+    free(text);
+}
+
+/* Rank 0, after a round the watchdog ended: the hosts that did not
+ * report say why (collect reads "ERR\n" and the why), and with --stagger the
+ * hosts whose turn had not come are marked not run ("SKIP"). */
+static void watch_partial(const fopts *o, int n, int late, char **docs)
+{
+    char why[200];
+    if (sb_fleet_mpi_ended())
+        snprintf(why, sizeof why,
+                 "ERR\nthe launcher ended the job before it reported (a "
+                 "rank died)");
+    else
+        snprintf(why, sizeof why,
+                 "ERR\nno report within %g s (--timeout): it hung or died",
+                 o->timeout);
+    for (int h = 0; docs && h < n; h++) {
+        if (docs[h])
+            continue;
+        docs[h] = strdup(o->stagger && h > late ? "SKIP\n" : why);
+    }
+}
+
+/* Rank 0: a host with no figure at all, not failed, was never measured:
+ * the run stopped at host `late` before its turn. */
+static void watch_unmeasured(sb_fleet_report *r, int late)
+{
+    for (int h = 0; h < r->nhosts; h++) {
+        sb_fleet_host *x = &r->hosts[h];
+        bool any = false;
+        for (size_t k = 0; k < r->nv && !any; k++)
+            any = r->v[k].host == h;
+        if (x->failed || any)
+            continue;
+        x->failed = true;
+        snprintf(x->why, sizeof x->why,
+                 "not measured: the run stopped at %s before its turn",
+                 r->hosts[late].name);
+    }
+}
+
 static int fleet_run(int argc, char **argv)
 {
     fopts o = {0};
@@ -395,15 +541,19 @@ static int fleet_run(int argc, char **argv)
     sb_fleet_world fw;
     if (sb_fleet_mpi_begin(&argc, &argv, &ctx, &fw, &err))
         return sb_cli_error(&err);
+    if (fw.rank == 0)
+        sb_fleet_mpi_watch_term();
     /* what only rank 0 writes, checked there before anything is
      * measured (the other ranks' hosts may not have its paths), and the
      * verdict shared: every rank goes on, or every rank stops */
     int bad = 0;
+    sb_cli_fleet_out out = {
+        .json = o.json, .junit = o.junit, .html = o.html, .quiet = o.quiet};
+    sb_fleet_report base = {0};
+    bool have_base = false;
     if (fw.rank == 0) {
-        struct stat sj, su;
         char db_file[4096];
         sb_store *st = NULL;
-        bool json_file = o.json && strcmp(o.json, "-") != 0;
         if (fw.nhosts < 2)
             bad = sb_cli_usage("fleet",
                                "run: all %d rank%s on one host: a fleet needs "
@@ -413,22 +563,36 @@ static int fleet_run(int argc, char **argv)
         else if (fw.nhosts > SB_FLEET_MAX_HOSTS)
             bad = sb_cli_usage("fleet", "run: %d hosts: at most %d", fw.nhosts,
                                SB_FLEET_MAX_HOSTS);
-        else if ((json_file && sb_cli_check_out("--json", o.json, &sj, &err)) ||
-                 (o.junit && sb_cli_check_out("--junit", o.junit, &su, &err)))
-            bad = sb_cli_error(&err);
-        else if (json_file && o.junit &&
-                 sb_cli_same_out(o.json, &sj, o.junit, &su))
-            bad = sb_cli_usage("fleet",
-                               "--json %s and --junit %s name the "
-                               "same file",
-                               o.json, o.junit);
+        else if ((bad = sb_cli_fleet_check_outs(&out)) != 0)
+            ;
         else if (!o.no_store &&
                  (sb_store_path(o.db, db_file, sizeof db_file, &err) ||
                   sb_store_open(db_file, &st, &err)))
             bad = sb_cli_error(&err);
+        else if (o.baseline && o.no_store && !sb_cli_fleet_is_file(o.baseline))
+            bad = sb_cli_usage("fleet",
+                               "--baseline %s: a stored fleet, and "
+                               "--no-store opens no store",
+                               o.baseline);
+        else if (o.baseline) {
+            if (sb_cli_fleet_load(st, o.baseline, &base, &err))
+                bad = sb_cli_error(&err);
+            else
+                have_base = true;
+        }
         sb_store_close(st);
     }
+    /* the sampled link schedule above 64 hosts, unless asked otherwise;
+     * its seed rank 0's, so every leader draws the same pairs */
+    if (o.links && !o.pairs_given && fw.nhosts > 64)
+        o.lo.sample = 8;
+    if (o.lo.sample > 0 && o.sample_k > 0)
+        o.lo.sample = o.sample_k;
+    o.lo.seed = (unsigned long long)sb_fleet_mpi_bcast_int(
+        &fw, (int)(time(NULL) & 0x7fffffff));
     if (sb_fleet_mpi_bcast_int(&fw, bad)) {
+        if (have_base)
+            sb_fleet_report_free(&base);
         sb_fleet_mpi_end(&fw);
         return 2;
     }
@@ -487,45 +651,62 @@ static int fleet_run(int argc, char **argv)
     if (rc == 0)
         rc = sb_fleet_mpi_gather(&fw, me, &ids, &err);
     free(me);
-    /* round by round: each host's suite, its document to rank 0 */
+    /* round by round: each host's suite, its document to rank 0, watched:
+     * a host that hangs or dies ends the run (rank 0 only learns it; the
+     * others wait in a barrier until rank 0 aborts the job) */
+    int late = -1, nrounds = o.rounds;
     for (int k = 0; k < o.rounds && rc == 0; k++) {
-        sb_fleet_mpi_each_host(&fw, o.stagger, host_suite, &job);
-        rc = sb_fleet_mpi_gather(&fw, job.doc, &docs[k], &err);
+        int t = sb_fleet_mpi_round(&fw, o.stagger, host_suite, &job, &job.doc,
+                                   o.timeout, &docs[k], &late, &err);
         free(job.doc);
         job.doc = NULL;
+        if (t < 0) {
+            rc = t;
+        } else if (t == 1) {
+            nrounds = k + 1;
+            watch_partial(&o, fw.nhosts, late, docs[k]);
+            if (late == fw.nhosts)
+                fprintf(stderr,
+                        "solbench: fleet: every host reported round %d, but "
+                        "a rank did not reach its end within %g s "
+                        "(--timeout): the job is ended after the report\n",
+                        k + 1, o.timeout);
+            break;
+        }
     }
     double *bw = NULL, *bibw = NULL, *lat = NULL;
-    if (rc == 0 && o.links)
+    if (rc == 0 && late < 0 && o.links)
         rc = sb_fleet_mpi_links(&fw, &o.lo, &bw, &bibw, &lat, &err);
+    sb_fleet_coll *coll = NULL;
+    size_t ncoll = 0;
+    bool coll_valid = true;
+    if (rc == 0 && late < 0 && o.colls)
+        rc = sb_fleet_mpi_collectives(&fw, o.coll_sizes, o.ncoll_sizes,
+                                      o.coll_time, &coll, &ncoll, &coll_valid,
+                                      &err);
     int code = rc ? 2 : 0;
     if (fw.rank == 0 && rc == 0) {
         sb_fleet_report r = {0};
-        rc = collect(&o, ids, docs, o.rounds, fw.nhosts, fw.nranks, &r, &err);
+        rc = collect(&o, ids, docs, nrounds, fw.nhosts, fw.nranks, &r, &err);
+        if (rc == 0 && late >= 0 && late < r.nhosts)
+            watch_unmeasured(&r, late);
         r.bw = bw;
         r.bibw = bibw;
         r.lat = lat;
+        r.coll = coll;
+        r.ncoll = ncoll;
         bw = bibw = lat = NULL;
+        coll = NULL;
+        sb_fleet_predict_colls(&r);
         if (rc == 0 && r.bw)
             rc = sb_fleet_link_values(r.nhosts, r.bw, r.lat, &r.v, &r.nv, &err);
         if (rc == 0)
             rc = sb_fleet_analyse(&r, &err);
+        if (rc == 0 && have_base)
+            rc = sb_fleet_compare_baseline(&r, &base, &err);
         if (rc == 0) {
-            bool to_stdout = o.json && strcmp(o.json, "-") == 0;
-            FILE *human = to_stdout ? stderr : stdout;
-            if (!o.quiet)
-                sb_fleet_print(human, &r);
-            else
-                sb_fleet_print_verdict(human, &r);
-            code = sb_fleet_unhealthy(&r) ? 1 : 0;
-            json_t *d = sb_fleet_to_json(&r);
-            if (o.json &&
-                sb_cli_write_json(d, to_stdout ? NULL : o.json, JSON_INDENT(2),
-                                  "the fleet report", &err))
-                code = sb_cli_error(&err);
-            json_decref(d);
-            if (o.junit && sb_fleet_write_junit(&r, o.junit,
-                                                (double)time(NULL) - t0, &err))
-                code = sb_cli_error(&err);
+            store_fleet(&o, &r);
+            code = sb_cli_fleet_emit(&r, &out, (double)time(NULL) - t0);
         } else {
             code = sb_cli_error(&err);
         }
@@ -542,9 +723,13 @@ static int fleet_run(int argc, char **argv)
     }
     free(ids);
     free(docs);
-    free(bw), free(bibw), free(lat);
+    free(bw), free(bibw), free(lat), free(coll);
+    if (have_base)
+        sb_fleet_report_free(&base);
     sb_plan_free(&plan);
     sb_selection_free(&sel);
+    if (late >= 0) /* the others wait for a host that will not come */
+        sb_fleet_mpi_abort(&fw, late, code);
     code = sb_fleet_mpi_bcast_int(&fw, code);
     sb_fleet_mpi_end(&fw);
     return code;
@@ -558,8 +743,17 @@ int sb_cmd_fleet(int argc, char **argv)
         fputs(fleet_help, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (strcmp(argv[1], "show") == 0)
+        return sb_cmd_fleet_show(argc, argv);
+    if (strcmp(argv[1], "list") == 0)
+        return sb_cmd_fleet_list(argc, argv);
+    if (strcmp(argv[1], "baseline") == 0)
+        return sb_cmd_fleet_baseline(argc, argv);
     if (strcmp(argv[1], "run") != 0)
-        return sb_cli_usage("fleet", "unknown subcommand '%s' (run)", argv[1]);
+        return sb_cli_usage("fleet",
+                            "unknown subcommand '%s' (run, show, list, "
+                            "baseline)",
+                            argv[1]);
 #ifdef SB_HAVE_MPI
     return fleet_run(argc, argv);
 #else

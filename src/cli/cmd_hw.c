@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/fleet_show.h"
 #include "solbench/hw.h"
+#include "solbench/netmodel.h"
 #include "solbench/output.h"
 
 static void sb__show(const sb_hw_spec *h)
@@ -62,14 +64,101 @@ static void sb__show(const sb_hw_spec *h)
     printf("  source: %s\n  notes: %s\n", h->source, h->notes);
 }
 
-/* hw calibrate NAME (--run ID | --results FILE) [--db PATH] [-o FILE] */
+/* hw calibrate NAME --fleet FLEET: the network's efficiency from a fleet
+ * run's all-reduce between hosts (the largest size measured): its bus
+ * bandwidth a host over the spec's scale-out a node. */
+static int sb__calibrate_fleet(const char *name, const char *ref,
+                               const char *db, const char *out)
+{
+    sb_err err = {0};
+    struct stat os;
+    if (out && sb_cli_check_out("-o", out, &os, &err))
+        return sb_cli_error(&err);
+    sb_hw_spec h;
+    if (sb_hw_load(name, &h, &err) != 0)
+        return sb_cli_error(&err);
+    if (!(h.scaleout_Bps_node > 0))
+        return sb_cli_usage("hw",
+                            "calibrate %s --fleet: the spec has no "
+                            "scale-out bandwidth to hold the fleet's "
+                            "against",
+                            name);
+    sb_store *st = NULL;
+    char path[4096];
+    if (!sb_cli_fleet_is_file(ref) &&
+        sb_store_open_default_mode(db, SB_STORE_RO, &st, path, sizeof path,
+                                   &err))
+        return sb_cli_error(&err);
+    sb_fleet_report r;
+    int rc = sb_cli_fleet_load(st, ref, &r, &err);
+    sb_store_close(st);
+    if (rc)
+        return sb_cli_error(&err);
+    const sb_fleet_coll *best = NULL;
+    for (size_t k = 0; k < r.ncoll; k++) {
+        const sb_fleet_coll *c = &r.coll[k];
+        if (strcmp(c->level, "hosts") == 0 && c->valid && c->seconds > 0 &&
+            strcmp(c->op, "allreduce") == 0 &&
+            (!best || c->bytes > best->bytes))
+            best = c;
+    }
+    if (!best) {
+        sb_fleet_report_free(&r);
+        return sb_cli_usage("hw",
+                            "calibrate --fleet %s: no valid all-reduce "
+                            "between hosts in it (fleet run "
+                            "--collectives measures them)",
+                            ref);
+    }
+    double busbw =
+        sb_net_busbw(SB_NET_ALLREDUCE, best->ranks, best->bytes, best->seconds);
+    double eff[SB_CALIB_N] = {0};
+    eff[SB_CALIB_NETWORK] = busbw / h.scaleout_Bps_node;
+    char src[400];
+    snprintf(src, sizeof src,
+             "fleet %s: all-reduce of %.4g MiB between %d hosts, busbw "
+             "%.4g GB/s a host over the spec's %.4g GB/s a node",
+             r.id, best->bytes / 1048576.0, best->ranks, busbw / 1e9,
+             h.scaleout_Bps_node / 1e9);
+    printf("fleet %s, per level (the fleet's own figures):\n", r.id);
+    if (r.out_Bps > 0)
+        printf("  scale-out  beta %.4g GB/s a host one way, alpha %.4g us "
+               "(the link matrix)\n",
+               r.out_Bps / 1e9, r.out_alpha_s * 1e6);
+    if (r.up_Bps > 0)
+        printf("  scale-up   beta %.4g GB/s a rank (busbw), alpha %.4g us "
+               "(all-reduce inside the hosts)\n",
+               r.up_Bps / 1e9, r.up_alpha_s * 1e6);
+    printf("  network efficiency %.3g of %s's scale-out%s\n",
+           eff[SB_CALIB_NETWORK], h.name,
+           eff[SB_CALIB_NETWORK] > 1      ? " (above the spec: written as 1)"
+           : eff[SB_CALIB_NETWORK] < 0.01 ? " (below a calibration's range: "
+                                            "written as 0.01; is the fleet "
+                                            "that machine?)"
+                                          : "");
+    sb_fleet_report_free(&r);
+    rc = sb_cli_write_calibration(
+        out, h.name, eff, src,
+        "written by solbench hw calibrate --fleet: the fleet's all-reduce "
+        "between hosts over the datasheet's scale-out",
+        &err);
+    if (rc)
+        return sb_cli_error(&err);
+    if (out)
+        printf("calibration written to %s (%s)\n", out, src);
+    return 0;
+}
+
+/* hw calibrate NAME (--run ID | --results FILE | --fleet FLEET) [--db PATH]
+ * [-o FILE] */
 static int sb__calibrate(int argc, char **argv)
 {
     const char *run_ref = NULL, *results = NULL, *db = NULL, *out = NULL,
-               *name = NULL;
+               *name = NULL, *fleet = NULL;
     for (int i = 2; i < argc; i++) {
         int m;
         if ((m = sb_cli_opt(argc, argv, &i, "--run", &run_ref)) ||
+            (m = sb_cli_opt(argc, argv, &i, "--fleet", &fleet)) ||
             (m = sb_cli_opt(argc, argv, &i, "--results", &results)) ||
             (m = sb_cli_opt(argc, argv, &i, "--db", &db)) ||
             (m = sb_cli_opt(argc, argv, &i, "-o", &out))) {
@@ -85,9 +174,11 @@ static int sb__calibrate(int argc, char **argv)
                                 argv[i]);
         name = argv[i];
     }
-    if (!name || (!run_ref && !results))
+    if (name && fleet && !run_ref && !results)
+        return sb__calibrate_fleet(name, fleet, db, out);
+    if (!name || (!run_ref && !results) || fleet)
         return sb_cli_usage("hw", "usage: hw calibrate NAME --run ID|--results "
-                                  "FILE [--db PATH] [-o FILE]");
+                                  "FILE|--fleet FLEET [--db PATH] [-o FILE]");
     sb_err err = {0};
     struct stat os;
     if (out && sb_cli_check_out("-o", out, &os, &err))
@@ -134,7 +225,13 @@ int sb_cmd_hw(int argc, char **argv)
                "machine shows\n"
                "                               against its datasheet, as a "
                "calibration file\n"
-               "                               (predict --calibration)\n");
+               "                               (predict --calibration)\n"
+               "       solbench hw calibrate NAME --fleet FLEET [--db PATH] "
+               "[-o FILE]\n"
+               "                               the network's, from a fleet "
+               "run's all-reduce\n"
+               "                               between hosts (fleet run "
+               "--collectives)\n");
         return 0;
     }
     if (argc < 2 || strcmp(argv[1], "list") == 0) {

@@ -305,3 +305,19 @@ double sb_net_ab_predict(const sb_ab_fit *fit, double bytes)
         t += bytes / fit->beta_Bps;
     return t;
 }
+
+double sb_net_coll_time(sb_netop op, int n, int n_in, double S, double up,
+                        double up_alpha_s, double out, double out_alpha_s)
+{
+    if (n <= 1 || !(S > 0))
+        return 0;
+    if (n_in >= n)
+        return up > 0 ? S * sb_net_busbw_factor(op, n) / up + up_alpha_s : 0;
+    if (n_in <= 1)
+        return out > 0 ? S * sb_net_busbw_factor(op, n) / out + out_alpha_s : 0;
+    double fi, fo;
+    double spb = up > 0 && out > 0
+                     ? sb_net_two_level(op, n, n_in, up, out, &fi, &fo)
+                     : 0;
+    return spb > 0 ? S * spb + up_alpha_s + out_alpha_s : 0;
+}

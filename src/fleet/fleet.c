@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "solbench/fleet.h"
+#include "solbench/netmodel.h"
 #include "solbench/output.h"
 #include "solbench/result.h"
 
@@ -427,4 +428,203 @@ void sb_fleet_median_rounds(sb_fleet_value *v, size_t *nv)
         i = j;
     }
     *nv = out;
+}
+
+/* ---- against a baseline fleet ------------------------------------------- */
+
+typedef struct {
+    const sb_fleet_host *h;
+    const sb_fleet_value *v;
+} base_ctx;
+
+static int cmp_key(const char *metric, const char *cls, const char *name,
+                   const sb_fleet_value *b, const sb_fleet_host *bh)
+{
+    int c = strcmp(metric, b->metric);
+    if (c == 0)
+        c = strcmp(cls, bh[b->host].cls);
+    if (c == 0)
+        c = strcmp(name, bh[b->host].name);
+    return c;
+}
+
+static const base_ctx *sort_ctx;
+static int cmp_base(const void *a, const void *b)
+{
+    const sb_fleet_value *x = &sort_ctx->v[*(const size_t *)a];
+    const sb_fleet_value *y = &sort_ctx->v[*(const size_t *)b];
+    const sb_fleet_host *h = sort_ctx->h;
+    return cmp_key(x->metric, h[x->host].cls, h[x->host].name, y, h);
+}
+
+int sb_fleet_diagnose_baseline(const sb_fleet_host *hosts, int nh,
+                               const sb_fleet_value *v, size_t nv,
+                               const sb_fleet_host *bhosts, int nbh,
+                               const sb_fleet_value *bv, size_t nbv,
+                               const sb_fleet_rules *r, sb_fleet_flag **out,
+                               size_t *nout, sb_err *err)
+{
+    if (nv == 0 || nbv == 0)
+        return 0;
+    for (size_t j = 0; j < nbv; j++)
+        if (bv[j].host < 0 || bv[j].host >= nbh)
+            return sb_fail(err, SB_EINVAL,
+                           "fleet baseline: a value of host %d of %d",
+                           bv[j].host, nbh);
+    size_t *idx = malloc(nbv * sizeof *idx);
+    double *bar = malloc(nbv * sizeof *bar), *x = malloc(nbv * sizeof *x);
+    if (!idx || !bar || !x) {
+        free(idx), free(bar), free(x);
+        return sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+    }
+    for (size_t j = 0; j < nbv; j++) {
+        idx[j] = j;
+        bar[j] = NAN;
+    }
+    /* sorted by (metric, class, host): a host's figure found by bisection,
+     * and the figures of its class next to it (their spread: the bar) */
+    base_ctx bc = {bhosts, bv};
+    sort_ctx = &bc;
+    qsort(idx, nbv, sizeof *idx, cmp_base);
+    sort_ctx = NULL;
+    size_t cap = *nout;
+    int rc = 0;
+    for (size_t i = 0; i < nv && rc == 0; i++) {
+        const sb_fleet_value *a = &v[i];
+        if (a->host < 0 || a->host >= nh || hosts[a->host].failed ||
+            !isfinite(a->value))
+            continue;
+        const sb_fleet_host *ah = &hosts[a->host];
+        size_t lo = 0, hi = nbv;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_key(a->metric, ah->cls, ah->name, &bv[idx[mid]], bhosts) >
+                0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nbv ||
+            cmp_key(a->metric, ah->cls, ah->name, &bv[idx[lo]], bhosts) != 0)
+            continue; /* not in the baseline: nothing to compare */
+        const sb_fleet_value *b = &bv[idx[lo]];
+        if (bhosts[b->host].failed || !isfinite(b->value) ||
+            !(fabs(b->value) > 0))
+            continue;
+        if (isnan(bar[lo])) {
+            /* the class's figures of this metric in the baseline */
+            size_t s = lo, e = lo + 1;
+            const sb_fleet_host *bh = &bhosts[b->host];
+            while (s > 0 && strcmp(bv[idx[s - 1]].metric, b->metric) == 0 &&
+                   strcmp(bhosts[bv[idx[s - 1]].host].cls, bh->cls) == 0)
+                s--;
+            while (e < nbv && strcmp(bv[idx[e]].metric, b->metric) == 0 &&
+                   strcmp(bhosts[bv[idx[e]].host].cls, bh->cls) == 0)
+                e++;
+            size_t n = 0;
+            for (size_t k = s; k < e; k++)
+                if (!bhosts[bv[idx[k]].host].failed &&
+                    isfinite(bv[idx[k]].value))
+                    x[n++] = bv[idx[k]].value;
+            double floor =
+                b->higher_better ? r->floor_pct : r->latency_floor_pct;
+            double g = floor;
+            if (n >= (size_t)r->min_peers) {
+                double m = median(x, n);
+                if (fabs(m) > 0) {
+                    /* median() sorted x; bar_of takes |x - m| in place */
+                    g = bar_of(x, n, m, m, floor, r->k_mad);
+                }
+            }
+            for (size_t k = s; k < e; k++)
+                bar[k] = g;
+        }
+        double dev;
+        if (!worse(a->value, b->value, a->higher_better, bar[lo], &dev))
+            continue;
+        if (*nout == cap) {
+            size_t nc = cap ? 2 * cap : 8;
+            sb_fleet_flag *t = realloc(*out, nc * sizeof *t);
+            if (!t) {
+                rc = sb_fail(err, SB_ENOMEM, "fleet: out of memory");
+                break;
+            }
+            *out = t;
+            cap = nc;
+        }
+        sb_fleet_flag *f = &(*out)[(*nout)++];
+        memset(f, 0, sizeof *f);
+        f->host = a->host;
+        memcpy(f->metric, a->metric, sizeof f->metric);
+        f->value = a->value;
+        f->median = b->value;
+        f->deviation_pct = dev;
+        f->threshold_pct = bar[lo];
+        f->peers = 1;
+        f->vs_baseline = true;
+    }
+    free(idx), free(bar), free(x);
+    if (rc == 0 && *nout > 1)
+        qsort(*out, *nout, sizeof **out, cmp_flag);
+    return rc;
+}
+
+/* ---- the collectives against the model ----------------------------------- */
+
+void sb_fleet_predict_colls(sb_fleet_report *r)
+{
+    int n = r->nhosts;
+    if (r->bw) {
+        size_t m = 0;
+        double *x = malloc((size_t)n * n * sizeof *x);
+        double *y = malloc((size_t)n * n * sizeof *y);
+        size_t ml = 0;
+        for (size_t k = 0; x && y && k < (size_t)n * n; k++) {
+            if (k / n == k % n)
+                continue;
+            if (measured(r->bw[k]))
+                x[m++] = r->bw[k];
+            if (r->lat && measured(r->lat[k]))
+                y[ml++] = r->lat[k];
+        }
+        if (x && m)
+            r->out_Bps = median(x, m);
+        if (y && ml)
+            r->out_alpha_s = median(y, ml);
+        free(x), free(y);
+    }
+    /* scale-up: the all-reduce inside the hosts, t = alpha + S / beta,
+     * beta as busbw over the ranks of a host */
+    double S[64], t[64];
+    int np = 0, ranks = 0;
+    for (size_t k = 0; k < r->ncoll && np < 64; k++)
+        if (strcmp(r->coll[k].level, "host") == 0 && r->coll[k].seconds > 0 &&
+            strcmp(r->coll[k].op, "allreduce") == 0) {
+            S[np] = r->coll[k].bytes;
+            t[np++] = r->coll[k].seconds;
+            ranks = r->coll[k].ranks;
+        }
+    sb_ab_fit fit;
+    sb_err e = {0};
+    if (np >= 2 && sb_net_fit_ab(S, t, np, true, &fit, &e) == 0 &&
+        isfinite(fit.beta_Bps) && fit.beta_Bps > 0) {
+        r->up_Bps = fit.beta_Bps * sb_net_busbw_factor(SB_NET_ALLREDUCE, ranks);
+        r->up_alpha_s = fmax(0, fit.alpha_s);
+    }
+    for (size_t k = 0; k < r->ncoll; k++) {
+        sb_fleet_coll *c = &r->coll[k];
+        int op = sb_netop_from_name(c->op);
+        c->predicted_s = 0;
+        if (op < 0 || c->ranks < 2)
+            continue;
+        int n_in = strcmp(c->level, "host") == 0    ? c->ranks
+                   : strcmp(c->level, "hosts") == 0 ? 1
+                   : n > 0 && c->ranks % n == 0     ? c->ranks / n
+                                                    : 0;
+        if (n_in < 1)
+            continue; /* hosts of unequal ranks: no two-level model */
+        c->predicted_s =
+            sb_net_coll_time((sb_netop)op, c->ranks, n_in, c->bytes, r->up_Bps,
+                             r->up_alpha_s, r->out_Bps, r->out_alpha_s);
+    }
 }

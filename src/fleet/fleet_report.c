@@ -40,6 +40,9 @@ bool sb_fleet_unhealthy(const sb_fleet_report *r)
 {
     if (r->nflags || r->nlinks)
         return true;
+    for (size_t k = 0; k < r->ncoll; k++)
+        if (!r->coll[k].valid)
+            return true;
     for (int h = 0; h < r->nhosts; h++)
         if (r->hosts[h].failed || r->hosts[h].unjudged)
             return true;
@@ -114,13 +117,46 @@ void sb_fleet_print(FILE *f, const sb_fleet_report *r)
             fputc('\n', f);
         }
     }
-    if (r->nflags) {
-        fprintf(f, "\nflagged hosts (worse than their peers by more than "
-                   "the bar; like with like):\n");
+    if (r->ncoll) {
+        fprintf(f, "\ncollectives (median of the iterations; predicted: the "
+                   "two-level model from this fleet's links):\n");
+        fprintf(f, "  %-6s %-12s %5s %10s %12s %12s %7s\n", "level", "op",
+                "ranks", "size", "measured", "predicted", "ratio");
+        for (size_t k = 0; k < r->ncoll; k++) {
+            const sb_fleet_coll *c = &r->coll[k];
+            char pred[32] = "-", ratio[16] = "-";
+            if (c->predicted_s > 0) {
+                snprintf(pred, sizeof pred, "%.4g ms", c->predicted_s * 1e3);
+                snprintf(ratio, sizeof ratio, "%.2f",
+                         c->seconds / c->predicted_s);
+            }
+            fprintf(f, "  %-6s %-12s %5d %7.4g MiB %9.4g ms %12s %7s%s\n",
+                    c->level, c->op, c->ranks, c->bytes / 1048576.0,
+                    c->seconds * 1e3, pred, ratio,
+                    c->valid ? "" : "  INVALID: a sum was wrong");
+        }
+    }
+    size_t npeer = 0;
+    for (size_t k = 0; k < r->nflags; k++)
+        npeer += !r->flags[k].vs_baseline;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t want = pass == 0 ? npeer : r->nflags - npeer;
+        if (want == 0)
+            continue;
+        if (pass == 0)
+            fprintf(f, "\nflagged hosts (worse than their peers by more "
+                       "than the bar; like with like):\n");
+        else
+            fprintf(f,
+                    "\nflagged against the baseline fleet %s (worse than "
+                    "the host's own figure there by more than the bar):\n",
+                    r->baseline);
         fprintf(f, "  %-20s %-44s %14s %14s %8s %6s\n", "host", "metric",
-                "value", "median", "dev", "bar");
+                "value", pass == 0 ? "median" : "baseline", "dev", "bar");
         for (size_t k = 0; k < r->nflags; k++) {
             const sb_fleet_flag *g = &r->flags[k];
+            if (g->vs_baseline != (pass == 1))
+                continue;
             char a[32], b[32];
             fprintf(f, "  %-20s %-44.44s %14s %14s %+7.1f%% %5.1f%%\n",
                     r->hosts[g->host].name, g->metric,
@@ -232,6 +268,21 @@ json_t *sb_fleet_to_json(const sb_fleet_report *r)
         json_array_append_new(hosts, o);
     }
     json_object_set_new(d, "hosts", hosts);
+    /* the figures where lower is better (every other: higher), so a
+     * stored fleet is judged again as it was */
+    json_t *lower = json_object(); /* a set, then its keys in order */
+    for (size_t k = 0; k < r->nv; k++)
+        if (!r->v[k].higher_better)
+            json_object_set_new(lower, r->v[k].metric, json_true());
+    json_t *la = json_array();
+    const char *key;
+    json_t *val;
+    json_object_foreach(lower, key, val)
+        json_array_append_new(la, json_string(key));
+    json_decref(lower);
+    json_object_set_new(d, "lower_better", la);
+    if (r->baseline[0])
+        json_object_set_new(d, "baseline", json_string(r->baseline));
     json_t *fl = json_array();
     for (size_t k = 0; k < r->nflags; k++) {
         const sb_fleet_flag *g = &r->flags[k];
@@ -243,6 +294,8 @@ json_t *sb_fleet_to_json(const sb_fleet_report *r)
         json_object_set_new(o, "deviation_pct", json_real(g->deviation_pct));
         json_object_set_new(o, "threshold_pct", json_real(g->threshold_pct));
         json_object_set_new(o, "peers", json_integer(g->peers));
+        json_object_set_new(o, "against",
+                            json_string(g->vs_baseline ? "baseline" : "peers"));
         json_array_append_new(fl, o);
     }
     json_object_set_new(d, "flagged", fl);
@@ -274,6 +327,46 @@ json_t *sb_fleet_to_json(const sb_fleet_report *r)
         if (r->lat)
             json_object_set_new(m, "latency_s", matrix(r->lat, r->nhosts));
         json_object_set_new(d, "link_matrix", m);
+    }
+    if (r->ncoll) {
+        json_t *a = json_array();
+        for (size_t k = 0; k < r->ncoll; k++) {
+            const sb_fleet_coll *c = &r->coll[k];
+            json_t *o = json_object();
+            json_object_set_new(o, "level", json_string(c->level));
+            json_object_set_new(o, "op", json_string(c->op));
+            json_object_set_new(o, "bytes", json_real(c->bytes));
+            json_object_set_new(o, "ranks", json_integer(c->ranks));
+            json_object_set_new(o, "seconds", json_real(c->seconds));
+            json_object_set_new(o, "valid", json_boolean(c->valid));
+            json_object_set_new(o, "predicted_s",
+                                c->predicted_s > 0 ? json_real(c->predicted_s)
+                                                   : json_null());
+            json_array_append_new(a, o);
+        }
+        json_object_set_new(d, "collectives", a);
+    }
+    if (r->up_Bps > 0 || r->out_Bps > 0) {
+        json_t *cal = json_object();
+        const char *nm[2] = {"scaleup", "scaleout"};
+        double b[2] = {r->up_Bps, r->out_Bps};
+        double a[2] = {r->up_alpha_s, r->out_alpha_s};
+        for (int k = 0; k < 2; k++) {
+            if (!(b[k] > 0))
+                continue;
+            json_t *o = json_object();
+            json_object_set_new(o, "beta_Bps", json_real(b[k]));
+            json_object_set_new(o, "alpha_s", json_real(a[k]));
+            json_object_set_new(o, "from",
+                                json_string(k ? "the link matrix: the median "
+                                                "link one way, the median "
+                                                "latency"
+                                              : "the all-reduce inside the "
+                                                "hosts: alpha-beta fit, "
+                                                "beta as busbw"));
+            json_object_set_new(cal, nm[k], o);
+        }
+        json_object_set_new(d, "calibration", cal);
     }
     json_object_set_new(d, "healthy", json_boolean(!sb_fleet_unhealthy(r)));
     return d;
@@ -367,5 +460,6 @@ void sb_fleet_report_free(sb_fleet_report *r)
     free(r->bibw);
     free(r->lat);
     free(r->links);
+    free(r->coll);
     memset(r, 0, sizeof *r);
 }

@@ -467,6 +467,23 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
     "  WHERE a.result_id = results.id"
     "  AND a.k = CAST((results.n - 1) * 0.1 AS INTEGER));"
     "DROP TABLE temp.sb_rank;",
+    /* 6 -> 7: fleet runs (solbench fleet run): the fleet's document
+     * (solbench.fleet/1: its hosts' figures, the link matrix, the
+     * diagnosis), its hosts' runs tied to it by their "fleet" tag; and
+     * the fleets named as baselines (fleet show --baseline). */
+    "CREATE TABLE fleets ("
+    "  fleet_id TEXT PRIMARY KEY,"
+    "  started_at TEXT NOT NULL,"
+    "  launcher TEXT NOT NULL,"
+    "  hosts INTEGER NOT NULL,"
+    "  healthy INTEGER NOT NULL,"
+    "  stored_at TEXT NOT NULL,"
+    "  doc TEXT NOT NULL);"
+    "CREATE INDEX fleets_started ON fleets(started_at);"
+    "CREATE TABLE fleet_baselines ("
+    "  name TEXT PRIMARY KEY,"
+    "  fleet_id TEXT NOT NULL REFERENCES fleets(fleet_id) ON DELETE CASCADE,"
+    "  created_at TEXT NOT NULL);",
 };
 
 /* The database's application id, schema version and number of schema

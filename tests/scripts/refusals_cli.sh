@@ -90,6 +90,8 @@ special)
     refused "$F" -- roofline --results "$W/r.json" --png "$F"
     refused "$F" -- report --results "$W/r.json" -o "$F"
     refused "$F" -- predict llama3-8b --hw h100-sxm --json "$F"
+    refused "$F" -- fleet show "$F"
+    refused "$F" -- fleet show "$W/r.json" --html "$F"
     # Refused before too: the store, hardware and workload files, and
     # compare, which looks a name that is not a regular file up as a run.
     refused "$F" -- run "${TINY[@]}" --db "$F"
@@ -174,6 +176,14 @@ oneline)
     refused '$.job.global_batch: unknown field' -- predict mixtral-8x7b --sweep "batch=1,2"
     refused 'model.layers is a value' -- predict llama3-8b --hw h100-sxm --sweep "model.layers.x=1,2"
     refused '--sweep bogus:' -- predict llama3-8b --hw h100-sxm --sweep "bogus=1,2" --json "$W/d/p.json"
+    # stored fleets: none yet, a bad name, a file that is not a fleet
+    refused 'holds no fleet runs yet' -- fleet show --db "$W/d/f.db"
+    refused "fleet baseline name '1x'" -- fleet baseline 1x --db "$W/d/f.db"
+    printf '{"schema": "solbench.run/1"}' >"$W/d/notfleet.json"
+    refused '$.schema: not a fleet' -- fleet show "$W/d/notfleet.json"
+    printf '{"schema": "solbench.fleet/1", "fleet": "x", "hosts": [{"host": "a", "class": "c", "ranks": 1, "metrics": {"m": "1"}}]}' >"$W/d/badfleet.json"
+    refused '$.hosts[0].metrics.m: not a number' -- fleet show "$W/d/badfleet.json"
+    refused '$.schema: not a fleet' -- hw calibrate h100-sxm --fleet "$W/d/notfleet.json"
     # a known key still sweeps, through an alias or a path
     out=$("$S" predict llama3-8b --hw h100-sxm --sweep tp=1,2 2>&1) &&
         [ "$(printf '%s\n' "$out" | grep -c '^  [12] ')" -eq 2 ] &&
