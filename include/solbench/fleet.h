@@ -178,6 +178,8 @@ typedef struct sb_fleet_coll {
     double seconds;     /* measured, median of the iterations */
     double predicted_s; /* the model's, 0 where it has none */
     bool valid;         /* every rank's sums right */
+    int per_host;       /* "all": ranks on every host (0: hosts differ,
+                           no two-level model); else 0 */
 } sb_fleet_coll;
 
 /* What `fleet run` measured and concluded (rank 0's). */

@@ -63,6 +63,7 @@ static const char fleet_help[] =
     "  --collectives       the all-reduce inside each host, between the\n"
     "                      hosts and over every rank in two levels, each\n"
     "                      against the model from this fleet's links\n"
+    "                      (with --links)\n"
     "  --coll-sizes LIST   its sizes (default 1MiB,64MiB)\n"
     "  --coll-time S       per size and level, at least (default 0.5)\n"
     "  --timeout S         the watchdog: a host that has not reported S\n"
@@ -198,11 +199,10 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
             if (m < 0)
                 return 2;
             o->pairs_given = true;
-            if (strcmp(v, "serial") == 0)
-                o->lo.serial = true;
-            else if (strcmp(v, "sampled") == 0)
-                o->lo.sample = o->lo.sample > 0 ? o->lo.sample : 8;
-            else if (strcmp(v, "rounds") != 0)
+            o->lo.serial = strcmp(v, "serial") == 0;
+            o->lo.sample = strcmp(v, "sampled") == 0 ? 8 : 0;
+            if (strcmp(v, "serial") != 0 && strcmp(v, "sampled") != 0 &&
+                strcmp(v, "rounds") != 0)
                 return sb_cli_usage("fleet",
                                     "--pairs %s: rounds, serial or sampled", v);
         } else if ((m = sb_cli_opt(argc, argv, &i, "--sample", &v))) {
@@ -260,6 +260,9 @@ static int parse(int argc, char **argv, fopts *o, sb_pset *user, sb_ctx *ctx,
         snprintf(o->areas, sizeof o->areas, "compute,memory");
     if (o->rounds == 0)
         o->rounds = o->stagger ? 3 : 1;
+    if (o->sample_k > 0 && o->pairs_given && o->lo.sample == 0)
+        return sb_cli_usage("fleet", "--sample: with --pairs sampled (or "
+                                     "more than 64 hosts) only");
     if (o->ncoll_sizes == 0) {
         o->coll_sizes[0] = 1 << 20;
         o->coll_sizes[1] = 64 << 20;
@@ -504,11 +507,12 @@ static void watch_partial(const fopts *o, int n, int late, char **docs)
     }
 }
 
-/* Rank 0: a host with no figure at all, not failed, was never measured:
- * the run stopped at host `late` before its turn. */
+/* Rank 0, with --stagger: a host after `late` with no figure at all,
+ * not failed, was never measured: the run stopped at `late` before its
+ * turn. */
 static void watch_unmeasured(sb_fleet_report *r, int late)
 {
-    for (int h = 0; h < r->nhosts; h++) {
+    for (int h = late + 1; h < r->nhosts; h++) {
         sb_fleet_host *x = &r->hosts[h];
         bool any = false;
         for (size_t k = 0; k < r->nv && !any; k++)
@@ -632,6 +636,8 @@ static int fleet_run(int argc, char **argv)
         fprintf(stderr, "solbench: %s: %s\n", host, err.msg);
     }
     if (sb_fleet_mpi_max_int(&fw, rc != 0)) {
+        if (have_base)
+            sb_fleet_report_free(&base);
         sb_plan_free(&plan);
         sb_selection_free(&sel);
         sb_fleet_mpi_end(&fw);
@@ -662,15 +668,19 @@ static int fleet_run(int argc, char **argv)
         job.doc = NULL;
         if (t < 0) {
             rc = t;
+            if (fw.rank == 0) /* the others wait at the round's end */
+                late = fw.nhosts;
         } else if (t == 1) {
             nrounds = k + 1;
             watch_partial(&o, fw.nhosts, late, docs[k]);
             if (late == fw.nhosts)
                 fprintf(stderr,
                         "solbench: fleet: every host reported round %d, but "
-                        "a rank did not reach its end within %g s "
-                        "(--timeout): the job is ended after the report\n",
-                        k + 1, o.timeout);
+                        "%s: the job is ended after the report\n",
+                        k + 1,
+                        sb_fleet_mpi_ended()
+                            ? "the launcher ended the job before its end"
+                            : "a rank did not reach its end in --timeout");
             break;
         }
     }
@@ -688,7 +698,7 @@ static int fleet_run(int argc, char **argv)
     if (fw.rank == 0 && rc == 0) {
         sb_fleet_report r = {0};
         rc = collect(&o, ids, docs, nrounds, fw.nhosts, fw.nranks, &r, &err);
-        if (rc == 0 && late >= 0 && late < r.nhosts)
+        if (rc == 0 && late >= 0 && late < r.nhosts && o.stagger)
             watch_unmeasured(&r, late);
         r.bw = bw;
         r.bibw = bibw;

@@ -617,14 +617,19 @@ void sb_fleet_predict_colls(sb_fleet_report *r)
         c->predicted_s = 0;
         if (op < 0 || c->ranks < 2)
             continue;
-        int n_in = strcmp(c->level, "host") == 0    ? c->ranks
-                   : strcmp(c->level, "hosts") == 0 ? 1
-                   : n > 0 && c->ranks % n == 0     ? c->ranks / n
-                                                    : 0;
+        bool all = strcmp(c->level, "all") == 0;
+        int n_in =
+            strcmp(c->level, "host") == 0    ? c->ranks
+            : strcmp(c->level, "hosts") == 0 ? 1
+            : all && c->per_host > 0 && n > 0 && c->per_host * n == c->ranks
+                ? c->per_host
+                : 0;
         if (n_in < 1)
             continue; /* hosts of unequal ranks: no two-level model */
-        c->predicted_s =
-            sb_net_coll_time((sb_netop)op, c->ranks, n_in, c->bytes, r->up_Bps,
-                             r->up_alpha_s, r->out_Bps, r->out_alpha_s);
+        /* the model's scale-out is a rank's share of its host's link (the
+         * n_in ranks of a host each move their shard across) */
+        c->predicted_s = sb_net_coll_time(
+            (sb_netop)op, c->ranks, n_in, c->bytes, r->up_Bps, r->up_alpha_s,
+            all ? r->out_Bps / n_in : r->out_Bps, r->out_alpha_s);
     }
 }

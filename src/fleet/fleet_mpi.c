@@ -73,8 +73,11 @@ int sb_fleet_mpi_begin(int *argc, char ***argv, sb_ctx *ctx, sb_fleet_world *fw,
     }
     MPI_Bcast(&host, 1, MPI_INT, 0, *node);
     fw->host = host;
-    if (fw->rank == 0)
-        fw->host_of = calloc((size_t)fw->nranks, sizeof *fw->host_of);
+    if (fw->rank == 0 &&
+        !(fw->host_of = calloc((size_t)fw->nranks, sizeof *fw->host_of))) {
+        fprintf(stderr, "solbench: fleet: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     MPI_Gather(&host, 1, MPI_INT, fw->host_of, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(&fw->nhosts, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return 0;
@@ -413,17 +416,20 @@ int sb_fleet_mpi_links(sb_fleet_world *fw, const sb_fleet_link_opts *o,
 
 enum { LVL_HOST = 0, LVL_HOSTS, LVL_ALL };
 
-/* Every rank's contribution to element i: (rank + 1)(i mod 5 + 1), so
- * the sum over n ranks is n(n + 1)/2 (i mod 5 + 1), exact in float. */
+/* Every rank's contribution to element i: (rank mod 3 + 1)(i mod 5 + 1),
+ * so every partial sum of n ranks is an integer under 10 n, exact in
+ * float in any order up to 1.6 million ranks. */
 static void fill(float *s, int count, int rank)
 {
     for (int i = 0; i < count; i++)
-        s[i] = (float)((rank + 1) * (i % 5 + 1));
+        s[i] = (float)((rank % 3 + 1) * (i % 5 + 1));
 }
 
 static bool check(const float *r, int count, int n)
 {
-    double k = (double)n * (n + 1) / 2.0;
+    long long k = 0;
+    for (int q = 0; q < n; q++)
+        k += q % 3 + 1;
     for (int i = 0; i < count; i++)
         if (r[i] != (float)(k * (i % 5 + 1)))
             return false;
@@ -470,8 +476,8 @@ static double time_level(sb_fleet_world *fw, int lvl, MPI_Comm c, float *s,
     MPI_Allreduce(&good, &all_good, 1, MPI_INT, MPI_MIN, c);
     MPI_Allreduce(&t1, &t1max, 1, MPI_DOUBLE, MPI_MAX, c);
     *ok = all_good != 0;
-    int iters = t1max > 0 ? (int)(time_s / t1max) : 1000;
-    iters = iters < 5 ? 5 : iters > 1000 ? 1000 : iters;
+    double want = t1max > 0 ? time_s / t1max : 1000;
+    int iters = want < 5 ? 5 : want > 1000 ? 1000 : (int)want;
     for (int k = 0; k < iters; k++) {
         MPI_Barrier(c);
         double t0 = MPI_Wtime();
@@ -506,8 +512,9 @@ int sb_fleet_mpi_collectives(sb_fleet_world *fw, const double *sizes,
                        "be had on every rank",
                        maxb);
     }
-    int most = 0; /* ranks on the fullest host */
+    int most = 0, least = 0; /* ranks on the fullest and emptiest host */
     MPI_Allreduce(&fw->host_ranks, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&fw->host_ranks, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     size_t n = 0;
     bool ok_all = true;
     for (int lvl = LVL_HOST; lvl <= LVL_ALL; lvl++) {
@@ -554,6 +561,7 @@ int sb_fleet_mpi_collectives(sb_fleet_world *fw, const double *sizes,
                                           : fw->nranks;
             c->seconds = t;
             c->valid = all != 0;
+            c->per_host = lvl == LVL_ALL && least == most ? most : 0;
         }
     }
     free(s), free(r), free(dt);
@@ -624,8 +632,12 @@ static bool quiet_barrier_until(MPI_Comm c, double deadline)
     MPI_Ibarrier(c, &rq);
     MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
     while (!done) {
-        if (ended || (deadline > 0 && MPI_Wtime() > deadline))
+        if (ended || (deadline > 0 && MPI_Wtime() > deadline)) {
+            MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+            if (done) /* it came at the last moment */
+                break;
             return false; /* the request is left: the job is ending */
+        }
         int rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank != 0)
@@ -645,8 +657,12 @@ static void give_up(double deadline)
 {
     int told = 0;
     MPI_Iprobe(0, TAG_END, MPI_COMM_WORLD, &told, MPI_STATUS_IGNORE);
-    if (told || (deadline > 0 && MPI_Wtime() > deadline))
+    if (told || (deadline > 0 && MPI_Wtime() > deadline)) {
+        if (!told)
+            fprintf(stderr, "solbench: fleet: no word from rank 0 long past "
+                            "--timeout: this rank ends\n");
         _exit(1);
+    }
 }
 
 /* A leader waits for rank 0's word that its turn has come, asleep. */
@@ -674,11 +690,13 @@ int sb_fleet_mpi_round(sb_fleet_world *fw, bool stagger, int (*fn)(void *arg),
     /* the leaders: their turn (rank 0's word, with stagger), the suite,
      * its document to rank 0; then every rank at the round's end */
     if (fw->rank != 0) {
-        /* the longest rank 0 waits: each turn and the round's end, and a
-         * minute's slack */
+        /* rank 0 tells the others when its watchdog ended the run
+         * (TAG_END); past four times the longest it waits for the hosts
+         * (each turn and the round's end, its own suite untimed) and ten
+         * minutes, a rank takes it that rank 0 is gone */
         double deadline =
             timeout_s > 0
-                ? MPI_Wtime() + ((stagger ? n : 1) + 1) * timeout_s + 60
+                ? MPI_Wtime() + 4 * ((stagger ? n : 1) + 1) * timeout_s + 600
                 : 0;
         if (fw->leader) {
             if (stagger)

@@ -41,6 +41,13 @@ static int matrix_of(const json_t *a, int n, const char *at, double **m,
 {
     if (!json_is_array(a) || json_array_size(a) != (size_t)n)
         return sb_fail(err, SB_EINVAL, "%s: not %d rows", at, n);
+    /* every row's length first: the matrix is allocated for what the
+     * document holds, not for what it says */
+    for (int i = 0; i < n; i++) {
+        const json_t *row = json_array_get(a, i);
+        if (!json_is_array(row) || json_array_size(row) != (size_t)n)
+            return sb_fail(err, SB_EINVAL, "%s[%d]: not %d columns", at, i, n);
+    }
     *m = malloc((size_t)n * n * sizeof **m);
     if (!*m)
         return sb_fail(err, SB_ENOMEM, "%s: out of memory", at);
@@ -97,7 +104,9 @@ static int read_rules(const json_t *d, sb_fleet_rules *r, sb_err *err)
     return 0;
 }
 
-static int read_hosts(const json_t *d, sb_fleet_report *r, sb_err *err)
+/* lowset: the lower-is-better figures' names as an object's keys */
+static int read_hosts(const json_t *d, const json_t *lowset, sb_fleet_report *r,
+                      sb_err *err)
 {
     const json_t *hs = json_object_get(d, "hosts");
     size_t n = json_array_size(hs);
@@ -109,9 +118,6 @@ static int read_hosts(const json_t *d, sb_fleet_report *r, sb_err *err)
     r->run_ids = calloc(n, sizeof *r->run_ids);
     if (!r->hosts || !r->run_ids)
         return sb_fail(err, SB_ENOMEM, "$.hosts: out of memory");
-    const json_t *lower = json_object_get(d, "lower_better");
-    if (lower && !json_is_array(lower))
-        return sb_fail(err, SB_EINVAL, "$.lower_better: not an array");
     size_t cap = 0;
     for (size_t h = 0; h < n; h++) {
         const json_t *o = json_array_get(hs, h);
@@ -163,13 +169,7 @@ static int read_hosts(const json_t *d, sb_fleet_report *r, sb_err *err)
             v->host = (int)h;
             memcpy(v->metric, key, strlen(key) + 1);
             v->value = json_number_value(val);
-            v->higher_better = true;
-            size_t i;
-            const json_t *l;
-            json_array_foreach(lower, i,
-                               l) if (json_is_string(l) &&
-                                      strcmp(json_string_value(l), key) == 0)
-                v->higher_better = false;
+            v->higher_better = !json_object_get(lowset, key);
         }
     }
     return 0;
@@ -243,6 +243,8 @@ static int read_colls(const json_t *d, sb_fleet_report *r, sb_err *err)
                            "predicted_s a number or null",
                            at);
         c->valid = !json_is_false(json_object_get(o, "valid"));
+        json_int_t ph = json_integer_value(json_object_get(o, "per_host"));
+        c->per_host = ph > 0 && ph < 1 << 20 ? (int)ph : 0;
         c->bytes = json_number_value(b);
         c->seconds = json_number_value(t);
         c->predicted_s = p ? json_number_value(p) : 0;
@@ -264,16 +266,28 @@ int sb_fleet_from_json(const json_t *d, sb_fleet_report *r, sb_err *err)
                        "(solbench.fleet/1)");
     int rc;
     const char *at = "$";
+    const json_t *lower = json_object_get(d, "lower_better");
+    if (lower && !json_is_array(lower))
+        return sb_fail(err, SB_EINVAL, "$.lower_better: not an array");
+    /* as a set: a name looked up, not the list scanned for each value */
+    json_t *lowset = json_object();
+    size_t li;
+    const json_t *l;
+    json_array_foreach(lower, li, l) if (json_is_string(l))
+        json_object_set_new(lowset, json_string_value(l), json_true());
     if ((rc = str_of(d, "fleet", true, r->id, sizeof r->id, at, err)) ||
         (rc = str_of(d, "started_at", false, r->started_at,
                      sizeof r->started_at, at, err)) ||
         (rc = str_of(d, "launcher", false, r->launcher, sizeof r->launcher, at,
                      err)) ||
-        (rc = read_rules(d, &r->rules, err)) || (rc = read_hosts(d, r, err)) ||
-        (rc = read_links(d, r, err)) || (rc = read_colls(d, r, err))) {
+        (rc = read_rules(d, &r->rules, err)) ||
+        (rc = read_hosts(d, lowset, r, err)) || (rc = read_links(d, r, err)) ||
+        (rc = read_colls(d, r, err))) {
+        json_decref(lowset);
         sb_fleet_report_free(r);
         return rc;
     }
+    json_decref(lowset);
     /* the figures per level are worked out again from the matrix and
      * the collectives (sb_fleet_predict_colls), not read */
     json_int_t x = json_integer_value(json_object_get(d, "ranks"));

@@ -194,11 +194,13 @@ void sb_fleet_print(FILE *f, const sb_fleet_report *r)
 
 void sb_fleet_print_verdict(FILE *f, const sb_fleet_report *r)
 {
-    int failed = 0, unjudged = 0;
+    int failed = 0, unjudged = 0, invalid = 0;
     for (int h = 0; h < r->nhosts; h++) {
         failed += r->hosts[h].failed;
         unjudged += r->hosts[h].unjudged;
     }
+    for (size_t k = 0; k < r->ncoll; k++)
+        invalid += !r->coll[k].valid;
     if (!sb_fleet_unhealthy(r))
         fprintf(f,
                 "\nverdict: healthy (no host or link worse than its peers "
@@ -207,10 +209,11 @@ void sb_fleet_print_verdict(FILE *f, const sb_fleet_report *r)
     else
         fprintf(f,
                 "\nverdict: %zu host figure%s, %zu link%s flagged, %d host%s "
-                "failed, %d not judged\n",
+                "failed, %d not judged%s\n",
                 r->nflags, r->nflags == 1 ? "" : "s", r->nlinks,
                 r->nlinks == 1 ? "" : "s", failed, failed == 1 ? "" : "s",
-                unjudged);
+                unjudged,
+                invalid ? ", a collective's sums wrong (INVALID above)" : "");
 }
 
 static json_t *matrix(const double *m, int n)
@@ -339,6 +342,8 @@ json_t *sb_fleet_to_json(const sb_fleet_report *r)
             json_object_set_new(o, "ranks", json_integer(c->ranks));
             json_object_set_new(o, "seconds", json_real(c->seconds));
             json_object_set_new(o, "valid", json_boolean(c->valid));
+            if (c->per_host > 0)
+                json_object_set_new(o, "per_host", json_integer(c->per_host));
             json_object_set_new(o, "predicted_s",
                                 c->predicted_s > 0 ? json_real(c->predicted_s)
                                                    : json_null());
@@ -416,13 +421,21 @@ int sb_fleet_write_junit(const sb_fleet_report *r, const char *path,
             const sb_fleet_flag *g = &r->flags[k];
             if (g->host != h)
                 continue;
-            char msg[400], a[32], b[32];
-            snprintf(msg, sizeof msg,
-                     "%s: %s against the median %s (%+.1f%%, "
-                     "bar %.1f%%, %d peers)",
-                     g->metric, fmt_value(g->metric, g->value, a, sizeof a),
-                     fmt_value(g->metric, g->median, b, sizeof b),
-                     g->deviation_pct, g->threshold_pct, g->peers);
+            char msg[480], a[32], b[32];
+            if (g->vs_baseline)
+                snprintf(msg, sizeof msg,
+                         "%s: %s against its %s in the baseline fleet %s "
+                         "(%+.1f%%, bar %.1f%%)",
+                         g->metric, fmt_value(g->metric, g->value, a, sizeof a),
+                         fmt_value(g->metric, g->median, b, sizeof b),
+                         r->baseline, g->deviation_pct, g->threshold_pct);
+            else
+                snprintf(msg, sizeof msg,
+                         "%s: %s against the median %s (%+.1f%%, "
+                         "bar %.1f%%, %d peers)",
+                         g->metric, fmt_value(g->metric, g->value, a, sizeof a),
+                         fmt_value(g->metric, g->median, b, sizeof b),
+                         g->deviation_pct, g->threshold_pct, g->peers);
             fprintf(f, "      <failure type=\"flagged\" message=\"");
             sb_xml_text(f, msg);
             fprintf(f, "\"/>\n");

@@ -261,8 +261,14 @@ static int sb__fleet_hosts(sb_buf *b, const sb_fleet_report *r)
         if (u == 0 || strcmp(names[u - 1], names[k]) != 0)
             names[u++] = names[k];
     nm = u;
-    /* val[m * nh + h]: host h's figure of metric m (NaN: none) */
+    /* val[m * nh + h]: host h's figure of metric m (NaN: none); a fleet
+     * whose figures differ from host to host (a document made so) could
+     * ask for metrics x hosts cells far beyond its own size: refused */
     size_t cells = nm * nh;
+    if (cells > (size_t)16 << 20) {
+        free(names);
+        return SB_EINVAL;
+    }
     double *val = malloc((cells > 0 ? cells : 1) * sizeof *val);
     double *tmp = malloc((nh ? nh : 1) * sizeof *tmp);
     sb__col *col = malloc((nm ? nm : 1) * sizeof *col);
@@ -732,6 +738,12 @@ int sb_fleet_write_html(const struct sb_fleet_report *r, const char *path,
         sb__fleet_coll(&b, r);
         sb__fleet_legend(&b);
         sb_buf_printf(&b, "</body></html>\n");
+    }
+    if (rc == SB_EINVAL) {
+        sb_buf_free(&b);
+        return sb_fail(err, SB_EINVAL,
+                       "fleet html: more than 16 M cells of hosts x figures "
+                       "(the hosts' figures differ: not one fleet's)");
     }
     if (rc || b.oom) {
         sb_buf_free(&b);

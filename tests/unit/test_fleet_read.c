@@ -381,6 +381,8 @@ static int build_report(sb_fleet_report *r)
         r->coll[k].ranks = c[k].ranks;
         r->coll[k].seconds = c[k].seconds;
         r->coll[k].valid = c[k].valid;
+        /* two ranks on each host: the whole level's in-host part */
+        r->coll[k].per_host = strcmp(c[k].level, "all") == 0 ? 2 : 0;
     }
     r->ncoll = 4;
     return 0;
@@ -495,6 +497,7 @@ static void test_round_trip(const char *dir)
         CHECK(b.coll[k].ranks == r.coll[k].ranks);
         CHECK(b.coll[k].seconds == r.coll[k].seconds);
         CHECK(b.coll[k].valid == r.coll[k].valid);
+        CHECK(b.coll[k].per_host == r.coll[k].per_host);
         /* worked out again from the same figures */
         CHECK_NEAR(b.coll[k].predicted_s, r.coll[k].predicted_s, 1e-9);
     }
@@ -785,6 +788,8 @@ static void test_predict(void)
         r.coll[k].ranks = c[k].ranks;
         r.coll[k].seconds = c[k].seconds;
         r.coll[k].valid = true;
+        /* the run says how many ranks each host had, where all alike */
+        r.coll[k].per_host = k == 4 ? 2 : 0;
     }
     r.ncoll = 7;
     sb_fleet_predict_colls(&r);
@@ -804,14 +809,15 @@ static void test_predict(void)
     /* inside: the fit itself, its own points again */
     CHECK_NEAR(r.coll[2].predicted_s / c[2].seconds, 1.0, 1e-9);
     CHECK_NEAR(r.coll[3].predicted_s / c[3].seconds, 1.0, 1e-9);
-    /* all 8 ranks, 2 a host: f_in 2 x 1/2 = 1, f_out 2 x 3/4 / 2 = 0.75;
-     * S max(1 / 2e9, 0.75 / 1e8) + a + 1e-5 */
-    double want = 16 * MiB * fmax(1 / beta, 0.75 / 1e8) + a + 1e-5;
+    /* all 8 ranks, 2 a host: f_in 2 x 1/2 = 1, f_out 2 x 3/4 / 2 = 0.75
+     * over a rank's share of its host's link, 1e8 / 2;
+     * S max(1 / 2e9, 0.75 / 5e7) + a + 1e-5 */
+    double want = 16 * MiB * fmax(1 / beta, 0.75 / 5e7) + a + 1e-5;
     CHECK(r.coll[4].predicted_s > 0);
     CHECK_NEAR(r.coll[4].predicted_s / want, 1.0, 1e-9);
     CHECK_NEAR(r.coll[4].predicted_s,
                sb_net_coll_time(SB_NET_ALLREDUCE, 8, 2, 16 * MiB, r.up_Bps,
-                                r.up_alpha_s, r.out_Bps, r.out_alpha_s),
+                                r.up_alpha_s, r.out_Bps / 2, r.out_alpha_s),
                1e-15);
     /* 10 ranks on 4 hosts: not as many on each, no two-level model (the
      * model would take 10 / 2 = 5 domains where there are 4) */
