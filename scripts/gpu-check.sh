@@ -64,12 +64,20 @@ while [ $# -gt 0 ]; do
             esac
         done < <(ldd "$P/solbench" | awk '$3 ~ /^\// {print $3}')
         du -sh "$P"
+        # The lab programs (scripts/gpu-lab/*.cu: kernel variants timed
+        # side by side to choose solbench's kernels), built here for Hopper
+        mkdir -p .gpu-lab
+        for f in scripts/gpu-lab/*.cu; do
+            nvcc -O3 -arch=sm_90a -o ".gpu-lab/$(basename "$f" .cu)" "$f" >>"$P/pack.log" 2>&1 ||
+                { echo "gpu-check.sh: $f did not build" >&2; exit 2; }
+        done
         # What travels to the GPU machine, compressed (OpenBLAS and oneDNN
-        # alone are 76 MB): DIR and nvbandwidth where gpu-peers.sh built it.
+        # alone are 76 MB): DIR, the lab programs and nvbandwidth where
+        # gpu-peers.sh built it.
         # There: tar -xJf .gpu-carry.tar.xz, then --prebuilt DIR.
         peers=$(ls -d .peers/bin 2>/dev/null)
         # shellcheck disable=SC2086
-        tar -cf - "$(realpath --relative-to=. "$P")" $peers |
+        tar -cf - "$(realpath --relative-to=. "$P")" .gpu-lab $peers |
             xz -6 -T0 >.gpu-carry.tar.xz || exit 2
         du -h .gpu-carry.tar.xz
         exit 0 ;;

@@ -9,3 +9,15 @@ if(SB_HAVE_CUDA)
     set_tests_properties(cli.cuda.${check} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+
+# The GPU reference runs under data/reference/: they import, every result
+# valid, and (with the CUDA backend built) each point's benchmark and
+# parameters are still accepted.
+add_test(NAME reference.gpu.import
+  COMMAND bash ${SB_TEST_DIR}/scripts/reference_gpu.sh ${SOLBENCH} import)
+set_tests_properties(reference.gpu.import PROPERTIES TIMEOUT 120)
+if(SB_HAVE_CUDA)
+  add_test(NAME reference.gpu.shapes
+    COMMAND bash ${SB_TEST_DIR}/scripts/reference_gpu.sh ${SOLBENCH} shapes)
+  set_tests_properties(reference.gpu.shapes PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()
