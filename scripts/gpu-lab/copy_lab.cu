@@ -187,8 +187,8 @@ int main(int argc, char **argv)
         CK(cudaGetLastError());
         printf("\n%.0f MiB an array (%.2f GB read + written a copy)\n", mib,
                2e-9 * bytes);
-        printf("%-28s %6s %10s %10s %s\n", "variant", "grid", "median",
-               "best", "TB/s  check");
+        printf("%-28s %6s %10s %10s %s\n", "variant", "grid", "median", "best",
+               "TB/s  check");
         for (const variant &v : vs) {
             int grid = 0;
             if (v.mode == 0) {
@@ -211,8 +211,8 @@ int main(int argc, char **argv)
             CK(cudaMemsetAsync(bad, 0, sizeof *bad, st));
             launch();
             CK(cudaGetLastError());
-            k_check<<<sms * 8, 256, 0, st>>>((const float *)a,
-                                             (const float *)c, bytes / 4, bad);
+            k_check<<<sms * 8, 256, 0, st>>>((const float *)a, (const float *)c,
+                                             bytes / 4, bad);
             unsigned long long nbad = 0;
             CK(cudaMemcpyAsync(&nbad, bad, sizeof nbad, cudaMemcpyDeviceToHost,
                                st));
