@@ -42,49 +42,46 @@ __device__ __forceinline__ void st(float4 *p, float4 v, bool hint)
         *p = v;
 }
 
-/* grid-stride, U vectors loaded before the first store (solbench's kernel
- * is U = 4 without hints) */
+/* c[j] = a[j] for j = i, i + s, ... < end: U vectors loaded before the
+ * first store, then the rest one at a time. Every variant is this loop
+ * over its own range and step. */
+template <int U, bool H>
+__device__ __forceinline__ void copy_run(const float4 *__restrict__ a,
+                                         float4 *__restrict__ c, size_t i,
+                                         size_t end, size_t s)
+{
+    for (; i + (U - 1) * s < end; i += U * s) {
+        float4 x[U];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            x[k] = ld(a + i + k * s, H);
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            st(c + i + k * s, x[k], H);
+    }
+    for (; i < end; i += s)
+        st(c + i, ld(a + i, H), H);
+}
+
+/* grid-stride over the whole array, one wave (solbench's k_copy is U = 4
+ * without hints) */
 template <int U, bool H>
 __global__ void k_stride(const float4 *__restrict__ a, float4 *__restrict__ c,
                          size_t nv)
 {
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + (U - 1) * stride < nv; i += U * stride) {
-        float4 x[U];
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            x[k] = ld(a + i + k * stride, H);
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            st(c + i + k * stride, x[k], H);
-    }
-    for (; i < nv; i += stride)
-        st(c + i, ld(a + i, H), H);
+    copy_run<U, H>(a, c, (size_t)blockIdx.x * blockDim.x + threadIdx.x, nv,
+                   (size_t)gridDim.x * blockDim.x);
 }
 
 /* one tile of blockDim x U vectors a block, many waves (the elementwise
- * kernels of the frameworks) */
+ * kernels of the frameworks; solbench's k_copy_tile is U = 4 with hints) */
 template <int U, bool H>
 __global__ void k_tile(const float4 *__restrict__ a, float4 *__restrict__ c,
                        size_t nv)
 {
-    size_t base = (size_t)blockIdx.x * blockDim.x * U + threadIdx.x;
-    if (base + (size_t)(U - 1) * blockDim.x < nv) {
-        float4 x[U];
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            x[k] = ld(a + base + k * blockDim.x, H);
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            st(c + base + k * blockDim.x, x[k], H);
-    } else {
-        for (int k = 0; k < U; k++) {
-            size_t i = base + (size_t)k * blockDim.x;
-            if (i < nv)
-                st(c + i, ld(a + i, H), H);
-        }
-    }
+    size_t lo = (size_t)blockIdx.x * blockDim.x * U;
+    size_t hi = lo + (size_t)blockDim.x * U;
+    copy_run<U, H>(a, c, lo + threadIdx.x, hi < nv ? hi : nv, blockDim.x);
 }
 
 /* one wave; each block copies its own contiguous chunk, U in flight */
@@ -94,18 +91,7 @@ __global__ void k_chunk(const float4 *__restrict__ a, float4 *__restrict__ c,
 {
     size_t per = (nv + gridDim.x - 1) / gridDim.x;
     size_t lo = (size_t)blockIdx.x * per, hi = lo + per < nv ? lo + per : nv;
-    size_t i = lo + threadIdx.x, s = blockDim.x;
-    for (; i + (U - 1) * s < hi; i += U * s) {
-        float4 x[U];
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            x[k] = ld(a + i + k * s, H);
-#pragma unroll
-        for (int k = 0; k < U; k++)
-            st(c + i + k * s, x[k], H);
-    }
-    for (; i < hi; i += s)
-        st(c + i, ld(a + i, H), H);
+    copy_run<U, H>(a, c, lo + threadIdx.x, hi, blockDim.x);
 }
 
 __global__ void k_init(float *x, size_t n)

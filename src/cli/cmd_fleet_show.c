@@ -100,8 +100,7 @@ static const char show_help[] =
     "  --json FILE      the report (solbench.fleet/1; - stdout)\n"
     "  --junit FILE     JUnit XML       --html FILE  the fleet page\n";
 
-/* The store, read-only: for a reference that is not a file. */
-static int open_ro(const char *db, sb_store **st, sb_err *err)
+int sb_cli_fleet_store(const char *db, int mode, sb_store **st, sb_err *err)
 {
     char path[4096];
     struct stat s;
@@ -113,7 +112,7 @@ static int open_ro(const char *db, sb_store **st, sb_err *err)
                        "database %s holds no fleet runs yet (it does not "
                        "exist; solbench fleet run stores them)",
                        path);
-    return sb_store_open_mode(path, SB_STORE_RO, st, err);
+    return sb_store_open_mode(path, mode, st, err);
 }
 
 int sb_cmd_fleet_show(int argc, char **argv)
@@ -159,7 +158,7 @@ int sb_cmd_fleet_show(int argc, char **argv)
     sb_err err = {0};
     sb_store *st = NULL;
     if ((!sb_cli_fleet_is_file(ref) || (base && !sb_cli_fleet_is_file(base))) &&
-        open_ro(db, &st, &err))
+        sb_cli_fleet_store(db, SB_STORE_RO, &st, &err))
         return sb_cli_error(&err);
     sb_fleet_report r = {0}, b = {0};
     bool have_r = false, have_b = false;
@@ -237,7 +236,7 @@ int sb_cmd_fleet_list(int argc, char **argv)
     }
     sb_err err = {0};
     sb_store *st = NULL;
-    if (open_ro(db, &st, &err))
+    if (sb_cli_fleet_store(db, SB_STORE_RO, &st, &err))
         return sb_cli_error(&err);
     c.a = c.json ? json_array() : NULL;
     int rc = sb_store_fleet_list(st, list_one, &c, &err);
@@ -283,17 +282,9 @@ int sb_cmd_fleet_baseline(int argc, char **argv)
                                      "NAME [FLEET])");
     sb_err err = {0};
     sb_store *st = NULL;
-    char path[4096], id[64];
-    struct stat s;
+    char id[64];
     if (sb_store_fleet_check_name(name, &err) ||
-        sb_store_path(db, path, sizeof path, &err))
-        return sb_cli_error(&err);
-    if (stat(path, &s) != 0)
-        return sb_cli_usage("fleet",
-                            "baseline: database %s holds no fleet runs yet "
-                            "(it does not exist)",
-                            path);
-    if (sb_store_open(path, &st, &err))
+        sb_cli_fleet_store(db, SB_STORE_RW, &st, &err))
         return sb_cli_error(&err);
     int rc = sb_store_fleet_baseline_set(st, name, ref ? ref : "last", id,
                                          sizeof id, &err);

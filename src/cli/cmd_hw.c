@@ -84,20 +84,9 @@ static int sb__calibrate_fleet(const char *name, const char *ref,
                             "against",
                             name);
     sb_store *st = NULL;
-    char path[4096];
-    struct stat ds;
-    if (!sb_cli_fleet_is_file(ref)) {
-        /* a store that is not there is not made by a command that reads */
-        if (sb_store_path(db, path, sizeof path, &err))
-            return sb_cli_error(&err);
-        if (stat(path, &ds) != 0)
-            return sb_cli_usage("hw",
-                                "calibrate --fleet %s: database %s holds no "
-                                "fleet runs yet (it does not exist)",
-                                ref, path);
-        if (sb_store_open_mode(path, SB_STORE_RO, &st, &err))
-            return sb_cli_error(&err);
-    }
+    if (!sb_cli_fleet_is_file(ref) &&
+        sb_cli_fleet_store(db, SB_STORE_RO, &st, &err))
+        return sb_cli_error(&err);
     sb_fleet_report r;
     int rc = sb_cli_fleet_load(st, ref, &r, &err);
     sb_store_close(st);

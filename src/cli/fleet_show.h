@@ -32,6 +32,11 @@ int sb_cli_fleet_emit(const sb_fleet_report *r, const sb_cli_fleet_out *o,
 int sb_cli_fleet_load(sb_store *st, const char *ref, sb_fleet_report *r,
                       sb_err *err);
 
+/* The store of stored fleets, opened SB_STORE_RO or SB_STORE_RW, only
+ * where it exists (a command that reads or names fleets makes none):
+ * else SB_EINVAL, "holds no fleet runs yet". */
+int sb_cli_fleet_store(const char *db, int mode, sb_store **st, sb_err *err);
+
 /* A reference that names a file rather than a stored fleet: one that
  * exists, a path with '/', a name ending in .json. */
 bool sb_cli_fleet_is_file(const char *ref);

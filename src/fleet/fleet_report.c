@@ -421,21 +421,20 @@ int sb_fleet_write_junit(const sb_fleet_report *r, const char *path,
             const sb_fleet_flag *g = &r->flags[k];
             if (g->host != h)
                 continue;
-            char msg[480], a[32], b[32];
-            if (g->vs_baseline)
-                snprintf(msg, sizeof msg,
-                         "%s: %s against its %s in the baseline fleet %s "
-                         "(%+.1f%%, bar %.1f%%)",
-                         g->metric, fmt_value(g->metric, g->value, a, sizeof a),
-                         fmt_value(g->metric, g->median, b, sizeof b),
-                         r->baseline, g->deviation_pct, g->threshold_pct);
-            else
-                snprintf(msg, sizeof msg,
-                         "%s: %s against the median %s (%+.1f%%, "
-                         "bar %.1f%%, %d peers)",
-                         g->metric, fmt_value(g->metric, g->value, a, sizeof a),
-                         fmt_value(g->metric, g->median, b, sizeof b),
-                         g->deviation_pct, g->threshold_pct, g->peers);
+            /* against the fleet's median, or the host's own figure in
+             * the baseline fleet */
+            char msg[480], a[32], b[32], peers[32] = "";
+            if (!g->vs_baseline)
+                snprintf(peers, sizeof peers, ", %d peers", g->peers);
+            snprintf(msg, sizeof msg,
+                     "%s: %s against %s %s%s%s (%+.1f%%, "
+                     "bar %.1f%%%s)",
+                     g->metric, fmt_value(g->metric, g->value, a, sizeof a),
+                     g->vs_baseline ? "its" : "the median",
+                     fmt_value(g->metric, g->median, b, sizeof b),
+                     g->vs_baseline ? " in the baseline fleet " : "",
+                     g->vs_baseline ? r->baseline : "", g->deviation_pct,
+                     g->threshold_pct, peers);
             fprintf(f, "      <failure type=\"flagged\" message=\"");
             sb_xml_text(f, msg);
             fprintf(f, "\"/>\n");

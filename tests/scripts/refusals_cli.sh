@@ -179,6 +179,10 @@ oneline)
     # stored fleets: none yet, a bad name, a file that is not a fleet
     refused 'holds no fleet runs yet' -- fleet show --db "$W/d/f.db"
     refused "fleet baseline name '1x'" -- fleet baseline 1x --db "$W/d/f.db"
+    refused 'holds no fleet runs yet' -- fleet baseline good --db "$W/d/f.db"
+    refused 'holds no fleet runs yet' -- hw calibrate h100-sxm --fleet last --db "$W/d/f.db"
+    [ ! -e "$W/d/f.db" ] && ok "no store made by the fleet commands that read" ||
+        fail "a fleet command that reads made $W/d/f.db"
     printf '{"schema": "solbench.run/1"}' >"$W/d/notfleet.json"
     refused '$.schema: not a fleet' -- fleet show "$W/d/notfleet.json"
     printf '{"schema": "solbench.fleet/1", "fleet": "x", "hosts": [{"host": "a", "class": "c", "ranks": 1, "metrics": {"m": "1"}}]}' >"$W/d/badfleet.json"

@@ -958,6 +958,62 @@ static void test_store(const char *dir)
     sb_store_close(st);
 }
 
+/* The JUnit failure of each flag: against the fleet's median with its
+ * peers, or against the host's own figure in the baseline fleet. */
+static void test_junit(const char *dir)
+{
+    sb_fleet_report r;
+    memset(&r, 0, sizeof r);
+    sb_fleet_rules_default(&r.rules);
+    snprintf(r.id, sizeof r.id, "f-now");
+    snprintf(r.baseline, sizeof r.baseline, "f-before");
+    sb_fleet_host hosts[2];
+    memset(hosts, 0, sizeof hosts);
+    snprintf(hosts[0].name, sizeof hosts[0].name, "h0");
+    snprintf(hosts[1].name, sizeof hosts[1].name, "h1");
+    r.hosts = hosts;
+    r.nhosts = 2;
+    sb_fleet_flag fl[2];
+    memset(fl, 0, sizeof fl);
+    for (int k = 0; k < 2; k++) {
+        fl[k].host = k;
+        snprintf(fl[k].metric, sizeof fl[k].metric, "triad GBps");
+        fl[k].value = 60e9;
+        fl[k].median = 100e9;
+        fl[k].deviation_pct = -40;
+        fl[k].threshold_pct = 10;
+    }
+    fl[0].peers = 3;
+    fl[1].vs_baseline = true;
+    fl[1].peers = 1;
+    r.flags = fl;
+    r.nflags = 2;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/j.xml", dir);
+    sb_err err = {0};
+    CHECK(sb_fleet_write_junit(&r, path, 1.0, &err) == 0);
+    char text[8192] = "";
+    FILE *fp = fopen(path, "r");
+    CHECK(fp != NULL);
+    if (fp) {
+        size_t got = fread(text, 1, sizeof text - 1, fp);
+        text[got] = 0;
+        fclose(fp);
+    }
+    CHECK(strstr(text, "failures=\"2\"") != NULL);
+    const char *h0 = strstr(text, "name=\"h0\""),
+               *h1 = strstr(text, "name=\"h1\"");
+    CHECK(h0 && h1 && h0 < h1);
+    const char *p = h0 ? strstr(h0, "message=\"triad GBps: ") : NULL;
+    CHECK(p && (!h1 || p < h1));
+    CHECK(p && strstr(p, " against the median ") &&
+          strstr(p, "(-40.0%, bar 10.0%, 3 peers)\""));
+    const char *q = h1 ? strstr(h1, "message=\"triad GBps: ") : NULL;
+    CHECK(q && strstr(q, " against its ") &&
+          strstr(q, " in the baseline fleet f-before (-40.0%, bar 10.0%)\""));
+    CHECK(q && !strstr(q, "peers"));
+}
+
 int main(void)
 {
     char dir[4096];
@@ -969,5 +1025,6 @@ int main(void)
     test_coll_time();
     test_predict();
     test_store(dir);
+    test_junit(dir);
     return sb_test_scratch_done(dir);
 }
