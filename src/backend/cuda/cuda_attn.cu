@@ -16,7 +16,7 @@
  *                          second kernel merges the splits. Memory-bound:
  *                          the report compares GB/s with bw.HBM. The KV
  *                          cache is fp32, bf16 or fp8 e4m3 (`kv_dtype`),
- *                          decoded to fp32 as it is loaded; the reference
+ *                          decoded to fp32 as it is used; the reference
  *                          reads the same rounded values.
  *
  * Inputs are the CPU benchmarks' (sb_attn_fill, same seeds), uploaded once.
@@ -290,26 +290,37 @@ extern "C" void sb_cbmm_report(void *state, const sb_params *p, sb_ctx *ctx,
 #endif
 #define PD_ROW_PAD 4 /* floats after a row's d values: m, l, padding */
 
-/* Four elements of a K or V row, one lane's load (16, 8 or 4 bytes),
- * decoded to fp32. */
-__device__ __forceinline__ float4 kv_load4(const float *p)
-{
-    return *(const float4 *)p;
-}
-__device__ __forceinline__ float4 kv_load4(const __nv_bfloat16 *p)
-{
-    uint2 raw = *(const uint2 *)p;
-    __nv_bfloat162 lo = *(const __nv_bfloat162 *)&raw.x,
-                   hi = *(const __nv_bfloat162 *)&raw.y;
-    float2 a = __bfloat1622float2(lo), b = __bfloat1622float2(hi);
-    return make_float4(a.x, a.y, b.x, b.y);
-}
-__device__ __forceinline__ float4 kv_load4(const __nv_fp8_e4m3 *p)
-{
-    __nv_fp8x4_e4m3 raw;
-    raw.__x = *(const __nv_fp8x4_storage_t *)p;
-    return (float4)raw;
-}
+/* Four elements of a K or V row, one lane's load (16, 8 or 4 bytes): kept
+ * raw in registers while the loads are in flight, decoded to fp32 when the
+ * key is used, so that a narrower KV dtype holds more keys in flight in
+ * the same registers. A zero raw value decodes to 0.0 for every dtype. */
+template <typename KT> struct kv4;
+template <> struct kv4<float> {
+    typedef float4 raw;
+    static __device__ __forceinline__ float4 dec(float4 r)
+    {
+        return r;
+    }
+};
+template <> struct kv4<__nv_bfloat16> {
+    typedef uint2 raw;
+    static __device__ __forceinline__ float4 dec(uint2 r)
+    {
+        /* a bf16 is the upper half of its fp32 */
+        return make_float4(
+            __uint_as_float(r.x << 16), __uint_as_float(r.x & 0xffff0000u),
+            __uint_as_float(r.y << 16), __uint_as_float(r.y & 0xffff0000u));
+    }
+};
+template <> struct kv4<__nv_fp8_e4m3> {
+    typedef uint32_t raw;
+    static __device__ __forceinline__ float4 dec(uint32_t r)
+    {
+        __nv_fp8x4_e4m3 x;
+        x.__x = r;
+        return (float4)x;
+    }
+};
 
 typedef struct cpaged_state {
     sb_cuda_base base;
@@ -328,14 +339,20 @@ typedef struct cpaged_state {
 
 /* Block: one (token t, KV head g, sub-group of <= GM query heads, split of
  * keys). Each warp takes every PD_WARPS-th key of the split, UN keys per
- * step so that several K and V rows are in flight (2, or 4 for groups of
- * 8 heads, where the longer work per key leaves fewer loads in flight);
- * lane l holds elements [4l, 4l + 4) of each 128-wide chunk of the head
- * dimension. GM is the
+ * step so that several K and V rows are in flight: 2 fp32 rows (4 for
+ * groups of 8 heads, where the longer work per key leaves fewer loads in
+ * flight), and as many more bf16 or fp8 rows as fit the same bytes, so a
+ * narrower KV cache keeps as many bytes in flight, not fewer. The page
+ * numbers of a step's keys are loaded a step ahead: a key's row address
+ * waits on its page-table entry, and that wait would otherwise come
+ * before every step's loads. Lane l holds elements [4l, 4l + 4) of each
+ * 128-wide chunk of the head dimension. GM is the
  * query heads of one KV head rounded up to a power of two (at most 8), so
  * no lane computes for a head that does not exist. Scores are kept in
  * base 2 (scale includes log2(e)): exp2f is one special-function
- * instruction where expf is several. */
+ * instruction where expf is several. (Measured on an H200, bf16 KV: one
+ * step's rows loaded while the previous step computes, in a second set of
+ * registers, cut the blocks an SM holds and gained less than this.) */
 template <int NV, int GM, typename KT>
 __global__ void __launch_bounds__(PD_WARPS * 32)
     k_paged_partial(const float *__restrict__ q, const KT *__restrict__ kp,
@@ -366,7 +383,8 @@ __global__ void __launch_bounds__(PD_WARPS * 32)
     float4 qv[GM][NV], acc[GM][NV];
     /* The running maximum and sum of head lane >> SH live on that lane. */
     constexpr int SH = GM == 1 ? 5 : GM == 2 ? 4 : GM == 4 ? 3 : 2;
-    constexpr int UN = GM >= 8 ? 4 : 2;
+    constexpr int UN = (GM >= 8 ? 4 : 2) * (int)(4 / sizeof(KT));
+    typedef typename kv4<KT>::raw RT;
     float m_own = -INFINITY, l_own = 0.f;
 #pragma unroll
     for (int h = 0; h < GM; h++) {
@@ -380,8 +398,14 @@ __global__ void __launch_bounds__(PD_WARPS * 32)
                     *(const float4 *)(q + ((size_t)t * hq + h0 + h) * d + e);
         }
     }
+    int page[UN]; /* the page of each key of the step, loaded a step ahead */
+#pragma unroll
+    for (int u = 0; u < UN; u++) {
+        int jj = k0 + warp + u * PD_WARPS;
+        page[u] = jj < k1 ? table[base + jj / P] : 0;
+    }
     for (int j = k0 + warp; j < k1; j += UN * PD_WARPS) {
-        float4 kv[UN][NV], vv[UN][NV];
+        RT kr[UN][NV], vr[UN][NV];
         bool ok[UN];
 #pragma unroll
         for (int u = 0; u < UN; u++)
@@ -389,20 +413,22 @@ __global__ void __launch_bounds__(PD_WARPS * 32)
 #pragma unroll
         for (int u = 0; u < UN; u++) {
             int jj = j + u * PD_WARPS;
-            size_t row = 0;
-            if (ok[u]) {
-                int page = table[base + jj / P];
-                row = (((size_t)page * hkv + g) * P + (size_t)(jj % P)) * d;
-            }
+            size_t row =
+                (((size_t)page[u] * hkv + g) * P + (size_t)(jj % P)) * d;
 #pragma unroll
             for (int c = 0; c < NV; c++) {
                 int e = c * 128 + lane * 4;
-                kv[u][c] = vv[u][c] = make_float4(0.f, 0.f, 0.f, 0.f);
+                kr[u][c] = vr[u][c] = RT{};
                 if (ok[u] && e < d) {
-                    kv[u][c] = kv_load4(kp + row + e);
-                    vv[u][c] = kv_load4(vp + row + e);
+                    kr[u][c] = *(const RT *)(kp + row + e);
+                    vr[u][c] = *(const RT *)(vp + row + e);
                 }
             }
+        }
+#pragma unroll
+        for (int u = 0; u < UN; u++) {
+            int jn = j + (UN + u) * PD_WARPS;
+            page[u] = jn < k1 ? table[base + jn / P] : 0;
         }
 #pragma unroll
         for (int u = 0; u < UN; u++) {
@@ -414,9 +440,11 @@ __global__ void __launch_bounds__(PD_WARPS * 32)
             for (int h = 0; h < GM; h++) {
                 v[h] = 0.f;
 #pragma unroll
-                for (int c = 0; c < NV; c++)
-                    v[h] += qv[h][c].x * kv[u][c].x + qv[h][c].y * kv[u][c].y +
-                            qv[h][c].z * kv[u][c].z + qv[h][c].w * kv[u][c].w;
+                for (int c = 0; c < NV; c++) {
+                    const float4 k = kv4<KT>::dec(kr[u][c]);
+                    v[h] += qv[h][c].x * k.x + qv[h][c].y * k.y +
+                            qv[h][c].z * k.z + qv[h][c].w * k.w;
+                }
             }
             /* Reduce-scatter butterfly: each step halves the values a lane
              * keeps, so GM dots cost GM - 1 + 5 - log2(GM) shuffles, not
@@ -458,10 +486,11 @@ __global__ void __launch_bounds__(PD_WARPS * 32)
                 }
 #pragma unroll
                 for (int c = 0; c < NV; c++) {
-                    acc[h][c].x += ph * vv[u][c].x;
-                    acc[h][c].y += ph * vv[u][c].y;
-                    acc[h][c].z += ph * vv[u][c].z;
-                    acc[h][c].w += ph * vv[u][c].w;
+                    const float4 v4 = kv4<KT>::dec(vr[u][c]);
+                    acc[h][c].x += ph * v4.x;
+                    acc[h][c].y += ph * v4.y;
+                    acc[h][c].z += ph * v4.z;
+                    acc[h][c].w += ph * v4.w;
                 }
             }
         }
