@@ -20,6 +20,7 @@ pkgs=(
   libopenblas-openmp-dev                  # CBLAS (OpenMP flavour)
   libjansson-dev                          # JSON
   libsqlite3-dev sqlite3                  # results store
+  libpq-dev postgresql                    # the store on a server (and its tests)
   zlib1g-dev                              # gzip'd profiler traces
   libopenmpi-dev openmpi-bin              # network area (MPI)
   libxml2-utils                           # xmllint, for the JUnit test

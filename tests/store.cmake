@@ -54,3 +54,14 @@ add_test(NAME store.publish
   COMMAND bash ${SB_TEST_DIR}/scripts/publish.sh ${SOLBENCH})
 set_tests_properties(store.publish PROPERTIES TIMEOUT 300
   FAIL_REGULAR_EXPRESSION "FAIL:")
+
+# The store on each driver (tests/scripts/store_drivers.sh): one suite on
+# a SQLite file and on a private PostgreSQL cluster; on PostgreSQL many
+# writers at once, writers killed and the server stopped mid-commit, and
+# a SQLite store imported. Skipped (77) where no server can be started.
+foreach(part sqlite pg writers kill import)
+  add_test(NAME store.driver_${part}
+    COMMAND bash ${SB_TEST_DIR}/scripts/store_drivers.sh ${SOLBENCH} ${part})
+  set_tests_properties(store.driver_${part} PROPERTIES TIMEOUT 300
+    SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "FAIL:")
+endforeach()

@@ -55,6 +55,9 @@ int sb_store_open_mode(const char *path, int mode, sb_store **st, sb_err *err);
 double sb_store_lock_timeout(void);
 /* The database file's path. */
 const char *sb_store_file(const sb_store *st);
+/* True for a PostgreSQL URL (postgresql://… or postgres://…): the store
+ * on a server (docs/STORE.md) rather than a SQLite file. */
+bool sb_store_is_url(const char *path);
 /* 0 when the disk that holds (or would hold) the database at `path` has
  * need_bytes free; else "the disk is full", before anything is created. */
 int sb_store_check_space(const char *path, double need_bytes, sb_err *err);
@@ -70,6 +73,20 @@ int sb_store_save_run(sb_store *st, const sb_run *run, sb_err *err);
  * (may be NULL) tells whether the run was new. */
 int sb_store_import_run(sb_store *st, const sb_run *run, bool *inserted,
                         sb_err *err);
+/* What sb_store_import_store found in the source and added. */
+typedef struct sb_store_import_stats {
+    int runs, runs_new;
+    int baselines, baselines_new;
+    int traces, traces_new;
+    int fleets, fleets_new;
+} sb_store_import_stats;
+/* Imports every run, baseline, profiler trace and fleet record of src
+ * into dst, all or nothing, in one transaction of dst: what dst holds as
+ * it is is skipped (a second import adds nothing); a name dst holds with
+ * other contents refuses the import, naming it. Either store may be
+ * SQLite or PostgreSQL. */
+int sb_store_import_store(sb_store *dst, sb_store *src,
+                          sb_store_import_stats *n, sb_err *err);
 /* Imports n runs all or nothing, in one transaction: every document and
  * id is checked first ('last', a baseline's name, a stored id holding a
  * different run, one id for two different runs among these), then all
@@ -133,6 +150,7 @@ typedef struct sb_store_hist_row {
     /* the samples' 10th, 50th and 90th percentiles, seconds per iteration
      * (NaN where not stored: p10 before schema 6) */
     double p10_s, p50_s, p90_s;
+    const char *system; /* the run's system document (compact JSON) */
 } sb_store_hist_row;
 
 typedef int (*sb_store_hist_fn)(const sb_store_hist_row *row, void *arg);

@@ -137,7 +137,7 @@ int sb_cmd_baseline(int argc, char **argv)
         int n = 0;
         rc = sb_store_baseline_list(st, print_baseline, &n, &err);
         if (!rc && n == 0)
-            printf("no baselines in %s\n", path);
+            printf("no baselines in %s\n", sb_store_file(st));
     }
     sb_store_close(st);
     return rc ? sb_cli_error(&err) : 0;

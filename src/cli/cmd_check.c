@@ -282,7 +282,7 @@ static int check_store(const check_opts *o, sb_store *st, const sb_run *now,
     if (sb_store_save_or_keep(st, now, path, &err))
         return sb_cli_error(&err);
     if (!o->quiet)
-        printf("stored as run %s in %s\n", now->run_id, path);
+        printf("stored as run %s in %s\n", now->run_id, sb_store_file(st));
     return 0;
 }
 

@@ -107,7 +107,7 @@ int sb_cli_fleet_store(const char *db, int mode, sb_store **st, sb_err *err)
     /* a store that is not there is not made by a command that reads */
     if (sb_store_path(db, path, sizeof path, err))
         return err->code;
-    if (stat(path, &s) != 0)
+    if (!sb_store_is_url(path) && stat(path, &s) != 0)
         return sb_fail(err, SB_EINVAL,
                        "database %s holds no fleet runs yet (it does not "
                        "exist; solbench fleet run stores them)",

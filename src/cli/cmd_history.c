@@ -196,11 +196,22 @@ static int on_row(const sb_store_hist_row *r, void *arg)
                  t = strtok_r(NULL, " ", &save))
                 json_array_append_new(bl, json_string(t));
             hs->jrun = json_array();
+            /* the host and the commit, as a dashboard lists runs */
+            json_t *sys = json_loads(r->system ? r->system : "{}", 0, NULL);
+            const char *host = json_string_value(
+                json_object_get(json_object_get(sys, "os"), "hostname"));
+            const char *commit =
+                json_string_value(json_object_get(tags, "commit"));
             json_array_append_new(
-                hs->json, json_pack("{s:s, s:s, s:o, s:o, s:o}", "run_id",
-                                    r->run_id, "started_at", r->started_at,
-                                    "tags", tags ? tags : json_object(),
-                                    "baselines", bl, "results", hs->jrun));
+                hs->json,
+                json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:o, s:o, s:o}",
+                          "run_id", r->run_id, "started_at", r->started_at,
+                          "fingerprint", r->fingerprint, "host", host, "commit",
+                          commit, "tags",
+                          tags ? json_incref(tags) : json_object(), "baselines",
+                          bl, "results", hs->jrun));
+            json_decref(tags);
+            json_decref(sys);
         }
     }
     hist_run *c = &hs->cur;

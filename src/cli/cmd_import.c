@@ -3,6 +3,8 @@
  * `run --json` or `export`, possibly from other machines) into the store.
  * Every file is read and checked before anything is written, so a bad
  * file imports nothing; a run already stored is not duplicated.
+ * `solbench import STORE` (a SQLite store file or a postgresql:// URL)
+ * imports a whole store: its runs, baselines, traces and fleet records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +14,56 @@
 #include "solbench/store.h"
 
 static const char import_help[] =
-    "usage: solbench import FILE... [--db PATH]\n"
+    "usage: solbench import FILE... [--db PATH|URL]\n"
+    "       solbench import STORE [--db PATH|URL]\n"
     "  FILE is a run document (schema solbench.run/1). Every file is\n"
     "  checked first and all are imported in one transaction, or none. A\n"
     "  run already stored as it is is skipped; a different run under a\n"
-    "  stored id, the id 'last' or a baseline's name is refused.\n";
+    "  stored id, the id 'last' or a baseline's name is refused.\n"
+    "  STORE is another store (a SQLite store file, or a postgresql:// URL):\n"
+    "  every run, baseline, profiler trace and fleet record it holds, in\n"
+    "  one transaction; what the store already holds as it is is skipped,\n"
+    "  so importing twice changes nothing.\n";
+
+/* A SQLite file (its 16-byte header) or a server's URL. */
+static bool is_store(const char *path)
+{
+    if (sb_store_is_url(path))
+        return true;
+    char head[16] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+static int import_store(const char *src_path, const char *db)
+{
+    sb_err err = {0};
+    sb_store *src = NULL, *dst = NULL;
+    char path[4096];
+    if (sb_store_open_mode(src_path, SB_STORE_RO, &src, &err) ||
+        sb_store_open_default(db, &dst, path, sizeof path, &err)) {
+        sb_store_close(src);
+        return sb_cli_error(&err);
+    }
+    sb_store_import_stats n;
+    int rc = sb_store_import_store(dst, src, &n, &err);
+    if (rc)
+        rc = sb_cli_error(&err);
+    else
+        printf("from %s into %s: %d of %d runs imported, %d of %d "
+               "baselines, %d of %d traces, %d of %d fleet runs (the rest "
+               "already stored)\n",
+               sb_store_file(src), sb_store_file(dst), n.runs_new, n.runs,
+               n.baselines_new, n.baselines, n.traces_new, n.traces,
+               n.fleets_new, n.fleets);
+    sb_store_close(dst);
+    sb_store_close(src);
+    return rc;
+}
 
 int sb_cmd_import(int argc, char **argv)
 {
@@ -44,6 +91,20 @@ int sb_cmd_import(int argc, char **argv)
     if (nfiles == 0) {
         free(files);
         return sb_cli_usage("import", "no file given (usage: import FILE...)");
+    }
+    for (int i = 0; i < nfiles; i++) {
+        if (!is_store(files[i]))
+            continue;
+        if (nfiles > 1) {
+            free(files);
+            return sb_cli_usage("import",
+                                "%s is a store: import one store at a time, "
+                                "without run documents beside it",
+                                files[i]);
+        }
+        rc = import_store(files[0], db);
+        free(files);
+        return rc;
     }
 
     sb_err err = {0};
@@ -93,7 +154,8 @@ int sb_cmd_import(int argc, char **argv)
                    runs[i].results.n,
                    inserted[i] ? "imported" : "already stored, skipped");
         }
-        printf("%d of %d runs imported into %s\n", added, nfiles, path);
+        printf("%d of %d runs imported into %s\n", added, nfiles,
+               sb_store_file(st));
     }
     free(inserted);
     sb_store_close(st);

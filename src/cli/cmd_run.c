@@ -384,7 +384,8 @@ static int sb__run_save(const sb__ropts *o, const sb_run *run, sb_store *st,
         } else if (saved) {
             rc = sb_cli_error(err);
         } else if (!o->quiet) {
-            fprintf(human, "\nstored as run %s in %s\n", run->run_id, db_file);
+            fprintf(human, "\nstored as run %s in %s\n", run->run_id,
+                    sb_store_file(st));
         }
     }
     return rc;

@@ -35,10 +35,6 @@
 #include "solbench/timer.h"
 #include "store/store_int.h"
 
-/* "solb": marks a database as ours, so a foreign SQLite file is refused
- * instead of being written into. */
-#define SB_STORE_APP_ID 0x736f6c62
-
 /* Wait this long for another writer before giving up (seconds; the
  * environment's SOLBENCH_LOCK_TIMEOUT overrides it). A run holds the write
  * lock only while its rows are inserted, well under a second. */
@@ -171,29 +167,217 @@ static bool size_limited(const char *path)
     return false;
 }
 
-/* One line naming the cause of a failed SQLite call: damaged, locked
- * (and by whom, where /proc/locks says), read-only, disk full. */
-bool sb_st_row(sb_store *st, sqlite3_stmt *s, const char *what, int *rc,
-               sb_err *err)
+/* ---- statements: SQLite here, PostgreSQL in store_pg.c --------------------
+ */
+
+int sb_stmt_step(sb_stmt *s)
 {
-    int step = sqlite3_step(s);
+    if (s->pg)
+        return sb_pg_step(s);
+    int step = sqlite3_step(s->lite);
     if (step == SQLITE_ROW)
+        return SB_STEP_ROW;
+    if (step == SQLITE_DONE)
+        return SB_STEP_DONE;
+    return (step & 0xff) == SQLITE_CONSTRAINT ? SB_STEP_CONSTRAINT
+                                              : SB_STEP_ERROR;
+}
+
+void sb_stmt_reset(sb_stmt *s)
+{
+    if (s->pg) {
+        sb_pg_reset(s);
+        return;
+    }
+    sqlite3_reset(s->lite);
+    sqlite3_clear_bindings(s->lite);
+}
+
+void sb_stmt_free(sb_stmt *s)
+{
+    if (!s)
+        return;
+    if (s->pg)
+        sb_pg_free(s);
+    else
+        sqlite3_finalize(s->lite);
+    free(s);
+}
+
+bool sb_st_row(sb_store *st, sb_stmt *s, const char *what, int *rc, sb_err *err)
+{
+    int step = sb_stmt_step(s);
+    if (step == SB_STEP_ROW)
         return true;
-    if (step != SQLITE_DONE)
+    if (step != SB_STEP_DONE)
         *rc = sb_st_fail(st, err, what);
     return false;
 }
 
-int sb_st_run(sb_store *st, sqlite3_stmt *s, const char *what, sb_err *err)
+int sb_st_run(sb_store *st, sb_stmt *s, const char *what, sb_err *err)
 {
-    int step = sqlite3_step(s);
-    int rc = step == SQLITE_DONE ? 0 : sb_st_fail(st, err, what);
-    sqlite3_finalize(s);
+    int step = sb_stmt_step(s);
+    int rc = step == SB_STEP_DONE ? 0 : sb_st_fail(st, err, what);
+    sb_stmt_free(s);
     return rc;
+}
+
+void sb_bind_int(sb_stmt *s, int i, int64_t v)
+{
+    if (s->pg)
+        sb_pg_bind_int(s, i, v);
+    else
+        sqlite3_bind_int64(s->lite, i, (sqlite3_int64)v);
+}
+
+void sb_bind_double(sb_stmt *s, int i, double v)
+{
+    if (s->pg)
+        sb_pg_bind_double(s, i, v);
+    else
+        sqlite3_bind_double(s->lite, i, v);
+}
+
+void sb_st_bind_text(sb_stmt *s, int i, const char *t)
+{
+    if (s->pg)
+        sb_pg_bind_text(s, i, t);
+    else if (t)
+        sqlite3_bind_text(s->lite, i, t, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s->lite, i);
+}
+
+void sb_bind_null(sb_stmt *s, int i)
+{
+    sb_st_bind_text(s, i, NULL);
+}
+
+void sb_bind_blob(sb_stmt *s, int i, const void *p, size_t len)
+{
+    if (s->pg)
+        sb_pg_bind_blob(s, i, p, len);
+    else
+        sqlite3_bind_blob64(s->lite, i, p, (sqlite3_uint64)len,
+                            SQLITE_TRANSIENT);
+}
+
+int64_t sb_col_int(sb_stmt *s, int i)
+{
+    return s->pg ? sb_pg_col_int(s, i)
+                 : (int64_t)sqlite3_column_int64(s->lite, i);
+}
+
+double sb_col_double(sb_stmt *s, int i)
+{
+    return s->pg ? sb_pg_col_double(s, i) : sqlite3_column_double(s->lite, i);
+}
+
+bool sb_col_null(sb_stmt *s, int i)
+{
+    return s->pg ? sb_pg_col_null(s, i)
+                 : sqlite3_column_type(s->lite, i) == SQLITE_NULL;
+}
+
+const char *sb_col_text_or_null(sb_stmt *s, int i)
+{
+    return s->pg ? sb_pg_col_text(s, i)
+                 : (const char *)sqlite3_column_text(s->lite, i);
+}
+
+const char *sb_st_col_text(sb_stmt *s, int i)
+{
+    const char *t = sb_col_text_or_null(s, i);
+    return t ? t : "";
+}
+
+const void *sb_col_blob(sb_stmt *s, int i, size_t *len)
+{
+    if (s->pg)
+        return sb_pg_col_blob(s, i, len);
+    const void *p = sqlite3_column_blob(s->lite, i);
+    *len = (size_t)sqlite3_column_bytes(s->lite, i);
+    return p;
+}
+
+long sb_st_changes(sb_store *st)
+{
+    return st->pg ? st->pg_changes : (long)sqlite3_changes(st->db);
+}
+
+void sb_st_rollback(sb_store *st)
+{
+    if (st->pg)
+        sb_pg_exec(st, "ROLLBACK");
+    else
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int sb_st_begin(sb_store *st, sb_err *err)
+{
+    if (st->pg)
+        return sb_pg_exec(st, "BEGIN") ? sb_pg_fail(st, err, "BEGIN") : 0;
+    return sb_st_exec_retry(st, "BEGIN IMMEDIATE", err);
+}
+
+bool sb_st_retryable(const sb_store *st)
+{
+    return st->pg && sb_pg_retryable(st);
+}
+
+const char *sb_st_glob_op(const sb_store *st)
+{
+    return st->pg ? "~" : "GLOB";
+}
+
+void sb_st_glob_pattern(const sb_store *st, const char *glob, char *out,
+                        size_t len)
+{
+    if (!st->pg) {
+        snprintf(out, len, "%s", glob);
+        return;
+    }
+    /* GLOB's * ? [..] as an anchored POSIX regular expression */
+    size_t o = 0;
+    if (len < 4)
+        return;
+    out[o++] = '^';
+    bool cls = false;
+    for (const char *c = glob; *c && o + 4 < len; c++) {
+        if (cls) {
+            out[o++] = *c;
+            cls = *c != ']';
+        } else if (*c == '*') {
+            out[o++] = '.';
+            out[o++] = '*';
+        } else if (*c == '?') {
+            out[o++] = '.';
+        } else if (*c == '[') {
+            out[o++] = '[';
+            cls = true;
+            if (c[1] == '^') {
+                out[o++] = '^';
+                c++;
+            }
+        } else {
+            if (strchr(".+(){}|\\$^", *c))
+                out[o++] = '\\';
+            out[o++] = *c;
+        }
+    }
+    out[o++] = '$';
+    out[o] = '\0';
+}
+
+const char *sb_st_concat_agg(const sb_store *st)
+{
+    return st->pg ? "string_agg" : "group_concat";
 }
 
 int sb_st_fail(sb_store *st, sb_err *err, const char *what)
 {
+    if (st->pg)
+        return sb_pg_fail(st, err, what);
     int rc = sqlite3_extended_errcode(st->db);
     int prim = rc & 0xff;
     int sys = sqlite3_system_errno(st->db);
@@ -244,6 +428,13 @@ int sb_st_fail(sb_store *st, sb_err *err, const char *what)
 
 int sb_st_exec(sb_store *st, const char *sql, sb_err *err)
 {
+    if (st->pg) {
+        if (!sb_pg_exec(st, sql))
+            return 0;
+        char what[96];
+        snprintf(what, sizeof what, "%.80s", sql);
+        return sb_pg_fail(st, err, what);
+    }
     char *msg = NULL;
     if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         char what[96];
@@ -255,9 +446,22 @@ int sb_st_exec(sb_store *st, const char *sql, sb_err *err)
     return 0;
 }
 
-int sb_st_prepare(sb_store *st, const char *sql, sqlite3_stmt **s, sb_err *err)
+int sb_st_prepare(sb_store *st, const char *sql, sb_stmt **s, sb_err *err)
 {
-    if (sqlite3_prepare_v2(st->db, sql, -1, s, NULL) != SQLITE_OK) {
+    *s = (sb_stmt *)calloc(1, sizeof **s);
+    if (!*s)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    (*s)->st = st;
+    if (st->pg) {
+        int rc = sb_pg_prepare(*s, sql, err);
+        if (rc) {
+            free(*s);
+            *s = NULL;
+        }
+        return rc;
+    }
+    if (sqlite3_prepare_v2(st->db, sql, -1, &(*s)->lite, NULL) != SQLITE_OK) {
+        free(*s);
         *s = NULL;
         return sb_st_fail(st, err, "preparing a query");
     }
@@ -270,6 +474,8 @@ int sb_st_prepare(sb_store *st, const char *sql, sqlite3_stmt **s, sb_err *err)
  * deadline: one clock for every wait of the operation. */
 int sb_st_exec_retry(sb_store *st, const char *sql, sb_err *err)
 {
+    if (st->pg)
+        return sb_st_exec(st, sql, err); /* the server waits (lock_timeout) */
     for (;;) {
         int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
         if (rc == SQLITE_OK)
@@ -288,36 +494,22 @@ int sb_st_exec_retry(sb_store *st, const char *sql, sb_err *err)
 /* Runs a query that returns one integer (a PRAGMA, a count). */
 int sb_st_query_int(sb_store *st, const char *sql, long *out, sb_err *err)
 {
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc = sb_st_prepare(st, sql, &s, err);
     if (rc)
         return rc;
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-        *out = (long)sqlite3_column_int64(s, 0);
+    int step = sb_stmt_step(s);
+    if (step == SB_STEP_ROW) {
+        *out = (long)sb_col_int(s, 0);
         rc = 0;
-    } else if (step == SQLITE_DONE) {
+    } else if (step == SB_STEP_DONE) {
         *out = 0;
         rc = 0;
     } else {
         rc = sb_st_fail(st, err, sql);
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
-}
-
-void sb_st_bind_text(sqlite3_stmt *s, int i, const char *t)
-{
-    if (t)
-        sqlite3_bind_text(s, i, t, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(s, i);
-}
-
-const char *sb_st_col_text(sqlite3_stmt *s, int i)
-{
-    const unsigned char *t = sqlite3_column_text(s, i);
-    return t ? (const char *)t : "";
 }
 
 /* Creates every missing folder of a path (mkdir -p of its parent). */
@@ -368,6 +560,8 @@ int sb_store_path(const char *explicit_path, char *out, size_t len, sb_err *err)
                        "SOLBENCH_DB (HOME is not set)");
     if (n < 0 || (size_t)n >= len)
         return sb_fail(err, SB_EINVAL, "database path too long");
+    if (sb_store_is_url(out)) /* a server: no folder to make */
+        return 0;
     return make_parent(out, err);
 }
 
@@ -493,7 +687,7 @@ static const char *const migrations[SB_STORE_SCHEMA_VERSION] = {
 static int read_header(sb_store *st, long *app, long *ver, long *nobj,
                        sb_err *err)
 {
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc = sb_st_prepare(
         st,
         "SELECT (SELECT application_id FROM pragma_application_id),"
@@ -502,14 +696,14 @@ static int read_header(sb_store *st, long *app, long *ver, long *nobj,
         &s, err);
     if (rc)
         return rc;
-    if (sqlite3_step(s) != SQLITE_ROW) {
+    if (sb_stmt_step(s) != SB_STEP_ROW) {
         rc = sb_st_fail(st, err, "reading the database header");
     } else {
-        *app = (long)sqlite3_column_int64(s, 0);
-        *ver = (long)sqlite3_column_int64(s, 1);
-        *nobj = (long)sqlite3_column_int64(s, 2);
+        *app = (long)sb_col_int(s, 0);
+        *ver = (long)sb_col_int(s, 1);
+        *nobj = (long)sb_col_int(s, 2);
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -560,7 +754,7 @@ static int migrate(sb_store *st, sb_err *err)
         char sql[256];
         if ((rc = sb_st_exec(st, migrations[v], err)))
             goto fail;
-        sqlite3_stmt *s;
+        sb_stmt *s;
         if ((rc =
                  sb_st_prepare(st,
                                "INSERT INTO schema_version(version, applied_at,"
@@ -569,12 +763,12 @@ static int migrate(sb_store *st, sb_err *err)
             goto fail;
         char now[32];
         sb_utc_now(now, sizeof now);
-        sqlite3_bind_int64(s, 1, v + 1);
+        sb_bind_int(s, 1, v + 1);
         sb_st_bind_text(s, 2, now);
         sb_st_bind_text(s, 3, sb_version());
-        int step = sqlite3_step(s);
-        sqlite3_finalize(s);
-        if (step != SQLITE_DONE) {
+        int step = sb_stmt_step(s);
+        sb_stmt_free(s);
+        if (step != SB_STEP_DONE) {
             rc = sb_st_fail(st, err, "recording the schema version");
             goto fail;
         }
@@ -587,7 +781,7 @@ static int migrate(sb_store *st, sb_err *err)
     st->version = ver > SB_STORE_SCHEMA_VERSION ? ver : SB_STORE_SCHEMA_VERSION;
     return sb_st_exec(st, "COMMIT", err);
 fail:
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    sb_st_rollback(st);
     return rc;
 }
 
@@ -724,7 +918,7 @@ static int open_connection(sb_store *st, const char *path, sb_err *err)
 
 /* quick_check's verdict on a damaged database, in one line: the first
  * problem SQLite reports (its first row, in s), and how many more. */
-static int damaged(sqlite3_stmt *s, const char *path, sb_err *err)
+static int damaged(sb_stmt *s, const char *path, sb_err *err)
 {
     char first[160];
     snprintf(first, sizeof first, "%s", sb_st_col_text(s, 0));
@@ -732,7 +926,7 @@ static int damaged(sqlite3_stmt *s, const char *path, sb_err *err)
         if ((unsigned char)*c < 0x20)
             *c = ' ';
     long more = 0;
-    while (sqlite3_step(s) == SQLITE_ROW && more < 1000)
+    while (sb_stmt_step(s) == SB_STEP_ROW && more < 1000)
         more++;
     char tail[48] = "";
     if (more)
@@ -751,18 +945,18 @@ static int check_integrity(sb_store *st, const char *path, bool suspect,
     if (!suspect &&
         !(stat(path, &sbuf) == 0 && sbuf.st_size <= SB_STORE_QUICK_CHECK_MAX))
         return 0;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc = sb_st_prepare(st, "PRAGMA quick_check", &s, err);
     if (rc)
         return rc;
-    int step = sqlite3_step(s);
-    if (step != SQLITE_ROW)
+    int step = sb_stmt_step(s);
+    if (step != SB_STEP_ROW)
         rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc->msg)
                      : sb_st_fail(st, err, "checking integrity");
     else if (strcmp(sb_st_col_text(s, 0), "ok") != 0)
         rc = suspect ? sb_fail(err, SB_EINVAL, "%s", trunc->msg)
                      : damaged(s, path, err);
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -789,14 +983,14 @@ static int check_owner(const sb_store *st, const char *path, long app, long ver,
  * is switched only when it is not WAL yet: the switch takes a lock. */
 static int setup_journal(sb_store *st, sb_err *err)
 {
-    sqlite3_stmt *jm;
+    sb_stmt *jm;
     bool wal = false;
     int rc = sb_st_prepare(st, "PRAGMA journal_mode", &jm, err);
     if (rc)
         return rc;
-    if (sqlite3_step(jm) == SQLITE_ROW)
+    if (sb_stmt_step(jm) == SB_STEP_ROW)
         wal = strcmp(sb_st_col_text(jm, 0), "wal") == 0;
-    sqlite3_finalize(jm);
+    sb_stmt_free(jm);
     if ((!wal &&
          (rc = sb_st_exec_retry(st, "PRAGMA journal_mode = WAL", err))) ||
         (rc = sb_st_exec(st, "PRAGMA synchronous = NORMAL", err)) ||
@@ -808,6 +1002,21 @@ static int setup_journal(sb_store *st, sb_err *err)
 int sb_store_open_mode(const char *path, int mode, sb_store **out, sb_err *err)
 {
     *out = NULL;
+    if (sb_store_is_url(path)) {
+        sb_store *st = calloc(1, sizeof *st);
+        if (!st)
+            return sb_fail(err, SB_ENOMEM, "out of memory");
+        st->timeout_s = sb_store_lock_timeout();
+        sb_st_arm(st);
+        int rc = sb_pg_open(st, path, mode, err);
+        if (rc) {
+            sb_pg_close(st);
+            free(st);
+            return rc;
+        }
+        *out = st;
+        return 0;
+    }
     struct stat sbuf;
     bool existed = stat(path, &sbuf) == 0;
     if (existed && !S_ISREG(sbuf.st_mode))
@@ -919,6 +1128,8 @@ const char *sb_store_file(const sb_store *st)
 
 int sb_store_check_space(const char *path, double need_bytes, sb_err *err)
 {
+    if (sb_store_is_url(path)) /* the server's disk: its own concern */
+        return 0;
     /* the file, or the folder that would hold it: found before a new
      * database is created on a full disk */
     char dir[4096];
@@ -948,12 +1159,14 @@ int sb_store_check_writable(sb_store *st, double need_bytes, sb_err *err)
         return sb_fail(err, SB_EINVAL, "database %s: opened read-only",
                        st->path);
     sb_st_arm(st);
+    if (st->pg) /* a server refuses a write in its own words */
+        return 0;
     /* The write lock, taken and given back at once: what a run's commit
      * will need, found now and not after the run. */
     int rc = sb_st_exec_retry(st, "BEGIN IMMEDIATE", err);
     if (rc)
         return rc;
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    sb_st_rollback(st);
     /* Writing a page of the file itself: a read-only file or folder can
      * still take the lock above through the WAL's shared memory. */
     if (access(st->path, W_OK) != 0)
@@ -981,6 +1194,7 @@ void sb_store_close(sb_store *st)
 {
     if (!st)
         return;
+    sb_pg_close(st);
     sqlite3_close(st->db);
     free(st);
 }

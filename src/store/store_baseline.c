@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "solbench/bench.h"
 #include "solbench/stability.h"
@@ -69,7 +68,7 @@ static int check_baseline_name(sb_store *st, const char *name, sb_err *err)
 static int add_baseline_run(sb_store *st, const char *name, const char *id,
                             const char *now, sb_err *err)
 {
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc;
     if ((rc = sb_st_prepare(st,
                             "INSERT INTO baselines(name, run_id, created_at) "
@@ -82,8 +81,9 @@ static int add_baseline_run(sb_store *st, const char *name, const char *id,
     if ((rc = sb_st_run(st, s, "setting a baseline", err)))
         return rc;
     if ((rc = sb_st_prepare(st,
-                            "INSERT OR IGNORE INTO baseline_runs(name, run_id, "
-                            "added_at) VALUES (?1, ?2, ?3)",
+                            "INSERT INTO baseline_runs(name, run_id, "
+                            "added_at) VALUES (?1, ?2, ?3) ON CONFLICT DO "
+                            "NOTHING",
                             &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
@@ -128,12 +128,12 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
     char now[32];
     sb_utc_now(now, sizeof now);
     sb_st_arm(st);
-    if ((rc = sb_st_exec_retry(st, "BEGIN IMMEDIATE", err))) {
+    if ((rc = sb_st_begin(st, err))) {
         free(ids);
         return rc;
     }
     if (!append) {
-        sqlite3_stmt *s;
+        sb_stmt *s;
         if ((rc = sb_st_prepare(st, "DELETE FROM baselines WHERE name = ?1", &s,
                                 err)))
             goto fail;
@@ -153,16 +153,16 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
             goto fail;
     long count = 0;
     {
-        sqlite3_stmt *s;
+        sb_stmt *s;
         if ((rc = sb_st_prepare(st,
                                 "SELECT count(*) FROM baseline_runs WHERE "
                                 "name = ?1",
                                 &s, err)))
             goto fail;
         sb_st_bind_text(s, 1, name);
-        if (sqlite3_step(s) == SQLITE_ROW)
-            count = (long)sqlite3_column_int64(s, 0);
-        sqlite3_finalize(s);
+        if (sb_stmt_step(s) == SB_STEP_ROW)
+            count = (long)sb_col_int(s, 0);
+        sb_stmt_free(s);
     }
     if (count > SB_STORE_BASELINE_RUNS_MAX) {
         rc = sb_fail(err, SB_EINVAL,
@@ -174,7 +174,7 @@ int sb_store_baseline_set_runs(sb_store *st, const char *name,
     free(ids);
     return sb_st_exec(st, "COMMIT", err);
 fail:
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    sb_st_rollback(st);
     free(ids);
     return rc;
 }
@@ -193,7 +193,7 @@ int sb_store_baseline_update(sb_store *st, const char *name, const char *run_id,
         return rc;
     /* The oldest runs beyond `keep` leave the baseline (not the store). */
     sb_st_arm(st);
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(
              st,
              "DELETE FROM baseline_runs WHERE name = ?1 AND run_id "
@@ -203,7 +203,7 @@ int sb_store_baseline_update(sb_store *st, const char *name, const char *run_id,
              &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
-    sqlite3_bind_int(s, 2, keep);
+    sb_bind_int(s, 2, keep);
     return sb_st_run(st, s, "trimming a baseline", err);
 }
 
@@ -219,7 +219,7 @@ int sb_store_baseline_runs(sb_store *st, const char *name, char ids[][64],
 {
     sb_st_arm(st);
     *n = 0;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     /* Version 1 of the layout kept one run a baseline. */
     int rc = sb_st_prepare(
         st,
@@ -235,24 +235,24 @@ int sb_store_baseline_runs(sb_store *st, const char *name, char ids[][64],
         if (*n < max)
             snprintf(ids[(*n)++], 64, "%s", sb_st_col_text(s, 0));
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
 int sb_store_baseline_rm(sb_store *st, const char *name, sb_err *err)
 {
     sb_st_arm(st);
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc = sb_st_prepare(st, "DELETE FROM baselines WHERE name = ?", &s, err);
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, name);
-    if (sqlite3_step(s) != SQLITE_DONE)
+    if (sb_stmt_step(s) != SB_STEP_DONE)
         rc = sb_st_fail(st, err, "removing a baseline");
-    else if (sqlite3_changes(st->db) == 0)
+    else if (sb_st_changes(st) == 0)
         rc = sb_fail(err, SB_EINVAL, "baseline '%s': no such baseline in %s",
                      name, st->path);
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -260,7 +260,7 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
                            sb_err *err)
 {
     sb_st_arm(st);
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc = sb_st_prepare(
         st,
         st->version >= 2
@@ -284,13 +284,13 @@ int sb_store_baseline_list(sb_store *st, sb_store_baseline_fn fn, void *arg,
             .created_at = sb_st_col_text(s, 2),
             .started_at = sb_st_col_text(s, 3),
             .tags = sb_st_col_text(s, 4),
-            .n_results = (long)sqlite3_column_int64(s, 5),
-            .n_runs = (long)sqlite3_column_int64(s, 6),
+            .n_results = (long)sb_col_int(s, 5),
+            .n_runs = (long)sb_col_int(s, 6),
         };
         if ((rc = fn(&b, arg)))
             break;
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -332,7 +332,7 @@ int sb_store_trace_put(sb_store *st, const char *name, const char *source,
     }
     if ((rc = traces_there(st, err)))
         return rc;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(
              st,
              "INSERT INTO traces(name, imported_at, source, format,"
@@ -345,16 +345,16 @@ int sb_store_trace_put(sb_store *st, const char *name, const char *source,
     sb_st_bind_text(s, 2, now);
     sb_st_bind_text(s, 3, source);
     sb_st_bind_text(s, 4, format);
-    sqlite3_bind_int64(s, 5, events);
-    sqlite3_bind_blob64(s, 6, gz, len, SQLITE_STATIC);
-    int step = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if ((step & 0xff) == SQLITE_CONSTRAINT)
+    sb_bind_int(s, 5, events);
+    sb_bind_blob(s, 6, gz, len);
+    int step = sb_stmt_step(s);
+    sb_stmt_free(s);
+    if (step == SB_STEP_CONSTRAINT)
         return sb_fail(err, SB_EINVAL,
                        "trace '%s' is already stored in %s: give another "
                        "--name, or remove it (trace rm %s)",
                        name, st->path, name);
-    return step == SQLITE_DONE ? 0 : sb_st_fail(st, err, "storing a trace");
+    return step == SB_STEP_DONE ? 0 : sb_st_fail(st, err, "storing a trace");
 }
 
 int sb_store_trace_get(sb_store *st, const char *name, void **data, size_t *len,
@@ -366,23 +366,23 @@ int sb_store_trace_get(sb_store *st, const char *name, void **data, size_t *len,
     int rc = traces_there(st, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(st, "SELECT data FROM traces WHERE name = ?1", &s,
                             err)))
         return rc;
     sb_st_bind_text(s, 1, name);
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-        int n = sqlite3_column_bytes(s, 0);
-        const void *b = sqlite3_column_blob(s, 0);
-        *data = malloc(n > 0 ? (size_t)n : 1);
+    int step = sb_stmt_step(s);
+    if (step == SB_STEP_ROW) {
+        size_t n = 0;
+        const void *b = sb_col_blob(s, 0, &n);
+        *data = malloc(n > 0 ? n : 1);
         if (!*data)
             rc = sb_fail(err, SB_ENOMEM, "out of memory reading trace '%s'",
                          name);
         else if (n > 0)
-            memcpy(*data, b, (size_t)n);
-        *len = n > 0 ? (size_t)n : 0;
-    } else if (step == SQLITE_DONE) {
+            memcpy(*data, b, n);
+        *len = n;
+    } else if (step == SB_STEP_DONE) {
         rc = sb_fail(err, SB_EINVAL,
                      "trace '%s': no such trace in %s (trace list shows "
                      "them)",
@@ -390,7 +390,7 @@ int sb_store_trace_get(sb_store *st, const char *name, void **data, size_t *len,
     } else {
         rc = sb_st_fail(st, err, "reading a trace");
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -400,16 +400,16 @@ int sb_store_trace_rm(sb_store *st, const char *name, sb_err *err)
     int rc = traces_there(st, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(st, "DELETE FROM traces WHERE name = ?1", &s, err)))
         return rc;
     sb_st_bind_text(s, 1, name);
-    if (sqlite3_step(s) != SQLITE_DONE)
+    if (sb_stmt_step(s) != SB_STEP_DONE)
         rc = sb_st_fail(st, err, "removing a trace");
-    else if (sqlite3_changes(st->db) == 0)
+    else if (sb_st_changes(st) == 0)
         rc = sb_fail(err, SB_EINVAL, "trace '%s': no such trace in %s", name,
                      st->path);
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -419,7 +419,7 @@ int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
     sb_st_arm(st);
     if (st->version < 3)
         return 0; /* none stored yet */
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc =
         sb_st_prepare(st,
                       "SELECT name, imported_at, source, format, events, "
@@ -433,13 +433,13 @@ int sb_store_trace_list(sb_store *st, sb_store_trace_fn fn, void *arg,
             .imported_at = sb_st_col_text(s, 1),
             .source = sb_st_col_text(s, 2),
             .format = sb_st_col_text(s, 3),
-            .events = (long)sqlite3_column_int64(s, 4),
-            .bytes = (long long)sqlite3_column_int64(s, 5),
+            .events = (long)sb_col_int(s, 4),
+            .bytes = (long long)sb_col_int(s, 5),
         };
         if ((rc = fn(&t, arg)))
             break;
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -449,41 +449,42 @@ int sb_store_point_history(sb_store *st, const char *point_key,
 {
     *n = 0;
     sb_st_arm(st);
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc = sb_st_prepare(
         st,
-        st->version >= 5 ? "SELECT x.run_id, x.idx, x.p50, x.stable, "
-                           "coalesce(x.stab_flags, 0) FROM results x JOIN "
-                           "runs r ON r.run_id = x.run_id WHERE x.point_key = "
-                           "?1 AND x.stable IS NOT NULL AND x.valid = 1 AND "
-                           "r.fingerprint IS ?2 AND (?3 IS NULL OR r.run_id "
-                           "<> ?3) ORDER BY r.started_at DESC, r.id DESC "
-                           "LIMIT ?4"
-                         : "SELECT x.run_id, x.idx, x.p50, x.stable, 0 FROM "
-                           "results x JOIN runs r ON r.run_id = x.run_id "
-                           "WHERE x.point_key = ?1 AND x.stable IS NOT NULL "
-                           "AND x.valid = 1 AND r.fingerprint IS ?2 AND (?3 "
-                           "IS NULL OR r.run_id <> ?3) ORDER BY r.started_at "
-                           "DESC, r.id DESC LIMIT ?4",
+        st->version >= 5
+            ? "SELECT x.run_id, x.idx, x.p50, x.stable, "
+              "coalesce(x.stab_flags, 0) FROM results x JOIN "
+              "runs r ON r.run_id = x.run_id WHERE x.point_key = "
+              "?1 AND x.stable IS NOT NULL AND x.valid = 1 AND "
+              "r.fingerprint IS NOT DISTINCT FROM ?2 AND (?3 IS NULL OR r.run_id "
+              "<> ?3) ORDER BY r.started_at DESC, r.id DESC "
+              "LIMIT ?4"
+            : "SELECT x.run_id, x.idx, x.p50, x.stable, 0 FROM "
+              "results x JOIN runs r ON r.run_id = x.run_id "
+              "WHERE x.point_key = ?1 AND x.stable IS NOT NULL "
+              "AND x.valid = 1 AND r.fingerprint IS NOT DISTINCT FROM ?2 AND (?3 "
+              "IS NULL OR r.run_id <> ?3) ORDER BY r.started_at "
+              "DESC, r.id DESC LIMIT ?4",
         &s, err);
     if (rc)
         return rc;
     sb_st_bind_text(s, 1, point_key);
     sb_st_bind_text(s, 2, fingerprint);
     sb_st_bind_text(s, 3, except_run);
-    sqlite3_bind_int(s, 4, max);
+    sb_bind_int(s, 4, max);
     while (*n < max &&
            sb_st_row(st, s, "reading a point's history", &rc, err)) {
         sb_point_hist *h = &out[*n];
-        const char *id = (const char *)sqlite3_column_text(s, 0);
+        const char *id = sb_col_text_or_null(s, 0);
         snprintf(h->run_id, sizeof h->run_id, "%s", id ? id : "");
-        h->idx = sqlite3_column_int(s, 1);
-        h->p50 = sqlite3_column_double(s, 2);
-        h->stable = sqlite3_column_int(s, 3) != 0;
-        h->flags = (unsigned)sqlite3_column_int64(s, 4);
+        h->idx = sb_col_int(s, 1);
+        h->p50 = sb_col_double(s, 2);
+        h->stable = sb_col_int(s, 3) != 0;
+        h->flags = (unsigned)sb_col_int(s, 4);
         (*n)++;
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -491,10 +492,10 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
                              const char *why, sb_err *err)
 {
     sb_st_arm(st);
-    int rc = sb_st_exec_retry(st, "BEGIN IMMEDIATE", err);
+    int rc = sb_st_begin(st, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = NULL;
+    sb_stmt *s = NULL;
     json_t *doc = NULL;
     char *text = NULL;
     if ((rc = sb_st_prepare(
@@ -508,22 +509,22 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
              &s, err)))
         goto fail;
     sb_st_bind_text(s, 1, run_id);
-    sqlite3_bind_int(s, 2, idx);
-    sqlite3_bind_int(s, 3, (int)SB_UNSTABLE_HISTORY);
-    if (sqlite3_step(s) != SQLITE_DONE) {
+    sb_bind_int(s, 2, idx);
+    sb_bind_int(s, 3, (int)SB_UNSTABLE_HISTORY);
+    if (sb_stmt_step(s) != SB_STEP_DONE) {
         rc = sb_st_fail(st, err, "withdrawing a stable mark");
         goto fail;
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     s = NULL;
     /* the run document, as export and compare read the run */
     if ((rc = sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s,
                             err)))
         goto fail;
     sb_st_bind_text(s, 1, run_id);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-        doc = json_loads((const char *)sqlite3_column_text(s, 0), 0, NULL);
-    sqlite3_finalize(s);
+    if (sb_stmt_step(s) == SB_STEP_ROW && sb_col_text_or_null(s, 0))
+        doc = json_loads(sb_col_text_or_null(s, 0), 0, NULL);
+    sb_stmt_free(s);
     s = NULL;
     json_t *r = json_array_get(json_object_get(doc, "results"), (size_t)idx);
     if (json_is_object(r)) {
@@ -544,11 +545,11 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
             goto fail;
         sb_st_bind_text(s, 1, run_id);
         sb_st_bind_text(s, 2, text);
-        if (sqlite3_step(s) != SQLITE_DONE) {
+        if (sb_stmt_step(s) != SB_STEP_DONE) {
             rc = sb_st_fail(st, err, "withdrawing a stable mark");
             goto fail;
         }
-        sqlite3_finalize(s);
+        sb_stmt_free(s);
         s = NULL;
     }
     free(text);
@@ -556,9 +557,9 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
     return sb_st_exec(st, "COMMIT", err);
 fail:
     if (s)
-        sqlite3_finalize(s);
+        sb_stmt_free(s);
     free(text);
     json_decref(doc);
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    sb_st_rollback(st);
     return rc;
 }

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
-
 #include "solbench/store.h"
 #include "solbench/util.h"
 #include "store/store_int.h"
@@ -37,7 +35,7 @@ int sb_store_fleet_put(sb_store *st, const char *id, const char *started_at,
         return rc;
     if (!id || !*id || strlen(id) >= 64)
         return sb_fail(err, SB_EINVAL, "fleet: bad id");
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(st,
                             "INSERT INTO fleets(fleet_id, started_at, "
                             "launcher, hosts, healthy, stored_at, doc) "
@@ -49,16 +47,17 @@ int sb_store_fleet_put(sb_store *st, const char *id, const char *started_at,
     sb_st_bind_text(s, 1, id);
     sb_st_bind_text(s, 2, started_at ? started_at : now);
     sb_st_bind_text(s, 3, launcher ? launcher : "");
-    sqlite3_bind_int(s, 4, hosts);
-    sqlite3_bind_int(s, 5, healthy ? 1 : 0);
+    sb_bind_int(s, 4, hosts);
+    sb_bind_int(s, 5, healthy ? 1 : 0);
     sb_st_bind_text(s, 6, now);
     sb_st_bind_text(s, 7, doc);
-    int step = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if ((step & 0xff) == SQLITE_CONSTRAINT)
+    int step = sb_stmt_step(s);
+    sb_stmt_free(s);
+    if (step == SB_STEP_CONSTRAINT)
         return sb_fail(err, SB_EINVAL, "fleet %s is already stored in %s", id,
                        st->path);
-    return step == SQLITE_DONE ? 0 : sb_st_fail(st, err, "storing a fleet run");
+    return step == SB_STEP_DONE ? 0
+                                : sb_st_fail(st, err, "storing a fleet run");
 }
 
 /* ref to a fleet id: "last", a fleet baseline's name, an id or an
@@ -116,22 +115,22 @@ int sb_store_fleet_get(sb_store *st, const char *ref, char *id, size_t len,
     int rc = fleets_there(st, err);
     if (rc || (rc = resolve(st, ref, id, len, err)))
         return rc;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(st, "SELECT doc FROM fleets WHERE fleet_id = ?1",
                             &s, err)))
         return rc;
     sb_st_bind_text(s, 1, id);
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
+    int step = sb_stmt_step(s);
+    if (step == SB_STEP_ROW) {
         *doc = strdup(sb_st_col_text(s, 0));
         if (!*doc)
             rc = sb_fail(err, SB_ENOMEM, "out of memory reading fleet %s", id);
-    } else if (step == SQLITE_DONE) {
+    } else if (step == SB_STEP_DONE) {
         rc = sb_fail(err, SB_EINVAL, "fleet %s: removed while read", id);
     } else {
         rc = sb_st_fail(st, err, "reading a fleet run");
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -159,10 +158,13 @@ int sb_store_fleet_baseline_set(sb_store *st, const char *name, const char *ref,
     if (rc || (rc = sb_store_fleet_check_name(name, err)) ||
         (rc = resolve(st, ref, id, len, err)))
         return rc;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(st,
-                            "INSERT OR REPLACE INTO fleet_baselines(name, "
-                            "fleet_id, created_at) VALUES (?1, ?2, ?3)",
+                            "INSERT INTO fleet_baselines(name, fleet_id, "
+                            "created_at) VALUES (?1, ?2, ?3) ON CONFLICT "
+                            "(name) DO UPDATE SET fleet_id = "
+                            "excluded.fleet_id, created_at = "
+                            "excluded.created_at",
                             &s, err)))
         return rc;
     char now[32];
@@ -179,14 +181,15 @@ int sb_store_fleet_list(sb_store *st, sb_store_fleet_fn fn, void *arg,
     sb_st_arm(st);
     if (st->version < 7)
         return 0; /* none stored yet */
-    sqlite3_stmt *s;
-    int rc = sb_st_prepare(
-        st,
-        "SELECT f.fleet_id, f.started_at, f.launcher, f.hosts, f.healthy,"
-        " (SELECT group_concat(b.name, ',') FROM fleet_baselines b"
-        "  WHERE b.fleet_id = f.fleet_id)"
-        " FROM fleets f ORDER BY f.started_at, f.stored_at",
-        &s, err);
+    sb_stmt *s;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT f.fleet_id, f.started_at, f.launcher, f.hosts, f.healthy,"
+             " (SELECT %s(b.name, ',') FROM fleet_baselines b"
+             "  WHERE b.fleet_id = f.fleet_id)"
+             " FROM fleets f ORDER BY f.started_at, f.stored_at",
+             sb_st_concat_agg(st));
+    int rc = sb_st_prepare(st, sql, &s, err);
     if (rc)
         return rc;
     while (sb_st_row(st, s, "listing fleet runs", &rc, err)) {
@@ -194,13 +197,13 @@ int sb_store_fleet_list(sb_store *st, sb_store_fleet_fn fn, void *arg,
             .id = sb_st_col_text(s, 0),
             .started_at = sb_st_col_text(s, 1),
             .launcher = sb_st_col_text(s, 2),
-            .hosts = sqlite3_column_int(s, 3),
-            .healthy = sqlite3_column_int(s, 4) != 0,
+            .hosts = sb_col_int(s, 3),
+            .healthy = sb_col_int(s, 4) != 0,
             .baselines = sb_st_col_text(s, 5),
         };
         if ((rc = fn(&f, arg)))
             break;
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }

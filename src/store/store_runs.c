@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "solbench/bench.h"
 #include "solbench/stability.h"
@@ -126,7 +125,7 @@ static char *dump_or(const json_t *j, const char *fallback)
 
 static int save_results(sb_store *st, const sb_run *run, sb_err *err)
 {
-    sqlite3_stmt *res = NULL, *smp = NULL;
+    sb_stmt *res = NULL, *smp = NULL;
     int rc;
     if ((rc = sb_st_prepare(
              st,
@@ -136,7 +135,7 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
              "cv, headline, headline_value, headline_unit, "
              "higher_better, metrics, notes, stable, stab_flags, p10) "
              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-             "?,?,?,?,?)",
+             "?,?,?,?,?) RETURNING id",
              &res, err)) ||
         (rc = sb_st_prepare(st,
                             "INSERT INTO samples(result_id, i, seconds) VALUES "
@@ -174,52 +173,51 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
         sb_point_key(r, key, sizeof key);
         sb_point_text(r, ptext, sizeof ptext);
 
-        sqlite3_reset(res);
-        sqlite3_clear_bindings(res);
+        sb_stmt_reset(res);
         sb_st_bind_text(res, 1, run->run_id);
-        sqlite3_bind_int64(res, 2, (sqlite3_int64)k);
+        sb_bind_int(res, 2, (int64_t)k);
         sb_st_bind_text(res, 3, r->bench);
         sb_st_bind_text(res, 4, r->area);
         sb_st_bind_text(res, 5, r->backend);
         sb_st_bind_text(res, 6, ps);
         sb_st_bind_text(res, 7, ptext);
         sb_st_bind_text(res, 8, key);
-        sqlite3_bind_int(res, 9, r->valid);
-        sqlite3_bind_int(res, 10, r->skipped);
-        sqlite3_bind_int64(res, 11, (sqlite3_int64)r->n_samples);
+        sb_bind_int(res, 9, r->valid);
+        sb_bind_int(res, 10, r->skipped);
+        sb_bind_int(res, 11, (int64_t)r->n_samples);
         const double st_vals[] = {r->stats.min,    r->stats.p50, r->stats.p90,
                                   r->stats.p99,    r->stats.max, r->stats.mean,
                                   r->stats.stddev, r->stats.cv};
         for (int i = 0; i < 8; i++)
-            sqlite3_bind_double(res, 12 + i, st_vals[i]);
+            sb_bind_double(res, 12 + i, st_vals[i]);
         if (h) {
             sb_st_bind_text(res, 20, h->name);
-            sqlite3_bind_double(res, 21, h->value);
+            sb_bind_double(res, 21, h->value);
             sb_st_bind_text(res, 22, h->unit);
-            sqlite3_bind_int(res, 23, hb);
+            sb_bind_int(res, 23, hb);
         }
         sb_st_bind_text(res, 24, ms);
         sb_st_bind_text(res, 25, ns);
         if (r->stab_judged) {
-            sqlite3_bind_int(res, 26, r->stable);
-            sqlite3_bind_int64(res, 27, (sqlite3_int64)r->stab_flags);
+            sb_bind_int(res, 26, r->stable);
+            sb_bind_int(res, 27, (int64_t)r->stab_flags);
         }
-        sqlite3_bind_double(res, 28, r->stats.p10);
-        int step = sqlite3_step(res);
+        sb_bind_double(res, 28, r->stats.p10);
+        int step = sb_stmt_step(res);
         free(ps);
         free(ms);
         free(ns);
-        if (step != SQLITE_DONE) {
+        int64_t rid = step == SB_STEP_ROW ? sb_col_int(res, 0) : 0;
+        if (step != SB_STEP_ROW || sb_stmt_step(res) != SB_STEP_DONE) {
             rc = sb_st_fail(st, err, "storing a result");
             goto done;
         }
-        sqlite3_int64 rid = sqlite3_last_insert_rowid(st->db);
         for (size_t i = 0; i < r->n_samples; i++) {
-            sqlite3_reset(smp);
-            sqlite3_bind_int64(smp, 1, rid);
-            sqlite3_bind_int64(smp, 2, (sqlite3_int64)i);
-            sqlite3_bind_double(smp, 3, r->samples_s[i]);
-            if (sqlite3_step(smp) != SQLITE_DONE) {
+            sb_stmt_reset(smp);
+            sb_bind_int(smp, 1, rid);
+            sb_bind_int(smp, 2, (int64_t)i);
+            sb_bind_double(smp, 3, r->samples_s[i]);
+            if (sb_stmt_step(smp) != SB_STEP_DONE) {
                 rc = sb_st_fail(st, err, "storing a sample");
                 goto done;
             }
@@ -227,8 +225,8 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
     }
     rc = 0;
 done:
-    sqlite3_finalize(res);
-    sqlite3_finalize(smp);
+    sb_stmt_free(res);
+    sb_stmt_free(smp);
     return rc;
 }
 
@@ -279,19 +277,19 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
     }
 
     int rc;
-    sqlite3_stmt *s = NULL;
+    sb_stmt *s = NULL;
     if (!docs) {
         rc = sb_fail(err, SB_ENOMEM, "cannot encode run %s", run->run_id);
         goto out;
     }
-    if (!in_tx && (rc = sb_st_exec_retry(st, "BEGIN IMMEDIATE", err)))
+    if (!in_tx && (rc = sb_st_begin(st, err)))
         goto out;
     if ((rc = sb_st_prepare(
              st,
-             "INSERT OR IGNORE INTO runs(run_id, started_at, "
+             "INSERT INTO runs(run_id, started_at, "
              "ended_at, fingerprint, config_hash, config, system, "
              "tags, version, git_commit, stored_at, doc) VALUES "
-             "(?,?,?,?,?,?,?,?,?,?,?,?)",
+             "(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
              &s, err)))
         goto rollback;
     sb_st_bind_text(s, 1, run->run_id);
@@ -306,11 +304,11 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
     sb_st_bind_text(s, 10, commit);
     sb_st_bind_text(s, 11, now);
     sb_st_bind_text(s, 12, docs);
-    if (sqlite3_step(s) != SQLITE_DONE) {
+    if (sb_stmt_step(s) != SB_STEP_DONE) {
         rc = sb_st_fail(st, err, "storing the run");
         goto rollback;
     }
-    if (sqlite3_changes(st->db) == 1) {
+    if (sb_st_changes(st) == 1) {
         if ((rc = save_results(st, run, err)))
             goto rollback;
         if (inserted)
@@ -318,7 +316,7 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
     } else if (!imported) {
         /* Storing or importing the same run twice is a no-op; a different
          * run whose id is taken must not vanish without a word. */
-        sqlite3_finalize(s);
+        sb_stmt_free(s);
         s = NULL;
         if ((rc = sb_st_prepare(st,
                                 "SELECT count(*) FROM runs WHERE run_id = ? "
@@ -328,7 +326,7 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
         sb_st_bind_text(s, 1, run->run_id);
         sb_st_bind_text(s, 2, run->started_at);
         sb_st_bind_text(s, 3, hash);
-        if (sqlite3_step(s) != SQLITE_ROW || sqlite3_column_int64(s, 0) != 1) {
+        if (sb_stmt_step(s) != SB_STEP_ROW || sb_col_int(s, 0) != 1) {
             rc = sb_fail(err, SB_EIO,
                          "run id %s is already in the store for "
                          "another run; this run was not stored",
@@ -336,16 +334,16 @@ static int save(sb_store *st, const sb_run *run, bool imported, bool in_tx,
             goto rollback;
         }
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     s = NULL;
     if (!in_tx && (rc = sb_st_exec(st, "COMMIT", err)))
         goto rollback;
     goto out;
 rollback:
     if (!in_tx)
-        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        sb_st_rollback(st);
 out:
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     free(docs);
     free(cfg);
     free(sys);
@@ -365,7 +363,7 @@ static int stored_doc(sb_store *st, const char *id, json_t **doc, bool *found,
 {
     *doc = NULL;
     *found = false;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc =
         sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?1", &s, err);
     if (rc)
@@ -375,7 +373,7 @@ static int stored_doc(sb_store *st, const char *id, json_t **doc, bool *found,
         *found = true;
         *doc = json_loads(sb_st_col_text(s, 0), JSON_REJECT_DUPLICATES, NULL);
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
 
@@ -393,11 +391,23 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
                          sb_err *err)
 {
     sb_st_arm(st);
-    for (int i = 0; i < n; i++)
-        inserted[i] = false;
-    int rc = sb_st_exec_retry(st, "BEGIN IMMEDIATE", err);
+    int rc = sb_st_begin(st, err);
     if (rc)
         return rc;
+    if ((rc = sb_st_import_in_tx(st, runs, names, n, inserted, err))) {
+        sb_st_rollback(st);
+        return rc;
+    }
+    return sb_st_exec(st, "COMMIT", err);
+}
+
+int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
+                       const char *const *names, int n, bool *inserted,
+                       sb_err *err)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++)
+        inserted[i] = false;
     /* Every document and id is checked before anything is written: a bad
      * one imports nothing. An imported run may be named anything a
      * document allows: not 'last', nor a baseline's name, which would
@@ -480,9 +490,8 @@ int sb_store_import_runs(sb_store *st, const sb_run *runs,
             goto fail;
     }
     free(skip);
-    return sb_st_exec(st, "COMMIT", err);
+    return 0;
 fail:
-    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     for (int i = 0; i < n; i++)
         inserted[i] = false;
     free(skip);
@@ -522,7 +531,8 @@ int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
                            size_t len, sb_err *err)
 {
     char dir[4096] = ".";
-    if (db_path && *db_path) {
+    /* beside a SQLite file; in the working folder for a server's store */
+    if (db_path && *db_path && !sb_store_is_url(db_path)) {
         snprintf(dir, sizeof dir, "%s", db_path);
         char *slash = strrchr(dir, '/');
         if (slash && slash != dir)
@@ -556,7 +566,7 @@ int sb_store_save_fallback(const sb_run *run, const char *db_path, char *out,
 int sb_st_lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
                  size_t len, sb_err *err)
 {
-    sqlite3_stmt *s;
+    sb_stmt *s;
     int rc = sb_st_prepare(st, sql, &s, err);
     if (rc)
         return rc;
@@ -568,7 +578,7 @@ int sb_st_lookup(sb_store *st, const char *sql, const char *ref, char *run_id,
         if (found == 2)
             break;
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return found;
 }
 
@@ -624,20 +634,20 @@ int sb_store_load_run(sb_store *st, const char *ref, sb_run *run, sb_err *err)
     int rc = sb_store_resolve(st, ref, id, sizeof id, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s;
+    sb_stmt *s;
     if ((rc = sb_st_prepare(st, "SELECT doc FROM runs WHERE run_id = ?", &s,
                             err)))
         return rc;
     sb_st_bind_text(s, 1, id);
-    if (sqlite3_step(s) != SQLITE_ROW) {
+    if (sb_stmt_step(s) != SB_STEP_ROW) {
         rc = sb_st_fail(st, err, "reading a run");
-        sqlite3_finalize(s);
+        sb_stmt_free(s);
         return rc;
     }
     json_error_t jerr;
     json_t *doc =
         json_loads(sb_st_col_text(s, 0), JSON_REJECT_DUPLICATES, &jerr);
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     /* sb_run_from_json initialises the run itself. */
     sb_run_free(run);
     if (!doc) {
@@ -668,40 +678,42 @@ long sb_store_count_runs(sb_store *st, sb_err *err)
 /* ---- history ------------------------------------------------------------- */
 
 /* A REAL column's value, NaN where it is NULL. */
-static double col_double_or_nan(sqlite3_stmt *s, int i)
+static double col_double_or_nan(sb_stmt *s, int i)
 {
-    return sqlite3_column_type(s, i) == SQLITE_NULL
-               ? NAN
-               : sqlite3_column_double(s, i);
+    return sb_col_null(s, i) ? NAN : sb_col_double(s, i);
 }
 
 int sb_store_history(sb_store *st, const char *bench, int last_runs,
                      sb_store_hist_fn fn, void *arg, sb_err *err)
 {
     sb_st_arm(st);
-    sqlite3_stmt *s;
+    sb_stmt *s;
     char sql[1024];
     /* the stability verdict is kept from schema 4 on, p10 from 6 */
     snprintf(
         sql, sizeof sql,
-        "WITH r AS (SELECT id, run_id, started_at, tags, fingerprint FROM runs "
+        "WITH r AS (SELECT id, run_id, started_at, tags, fingerprint, system "
+        "  FROM runs "
         "  WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM results x "
-        "    WHERE x.run_id = runs.run_id AND x.bench GLOB ?1) "
+        "    WHERE x.run_id = runs.run_id AND x.bench %s ?1) "
         "  ORDER BY started_at DESC, id DESC LIMIT ?2) "
         "SELECT r.run_id, r.started_at, r.tags, s.bench, s.backend, "
         "  s.params_text, s.headline, s.headline_unit, s.headline_value, "
         "  s.cv, s.n, s.valid, s.skipped, s.point_key, r.fingerprint, "
-        "  s.higher_better, %s, %s, s.p50, s.p90 "
+        "  s.higher_better, %s, %s, s.p50, s.p90, r.system "
         "FROM r JOIN results s ON s.run_id = r.run_id "
-        "WHERE ?1 IS NULL OR s.bench GLOB ?1 "
+        "WHERE ?1 IS NULL OR s.bench %s ?1 "
         "ORDER BY r.started_at DESC, r.id DESC, s.idx",
-        st->version >= 4 ? "s.stable" : "NULL",
-        st->version >= 6 ? "s.p10" : "NULL");
+        sb_st_glob_op(st), st->version >= 4 ? "s.stable" : "NULL",
+        st->version >= 6 ? "s.p10" : "NULL", sb_st_glob_op(st));
     int rc = sb_st_prepare(st, sql, &s, err);
     if (rc)
         return rc;
-    sb_st_bind_text(s, 1, bench);
-    sqlite3_bind_int(s, 2, last_runs > 0 ? last_runs : -1);
+    char pat[1024];
+    if (bench)
+        sb_st_glob_pattern(st, bench, pat, sizeof pat);
+    sb_st_bind_text(s, 1, bench ? pat : NULL);
+    sb_bind_int(s, 2, last_runs > 0 ? last_runs : INT64_MAX);
     while (sb_st_row(st, s, "reading history", &rc, err)) {
         sb_store_hist_row row = {
             .run_id = sb_st_col_text(s, 0),
@@ -712,26 +724,23 @@ int sb_store_history(sb_store *st, const char *bench, int last_runs,
             .params = sb_st_col_text(s, 5),
             .metric = sb_st_col_text(s, 6),
             .unit = sb_st_col_text(s, 7),
-            .value = sqlite3_column_double(s, 8),
-            .cv = sqlite3_column_double(s, 9),
-            .n_samples = (long)sqlite3_column_int64(s, 10),
-            .valid = sqlite3_column_int(s, 11) != 0,
-            .skipped = sqlite3_column_int(s, 12) != 0,
+            .value = sb_col_double(s, 8),
+            .cv = sb_col_double(s, 9),
+            .n_samples = (long)sb_col_int(s, 10),
+            .valid = sb_col_int(s, 11) != 0,
+            .skipped = sb_col_int(s, 12) != 0,
             .point_key = sb_st_col_text(s, 13),
             .fingerprint = sb_st_col_text(s, 14),
-            .higher_better = sqlite3_column_type(s, 15) == SQLITE_NULL
-                                 ? -1
-                                 : sqlite3_column_int(s, 15) != 0,
-            .stable = sqlite3_column_type(s, 16) == SQLITE_NULL
-                          ? -1
-                          : sqlite3_column_int(s, 16) != 0,
+            .higher_better = sb_col_null(s, 15) ? -1 : sb_col_int(s, 15) != 0,
+            .stable = sb_col_null(s, 16) ? -1 : sb_col_int(s, 16) != 0,
             .p10_s = col_double_or_nan(s, 17),
             .p50_s = col_double_or_nan(s, 18),
             .p90_s = col_double_or_nan(s, 19),
+            .system = sb_st_col_text(s, 20),
         };
         if ((rc = fn(&row, arg)))
             break;
     }
-    sqlite3_finalize(s);
+    sb_stmt_free(s);
     return rc;
 }
