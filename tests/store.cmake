@@ -65,3 +65,8 @@ foreach(part sqlite pg writers kill import)
   set_tests_properties(store.driver_${part} PROPERTIES TIMEOUT 300
     SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "FAIL:")
 endforeach()
+# The same unit tests of the store library on PostgreSQL (those that hold
+# for every driver; SQLite's file checks stay with unit.test_store).
+add_test(NAME unit.test_store_pg
+  COMMAND bash ${SB_TEST_DIR}/scripts/store_pg_unit.sh $<TARGET_FILE:test_store>)
+set_tests_properties(unit.test_store_pg PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)

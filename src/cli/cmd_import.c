@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "solbench/store.h"
@@ -30,6 +31,11 @@ static bool is_store(const char *path)
 {
     if (sb_store_is_url(path))
         return true;
+    /* a regular file only: a FIFO or a device is left to the document
+     * reader, which refuses it without opening it */
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return false;
     char head[16] = {0};
     FILE *f = fopen(path, "rb");
     if (!f)

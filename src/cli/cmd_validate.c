@@ -518,8 +518,7 @@ static void sb__print_spread(const sb_validate_spread *sp, json_t *out)
 /* Stores the run (unless a point was skipped) and writes --json; returns
  * code, or the exit code of a step that failed. */
 static int sb__save(const sb__vopts *o, const sb_validate *v, sb_store *st,
-                    const char *db_file, const json_t *out, int code,
-                    sb_err *err)
+                    const json_t *out, int code, sb_err *err)
 {
     if (st && code != 2) {
         if (sb_store_save_run(st, &v->run, err))
@@ -527,7 +526,7 @@ static int sb__save(const sb__vopts *o, const sb_validate *v, sb_store *st,
         else
             printf("\nstored as run %s in %s (solbench check gates "
                    "llm.decode's tokens/s)\n",
-                   v->run.run_id, db_file);
+                   v->run.run_id, sb_store_file(st));
     }
     if (o->json &&
         sb_cli_write_json(out, o->json, JSON_INDENT(2), "the validation", err))
@@ -616,7 +615,7 @@ int sb_cmd_validate(int argc, char **argv)
         sb__print_spread(&v.sp, out);
     if (bad >= 1000 && o.strict && code == 0)
         code = 1;
-    code = sb__save(&o, &v, st, db_file, out, code, &err);
+    code = sb__save(&o, &v, st, out, code, &err);
     if (o.trace)
         printf("timeline of the serving run: %s (solbench trace show %s)\n",
                o.trace, o.trace);

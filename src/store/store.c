@@ -183,6 +183,16 @@ int sb_stmt_step(sb_stmt *s)
                                               : SB_STEP_ERROR;
 }
 
+int sb_stmt_send(sb_stmt *s)
+{
+    return s->pg ? sb_pg_send(s) : sb_stmt_step(s);
+}
+
+int sb_st_sync(sb_store *st)
+{
+    return st->pg ? sb_pg_sync(st) : SB_STEP_DONE;
+}
+
 void sb_stmt_reset(sb_stmt *s)
 {
     if (s->pg) {

@@ -29,6 +29,8 @@ struct sb_store {
     char pg_state[8];   /* SQLSTATE of its last failure */
     char pg_msg[512];   /* and its first line */
     long pg_changes;    /* rows its last statement changed */
+    unsigned pg_nstmt;  /* statements it has prepared (their names) */
+    int pg_pending;     /* statements sent in a pipeline, replies unread */
     char path[4096];
     bool ro;          /* opened read-only (or immutable) */
     bool immutable;   /* on read-only media: no locks at all */
@@ -93,6 +95,14 @@ long sb_st_changes(sb_store *st);
 
 /* Steps s: SB_STEP_ROW, _DONE, _ERROR or _CONSTRAINT. */
 int sb_stmt_step(sb_stmt *s);
+/* Runs s, a statement without rows, where its outcome may be learnt
+ * later: SQLite runs it at once; on a server it is sent without waiting
+ * for the reply (a pipeline), so a run's results travel back to back.
+ * SB_STEP_DONE, or a failure known now. sb_st_sync gives the outcome of
+ * every statement sent since the last sync: call it before reading
+ * anything or committing. */
+int sb_stmt_send(sb_stmt *s);
+int sb_st_sync(sb_store *st);
 /* Makes s ready to run again, its binds cleared. */
 void sb_stmt_reset(sb_stmt *s);
 /* Frees s (NULL is fine). */
@@ -141,6 +151,8 @@ int sb_pg_fail(sb_store *st, sb_err *err, const char *what);
 bool sb_pg_retryable(const sb_store *st);
 int sb_pg_prepare(sb_stmt *s, const char *sql, sb_err *err);
 int sb_pg_step(sb_stmt *s);
+int sb_pg_send(sb_stmt *s);
+int sb_pg_sync(sb_store *st);
 void sb_pg_reset(sb_stmt *s);
 void sb_pg_free(sb_stmt *s);
 void sb_pg_bind_int(sb_stmt *s, int i, int64_t v);

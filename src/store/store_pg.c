@@ -49,6 +49,8 @@ struct sb_pgstmt {
     PGresult *res;
     int row, nrows;
     unsigned char *blob; /* the last blob column read, unescaped */
+    bool reused;         /* run again after a reset: worth preparing */
+    char name[24];       /* its name on the server once prepared, or "" */
 };
 
 bool sb_store_is_url(const char *path)
@@ -155,6 +157,7 @@ void sb_pg_reset(sb_stmt *s)
 {
     struct sb_pgstmt *p = s->pg;
     clear_result(p);
+    p->reused = true;
     for (int i = 0; i < PG_MAX_PARAMS; i++) {
         free(p->val[i]);
         p->val[i] = NULL;
@@ -168,6 +171,12 @@ void sb_pg_free(sb_stmt *s)
     if (!s->pg)
         return;
     sb_pg_reset(s);
+    if (s->pg->name[0]) {
+        char sql[48];
+        sb_pg_sync(s->st);
+        snprintf(sql, sizeof sql, "DEALLOCATE %s", s->pg->name);
+        PQclear(PQexec(s->st->pg, sql));
+    }
     free(s->pg->sql);
     free(s->pg);
     s->pg = NULL;
@@ -248,14 +257,34 @@ int sb_pg_step(sb_stmt *s)
     struct sb_pgstmt *p = s->pg;
     sb_store *st = s->st;
     if (!p->res) {
+        int prc = sb_pg_sync(st); /* what was sent before, first */
+        if (prc != SB_STEP_DONE)
+            return prc;
         const char *vals[PG_MAX_PARAMS];
         unsigned oids[PG_MAX_PARAMS];
         for (int i = 0; i < p->nparams; i++) {
             vals[i] = p->val[i];
             oids[i] = p->oid[i];
         }
-        p->res = PQexecParams(st->pg, p->sql, p->nparams, oids, vals, p->len,
-                              p->fmt, 0);
+        /* A statement run again (a row a result) is prepared on the
+         * server once, with the types of its first run, and executed by
+         * name: parsed and planned once, not every time. */
+        if (p->reused && !p->name[0]) {
+            char name[24];
+            snprintf(name, sizeof name, "sb_%u", ++st->pg_nstmt);
+            PGresult *pr = PQprepare(st->pg, name, p->sql, p->nparams, oids);
+            if (pr && PQresultStatus(pr) == PGRES_COMMAND_OK)
+                snprintf(p->name, sizeof p->name, "%s", name);
+            else
+                keep_error(st, pr);
+            PQclear(pr);
+            if (!p->name[0])
+                return SB_STEP_ERROR;
+        }
+        p->res = p->name[0] ? PQexecPrepared(st->pg, p->name, p->nparams, vals,
+                                             p->len, p->fmt, 0)
+                            : PQexecParams(st->pg, p->sql, p->nparams, oids,
+                                           vals, p->len, p->fmt, 0);
         ExecStatusType es = p->res ? PQresultStatus(p->res) : PGRES_FATAL_ERROR;
         if (es != PGRES_TUPLES_OK && es != PGRES_COMMAND_OK) {
             keep_error(st, p->res);
@@ -284,6 +313,100 @@ static const char *cell(sb_stmt *s, int i)
         PQgetisnull(p->res, p->row, i))
         return NULL;
     return PQgetvalue(p->res, p->row, i);
+}
+
+/* ---- a pipeline of statements without rows ------------------------------
+ * A run's results are sent one after another without waiting for each
+ * reply (libpq's pipeline mode), and their replies read at the end: the
+ * client encodes the next result while the server stores the last one.
+ * At most PG_PIPE_MAX are in flight, so the server's replies never fill
+ * the socket while the client still writes. */
+#define PG_PIPE_MAX 128
+
+static int pipe_collect(sb_store *st)
+{
+    int rc = 0;
+    if (PQpipelineSync(st->pg) != 1) {
+        keep_error(st, NULL);
+        rc = SB_STEP_ERROR;
+    }
+    /* every query's reply (a result, then NULL), then the sync's */
+    for (;;) {
+        PGresult *r = PQgetResult(st->pg);
+        if (!r) {
+            if (PQstatus(st->pg) == CONNECTION_BAD) {
+                if (!rc)
+                    keep_error(st, NULL);
+                rc = SB_STEP_ERROR;
+                break;
+            }
+            continue;
+        }
+        ExecStatusType es = PQresultStatus(r);
+        if (es == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            break;
+        }
+        if (!rc && es != PGRES_COMMAND_OK && es != PGRES_TUPLES_OK) {
+            keep_error(st, r);
+            rc = strncmp(st->pg_state, "23", 2) == 0 ? SB_STEP_CONSTRAINT
+                                                     : SB_STEP_ERROR;
+        }
+        PQclear(r);
+    }
+    st->pg_pending = 0;
+    if (PQexitPipelineMode(st->pg) != 1 && !rc) {
+        keep_error(st, NULL);
+        rc = SB_STEP_ERROR;
+    }
+    return rc;
+}
+
+int sb_pg_send(sb_stmt *s)
+{
+    struct sb_pgstmt *p = s->pg;
+    sb_store *st = s->st;
+    const char *vals[PG_MAX_PARAMS];
+    unsigned oids[PG_MAX_PARAMS];
+    for (int i = 0; i < p->nparams; i++) {
+        vals[i] = p->val[i];
+        oids[i] = p->oid[i];
+    }
+    if (!p->name[0]) { /* prepared first, outside the pipeline */
+        if (st->pg_pending && pipe_collect(st))
+            return SB_STEP_ERROR;
+        char name[24];
+        snprintf(name, sizeof name, "sb_%u", ++st->pg_nstmt);
+        PGresult *pr = PQprepare(st->pg, name, p->sql, p->nparams, oids);
+        bool ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+        if (!ok)
+            keep_error(st, pr);
+        PQclear(pr);
+        if (!ok)
+            return SB_STEP_ERROR;
+        snprintf(p->name, sizeof p->name, "%s", name);
+    }
+    if (PQpipelineStatus(st->pg) == PQ_PIPELINE_OFF &&
+        PQenterPipelineMode(st->pg) != 1) {
+        keep_error(st, NULL);
+        return SB_STEP_ERROR;
+    }
+    if (PQsendQueryPrepared(st->pg, p->name, p->nparams, vals, p->len, p->fmt,
+                            0) != 1) {
+        keep_error(st, NULL);
+        pipe_collect(st);
+        return SB_STEP_ERROR;
+    }
+    if (++st->pg_pending >= PG_PIPE_MAX)
+        return pipe_collect(st);
+    return SB_STEP_DONE;
+}
+
+int sb_pg_sync(sb_store *st)
+{
+    return st->pg_pending || PQpipelineStatus(st->pg) != PQ_PIPELINE_OFF
+               ? pipe_collect(st)
+               : SB_STEP_DONE;
 }
 
 int64_t sb_pg_col_int(sb_stmt *s, int i)
@@ -331,6 +454,9 @@ const void *sb_pg_col_blob(sb_stmt *s, int i, size_t *len)
 
 int sb_pg_exec(sb_store *st, const char *sql)
 {
+    /* a ROLLBACK goes on whatever the pipeline's outcome */
+    if (sb_pg_sync(st) != SB_STEP_DONE && strcmp(sql, "ROLLBACK") != 0)
+        return -1;
     PGresult *res = PQexec(st->pg, sql);
     ExecStatusType es = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     int ok = es == PGRES_COMMAND_OK || es == PGRES_TUPLES_OK;

@@ -123,25 +123,47 @@ static char *dump_or(const json_t *j, const char *fallback)
     return s ? s : strdup(fallback);
 }
 
+/* Samples as an array literal, "{1.5e-06,...}", every digit kept. */
+static char *sample_array(const double *x, size_t n)
+{
+    char *a = malloc(n * 26 + 3), *p = a;
+    if (!a)
+        return NULL;
+    *p++ = '{';
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, "%s%.17g", i ? "," : "", x[i]);
+    *p++ = '}';
+    *p = '\0';
+    return a;
+}
+
 static int save_results(sb_store *st, const sb_run *run, sb_err *err)
 {
     sb_stmt *res = NULL, *smp = NULL;
     int rc;
+#define RESULT_INSERT                                                          \
+    "INSERT INTO results(run_id, idx, bench, area, backend, params, "          \
+    "params_text, point_key, valid, skipped, n, min, p50, p90, p99, max, "     \
+    "mean, stddev, cv, headline, headline_value, headline_unit, "              \
+    "higher_better, metrics, notes, stable, stab_flags, p10) VALUES "          \
+    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    /* On a server a result and its samples are one statement, one round
+     * trip (the samples an array, unnested); in SQLite, where a statement
+     * costs no trip, the result, then a row a sample. */
     if ((rc = sb_st_prepare(
              st,
-             "INSERT INTO results(run_id, idx, bench, area, "
-             "backend, params, params_text, point_key, valid, "
-             "skipped, n, min, p50, p90, p99, max, mean, stddev, "
-             "cv, headline, headline_value, headline_unit, "
-             "higher_better, metrics, notes, stable, stab_flags, p10) "
-             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-             "?,?,?,?,?) RETURNING id",
+             st->pg ? "WITH r AS (" RESULT_INSERT " RETURNING id) "
+                      "INSERT INTO samples(result_id, i, seconds) SELECT "
+                      "r.id, t.i - 1, t.x FROM r, unnest(CAST(?29 AS "
+                      "float8[])) WITH ORDINALITY AS t(x, i)"
+                    : RESULT_INSERT " RETURNING id",
              &res, err)) ||
-        (rc = sb_st_prepare(st,
-                            "INSERT INTO samples(result_id, i, seconds) VALUES "
-                            "(?,?,?)",
-                            &smp, err)))
+        (!st->pg && (rc = sb_st_prepare(st,
+                                        "INSERT INTO samples(result_id, i, "
+                                        "seconds) VALUES (?,?,?)",
+                                        &smp, err))))
         goto done;
+#undef RESULT_INSERT
 
     for (size_t k = 0; k < run->results.n; k++) {
         const sb_result *r = &run->results.items[k];
@@ -203,10 +225,30 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
             sb_bind_int(res, 27, (int64_t)r->stab_flags);
         }
         sb_bind_double(res, 28, r->stats.p10);
-        int step = sb_stmt_step(res);
+        char *arr = NULL;
+        if (st->pg) {
+            if (!(arr = sample_array(r->samples_s, r->n_samples))) {
+                free(ps);
+                free(ms);
+                free(ns);
+                rc = sb_fail(err, SB_ENOMEM, "out of memory");
+                goto done;
+            }
+            sb_st_bind_text(res, 29, arr);
+        }
+        /* on a server sent without waiting; its outcome below */
+        int step = st->pg ? sb_stmt_send(res) : sb_stmt_step(res);
         free(ps);
         free(ms);
         free(ns);
+        free(arr);
+        if (st->pg) {
+            if (step != SB_STEP_DONE) {
+                rc = sb_st_fail(st, err, "storing a result");
+                goto done;
+            }
+            continue;
+        }
         int64_t rid = step == SB_STEP_ROW ? sb_col_int(res, 0) : 0;
         if (step != SB_STEP_ROW || sb_stmt_step(res) != SB_STEP_DONE) {
             rc = sb_st_fail(st, err, "storing a result");
@@ -222,6 +264,10 @@ static int save_results(sb_store *st, const sb_run *run, sb_err *err)
                 goto done;
             }
         }
+    }
+    if (sb_st_sync(st) != SB_STEP_DONE) {
+        rc = sb_st_fail(st, err, "storing a result");
+        goto done;
     }
     rc = 0;
 done:

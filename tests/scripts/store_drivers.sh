@@ -134,6 +134,7 @@ kill)
              OR EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.run_id AND x.n <>
              (SELECT count(*) FROM samples s WHERE s.result_id = x.id))"
     }
+    # shellcheck disable=SC2054 # the commas are solbench's lists
     big=(--quiet --bench memory.read,memory.triad,memory.copy -p size=64KiB,256KiB,1MiB,4MiB
          --min-time 0.01 --repeat 20)
     "$S" run "${big[@]}" >/dev/null || fail "a first run"

@@ -3,7 +3,12 @@
  * duplicates, references (last, prefix, baseline), history, baselines,
  * refusal of foreign, damaged and newer databases; point keys; the
  * like-with-like diff; matching points between runs; the reports.
+ * With SOLBENCH_TEST_PG set (the socket folder of a PostgreSQL cluster,
+ * tests/scripts/store_pg_unit.sh) the tests that hold for every driver
+ * run against that server instead, each on a database of its own, and
+ * those about SQLite's files alone are left out: one suite, two drivers.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 #include <jansson.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include "bench_point.h"
 #include "check.h"
@@ -24,10 +30,36 @@
 #include "solbench/util.h"
 
 static char dir[256];
+static const char *pg_host; /* SOLBENCH_TEST_PG */
 
+/* A file of the scratch folder. */
 static const char *tmp(const char *name, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%s", dir, name);
+    return buf;
+}
+
+/* A fresh store named `name`: a file of the scratch folder, or on
+ * PostgreSQL a new database t_<name> (dropped first if there). */
+static const char *tmp_store(const char *name, char *buf, size_t len)
+{
+    if (!pg_host)
+        return tmp(name, buf, len);
+    char db[64] = "t_", sql[160];
+    for (size_t i = 0, o = 2; name[i] && o + 1 < sizeof db; i++)
+        db[o++] = (char)(isalnum((unsigned char)name[i]) ? name[i] : '_'),
+        db[o] = '\0';
+    snprintf(buf, len, "postgresql:///postgres?host=%s&user=solbench", pg_host);
+    PGconn *c = PQconnectdb(buf);
+    CHECK(PQstatus(c) == CONNECTION_OK);
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", db);
+    PQclear(PQexec(c, sql));
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
+    PGresult *r = PQexec(c, sql);
+    CHECK(PQresultStatus(r) == PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(c);
+    snprintf(buf, len, "postgresql:///%s?host=%s&user=solbench", db, pg_host);
     return buf;
 }
 
@@ -88,7 +120,7 @@ static void test_save_load(void)
     char db[512];
     sb_err err = {0};
     sb_store *st;
-    tmp("a.db", db, sizeof db);
+    tmp_store("a.db", db, sizeof db);
     CHECK(sb_store_open(db, &st, &err) == 0);
     CHECK(sb_store_count_runs(st, &err) == 0);
     CHECK(sb_store_resolve(st, "last", db, 0, &err) == SB_EINVAL);
@@ -520,7 +552,7 @@ static int stable_of(sb_store *st, const char *id, bool *stable, char *why,
 static void test_stability_history(void)
 {
     char db[512];
-    tmp("hist.db", db, sizeof db);
+    tmp_store("hist.db", db, sizeof db);
     sb_store *st = NULL;
     sb_err err = {0};
     CHECK(sb_store_open(db, &st, &err) == 0);
@@ -618,7 +650,7 @@ static void test_p10_band(void)
     char db[512];
     sb_err err = {0};
     sb_store *st;
-    tmp("p10.db", db, sizeof db);
+    tmp_store("p10.db", db, sizeof db);
     CHECK(sb_store_open(db, &st, &err) == 0);
     sb_run run;
     make_ramp_run(&run, "ramp-1");
@@ -637,6 +669,8 @@ static void test_p10_band(void)
     CHECK_NEAR(sr->hi, sr->value * 5.5 / 1.9, 1e-9 * sr->value);
     sb_series_free(&set);
     sb_store_close(st);
+    if (pg_host) /* the migration below is SQLite's */
+        return;
 
     /* Back to schema 5 as it was: no p10 column (nor version 7's fleet
      * tables); opening migrates and fills it from the samples by the
@@ -661,9 +695,14 @@ int main(void)
 {
     if (!sb_test_scratch(dir, sizeof dir, "store"))
         return 1;
+    pg_host = getenv("SOLBENCH_TEST_PG");
+    if (pg_host && !*pg_host)
+        pg_host = NULL;
     test_save_load();
-    test_refusals();
-    test_kill_mid_write();
+    if (!pg_host) { /* SQLite's files: foreign, damaged, killed mid-write */
+        test_refusals();
+        test_kill_mid_write();
+    }
     test_diff_and_compare();
     test_stability_history();
     test_p10_band();

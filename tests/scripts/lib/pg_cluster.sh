@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # pg_cluster.sh — sourced by the store's tests: a private PostgreSQL
 # cluster in a temporary folder, on a Unix socket there and no TCP port,
 # started as the postgres user when the tests run as root (the server
