@@ -36,6 +36,11 @@ add_test(NAME store.baseline_flow
   COMMAND bash ${SB_TEST_DIR}/scripts/baseline_flow.sh ${SOLBENCH})
 set_tests_properties(store.baseline_flow PROPERTIES TIMEOUT 300
   FAIL_REGULAR_EXPRESSION "FAIL:")
+# The same flow on PostgreSQL (skipped, 77, where no server starts).
+add_test(NAME store.baseline_flow_pg
+  COMMAND bash ${SB_TEST_DIR}/scripts/baseline_flow.sh ${SOLBENCH} pg)
+set_tests_properties(store.baseline_flow_pg PROPERTIES TIMEOUT 300
+  SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "FAIL:")
 
 # history --changes (tests/scripts/history_changes.sh): stores of known
 # series imported in time order — a 10 % step found at its run as a
@@ -44,6 +49,10 @@ add_test(NAME store.history_changes
   COMMAND bash ${SB_TEST_DIR}/scripts/history_changes.sh ${SOLBENCH})
 set_tests_properties(store.history_changes PROPERTIES TIMEOUT 300
   FAIL_REGULAR_EXPRESSION "FAIL:")
+add_test(NAME store.history_changes_pg
+  COMMAND bash ${SB_TEST_DIR}/scripts/history_changes.sh ${SOLBENCH} pg)
+set_tests_properties(store.history_changes_pg PROPERTIES TIMEOUT 300
+  SKIP_RETURN_CODE 77 FAIL_REGULAR_EXPRESSION "FAIL:")
 
 # publish (tests/scripts/publish.sh): the static site of a store of known
 # series — index, a page per series linked from it, the change point on

@@ -5,16 +5,33 @@
 # rebase carries the name over; a check that cannot compare measures and
 # stores nothing and still writes its JUnit report; a baseline made under
 # mpirun names the launch to use.
-# Usage: baseline_flow.sh SOLBENCH
+# Usage: baseline_flow.sh SOLBENCH [pg]
+#   pg: the same flow on a private PostgreSQL cluster
+#       (lib/pg_cluster.sh); exit 77 (skip) when none can be started.
 set -u
 S=$1
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# shellcheck source=tests/scripts/lib/pg_cluster.sh
+. "$(dirname "$0")/lib/pg_cluster.sh"
+trap 'pg_cluster_stop; rm -rf "$W"' EXIT
 export SOLBENCH_DB=$W/r.db
+SECOND_DB=$W/m.db
+if [ "${2:-}" = pg ]; then
+    chmod 755 "$W"
+    mkdir "$W/pg"
+    pg_cluster_start "$W/pg" || { echo "SKIP: $PG_SKIP"; exit 77; }
+    export SOLBENCH_DB=$PGURL
+    "${PG_AS[@]}" "$PG_BIN/createdb" -h "$PG_DIR" -U solbench m
+    SECOND_DB="postgresql:///m?host=$PG_DIR&user=solbench"
+fi
 fails=0
 ok() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-runs() { sqlite3 "$SOLBENCH_DB" "SELECT count(*) FROM runs"; }
+# runs in the store, through solbench (either driver)
+runs() {
+    "$S" history --last 0 --json - |
+        python3 -c "import json,sys; print(len(json.load(sys.stdin)))"
+}
 tiny=(--quiet --bench memory.triad -p size=1MiB --min-time 0.01 --repeat 5)
 
 "$S" run "${tiny[@]}" >/dev/null || fail "first run"
@@ -101,7 +118,7 @@ before=$(runs)
 
 # ---- under mpirun, check says that it does not confirm
 if command -v mpirun >/dev/null; then
-    export SOLBENCH_DB=$W/m.db
+    export SOLBENCH_DB=$SECOND_DB
     MPI=(mpirun -np 2 --oversubscribe)
     [ "$(id -u)" -eq 0 ] && MPI+=(--allow-run-as-root)
     timeout 120 "${MPI[@]}" "$S" run --quiet --bench network.pingpong -p size=8B \

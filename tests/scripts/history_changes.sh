@@ -8,11 +8,33 @@
 #   the same step upwards: an improvement;
 #   flat: 24 runs near 100: none;
 #   bad options: one line, exit 2.
-# Usage: history_changes.sh path/to/solbench
-sb=${1:?usage: history_changes.sh path/to/solbench}
+# Usage: history_changes.sh path/to/solbench [pg]
+#   pg: every store a database of a private PostgreSQL cluster
+#       (lib/pg_cluster.sh); exit 77 (skip) when none can be started.
+sb=${1:?usage: history_changes.sh path/to/solbench [pg]}
 . "$(dirname "$0")/expect.sh"
+# shellcheck source=tests/scripts/lib/pg_cluster.sh
+. "$(dirname "$0")/lib/pg_cluster.sh"
+trap 'pg_cluster_stop; rm -rf "$T"' EXIT
+PG=
+if [ "${2:-}" = pg ]; then
+    chmod 755 "$T"
+    mkdir "$T/pg"
+    pg_cluster_start "$T/pg" || { echo "SKIP: $PG_SKIP"; exit 77; }
+    PG=1
+fi
+# store NAME: the store called NAME, a file, or a database (made once)
+store() {
+    if [ -z "$PG" ]; then
+        echo "$T/$1.db"
+        return
+    fi
+    "${PG_AS[@]}" "$PG_BIN/createdb" -h "$PG_DIR" -U solbench "$1" 2>/dev/null
+    echo "postgresql:///$1?host=$PG_DIR&user=solbench"
+}
 
-export SOLBENCH_DB=$T/t.db
+SOLBENCH_DB=$(store t)
+export SOLBENCH_DB
 "$sb" run --quiet --bench memory.read -p size=64KiB --min-time 0.01 \
     --repeat 3 >/dev/null 2>&1 || { bad "the template run"; exit 1; }
 "$sb" export last --json "$T/one.json" >/dev/null || { bad "export"; exit 1; }
@@ -66,23 +88,23 @@ step=$(python3 -c "print(' '.join(['100']*12 + ['90']*12))")
 up=$(python3 -c "print(' '.join(['90']*12 + ['100']*12))")
 flat=$(python3 -c "print(' '.join(['100']*24))")
 
-if make "$T/step.db" $step && check "$T/step.db" 1 12 -15 -5 regression; then
+if make "$(store step)" $step && check "$(store step)" 1 12 -15 -5 regression; then
     ok "a 10 % step down: one change point at run 13, a regression"
 else
     bad "a 10 % step down"
 fi
-expect 0 'REGRESSION' -- "$sb" history --changes --db "$T/step.db"
-if make "$T/up.db" $up && check "$T/up.db" 1 12 5 15 improvement; then
+expect 0 'REGRESSION' -- "$sb" history --changes --db "$(store step)"
+if make "$(store up)" $up && check "$(store up)" 1 12 5 15 improvement; then
     ok "a step up: an improvement"
 else
     bad "a step up"
 fi
-if make "$T/flat.db" $flat && check "$T/flat.db" 0; then
+if make "$(store flat)" $flat && check "$(store flat)" 0; then
     ok "a flat series: no change point"
 else
     bad "a flat series"
 fi
-expect 0 '^0 change points' -- "$sb" history --changes --db "$T/flat.db"
+expect 0 '^0 change points' -- "$sb" history --changes --db "$(store flat)"
 # check --history: the new run measured here ends each series. Levels
 # relative to the template's own figure V: 12 runs at 2V then 6 at V, and
 # the new run near V, is a step among the last 10 runs: exit 1; 18 runs
@@ -91,23 +113,23 @@ V=$(python3 -c "import json; print(json.load(open('$T/one.json'))['results'][0][
 drop=$(python3 -c "print(' '.join([str(2*$V)]*12 + [str($V)]*6))")
 same=$(python3 -c "print(' '.join([str($V)]*18))")
 first=20260101T000000Z-000000
-if make "$T/hdrop.db" $drop && "$sb" baseline set b "$first" --db "$T/hdrop.db" >/dev/null; then
+if make "$(store hdrop)" $drop && "$sb" baseline set b "$first" --db "$(store hdrop)" >/dev/null; then
     expect 1 'REGRESSED \(history\): memory.read .*\(-(4[5-9]|5[0-5])\.' -- \
-        "$sb" check --baseline b --history --no-confirm --db "$T/hdrop.db"
+        "$sb" check --baseline b --history --no-confirm --db "$(store hdrop)"
 else
     bad "the dropped store"
 fi
-if make "$T/hsame.db" $same && "$sb" baseline set b "$first" --db "$T/hsame.db" >/dev/null; then
+if make "$(store hsame)" $same && "$sb" baseline set b "$first" --db "$(store hsame)" >/dev/null; then
     expect 0 'check --history: PASS \(1 point, 0 regressed' -- \
-        "$sb" check --baseline b --history --db "$T/hsame.db"
+        "$sb" check --baseline b --history --db "$(store hsame)"
 else
     bad "the flat store"
 fi
 expect 2 'history.*5' -- \
-    "$sb" check --baseline b --history 3 --db "$T/hsame.db"
+    "$sb" check --baseline b --history 3 --db "$(store hsame)"
 expect 2 'history judges the stored series' -- \
-    "$sb" check --baseline b --history --no-store --db "$T/hsame.db"
-expect 2 'alpha' -- "$sb" history --changes --db "$T/flat.db" --alpha 2
-expect 2 'min-size' -- "$sb" history --changes --db "$T/flat.db" --min-size 0
-expect 2 'choose one' -- "$sb" history --changes --verbose --db "$T/flat.db"
+    "$sb" check --baseline b --history --no-store --db "$(store hsame)"
+expect 2 'alpha' -- "$sb" history --changes --db "$(store flat)" --alpha 2
+expect 2 'min-size' -- "$sb" history --changes --db "$(store flat)" --min-size 0
+expect 2 'choose one' -- "$sb" history --changes --verbose --db "$(store flat)"
 exit $fail
