@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,15 @@ static void stamp_ready(PJRT_Error *e, void *arg)
     }
     at->t = sb_now();
     __atomic_store_n(&at->set, 1, __ATOMIC_RELEASE);
+    /* the last touch of *at: after it the memory may go */
+    __atomic_store_n(&at->armed, 0, __ATOMIC_RELEASE);
+}
+
+void sb_pjrt_stamp_settle(sb_pjrt_stamp *at)
+{
+    const double until = sb_now() + 10.0;
+    while (__atomic_load_n(&at->armed, __ATOMIC_ACQUIRE) && sb_now() < until)
+        sched_yield();
 }
 
 int sb_pjrt_stamp_last(sb_pjrt *p, sb_pjrt_pending *w, sb_pjrt_stamp *at,
@@ -367,23 +377,32 @@ int sb_pjrt_stamp_last(sb_pjrt *p, sb_pjrt_pending *w, sb_pjrt_stamp *at,
 {
     if (w->n == 0)
         return sb_fail(err, SB_EINVAL, "pjrt: no event to stamp");
+    sb_pjrt_stamp_settle(at); /* an earlier callback done with it */
     at->set = 0;
+    __atomic_store_n(&at->armed, 1, __ATOMIC_RELEASE);
     PJRT_Event_OnReady_Args a = {.struct_size =
                                      PJRT_Event_OnReady_Args_STRUCT_SIZE,
                                  .event = (PJRT_Event *)w->ev[w->n - 1],
                                  .callback = stamp_ready,
                                  .user_arg = at};
-    return fail(p->api, p->api->PJRT_Event_OnReady(&a), "PJRT_Event_OnReady",
-                err);
+    int rc =
+        fail(p->api, p->api->PJRT_Event_OnReady(&a), "PJRT_Event_OnReady", err);
+    if (rc)
+        __atomic_store_n(&at->armed, 0, __ATOMIC_RELEASE);
+    return rc;
 }
 
 double sb_pjrt_stamp_get(const sb_pjrt_stamp *at)
 {
-    /* the callback may run just after the event's awaiter wakes */
-    for (int spin = 0; spin < 1000000; spin++)
-        if (__atomic_load_n(&at->set, __ATOMIC_ACQUIRE))
-            return at->t;
-    return -1;
+    /* the callback may run just after the event's awaiter wakes, on a
+     * thread that a loaded machine has not scheduled yet */
+    const double until = sb_now() + 1.0;
+    while (!__atomic_load_n(&at->set, __ATOMIC_ACQUIRE)) {
+        if (sb_now() > until)
+            return -1;
+        sched_yield();
+    }
+    return at->t;
 }
 
 /* Awaits and destroys every event of w, the first error kept. */

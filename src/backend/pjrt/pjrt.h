@@ -85,14 +85,21 @@ int sb_pjrt_download_begin(sb_pjrt *p, sb_pjrt_buf *b, void *dst, size_t bytes,
 int sb_pjrt_wait(sb_pjrt *p, sb_pjrt_pending *w, sb_err *err);
 /* The host time (sb_now) the last event added to w fires, taken by an
  * OnReady callback: register before the wait, read after it
- * (sb_pjrt_stamp_get: -1 if the callback never ran). */
+ * (sb_pjrt_stamp_get: -1 if the callback never ran). The callback may
+ * run after the event's awaiter woke, so a stamp must outlive it: keep
+ * stamps in memory that lives past the wait (not a loop's stack frame),
+ * and sb_pjrt_stamp_settle each before that memory is freed or the stamp
+ * registered again (stamp_last does the latter itself). */
 typedef struct sb_pjrt_stamp {
     double t;
-    int set;
+    int set;   /* the time is written */
+    int armed; /* a callback is registered and has not finished */
 } sb_pjrt_stamp;
 int sb_pjrt_stamp_last(sb_pjrt *p, sb_pjrt_pending *w, sb_pjrt_stamp *at,
                        sb_err *err);
 double sb_pjrt_stamp_get(const sb_pjrt_stamp *at);
+/* Waits (at most 10 s) until no callback will write to at any more. */
+void sb_pjrt_stamp_settle(sb_pjrt_stamp *at);
 void sb_pjrt_buf_free(sb_pjrt *p, sb_pjrt_buf *b);
 
 /* Compiles a StableHLO module given as MLIR text (a printf format and its

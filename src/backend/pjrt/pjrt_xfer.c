@@ -37,6 +37,9 @@ typedef struct pxfer_state {
     sb_pjrt_buf *dsrc;   /* bidir: the d2h source */
     double *dir[2];      /* bidir: seconds per copy of each sample, h2d, d2h */
     size_t ndir, capdir;
+    sb_pjrt_stamp stamp[2]; /* bidir: when each copy landed (h2d, d2h); kept
+                               here, not on the stack: a callback may write
+                               after the wait */
 } pxfer_state;
 
 static int pxfer_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
@@ -64,6 +67,8 @@ static void pxfer_teardown(void *state)
     pxfer_state *st = state;
     if (!st)
         return;
+    sb_pjrt_stamp_settle(&st->stamp[0]);
+    sb_pjrt_stamp_settle(&st->stamp[1]);
     if (st->p) {
         sb_pjrt_buf_free(st->p, st->dev);
         sb_pjrt_buf_free(st->p, st->dsrc);
@@ -148,22 +153,22 @@ static int pxfer_bidir_sample(void *state, int idx, uint64_t iters,
     int rc = 0;
     for (uint64_t i = 0; i < iters && rc == 0; i++) {
         sb_pjrt_pending w = {0};
-        sb_pjrt_stamp up = {0}, down = {0};
+        sb_pjrt_stamp *up = &st->stamp[0], *down = &st->stamp[1];
         sb_pjrt_buf_free(st->p, st->dev);
         st->dev = NULL;
         const double t0 = sb_now();
         if ((rc = sb_pjrt_upload_begin(st->p, 0, st->src, SB_PJRT_S32, dims, 1,
                                        &st->dev, &w, err)) ||
-            (rc = sb_pjrt_stamp_last(st->p, &w, &up, err)) ||
+            (rc = sb_pjrt_stamp_last(st->p, &w, up, err)) ||
             (rc = sb_pjrt_download_begin(st->p, st->dsrc, st->dst, st->bytes,
                                          &w, err)) ||
-            (rc = sb_pjrt_stamp_last(st->p, &w, &down, err))) {
+            (rc = sb_pjrt_stamp_last(st->p, &w, down, err))) {
             sb_pjrt_wait(st->p, &w, NULL);
             break;
         }
         rc = sb_pjrt_wait(st->p, &w, err);
-        const double t1 = sb_now(), tu = sb_pjrt_stamp_get(&up),
-                     td = sb_pjrt_stamp_get(&down);
+        const double t1 = sb_now(), tu = sb_pjrt_stamp_get(up),
+                     td = sb_pjrt_stamp_get(down);
         span += t1 - t0;
         /* A callback can run after the awaiter woke (seen under ASan: the
          * d2h stamp later than t1 by a fifth of the pair): both copies had
