@@ -258,11 +258,6 @@ void sb_st_bind_text(sb_stmt *s, int i, const char *t)
         sqlite3_bind_null(s->lite, i);
 }
 
-void sb_bind_null(sb_stmt *s, int i)
-{
-    sb_st_bind_text(s, i, NULL);
-}
-
 void sb_bind_blob(sb_stmt *s, int i, const void *p, size_t len)
 {
     if (s->pg)

@@ -122,7 +122,6 @@ void sb_bind_int(sb_stmt *s, int i, int64_t v);
 void sb_bind_double(sb_stmt *s, int i, double v);
 /* Text; NULL binds SQL NULL. */
 void sb_st_bind_text(sb_stmt *s, int i, const char *t);
-void sb_bind_null(sb_stmt *s, int i);
 void sb_bind_blob(sb_stmt *s, int i, const void *p, size_t len);
 
 /* Columns of the current row, 0-based. */

@@ -252,6 +252,23 @@ static void keep_error(sb_store *st, const PGresult *res)
         *nl = '\0';
 }
 
+/* Prepares p on the server under a name of its own, with the types of
+ * its present binds; 0, or SB_STEP_ERROR with the cause kept. */
+static int prepare_named(sb_store *st, struct sb_pgstmt *p,
+                         const unsigned *oids)
+{
+    char name[24];
+    snprintf(name, sizeof name, "sb_%u", ++st->pg_nstmt);
+    PGresult *pr = PQprepare(st->pg, name, p->sql, p->nparams, oids);
+    bool ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
+    if (ok)
+        snprintf(p->name, sizeof p->name, "%s", name);
+    else
+        keep_error(st, pr);
+    PQclear(pr);
+    return ok ? 0 : SB_STEP_ERROR;
+}
+
 int sb_pg_step(sb_stmt *s)
 {
     struct sb_pgstmt *p = s->pg;
@@ -269,18 +286,8 @@ int sb_pg_step(sb_stmt *s)
         /* A statement run again (a row a result) is prepared on the
          * server once, with the types of its first run, and executed by
          * name: parsed and planned once, not every time. */
-        if (p->reused && !p->name[0]) {
-            char name[24];
-            snprintf(name, sizeof name, "sb_%u", ++st->pg_nstmt);
-            PGresult *pr = PQprepare(st->pg, name, p->sql, p->nparams, oids);
-            if (pr && PQresultStatus(pr) == PGRES_COMMAND_OK)
-                snprintf(p->name, sizeof p->name, "%s", name);
-            else
-                keep_error(st, pr);
-            PQclear(pr);
-            if (!p->name[0])
-                return SB_STEP_ERROR;
-        }
+        if (p->reused && !p->name[0] && prepare_named(st, p, oids))
+            return SB_STEP_ERROR;
         p->res = p->name[0] ? PQexecPrepared(st->pg, p->name, p->nparams, vals,
                                              p->len, p->fmt, 0)
                             : PQexecParams(st->pg, p->sql, p->nparams, oids,
@@ -375,16 +382,8 @@ int sb_pg_send(sb_stmt *s)
     if (!p->name[0]) { /* prepared first, outside the pipeline */
         if (st->pg_pending && pipe_collect(st))
             return SB_STEP_ERROR;
-        char name[24];
-        snprintf(name, sizeof name, "sb_%u", ++st->pg_nstmt);
-        PGresult *pr = PQprepare(st->pg, name, p->sql, p->nparams, oids);
-        bool ok = pr && PQresultStatus(pr) == PGRES_COMMAND_OK;
-        if (!ok)
-            keep_error(st, pr);
-        PQclear(pr);
-        if (!ok)
+        if (prepare_named(st, p, oids))
             return SB_STEP_ERROR;
-        snprintf(p->name, sizeof p->name, "%s", name);
     }
     if (PQpipelineStatus(st->pg) == PQ_PIPELINE_OFF &&
         PQenterPipelineMode(st->pg) != 1) {
