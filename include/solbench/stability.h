@@ -38,6 +38,10 @@ extern "C" {
  * a noisy 2-vCPU guest: 3 points of 114 went past 10 % at 0.10, none at
  * 0.07; docs/METRICS.md). */
 #define SB_STAB_HISTORY_RETRO 0.07
+/* How a withdrawn mark's reason begins in a run document's "stability":
+ * a later run's verdict, not part of the run as it was measured (an
+ * import holds two copies of a run the same apart from these). */
+#define SB_STAB_WITHDRAWN "withdrawn by run "
 
 enum {
     SB_UNSTABLE_CV = 1u << 0,

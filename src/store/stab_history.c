@@ -89,7 +89,8 @@ int sb_store_judge_history(sb_store *st, sb_run *run, int *withdrawn,
                 continue;
             char why[200];
             snprintf(why, sizeof why,
-                     "withdrawn by run %s: %.0f%% %s than the point's "
+                     SB_STAB_WITHDRAWN
+                     "%s: %.0f%% %s than the point's "
                      "median over its newest %d steady runs on this machine",
                      run->run_id, 100 * fabs(d), d > 0 ? "faster" : "slower",
                      np);

@@ -495,6 +495,17 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
     int rc = sb_st_begin(st, err);
     if (rc)
         return rc;
+    if ((rc = sb_st_withdraw_in_tx(st, run_id, idx, why, err))) {
+        sb_st_rollback(st);
+        return rc;
+    }
+    return sb_st_exec(st, "COMMIT", err);
+}
+
+int sb_st_withdraw_in_tx(sb_store *st, const char *run_id, int idx,
+                         const char *why, sb_err *err)
+{
+    int rc = 0;
     sb_stmt *s = NULL;
     json_t *doc = NULL;
     char *text = NULL;
@@ -552,14 +563,10 @@ int sb_store_withdraw_stable(sb_store *st, const char *run_id, int idx,
         sb_stmt_free(s);
         s = NULL;
     }
-    free(text);
-    json_decref(doc);
-    return sb_st_exec(st, "COMMIT", err);
 fail:
     if (s)
         sb_stmt_free(s);
     free(text);
     json_decref(doc);
-    sb_st_rollback(st);
     return rc;
 }

@@ -141,6 +141,10 @@ int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
                        const char *const *names, int n, bool *inserted,
                        sb_err *err);
 
+/* sb_store_withdraw_stable inside the caller's transaction. */
+int sb_st_withdraw_in_tx(sb_store *st, const char *run_id, int idx,
+                         const char *why, sb_err *err);
+
 /* ---- the PostgreSQL driver (store_pg.c) ---- */
 int sb_pg_open(sb_store *st, const char *url, int mode, sb_err *err);
 void sb_pg_close(sb_store *st);

@@ -423,13 +423,90 @@ static int stored_doc(sb_store *st, const char *id, json_t **doc, bool *found,
     return rc;
 }
 
-/* Whether run is the very run doc holds (the same JSON document). */
+static bool is_withdrawal(const json_t *why)
+{
+    return json_is_string(why) &&
+           strncmp(json_string_value(why), SB_STAB_WITHDRAWN,
+                   strlen(SB_STAB_WITHDRAWN)) == 0;
+}
+
+/* A run document as it was measured: the stable marks that later runs
+ * withdrew (stab_history.c) put back. A new reference. */
+static json_t *as_measured(const json_t *doc)
+{
+    json_t *d = json_deep_copy(doc);
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(d, "results"), i, r)
+    {
+        json_t *why = json_object_get(r, "stability");
+        bool had = false;
+        for (size_t k = 0; k < json_array_size(why);) {
+            if (is_withdrawal(json_array_get(why, k))) {
+                json_array_remove(why, k);
+                had = true;
+            } else {
+                k++;
+            }
+        }
+        if (had) /* only a stable mark is withdrawn */
+            json_object_set_new(r, "stable", json_true());
+    }
+    return d;
+}
+
+/* Whether run is the very run doc holds: the same JSON document, apart
+ * from the stable marks later runs withdrew in either copy (a run exported
+ * before such a verdict, or a store's copy judged by other runs). */
 static bool same_run(const json_t *doc, const sb_run *run)
 {
     json_t *mine = sb_run_to_json(run);
-    bool same = doc && mine && json_equal((json_t *)doc, mine);
+    json_t *a = doc ? as_measured(doc) : NULL,
+           *b = mine ? as_measured(mine) : NULL;
+    bool same = a && b && json_equal(a, b);
+    json_decref(a);
+    json_decref(b);
     json_decref(mine);
     return same;
+}
+
+/* The withdrawals run carries that its stored copy lacks are made there
+ * too (inside the caller's transaction): an import loses no verdict. */
+static int carry_withdrawals(sb_store *st, const sb_run *run, sb_err *err)
+{
+    json_t *doc;
+    bool found;
+    int rc = stored_doc(st, run->run_id, &doc, &found, err);
+    if (rc || !found) {
+        json_decref(doc);
+        return rc;
+    }
+    json_t *mine = sb_run_to_json(run);
+    json_t *have = json_object_get(doc, "results");
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(mine, "results"), i, r)
+    {
+        json_t *why = json_object_get(r, "stability"), *w;
+        json_t *there = json_object_get(json_array_get(have, i), "stability");
+        size_t k;
+        json_array_foreach(why, k, w)
+        {
+            if (!is_withdrawal(w))
+                continue;
+            bool known = false;
+            for (size_t j = 0; j < json_array_size(there) && !known; j++)
+                known = json_equal(w, json_array_get(there, j));
+            if (!known &&
+                (rc = sb_st_withdraw_in_tx(st, run->run_id, (int)i,
+                                           json_string_value(w), err)))
+                goto out;
+        }
+    }
+out:
+    json_decref(mine);
+    json_decref(doc);
+    return rc;
 }
 
 int sb_store_import_runs(sb_store *st, const sb_run *runs,
@@ -530,9 +607,8 @@ int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
         }
     }
     for (int i = 0; i < n; i++) {
-        if (skip[i])
-            continue;
-        if ((rc = save(st, &runs[i], true, true, &inserted[i], err)))
+        if ((rc = skip[i] ? carry_withdrawals(st, &runs[i], err)
+                          : save(st, &runs[i], true, true, &inserted[i], err)))
             goto fail;
     }
     free(skip);

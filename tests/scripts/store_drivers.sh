@@ -107,6 +107,33 @@ PY
         fail "import changed: exit $rc, $(nruns) runs (were $before): $(cat "$W/i")"
     "$S" import "$W/new.json" >/dev/null && [ "$(nruns)" = $((before + 1)) ] &&
         ok "a new run imported" || fail "import new.json"
+    # a stable mark a later run withdrew is a verdict on the run, not
+    # another run: the copies are the same run, and the withdrawal carried
+    withdraw() { # IN OUT RUN_ID: result 0 stable, then (OUT) withdrawn
+        python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["run_id"] = sys.argv[3]
+r = d["results"][0]
+r["stable"], r["stability"] = True, []
+json.dump(d, open(sys.argv[1] + ".stable", "w"))
+r["stable"] = False
+r["stability"] = ["withdrawn by run 20200103T000000Z-000001: 12% faster than the point's median"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    }
+    withdrawn0() { # RUN: result 0's stable mark and reasons, as stored
+        "$S" export "$1" --json "$W/x.json" >/dev/null &&
+            python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print(r['stable'], len(r['stability']))" "$W/x.json"
+    }
+    withdraw "$W/a.json" "$W/wd.json" 20200102T000000Z-abcdef
+    "$S" import "$W/a.json.stable" >/dev/null &&
+        "$S" import "$W/wd.json" | grep -q "already stored, skipped" &&
+        [ "$(withdrawn0 20200102T000000Z-abcdef)" = "False 1" ] &&
+        "$S" import "$W/a.json.stable" | grep -q "already stored, skipped" &&
+        [ "$(withdrawn0 20200102T000000Z-abcdef)" = "False 1" ] &&
+        ok "a copy with a withdrawn stable mark is the same run: skipped, the withdrawal kept" ||
+        fail "withdrawn copy: $(withdrawn0 20200102T000000Z-abcdef)"
     # profiler traces
     printf '{"traceEvents":[{"name":"k","ph":"X","ts":0,"dur":5,"pid":1,"tid":1}]}' >"$W/t.json"
     "$S" trace import "$W/t.json" --name tr1 >/dev/null && "$S" trace list | grep -q '^tr1 .*chrome' &&
@@ -197,6 +224,31 @@ import)
     "$S" import "$L" >"$W/o2" 2>&1
     grep -q "0 of 3 runs imported, 0 of 1 baselines, 0 of 1 traces" "$W/o2" && [ "$(counts)" = "$c1" ] &&
         ok "a second import adds nothing" || fail "second import: $(cat "$W/o2"); $(counts) against $c1"
+    # a stable mark withdrawn in the source only: carried into the
+    # destination, the run not imported twice
+    stable0() { "$S" export "$first" --json "$W/x.json" >/dev/null &&
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print(r['stable'], r['stability'][-1][:16])" "$W/x.json"; }
+    SOLBENCH_DB=$L "$S" export "$first" --json "$W/f.json" >/dev/null
+    # (only a stable mark is withdrawn: result 0 must have been stable)
+    if python3 - "$W/f.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"][0]
+if r.get("stable") is not True:
+    sys.exit(1)
+r["stable"] = False
+r["stability"].append("withdrawn by run 20200103T000000Z-000001: 9% slower than the point's median")
+json.dump(d, open(sys.argv[1], "w"))
+PY
+    then
+        SOLBENCH_DB=$L "$S" import "$W/f.json" >/dev/null &&
+            "$S" import "$L" >"$W/o2" 2>&1 && grep -q "0 of 3 runs imported" "$W/o2" &&
+            [ "$(stable0)" = "False withdrawn by run" ] &&
+            ok "a withdrawn stable mark carried from the source store, the run not imported again" ||
+            fail "withdrawal in the source: $(cat "$W/o2"); $(stable0)"
+    else
+        ok "(the first run's result was not stable: no withdrawal to carry)"
+    fi
     "$S" baseline set nightly "$first" >/dev/null # one run now: other runs than the SQLite store's
     "$S" run "${tiny[@]}" >/dev/null
     SOLBENCH_DB=$L "$S" run "${tiny[@]}" >/dev/null
