@@ -127,6 +127,9 @@ typedef struct sb_workload {
      * arrivals dealt to the replicas in turn */
     const sb_sim_req *sim_file;
     size_t sim_file_n;
+    /* the file's requests in a closed loop at `concurrency` (in the
+     * file's order, its arrival times ignored), not at their arrivals */
+    bool sim_file_closed;
     char sim_file_name[256];
     /* calibration: efficiencies against the ceilings (0: none given) */
     double eff_matmul, eff_attention, eff_memory, eff_network;

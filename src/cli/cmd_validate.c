@@ -44,7 +44,7 @@ static const char validate_help[] =
     "workload's)\n"
     "  --requests N requests each serving load completes (default 2 x its "
     "concurrency,\n"
-    "               at least 4)\n"
+    "               at least 8)\n"
     "  --quick      a few seconds in all: short samples, prompts of at most "
     "64 and\n"
     "               outputs of at most 16 tokens unless given, the light "

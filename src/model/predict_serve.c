@@ -394,7 +394,7 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
                            : 0;
     p->sim_rate = w->request_rate > 0 ? w->request_rate / R : 0;
     p->sim_closed = p->sim_rate > 0 ? 0 : (int)ceil(w->concurrency / R);
-    if (w->sim_file_n > 0)
+    if (w->sim_file_n > 0 && !w->sim_file_closed)
         p->sim_closed = 0; /* the file's arrivals */
     sb_sim_cfg cfg = {.sched = (sb_sim_sched)w->sim_sched,
                       .max_seqs = w->max_seqs,
@@ -417,7 +417,7 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
             req[k++] = w->sim_file[i];
         n = k;
         double span = n > 1 ? req[n - 1].arrival_s - req[0].arrival_s : 0;
-        p->sim_rate = span > 0 ? (double)(n - 1) / span : 0;
+        p->sim_rate = span > 0 && !p->sim_closed ? (double)(n - 1) / span : 0;
     } else {
         rc = sb_sim_requests(req, n, p->sim_rate, w->prompt_len, w->output_len,
                              (sb_sim_len)w->sim_len, w->sim_spread,

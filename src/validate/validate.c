@@ -388,7 +388,8 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     v->C = P + O / 2; /* predict's decode context */
     /* the serving loads: closed loops of 1 (light), a quarter of the
      * saturating one (medium) and max(16, batch) (saturating), each of
-     * 2 x its concurrency requests (at least 4; --requests: that many);
+     * 2 x its concurrency requests (at least 8: a light load's medians
+     * over 3 requests were one request's; --requests: that many);
      * --quick keeps the light one */
     static const char *const load_name[SB_VALIDATE_LOADS] = {"light", "medium",
                                                              "saturating"};
@@ -406,7 +407,7 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
         l->name = load_name[k];
         l->concurrency = conc[k];
         l->requests =
-            q.requests ? q.requests : (2 * conc[k] > 4 ? 2 * conc[k] : 4);
+            q.requests ? q.requests : (2 * conc[k] > 8 ? 2 * conc[k] : 8);
         if (l->requests < l->concurrency)
             return sb_fail(err, SB_EINVAL,
                            "--requests %d: fewer than the %s load's "
@@ -577,6 +578,14 @@ int sb_validate_measure(sb_validate *v, sb_err *err)
     return 0;
 }
 
+/* How load l is served: its slots and requests, the workload's lengths
+ * spread uniformly over [L/2, 3L/2]. */
+static sb_serve_opts serve_opts(const sb_validate *v, const sb_validate_load *l)
+{
+    return (sb_serve_opts){l->concurrency, l->requests, v->P,    v->O,
+                           true,           3,           l->stok, v->sctx};
+}
+
 /* Serves load l on a model of its own (its events kept for a trace when
  * `ev` is given). */
 static int serve_load(sb_validate *v, sb_validate_load *l, sb_ref_event *ev,
@@ -589,8 +598,7 @@ static int serve_load(sb_validate *v, sb_validate_load *l, sb_ref_event *ev,
     if (rc == 0 && ev)
         sb_ref_record(m, ev, cap_ev);
     if (rc == 0) {
-        sb_serve_opts so = {l->concurrency, l->requests, v->P,    v->O,
-                            true,           3,           l->stok, v->sctx};
+        sb_serve_opts so = serve_opts(v, l);
         rc = sb_serve_run(m, &so, &l->ms, err);
     }
     if (rc == 0 && ev) {
@@ -606,9 +614,8 @@ static int serve_load(sb_validate *v, sb_validate_load *l, sb_ref_event *ev,
 }
 
 /* The serving simulator's prediction of load l, calibrated by this run:
- * the engine's lengths (uniform over [L/2, 3L/2]), its closed loop, its
- * scheduler (every decode, then whole prompts within its token budget:
- * orca) and slots. */
+ * the requests the engine served, its closed loop, its scheduler (every
+ * decode, then whole prompts within its token budget: orca) and slots. */
 static int predict_load(sb_validate *v, const sb_ceilings *c,
                         sb_validate_load *l, sb_err *err)
 {
@@ -619,13 +626,33 @@ static int predict_load(sb_validate *v, const sb_ceilings *c,
     w.sim_sched = SB_SIM_ORCA;
     w.max_seqs = l->concurrency;
     w.max_batched_tokens = l->stok;
-    w.sim_len = SB_SIM_LEN_UNIFORM;
-    w.sim_spread = 0.5;
-    w.sim_seed = 3;
+    /* the very requests the engine served, in the order they joined: a
+     * median over 8 requests is one request's, and drawing other lengths
+     * of the same distribution moved it by 20 % */
+    sb_sim_req *req = malloc(sizeof *req * (size_t)l->requests);
+    int *pl = malloc(sizeof(int) * (size_t)l->requests),
+        *ol = malloc(sizeof(int) * (size_t)l->requests);
     sb_prediction *p = malloc(sizeof *p);
-    if (!p)
+    if (!p || !req || !pl || !ol) {
+        free(p);
+        free(req);
+        free(pl);
+        free(ol);
         return sb_fail(err, SB_ENOMEM, "out of memory");
+    }
+    sb_serve_opts so = serve_opts(v, l);
+    sb_serve_lengths(&so, pl, ol);
+    for (int i = 0; i < l->requests; i++)
+        req[i] = (sb_sim_req){0, pl[i], ol[i]};
+    free(pl);
+    free(ol);
+    w.sim_file = req;
+    w.sim_file_n = (size_t)l->requests;
+    w.sim_file_closed = true;
+    snprintf(w.sim_file_name, sizeof w.sim_file_name,
+             "the requests the reference served");
     int rc = sb_predict_calibrated(&w, c, p, err);
+    free(req);
     if (rc == 0) {
         l->pred = p->sim;
         l->why[0] = '\0';

@@ -232,6 +232,45 @@ static void test_capacity(void)
         CHECK(sb_slo_parse(bad[k], &slo, &err) == SB_EINVAL);
 }
 
+/* A request list in a closed loop (validate's serving loads: the very
+ * lengths the reference served): the same lengths drawn and given as a
+ * list are the same run; other lengths of the same distribution are
+ * not; at their arrivals (a file's default) the list queues at once. */
+static void test_closed_list(void)
+{
+    const char *s[] = {"requests=24", "concurrency=4", "lengths=uniform",
+                       "length_spread=0.5"};
+    sb_workload w;
+    sb_ceilings c;
+    sb_err err = {0};
+    machine("h200-sxm", &c);
+    CHECK(load("llama3-70b", s, 4, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    sb_sim_out drawn = P.sim;
+    CHECK(drawn.requests == 24 && P.sim_closed == 4);
+    sb_sim_req req[24];
+    CHECK(sb_sim_requests(req, 24, 0, w.prompt_len, w.output_len,
+                          (sb_sim_len)w.sim_len, w.sim_spread,
+                          (uint64_t)w.sim_seed, &err) == 0);
+    w.sim_file = req;
+    w.sim_file_n = 24;
+    w.sim_file_closed = true;
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.sim_closed == 4 && P.sim_rate == 0);
+    CHECK(P.sim.requests == 24 && P.sim.iterations == drawn.iterations);
+    CHECK_NEAR(P.sim.e2e.p50, drawn.e2e.p50, 1e-12);
+    CHECK_NEAR(P.sim.ttft.p90, drawn.ttft.p90, 1e-12);
+    CHECK_NEAR(P.sim.tokens_per_s, drawn.tokens_per_s, 1e-9);
+    /* the first request's output doubled: another run */
+    req[0].output *= 2;
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.sim.iterations > drawn.iterations);
+    /* the list at its arrivals (all at 0): no closed loop, all queued */
+    w.sim_file_closed = false;
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    CHECK(P.sim_closed == 0 && P.sim.queue.p90 > drawn.queue.p90);
+}
+
 int main(void)
 {
     test_alone();
@@ -240,5 +279,6 @@ int main(void)
     test_schedulers();
     test_errors();
     test_capacity();
+    test_closed_list();
     return sb_check_done();
 }

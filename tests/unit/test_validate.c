@@ -69,9 +69,9 @@ static void test_prepare_dense(void)
     CHECK(sb_validate_prepare(&o2, &v, &err) == 0);
     CHECK(v.B == 4 && v.P == 32 && v.O == 8 && v.rounds == 5);
     /* three loads: closed loops of 1, 4 and 16, twice as many requests
-     * (at least 4); the decode GEMM at each one's rows (4 is the batch's) */
+     * (at least 8); the decode GEMM at each one's rows (4 is the batch's) */
     CHECK(v.n_loads == 3);
-    CHECK(v.load[0].concurrency == 1 && v.load[0].requests == 4);
+    CHECK(v.load[0].concurrency == 1 && v.load[0].requests == 8);
     CHECK(v.load[1].concurrency == 4 && v.load[1].requests == 8);
     CHECK(v.load[2].concurrency == 16 && v.load[2].requests == 32);
     CHECK(strcmp(v.load[2].name, "saturating") == 0 && v.N == 32);

@@ -23,6 +23,12 @@ typedef struct sb__req {
     int32_t next; /* the token to feed */
 } sb__req;
 
+void sb_serve_lengths(const sb_serve_opts *o, int *plen, int *olen)
+{
+    sb_llm_lengths(o->requests, o->prompt, o->ragged, o->seed, plen);
+    sb_llm_lengths(o->requests, o->output, o->ragged, o->seed + 5, olen);
+}
+
 int sb_serve_run(sb_ref_model *m, const sb_serve_opts *o, sb_serve_stats *st,
                  sb_err *err)
 {
@@ -53,8 +59,7 @@ int sb_serve_run(sb_ref_model *m, const sb_serve_opts *o, sb_serve_stats *st,
         rc = sb_fail(err, SB_ENOMEM, "serve: out of memory");
         goto out;
     }
-    sb_llm_lengths(N, o->prompt, o->ragged, o->seed, plen);
-    sb_llm_lengths(N, o->output, o->ragged, o->seed + 5, olen);
+    sb_serve_lengths(o, plen, olen);
     for (int i = 0; i < N; i++) {
         rq[i].prompt = plen[i];
         rq[i].output = olen[i];

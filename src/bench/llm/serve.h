@@ -35,6 +35,10 @@ typedef struct sb_serve_stats {
     sb_stats ttft, tpot, latency;
 } sb_serve_stats;
 
+/* The lengths of the o->requests requests sb_serve_run serves, in the
+ * order they join: prompts into plen, outputs into olen. */
+void sb_serve_lengths(const sb_serve_opts *o, int *plen, int *olen);
+
 /* Serves o->requests requests on m (slots 0 .. concurrency-1): each
  * iteration runs every live decode and the prompts of requests that joined,
  * whole, while the token budget lasts. */
