@@ -183,24 +183,42 @@ static int import_baselines(sb_store *dst, sb_store *src,
     return rc;
 }
 
-/* 1: dst holds `key` in `table` with the same `col` as the value given;
- * 0: dst does not hold it; 2: it holds another. */
-static int same_row(sb_store *dst, const char *sql, const char *key,
-                    const void *val, size_t len, bool blob, int *rc,
+/* A table copied row by row: each source row's key (column 0) looked up
+ * in the destination, its compared column held against what is stored
+ * there: the same, skipped; absent, inserted; another, the import
+ * refused. */
+typedef struct copy_spec {
+    const char *select;  /* from the source: the key first */
+    const char *lookup;  /* from dst: the compared column WHERE key = ?1 */
+    const char *insert;  /* into dst: ?1.. the selected columns in order */
+    int ncols, cmp_col;  /* columns selected; the one compared */
+    unsigned int_cols;   /* bit i: column i an integer */
+    int blob_col;        /* a blob column (-1: none) */
+    const char *what;    /* "trace": in messages */
+    const char *differs; /* "with other contents" */
+} copy_spec;
+
+/* 1: dst holds the row's key with the same compared column; 0: it does
+ * not hold the key; 2: it holds another; -1: *rc says what failed. */
+static int same_row(sb_store *dst, const copy_spec *c, sb_stmt *row, int *rc,
                     sb_err *err)
 {
+    bool blob = c->cmp_col == c->blob_col;
+    size_t len = 0;
+    const void *val = blob ? sb_col_blob(row, c->cmp_col, &len)
+                           : sb_st_col_text(row, c->cmp_col);
+    if (!blob)
+        len = strlen(val);
     sb_stmt *s;
-    if ((*rc = sb_st_prepare(dst, sql, &s, err)))
+    if ((*rc = sb_st_prepare(dst, c->lookup, &s, err)))
         return -1;
-    sb_st_bind_text(s, 1, key);
+    sb_st_bind_text(s, 1, sb_st_col_text(row, 0));
     int step = sb_stmt_step(s), res = 0;
     if (step == SB_STEP_ROW) {
         size_t have = 0;
-        const void *p = blob ? sb_col_blob(s, 0, &have) : NULL;
-        if (!blob) {
-            p = sb_st_col_text(s, 0);
+        const void *p = blob ? sb_col_blob(s, 0, &have) : sb_st_col_text(s, 0);
+        if (!blob)
             have = strlen(p);
-        }
         res = have == len && (len == 0 || memcmp(p, val, len) == 0) ? 1 : 2;
     } else if (step != SB_STEP_DONE) {
         *rc = sb_st_fail(dst, err, "reading the destination");
@@ -210,137 +228,93 @@ static int same_row(sb_store *dst, const char *sql, const char *key,
     return res;
 }
 
-static int import_traces(sb_store *dst, sb_store *src, sb_store_import_stats *n,
-                         sb_err *err)
+/* Copies c's table from src into dst; *seen and *added (may be NULL)
+ * count the source's rows and those inserted. */
+static int copy_rows(sb_store *dst, sb_store *src, const copy_spec *c,
+                     int *seen, int *added, sb_err *err)
 {
     sb_stmt *s;
-    int rc = sb_st_prepare(src,
-                           "SELECT name, imported_at, source, format, events, "
-                           "data FROM traces ORDER BY name",
-                           &s, err);
+    int rc = sb_st_prepare(src, c->select, &s, err);
     if (rc)
         return rc;
-    while (sb_st_row(src, s, "reading the source's traces", &rc, err)) {
-        const char *name = sb_st_col_text(s, 0);
-        size_t len = 0;
-        const void *data = sb_col_blob(s, 5, &len);
-        n->traces++;
-        int f = same_row(dst, "SELECT data FROM traces WHERE name = ?1", name,
-                         data, len, true, &rc, err);
+    char reading[80], storing[80];
+    snprintf(reading, sizeof reading, "reading the source's %ss", c->what);
+    snprintf(storing, sizeof storing, "storing a %s", c->what);
+    while (sb_st_row(src, s, reading, &rc, err)) {
+        if (seen)
+            (*seen)++;
+        int f = same_row(dst, c, s, &rc, err);
         if (f < 0)
             break;
         if (f == 2) {
             rc = sb_fail(err, SB_EINVAL,
-                         "trace '%s' is in both stores with other contents; "
-                         "nothing was imported",
-                         name);
+                         "%s '%s' is in both stores %s; nothing was imported",
+                         c->what, sb_st_col_text(s, 0), c->differs);
             break;
         }
         if (f == 1)
             continue;
         sb_stmt *w;
-        if ((rc = sb_st_prepare(dst,
-                                "INSERT INTO traces(name, imported_at, source, "
-                                "format, events, data) VALUES (?1, ?2, ?3, "
-                                "?4, ?5, ?6)",
-                                &w, err)))
+        if ((rc = sb_st_prepare(dst, c->insert, &w, err)))
             break;
-        for (int i = 0; i < 4; i++)
-            sb_st_bind_text(w, i + 1, sb_st_col_text(s, i));
-        sb_bind_int(w, 5, sb_col_int(s, 4));
-        sb_bind_blob(w, 6, data, len);
-        if ((rc = sb_st_run(dst, w, "storing a trace", err)))
+        for (int i = 0; i < c->ncols; i++) {
+            if (c->int_cols & (1u << i)) {
+                sb_bind_int(w, i + 1, sb_col_int(s, i));
+            } else if (i == c->blob_col) {
+                size_t len = 0;
+                const void *p = sb_col_blob(s, i, &len);
+                sb_bind_blob(w, i + 1, p, len);
+            } else {
+                sb_st_bind_text(w, i + 1, sb_st_col_text(s, i));
+            }
+        }
+        if ((rc = sb_st_run(dst, w, storing, err)))
             break;
-        n->traces_new++;
+        if (added)
+            (*added)++;
     }
     sb_stmt_free(s);
     return rc;
 }
 
-static int import_fleets(sb_store *dst, sb_store *src, sb_store_import_stats *n,
-                         sb_err *err)
-{
-    sb_stmt *s;
-    int rc = sb_st_prepare(src,
-                           "SELECT fleet_id, started_at, launcher, hosts, "
-                           "healthy, stored_at, doc FROM fleets "
-                           "ORDER BY started_at, fleet_id",
-                           &s, err);
-    if (rc)
-        return rc;
-    while (sb_st_row(src, s, "reading the source's fleet runs", &rc, err)) {
-        const char *id = sb_st_col_text(s, 0), *doc = sb_st_col_text(s, 6);
-        n->fleets++;
-        int f = same_row(dst, "SELECT doc FROM fleets WHERE fleet_id = ?1", id,
-                         doc, strlen(doc), false, &rc, err);
-        if (f < 0)
-            break;
-        if (f == 2) {
-            rc = sb_fail(err, SB_EINVAL,
-                         "fleet run %s is in both stores with other "
-                         "contents; nothing was imported",
-                         id);
-            break;
-        }
-        if (f == 1)
-            continue;
-        sb_stmt *w;
-        if ((rc = sb_st_prepare(dst,
-                                "INSERT INTO fleets(fleet_id, started_at, "
-                                "launcher, hosts, healthy, stored_at, doc) "
-                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                                &w, err)))
-            break;
-        for (int i = 0; i < 7; i++) {
-            if (i == 3 || i == 4)
-                sb_bind_int(w, i + 1, sb_col_int(s, i));
-            else
-                sb_st_bind_text(w, i + 1, sb_st_col_text(s, i));
-        }
-        if ((rc = sb_st_run(dst, w, "storing a fleet run", err)))
-            break;
-        n->fleets_new++;
-    }
-    sb_stmt_free(s);
-    if (rc)
-        return rc;
-    /* the fleets named as baselines */
-    if ((rc = sb_st_prepare(src,
-                            "SELECT name, fleet_id, created_at FROM "
-                            "fleet_baselines ORDER BY name",
-                            &s, err)))
-        return rc;
-    while (
-        sb_st_row(src, s, "reading the source's fleet baselines", &rc, err)) {
-        const char *name = sb_st_col_text(s, 0), *id = sb_st_col_text(s, 1);
-        int f = same_row(dst,
-                         "SELECT fleet_id FROM fleet_baselines WHERE name = ?1",
-                         name, id, strlen(id), false, &rc, err);
-        if (f < 0)
-            break;
-        if (f == 2) {
-            rc = sb_fail(err, SB_EINVAL,
-                         "fleet baseline '%s' is in both stores naming "
-                         "other fleet runs; nothing was imported",
-                         name);
-            break;
-        }
-        if (f == 1)
-            continue;
-        sb_stmt *w;
-        if ((rc = sb_st_prepare(dst,
-                                "INSERT INTO fleet_baselines(name, fleet_id, "
-                                "created_at) VALUES (?1, ?2, ?3)",
-                                &w, err)))
-            break;
-        for (int i = 0; i < 3; i++)
-            sb_st_bind_text(w, i + 1, sb_st_col_text(s, i));
-        if ((rc = sb_st_run(dst, w, "storing a fleet baseline", err)))
-            break;
-    }
-    sb_stmt_free(s);
-    return rc;
-}
+static const copy_spec traces_spec = {
+    "SELECT name, imported_at, source, format, events, data FROM traces "
+    "ORDER BY name",
+    "SELECT data FROM traces WHERE name = ?1",
+    "INSERT INTO traces(name, imported_at, source, format, events, data) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    6,
+    5,
+    1u << 4,
+    5,
+    "trace",
+    "with other contents"};
+
+static const copy_spec fleets_spec = {
+    "SELECT fleet_id, started_at, launcher, hosts, healthy, stored_at, doc "
+    "FROM fleets ORDER BY started_at, fleet_id",
+    "SELECT doc FROM fleets WHERE fleet_id = ?1",
+    "INSERT INTO fleets(fleet_id, started_at, launcher, hosts, healthy, "
+    "stored_at, doc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    7,
+    6,
+    1u << 3 | 1u << 4,
+    -1,
+    "fleet run",
+    "with other contents"};
+
+/* the fleets named as baselines */
+static const copy_spec fleet_baselines_spec = {
+    "SELECT name, fleet_id, created_at FROM fleet_baselines ORDER BY name",
+    "SELECT fleet_id FROM fleet_baselines WHERE name = ?1",
+    "INSERT INTO fleet_baselines(name, fleet_id, created_at) "
+    "VALUES (?1, ?2, ?3)",
+    3,
+    1,
+    0,
+    -1,
+    "fleet baseline",
+    "naming other fleet runs"};
 
 int sb_store_import_store(sb_store *dst, sb_store *src,
                           sb_store_import_stats *n, sb_err *err)
@@ -366,8 +340,14 @@ int sb_store_import_store(sb_store *dst, sb_store *src,
         goto out;
     if ((rc = sb_st_import_in_tx(dst, runs, NULL, nruns, inserted, err)) ||
         (rc = import_baselines(dst, src, n, err)) ||
-        (src->version >= 3 && (rc = import_traces(dst, src, n, err))) ||
-        (src->version >= 7 && (rc = import_fleets(dst, src, n, err)))) {
+        (src->version >= 3 &&
+         (rc = copy_rows(dst, src, &traces_spec, &n->traces, &n->traces_new,
+                         err))) ||
+        (src->version >= 7 &&
+         ((rc = copy_rows(dst, src, &fleets_spec, &n->fleets, &n->fleets_new,
+                          err)) ||
+          (rc =
+               copy_rows(dst, src, &fleet_baselines_spec, NULL, NULL, err))))) {
         sb_st_rollback(dst);
         goto out;
     }

@@ -13,10 +13,11 @@
 #          stopped mid-commit (pg_ctl stop -m immediate) 5 times: every
 #          stored run whole (its results and samples all there), a writer
 #          whose server went away exits 2 with one line.
-#   import: a SQLite store (runs, a baseline of two runs, a trace) into
-#          PostgreSQL: everything there; a second import adds nothing; a
-#          baseline of other runs under the same name refuses the import,
-#          nothing changed.
+#   import: a SQLite store (runs, a baseline of two runs, a trace, fleet
+#          runs and a fleet baseline) into PostgreSQL: everything there; a
+#          second import adds nothing; a withdrawn stable mark carried; a
+#          fleet baseline or a baseline naming other runs under the same
+#          name refuses the import, nothing changed.
 # Exit 77 (skip) with the reason when no PostgreSQL server can be started.
 set -u
 S=$1
@@ -224,6 +225,26 @@ import)
     "$S" import "$L" >"$W/o2" 2>&1
     grep -q "0 of 3 runs imported, 0 of 1 baselines, 0 of 1 traces" "$W/o2" && [ "$(counts)" = "$c1" ] &&
         ok "a second import adds nothing" || fail "second import: $(cat "$W/o2"); $(counts) against $c1"
+    # fleet records and a fleet baseline (written straight into the
+    # source: a fleet run needs several hosts), then a fleet baseline
+    # naming another fleet run refuses the import, nothing changed
+    fleetsql() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()" "$L" "$1"; }
+    fleetsql "INSERT INTO fleets VALUES ('f1','2026-01-01T00:00:00Z','mpirun',2,1,'2026-01-01T00:01:00Z','{\"fleet\":1}');
+              INSERT INTO fleets VALUES ('f2','2026-01-02T00:00:00Z','srun',4,0,'2026-01-02T00:01:00Z','{\"fleet\":2}');
+              INSERT INTO fleet_baselines VALUES ('fb','f1','2026-01-03T00:00:00Z');"
+    fleets() { pgq "SELECT (SELECT string_agg(fleet_id || ':' || hosts || ':' || healthy || ':' || doc, ',' ORDER BY fleet_id) FROM fleets),
+                           (SELECT string_agg(name || ':' || fleet_id, ',') FROM fleet_baselines)"; }
+    "$S" import "$L" >"$W/of" 2>&1 && grep -q "0 of 3 runs imported, 0 of 1 baselines, 0 of 1 traces, 2 of 2 fleet runs" "$W/of" &&
+        [ "$(fleets)" = 'f1:2:1:{"fleet":1},f2:4:0:{"fleet":2}|fb:f1' ] &&
+        ok "fleet runs and a fleet baseline imported ($(fleets))" || fail "fleets: $(cat "$W/of"); $(fleets)"
+    fleetsql "UPDATE fleet_baselines SET fleet_id = 'f2' WHERE name = 'fb';"
+    c0=$(counts)
+    "$S" import "$L" >"$W/of" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q "fleet baseline 'fb' is in both stores naming other fleet runs" "$W/of" &&
+        [ "$(fleets)" = 'f1:2:1:{"fleet":1},f2:4:0:{"fleet":2}|fb:f1' ] && [ "$(counts)" = "$c0" ] &&
+        ok "a fleet baseline naming another fleet run refuses the import, nothing changed" ||
+        fail "fleet baseline conflict: exit $rc: $(cat "$W/of"); $(fleets)"
+    fleetsql "UPDATE fleet_baselines SET fleet_id = 'f1' WHERE name = 'fb';"
     # a stable mark withdrawn in the source only: carried into the
     # destination, the run not imported twice
     stable0() { "$S" export "$first" --json "$W/x.json" >/dev/null &&
