@@ -58,6 +58,14 @@ const char *sb_store_file(const sb_store *st);
 /* True for a PostgreSQL URL (postgresql://… or postgres://…): the store
  * on a server (docs/STORE.md) rather than a SQLite file. */
 bool sb_store_is_url(const char *path);
+/* Whether a store may already be at `path`: a URL (the server knows), or
+ * a file that exists. Commands that only read use it not to create an
+ * empty store where none was. */
+bool sb_store_exists(const char *path);
+/* Whether `path` names a store to import from, not a run document: a
+ * URL, or a regular file that begins with SQLite's header (a FIFO or a
+ * device is not opened). */
+bool sb_store_is_store(const char *path);
 /* 0 when the disk that holds (or would hold) the database at `path` has
  * need_bytes free; else "the disk is full", before anything is created. */
 int sb_store_check_space(const char *path, double need_bytes, sb_err *err);

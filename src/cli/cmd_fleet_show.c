@@ -103,11 +103,10 @@ static const char show_help[] =
 int sb_cli_fleet_store(const char *db, int mode, sb_store **st, sb_err *err)
 {
     char path[4096];
-    struct stat s;
     /* a store that is not there is not made by a command that reads */
     if (sb_store_path(db, path, sizeof path, err))
         return err->code;
-    if (!sb_store_is_url(path) && stat(path, &s) != 0)
+    if (!sb_store_exists(path))
         return sb_fail(err, SB_EINVAL,
                        "database %s holds no fleet runs yet (it does not "
                        "exist; solbench fleet run stores them)",

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "solbench/store.h"
@@ -27,25 +26,6 @@ static const char import_help[] =
     "  every run, baseline, profiler trace and fleet record it holds, in\n"
     "  one transaction; what the store already holds as it is is skipped,\n"
     "  so importing twice changes nothing.\n";
-
-/* A SQLite file (its 16-byte header) or a server's URL. */
-static bool is_store(const char *path)
-{
-    if (sb_store_is_url(path))
-        return true;
-    /* a regular file only: a FIFO or a device is left to the document
-     * reader, which refuses it without opening it */
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return false;
-    char head[16] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return false;
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return n == sizeof head && memcmp(head, "SQLite format 3", 16) == 0;
-}
 
 static int import_store(const char *src_path, const char *db)
 {
@@ -101,7 +81,7 @@ int sb_cmd_import(int argc, char **argv)
         return sb_cli_usage("import", "no file given (usage: import FILE...)");
     }
     for (int i = 0; i < nfiles; i++) {
-        if (!is_store(files[i]))
+        if (!sb_store_is_store(files[i]))
             continue;
         if (nfiles > 1) {
             free(files);

@@ -239,7 +239,7 @@ int sb_cli_trace_load(const char *db, const char *ref, sb_trace *t, sb_err *err)
     int rc = sb_store_path(db, path, sizeof path, err);
     if (rc)
         return rc;
-    if (!sb_store_is_url(path) && stat(path, &sb) != 0) {
+    if (!sb_store_exists(path)) {
         if (strchr(ref, '/') || strchr(ref, '.'))
             return sb_trace_read(ref, t, err);
         return sb_fail(err, SB_EINVAL,
@@ -305,9 +305,8 @@ static int machine(const opts *o, const sb_trace *t, sb_ceilings *c, char *desc,
         /* a host trace: the newest measured run of this store, if any */
         sb_err quiet = {0};
         char db[4096];
-        struct stat sb;
         if (sb_store_path(o->db, db, sizeof db, &quiet) == 0 &&
-            (sb_store_is_url(db) || stat(db, &sb) == 0) &&
+            sb_store_exists(db) &&
             sb_machine_open(NULL, NULL, "last", o->db, c, NULL, NULL, NULL,
                             desc, len, &quiet) == 0)
             return 0;

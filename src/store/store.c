@@ -1131,6 +1131,28 @@ const char *sb_store_file(const sb_store *st)
     return st->path;
 }
 
+bool sb_store_exists(const char *path)
+{
+    struct stat sb;
+    return sb_store_is_url(path) || (path && stat(path, &sb) == 0);
+}
+
+bool sb_store_is_store(const char *path)
+{
+    if (sb_store_is_url(path))
+        return true;
+    struct stat sb;
+    if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return false;
+    char head[16] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
 int sb_store_check_space(const char *path, double need_bytes, sb_err *err)
 {
     if (sb_store_is_url(path)) /* the server's disk: its own concern */

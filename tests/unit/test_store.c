@@ -691,6 +691,33 @@ static void test_p10_band(void)
     sb_store_close(st);
 }
 
+/* What a path names: a store to import from (a URL, or a regular file
+ * with SQLite's header), a store that exists (for commands that read). */
+static void test_what_path(void)
+{
+    char st[512], doc[512], fifo[512], none[512];
+    tmp("what.db", st, sizeof st);
+    sb_store *s = NULL;
+    sb_err err = {0};
+    CHECK(sb_store_open(st, &s, &err) == 0);
+    sb_store_close(s);
+    FILE *f = fopen(tmp("what.json", doc, sizeof doc), "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("{\"schema\": \"solbench.run/1\"}\n", f);
+        fclose(f);
+    }
+    CHECK(mkfifo(tmp("what.fifo", fifo, sizeof fifo), 0600) == 0);
+    tmp("what-none.db", none, sizeof none);
+    const char *url = "postgresql://ci@db.invalid/solbench";
+    CHECK(sb_store_is_store(st) && sb_store_is_store(url));
+    CHECK(!sb_store_is_store(doc) && !sb_store_is_store(fifo));
+    CHECK(!sb_store_is_store(none) && !sb_store_is_store(dir));
+    CHECK(sb_store_exists(st) && sb_store_exists(url) && sb_store_exists(doc));
+    CHECK(!sb_store_exists(none) && !sb_store_exists(NULL));
+    unlink(fifo);
+}
+
 int main(void)
 {
     if (!sb_test_scratch(dir, sizeof dir, "store"))
@@ -702,6 +729,7 @@ int main(void)
     if (!pg_host) { /* SQLite's files: foreign, damaged, killed mid-write */
         test_refusals();
         test_kill_mid_write();
+        test_what_path();
     }
     test_diff_and_compare();
     test_stability_history();
