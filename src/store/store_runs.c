@@ -455,19 +455,63 @@ static json_t *as_measured(const json_t *doc)
     return d;
 }
 
-/* Whether run is the very run doc holds: the same JSON document, apart
- * from the stable marks later runs withdrew in either copy (a run exported
- * before such a verdict, or a store's copy judged by other runs). */
-static bool same_run(const json_t *doc, const sb_run *run)
+/* Whether mine (a run's document) is the very run doc holds: the same
+ * JSON document, apart from the stable marks later runs withdrew in
+ * either copy (a run exported before such a verdict, or a store's copy
+ * judged by other runs). */
+static bool same_run(const json_t *doc, const json_t *mine)
 {
-    json_t *mine = sb_run_to_json(run);
     json_t *a = doc ? as_measured(doc) : NULL,
            *b = mine ? as_measured(mine) : NULL;
     bool same = a && b && json_equal(a, b);
     json_decref(a);
     json_decref(b);
-    json_decref(mine);
     return same;
+}
+
+/* Calls fn for every withdrawal in mine that the same result of have
+ * lacks; stops at fn's first non-zero return. */
+typedef int (*withdrawal_fn)(int idx, const char *why, void *arg);
+static int new_withdrawals(const json_t *have, const json_t *mine,
+                           withdrawal_fn fn, void *arg)
+{
+    const json_t *had = json_object_get(have, "results");
+    size_t i, k;
+    json_t *r, *w;
+    json_array_foreach(json_object_get(mine, "results"), i, r)
+    {
+        json_t *there = json_object_get(json_array_get(had, i), "stability");
+        json_array_foreach(json_object_get(r, "stability"), k, w)
+        {
+            if (!is_withdrawal(w))
+                continue;
+            bool known = false;
+            for (size_t j = 0; j < json_array_size(there) && !known; j++)
+                known = json_equal(w, json_array_get(there, j));
+            int rc = known ? 0 : fn((int)i, json_string_value(w), arg);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int one_found(int idx, const char *why, void *arg)
+{
+    (void)idx, (void)why, (void)arg;
+    return 1;
+}
+
+typedef struct withdraw_arg {
+    sb_store *st;
+    const char *run_id;
+    sb_err *err;
+} withdraw_arg;
+
+static int withdraw_one(int idx, const char *why, void *arg)
+{
+    const withdraw_arg *a = arg;
+    return sb_st_withdraw_in_tx(a->st, a->run_id, idx, why, a->err);
 }
 
 /* The withdrawals run carries that its stored copy lacks are made there
@@ -482,28 +526,8 @@ static int carry_withdrawals(sb_store *st, const sb_run *run, sb_err *err)
         return rc;
     }
     json_t *mine = sb_run_to_json(run);
-    json_t *have = json_object_get(doc, "results");
-    size_t i;
-    json_t *r;
-    json_array_foreach(json_object_get(mine, "results"), i, r)
-    {
-        json_t *why = json_object_get(r, "stability"), *w;
-        json_t *there = json_object_get(json_array_get(have, i), "stability");
-        size_t k;
-        json_array_foreach(why, k, w)
-        {
-            if (!is_withdrawal(w))
-                continue;
-            bool known = false;
-            for (size_t j = 0; j < json_array_size(there) && !known; j++)
-                known = json_equal(w, json_array_get(there, j));
-            if (!known &&
-                (rc = sb_st_withdraw_in_tx(st, run->run_id, (int)i,
-                                           json_string_value(w), err)))
-                goto out;
-        }
-    }
-out:
+    withdraw_arg a = {st, run->run_id, err};
+    rc = new_withdrawals(doc, mine, withdraw_one, &a);
     json_decref(mine);
     json_decref(doc);
     return rc;
@@ -536,8 +560,12 @@ int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
      * document allows: not 'last', nor a baseline's name, which would
      * hide it (names resolve before run ids); nor a stored run's id
      * unless it is that very run. */
-    bool *skip = calloc((size_t)(n > 0 ? n : 1), sizeof *skip);
-    if (!skip) {
+    /* each run: stored as new, skipped (stored as it is), or skipped
+     * with withdrawals its stored copy lacks made there */
+    enum { SAVE, SKIP, CARRY };
+    unsigned char *plan = calloc((size_t)(n > 0 ? n : 1), sizeof *plan);
+    json_t *mine = NULL;
+    if (!plan) {
         rc = sb_fail(err, SB_ENOMEM, "out of memory");
         goto fail;
     }
@@ -570,8 +598,13 @@ int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
         bool found;
         if ((rc = stored_doc(st, run->run_id, &doc, &found, err)))
             goto fail;
+        json_decref(mine);
+        mine = sb_run_to_json(run);
         if (found) {
-            bool same = same_run(doc, run);
+            bool same = same_run(doc, mine);
+            unsigned char how =
+                same && new_withdrawals(doc, mine, one_found, NULL) ? CARRY
+                                                                    : SKIP;
             const char *at =
                 json_string_value(json_object_get(doc, "started_at"));
             char when[40];
@@ -585,7 +618,7 @@ int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
                              nm, run->run_id, when, run->started_at);
                 goto fail;
             }
-            skip[i] = true;
+            plan[i] = how;
             continue;
         }
         /* the same id twice in the files given */
@@ -593,7 +626,10 @@ int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
             if (strcmp(runs[j].run_id, run->run_id) != 0)
                 continue;
             json_t *dj = sb_run_to_json(&runs[j]);
-            bool same = same_run(dj, run);
+            bool same = same_run(dj, mine);
+            unsigned char how =
+                same && new_withdrawals(dj, mine, one_found, NULL) ? CARRY
+                                                                   : SKIP;
             json_decref(dj);
             if (!same) {
                 rc =
@@ -603,20 +639,25 @@ int sb_st_import_in_tx(sb_store *st, const sb_run *runs,
                             names ? names[j] : runs[j].run_id, nm, run->run_id);
                 goto fail;
             }
-            skip[i] = true;
+            plan[i] = how;
         }
     }
+    json_decref(mine);
+    mine = NULL;
     for (int i = 0; i < n; i++) {
-        if ((rc = skip[i] ? carry_withdrawals(st, &runs[i], err)
-                          : save(st, &runs[i], true, true, &inserted[i], err)))
+        if ((rc = plan[i] == SAVE
+                      ? save(st, &runs[i], true, true, &inserted[i], err)
+                  : plan[i] == CARRY ? carry_withdrawals(st, &runs[i], err)
+                                     : 0))
             goto fail;
     }
-    free(skip);
+    free(plan);
     return 0;
 fail:
     for (int i = 0; i < n; i++)
         inserted[i] = false;
-    free(skip);
+    json_decref(mine);
+    free(plan);
     return rc;
 }
 
