@@ -94,6 +94,12 @@ void sb_ceil_from_spec(const sb_hw_spec *hw, sb_ceilings *c);
  * fits. Values already in c are replaced by measured ones. Returns how many
  * were set. */
 int sb_ceil_from_run(const sb_run *run, sb_ceilings *c);
+/* The same ceilings at what each kernel sustains: every rate at its median
+ * sample instead of its best (compute.gemm's GFLOPs, a decode GEMM's
+ * weight_GBps, a STREAM kernel's GBps). A prediction under these is one
+ * calibrated point by point by the run (validate's), each product's rows
+ * at their own median rather than one efficiency for all. */
+int sb_ceil_from_run_sustained(const sb_run *run, sb_ceilings *c);
 /* The machine whose ceilings a run gives: "cuda" when it has valid CUDA
  * results, else "pjrt" when it has valid results of a PJRT plugin that is
  * not the CPU one, else "host" (cpu and mpi results). sb_ceil_from_run

@@ -322,9 +322,9 @@ static void sb__print_machine(const sb_validate *v)
         printf(
             ", paged attention %s B/s",
             sb_fmt_eng(sb_validate_metric(v->pa, "GBps") * 1e9, a, sizeof a));
-    printf("\ncalibrated: efficiencies matmul %.2f, memory %.2f, attention "
-           "%.2f (%s)\n",
-           wc->eff_matmul, wc->eff_memory, wc->eff_attention, wc->calib_source);
+    printf("\ncalibrated: %s (median over best: prefill GEMM %.2f, "
+           "decode GEMM %.2f; paged attention at %.2f of memory.read)\n",
+           wc->calib_source, v->eff[0], v->eff[1], v->eff[2]);
     for (int i = 0; i < v->rp->n_notes; i++)
         if (strncmp(v->rp->notes[i], "kernels: ", 9) == 0)
             printf("%s\n", v->rp->notes[i]);
@@ -338,9 +338,8 @@ static json_t *sb__json_head(const sb_validate *v)
         "workload", v->w.name, "dtype", v->dtype, "batch", v->B, "prompt", v->P,
         "output", v->O, "context", v->C, "run_id", v->run.run_id);
     json_object_set_new(out, "calibration",
-                        json_pack("{s:f,s:f,s:f}", "matmul", v->wc.eff_matmul,
-                                  "memory", v->wc.eff_memory, "attention",
-                                  v->wc.eff_attention));
+                        json_pack("{s:f,s:f,s:f}", "matmul", v->eff[0],
+                                  "memory", v->eff[1], "attention", v->eff[2]));
     return out;
 }
 

@@ -580,10 +580,11 @@ static bool sb__in_family(const sb_result *r, const char *family)
  * and the GEMM of its dtype, also at the rows of its product; a
  * decode-shaped GEMM gives the weights' streaming rate instead. */
 static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
-                             sb_ceilings *c, sb_ceilings *seen, int *count)
+                             bool sustained, sb_ceilings *c, sb_ceilings *seen,
+                             int *count)
 {
     char name[40];
-    double f = sb__metric(r, "GFLOPs_best");
+    double f = sustained ? 0 : sb__metric(r, "GFLOPs_best");
     if (!(f > 0))
         f = sb__metric(r, "GFLOPs");
     if (!(f > 0))
@@ -606,7 +607,8 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
     }
     if (decode) {
         /* decode-shaped GEMM: the weights' streaming rate */
-        double gb = sb__metric(r, "weight_GBps_best") * 1e9;
+        double gb =
+            sb__metric(r, sustained ? "weight_GBps" : "weight_GBps_best") * 1e9;
         snprintf(name, sizeof name, "gemv.%s", dtype);
         sb__best(c, seen, name, gb, count);
         if (rows > 0) {
@@ -627,8 +629,10 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
     }
 }
 
-int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
+static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
 {
+    /* a rate's figure: its best sample, or its median when sustained */
+    const char *gbps = sustained ? "GBps" : "GBps_best";
     sb_ceilings seen = {0};
     int count = 0;
     char name[40];
@@ -652,7 +656,7 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
             const char *dtype = dt ? dt->text : "fp64";
             if (strcmp(r->bench, "compute.peak") == 0 ||
                 strcmp(r->bench, "compute.gemm") == 0) {
-                sb__ceil_compute(r, dtype, pass, c, &seen, &count);
+                sb__ceil_compute(r, dtype, pass, sustained, c, &seen, &count);
             } else if (strcmp(r->bench, "memory.sweep") == 0) {
                 static const char *lv[] = {"L1", "L2", "L3", "DRAM"};
                 const sb_pval *kern = sb_p_find(&r->params, "kernel");
@@ -666,10 +670,10 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
                     sb__best(c, &seen, name, sb__metric(r, m) * 1e9, &count);
                 }
             } else if (strcmp(r->bench, "memory.triad") == 0) {
-                sb__best(c, &seen, "bw.triad", sb__metric(r, "GBps_best") * 1e9,
+                sb__best(c, &seen, "bw.triad", sb__metric(r, gbps) * 1e9,
                          &count);
             } else if (strcmp(r->bench, "memory.read") == 0) {
-                sb__best(c, &seen, "bw.read", sb__metric(r, "GBps_best") * 1e9,
+                sb__best(c, &seen, "bw.read", sb__metric(r, gbps) * 1e9,
                          &count);
                 /* At 4x the last-level cache or more (its note says so) a read
                  * is a DRAM figure, as the run itself took it for bw.DRAM
@@ -679,8 +683,8 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
                 for (int k = 0; k < r->n_notes && !dram; k++)
                     dram = strstr(r->notes[k], ": a DRAM figure") != NULL;
                 if (dram)
-                    sb__best(c, &seen, "bw.DRAM",
-                             sb__metric(r, "GBps_best") * 1e9, &count);
+                    sb__best(c, &seen, "bw.DRAM", sb__metric(r, gbps) * 1e9,
+                             &count);
             } else if (strcmp(r->area, "transfer") == 0) {
                 if (strstr(r->bench, "h2d"))
                     sb__best(c, &seen, "host.h2d", sb__metric(r, "GBps") * 1e9,
@@ -739,6 +743,16 @@ int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
         count++;
     }
     return count;
+}
+
+int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)
+{
+    return sb__ceil_from_run(run, c, false);
+}
+
+int sb_ceil_from_run_sustained(const sb_run *run, sb_ceilings *c)
+{
+    return sb__ceil_from_run(run, c, true);
 }
 
 int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,

@@ -170,6 +170,37 @@ static int read_workload(const sb_validate_opts *o, sb_workload *w, char *path,
     return 0;
 }
 
+/* ---- the calibration -------------------------------------------------------
+ * Calibrated = every kernel at what it sustains in this run: the ceilings
+ * at each point's median sample (sb_ceil_from_run_sustained), so each
+ * product's rows run under their own median (a one-row GEMM's median far
+ * under its best must not slow the 16-row one that had no such outlier),
+ * and paged attention at its median over memory.read's (the attention
+ * core's bandwidth; it has no ceiling of its own). `eff` gets what the
+ * run shows beside it: the prefill GEMM's and the decode GEMM's median
+ * over best, and that attention ratio. */
+static void calibrate(const sb_run *run, const sb_result *gl,
+                      const sb_result *gd, const sb_result *mr,
+                      const sb_result *pa, sb_workload *wc, sb_ceilings *c,
+                      double eff[3])
+{
+    memset(c, 0, sizeof *c);
+    sb_ceil_from_run_sustained(run, c);
+    double gb = sb_validate_metric(gl, "GFLOPs_best"),
+           gm = sb_validate_metric(gl, "GFLOPs"),
+           db = sb_validate_metric(gd, "weight_GBps_best"),
+           dm = sb_validate_metric(gd, "weight_GBps"),
+           rm = sb_validate_metric(mr, "GBps");
+    eff[0] = gb > 0 ? fmin(1.0, gm / gb) : 0;
+    eff[1] = db > 0 ? fmin(1.0, dm / db) : 0;
+    eff[2] = pa && rm > 0 ? fmin(1.0, sb_validate_metric(pa, "GBps") / rm) : 0;
+    /* the ceilings are the medians already: matmuls and streams at 1 */
+    wc->eff_matmul = 1.0;
+    wc->eff_memory = 1.0;
+    wc->eff_attention = eff[2];
+    wc->eff_network = 0;
+}
+
 /* ---- the run-to-run spread -------------------------------------------------
  * One interleaved run holds every point's samples in rounds (A B C, C B A,
  * ...): split in time order into k blocks, block j of every point covers
@@ -295,22 +326,8 @@ static void spread(const sb_run *run, const sb_workload *w, int k,
         sb_workload wc = *w;
         sb_err e = {0};
         if (cal) {
-            sb_ceil_from_run(&v, &c);
-            double gb = sb_validate_metric(blk[2], "GFLOPs_best"),
-                   gm = sb_validate_metric(blk[2], "GFLOPs"),
-                   db = sb_validate_metric(blk[3], "weight_GBps_best"),
-                   dm = sb_validate_metric(blk[3], "weight_GBps"),
-                   rb = sb_validate_metric(blk[4], "GBps_best");
-            wc.eff_matmul = gb > 0 ? fmin(1.0, gm / gb) : 0;
-            wc.eff_memory = db > 0 ? fmin(1.0, dm / db) : 0;
-            wc.eff_attention =
-                blk[5] && rb > 0
-                    ? fmin(1.0, sb_validate_metric(blk[5], "GBps") / rb)
-                    : 0;
-            wc.eff_network = 0;
-            sp->r[j].eff[0] = wc.eff_matmul;
-            sp->r[j].eff[1] = wc.eff_memory;
-            sp->r[j].eff[2] = wc.eff_attention;
+            calibrate(&v, blk[2], blk[3], blk[4], blk[5], &wc, &c,
+                      sp->r[j].eff);
             if (sb_predict_calibrated(&wc, &c, cal, &e) == 0) {
                 sp->r[j].ttft =
                     cal->ttft_s > 0 ? blk[0]->stats.p50 / cal->ttft_s : 0;
@@ -669,32 +686,23 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
 {
     if (!v->complete)
         return sb_fail(err, SB_EINVAL, "validate: a measurement is missing");
-    /* the prediction against this run's ceilings */
+    /* speed of light: this run's ceilings (the best samples) */
     sb_ceilings c;
     memset(&c, 0, sizeof c);
     sb_ceil_from_run(&v->run, &c);
+    /* calibrated: the same run's ceilings at their medians */
+    sb_ceilings cs;
     v->wc = v->w;
-    /* calibrated: what each kernel sustains (its median) against the
-     * ceiling (the best sample) of the same run */
-    double gb = sb_validate_metric(v->gl, "GFLOPs_best"),
-           gm = sb_validate_metric(v->gl, "GFLOPs");
-    double db = sb_validate_metric(v->gd, "weight_GBps_best"),
-           dm = sb_validate_metric(v->gd, "weight_GBps");
-    double rb = sb_validate_metric(v->mr, "GBps_best");
-    v->wc.eff_matmul = gb > 0 ? fmin(1.0, gm / gb) : 0;
-    v->wc.eff_memory = db > 0 ? fmin(1.0, dm / db) : 0;
-    v->wc.eff_attention =
-        v->pa && rb > 0 ? fmin(1.0, sb_validate_metric(v->pa, "GBps") / rb) : 0;
-    v->wc.eff_network = 0;
+    calibrate(&v->run, v->gl, v->gd, v->mr, v->pa, &v->wc, &cs, v->eff);
     snprintf(v->wc.calib_source, sizeof v->wc.calib_source,
-             "this run: medians over best samples");
+             "this run: every ceiling at its median sample");
     v->sol = malloc(sizeof *v->sol);
     v->cal = malloc(sizeof *v->cal);
     if (!v->sol || !v->cal)
         return sb_fail(err, SB_ENOMEM, "out of memory");
     int rc;
     if ((rc = sb_predict(&v->w, &c, v->sol, err)) ||
-        (rc = sb_predict_calibrated(&v->wc, &c, v->cal, err)))
+        (rc = sb_predict_calibrated(&v->wc, &cs, v->cal, err)))
         return rc;
 
     /* the serving loads, each measured and predicted; the last one's
@@ -707,7 +715,7 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
         sb_validate_load *l = &v->load[k];
         rc = serve_load(v, l, k == v->n_loads - 1 ? ev : NULL, cap_ev, o, err);
         if (rc == 0)
-            rc = predict_load(v, &c, l, err);
+            rc = predict_load(v, &cs, l, err);
     }
     free(ev);
     if (rc)

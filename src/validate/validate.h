@@ -77,6 +77,9 @@ typedef struct sb_validate {
     int n_loads;
     json_t *trace;  /* with trace_events: the last load's timeline */
     sb_workload wc; /* the workload calibrated by this run */
+    /* the run's median over best: prefill GEMM, decode GEMM; paged
+     * attention's median over memory.read's (the attention efficiency) */
+    double eff[3];
     sb_prediction *sol, *cal;
     sb_validate_spread sp;
 } sb_validate;

@@ -332,6 +332,34 @@ int main(void)
     CHECK_NEAR(sb_ceil_get(&m2, "gemv.fp32"), 30e9, 1e-9);
     CHECK_NEAR(sb_ceil_get(&m2, "gemm.fp32"), 150e9, 1e-9);
     CHECK_NEAR(sb_ceil_get(&m2, "peak.fp32"), 150e9, 1e-9);
+    /* what each kernel sustains: the same ceilings at the medians, each
+     * decode GEMM's rows at its own (a 4-row point's median is not the
+     * 1-row one's scaled) */
+    sb_result_metric(&run.results.items[0], "weight_GBps", 21.0, "GB/s");
+    sb_result_metric(&run.results.items[1], "GFLOPs", 120.0, "GFLOP/s");
+    param(&run.results.items[0], "batch", "1", SB_P_INT, 1);
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "decode", SB_P_STR, 0);
+    param(a, "batch", "4", SB_P_INT, 4);
+    sb_result_metric(a, "weight_GBps_best", 16.0, "GB/s");
+    sb_result_metric(a, "weight_GBps", 15.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "memory.read", "memory");
+    sb_result_metric(a, "GBps_best", 25.0, "GB/s");
+    sb_result_metric(a, "GBps", 22.0, "GB/s");
+    sb_ceilings best = {0}, med = {0};
+    sb_ceil_from_run(&run, &best);
+    sb_ceil_from_run_sustained(&run, &med);
+    CHECK_NEAR(sb_ceil_get(&best, "gemv.fp32@1"), 30e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&best, "gemv.fp32@4"), 16e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&best, "bw.read"), 25e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&med, "gemv.fp32@1"), 21e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&med, "gemv.fp32@4"), 15e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&med, "gemm.fp32"), 120e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&med, "peak.fp32"), 120e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&med, "bw.read"), 22e9, 1e-9);
     sb_run_free(&run);
 
     /* A run of two machines (the host's CPU and a GPU) gives the GPU's
