@@ -82,6 +82,20 @@ void sb_stab_snapshot(sb_stab_snap *s);
 void sb_stab_context(const sb_stab_snap *a, const sb_stab_snap *b,
                      int own_ranks, sb_stab_ctx *out);
 
+/* ---- the host taking freed memory back ---------------------------------
+ * A VM with free page reporting (virtio-balloon: Firecracker and cloud
+ * guests) hands its host each large block of memory it frees, about two
+ * seconds after the free; while the host takes them the guest's vCPUs
+ * stall for milliseconds at a time (docs/METRICS.md, "Stability"). */
+
+/* KiB this machine has reported to its host so far, or -1 when it does
+ * not report (bare metal, a VM without the feature). */
+double sb_mem_reported_kib(void);
+/* Waits until the machine has reported nothing for quiet_s seconds, at
+ * most max_s; *waited_s gets the seconds waited, *kib the KiB reported
+ * meanwhile. Returns false when it does not report (nothing waited). */
+bool sb_mem_settle(double quiet_s, double max_s, double *waited_s, double *kib);
+
 /* ---- the probe -------------------------------------------------------------
  * A result's own samples can be steady while the machine is not its usual
  * self over the whole point (a neighbour on the core's other hyperthread,

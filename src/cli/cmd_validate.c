@@ -386,6 +386,12 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
                "output and %.0f prompt tokens)\n",
                l->name, l->concurrency, l->requests, m->iterations, m->tokens,
                m->prefill_tokens);
+        if (l->settle_s >= 0)
+            printf("    served after %.1f s in which the host took back %.0f "
+                   "MiB of freed memory (free page reporting), %.0f MiB "
+                   "while it ran%s\n",
+                   l->settle_s, l->settle_kib / 1024, l->during_kib / 1024,
+                   l->during_kib > 64 * 1024 ? ": its vCPUs stalled then" : "");
         const sb__serve_fig f[] = {
             {"output tokens/s", "tokens_per_s", p->tokens_per_s,
              m->tokens_per_s, 0.10, false},
@@ -427,6 +433,12 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
         json_object_set_new(j, "concurrency", json_integer(l->concurrency));
         json_object_set_new(j, "requests", json_integer(l->requests));
         json_object_set_new(j, "iterations", json_integer(m->iterations));
+        if (l->settle_s >= 0)
+            json_object_set_new(j, "host_reclaim",
+                                json_pack("{s:f,s:f,s:f}", "settle_s",
+                                          l->settle_s, "before_kib",
+                                          l->settle_kib, "during_kib",
+                                          l->during_kib));
         json_object_set_new(j, "measured", jm);
         if (p->requests > 0)
             json_object_set_new(j, "predicted", jp);

@@ -428,3 +428,41 @@ const char *sb_stab_remedy(unsigned f, char *buf, size_t len)
 #undef SB__ADD
     return buf;
 }
+
+/* ---- the host taking freed memory back --------------------------------- */
+
+#define SB__REPORTED_KIB "/sys/module/page_reporting/parameters/reported_kib"
+
+double sb_mem_reported_kib(void)
+{
+    FILE *f = fopen(SB__REPORTED_KIB, "r");
+    if (!f)
+        return -1;
+    unsigned long long v = 0;
+    int k = fscanf(f, "%llu", &v);
+    fclose(f);
+    return k == 1 ? (double)v : -1;
+}
+
+bool sb_mem_settle(double quiet_s, double max_s, double *waited_s, double *kib)
+{
+    *waited_s = *kib = 0;
+    double first = sb_mem_reported_kib();
+    if (first < 0)
+        return false;
+    double t0 = sb_now(), last = first, since = t0;
+    for (;;) {
+        double now = sb_now();
+        if (now - since >= quiet_s || now - t0 >= max_s)
+            break;
+        usleep(100000);
+        double v = sb_mem_reported_kib();
+        if (v != last) {
+            last = v;
+            since = sb_now();
+        }
+    }
+    *waited_s = sb_now() - t0;
+    *kib = last - first;
+    return true;
+}

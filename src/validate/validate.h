@@ -43,6 +43,10 @@ typedef struct sb_validate_load {
     sb_serve_stats ms; /* measured */
     sb_sim_out pred;   /* predicted, calibrated by this run */
     char why[200];     /* why there is no prediction ("" when there is) */
+    /* the host taking freed memory back (sb_mem_settle): seconds waited
+     * before the load and KiB taken then, KiB taken during it; all < 0
+     * when the machine does not report */
+    double settle_s, settle_kib, during_kib;
 } sb_validate_load;
 
 typedef struct sb_validate_spread {
