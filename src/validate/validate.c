@@ -532,16 +532,27 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
         (rc = add_points(plan, "llm.prefill", llm_prefill, ctx, err)) ||
         (rc = add_points(plan, "llm.decode", llm_decode, ctx, err)))
         return rc;
-    /* the serving loads decode at their own concurrency: the decode GEMM
-     * at those rows (and an expert's share of them) too, so the
-     * simulator times each iteration's matmuls at the ceiling of its rows
-     * (a 4-row product streams its weights slower than a 1-row one) */
-    int rows[2 + 2 * SB_VALIDATE_LOADS], nrows = 0;
+    /* the serving loads decode at their own concurrency, and an
+     * iteration decodes any number of a load's sequences up to it (the
+     * first wave's prompts, the wind-down): the decode GEMM at each
+     * load's concurrency and at the powers of two below the largest (and
+     * an expert's share of each), so the simulator times each
+     * iteration's matmuls at the ceiling measured nearest below its rows
+     * (the reference's 2-row products took twice its 1-row ones, and an
+     * iteration of 8-15 decodes 1.9x a 4-row one, where the 4-row
+     * ceiling stood for all of them) */
+    const int sat_c = v->load[v->n_loads - 1].concurrency;
+    int cand[SB_VALIDATE_LOADS + 16], ncand = 0;
+    for (int k = 0; k < v->n_loads; k++)
+        cand[ncand++] = v->load[k].concurrency;
+    for (int r = 2; r < sat_c && ncand < SB_VALIDATE_LOADS + 16; r *= 2)
+        cand[ncand++] = r;
+    int rows[2 * (SB_VALIDATE_LOADS + 16) + 2], nrows = 0;
     rows[nrows++] = B; /* measured above */
     if (BE > 0)
         rows[nrows++] = BE;
-    for (int k = 0; k < v->n_loads; k++) {
-        int c = v->load[k].concurrency;
+    for (int k = 0; k < ncand; k++) {
+        int c = cand[k];
         int want[2] = {c,
                        cfg->experts > 0
                            ? (int)lround((double)c * cfg->top_k / cfg->experts)
