@@ -81,6 +81,13 @@ typedef struct sb_sim_cfg {
                                flight (arrival times ignored: each finish
                                sends the next request at once) */
     double slo_ttft_s, slo_tpot_s; /* for goodput; 0: none */
+    /* The machine's interruptions (compute.noise): a Poisson process of
+     * noise_rate a second on the simulated clock, each adding its size to
+     * the iteration it lands in; sizes drawn (seeded) from the
+     * piecewise-linear quantile function through noise_q, the sizes at
+     * quantiles 0, 0.5, 0.9, 0.99 and 1 (seconds). 0: none. */
+    double noise_rate;
+    double noise_q[5];
 } sb_sim_cfg;
 
 /* p50, p90, p99 and the mean of one latency over the requests. */
@@ -109,6 +116,9 @@ typedef struct sb_sim_out {
      * bound (a finite run's drain at the end does not bias it, as it
      * does the served rate) */
     double queue_slope;
+    /* the interruptions the run met (cfg noise_rate) and their time */
+    size_t interrupts;
+    double noise_s;
 } sb_sim_out;
 
 /* One iteration as it ran, for a timeline. */

@@ -322,6 +322,16 @@ static void sb__print_machine(const sb_validate *v)
         printf(
             ", paged attention %s B/s",
             sb_fmt_eng(sb_validate_metric(v->pa, "GBps") * 1e9, a, sizeof a));
+    const sb_result *nz =
+        sb_validate_find(&v->run, "compute.noise", NULL, NULL);
+    if (nz && sb_result_get(nz, "interrupts_per_s"))
+        printf(", interruptions %.1f a second (p50 %.2f ms, p99 %.2f ms, "
+               "max %.1f ms; %.1f %% of the time lost)",
+               sb_validate_metric(nz, "interrupts_per_s"),
+               sb_validate_metric(nz, "interrupt_p50_us") * 1e-3,
+               sb_validate_metric(nz, "interrupt_p99_us") * 1e-3,
+               sb_validate_metric(nz, "interrupt_max_us") * 1e-3,
+               sb_validate_metric(nz, "noise_pct"));
     printf("\ncalibrated: %s (median over best: prefill GEMM %.2f, "
            "decode GEMM %.2f; paged attention at %.2f of memory.read)\n",
            wc->calib_source, v->eff[0], v->eff[1], v->eff[2]);
@@ -392,6 +402,10 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
                    "while it ran%s\n",
                    l->settle_s, l->settle_kib / 1024, l->during_kib / 1024,
                    l->during_kib > 64 * 1024 ? ": its vCPUs stalled then" : "");
+        if (p->requests > 0 && p->interrupts > 0)
+            printf("    the simulator's run met %zu of the machine's "
+                   "interruptions (compute.noise), %s in all\n",
+                   p->interrupts, sb__t(p->noise_s, (char[32]){0}, 32));
         const sb__serve_fig f[] = {
             {"output tokens/s", "tokens_per_s", p->tokens_per_s,
              m->tokens_per_s, 0.10, false},

@@ -82,7 +82,9 @@ const char *sb_ceil_unit(const char *name)
     if (strncmp(name, "bw.", 3) == 0 || strncmp(name, "gemv.", 5) == 0 ||
         strncmp(name, "host.", 5) == 0 || strstr(name, "Bps"))
         return "B/s";
-    if (strstr(name, "alpha"))
+    if (strcmp(name, "noise.rate") == 0)
+        return "1/s";
+    if (strstr(name, "alpha") || strncmp(name, "noise.", 6) == 0)
         return "s";
     if (strcmp(name, "mem.bytes") == 0)
         return "B";

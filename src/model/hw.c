@@ -669,6 +669,26 @@ static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
                     snprintf(name, sizeof name, "bw.%s", lv[l]);
                     sb__best(c, &seen, name, sb__metric(r, m) * 1e9, &count);
                 }
+            } else if (strcmp(r->bench, "compute.noise") == 0) {
+                /* the machine's interruptions: their rate and sizes (the
+                 * serving simulator's noise in a calibrated prediction) */
+                static const char *const m[6][2] = {
+                    {"interrupts_per_s", "noise.rate"},
+                    {"interrupt_min_us", "noise.p0_s"},
+                    {"interrupt_p50_us", "noise.p50_s"},
+                    {"interrupt_p90_us", "noise.p90_s"},
+                    {"interrupt_p99_us", "noise.p99_s"},
+                    {"interrupt_max_us", "noise.max_s"}};
+                if (!sb_result_get(r, "interrupts_per_s"))
+                    continue;
+                for (int k = 0; k < 6; k++) {
+                    double x = sb__metric(r, m[k][0]) * (k ? 1e-6 : 1);
+                    if (x >= 0 && isfinite(x)) {
+                        sb_ceil_set(c, m[k][1], x,
+                                    pass ? "measured, unstable" : "measured");
+                        count++;
+                    }
+                }
             } else if (strcmp(r->bench, "memory.triad") == 0) {
                 sb__best(c, &seen, "bw.triad", sb__metric(r, gbps) * 1e9,
                          &count);

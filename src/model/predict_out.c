@@ -506,6 +506,11 @@ static void sb__sim_print(FILE *f, const sb_prediction *p)
             "preemption%s\n",
             s->tokens_per_s, s->requests_per_s, s->mean_running, s->preemptions,
             s->preemptions == 1 ? "" : "s");
+    if (s->interrupts > 0)
+        fprintf(f,
+                "    interrupted    %zu times by the machine (its measured "
+                "compute.noise), %.4g s in all\n",
+                s->interrupts, s->noise_s);
     if (w->slo_ttft_s > 0 || w->slo_tpot_s > 0)
         fprintf(f,
                 "    goodput        %.4g requests/s within the SLOs (%.1f%% "
@@ -861,6 +866,11 @@ static json_t *sb__json_sim(const sb_prediction *p)
     const sb_sim_out *s = &p->sim;
     json_t *o = json_object();
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
+    if (s->interrupts > 0) {
+        json_object_set_new(o, "interrupts",
+                            json_integer((json_int_t)s->interrupts));
+        json_object_set_new(o, "noise_s", json_real(s->noise_s));
+    }
     json_object_set_new(o, "scheduler",
                         json_string(sb_sim_sched_name[w->sim_sched]));
     json_object_set_new(

@@ -404,6 +404,16 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
                       .closed = p->sim_closed,
                       .slo_ttft_s = w->slo_ttft_s,
                       .slo_tpot_s = w->slo_tpot_s};
+    /* calibrated: the machine as measured, its interruptions too (a run's
+     * compute.noise); the speed of light has none */
+    if (x->calibrated && sb_ceil_get(x->c, "noise.rate") > 0) {
+        static const char *const q[5] = {"noise.p0_s", "noise.p50_s",
+                                         "noise.p90_s", "noise.p99_s",
+                                         "noise.max_s"};
+        cfg.noise_rate = sb_ceil_get(x->c, "noise.rate");
+        for (int i = 0; i < 5; i++)
+            cfg.noise_q[i] = sb_ceil_get(x->c, q[i]);
+    }
     sb_err err = {0};
     size_t n = w->sim_file_n > 0 ? w->sim_file_n : (size_t)w->sim_requests;
     sb_sim_req *req = malloc(n * sizeof *req);

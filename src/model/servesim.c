@@ -360,6 +360,15 @@ static int summarise(sim *m, double t0, double t_end, sb_sim_out *out,
 static int check_input(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
                        sb_err *err)
 {
+    bool qok = isfinite(cfg->noise_rate) && cfg->noise_rate >= 0;
+    for (int i = 0; i < 5 && qok; i++)
+        qok = isfinite(cfg->noise_q[i]) && cfg->noise_q[i] >= 0 &&
+              (i == 0 || cfg->noise_q[i] >= cfg->noise_q[i - 1]);
+    if (!qok)
+        return sb_fail(err, SB_EINVAL,
+                       "serving simulation: interruptions at %g a second of "
+                       "%g..%g s: not a rate and ascending sizes",
+                       cfg->noise_rate, cfg->noise_q[0], cfg->noise_q[4]);
     if (cfg->sched < 0 || cfg->sched >= SB_SIM_N_SCHED || cfg->max_seqs < 1 ||
         cfg->max_batched_tokens < 1 || cfg->page < 1 || cfg->kv_blocks < 0 ||
         cfg->kv_blocks > LONG_MAX / 4 / cfg->page || cfg->closed < 0 ||
@@ -455,6 +464,27 @@ static void apply(sim *m, double t, size_t *done, size_t *next)
     m->nrun = kept;
 }
 
+/* ---- the machine's interruptions ----------------------------------------- */
+
+/* The wait to the next interruption: exponential at `rate` */
+static double noise_gap(uint64_t *rng, double rate)
+{
+    return -log(1.0 - sb_rng_unif(rng)) / rate;
+}
+
+/* One interruption's size: the quantile function through q at 0, 0.5,
+ * 0.9, 0.99 and 1, linear between */
+static double noise_size(uint64_t *rng, const double q[5])
+{
+    static const double at[5] = {0, 0.5, 0.9, 0.99, 1};
+    double u = sb_rng_unif(rng);
+    for (int i = 1; i < 5; i++)
+        if (u <= at[i])
+            return q[i - 1] +
+                   (q[i] - q[i - 1]) * (u - at[i - 1]) / (at[i] - at[i - 1]);
+    return q[4];
+}
+
 int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
                sb_sim_cost_fn cost, void *cost_arg, sb_sim_iter_fn on_iter,
                void *iter_arg, sb_sim_out *out, sb_err *err)
@@ -497,6 +527,10 @@ int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
     double limit = 64.0 * (work + n) + 1e6, iters = 0;
     size_t done = 0, next = 0;
     double t = 0, t0 = cfg->closed ? 0 : req[0].arrival_s;
+    /* the interruptions: their own stream, the same every run */
+    uint64_t nrng = 0x6e6f697365ULL;
+    const bool noisy = cfg->noise_rate > 0;
+    double next_irq = noisy ? t0 + noise_gap(&nrng, cfg->noise_rate) : 0;
     if (cfg->closed)
         while (next < n && next < (size_t)cfg->closed)
             arrive(&m, next++, 0);
@@ -548,6 +582,17 @@ int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
                            "and %g prompt tokens costs %g s (a positive time "
                            "is needed)",
                            m.b.decode_seqs, m.b.prefill_tokens, dt);
+        }
+        if (noisy) {
+            if (next_irq < t) /* idle meanwhile: memoryless */
+                next_irq = t + noise_gap(&nrng, cfg->noise_rate);
+            while (next_irq < t + dt) {
+                double sz = noise_size(&nrng, cfg->noise_q);
+                dt += sz;
+                out->noise_s += sz;
+                out->interrupts++;
+                next_irq += noise_gap(&nrng, cfg->noise_rate);
+            }
         }
         if (on_iter) {
             sb_sim_iter it = {.start_s = t,

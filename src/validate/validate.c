@@ -528,6 +528,8 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
         (BE > 0 && BE != B &&
          (rc = add_points(plan, "compute.gemm", spec[5], ctx, err))) ||
         (rc = add_points(plan, "memory.read", spec[2], ctx, err)) ||
+        (rc = add_points(plan, "compute.noise", "quantum=1000 sample=0.2", ctx,
+                         err)) ||
         (rc = add_points(plan, "attention.paged_decode", spec[3], ctx, err)) ||
         (rc = add_points(plan, "llm.prefill", llm_prefill, ctx, err)) ||
         (rc = add_points(plan, "llm.decode", llm_decode, ctx, err)))
@@ -579,8 +581,8 @@ int sb_validate_measure(sb_validate *v, sb_err *err)
 {
     json_t *tags = json_pack("{s:s}", "validate", v->w.name);
     sb_run_begin(&v->run, &v->ctx, NULL,
-                 "compute.gemm,memory.read,attention.paged_decode,llm.prefill,"
-                 "llm.decode",
+                 "compute.gemm,memory.read,compute.noise,"
+                 "attention.paged_decode,llm.prefill,llm.decode",
                  NULL, tags);
     json_decref(tags);
     int rc = sb_run_plan(&v->plan, &v->ctx, &v->run.results, err);

@@ -117,6 +117,27 @@ if ! grep -q avx512f /proc/cpuinfo 2>/dev/null; then
         die "no 'unsupported' line for isa=avx512: $(cat "$d/out")"
 fi
 
+# compute.noise: fixed quanta on every thread, their interruptions
+"$sb" run --no-store --quiet --backend cpu --bench compute.noise \
+    -p quantum=200 -p sample=0.02 --repeat 5 --json "$d/n.json" >"$d/out" 2>&1 ||
+    { cat "$d/out"; die "compute.noise exited $?"; }
+python3 - "$d/n.json" <<'PY' || fail=1
+import json, sys
+r = [r for r in json.load(open(sys.argv[1]))["results"] if r["bench"] == "compute.noise"]
+assert len(r) == 1 and r[0]["valid"], r
+m = {k: v["value"] for k, v in r[0]["metrics"].items()}
+# the shortest quantum is about the one asked for (the chain's rate was
+# taken at its fastest); every figure there, the sizes in order
+assert 100 <= m["quantum_us"] <= 400, m
+assert 0 <= m["noise_pct"] < 100 and m["interrupts_per_s"] >= 0, m
+q = [m["interrupt_%s_us" % k] for k in ("min", "p50", "p90", "p99", "max")]
+assert q == sorted(q), q
+assert m["interrupts_per_s"] == 0 or q[0] > 50, q  # above the threshold
+# 100 quanta an iteration, the first of each call not kept
+assert m["quanta"] >= 5 * 99, m
+assert any("every thread ran every quantum" in n for n in r[0]["notes"]), r[0]["notes"]
+PY
+
 # Bad input: exit 2, one line naming the parameter.
 expect2() {
     local what=$1; shift
@@ -134,4 +155,5 @@ expect2 "shape=square" --bench compute.gemm -p shape=llm -p m=64
 expect2 "n=2000000" --bench compute.gemm -p n=2000000
 expect2 "lib" --bench compute.gemm -p lib=mkl
 expect2 "batch, d_model and ffn" --bench compute.gemm -p shape=decode -p k=5
+expect2 "quantum" --bench compute.noise -p quantum=10
 exit $fail

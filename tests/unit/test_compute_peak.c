@@ -36,8 +36,30 @@ static int one_point(const char *spec, sb_params *out)
     return rc == 0 && n == 1 ? 0 : -1;
 }
 
+/* compute.noise's interruptions: the excess over the shortest quantum
+ * above max(25 % of it, 50 us) */
+static void test_noise_interrupts(void)
+{
+    double t[5] = {1.0e-3, 1.1e-3, 1.5e-3, 3.0e-3, 1.0e-3};
+    double tmin, thr, lost;
+    CHECK(sb_noise_interrupts(t, 5, &tmin, &thr, &lost) == 2);
+    CHECK_NEAR(tmin, 1.0e-3, 1e-15);
+    CHECK_NEAR(thr, 0.25e-3, 1e-15);
+    CHECK_NEAR(lost, 2.6e-3, 1e-12);
+    CHECK_NEAR(t[0], 0.5e-3, 1e-15);
+    CHECK_NEAR(t[1], 2.0e-3, 1e-15);
+    /* short quanta: the 50 us floor */
+    double u[3] = {100e-6, 140e-6, 160e-6};
+    CHECK(sb_noise_interrupts(u, 3, &tmin, &thr, &lost) == 1);
+    CHECK_NEAR(thr, 50e-6, 1e-15);
+    CHECK_NEAR(u[0], 60e-6, 1e-15);
+    CHECK(sb_noise_interrupts(u, 0, &tmin, &thr, &lost) == 0);
+    CHECK(tmin == 0 && lost == 0);
+}
+
 int main(void)
 {
+    test_noise_interrupts();
     /* ---- FLOPs per iteration, by hand: threads x 48 FMAs x lanes x 2 */
     CHECK(sb_peak_lanes(SB__ISA_SCALAR, SB__DT_FP64) == 1);
     CHECK(sb_peak_lanes(SB__ISA_SCALAR, SB__DT_FP32) == 1);

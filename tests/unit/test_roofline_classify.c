@@ -360,6 +360,23 @@ int main(void)
     CHECK_NEAR(sb_ceil_get(&med, "gemm.fp32"), 120e9, 1e-9);
     CHECK_NEAR(sb_ceil_get(&med, "peak.fp32"), 120e9, 1e-9);
     CHECK_NEAR(sb_ceil_get(&med, "bw.read"), 22e9, 1e-9);
+    /* the machine's interruptions: their rate and sizes, in seconds */
+    a = sb_results_push(&run.results);
+    mk(a, "compute.noise", "compute");
+    sb_result_metric(a, "interrupts_per_s", 8.5, "1/s");
+    sb_result_metric(a, "interrupt_min_us", 260.0, "us");
+    sb_result_metric(a, "interrupt_p50_us", 640.0, "us");
+    sb_result_metric(a, "interrupt_p90_us", 2000.0, "us");
+    sb_result_metric(a, "interrupt_p99_us", 7300.0, "us");
+    sb_result_metric(a, "interrupt_max_us", 9900.0, "us");
+    sb_ceilings nz = {0};
+    sb_ceil_from_run_sustained(&run, &nz);
+    CHECK_NEAR(sb_ceil_get(&nz, "noise.rate"), 8.5, 1e-12);
+    CHECK_NEAR(sb_ceil_get(&nz, "noise.p0_s"), 260e-6, 1e-15);
+    CHECK_NEAR(sb_ceil_get(&nz, "noise.p99_s"), 7.3e-3, 1e-15);
+    CHECK_NEAR(sb_ceil_get(&nz, "noise.max_s"), 9.9e-3, 1e-15);
+    CHECK(strcmp(sb_ceil_unit("noise.rate"), "1/s") == 0);
+    CHECK(strcmp(sb_ceil_unit("noise.p50_s"), "s") == 0);
     sb_run_free(&run);
 
     /* A run of two machines (the host's CPU and a GPU) gives the GPU's

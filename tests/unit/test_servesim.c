@@ -351,6 +351,52 @@ static void test_request_file(void)
     CHECK(sb_sim_read_requests("/nonexistent/req.jsonl", &r, &n, &err) != 0);
 }
 
+/* The machine's interruptions: a Poisson stream on the simulated clock,
+ * each adding its size to the iteration it lands in. */
+static void test_noise(void)
+{
+    sb_err err = {0};
+    sb_sim_req r = {0, 100, 2001}; /* 2000 gaps of 11 ms: 22 s */
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
+    sb_sim_out quiet, o, again;
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &quiet, &err) == 0);
+    CHECK(quiet.interrupts == 0 && quiet.noise_s == 0);
+    CHECK_NEAR(quiet.itl.p99, 0.011, 1e-12);
+    /* 2 a second of 5 ms each: about 44 in 22 s; about 2 % of the gaps
+     * carry one, so the p99 gap is 16 ms and the median still 11 */
+    c.noise_rate = 2;
+    for (int i = 0; i < 5; i++)
+        c.noise_q[i] = 0.005;
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK(o.interrupts >= 20 && o.interrupts <= 80);
+    CHECK_NEAR(o.noise_s, 0.005 * (double)o.interrupts, 1e-12);
+    CHECK_NEAR(o.e2e.p50, quiet.e2e.p50 + o.noise_s, 1e-9);
+    CHECK_NEAR(o.itl.p50, 0.011, 1e-12);
+    CHECK_NEAR(o.itl.p99, 0.016, 1e-12);
+    CHECK(o.iterations == quiet.iterations);
+    /* the same stream every run */
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &again, &err) == 0);
+    CHECK(again.interrupts == o.interrupts && again.noise_s == o.noise_s);
+    /* sizes from the quantile function through (0, 1 ms), (0.5, 2 ms),
+     * (0.9, 3 ms), (0.99, 4 ms), (1, 100 ms): a mean of 2.585 ms */
+    c.noise_rate = 50;
+    const double q[5] = {0.001, 0.002, 0.003, 0.004, 0.1};
+    memcpy(c.noise_q, q, sizeof q);
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK(o.interrupts > 800);
+    double mean = o.noise_s / (double)o.interrupts;
+    CHECK(mean > 0.75 * 0.002585 && mean < 1.25 * 0.002585);
+    /* refused: a negative rate, sizes out of order */
+    c.noise_rate = -1;
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
+    CHECK(strstr(err.msg, "interruptions") != NULL);
+    c.noise_rate = 1;
+    c.noise_q[1] = 0.5;
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
+}
+
 int main(void)
 {
     test_one_request();
@@ -362,5 +408,6 @@ int main(void)
     test_requests();
     test_refusals();
     test_request_file();
+    test_noise();
     return sb_check_done();
 }

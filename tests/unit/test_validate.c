@@ -42,8 +42,10 @@ static void test_prepare_dense(void)
     CHECK(v.C == v.P + v.O / 2); /* predict's decode context */
     CHECK(strcmp(v.dtype, "fp32") == 0 && v.rounds == 3);
     CHECK(v.need_bytes > 0 && v.ctx.threads == 1);
-    /* the ceilings at the model's shapes, then the model: six points */
-    CHECK(v.plan.n == 6);
+    /* the ceilings at the model's shapes, the machine's interruptions,
+     * then the model: seven points */
+    CHECK(v.plan.n == 7);
+    CHECK(count(&v.plan, "compute.noise", NULL, NULL) == 1);
     CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 1);
     CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 1);
     CHECK(count(&v.plan, "memory.read", NULL, NULL) == 1);
@@ -69,14 +71,23 @@ static void test_prepare_dense(void)
     CHECK(sb_validate_prepare(&o2, &v, &err) == 0);
     CHECK(v.B == 4 && v.P == 32 && v.O == 8 && v.rounds == 5);
     /* three loads: closed loops of 1, 4 and 16, twice as many requests
-     * (at least 8); the decode GEMM at each one's rows (4 is the batch's) */
+     * (at least 8); the decode GEMM at each one's rows (4 is the batch's)
+     * and at the powers of two below 16 (2, 8) */
     CHECK(v.n_loads == 3);
     CHECK(v.load[0].concurrency == 1 && v.load[0].requests == 8);
     CHECK(v.load[1].concurrency == 4 && v.load[1].requests == 8);
     CHECK(v.load[2].concurrency == 16 && v.load[2].requests == 32);
     CHECK(strcmp(v.load[2].name, "saturating") == 0 && v.N == 32);
-    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 3);
-    CHECK(v.plan.n == 8);
+    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 5);
+    int seen = 0;
+    for (int i = 0; i < v.plan.n; i++) {
+        const sb_params *p = &v.plan.items[i].point;
+        if (strcmp(v.plan.items[i].bench->name, "compute.gemm") == 0 &&
+            strcmp(sb_p_str(p, "shape"), "decode") == 0)
+            seen |= 1 << sb_p_int(p, "batch");
+    }
+    CHECK(seen == ((1 << 1) | (1 << 2) | (1 << 4) | (1 << 8) | (1 << 16)));
+    CHECK(v.plan.n == 11);
     sb_validate_free(&v);
     o2.requests = 3; /* fewer than the medium load's concurrency */
     CHECK(sb_validate_prepare(&o2, &v, &err) == SB_EINVAL);
@@ -96,8 +107,8 @@ static void test_prepare_moe(void)
     CHECK(v.cfg.experts == 8 && v.cfg.top_k == 2);
     CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 2);
     /* the prefill's expert rows 64 x 2/8 = 16 get their GEMM; the decode's
-     * 1 x 2/8 rounds to 1, the batch's own: no eighth point */
-    CHECK(v.plan.n == 7);
+     * 1 x 2/8 rounds to 1, the batch's own: no ninth point */
+    CHECK(v.plan.n == 8);
     sb_validate_free(&v);
 }
 

@@ -169,4 +169,13 @@ double sb_gemm_unit_roundoff(int dt);
 double sb_gemm_c_get(const sb_gemm *g, int64_t i, int64_t j);
 void sb_gemm_c_set(sb_gemm *g, int64_t i, int64_t j, double v);
 
+/* ---- compute.noise ------------------------------------------------------ */
+
+/* The interruptions among n quantum times t[] (reordered: their excesses
+ * over the shortest, those above the threshold, first): *tmin the
+ * shortest, *thr the threshold max(0.25 x shortest, 50 us), *lost the sum
+ * of every excess. Returns how many were above it. */
+size_t sb_noise_interrupts(double *t, size_t n, double *tmin, double *thr,
+                           double *lost);
+
 #endif
