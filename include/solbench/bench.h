@@ -29,7 +29,9 @@ typedef enum sb_suite { SB_SUITE_QUICK = 0, SB_SUITE_FULL = 1 } sb_suite;
  * "bw.L1", "bw.L2", "bw.L3", "bw.DRAM" (B/s, read), "bw.triad" (B/s),
  * "net.<coll>.alpha_s", "net.<coll>.beta_Bps", "host.h2d" (B/s). Values
  * in SI base units. A GEMM measured at M rows also gives "gemm.<dtype>@M"
- * (FLOP/s) or, decode-shaped, "gemv.<dtype>@M" (B/s of weights). */
+ * (FLOP/s) or, decode-shaped, "gemv.<dtype>@M" (B/s of weights);
+ * compute.noise gives "noise.rate" (1/s) and "noise.p0_s" .. "noise.max_s"
+ * (the interruptions' sizes). */
 #define SB_MAX_CEILINGS 160
 typedef struct sb_ceiling {
     char name[40];
