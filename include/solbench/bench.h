@@ -54,9 +54,10 @@ double sb_ceil_get(const sb_ceilings *c, const char *name);
 /* Where a ceiling came from ("measured", "measured, unstable",
  * "datasheet", ...); "" when unknown. */
 const char *sb_ceil_source(const sb_ceilings *c, const char *name);
-/* The value of base"@M" for the largest M <= rows among those c holds
- * (the smallest M when every one is larger), its name in name_out; 0
- * when c holds none. */
+/* The value of base"@M" at `rows` among those c holds: the one at M =
+ * rows, linear between the nearest M below and above, the largest M's
+ * above every one, the smallest M's below every one; its name in name_out
+ * ("gemm.fp32@64..128" between two); 0 when c holds none. */
 double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
                        char *name_out, size_t len);
 /* The unit of a ceiling by its name: "FLOP/s", "B/s", "s", "B", or "". */

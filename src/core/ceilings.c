@@ -29,8 +29,8 @@ double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
                        char *name_out, size_t len)
 {
     size_t bl = strlen(base);
-    int below = -1, least = -1;
-    double m_below = 0, m_least = 0;
+    int below = -1, above = -1, least = -1;
+    double m_below = 0, m_above = 0, m_least = 0;
     for (int i = 0; i < c->n; i++) {
         const char *nm = c->c[i].name;
         if (strncmp(nm, base, bl) != 0 || nm[bl] != '@' || !(c->c[i].value > 0))
@@ -43,6 +43,10 @@ double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
             below = i;
             m_below = m;
         }
+        if (m > rows && (above < 0 || m < m_above)) {
+            above = i;
+            m_above = m;
+        }
         if (least < 0 || m < m_least) {
             least = i;
             m_least = m;
@@ -51,6 +55,13 @@ double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
     int k = below >= 0 ? below : least;
     if (k < 0)
         return 0;
+    /* between two measured row counts: linear between them */
+    if (below >= 0 && above >= 0 && rows > m_below) {
+        double f = (rows - m_below) / (m_above - m_below);
+        if (name_out)
+            snprintf(name_out, len, "%s..%.0f", c->c[below].name, m_above);
+        return c->c[below].value + f * (c->c[above].value - c->c[below].value);
+    }
     if (name_out)
         snprintf(name_out, len, "%s", c->c[k].name);
     return c->c[k].value;

@@ -180,6 +180,7 @@ static double sb__mixed(sb_mdl_ctx *x, const char *stage, double dec,
                 if (strcmp(d->name, q->name) != 0)
                     continue;
                 d->flops += q->flops;
+                d->rows += q->rows;
                 d->exps += q->exps;
                 d->vflops += q->vflops;
                 d->bytes += q->bytes;

@@ -478,7 +478,7 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     int F = cfg->experts > 0 && cfg->ffn == 0 ? cfg->expert_ffn : cfg->ffn;
     double llc = sb_llc_bytes();
     double rsize = fmax(256.0 * (1 << 20), 4 * llc);
-    char spec[6][600];
+    char spec[7][600];
     snprintf(spec[0], sizeof spec[0],
              "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d", dt, P,
              cfg->d, 2 * F);
@@ -520,6 +520,12 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     snprintf(spec[5], sizeof spec[5],
              "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=0", dt, BE,
              cfg->d);
+    /* the serving loads' prompts are uniform in [P/2, 3P/2]: the prefill
+     * GEMM at P/2 rows too, so a shorter prompt's products run under the
+     * ceiling between the two */
+    snprintf(spec[6], sizeof spec[6],
+             "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d", dt,
+             P / 2, cfg->d, 2 * F);
     sb_plan *plan = &v->plan;
     if ((rc = add_points(plan, "compute.gemm", spec[0], ctx, err)) ||
         (rc = add_points(plan, "compute.gemm", spec[1], ctx, err)) ||
@@ -530,6 +536,8 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
         (rc = add_points(plan, "memory.read", spec[2], ctx, err)) ||
         (rc = add_points(plan, "compute.noise", "quantum=1000 sample=0.2", ctx,
                          err)) ||
+        (P / 2 >= 1 && P / 2 != PE &&
+         (rc = add_points(plan, "compute.gemm", spec[6], ctx, err))) ||
         (rc = add_points(plan, "attention.paged_decode", spec[3], ctx, err)) ||
         (rc = add_points(plan, "llm.prefill", llm_prefill, ctx, err)) ||
         (rc = add_points(plan, "llm.decode", llm_decode, ctx, err)))

@@ -43,23 +43,30 @@ static void test_prepare_dense(void)
     CHECK(strcmp(v.dtype, "fp32") == 0 && v.rounds == 3);
     CHECK(v.need_bytes > 0 && v.ctx.threads == 1);
     /* the ceilings at the model's shapes, the machine's interruptions,
-     * then the model: seven points */
-    CHECK(v.plan.n == 7);
+     * then the model: eight points */
+    CHECK(v.plan.n == 8);
     CHECK(count(&v.plan, "compute.noise", NULL, NULL) == 1);
-    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 1);
+    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 2);
     CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 1);
     CHECK(count(&v.plan, "memory.read", NULL, NULL) == 1);
     CHECK(count(&v.plan, "attention.paged_decode", NULL, NULL) == 1);
     CHECK(count(&v.plan, "llm.prefill", NULL, NULL) == 1);
     CHECK(count(&v.plan, "llm.decode", NULL, NULL) == 1);
-    /* the prefill GEMM at the prompt's tokens and the model's width */
+    /* the prefill GEMM at the prompt's tokens and half of them (the
+     * serving loads' shortest prompts), the model's width, the prompt's
+     * first */
+    int toks = 0, first = 0;
     for (int i = 0; i < v.plan.n; i++) {
         const sb_params *p = &v.plan.items[i].point;
         if (strcmp(v.plan.items[i].bench->name, "compute.gemm") == 0 &&
-            strcmp(sb_p_str(p, "shape"), "llm") == 0)
-            CHECK(sb_p_int(p, "tokens") == 64 &&
-                  sb_p_int(p, "d_model") == v.cfg.d);
+            strcmp(sb_p_str(p, "shape"), "llm") == 0) {
+            CHECK(sb_p_int(p, "d_model") == v.cfg.d);
+            toks += (int)sb_p_int(p, "tokens");
+            if (!first)
+                first = (int)sb_p_int(p, "tokens");
+        }
     }
+    CHECK(toks == 64 + 32 && first == 64);
     sb_validate_free(&v);
 
     /* the options change the workload: batch, lengths, requests */
@@ -87,7 +94,7 @@ static void test_prepare_dense(void)
             seen |= 1 << sb_p_int(p, "batch");
     }
     CHECK(seen == ((1 << 1) | (1 << 2) | (1 << 4) | (1 << 8) | (1 << 16)));
-    CHECK(v.plan.n == 11);
+    CHECK(v.plan.n == 12);
     sb_validate_free(&v);
     o2.requests = 3; /* fewer than the medium load's concurrency */
     CHECK(sb_validate_prepare(&o2, &v, &err) == SB_EINVAL);
@@ -105,10 +112,11 @@ static void test_prepare_moe(void)
     CHECK(sb_validate_prepare(&o, &v, &err) == 0);
     /* an expert's products have fewer rows: GEMMs at those too */
     CHECK(v.cfg.experts == 8 && v.cfg.top_k == 2);
-    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 2);
-    /* the prefill's expert rows 64 x 2/8 = 16 get their GEMM; the decode's
-     * 1 x 2/8 rounds to 1, the batch's own: no ninth point */
-    CHECK(v.plan.n == 8);
+    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 3);
+    /* the prefill's expert rows 64 x 2/8 = 16 get their GEMM (and the
+     * prompt's half, 32); the decode's 1 x 2/8 rounds to 1, the batch's
+     * own: no tenth point */
+    CHECK(v.plan.n == 9);
     sb_validate_free(&v);
 }
 

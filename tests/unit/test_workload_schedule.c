@@ -573,8 +573,9 @@ static void test_measured_ceilings(void)
 }
 
 /* GEMMs measured at several rows: each matmul phase under the one at its
- * products' rows (the largest M at most its rows, the smallest when all
- * are larger): a MoE's expert products have tokens x k / E rows. */
+ * products' rows (linear between the two nearest, the largest above all,
+ * the smallest below all): a MoE's expert products have tokens x k / E
+ * rows. */
 static void test_ceilings_at_rows(void)
 {
     sb_ceilings c = {0};
@@ -584,7 +585,10 @@ static void test_ceilings_at_rows(void)
     sb_ceil_set(&c, "gemm.fp32@x", 9e11, "measured"); /* not a row count */
     CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 32, nm, sizeof nm) == 5e10 &&
           strcmp(nm, "gemm.fp32@32") == 0);
-    CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 100, nm, sizeof nm) == 5e10);
+    /* between two: linear, 100 rows 68/96 of the way from 32 to 128 */
+    CHECK_NEAR(sb_ceil_at_rows(&c, "gemm.fp32", 100, nm, sizeof nm),
+               5e10 + 5e10 * 68.0 / 96.0, 1e-3);
+    CHECK(strcmp(nm, "gemm.fp32@32..128") == 0);
     CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 4096, nm, sizeof nm) == 1e11 &&
           strcmp(nm, "gemm.fp32@128") == 0);
     CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 2, nm, sizeof nm) == 5e10);
