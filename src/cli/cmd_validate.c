@@ -326,12 +326,13 @@ static void sb__print_machine(const sb_validate *v)
         sb_validate_find(&v->run, "compute.noise", NULL, NULL);
     if (nz && sb_result_get(nz, "interrupts_per_s"))
         printf(", interruptions %.1f a second (p50 %.2f ms, p99 %.2f ms, "
-               "max %.1f ms; %.1f %% of the time lost)",
+               "max %.1f ms; %.1f %% of the time lost%s)",
                sb_validate_metric(nz, "interrupts_per_s"),
                sb_validate_metric(nz, "interrupt_p50_us") * 1e-3,
                sb_validate_metric(nz, "interrupt_p99_us") * 1e-3,
                sb_validate_metric(nz, "interrupt_max_us") * 1e-3,
-               sb_validate_metric(nz, "noise_pct"));
+               sb_validate_metric(nz, "noise_pct"),
+               nz->stab_judged && !nz->stable ? "; unstable" : "");
     printf("\ncalibrated: %s (median over best: prefill GEMM %.2f, "
            "decode GEMM %.2f; paged attention at %.2f of memory.read)\n",
            wc->calib_source, v->eff[0], v->eff[1], v->eff[2]);

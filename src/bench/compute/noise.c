@@ -188,11 +188,10 @@ static void noise_report(void *state, const sb_point *pt, sb_ctx *ctx,
     noise_state *s = state;
     if (s->n == 0)
         return;
-    double sum = 0;
-    for (size_t i = 0; i < s->n; i++)
-        sum += s->t[i];
     double tmin, thr, lost;
-    size_t k = sb_noise_interrupts(s->t, s->n, &tmin, &thr, &lost);
+    const size_t n = s->n;
+    size_t k = sb_noise_interrupts(s->t, n, &tmin, &thr, &lost);
+    const double sum = lost + (double)n * tmin; /* the recorded time */
     double q[5] = {0, 0.5, 0.9, 0.99, 1.0}, v[5] = {0, 0, 0, 0, 0};
     if (k > 0)
         sb_percentiles_select(s->t, k, q, 5, v);
@@ -204,11 +203,11 @@ static void noise_report(void *state, const sb_point *pt, sb_ctx *ctx,
     sb_result_metric(r, "interrupt_p90_us", v[2] * 1e6, "us");
     sb_result_metric(r, "interrupt_p99_us", v[3] * 1e6, "us");
     sb_result_metric(r, "interrupt_max_us", v[4] * 1e6, "us");
-    sb_result_metric(r, "quanta", (double)s->n, "");
+    sb_result_metric(r, "quanta", (double)n, "");
     sb_result_note(r,
                    "%zu of %zu quanta interrupted (more than %.0f us over "
                    "the shortest, %.0f us) in %.2f s",
-                   k, s->n, thr * 1e6, tmin * 1e6, sum);
+                   k, n, thr * 1e6, tmin * 1e6, sum);
 }
 
 static void noise_teardown(void *state)
