@@ -286,6 +286,9 @@ typedef struct sb_serve {
     bool slo_met;
     double max_request_rate; /* with request_rate: what the machine serves */
     bool saturated;          /* the offered load exceeds it */
+    double microbatches;     /* over pipeline stages: the batch in as many
+                                micro-batches, one a stage at a time
+                                (1 without a pipeline) */
 } sb_serve;
 
 typedef struct sb_prediction {
@@ -301,9 +304,12 @@ typedef struct sb_prediction {
     /* inference */
     double ttft_s, tpot_s, tpot_bound_s, decode_tokens_per_s, request_s,
         context;
-    double decode_batch; /* sequences per replica in the decode step: the
-                            concurrency's share, or what the KV cache holds
-                            when that is fewer */
+    double decode_batch;        /* sequences per replica in the decode step: the
+                                   concurrency's share, or what the KV cache holds
+                                   when that is fewer */
+    double decode_microbatches; /* over pipeline stages, that batch in as
+                                   many micro-batches (the decode phases
+                                   are one's); 1 without a pipeline */
     sb_serve serve;
     /* the serving simulator's run (w.sim_requests > 0): one replica's,
      * its rates scaled to all replicas; sim.requests 0 when it did not

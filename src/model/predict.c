@@ -664,10 +664,14 @@ static void sb__infer(sb_mdl_ctx *x)
     sb_mdl_pass(x, w->prompt_len, 1, w->prompt_len, w->prompt_len, 1, false);
     for (int i = first; i < p->n; i++)
         sb_mdl_time(x, &p->ph[i]);
+    /* over pipeline stages, micro-batches of b / m, one a stage at a time
+     * (sb_mdl_microbatches): the phases are one micro-batch's */
     x->stage = "decode";
     p->context = w->prompt_len + w->output_len / 2.0;
+    p->decode_microbatches = sb_mdl_microbatches(w, b);
+    double mb = b / p->decode_microbatches;
     first = p->n;
-    sb_mdl_pass(x, b, b, 1, p->context, 1, true);
+    sb_mdl_pass(x, mb, mb, 1, p->context, 1, true);
     for (int i = first; i < p->n; i++)
         sb_mdl_time(x, &p->ph[i]);
 }
@@ -819,7 +823,8 @@ static void sb__infer_totals(sb_mdl_ctx *x)
     /* ... at the fastest stream the machine model has (a run's
      * decode-GEMM weight stream can beat its read bandwidth) */
     p->tpot_bound_s =
-        sb__decode_reads(x, b, p->context) / fmax(x->bw, x->bw_gemv) * PP;
+        sb__decode_reads(x, b / p->decode_microbatches, p->context) /
+        fmax(x->bw, x->bw_gemv) * PP;
     p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
     p->request_s = p->ttft_s + w->output_len * p->tpot_s;
     sb_mdl_serve(x);

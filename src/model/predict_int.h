@@ -89,10 +89,17 @@ double sb_mdl_fit_live(const sb_mdl_ctx *x);
  * live context, and by what the token budget can keep fed), its
  * throughput with prefill charged, TTFT and TPOT under that load; with
  * SLOs, the best throughput over batch sizes that meet them (goodput).
- * One batch is in flight per replica (across pipeline stages as in the
- * decode step). Runs after sb_mdl_memory; sizes the KV cache for the batch
- * it runs. */
+ * Over pipeline stages the batch runs as micro-batches
+ * (sb_mdl_microbatches), as the decode step does. Runs after
+ * sb_mdl_memory; sizes the KV cache for the batch it runs. */
 void sb_mdl_serve(sb_mdl_ctx *x);
+
+/* The micro-batches a replica of PP pipeline stages splits `seqs`
+ * sequences into: one a stage, so that each stage works on one while the
+ * others work on the rest (the best schedule for both throughput and
+ * TPOT: a round takes PP passes of a stage over 1/m of the batch), no
+ * more than there are sequences, at least one. */
+double sb_mdl_microbatches(const sb_workload *w, double seqs);
 
 /* The serving simulator (servesim.h) over the workload's requests
  * (w->sim_requests > 0): one replica of the deployment under its share of

@@ -619,20 +619,32 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
             fprintf(f,
                     "\ndecode step, %.0f sequences per replica: %.0f of the "
                     "%d concurrent requests, all the KV cache holds; context "
-                    "%.0f (per chip):\n",
+                    "%.0f (per chip",
                     p->decode_batch, running, w->concurrency, p->context);
         else
             fprintf(f,
                     "\ndecode step, %d concurrent requests, context %.0f "
-                    "(per chip):\n",
+                    "(per chip",
                     w->concurrency, p->context);
+        if (p->decode_microbatches > 1)
+            fprintf(f,
+                    "; %.4g micro-batches through %d pipeline stages, the "
+                    "table one micro-batch's pass of a stage",
+                    p->decode_microbatches, w->pipeline);
+        fprintf(f, "):\n");
         sb__phase_table(f, p, "decode");
         const sb_serve *sv = &p->serve;
         fprintf(f,
                 "\nserving iteration: %.0f live sequences per replica and "
                 "%.0f prompt tokens of prefill (continuous batching, %d "
-                "tokens a batch at most; per chip):\n",
+                "tokens a batch at most; per chip",
                 sv->batch, sv->prefill_tokens, w->max_batched_tokens);
+        if (sv->microbatches > 1)
+            fprintf(f,
+                    "; %.4g micro-batches through %d pipeline stages, the "
+                    "table one micro-batch's pass of a stage",
+                    sv->microbatches, w->pipeline);
+        fprintf(f, "):\n");
         sb__phase_table(f, p, "serve");
         fprintf(f, "\ntotals:\n");
         fprintf(f, "  TTFT             %s\n",
@@ -916,6 +928,7 @@ static json_t *sb__json_serving(const sb_prediction *p)
     const sb_workload *w = &p->w;
     json_t *sv = json_object();
     json_object_set_new(sv, "batch", json_real(p->serve.batch));
+    json_object_set_new(sv, "microbatches", json_real(p->serve.microbatches));
     json_object_set_new(sv, "iteration_s", json_real(p->serve.iteration_s));
     json_object_set_new(sv, "prefill_tokens",
                         json_real(p->serve.prefill_tokens));
@@ -987,6 +1000,8 @@ static json_t *sb__json_totals(const sb_prediction *p)
         json_object_set_new(t, "tpot_bound_s", json_real(p->tpot_bound_s));
         json_object_set_new(t, "request_s", json_real(p->request_s));
         json_object_set_new(t, "context", json_real(p->context));
+        json_object_set_new(t, "decode_microbatches",
+                            json_real(p->decode_microbatches));
         json_object_set_new(t, "mfu", json_real(p->mfu));
         json_object_set_new(t, "decode_tokens_per_s",
                             json_real(p->decode_tokens_per_s));

@@ -222,19 +222,41 @@ static double sb__serve_iter(sb_mdl_ctx *x, double B, double want,
     return sb__mixed(x, "serve", B, P + O / 2.0, *chunk, *chunk / P, P, P);
 }
 
+double sb_mdl_microbatches(const sb_workload *w, double seqs)
+{
+    return fmax(1.0, fmin((double)w->pipeline, seqs));
+}
+
+/* One round of B live sequences per replica: each a decode token, and the
+ * steady state's prefill, in sb_mdl_microbatches micro-batches of B / m
+ * that follow one another through the pipeline's stages, so that every
+ * stage works on one while the others work on the rest; a sequence's next
+ * token waits for its micro-batch to pass every stage: the round takes PP
+ * times a stage's pass of one micro-batch (PP 1: the iteration itself).
+ * Appends one micro-batch's "serve" phases; *chunk gets the round's
+ * prefill tokens, every micro-batch's. */
+static double sb__serve_round(sb_mdl_ctx *x, double B, double *chunk)
+{
+    double m = sb_mdl_microbatches(x->w, B);
+    double t = sb__serve_iter(x, B / m, -1, chunk);
+    *chunk *= m;
+    return t * x->w->pipeline;
+}
+
 /* TTFT under load: a new prompt is prefilled in chunks of what the token
- * budget leaves beside the B decode tokens, each iteration carrying one
- * chunk and the decodes; never sooner than on an idle machine. */
+ * budget leaves beside its micro-batch's decode tokens, each round
+ * carrying one chunk; never sooner than on an idle machine. */
 static double sb__serve_ttft(sb_mdl_ctx *x, double B)
 {
     const sb_workload *w = x->w;
     sb_prediction *p = x->p;
     double P = w->prompt_len;
-    double room = fmin(P, w->max_batched_tokens - B);
+    double mb = B / sb_mdl_microbatches(w, B);
+    double room = fmin(P, w->max_batched_tokens - mb);
     if (!(room >= 1))
         return 0;
     int first = p->n;
-    double chunk, it = sb__serve_iter(x, B, room, &chunk) * w->pipeline;
+    double chunk, it = sb__serve_iter(x, mb, room, &chunk) * w->pipeline;
     p->n = first;
     return fmax(ceil(P / chunk) * it, p->ttft_s);
 }
@@ -244,9 +266,9 @@ static double sb__serve_ttft(sb_mdl_ctx *x, double B)
  * live context, and by what the token budget can keep fed), its
  * throughput with prefill charged, TTFT and TPOT under that load; with
  * SLOs, the best throughput over batch sizes that meet them (goodput).
- * One batch is in flight per replica (across pipeline stages as in the
- * decode step). Runs after sb_mdl_memory; sizes the KV cache for the batch
- * it runs. */
+ * Over pipeline stages, the batch runs as micro-batches (sb__serve_round),
+ * each under the caps (max_batched_tokens) on its own. Runs after
+ * sb_mdl_memory; sizes the KV cache for the batch it runs. */
 void sb_mdl_serve(sb_mdl_ctx *x)
 {
     const sb_workload *w = x->w;
@@ -264,8 +286,9 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     bool cap = p->mem.capacity > 0;
     double cap_live = cap ? sb_mdl_fit_live(x) : 1e18;
     sv->max_batch = cap ? floor(free_b / full) : 0;
-    /* the token budget feeds B sequences when B (1 + P / O) fits in it */
-    double fed = floor(w->max_batched_tokens * O / (P + O));
+    /* the token budget feeds B sequences when B (1 + P / O) fits in it,
+     * a micro-batch's in each of the pipeline's */
+    double fed = floor(w->max_batched_tokens * O / (P + O)) * PP;
     double B = fmin(b, fmin(cap_live, fed));
     const char *why = NULL;
     if (cap && cap_live < 1)
@@ -290,7 +313,7 @@ void sb_mdl_serve(sb_mdl_ctx *x)
          * the memory and the budget allow]; the machine saturates above */
         double rr = w->request_rate / R, chunk;
         double Bmax = fmin(cap_live, fed);
-        double top = Bmax / (O * sb__serve_iter(x, Bmax, -1, &chunk) * PP);
+        double top = Bmax / (O * sb__serve_round(x, Bmax, &chunk));
         p->n = first;
         sv->max_request_rate = top * R;
         if (rr >= top) {
@@ -305,7 +328,7 @@ void sb_mdl_serve(sb_mdl_ctx *x)
             double lo = 1e-6, hi = Bmax;
             for (int k = 0; k < 60 && hi - lo > 1e-6 * hi; k++) {
                 double mid = 0.5 * (lo + hi);
-                double r = mid / (O * sb__serve_iter(x, mid, -1, &chunk) * PP);
+                double r = mid / (O * sb__serve_round(x, mid, &chunk));
                 p->n = first;
                 if (r < rr)
                     lo = mid;
@@ -319,7 +342,7 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     }
     bool slo = w->slo_ttft_s > 0 || w->slo_tpot_s > 0;
     for (double c = 1; slo; c = fmin(c * 2, B)) {
-        double chunk, it = sb__serve_iter(x, c, -1, &chunk) * PP;
+        double chunk, it = sb__serve_round(x, c, &chunk);
         p->n = first;
         double ttft = sb__serve_ttft(x, c);
         double tps = fmin((double)w->concurrency, R * c) / it;
@@ -334,8 +357,9 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     }
     sv->ttft_s = sb__serve_ttft(x, B);
     double chunk;
-    double it = sb__serve_iter(x, B, -1, &chunk) * PP;
+    double it = sb__serve_round(x, B, &chunk);
     sv->batch = B;
+    sv->microbatches = sb_mdl_microbatches(w, B);
     sv->prefill_tokens = chunk;
     sv->iteration_s = it;
     sv->tokens_per_s = active_max / it;
@@ -365,17 +389,20 @@ void sb_mdl_serve(sb_mdl_ctx *x)
 
 /* The simulator's cost of one iteration: the decodes at their mean
  * context and the prompt chunks at their mean length and keys, as one
- * batch (sb__mixed), times the pipeline's stages (one batch in flight per
- * replica, as the steady state has it); the phases are scratch. */
+ * batch (sb__mixed); over pipeline stages a round of micro-batches, each
+ * 1/m of the iteration, as the steady state has it (sb__serve_round); the
+ * phases are scratch. */
 static double sb__sim_cost(const sb_sim_batch *b, void *arg)
 {
     sb_mdl_ctx *x = arg;
     sb_prediction *p = x->p;
     int first = p->n;
     double ds = b->decode_seqs, ps = b->prefill_seqs;
-    double t = sb__mixed(
-        x, "sim", ds, ds > 0 ? b->decode_ctx / ds : 0, b->prefill_tokens, ps,
-        ps > 0 ? b->prefill_tokens / ps : 0, ps > 0 ? b->prefill_ctx / ps : 0);
+    double m = sb_mdl_microbatches(x->w, ds + ps);
+    double t = sb__mixed(x, "sim", ds / m, ds > 0 ? b->decode_ctx / ds : 0,
+                         b->prefill_tokens / m, ps / m,
+                         ps > 0 ? b->prefill_tokens / ps : 0,
+                         ps > 0 ? b->prefill_ctx / ps : 0);
     p->n = first;
     return t * x->w->pipeline;
 }
@@ -398,8 +425,10 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
     if (w->sim_file_n > 0 && !w->sim_file_closed)
         p->sim_closed = 0; /* the file's arrivals */
     sb_sim_cfg cfg = {.sched = (sb_sim_sched)w->sim_sched,
-                      .max_seqs = w->max_seqs,
-                      .max_batched_tokens = w->max_batched_tokens,
+                      /* the caps are a micro-batch's, and a replica
+                         runs one a pipeline stage */
+                      .max_seqs = w->max_seqs * w->pipeline,
+                      .max_batched_tokens = w->max_batched_tokens * w->pipeline,
                       .kv_blocks = p->sim_kv_blocks,
                       .page = w->kv_page,
                       .closed = p->sim_closed,

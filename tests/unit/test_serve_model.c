@@ -271,6 +271,57 @@ static void test_closed_list(void)
     CHECK(P.sim_closed == 0 && P.sim.queue.p90 > drawn.queue.p90);
 }
 
+/* Pipeline stages serve micro-batches: with a batch split one a stage,
+ * every stage works while the others do, so a replica of two stages
+ * (half the layers a chip) at twice the batch serves what two replicas of
+ * one stage do, at the same TPOT; one batch in flight would have left
+ * each stage idle half the time (half the throughput where the batch is
+ * compute-bound, as here: fp8 weights, 512 sequences a micro-batch). One
+ * sequence alone is one micro-batch: its TTFT and TPOT pass every stage. */
+static void test_pipeline(void)
+{
+    const char *one[] = {
+        "chips=8",          "tensor=1",           "data=8",
+        "concurrency=4096", "dtypes.weights=fp8", "dtypes.kv_cache=fp8",
+        "prompt_len=256",   "output_len=128",     "requests=600"};
+    CHECK(run(one, 9, &P) == 0);
+    CHECK(P.decode_batch == 512);
+    double tpot1 = P.tpot_s, dec1 = P.decode_tokens_per_s;
+    double srv1 = P.serve.tokens_per_s, sim1 = P.sim.tokens_per_s;
+    CHECK(sim1 > 0);
+    const char *two[] = {"chips=8",
+                         "tensor=1",
+                         "data=4",
+                         "pipeline=2",
+                         "concurrency=4096",
+                         "dtypes.weights=fp8",
+                         "dtypes.kv_cache=fp8",
+                         "prompt_len=256",
+                         "output_len=128",
+                         "requests=600"};
+    CHECK(run(two, 10, &P) == 0);
+    CHECK(P.decode_batch == 1024);
+    CHECK(P.tpot_s > 0.95 * tpot1 && P.tpot_s < 1.05 * tpot1);
+    CHECK(P.decode_tokens_per_s > 0.95 * dec1 &&
+          P.decode_tokens_per_s < 1.05 * dec1);
+    CHECK(P.serve.tokens_per_s > 0.9 * srv1 &&
+          P.serve.tokens_per_s < 1.1 * srv1);
+    CHECK(P.sim.tokens_per_s > 0.85 * sim1 && P.sim.tokens_per_s < 1.15 * sim1);
+    /* alone: the prefill and the decode step pass both stages */
+    const char *alone[] = {"chips=2",           "tensor=1",      "data=1",
+                           "pipeline=2",        "concurrency=1", "requests=20",
+                           "dtypes.weights=fp8"};
+    CHECK(run(alone, 7, &P) == 0);
+    CHECK(P.sim.requests == 20 && P.sim_closed == 1);
+    CHECK_NEAR(P.sim.ttft.p50, P.ttft_s, 1e-9 * P.ttft_s);
+    CHECK_NEAR(P.sim.tpot.mean, P.tpot_s, 1e-6 * P.tpot_s);
+    double stage = 0;
+    for (int i = 0; i < P.n; i++)
+        if (strcmp(P.ph[i].stage, "decode") == 0)
+            stage += P.ph[i].exposed;
+    CHECK_NEAR(P.tpot_s, 2 * stage, 1e-9 * P.tpot_s);
+}
+
 int main(void)
 {
     test_alone();
@@ -280,5 +331,6 @@ int main(void)
     test_errors();
     test_capacity();
     test_closed_list();
+    test_pipeline();
     return sb_check_done();
 }
