@@ -32,7 +32,8 @@ static const char validate_help[] =
     "[--quick]\n"
     "                         [--threads N] [--trace FILE] [--json FILE] "
     "[--db PATH]\n"
-    "                         [--no-store] [--strict]\n"
+    "                         [--rounds N] [--serves N] [--no-store] "
+    "[--strict]\n"
     "  WORKLOAD     a workload file or preset (default validate-dense; "
     "validate-moe)\n"
     "  --dtype      fp32 (default) or bf16 weights and matmul inputs\n"
@@ -56,6 +57,10 @@ static const char validate_help[] =
     "               (default 5, --quick 3): the ratios are given as their\n"
     "               median and range over the rounds whose ceilings were\n"
     "               stable (over all when too few were)\n"
+    "  --serves N   times each serving load is served (default 3, --quick "
+    "1), spread\n"
+    "               over the points' rounds; each figure the median of "
+    "them\n"
     "  --strict     exit 1 when TTFT or TPOT (calibrated) is off by more than "
     "20%\n"
     "  --force      run a reference that needs more than 80% of the memory "
@@ -70,7 +75,7 @@ static const char validate_help[] =
 typedef struct sb__vopts {
     const char *file, *trace, *json, *db;
     bool bf16, quick, no_store, strict, force;
-    int batch, prompt, output, requests, threads, rounds;
+    int batch, prompt, output, requests, threads, rounds, serves;
 } sb__vopts;
 
 static const char *sb__t(double s, char *buf, size_t len)
@@ -221,6 +226,10 @@ static int sb__parse(int argc, char **argv, sb__vopts *o)
             if (m < 0 ||
                 sb_cli_int("validate", "--rounds", v, 1, 20, &o->rounds))
                 return 2;
+        } else if ((m = sb_cli_opt(argc, argv, &i, "--serves", &v))) {
+            if (m < 0 || sb_cli_int("validate", "--serves", v, 1,
+                                    SB_VALIDATE_MAX_SERVES, &o->serves))
+                return 2;
         } else if ((m = sb_cli_opt(argc, argv, &i, "--trace", &v))) {
             if (m < 0)
                 return 2;
@@ -286,6 +295,7 @@ static void sb__validate_opts(const sb__vopts *o, char *label, size_t len,
                              .requests = o->requests,
                              .threads = o->threads,
                              .rounds = o->rounds,
+                             .serves = o->serves,
                              .trace_events = o->trace ? 2000000 : 0,
                              .trace_label = label};
 }
@@ -389,6 +399,31 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
     printf("\nserving under load (closed loops at a constant concurrency, "
            "ragged lengths; predicted by the serving simulator, "
            "calibrated by this run):\n");
+    /* when the loads were served: after which of the points' rounds */
+    json_t *at = json_array();
+    char when[200] = "";
+    size_t wl = 0;
+    for (int j = 0; j < v->served; j++) {
+        json_array_append_new(at, json_integer(v->serve_round[j]));
+        if (v->serve_round[j] >= 0 && wl < sizeof when)
+            wl +=
+                (size_t)snprintf(when + wl, sizeof when - wl, "%s%d",
+                                 j ? (j == v->served - 1 ? " and " : ", ") : "",
+                                 v->serve_round[j]);
+    }
+    if (v->served > 0 && v->serve_round[0] >= 0)
+        printf("  each load served %d time%s, after round%s %s of the "
+               "points' %d (the stretches their ceilings were measured in); "
+               "each figure the median of them\n",
+               v->served, v->served > 1 ? "s" : "", v->served > 1 ? "s" : "",
+               when, v->points_rounds);
+    else
+        printf("  each load served %d time%s after every point%s\n", v->served,
+               v->served > 1 ? "s" : "",
+               v->served > 1 ? "; each figure the median of them" : "");
+    json_object_set_new(
+        out, "serve_rounds",
+        json_pack("{s:o,s:i}", "after", at, "of", v->points_rounds));
     for (int k = 0; k < v->n_loads; k++) {
         const sb_validate_load *l = &v->load[k];
         const sb_serve_stats *m = &l->ms;
@@ -401,7 +436,13 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
             printf("    served after %.1f s in which the host took back %.0f "
                    "MiB of freed memory (free page reporting), %.0f MiB "
                    "while it ran%s\n",
-                   l->settle_s, l->settle_kib / 1024, l->during_kib / 1024,
+                   l->settle_s, l->settle_kib / 1024,
+                   fmax(0, l->during_kib) / 1024,
+                   l->during_kib > 64 * 1024 ? ": its vCPUs stalled then" : "");
+        else if (l->during_kib >= 0)
+            printf("    the host took back %.0f MiB of freed memory while it "
+                   "ran (free page reporting)%s\n",
+                   l->during_kib / 1024,
                    l->during_kib > 64 * 1024 ? ": its vCPUs stalled then" : "");
         if (p->requests > 0 && p->interrupts > 0)
             printf("    the simulator's run met %zu of the machine's "
@@ -448,12 +489,12 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
         json_object_set_new(j, "concurrency", json_integer(l->concurrency));
         json_object_set_new(j, "requests", json_integer(l->requests));
         json_object_set_new(j, "iterations", json_integer(m->iterations));
-        if (l->settle_s >= 0)
+        if (l->settle_s >= 0 || l->during_kib >= 0)
             json_object_set_new(j, "host_reclaim",
                                 json_pack("{s:f,s:f,s:f}", "settle_s",
-                                          l->settle_s, "before_kib",
-                                          l->settle_kib, "during_kib",
-                                          l->during_kib));
+                                          fmax(0, l->settle_s), "before_kib",
+                                          fmax(0, l->settle_kib), "during_kib",
+                                          fmax(0, l->during_kib)));
         json_object_set_new(j, "measured", jm);
         if (p->requests > 0)
             json_object_set_new(j, "predicted", jp);

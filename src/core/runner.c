@@ -510,6 +510,24 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             rc = take_sample(&tm, round, sl[i].iters, &out->items[sl[i].res],
                              &sl[i].spent, err);
         }
+        if (rc == 0 && ctx->on_round) {
+            /* the rounds this run takes: the most any point needs */
+            int rounds = round + 1;
+            for (int i = 0; i < n; i++) {
+                const sb_result *r = &out->items[sl[i].res];
+                if (!sl[i].live || r->n_samples == 0)
+                    continue;
+                double per = sl[i].spent / (double)r->n_samples;
+                double need = per > 0 ? ceil(ctx->min_time / per) : 0;
+                if (need < ctx->repeat)
+                    need = ctx->repeat;
+                if (need > SB_RUN_MAX_SAMPLES)
+                    need = SB_RUN_MAX_SAMPLES;
+                if (need > rounds)
+                    rounds = (int)need;
+            }
+            rc = ctx->on_round(ctx->on_round_arg, round, rounds, err);
+        }
         if (rc)
             break;
     }

@@ -431,6 +431,7 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
                            "concurrency (%d)",
                            l->requests, l->name, l->concurrency);
         l->stok = l->concurrency + 2 * maxp;
+        l->settle_s = l->settle_kib = l->during_kib = -1;
         double need =
             sb_ref_footprint(&v->cfg, l->concurrency, v->sctx, l->stok);
         if (need > v->need_bytes)
@@ -461,6 +462,17 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
      * after the other */
     ctx->interleave =
         have <= 0 || 2 * v->need_bytes + 1e9 < SB_MEM_SHARE * have;
+    /* the loads in the middle of the points' rounds when a third copy of
+     * the model fits beside them: the serving runs then see the stretch
+     * of the machine the ceilings saw (served after every point, they ran
+     * 13 % slower than the reference's own decode measured among the
+     * points minutes before, the machine having slowed meanwhile) */
+    v->opts = *o;
+    v->serves = q.serves ? q.serves : (q.quick ? 1 : 3);
+    if (v->serves > SB_VALIDATE_MAX_SERVES)
+        v->serves = SB_VALIDATE_MAX_SERVES;
+    v->loads_mid = ctx->interleave &&
+                   (have <= 0 || 3 * v->need_bytes + 1e9 < SB_MEM_SHARE * have);
     ctx->force = q.force;
     if (q.quick) {
         ctx->min_time = 0.05;
@@ -585,6 +597,25 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     return 0;
 }
 
+static int serve_loads(sb_validate *v, sb_err *err);
+
+/* ctx.on_round: the loads' j-th serving when (2j + 1) / 2k of the points'
+ * rounds are done (k servings: the middles of k equal stretches) */
+static int loads_between_rounds(void *arg, int round, int rounds, sb_err *err)
+{
+    sb_validate *v = arg;
+    int j = v->served;
+    if (j >= v->serves ||
+        2.0 * v->serves * (round + 1) < (2.0 * j + 1) * rounds)
+        return 0;
+    if (v->ctx.progress) {
+        fprintf(stderr, "\r\033[K[round %d] serving the loads", round + 1);
+        fflush(stderr);
+    }
+    v->serve_round[j] = round + 1;
+    return serve_loads(v, err);
+}
+
 int sb_validate_measure(sb_validate *v, sb_err *err)
 {
     json_t *tags = json_pack("{s:s}", "validate", v->w.name);
@@ -593,7 +624,13 @@ int sb_validate_measure(sb_validate *v, sb_err *err)
                  "attention.paged_decode,llm.prefill,llm.decode",
                  NULL, tags);
     json_decref(tags);
+    if (v->loads_mid) {
+        v->ctx.on_round = loads_between_rounds;
+        v->ctx.on_round_arg = v;
+    }
     int rc = sb_run_plan(&v->plan, &v->ctx, &v->run.results, err);
+    v->ctx.on_round = NULL;
+    v->ctx.on_round_arg = NULL;
     sb_utc_now(v->run.ended_at, sizeof v->run.ended_at);
     if (rc)
         return rc;
@@ -613,6 +650,8 @@ int sb_validate_measure(sb_validate *v, sb_err *err)
     v->mr = sb_validate_find(run, "memory.read", NULL, NULL);
     v->pa = sb_validate_find(run, "attention.paged_decode", NULL, NULL);
     v->complete = v->rp && v->rd && v->gl && v->gd && v->mr;
+    /* interleaved, the points' rounds are their samples */
+    v->points_rounds = v->rd ? (int)v->rd->n_samples : 0;
     return 0;
 }
 
@@ -624,41 +663,42 @@ static sb_serve_opts serve_opts(const sb_validate *v, const sb_validate_load *l)
                            true,           3,           l->stok, v->sctx};
 }
 
-/* Serves load l on a model of its own (its events kept for a trace when
- * `ev` is given). */
-static int serve_load(sb_validate *v, sb_validate_load *l, sb_ref_event *ev,
-                      int cap_ev, const sb_validate_opts *o, sb_err *err)
+/* Serves load l once more on the serving model (its events kept for a
+ * trace when `ev` is given), after the host has taken back what was
+ * freed when `settle`. */
+static int serve_load(sb_validate *v, sb_validate_load *l, bool settle,
+                      sb_ref_event *ev, int cap_ev, sb_err *err)
 {
-    sb_ref_model *m = NULL;
-    v->cfg.seed = 1;
-    int rc = sb_ref_create(&v->cfg, l->concurrency, v->sctx, l->stok,
-                           v->ctx.threads, &m, err);
-    if (rc == 0 && ev)
-        sb_ref_record(m, ev, cap_ev);
-    /* On a VM that reports freed memory to its host, what the points and
-     * the last load freed is taken back seconds later, stalling the vCPUs
-     * for tens of milliseconds: the TPOT tail of a load served then was
-     * that (p99 22-34 ms, 14-18 ms after it settled). Serve once it has. */
-    l->settle_s = l->settle_kib = l->during_kib = -1;
-    if (rc == 0 && sb_mem_settle(2.5, 20, &l->settle_s, &l->settle_kib))
-        l->during_kib = sb_mem_reported_kib();
-    if (rc == 0) {
-        sb_serve_opts so = serve_opts(v, l);
-        rc = sb_serve_run(m, &so, &l->ms, err);
+    const sb_validate_opts *o = &v->opts;
+    sb_ref_model *m = v->sm;
+    sb_ref_record(m, ev, ev ? cap_ev : 0);
+    /* On a VM that reports freed memory to its host, what the run freed
+     * is taken back seconds later, stalling the vCPUs for tens of
+     * milliseconds: the TPOT tail of a load served then was that (p99
+     * 22-34 ms, 14-18 ms after it settled). Serve once it has; over the
+     * servings, the seconds waited and the KiB taken are summed. */
+    double settle_s = -1, settle_kib = -1;
+    if (settle && sb_mem_settle(2.5, 20, &settle_s, &settle_kib)) {
+        l->settle_s = (l->settle_s < 0 ? 0 : l->settle_s) + settle_s;
+        l->settle_kib = (l->settle_kib < 0 ? 0 : l->settle_kib) + settle_kib;
     }
-    if (rc == 0 && l->during_kib >= 0) {
-        double now = sb_mem_reported_kib();
-        l->during_kib = now >= l->during_kib ? now - l->during_kib : -1;
-    }
+    double before = sb_mem_reported_kib();
+    sb_serve_opts so = serve_opts(v, l);
+    sb_serve_stats *st = &l->run[l->n_runs];
+    int rc = sb_serve_run(m, &so, st, err);
+    l->n_runs += rc == 0;
+    double now = sb_mem_reported_kib();
+    if (rc == 0 && before >= 0 && now >= before)
+        l->during_kib = (l->during_kib < 0 ? 0 : l->during_kib) + now - before;
     if (rc == 0 && ev) {
         json_decref(v->trace);
-        v->trace = sb_serve_trace(m, ev, sb_ref_n_events(m), l->ms.t_start,
+        v->trace = sb_serve_trace(m, ev, sb_ref_n_events(m), st->t_start,
                                   o->trace_label ? o->trace_label
                                                  : "solbench validate");
         if (!v->trace)
             rc = sb_fail(err, SB_ENOMEM, "out of memory");
     }
-    sb_ref_free(m);
+    sb_ref_record(m, NULL, 0);
     return rc;
 }
 
@@ -713,6 +753,74 @@ static int predict_load(sb_validate *v, const sb_ceilings *c,
     return rc;
 }
 
+/* Serves every load once more, each on a model of its own; the last
+ * serving's last load's timeline kept for --trace. */
+static int serve_loads(sb_validate *v, sb_err *err)
+{
+    bool last = v->served == v->serves - 1;
+    const int cap_ev =
+        last && v->opts.trace_events > 0 ? v->opts.trace_events : 0;
+    sb_ref_event *ev = cap_ev ? malloc(sizeof *ev * (size_t)cap_ev) : NULL;
+    if (cap_ev && !ev)
+        return sb_fail(err, SB_ENOMEM, "out of memory");
+    int rc = 0;
+    /* one model serves every load, every time, sized for the largest: kept
+     * until the end, so that nothing it holds is freed (and taken back by
+     * the host) among the points' samples */
+    if (!v->sm) {
+        const sb_validate_load *top = &v->load[v->n_loads - 1];
+        v->cfg.seed = 1;
+        rc = sb_ref_create(&v->cfg, top->concurrency, v->sctx, top->stok,
+                           v->ctx.threads, &v->sm, err);
+    }
+    for (int k = 0; rc == 0 && k < v->n_loads; k++)
+        rc = serve_load(v, &v->load[k], k == 0, k == v->n_loads - 1 ? ev : NULL,
+                        cap_ev, err);
+    free(ev);
+    v->served += rc == 0;
+    return rc;
+}
+
+static double median_of(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmpd);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* A load's figures over its servings: each the median of the runs' (the
+ * counts the first run's: every run serves the same requests) */
+static void combine_runs(sb_validate_load *l)
+{
+    int n = l->n_runs;
+    l->ms = l->run[0];
+    if (n < 2)
+        return;
+    double x[SB_VALIDATE_MAX_SERVES];
+#define SB__MED(field)                                                         \
+    do {                                                                       \
+        for (int i = 0; i < n; i++)                                            \
+            x[i] = l->run[i].field;                                            \
+        l->ms.field = median_of(x, n);                                         \
+    } while (0)
+#define SB__MED_STATS(s)                                                       \
+    do {                                                                       \
+        SB__MED(s.min);                                                        \
+        SB__MED(s.p10);                                                        \
+        SB__MED(s.p50);                                                        \
+        SB__MED(s.p90);                                                        \
+        SB__MED(s.p99);                                                        \
+        SB__MED(s.max);                                                        \
+        SB__MED(s.mean);                                                       \
+    } while (0)
+    SB__MED(wall_s);
+    SB__MED(tokens_per_s);
+    SB__MED_STATS(ttft);
+    SB__MED_STATS(tpot);
+    SB__MED_STATS(latency);
+#undef SB__MED_STATS
+#undef SB__MED
+}
+
 int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
                               sb_err *err)
 {
@@ -737,19 +845,18 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
         (rc = sb_predict_calibrated(&v->wc, &cs, v->cal, err)))
         return rc;
 
-    /* the serving loads, each measured and predicted; the last one's
-     * timeline kept for --trace */
-    const int cap_ev = o->trace_events > 0 ? o->trace_events : 0;
-    sb_ref_event *ev = cap_ev ? malloc(sizeof *ev * (size_t)cap_ev) : NULL;
-    if (cap_ev && !ev)
-        return sb_fail(err, SB_ENOMEM, "out of memory");
-    for (int k = 0; rc == 0 && k < v->n_loads; k++) {
-        sb_validate_load *l = &v->load[k];
-        rc = serve_load(v, l, k == v->n_loads - 1 ? ev : NULL, cap_ev, o, err);
-        if (rc == 0)
-            rc = predict_load(v, &cs, l, err);
+    /* the serving loads (unless served among the points' rounds), each
+     * predicted */
+    (void)o;
+    while (v->served < v->serves) {
+        v->serve_round[v->served] = -1;
+        if ((rc = serve_loads(v, err)))
+            return rc;
     }
-    free(ev);
+    for (int k = 0; k < v->n_loads; k++)
+        combine_runs(&v->load[k]);
+    for (int k = 0; rc == 0 && k < v->n_loads; k++)
+        rc = predict_load(v, &cs, &v->load[k], err);
     if (rc)
         return rc;
     /* the run-to-run spread: the samples split in rounds, in the order
@@ -761,6 +868,7 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
 
 void sb_validate_free(sb_validate *v)
 {
+    sb_ref_free(v->sm);
     sb_plan_free(&v->plan);
     sb_run_free(&v->run);
     json_decref(v->trace);

@@ -25,14 +25,16 @@ typedef struct sb_validate_opts {
     bool bf16, quick, force;
     /* 0: the workload's (batch, prompt, output), 2 x the load's
      * concurrency, at least 4 (requests a load), the cores (threads), 5
-     * or 3 with quick (rounds) */
-    int batch, prompt, output, requests, threads, rounds;
+     * or 3 with quick (rounds), 3 or 1 with quick (serves: the times each
+     * load is served) */
+    int batch, prompt, output, requests, threads, rounds, serves;
     int trace_events; /* > 0: the serving run's events kept for a trace */
     const char *trace_label;
 } sb_validate_opts;
 
 #define SB_VALIDATE_MAX_ROUNDS 20
 #define SB_VALIDATE_LOADS 3
+#define SB_VALIDATE_MAX_SERVES 5
 
 /* One load of the serving part: a closed loop of `concurrency` requests
  * in flight, served by the reference and predicted by the serving
@@ -40,9 +42,11 @@ typedef struct sb_validate_opts {
 typedef struct sb_validate_load {
     const char *name; /* "light", "medium", "saturating" */
     int concurrency, requests, stok;
-    sb_serve_stats ms; /* measured */
-    sb_sim_out pred;   /* predicted, calibrated by this run */
-    char why[200];     /* why there is no prediction ("" when there is) */
+    sb_serve_stats ms; /* measured: each figure the median of the runs' */
+    sb_serve_stats run[SB_VALIDATE_MAX_SERVES]; /* each time it was served */
+    int n_runs;
+    sb_sim_out pred; /* predicted, calibrated by this run */
+    char why[200];   /* why there is no prediction ("" when there is) */
     /* the host taking freed memory back (sb_mem_settle): seconds waited
      * before the load and KiB taken then, KiB taken during it; all < 0
      * when the machine does not report */
@@ -71,6 +75,14 @@ typedef struct sb_validate {
     double need_bytes; /* the reference's footprint */
     sb_ctx ctx;
     sb_plan plan;
+    sb_validate_opts opts; /* as prepared: the trace's options */
+    /* the loads, served `serves` times; spread over the points' rounds
+     * (interleaved, and a load's model fits beside theirs): the rounds
+     * after which each time was (-1: after every point) */
+    int serves, served;
+    bool loads_mid;
+    int serve_round[SB_VALIDATE_MAX_SERVES], points_rounds;
+    sb_ref_model *sm; /* serves every load: sized for the largest */
     /* sb_validate_measure */
     sb_run run;
     int code;      /* 0; 1: a point failed its verification; 2: skipped */
@@ -94,12 +106,15 @@ typedef struct sb_validate {
  * one line naming what is wrong. */
 int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err);
 /* Measures the plan (interleaved where two copies of the model fit):
- * v->run, v->code, v->complete and the results found. */
+ * v->run, v->code, v->complete and the results found. Interleaved, with
+ * room for a load's model beside the points', the serving loads are
+ * served half way through the points' rounds, in the same stretch of the
+ * machine as the ceilings that predict them. */
 int sb_validate_measure(sb_validate *v, sb_err *err);
 /* With every point measured: the prediction against this run's ceilings
  * (speed of light and calibrated), the serving runs at each load on a
- * model of their own with the simulator's prediction of each, and the
- * spread over the rounds. */
+ * model of their own (unless sb_validate_measure served them) with the
+ * simulator's prediction of each, and the spread over the rounds. */
 int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
                               sb_err *err);
 void sb_validate_free(sb_validate *v);

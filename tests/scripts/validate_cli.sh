@@ -46,6 +46,19 @@ for k in ("tokens_per_s", "ttft_p50_s", "ttft_p90_s", "tpot_p50_s", "tpot_p99_s"
     assert pv[k] > 0 and sv[k] > 0, k
 assert d["reference"]["decode_stream_of_read"] > 0
 P
+# the loads served twice among the points' rounds: each time after a
+# round of them, in order, the figures the medians
+expect 0 'each load served 2 times, after rounds' -- "$SB" validate "$T/tiny.json" \
+    --quick --serves 2 --no-store --json "$T/v2.json" --threads 2
+python3 - "$T/v2.json" <<'P' && ok "validate: loads among the rounds" || bad "validate: loads among the rounds"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["serve_rounds"]
+assert len(r["after"]) == 2 and 1 <= r["after"][0] < r["after"][1] <= r["of"], r
+assert d["serve"][0]["measured"]["tokens_per_s"] > 0
+P
+expect 2 'serves' -- "$SB" validate "$T/tiny.json" --serves 0 --no-store
+expect 2 'serves' -- "$SB" validate "$T/tiny.json" --serves 6 --no-store
 expect 0 'steps' -- "$SB" trace show "$T/tr.json" --db "$T/db" --run last
 grep -q 'aten::mm' "$T/out" && ok "trace: matmuls read back" ||
     bad "trace: no aten::mm rows"
