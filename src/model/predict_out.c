@@ -405,6 +405,18 @@ int sb_interventions(const sb_prediction *p, sb_intervention *out, int max)
 
 /* ---- printing ------------------------------------------------------------ */
 
+/* Ends a phase table's heading: over pipeline stages, the micro-batches
+ * the batch runs as (the table is one's pass of a stage). */
+static void sb__heading_end(FILE *f, double microbatches, int stages)
+{
+    if (microbatches > 1)
+        fprintf(f,
+                "; %.4g micro-batches through %d pipeline stages, the table "
+                "one micro-batch's pass of a stage",
+                microbatches, stages);
+    fprintf(f, "):\n");
+}
+
 static void sb__phase_table(FILE *f, const sb_prediction *p, const char *stage)
 {
     char a[32], b[32], c[32], d[32], e[32];
@@ -626,12 +638,7 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                     "\ndecode step, %d concurrent requests, context %.0f "
                     "(per chip",
                     w->concurrency, p->context);
-        if (p->decode_microbatches > 1)
-            fprintf(f,
-                    "; %.4g micro-batches through %d pipeline stages, the "
-                    "table one micro-batch's pass of a stage",
-                    p->decode_microbatches, w->pipeline);
-        fprintf(f, "):\n");
+        sb__heading_end(f, p->decode_microbatches, w->pipeline);
         sb__phase_table(f, p, "decode");
         const sb_serve *sv = &p->serve;
         fprintf(f,
@@ -639,12 +646,7 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 "%.0f prompt tokens of prefill (continuous batching, %d "
                 "tokens a batch at most; per chip",
                 sv->batch, sv->prefill_tokens, w->max_batched_tokens);
-        if (sv->microbatches > 1)
-            fprintf(f,
-                    "; %.4g micro-batches through %d pipeline stages, the "
-                    "table one micro-batch's pass of a stage",
-                    sv->microbatches, w->pipeline);
-        fprintf(f, "):\n");
+        sb__heading_end(f, sv->microbatches, w->pipeline);
         sb__phase_table(f, p, "serve");
         fprintf(f, "\ntotals:\n");
         fprintf(f, "  TTFT             %s\n",
