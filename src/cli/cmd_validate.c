@@ -399,28 +399,34 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
     printf("\nserving under load (closed loops at a constant concurrency, "
            "ragged lengths; predicted by the serving simulator, "
            "calibrated by this run):\n");
-    /* when the loads were served: after which of the points' rounds */
+    /* when the loads were served: after which of the points' rounds (-1:
+     * after every point) */
     json_t *at = json_array();
     char when[200] = "";
     size_t wl = 0;
+    int among = 0;
     for (int j = 0; j < v->served; j++) {
         json_array_append_new(at, json_integer(v->serve_round[j]));
-        if (v->serve_round[j] >= 0 && wl < sizeof when)
-            wl +=
-                (size_t)snprintf(when + wl, sizeof when - wl, "%s%d",
-                                 j ? (j == v->served - 1 ? " and " : ", ") : "",
-                                 v->serve_round[j]);
+        among += v->serve_round[j] >= 0;
     }
-    if (v->served > 0 && v->serve_round[0] >= 0)
-        printf("  each load served %d time%s, after round%s %s of the "
-               "points' %d (the stretches their ceilings were measured in); "
-               "each figure the median of them\n",
-               v->served, v->served > 1 ? "s" : "", v->served > 1 ? "s" : "",
-               when, v->points_rounds);
-    else
-        printf("  each load served %d time%s after every point%s\n", v->served,
-               v->served > 1 ? "s" : "",
-               v->served > 1 ? "; each figure the median of them" : "");
+    for (int j = 0, k = 0; j < v->served && wl < sizeof when; j++)
+        if (v->serve_round[j] >= 0) {
+            wl += (size_t)snprintf(when + wl, sizeof when - wl, "%s%d",
+                                   k == 0           ? ""
+                                   : k == among - 1 ? " and "
+                                                    : ", ",
+                                   v->serve_round[j]);
+            k++;
+        }
+    printf("  each load served %d time%s", v->served, v->served > 1 ? "s" : "");
+    if (among > 0)
+        printf(", after round%s %s of the points' %d (the stretches their "
+               "ceilings were measured in)",
+               among > 1 ? "s" : "", when, v->points_rounds);
+    if (among < v->served)
+        printf("%s%d after every point", among > 0 ? " and " : ", ",
+               v->served - among);
+    printf("%s\n", v->served > 1 ? "; each figure the median of them" : "");
     json_object_set_new(
         out, "serve_rounds",
         json_pack("{s:o,s:i}", "after", at, "of", v->points_rounds));

@@ -462,11 +462,11 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
      * after the other */
     ctx->interleave =
         have <= 0 || 2 * v->need_bytes + 1e9 < SB_MEM_SHARE * have;
-    /* the loads in the middle of the points' rounds when a third copy of
-     * the model fits beside them: the serving runs then see the stretch
-     * of the machine the ceilings saw (served after every point, they ran
-     * 13 % slower than the reference's own decode measured among the
-     * points minutes before, the machine having slowed meanwhile) */
+    /* the loads among the points' rounds when a third copy of the model
+     * fits beside them: the serving runs then see the stretches of the
+     * machine the ceilings saw (served after every point, they ran 12-23 %
+     * slower than the reference's own decode measured among the points
+     * minutes before, the machine having slowed meanwhile) */
     v->opts = *o;
     v->serves = q.serves ? q.serves : (q.quick ? 1 : 3);
     if (v->serves > SB_VALIDATE_MAX_SERVES)
@@ -753,8 +753,8 @@ static int predict_load(sb_validate *v, const sb_ceilings *c,
     return rc;
 }
 
-/* Serves every load once more, each on a model of its own; the last
- * serving's last load's timeline kept for --trace. */
+/* Serves every load once more on the serving model; the last serving's
+ * last load's timeline kept for --trace. */
 static int serve_loads(sb_validate *v, sb_err *err)
 {
     bool last = v->served == v->serves - 1;
