@@ -91,7 +91,7 @@ typedef struct sb_ctx {
      * 0) and the rounds the run is expected to take (each point's
      * --repeat, or the samples its --min-time needs at its pace so far),
      * so that other work runs in the same stretches as the points
-     * (validate serves its loads half way); non-zero stops the run.
+     * (validate serves its loads among them); non-zero stops the run.
      * NULL: none */
     int (*on_round)(void *arg, int round, int rounds, sb_err *err);
     void *on_round_arg;

@@ -75,11 +75,15 @@ typedef struct sb_sim_cfg {
     sb_sim_sched sched;
     int max_seqs;           /* running sequences at most (>= 1) */
     int max_batched_tokens; /* tokens one iteration carries at most */
-    long kv_blocks;         /* blocks of the KV cache; 0: unbounded */
-    int page;               /* tokens per block (>= 1) */
-    int closed;             /* > 0: a closed loop of this many requests in
-                               flight (arrival times ignored: each finish
-                               sends the next request at once) */
+    int max_chunk;  /* prompt tokens of one sequence an iteration carries at
+                       most under chunked prefill (a micro-batch's budget
+                       when an iteration is a pipeline's round); 0: the
+                       iteration's budget */
+    long kv_blocks; /* blocks of the KV cache; 0: unbounded */
+    int page;       /* tokens per block (>= 1) */
+    int closed;     /* > 0: a closed loop of this many requests in
+                       flight (arrival times ignored: each finish
+                       sends the next request at once) */
     double slo_ttft_s, slo_tpot_s; /* for goodput; 0: none */
     /* The machine's interruptions (compute.noise): a Poisson process of
      * noise_rate a second on the simulated clock, each adding its size to

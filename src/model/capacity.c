@@ -155,7 +155,7 @@ typedef struct probe {
 static int probe_requests(const sb_workload *w)
 {
     double n = w->sim_requests > 0 ? w->sim_requests : 1000;
-    n = fmax(n, 10.0 * w->max_seqs);
+    n = fmax(n, 10.0 * w->max_seqs * w->pipeline); /* a micro-batch's */
     return (int)fmin(n, SB_CAP_MAX_REQUESTS);
 }
 

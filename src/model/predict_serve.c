@@ -4,6 +4,7 @@
  * iterations of a continuous batch under a token budget, TTFT and TPOT
  * under load (docs/METRICS.md, "model").
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +297,7 @@ void sb_mdl_serve(sb_mdl_ctx *x)
               "KV cache";
     else if (fed < 1)
         why = "the token budget (max_batched_tokens) admits no prompt";
+    sv->microbatches = 1;
     if (why) {
         /* nothing can be served: say so rather than time a batch of 0 */
         if (p->n_warnings < 4)
@@ -424,16 +426,20 @@ void sb_mdl_simulate(sb_mdl_ctx *x)
     p->sim_closed = p->sim_rate > 0 ? 0 : (int)ceil(w->concurrency / R);
     if (w->sim_file_n > 0 && !w->sim_file_closed)
         p->sim_closed = 0; /* the file's arrivals */
-    sb_sim_cfg cfg = {.sched = (sb_sim_sched)w->sim_sched,
-                      /* the caps are a micro-batch's, and a replica
-                         runs one a pipeline stage */
-                      .max_seqs = w->max_seqs * w->pipeline,
-                      .max_batched_tokens = w->max_batched_tokens * w->pipeline,
-                      .kv_blocks = p->sim_kv_blocks,
-                      .page = w->kv_page,
-                      .closed = p->sim_closed,
-                      .slo_ttft_s = w->slo_ttft_s,
-                      .slo_tpot_s = w->slo_tpot_s};
+    sb_sim_cfg cfg = {
+        .sched = (sb_sim_sched)w->sim_sched,
+        /* the caps are a micro-batch's, and a replica
+           runs one a pipeline stage; a sequence's chunk is
+           in one micro-batch */
+        .max_seqs = (int)fmin((double)w->max_seqs * w->pipeline, INT_MAX),
+        .max_batched_tokens =
+            (int)fmin((double)w->max_batched_tokens * w->pipeline, INT_MAX),
+        .max_chunk = w->pipeline > 1 ? w->max_batched_tokens : 0,
+        .kv_blocks = p->sim_kv_blocks,
+        .page = w->kv_page,
+        .closed = p->sim_closed,
+        .slo_ttft_s = w->slo_ttft_s,
+        .slo_tpot_s = w->slo_tpot_s};
     /* calibrated: the machine as measured, its interruptions too (a run's
      * compute.noise); the speed of light has none */
     if (x->calibrated && sb_ceil_get(x->c, "noise.rate") > 0) {

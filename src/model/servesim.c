@@ -179,6 +179,8 @@ static int fit_chunk(const sim *m, const seq *q, long budget, bool whole)
                    : 0;
     long room = (q->blocks + m->free_blocks) * m->cfg->page - q->cached;
     long c = left < budget ? left : budget;
+    if (m->cfg->max_chunk > 0 && c > m->cfg->max_chunk)
+        c = m->cfg->max_chunk;
     return (int)(c < room ? c : room);
 }
 
@@ -370,9 +372,9 @@ static int check_input(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
                        "%g..%g s: not a rate and ascending sizes",
                        cfg->noise_rate, cfg->noise_q[0], cfg->noise_q[4]);
     if (cfg->sched < 0 || cfg->sched >= SB_SIM_N_SCHED || cfg->max_seqs < 1 ||
-        cfg->max_batched_tokens < 1 || cfg->page < 1 || cfg->kv_blocks < 0 ||
-        cfg->kv_blocks > LONG_MAX / 4 / cfg->page || cfg->closed < 0 ||
-        !(cfg->slo_ttft_s >= 0) || !(cfg->slo_tpot_s >= 0))
+        cfg->max_batched_tokens < 1 || cfg->max_chunk < 0 || cfg->page < 1 ||
+        cfg->kv_blocks < 0 || cfg->kv_blocks > LONG_MAX / 4 / cfg->page ||
+        cfg->closed < 0 || !(cfg->slo_ttft_s >= 0) || !(cfg->slo_tpot_s >= 0))
         return sb_fail(err, SB_EINVAL,
                        "serving simulation: scheduler %d, max_seqs %d, "
                        "max_batched_tokens %d, page %d, kv_blocks %ld, closed "
@@ -409,11 +411,14 @@ static int check_input(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
                            cfg->kv_blocks);
     }
     /* the iterations the requests need alone: an output token each, and
-     * a prompt's chunks of at most the budget */
+     * a prompt's chunks of at most the budget (or max_chunk) */
+    double chunk =
+        cfg->max_chunk > 0 && cfg->max_chunk < cfg->max_batched_tokens
+            ? cfg->max_chunk
+            : cfg->max_batched_tokens;
     double steps = 0;
     for (size_t i = 0; i < n; i++)
-        steps += req[i].output +
-                 ceil((double)req[i].prompt / cfg->max_batched_tokens);
+        steps += req[i].output + ceil((double)req[i].prompt / chunk);
     if (steps > SB_SIM_MAX_TOKENS)
         return sb_fail(err, SB_EINVAL,
                        "serving simulation: %.3g output tokens and prompt "
@@ -521,9 +526,12 @@ int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
     /* every iteration makes a token or caches a chunk, and a preemption
      * costs at most its sequence's tokens again: far below this */
     double work = 0;
+    double chunk =
+        cfg->max_chunk > 0 && cfg->max_chunk < cfg->max_batched_tokens
+            ? cfg->max_chunk
+            : cfg->max_batched_tokens;
     for (size_t i = 0; i < n; i++)
-        work += req[i].output +
-                ceil((double)req[i].prompt / cfg->max_batched_tokens);
+        work += req[i].output + ceil((double)req[i].prompt / chunk);
     double limit = 64.0 * (work + n) + 1e6, iters = 0;
     size_t done = 0, next = 0;
     double t = 0, t0 = cfg->closed ? 0 : req[0].arrival_s;

@@ -471,6 +471,8 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     v->serves = q.serves ? q.serves : (q.quick ? 1 : 3);
     if (v->serves > SB_VALIDATE_MAX_SERVES)
         v->serves = SB_VALIDATE_MAX_SERVES;
+    if (v->serves < 1)
+        v->serves = 1;
     v->loads_mid = ctx->interleave &&
                    (have <= 0 || 3 * v->need_bytes + 1e9 < SB_MEM_SHARE * have);
     ctx->force = q.force;
@@ -758,11 +760,11 @@ static int predict_load(sb_validate *v, const sb_ceilings *c,
 static int serve_loads(sb_validate *v, sb_err *err)
 {
     bool last = v->served == v->serves - 1;
-    const int cap_ev =
-        last && v->opts.trace_events > 0 ? v->opts.trace_events : 0;
-    sb_ref_event *ev = cap_ev ? malloc(sizeof *ev * (size_t)cap_ev) : NULL;
-    if (cap_ev && !ev)
+    const int cap_ev = v->opts.trace_events > 0 ? v->opts.trace_events : 0;
+    /* the trace's events: kept, as the model, until the end */
+    if (cap_ev && !v->ev && !(v->ev = malloc(sizeof *v->ev * (size_t)cap_ev)))
         return sb_fail(err, SB_ENOMEM, "out of memory");
+    sb_ref_event *ev = last ? v->ev : NULL;
     int rc = 0;
     /* one model serves every load, every time, sized for the largest: kept
      * until the end, so that nothing it holds is freed (and taken back by
@@ -776,7 +778,6 @@ static int serve_loads(sb_validate *v, sb_err *err)
     for (int k = 0; rc == 0 && k < v->n_loads; k++)
         rc = serve_load(v, &v->load[k], k == 0, k == v->n_loads - 1 ? ev : NULL,
                         cap_ev, err);
-    free(ev);
     v->served += rc == 0;
     return rc;
 }
@@ -869,6 +870,7 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
 void sb_validate_free(sb_validate *v)
 {
     sb_ref_free(v->sm);
+    free(v->ev);
     sb_plan_free(&v->plan);
     sb_run_free(&v->run);
     json_decref(v->trace);

@@ -83,6 +83,7 @@ typedef struct sb_validate {
     bool loads_mid;
     int serve_round[SB_VALIDATE_MAX_SERVES], points_rounds;
     sb_ref_model *sm; /* serves every load: sized for the largest */
+    sb_ref_event *ev; /* with trace_events: the last serving's events */
     /* sb_validate_measure */
     sb_run run;
     int code;      /* 0; 1: a point failed its verification; 2: skipped */
@@ -108,13 +109,15 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err);
 /* Measures the plan (interleaved where two copies of the model fit):
  * v->run, v->code, v->complete and the results found. Interleaved, with
  * room for a load's model beside the points', the serving loads are
- * served half way through the points' rounds, in the same stretch of the
- * machine as the ceilings that predict them. */
+ * served among the points' rounds (sb_validate_opts.serves times), in the
+ * stretches of the machine the ceilings that predict them were measured
+ * in. */
 int sb_validate_measure(sb_validate *v, sb_err *err);
 /* With every point measured: the prediction against this run's ceilings
- * (speed of light and calibrated), the serving runs at each load on a
- * model of their own (unless sb_validate_measure served them) with the
- * simulator's prediction of each, and the spread over the rounds. */
+ * (speed of light and calibrated), the serving runs at each load (those
+ * sb_validate_measure did not serve, after the points), each figure the
+ * median over the servings, with the simulator's prediction of each, and
+ * the spread over the rounds. */
 int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
                               sb_err *err);
 void sb_validate_free(sb_validate *v);

@@ -85,6 +85,19 @@ static void test_chunks(void)
     CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
     CHECK_NEAR(o.ttft.p50, A + 1000 * P, 1e-12);
     CHECK(o.iterations == 2);
+    /* a round of two micro-batches' budgets (512) whose one sequence's
+     * chunk is a micro-batch's (256): the same four chunks */
+    c = cfg_of(SB_SIM_SARATHI, 512);
+    c.max_chunk = 256;
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.ttft.p50, 3 * (A + 256 * P) + A + 232 * P, 1e-12);
+    CHECK(o.iterations == 5);
+    c.max_chunk = 0; /* no cap: two chunks of 512 and 488 */
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.ttft.p50, A + 512 * P + A + 488 * P, 1e-12);
+    c.max_chunk = -1;
+    CHECK(sb_sim_run(&c, &r, 1, linear, NULL, NULL, NULL, &o, &err) ==
+          SB_EINVAL);
 }
 
 /* A long prompt arriving while another request decodes: prefill first
