@@ -451,6 +451,17 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
                    "ran (free page reporting)%s\n",
                    l->during_kib / 1024,
                    l->during_kib > 64 * 1024 ? ": its vCPUs stalled then" : "");
+        if (l->n_runs > 1) {
+            char a[32], b[32];
+            printf("    its %d servings: %.4g-%.4g output tokens/s, TPOT p50 "
+                   "%s-%s%s\n",
+                   l->n_runs, l->tps_range[0], l->tps_range[1],
+                   sb__t(l->tpot_range[0], a, sizeof a),
+                   sb__t(l->tpot_range[1], b, sizeof b),
+                   l->servings_stable
+                       ? ""
+                       : " (apart by more than 10 % of the median: unstable)");
+        }
         if (p->requests > 0 && p->interrupts > 0)
             printf("    the simulator's run met %zu of the machine's "
                    "interruptions (compute.noise), %s in all\n",
@@ -502,6 +513,12 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
                                           fmax(0, l->settle_s), "before_kib",
                                           fmax(0, l->settle_kib), "during_kib",
                                           fmax(0, l->during_kib)));
+        json_object_set_new(
+            j, "servings",
+            json_pack("{s:i,s:[f,f],s:[f,f],s:b}", "n", l->n_runs,
+                      "tokens_per_s", l->tps_range[0], l->tps_range[1],
+                      "tpot_p50_s", l->tpot_range[0], l->tpot_range[1],
+                      "stable", l->servings_stable));
         json_object_set_new(j, "measured", jm);
         if (p->requests > 0)
             json_object_set_new(j, "predicted", jp);
@@ -667,7 +684,7 @@ int sb_cmd_validate(int argc, char **argv)
             fprintf(stderr, "solbench validate: a measurement is missing\n");
         return code ? code : 2;
     }
-    if (sb_validate_serve_predict(&v, &vo, &err) ||
+    if (sb_validate_serve_predict(&v, &err) ||
         (o.trace && sb_cli_write_json(v.trace, o.trace, JSON_COMPACT,
                                       "the trace", &err))) {
         sb_store_close(st);

@@ -434,6 +434,25 @@ typedef struct {
     bool live;    /* set up, not skipped */
 } sb__slot;
 
+/* The rounds an interleaved run takes, as far as `done` rounds tell: the
+ * most any point needs (its --repeat, or the samples its --min-time needs
+ * at its pace so far). */
+static int rounds_expected(const sb__slot *sl, int n, const sb_result_list *out,
+                           const sb_ctx *ctx, int done)
+{
+    double rounds = done;
+    for (int i = 0; i < n; i++) {
+        const sb_result *r = &out->items[sl[i].res];
+        if (!sl[i].live || r->n_samples == 0)
+            continue;
+        double per = sl[i].spent / (double)r->n_samples;
+        double need = per > 0 ? ceil(ctx->min_time / per) : 0;
+        need = fmin(fmax(need, ctx->repeat), SB_RUN_MAX_SAMPLES);
+        rounds = fmax(rounds, need);
+    }
+    return (int)rounds;
+}
+
 static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
                            sb_result_list *out, sb_err *err)
 {
@@ -510,24 +529,10 @@ static int run_interleaved(const sb_plan *plan, sb_ctx *ctx,
             rc = take_sample(&tm, round, sl[i].iters, &out->items[sl[i].res],
                              &sl[i].spent, err);
         }
-        if (rc == 0 && ctx->on_round) {
-            /* the rounds this run takes: the most any point needs */
-            int rounds = round + 1;
-            for (int i = 0; i < n; i++) {
-                const sb_result *r = &out->items[sl[i].res];
-                if (!sl[i].live || r->n_samples == 0)
-                    continue;
-                double per = sl[i].spent / (double)r->n_samples;
-                double need = per > 0 ? ceil(ctx->min_time / per) : 0;
-                if (need < ctx->repeat)
-                    need = ctx->repeat;
-                if (need > SB_RUN_MAX_SAMPLES)
-                    need = SB_RUN_MAX_SAMPLES;
-                if (need > rounds)
-                    rounds = (int)need;
-            }
-            rc = ctx->on_round(ctx->on_round_arg, round, rounds, err);
-        }
+        if (rc == 0 && ctx->on_round)
+            rc =
+                ctx->on_round(ctx->on_round_arg, round,
+                              rounds_expected(sl, n, out, ctx, round + 1), err);
         if (rc)
             break;
     }

@@ -295,6 +295,15 @@ static void dist_of(double *x, size_t n, sb_sim_dist *d)
     d->mean = sum / (double)n;
 }
 
+/* The most prompt tokens of one sequence an iteration carries: the
+ * budget, or max_chunk when that is less. */
+static double chunk_cap(const sb_sim_cfg *cfg)
+{
+    return cfg->max_chunk > 0 && cfg->max_chunk < cfg->max_batched_tokens
+               ? cfg->max_chunk
+               : cfg->max_batched_tokens;
+}
+
 /* The figures over the finished requests. */
 static int summarise(sim *m, double t0, double t_end, sb_sim_out *out,
                      sb_err *err)
@@ -412,10 +421,7 @@ static int check_input(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
     }
     /* the iterations the requests need alone: an output token each, and
      * a prompt's chunks of at most the budget (or max_chunk) */
-    double chunk =
-        cfg->max_chunk > 0 && cfg->max_chunk < cfg->max_batched_tokens
-            ? cfg->max_chunk
-            : cfg->max_batched_tokens;
+    double chunk = chunk_cap(cfg);
     double steps = 0;
     for (size_t i = 0; i < n; i++)
         steps += req[i].output + ceil((double)req[i].prompt / chunk);
@@ -526,10 +532,7 @@ int sb_sim_run(const sb_sim_cfg *cfg, const sb_sim_req *req, size_t n,
     /* every iteration makes a token or caches a chunk, and a preemption
      * costs at most its sequence's tokens again: far below this */
     double work = 0;
-    double chunk =
-        cfg->max_chunk > 0 && cfg->max_chunk < cfg->max_batched_tokens
-            ? cfg->max_chunk
-            : cfg->max_batched_tokens;
+    double chunk = chunk_cap(cfg);
     for (size_t i = 0; i < n; i++)
         work += req[i].output + ceil((double)req[i].prompt / chunk);
     double limit = 64.0 * (work + n) + 1e6, iters = 0;

@@ -6,6 +6,7 @@
 #include "validate/validate.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "backend/cpu/cpu_gemm.h"
 #include "solbench/hw.h"
 #include "solbench/stability.h"
+#include "solbench/stats.h"
 #include "solbench/util.h"
 
 /* Appends the points of one benchmark (its parameters from spec) to all. */
@@ -209,12 +211,6 @@ static void calibrate(const sb_run *run, const sb_result *gl,
  * ceilings, its calibration and its prediction; TTFT and TPOT measured
  * (the block's medians) over predicted. */
 
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* r's samples [lo, hi) as a result of their own, its rates taken from them */
 static int block(const sb_result *r, size_t lo, size_t hi, sb_result *out)
 {
@@ -354,14 +350,15 @@ static void spread(const sb_run *run, const sb_workload *w, int k,
         sp->n = 0;
         return;
     }
-    qsort(tt, (size_t)nu, sizeof tt[0], cmpd);
-    qsort(tp, (size_t)nu, sizeof tp[0], cmpd);
-    sp->ttft[0] = tt[0];
-    sp->ttft[2] = tt[nu - 1];
-    sp->ttft[1] = nu % 2 ? tt[nu / 2] : 0.5 * (tt[nu / 2 - 1] + tt[nu / 2]);
-    sp->tpot[0] = tp[0];
-    sp->tpot[2] = tp[nu - 1];
-    sp->tpot[1] = nu % 2 ? tp[nu / 2] : 0.5 * (tp[nu / 2 - 1] + tp[nu / 2]);
+    sb_stats st;
+    sb_stats_compute(tt, (size_t)nu, &st);
+    sp->ttft[0] = st.min;
+    sp->ttft[1] = st.p50;
+    sp->ttft[2] = st.max;
+    sb_stats_compute(tp, (size_t)nu, &st);
+    sp->tpot[0] = st.min;
+    sp->tpot[1] = st.p50;
+    sp->tpot[2] = st.max;
 }
 
 /* ---- the steps
@@ -782,48 +779,56 @@ static int serve_loads(sb_validate *v, sb_err *err)
     return rc;
 }
 
-static double median_of(double *x, int n)
+/* Writes the median over the servings of the figure at byte offset `off`
+ * of sb_serve_stats into l->ms; returns the servings' statistics of it. */
+static sb_stats median_at(sb_validate_load *l, size_t off)
 {
-    qsort(x, (size_t)n, sizeof *x, cmpd);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    double x[SB_VALIDATE_MAX_SERVES];
+    for (int i = 0; i < l->n_runs; i++)
+        x[i] = *(const double *)((const char *)&l->run[i] + off);
+    sb_stats st;
+    sb_stats_compute(x, (size_t)l->n_runs, &st);
+    *(double *)((char *)&l->ms + off) = st.p50;
+    return st;
 }
 
-/* A load's figures over its servings: each the median of the runs' (the
- * counts the first run's: every run serves the same requests) */
+/* A load's figures over its servings: each the median of the servings'
+ * (the counts the first's: every serving serves the same requests); the
+ * servings' range of throughput and TPOT p50, apart by more than 10 % of
+ * the median: unstable. */
 static void combine_runs(sb_validate_load *l)
 {
-    int n = l->n_runs;
     l->ms = l->run[0];
-    if (n < 2)
+    l->servings_stable = true;
+    if (l->n_runs < 1)
         return;
-    double x[SB_VALIDATE_MAX_SERVES];
-#define SB__MED(field)                                                         \
-    do {                                                                       \
-        for (int i = 0; i < n; i++)                                            \
-            x[i] = l->run[i].field;                                            \
-        l->ms.field = median_of(x, n);                                         \
-    } while (0)
-#define SB__MED_STATS(s)                                                       \
-    do {                                                                       \
-        SB__MED(s.min);                                                        \
-        SB__MED(s.p10);                                                        \
-        SB__MED(s.p50);                                                        \
-        SB__MED(s.p90);                                                        \
-        SB__MED(s.p99);                                                        \
-        SB__MED(s.max);                                                        \
-        SB__MED(s.mean);                                                       \
-    } while (0)
-    SB__MED(wall_s);
-    SB__MED(tokens_per_s);
-    SB__MED_STATS(ttft);
-    SB__MED_STATS(tpot);
-    SB__MED_STATS(latency);
-#undef SB__MED_STATS
-#undef SB__MED
+    static const size_t whole[] = {offsetof(sb_serve_stats, ttft),
+                                   offsetof(sb_serve_stats, tpot),
+                                   offsetof(sb_serve_stats, latency)};
+    static const size_t part[] = {
+        offsetof(sb_stats, min), offsetof(sb_stats, p10),
+        offsetof(sb_stats, p50), offsetof(sb_stats, p90),
+        offsetof(sb_stats, p99), offsetof(sb_stats, max),
+        offsetof(sb_stats, mean)};
+    median_at(l, offsetof(sb_serve_stats, wall_s));
+    sb_stats tps = median_at(l, offsetof(sb_serve_stats, tokens_per_s));
+    sb_stats tpot = {0};
+    for (size_t w = 0; w < sizeof whole / sizeof whole[0]; w++)
+        for (size_t q = 0; q < sizeof part / sizeof part[0]; q++) {
+            sb_stats st = median_at(l, whole[w] + part[q]);
+            if (whole[w] == offsetof(sb_serve_stats, tpot) &&
+                part[q] == offsetof(sb_stats, p50))
+                tpot = st;
+        }
+    l->tps_range[0] = tps.min;
+    l->tps_range[1] = tps.max;
+    l->tpot_range[0] = tpot.min;
+    l->tpot_range[1] = tpot.max;
+    l->servings_stable = !(tps.max - tps.min > 0.10 * tps.p50) &&
+                         !(tpot.max - tpot.min > 0.10 * tpot.p50);
 }
 
-int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
-                              sb_err *err)
+int sb_validate_serve_predict(sb_validate *v, sb_err *err)
 {
     if (!v->complete)
         return sb_fail(err, SB_EINVAL, "validate: a measurement is missing");
@@ -848,7 +853,6 @@ int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
 
     /* the serving loads (unless served among the points' rounds), each
      * predicted */
-    (void)o;
     while (v->served < v->serves) {
         v->serve_round[v->served] = -1;
         if ((rc = serve_loads(v, err)))

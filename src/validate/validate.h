@@ -45,6 +45,10 @@ typedef struct sb_validate_load {
     sb_serve_stats ms; /* measured: each figure the median of the runs' */
     sb_serve_stats run[SB_VALIDATE_MAX_SERVES]; /* each time it was served */
     int n_runs;
+    /* the servings' least and most output tokens/s and TPOT p50; stable
+     * when neither spans more than 10 % of its median */
+    double tps_range[2], tpot_range[2];
+    bool servings_stable;
     sb_sim_out pred; /* predicted, calibrated by this run */
     char why[200];   /* why there is no prediction ("" when there is) */
     /* the host taking freed memory back (sb_mem_settle): seconds waited
@@ -118,8 +122,7 @@ int sb_validate_measure(sb_validate *v, sb_err *err);
  * sb_validate_measure did not serve, after the points), each figure the
  * median over the servings, with the simulator's prediction of each, and
  * the spread over the rounds. */
-int sb_validate_serve_predict(sb_validate *v, const sb_validate_opts *o,
-                              sb_err *err);
+int sb_validate_serve_predict(sb_validate *v, sb_err *err);
 void sb_validate_free(sb_validate *v);
 
 /* The first unskipped result of bench (with key=val when key is given). */

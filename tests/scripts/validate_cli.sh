@@ -55,8 +55,15 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 r = d["serve_rounds"]
 assert len(r["after"]) == 2 and 1 <= r["after"][0] < r["after"][1] <= r["of"], r
-assert d["serve"][0]["measured"]["tokens_per_s"] > 0
+l = d["serve"][0]
+s = l["servings"]
+assert s["n"] == 2 and isinstance(s["stable"], bool), s
+# the figures are the servings' medians: within their range
+assert s["tokens_per_s"][0] <= l["measured"]["tokens_per_s"] <= s["tokens_per_s"][1], (s, l)
+assert s["tpot_p50_s"][0] <= l["measured"]["tpot_p50_s"] <= s["tpot_p50_s"][1], (s, l)
 P
+grep -qE 'its 2 servings: [0-9.]+-[0-9.]+ output tokens/s' "$T/out" &&
+    ok "validate: the servings' range said" || bad "validate: no servings' range"
 expect 2 'serves' -- "$SB" validate "$T/tiny.json" --serves 0 --no-store
 expect 2 'serves' -- "$SB" validate "$T/tiny.json" --serves 6 --no-store
 expect 0 'steps' -- "$SB" trace show "$T/tr.json" --db "$T/db" --run last
