@@ -249,6 +249,9 @@ typedef struct sb_phase {
     double rows;         /* weight matmuls: the rows (tokens) one product
                             multiplies, for a GEMM measured at that many
                             (gemm.<dtype>@M); 0 elsewhere */
+    double calls;        /* weight matmuls: the products (kernel calls) per
+                            chip, for a decode product's cost a call
+                            beyond its weights' stream (gemv.call.<dtype>) */
     /* times (s) */
     double t_compute, t_memory, t_network, t_latency, t_host, t;
     int work; /* what it computes: SB_WORK_* (its peak and efficiency) */

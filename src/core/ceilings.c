@@ -90,6 +90,8 @@ const char *sb_ceil_unit(const char *name)
         return "FLOP/s";
     if (strcmp(name, "vector.exp") == 0)
         return "op/s";
+    if (strncmp(name, "gemv.call.", 10) == 0) /* a product's cost a call */
+        return "s";
     if (strncmp(name, "bw.", 3) == 0 || strncmp(name, "gemv.", 5) == 0 ||
         strncmp(name, "host.", 5) == 0 || strstr(name, "Bps"))
         return "B/s";

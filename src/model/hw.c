@@ -605,6 +605,9 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
             rows = v ? v->num : 0;
         }
     }
+    const sb_pval *rot = sb_p_find(&r->params, "rotate");
+    if (decode && rot && rot->num > 0)
+        return; /* small weights in turn: a cost a call (sb__ceil_call) */
     if (decode) {
         /* decode-shaped GEMM: the weights' streaming rate */
         double gb =
@@ -627,6 +630,62 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
         snprintf(name, sizeof name, "gemm.%s", dtype);
         sb__best(c, seen, name, f * 1e9, count);
     }
+}
+
+/* A decode product's cost a call beyond its weights' stream, from a
+ * decode GEMM over small weights multiplied in turn (compute.gemm
+ * rotate=1): its time a product less its weights at the streaming rate
+ * measured at the same rows on one large matrix (gemv.<dtype>@M), never
+ * below 0; gemv.call.<dtype>@M at each row count and gemv.call.<dtype>
+ * the largest. Returns the ceilings set. */
+static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
+                         bool sustained)
+{
+    int count = 0;
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        const sb_pval *shape = sb_p_find(&r->params, "shape");
+        const sb_pval *rot = sb_p_find(&r->params, "rotate");
+        const sb_pval *dt = sb_p_find(&r->params, "dtype");
+        if (r->skipped || !r->valid || !sb__in_family(r, family) ||
+            strcmp(r->bench, "compute.gemm") != 0 || !shape ||
+            strcmp(shape->text, "decode") != 0 || !rot || !(rot->num > 0) ||
+            !dt)
+            continue;
+        double elem = strcmp(dt->text, "fp64") == 0   ? 8
+                      : strcmp(dt->text, "fp32") == 0 ? 4
+                      : strcmp(dt->text, "bf16") == 0 ? 2
+                                                      : 0;
+        /* the product's rows and weights, as recorded (ffn = 0, the
+         * LLC-sized matrix, is no small one) */
+        const sb_pval *pm = sb_p_find(&r->params, "batch");
+        const sb_pval *pk = sb_p_find(&r->params, "d_model");
+        const sb_pval *pn = sb_p_find(&r->params, "ffn");
+        double gb =
+            sb__metric(r, sustained ? "weight_GBps" : "weight_GBps_best") * 1e9;
+        if (!(elem > 0) || !(gb > 0) || !pm || !pk || !pn || !(pm->num >= 1) ||
+            !(pk->num >= 1) || !(pn->num >= 1))
+            continue;
+        double m = pm->num, k = pk->num, n = pn->num;
+        char base[40], name[48];
+        snprintf(base, sizeof base, "gemv.%s", dt->text);
+        double bw = sb_ceil_at_rows(c, base, m, NULL, 0);
+        if (!(bw > 0))
+            bw = sb_ceil_get(c, base);
+        if (!(bw > 0))
+            continue;
+        double wbytes = k * n * elem;
+        double call = fmax(0.0, wbytes / gb - wbytes / bw);
+        const char *src =
+            r->stab_judged && !r->stable ? "measured, unstable" : "measured";
+        snprintf(name, sizeof name, "gemv.call.%s@%.0f", dt->text, m);
+        sb_ceil_set(c, name, call, src);
+        snprintf(name, sizeof name, "gemv.call.%s", dt->text);
+        if (call > sb_ceil_get(c, name) || !sb_ceil_source(c, name)[0])
+            sb_ceil_set(c, name, call, src);
+        count += 2;
+    }
+    return count;
 }
 
 static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
@@ -762,7 +821,7 @@ static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
         sb_ceil_set(c, "mem.bytes", mem, "sysinfo");
         count++;
     }
-    return count;
+    return count + sb__ceil_call(run, family, c, sustained);
 }
 
 int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)

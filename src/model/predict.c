@@ -158,6 +158,7 @@ static void sb__linear(sb_mdl_ctx *x, sb_phase *ph, double tokens, double din,
     double mb = weight_reads > 0 ? weight_reads : 1;
     if (!(ph->rows > 0))
         ph->rows = tokens / mb;
+    ph->calls += layers * mb; /* a product a layer and microbatch */
     ph->flops += 2.0 * tokens * din * dout * layers * mult;
     double acts = tokens * (din + dout) * layers * w->a_bytes * mult;
     ph->bytes +=
@@ -280,6 +281,19 @@ void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
     if (!side && ph->work == SB_WORK_VECTOR && x->vec_rate > 0)
         side = "vector.peak";
     ph->t_memory = ph->bytes > 0 ? ph->bytes / bw : 0;
+    /* a decode product costs more than its weights' stream: small
+     * matrices read one after another never reach the rate of one large
+     * one (gemv.call.<dtype>, measured as compute.gemm rotate=1), at the
+     * rows it was measured at and fewer; more rows (an iteration with a
+     * prompt) are a GEMM's, under gemm.<dtype>@M */
+    if (gemv && ph->calls > 0 && (x->gemv_call > 0 || x->gemv_call_rows) &&
+        !(x->gemv_call_rows && ph->rows > x->gemv_call_max_rows)) {
+        double call =
+            x->gemv_call_rows
+                ? sb_ceil_at_rows(x->c, x->gemv_call_base, ph->rows, NULL, 0)
+                : x->gemv_call;
+        ph->t_memory += ph->calls * call;
+    }
     if (ph->host_bytes > 0 && x->host_bw > 0)
         ph->t_host = ph->host_bytes / x->host_bw;
     double net = ph->t_network + ph->t_latency;
@@ -396,9 +410,12 @@ void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
     }
     if ((ph = sb__add(x, "output projection", SB_WORK_MATMUL)))
         sb__linear(x, ph, tokens, x->p_o / d / T, d, x->Ls, mb, SB_PART_OPROJ);
-    if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp", SB_WORK_MATMUL)))
+    if (x->dense_layers_chip > 0 && (ph = sb__add(x, "mlp", SB_WORK_MATMUL))) {
         sb__linear(x, ph, tokens, d, x->mats * w->ffn / T, x->dense_layers_chip,
                    mb, SB_PART_MLP);
+        /* two products a layer: up (gate and up fused) and down */
+        ph->calls += x->dense_layers_chip * (mb > 0 ? mb : 1);
+    }
     if (x->moe_layers_chip > 0) {
         double E = w->experts, k = w->top_k, ep = w->expert;
         double rb = sb_dtype_bytes(w->router_dtype);
@@ -439,10 +456,14 @@ void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
                                    (2.0 + sb__recompute(x, SB_PART_MLP)) +
                                2.0 * w->g_bytes)
                       : wts * w->w_bytes * mb;
-            if (w->shared_experts > 0)
+            /* two products an expert touched, a layer and microbatch */
+            ph->calls += 2.0 * touched * L * (mb > 0 ? mb : 1);
+            if (w->shared_experts > 0) {
                 sb__linear(x, ph, tokens, d,
                            w->shared_experts * x->mats * eff / T,
                            x->moe_layers_chip, mb, SB_PART_MLP);
+                ph->calls += x->moe_layers_chip * (mb > 0 ? mb : 1);
+            }
         }
         if (ep > 1)
             sb__moe_a2a(x, "moe combine all-to-all", tok_sp, w->combine_bytes,

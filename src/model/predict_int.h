@@ -43,6 +43,13 @@ typedef struct sb_mdl_ctx {
      * up once, not at every phase the serving simulator times */
     char gemm_base[40], gemv_base[40];
     bool gemm_rows, gemv_rows;
+    /* a decode product's cost a call beyond its stream (s), measured on
+     * small weights multiplied in turn ("gemv.call.<dtype>"[@M]; 0:
+     * none), and the most rows it was measured at (0: no @M): a product
+     * of more rows (a prompt's) is a GEMM's, timed at gemm.<dtype>@M */
+    char gemv_call_base[40];
+    double gemv_call, gemv_call_max_rows;
+    bool gemv_call_rows;
     /* the fabric's ceilings, looked up once: scale-up and scale-out
      * bandwidth and latency, the scale-up domain, and whether any
      * collective has a measured fit (net.<op>.beta_Bps) */

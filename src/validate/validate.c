@@ -498,6 +498,14 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
              cfg->d);
     snprintf(spec[2], sizeof spec[2], "size=%.0fMiB dtype=fp32",
              ceil(rsize / (1 << 20)));
+    /* the same rows over the model's own MLP-sized weights multiplied in
+     * turn, past 4x the LLC, as a decode step reads its layers: a
+     * product's cost beyond its stream (gemv.call.<dtype>) */
+    char rot[200];
+    snprintf(rot, sizeof rot,
+             "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=%d "
+             "rotate=1",
+             dt, B, cfg->d, F);
     snprintf(spec[3], sizeof spec[3],
              "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d head_dim=%d "
              "page_size=%d chunk=0 seed=1",
@@ -540,6 +548,7 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     sb_plan *plan = &v->plan;
     if ((rc = add_points(plan, "compute.gemm", spec[0], ctx, err)) ||
         (rc = add_points(plan, "compute.gemm", spec[1], ctx, err)) ||
+        (rc = add_points(plan, "compute.gemm", rot, ctx, err)) ||
         (PE > 0 && PE != P &&
          (rc = add_points(plan, "compute.gemm", spec[4], ctx, err))) ||
         (BE > 0 && BE != B &&
@@ -592,6 +601,16 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
             if ((rc = add_points(plan, "compute.gemm", spec[1], ctx, err)))
                 return rc;
         }
+    }
+    /* and the cost a product at the saturating load's rows: the simulator
+     * takes it linear in the rows between those and B's */
+    if (sat_c != B) {
+        snprintf(rot, sizeof rot,
+                 "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=%d "
+                 "rotate=1",
+                 dt, sat_c, cfg->d, F);
+        if ((rc = add_points(plan, "compute.gemm", rot, ctx, err)))
+            return rc;
     }
     return 0;
 }

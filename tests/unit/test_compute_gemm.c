@@ -112,6 +112,45 @@ int main(void)
     CHECK(expand("dtype=fp16", &p, &err) != 0);
     CHECK(expand("n=0", &p, &err) != 0);
 
+    /* ---- rotate=1: decode over copies of the weights past 4x the LLC,
+     * the footprint all of them; only decode takes it */
+    CHECK(expand("dtype=fp32 shape=decode batch=2 d_model=768 ffn=2048 "
+                 "rotate=1",
+                 &p, &err) == 0);
+    {
+        double llc = sb_llc_bytes() > 0 ? sb_llc_bytes() : 32.0 * 1048576;
+        double one = 768.0 * 2048 * 4;
+        double copies = fmax(1.0, ceil(4 * llc / one));
+        CHECK(sb_test_footprint(&sb_bench_compute_gemm, &p, NULL) ==
+              4.0 * (2.0 * 768 + copies * one / 4 + 2.0 * 2048));
+        CHECK(sb_test_bytes(&sb_bench_compute_gemm, &p) ==
+              4.0 * (2.0 * 768 + 768.0 * 2048 + 2.0 * 2048));
+    }
+    CHECK(expand("dtype=fp32 shape=square n=64 rotate=1", &p, &err) == 0);
+    CHECK(sb_test_check(&sb_bench_compute_gemm, &p, NULL, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "rotate") != NULL);
+    {
+        /* each product reads the next copy: a wrong one is caught when
+         * its turn comes, and only then */
+        sb_gemm *g = NULL;
+        char why[256];
+        CHECK(sb_gemm_create(SB__DT_FP32, 3, 40, 50, 1, 7, SB_GEMM_OPENBLAS, &g,
+                             &err) == 0);
+        CHECK(g && sb_gemm_rotate(g, 3, &err) == 0);
+        if (g && g->n_copies == 3) {
+            ((float *)g->copies[2])[5] += 1.0f;
+            sb_gemm_once(g); /* copy 0 */
+            CHECK(sb_gemm_check(g, why, sizeof why) == 0);
+            sb_gemm_once(g); /* copy 1 */
+            CHECK(sb_gemm_check(g, why, sizeof why) == 0);
+            sb_gemm_once(g); /* copy 2, changed */
+            CHECK(sb_gemm_check(g, why, sizeof why) > 0);
+            sb_gemm_once(g); /* copy 0 again */
+            CHECK(sb_gemm_check(g, why, sizeof why) == 0 && g->next == 1);
+        }
+        sb_gemm_destroy(g);
+    }
+
     /* ---- bf16 rounding: nearest, ties to even */
     CHECK(sb_bf16_from_f32(1.0f) == 0x3f80);
     CHECK(sb_bf16_from_f32(-2.5f) == 0xc020);

@@ -377,6 +377,45 @@ int main(void)
     CHECK_NEAR(sb_ceil_get(&nz, "noise.max_s"), 9.9e-3, 1e-15);
     CHECK(strcmp(sb_ceil_unit("noise.rate"), "1/s") == 0);
     CHECK(strcmp(sb_ceil_unit("noise.p50_s"), "s") == 0);
+    /* small weights multiplied in turn (rotate=1): no gemv.<dtype>, but a
+     * cost a product beyond the one-matrix stream at the same rows; a
+     * product faster than that stream costs 0, not less */
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "decode", SB_P_STR, 0);
+    param(a, "batch", "1", SB_P_INT, 1);
+    param(a, "d_model", "768", SB_P_INT, 768);
+    param(a, "ffn", "2048", SB_P_INT, 2048);
+    param(a, "rotate", "1", SB_P_INT, 1);
+    sb_result_metric(a, "weight_GBps_best", 20.0, "GB/s");
+    sb_result_metric(a, "weight_GBps", 15.0, "GB/s");
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "decode", SB_P_STR, 0);
+    param(a, "batch", "4", SB_P_INT, 4);
+    param(a, "d_model", "768", SB_P_INT, 768);
+    param(a, "ffn", "2048", SB_P_INT, 2048);
+    param(a, "rotate", "1", SB_P_INT, 1);
+    sb_result_metric(a, "weight_GBps_best", 35.0, "GB/s");
+    sb_result_metric(a, "weight_GBps", 35.0, "GB/s");
+    sb_ceilings rb = {0}, rm = {0};
+    sb_ceil_from_run(&run, &rb);
+    sb_ceil_from_run_sustained(&run, &rm);
+    const double wb = 768.0 * 2048 * 4;
+    CHECK_NEAR(sb_ceil_get(&rb, "gemv.fp32"), 30e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&rb, "gemv.fp32@4"), 16e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&rb, "gemv.call.fp32@1"), wb / 20e9 - wb / 30e9,
+               1e-15);
+    CHECK_NEAR(sb_ceil_get(&rm, "gemv.call.fp32@1"), wb / 15e9 - wb / 21e9,
+               1e-15);
+    CHECK(sb_ceil_get(&rb, "gemv.call.fp32@4") == 0 &&
+          strcmp(sb_ceil_source(&rb, "gemv.call.fp32@4"), "measured") == 0);
+    CHECK_NEAR(sb_ceil_get(&rb, "gemv.call.fp32"), wb / 20e9 - wb / 30e9,
+               1e-15);
+    CHECK(strcmp(sb_ceil_unit("gemv.call.fp32@1"), "s") == 0);
+    CHECK(strcmp(sb_ceil_unit("gemv.fp32@1"), "B/s") == 0);
     sb_run_free(&run);
 
     /* A run of two machines (the host's CPU and a GPU) gives the GPU's

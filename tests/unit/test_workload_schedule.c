@@ -572,6 +572,62 @@ static void test_measured_ceilings(void)
     }
 }
 
+/* A decode product's cost a call (gemv.call.<dtype>[@M], from compute.gemm
+ * rotate=1): each decode matmul phase adds its products times the cost at
+ * its rows; prefill's compute-bound products and the other phases do not. */
+static void test_gemv_call(void)
+{
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
+    sb_ceil_set(&c, "gemm.fp32", 1e11, "measured");
+    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
+    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
+    sb_workload w;
+    sb_err err = {0};
+    const char *sets[] = {"concurrency=1"};
+    CHECK(load("validate-dense", sets, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    const sb_phase *q = phase(&P, "decode", "qkv projection");
+    double tq = q ? q->t_memory : 0, tpot = P.tpot_s;
+    sb_ceil_set(&c, "gemv.call.fp32@1", 20e-6, "measured");
+    sb_ceil_set(&c, "gemv.call.fp32@16", 40e-6, "measured");
+    sb_ceil_set(&c, "gemv.call.fp32", 40e-6, "measured");
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    const sb_phase *dq = phase(&P, "decode", "qkv projection");
+    const sb_phase *dm = phase(&P, "decode", "mlp");
+    const sb_phase *dl = phase(&P, "decode", "lm head");
+    const sb_phase *pq = phase(&P, "prefill", "qkv projection");
+    CHECK(dq && dm && dl && pq);
+    if (dq && dm && dl && pq) {
+        /* 12 layers: one product each for qkv, two for the MLP; one LM
+         * head; at 1 row, 20 us a product */
+        CHECK_NEAR(dq->calls, 12, 1e-12);
+        CHECK_NEAR(dm->calls, 24, 1e-12);
+        CHECK_NEAR(dl->calls, 1, 1e-12);
+        CHECK_NEAR(dq->t_memory, dq->bytes / 2e10 + 12 * 20e-6, 1e-12);
+        CHECK_NEAR(dq->t_memory - tq, 12 * 20e-6, 1e-12);
+        CHECK_NEAR(dm->t_memory, dm->bytes / 2e10 + 24 * 20e-6, 1e-12);
+        CHECK_NEAR(dl->t_memory, dl->bytes / 2e10 + 20e-6, 1e-12);
+        /* prefill's products: under the GEMM, no cost a call */
+        CHECK_NEAR(pq->t_memory, pq->bytes / 2.5e10, 1e-12);
+        /* 49 products a step, everything else the same */
+        CHECK_NEAR(P.tpot_s - tpot, 49 * 20e-6, 1e-9);
+    }
+    /* 16 sequences: the cost at 16 rows */
+    const char *sets16[] = {"concurrency=16"};
+    CHECK(load("validate-dense", sets16, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    dq = phase(&P, "decode", "qkv projection");
+    CHECK(dq && fabs(dq->t_memory - (dq->bytes / 2e10 + 12 * 40e-6)) < 1e-12);
+    /* more rows than any it was measured at: a GEMM's products, none */
+    const char *sets32[] = {"concurrency=32"};
+    CHECK(load("validate-dense", sets32, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    dq = phase(&P, "decode", "qkv projection");
+    CHECK(dq && dq->rows == 32 && dq->calls == 12 &&
+          fabs(dq->t_memory - dq->bytes / 2e10) < 1e-12);
+}
+
 /* GEMMs measured at several rows: each matmul phase under the one at its
  * products' rows (linear between the two nearest, the largest above all,
  * the smallest below all): a MoE's expert products have tokens x k / E
@@ -872,6 +928,7 @@ int main(void)
     test_vector();
     test_measured_ceilings();
     test_ceilings_at_rows();
+    test_gemv_call();
     test_calibration();
     test_mfu_and_remat();
     test_hardware();

@@ -143,6 +143,10 @@ typedef struct sb_gemm {
     /* Filled by the check: worst sampled error / tolerance scale. */
     double max_rel_err;
     double max_colsum_err;
+    /* decode rotate=1: copies of B (copies[0] is b) called in turn, each
+     * product reading the next one, as a decode step reads its layers */
+    void **copies;
+    int n_copies, next;
     sb_gemm_plan *plan; /* the library's plan (cpu_gemm.h) */
     bool lib_auto;      /* chosen by timing every library */
     double
@@ -157,7 +161,11 @@ typedef struct sb_gemm {
 int sb_gemm_create(int dt, int64_t m, int64_t n, int64_t k, int threads,
                    uint64_t seed, int lib, sb_gemm **out, sb_err *err);
 void sb_gemm_destroy(sb_gemm *g);
-/* C = A B once (through the plan's library). */
+/* Makes B `copies` identical matrices that sb_gemm_once reads in turn
+ * (copies <= 1: one). Returns 0 or SB_ENOMEM. */
+int sb_gemm_rotate(sb_gemm *g, int copies, sb_err *err);
+/* C = A B once (through the plan's library), with the next of B's copies
+ * when it has several. */
 void sb_gemm_once(sb_gemm *g);
 /* Checks C: the sampled elements against a double-precision reference
  * and every column sum against (1^T A) B. Returns the number of failures
