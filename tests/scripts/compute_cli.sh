@@ -138,6 +138,32 @@ assert m["quanta"] >= 5 * 99, m
 assert any("every thread ran every quantum" in n for n in r[0]["notes"]), r[0]["notes"]
 PY
 
+# rotate=1: small weights multiplied in turn, copies past 4x the LLC; the
+# product's time said; a plain decode point beside it
+"$sb" run --no-store --quiet --backend cpu --bench compute.gemm \
+    -p dtype=fp32 -p shape=decode -p d_model=256 -p ffn=512 -p rotate=0,1 \
+    --min-time 0.05 --json "$d/rot.json" >"$d/out" 2>&1 ||
+    { cat "$d/out"; die "rotate run exited $?"; }
+python3 - "$d/rot.json" <<'PY' || fail=1
+import json, re, sys
+res = json.load(open(sys.argv[1]))["results"]
+assert len(res) == 2 and all(r["valid"] for r in res), res
+rot = [r for r in res if r["params"]["rotate"] == 1][0]
+one = [r for r in res if r["params"]["rotate"] == 0][0]
+notes = [n for n in rot["notes"] if n.startswith("rotate: ")]
+assert len(notes) == 1, rot["notes"]
+m = re.match(r"rotate: (\d+) copies multiplied in turn \((\d+) MiB together, "
+             r"([0-9.]+)x the last-level cache\), ([0-9.]+) us a product", notes[0])
+assert m, notes[0]
+copies, mib, llcx, us = int(m[1]), int(m[2]), float(m[3]), float(m[4])
+# 256 x 512 fp32 = 0.5 MiB a copy; together at least 4x the LLC
+assert copies >= 2 and abs(mib - copies * 0.5) <= 1 and llcx >= 3.95, notes[0]
+# the product's median time, as the weight rate says
+gb = rot["metrics"]["weight_GBps"]["value"]
+assert abs(256 * 512 * 4 / (gb * 1e9) * 1e6 - us) <= 0.05 * us + 0.1, (gb, us)
+assert not any(n.startswith("rotate: ") for n in one["notes"]), one["notes"]
+PY
+
 # Bad input: exit 2, one line naming the parameter.
 expect2() {
     local what=$1; shift
@@ -154,6 +180,8 @@ expect2 "n=-5" --bench compute.gemm -p n=-5
 expect2 "shape=square" --bench compute.gemm -p shape=llm -p m=64
 expect2 "n=2000000" --bench compute.gemm -p n=2000000
 expect2 "lib" --bench compute.gemm -p lib=mkl
+expect2 "rotate=1 applies to shape=decode" --bench compute.gemm -p rotate=1
+expect2 "rotate" --bench compute.gemm -p shape=decode -p rotate=2
 expect2 "batch, d_model and ffn" --bench compute.gemm -p shape=decode -p k=5
 expect2 "quantum" --bench compute.noise -p quantum=10
 exit $fail
