@@ -43,11 +43,24 @@ static void test_prepare_dense(void)
     CHECK(strcmp(v.dtype, "fp32") == 0 && v.rounds == 3);
     CHECK(v.need_bytes > 0 && v.ctx.threads == 1);
     /* the ceilings at the model's shapes, the machine's interruptions,
-     * then the model: eight points */
-    CHECK(v.plan.n == 8);
+     * then the model: nine points */
+    CHECK(v.plan.n == 9);
     CHECK(count(&v.plan, "compute.noise", NULL, NULL) == 1);
     CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 2);
-    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 1);
+    /* the decode GEMM on one large matrix and over the model's own
+     * d x ffn weights in turn (a product's cost a call), at the batch's
+     * rows */
+    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 2);
+    CHECK(count(&v.plan, "compute.gemm", "rotate", "1") == 1);
+    for (int i = 0; i < v.plan.n; i++) {
+        const sb_params *p = &v.plan.items[i].point;
+        if (strcmp(v.plan.items[i].bench->name, "compute.gemm") == 0 &&
+            sb_p_int(p, "rotate") == 1)
+            CHECK(sb_p_int(p, "ffn") == v.cfg.ffn &&
+                  sb_p_int(p, "d_model") == v.cfg.d &&
+                  sb_p_int(p, "batch") == 1 &&
+                  strcmp(sb_p_str(p, "shape"), "decode") == 0);
+    }
     CHECK(count(&v.plan, "memory.read", NULL, NULL) == 1);
     CHECK(count(&v.plan, "attention.paged_decode", NULL, NULL) == 1);
     CHECK(count(&v.plan, "llm.prefill", NULL, NULL) == 1);
@@ -79,22 +92,28 @@ static void test_prepare_dense(void)
     CHECK(v.B == 4 && v.P == 32 && v.O == 8 && v.rounds == 5);
     /* three loads: closed loops of 1, 4 and 16, twice as many requests
      * (at least 8); the decode GEMM at each one's rows (4 is the batch's)
-     * and at the powers of two below 16 (2, 8) */
+     * and at the powers of two below 16 (2, 8); the rotated one at the
+     * batch's rows and the saturating load's */
     CHECK(v.n_loads == 3);
     CHECK(v.load[0].concurrency == 1 && v.load[0].requests == 8);
     CHECK(v.load[1].concurrency == 4 && v.load[1].requests == 8);
     CHECK(v.load[2].concurrency == 16 && v.load[2].requests == 32);
     CHECK(strcmp(v.load[2].name, "saturating") == 0 && v.N == 32);
-    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 5);
-    int seen = 0;
+    CHECK(count(&v.plan, "compute.gemm", "shape", "decode") == 7);
+    int seen = 0, rot = 0;
     for (int i = 0; i < v.plan.n; i++) {
         const sb_params *p = &v.plan.items[i].point;
         if (strcmp(v.plan.items[i].bench->name, "compute.gemm") == 0 &&
-            strcmp(sb_p_str(p, "shape"), "decode") == 0)
-            seen |= 1 << sb_p_int(p, "batch");
+            strcmp(sb_p_str(p, "shape"), "decode") == 0) {
+            if (sb_p_int(p, "rotate"))
+                rot |= 1 << sb_p_int(p, "batch");
+            else
+                seen |= 1 << sb_p_int(p, "batch");
+        }
     }
     CHECK(seen == ((1 << 1) | (1 << 2) | (1 << 4) | (1 << 8) | (1 << 16)));
-    CHECK(v.plan.n == 12);
+    CHECK(rot == ((1 << 4) | (1 << 16)));
+    CHECK(v.plan.n == 14);
     sb_validate_free(&v);
     o2.requests = 3; /* fewer than the medium load's concurrency */
     CHECK(sb_validate_prepare(&o2, &v, &err) == SB_EINVAL);
@@ -115,8 +134,10 @@ static void test_prepare_moe(void)
     CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 3);
     /* the prefill's expert rows 64 x 2/8 = 16 get their GEMM (and the
      * prompt's half, 32); the decode's 1 x 2/8 rounds to 1, the batch's
-     * own: no tenth point */
-    CHECK(v.plan.n == 9);
+     * own: no eleventh point (the tenth: the decode GEMM over an
+     * expert's weights in turn) */
+    CHECK(v.plan.n == 10);
+    CHECK(count(&v.plan, "compute.gemm", "rotate", "1") == 1);
     sb_validate_free(&v);
 }
 
