@@ -491,7 +491,7 @@ static double sb__metric(const sb_result *r, const char *name)
 static void sb__best_pass(sb_ceilings *c, sb_ceilings *seen, const char *name,
                           double v, int *count, int pass)
 {
-    if (!(v > 0))
+    if (!(v > 0) || !isfinite(v)) /* a figure past double's range: none */
         return;
     if (sb_ceil_get(seen, name) >= v)
         return;
@@ -787,7 +787,7 @@ static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
                 }
                 double a = sb__metric(r, "alpha_us"),
                        b = sb__metric(r, "beta_GBps");
-                if (!(a > 0 || b > 0))
+                if (!(a > 0 || b > 0) || !isfinite(a) || !isfinite(b * 1e9))
                     continue;
                 /* the link's latency: one message's, from ping-pong */
                 if (strcmp(coll, "pingpong") == 0 && a > 0) {
@@ -800,7 +800,7 @@ static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
                 snprintf(name, sizeof name, "net.%s.alpha_s", coll);
                 sb_ceil_set(c, name, a > 0 ? a * 1e-6 : 0, "measured");
                 count++;
-                if (b > 0) {
+                if (b > 0 && isfinite(b * 1e9)) {
                     snprintf(name, sizeof name, "net.%s.beta_Bps", coll);
                     sb_ceil_set(c, name, b * 1e9, "measured");
                     count++;

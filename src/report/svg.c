@@ -342,7 +342,7 @@ static void sb__roof_ceilings(const sb_ceilings *c, sb__roofs *R)
 {
     for (int i = 0; i < c->n; i++) {
         const sb_ceiling *x = &c->c[i];
-        if (!(x->value > 0))
+        if (!(x->value > 0) || !isfinite(x->value))
             continue;
         if (strncmp(x->name, "peak.", 5) == 0 && !strstr(x->name, "theor")) {
             /* Equal peaks (bf16 = fp16 on most parts) share one roof. */

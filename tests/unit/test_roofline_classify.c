@@ -415,6 +415,18 @@ int main(void)
     CHECK_NEAR(sb_ceil_get(&rb, "gemv.call.fp32"), wb / 20e9 - wb / 30e9,
                1e-15);
     CHECK(strcmp(sb_ceil_unit("gemv.call.fp32@1"), "s") == 0);
+    /* a figure past double's range once scaled (1e308 GB/s) sets no
+     * ceiling: an infinite roof would stretch every chart's axes without
+     * end (a fuzzed document did) */
+    a = sb_results_push(&run.results);
+    mk(a, "memory.sweep", "memory");
+    param(a, "kernel", "read", SB_P_STR, 0);
+    sb_result_metric(a, "L2_GBps", 1e308, "GB/s");
+    sb_result_metric(a, "L3_GBps", 80.0, "GB/s");
+    sb_ceilings inf = {0};
+    sb_ceil_from_run(&run, &inf);
+    CHECK(sb_ceil_get(&inf, "bw.L2") == 0 &&
+          sb_ceil_get(&inf, "bw.L3") == 80e9);
     CHECK(strcmp(sb_ceil_unit("gemv.fp32@1"), "B/s") == 0);
     sb_run_free(&run);
 
