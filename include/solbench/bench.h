@@ -60,6 +60,9 @@ const char *sb_ceil_source(const sb_ceilings *c, const char *name);
  * ("gemm.fp32@64..128" between two); 0 when c holds none. */
 double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
                        char *name_out, size_t len);
+/* The largest M of the base"@M" ceilings c holds (with a value > 0); 0
+ * when it holds none. */
+double sb_ceil_rows_max(const sb_ceilings *c, const char *base);
 /* The unit of a ceiling by its name: "FLOP/s", "B/s", "s", "B", or "". */
 const char *sb_ceil_unit(const char *name);
 

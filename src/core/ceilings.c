@@ -2,6 +2,7 @@
  * ceilings.c — the measured ceilings of a run (peaks, bandwidths), keyed by
  * name, which later benchmarks and the roofline read.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,27 @@ void sb_ceil_set(sb_ceilings *c, const char *name, double value,
     c->c[i].value = value;
 }
 
+/* M of ceiling i when it is base"@M" with a value > 0, else 0 */
+static double sb__rows_of(const sb_ceilings *c, int i, const char *base,
+                          size_t bl)
+{
+    const char *nm = c->c[i].name;
+    if (strncmp(nm, base, bl) != 0 || nm[bl] != '@' || !(c->c[i].value > 0))
+        return 0;
+    char *end = NULL;
+    double m = strtod(nm + bl + 1, &end);
+    return end && !*end && m > 0 ? m : 0;
+}
+
+double sb_ceil_rows_max(const sb_ceilings *c, const char *base)
+{
+    size_t bl = strlen(base);
+    double most = 0;
+    for (int i = 0; i < c->n; i++)
+        most = fmax(most, sb__rows_of(c, i, base, bl));
+    return most;
+}
+
 double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
                        char *name_out, size_t len)
 {
@@ -32,12 +54,8 @@ double sb_ceil_at_rows(const sb_ceilings *c, const char *base, double rows,
     int below = -1, above = -1, least = -1;
     double m_below = 0, m_above = 0, m_least = 0;
     for (int i = 0; i < c->n; i++) {
-        const char *nm = c->c[i].name;
-        if (strncmp(nm, base, bl) != 0 || nm[bl] != '@' || !(c->c[i].value > 0))
-            continue;
-        char *end = NULL;
-        double m = strtod(nm + bl + 1, &end);
-        if (!end || *end || !(m > 0))
+        double m = sb__rows_of(c, i, base, bl);
+        if (!(m > 0))
             continue;
         if (m <= rows && (below < 0 || m > m_below)) {
             below = i;

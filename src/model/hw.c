@@ -18,6 +18,7 @@
 #include "solbench/fileio.h"
 #include "solbench/hw.h"
 #include "solbench/netmodel.h"
+#include "solbench/workload.h"
 
 #ifndef SB_DATADIR
 #define SB_DATADIR "data"
@@ -652,10 +653,7 @@ static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
             strcmp(shape->text, "decode") != 0 || !rot || !(rot->num > 0) ||
             !dt)
             continue;
-        double elem = strcmp(dt->text, "fp64") == 0   ? 8
-                      : strcmp(dt->text, "fp32") == 0 ? 4
-                      : strcmp(dt->text, "bf16") == 0 ? 2
-                                                      : 0;
+        double elem = sb_dtype_bytes(dt->text);
         /* the product's rows and weights, as recorded (ffn = 0, the
          * LLC-sized matrix, is no small one) */
         const sb_pval *pm = sb_p_find(&r->params, "batch");

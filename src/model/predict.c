@@ -286,14 +286,13 @@ void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
      * one (gemv.call.<dtype>, measured as compute.gemm rotate=1), at the
      * rows it was measured at and fewer; more rows (an iteration with a
      * prompt) are a GEMM's, under gemm.<dtype>@M */
-    if (gemv && ph->calls > 0 && (x->gemv_call > 0 || x->gemv_call_rows) &&
-        !(x->gemv_call_rows && ph->rows > x->gemv_call_max_rows)) {
-        double call =
-            x->gemv_call_rows
-                ? sb_ceil_at_rows(x->c, x->gemv_call_base, ph->rows, NULL, 0)
-                : x->gemv_call;
-        ph->t_memory += ph->calls * call;
-    }
+    const double call_rows = x->gemv_call_max_rows;
+    if (gemv && ph->calls > 0 && !(call_rows > 0 && ph->rows > call_rows))
+        ph->t_memory +=
+            ph->calls *
+            (call_rows > 0
+                 ? sb_ceil_at_rows(x->c, x->gemv_call_base, ph->rows, NULL, 0)
+                 : x->gemv_call);
     if (ph->host_bytes > 0 && x->host_bw > 0)
         ph->t_host = ph->host_bytes / x->host_bw;
     double net = ph->t_network + ph->t_latency;
@@ -375,7 +374,9 @@ void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
     double fb = train ? 2.0 + fmax(sb__recompute(x, SB_PART_OPROJ),
                                    sb__recompute(x, SB_PART_MLP))
                       : 1.0;
-    double calls = mb > 0 ? mb : 1; /* collectives per iteration */
+    /* microbatches a pass: collectives per iteration, products per
+     * layer and weight */
+    double calls = mb > 0 ? mb : 1;
     sb_phase *ph;
 
     if ((ph = sb__add_comm(x, "input transfer", SB_COMM_HOST))) {
@@ -414,7 +415,7 @@ void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
         sb__linear(x, ph, tokens, d, x->mats * w->ffn / T, x->dense_layers_chip,
                    mb, SB_PART_MLP);
         /* two products a layer: up (gate and up fused) and down */
-        ph->calls += x->dense_layers_chip * (mb > 0 ? mb : 1);
+        ph->calls += x->dense_layers_chip * calls;
     }
     if (x->moe_layers_chip > 0) {
         double E = w->experts, k = w->top_k, ep = w->expert;
@@ -446,7 +447,7 @@ void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
             double L = x->moe_layers_chip;
             /* an expert's rows: the routed tokens of the expert group's
              * chips over the experts, a microbatch at a time */
-            ph->rows = routed * ep / E / (mb > 0 ? mb : 1);
+            ph->rows = routed * ep / E / calls;
             ph->flops += 2.0 * routed * d * x->mats * eff / T * L * mult;
             ph->bytes +=
                 routed * (2 * d + x->mats * eff / T) * w->a_bytes * L * mult;
@@ -457,12 +458,12 @@ void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
                                2.0 * w->g_bytes)
                       : wts * w->w_bytes * mb;
             /* two products an expert touched, a layer and microbatch */
-            ph->calls += 2.0 * touched * L * (mb > 0 ? mb : 1);
+            ph->calls += 2.0 * touched * L * calls;
             if (w->shared_experts > 0) {
                 sb__linear(x, ph, tokens, d,
                            w->shared_experts * x->mats * eff / T,
                            x->moe_layers_chip, mb, SB_PART_MLP);
-                ph->calls += x->moe_layers_chip * (mb > 0 ? mb : 1);
+                ph->calls += x->moe_layers_chip * calls;
             }
         }
         if (ep > 1)

@@ -86,20 +86,7 @@ static int sb__ctx_ceilings(sb_mdl_ctx *x, sb_err *err)
     snprintf(x->gemv_call_base, sizeof x->gemv_call_base, "gemv.call.%s",
              w->mm_dtype);
     x->gemv_call = sb_ceil_get(c, x->gemv_call_base);
-    x->gemv_call_rows = false;
-    x->gemv_call_max_rows = 0;
-    size_t cl = strlen(x->gemv_call_base);
-    for (int i = 0; i < c->n; i++) {
-        const char *nm = c->c[i].name;
-        char *end = NULL;
-        if (strncmp(nm, x->gemv_call_base, cl) != 0 || nm[cl] != '@')
-            continue;
-        double m = strtod(nm + cl + 1, &end);
-        if (end && !*end && m > 0) {
-            x->gemv_call_rows = true;
-            x->gemv_call_max_rows = fmax(x->gemv_call_max_rows, m);
-        }
-    }
+    x->gemv_call_max_rows = sb_ceil_rows_max(c, x->gemv_call_base);
     x->up_Bps = sb_ceil_get(c, "net.scaleup.beta_Bps");
     x->out_Bps = sb_ceil_get(c, "net.scaleout.beta_Bps");
     x->up_alpha_s = sb_ceil_get(c, "net.scaleup.alpha_s");

@@ -49,7 +49,6 @@ typedef struct sb_mdl_ctx {
      * of more rows (a prompt's) is a GEMM's, timed at gemm.<dtype>@M */
     char gemv_call_base[40];
     double gemv_call, gemv_call_max_rows;
-    bool gemv_call_rows;
     /* the fabric's ceilings, looked up once: scale-up and scale-out
      * bandwidth and latency, the scale-up domain, and whether any
      * collective has a measured fit (net.<op>.beta_Bps) */

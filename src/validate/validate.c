@@ -498,14 +498,6 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
              cfg->d);
     snprintf(spec[2], sizeof spec[2], "size=%.0fMiB dtype=fp32",
              ceil(rsize / (1 << 20)));
-    /* the same rows over the model's own MLP-sized weights multiplied in
-     * turn, past 4x the LLC, as a decode step reads its layers: a
-     * product's cost beyond its stream (gemv.call.<dtype>) */
-    char rot[200];
-    snprintf(rot, sizeof rot,
-             "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=%d "
-             "rotate=1",
-             dt, B, cfg->d, F);
     snprintf(spec[3], sizeof spec[3],
              "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d head_dim=%d "
              "page_size=%d chunk=0 seed=1",
@@ -548,7 +540,6 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
     sb_plan *plan = &v->plan;
     if ((rc = add_points(plan, "compute.gemm", spec[0], ctx, err)) ||
         (rc = add_points(plan, "compute.gemm", spec[1], ctx, err)) ||
-        (rc = add_points(plan, "compute.gemm", rot, ctx, err)) ||
         (PE > 0 && PE != P &&
          (rc = add_points(plan, "compute.gemm", spec[4], ctx, err))) ||
         (BE > 0 && BE != B &&
@@ -602,14 +593,17 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
                 return rc;
         }
     }
-    /* and the cost a product at the saturating load's rows: the simulator
-     * takes it linear in the rows between those and B's */
-    if (sat_c != B) {
-        snprintf(rot, sizeof rot,
+    /* the batch's rows and the saturating load's over the model's own
+     * MLP-sized weights multiplied in turn, past 4x the LLC, as a decode
+     * step reads its layers: a product's cost beyond its stream
+     * (gemv.call.<dtype>@M; the simulator takes it linear between) */
+    const int rot_rows[2] = {B, sat_c};
+    for (int k = 0; k < 2 && !(k == 1 && sat_c == B); k++) {
+        snprintf(spec[1], sizeof spec[1],
                  "dtype=%s lib=auto shape=decode batch=%d d_model=%d ffn=%d "
                  "rotate=1",
-                 dt, sat_c, cfg->d, F);
-        if ((rc = add_points(plan, "compute.gemm", rot, ctx, err)))
+                 dt, rot_rows[k], cfg->d, F);
+        if ((rc = add_points(plan, "compute.gemm", spec[1], ctx, err)))
             return rc;
     }
     return 0;

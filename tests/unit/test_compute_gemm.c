@@ -138,7 +138,8 @@ int main(void)
                              &err) == 0);
         CHECK(g && sb_gemm_rotate(g, 3, &err) == 0);
         if (g && g->n_copies == 3) {
-            ((float *)g->copies[2])[5] += 1.0f;
+            /* copy 2 is the second in `copies` (copy 0 is B itself) */
+            ((float *)(g->copies + g->stride))[5] += 1.0f;
             sb_gemm_once(g); /* copy 0 */
             CHECK(sb_gemm_check(g, why, sizeof why) == 0);
             sb_gemm_once(g); /* copy 1 */

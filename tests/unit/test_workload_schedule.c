@@ -650,6 +650,9 @@ static void test_ceilings_at_rows(void)
     CHECK(sb_ceil_at_rows(&c, "gemm.fp32", 2, nm, sizeof nm) == 5e10);
     CHECK(sb_ceil_at_rows(&c, "gemm.bf16", 32, nm, sizeof nm) == 0);
     CHECK(sb_ceil_at_rows(&c, "gemm.fp3", 32, nm, sizeof nm) == 0);
+    /* the most rows measured: 128 (gemm.fp32@x is no row count) */
+    CHECK(sb_ceil_rows_max(&c, "gemm.fp32") == 128);
+    CHECK(sb_ceil_rows_max(&c, "gemm.bf16") == 0);
 
     sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
     sb_ceil_set(&c, "gemm.fp32", 1e11, "measured");

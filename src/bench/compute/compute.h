@@ -143,9 +143,11 @@ typedef struct sb_gemm {
     /* Filled by the check: worst sampled error / tolerance scale. */
     double max_rel_err;
     double max_colsum_err;
-    /* decode rotate=1: copies of B (copies[0] is b) called in turn, each
-     * product reading the next one, as a decode step reads its layers */
-    void **copies;
+    /* decode rotate=1: n_copies of B, B itself then the others one
+     * stride apart in `copies`, multiplied in turn, each product reading
+     * the next one, as a decode step reads its layers */
+    unsigned char *copies;
+    size_t stride;
     int n_copies, next;
     sb_gemm_plan *plan; /* the library's plan (cpu_gemm.h) */
     bool lib_auto;      /* chosen by timing every library */

@@ -196,20 +196,17 @@ int sb_gemm_rotate(sb_gemm *g, int copies, sb_err *err)
     if (copies <= 1 || g->n_copies > 0)
         return 0;
     size_t bytes = (size_t)g->k * (size_t)g->n * in_size(g->dt);
-    g->copies = calloc((size_t)copies, sizeof *g->copies);
+    /* one allocation, each copy on a cache line of its own */
+    g->stride = (bytes + 63) / 64 * 64;
+    g->copies = sb_alloc_aligned(g->stride * (size_t)(copies - 1));
     if (!g->copies)
-        return sb_fail(err, SB_ENOMEM, "compute.gemm: out of memory");
-    g->copies[0] = g->b;
+        return sb_fail(err, SB_ENOMEM,
+                       "compute.gemm: cannot allocate %d copies of the "
+                       "%.2f MiB weights",
+                       copies - 1, bytes / 1048576.0);
+    for (int i = 0; i < copies - 1; i++)
+        memcpy(g->copies + (size_t)i * g->stride, g->b, bytes);
     g->n_copies = copies;
-    for (int i = 1; i < copies; i++) {
-        g->copies[i] = sb_alloc_aligned(bytes);
-        if (!g->copies[i])
-            return sb_fail(err, SB_ENOMEM,
-                           "compute.gemm: cannot allocate %d copies of the "
-                           "%.0f MiB weights",
-                           copies, bytes / 1048576.0);
-        memcpy(g->copies[i], g->b, bytes);
-    }
     return 0;
 }
 
@@ -217,9 +214,7 @@ void sb_gemm_destroy(sb_gemm *g)
 {
     if (!g)
         return;
-    for (int i = 1; i < g->n_copies; i++)
-        sb_free_aligned(g->copies[i]);
-    free(g->copies);
+    sb_free_aligned(g->copies);
     sb_gemm_plan_destroy(g->plan);
     sb_free_aligned(g->a);
     sb_free_aligned(g->b);
@@ -231,7 +226,8 @@ void sb_gemm_once(sb_gemm *g)
 {
     void *b = g->b;
     if (g->n_copies > 1) {
-        b = g->copies[g->next];
+        if (g->next > 0)
+            b = g->copies + (size_t)(g->next - 1) * g->stride;
         g->next = (g->next + 1) % g->n_copies;
     }
     sb_gemm_run(g->plan, 0, g->a, b, g->c);
@@ -408,7 +404,8 @@ static int gemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
 }
 
 /* rotate=1: the copies of the weights that together pass 4x the
- * last-level cache (32 MiB taken when unknown), at most 4096; else 1. */
+ * last-level cache (32 MiB taken when unknown; at most 2^20 copies, what
+ * a matrix of 128 bytes needs past 32 MiB); else 1. */
 static int rotate_copies(const sb_params *p, const sb_gemm_shape *s)
 {
     int dt = gemm_dtype(p);
@@ -417,20 +414,23 @@ static int rotate_copies(const sb_params *p, const sb_gemm_shape *s)
     double llc = sb_llc_bytes() > 0 ? sb_llc_bytes() : 32.0 * 1048576;
     double one = (double)s->k * (double)s->n * in_size(dt);
     double c = ceil(4.0 * llc / one);
-    return c < 1 ? 1 : c > 4096 ? 4096 : (int)c;
+    return c < 1 ? 1 : c > 1048576 ? 1048576 : (int)c;
+}
+
+/* A, `copies` of B and C, in bytes */
+static double product_bytes(const sb_gemm_shape *s, int dt, double copies)
+{
+    return ((double)s->m * s->k + (double)s->k * s->n * copies) * in_size(dt) +
+           (double)s->m * s->n * out_size(dt);
 }
 
 static double gemm_footprint(const sb_point *pt, const sb_ctx *ctx)
 {
     (void)ctx;
-    const sb_gemm_shape *s = pt->shape;
     int dt = gemm_dtype(pt->params);
-    if (dt < 0)
-        return 0;
-    return ((double)s->m * s->k +
-            (double)s->k * s->n * rotate_copies(pt->params, s)) *
-               in_size(dt) +
-           (double)s->m * s->n * out_size(dt);
+    return dt < 0 ? 0
+                  : product_bytes(pt->shape, dt,
+                                  rotate_copies(pt->params, pt->shape));
 }
 
 static double gemm_flops(const sb_point *pt)
@@ -446,10 +446,7 @@ static double gemm_bytes(const sb_point *pt)
 {
     const sb_gemm_shape *s = pt->shape;
     int dt = gemm_dtype(pt->params);
-    if (!s->decode || dt < 0)
-        return 0;
-    return ((double)s->m * s->k + (double)s->k * s->n) * in_size(dt) +
-           (double)s->m * s->n * out_size(dt);
+    return s->decode && dt >= 0 ? product_bytes(s, dt, 1) : 0;
 }
 
 /* ---- the benchmark ------------------------------------------------------- */
