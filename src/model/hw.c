@@ -610,7 +610,12 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
     if (decode && rot && rot->num > 0)
         return; /* small weights in turn: a cost a call (sb__ceil_call) */
     if (decode) {
-        /* decode-shaped GEMM: the weights' streaming rate */
+        /* decode-shaped GEMM: the weights' streaming rate, from weights
+         * that stream from DRAM only (its note says when they fit 4x
+         * the LLC: a cached rate no model's decode reaches) */
+        for (int k = 0; k < r->n_notes; k++)
+            if (strstr(r->notes[k], "not a DRAM figure"))
+                return;
         double gb =
             sb__metric(r, sustained ? "weight_GBps" : "weight_GBps_best") * 1e9;
         snprintf(name, sizeof name, "gemv.%s", dtype);

@@ -162,6 +162,9 @@ assert copies >= 2 and abs(mib - copies * 0.5) <= 1 and llcx >= 3.95, notes[0]
 gb = rot["metrics"]["weight_GBps"]["value"]
 assert abs(256 * 512 * 4 / (gb * 1e9) * 1e6 - us) <= 0.05 * us + 0.1, (gb, us)
 assert not any(n.startswith("rotate: ") for n in one["notes"]), one["notes"]
+# the plain point's 0.5 MiB fit the caches: no DRAM figure, no gemv ceiling
+assert any(n.endswith("not a DRAM figure (< 4x), no gemv ceiling")
+           for n in one["notes"]), one["notes"]
 PY
 
 # Bad input: exit 2, one line naming the parameter.

@@ -415,6 +415,31 @@ int main(void)
     CHECK_NEAR(sb_ceil_get(&rb, "gemv.call.fp32"), wb / 20e9 - wb / 30e9,
                1e-15);
     CHECK(strcmp(sb_ceil_unit("gemv.call.fp32@1"), "s") == 0);
+    /* weights that fit 4x the LLC (the point's note says so) stream partly
+     * from the caches: a faster rate at new rows sets neither gemv.fp32
+     * nor gemv.fp32@8 */
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "decode", SB_P_STR, 0);
+    param(a, "batch", "8", SB_P_INT, 8);
+    sb_result_metric(a, "weight_GBps_best", 158.0, "GB/s");
+    sb_result_metric(a, "weight_GBps", 150.0, "GB/s");
+    sb_result_note(a, "decode: 8 tokens x weights 256 x 512 (0 MiB, 0.0x "
+                      "the last-level cache): not a DRAM figure (< 4x), no "
+                      "gemv ceiling");
+    sb_ceilings cached = {0};
+    sb_ceil_from_run(&run, &cached);
+    CHECK_NEAR(sb_ceil_get(&cached, "gemv.fp32"), 30e9, 1e-9);
+    CHECK(sb_ceil_get(&cached, "gemv.fp32@8") == 0);
+    /* the same point past 4x the LLC is a DRAM figure, and sets both */
+    free(a->notes[--a->n_notes]);
+    sb_result_note(a, "decode: 8 tokens x weights 256 x 131072 (128 MiB, "
+                      "4.0x the last-level cache): a DRAM figure");
+    sb_ceilings dram = {0};
+    sb_ceil_from_run(&run, &dram);
+    CHECK_NEAR(sb_ceil_get(&dram, "gemv.fp32"), 158e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&dram, "gemv.fp32@8"), 158e9, 1e-9);
     /* a figure past double's range once scaled (1e308 GB/s) sets no
      * ceiling: an infinite roof would stretch every chart's axes without
      * end (a fuzzed document did) */
