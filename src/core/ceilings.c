@@ -103,13 +103,15 @@ const char *sb_ceil_source(const sb_ceilings *c, const char *name)
 
 const char *sb_ceil_unit(const char *name)
 {
+    /* a product's cost a call */
+    if (strncmp(name, "gemv.call.", 10) == 0 ||
+        strncmp(name, "gemm.call.", 10) == 0)
+        return "s";
     if (strncmp(name, "peak.", 5) == 0 || strncmp(name, "gemm.", 5) == 0 ||
         strcmp(name, "vector.peak") == 0)
         return "FLOP/s";
     if (strcmp(name, "vector.exp") == 0)
         return "op/s";
-    if (strncmp(name, "gemv.call.", 10) == 0) /* a product's cost a call */
-        return "s";
     if (strncmp(name, "bw.", 3) == 0 || strncmp(name, "gemv.", 5) == 0 ||
         strncmp(name, "host.", 5) == 0 || strstr(name, "Bps"))
         return "B/s";

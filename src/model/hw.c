@@ -607,7 +607,7 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
         }
     }
     const sb_pval *rot = sb_p_find(&r->params, "rotate");
-    if (decode && rot && rot->num > 0)
+    if (rot && rot->num > 0)
         return; /* small weights in turn: a cost a call (sb__ceil_call) */
     if (decode) {
         /* decode-shaped GEMM: the weights' streaming rate, from weights
@@ -638,12 +638,14 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
     }
 }
 
-/* A decode product's cost a call beyond its weights' stream, from a
- * decode GEMM over small weights multiplied in turn (compute.gemm
- * rotate=1): its time a product less its weights at the streaming rate
- * measured at the same rows on one large matrix (gemv.<dtype>@M), never
- * below 0; gemv.call.<dtype>@M at each row count and gemv.call.<dtype>
- * the largest. Returns the ceilings set. */
+/* A product's cost a call beyond the rate of one matrix at its rows,
+ * from a GEMM over small weights multiplied in turn (compute.gemm
+ * rotate=1), t its time a product:
+ *   decode: gemv.call.<dtype>@M = max(0, t - K N e / gemv.<dtype>@M)
+ *     (gemv.<dtype> where there is none at M), the weights' stream;
+ *   llm: gemm.call.<dtype>@M = max(0, t - 2 M K N / gemm.<dtype>@M), the
+ *     product's FLOPs (an expert's prompt rows);
+ * and <name>.<dtype> the largest of each. Returns the ceilings set. */
 static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
                          bool sustained)
 {
@@ -654,36 +656,48 @@ static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
         const sb_pval *rot = sb_p_find(&r->params, "rotate");
         const sb_pval *dt = sb_p_find(&r->params, "dtype");
         if (r->skipped || !r->valid || !sb__in_family(r, family) ||
-            strcmp(r->bench, "compute.gemm") != 0 || !shape ||
-            strcmp(shape->text, "decode") != 0 || !rot || !(rot->num > 0) ||
-            !dt)
+            strcmp(r->bench, "compute.gemm") != 0 || !shape || !rot ||
+            !(rot->num > 0) || !dt)
+            continue;
+        const bool decode = strcmp(shape->text, "decode") == 0;
+        if (!decode && strcmp(shape->text, "llm") != 0)
             continue;
         double elem = sb_dtype_bytes(dt->text);
-        /* the product's rows and weights, as recorded (ffn = 0, the
-         * LLC-sized matrix, is no small one) */
-        const sb_pval *pm = sb_p_find(&r->params, "batch");
+        /* the product's rows and weights, as recorded (decode ffn = 0,
+         * the LLC-sized matrix, is no small one; llm ffn = 0 is 4 K) */
+        const sb_pval *pm = sb_p_find(&r->params, decode ? "batch" : "tokens");
         const sb_pval *pk = sb_p_find(&r->params, "d_model");
         const sb_pval *pn = sb_p_find(&r->params, "ffn");
-        double gb =
-            sb__metric(r, sustained ? "weight_GBps" : "weight_GBps_best") * 1e9;
-        if (!(elem > 0) || !(gb > 0) || !pm || !pk || !pn || !(pm->num >= 1) ||
-            !(pk->num >= 1) || !(pn->num >= 1))
+        if (!(elem > 0) || !pm || !pk || !pn || !(pm->num >= 1) ||
+            !(pk->num >= 1) || !(pn->num >= 1 || (!decode && pn->num == 0)))
             continue;
-        double m = pm->num, k = pk->num, n = pn->num;
+        double m = pm->num, k = pk->num, n = pn->num > 0 ? pn->num : 4 * k;
+        /* the product's time: the weights over their rate (decode), the
+         * FLOPs over the FLOP rate (llm) */
+        double work = decode ? k * n * elem : 2.0 * m * k * n;
+        double rate =
+            decode ? sb__metric(r, sustained ? "weight_GBps"
+                                             : "weight_GBps_best") *
+                         1e9
+                   : sb__metric(r, sustained ? "GFLOPs" : "GFLOPs_best") * 1e9;
+        if (!(rate > 0))
+            continue;
         char base[40], name[48];
-        snprintf(base, sizeof base, "gemv.%s", dt->text);
-        double bw = sb_ceil_at_rows(c, base, m, NULL, 0);
-        if (!(bw > 0))
-            bw = sb_ceil_get(c, base);
-        if (!(bw > 0))
+        snprintf(base, sizeof base, "%s.%s", decode ? "gemv" : "gemm",
+                 dt->text);
+        double one = sb_ceil_at_rows(c, base, m, NULL, 0);
+        if (!(one > 0))
+            one = sb_ceil_get(c, base);
+        if (!(one > 0))
             continue;
-        double wbytes = k * n * elem;
-        double call = fmax(0.0, wbytes / gb - wbytes / bw);
+        double call = fmax(0.0, work / rate - work / one);
         const char *src =
             r->stab_judged && !r->stable ? "measured, unstable" : "measured";
-        snprintf(name, sizeof name, "gemv.call.%s@%.0f", dt->text, m);
+        snprintf(name, sizeof name, "%s.call.%s@%.0f", decode ? "gemv" : "gemm",
+                 dt->text, m);
         sb_ceil_set(c, name, call, src);
-        snprintf(name, sizeof name, "gemv.call.%s", dt->text);
+        snprintf(name, sizeof name, "%s.call.%s", decode ? "gemv" : "gemm",
+                 dt->text);
         if (call > sb_ceil_get(c, name) || !sb_ceil_source(c, name)[0])
             sb_ceil_set(c, name, call, src);
         count += 2;

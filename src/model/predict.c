@@ -287,12 +287,22 @@ void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
      * rows it was measured at and fewer; more rows (an iteration with a
      * prompt) are a GEMM's, under gemm.<dtype>@M */
     const double call_rows = x->gemv_call_max_rows;
-    if (gemv && ph->calls > 0 && !(call_rows > 0 && ph->rows > call_rows))
+    bool gemv_call =
+        gemv && ph->calls > 0 && !(call_rows > 0 && ph->rows > call_rows);
+    if (gemv_call)
         ph->t_memory +=
             ph->calls *
             (call_rows > 0
                  ? sb_ceil_at_rows(x->c, x->gemv_call_base, ph->rows, NULL, 0)
                  : x->gemv_call);
+    /* and a GEMM of few rows (an expert's share of a prompt) more than
+     * its FLOPs at gemm.<dtype>@M, where it was measured
+     * (gemm.call.<dtype>@M, compute.gemm shape=llm rotate=1) at those
+     * rows or more */
+    else if (ph->work == SB_WORK_MATMUL && ph->calls > 0 && ph->rows > 0 &&
+             ph->rows <= x->gemm_call_max_rows)
+        ph->t_compute += ph->calls * sb_ceil_at_rows(x->c, x->gemm_call_base,
+                                                     ph->rows, NULL, 0);
     if (ph->host_bytes > 0 && x->host_bw > 0)
         ph->t_host = ph->host_bytes / x->host_bw;
     double net = ph->t_network + ph->t_latency;

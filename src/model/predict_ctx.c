@@ -87,6 +87,9 @@ static int sb__ctx_ceilings(sb_mdl_ctx *x, sb_err *err)
              w->mm_dtype);
     x->gemv_call = sb_ceil_get(c, x->gemv_call_base);
     x->gemv_call_max_rows = sb_ceil_rows_max(c, x->gemv_call_base);
+    snprintf(x->gemm_call_base, sizeof x->gemm_call_base, "gemm.call.%s",
+             w->mm_dtype);
+    x->gemm_call_max_rows = sb_ceil_rows_max(c, x->gemm_call_base);
     x->up_Bps = sb_ceil_get(c, "net.scaleup.beta_Bps");
     x->out_Bps = sb_ceil_get(c, "net.scaleout.beta_Bps");
     x->up_alpha_s = sb_ceil_get(c, "net.scaleup.alpha_s");

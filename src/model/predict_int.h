@@ -49,6 +49,12 @@ typedef struct sb_mdl_ctx {
      * of more rows (a prompt's) is a GEMM's, timed at gemm.<dtype>@M */
     char gemv_call_base[40];
     double gemv_call, gemv_call_max_rows;
+    /* the same on the GEMM side: a product of few rows (an expert's share
+     * of a prompt) beyond its FLOPs at gemm.<dtype>@M, measured on small
+     * weights multiplied in turn ("gemm.call.<dtype>@M"), and the most
+     * rows it was measured at (0: none) */
+    char gemm_call_base[40];
+    double gemm_call_max_rows;
     /* the fabric's ceilings, looked up once: scale-up and scale-out
      * bandwidth and latency, the scale-up domain, and whether any
      * collective has a measured fit (net.<op>.beta_Bps) */

@@ -217,7 +217,13 @@ static int block(const sb_result *r, size_t lo, size_t hi, sb_result *out)
     *out = *r;
     out->samples_s = NULL;
     out->n_samples = out->cap_samples = 0;
-    out->n_notes = 0; /* the notes stay with r */
+    /* its own copies of the notes (the machine model reads some: "a DRAM
+     * figure") */
+    for (int i = 0; i < r->n_notes; i++)
+        if (!(out->notes[i] = strdup(r->notes[i]))) {
+            out->n_notes = i;
+            return SB_ENOMEM;
+        }
     for (size_t i = lo; i < hi; i++)
         if (sb_result_add_sample(out, r->samples_s[i]))
             return SB_ENOMEM;
@@ -293,22 +299,23 @@ static void spread(const sb_run *run, const sb_workload *w, int k,
         sb_result *blk[6] = {0};
         bool ok = true;
         sp->r[j].stable = true;
-        for (int i = 0; i < 6 && ok; i++) {
-            if (!src[i])
-                continue;
-            size_t n = src[i]->n_samples;
+        /* every point of the run, as its block j (a point of too few
+         * samples to split, whole): the round's machine model is the
+         * run's, every ceiling (the GEMMs at their rows, the costs a
+         * call) from that stretch */
+        for (size_t i = 0; i < run->results.n && ok; i++) {
+            const sb_result *r = &run->results.items[i];
+            size_t n = r->n_samples;
+            bool split = n >= (size_t)(2 * k);
             sb_result *b = sb_results_push(&v.results);
-            if (!b || block(src[i], n * (size_t)j / (size_t)k,
-                            n * (size_t)(j + 1) / (size_t)k, b)) {
-                ok = false;
-                break;
-            }
-            blk[i] = b;
+            ok =
+                b && block(r, split ? n * (size_t)j / (size_t)k : 0,
+                           split ? n * (size_t)(j + 1) / (size_t)k : n, b) == 0;
         }
         /* pointers are taken after every push (the list may move) */
-        for (int i = 0, q = 0; ok && i < 6; i++)
+        for (int i = 0; ok && i < 6; i++)
             if (src[i])
-                blk[i] = &v.results.items[q++];
+                blk[i] = &v.results.items[src[i] - run->results.items];
         for (int i = 2; ok && i < 6; i++)
             if (blk[i] && blk[i]->stab_judged && !blk[i]->stable) {
                 sp->r[j].stable = false;
@@ -605,6 +612,27 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
                  dt, rot_rows[k], cfg->d, F);
         if ((rc = add_points(plan, "compute.gemm", spec[1], ctx, err)))
             return rc;
+    }
+    /* a MoE's prompt: each expert multiplies its share of the tokens by
+     * weights read after the other experts' (a cost a product beyond its
+     * FLOPs at gemm.<dtype>@M, gemm.call.<dtype>@M), at the prompt's
+     * expert rows and the shortest prompt's (P/2: a product of half the
+     * rows took as long here, where the rate at P's rows would halve it),
+     * the latter's one-matrix GEMM too */
+    const int PE2 = (int)lround((double)(P / 2) * cfg->top_k /
+                                (cfg->experts > 0 ? cfg->experts : 1));
+    for (int k = 0; k < 2 && PE > 0 && PE != P; k++) {
+        int rows_k = k == 0 ? PE : PE2;
+        if (k == 1 && (PE2 < 1 || PE2 == PE || PE2 == P / 2))
+            break;
+        for (int rot = k == 0; rot < 2; rot++) {
+            snprintf(spec[1], sizeof spec[1],
+                     "dtype=%s lib=auto shape=llm tokens=%d d_model=%d "
+                     "ffn=%d rotate=%d",
+                     dt, rows_k, cfg->d, 2 * cfg->expert_ffn, rot);
+            if ((rc = add_points(plan, "compute.gemm", spec[1], ctx, err)))
+                return rc;
+        }
     }
     return 0;
 }

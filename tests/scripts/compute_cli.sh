@@ -167,6 +167,28 @@ assert any(n.endswith("not a DRAM figure (< 4x), no gemv ceiling")
            for n in one["notes"]), one["notes"]
 PY
 
+# rotate=1 on the llm shape (an expert's rows of a prompt): the copies and
+# the product's time said, against its GFLOP/s
+"$sb" run --no-store --quiet --backend cpu --bench compute.gemm \
+    -p dtype=fp32 -p shape=llm -p tokens=8 -p d_model=256 -p ffn=512 \
+    -p rotate=1 --min-time 0.05 --json "$d/rotl.json" >"$d/out" 2>&1 ||
+    { cat "$d/out"; die "llm rotate run exited $?"; }
+python3 - "$d/rotl.json" <<'PY' || fail=1
+import json, re, sys
+res = json.load(open(sys.argv[1]))["results"]
+assert len(res) == 1 and res[0]["valid"], res
+r = res[0]
+notes = [n for n in r["notes"] if n.startswith("rotate: ")]
+assert len(notes) == 1, r["notes"]
+m = re.match(r"rotate: (\d+) copies multiplied in turn \((\d+) MiB together, "
+             r"([0-9.]+)x the last-level cache\), ([0-9.]+) us a product", notes[0])
+assert m and int(m[1]) >= 2 and float(m[3]) >= 3.95, notes[0]
+us = float(m[4])
+gf = r["metrics"]["GFLOPs"]["value"]
+assert abs(2 * 8 * 256 * 512 / (gf * 1e9) * 1e6 - us) <= 0.05 * us + 0.1, (gf, us)
+assert "weight_GBps" not in r["metrics"], r["metrics"]
+PY
+
 # Bad input: exit 2, one line naming the parameter.
 expect2() {
     local what=$1; shift

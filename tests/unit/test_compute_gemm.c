@@ -112,8 +112,8 @@ int main(void)
     CHECK(expand("dtype=fp16", &p, &err) != 0);
     CHECK(expand("n=0", &p, &err) != 0);
 
-    /* ---- rotate=1: decode over copies of the weights past 4x the LLC,
-     * the footprint all of them; only decode takes it */
+    /* ---- rotate=1: decode and llm over copies of the weights past 4x
+     * the LLC, the footprint all of them; square refuses it */
     CHECK(expand("dtype=fp32 shape=decode batch=2 d_model=768 ffn=2048 "
                  "rotate=1",
                  &p, &err) == 0);
@@ -126,9 +126,24 @@ int main(void)
         CHECK(sb_test_bytes(&sb_bench_compute_gemm, &p) ==
               4.0 * (2.0 * 768 + 768.0 * 2048 + 2.0 * 2048));
     }
+    /* an expert's 16 prompt rows over gate and up: the same copies, C
+     * 16 x 2048; llm points report no bytes */
+    CHECK(expand("dtype=fp32 shape=llm tokens=16 d_model=768 ffn=2048 "
+                 "rotate=1",
+                 &p, &err) == 0);
+    CHECK(sb_test_check(&sb_bench_compute_gemm, &p, NULL, &err) == 0);
+    {
+        double llc = sb_llc_bytes() > 0 ? sb_llc_bytes() : 32.0 * 1048576;
+        double one = 768.0 * 2048 * 4;
+        double copies = fmax(1.0, ceil(4 * llc / one));
+        CHECK(sb_test_footprint(&sb_bench_compute_gemm, &p, NULL) ==
+              4.0 * (16.0 * 768 + copies * one / 4 + 16.0 * 2048));
+        CHECK(sb_test_bytes(&sb_bench_compute_gemm, &p) == 0);
+    }
     CHECK(expand("dtype=fp32 shape=square n=64 rotate=1", &p, &err) == 0);
     CHECK(sb_test_check(&sb_bench_compute_gemm, &p, NULL, &err) == SB_EINVAL);
-    CHECK(strstr(err.msg, "rotate") != NULL);
+    CHECK(strstr(err.msg, "rotate") != NULL &&
+          strstr(err.msg, "not shape=square") != NULL);
     {
         /* each product reads the next copy: a wrong one is caught when
          * its turn comes, and only then */

@@ -415,6 +415,55 @@ int main(void)
     CHECK_NEAR(sb_ceil_get(&rb, "gemv.call.fp32"), wb / 20e9 - wb / 30e9,
                1e-15);
     CHECK(strcmp(sb_ceil_unit("gemv.call.fp32@1"), "s") == 0);
+    /* the same on the GEMM side (shape=llm): an expert's 16 rows over
+     * 768 x 2048 weights in turn at 60 GFLOP/s (best) and 50 (median),
+     * one matrix at 16 rows 90 and 80: the FLOPs' time beyond it; no
+     * gemm.<dtype>, gemm.<dtype>@16 or peak from the rotated point */
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "llm", SB_P_STR, 0);
+    param(a, "tokens", "16", SB_P_INT, 16);
+    param(a, "d_model", "768", SB_P_INT, 768);
+    param(a, "ffn", "2048", SB_P_INT, 2048);
+    sb_result_metric(a, "GFLOPs_best", 90.0, "GFLOP/s");
+    sb_result_metric(a, "GFLOPs", 80.0, "GFLOP/s");
+    a = sb_results_push(&run.results);
+    mk(a, "compute.gemm", "compute");
+    param(a, "dtype", "fp32", SB_P_STR, 0);
+    param(a, "shape", "llm", SB_P_STR, 0);
+    param(a, "tokens", "16", SB_P_INT, 16);
+    param(a, "d_model", "768", SB_P_INT, 768);
+    param(a, "ffn", "2048", SB_P_INT, 2048);
+    param(a, "rotate", "1", SB_P_INT, 1);
+    sb_result_metric(a, "GFLOPs_best", 60.0, "GFLOP/s");
+    sb_result_metric(a, "GFLOPs", 50.0, "GFLOP/s");
+    sb_ceilings lb = {0}, gm = {0};
+    sb_ceil_from_run(&run, &lb);
+    sb_ceil_from_run_sustained(&run, &gm);
+    const double flp = 2.0 * 16 * 768 * 2048;
+    CHECK_NEAR(sb_ceil_get(&lb, "gemm.fp32@16"), 90e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&gm, "gemm.fp32@16"), 80e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&lb, "gemm.fp32"), 150e9, 1e-9);
+    CHECK_NEAR(sb_ceil_get(&lb, "gemm.call.fp32@16"), flp / 60e9 - flp / 90e9,
+               1e-15);
+    CHECK_NEAR(sb_ceil_get(&gm, "gemm.call.fp32@16"), flp / 50e9 - flp / 80e9,
+               1e-15);
+    CHECK_NEAR(sb_ceil_get(&lb, "gemm.call.fp32"), flp / 60e9 - flp / 90e9,
+               1e-15);
+    CHECK(strcmp(sb_ceil_unit("gemm.call.fp32@16"), "s") == 0);
+    CHECK(strcmp(sb_ceil_unit("gemm.fp32@16"), "FLOP/s") == 0);
+    /* the rotated point alone at its rows sets no gemm.fp32@M */
+    run.results.items[run.results.n - 2].params.v[2].num = 24;
+    snprintf(run.results.items[run.results.n - 2].params.v[2].text,
+             sizeof run.results.items[0].params.v[2].text, "24");
+    sb_ceilings g24 = {0};
+    sb_ceil_from_run(&run, &g24);
+    CHECK(sb_ceil_get(&g24, "gemm.fp32@16") == 0);
+    CHECK_NEAR(sb_ceil_get(&g24, "gemm.fp32@24"), 90e9, 1e-9);
+    /* its cost now against the nearest rows measured (24): the same */
+    CHECK_NEAR(sb_ceil_get(&g24, "gemm.call.fp32@16"), flp / 60e9 - flp / 90e9,
+               1e-15);
     /* weights that fit 4x the LLC (the point's note says so) stream partly
      * from the caches: a faster rate at new rows sets neither gemv.fp32
      * nor gemv.fp32@8 */

@@ -131,13 +131,27 @@ static void test_prepare_moe(void)
     CHECK(sb_validate_prepare(&o, &v, &err) == 0);
     /* an expert's products have fewer rows: GEMMs at those too */
     CHECK(v.cfg.experts == 8 && v.cfg.top_k == 2);
-    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 3);
     /* the prefill's expert rows 64 x 2/8 = 16 get their GEMM (and the
-     * prompt's half, 32); the decode's 1 x 2/8 rounds to 1, the batch's
-     * own: no eleventh point (the tenth: the decode GEMM over an
-     * expert's weights in turn) */
-    CHECK(v.plan.n == 10);
-    CHECK(count(&v.plan, "compute.gemm", "rotate", "1") == 1);
+     * prompt's half, 32, and its expert rows 8); the decode's 1 x 2/8
+     * rounds to 1, the batch's own: no point of its own */
+    CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 6);
+    /* over an expert's weights in turn: the decode's at the batch's row,
+     * the prompts' expert rows 16 and 8 over gate and up (768 x 2048) */
+    CHECK(count(&v.plan, "compute.gemm", "rotate", "1") == 3);
+    int rot_llm = 0;
+    for (int i = 0; i < v.plan.n; i++) {
+        const sb_params *p = &v.plan.items[i].point;
+        const sb_pval *r = sb_p_find(p, "rotate");
+        if (strcmp(v.plan.items[i].bench->name, "compute.gemm") != 0 || !r ||
+            r->num != 1 || strcmp(sb_p_find(p, "shape")->text, "llm") != 0)
+            continue;
+        rot_llm++;
+        double t = sb_p_find(p, "tokens")->num;
+        CHECK((t == 16 || t == 8) && sb_p_find(p, "d_model")->num == 768 &&
+              sb_p_find(p, "ffn")->num == 2048);
+    }
+    CHECK(rot_llm == 2);
+    CHECK(v.plan.n == 13);
     sb_validate_free(&v);
 }
 

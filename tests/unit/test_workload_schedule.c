@@ -628,6 +628,67 @@ static void test_gemv_call(void)
           fabs(dq->t_memory - dq->bytes / 2e10) < 1e-12);
 }
 
+/* An expert's share of a prompt: few rows multiplied by weights read after
+ * the other experts' (gemm.call.<dtype>@M, compute.gemm shape=llm
+ * rotate=1) costs its products' calls on the compute term, at the rows it
+ * was measured at and fewer; a prompt's own products (more rows) and the
+ * decode's (gemv side) take none of it. */
+static void test_gemm_call(void)
+{
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
+    sb_ceil_set(&c, "gemm.fp32", 1e11, "measured");
+    sb_ceil_set(&c, "gemm.fp32@16", 8e10, "measured");
+    sb_ceil_set(&c, "gemm.fp32@64", 1e11, "measured");
+    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
+    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
+    const char *sets[] = {"prompt=64", "output=16", "concurrency=1"};
+    sb_workload w;
+    sb_err err = {0};
+    CHECK(load("validate-moe", sets, 3, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    const sb_phase *ex = phase(&P, "prefill", "experts");
+    double t_ex = ex ? ex->t_compute : 0, ttft = P.ttft_s, tpot = P.tpot_s;
+    sb_ceil_set(&c, "gemm.call.fp32@8", 150e-6, "measured");
+    sb_ceil_set(&c, "gemm.call.fp32@16", 100e-6, "measured");
+    sb_ceil_set(&c, "gemm.call.fp32", 150e-6, "measured");
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    ex = phase(&P, "prefill", "experts");
+    const sb_phase *qkv = phase(&P, "prefill", "qkv projection");
+    const sb_phase *de = phase(&P, "decode", "experts");
+    CHECK(ex && qkv && de);
+    if (ex && qkv && de) {
+        /* 64 tokens, top-2 of 8: 16 rows an expert, every expert touched,
+         * two products each in each of 8 layers: 128 products at 100 us */
+        CHECK_NEAR(ex->rows, 16, 1e-12);
+        CHECK_NEAR(ex->calls, 128, 1e-12);
+        CHECK_NEAR(ex->t_compute, ex->flops / 8e10 + 128 * 100e-6, 1e-12);
+        CHECK_NEAR(ex->t_compute - t_ex, 128 * 100e-6, 1e-12);
+        CHECK(strcmp(ex->ceiling, "gemm.fp32@16") == 0);
+        /* the prompt's own products, 64 rows: none */
+        CHECK_NEAR(qkv->t_compute, qkv->flops / 1e11, 1e-12);
+        /* everything else the same: TTFT by the products' cost alone, the
+         * decode untouched */
+        CHECK_NEAR(P.ttft_s - ttft, 128 * 100e-6, 1e-9);
+        CHECK_NEAR(P.tpot_s, tpot, 1e-15);
+    }
+    /* a 32-token prompt: 8 rows an expert, the cost measured there */
+    const char *sets32[] = {"prompt=32", "output=16", "concurrency=1"};
+    CHECK(load("validate-moe", sets32, 3, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    ex = phase(&P, "prefill", "experts");
+    CHECK(ex && ex->rows == 8 &&
+          fabs(ex->t_compute - (ex->flops / 8e10 + 128 * 150e-6)) < 1e-12);
+    /* a 256-token prompt: 64 rows an expert, more than it was measured
+     * at: a GEMM's products, none */
+    const char *sets256[] = {"prompt=256", "output=16", "concurrency=1"};
+    CHECK(load("validate-moe", sets256, 3, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    ex = phase(&P, "prefill", "experts");
+    CHECK(ex && ex->rows == 64 &&
+          fabs(ex->t_compute - ex->flops / 1e11) < 1e-12);
+}
+
 /* GEMMs measured at several rows: each matmul phase under the one at its
  * products' rows (linear between the two nearest, the largest above all,
  * the smallest below all): a MoE's expert products have tokens x k / E
@@ -932,6 +993,7 @@ int main(void)
     test_measured_ceilings();
     test_ceilings_at_rows();
     test_gemv_call();
+    test_gemm_call();
     test_calibration();
     test_mfu_and_remat();
     test_hardware();

@@ -143,7 +143,7 @@ typedef struct sb_gemm {
     /* Filled by the check: worst sampled error / tolerance scale. */
     double max_rel_err;
     double max_colsum_err;
-    /* decode rotate=1: n_copies of B, B itself then the others one
+    /* rotate=1 (decode, llm): n_copies of B, B itself then the others one
      * stride apart in `copies`, multiplied in turn, each product reading
      * the next one, as a decode step reads its layers */
     unsigned char *copies;
