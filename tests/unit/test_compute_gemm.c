@@ -25,6 +25,18 @@ static int expand(const char *spec, sb_params *out, sb_err *err)
     return sb_test_point(&sb_bench_compute_gemm, spec, out, err);
 }
 
+/* One point of compute.gemm run: its one result, or NULL (checked) */
+static const sb_result *run1(const char *spec, sb_params *p, sb_ctx *ctx,
+                             sb_result_list *out)
+{
+    sb_err err = {0};
+    memset(out, 0, sizeof *out);
+    CHECK(expand(spec, p, &err) == 0);
+    CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, p, ctx, out, &err) == 0);
+    CHECK(out->n == 1);
+    return out->n == 1 ? &out->items[0] : NULL;
+}
+
 static bool sampled(const sb_gemm *g, int64_t i, int64_t j)
 {
     for (int q = 0; q < SB__GEMM_SAMPLES; q++)
@@ -388,14 +400,10 @@ int main(void)
         CHECK(expand("dtype=fp32 n=64", &p, &err) == 0);
         CHECK(sb_test_bytes(&sb_bench_compute_gemm, &p) == 0);
 
-        memset(&out, 0, sizeof out);
-        CHECK(expand("dtype=fp32 shape=decode d_model=256 ffn=4096 batch=2", &p,
-                     &err) == 0);
-        CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out,
-                           &err) == 0);
-        CHECK(out.n == 1);
-        if (out.n == 1) {
-            const sb_result *r = &out.items[0];
+        const sb_result *r =
+            run1("dtype=fp32 shape=decode d_model=256 ffn=4096 batch=2", &p,
+                 &ctx, &out);
+        if (r) {
             CHECK(r->valid);
             double w = 256.0 * 4096 * 4;
             CHECK_NEAR(sb_test_metric(r, "weight_GBps"),
@@ -418,14 +426,9 @@ int main(void)
         }
         sb_results_free(&out);
         /* weights 4x the LLC (ffn=0): a DRAM figure, the gemv ceiling */
-        memset(&out, 0, sizeof out);
-        CHECK(expand("dtype=fp32 shape=decode d_model=1024 batch=1", &p,
-                     &err) == 0);
-        CHECK(sb_run_point(&sb_bench_compute_gemm, NULL, &p, &ctx, &out,
-                           &err) == 0);
-        CHECK(out.n == 1);
-        if (out.n == 1) {
-            const sb_result *r = &out.items[0];
+        r = run1("dtype=fp32 shape=decode d_model=1024 batch=1", &p, &ctx,
+                 &out);
+        if (r) {
             CHECK(r->valid);
             CHECK(sb_gemm_dims(&p, &m, &n, &k, &err) == 0);
             CHECK(sb_test_has_note(r, "): a DRAM figure"));
