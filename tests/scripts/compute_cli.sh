@@ -145,7 +145,7 @@ PY
     --min-time 0.05 --json "$d/rot.json" >"$d/out" 2>&1 ||
     { cat "$d/out"; die "rotate run exited $?"; }
 python3 - "$d/rot.json" <<'PY' || fail=1
-import json, re, sys
+import json, os, re, sys
 res = json.load(open(sys.argv[1]))["results"]
 assert len(res) == 2 and all(r["valid"] for r in res), res
 rot = [r for r in res if r["params"]["rotate"] == 1][0]
@@ -162,6 +162,17 @@ assert copies >= 2 and abs(mib - copies * 0.5) <= 1 and llcx >= 3.95, notes[0]
 gb = rot["metrics"]["weight_GBps"]["value"]
 assert abs(256 * 512 * 4 / (gb * 1e9) * 1e6 - us) <= 0.05 * us + 0.1, (gb, us)
 assert not any(n.startswith("rotate: ") for n in one["notes"]), one["notes"]
+# split=auto (the default): the two ways of running a decode product
+# timed at setup, the faster named, both times said
+for r in (rot, one) if len(os.sched_getaffinity(0)) >= 2 else ():
+    sp = [n for n in r["notes"] if n.startswith("split=auto: ")]
+    assert len(sp) == 1, r["notes"]
+    m = re.match(r"split=auto: (the weights' rows over the threads|the library's own threads) "
+                 r"\(a product ([0-9.]+) us split by the weights' rows, ([0-9.]+) us on "
+                 r"the library's threads", sp[0])
+    assert m, sp[0]
+    rows_s, lib_s = float(m[2]), float(m[3])
+    assert (m[1].startswith("the weights'")) == (rows_s < lib_s), sp[0]
 # the plain point's 0.5 MiB fit the caches: no DRAM figure, no gemv ceiling
 assert any(n.endswith("not a DRAM figure (< 4x), no gemv ceiling")
            for n in one["notes"]), one["notes"]
@@ -207,6 +218,8 @@ expect2 "n=2000000" --bench compute.gemm -p n=2000000
 expect2 "lib" --bench compute.gemm -p lib=mkl
 expect2 "rotate=1 applies to shape=decode" --bench compute.gemm -p rotate=1
 expect2 "rotate" --bench compute.gemm -p shape=decode -p rotate=2
+expect2 "split=rows applies to shape=decode" --bench compute.gemm -p split=rows
+expect2 "split" --bench compute.gemm -p shape=decode -p split=cols
 expect2 "batch, d_model and ffn" --bench compute.gemm -p shape=decode -p k=5
 expect2 "quantum" --bench compute.noise -p quantum=10
 exit $fail

@@ -179,6 +179,57 @@ int main(void)
         sb_gemm_destroy(g);
     }
 
+    /* ---- split by the weights' rows: K = 100 over 2 threads is blocks of
+     * 64 and 36 (its own plan), each into its partial, summed: C right in
+     * every dtype and the library's own to rounding; no split past 16
+     * rows, on one thread or with under 16 rows of K a thread */
+    for (int dt = 0; dt < SB__DT_N; dt++) {
+        sb_gemm *g = NULL;
+        char why[256];
+        int rc = sb_gemm_create(dt, 3, 40, 100, 2, 11, -1, &g, &err);
+        if (rc == SB_EUNSUP) /* bf16 without a library for it */
+            continue;
+        CHECK(rc == 0 && g);
+        if (!g)
+            continue;
+        CHECK(sb_gemm_split(g, &err) == 1 && g->split);
+        CHECK(g->chunk == 64 && g->used == 2 && g->split_last != NULL);
+        sb_gemm_once(g);
+        CHECK(sb_gemm_check(g, why, sizeof why) == 0);
+        /* the same C as the library's own threads, to the check's
+         * bound (a block left out or summed twice fails the check above:
+         * it reads the whole of B) */
+        double c1[3 * 40];
+        for (int64_t e = 0; e < 3 * 40; e++)
+            c1[e] = sb_gemm_c_get(g, e / 40, e % 40);
+        g->split = false;
+        sb_gemm_once(g);
+        CHECK(sb_gemm_check(g, why, sizeof why) == 0);
+        double worst = 0;
+        for (int64_t e = 0; e < 3 * 40; e++)
+            worst = fmax(worst, fabs(c1[e] - sb_gemm_c_get(g, e / 40, e % 40)));
+        CHECK(worst < 1e-3);
+        g->split = true;
+        sb_gemm_destroy(g);
+    }
+    {
+        sb_gemm *g = NULL;
+        CHECK(sb_gemm_create(SB__DT_FP32, 17, 40, 100, 2, 1, -1, &g, &err) ==
+              0);
+        CHECK(g && sb_gemm_split(g, &err) == 0 && !g->split);
+        sb_gemm_destroy(g);
+        CHECK(sb_gemm_create(SB__DT_FP32, 2, 40, 100, 1, 1, -1, &g, &err) == 0);
+        CHECK(g && sb_gemm_split(g, &err) == 0 && !g->split);
+        sb_gemm_destroy(g);
+        CHECK(sb_gemm_create(SB__DT_FP32, 2, 40, 31, 2, 1, -1, &g, &err) == 0);
+        CHECK(g && sb_gemm_split(g, &err) == 0 && !g->split);
+        sb_gemm_destroy(g);
+    }
+    /* split=rows applies to decode and llm; auto times both and says so */
+    CHECK(expand("dtype=fp32 shape=square n=64 split=rows", &p, &err) == 0);
+    CHECK(sb_test_check(&sb_bench_compute_gemm, &p, NULL, &err) == SB_EINVAL);
+    CHECK(strstr(err.msg, "split=rows") != NULL);
+
     /* ---- bf16 rounding: nearest, ties to even */
     CHECK(sb_bf16_from_f32(1.0f) == 0x3f80);
     CHECK(sb_bf16_from_f32(-2.5f) == 0xc020);

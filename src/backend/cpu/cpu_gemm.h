@@ -29,6 +29,12 @@ enum { SB_GEMM_F64 = 0, SB_GEMM_F32 = 1, SB_GEMM_BF16 = 2, SB_GEMM_NDT };
 /* The libraries, in the order "auto" tries them. */
 enum { SB_GEMM_OPENBLAS = 0, SB_GEMM_ONEDNN = 1, SB_GEMM_NLIBS };
 
+/* A product of at most this many rows is decode-sized: it streams its
+ * weights, and may run split over the threads by the weights' rows, each
+ * thread's block contiguous (the reference model's decode products,
+ * compute.gemm split=rows). */
+#define SB_GEMM_SPLIT_M 16
+
 typedef struct sb_gemm_desc {
     int dt; /* SB_GEMM_F64, _F32, _BF16 */
     int64_t m, n, k;

@@ -149,6 +149,16 @@ typedef struct sb_gemm {
     unsigned char *copies;
     size_t stride;
     int n_copies, next;
+    /* split over the threads by B's rows (K): `used` blocks of `chunk`
+     * rows (the last one's own plan when shorter), each thread's product
+     * into its own partial (thread 0's into C, the others' in `part`),
+     * summed after */
+    bool split;
+    sb_gemm_plan *split_plan, *split_last;
+    int64_t chunk;
+    int used;
+    void *part;
+    double split_s[2];  /* split=auto: the library's and the split's best */
     sb_gemm_plan *plan; /* the library's plan (cpu_gemm.h) */
     bool lib_auto;      /* chosen by timing every library */
     double
@@ -166,8 +176,14 @@ void sb_gemm_destroy(sb_gemm *g);
 /* Makes B `copies` identical matrices that sb_gemm_once reads in turn
  * (copies <= 1: one). Returns 0 or SB_ENOMEM. */
 int sb_gemm_rotate(sb_gemm *g, int copies, sb_err *err);
-/* C = A B once (through the plan's library), with the next of B's copies
- * when it has several. */
+/* Makes the products run split over the threads by B's rows (each
+ * thread's block contiguous, its own partial, summed after) when they can
+ * be: at most SB_GEMM_SPLIT_M rows, 2 threads or more, K at least 16 a
+ * thread. Returns 1 when split, 0 when not splittable, or a negative code
+ * (the plans, or memory). */
+int sb_gemm_split(sb_gemm *g, sb_err *err);
+/* C = A B once (through the plan's library, or its split), with the next
+ * of B's copies when it has several. */
 void sb_gemm_once(sb_gemm *g);
 /* Checks C: the sampled elements against a double-precision reference
  * and every column sum against (1^T A) B. Returns the number of failures

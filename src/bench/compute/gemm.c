@@ -37,6 +37,7 @@
 #include "solbench/gemm.h"
 #include "bench/compute/compute.h"
 #include "solbench/runner.h"
+#include "solbench/timer.h"
 #include "solbench/util.h"
 
 /* ---- state --------------------------------------------------------------- */
@@ -210,16 +211,100 @@ int sb_gemm_rotate(sb_gemm *g, int copies, sb_err *err)
     return 0;
 }
 
+int sb_gemm_split(sb_gemm *g, sb_err *err)
+{
+    const int nt = g->threads;
+    if (g->split)
+        return 1;
+    if (g->m > SB_GEMM_SPLIT_M || nt < 2 || g->k < 16 * (int64_t)nt)
+        return 0;
+    int64_t chunk = (g->k + nt - 1) / nt;
+    chunk = (chunk + 15) / 16 * 16;
+    const int used = (int)((g->k + chunk - 1) / chunk);
+    const int64_t last = g->k - chunk * (used - 1);
+    const int lib = sb_gemm_plan_lib(g->plan);
+    sb_gemm_desc d = {.dt = g->dt,
+                      .m = g->m,
+                      .n = g->n,
+                      .k = chunk,
+                      .lda = g->k,
+                      .ldb = g->n,
+                      .ldc = g->n,
+                      .alpha = 1,
+                      .beta = 0};
+    int rc = sb_gemm_plan_create(lib, &d, nt, &g->split_plan, err);
+    if (rc == 0 && last != chunk) {
+        d.k = last;
+        rc = sb_gemm_plan_create(lib, &d, nt, &g->split_last, err);
+    }
+    if (rc < 0)
+        return rc;
+    size_t part =
+        (size_t)(used - 1) * (size_t)g->m * (size_t)g->n * out_size(g->dt);
+    g->part = sb_alloc_aligned(part > 0 ? part : 64);
+    if (!g->part)
+        return sb_fail(err, SB_ENOMEM,
+                       "compute.gemm: cannot allocate the split's partials");
+    g->chunk = chunk;
+    g->used = used;
+    g->split = true;
+    return 1;
+}
+
 void sb_gemm_destroy(sb_gemm *g)
 {
     if (!g)
         return;
+    sb_gemm_plan_destroy(g->split_plan);
+    sb_gemm_plan_destroy(g->split_last);
+    sb_free_aligned(g->part);
     sb_free_aligned(g->copies);
     sb_gemm_plan_destroy(g->plan);
     sb_free_aligned(g->a);
     sb_free_aligned(g->b);
     sb_free_aligned(g->c);
     free(g);
+}
+
+/* The product split by B's rows: thread t multiplies A's columns and B's
+ * rows [t chunk, (t + 1) chunk) into its partial, then every thread sums a
+ * share of C's elements over the partials. */
+static void split_once(sb_gemm *g, const unsigned char *b)
+{
+    const size_t ie = in_size(g->dt);
+    const int64_t mn = g->m * g->n;
+    const int used = g->used;
+#pragma omp parallel num_threads(g->threads)
+    {
+        const int t = omp_get_thread_num();
+        if (t < used) {
+            const int64_t k0 = g->chunk * t;
+            sb_gemm_plan *p =
+                t == used - 1 && g->split_last ? g->split_last : g->split_plan;
+            void *ct = t == 0
+                           ? g->c
+                           : (unsigned char *)g->part +
+                                 (size_t)(t - 1) * (size_t)mn * out_size(g->dt);
+            sb_gemm_run(p, t, (const unsigned char *)g->a + (size_t)k0 * ie,
+                        b + (size_t)k0 * (size_t)g->n * ie, ct);
+        }
+#pragma omp barrier
+        if (g->dt == SB__DT_FP64) {
+            double *c = g->c;
+            const double *q = g->part;
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < mn; i++)
+                for (int u = 1; u < used; u++)
+                    c[i] += q[(size_t)(u - 1) * (size_t)mn + (size_t)i];
+        } else {
+            float *c = g->c;
+            const float *q = g->part;
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < mn; i++)
+                for (int u = 1; u < used; u++)
+                    c[i] += q[(size_t)(u - 1) * (size_t)mn + (size_t)i];
+        }
+    }
 }
 
 void sb_gemm_once(sb_gemm *g)
@@ -230,7 +315,10 @@ void sb_gemm_once(sb_gemm *g)
             b = g->copies + (size_t)(g->next - 1) * g->stride;
         g->next = (g->next + 1) % g->n_copies;
     }
-    sb_gemm_run(g->plan, 0, g->a, b, g->c);
+    if (g->split)
+        split_once(g, b);
+    else
+        sb_gemm_run(g->plan, 0, g->a, b, g->c);
 }
 
 /* ---- verification -------------------------------------------------------- */
@@ -349,6 +437,11 @@ static const sb_param_def gemm_params[] = {
      "decode, llm: 1 = copies of the K x N weights, together past 4x the "
      "last-level cache, multiplied in turn (a model's layers or experts, "
      "one product after another); 0 = one matrix"},
+    {"split", SB_P_STR, "auto", 0, 0, "auto|lib|rows",
+     "decode, llm of at most 16 rows: rows = the weights' rows split over "
+     "the threads, each a contiguous block into its own partial, summed "
+     "(the reference model's decode product); lib = the library's own "
+     "threads; auto = the faster of the two, timed"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static bool is_decode(const sb_params *p)
@@ -399,6 +492,11 @@ static int gemm_check(const sb_point *pt, const sb_ctx *ctx, sb_err *err)
     if (sb_p_int(p, "rotate") && !can_rotate(p))
         return sb_fail(err, SB_EINVAL,
                        "compute.gemm: parameter rotate=1 applies to "
+                       "shape=decode or shape=llm, not shape=%s",
+                       sb_p_str(p, "shape"));
+    if (strcmp(sb_p_str(p, "split"), "rows") == 0 && !can_rotate(p))
+        return sb_fail(err, SB_EINVAL,
+                       "compute.gemm: parameter split=rows applies to "
                        "shape=decode or shape=llm, not shape=%s",
                        sb_p_str(p, "shape"));
     if (gemm_lib(p) == -2)
@@ -457,6 +555,42 @@ static double gemm_bytes(const sb_point *pt)
 
 /* ---- the benchmark ------------------------------------------------------- */
 
+/* The mean of `tries` products as they run (the copies in turn), after
+ * one untimed */
+static double gemm_mean_s(sb_gemm *g, int tries)
+{
+    sb_gemm_once(g);
+    double t0 = sb_now();
+    for (int i = 0; i < tries; i++)
+        sb_gemm_once(g);
+    return (sb_now() - t0) / tries;
+}
+
+/* split=rows: split where the product can be; auto: the faster of the
+ * library's own threads and the split, a few products of each timed as
+ * they run (C is NaN again afterwards) */
+static int gemm_pick_split(sb_gemm *g, const sb_params *p, sb_err *err)
+{
+    const char *how = sb_p_str(p, "split");
+    if (strcmp(how, "lib") == 0 || !can_rotate(p))
+        return 0;
+    int rc = sb_gemm_split(g, err);
+    if (rc <= 0 || strcmp(how, "rows") == 0)
+        return rc;
+    /* copies in turn: half of them a side (3 to 64), each read from
+     * memory as the run reads them */
+    int tries = g->n_copies > 1 ? g->n_copies / 2 : 5;
+    tries = tries < 3 ? 3 : tries > 64 ? 64 : tries;
+    g->split = false;
+    g->split_s[0] = gemm_mean_s(g, tries);
+    g->split = true;
+    g->split_s[1] = gemm_mean_s(g, tries);
+    g->split = g->split_s[1] < g->split_s[0];
+    g->next = 0;
+    fill_nan(g->dt, g->c, g->m, g->n);
+    return 0;
+}
+
 static int gemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                       sb_err *err)
 {
@@ -474,7 +608,8 @@ static int gemm_setup(const sb_point *pt, const sb_ctx *ctx, void **state,
                        gemm_lib(p), &g, err);
     if (rc < 0)
         return rc;
-    if ((rc = sb_gemm_rotate(g, rotate_copies(p, s), err)) < 0) {
+    if ((rc = sb_gemm_rotate(g, rotate_copies(p, s), err)) < 0 ||
+        (rc = gemm_pick_split(g, p, err)) < 0) {
         sb_gemm_destroy(g);
         return rc;
     }
@@ -586,6 +721,19 @@ static void gemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                            dt, dt);
     }
 
+    if (g->split_s[0] > 0)
+        sb_result_note(r,
+                       "split=auto: %s (a product %.1f us split by the "
+                       "weights' rows, %.1f us on the library's threads, "
+                       "the mean of a few at setup)",
+                       g->split ? "the weights' rows over the threads"
+                                : "the library's own threads",
+                       g->split_s[1] * 1e6, g->split_s[0] * 1e6);
+    else if (g->split)
+        sb_result_note(r,
+                       "split=rows: the weights' %lld rows in %d blocks of "
+                       "%lld, one a thread, partials summed",
+                       (long long)g->k, g->used, (long long)g->chunk);
     int lib = sb_gemm_plan_lib(g->plan);
     sb_result_note(
         r, "library: %s, kernel %s; %s, %d threads%s", sb_gemm_lib_name(lib),

@@ -15,7 +15,7 @@
 #include "bench/llm/refmodel.h"
 
 /* Products of at most this many rows are decode-sized. */
-#define SB__DECODE_M 16
+#define SB__DECODE_M SB_GEMM_SPLIT_M
 
 typedef struct sb_refm_plan_ent {
     int64_t m, n, k, lda, ldb, ldc;
