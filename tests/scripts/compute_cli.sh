@@ -178,6 +178,22 @@ assert any(n.endswith("not a DRAM figure (< 4x), no gemv ceiling")
            for n in one["notes"]), one["notes"]
 PY
 
+# split=rows: the blocks said where the product splits (2 threads, 256
+# rows of weights: 2 of 128), and why not where it cannot (32 rows)
+"$sb" run --no-store --quiet --backend cpu --threads 2 --bench compute.gemm \
+    -p dtype=fp32 -p shape=decode -p d_model=256 -p ffn=512 -p batch=2,32 \
+    -p split=rows --min-time 0.02 --json "$d/split.json" >"$d/out" 2>&1 ||
+    { cat "$d/out"; die "split=rows run exited $?"; }
+python3 - "$d/split.json" <<'PY' || fail=1
+import json, sys
+res = {r["params"]["batch"]: r for r in json.load(open(sys.argv[1]))["results"]}
+assert all(r["valid"] for r in res.values()), res
+assert "split=rows: the weights' 256 rows in 2 blocks of 128, one a thread, " \
+    "partials summed" in res[2]["notes"], res[2]["notes"]
+assert any(n.startswith("split=rows: not split") for n in res[32]["notes"]), \
+    res[32]["notes"]
+PY
+
 # rotate=1 on the llm shape (an expert's rows of a prompt): the copies and
 # the product's time said, against its GFLOP/s
 "$sb" run --no-store --quiet --backend cpu --bench compute.gemm \

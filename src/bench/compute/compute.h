@@ -158,7 +158,7 @@ typedef struct sb_gemm {
     int64_t chunk;
     int used;
     void *part;
-    double split_s[2];  /* split=auto: the library's and the split's best */
+    double split_s[2];  /* split=auto: the library's and the split's mean */
     sb_gemm_plan *plan; /* the library's plan (cpu_gemm.h) */
     bool lib_auto;      /* chosen by timing every library */
     double

@@ -734,6 +734,12 @@ static void gemm_report(void *state, const sb_point *pt, sb_ctx *ctx,
                        "split=rows: the weights' %lld rows in %d blocks of "
                        "%lld, one a thread, partials summed",
                        (long long)g->k, g->used, (long long)g->chunk);
+    else if (strcmp(sb_p_str(pt->params, "split"), "rows") == 0)
+        sb_result_note(r,
+                       "split=rows: not split, the library's threads ran it "
+                       "(a split takes at most %d rows, 2 threads or more "
+                       "and 16 of the weights' rows a thread)",
+                       SB_GEMM_SPLIT_M);
     int lib = sb_gemm_plan_lib(g->plan);
     sb_result_note(
         r, "library: %s, kernel %s; %s, %d threads%s", sb_gemm_lib_name(lib),
