@@ -105,7 +105,7 @@ const char *sb_ceil_unit(const char *name)
 {
     /* a product's cost a call */
     if (strncmp(name, "gemv.call.", 10) == 0 ||
-        strncmp(name, "gemm.call.", 10) == 0)
+        strncmp(name, "gemm.call.", 10) == 0 || strcmp(name, "attn.call") == 0)
         return "s";
     if (strncmp(name, "peak.", 5) == 0 || strncmp(name, "gemm.", 5) == 0 ||
         strcmp(name, "vector.peak") == 0)

@@ -705,6 +705,71 @@ static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
     return count;
 }
 
+/* Whether two results agree on every param of `keys` (one both lack
+ * agrees) */
+static bool sb__same_but(const sb_result *a, const sb_result *b,
+                         const char *const *keys, int nkeys)
+{
+    for (int i = 0; i < nkeys; i++) {
+        const sb_pval *x = sb_p_find(&a->params, keys[i]);
+        const sb_pval *y = sb_p_find(&b->params, keys[i]);
+        if (!x != !y || (x && strcmp(x->text, y->text) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* Paged decode attention's cost a call (attn.call, s): two points of the
+ * same sequences and heads at b1 < b2 sequences a call (decode alone,
+ * chunk=0), their times t1, t2 fitted as t = alpha + b beta: alpha =
+ * (t1 b2 - t2 b1) / (b2 - b1), never below 0; of the pair furthest apart.
+ * A model's decode calls it once a layer (validate measures one layer's
+ * batch beside every layer's in one call). Returns the ceilings set. */
+static int sb__ceil_attn_call(const sb_run *run, const char *family,
+                              sb_ceilings *c, bool sustained)
+{
+    static const char *const keys[] = {"lens",     "q_heads",   "kv_heads",
+                                       "head_dim", "page_size", "kv_dtype",
+                                       "chunk"};
+    const sb_result *lo = NULL, *hi = NULL;
+    double blo = 0, bhi = 0;
+    for (size_t i = 0; i < run->results.n; i++) {
+        const sb_result *r = &run->results.items[i];
+        const sb_pval *b = sb_p_find(&r->params, "batch");
+        const sb_pval *ch = sb_p_find(&r->params, "chunk");
+        double t = sustained ? r->stats.p50 : r->stats.min;
+        if (r->skipped || !r->valid || !sb__in_family(r, family) ||
+            strcmp(r->bench, "attention.paged_decode") != 0 || !b ||
+            !(b->num >= 1) || (ch && ch->num != 0) || !(t > 0) || !isfinite(t))
+            continue;
+        for (size_t j = 0; j < run->results.n; j++) {
+            const sb_result *q = &run->results.items[j];
+            const sb_pval *bq = sb_p_find(&q->params, "batch");
+            double tq = sustained ? q->stats.p50 : q->stats.min;
+            if (q == r || q->skipped || !q->valid ||
+                strcmp(q->bench, r->bench) != 0 || !bq || !(bq->num > b->num) ||
+                !(tq > 0) || !isfinite(tq) || !sb__in_family(q, family) ||
+                !sb__same_but(r, q, keys, (int)(sizeof keys / sizeof *keys)))
+                continue;
+            if (!lo || bq->num / b->num > bhi / blo) {
+                lo = r, hi = q;
+                blo = b->num, bhi = bq->num;
+            }
+        }
+    }
+    if (!lo)
+        return 0;
+    double t1 = sustained ? lo->stats.p50 : lo->stats.min;
+    double t2 = sustained ? hi->stats.p50 : hi->stats.min;
+    double alpha = fmax(0.0, (t1 * bhi - t2 * blo) / (bhi - blo));
+    sb_ceil_set(c, "attn.call", alpha,
+                (lo->stab_judged && !lo->stable) ||
+                        (hi->stab_judged && !hi->stable)
+                    ? "measured, unstable"
+                    : "measured");
+    return 1;
+}
+
 static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
 {
     /* a rate's figure: its best sample, or its median when sustained */
@@ -838,7 +903,8 @@ static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
         sb_ceil_set(c, "mem.bytes", mem, "sysinfo");
         count++;
     }
-    return count + sb__ceil_call(run, family, c, sustained);
+    return count + sb__ceil_call(run, family, c, sustained) +
+           sb__ceil_attn_call(run, family, c, sustained);
 }
 
 int sb_ceil_from_run(const sb_run *run, sb_ceilings *c)

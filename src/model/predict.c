@@ -303,6 +303,10 @@ void sb_mdl_time(const sb_mdl_ctx *x, sb_phase *ph)
              ph->rows <= x->gemm_call_max_rows)
         ph->t_compute += ph->calls * sb_ceil_at_rows(x->c, x->gemm_call_base,
                                                      ph->rows, NULL, 0);
+    /* a decode attention call costs more than its K/V stream (attn.call:
+     * paged decode at one layer's batch against every layer's in one) */
+    if (ph->work == SB_WORK_ATTENTION && ph->calls > 0 && x->attn_call > 0)
+        ph->t_memory += ph->calls * x->attn_call;
     if (ph->host_bytes > 0 && x->host_bw > 0)
         ph->t_host = ph->host_bytes / x->host_bw;
     double net = ph->t_network + ph->t_latency;
@@ -403,6 +407,8 @@ void sb_mdl_pass(sb_mdl_ctx *x, double tokens, double seqs, double sq,
         sb__linear(x, ph, tokens, d, x->p_qkv / d / T, x->Ls, mb, SB_PART_QKV);
     if ((ph = sb__add(x, "attention core", SB_WORK_ATTENTION))) {
         sb__attention(x, ph, seqs, sq, skv, !decode);
+        if (decode && w->kind == SB_JOB_INFER)
+            ph->calls += x->Ls; /* one call a layer (attn.call) */
     }
     if (train && w->context > 1 &&
         (ph = sb__add_comm(x, "context all-gather", SB_COMM_CP))) {

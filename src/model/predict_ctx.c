@@ -90,6 +90,7 @@ static int sb__ctx_ceilings(sb_mdl_ctx *x, sb_err *err)
     snprintf(x->gemm_call_base, sizeof x->gemm_call_base, "gemm.call.%s",
              w->mm_dtype);
     x->gemm_call_max_rows = sb_ceil_rows_max(c, x->gemm_call_base);
+    x->attn_call = sb_ceil_get(c, "attn.call");
     x->up_Bps = sb_ceil_get(c, "net.scaleup.beta_Bps");
     x->out_Bps = sb_ceil_get(c, "net.scaleout.beta_Bps");
     x->up_alpha_s = sb_ceil_get(c, "net.scaleup.alpha_s");

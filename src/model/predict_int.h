@@ -55,6 +55,9 @@ typedef struct sb_mdl_ctx {
      * rows it was measured at (0: none) */
     char gemm_call_base[40];
     double gemm_call_max_rows;
+    /* decode attention's cost a call (a layer's), beyond its K/V stream
+     * ("attn.call": attention.paged_decode at two batches; 0: none) */
+    double attn_call;
     /* the fabric's ceilings, looked up once: scale-up and scale-out
      * bandwidth and latency, the scale-up domain, and whether any
      * collective has a measured fit (net.<op>.beta_Bps) */

@@ -487,6 +487,34 @@ int main(void)
     sb_ceil_from_run(&run, &dram);
     CHECK_NEAR(sb_ceil_get(&dram, "gemv.fp32"), 158e9, 1e-9);
     CHECK_NEAR(sb_ceil_get(&dram, "gemv.fp32@8"), 158e9, 1e-9);
+    /* paged decode at 1 sequence a call (17 us median, 12 best) and at 12
+     * (36, 30): t = alpha + b beta, alpha = (17 x 12 - 36) / 11 s-units;
+     * another head count is no pair of theirs */
+    for (int q = 0; q < 3; q++) {
+        a = sb_results_push(&run.results);
+        mk(a, "attention.paged_decode", "attention");
+        const char *bt[3] = {"1", "12", "4"};
+        double bn[3] = {1, 12, 4}, tmed[3] = {17e-6, 36e-6, 1e-6},
+               tbest[3] = {12e-6, 30e-6, 1e-6};
+        param(a, "batch", bt[q], SB_P_INT, bn[q]);
+        param(a, "lens", "uniform:72:72", SB_P_STR, 0);
+        param(a, "q_heads", q == 2 ? "8" : "12", SB_P_INT, q == 2 ? 8 : 12);
+        param(a, "chunk", "0", SB_P_INT, 0);
+        a->stats.p50 = tmed[q];
+        a->stats.min = tbest[q];
+    }
+    sb_ceilings ab = {0}, am = {0};
+    sb_ceil_from_run(&run, &ab);
+    sb_ceil_from_run_sustained(&run, &am);
+    CHECK_NEAR(sb_ceil_get(&am, "attn.call"), (17e-6 * 12 - 36e-6) / 11, 1e-15);
+    CHECK_NEAR(sb_ceil_get(&ab, "attn.call"), (12e-6 * 12 - 30e-6) / 11, 1e-15);
+    CHECK(strcmp(sb_ceil_unit("attn.call"), "s") == 0);
+    /* a call no dearer than its share: 0, not less */
+    run.results.items[run.results.n - 3].stats.p50 = 2e-6;
+    sb_ceilings a0 = {0};
+    sb_ceil_from_run_sustained(&run, &a0);
+    CHECK(sb_ceil_get(&a0, "attn.call") == 0 &&
+          strcmp(sb_ceil_source(&a0, "attn.call"), "measured") == 0);
     /* a figure past double's range once scaled (1e308 GB/s) sets no
      * ceiling: an infinite roof would stretch every chart's axes without
      * end (a fuzzed document did) */

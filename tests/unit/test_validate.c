@@ -43,8 +43,8 @@ static void test_prepare_dense(void)
     CHECK(strcmp(v.dtype, "fp32") == 0 && v.rounds == 3);
     CHECK(v.need_bytes > 0 && v.ctx.threads == 1);
     /* the ceilings at the model's shapes, the machine's interruptions,
-     * then the model: nine points */
-    CHECK(v.plan.n == 9);
+     * then the model: ten points */
+    CHECK(v.plan.n == 10);
     CHECK(count(&v.plan, "compute.noise", NULL, NULL) == 1);
     CHECK(count(&v.plan, "compute.gemm", "shape", "llm") == 2);
     /* the decode GEMM on one large matrix and over the model's own
@@ -62,7 +62,11 @@ static void test_prepare_dense(void)
                   strcmp(sb_p_str(p, "shape"), "decode") == 0);
     }
     CHECK(count(&v.plan, "memory.read", NULL, NULL) == 1);
-    CHECK(count(&v.plan, "attention.paged_decode", NULL, NULL) == 1);
+    /* paged decode over every layer's sequences in one call, and one
+     * layer's (the batch's) alone: its cost a call */
+    CHECK(count(&v.plan, "attention.paged_decode", NULL, NULL) == 2);
+    CHECK(count(&v.plan, "attention.paged_decode", "batch", "12") == 1 &&
+          count(&v.plan, "attention.paged_decode", "batch", "1") == 1);
     CHECK(count(&v.plan, "llm.prefill", NULL, NULL) == 1);
     CHECK(count(&v.plan, "llm.decode", NULL, NULL) == 1);
     /* the prefill GEMM at the prompt's tokens and half of them (the
@@ -113,7 +117,7 @@ static void test_prepare_dense(void)
     }
     CHECK(seen == ((1 << 1) | (1 << 2) | (1 << 4) | (1 << 8) | (1 << 16)));
     CHECK(rot == ((1 << 4) | (1 << 16)));
-    CHECK(v.plan.n == 14);
+    CHECK(v.plan.n == 15);
     sb_validate_free(&v);
     o2.requests = 3; /* fewer than the medium load's concurrency */
     CHECK(sb_validate_prepare(&o2, &v, &err) == SB_EINVAL);
@@ -151,7 +155,7 @@ static void test_prepare_moe(void)
               sb_p_find(p, "ffn")->num == 2048);
     }
     CHECK(rot_llm == 2);
-    CHECK(v.plan.n == 13);
+    CHECK(v.plan.n == 14);
     sb_validate_free(&v);
 }
 

@@ -689,6 +689,37 @@ static void test_gemm_call(void)
           fabs(ex->t_compute - ex->flops / 1e11) < 1e-12);
 }
 
+/* Decode attention's cost a call (attn.call): one call a layer in a
+ * decode step and a serving iteration's decodes, none in a prefill. */
+static void test_attn_call(void)
+{
+    sb_ceilings c = {0};
+    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
+    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
+    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
+    sb_workload w;
+    sb_err err = {0};
+    const char *sets[] = {"concurrency=1"};
+    CHECK(load("validate-dense", sets, 1, &w, &err) == 0);
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    double tpot = P.tpot_s, ttft = P.ttft_s;
+    const sb_phase *a = phase(&P, "decode", "attention core");
+    double ta = a ? a->t_memory : 0;
+    sb_ceil_set(&c, "attn.call", 15e-6, "measured");
+    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    a = phase(&P, "decode", "attention core");
+    const sb_phase *pa = phase(&P, "prefill", "attention core");
+    CHECK(a && pa);
+    if (a && pa) {
+        /* 12 layers, a call each */
+        CHECK_NEAR(a->calls, 12, 1e-12);
+        CHECK_NEAR(a->t_memory - ta, 12 * 15e-6, 1e-12);
+        CHECK(pa->calls == 0);
+        CHECK_NEAR(P.tpot_s - tpot, 12 * 15e-6, 1e-9);
+        CHECK_NEAR(P.ttft_s, ttft, 1e-12);
+    }
+}
+
 /* GEMMs measured at several rows: each matmul phase under the one at its
  * products' rows (linear between the two nearest, the largest above all,
  * the smallest below all): a MoE's expert products have tokens x k / E
@@ -994,6 +1025,7 @@ int main(void)
     test_ceilings_at_rows();
     test_gemv_call();
     test_gemm_call();
+    test_attn_call();
     test_calibration();
     test_mfu_and_remat();
     test_hardware();
