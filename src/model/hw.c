@@ -577,6 +577,15 @@ static bool sb__in_family(const sb_result *r, const char *family)
     return strcmp(r->backend, family) == 0;
 }
 
+/* Whether one of r's notes says `what` (the DRAM-ness of a figure) */
+static bool sb__noted(const sb_result *r, const char *what)
+{
+    for (int k = 0; k < r->n_notes; k++)
+        if (strstr(r->notes[k], what))
+            return true;
+    return false;
+}
+
 /* The compute ceilings of a compute.peak or compute.gemm result: the peak
  * and the GEMM of its dtype, also at the rows of its product; a
  * decode-shaped GEMM gives the weights' streaming rate instead. */
@@ -613,9 +622,8 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
         /* decode-shaped GEMM: the weights' streaming rate, from weights
          * that stream from DRAM only (its note says when they fit 4x
          * the LLC: a cached rate no model's decode reaches) */
-        for (int k = 0; k < r->n_notes; k++)
-            if (strstr(r->notes[k], "not a DRAM figure"))
-                return;
+        if (sb__noted(r, "not a DRAM figure"))
+            return;
         double gb =
             sb__metric(r, sustained ? "weight_GBps" : "weight_GBps_best") * 1e9;
         snprintf(name, sizeof name, "gemv.%s", dtype);
@@ -707,8 +715,8 @@ static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
 
 /* Whether two results agree on every param of `keys` (one both lack
  * agrees) */
-static bool sb__same_but(const sb_result *a, const sb_result *b,
-                         const char *const *keys, int nkeys)
+static bool sb__same_params(const sb_result *a, const sb_result *b,
+                            const char *const *keys, int nkeys)
 {
     for (int i = 0; i < nkeys; i++) {
         const sb_pval *x = sb_p_find(&a->params, keys[i]);
@@ -749,7 +757,7 @@ static int sb__ceil_attn_call(const sb_run *run, const char *family,
             if (q == r || q->skipped || !q->valid ||
                 strcmp(q->bench, r->bench) != 0 || !bq || !(bq->num > b->num) ||
                 !(tq > 0) || !isfinite(tq) || !sb__in_family(q, family) ||
-                !sb__same_but(r, q, keys, (int)(sizeof keys / sizeof *keys)))
+                !sb__same_params(r, q, keys, (int)(sizeof keys / sizeof *keys)))
                 continue;
             if (!lo || bq->num / b->num > bhi / blo) {
                 lo = r, hi = q;
@@ -840,10 +848,7 @@ static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained)
                  * is a DRAM figure, as the run itself took it for bw.DRAM
                  * (memory.c): a sweep's few samples at its largest sizes must
                  * not leave a DRAM roof below what memory.read measured. */
-                bool dram = false;
-                for (int k = 0; k < r->n_notes && !dram; k++)
-                    dram = strstr(r->notes[k], ": a DRAM figure") != NULL;
-                if (dram)
+                if (sb__noted(r, ": a DRAM figure"))
                     sb__best(c, &seen, "bw.DRAM", sb__metric(r, gbps) * 1e9,
                              &count);
             } else if (strcmp(r->area, "transfer") == 0) {

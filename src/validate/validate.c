@@ -21,6 +21,33 @@
 
 /* Appends the points of one benchmark (its parameters from spec) to all. */
 static int add_points(sb_plan *all, const char *bench, const char *spec,
+                      const sb_ctx *ctx, sb_err *err);
+
+/* paged decode of `batch` sequences a call at the decode context, the
+ * model's heads and page */
+static void paged_spec(char *out, size_t len, int batch, int ctxlen,
+                       const sb_ref_config *cfg)
+{
+    snprintf(out, len,
+             "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d head_dim=%d "
+             "page_size=%d chunk=0 seed=1",
+             batch, ctxlen, ctxlen, cfg->hq, cfg->hkv, cfg->hd, cfg->page);
+}
+
+/* the prefill-shaped GEMM at `tokens` rows over d x ffn, one matrix or
+ * copies in turn */
+static int add_llm_gemm(sb_plan *plan, const char *dt, int tokens, int d,
+                        int ffn, int rotate, const sb_ctx *ctx, sb_err *err)
+{
+    char spec[200];
+    snprintf(spec, sizeof spec,
+             "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d "
+             "rotate=%d",
+             dt, tokens, d, ffn, rotate);
+    return add_points(plan, "compute.gemm", spec, ctx, err);
+}
+
+static int add_points(sb_plan *all, const char *bench, const char *spec,
                       const sb_ctx *ctx, sb_err *err)
 {
     sb_selection sel;
@@ -511,11 +538,7 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
              cfg->d);
     snprintf(spec[2], sizeof spec[2], "size=%.0fMiB dtype=fp32",
              ceil(rsize / (1 << 20)));
-    snprintf(spec[3], sizeof spec[3],
-             "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d head_dim=%d "
-             "page_size=%d chunk=0 seed=1",
-             B * cfg->layers, v->C, v->C, cfg->hq, cfg->hkv, cfg->hd,
-             cfg->page);
+    paged_spec(spec[3], sizeof spec[3], B * cfg->layers, v->C, cfg);
     char model[400], llm_prefill[600], llm_decode[600];
     snprintf(model, sizeof model,
              "layers=%d d_model=%d q_heads=%d kv_heads=%d head_dim=%d ffn=%d "
@@ -623,10 +646,7 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
      * beside every layer's sequences in one call, its cost a call
      * (attn.call) */
     if (cfg->layers > 1) {
-        snprintf(spec[1], sizeof spec[1],
-                 "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d "
-                 "head_dim=%d page_size=%d chunk=0 seed=1",
-                 B, v->C, v->C, cfg->hq, cfg->hkv, cfg->hd, cfg->page);
+        paged_spec(spec[1], sizeof spec[1], B, v->C, cfg);
         if ((rc =
                  add_points(plan, "attention.paged_decode", spec[1], ctx, err)))
             return rc;
@@ -637,20 +657,16 @@ int sb_validate_prepare(const sb_validate_opts *o, sb_validate *v, sb_err *err)
      * expert rows and the shortest prompt's (P/2: a product of half the
      * rows took as long here, where the rate at P's rows would halve it),
      * the latter's one-matrix GEMM too */
-    const int PE2 = (int)lround((double)(P / 2) * cfg->top_k /
-                                (cfg->experts > 0 ? cfg->experts : 1));
-    for (int k = 0; k < 2 && PE > 0 && PE != P; k++) {
-        int rows_k = k == 0 ? PE : PE2;
-        if (k == 1 && (PE2 < 1 || PE2 == PE || PE2 == P / 2))
-            break;
-        for (int rot = k == 0; rot < 2; rot++) {
-            snprintf(spec[1], sizeof spec[1],
-                     "dtype=%s lib=auto shape=llm tokens=%d d_model=%d "
-                     "ffn=%d rotate=%d",
-                     dt, rows_k, cfg->d, 2 * cfg->expert_ffn, rot);
-            if ((rc = add_points(plan, "compute.gemm", spec[1], ctx, err)))
+    if (PE > 0 && PE != P) {
+        const int F2 = 2 * cfg->expert_ffn;
+        const int PE2 =
+            (int)lround((double)(P / 2) * cfg->top_k / cfg->experts);
+        /* PE's one matrix is spec[4], above */
+        if ((rc = add_llm_gemm(plan, dt, PE, cfg->d, F2, 1, ctx, err)))
+            return rc;
+        for (int rot = 0; rot < 2 && PE2 >= 1 && PE2 != PE; rot++)
+            if ((rc = add_llm_gemm(plan, dt, PE2, cfg->d, F2, rot, ctx, err)))
                 return rc;
-        }
     }
     return 0;
 }

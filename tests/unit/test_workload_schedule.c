@@ -572,16 +572,23 @@ static void test_measured_ceilings(void)
     }
 }
 
+/* A CPU's machine model of measured ceilings: fp32 peak 200 and GEMM 100
+ * GFLOP/s, a decode weight stream of 20 GB/s, memory.read 25 GB/s */
+static void cpu_ceilings(sb_ceilings *c)
+{
+    sb_ceil_set(c, "peak.fp32", 2e11, "measured");
+    sb_ceil_set(c, "gemm.fp32", 1e11, "measured");
+    sb_ceil_set(c, "gemv.fp32", 2e10, "measured");
+    sb_ceil_set(c, "bw.read", 2.5e10, "measured");
+}
+
 /* A decode product's cost a call (gemv.call.<dtype>[@M], from compute.gemm
  * rotate=1): each decode matmul phase adds its products times the cost at
  * its rows; prefill's compute-bound products and the other phases do not. */
 static void test_gemv_call(void)
 {
     sb_ceilings c = {0};
-    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
-    sb_ceil_set(&c, "gemm.fp32", 1e11, "measured");
-    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
-    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
+    cpu_ceilings(&c);
     sb_workload w;
     sb_err err = {0};
     const char *sets[] = {"concurrency=1"};
@@ -636,12 +643,9 @@ static void test_gemv_call(void)
 static void test_gemm_call(void)
 {
     sb_ceilings c = {0};
-    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
-    sb_ceil_set(&c, "gemm.fp32", 1e11, "measured");
+    cpu_ceilings(&c);
     sb_ceil_set(&c, "gemm.fp32@16", 8e10, "measured");
     sb_ceil_set(&c, "gemm.fp32@64", 1e11, "measured");
-    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
-    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
     const char *sets[] = {"prompt=64", "output=16", "concurrency=1"};
     sb_workload w;
     sb_err err = {0};
@@ -694,9 +698,7 @@ static void test_gemm_call(void)
 static void test_attn_call(void)
 {
     sb_ceilings c = {0};
-    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
-    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
-    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
+    cpu_ceilings(&c);
     sb_workload w;
     sb_err err = {0};
     const char *sets[] = {"concurrency=1"};
@@ -746,12 +748,9 @@ static void test_ceilings_at_rows(void)
     CHECK(sb_ceil_rows_max(&c, "gemm.fp32") == 128);
     CHECK(sb_ceil_rows_max(&c, "gemm.bf16") == 0);
 
-    sb_ceil_set(&c, "peak.fp32", 2e11, "measured");
-    sb_ceil_set(&c, "gemm.fp32", 1e11, "measured");
-    sb_ceil_set(&c, "gemv.fp32", 2e10, "measured");
+    cpu_ceilings(&c);
     sb_ceil_set(&c, "gemv.fp32@16", 5e9, "measured");
     sb_ceil_set(&c, "gemv.fp32@4", 1e10, "measured");
-    sb_ceil_set(&c, "bw.read", 2.5e10, "measured");
     const char *sets[] = {"prompt=128", "output=64", "concurrency=16"};
     sb_workload w;
     sb_err err = {0};
