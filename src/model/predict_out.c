@@ -1102,9 +1102,19 @@ void sb_predict_print_modes(FILE *f, const sb_prediction *sol,
             sb_fmt_time(sol->tpot_s, "us", a, sizeof a),
             sb_fmt_time(cal->tpot_s, "us", b, sizeof b),
             cal->tpot_s / sol->tpot_s);
-    fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "served tokens/s",
-            sol->serve.tokens_per_s, cal->serve.tokens_per_s,
-            cal->serve.tokens_per_s / sol->serve.tokens_per_s);
+    /* nothing served (the weights and activations leave no room for a
+     * sequence) is said, not printed as 0 and a ratio of 0 over 0 */
+    if (sol->serve.tokens_per_s > 0 && cal->serve.tokens_per_s > 0)
+        fprintf(f, "  %-22s %14.4g %14.4g %7.2fx\n", "served tokens/s",
+                sol->serve.tokens_per_s, cal->serve.tokens_per_s,
+                cal->serve.tokens_per_s / sol->serve.tokens_per_s);
+    else {
+        snprintf(a, sizeof a, "%.4g", sol->serve.tokens_per_s);
+        snprintf(b, sizeof b, "%.4g", cal->serve.tokens_per_s);
+        fprintf(f, "  %-22s %14s %14s %8s\n", "served tokens/s",
+                sol->serve.tokens_per_s > 0 ? a : "nothing",
+                cal->serve.tokens_per_s > 0 ? b : "nothing", "-");
+    }
     if (sol->vs_measured > 0)
         fprintf(f, "  %-22s %13.2fx %13.2fx\n", "vs measured", sol->vs_measured,
                 cal->vs_measured);

@@ -304,6 +304,15 @@ price = {r["variant"]: r["totals"]["price_chip_hour"] for r in rows}
 assert price == {"hw=h200-sxm": 3.5, "hw=h100-sxm": 3.0, "hw=tpu-v5e": 1.2}, price
 PY
 
+# One chip that holds no sequence: the totals and the speed-of-light
+# against calibrated table say nothing is served (no 0 tokens/s, no nan).
+"$SB" predict llama3-70b --set tensor=1 --set chips=1 >"$T/nofit" 2>&1
+grep -q '^  served           nothing: it does not fit' "$T/nofit" &&
+    grep -qE '^  served tokens/s +nothing +nothing +-$' "$T/nofit" &&
+    ! grep -qwiE '-?nan|-?inf' "$T/nofit" &&
+    ok "predict: a model that holds no sequence serves nothing, said in both tables" ||
+    { bad "predict: nothing served"; tail -6 "$T/nofit"; }
+
 # The serving simulator's timeline, read back by trace show.
 expect 0 'simulated +300 requests' -- "$SB" predict llama3-70b --set requests=300 \
     --set job.request_rate=6 --timeline "$T/tl.json"
