@@ -282,7 +282,9 @@ typedef struct sb_serve {
     double prefill_tokens;       /* per iteration and replica */
     double tokens_per_s;         /* output tokens/s, all replicas, prefill
                                     charged */
-    double ttft_s, tpot_s;       /* under that load */
+    double ttft_s, tpot_s;       /* under that load (TTFT with queue_s) */
+    double queue_s;              /* closed loop of more clients than run:
+                                    the wait for a place */
     double max_batch;            /* sequences whose full context fits */
     double goodput_tokens_per_s; /* best throughput within the SLOs */
     double goodput_batch;

@@ -692,10 +692,13 @@ static void sb__infer(sb_mdl_ctx *x)
     double R = (double)w->data * w->fsdp;
     double b = ceil(w->concurrency / R);
     /* the decode step of the sequences that run at once: no more than
-     * the KV cache holds (sb_mdl_serve says how many of how many) */
+     * the KV cache holds, nor than the scheduler runs (max_seqs, a
+     * micro-batch's; sb_mdl_serve says how many of how many) */
     double fit = sb_mdl_fit_live(x);
     if (fit >= 1 && fit < b)
         b = fit;
+    if (b > (double)w->max_seqs * w->pipeline)
+        b = (double)w->max_seqs * w->pipeline;
     p->decode_batch = b;
     x->stage = "prefill";
     int first = p->n;

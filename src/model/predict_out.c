@@ -629,10 +629,14 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
         double running = fmin(w->concurrency, R * p->decode_batch);
         if (running < w->concurrency)
             fprintf(f,
-                    "\ndecode step, %.0f sequences per replica: %.0f of the "
-                    "%d concurrent requests, all the KV cache holds; context "
-                    "%.0f (per chip",
-                    p->decode_batch, running, w->concurrency, p->context);
+                    "\ndecode step, %.0f sequence%s per replica: %.0f of "
+                    "the %d concurrent requests, %s; context %.0f (per chip",
+                    p->decode_batch, p->decode_batch == 1 ? "" : "s", running,
+                    w->concurrency,
+                    p->decode_batch >= (double)w->max_seqs * w->pipeline
+                        ? "as many as max_seqs runs"
+                        : "all the KV cache holds",
+                    p->context);
         else
             fprintf(f,
                     "\ndecode step, %d concurrent requests, context %.0f "
@@ -657,17 +661,23 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 sb_fmt_time(p->tpot_s, "us", a, sizeof a),
                 sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b));
         fprintf(f,
-                "  decode alone     %.4g output tokens/s (%.0f requests, no "
+                "  decode alone     %.4g output tokens/s (%.0f request%s, no "
                 "prefill)\n",
-                p->decode_tokens_per_s, running);
-        if (sv->tokens_per_s > 0)
+                p->decode_tokens_per_s, running, running == 1 ? "" : "s");
+        if (sv->tokens_per_s > 0) {
             fprintf(f,
                     "  served           %.4g output tokens/s (%.4g per chip), "
                     "prefill charged; under that load TTFT %s, TPOT %s\n",
                     sv->tokens_per_s, sv->tokens_per_s / w->chips,
                     sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
                     sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
-        else
+            if (sv->queue_s > 0)
+                fprintf(f,
+                        "                   (of the TTFT, %s waiting for a "
+                        "place: a replica runs %.0f sequence%s at once)\n",
+                        sb_fmt_time(sv->queue_s, "us", a, sizeof a), sv->batch,
+                        sv->batch == 1 ? "" : "s");
+        } else
             fprintf(f, "  served           nothing: %s\n",
                     !p->mem.fits ? "it does not fit (below)"
                                  : "no sequence can run (the warning says "
@@ -936,6 +946,7 @@ static json_t *sb__json_serving(const sb_prediction *p)
                         json_real(p->serve.prefill_tokens));
     json_object_set_new(sv, "tokens_per_s", json_real(p->serve.tokens_per_s));
     json_object_set_new(sv, "ttft_s", json_real(p->serve.ttft_s));
+    json_object_set_new(sv, "queue_s", json_real(p->serve.queue_s));
     json_object_set_new(sv, "tpot_s", json_real(p->serve.tpot_s));
     json_object_set_new(sv, "max_batch", json_real(p->serve.max_batch));
     json_object_set_new(sv, "max_batched_tokens",

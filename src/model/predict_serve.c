@@ -290,7 +290,10 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     /* the token budget feeds B sequences when B (1 + P / O) fits in it,
      * a micro-batch's in each of the pipeline's */
     double fed = floor(w->max_batched_tokens * O / (P + O)) * PP;
-    double B = fmin(b, fmin(cap_live, fed));
+    /* the scheduler's cap on sequences (max_seqs), a micro-batch's, as
+     * the simulator has it */
+    double seqs = (double)w->max_seqs * PP;
+    double B = fmin(fmin(b, seqs), fmin(cap_live, fed));
     const char *why = NULL;
     if (cap && cap_live < 1)
         why = "the weights and activations leave no room for a sequence's "
@@ -314,7 +317,7 @@ void sb_mdl_serve(sb_mdl_ctx *x)
          * (Little's law: B = rate x O x t), by bisection over (0, the most
          * the memory and the budget allow]; the machine saturates above */
         double rr = w->request_rate / R, chunk;
-        double Bmax = fmin(cap_live, fed);
+        double Bmax = fmin(seqs, fmin(cap_live, fed));
         double top = Bmax / (O * sb__serve_round(x, Bmax, &chunk));
         p->n = first;
         sv->max_request_rate = top * R;
@@ -360,6 +363,12 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     sv->ttft_s = sb__serve_ttft(x, B);
     double chunk;
     double it = sb__serve_round(x, B, &chunk);
+    /* a closed loop of more clients than run at once: the others wait for
+     * a place. B in service, each O iterations, finish B / (O t_it) a
+     * second; b clients with no think time spend b O t_it / B each
+     * (Little's law), O t_it of it served */
+    sv->queue_s = w->request_rate > 0 || !(B < b) ? 0 : O * it * (b / B - 1);
+    sv->ttft_s += sv->queue_s;
     sv->batch = B;
     sv->microbatches = sb_mdl_microbatches(w, B);
     sv->prefill_tokens = chunk;
@@ -382,8 +391,9 @@ void sb_mdl_serve(sb_mdl_ctx *x)
                      "serving: %.0f of the %.0f concurrent sequences per "
                      "replica run at once (%s)",
                      B, b,
-                     B >= fed ? "the token budget feeds no more"
-                              : "the KV cache holds no more");
+                     B >= seqs  ? "max_seqs runs no more"
+                     : B >= fed ? "the token budget feeds no more"
+                                : "the KV cache holds no more");
     }
     for (int i = first; i < p->n; i++)
         p->ph[i].share = it > 0 ? p->ph[i].exposed * PP / it : 0;

@@ -73,14 +73,22 @@ static void test_moe_alone(void)
 
 static void test_concurrency_that_cannot_fit(void)
 {
-    const char *s[] = {"concurrency=100000"};
-    CHECK(predict_on("llama3-70b", s, 1, "h200-sxm", &P) == 0);
-    CHECK(P.decode_batch >= 1 && P.decode_batch < 2000);
+    /* the scheduler's cap raised past what the KV cache holds */
+    const char *s[] = {"concurrency=100000", "max_seqs=100000"};
+    CHECK(predict_on("llama3-70b", s, 2, "h200-sxm", &P) == 0);
+    CHECK(P.decode_batch > 256 && P.decode_batch < 2000);
     CHECK_NEAR(P.decode_tokens_per_s, P.decode_batch / P.tpot_s, 1e-9);
     CHECK(P.mem.fits);
     const char *t = printed(&P, out, sizeof out);
     CHECK(strstr(t, "all the KV cache holds") != NULL);
     CHECK(strstr(t, "(100000 requests") == NULL);
+    /* at the default cap (256 sequences, vLLM's), the cap */
+    CHECK(predict_on("llama3-70b", s, 1, "h200-sxm", &P) == 0);
+    CHECK(P.decode_batch == 256 && P.serve.batch == 256);
+    t = printed(&P, out, sizeof out);
+    CHECK(strstr(t, "as many as max_seqs runs") != NULL);
+    CHECK(strstr(t, "waiting for a place: a replica runs 256 sequences") !=
+          NULL);
     /* a concurrency that fits is decoded whole */
     CHECK(predict_on("llama3-70b", NULL, 0, "h200-sxm", &P) == 0);
     CHECK(P.decode_batch == 64);

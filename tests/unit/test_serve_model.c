@@ -276,15 +276,17 @@ static void test_closed_list(void)
  * (half the layers a chip) at twice the batch serves what two replicas of
  * one stage do, at the same TPOT; one batch in flight would have left
  * each stage idle half the time (half the throughput where the batch is
- * compute-bound, as here: fp8 weights, 512 sequences a micro-batch). One
+ * compute-bound, as here: fp8 weights, 512 sequences a micro-batch, the
+ * scheduler's cap raised to them). One
  * sequence alone is one micro-batch: its TTFT and TPOT pass every stage. */
 static void test_pipeline(void)
 {
     const char *one[] = {
         "chips=8",          "tensor=1",           "data=8",
         "concurrency=4096", "dtypes.weights=fp8", "dtypes.kv_cache=fp8",
-        "prompt_len=256",   "output_len=128",     "requests=600"};
-    CHECK(run(one, 9, &P) == 0);
+        "prompt_len=256",   "output_len=128",     "requests=600",
+        "max_seqs=512"};
+    CHECK(run(one, 10, &P) == 0);
     CHECK(P.decode_batch == 512);
     double tpot1 = P.tpot_s, dec1 = P.decode_tokens_per_s;
     double srv1 = P.serve.tokens_per_s, sim1 = P.sim.tokens_per_s;
@@ -298,8 +300,9 @@ static void test_pipeline(void)
                          "dtypes.kv_cache=fp8",
                          "prompt_len=256",
                          "output_len=128",
-                         "requests=600"};
-    CHECK(run(two, 10, &P) == 0);
+                         "requests=600",
+                         "max_seqs=512"};
+    CHECK(run(two, 11, &P) == 0);
     CHECK(P.decode_batch == 1024);
     CHECK(P.tpot_s > 0.95 * tpot1 && P.tpot_s < 1.05 * tpot1);
     CHECK(P.decode_tokens_per_s > 0.95 * dec1 &&
@@ -322,6 +325,38 @@ static void test_pipeline(void)
     CHECK_NEAR(P.tpot_s, 2 * stage, 1e-9 * P.tpot_s);
 }
 
+/* The steady state runs no more sequences than the scheduler's cap
+ * (max_seqs): a closed loop of 64 clients over 16 places serves 16 at a
+ * time, the decode step is theirs, and the others wait for a place (b O
+ * t_it / B in the system, O t_it of it served: Little's law); the
+ * simulator's closed loop of the same clients waits as long. */
+static void test_max_seqs(void)
+{
+    const char *all[] = {"concurrency=64"};
+    CHECK(run(all, 1, &P) == 0);
+    CHECK(P.serve.batch == 64 && P.decode_batch == 64);
+    CHECK(P.serve.queue_s == 0);
+    double ttft64 = P.serve.ttft_s, tps64 = P.serve.tokens_per_s;
+    const char *cap[] = {"concurrency=64", "max_seqs=16"};
+    CHECK(run(cap, 2, &P) == 0);
+    CHECK(P.serve.batch == 16 && P.decode_batch == 16);
+    CHECK(warned(&P, "16 of the 64 concurrent sequences") &&
+          warned(&P, "max_seqs runs no more"));
+    CHECK_NEAR(P.serve.queue_s, 512 * P.serve.iteration_s * (64.0 / 16 - 1),
+               1e-9 * P.serve.queue_s);
+    CHECK(P.serve.ttft_s > P.serve.queue_s &&
+          P.serve.ttft_s < ttft64 + P.serve.queue_s);
+    CHECK_NEAR(P.serve.tokens_per_s, 16 / P.serve.iteration_s,
+               1e-9 * P.serve.tokens_per_s);
+    CHECK(P.serve.tokens_per_s < 0.6 * tps64);
+    double steady = P.serve.ttft_s;
+    const char *sim[] = {"concurrency=64", "max_seqs=16", "requests=2000",
+                         "lengths=lognormal"};
+    CHECK(run(sim, 4, &P) == 0);
+    CHECK(P.sim.requests == 2000 && P.sim.mean_running <= 16);
+    CHECK(fabs(P.sim.ttft.p50 / steady - 1) < 0.25);
+}
+
 int main(void)
 {
     test_alone();
@@ -332,5 +367,6 @@ int main(void)
     test_capacity();
     test_closed_list();
     test_pipeline();
+    test_max_seqs();
     return sb_check_done();
 }
