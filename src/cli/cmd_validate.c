@@ -435,10 +435,11 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
         const sb_validate_load *l = &v->load[k];
         const sb_serve_stats *m = &l->ms;
         const sb_sim_out *p = &l->pred;
-        printf("  %s: concurrency %d, %d requests, %d iterations (%.0f "
+        printf("  %s: concurrency %d, %d request%s, %d iteration%s (%.0f "
                "output and %.0f prompt tokens)\n",
-               l->name, l->concurrency, l->requests, m->iterations, m->tokens,
-               m->prefill_tokens);
+               l->name, l->concurrency, l->requests,
+               l->requests == 1 ? "" : "s", m->iterations,
+               m->iterations == 1 ? "" : "s", m->tokens, m->prefill_tokens);
         if (l->settle_s >= 0)
             printf("    served after %.1f s in which the host took back %.0f "
                    "MiB of freed memory (free page reporting), %.0f MiB "
@@ -485,12 +486,26 @@ static void sb__print_serving(const sb_validate *v, json_t *out)
         }
         for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
             char a[32], b[32];
-            json_object_set_new(jm, f[i].key, json_real(f[i].meas));
+            /* a figure the requests do not have (no gap between tokens
+             * where each has one output token) is null, not 0 */
+            json_object_set_new(jm, f[i].key,
+                                f[i].meas > 0 ? json_real(f[i].meas)
+                                              : json_null());
             if (p->requests == 0)
                 continue;
-            json_object_set_new(jp, f[i].key, json_real(f[i].pred));
+            json_object_set_new(jp, f[i].key,
+                                f[i].pred > 0 ? json_real(f[i].pred)
+                                              : json_null());
             double r = f[i].pred > 0 ? f[i].meas / f[i].pred : 0;
-            if (f[i].time)
+            if (!(f[i].pred > 0) || !(f[i].meas > 0))
+                printf("    %-18s %11s %11s %10s  (none: %s)\n", f[i].name,
+                       f[i].pred > 0 ? sb__t(f[i].pred, a, sizeof a) : "-",
+                       f[i].meas > 0 ? sb__t(f[i].meas, b, sizeof b) : "-", "-",
+                       v->O < 2 && strncmp(f[i].key, "tpot", 4) == 0
+                           ? "one output token a request, no gap between "
+                             "tokens"
+                           : "nothing to time");
+            else if (f[i].time)
                 printf("    %-18s %11s %11s %9.2fx  %s\n", f[i].name,
                        sb__t(f[i].pred, a, sizeof a),
                        sb__t(f[i].meas, b, sizeof b), r,

@@ -64,6 +64,18 @@ assert s["tpot_p50_s"][0] <= l["measured"]["tpot_p50_s"] <= s["tpot_p50_s"][1], 
 P
 grep -qE 'its 2 servings: [0-9.]+-[0-9.]+ output tokens/s' "$T/out" &&
     ok "validate: the servings' range said" || bad "validate: no servings' range"
+# one output token a request: no gap between tokens, so no TPOT is
+# compared (it was printed as 0 against 0, "0.00x (off)")
+expect 0 'TPOT p50 +- +- +- +\(none: one output token a request' -- \
+    "$SB" validate "$T/tiny.json" --quick --output 1 --no-store \
+    --json "$T/v1.json" --threads 2
+python3 - "$T/v1.json" <<'P' && ok "validate: one output token, TPOT null" || bad "validate: one output token"
+import json, sys
+l = json.load(open(sys.argv[1]))["serve"][0]
+for side in ("measured", "predicted"):
+    assert l[side]["tpot_p50_s"] is None and l[side]["tpot_p99_s"] is None, l
+    assert l[side]["ttft_p50_s"] > 0 and l[side]["tokens_per_s"] > 0, l
+P
 expect 2 'serves' -- "$SB" validate "$T/tiny.json" --serves 0 --no-store
 expect 2 'serves' -- "$SB" validate "$T/tiny.json" --serves 6 --no-store
 expect 0 'steps' -- "$SB" trace show "$T/tr.json" --db "$T/db" --run last
