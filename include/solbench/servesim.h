@@ -97,6 +97,7 @@ typedef struct sb_sim_cfg {
 /* p50, p90, p99 and the mean of one latency over the requests. */
 typedef struct sb_sim_dist {
     double p50, p90, p99, mean;
+    size_t n; /* the values (0: none, every figure 0) */
 } sb_sim_dist;
 
 typedef struct sb_sim_out {

@@ -867,7 +867,9 @@ static void sb__infer_totals(sb_mdl_ctx *x)
         sb__decode_reads(x, b / p->decode_microbatches, p->context) /
         fmax(x->bw, x->bw_gemv) * PP;
     p->decode_tokens_per_s = fmin(w->concurrency, R * b) / p->tpot_s;
-    p->request_s = p->ttft_s + w->output_len * p->tpot_s;
+    /* the first output token comes with the prompt's prefill; each of
+     * the others takes a decode step */
+    p->request_s = p->ttft_s + (w->output_len - 1) * p->tpot_s;
     sb_mdl_serve(x);
     sb_mdl_simulate(x);
     /* served throughput: prefill charged (the serving model) */

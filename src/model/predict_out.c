@@ -465,6 +465,10 @@ void sb_overlap_describe(const sb_workload *w, char *out, size_t len)
 static const char *sb__dist_text(const sb_sim_dist *d, char *out, size_t len)
 {
     char a[32], b[32], c[32];
+    if (d->n == 0) {
+        snprintf(out, len, "none (no request has two output tokens)");
+        return out;
+    }
     snprintf(out, len, "p50 %s, p90 %s, p99 %s",
              sb_fmt_time(d->p50, "us", a, sizeof a),
              sb_fmt_time(d->p90, "us", b, sizeof b),
@@ -712,7 +716,8 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                     "tokens/s\n",
                     p->vs_measured, w->measured_tokens_per_s);
         fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
-                sb_fmt_time(p->request_s, "us", a, sizeof a), w->output_len);
+                sb_fmt_time(p->request_s, "us", a, sizeof a),
+                w->output_len - 1);
         fprintf(f, "  MFU (decode)     %.2f%%\n", 100 * p->mfu);
         if (p->cost_per_mtok > 0)
             fprintf(f,

@@ -279,6 +279,7 @@ static bool make_token(sim *m, seq *q, double t)
 static void dist_of(double *x, size_t n, sb_sim_dist *d)
 {
     memset(d, 0, sizeof *d);
+    d->n = n;
     if (!n)
         return;
     double sum = 0;

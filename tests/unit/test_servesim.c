@@ -66,7 +66,16 @@ static void test_one_request(void)
         CHECK_NEAR(o.itl.p99, 0.011, 1e-12);
         CHECK(o.iterations == 10 && o.preemptions == 0 && o.requests == 1);
         CHECK_NEAR(o.tokens_per_s, 10 / 0.119, 1e-9);
+        CHECK(o.tpot.n == 1 && o.itl.n == 9 && o.ttft.n == 1);
     }
+    /* one output token: it comes with the prefill, and there is no gap
+     * between tokens to count (none, not a TPOT of 0) */
+    sb_sim_req one = {0, 100, 1};
+    sb_sim_cfg c = cfg_of(SB_SIM_SARATHI, 8192);
+    CHECK(sb_sim_run(&c, &one, 1, linear, NULL, NULL, NULL, &o, &err) == 0);
+    CHECK_NEAR(o.ttft.p50, 0.020, 1e-12);
+    CHECK_NEAR(o.e2e.p50, 0.020, 1e-12);
+    CHECK(o.tpot.n == 0 && o.itl.n == 0 && o.e2e.n == 1);
 }
 
 /* A 1000-token prompt under a budget of 256: four chunks (256, 256, 256,
