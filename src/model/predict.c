@@ -880,9 +880,13 @@ static void sb__infer_totals(sb_mdl_ctx *x)
     p->mfu =
         p->model_flops_per_token * p->decode_tokens_per_s / (chips * x->peak);
     /* a figure served under objectives is a capacity's: compared with
-     * the capacity search's (predict), not with this steady state */
+     * the capacity search's (predict), not with this steady state; where
+     * the simulator ran the job's requests (a benchmark's: job.requests),
+     * its throughput, the arrivals scheduled as they come */
     if (w->measured_tokens_per_s > 0 && !w->measured_slo[0])
-        p->vs_measured = p->tokens_per_s / w->measured_tokens_per_s;
+        p->vs_measured =
+            (p->sim.requests > 0 ? p->sim.tokens_per_s : p->tokens_per_s) /
+            w->measured_tokens_per_s;
     for (int i = 0; i < p->n; i++) {
         if (strcmp(p->ph[i].stage, "serve") == 0)
             continue; /* sb_mdl_serve's */

@@ -713,8 +713,10 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
         if (p->vs_measured > 0)
             fprintf(f,
                     "  vs measured      %.2fx the measured %.4g output "
-                    "tokens/s\n",
-                    p->vs_measured, w->measured_tokens_per_s);
+                    "tokens/s (%s)\n",
+                    p->vs_measured, w->measured_tokens_per_s,
+                    p->sim.requests > 0 ? "the simulated requests' throughput"
+                                        : "the steady state's");
         fprintf(f, "  request latency  %s (TTFT + %d x TPOT)\n",
                 sb_fmt_time(p->request_s, "us", a, sizeof a),
                 w->output_len - 1);

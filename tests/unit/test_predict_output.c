@@ -151,6 +151,26 @@ static void test_measured(void)
     const char *hw[] = {"hw=b200"};
     CHECK(predict_on("llama2-70b-mlperf-h200", hw, 1, "b200", &P) == 0);
     CHECK(P.vs_measured == 0 && warned(&P, "not compared"));
+    /* a benchmark whose requests the job names (a closed loop of 50,
+     * 500 requests): compared with the simulator's run of them, which
+     * prefills each 5000-token prompt in one iteration while the others
+     * wait, below the steady state that spreads every prompt evenly */
+    CHECK(predict_on("llama3.3-70b-nim-h100", NULL, 0, "h100-sxm", &P) == 0);
+    CHECK(P.sim.requests == 500 && P.sim_closed == 50);
+    CHECK_NEAR(P.vs_measured, P.sim.tokens_per_s / 814.37, 1e-12);
+    CHECK(P.sim.tokens_per_s < 0.9 * P.serve.tokens_per_s);
+    const char *steady[] = {"requests=0"};
+    CHECK(predict_on("llama3.3-70b-nim-h100", steady, 1, "h100-sxm", &P) == 0);
+    CHECK(P.sim.requests == 0 && !warned(&P, "not compared"));
+    CHECK_NEAR(P.vs_measured, P.serve.tokens_per_s / 814.37, 1e-12);
+    /* vLLM's latency benchmark: one batch of 8, all at once: 8 x 128
+     * tokens over the first prefill and 127 decode steps */
+    CHECK(predict_on("vllm-llama3.1-8b-h200-latency", NULL, 0, "h200-sxm",
+                     &P) == 0);
+    CHECK(P.sim.requests == 8);
+    CHECK_NEAR(P.sim.tokens_per_s, 1024 / P.sim.e2e.p50,
+               1e-9 * P.sim.tokens_per_s);
+    CHECK_NEAR(P.vs_measured, P.sim.tokens_per_s / 1228.67, 1e-12);
 }
 
 int main(void)
