@@ -156,8 +156,8 @@ int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
     }
     char hwname[48] = "";
     rc = sb_wl_known_keys(&rd, doc, "$",
-                          "hardware|matmul|attention|memory|network|source|"
-                          "notes");
+                          "hardware|matmul|matmul_by_dtype|attention|memory|"
+                          "network|source|notes");
     if (!rc)
         rc = sb_wl_str(&rd, doc, "hardware", "$", NULL, "", hwname,
                        sizeof hwname);
@@ -176,6 +176,32 @@ int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
                       &w->eff_network};
     bool had = sb_workload_calibrated(w);
     rc = sb_wl_effs(&rd, doc, "$", e);
+    /* a matmul dtype measured on its own (fp8 GEMMs run further below
+     * their peak than bf16's): its efficiency for the workload's matmuls */
+    json_t *by = rc ? NULL
+                    : sb_wl_obj(&rd, doc, "matmul_by_dtype",
+                                "$.matmul_by_dtype", false, &rc);
+    if (by) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(by, k, v)
+        {
+            char key[64];
+            snprintf(key, sizeof key, "$.matmul_by_dtype.%s", k);
+            if (!(sb_dtype_bytes(k) > 0)) {
+                rc = sb_wl_bad(&rd, key,
+                               "not a dtype (fp64, fp32, tf32, "
+                               "bf16, fp16, fp8, int8, int4, fp4)");
+                break;
+            }
+            double f = 0;
+            if ((rc = sb_wl_num(&rd, by, k, "$.matmul_by_dtype", 0.01, 1, 0,
+                                &f)))
+                break;
+            if (strcmp(k, w->mm_dtype) == 0)
+                e[0] = f;
+        }
+    }
     for (int i = 0; i < 4 && !rc; i++)
         if (!(*dst[i] > 0)) /* the workload's own come first */
             *dst[i] = e[i];

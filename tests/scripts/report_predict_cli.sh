@@ -278,6 +278,26 @@ else
 fi
 expect 2 'usage: hw calibrate NAME' -- "$SB" hw calibrate h100-sxm
 
+# A calibration's matmul efficiency for one dtype (fp8 GEMMs run further
+# below their peak than bf16's): a workload whose matmuls run in it takes
+# it, another the sheet's matmul; a key that is no dtype, or a value out
+# of (0, 1], is refused with its path.
+cat >"$T/cal-dt.json" <<'JSON'
+{"hardware": "h200-sxm", "matmul": 0.7, "matmul_by_dtype": {"fp8": 0.5},
+ "memory": 0.9, "source": "a test"}
+JSON
+expect 0 'efficiencies matmul 0\.50, attention 1\.00, memory 0\.90' -- \
+    "$SB" predict llama3-70b --calibration "$T/cal-dt.json" \
+    --set dtypes.weights=fp8 --set dtypes.activations=fp8
+expect 0 'efficiencies matmul 0\.70, attention 1\.00, memory 0\.90' -- \
+    "$SB" predict llama3-70b --calibration "$T/cal-dt.json"
+sed 's/"fp8": 0.5/"fp9": 0.5/' "$T/cal-dt.json" >"$T/cal-bad.json"
+expect 2 'cal-bad\.json.*matmul_by_dtype\.fp9.*not a dtype' -- \
+    "$SB" predict llama3-70b --calibration "$T/cal-bad.json"
+sed 's/"fp8": 0.5/"fp8": 1.5/' "$T/cal-dt.json" >"$T/cal-bad.json"
+expect 2 'cal-bad\.json.*matmul_by_dtype.*fp8' -- \
+    "$SB" predict llama3-70b --calibration "$T/cal-bad.json"
+
 # ---- several --sweep make a grid, and the calibrated figures stand beside
 # the speed of light (h100-sxm has a calibration in data/calib)
 if "$SB" predict llama3-8b --hw h100-sxm --set batch=128 --sweep tensor=1,2 \
