@@ -122,9 +122,18 @@ enum {
     SB_CALIB_NETWORK,
     SB_CALIB_N
 };
+/* The matmul efficiency of each dtype a run's GEMMs measured, over that
+ * dtype's datasheet peak (a calibration's matmul_by_dtype). */
+#define SB_CALIB_MAX_DTYPES 8
+typedef struct sb_calib_dtypes {
+    int n;
+    char dtype[SB_CALIB_MAX_DTYPES][8];
+    double eff[SB_CALIB_MAX_DTYPES];
+} sb_calib_dtypes;
+/* by (NULL: not wanted) receives every dtype's matmul efficiency. */
 int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
-                      double eff[SB_CALIB_N], char *src, size_t len,
-                      sb_err *err);
+                      double eff[SB_CALIB_N], sb_calib_dtypes *by, char *src,
+                      size_t len, sb_err *err);
 /* Main-memory bandwidth: bw.HBM, else bw.DRAM, bw.read, bw.triad (0 when
  * none). *name receives which one. */
 double sb_ceil_main_bw(const sb_ceilings *c, const char **name);

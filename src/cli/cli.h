@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "solbench/error.h"
+#include "solbench/hw.h"
 #include "solbench/pipeline.h"
 
 typedef int (*sb_cmd_fn)(int argc, char **argv);
@@ -81,11 +82,13 @@ int sb_cli_write_json(const struct json_t *doc, const char *path, size_t flags,
                       const char *what, sb_err *err);
 /* Writes a calibration file (docs/WORKLOAD.md) for `hardware`: the
  * efficiencies eff[4] (matmul, attention, memory, network) that are > 0,
- * clamped to [0.01, 1], with `source` and `notes`; to stdout when `path`
- * is NULL. */
+ * clamped to [0.01, 1], the matmul's of each dtype where `by` has two or
+ * more (matmul_by_dtype; NULL: none), with `source` and `notes`; to
+ * stdout when `path` is NULL. */
 int sb_cli_write_calibration(const char *path, const char *hardware,
-                             const double eff[4], const char *source,
-                             const char *notes, sb_err *err);
+                             const double eff[4], const sb_calib_dtypes *by,
+                             const char *source, const char *notes,
+                             sb_err *err);
 
 /* A PJRT plugin the user named (--pjrt-plugin sets $SOLBENCH_PJRT_PLUGIN;
  * `flag` says whether it came from the option) must load: it is opened

@@ -136,7 +136,7 @@ static int sb__calibrate_fleet(const char *name, const char *ref,
                                           : "");
     sb_fleet_report_free(&r);
     rc = sb_cli_write_calibration(
-        out, h.name, eff, src,
+        out, h.name, eff, NULL, src,
         "written by solbench hw calibrate --fleet: the fleet's all-reduce "
         "between hosts over the datasheet's scale-out",
         &err);
@@ -193,10 +193,11 @@ static int sb__calibrate(int argc, char **argv)
     if (rc)
         return sb_cli_error(&err);
     double eff[SB_CALIB_N];
-    rc = sb_calib_from_run(&run, &h, eff, src, sizeof src, &err);
+    sb_calib_dtypes by;
+    rc = sb_calib_from_run(&run, &h, eff, &by, src, sizeof src, &err);
     if (rc > 0)
         rc = sb_cli_write_calibration(
-            out, h.name, eff, src,
+            out, h.name, eff, &by, src,
             "written by solbench hw calibrate: the run's median rates over "
             "the datasheet's",
             &err);

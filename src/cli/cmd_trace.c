@@ -347,7 +347,7 @@ static int write_calibration(const sb_trace *t, const sb_tr_analysis *a,
                        "placed under a ceiling of %s",
                        path, spec);
     int rc = sb_cli_write_calibration(
-        path, spec, eff, src,
+        path, spec, eff, NULL, src,
         "written by solbench trace show --calibration-out: the time the ops "
         "would take at their ceilings over the time they took",
         err);

@@ -34,8 +34,8 @@ int sb_cli_write_json(const json_t *doc, const char *path, size_t flags,
 }
 
 int sb_cli_write_calibration(const char *path, const char *hardware,
-                             const double eff[4], const char *source,
-                             const char *notes, sb_err *err)
+                             const double eff[4], const sb_calib_dtypes *by,
+                             const char *source, const char *notes, sb_err *err)
 {
     static const char *const key[4] = {"matmul", "attention", "memory",
                                        "network"};
@@ -47,6 +47,17 @@ int sb_cli_write_calibration(const char *path, const char *hardware,
             double e = eff[k] < 0.01 ? 0.01 : eff[k] > 1 ? 1 : eff[k];
             json_object_set_new(doc, key[k], json_real(round(e * 1000) / 1000));
         }
+    if (by && by->n > 1) {
+        json_t *o = json_object();
+        for (int k = 0; k < by->n; k++) {
+            double e = by->eff[k] < 0.01 ? 0.01
+                       : by->eff[k] > 1  ? 1
+                                         : by->eff[k];
+            json_object_set_new(o, by->dtype[k],
+                                json_real(round(e * 1000) / 1000));
+        }
+        json_object_set_new(doc, "matmul_by_dtype", o);
+    }
     json_object_set_new(doc, "source", json_string(source));
     json_object_set_new(doc, "notes", json_string(notes));
     int rc =

@@ -922,9 +922,25 @@ int sb_ceil_from_run_sustained(const sb_run *run, sb_ceilings *c)
     return sb__ceil_from_run(run, c, true);
 }
 
+/* dtype's efficiency f into by: the best of its points */
+static void sb__calib_dtype(sb_calib_dtypes *by, const char *dtype, double f)
+{
+    int k = 0;
+    while (k < by->n && strcmp(by->dtype[k], dtype) != 0)
+        k++;
+    if (k == by->n) {
+        if (by->n == SB_CALIB_MAX_DTYPES)
+            return;
+        snprintf(by->dtype[k], sizeof by->dtype[k], "%s", dtype);
+        by->eff[k] = 0;
+        by->n++;
+    }
+    by->eff[k] = fmax(by->eff[k], f);
+}
+
 int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
-                      double eff[SB_CALIB_N], char *src, size_t len,
-                      sb_err *err)
+                      double eff[SB_CALIB_N], sb_calib_dtypes *by, char *src,
+                      size_t len, sb_err *err)
 {
     const char *family = sb_run_device_family(run);
     bool host = strcmp(family, "host") == 0;
@@ -947,6 +963,8 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
     double best_peak = 0;
     for (int k = 0; k < SB_CALIB_N; k++)
         eff[k] = 0;
+    if (by)
+        by->n = 0;
     for (size_t i = 0; i < run->results.n; i++) {
         const sb_result *r = &run->results.items[i];
         if (r->skipped || !r->valid || !sb__in_family(r, family))
@@ -961,7 +979,11 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
             double f = sb__metric(r, "GFLOPs") * 1e9;
             if (!(f > 0))
                 f = sb__metric(r, "TFLOPs") * 1e12;
-            if (!(peak > 0) || !(f > 0) || peak < best_peak)
+            if (!(peak > 0) || !(f > 0))
+                continue;
+            if (by)
+                sb__calib_dtype(by, dt ? dt->text : "fp64", f / peak);
+            if (peak < best_peak)
                 continue;
             if (peak > best_peak)
                 eff[SB_CALIB_MATMUL] = 0;
@@ -1007,6 +1029,12 @@ int sb_calib_from_run(const sb_run *run, const sb_hw_spec *hw,
                                   what[k], eff[k]);
         eff[k] = fmin(1.0, fmax(0.01, eff[k]));
         n++;
+    }
+    for (int k = 0; by && by->n > 1 && k < by->n; k++) {
+        if (l < len)
+            l += (size_t)snprintf(src + l, len - l, "%s %s GEMM %.3f",
+                                  k ? "," : ";", by->dtype[k], by->eff[k]);
+        by->eff[k] = fmin(1.0, fmax(0.01, by->eff[k]));
     }
     if (!n)
         return sb_fail(err, SB_EINVAL,

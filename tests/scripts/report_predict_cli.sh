@@ -273,6 +273,28 @@ PY
         --set chips=1 --set fsdp=1
     expect 2 "measured the host's CPU, but h100-sxm is a gpu spec" -- \
         "$SB" hw calibrate h100-sxm --results "$T/cal-run.json"
+    # GEMMs of two dtypes: each one's efficiency over its own peak
+    # (matmul_by_dtype), matmul the widest-peaked one's
+    sed 's/"fp32": 100}/"fp32": 100, "fp64": 50}/' "$T/cpu-spec.json" >"$T/cpu-spec2.json"
+    if "$SB" run --bench compute.gemm --backend cpu -p n=256 -p dtype=fp32,fp64 \
+            --min-time 0.02 --repeat 3 --no-store --json "$T/cal-run2.json" >"$T/cal-run2.out" 2>&1; then
+        expect 0 'calibration written to .*; fp32 GEMM [0-9.]+, fp64 GEMM [0-9.]+' -- \
+            "$SB" hw calibrate "$T/cpu-spec2.json" --results "$T/cal-run2.json" -o "$T/cal2.json"
+        python3 - "$T/cal2.json" "$T/cal-run2.json" <<'PY' && ok "hw calibrate: a matmul efficiency per dtype" || bad "hw calibrate per dtype: $(cat "$T/cal2.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+run = json.load(open(sys.argv[2]))
+res = run["runs"][0]["results"] if "runs" in run else run["results"]
+g = {r["params"]["dtype"]: r["metrics"]["GFLOPs"]["value"] for r in res}
+by = d["matmul_by_dtype"]
+assert set(by) == {"fp32", "fp64"}, by
+assert abs(by["fp32"] - round(max(0.01, g["fp32"] / 100e3), 3)) < 1e-9, (by, g)
+assert abs(by["fp64"] - round(max(0.01, g["fp64"] / 50e3), 3)) < 1e-9, (by, g)
+assert d["matmul"] == by["fp32"], d
+PY
+    else
+        bad "the two-dtype run for hw calibrate failed"; tail -5 "$T/cal-run2.out"
+    fi
 else
     bad "the run for hw calibrate failed"; tail -5 "$T/cal-run.out"
 fi

@@ -601,11 +601,31 @@ int main(void)
     sb_result_init(a, "memory.read", "memory", "pjrt");
     a->valid = true;
     sb_result_metric(a, "GBps", 700.0, "GB/s");
-    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 2);
+    CHECK(sb_calib_from_run(&run, &tpu, eff, NULL, src, sizeof src, &e2) == 2);
     CHECK_NEAR(eff[SB_CALIB_MATMUL], 150e12 / 197e12, 1e-12);
     CHECK_NEAR(eff[SB_CALIB_MEMORY], 700.0 / 819.0, 1e-12);
     CHECK(eff[SB_CALIB_ATTENTION] == 0 && eff[SB_CALIB_NETWORK] == 0);
     CHECK(strstr(src, "tpu-v5e") != NULL);
+    /* one dtype: no efficiency per dtype said */
+    sb_calib_dtypes by;
+    CHECK(sb_calib_from_run(&run, &tpu, eff, &by, src, sizeof src, &e2) == 2);
+    CHECK(by.n == 1 && strstr(src, "GEMM") == NULL);
+    /* an int8 GEMM besides (394 TOP/s on v5e): matmul the widest-peaked
+     * dtype's, and each dtype's own over its own peak */
+    a = sb_results_push(&run.results);
+    sb_result_init(a, "compute.gemm", "compute", "pjrt");
+    a->valid = true;
+    param(a, "dtype", "int8", SB_P_STR, 0);
+    sb_result_metric(a, "GFLOPs", 200e3, "GFLOP/s");
+    CHECK(sb_calib_from_run(&run, &tpu, eff, &by, src, sizeof src, &e2) == 2);
+    CHECK_NEAR(eff[SB_CALIB_MATMUL], 200e12 / 394e12, 1e-12);
+    CHECK(by.n == 2 && strcmp(by.dtype[0], "bf16") == 0 &&
+          strcmp(by.dtype[1], "int8") == 0);
+    CHECK_NEAR(by.eff[0], 150e12 / 197e12, 1e-12);
+    CHECK_NEAR(by.eff[1], 200e12 / 394e12, 1e-12);
+    CHECK(strstr(src, "; bf16 GEMM 0.761, int8 GEMM 0.508") != NULL);
+    run.results.n--; /* the int8 point out again */
+    sb_result_free(a);
     /* a collective: its median bus bandwidth over the scale-up link
      * (ICI) within a host, over a chip's share of the host's scale-out
      * (DCN) across hosts */
@@ -613,7 +633,7 @@ int main(void)
     sb_result_init(a, "network.allreduce", "network", "pjrt");
     a->valid = true;
     sb_result_metric(a, "busbw_GBps", 30.0, "GB/s");
-    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 3);
+    CHECK(sb_calib_from_run(&run, &tpu, eff, NULL, src, sizeof src, &e2) == 3);
     CHECK(tpu.scaleup_Bps > 30e9);
     CHECK_NEAR(eff[SB_CALIB_NETWORK], 30e9 / tpu.scaleup_Bps, 1e-12);
     CHECK(strstr(src, "collective busbw median") != NULL);
@@ -622,21 +642,21 @@ int main(void)
     run.config = cfg;
     double dcn = tpu.scaleout_Bps_node / tpu.chips_per_node;
     sb_result_metric(a, "busbw_GBps", 0.5 * dcn / 1e9, "GB/s");
-    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 3);
+    CHECK(sb_calib_from_run(&run, &tpu, eff, NULL, src, sizeof src, &e2) == 3);
     CHECK_NEAR(eff[SB_CALIB_NETWORK], 0.5, 1e-12);
     /* 16 ranks on the 2 hosts: the two-level all-reduce's speed of light,
      * 2*15/16 of S over max(2*7/8 / ICI, 2*(1/2)/8 / a chip's DCN) */
     sb_result_metric(a, "ranks", 16, "");
     double sol = 2.0 * 15 / 16 / fmax(1.75 / tpu.scaleup_Bps, 0.125 / dcn);
     sb_result_metric(a, "busbw_GBps", 0.5 * sol / 1e9, "GB/s");
-    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) == 3);
+    CHECK(sb_calib_from_run(&run, &tpu, eff, NULL, src, sizeof src, &e2) == 3);
     CHECK_NEAR(eff[SB_CALIB_NETWORK], 0.5, 1e-12);
     run.config = saved;
     json_decref(cfg);
     /* the host's run against a TPU's datasheet: refused */
     json_object_set_new(run.system, "pjrt",
                         json_pack("{s:s}", "platform", "cpu"));
-    CHECK(sb_calib_from_run(&run, &tpu, eff, src, sizeof src, &e2) ==
+    CHECK(sb_calib_from_run(&run, &tpu, eff, NULL, src, sizeof src, &e2) ==
           SB_EINVAL);
     CHECK(strstr(e2.msg, "host's CPU") != NULL);
     sb_run_free(&run);
