@@ -654,10 +654,23 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
  *   llm: gemm.call.<dtype>@M = max(0, t - 2 M K N / gemm.<dtype>@M), the
  *     product's FLOPs (an expert's prompt rows);
  * and <name>.<dtype> the largest of each. Returns the ceilings set. */
+static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained);
+
+/* The costs a call (gemv.call, gemm.call): a rotated point's time beyond
+ * one matrix's at the same rows. Sustained, the best samples' cost scaled
+ * by the rotated point's own median over its best: the difference of two
+ * points' medians, each slowed by its own stretch of a noisy machine, took
+ * a cost of 0 at the best samples to 77 us a product. */
 static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
                          bool sustained)
 {
     int count = 0;
+    sb_ceilings *best = NULL;
+    if (sustained) {
+        if (!(best = calloc(1, sizeof *best)))
+            return 0;
+        sb__ceil_from_run(run, best, false);
+    }
     for (size_t i = 0; i < run->results.n; i++) {
         const sb_result *r = &run->results.items[i];
         const sb_pval *shape = sb_p_find(&r->params, "shape");
@@ -683,22 +696,24 @@ static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
         /* the product's time: the weights over their rate (decode), the
          * FLOPs over the FLOP rate (llm) */
         double work = decode ? k * n * elem : 2.0 * m * k * n;
-        double rate =
-            decode ? sb__metric(r, sustained ? "weight_GBps"
-                                             : "weight_GBps_best") *
-                         1e9
-                   : sb__metric(r, sustained ? "GFLOPs" : "GFLOPs_best") * 1e9;
-        if (!(rate > 0))
+        double rate = decode ? sb__metric(r, "weight_GBps_best") * 1e9
+                             : sb__metric(r, "GFLOPs_best") * 1e9;
+        double med = decode ? sb__metric(r, "weight_GBps") * 1e9
+                            : sb__metric(r, "GFLOPs") * 1e9;
+        if (!(rate > 0) || (sustained && !(med > 0)))
             continue;
         char base[40], name[48];
         snprintf(base, sizeof base, "%s.%s", decode ? "gemv" : "gemm",
                  dt->text);
-        double one = sb_ceil_at_rows(c, base, m, NULL, 0);
+        const sb_ceilings *cb = sustained ? best : c;
+        double one = sb_ceil_at_rows(cb, base, m, NULL, 0);
         if (!(one > 0))
-            one = sb_ceil_get(c, base);
+            one = sb_ceil_get(cb, base);
         if (!(one > 0))
             continue;
         double call = fmax(0.0, work / rate - work / one);
+        if (sustained)
+            call *= rate / med;
         const char *src =
             r->stab_judged && !r->stable ? "measured, unstable" : "measured";
         snprintf(name, sizeof name, "%s.call.%s@%.0f", decode ? "gemv" : "gemm",
@@ -710,6 +725,7 @@ static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
             sb_ceil_set(c, name, call, src);
         count += 2;
     }
+    free(best);
     return count;
 }
 
@@ -767,9 +783,12 @@ static int sb__ceil_attn_call(const sb_run *run, const char *family,
     }
     if (!lo)
         return 0;
-    double t1 = sustained ? lo->stats.p50 : lo->stats.min;
-    double t2 = sustained ? hi->stats.p50 : hi->stats.min;
+    /* from the best samples; sustained, slowed as the one-layer point's
+     * median is (the difference of two medians is the noise's) */
+    double t1 = lo->stats.min, t2 = hi->stats.min;
     double alpha = fmax(0.0, (t1 * bhi - t2 * blo) / (bhi - blo));
+    if (sustained && t1 > 0 && lo->stats.p50 > 0)
+        alpha *= lo->stats.p50 / t1;
     sb_ceil_set(c, "attn.call", alpha,
                 (lo->stab_judged && !lo->stable) ||
                         (hi->stab_judged && !hi->stable)
