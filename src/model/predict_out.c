@@ -661,9 +661,12 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                 sb_fmt_time(p->ttft_s, "us", a, sizeof a));
         fprintf(f,
                 "  TPOT             %s (lower bound weights+KV over "
-                "memory bandwidth: %s)\n",
+                "memory bandwidth: %s)%s\n",
                 sb_fmt_time(p->tpot_s, "us", a, sizeof a),
-                sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b));
+                sb_fmt_time(p->tpot_bound_s, "us", b, sizeof b),
+                w->output_len < 2 ? "; a decode step, which a request of one "
+                                    "output token never takes"
+                                  : "");
         fprintf(f,
                 "  decode alone     %.4g output tokens/s (%.0f request%s, no "
                 "prefill)\n",
@@ -674,7 +677,9 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                     "prefill charged; under that load TTFT %s, TPOT %s\n",
                     sv->tokens_per_s, sv->tokens_per_s / w->chips,
                     sb_fmt_time(sv->ttft_s, "us", a, sizeof a),
-                    sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
+                    w->output_len < 2
+                        ? "none (one output token a request)"
+                        : sb_fmt_time(sv->tpot_s, "us", b, sizeof b));
             if (sv->queue_s > 0)
                 fprintf(f,
                         "                   (of the TTFT, %s waiting for a "

@@ -355,6 +355,17 @@ grep -q '^  served           nothing: it does not fit' "$T/nofit" &&
     ok "predict: a model that holds no sequence serves nothing, said in both tables" ||
     { bad "predict: nothing served"; tail -6 "$T/nofit"; }
 
+# One output token a request: no gap between tokens under load, and the
+# simulator's TPOT and inter-token are none, not 0; the request's latency
+# is its TTFT (the token comes with the prefill)
+"$SB" predict llama3-70b --set output_len=1 --set requests=100 >"$T/one" 2>&1
+grep -q 'TPOT none (one output token a request)' "$T/one" &&
+    grep -qE '^    TPOT +none \(no request has two output tokens\)' "$T/one" &&
+    grep -qE '^    inter-token +none' "$T/one" &&
+    grep -qE '^  request latency  59\.[0-9]+ ms \(TTFT \+ 0 x TPOT\)' "$T/one" &&
+    ok "predict: one output token, no TPOT under load" ||
+    { bad "predict: one output token"; grep -E 'TPOT|inter-token|latency' "$T/one"; }
+
 # The serving simulator's timeline, read back by trace show.
 expect 0 'simulated +300 requests' -- "$SB" predict llama3-70b --set requests=300 \
     --set job.request_rate=6 --timeline "$T/tl.json"
