@@ -33,6 +33,13 @@ int sb_cli_write_json(const json_t *doc, const char *path, size_t flags,
     return 0;
 }
 
+/* a calibration's range: [0.01, 1], three decimals */
+static json_t *sb__eff_json(double e)
+{
+    e = e < 0.01 ? 0.01 : e > 1 ? 1 : e;
+    return json_real(round(e * 1000) / 1000);
+}
+
 int sb_cli_write_calibration(const char *path, const char *hardware,
                              const double eff[4], const sb_calib_dtypes *by,
                              const char *source, const char *notes, sb_err *err)
@@ -42,20 +49,12 @@ int sb_cli_write_calibration(const char *path, const char *hardware,
     json_t *doc = json_object();
     json_object_set_new(doc, "hardware", json_string(hardware));
     for (int k = 0; k < 4; k++)
-        if (eff[k] > 0) {
-            /* a calibration's range: [0.01, 1] */
-            double e = eff[k] < 0.01 ? 0.01 : eff[k] > 1 ? 1 : eff[k];
-            json_object_set_new(doc, key[k], json_real(round(e * 1000) / 1000));
-        }
+        if (eff[k] > 0)
+            json_object_set_new(doc, key[k], sb__eff_json(eff[k]));
     if (by && by->n > 1) {
         json_t *o = json_object();
-        for (int k = 0; k < by->n; k++) {
-            double e = by->eff[k] < 0.01 ? 0.01
-                       : by->eff[k] > 1  ? 1
-                                         : by->eff[k];
-            json_object_set_new(o, by->dtype[k],
-                                json_real(round(e * 1000) / 1000));
-        }
+        for (int k = 0; k < by->n; k++)
+            json_object_set_new(o, by->dtype[k], sb__eff_json(by->eff[k]));
         json_object_set_new(doc, "matmul_by_dtype", o);
     }
     json_object_set_new(doc, "source", json_string(source));

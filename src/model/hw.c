@@ -646,6 +646,8 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
     }
 }
 
+static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained);
+
 /* A product's cost a call beyond the rate of one matrix at its rows,
  * from a GEMM over small weights multiplied in turn (compute.gemm
  * rotate=1), t its time a product:
@@ -653,18 +655,16 @@ static void sb__ceil_compute(const sb_result *r, const char *dtype, int pass,
  *     (gemv.<dtype> where there is none at M), the weights' stream;
  *   llm: gemm.call.<dtype>@M = max(0, t - 2 M K N / gemm.<dtype>@M), the
  *     product's FLOPs (an expert's prompt rows);
- * and <name>.<dtype> the largest of each. Returns the ceilings set. */
-static int sb__ceil_from_run(const sb_run *run, sb_ceilings *c, bool sustained);
-
-/* The costs a call (gemv.call, gemm.call): a rotated point's time beyond
- * one matrix's at the same rows. Sustained, the best samples' cost scaled
- * by the rotated point's own median over its best: the difference of two
- * points' medians, each slowed by its own stretch of a noisy machine, took
- * a cost of 0 at the best samples to 77 us a product. */
+ * and <name>.<dtype> the largest of each, from the best samples (the
+ * rotated point's and the one matrix's); sustained, that cost slowed by
+ * the rotated point's own median over its best, not the difference of two
+ * points' medians, each slowed by its own stretch of a noisy machine.
+ * Returns the ceilings set. */
 static int sb__ceil_call(const sb_run *run, const char *family, sb_ceilings *c,
                          bool sustained)
 {
     int count = 0;
+    /* the best samples' ceilings, for the one matrix's rate */
     sb_ceilings *best = NULL;
     if (sustained) {
         if (!(best = calloc(1, sizeof *best)))

@@ -697,8 +697,7 @@ static void sb__infer(sb_mdl_ctx *x)
     double fit = sb_mdl_fit_live(x);
     if (fit >= 1 && fit < b)
         b = fit;
-    if (b > (double)w->max_seqs * w->pipeline)
-        b = (double)w->max_seqs * w->pipeline;
+    b = fmin(b, sb_mdl_seq_cap(w));
     p->decode_batch = b;
     x->stage = "prefill";
     int first = p->n;

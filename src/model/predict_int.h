@@ -30,6 +30,13 @@
 #define SB_SOFTMAX_BWD_OPS 5.0
 
 /* Everything the phase builders need, derived once. */
+/* The sequences a replica's scheduler runs at once: max_seqs a
+ * micro-batch, one a pipeline stage */
+static inline double sb_mdl_seq_cap(const sb_workload *w)
+{
+    return (double)w->max_seqs * w->pipeline;
+}
+
 typedef struct sb_mdl_ctx {
     const sb_workload *w;
     const sb_ceilings *c;

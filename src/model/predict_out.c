@@ -11,6 +11,7 @@
 
 #include "solbench/predict.h"
 #include "solbench/util.h"
+#include "model/predict_int.h"
 
 /* ---- --set / --sweep ----------------------------------------------------- */
 
@@ -637,7 +638,7 @@ void sb_predict_print(FILE *f, const sb_prediction *p)
                     "the %d concurrent requests, %s; context %.0f (per chip",
                     p->decode_batch, p->decode_batch == 1 ? "" : "s", running,
                     w->concurrency,
-                    p->decode_batch >= (double)w->max_seqs * w->pipeline
+                    p->decode_batch >= sb_mdl_seq_cap(w)
                         ? "as many as max_seqs runs"
                         : "all the KV cache holds",
                     p->context);

@@ -292,7 +292,7 @@ void sb_mdl_serve(sb_mdl_ctx *x)
     double fed = floor(w->max_batched_tokens * O / (P + O)) * PP;
     /* the scheduler's cap on sequences (max_seqs), a micro-batch's, as
      * the simulator has it */
-    double seqs = (double)w->max_seqs * PP;
+    double seqs = sb_mdl_seq_cap(w);
     double B = fmin(fmin(b, seqs), fmin(cap_live, fed));
     const char *why = NULL;
     if (cap && cap_live < 1)

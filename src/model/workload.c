@@ -189,9 +189,7 @@ int sb_workload_calibration(sb_workload *w, const char *file, sb_err *err)
             char key[64];
             snprintf(key, sizeof key, "$.matmul_by_dtype.%s", k);
             if (!(sb_dtype_bytes(k) > 0)) {
-                rc = sb_wl_bad(&rd, key,
-                               "not a dtype (fp64, fp32, tf32, "
-                               "bf16, fp16, fp8, int8, int4, fp4)");
+                rc = sb_wl_bad(&rd, key, "not a dtype (" SB_WL_DTYPES ")");
                 break;
             }
             double f = 0;

@@ -190,9 +190,7 @@ int sb_wl_str(const sb_wl_rd *rd, json_t *o, const char *key, const char *ppath,
 int sb_wl_dtype(const sb_wl_rd *rd, json_t *o, const char *key, const char *def,
                 char *out, double *bytes)
 {
-    int rc =
-        sb_wl_str(rd, o, key, "$.dtypes",
-                  "fp64|fp32|tf32|bf16|fp16|fp8|int8|int4|fp4", def, out, 8);
+    int rc = sb_wl_str(rd, o, key, "$.dtypes", SB_WL_DTYPES, def, out, 8);
     if (rc)
         return rc;
     *bytes = sb_dtype_bytes(out);

@@ -63,6 +63,8 @@ int sb_wl_bool(const sb_wl_rd *rd, json_t *o, const char *key,
  * ("" for NULL). */
 int sb_wl_str(const sb_wl_rd *rd, json_t *o, const char *key, const char *ppath,
               const char *choices, const char *def, char *out, size_t len);
+/* The dtypes a workload or a calibration may name. */
+#define SB_WL_DTYPES "fp64|fp32|tf32|bf16|fp16|fp8|int8|int4|fp4"
 /* A dtype of $.dtypes (out: 8 characters) and its bytes per element. */
 int sb_wl_dtype(const sb_wl_rd *rd, json_t *o, const char *key, const char *def,
                 char *out, double *bytes);

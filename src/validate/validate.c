@@ -21,33 +21,6 @@
 
 /* Appends the points of one benchmark (its parameters from spec) to all. */
 static int add_points(sb_plan *all, const char *bench, const char *spec,
-                      const sb_ctx *ctx, sb_err *err);
-
-/* paged decode of `batch` sequences a call at the decode context, the
- * model's heads and page */
-static void paged_spec(char *out, size_t len, int batch, int ctxlen,
-                       const sb_ref_config *cfg)
-{
-    snprintf(out, len,
-             "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d head_dim=%d "
-             "page_size=%d chunk=0 seed=1",
-             batch, ctxlen, ctxlen, cfg->hq, cfg->hkv, cfg->hd, cfg->page);
-}
-
-/* the prefill-shaped GEMM at `tokens` rows over d x ffn, one matrix or
- * copies in turn */
-static int add_llm_gemm(sb_plan *plan, const char *dt, int tokens, int d,
-                        int ffn, int rotate, const sb_ctx *ctx, sb_err *err)
-{
-    char spec[200];
-    snprintf(spec, sizeof spec,
-             "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d "
-             "rotate=%d",
-             dt, tokens, d, ffn, rotate);
-    return add_points(plan, "compute.gemm", spec, ctx, err);
-}
-
-static int add_points(sb_plan *all, const char *bench, const char *spec,
                       const sb_ctx *ctx, sb_err *err)
 {
     sb_selection sel;
@@ -74,6 +47,30 @@ static int add_points(sb_plan *all, const char *bench, const char *spec,
     all->n += p.n;
     sb_plan_free(&p);
     return 0;
+}
+
+/* paged decode of `batch` sequences a call at the decode context, the
+ * model's heads and page */
+static void paged_spec(char *out, size_t len, int batch, int ctxlen,
+                       const sb_ref_config *cfg)
+{
+    snprintf(out, len,
+             "batch=%d lens=uniform:%d:%d q_heads=%d kv_heads=%d head_dim=%d "
+             "page_size=%d chunk=0 seed=1",
+             batch, ctxlen, ctxlen, cfg->hq, cfg->hkv, cfg->hd, cfg->page);
+}
+
+/* the prefill-shaped GEMM at `tokens` rows over d x ffn, one matrix or
+ * copies in turn */
+static int add_llm_gemm(sb_plan *plan, const char *dt, int tokens, int d,
+                        int ffn, int rotate, const sb_ctx *ctx, sb_err *err)
+{
+    char spec[200];
+    snprintf(spec, sizeof spec,
+             "dtype=%s lib=auto shape=llm tokens=%d d_model=%d ffn=%d "
+             "rotate=%d",
+             dt, tokens, d, ffn, rotate);
+    return add_points(plan, "compute.gemm", spec, ctx, err);
 }
 
 const sb_result *sb_validate_find(const sb_run *run, const char *bench,

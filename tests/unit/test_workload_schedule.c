@@ -582,18 +582,26 @@ static void cpu_ceilings(sb_ceilings *c)
     sb_ceil_set(c, "bw.read", 2.5e10, "measured");
 }
 
+/* validate-dense one request at a time on the CPU ceilings, predicted
+ * into P: the machine and the job the costs a call are added to */
+static void dense_alone(sb_ceilings *c, sb_workload *w)
+{
+    sb_err err = {0};
+    cpu_ceilings(c);
+    const char *sets[] = {"concurrency=1"};
+    CHECK(load("validate-dense", sets, 1, w, &err) == 0);
+    CHECK(sb_predict(w, c, &P, &err) == 0);
+}
+
 /* A decode product's cost a call (gemv.call.<dtype>[@M], from compute.gemm
  * rotate=1): each decode matmul phase adds its products times the cost at
  * its rows; prefill's compute-bound products and the other phases do not. */
 static void test_gemv_call(void)
 {
     sb_ceilings c = {0};
-    cpu_ceilings(&c);
     sb_workload w;
     sb_err err = {0};
-    const char *sets[] = {"concurrency=1"};
-    CHECK(load("validate-dense", sets, 1, &w, &err) == 0);
-    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    dense_alone(&c, &w);
     const sb_phase *q = phase(&P, "decode", "qkv projection");
     double tq = q ? q->t_memory : 0, tpot = P.tpot_s;
     sb_ceil_set(&c, "gemv.call.fp32@1", 20e-6, "measured");
@@ -698,12 +706,9 @@ static void test_gemm_call(void)
 static void test_attn_call(void)
 {
     sb_ceilings c = {0};
-    cpu_ceilings(&c);
     sb_workload w;
     sb_err err = {0};
-    const char *sets[] = {"concurrency=1"};
-    CHECK(load("validate-dense", sets, 1, &w, &err) == 0);
-    CHECK(sb_predict(&w, &c, &P, &err) == 0);
+    dense_alone(&c, &w);
     double tpot = P.tpot_s, ttft = P.ttft_s;
     const sb_phase *a = phase(&P, "decode", "attention core");
     double ta = a ? a->t_memory : 0;
